@@ -1,0 +1,115 @@
+/**
+ * The collection interface every service's store layer is written against. It is the subset of
+ * the MongoDB driver that MongoDB, FerretDB 1.24 and the in-memory (mingo) backend all support
+ * (tech-notes §3.3, §6): no transactions, no change streams, no TTL or partial indexes, no
+ * `$lookup`/`$facet`, `$group` only with `$sum`/`$count`.
+ *
+ * Documents must not hold user-supplied free-form JSON as nested objects: keys with `.` or a
+ * leading `$` are refused by FerretDB. Store such values as JSON text (see `encodeJson`).
+ */
+
+/** Every stored document has a string `_id` (a prefixed id from `@kiln/kit/ids`). */
+export type Doc = { _id: string };
+
+/** A MongoDB query document (equality, `$in`, `$nin`, `$lt`, `$lte`, `$gt`, `$gte`, `$ne`, `$exists`, `$and`, `$or`). */
+export type Filter = Record<string, unknown>;
+
+export type Sort = Record<string, 1 | -1>;
+
+/** A MongoDB update document limited to the portable operators. */
+export type Update = {
+  $set?: Record<string, unknown>;
+  $unset?: Record<string, "" | 1 | true>;
+  $inc?: Record<string, number>;
+  $setOnInsert?: Record<string, unknown>;
+  $push?: Record<string, unknown>;
+  $pull?: Record<string, unknown>;
+  $addToSet?: Record<string, unknown>;
+};
+
+export interface IndexSpec {
+  keys: Record<string, 1 | -1>;
+  unique?: boolean;
+  name?: string;
+}
+
+export interface FindOptions {
+  sort?: Sort;
+  limit?: number;
+  skip?: number;
+  /** Inclusion (1) or exclusion (0) projection, as in MongoDB. */
+  projection?: Record<string, 0 | 1>;
+}
+
+export interface FindOneAndUpdateOptions {
+  sort?: Sort;
+  /** Default "after". */
+  returnDocument?: "before" | "after";
+  upsert?: boolean;
+}
+
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  /** Set when an upsert inserted a document. */
+  upsertedId?: string;
+}
+
+export interface Collection<T extends Doc> {
+  readonly name: string;
+  /** Throws `DuplicateKeyError` when a unique index (or `_id`) clashes. */
+  insertOne(doc: T): Promise<void>;
+  /** Throws `DuplicateKeyError` on the first clash; earlier documents stay inserted (ordered insert). */
+  insertMany(docs: T[]): Promise<void>;
+  findOne(filter: Filter, options?: Pick<FindOptions, "sort" | "projection">): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  countDocuments(filter: Filter): Promise<number>;
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
+  /** Atomic on every backend: the building block for claims and state machines. */
+  findOneAndUpdate(filter: Filter, update: Update, options?: FindOneAndUpdateOptions): Promise<T | null>;
+  /** Replaces the whole document (keeping `_id`); throws `DuplicateKeyError` on a unique clash. */
+  replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  deleteOne(filter: Filter): Promise<{ deletedCount: number }>;
+  deleteMany(filter: Filter): Promise<{ deletedCount: number }>;
+}
+
+export interface Store {
+  /** Synchronous and cheap: the collection is created on first write. */
+  collection<T extends Doc>(name: string): Collection<T>;
+  /** Idempotent: creates the indexes that do not exist yet. */
+  ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
+  /** Resolves when the backend answers; used by readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown by both backends for a unique-key clash (MongoDB error code 11000). */
+export class DuplicateKeyError extends Error {
+  readonly code = 11000;
+  constructor(
+    message: string,
+    /** The clashing key, when the backend reports it, e.g. `{ toolKey: "x" }`. */
+    readonly keyValue?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "DuplicateKeyError";
+  }
+}
+
+export function isDuplicateKeyError(e: unknown): e is DuplicateKeyError {
+  return e instanceof DuplicateKeyError;
+}
+
+/**
+ * Free-form user JSON (schemas, tool config, variables, outputs) is stored as JSON text so that
+ * every key survives (`$ref`, `a.b`, `__proto__`), key order is kept and nothing in it can reach
+ * a query as an operator.
+ */
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+export function decodeJson<T = unknown>(text: string): T {
+  return JSON.parse(text) as T;
+}

@@ -1,0 +1,29 @@
+/**
+ * vitest globalSetup of the integration project: one FerretDB and one nats-server for the whole
+ * run, on free ports with their own data directories. Tests isolate themselves by database name
+ * and stream name. MONGODB_URL / NATS_URL point the suites at servers of your own instead.
+ */
+import type { TestProject } from "vitest/node";
+import { type RunningServer, startFerretDb, startNatsServer } from "./servers.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    mongoUrl: string;
+    natsUrl: string;
+  }
+}
+
+const started: RunningServer[] = [];
+
+export async function setup(project: TestProject): Promise<void> {
+  const [mongoUrl, natsUrl] = await Promise.all([
+    process.env.TEST_MONGODB_URL ?? startFerretDb().then((s) => (started.push(s), s.url)),
+    process.env.TEST_NATS_URL ?? startNatsServer().then((s) => (started.push(s), s.url)),
+  ]);
+  project.provide("mongoUrl", mongoUrl);
+  project.provide("natsUrl", natsUrl);
+}
+
+export async function teardown(): Promise<void> {
+  await Promise.all(started.map((s) => s.stop({ removeData: true })));
+}

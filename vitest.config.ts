@@ -1,0 +1,29 @@
+import { defineConfig } from "vitest/config";
+
+// Two projects: "unit" needs nothing running; "integration" (*.int.test.ts and the end-to-end
+// suites in test/) gets a real FerretDB and nats-server from the global setup.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["{proto,services/*,gateway,launcher}/src/**/*.test.ts"],
+          exclude: ["**/*.int.test.ts", "**/node_modules/**"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["{services/*,gateway,launcher}/src/**/*.int.test.ts", "test/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          globalSetup: ["./test/support/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
