@@ -3,6 +3,7 @@
  * run, on free ports with their own data directories. Tests isolate themselves by database name
  * and stream name. MONGODB_URL / NATS_URL point the suites at servers of your own instead.
  */
+import type {} from "vitest";
 import type { TestProject } from "vitest/node";
 import { type RunningServer, startFerretDb, startNatsServer } from "./servers.js";
 

@@ -1,0 +1,152 @@
+import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { newId } from "@kiln/kit/ids";
+import type { Logger } from "@kiln/kit/logger";
+import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
+import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
+import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
+import type { ExecutionService } from "@kiln/proto/execution";
+import type { IdentityService } from "@kiln/proto/identity";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
+import type { Authenticator } from "./auth/authenticator.js";
+import { HttpError, handleError } from "./errors.js";
+import { registerIdentityRoutes } from "./routes/identity-routes.js";
+import { registerModelRoutes } from "./routes/model-routes.js";
+import { ErrorEnvelope } from "./schemas.js";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface GatewayClients {
+  identity: Client<typeof IdentityService>;
+  execution: Client<typeof ExecutionService>;
+}
+
+export interface GatewayDeps {
+  logger: Logger;
+  clients: GatewayClients;
+  authenticator: Authenticator;
+  /** The built-in issuer's sign-up, token and JWKS routes are served. */
+  builtinIssuer: boolean;
+  readiness: ReadinessCheck[];
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by authentication on every route that is not public. */
+    principal: Principal | null;
+  }
+}
+
+/** The authenticated principal of a request (routes that are not public always have one). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new HttpError("unauthenticated", "missing credentials");
+  return request.principal;
+}
+
+/** Call options that forward the request's principal and id to a service. */
+export function rpcOptions(request: FastifyRequest, principal: Principal | null = request.principal): CallOptions {
+  const values = createContextValues().set(kRequestId, request.id);
+  if (principal) values.set(kPrincipal, principal);
+  return { contextValues: values };
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The REST gateway (HTTP/1.1): authentication, the error envelope, the /api routes, OpenAPI. Never listens. */
+export async function buildGateway(deps: GatewayDeps) {
+  let draining = false;
+  const app: GatewayApp = fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: MAX_BODY_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const sent = req.headers["x-request-id"];
+      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : newId("req");
+    },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest("principal", null);
+  app.addSchema(ErrorEnvelope);
+
+  // JSON only. An empty body reads as {} so routes whose fields are all optional take none;
+  // "__proto__" keys stay plain data (JSON.parse never touches prototypes).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new HttpError("invalid_argument", "the request body is not valid JSON"), undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Kiln API",
+        version: "0.1.0",
+        description: "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope.",
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer", description: "An access token (JWT) or an API key" },
+          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+        },
+      },
+      security: [{ bearerAuth: [] }, { apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+    const config = request.routeOptions.config;
+    if (request.url.startsWith("/api") || request.url.startsWith("/.well-known")) {
+      reply.header("x-api-stability", config?.stability ?? "non-public");
+    }
+  });
+
+  app.addHook("preValidation", async (request) => {
+    // Bodyless writes get {} so that their schema reports missing fields instead of "body must be object".
+    if (request.body === undefined && ["POST", "PUT", "PATCH"].includes(request.method)) request.body = {};
+    if (request.routeOptions.config?.public || !request.routeOptions.url) return;
+    const credential = credentialOf(new Headers(request.headers as Record<string, string>));
+    if (!credential) throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
+    request.principal = await deps.authenticator.authenticate(credential, request.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    handleError(new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`), request, reply),
+  );
+
+  app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
+    const failed = await failedReadiness(deps.readiness, () => draining);
+    return reply.code(failed.length === 0 ? 200 : 503).send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
+  });
+
+  registerIdentityRoutes(app, deps);
+  registerModelRoutes(app, deps);
+
+  app.get(
+    "/api/openapi.json",
+    { config: { public: true, stability: "non-public" }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+
+  return {
+    app,
+    startDraining() {
+      draining = true;
+    },
+  };
+}
+
+export type GatewayApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, TypeBoxTypeProvider>;

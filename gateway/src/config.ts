@@ -1,0 +1,41 @@
+import { parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+
+const { MONGODB_URL: _m, ...Common } = ServiceEnv;
+
+export const GatewayEnv = Type.Object({
+  ...Common,
+  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
+  IDENTITY_URL: Type.String({ minLength: 1 }),
+  CATALOG_URL: Type.String({ minLength: 1 }),
+  EXECUTION_URL: Type.String({ minLength: 1 }),
+  EVALUATION_URL: Type.String({ minLength: 1 }),
+  /** Serve sign-up, token and JWKS routes and accept the built-in issuer's tokens. */
+  BUILTIN_ISSUER_ENABLED: Type.Boolean({ default: true }),
+  /** An external OIDC issuer whose access tokens are accepted: all three or none. */
+  OIDC_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
+  OIDC_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  OIDC_JWKS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  /** How long a verified API key is reused before identity is asked again (revocation delay). */
+  API_KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000 }),
+});
+
+export type GatewayConfig = ReturnType<typeof loadConfig>;
+
+/** The only reader of the environment in the gateway. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const config = parseEnv(GatewayEnv, env);
+  const oidc = [config.OIDC_ISSUER, config.OIDC_AUDIENCE, config.OIDC_JWKS_URL];
+  if (oidc.some(Boolean) && !oidc.every(Boolean)) {
+    throw new Error("invalid configuration: set OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL together");
+  }
+  if (!config.BUILTIN_ISSUER_ENABLED && !config.OIDC_ISSUER) {
+    throw new Error("invalid configuration: with BUILTIN_ISSUER_ENABLED=false an OIDC issuer is required");
+  }
+  return config;
+}
+
+export function oidcOf(config: GatewayConfig) {
+  return config.OIDC_ISSUER && config.OIDC_AUDIENCE && config.OIDC_JWKS_URL
+    ? { issuer: config.OIDC_ISSUER, audience: config.OIDC_AUDIENCE, jwksUrl: config.OIDC_JWKS_URL }
+    : undefined;
+}

@@ -1,0 +1,39 @@
+import { createClient, type Transport } from "@connectrpc/connect";
+import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
+import type { Logger } from "@kiln/kit/logger";
+import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import { ExecutionService } from "@kiln/proto/execution";
+import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
+import { IdentityService } from "@kiln/proto/identity";
+import type { GatewayDeps } from "./app.js";
+import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
+
+export interface GatewayWiring {
+  logger: Logger;
+  /** One transport per service; in-process in the embedded mode, HTTP/2 in the distributed one. */
+  transports: { identity: Transport; catalog: Transport; execution: Transport; evaluation: Transport };
+  builtinIssuer: boolean;
+  oidc?: OidcOptions;
+  apiKeyCacheTtlMs: number;
+}
+
+/** The gateway's dependencies, the same for both run modes. */
+export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
+  const identity = createClient(IdentityService, w.transports.identity);
+  const identityAuth = createRemoteIdentityAuth(identity, { ttlMs: w.apiKeyCacheTtlMs });
+  // Ready when every service reports ready over the standard health protocol.
+  const readiness: ReadinessCheck[] = Object.entries(w.transports).map(([name, transport]) => ({
+    name,
+    check: async () => {
+      const r = await createClient(Health, transport).check({ service: "readiness" }, { timeoutMs: 1_500 });
+      if (r.status !== HealthCheckResponse_ServingStatus.SERVING) throw new Error(`${name} is not ready`);
+    },
+  }));
+  return {
+    logger: w.logger,
+    clients: { identity, execution: createClient(ExecutionService, w.transports.execution) },
+    authenticator: createAuthenticator({ identity, identityAuth, builtinIssuer: w.builtinIssuer, oidc: w.oidc }),
+    builtinIssuer: w.builtinIssuer,
+    readiness,
+  };
+}

@@ -1,0 +1,112 @@
+import { ConnectError } from "@connectrpc/connect";
+import { DomainError, type ErrorKind, type FieldIssue } from "@kiln/kit/errors";
+import { remoteErrorOf } from "@kiln/kit/rpc/errors";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+
+export type ErrorCode = ErrorKind | "payload_too_large" | "internal";
+
+/** The one table of api.md "Conventions": error code → HTTP status. */
+export const STATUS_OF_CODE: Record<ErrorCode, number> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  already_exists: 409,
+  failed_precondition: 409,
+  payload_too_large: 413,
+  resource_exhausted: 429,
+  internal: 500,
+  provider_error: 502,
+  unavailable: 503,
+  provider_timeout: 504,
+};
+
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; details: FieldIssue[]; requestId: string };
+}
+
+/** An error the gateway answers with as it is (the REST edge's own checks). */
+export class HttpError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: FieldIssue[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Ajv's "/variables/city" (or a missing "city" under "/variables") as "variables.city". */
+function fieldOf(prefix: string, issue: AjvIssue): string {
+  const path = issue.instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const extra = issue.params.missingProperty ?? issue.params.additionalProperty;
+  if (typeof extra === "string") path.push(extra);
+  return [prefix, ...path].filter(Boolean).join(".");
+}
+
+function issueOf(issue: AjvIssue): string {
+  if (issue.keyword === "required") return "is required";
+  if (issue.keyword === "additionalProperties") return "is not allowed";
+  return issue.message ?? "is invalid";
+}
+
+/** Fastify's own errors (validation, parsing, limits) in contract terms. */
+function fromFastifyError(error: FastifyError): HttpError | undefined {
+  if (error.validation) {
+    const context = (error as FastifyError & { validationContext?: string }).validationContext;
+    const prefix = context === "body" ? "" : context === "querystring" ? "" : (context ?? "");
+    const details = (error.validation as AjvIssue[]).map((v) => ({ field: fieldOf(prefix, v), issue: issueOf(v) }));
+    return new HttpError("invalid_argument", "the request is invalid", details);
+  }
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new HttpError("payload_too_large", "the request body exceeds 1 MiB");
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new HttpError("invalid_argument", "the request body must be JSON (Content-Type: application/json)");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new HttpError("invalid_argument", "the request body is not valid JSON");
+  }
+  if (error.statusCode === 429) return new HttpError("resource_exhausted", error.message);
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new HttpError("invalid_argument", error.message);
+  }
+  return undefined;
+}
+
+export function envelopeOf(error: unknown, requestId: string): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+  let e: HttpError | undefined;
+  if (error instanceof HttpError) e = error;
+  else if (error instanceof DomainError) e = new HttpError(error.kind, error.message, error.details);
+  else if (error instanceof ConnectError) {
+    const r = remoteErrorOf(error);
+    e = new HttpError(r.kind, r.message, r.details);
+  } else if (error instanceof Error && "code" in error) e = fromFastifyError(error as FastifyError);
+  const final = e ?? new HttpError("internal", "internal error");
+  const headers: Record<string, string> = { ...final.headers };
+  if (final.code === "unauthenticated") headers["www-authenticate"] = 'Bearer error="invalid_token"';
+  return {
+    status: STATUS_OF_CODE[final.code],
+    body: { error: { code: final.code, message: final.message, details: final.details, requestId } },
+    headers,
+  };
+}
+
+/** Fastify's error handler: every failure leaves in the envelope; 5xx are logged with their cause. */
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { status, body, headers } = envelopeOf(error, request.id);
+  if (status >= 500) request.log.error({ err: error }, "request failed");
+  return reply.code(status).headers(headers).send(body);
+}

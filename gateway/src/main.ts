@@ -1,0 +1,40 @@
+import { createInternalTokens } from "@kiln/kit/auth";
+import { exitOnSignal } from "@kiln/kit/lifecycle";
+import { createLogger } from "@kiln/kit/logger";
+import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
+import { createNetworkTransport } from "@kiln/kit/rpc/transport";
+import { buildGateway } from "./app.js";
+import { loadConfig, oidcOf } from "./config.js";
+import { createGatewayDeps } from "./deps.js";
+
+const config = loadConfig();
+const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
+const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AUTH_SECRET), { type: "service", id: "gateway" });
+const connect = (baseUrl: string) => createNetworkTransport({ baseUrl, interceptors: [forward] });
+const services = {
+  identity: connect(config.IDENTITY_URL),
+  catalog: connect(config.CATALOG_URL),
+  execution: connect(config.EXECUTION_URL),
+  evaluation: connect(config.EVALUATION_URL),
+};
+const gateway = await buildGateway(
+  createGatewayDeps({
+    logger,
+    transports: {
+      identity: services.identity.transport,
+      catalog: services.catalog.transport,
+      execution: services.execution.transport,
+      evaluation: services.evaluation.transport,
+    },
+    builtinIssuer: config.BUILTIN_ISSUER_ENABLED,
+    oidc: oidcOf(config),
+    apiKeyCacheTtlMs: config.API_KEY_CACHE_TTL_MS,
+  }),
+);
+const address = await gateway.app.listen({ host: config.HOST, port: config.PORT });
+logger.info({ address }, "gateway listening");
+exitOnSignal(logger, config.SHUTDOWN_GRACE_MS, async () => {
+  gateway.startDraining();
+  await gateway.app.close();
+  for (const s of Object.values(services)) s.close();
+});

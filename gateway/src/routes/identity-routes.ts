@@ -1,0 +1,235 @@
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import { HttpError } from "../errors.js";
+import { Body, errorResponses, IdParams, List, ListQuery, Nullable, Timestamp } from "../schemas.js";
+import {
+  ApiKeyView,
+  apiKeyView,
+  iso,
+  MembershipView,
+  membershipView,
+  OrganizationView,
+  organizationView,
+  PrincipalView,
+  principalView,
+  UserView,
+  userView,
+} from "./views.js";
+
+const SCOPES = [
+  "prompts:read",
+  "prompts:write",
+  "tools:read",
+  "tools:write",
+  "skills:read",
+  "skills:write",
+  "agents:read",
+  "agents:write",
+  "runs:read",
+  "runs:write",
+  "evaluations:read",
+  "evaluations:write",
+];
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
+
+/** Sign-up, tokens, JWKS, onboarding, setup verification and API keys (api.md "Authentication", "Identity"). */
+export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { identity } = deps.clients;
+
+  if (deps.builtinIssuer) {
+    app.post(
+      "/api/auth/signup",
+      {
+        config: { public: true, stability: "non-public" },
+        schema: {
+          tags: ["auth"],
+          summary: "Create an account with the built-in issuer",
+          security: [],
+          body: Body({
+            email: Type.String({ minLength: 3, maxLength: 254 }),
+            password: Type.String({ minLength: 8, maxLength: 256 }),
+            fullName: Type.Optional(Type.String({ maxLength: 200 })),
+          }),
+          response: {
+            201: Type.Object({ user: UserView, accessToken: Type.String(), expiresAt: Timestamp }),
+            ...errorResponses(400, 409),
+          },
+        },
+      },
+      async (request, reply) => {
+        const r = await identity.signUp({ ...request.body, fullName: request.body.fullName ?? "" }, rpcOptions(request));
+        return reply.code(201).send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
+      },
+    );
+
+    app.post(
+      "/api/auth/token",
+      {
+        config: { public: true, stability: "non-public" },
+        schema: {
+          tags: ["auth"],
+          summary: "Exchange e-mail and password for an access token",
+          security: [],
+          body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 256 }) }),
+          response: { 200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const r = await identity.issueToken(request.body, rpcOptions(request));
+        return { accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" };
+      },
+    );
+
+    app.get(
+      "/.well-known/jwks.json",
+      {
+        config: { public: true, stability: "non-public" },
+        schema: { tags: ["auth"], summary: "Public keys of the built-in issuer", security: [] },
+      },
+      async (request, reply) => {
+        const r = await identity.getJwks({}, rpcOptions(request));
+        return reply.header("cache-control", "public, max-age=300").type("application/json").send(r.jwksJson);
+      },
+    );
+  }
+
+  app.post(
+    "/api/onboarding/complete",
+    {
+      config: { stability: "beta" },
+      schema: {
+        tags: ["onboarding"],
+        summary: "Create the signed-in user's organization on the Free plan (idempotent per user)",
+        body: Body({ fullName: Name, organizationName: Name }),
+        response: {
+          200: Type.Object({ user: UserView, organization: OrganizationView, membership: MembershipView }),
+          201: Type.Object({ user: UserView, organization: OrganizationView, membership: MembershipView }),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (principalOf(request).type !== "user") {
+        throw new HttpError("permission_denied", "onboarding needs a signed-in user, not an API key");
+      }
+      const r = await identity.completeOnboarding(request.body, rpcOptions(request));
+      if (!r.organization) throw new Error("identity returned no organization");
+      return reply.code(r.created ? 201 : 200).send({
+        user: userView(r.user),
+        organization: organizationView(r.organization),
+        membership: membershipView(r.membership),
+      });
+    },
+  );
+
+  app.post(
+    "/api/setup/verify",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["setup"],
+        summary: "Check authentication and the organization (each check with its verdict)",
+        body: Body({ organizationId: Type.Optional(OrganizationId) }),
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            principal: PrincipalView,
+            organization: Nullable(OrganizationView),
+            checks: Type.Array(
+              Type.Object({
+                name: Type.String({ enum: ["authentication", "organization", "ai_entitlement", "ai_permission"] }),
+                ok: Type.Boolean(),
+                message: Type.Optional(Type.String()),
+              }),
+            ),
+          }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request) => {
+      const r = await identity.verifySetup({ organizationId: request.body.organizationId ?? "" }, rpcOptions(request));
+      return {
+        ok: r.ok,
+        principal: principalView(r.principal),
+        organization: r.organization ? organizationView(r.organization) : null,
+        checks: r.checks.map((c) => ({ name: c.name, ok: c.ok, message: c.message })),
+      };
+    },
+  );
+
+  app.post(
+    "/api/api-keys",
+    {
+      config: { stability: "non-public" },
+      schema: {
+        tags: ["api-keys"],
+        summary: "Create an API key (organization owners and admins); the key is shown once",
+        body: Body({
+          organizationId: OrganizationId,
+          name: Name,
+          scopes: Type.Array(Type.String({ enum: SCOPES }), { minItems: 1, maxItems: SCOPES.length }),
+        }),
+        response: {
+          201: Type.Object({
+            id: Type.String(),
+            name: Type.String(),
+            scopes: Type.Array(Type.String()),
+            organizationId: Type.String(),
+            key: Type.String({ description: "sk_<id>_<secret>: store it now, it is never shown again" }),
+            createdAt: Timestamp,
+          }),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const r = await identity.createApiKey(request.body, rpcOptions(request));
+      const k = apiKeyView(r.apiKey);
+      return reply
+        .code(201)
+        .send({ id: k.id, name: k.name, scopes: k.scopes, organizationId: k.organizationId, key: r.key, createdAt: k.createdAt });
+    },
+  );
+
+  app.get(
+    "/api/api-keys",
+    {
+      config: { stability: "non-public" },
+      schema: {
+        tags: ["api-keys"],
+        summary: "List an organization's API keys, newest first",
+        querystring: Type.Object({ organizationId: OrganizationId, ...ListQuery }, { additionalProperties: false }),
+        response: { 200: List(ApiKeyView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { organizationId, limit, cursor } = request.query;
+      const r = await identity.listApiKeys(
+        { organizationId, limit: limit ? Number(limit) : 0, cursor: cursor ?? "" },
+        rpcOptions(request),
+      );
+      return { data: r.apiKeys.map(apiKeyView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.delete(
+    "/api/api-keys/:id",
+    {
+      config: { stability: "non-public" },
+      schema: {
+        tags: ["api-keys"],
+        summary: "Revoke an API key at once",
+        params: IdParams,
+        response: { 200: ApiKeyView, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await identity.revokeApiKey({ id: request.params.id }, rpcOptions(request));
+      deps.authenticator.forgetApiKey(request.params.id);
+      return apiKeyView(r.apiKey);
+    },
+  );
+}

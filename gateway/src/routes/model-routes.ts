@@ -1,0 +1,47 @@
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { errorResponses, List, Nullable } from "../schemas.js";
+
+const ModelView = Type.Object(
+  {
+    id: Type.String({ description: '"<provider>/<model>", e.g. "local/echo"' }),
+    provider: Type.String(),
+    model: Type.String(),
+    available: Type.Boolean({ description: "whether this deployment has credentials for the provider" }),
+    capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean() }),
+    pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
+  },
+  { $id: "Model" },
+);
+
+/** GET /api/models (stable: model discovery). */
+export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  app.get(
+    "/api/models",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["models"],
+        summary: "The models this deployment offers, with prices per million tokens",
+        response: { 200: List(ModelView), ...errorResponses(401) },
+      },
+    },
+    async (request) => {
+      const r = await deps.clients.execution.listModels({}, rpcOptions(request));
+      return {
+        data: r.models.map((m) => ({
+          id: m.id,
+          provider: m.provider,
+          model: m.model,
+          available: m.available,
+          capabilities: { tools: m.capabilities?.tools ?? false, jsonSchema: m.capabilities?.jsonSchema ?? false },
+          pricing: {
+            inputPerMTokUsd: m.pricing?.inputPerMtokUsd ?? null,
+            outputPerMTokUsd: m.pricing?.outputPerMtokUsd ?? null,
+          },
+        })),
+        nextCursor: null,
+      };
+    },
+  );
+}

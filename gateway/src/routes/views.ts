@@ -1,0 +1,85 @@
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import type { ApiKey, Membership, Organization, Principal, User } from "@kiln/proto/identity";
+import Type from "typebox";
+import { Nullable, Timestamp as TimestampSchema } from "../schemas.js";
+
+/** Proto messages → REST JSON (api.md shapes), with their response schemas beside them. */
+
+export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
+
+export const UserView = Type.Object({ id: Type.String(), email: Type.String(), fullName: Type.String() }, { $id: "User" });
+export const userView = (u: User | undefined) => ({ id: u?.id ?? "", email: u?.email ?? "", fullName: u?.fullName ?? "" });
+
+export const OrganizationView = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    plan: Type.String({ description: '"free" after onboarding' }),
+    entitlements: Type.Object({
+      aiEnabled: Type.Boolean(),
+      monthlyRunLimit: Type.Integer({ description: "runs per calendar month; 0 means unlimited" }),
+    }),
+    createdAt: TimestampSchema,
+  },
+  { $id: "Organization" },
+);
+export const organizationView = (o: Organization) => ({
+  id: o.id,
+  name: o.name,
+  plan: o.plan,
+  entitlements: {
+    aiEnabled: o.entitlements?.aiEnabled ?? false,
+    monthlyRunLimit: Number(o.entitlements?.monthlyRunLimit ?? 0n),
+  },
+  createdAt: iso(o.createdAt) ?? "",
+});
+
+export const MembershipView = Type.Object(
+  {
+    organizationId: Type.String(),
+    userId: Type.String(),
+    role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
+    permissions: Type.Array(Type.String()),
+    createdAt: TimestampSchema,
+  },
+  { $id: "Membership" },
+);
+export const membershipView = (m: Membership | undefined) => ({
+  organizationId: m?.organizationId ?? "",
+  userId: m?.userId ?? "",
+  role: (m?.role ?? "member") as "owner" | "admin" | "member",
+  permissions: m?.permissions ?? [],
+  createdAt: iso(m?.createdAt) ?? "",
+});
+
+export const ApiKeyView = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(Type.String()),
+    organizationId: Type.String(),
+    createdByUserId: Type.String(),
+    createdAt: TimestampSchema,
+    revokedAt: Nullable(TimestampSchema),
+  },
+  { $id: "ApiKey" },
+);
+export const apiKeyView = (k: ApiKey | undefined) => ({
+  id: k?.id ?? "",
+  name: k?.name ?? "",
+  scopes: k?.scopes ?? [],
+  organizationId: k?.organizationId ?? "",
+  createdByUserId: k?.createdByUserId ?? "",
+  createdAt: iso(k?.createdAt) ?? "",
+  revokedAt: iso(k?.revokedAt),
+});
+
+export const PrincipalView = Type.Object({
+  type: Type.Union([Type.Literal("user"), Type.Literal("api_key")]),
+  id: Type.String(),
+  scopes: Type.Optional(Type.Array(Type.String())),
+});
+export const principalView = (p: Principal | undefined) =>
+  p?.type === "api_key"
+    ? { type: "api_key" as const, id: p.id, scopes: p.scopes }
+    : { type: "user" as const, id: p?.id ?? "" };

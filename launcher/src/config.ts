@@ -1,0 +1,13 @@
+import { parseEnv, Type } from "@kiln/kit/config";
+
+export const EmbeddedEnv = Type.Object({
+  HOST: Type.String({ default: "127.0.0.1" }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
+  LOG_LEVEL: Type.String({ default: "info" }),
+  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+/** The embedded mode's variables: everything else has an embedded default. */
+export function loadEmbeddedConfig(env: Record<string, string | undefined> = process.env) {
+  return parseEnv(EmbeddedEnv, env);
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from "node:crypto";
+import { createClient } from "@connectrpc/connect";
+import { createCatalogService } from "@kiln/catalog";
+import { createEvaluationService } from "@kiln/evaluation";
+import { createExecutionService } from "@kiln/execution";
+import { buildGateway } from "@kiln/gateway";
+import { createGatewayDeps } from "@kiln/gateway/deps";
+import { createIdentityService } from "@kiln/identity";
+import { createInternalTokens } from "@kiln/kit/auth";
+import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
+import { createMemoryBus } from "@kiln/kit/bus/memory";
+import type { Logger } from "@kiln/kit/logger";
+import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
+import { createInProcessTransport } from "@kiln/kit/rpc/transport";
+import { createMemoryStore } from "@kiln/kit/store/memory";
+import { IdentityService } from "@kiln/proto/identity";
+
+export interface EmbeddedOptions {
+  logger: Logger;
+  /** Providers with credentials, e.g. ["openai"]. */
+  configuredProviders?: string[];
+  tokenIssuer?: string;
+  accessTokenTtlSeconds?: number;
+  apiKeyCacheTtlMs?: number;
+}
+
+/**
+ * The embedded mode (architecture.md "Two ways to run"): every service and the gateway in one
+ * process on in-memory stores, an in-process bus and in-process Connect transports, with the same
+ * code, interceptors and serialization as the distributed mode. Nothing is listening yet.
+ */
+export async function buildEmbedded(options: EmbeddedOptions) {
+  const { logger } = options;
+  // Secrets of this process only: nothing outlives it.
+  const tokens = createInternalTokens(randomBytes(32).toString("base64url"));
+  const bus = createMemoryBus();
+  const stores = {
+    identity: createMemoryStore(),
+    catalog: createMemoryStore(),
+    execution: createMemoryStore(),
+    evaluation: createMemoryStore(),
+  };
+  const as = (id: string) => [createForwardInterceptor(tokens, { type: "service", id })];
+
+  const identityService = await createIdentityService({
+    logger: logger.child({ service: "identity" }),
+    store: stores.identity,
+    tokens,
+    issuer: {
+      issuer: options.tokenIssuer ?? "kiln",
+      audience: "kiln-api",
+      ttlSeconds: options.accessTokenTtlSeconds ?? 3_600,
+    },
+  });
+  // What the other services use to reach identity, each acting as itself.
+  const identityFor = (id: string) => {
+    const client = createClient(IdentityService, createInProcessTransport(identityService, as(id)));
+    return createRemoteIdentityAuth(client, { ttlMs: options.apiKeyCacheTtlMs });
+  };
+  const serviceDeps = (name: string) => ({
+    logger: logger.child({ service: name }),
+    bus,
+    tokens,
+    identityAuth: identityFor(name),
+  });
+  const catalogService = await createCatalogService({ ...serviceDeps("catalog"), store: stores.catalog });
+  const executionService = await createExecutionService({
+    ...serviceDeps("execution"),
+    store: stores.execution,
+    configuredProviders: options.configuredProviders ?? [],
+  });
+  const evaluationService = await createEvaluationService({ ...serviceDeps("evaluation"), store: stores.evaluation });
+
+  const gateway = await buildGateway(
+    createGatewayDeps({
+      logger: logger.child({ service: "gateway" }),
+      transports: {
+        identity: createInProcessTransport(identityService, as("gateway")),
+        catalog: createInProcessTransport(catalogService, as("gateway")),
+        execution: createInProcessTransport(executionService, as("gateway")),
+        evaluation: createInProcessTransport(evaluationService, as("gateway")),
+      },
+      builtinIssuer: true,
+      apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
+    }),
+  );
+
+  return {
+    gateway,
+    services: { identity: identityService, catalog: catalogService, execution: executionService, evaluation: evaluationService },
+    async close() {
+      gateway.startDraining();
+      await gateway.app.close();
+      await bus.close();
+      await Promise.all(Object.values(stores).map((s) => s.close()));
+    },
+  };
+}

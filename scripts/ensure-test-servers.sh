@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes sure the servers the test suites start are installed: nats-server (Debian's package) and
+# FerretDB v1.24.2 (built from its Go module). Idempotent and quiet when both are there.
+set -euo pipefail
+
+FERRETDB_VERSION=v1.24.2
+BIN_DIR="${HOME}/.local/bin"
+
+have_nats() { [ -n "${NATS_SERVER_BIN:-}" ] || command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; }
+have_ferretdb() { [ -n "${FERRETDB_BIN:-}" ] || command -v ferretdb >/dev/null 2>&1 || [ -x "${BIN_DIR}/ferretdb" ]; }
+
+if ! have_nats; then
+  echo "installing nats-server from Debian's packages" >&2
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nats-server >/dev/null
+fi
+
+if ! have_ferretdb; then
+  command -v go >/dev/null 2>&1 || { echo "FerretDB is built with Go, and go is not installed" >&2; exit 1; }
+  echo "building FerretDB ${FERRETDB_VERSION} from its Go module (a few minutes the first time)" >&2
+  # `go install pkg@version` fails here: the module proxy refuses the module's version list, which
+  # go install reads for deprecation notices. Downloading the module and building inside it works.
+  dir=$(GOFLAGS=-mod=mod go mod download -json "github.com/FerretDB/FerretDB@${FERRETDB_VERSION}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] || { echo "could not download the FerretDB module" >&2; exit 1; }
+  mkdir -p "$BIN_DIR"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -o "${BIN_DIR}/ferretdb" ./cmd/ferretdb)
+fi

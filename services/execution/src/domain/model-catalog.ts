@@ -1,0 +1,54 @@
+/** A model the platform can run, with the price used to estimate run costs (USD per million tokens). */
+export interface ModelEntry {
+  id: string;
+  provider: string;
+  model: string;
+  capabilities: { tools: boolean; jsonSchema: boolean };
+  /** null when the price is unknown: costs are then null, never 0 (api.md "Runs"). */
+  pricing: { inputPerMTokUsd: number | null; outputPerMTokUsd: number | null };
+}
+
+export interface CatalogModel extends ModelEntry {
+  /** Whether this deployment has credentials for the provider. */
+  available: boolean;
+}
+
+/** The built-in deterministic model: always available, free (api.md "Identity", local/echo). */
+export const LOCAL_ECHO: ModelEntry = {
+  id: "local/echo",
+  provider: "local",
+  model: "echo",
+  capabilities: { tools: true, jsonSchema: true },
+  pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
+};
+
+// OpenAI list prices (USD per 1M tokens) for the Chat Completions models offered by default.
+const OPENAI_MODELS: ModelEntry[] = [
+  { model: "gpt-4o-mini", input: 0.15, output: 0.6 },
+  { model: "gpt-4o", input: 2.5, output: 10 },
+  { model: "gpt-4.1-mini", input: 0.4, output: 1.6 },
+  { model: "gpt-4.1", input: 2, output: 8 },
+].map((m) => ({
+  id: `openai/${m.model}`,
+  provider: "openai",
+  model: m.model,
+  capabilities: { tools: true, jsonSchema: true },
+  pricing: { inputPerMTokUsd: m.input, outputPerMTokUsd: m.output },
+}));
+
+export interface ModelCatalogOptions {
+  /** Providers this deployment holds credentials for, e.g. ["openai"]; "local" always is. */
+  configuredProviders: string[];
+}
+
+export function createModelCatalog(options: ModelCatalogOptions) {
+  const configured = new Set(["local", ...options.configuredProviders]);
+  const models: CatalogModel[] = [LOCAL_ECHO, ...OPENAI_MODELS].map((m) => ({ ...m, available: configured.has(m.provider) }));
+  const byId = new Map(models.map((m) => [m.id, m]));
+  return {
+    list: (): CatalogModel[] => models,
+    get: (id: string): CatalogModel | undefined => byId.get(id),
+  };
+}
+
+export type ModelCatalog = ReturnType<typeof createModelCatalog>;

@@ -1,0 +1,128 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { IdentityService } from "@kiln/proto/identity";
+import type { Identity } from "../identity.js";
+import type { ApiKeyDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
+
+function principalOf(ctx: HandlerContext): Principal {
+  const p = ctx.values.get(kPrincipal);
+  if (!p) throw unauthenticated("missing credentials");
+  return p;
+}
+
+/** Calls only the deployment's own processes may make (sign-up, tokens, key verification). */
+function requireService(ctx: HandlerContext): void {
+  if (principalOf(ctx).type !== "service") throw permissionDenied("this call is reserved to Kiln services");
+}
+
+function requireUser(ctx: HandlerContext): string {
+  const p = principalOf(ctx);
+  if (p.type !== "user") throw permissionDenied("this call needs a signed-in user");
+  return p.id;
+}
+
+const userToProto = (u: UserDoc) => ({
+  id: u._id,
+  email: u.email,
+  fullName: u.fullName,
+  createdAt: timestampFromDate(u.createdAt),
+});
+
+const organizationToProto = (o: OrganizationDoc) => ({
+  id: o._id,
+  name: o.name,
+  plan: o.plan,
+  entitlements: { aiEnabled: o.entitlements.aiEnabled, monthlyRunLimit: BigInt(o.entitlements.monthlyRunLimit) },
+  createdAt: timestampFromDate(o.createdAt),
+});
+
+const membershipToProto = (m: MembershipDoc) => ({
+  organizationId: m.organizationId,
+  userId: m.userId,
+  role: m.role,
+  permissions: m.permissions,
+  createdAt: timestampFromDate(m.createdAt),
+});
+
+const apiKeyToProto = (k: ApiKeyDoc) => ({
+  id: k._id,
+  organizationId: k.organizationId,
+  name: k.name,
+  scopes: k.scopes,
+  createdByUserId: k.createdByUserId,
+  createdAt: timestampFromDate(k.createdAt),
+  revokedAt: k.revokedAt ? timestampFromDate(k.revokedAt) : undefined,
+});
+
+const principalToProto = (p: Principal) => ({
+  type: p.type,
+  id: p.id,
+  organizationId: p.type === "api_key" ? p.organizationId : "",
+  scopes: p.type === "api_key" ? p.scopes : [],
+});
+
+export function registerIdentityRpc(router: ConnectRouter, identity: Identity, jwks: () => { jwksJson: string; issuer: string; audience: string }): void {
+  router.service(IdentityService, {
+    async signUp(req, ctx) {
+      requireService(ctx);
+      const r = await identity.signUp(req);
+      return { user: userToProto(r.user), accessToken: r.accessToken, expiresAt: timestampFromDate(r.expiresAt) };
+    },
+    async issueToken(req, ctx) {
+      requireService(ctx);
+      const r = await identity.issueToken(req);
+      return { accessToken: r.accessToken, expiresAt: timestampFromDate(r.expiresAt) };
+    },
+    async getJwks(_req, ctx) {
+      requireService(ctx);
+      return jwks();
+    },
+    async resolveExternalUser(req, ctx) {
+      requireService(ctx);
+      return { user: userToProto(await identity.resolveExternalUser(req)) };
+    },
+    async completeOnboarding(req, ctx) {
+      const r = await identity.completeOnboarding(requireUser(ctx), req);
+      return {
+        user: userToProto(r.user),
+        organization: organizationToProto(r.organization),
+        membership: membershipToProto(r.membership),
+        created: r.created,
+      };
+    },
+    async createApiKey(req, ctx) {
+      const r = await identity.createApiKey(requireUser(ctx), req);
+      return { apiKey: apiKeyToProto(r.apiKey), key: r.key };
+    },
+    async listApiKeys(req, ctx) {
+      const page = await identity.listApiKeys(requireUser(ctx), req);
+      return { apiKeys: page.items.map(apiKeyToProto), nextCursor: page.nextCursor };
+    },
+    async revokeApiKey(req, ctx) {
+      return { apiKey: apiKeyToProto(await identity.revokeApiKey(requireUser(ctx), req.id)) };
+    },
+    async verifyApiKey(req, ctx) {
+      requireService(ctx);
+      return { principal: principalToProto(await identity.verifyApiKey(req.key)) };
+    },
+    async authorize(req, ctx) {
+      const r = await identity.authorize(principalOf(ctx), req);
+      return {
+        organization: organizationToProto(r.organization),
+        role: r.membership?.role ?? "",
+        permissions: r.membership?.permissions ?? [],
+      };
+    },
+    async verifySetup(req, ctx) {
+      const r = await identity.verifySetup(principalOf(ctx), req.organizationId);
+      return {
+        ok: r.ok,
+        principal: principalToProto(r.principal),
+        organization: r.organization ? organizationToProto(r.organization) : undefined,
+        checks: r.checks,
+      };
+    },
+  });
+}

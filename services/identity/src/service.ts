@@ -1,0 +1,31 @@
+import type { InternalTokens } from "@kiln/kit/auth";
+import type { Logger } from "@kiln/kit/logger";
+import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
+import type { Store } from "@kiln/kit/store";
+import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
+import { createIdentity } from "./identity.js";
+import { registerIdentityRpc } from "./rpc/identity-rpc.js";
+import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
+
+export interface IdentityServiceDeps {
+  logger: Logger;
+  store: Store;
+  tokens: InternalTokens;
+  issuer: TokenIssuerOptions;
+}
+
+/** The identity service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
+export async function createIdentityService(deps: IdentityServiceDeps): Promise<ServiceModule> {
+  await ensureIdentityIndexes(deps.store);
+  const issuer = await createTokenIssuer(deps.issuer);
+  const identity = createIdentity({ collections: identityCollections(deps.store), issuer });
+  const jwks = { jwksJson: JSON.stringify(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
+  return defineService({
+    name: "identity",
+    logger: deps.logger,
+    register: (router) => registerIdentityRpc(router, identity, () => jwks),
+    readiness: [{ name: "store", check: () => deps.store.ping() }],
+    // Identity verifies API keys itself; every other service asks it.
+    auth: { tokens: deps.tokens, verifyApiKey: (key) => identity.verifyApiKey(key) },
+  });
+}

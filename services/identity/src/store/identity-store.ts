@@ -1,0 +1,92 @@
+import type { Collection, Store } from "@kiln/kit/store";
+
+export interface UserDoc {
+  _id: string;
+  email: string;
+  fullName: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One per e-mail address of the built-in issuer; `_id` is the lower-cased address. */
+export interface PasswordLoginDoc {
+  _id: string;
+  userId: string;
+  passwordHash: string;
+  createdAt: Date;
+}
+
+/** One per external OIDC subject; `_id` is `<issuer> <subject>`. */
+export interface ExternalLoginDoc {
+  _id: string;
+  userId: string;
+  createdAt: Date;
+}
+
+export interface OrganizationDoc {
+  _id: string;
+  name: string;
+  plan: "free";
+  entitlements: { aiEnabled: boolean; monthlyRunLimit: number };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type Role = "owner" | "admin" | "member";
+
+/** `_id` is `<organizationId>:<userId>`, so a user is a member of an organization at most once. */
+export interface MembershipDoc {
+  _id: string;
+  organizationId: string;
+  userId: string;
+  role: Role;
+  permissions: string[];
+  createdAt: Date;
+}
+
+/** The record that makes onboarding idempotent per user: `_id` is the user id. */
+export interface OnboardingDoc {
+  _id: string;
+  organizationId: string;
+  organizationName: string;
+  createdAt: Date;
+}
+
+export interface ApiKeyDoc {
+  _id: string;
+  organizationId: string;
+  name: string;
+  scopes: string[];
+  /** SHA-256 of the secret; the key itself is never stored. */
+  secretHash: string;
+  createdByUserId: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface IdentityCollections {
+  users: Collection<UserDoc>;
+  passwordLogins: Collection<PasswordLoginDoc>;
+  externalLogins: Collection<ExternalLoginDoc>;
+  organizations: Collection<OrganizationDoc>;
+  memberships: Collection<MembershipDoc>;
+  onboardings: Collection<OnboardingDoc>;
+  apiKeys: Collection<ApiKeyDoc>;
+}
+
+export function identityCollections(store: Store): IdentityCollections {
+  return {
+    users: store.collection("users"),
+    passwordLogins: store.collection("password_logins"),
+    externalLogins: store.collection("external_logins"),
+    organizations: store.collection("organizations"),
+    memberships: store.collection("memberships"),
+    onboardings: store.collection("onboardings"),
+    apiKeys: store.collection("api_keys"),
+  };
+}
+
+export async function ensureIdentityIndexes(store: Store): Promise<void> {
+  await store.ensureIndexes("memberships", [{ keys: { userId: 1, createdAt: 1 } }]);
+  await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
+}

@@ -1,0 +1,85 @@
+import { createHash } from "node:crypto";
+import { type Client, createContextValues } from "@connectrpc/connect";
+import type { AuthorizeResponse, IdentityService } from "@kiln/proto/identity";
+import { LRUCache } from "lru-cache";
+import { domainErrorOf } from "../rpc/connect-errors.js";
+import { kPrincipal, kRequestId, type Principal, principalKey } from "./principal.js";
+
+export interface AuthorizeInput {
+  organizationId: string;
+  /** The organization must have aiEnabled and a user member the ai_platform permission. */
+  requireAi: boolean;
+  /** Scope an API key must hold; users act with their membership. */
+  scope?: string;
+}
+
+/** Authentication and authorization as the identity service decides them, cached briefly. */
+export interface IdentityAuth {
+  /** Throws `unauthenticated` for an unknown, malformed or revoked key. */
+  verifyApiKey(key: string, requestId?: string): Promise<Principal>;
+  /** Throws `not_found` (no such organization, or not a member) or `permission_denied`. */
+  authorize(principal: Principal, input: AuthorizeInput, requestId?: string): Promise<AuthorizeResponse>;
+}
+
+export interface RemoteIdentityAuthOptions {
+  /**
+   * How long a positive answer is reused. Revoking a key or a membership takes effect within
+   * this time everywhere; negative answers are never cached.
+   */
+  ttlMs?: number;
+}
+
+/** IdentityAuth over the identity service's RPC, for the gateway and the other services. */
+export function createRemoteIdentityAuth(
+  identity: Client<typeof IdentityService>,
+  options: RemoteIdentityAuthOptions = {},
+): IdentityAuth {
+  const ttl = options.ttlMs ?? 5_000;
+  const keys = new LRUCache<string, Principal>({ max: 10_000, ttl });
+  const decisions = new LRUCache<string, AuthorizeResponse>({ max: 50_000, ttl });
+
+  return {
+    async verifyApiKey(key, requestId) {
+      // Cached by a digest: the secret itself is not kept in the cache's keys.
+      const digest = createHash("sha256").update(key).digest("base64url");
+      const hit = keys.get(digest);
+      if (hit) return hit;
+      try {
+        const res = await identity.verifyApiKey({ key }, { contextValues: createContextValues().set(kRequestId, requestId) });
+        if (!res.principal) throw new Error("identity returned no principal");
+        const principal = principalFromProto(res.principal);
+        keys.set(digest, principal);
+        return principal;
+      } catch (e) {
+        throw domainErrorOf(e) ?? e;
+      }
+    },
+    async authorize(principal, input, requestId) {
+      const cacheKey = `${principalKey(principal)}|${input.organizationId}|${input.requireAi}|${input.scope ?? ""}`;
+      const hit = decisions.get(cacheKey);
+      if (hit) return hit;
+      try {
+        const res = await identity.authorize(
+          { organizationId: input.organizationId, requireAi: input.requireAi, scope: input.scope ?? "" },
+          { contextValues: createContextValues().set(kPrincipal, principal).set(kRequestId, requestId) },
+        );
+        decisions.set(cacheKey, res);
+        return res;
+      } catch (e) {
+        throw domainErrorOf(e) ?? e;
+      }
+    },
+  };
+}
+
+export function principalFromProto(p: { type: string; id: string; organizationId: string; scopes: string[] }): Principal {
+  switch (p.type) {
+    case "api_key":
+      return { type: "api_key", id: p.id, organizationId: p.organizationId, scopes: [...p.scopes] };
+    case "user":
+    case "service":
+      return { type: p.type, id: p.id };
+    default:
+      throw new Error(`unknown principal type ${p.type}`);
+  }
+}

@@ -1,0 +1,63 @@
+import type { Logger } from "./logger.js";
+
+/**
+ * Runs `shutdown` once on the first SIGTERM or SIGINT and exits: 0 when it finished within
+ * `graceMs`, 1 when it failed or ran out of time.
+ */
+export function exitOnSignal(logger: Logger, graceMs: number, shutdown: () => Promise<void>): void {
+  let started = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (started) return;
+    started = true;
+    logger.info({ signal, graceMs }, "shutting down");
+    const timer = setTimeout(() => {
+      logger.error("shutdown grace period exceeded");
+      process.exit(1);
+    }, graceMs + 1_000);
+    timer.unref();
+    shutdown().then(
+      () => {
+        logger.info("stopped");
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
+/** Counts requests in flight so a server can wait for them before it closes. */
+export function createInFlight() {
+  let count = 0;
+  let waiters: Array<() => void> = [];
+  return {
+    enter() {
+      count++;
+    },
+    leave() {
+      count--;
+      if (count === 0) {
+        for (const w of waiters) w();
+        waiters = [];
+      }
+    },
+    get count() {
+      return count;
+    },
+    /** Resolves when nothing is in flight, or after `timeoutMs`. */
+    async idle(timeoutMs: number): Promise<void> {
+      if (count === 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
