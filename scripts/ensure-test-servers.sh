@@ -20,9 +20,16 @@ if ! have_ferretdb; then
   command -v go >/dev/null 2>&1 || { echo "FerretDB is built with Go, and go is not installed" >&2; exit 1; }
   echo "building FerretDB ${FERRETDB_VERSION} from its Go module (a few minutes the first time)" >&2
   # `go install pkg@version` fails here: the module proxy refuses the module's version list, which
-  # go install reads for deprecation notices. Downloading the module and building inside it works.
+  # go install reads for deprecation notices. So: download the module, copy it, and write the
+  # build/version/version.txt that FerretDB's release process generates (its binary panics without
+  # it), then build inside the copy.
   dir=$(GOFLAGS=-mod=mod go mod download -json "github.com/FerretDB/FerretDB@${FERRETDB_VERSION}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] || { echo "could not download the FerretDB module" >&2; exit 1; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  cp -r "$dir/." "$work/"
+  chmod -R u+w "$work"
+  echo "${FERRETDB_VERSION}" > "$work/build/version/version.txt"
   mkdir -p "$BIN_DIR"
-  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -o "${BIN_DIR}/ferretdb" ./cmd/ferretdb)
+  (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -o "${BIN_DIR}/ferretdb" ./cmd/ferretdb)
 fi

@@ -1,7 +1,7 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { HealthCheckResponse_ServingStatus, Health } from "@kiln/proto/health";
-import { fastify } from "fastify";
+import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
 import { createInFlight } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
@@ -110,7 +110,8 @@ export async function buildRpcServer(service: ServiceModule) {
     // Idle HTTP/2 sessions of clients would otherwise hold close() open (tech-notes §1.3).
     forceCloseConnections: true,
     loggerInstance: service.logger,
-    disableRequestLogging: true,
+    // The gateway logs each REST request; services log only what goes wrong.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: "x-request-id",
     genReqId: () => newId("req"),
   });
