@@ -1,0 +1,226 @@
+/**
+ * `Store` on the official MongoDB driver, for MongoDB and FerretDB 1.24 (tech-notes §3). One
+ * MongoClient per store; the driver connects on the first operation, so `collection()` is
+ * synchronous and creating a store never fails. Inputs go through the same portability guards as
+ * the in-memory store, so both refuse the same things.
+ *
+ * FerretDB 1.24 runs every update (update, findAndModify) as a read followed by an unconditional
+ * write-back by `_id` (FerretDB issue #2168): concurrent updates of one document are lost and two
+ * concurrent claims can both win. So each store runs its updates, replaces and deletes one at a
+ * time per collection. That makes them atomic within one process, NOT across processes sharing a
+ * FerretDB; on MongoDB they are atomic anyway.
+ */
+import {
+  type Document,
+  type Collection as DriverCollection,
+  MongoBulkWriteError,
+  MongoClient,
+  type MongoClientOptions,
+  MongoServerError,
+  type UpdateFilter,
+} from "mongodb";
+import {
+  assertPortableDocument,
+  assertPortableFilter,
+  assertPortableIndex,
+  assertPortableProjection,
+  assertPortableSort,
+  assertPortableUpdate,
+  isPlainObject,
+  upsertIdOf,
+} from "./assert-portable.js";
+import {
+  type Collection,
+  type Doc,
+  DuplicateKeyError,
+  type FindOptions,
+  type IndexSpec,
+  type Store,
+  type UpdateResult,
+} from "./store.js";
+
+export interface MongoStoreOptions {
+  /** e.g. `mongodb://127.0.0.1:27017/?directConnection=true` (127.0.0.1: `localhost` may resolve to ::1). */
+  url: string;
+  database: string;
+  appName?: string;
+  /** How long an operation waits for a reachable server; the driver's default is 30 000. */
+  serverSelectionTimeoutMs?: number;
+}
+
+/** What the driver sees: our documents always carry a string `_id`. */
+type StoredDoc = Document & { _id: string };
+type Serializer = <R>(op: () => Promise<R>) => Promise<R>;
+
+/**
+ * FerretDB 1.24 reports a unique clash found while updating (update, replace, findAndModify) as
+ * InternalError (code 1) carrying the SQL backend's text rather than as E11000.
+ */
+const BACKEND_UNIQUE_VIOLATION = /UNIQUE constraint failed|duplicate key value violates unique constraint/;
+
+export function createMongoStore(options: MongoStoreOptions): Store {
+  const clientOptions: MongoClientOptions = {};
+  if (options.appName !== undefined) clientOptions.appName = options.appName;
+  if (options.serverSelectionTimeoutMs !== undefined) {
+    clientOptions.serverSelectionTimeoutMS = options.serverSelectionTimeoutMs;
+  }
+  const client = new MongoClient(options.url, clientOptions);
+  const db = client.db(options.database);
+  const serializers = new Map<string, Serializer>();
+  const serializerFor = (name: string): Serializer => {
+    let serializer = serializers.get(name);
+    if (!serializer) {
+      serializer = createSerializer();
+      serializers.set(name, serializer);
+    }
+    return serializer;
+  };
+  return {
+    collection: <T extends Doc>(name: string) =>
+      createMongoCollection<T>(db.collection<StoredDoc>(name), options.database, serializerFor(name)),
+    async ensureIndexes(collection: string, indexes: IndexSpec[]) {
+      for (const index of indexes) assertPortableIndex(index);
+      if (indexes.length === 0) return;
+      // createIndexes is a no-op for indexes that already exist with the same keys and options.
+      const descriptions = indexes.map((i) => ({
+        key: i.keys,
+        ...(i.unique && { unique: true }),
+        ...(i.name && { name: i.name }),
+      }));
+      await run(`${options.database}.${collection}`, () => db.collection(collection).createIndexes(descriptions));
+    },
+    async ping() {
+      await db.command({ ping: 1 });
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+function createMongoCollection<T extends Doc>(
+  coll: DriverCollection<StoredDoc>,
+  database: string,
+  serialize: Serializer,
+): Collection<T> {
+  const namespace = `${database}.${coll.collectionName}`;
+  const exec = <R>(op: () => Promise<R>) => run(namespace, op);
+  /** For the read-modify-write operations FerretDB does not make atomic (see the top of the file). */
+  const write = <R>(op: () => Promise<R>) => serialize(() => run(namespace, op));
+  const findOptions = (options: FindOptions) => {
+    if (options.sort) assertPortableSort(options.sort);
+    if (options.projection) assertPortableProjection(options.projection);
+    return options;
+  };
+  return {
+    name: coll.collectionName,
+    async insertOne(doc) {
+      assertPortableDocument(doc);
+      // Inserts are atomic on FerretDB too: its SQL backend enforces `_id` and unique indexes.
+      await exec(() => coll.insertOne(doc));
+    },
+    async insertMany(docs) {
+      for (const doc of docs) assertPortableDocument(doc);
+      if (docs.length === 0) return;
+      await exec(() => coll.insertMany(docs, { ordered: true }));
+    },
+    async findOne(filter, options = {}) {
+      assertPortableFilter(filter);
+      return (await exec(() => coll.findOne(filter, findOptions(options)))) as T | null;
+    },
+    async find(filter, options = {}) {
+      assertPortableFilter(filter);
+      return (await exec(() => coll.find(filter, findOptions(options)).toArray())) as T[];
+    },
+    async countDocuments(filter) {
+      assertPortableFilter(filter);
+      return await exec(() => coll.countDocuments(filter));
+    },
+    async updateOne(filter, update, options = {}) {
+      assertPortableFilter(filter);
+      assertPortableUpdate(update);
+      // Refuses an upsert that would make the server invent an ObjectId _id.
+      if (options.upsert) upsertIdOf(filter, update);
+      const upsert = options.upsert ?? false;
+      return toUpdateResult(await write(() => coll.updateOne(filter, update as UpdateFilter<StoredDoc>, { upsert })));
+    },
+    async updateMany(filter, update) {
+      assertPortableFilter(filter);
+      assertPortableUpdate(update);
+      return toUpdateResult(await write(() => coll.updateMany(filter, update as UpdateFilter<StoredDoc>)));
+    },
+    async findOneAndUpdate(filter, update, options = {}) {
+      assertPortableFilter(filter);
+      assertPortableUpdate(update);
+      if (options.sort) assertPortableSort(options.sort);
+      if (options.upsert) upsertIdOf(filter, update);
+      // The driver's default is "before"; the interface's is "after". Driver 7 returns the document itself.
+      const driverOptions = {
+        returnDocument: options.returnDocument ?? "after",
+        upsert: options.upsert ?? false,
+        ...(options.sort && { sort: options.sort }),
+      } as const;
+      const doc = await write(() => coll.findOneAndUpdate(filter, update as UpdateFilter<StoredDoc>, driverOptions));
+      return doc as T | null;
+    },
+    async replaceOne(filter, doc, options = {}) {
+      assertPortableFilter(filter);
+      assertPortableDocument(doc);
+      const upsert = options.upsert ?? false;
+      return toUpdateResult(await write(() => coll.replaceOne(filter, doc, { upsert })));
+    },
+    async deleteOne(filter) {
+      assertPortableFilter(filter);
+      const { deletedCount } = await write(() => coll.deleteOne(filter));
+      return { deletedCount };
+    },
+    async deleteMany(filter) {
+      assertPortableFilter(filter);
+      const { deletedCount } = await write(() => coll.deleteMany(filter));
+      return { deletedCount };
+    },
+  };
+}
+
+/** Runs operations one after another in call order; a failure does not stop the ones queued after it. */
+function createSerializer(): Serializer {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <R>(op: () => Promise<R>) => {
+    const result = tail.then(op);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+function toUpdateResult(result: { matchedCount: number; modifiedCount: number; upsertedId: unknown }): UpdateResult {
+  const { matchedCount, modifiedCount, upsertedId } = result;
+  return upsertedId == null
+    ? { matchedCount, modifiedCount }
+    : { matchedCount, modifiedCount, upsertedId: String(upsertedId) };
+}
+
+async function run<R>(namespace: string, op: () => Promise<R>): Promise<R> {
+  try {
+    return await op();
+  } catch (e) {
+    throw toStoreError(e, namespace);
+  }
+}
+
+/** Unique clashes become `DuplicateKeyError`; everything else is rethrown as the driver raised it. */
+function toStoreError(e: unknown, namespace: string): unknown {
+  if (!(e instanceof MongoServerError)) return e;
+  const isDuplicate = e.code === 11000 || (e.code === 1 && BACKEND_UNIQUE_VIOLATION.test(e.message));
+  if (!isDuplicate) return e;
+  const message = e.code === 11000 ? e.message : `E11000 duplicate key error collection: ${namespace}`;
+  const error = new DuplicateKeyError(message, keyValueOf(e));
+  error.cause = e;
+  return error;
+}
+
+/** MongoDB reports the clashing key; FerretDB 1.24 does not. */
+function keyValueOf(e: MongoServerError): Record<string, unknown> | undefined {
+  const writeError = e instanceof MongoBulkWriteError ? [e.writeErrors].flat()[0]?.err : undefined;
+  const keyValue: unknown = Reflect.get(writeError ?? e, "keyValue");
+  return isPlainObject(keyValue) ? keyValue : undefined;
+}
