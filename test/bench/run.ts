@@ -1,0 +1,109 @@
+/**
+ * `pnpm bench`: load runs against the platform in both modes, as real processes on this machine,
+ * with autocannon in this process. Prints a table of throughput and latency percentiles.
+ *
+ * Scenarios (issue 2 baseline): an authenticated POST /api/setup/verify with an access token and
+ * with an API key. BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { type Distributed, startDistributed } from "../support/distributed.js";
+import { call, runIdentityFlow } from "../support/identity-flow.js";
+import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+interface Row {
+  mode: string;
+  scenario: string;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(url: string, init: { method: string; headers: Record<string, string>; body?: string }) {
+  const r = await autocannon({ url, connections, duration: seconds, ...init });
+  return {
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+async function scenarios(mode: string, base: string): Promise<Row[]> {
+  const flow = await runIdentityFlow(base);
+  const body = JSON.stringify({ organizationId: flow.organizationId });
+  const rows: Row[] = [];
+  // Warm caches and JIT before measuring.
+  for (let i = 0; i < 200; i++) await call(base, "POST", "/api/setup/verify", { token: flow.token, body: { organizationId: flow.organizationId } });
+  for (const [scenario, credential] of [
+    ["POST /api/setup/verify (access token)", flow.token],
+    ["POST /api/setup/verify (API key)", flow.apiKey],
+  ] as const) {
+    const r = await load(`${base}/api/setup/verify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
+      body,
+    });
+    rows.push({ mode, scenario, ...r });
+  }
+  return rows;
+}
+
+async function startEmbeddedProcess(): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return { base, child };
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error("embedded mode did not start");
+}
+
+const rows: Row[] = [];
+const embedded = await startEmbeddedProcess();
+try {
+  rows.push(...(await scenarios("embedded", embedded.base)));
+} finally {
+  embedded.child.kill("SIGTERM");
+}
+
+const servers: RunningServer[] = [];
+let distributed: Distributed | undefined;
+try {
+  const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+  servers.push(ferret, nats);
+  distributed = await startDistributed({ mongoUrl: ferret.url, natsUrl: nats.url, logLevel: "warn" });
+  rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
+} finally {
+  await distributed?.stop();
+  await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+}
+
+const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+process.stdout.write(
+  `\n${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
+    `${connections} connections × ${seconds} s per scenario\n\n` +
+    "| mode | scenario | req/s | p50 ms | p90 ms | p99 ms | errors |\n|---|---|---:|---:|---:|---:|---:|\n" +
+    rows.map((r) => `| ${r.mode} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.errors} |`).join("\n") +
+    "\n",
+);
