@@ -17,12 +17,19 @@ declare module "vitest" {
 const started: RunningServer[] = [];
 
 export async function setup(project: TestProject): Promise<void> {
-  const [mongoUrl, natsUrl] = await Promise.all([
+  const results = await Promise.allSettled([
     process.env.TEST_MONGODB_URL ?? startFerretDb().then((s) => (started.push(s), s.url)),
     process.env.TEST_NATS_URL ?? startNatsServer().then((s) => (started.push(s), s.url)),
   ]);
-  project.provide("mongoUrl", mongoUrl);
-  project.provide("natsUrl", natsUrl);
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) {
+    // Leave nothing running behind a failed setup.
+    await teardown();
+    throw failed.reason;
+  }
+  const [mongoUrl, natsUrl] = results.map((r) => (r.status === "fulfilled" ? r.value : ""));
+  project.provide("mongoUrl", mongoUrl ?? "");
+  project.provide("natsUrl", natsUrl ?? "");
 }
 
 export async function teardown(): Promise<void> {

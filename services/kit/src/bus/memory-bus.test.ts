@@ -1,0 +1,7 @@
+import { describeBusContract } from "./bus-contract.js";
+import { createMemoryBus } from "./memory-bus.js";
+
+describeBusContract("memory bus", async () => {
+  const bus = createMemoryBus();
+  return { bus, cleanup: () => bus.close() };
+});

@@ -1,0 +1,318 @@
+/**
+ * The bus on NATS JetStream (tech-notes §2), kept inside the nats-server 2.9 feature set: one
+ * filter subject per consumer, no metadata. Streams use file storage; durations go to the server in
+ * nanoseconds. The connection reconnects forever, and each consume loop outlives server restarts.
+ */
+import {
+  AckPolicy,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  DeliverPolicy,
+  JetStreamApiError,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import { connect, headers as createHeaders, type MsgHdrs, nanos } from "@nats-io/transport-node";
+import type {
+  Bus,
+  ConsumeOptions,
+  ConsumerSpec,
+  MessageHandler,
+  PublishAck,
+  PublishOptions,
+  Retention,
+  StreamSpec,
+  Subscription,
+} from "./bus.js";
+import { resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
+import { runHandler, type SettleableMessage } from "./run-handler.js";
+
+export interface NatsBusOptions {
+  url: string;
+  /** Connection name shown by the server, e.g. the service name. */
+  name?: string;
+  log?: (msg: string, data?: object) => void;
+}
+
+/** Also the timeout of every other JetStream API request. */
+const PUBLISH_TIMEOUT_MS = 5_000;
+const PING_TIMEOUT_MS = 2_000;
+const RECONNECT_WAIT_MS = 1_000;
+const CLOSE_TIMEOUT_MS = 5_000;
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 5_000;
+/** Pull request lifetime; also how often a silent consumer is re-checked after a reconnect. */
+const PULL_EXPIRES_MS = 10_000;
+const STREAM_NAME_IN_USE = 10058;
+
+const RETENTION: Record<Retention, RetentionPolicy> = {
+  limits: RetentionPolicy.Limits,
+  interest: RetentionPolicy.Interest,
+  workqueue: RetentionPolicy.Workqueue,
+};
+
+export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+  const log = options.log ?? (() => {});
+  const nc = await connect({
+    servers: options.url,
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: RECONNECT_WAIT_MS,
+  });
+  const jsm = await jetstreamManager(nc, { timeout: PUBLISH_TIMEOUT_MS });
+  const js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+  const subscriptions = new Set<Subscription>();
+  let connected = true;
+  let closing: Promise<void> | undefined;
+
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") {
+        connected = false;
+        log("nats: disconnected", { server: status.server });
+      } else if (status.type === "reconnect") {
+        connected = true;
+        log("nats: reconnected", { server: status.server });
+      }
+    }
+  })();
+
+  async function ensureStream(spec: StreamSpec): Promise<void> {
+    const s = resolveStreamSpec(spec);
+    const config: Partial<StreamConfig> & { name: string } = {
+      name: s.name,
+      subjects: s.subjects,
+      retention: RETENTION[s.retention],
+      storage: StorageType.File,
+      num_replicas: 1,
+      max_age: nanos(s.maxAgeMs ?? 0),
+      duplicate_window: nanos(s.duplicateWindowMs),
+    };
+    try {
+      // add() with an identical config succeeds, so only a changed spec needs the update call.
+      await jsm.streams.add(config);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error;
+      await jsm.streams.update(s.name, config);
+    }
+  }
+
+  async function ensureConsumer(spec: ConsumerSpec): Promise<void> {
+    const c = resolveConsumerSpec(spec);
+    const config: Partial<ConsumerConfig> = {
+      durable_name: c.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(c.ackWaitMs),
+      max_deliver: c.maxDeliver,
+      max_ack_pending: c.maxAckPending,
+    };
+    if (c.filterSubject) config.filter_subject = c.filterSubject;
+    // nats-server 2.9 treats add() of an existing durable as an update of its settings.
+    await jsm.consumers.add(c.stream, config);
+  }
+
+  async function publish(
+    subject: string,
+    payload: string | Uint8Array,
+    publishOptions: PublishOptions = {},
+  ): Promise<PublishAck> {
+    let hdrs: MsgHdrs | undefined;
+    for (const [key, value] of Object.entries(publishOptions.headers ?? {})) {
+      hdrs ??= createHeaders();
+      hdrs.set(key, value);
+    }
+    try {
+      const ack = await js.publish(subject, payload, {
+        msgID: publishOptions.msgId,
+        headers: hdrs,
+        timeout: PUBLISH_TIMEOUT_MS,
+      });
+      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    } catch (error) {
+      // The client reports "no responders" on a publish as "jetstream is not enabled".
+      if (error instanceof Error && error.name === "JetStreamNotEnabled") {
+        throw new Error(`no stream owns subject ${subject} (no responders)`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  function consume(spec: ConsumerSpec, handler: MessageHandler, consumeOptions: ConsumeOptions = {}): Subscription {
+    const concurrency = Math.max(1, Math.floor(consumeOptions.concurrency ?? 1));
+    const inFlight = new Set<Promise<void>>();
+    const retryWait = new AbortController();
+    let messages: ConsumerMessages | undefined;
+    let stopped = false;
+    const report = (what: string, error: unknown) =>
+      log(`nats: ${what}`, { stream: spec.stream, durable: spec.durable, error: String(error) });
+
+    const loop = (async () => {
+      let failures = 0;
+      while (!stopped && !nc.isClosed()) {
+        try {
+          await ensureConsumer(spec);
+          const consumer = await js.consumers.get(spec.stream, spec.durable);
+          // max_messages = concurrency, and the loop below holds the iterator (which sends the
+          // next pull) until a slot is free, so the subscription holds little it cannot handle.
+          messages = await consumer.consume({
+            max_messages: concurrency,
+            expires: PULL_EXPIRES_MS,
+            abort_on_missing_resource: true,
+          });
+          if (stopped) break;
+          for await (const m of messages) {
+            // Messages still buffered after stop() are left for redelivery.
+            if (stopped) break;
+            failures = 0;
+            const done: Promise<void> = runHandler(new NatsBusMessage(m), handler, consumeOptions, report).finally(() =>
+              inFlight.delete(done),
+            );
+            inFlight.add(done);
+            while (inFlight.size >= concurrency) await Promise.race(inFlight);
+          }
+        } catch (error) {
+          if (stopped) break;
+          report("consume loop failed, retrying", error);
+        } finally {
+          messages?.stop();
+        }
+        if (stopped || nc.isClosed()) break;
+        // The iterator ended (consumer or stream deleted, or an error): back off and start over.
+        const delayMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
+        await sleep(delayMs, retryWait.signal);
+      }
+    })();
+
+    const subscription: Subscription = {
+      async stop() {
+        stopped = true;
+        retryWait.abort();
+        messages?.stop();
+        await loop;
+        await Promise.all(inFlight);
+        subscriptions.delete(subscription);
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async function streamInfo(name: string) {
+    const info = await jsm.streams.info(name);
+    return { name, messages: info.state.messages };
+  }
+
+  async function ping(): Promise<void> {
+    if (nc.isClosed() || !connected) throw new Error("nats: not connected");
+    await withTimeout(nc.flush(), PING_TIMEOUT_MS, "nats: ping timed out");
+  }
+
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      await Promise.all([...subscriptions].map((s) => s.stop()));
+      if (nc.isClosed()) return;
+      // drain() flushes pending acks; it cannot finish while disconnected, hence the timeout.
+      await withTimeout(nc.drain(), CLOSE_TIMEOUT_MS, "nats: drain timed out").catch((error) =>
+        log("nats: drain failed, closing", { error: String(error) }),
+      );
+      if (!nc.isClosed()) await nc.close();
+    })();
+    return closing;
+  }
+
+  return { ensureStream, ensureConsumer, publish, consume, streamInfo, ping, close };
+}
+
+class NatsBusMessage implements SettleableMessage {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly headers: Record<string, string>;
+  readonly deliveryCount: number;
+  readonly redelivered: boolean;
+  readonly seq: number;
+  #settled = false;
+
+  constructor(private readonly msg: JsMsg) {
+    this.subject = msg.subject;
+    this.data = msg.data;
+    this.headers = headersToRecord(msg.headers);
+    this.deliveryCount = msg.info.deliveryCount;
+    this.redelivered = msg.redelivered;
+    this.seq = msg.seq;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  json<T = unknown>(): T {
+    return this.msg.json<T>();
+  }
+
+  string(): string {
+    return this.msg.string();
+  }
+
+  async ack(): Promise<void> {
+    if (!this.settle()) return;
+    await this.msg.ackAck();
+  }
+
+  nak(delayMs?: number): void {
+    if (this.settle()) this.msg.nak(delayMs);
+  }
+
+  term(): void {
+    if (this.settle()) this.msg.term();
+  }
+
+  working(): void {
+    if (!this.#settled) this.msg.working();
+  }
+
+  private settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    return true;
+  }
+}
+
+/** First value of each header; JetStream's own `Nats-*` headers (e.g. Nats-Msg-Id) are left out. */
+function headersToRecord(hdrs: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of hdrs?.keys() ?? []) {
+    if (!key.toLowerCase().startsWith("nats-")) out[key] = hdrs?.get(key) ?? "";
+  }
+  return out;
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves after `ms`, or early when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
