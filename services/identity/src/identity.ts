@@ -42,8 +42,20 @@ export interface SetupCheck {
 
 export type Identity = ReturnType<typeof createIdentity>;
 
-// A password check costs the same whether or not the address exists.
-const DUMMY_HASH = hashPassword("not-a-real-password");
+async function ignoreDuplicate(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (e) {
+    if (!isDuplicateKeyError(e)) throw e;
+  }
+}
+
+// A password check costs the same whether or not the address exists (made on first use).
+let dummyHash: Promise<string> | undefined;
+const dummyPasswordHash = () => {
+  dummyHash ??= hashPassword("not-a-real-password");
+  return dummyHash;
+};
 
 /** The identity use cases. Every method scopes its reads by the caller's organization access. */
 export function createIdentity(deps: IdentityDeps) {
@@ -76,24 +88,29 @@ export function createIdentity(deps: IdentityDeps) {
     return key;
   }
 
+  /** Idempotent; a concurrent call that created the same document first is not an error. */
   async function ensureOrganization(orgId: string, name: string, userId: string, at: Date) {
-    await c.organizations.updateOne(
-      { _id: orgId },
-      { $setOnInsert: { name, ...FREE_PLAN, createdAt: at, updatedAt: at } },
-      { upsert: true },
+    await ignoreDuplicate(() =>
+      c.organizations.updateOne(
+        { _id: orgId },
+        { $setOnInsert: { name, ...FREE_PLAN, createdAt: at, updatedAt: at } },
+        { upsert: true },
+      ),
     );
-    await c.memberships.updateOne(
-      { _id: `${orgId}:${userId}` },
-      {
-        $setOnInsert: {
-          organizationId: orgId,
-          userId,
-          role: "owner",
-          permissions: [...ROLE_PERMISSIONS.owner],
-          createdAt: at,
+    await ignoreDuplicate(() =>
+      c.memberships.updateOne(
+        { _id: `${orgId}:${userId}` },
+        {
+          $setOnInsert: {
+            organizationId: orgId,
+            userId,
+            role: "owner",
+            permissions: [...ROLE_PERMISSIONS.owner],
+            createdAt: at,
+          },
         },
-      },
-      { upsert: true },
+        { upsert: true },
+      ),
     );
   }
 
@@ -133,7 +150,7 @@ export function createIdentity(deps: IdentityDeps) {
 
     async issueToken(input: { email: string; password: string }) {
       const login = await c.passwordLogins.findOne({ _id: input.email.trim().toLowerCase() });
-      const ok = await verifyPassword(input.password, login?.passwordHash ?? (await DUMMY_HASH));
+      const ok = await verifyPassword(input.password, login?.passwordHash ?? (await dummyPasswordHash()));
       if (!login || !ok) throw unauthenticated("wrong e-mail address or password");
       return deps.issuer.issue(login.userId);
     },
@@ -267,6 +284,8 @@ export function createIdentity(deps: IdentityDeps) {
       principal: Principal,
       input: { organizationId: string; requireAi: boolean; scope: string },
     ): Promise<Authorization> {
+      // A revoked key stops working here as soon as it is revoked, whatever it asks about.
+      if (principal.type === "api_key") await activeKey(principal.id);
       if (principal.type === "user") {
         const { organization, membership } = await memberAccess(principal.id, input.organizationId);
         if (input.requireAi && !organization.entitlements.aiEnabled) {
@@ -280,8 +299,6 @@ export function createIdentity(deps: IdentityDeps) {
       const organization = await c.organizations.findOne({ _id: input.organizationId });
       if (!organization) throw notFound("organization");
       if (principal.type === "api_key") {
-        // Re-read the key: a revoked key stops working here as soon as it is revoked.
-        await activeKey(principal.id);
         if (principal.organizationId !== input.organizationId) {
           throw permissionDenied("this API key belongs to another organization");
         }
@@ -297,7 +314,10 @@ export function createIdentity(deps: IdentityDeps) {
 
     /** POST /api/setup/verify: the checks, each with its own verdict; bad credentials never get here. */
     async verifySetup(principal: Principal, organizationId: string) {
-      const checks: SetupCheck[] = [{ name: "authentication", ok: true, message: `authenticated as ${principal.type}` }];
+      if (principal.type === "api_key") await activeKey(principal.id);
+      const checks: SetupCheck[] = [
+        { name: "authentication", ok: true, message: `authenticated as ${principal.type}` },
+      ];
       let organization: OrganizationDoc | null = null;
       let membership: MembershipDoc | null = null;
       let orgId = organizationId;
@@ -328,7 +348,8 @@ export function createIdentity(deps: IdentityDeps) {
           ok: entitled,
           message: entitled ? "AI is enabled" : "AI is not enabled for this organization",
         });
-        const permitted = principal.type !== "user" || (membership?.permissions.includes(AI_PLATFORM_PERMISSION) ?? false);
+        const permitted =
+          principal.type !== "user" || (membership?.permissions.includes(AI_PLATFORM_PERMISSION) ?? false);
         checks.push({
           name: "ai_permission",
           ok: permitted,

@@ -14,17 +14,29 @@ export function parseEnv<S extends TObject>(schema: S, env: Record<string, strin
     const value = env[key];
     if (value !== undefined && value !== "") picked[key] = value;
   }
-  const value = Value.Default(schema, Value.Convert(schema, picked));
-  const problems = [...Value.Errors(schema, value)].map((e) => {
-    const name = e.instancePath.replace(/^\//, "");
-    if (e.keyword === "required") {
-      const missing = (e.params as { requiredProperties?: string[] }).requiredProperties ?? [];
-      return missing.map((m) => `${m} is required`).join("; ");
+  const value = Value.Default(schema, Value.Convert(schema, picked)) as Record<string, unknown>;
+  // One verdict per variable: validating the whole object would stop after typebox's first 8
+  // errors and report a union of literals once per member.
+  const required = new Set(schema.required ?? []);
+  const problems: string[] = [];
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (value[name] === undefined) {
+      if (required.has(name)) problems.push(`${name} is required`);
+      continue;
     }
-    return `${name} ${e.message}`;
-  });
+    const [first] = Value.Errors(property, value[name]);
+    if (first) problems.push(`${name} ${problemOf(property, first.message)}`);
+  }
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return value as Static<S>;
+}
+
+/** "must be one of a, b" for a union of literals (never the value itself, which may be a secret). */
+function problemOf(property: unknown, message: string): string {
+  const members = (property as { anyOf?: { const?: unknown }[] }).anyOf;
+  const allowed = members?.map((m) => m.const);
+  if (allowed?.length && allowed.every((a) => typeof a === "string")) return `must be one of ${allowed.join(", ")}`;
+  return message;
 }
 
 /** The variables every service process reads. */

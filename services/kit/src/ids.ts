@@ -25,16 +25,20 @@ let counter = 0;
 
 /**
  * 48 bits of milliseconds, a 16-bit counter within the millisecond (so ids made by one process
- * sort in creation order), then 64 random bits: UUIDv7-like, in lowercase hex.
+ * sort in creation order), then 64 random bits: UUIDv7-like, in lowercase hex. The time never goes
+ * back: when the clock steps back or a millisecond's counter is used up, ids borrow the next one.
  */
 export function newId(prefix: IdPrefix): string {
   const now = Date.now();
-  if (now === lastMs) counter = (counter + 1) & 0xffff;
-  else {
+  if (now > lastMs) {
     lastMs = now;
     counter = 0;
+  } else if (counter < 0xffff) counter++;
+  else {
+    lastMs++;
+    counter = 0;
   }
-  const time = now.toString(16).padStart(12, "0");
+  const time = lastMs.toString(16).padStart(12, "0");
   const seq = counter.toString(16).padStart(4, "0");
   return `${prefix}_${time}${seq}${randomBytes(8).toString("hex")}`;
 }

@@ -1,4 +1,4 @@
-import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Interceptor } from "@connectrpc/connect";
 import type { InternalTokens } from "../auth/internal-token.js";
 import { kPrincipal, kRequestId, looksLikeApiKey, type Principal } from "../auth/principal.js";
 import { DomainError, unauthenticated } from "../errors.js";
@@ -40,8 +40,10 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
         : await options.tokens.verify(credential);
       req.contextValues.set(kPrincipal, principal);
     } catch (e) {
-      if (e instanceof ConnectError) throw e;
-      throw toConnectError(e instanceof DomainError ? e : unauthenticated("invalid credentials"));
+      // Anything else (a store that cannot be read, say) is no verdict on the credential: it goes
+      // on to the error interceptor as an internal error rather than a misleading 401.
+      if (e instanceof DomainError) throw toConnectError(e);
+      throw e;
     }
     return next(req);
   };
