@@ -59,9 +59,15 @@ describe("distributed mode", () => {
     const target = () => kiln.serviceUrls.identity.replace("http://", "");
 
     it("answers a @grpc/grpc-js client authenticated with an API key", async () => {
-      const res = await callUnary(target(), IdentityService, IdentityService.method.verifySetup, {}, {
-        authorization: `Bearer ${flow.apiKey}`,
-      });
+      const res = await callUnary(
+        target(),
+        IdentityService,
+        IdentityService.method.verifySetup,
+        {},
+        {
+          authorization: `Bearer ${flow.apiKey}`,
+        },
+      );
       expect(res.ok).toBe(true);
       expect(res.principal).toMatchObject({ type: "api_key", id: flow.apiKeyId, organizationId: flow.organizationId });
       expect(res.organization?.id).toBe(flow.organizationId);
@@ -71,21 +77,39 @@ describe("distributed mode", () => {
       const none = callUnary(target(), IdentityService, IdentityService.method.verifySetup, {}, {});
       await expect(none).rejects.toMatchObject({ code: grpcStatus.UNAUTHENTICATED });
       const forged = `${flow.apiKey.slice(0, -4)}AAAA`;
-      const bad = callUnary(target(), IdentityService, IdentityService.method.verifySetup, {}, {
-        authorization: `Bearer ${forged}`,
-      });
+      const bad = callUnary(
+        target(),
+        IdentityService,
+        IdentityService.method.verifySetup,
+        {},
+        {
+          authorization: `Bearer ${forged}`,
+        },
+      );
       await expect(bad).rejects.toMatchObject({ code: grpcStatus.UNAUTHENTICATED });
       // The user's access token is for the gateway, not an internal token: services refuse it.
-      const userToken = callUnary(target(), IdentityService, IdentityService.method.verifySetup, {}, {
-        authorization: `Bearer ${flow.token}`,
-      });
+      const userToken = callUnary(
+        target(),
+        IdentityService,
+        IdentityService.method.verifySetup,
+        {},
+        {
+          authorization: `Bearer ${flow.token}`,
+        },
+      );
       await expect(userToken).rejects.toMatchObject({ code: grpcStatus.UNAUTHENTICATED });
     });
 
     it("keeps the service-only calls to services", async () => {
-      const err = (await callUnary(target(), IdentityService, IdentityService.method.verifyApiKey, { key: flow.apiKey }, {
-        "x-api-key": flow.apiKey,
-      }).catch((e: ServiceError) => e)) as ServiceError;
+      const err = (await callUnary(
+        target(),
+        IdentityService,
+        IdentityService.method.verifyApiKey,
+        { key: flow.apiKey },
+        {
+          "x-api-key": flow.apiKey,
+        },
+      ).catch((e: ServiceError) => e)) as ServiceError;
       expect(err.code).toBe(grpcStatus.PERMISSION_DENIED);
     });
 
@@ -98,7 +122,10 @@ describe("distributed mode", () => {
         const res = await client.verifySetup({}, { headers: { "x-api-key": flow.apiKey } });
         expect(res.principal?.id).toBe(flow.apiKeyId);
         const err = await client
-          .createApiKey({ organizationId: flow.organizationId, name: "x", scopes: ["runs:read"] }, { headers: { "x-api-key": flow.apiKey } })
+          .createApiKey(
+            { organizationId: flow.organizationId, name: "x", scopes: ["runs:read"] },
+            { headers: { "x-api-key": flow.apiKey } },
+          )
           .catch((e: unknown) => ConnectError.from(e));
         // Keys cannot mint keys: key management needs a signed-in owner or admin.
         expect(err).toBeInstanceOf(ConnectError);

@@ -1,5 +1,5 @@
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { createLogger } from "@kiln/kit/logger";
+import { buildEmbedded } from "@kiln/launcher/embedded";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, runIdentityFlow } from "./support/identity-flow.js";
 

@@ -86,7 +86,10 @@ function fromFastifyError(error: FastifyError): HttpError | undefined {
   return undefined;
 }
 
-export function envelopeOf(error: unknown, requestId: string): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+export function envelopeOf(
+  error: unknown,
+  requestId: string,
+): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   let e: HttpError | undefined;
   if (error instanceof HttpError) e = error;
   else if (error instanceof DomainError) e = new HttpError(error.kind, error.message, error.details);

@@ -9,7 +9,10 @@ import { createGatewayDeps } from "./deps.js";
 
 const config = loadConfig();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
-const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AUTH_SECRET), { type: "service", id: "gateway" });
+const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AUTH_SECRET), {
+  type: "service",
+  id: "gateway",
+});
 const connect = (baseUrl: string) => createNetworkTransport({ baseUrl, interceptors: [forward] });
 const services = {
   identity: connect(config.IDENTITY_URL),

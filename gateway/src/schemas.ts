@@ -29,10 +29,12 @@ export const Timestamp = Type.String({ format: "date-time" });
 export const Nullable = <S extends TSchema>(s: S) => Type.Union([s, Type.Null()]);
 
 /** `{ data, nextCursor }` of every list (api.md "Conventions"). */
-export const List = <S extends TSchema>(item: S) => Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) });
+export const List = <S extends TSchema>(item: S) =>
+  Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) });
 
 export const ListQuery = {
-  limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: "1–200, default 50" })),
+  // No leading zero: "0" is out of range (1–200), not "the default".
+  limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$", description: "1–200, default 50" })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
 };
 

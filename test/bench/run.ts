@@ -6,7 +6,7 @@
  * with an API key. BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import os from "node:os";
+import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -28,7 +28,7 @@ interface Row {
   errors: number;
 }
 
-async function load(url: string, init: { method: string; headers: Record<string, string>; body?: string }) {
+async function load(url: string, init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string }) {
   const r = await autocannon({ url, connections, duration: seconds, ...init });
   return {
     rps: Math.round(r.requests.average),
@@ -44,7 +44,8 @@ async function scenarios(mode: string, base: string): Promise<Row[]> {
   const body = JSON.stringify({ organizationId: flow.organizationId });
   const rows: Row[] = [];
   // Warm caches and JIT before measuring.
-  for (let i = 0; i < 200; i++) await call(base, "POST", "/api/setup/verify", { token: flow.token, body: { organizationId: flow.organizationId } });
+  for (let i = 0; i < 200; i++)
+    await call(base, "POST", "/api/setup/verify", { token: flow.token, body: { organizationId: flow.organizationId } });
   for (const [scenario, credential] of [
     ["POST /api/setup/verify (access token)", flow.token],
     ["POST /api/setup/verify (API key)", flow.apiKey],
@@ -99,11 +100,13 @@ try {
   await Promise.all(servers.map((s) => s.stop({ removeData: true })));
 }
 
-const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+const cpu = cpus()[0]?.model ?? "unknown CPU";
 process.stdout.write(
-  `\n${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
+  `\n${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
     `${connections} connections × ${seconds} s per scenario\n\n` +
     "| mode | scenario | req/s | p50 ms | p90 ms | p99 ms | errors |\n|---|---|---:|---:|---:|---:|---:|\n" +
-    rows.map((r) => `| ${r.mode} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.errors} |`).join("\n") +
+    rows
+      .map((r) => `| ${r.mode} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.errors} |`)
+      .join("\n") +
     "\n",
 );

@@ -6,8 +6,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { exportPKCS8, generateKeyPair } from "jose";
 import { freePort } from "./servers.js";
 
@@ -95,7 +95,10 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     ServiceName,
     number
   >;
-  const serviceUrls = Object.fromEntries(names.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
+  const serviceUrls = Object.fromEntries(names.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<
+    ServiceName,
+    string
+  >;
   const signingKey = await newSigningKeyPem();
   const processes = {} as Distributed["processes"];
   for (const name of names) {

@@ -15,11 +15,15 @@ declare module "vitest" {
 }
 
 const started: RunningServer[] = [];
+const track = (server: RunningServer) => {
+  started.push(server);
+  return server.url;
+};
 
 export async function setup(project: TestProject): Promise<void> {
   const results = await Promise.allSettled([
-    process.env.TEST_MONGODB_URL ?? startFerretDb().then((s) => (started.push(s), s.url)),
-    process.env.TEST_NATS_URL ?? startNatsServer().then((s) => (started.push(s), s.url)),
+    process.env.TEST_MONGODB_URL ?? startFerretDb().then(track),
+    process.env.TEST_NATS_URL ?? startNatsServer().then(track),
   ]);
   const failed = results.find((r) => r.status === "rejected");
   if (failed) {

@@ -2,7 +2,15 @@
  * A @grpc/grpc-js client for any Kiln service, built from the protobuf-es service descriptor:
  * no extra code generation (tech-notes §1.9). What an internal caller on plain gRPC would do.
  */
-import { type DescMessage, type DescService, fromBinary, type MessageShape, toBinary, create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescService,
+  fromBinary,
+  type MessageInitShape,
+  type MessageShape,
+  toBinary,
+} from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 
 export function grpcJsServiceDefinition(service: DescService): grpc.ServiceDefinition {
@@ -33,7 +41,8 @@ export async function callUnary<I extends DescMessage, O extends DescMessage>(
   metadata: Record<string, string>,
 ): Promise<MessageShape<O>> {
   const Ctor = grpc.makeGenericClientConstructor(grpcJsServiceDefinition(service), service.name);
-  const client = new Ctor(target, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, UnaryFn>;
+  const client = new Ctor(target, grpc.credentials.createInsecure()) as unknown as grpc.Client &
+    Record<string, UnaryFn>;
   const md = new grpc.Metadata();
   for (const [k, v] of Object.entries(metadata)) md.set(k, v);
   try {

@@ -64,7 +64,11 @@ export async function runIdentityFlow(base: string, scopes = ["prompts:read", "r
   });
   expect(onboard.status).toBe(201);
   expect(onboard.headers.get("x-api-stability")).toBe("beta");
-  expect(onboard.body.organization).toMatchObject({ name: "Analytical Engines", plan: "free", entitlements: { aiEnabled: true } });
+  expect(onboard.body.organization).toMatchObject({
+    name: "Analytical Engines",
+    plan: "free",
+    entitlements: { aiEnabled: true },
+  });
   expect(onboard.body.membership).toMatchObject({ role: "owner" });
   expect(onboard.body.membership.permissions).toContain("ai_platform");
   const organizationId: string = onboard.body.organization.id;
@@ -87,7 +91,10 @@ export async function runIdentityFlow(base: string, scopes = ["prompts:read", "r
     ["ai_permission", true],
   ]);
 
-  const created = await call(base, "POST", "/api/api-keys", { token: accessToken, body: { organizationId, name: "ci", scopes } });
+  const created = await call(base, "POST", "/api/api-keys", {
+    token: accessToken,
+    body: { organizationId, name: "ci", scopes },
+  });
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ name: "ci", scopes, organizationId });
   expect(created.body.key).toMatch(/^sk_[0-9a-f]{32}_[0-9A-Za-z]{43}$/);
@@ -111,7 +118,11 @@ export async function runIdentityFlow(base: string, scopes = ["prompts:read", "r
   const models = await call(base, "GET", "/api/models", { token: created.body.key });
   expect(models.status).toBe(200);
   expect(models.body.data).toContainEqual(
-    expect.objectContaining({ id: "local/echo", available: true, pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 } }),
+    expect.objectContaining({
+      id: "local/echo",
+      available: true,
+      pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
+    }),
   );
 
   return {

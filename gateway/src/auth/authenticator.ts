@@ -1,6 +1,6 @@
 import { type Client, createContextValues } from "@connectrpc/connect";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { unauthenticated } from "@kiln/kit/errors";
+import { DomainError, unauthenticated } from "@kiln/kit/errors";
 import { kRequestId, looksLikeApiKey, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { IdentityService } from "@kiln/proto/identity";
@@ -86,8 +86,26 @@ function builtinVerifier(identity: Client<typeof IdentityService>): Verifier {
   };
 }
 
+/**
+ * The issuer's key set could not be fetched (network failure, timeout, a non-200 or non-JWKS
+ * answer): a dependency is down (503, safe to retry), not a bad token (401).
+ */
+function isKeySetOutage(e: unknown): boolean {
+  if (!(e instanceof errors.JOSEError)) return true;
+  return e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || e.code === errors.JOSEError.code;
+}
+
 function oidcVerifier(options: OidcOptions): Verifier {
-  const keys = createRemoteJWKSet(new URL(options.jwksUrl));
+  const remote = createRemoteJWKSet(new URL(options.jwksUrl));
+  const keys: JWTVerifyGetKey = async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (e) {
+      if (isKeySetOutage(e))
+        throw new DomainError("unavailable", "the OIDC issuer's keys cannot be fetched; retry later");
+      throw e;
+    }
+  };
   return {
     async verify(token) {
       const { payload } = await jwtVerify(token, keys, {

@@ -59,8 +59,13 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         },
       },
       async (request, reply) => {
-        const r = await identity.signUp({ ...request.body, fullName: request.body.fullName ?? "" }, rpcOptions(request));
-        return reply.code(201).send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
+        const r = await identity.signUp(
+          { ...request.body, fullName: request.body.fullName ?? "" },
+          rpcOptions(request),
+        );
+        return reply
+          .code(201)
+          .send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
       },
     );
 
@@ -72,8 +77,14 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
           tags: ["auth"],
           summary: "Exchange e-mail and password for an access token",
           security: [],
-          body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 256 }) }),
-          response: { 200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }), ...errorResponses(400, 401) },
+          body: Body({
+            email: Type.String({ minLength: 1, maxLength: 254 }),
+            password: Type.String({ minLength: 1, maxLength: 256 }),
+          }),
+          response: {
+            200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }),
+            ...errorResponses(400, 401),
+          },
         },
       },
       async (request) => {
@@ -190,7 +201,14 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       const k = apiKeyView(r.apiKey);
       return reply
         .code(201)
-        .send({ id: k.id, name: k.name, scopes: k.scopes, organizationId: k.organizationId, key: r.key, createdAt: k.createdAt });
+        .send({
+          id: k.id,
+          name: k.name,
+          scopes: k.scopes,
+          organizationId: k.organizationId,
+          key: r.key,
+          createdAt: k.createdAt,
+        });
     },
   );
 

@@ -7,8 +7,15 @@ import { Nullable, Timestamp as TimestampSchema } from "../schemas.js";
 
 export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
 
-export const UserView = Type.Object({ id: Type.String(), email: Type.String(), fullName: Type.String() }, { $id: "User" });
-export const userView = (u: User | undefined) => ({ id: u?.id ?? "", email: u?.email ?? "", fullName: u?.fullName ?? "" });
+export const UserView = Type.Object(
+  { id: Type.String(), email: Type.String(), fullName: Type.String() },
+  { $id: "User" },
+);
+export const userView = (u: User | undefined) => ({
+  id: u?.id ?? "",
+  email: u?.email ?? "",
+  fullName: u?.fullName ?? "",
+});
 
 export const OrganizationView = Type.Object(
   {

@@ -13,7 +13,8 @@ export interface Page<T> {
 /** Cursors are opaque to clients: the base64url of the last `_id` returned. */
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^[a-z]+_[0-9a-f]{32}$/.test(id)) throw invalidArgument("invalid cursor", [{ field: "cursor", issue: "is not a cursor this list returned" }]);
+  if (!/^[a-z]+_[0-9a-f]{32}$/.test(id))
+    throw invalidArgument("invalid cursor", [{ field: "cursor", issue: "is not a cursor this list returned" }]);
   return id;
 }
 
@@ -28,7 +29,9 @@ export async function findPage<T extends Doc>(
 ): Promise<Page<T>> {
   const limit = options.limit === 0 ? DEFAULT_PAGE_LIMIT : options.limit;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
-    throw invalidArgument("invalid limit", [{ field: "limit", issue: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` }]);
+    throw invalidArgument("invalid limit", [
+      { field: "limit", issue: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
+    ]);
   }
   const scoped = options.cursor ? { $and: [filter, { _id: { $lt: decodeCursor(options.cursor) } }] } : filter;
   const docs = await collection.find(scoped, { sort: { _id: -1 }, limit: limit + 1 });

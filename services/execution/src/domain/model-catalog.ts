@@ -43,7 +43,10 @@ export interface ModelCatalogOptions {
 
 export function createModelCatalog(options: ModelCatalogOptions) {
   const configured = new Set(["local", ...options.configuredProviders]);
-  const models: CatalogModel[] = [LOCAL_ECHO, ...OPENAI_MODELS].map((m) => ({ ...m, available: configured.has(m.provider) }));
+  const models: CatalogModel[] = [LOCAL_ECHO, ...OPENAI_MODELS].map((m) => ({
+    ...m,
+    available: configured.has(m.provider),
+  }));
   const byId = new Map(models.map((m) => [m.id, m]));
   return {
     list: (): CatalogModel[] => models,

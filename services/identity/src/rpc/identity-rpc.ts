@@ -63,7 +63,11 @@ const principalToProto = (p: Principal) => ({
   scopes: p.type === "api_key" ? p.scopes : [],
 });
 
-export function registerIdentityRpc(router: ConnectRouter, identity: Identity, jwks: () => { jwksJson: string; issuer: string; audience: string }): void {
+export function registerIdentityRpc(
+  router: ConnectRouter,
+  identity: Identity,
+  jwks: () => { jwksJson: string; issuer: string; audience: string },
+): void {
   router.service(IdentityService, {
     async signUp(req, ctx) {
       requireService(ctx);

@@ -45,7 +45,10 @@ export function createRemoteIdentityAuth(
       const hit = keys.get(digest);
       if (hit) return hit;
       try {
-        const res = await identity.verifyApiKey({ key }, { contextValues: createContextValues().set(kRequestId, requestId) });
+        const res = await identity.verifyApiKey(
+          { key },
+          { contextValues: createContextValues().set(kRequestId, requestId) },
+        );
         if (!res.principal) throw new Error("identity returned no principal");
         const principal = principalFromProto(res.principal);
         keys.set(digest, principal);
@@ -72,7 +75,12 @@ export function createRemoteIdentityAuth(
   };
 }
 
-export function principalFromProto(p: { type: string; id: string; organizationId: string; scopes: string[] }): Principal {
+export function principalFromProto(p: {
+  type: string;
+  id: string;
+  organizationId: string;
+  scopes: string[];
+}): Principal {
   switch (p.type) {
     case "api_key":
       return { type: "api_key", id: p.id, organizationId: p.organizationId, scopes: [...p.scopes] };

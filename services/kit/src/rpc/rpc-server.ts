@@ -1,6 +1,6 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import { HealthCheckResponse_ServingStatus, Health } from "@kiln/proto/health";
+import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
 import { createInFlight } from "../lifecycle.js";
@@ -51,12 +51,15 @@ export function createServiceRoutes(options: ServiceRoutesOptions): (router: Con
     options.register(router);
     router.service(Health, {
       async check(req) {
-        if (req.service === "" || req.service === "liveness") return { status: HealthCheckResponse_ServingStatus.SERVING };
+        if (req.service === "" || req.service === "liveness")
+          return { status: HealthCheckResponse_ServingStatus.SERVING };
         if (req.service !== "readiness") return { status: HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN };
         const failed = await failedReadiness(options.readiness, options.isDraining);
         return {
           status:
-            failed.length === 0 ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING,
+            failed.length === 0
+              ? HealthCheckResponse_ServingStatus.SERVING
+              : HealthCheckResponse_ServingStatus.NOT_SERVING,
         };
       },
     });
@@ -124,7 +127,9 @@ export async function buildRpcServer(service: ServiceModule) {
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
     const failed = await failedReadiness(service.readiness, service.isDraining);
-    return reply.code(failed.length === 0 ? 200 : 503).send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
+    return reply
+      .code(failed.length === 0 ? 200 : 503)
+      .send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
   });
   const inFlight = createInFlight();
   app.addHook("onRequest", async () => inFlight.enter());

@@ -1,7 +1,7 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { IdentityService } from "@kiln/proto/identity";
-import { createInternalTokens, type InternalTokens } from "../auth/internal-token.js";
 import { createRemoteIdentityAuth, type IdentityAuth } from "../auth/authorizer.js";
+import { createInternalTokens, type InternalTokens } from "../auth/internal-token.js";
 import type { Bus } from "../bus/bus.js";
 import { createNatsBus } from "../bus/nats-bus.js";
 import { exitOnSignal } from "../lifecycle.js";
@@ -46,7 +46,11 @@ export async function runServiceProcess(
 ): Promise<void> {
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   const tokens = createInternalTokens(config.INTERNAL_AUTH_SECRET);
-  const store = createMongoStore({ url: config.MONGODB_URL, database: config.MONGODB_DATABASE, appName: `kiln-${name}` });
+  const store = createMongoStore({
+    url: config.MONGODB_URL,
+    database: config.MONGODB_DATABASE,
+    appName: `kiln-${name}`,
+  });
   const bus = config.NATS_URL ? await createNatsBus({ url: config.NATS_URL, name: `kiln-${name}` }) : undefined;
   const identityTransport = config.IDENTITY_URL
     ? createNetworkTransport({
