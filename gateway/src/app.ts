@@ -1,3 +1,4 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -8,7 +9,6 @@ import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
@@ -54,6 +54,8 @@ export function rpcOptions(request: FastifyRequest, principal: Principal | null 
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+const isApiPath = (url: string) => url === "/api" || url.startsWith("/api/") || url.startsWith("/api?");
+
 /** The REST gateway (HTTP/1.1): authentication, the error envelope, the /api routes, OpenAPI. Never listens. */
 export async function buildGateway(deps: GatewayDeps) {
   let draining = false;
@@ -67,6 +69,13 @@ export async function buildGateway(deps: GatewayDeps) {
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors Fastify raises before routing (a malformed URL such as "/api/%zz") leave in the
+    // envelope with the request id too, instead of Fastify's own body.
+    frameworkErrors: (error, request, reply) => {
+      reply.header("x-request-id", request.id);
+      if (isApiPath(request.url)) reply.header("x-api-stability", "non-public");
+      handleError(error, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest("principal", null);
@@ -104,21 +113,26 @@ export async function buildGateway(deps: GatewayDeps) {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
+  // Authentication runs before the body is read: an anonymous caller never gets a body parsed.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
     const config = request.routeOptions.config;
-    if (request.url.startsWith("/api") || request.url.startsWith("/.well-known")) {
+    if (isApiPath(request.url) || request.url.startsWith("/.well-known/")) {
       reply.header("x-api-stability", config?.stability ?? "non-public");
     }
+    if (config?.public || !request.routeOptions.url) return;
+    const credential = credentialOf((name) => {
+      const value = request.headers[name];
+      return typeof value === "string" ? value : undefined;
+    });
+    if (!credential)
+      throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
+    request.principal = await deps.authenticator.authenticate(credential, request.id);
   });
 
   app.addHook("preValidation", async (request) => {
     // Bodyless writes get {} so that their schema reports missing fields instead of "body must be object".
     if (request.body === undefined && ["POST", "PUT", "PATCH"].includes(request.method)) request.body = {};
-    if (request.routeOptions.config?.public || !request.routeOptions.url) return;
-    const credential = credentialOf(new Headers(request.headers as Record<string, string>));
-    if (!credential) throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
-    request.principal = await deps.authenticator.authenticate(credential, request.id);
   });
 
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
@@ -129,7 +143,9 @@ export async function buildGateway(deps: GatewayDeps) {
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     const failed = await failedReadiness(deps.readiness, () => draining);
-    return reply.code(failed.length === 0 ? 200 : 503).send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
+    return reply
+      .code(failed.length === 0 ? 200 : 503)
+      .send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
   });
 
   registerIdentityRoutes(app, deps);

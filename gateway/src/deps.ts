@@ -32,7 +32,13 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
   return {
     logger: w.logger,
     clients: { identity, execution: createClient(ExecutionService, w.transports.execution) },
-    authenticator: createAuthenticator({ identity, identityAuth, builtinIssuer: w.builtinIssuer, oidc: w.oidc }),
+    authenticator: createAuthenticator({
+      identity,
+      identityAuth,
+      builtinIssuer: w.builtinIssuer,
+      oidc: w.oidc,
+      apiKeyCacheTtlMs: w.apiKeyCacheTtlMs,
+    }),
     builtinIssuer: w.builtinIssuer,
     readiness,
   };

@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   tokenIssuer?: string;
   accessTokenTtlSeconds?: number;
   apiKeyCacheTtlMs?: number;
+  /** An external OIDC issuer whose access tokens are accepted besides the built-in issuer's. */
+  oidc?: { issuer: string; audience: string; jwksUrl: string };
 }
 
 /**
@@ -81,13 +83,19 @@ export async function buildEmbedded(options: EmbeddedOptions) {
         evaluation: createInProcessTransport(evaluationService, as("gateway")),
       },
       builtinIssuer: true,
+      oidc: options.oidc,
       apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
     }),
   );
 
   return {
     gateway,
-    services: { identity: identityService, catalog: catalogService, execution: executionService, evaluation: evaluationService },
+    services: {
+      identity: identityService,
+      catalog: catalogService,
+      execution: executionService,
+      evaluation: evaluationService,
+    },
     async close() {
       gateway.startDraining();
       await gateway.app.close();

@@ -28,6 +28,8 @@ export interface AuthenticatorOptions {
   /** Accept tokens of the built-in issuer (its keys come from the identity service). */
   builtinIssuer: boolean;
   oidc?: OidcOptions;
+  /** How long identity's positive answers about API keys are reused. */
+  apiKeyCacheTtlMs: number;
 }
 
 export interface Authenticator {
@@ -125,7 +127,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const oidc = options.oidc ? oidcVerifier(options.oidc) : undefined;
   const tokens = new LRUCache<string, { principal: Principal; expMs: number }>({ max: TOKEN_CACHE_MAX });
   const externalUsers = new LRUCache<string, string>({ max: TOKEN_CACHE_MAX, ttl: 10 * 60_000 });
-  const forgotten = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
+  // Revoked here: refused until every cached "valid" answer about the key has expired too.
+  const forgotten = new LRUCache<string, number>({ max: 10_000, ttl: Math.max(60_000, 2 * options.apiKeyCacheTtlMs) });
   let builtinIssuer: string | undefined;
 
   async function userOfExternal(payload: JWTPayload, requestId: string): Promise<string> {

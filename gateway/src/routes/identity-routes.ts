@@ -199,16 +199,14 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
     async (request, reply) => {
       const r = await identity.createApiKey(request.body, rpcOptions(request));
       const k = apiKeyView(r.apiKey);
-      return reply
-        .code(201)
-        .send({
-          id: k.id,
-          name: k.name,
-          scopes: k.scopes,
-          organizationId: k.organizationId,
-          key: r.key,
-          createdAt: k.createdAt,
-        });
+      return reply.code(201).send({
+        id: k.id,
+        name: k.name,
+        scopes: k.scopes,
+        organizationId: k.organizationId,
+        key: r.key,
+        createdAt: k.createdAt,
+      });
     },
   );
 

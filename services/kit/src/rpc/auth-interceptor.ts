@@ -13,13 +13,13 @@ export interface AuthInterceptorOptions {
 }
 
 /** The credential of a request: `Authorization: Bearer <x>` or `X-API-Key: <x>`. */
-export function credentialOf(header: Headers): string | undefined {
-  const auth = header.get("authorization");
+export function credentialOf(header: (name: "authorization" | "x-api-key") => string | undefined): string | undefined {
+  const auth = header("authorization");
   if (auth) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     return m?.[1];
   }
-  return header.get("x-api-key")?.trim() || undefined;
+  return header("x-api-key")?.trim() || undefined;
 }
 
 /**
@@ -32,7 +32,7 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
     const requestId = req.header.get("x-request-id");
     if (requestId) req.contextValues.set(kRequestId, requestId);
     if (options.publicPaths?.has(path)) return next(req);
-    const credential = credentialOf(req.header);
+    const credential = credentialOf((name) => req.header.get(name) ?? undefined);
     try {
       if (!credential) throw unauthenticated("missing credentials");
       const principal = looksLikeApiKey(credential)
