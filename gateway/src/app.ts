@@ -7,11 +7,13 @@ import type { Logger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
+import type { CatalogService } from "@kiln/proto/catalog";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
+import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { ErrorEnvelope } from "./schemas.js";
@@ -20,6 +22,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface GatewayClients {
   identity: Client<typeof IdentityService>;
+  catalog: Client<typeof CatalogService>;
   execution: Client<typeof ExecutionService>;
 }
 
@@ -150,6 +153,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
+  registerCatalogRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -2,6 +2,7 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
@@ -31,7 +32,11 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
   }));
   return {
     logger: w.logger,
-    clients: { identity, execution: createClient(ExecutionService, w.transports.execution) },
+    clients: {
+      identity,
+      catalog: createClient(CatalogService, w.transports.catalog),
+      execution: createClient(ExecutionService, w.transports.execution),
+    },
     authenticator: createAuthenticator({
       identity,
       identityAuth,
