@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
+import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
@@ -32,6 +33,8 @@ export interface GatewayDeps {
   authenticator: Authenticator;
   /** The built-in issuer's sign-up, token and JWKS routes are served. */
   builtinIssuer: boolean;
+  /** Requests per minute per principal (per client address when anonymous); 0 turns limiting off. */
+  rateLimitPerMinute: number;
   readiness: ReadinessCheck[];
 }
 
@@ -132,6 +135,23 @@ export async function buildGateway(deps: GatewayDeps) {
       throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
     request.principal = await deps.authenticator.authenticate(credential, request.id);
   });
+
+  if (deps.rateLimitPerMinute > 0) {
+    // After authentication (onRequest), before the body is read; per gateway replica.
+    await app.register(rateLimit, {
+      hook: "preParsing",
+      max: deps.rateLimitPerMinute,
+      timeWindow: 60_000,
+      keyGenerator: (request) =>
+        request.principal ? `${request.principal.type}:${request.principal.id}` : `ip:${request.ip}`,
+      allowList: (request) => request.url === "/healthz" || request.url === "/readyz",
+      errorResponseBuilder: (_request, context) =>
+        new HttpError(
+          "resource_exhausted",
+          `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`,
+        ),
+    });
+  }
 
   app.addHook("preValidation", async (request) => {
     // Bodyless writes get {} so that their schema reports missing fields instead of "body must be object".

@@ -16,6 +16,7 @@ export interface GatewayWiring {
   builtinIssuer: boolean;
   oidc?: OidcOptions;
   apiKeyCacheTtlMs: number;
+  rateLimitPerMinute: number;
 }
 
 /** The gateway's dependencies, the same for both run modes. */
@@ -45,6 +46,7 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       apiKeyCacheTtlMs: w.apiKeyCacheTtlMs,
     }),
     builtinIssuer: w.builtinIssuer,
+    rateLimitPerMinute: w.rateLimitPerMinute,
     readiness,
   };
 }

@@ -32,6 +32,7 @@ const gateway = await buildGateway(
     builtinIssuer: config.BUILTIN_ISSUER_ENABLED,
     oidc: oidcOf(config),
     apiKeyCacheTtlMs: config.API_KEY_CACHE_TTL_MS,
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
   }),
 );
 const address = await gateway.app.listen({ host: config.HOST, port: config.PORT });

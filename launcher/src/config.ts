@@ -5,6 +5,7 @@ export const EmbeddedEnv = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
   LOG_LEVEL: Type.String({ default: "info" }),
   OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
 });
 
 /** The embedded mode's variables: everything else has an embedded default. */

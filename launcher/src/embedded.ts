@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   tokenIssuer?: string;
   accessTokenTtlSeconds?: number;
   apiKeyCacheTtlMs?: number;
+  /** Default 6000; 0 turns rate limiting off. */
+  rateLimitPerMinute?: number;
   /** An external OIDC issuer whose access tokens are accepted besides the built-in issuer's. */
   oidc?: { issuer: string; audience: string; jwksUrl: string };
 }
@@ -85,6 +87,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       builtinIssuer: true,
       oidc: options.oidc,
       apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? 6_000,
     }),
   );
 

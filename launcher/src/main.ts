@@ -20,7 +20,11 @@ const command = process.argv[2] ?? "embedded";
 if (command === "embedded") {
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
-  const kiln = await buildEmbedded({ logger, configuredProviders: config.OPENAI_API_KEY ? ["openai"] : [] });
+  const kiln = await buildEmbedded({
+    logger,
+    configuredProviders: config.OPENAI_API_KEY ? ["openai"] : [],
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   const base = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${config.PORT}`;
   process.stdout.write(

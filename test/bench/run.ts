@@ -64,7 +64,7 @@ async function startEmbeddedProcess(): Promise<{ base: string; child: ChildProce
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -93,7 +93,12 @@ let distributed: Distributed | undefined;
 try {
   const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
   servers.push(ferret, nats);
-  distributed = await startDistributed({ mongoUrl: ferret.url, natsUrl: nats.url, logLevel: "warn" });
+  distributed = await startDistributed({
+    mongoUrl: ferret.url,
+    natsUrl: nats.url,
+    logLevel: "warn",
+    env: { RATE_LIMIT_PER_MINUTE: "0" },
+  });
   rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
 } finally {
   await distributed?.stop();
