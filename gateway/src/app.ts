@@ -7,6 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "@kiln/kit/rpc/idempotency";
 import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ExecutionService } from "@kiln/proto/execution";
@@ -42,6 +43,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Set by authentication on every route that is not public. */
     principal: Principal | null;
+    /** A service answered with the replay of an earlier request with the same Idempotency-Key. */
+    idempotentReplayed: boolean;
   }
 }
 
@@ -51,11 +54,21 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Call options that forward the request's principal and id to a service. */
+/**
+ * Call options that forward the request's principal, id and Idempotency-Key to a service; a
+ * service that replays an earlier answer says so, and the reply then carries Idempotent-Replayed.
+ */
 export function rpcOptions(request: FastifyRequest, principal: Principal | null = request.principal): CallOptions {
   const values = createContextValues().set(kRequestId, request.id);
   if (principal) values.set(kPrincipal, principal);
-  return { contextValues: values };
+  const key = request.headers["idempotency-key"];
+  return {
+    contextValues: values,
+    headers: typeof key === "string" ? { [IDEMPOTENCY_KEY_HEADER]: key } : undefined,
+    onHeader: (header) => {
+      if (header.get(IDEMPOTENT_REPLAYED_HEADER) === "true") request.idempotentReplayed = true;
+    },
+  };
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -85,6 +98,10 @@ export async function buildGateway(deps: GatewayDeps) {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest("principal", null);
+  app.decorateRequest("idempotentReplayed", false);
+  app.addHook("onSend", async (request, reply) => {
+    if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
+  });
   app.addSchema(ErrorEnvelope);
 
   // JSON only. An empty body reads as {} so routes whose fields are all optional take none;

@@ -7,6 +7,7 @@ import { createInFlight } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
+import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
 
 export interface ReadinessCheck {
   name: string;
@@ -80,7 +81,12 @@ export interface ServiceModule {
 }
 
 export function defineService(
-  options: Omit<ServiceRoutesOptions, "isDraining"> & { name: string; auth: AuthInterceptorOptions },
+  options: Omit<ServiceRoutesOptions, "isDraining"> & {
+    name: string;
+    auth: AuthInterceptorOptions;
+    /** Creating and running methods that honour an idempotency key. */
+    idempotency?: IdempotencyOptions;
+  },
 ): ServiceModule {
   let draining = false;
   const isDraining = () => draining;
@@ -94,6 +100,7 @@ export function defineService(
         ...options.auth,
         publicPaths: new Set([HEALTH_CHECK_PATH, ...(options.auth.publicPaths ?? [])]),
       }),
+      ...(options.idempotency ? [createIdempotencyInterceptor(options.idempotency)] : []),
     ],
     readiness: options.readiness,
     isDraining,

@@ -1,0 +1,110 @@
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ExecutionService } from "@kiln/proto/execution";
+import { describe, expect, it } from "vitest";
+import { createInternalTokens } from "../auth/internal-token.js";
+import type { Principal } from "../auth/principal.js";
+import { createLogger } from "../logger.js";
+import { createMemoryStore } from "../store/memory-store.js";
+import { createForwardInterceptor } from "./auth-interceptor.js";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency-interceptor.js";
+import { defineService } from "./rpc-server.js";
+import { createInProcessTransport } from "./transport.js";
+
+const tokens = createInternalTokens("x".repeat(32));
+const METHOD = "/kiln.execution.v1.ExecutionService/ListModels";
+
+/** A service whose ListModels stands in for a creating RPC: every real call makes a new "model". */
+function setup(options: { now?: () => Date; gate?: Promise<void> } = {}) {
+  const store = createMemoryStore();
+  let calls = 0;
+  const service = defineService({
+    name: "test",
+    logger: createLogger({ name: "test", level: "silent" }),
+    register: (router) =>
+      router.service(ExecutionService, {
+        async listModels() {
+          calls++;
+          const n = calls;
+          await options.gate;
+          if (n === 99) throw new Error("never");
+          return { models: [{ id: `model-${n}` }] };
+        },
+      }),
+    readiness: [],
+    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+    idempotency: { store, methods: new Set([METHOD]), now: options.now },
+  });
+  const clientFor = (principal: Principal) =>
+    createClient(ExecutionService, createInProcessTransport(service, [createForwardInterceptor(tokens, principal)]));
+  return { clientFor, calls: () => calls, store };
+}
+
+const alice: Principal = { type: "user", id: "usr_a" };
+const bob: Principal = { type: "user", id: "usr_b" };
+
+async function call(client: ReturnType<ReturnType<typeof setup>["clientFor"]>, key?: string) {
+  let replayed: string | null = null;
+  const res = await client.listModels(
+    {},
+    {
+      headers: key ? { [IDEMPOTENCY_KEY_HEADER]: key } : {},
+      onHeader: (h) => (replayed = h.get(IDEMPOTENT_REPLAYED_HEADER)),
+    },
+  );
+  return { id: res.models[0]?.id, replayed };
+}
+
+describe("idempotency interceptor", () => {
+  it("replays the first response for a retry with the same key", async () => {
+    const s = setup();
+    const client = s.clientFor(alice);
+    const first = await call(client, "k1");
+    const retry = await call(client, "k1");
+    expect(first).toEqual({ id: "model-1", replayed: null });
+    expect(retry).toEqual({ id: "model-1", replayed: "true" });
+    expect(s.calls()).toBe(1);
+  });
+
+  it("runs every call without a key, and scopes keys to the principal", async () => {
+    const s = setup();
+    await call(s.clientFor(alice));
+    await call(s.clientFor(alice));
+    const a = await call(s.clientFor(alice), "shared");
+    const b = await call(s.clientFor(bob), "shared");
+    expect(a.id).not.toBe(b.id);
+    expect(s.calls()).toBe(4);
+  });
+
+  it("answers 409 (failed_precondition) while the first call is in flight", async () => {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const s = setup({ gate });
+    const client = s.clientFor(alice);
+    const first = call(client, "slow");
+    await new Promise((r) => setTimeout(r, 20));
+    const err = await call(client, "slow").catch((e: unknown) => ConnectError.from(e));
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
+    open();
+    expect((await first).id).toBe("model-1");
+  });
+
+  it("forgets a key after its time to live", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const s = setup({ now: () => now });
+    const client = s.clientFor(alice);
+    await call(client, "k");
+    now = new Date(now.getTime() + 25 * 3_600_000);
+    const later = await call(client, "k");
+    expect(later).toEqual({ id: "model-2", replayed: null });
+  });
+
+  it("refuses a malformed key", async () => {
+    const s = setup();
+    const err = await call(s.clientFor(alice), "bad key with spaces").catch((e: unknown) => ConnectError.from(e));
+    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+    expect(s.calls()).toBe(0);
+  });
+});
