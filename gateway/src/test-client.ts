@@ -130,12 +130,154 @@ export interface ErrorBody {
   error: { code: string; message: string; details: { field: string; issue: string }[]; requestId: string };
 }
 
+/** api.md "Prompts", "Tools", "Version diffs", "Skills". */
+export interface VersionSummary {
+  id: string;
+  version: number;
+  status: "draft" | "published";
+  createdAt: string;
+  publishedAt: string | null;
+}
+
+export interface ToolRef {
+  toolId: string;
+  toolVersionId: string;
+  toolKey: string;
+}
+
+/** A tool to attach: a bare tool id pins its current version. */
+export type ToolSelector = string | { toolId: string; toolVersionId?: string };
+
+export interface PromptVersion {
+  id: string;
+  promptId: string;
+  organizationId: string;
+  version: number;
+  status: "draft" | "published";
+  systemPrompt: string;
+  developerPrompt: string | null;
+  variablesSchema: unknown;
+  responseFormat: unknown;
+  temperature: number | null;
+  maxOutputTokens: number | null;
+  model: string | null;
+  tools: ToolRef[];
+  createdAt: string;
+  publishedAt: string | null;
+}
+
+export interface Prompt {
+  id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  defaultModel: string | null;
+  publishedVersionId: string | null;
+  latestVersion: number;
+  versions: VersionSummary[];
+  version: PromptVersion | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PromptVersionInput {
+  systemPrompt: string;
+  developerPrompt?: string | null;
+  variablesSchema?: unknown;
+  responseFormat?: unknown;
+  temperature?: number | null;
+  maxOutputTokens?: number | null;
+  model?: string | null;
+  tools?: ToolSelector[];
+}
+
+export interface Tool {
+  id: string;
+  organizationId: string;
+  toolKey: string;
+  name: string;
+  description: string;
+  type: "manual_stub" | "http";
+  currentVersionId: string;
+  latestVersion: number;
+  config: unknown;
+  inputSchema: unknown;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ToolVersion {
+  id: string;
+  toolId: string;
+  version: number;
+  type: "manual_stub" | "http";
+  config: unknown;
+  inputSchema: unknown;
+  createdAt: string;
+}
+
+export interface VersionDiff {
+  from: { versionId: string; version: number } | null;
+  to: { versionId: string; version: number };
+  changes: { op: "add" | "remove" | "replace"; path: string; before?: unknown; after?: unknown }[];
+  summary: string;
+}
+
+export interface CompositionStep {
+  order: number;
+  alias: string;
+  promptId: string;
+  promptVersionId: string;
+  promptName: string;
+  version: number;
+  variables: Record<string, unknown>;
+}
+
+export interface Skill {
+  id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  draftVersionId: string | null;
+  publishedVersionId: string | null;
+  versions: VersionSummary[];
+  describedVersionId: string;
+  promptComposition: CompositionStep[];
+  tools: ToolRef[];
+  inputSchema: unknown;
+  outputSchema: unknown;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SkillVersion {
+  id: string;
+  skillId: string;
+  version: number;
+  status: "draft" | "published";
+  promptComposition: CompositionStep[];
+  tools: ToolRef[];
+  inputSchema: unknown;
+  outputSchema: unknown;
+  createdAt: string;
+  publishedAt: string | null;
+}
+
+/** One step of POST /api/skill-versions/:id/prompts. */
+export interface PromptStepInput {
+  promptId: string;
+  promptVersionId?: string;
+  alias?: string;
+  variables?: Record<string, unknown>;
+}
+
 export const TEST_PASSWORD = "correct-horse-battery-staple";
 
 export interface TestClient {
   request<T = unknown>(method: Method, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   get<T = unknown>(path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   post<T = unknown>(path: string, body?: unknown, options?: RequestOptions): Promise<TestResponse<T>>;
+  patch<T = unknown>(path: string, body?: unknown, options?: RequestOptions): Promise<TestResponse<T>>;
   delete<T = unknown>(path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   /** POST /api/auth/signup with a fresh address unless one is given; throws unless 201. */
   signUp(email?: string, options?: { password?: string; fullName?: string }): Promise<SignedUp>;
@@ -145,6 +287,45 @@ export interface TestClient {
   onboard(token: string, organizationName?: string): Promise<OnboardingResult & { status: 200 | 201 }>;
   /** POST /api/api-keys; throws unless 201. */
   createApiKey(token: string, organizationId: string, scopes: string[], name?: string): Promise<CreatedApiKey>;
+  /**
+   * Catalog helpers (api.md "Prompts", "Tools", "Skills"): `credential` is an access token or an
+   * API key; each throws unless the documented status (201 for creates, 200 otherwise).
+   */
+  createPrompt(
+    credential: string,
+    organizationId: string,
+    fields?: { name?: string; description?: string; defaultModel?: string | null },
+  ): Promise<Prompt>;
+  createPromptVersion(credential: string, promptId: string, input: PromptVersionInput): Promise<PromptVersion>;
+  publishPrompt(credential: string, promptId: string, versionId: string): Promise<Prompt>;
+  /** createPrompt, createPromptVersion and publishPrompt in one: the prompt as published. */
+  createPublishedPrompt(
+    credential: string,
+    organizationId: string,
+    input: PromptVersionInput,
+    fields?: { name?: string; description?: string; defaultModel?: string | null },
+  ): Promise<{ prompt: Prompt; version: PromptVersion }>;
+  /** A manual_stub tool answering `result`, with a fresh toolKey unless one is given. */
+  createTool(
+    credential: string,
+    organizationId: string,
+    fields?: Partial<{
+      toolKey: string;
+      name: string;
+      description: string;
+      type: string;
+      config: unknown;
+      inputSchema: unknown;
+    }>,
+  ): Promise<Tool>;
+  /** organizationId undefined: an API key's own organization. */
+  createSkill(
+    credential: string,
+    organizationId: string | undefined,
+    fields?: { name?: string; description?: string },
+  ): Promise<Skill>;
+  replaceSkillPrompts(credential: string, skillVersionId: string, prompts: PromptStepInput[]): Promise<Skill>;
+  publishSkill(credential: string, skillId: string, versionId?: string): Promise<Skill>;
 }
 
 interface RawRequest {
@@ -250,6 +431,7 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
     request,
     get: (path, options) => request("GET", path, options),
     post: (path, body, options) => request("POST", path, { ...options, body }),
+    patch: (path, body, options) => request("PATCH", path, { ...options, body }),
     delete: (path, options) => request("DELETE", path, options),
 
     async signUp(email = `user-${randomUUID()}@example.test`, options = {}) {
@@ -279,6 +461,84 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
     async createApiKey(token, organizationId, scopes, name = "test key") {
       const res = await client.post<CreatedApiKey>("/api/api-keys", { organizationId, name, scopes }, { token });
       expectStatus("API key creation", res, 201);
+      return res.body;
+    },
+
+    async createPrompt(credential, organizationId, fields = {}) {
+      const body = { organizationId, name: `Prompt ${randomUUID().slice(0, 8)}`, ...fields };
+      const res = await client.post<Prompt>("/api/prompts", body, { token: credential });
+      expectStatus("prompt creation", res, 201);
+      return res.body;
+    },
+
+    async createPromptVersion(credential, promptId, input) {
+      const res = await client.post<PromptVersion>(`/api/prompts/${promptId}/versions`, input, { token: credential });
+      expectStatus("prompt version creation", res, 201);
+      return res.body;
+    },
+
+    async publishPrompt(credential, promptId, versionId) {
+      const res = await client.post<Prompt>(`/api/prompts/${promptId}/publish`, { versionId }, { token: credential });
+      expectStatus("prompt publication", res, 200);
+      return res.body;
+    },
+
+    async createPublishedPrompt(credential, organizationId, input, fields = {}) {
+      const created = await client.createPrompt(credential, organizationId, fields);
+      const version = await client.createPromptVersion(credential, created.id, input);
+      const prompt = await client.publishPrompt(credential, created.id, version.id);
+      const read = await client.get<Prompt>(`/api/prompts/${created.id}`, {
+        token: credential,
+        query: { versionId: version.id },
+      });
+      expectStatus("prompt read", read, 200);
+      if (!read.body.version) throw new Error("the published prompt has no version");
+      return { prompt, version: read.body.version };
+    },
+
+    async createTool(credential, organizationId, fields = {}) {
+      const body = {
+        organizationId,
+        toolKey: `tool_${randomUUID().slice(0, 8)}`,
+        name: "A tool",
+        type: "manual_stub",
+        config: { result: { ok: true } },
+        inputSchema: { type: "object", properties: { city: { type: "string" } } },
+        ...fields,
+      };
+      const res = await client.post<Tool>("/api/tools", body, { token: credential });
+      expectStatus("tool creation", res, 201);
+      return res.body;
+    },
+
+    async createSkill(credential, organizationId, fields = {}) {
+      const body = {
+        ...(organizationId === undefined ? {} : { organizationId }),
+        name: `Skill ${randomUUID().slice(0, 8)}`,
+        ...fields,
+      };
+      const res = await client.post<Skill>("/api/skills", body, { token: credential });
+      expectStatus("skill creation", res, 201);
+      return res.body;
+    },
+
+    async replaceSkillPrompts(credential, skillVersionId, prompts) {
+      const res = await client.post<Skill>(
+        `/api/skill-versions/${skillVersionId}/prompts`,
+        { prompts },
+        { token: credential },
+      );
+      expectStatus("replacePrompts", res, 200);
+      return res.body;
+    },
+
+    async publishSkill(credential, skillId, versionId) {
+      const res = await client.post<Skill>(
+        `/api/skills/${skillId}/publish`,
+        versionId === undefined ? {} : { versionId },
+        { token: credential },
+      );
+      expectStatus("skill publication", res, 200);
       return res.body;
     },
   };

@@ -4,6 +4,16 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
+import { createAccess } from "./access.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { createPrompts } from "./prompts.js";
+import { registerCatalogRpc } from "./rpc/catalog-rpc.js";
+import { createSkills } from "./skills.js";
+import { catalogCollections, ensureCatalogIndexes } from "./store/catalog-store.js";
+import { createTools } from "./tools.js";
+
+export type { HttpAllowlist } from "./domain/tool-config.js";
 
 export interface CatalogServiceDeps {
   logger: Logger;
@@ -11,14 +21,29 @@ export interface CatalogServiceDeps {
   bus: Bus;
   tokens: InternalTokens;
   identityAuth: IdentityAuth;
+  /** Hosts `http` tools may call (config `HTTP_TOOL_ALLOWED_HOSTS`); default: none, so no http tool can be saved. */
+  httpAllowlist?: HttpAllowlist;
+  /** The clock; tests pass a fixed one. */
+  now?: () => Date;
 }
 
-/** The catalog service. Its RPCs arrive with the catalog issue; today it serves health and readiness. */
+/**
+ * The catalog service (prompts, tools, skills and their versions), the same in both run modes:
+ * main.ts serves it, the embedded mode calls it in-process.
+ */
 export async function createCatalogService(deps: CatalogServiceDeps): Promise<ServiceModule> {
+  await ensureCatalogIndexes(deps.store);
+  const catalog: CatalogDeps = {
+    collections: catalogCollections(deps.store),
+    access: createAccess(deps.identityAuth),
+    httpAllowlist: deps.httpAllowlist ?? EMPTY_ALLOWLIST,
+    now: deps.now ?? (() => new Date()),
+  };
+  const useCases = { prompts: createPrompts(catalog), tools: createTools(catalog), skills: createSkills(catalog) };
   return defineService({
     name: "catalog",
     logger: deps.logger,
-    register: () => {},
+    register: (router) => registerCatalogRpc(router, useCases),
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },

@@ -1,0 +1,93 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ToolSelectorSchema } from "@kiln/proto/catalog";
+import type { FastifyRequest } from "fastify";
+import Type from "typebox";
+import { principalOf } from "../app.js";
+import { HttpError } from "../errors.js";
+import { Body, ListQuery } from "../schemas.js";
+
+/**
+ * Request pieces shared by the catalog routes. The gateway checks shapes (types, required and
+ * unknown fields); the catalog service judges meaning (placeholders, JSON Schema validity, the
+ * allowlist, publish rules).
+ */
+
+export const Id = Type.String({ minLength: 1, maxLength: 100 });
+export const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
+/** Names and descriptions: the service trims them and checks their length. */
+export const Text = Type.String({ maxLength: 10_000 });
+export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 'a model id, e.g. "local/echo"' });
+
+/** A free-form JSON object (schemas, tool config, bindings): sent to the service as JSON text, unchanged. */
+export const JsonObject = (description: string) =>
+  Type.Unsafe<Record<string, unknown>>({ type: "object", description });
+
+/** A tool to attach: a bare tool id pins the tool's current version (api.md "Prompts", "Skills"). */
+export const ToolSelectorBody = Type.Union([
+  Type.String({ minLength: 1, maxLength: 100, description: "a tool id: pins the tool's current version" }),
+  Body({ toolId: Id, toolVersionId: Type.Optional(Id) }),
+]);
+export type ToolSelectorInput = string | { toolId: string; toolVersionId?: string };
+
+export const toolSelectors = (
+  tools: readonly ToolSelectorInput[] | undefined,
+): MessageInitShape<typeof ToolSelectorSchema>[] =>
+  (tools ?? []).map((t) =>
+    typeof t === "string" ? { toolId: t } : { toolId: t.toolId, toolVersionId: t.toolVersionId },
+  );
+
+/** Free-form JSON → the JSON text of an RPC `*_json` field (undefined stays "not given"). */
+export const jsonText = (value: unknown): string | undefined =>
+  value === undefined ? undefined : JSON.stringify(value);
+
+export const IdParams = Type.Object({ id: Id });
+export const VersionParams = Type.Object({ id: Id, versionId: Id });
+
+export const ListQuerystring = Type.Object(
+  {
+    organizationId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
+    ),
+    ...ListQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const VersionIdQuerystring = Type.Object(
+  { versionId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
+
+export const DiffQuerystring = Type.Object(
+  {
+    against: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: "a version id; default: the version just before" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The organization a create or list acts in: the one given, else an API key's own (api.md
+ * "Organization scoping"); a user must name it.
+ */
+export function organizationOf(request: FastifyRequest, given: string | undefined): string {
+  if (given !== undefined && given !== "") return given;
+  const principal = principalOf(request);
+  if (principal.type === "api_key") return principal.organizationId;
+  throw new HttpError("invalid_argument", "organizationId is required", [
+    { field: "organizationId", issue: "is required" },
+  ]);
+}
+
+/** The RPC request of a list route. */
+export function listRequest(
+  request: FastifyRequest,
+  query: { organizationId?: string; limit?: string; cursor?: string },
+): { organizationId: string; limit: number; cursor: string } {
+  return {
+    organizationId: organizationOf(request, query.organizationId),
+    limit: query.limit ? Number(query.limit) : 0,
+    cursor: query.cursor ?? "",
+  };
+}

@@ -1,0 +1,316 @@
+import type {
+  Change,
+  CompositionStep,
+  Prompt,
+  PromptVersion,
+  Skill,
+  SkillVersion,
+  Tool,
+  ToolRef,
+  ToolVersion,
+  VersionDiff,
+  VersionSummary,
+} from "@kiln/proto/catalog";
+import Type from "typebox";
+import { Nullable, Timestamp } from "../schemas.js";
+import { iso } from "./views.js";
+
+/**
+ * Catalog proto messages → REST JSON (api.md "Prompts", "Tools", "Version diffs", "Skills"), with
+ * their response schemas beside them.
+ *
+ * Free-form user JSON (schemas, tool config, bindings, diff values) travels as JSON text in the
+ * RPC's `*_json` fields and is parsed here. Its response schema is the empty schema (`FreeJson`),
+ * so Fastify's serializer writes it with JSON.stringify: no key is stripped, renamed or reordered,
+ * whatever its name (`$ref`, `a.b`, `__proto__`).
+ */
+
+/** Any JSON value, serialized as it is. */
+export const FreeJson = Type.Unknown({ description: "free-form JSON, returned exactly as stored" });
+
+/** JSON text of an RPC `*_json` field → its value (JSON.parse keeps "__proto__" an own key). */
+export function parseJson(text: string | undefined): unknown {
+  return text === undefined || text === "" ? null : JSON.parse(text);
+}
+
+const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
+
+const VersionStatus = Type.Union([Type.Literal("draft"), Type.Literal("published")]);
+const status = (s: string) => s as "draft" | "published";
+
+export const VersionSummaryView = Type.Object({
+  id: Type.String(),
+  version: Type.Integer(),
+  status: VersionStatus,
+  createdAt: Timestamp,
+  publishedAt: Nullable(Timestamp),
+});
+export const versionSummaryView = (v: VersionSummary) => ({
+  id: v.id,
+  version: v.version,
+  status: status(v.status),
+  createdAt: ts(v.createdAt),
+  publishedAt: iso(v.publishedAt),
+});
+
+export const ToolRefView = Type.Object({ toolId: Type.String(), toolVersionId: Type.String(), toolKey: Type.String() });
+export const toolRefView = (t: ToolRef) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId, toolKey: t.toolKey });
+
+export const PromptVersionView = Type.Object(
+  {
+    id: Type.String(),
+    promptId: Type.String(),
+    organizationId: Type.String(),
+    version: Type.Integer({ description: "1, 2, …" }),
+    status: VersionStatus,
+    systemPrompt: Type.String(),
+    developerPrompt: Nullable(Type.String()),
+    variablesSchema: FreeJson,
+    responseFormat: FreeJson,
+    temperature: Nullable(Type.Number()),
+    maxOutputTokens: Nullable(Type.Integer()),
+    model: Nullable(Type.String({ description: "fixed at creation: the request's, else the prompt's default" })),
+    tools: Type.Array(ToolRefView),
+    createdAt: Timestamp,
+    publishedAt: Nullable(Timestamp),
+  },
+  { $id: "PromptVersion" },
+);
+export const promptVersionView = (v: PromptVersion) => ({
+  id: v.id,
+  promptId: v.promptId,
+  organizationId: v.organizationId,
+  version: v.version,
+  status: status(v.status),
+  systemPrompt: v.systemPrompt,
+  developerPrompt: v.developerPrompt ?? null,
+  variablesSchema: parseJson(v.variablesSchemaJson),
+  responseFormat: parseJson(v.responseFormatJson),
+  temperature: v.temperature ?? null,
+  maxOutputTokens: v.maxOutputTokens ?? null,
+  model: v.model ?? null,
+  tools: v.tools.map(toolRefView),
+  createdAt: ts(v.createdAt),
+  publishedAt: iso(v.publishedAt),
+});
+
+export const PromptView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    defaultModel: Nullable(Type.String()),
+    publishedVersionId: Nullable(Type.String()),
+    latestVersion: Type.Integer({ description: "0 when the prompt has no version" }),
+    versions: Type.Array(VersionSummaryView),
+    version: Nullable(PromptVersionView),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "Prompt" },
+);
+export const promptView = (p: Prompt | undefined) => {
+  if (!p) throw new Error("catalog returned no prompt");
+  return {
+    id: p.id,
+    organizationId: p.organizationId,
+    name: p.name,
+    description: p.description,
+    defaultModel: p.defaultModel ?? null,
+    publishedVersionId: p.publishedVersionId || null,
+    latestVersion: p.latestVersion,
+    versions: p.versions.map(versionSummaryView),
+    version: p.version ? promptVersionView(p.version) : null,
+    createdAt: ts(p.createdAt),
+    updatedAt: ts(p.updatedAt),
+  };
+};
+
+const ToolType = Type.Union([Type.Literal("manual_stub"), Type.Literal("http")]);
+const toolType = (t: string) => t as "manual_stub" | "http";
+
+export const ToolView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    toolKey: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    type: ToolType,
+    currentVersionId: Type.String(),
+    latestVersion: Type.Integer(),
+    config: FreeJson,
+    inputSchema: FreeJson,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "Tool" },
+);
+export const toolView = (t: Tool | undefined) => {
+  if (!t) throw new Error("catalog returned no tool");
+  return {
+    id: t.id,
+    organizationId: t.organizationId,
+    toolKey: t.toolKey,
+    name: t.name,
+    description: t.description,
+    type: toolType(t.type),
+    currentVersionId: t.currentVersionId,
+    latestVersion: t.latestVersion,
+    config: parseJson(t.configJson),
+    inputSchema: parseJson(t.inputSchemaJson),
+    createdAt: ts(t.createdAt),
+    updatedAt: ts(t.updatedAt),
+  };
+};
+
+export const ToolVersionView = Type.Object(
+  {
+    id: Type.String(),
+    toolId: Type.String(),
+    version: Type.Integer(),
+    type: ToolType,
+    config: FreeJson,
+    inputSchema: FreeJson,
+    createdAt: Timestamp,
+  },
+  { $id: "ToolVersion" },
+);
+export const toolVersionView = (v: ToolVersion | undefined) => {
+  if (!v) throw new Error("catalog returned no tool version");
+  return {
+    id: v.id,
+    toolId: v.toolId,
+    version: v.version,
+    type: toolType(v.type),
+    config: parseJson(v.configJson),
+    inputSchema: parseJson(v.inputSchemaJson),
+    createdAt: ts(v.createdAt),
+  };
+};
+
+const VersionRefView = Type.Object({ versionId: Type.String(), version: Type.Integer() });
+
+export const VersionDiffView = Type.Object(
+  {
+    from: Nullable(VersionRefView),
+    to: VersionRefView,
+    changes: Type.Array(
+      Type.Object({
+        op: Type.Union([Type.Literal("add"), Type.Literal("remove"), Type.Literal("replace")]),
+        path: Type.String({ description: 'RFC 6901 JSON Pointer, e.g. "/config/result/city"' }),
+        before: Type.Optional(FreeJson),
+        after: Type.Optional(FreeJson),
+      }),
+    ),
+    summary: Type.String(),
+  },
+  { $id: "VersionDiff" },
+);
+const changeView = (c: Change) => ({
+  op: c.op as "add" | "remove" | "replace",
+  path: c.path,
+  ...(c.beforeJson === undefined ? {} : { before: parseJson(c.beforeJson) }),
+  ...(c.afterJson === undefined ? {} : { after: parseJson(c.afterJson) }),
+});
+export const versionDiffView = (d: VersionDiff | undefined) => {
+  if (!d?.to) throw new Error("catalog returned no diff");
+  return {
+    from: d.from ? { versionId: d.from.versionId, version: d.from.version } : null,
+    to: { versionId: d.to.versionId, version: d.to.version },
+    changes: d.changes.map(changeView),
+    summary: d.summary,
+  };
+};
+
+export const CompositionStepView = Type.Object({
+  order: Type.Integer({ description: "from 1" }),
+  alias: Type.String({ description: "default step<order>" }),
+  promptId: Type.String(),
+  promptVersionId: Type.String(),
+  promptName: Type.String(),
+  version: Type.Integer({ description: "the prompt version's number" }),
+  variables: FreeJson,
+});
+const compositionStepView = (s: CompositionStep) => ({
+  order: s.order,
+  alias: s.alias,
+  promptId: s.promptId,
+  promptVersionId: s.promptVersionId,
+  promptName: s.promptName,
+  version: s.version,
+  variables: parseJson(s.variablesJson),
+});
+
+export const SkillView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    draftVersionId: Nullable(Type.String()),
+    publishedVersionId: Nullable(Type.String()),
+    versions: Type.Array(VersionSummaryView),
+    describedVersionId: Type.String({
+      description: "the version the fields below describe: ?versionId=, else the draft, else the published one",
+    }),
+    promptComposition: Type.Array(CompositionStepView),
+    tools: Type.Array(ToolRefView),
+    inputSchema: FreeJson,
+    outputSchema: FreeJson,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "Skill" },
+);
+export const skillView = (s: Skill | undefined) => {
+  if (!s) throw new Error("catalog returned no skill");
+  return {
+    id: s.id,
+    organizationId: s.organizationId,
+    name: s.name,
+    description: s.description,
+    draftVersionId: s.draftVersionId || null,
+    publishedVersionId: s.publishedVersionId || null,
+    versions: s.versions.map(versionSummaryView),
+    describedVersionId: s.describedVersionId,
+    promptComposition: s.promptComposition.map(compositionStepView),
+    tools: s.tools.map(toolRefView),
+    inputSchema: parseJson(s.inputSchemaJson),
+    outputSchema: parseJson(s.outputSchemaJson),
+    createdAt: ts(s.createdAt),
+    updatedAt: ts(s.updatedAt),
+  };
+};
+
+export const SkillVersionView = Type.Object(
+  {
+    id: Type.String(),
+    skillId: Type.String(),
+    version: Type.Integer(),
+    status: VersionStatus,
+    promptComposition: Type.Array(CompositionStepView),
+    tools: Type.Array(ToolRefView),
+    inputSchema: FreeJson,
+    outputSchema: FreeJson,
+    createdAt: Timestamp,
+    publishedAt: Nullable(Timestamp),
+  },
+  { $id: "SkillVersion" },
+);
+export const skillVersionView = (v: SkillVersion | undefined) => {
+  if (!v) throw new Error("catalog returned no skill version");
+  return {
+    id: v.id,
+    skillId: v.skillId,
+    version: v.version,
+    status: status(v.status),
+    promptComposition: v.promptComposition.map(compositionStepView),
+    tools: v.tools.map(toolRefView),
+    inputSchema: parseJson(v.inputSchemaJson),
+    outputSchema: parseJson(v.outputSchemaJson),
+    createdAt: ts(v.createdAt),
+    publishedAt: iso(v.publishedAt),
+  };
+};

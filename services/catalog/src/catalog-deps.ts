@@ -1,0 +1,11 @@
+import type { Access } from "./access.js";
+import type { HttpAllowlist } from "./domain/tool-config.js";
+import type { CatalogCollections } from "./store/catalog-store.js";
+
+/** What the catalog's use cases run on. */
+export interface CatalogDeps {
+  collections: CatalogCollections;
+  access: Access;
+  httpAllowlist: HttpAllowlist;
+  now: () => Date;
+}

@@ -1,0 +1,150 @@
+import { createMongoStore } from "@kiln/kit/store/mongo";
+import { MongoClient } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createTestCatalog, ORG_A, principals, rejectionOf } from "./test-catalog.js";
+
+const url = inject("mongoUrl");
+const database = `catalog_int_${Date.now()}`;
+const store = createMongoStore({ url, database, appName: "catalog-int-test" });
+let catalog: Awaited<ReturnType<typeof createTestCatalog>>;
+const { userA } = principals;
+
+beforeAll(async () => {
+  catalog = await createTestCatalog({ store });
+});
+
+afterAll(async () => {
+  await store.close();
+  const admin = new MongoClient(url);
+  try {
+    await admin.db(database).dropDatabase();
+  } finally {
+    await admin.close();
+  }
+});
+
+const AWKWARD =
+  '{"type":"object", "properties":{"city":{"$ref":"#/$defs/city"},"a.b":{"type":"string"},"$x":{"type":"number"},' +
+  '"__proto__":{"type":"boolean"},"10":{"type":"string"},"2":{"type":"string"}},"$defs":{"city":{"type":"string"}}}';
+
+function createTool(toolKey: string, configJson = '{"result":{"$ref":"#/x","a.b":{"__proto__":1},"z":1,"a":2}}') {
+  return catalog.tools.createTool(userA, {
+    organizationId: ORG_A,
+    toolKey,
+    name: toolKey,
+    description: "",
+    type: "manual_stub",
+    configJson,
+    inputSchemaJson: AWKWARD,
+  });
+}
+
+describe("catalog on FerretDB", () => {
+  it("stores free-form JSON as text and gives it back byte for byte", async () => {
+    const config = '{"result":{"$ref":"#/x","a.b":{"__proto__":1},"z":1,"a":2}}';
+    const { tool } = await createTool("json", config);
+    const view = await catalog.tools.getTool(userA, { id: tool._id });
+    expect(view.current.config).toBe(config);
+    expect(view.current.inputSchema).toBe(AWKWARD);
+
+    const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "P", description: "" });
+    const version = await catalog.prompts.createPromptVersion(userA, {
+      promptId: prompt._id,
+      systemPrompt: "{{city}} {{$x}}",
+      variablesSchemaJson: AWKWARD,
+      tools: [{ toolId: tool._id }],
+    });
+    await catalog.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: version._id });
+    const read = await catalog.prompts.getPrompt(userA, { id: prompt._id, versionId: "" });
+    expect(read.version?.variablesSchema).toBe(AWKWARD);
+    expect(read.publishedVersionId).toBe(version._id);
+
+    const skill = await catalog.skills.createSkill(userA, { organizationId: ORG_A, name: "S", description: "" });
+    const variables = '{"city":"{{input.$town}}","$x":3,"__proto__":"{{input.flag}}"}';
+    const composed = await catalog.skills.replaceSkillPrompts(userA, {
+      skillVersionId: skill.described._id,
+      prompts: [{ promptId: prompt._id, variablesJson: variables }],
+    });
+    const again = await catalog.skills.getSkill(userA, { id: skill.skill._id, versionId: "" });
+    expect(again.described.promptComposition[0]?.variables).toBe(variables);
+    expect(again.described.inputSchema).toBe(composed.described.inputSchema);
+    expect(Object.keys(JSON.parse(again.described.inputSchema).properties)).toEqual([
+      "2",
+      "10",
+      "$town",
+      "a.b",
+      "flag",
+    ]);
+    const published = await catalog.skills.publishSkillVersion(userA, { skillId: skill.skill._id, versionId: "" });
+    expect(published.publishedVersionId).toBe(skill.described._id);
+  });
+
+  it("refuses a second toolKey in the organization, also when the creations race", async () => {
+    await createTool("clash");
+    expect((await rejectionOf(createTool("clash"))).kind).toBe("already_exists");
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => createTool("race")));
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toMatchObject({ kind: "already_exists" });
+    const tools = await catalog.collections.tools.find({ organizationId: ORG_A, toolKey: "race" });
+    expect(tools).toHaveLength(1);
+    // The losers' version documents were removed again.
+    expect(
+      await catalog.collections.toolVersions.countDocuments({
+        organizationId: ORG_A,
+        version: 1,
+        toolId: { $nin: await toolIds() },
+      }),
+    ).toBe(0);
+  });
+
+  it("gives concurrent version creations distinct numbers", async () => {
+    const { tool } = await createTool("versions");
+    const versions = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        catalog.tools.createToolVersion(userA, { toolId: tool._id, configJson: `{"result":{"n":${i}}}` }),
+      ),
+    );
+    expect(versions.map((v) => v.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7]);
+    const view = await catalog.tools.getTool(userA, { id: tool._id });
+    expect(view.latestVersion).toBe(7);
+    const diff = await catalog.tools.diffToolVersions(userA, {
+      toolId: tool._id,
+      versionId: view.current._id,
+      againstVersionId: "",
+    });
+    expect(diff.from?.version).toBe(6);
+    expect(diff.changes.map((c) => c.path)).toEqual(["/config/result/n"]);
+  });
+
+  it("keeps one draft per skill when new versions race", async () => {
+    const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "Q", description: "" });
+    const version = await catalog.prompts.createPromptVersion(userA, {
+      promptId: prompt._id,
+      systemPrompt: "Hi",
+      tools: [],
+    });
+    await catalog.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: version._id });
+    const skill = await catalog.skills.createSkill(userA, { organizationId: ORG_A, name: "Race", description: "" });
+    await catalog.skills.replaceSkillPrompts(userA, {
+      skillVersionId: skill.described._id,
+      prompts: [{ promptId: prompt._id }],
+    });
+    await catalog.skills.publishSkillVersion(userA, { skillId: skill.skill._id, versionId: "" });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 4 }, () =>
+        catalog.skills.createSkillVersion(userA, { skillId: skill.skill._id, fromVersionId: "" }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    expect(await catalog.collections.skillVersions.countDocuments({ skillId: skill.skill._id, status: "draft" })).toBe(
+      1,
+    );
+    const page = await catalog.skills.listSkills(userA, { organizationId: ORG_A, limit: 1, cursor: "" });
+    expect(page.items[0]?.skill._id).toBe(skill.skill._id);
+    expect(page.items[0]?.versions.map((v) => v.version)).toEqual([1, 2]);
+  });
+});
+
+async function toolIds(): Promise<string[]> {
+  return (await catalog.collections.tools.find({})).map((t) => t._id);
+}

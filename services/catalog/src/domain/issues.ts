@@ -1,0 +1,45 @@
+import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
+
+/**
+ * Collects every field issue of a request so they are reported together as one invalid_argument
+ * (api.md "Errors": `details: [{ field, issue }]`). Nothing is written while any issue is pending.
+ */
+export class Issues {
+  private readonly list: FieldIssue[] = [];
+
+  add(field: string, issue: string): this {
+    if (!this.list.some((i) => i.field === field && i.issue === issue)) this.list.push({ field, issue });
+    return this;
+  }
+
+  get count(): number {
+    return this.list.length;
+  }
+
+  /** A trimmed, required (unless `min` is 0) single-line text such as a name. */
+  text(field: string, value: string, { min = 1, max = 200 }: { min?: number; max?: number } = {}): string {
+    const v = value.trim();
+    if (v.length < min) this.add(field, min === 1 ? "is required" : `must be at least ${min} characters`);
+    else if (v.length > max) this.add(field, `must be at most ${max} characters`);
+    else if (v.includes("\0")) this.add(field, "must not contain NUL characters");
+    return v;
+  }
+
+  /** Free text kept exactly as given (templates): only its length and NUL characters are checked. */
+  content(field: string, value: string, { min = 1, max = 100_000 }: { min?: number; max?: number } = {}): string {
+    if (value.length < min) this.add(field, "is required");
+    else if (value.length > max) this.add(field, `must be at most ${max} characters`);
+    else if (value.includes("\0")) this.add(field, "must not contain NUL characters");
+    return value;
+  }
+
+  throwIfAny(message = "invalid request"): void {
+    if (this.list.length > 0) throw invalidArgument(message, [...this.list]);
+  }
+}
+
+/** `base.key`, or `base[3]` for an array index: the notation of api.md's `details[].field`. */
+export function fieldPath(base: string, segment: string | number): string {
+  if (typeof segment === "number") return `${base}[${segment}]`;
+  return base ? `${base}.${segment}` : segment;
+}

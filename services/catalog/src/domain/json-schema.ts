@@ -1,0 +1,184 @@
+/**
+ * JSON Schema (2020-12) checks for user-supplied schemas: prompt variables, response formats, tool
+ * inputs. Schemas arrive as JSON text and are kept as text (api.md: free-form JSON round-trips
+ * byte-for-byte); this module only parses them to judge them.
+ */
+import type { FieldIssue } from "@kiln/kit/errors";
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import ajvFormats from "ajv-formats";
+import { LRUCache } from "lru-cache";
+import { fieldPath, type Issues } from "./issues.js";
+
+export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+
+/** Deeper documents are refused: every walker below (and ajv's) recurses. */
+export const MAX_JSON_DEPTH = 64;
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Own properties only: a parsed `__proto__` key is an own property, the prototype is not. */
+export function ownValue(object: JsonObject, key: string): JsonValue | undefined {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+function depthExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (limit === 0) return true;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return children.some((child) => depthExceeds(child, limit - 1));
+}
+
+/** Parses user JSON text; on failure adds an issue on `field` and returns undefined. */
+export function parseJsonText(issues: Issues, field: string, text: string): JsonValue | undefined {
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    issues.add(field, "is not valid JSON");
+    return undefined;
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    issues.add(field, `is nested too deeply (at most ${MAX_JSON_DEPTH} levels)`);
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * The api.md field of a JSON Pointer inside `root`, under `base`: `/properties/city/type` becomes
+ * `variablesSchema.properties.city.type`, array indices become `[i]`.
+ */
+export function fieldOfPointer(base: string, pointer: string, root: unknown): string {
+  if (pointer === "") return base;
+  let field = base;
+  let current: unknown = root;
+  for (const raw of pointer.slice(1).split("/")) {
+    const segment = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (Array.isArray(current) && /^(0|[1-9]\d*)$/.test(segment)) {
+      field = fieldPath(field, Number(segment));
+      current = current[Number(segment)];
+    } else {
+      field = fieldPath(field, segment);
+      current = isJsonObject(current) ? ownValue(current, segment) : undefined;
+    }
+  }
+  return field;
+}
+
+// Unknown keywords are legal JSON Schema (annotations), so strict mode is off; `logger: false`
+// keeps ajv from writing warnings about them to the console.
+// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
+const addFormats = ajvFormats.default;
+
+const AJV_OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+
+/** Judges schemas against the 2020-12 meta-schema. It never compiles or stores a user schema. */
+const metaValidator = new Ajv2020(AJV_OPTIONS);
+addFormats(metaValidator);
+
+function messageOf(error: ErrorObject): string {
+  const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues;
+  if (error.keyword === "enum" && Array.isArray(allowed)) return `must be one of ${allowed.join(", ")}`;
+  return error.message ?? "is invalid";
+}
+
+/**
+ * Compiles with an ajv instance of its own: schemas of different organizations may declare the
+ * same `$id`, which one shared instance refuses (and remembers forever). Already judged against
+ * the meta-schema, so it is not validated again here.
+ */
+function compileFresh(schema: JsonValue): ValidateFunction {
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
+  addFormats(ajv);
+  return ajv.compile(schema as object);
+}
+
+const compiled = new LRUCache<string, ValidateFunction>({ max: 1_000 });
+
+/**
+ * The validator of a stored schema (JSON text), compiled once and cached by its text. Throws when
+ * the text is not a usable schema, which the checks at save time rule out.
+ */
+export function compileSchema(text: string): ValidateFunction {
+  const hit = compiled.get(text);
+  if (hit) return hit;
+  const validate = compileFresh(JSON.parse(text) as JsonValue);
+  compiled.set(text, validate);
+  return validate;
+}
+
+/** Validates `value` against a stored schema; issues are named under `base`, e.g. `variables.city`. */
+export function validateAgainst(schemaText: string, value: unknown, base: string): FieldIssue[] {
+  const validate = compileSchema(schemaText);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const missing = (e.params as { missingProperty?: string }).missingProperty;
+    const field = fieldOfPointer(base, e.instancePath, value);
+    return missing !== undefined && e.keyword === "required"
+      ? { field: fieldPath(field, missing), issue: "is required" }
+      : { field, issue: messageOf(e) };
+  });
+}
+
+export interface SchemaCheckOptions {
+  /** The schema must say `type: "object"` (variables and tool inputs are objects). */
+  objectType?: boolean;
+}
+
+/**
+ * Is `schema` a usable JSON Schema 2020-12? Adds issues under `field` (pointing at the offending
+ * keyword, e.g. `variablesSchema.properties.city.type`) and returns whether it was.
+ */
+export function checkJsonSchema(
+  issues: Issues,
+  field: string,
+  schema: unknown,
+  options: SchemaCheckOptions = {},
+): boolean {
+  if (!isJsonObject(schema)) {
+    issues.add(field, "must be a JSON Schema object");
+    return false;
+  }
+  const declared = ownValue(schema, "$schema");
+  if (declared !== undefined && declared !== JSON_SCHEMA_2020_12) {
+    issues.add(fieldPath(field, "$schema"), `must be "${JSON_SCHEMA_2020_12}" or left out`);
+    return false;
+  }
+  let valid: boolean;
+  try {
+    valid = metaValidator.validateSchema(schema) === true;
+  } catch (e) {
+    issues.add(field, `is not a JSON Schema: ${e instanceof Error ? e.message : String(e)}`);
+    return false;
+  }
+  if (!valid) {
+    // One verdict per place: the meta-schema's anyOf branches would otherwise repeat each problem.
+    const byField = new Map<string, string>();
+    for (const error of metaValidator.errors ?? []) {
+      if (error.keyword === "anyOf" || error.keyword === "oneOf") continue;
+      const at = fieldOfPointer(field, error.instancePath, schema);
+      if (!byField.has(at)) byField.set(at, messageOf(error));
+    }
+    if (byField.size === 0) byField.set(field, "is not a JSON Schema");
+    for (const [at, issue] of [...byField].slice(0, 20)) issues.add(at, issue);
+    return false;
+  }
+  if (options.objectType && ownValue(schema, "type") !== "object") {
+    issues.add(fieldPath(field, "type"), 'must be "object"');
+    return false;
+  }
+  try {
+    // Unresolvable `$ref`s and bad `pattern`s surface only when compiling.
+    const text = JSON.stringify(schema);
+    if (!compiled.has(text)) compiled.set(text, compileFresh(schema));
+  } catch (e) {
+    issues.add(field, `is not a usable JSON Schema: ${e instanceof Error ? e.message : String(e)}`);
+    return false;
+  }
+  return true;
+}

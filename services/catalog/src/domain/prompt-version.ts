@@ -1,0 +1,121 @@
+/**
+ * The content rules of a prompt version (spec §2 "Prompt version", api.md "Prompts"): templates,
+ * variables schema, response format, sampling settings and model. Pure: tools are resolved by the
+ * use case.
+ */
+import { fieldPath, type Issues } from "./issues.js";
+import { checkJsonSchema, isJsonObject, type JsonObject, ownValue, parseJsonText } from "./json-schema.js";
+import { checkTemplate } from "./templates.js";
+
+export const DEFAULT_VARIABLES_SCHEMA = '{"type":"object"}';
+export const DEFAULT_RESPONSE_FORMAT = '{"type":"text"}';
+export const MAX_OUTPUT_TOKENS = 128_000;
+export const MAX_TEMPERATURE = 2;
+/** `provider/model`, e.g. `openai/gpt-4o-mini` or `local/echo`; whether it exists is decided at run time. */
+export const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,63}\/[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const RESPONSE_FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export type ResponseFormat = { type: "text" } | { type: "json_schema"; name?: string; schema: JsonObject };
+
+export interface PromptVersionInput {
+  systemPrompt: string;
+  developerPrompt?: string;
+  variablesSchemaJson?: string;
+  responseFormatJson?: string;
+  temperature?: number;
+  maxOutputTokens?: number;
+  model?: string;
+}
+
+/** A checked version's content; the JSON texts are kept exactly as given. */
+export interface PromptVersionContent {
+  systemPrompt: string;
+  developerPrompt: string | null;
+  variablesSchema: string;
+  responseFormat: string;
+  temperature: number | null;
+  maxOutputTokens: number | null;
+}
+
+export function checkModelId(issues: Issues, field: string, model: string): void {
+  if (!MODEL_ID.test(model)) issues.add(field, 'must be a model id such as "openai/gpt-4o-mini"');
+}
+
+function checkResponseFormat(issues: Issues, text: string): void {
+  const field = "responseFormat";
+  const value = parseJsonText(issues, field, text);
+  if (value === undefined) return;
+  if (!isJsonObject(value)) {
+    issues.add(field, 'must be {"type":"text"} or {"type":"json_schema","schema":{...}}');
+    return;
+  }
+  const type = ownValue(value, "type");
+  if (type !== "text" && type !== "json_schema") {
+    issues.add(fieldPath(field, "type"), "must be text or json_schema");
+    return;
+  }
+  const known = type === "text" ? ["type"] : ["type", "name", "schema"];
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) issues.add(fieldPath(field, key), `is not a field of a ${type} response format`);
+  }
+  if (type === "text") return;
+  const name = ownValue(value, "name");
+  if (name !== undefined && (typeof name !== "string" || !RESPONSE_FORMAT_NAME.test(name))) {
+    issues.add(fieldPath(field, "name"), "must be 1 to 64 letters, digits, _ or -");
+  }
+  const schema = ownValue(value, "schema");
+  if (schema === undefined) issues.add(fieldPath(field, "schema"), "is required");
+  else checkJsonSchema(issues, fieldPath(field, "schema"), schema);
+}
+
+/** Checks a version's content, adding every problem to `issues`. */
+export function checkPromptVersion(issues: Issues, input: PromptVersionInput): PromptVersionContent {
+  const systemPrompt = issues.content("systemPrompt", input.systemPrompt);
+  const developerPrompt =
+    input.developerPrompt === undefined ? null : issues.content("developerPrompt", input.developerPrompt, { min: 0 });
+  const variablesSchema = input.variablesSchemaJson ?? DEFAULT_VARIABLES_SCHEMA;
+  const schema = parseJsonText(issues, "variablesSchema", variablesSchema);
+  if (
+    schema !== undefined &&
+    checkJsonSchema(issues, "variablesSchema", schema, { objectType: true }) &&
+    isJsonObject(schema)
+  ) {
+    checkTemplate(issues, "systemPrompt", systemPrompt, schema);
+    if (developerPrompt !== null) checkTemplate(issues, "developerPrompt", developerPrompt, schema);
+  }
+  const responseFormat = input.responseFormatJson ?? DEFAULT_RESPONSE_FORMAT;
+  checkResponseFormat(issues, responseFormat);
+  const { temperature, maxOutputTokens } = input;
+  if (
+    temperature !== undefined &&
+    !(Number.isFinite(temperature) && temperature >= 0 && temperature <= MAX_TEMPERATURE)
+  ) {
+    issues.add("temperature", `must be a number from 0 to ${MAX_TEMPERATURE}`);
+  }
+  if (
+    maxOutputTokens !== undefined &&
+    !(Number.isInteger(maxOutputTokens) && maxOutputTokens >= 1 && maxOutputTokens <= MAX_OUTPUT_TOKENS)
+  ) {
+    issues.add("maxOutputTokens", `must be an integer from 1 to ${MAX_OUTPUT_TOKENS}`);
+  }
+  if (input.model !== undefined) checkModelId(issues, "model", input.model);
+  return {
+    systemPrompt,
+    developerPrompt,
+    variablesSchema,
+    responseFormat,
+    temperature: temperature ?? null,
+    maxOutputTokens: maxOutputTokens ?? null,
+  };
+}
+
+/** The response format of a stored (already checked) version. */
+export function parseResponseFormat(text: string): ResponseFormat {
+  const value = JSON.parse(text) as JsonObject;
+  const schema = ownValue(value, "schema");
+  if (value.type === "json_schema" && isJsonObject(schema)) {
+    const name = ownValue(value, "name");
+    return { type: "json_schema", ...(typeof name === "string" && { name }), schema };
+  }
+  return { type: "text" };
+}

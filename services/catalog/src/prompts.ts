@@ -1,0 +1,189 @@
+import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
+import { findPage } from "@kiln/kit/pagination";
+import type { Principal } from "@kiln/kit/principal";
+import { SCOPES } from "./access.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { Issues } from "./domain/issues.js";
+import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
+import { checkDistinctToolKeys } from "./domain/tool-pins.js";
+import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { insertNextVersion, type PromptDoc, type PromptVersionDoc } from "./store/catalog-store.js";
+import { resolveToolPins, type ToolSelector } from "./tools.js";
+
+/** A prompt with its versions (oldest first) and the one version it describes. */
+export interface PromptView {
+  prompt: PromptDoc;
+  versions: PromptVersionDoc[];
+  publishedVersionId: string | null;
+  latestVersion: number;
+  /** The version asked for, else the live published one, else the latest; null when none exists. */
+  version: PromptVersionDoc | null;
+}
+
+export function promptView(prompt: PromptDoc, versions: PromptVersionDoc[], versionId = ""): PromptView {
+  const sorted = [...versions].sort(byVersionAscending);
+  const published = livePublishedVersion(sorted);
+  const latest = latestVersion(sorted);
+  let version: PromptVersionDoc | null = published ?? latest ?? null;
+  if (versionId !== "") {
+    const named = sorted.find((v) => v._id === versionId);
+    if (!named) throw notFound("prompt version");
+    version = named;
+  }
+  return {
+    prompt,
+    versions: sorted,
+    publishedVersionId: published?._id ?? null,
+    latestVersion: latest?.version ?? 0,
+    version,
+  };
+}
+
+export type Prompts = ReturnType<typeof createPrompts>;
+
+/** The prompt use cases (spec §2 "Prompt", "Prompt version"; api.md "Prompts"). */
+export function createPrompts(deps: CatalogDeps) {
+  const c = deps.collections;
+
+  async function promptFor(
+    principal: Principal,
+    id: string,
+    scope: typeof SCOPES.promptsRead | typeof SCOPES.promptsWrite,
+  ) {
+    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
+    const prompt = await c.prompts.findOne({ _id: id });
+    if (!prompt) throw notFound("prompt");
+    await deps.access.onResource(principal, prompt.organizationId, scope, "prompt");
+    return prompt;
+  }
+
+  const versionsOf = (promptId: string) => c.promptVersions.find({ promptId }, { sort: { version: 1 } });
+
+  return {
+    async createPrompt(
+      principal: Principal,
+      input: { organizationId: string; name: string; description: string; defaultModel?: string },
+    ): Promise<PromptView> {
+      await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsWrite);
+      const issues = new Issues();
+      const name = issues.text("name", input.name);
+      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      if (input.defaultModel !== undefined) checkModelId(issues, "defaultModel", input.defaultModel);
+      issues.throwIfAny();
+      const at = deps.now();
+      const prompt: PromptDoc = {
+        _id: newId("prm"),
+        organizationId: input.organizationId,
+        name,
+        description,
+        defaultModel: input.defaultModel ?? null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await c.prompts.insertOne(prompt);
+      return promptView(prompt, []);
+    },
+
+    async getPrompt(principal: Principal, input: { id: string; versionId: string }): Promise<PromptView> {
+      const prompt = await promptFor(principal, input.id, SCOPES.promptsRead);
+      return promptView(prompt, await versionsOf(prompt._id), input.versionId);
+    },
+
+    async listPrompts(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
+      await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsRead);
+      const page = await findPage(c.prompts, { organizationId: input.organizationId }, input);
+      const ids = page.items.map((p) => p._id);
+      const versions = ids.length > 0 ? await c.promptVersions.find({ promptId: { $in: ids } }) : [];
+      return {
+        items: page.items.map((p) =>
+          promptView(
+            p,
+            versions.filter((v) => v.promptId === p._id),
+          ),
+        ),
+        nextCursor: page.nextCursor,
+      };
+    },
+
+    async updatePrompt(
+      principal: Principal,
+      input: { id: string; name?: string; description?: string; defaultModel?: string; clearDefaultModel: boolean },
+    ): Promise<PromptView> {
+      const prompt = await promptFor(principal, input.id, SCOPES.promptsWrite);
+      const issues = new Issues();
+      const set: Partial<PromptDoc> = {};
+      if (input.name !== undefined) set.name = issues.text("name", input.name);
+      if (input.description !== undefined)
+        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      if (input.defaultModel !== undefined && input.clearDefaultModel) {
+        issues.add("defaultModel", "cannot be set and cleared at once");
+      } else if (input.defaultModel !== undefined) {
+        checkModelId(issues, "defaultModel", input.defaultModel);
+        set.defaultModel = input.defaultModel;
+      } else if (input.clearDefaultModel) set.defaultModel = null;
+      issues.throwIfAny();
+      const updated =
+        Object.keys(set).length === 0
+          ? prompt
+          : ((await c.prompts.findOneAndUpdate({ _id: prompt._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
+            prompt);
+      return promptView(updated, await versionsOf(prompt._id));
+    },
+
+    /** A new immutable draft version; `model` is fixed now (api.md: request, else the prompt's default). */
+    async createPromptVersion(
+      principal: Principal,
+      input: PromptVersionInput & { promptId: string; tools: readonly ToolSelector[] },
+    ): Promise<PromptVersionDoc> {
+      const prompt = await promptFor(principal, input.promptId, SCOPES.promptsWrite);
+      const issues = new Issues();
+      const content = checkPromptVersion(issues, input);
+      issues.throwIfAny();
+      const tools = await resolveToolPins(deps, prompt.organizationId, "tools", input.tools);
+      checkDistinctToolKeys(issues, "tools", tools);
+      issues.throwIfAny();
+      const at = deps.now();
+      const id = newId("pv");
+      const version = await insertNextVersion(c.promptVersions, { promptId: prompt._id }, (n) => ({
+        _id: id,
+        promptId: prompt._id,
+        organizationId: prompt.organizationId,
+        version: n,
+        status: "draft" as const,
+        ...content,
+        model: input.model ?? prompt.defaultModel ?? null,
+        tools,
+        createdAt: at,
+        publishedAt: null,
+      }));
+      await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      return version;
+    },
+
+    /** Moves one draft version to published, once; older published versions stay published. */
+    async publishPromptVersion(
+      principal: Principal,
+      input: { promptId: string; versionId: string },
+    ): Promise<PromptView> {
+      const prompt = await promptFor(principal, input.promptId, SCOPES.promptsWrite);
+      if (input.versionId === "")
+        throw invalidArgument("versionId is required", [{ field: "versionId", issue: "is required" }]);
+      const version = await c.promptVersions.findOne({ _id: input.versionId, promptId: prompt._id });
+      if (!version) throw notFound("prompt version");
+      const alreadyPublished = () =>
+        failedPrecondition(`prompt version ${version.version} is already published`, [
+          { field: "versionId", issue: "is already published" },
+        ]);
+      if (version.status === "published") throw alreadyPublished();
+      const at = deps.now();
+      const published = await c.promptVersions.findOneAndUpdate(
+        { _id: version._id, status: "draft" },
+        { $set: { status: "published", publishedAt: at } },
+      );
+      if (!published) throw alreadyPublished();
+      await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      return promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id));
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * Domain views → proto messages. JSON text goes into the `*_json` fields exactly as stored, so
+ * user JSON reaches the gateway byte for byte.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type {
+  CompositionStepSchema,
+  PromptSchema,
+  PromptVersionSchema,
+  SkillSchema,
+  SkillVersionSchema,
+  ToolRefSchema,
+  ToolSchema,
+  ToolVersionSchema,
+  VersionDiffSchema,
+  VersionSummarySchema,
+} from "@kiln/proto/catalog";
+import type { ToolPin } from "../domain/tool-pins.js";
+import type { PromptView } from "../prompts.js";
+import type { SkillView } from "../skills.js";
+import type { CompositionStepDoc, PromptVersionDoc, SkillVersionDoc, ToolVersionDoc } from "../store/catalog-store.js";
+import type { ToolView } from "../tools.js";
+import type { VersionDiffView } from "../version-diff-view.js";
+
+const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
+
+export function versionSummaryToProto(v: {
+  _id: string;
+  version: number;
+  status: string;
+  createdAt: Date;
+  publishedAt: Date | null;
+}): MessageInitShape<typeof VersionSummarySchema> {
+  return {
+    id: v._id,
+    version: v.version,
+    status: v.status,
+    createdAt: timestampFromDate(v.createdAt),
+    publishedAt: optionalTimestamp(v.publishedAt),
+  };
+}
+
+export const toolRefToProto = (pin: ToolPin): MessageInitShape<typeof ToolRefSchema> => ({
+  toolId: pin.toolId,
+  toolVersionId: pin.toolVersionId,
+  toolKey: pin.toolKey,
+});
+
+export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<typeof PromptVersionSchema> {
+  return {
+    id: v._id,
+    promptId: v.promptId,
+    organizationId: v.organizationId,
+    version: v.version,
+    status: v.status,
+    systemPrompt: v.systemPrompt,
+    developerPrompt: v.developerPrompt ?? undefined,
+    variablesSchemaJson: v.variablesSchema,
+    responseFormatJson: v.responseFormat,
+    temperature: v.temperature ?? undefined,
+    maxOutputTokens: v.maxOutputTokens ?? undefined,
+    model: v.model ?? undefined,
+    tools: v.tools.map(toolRefToProto),
+    createdAt: timestampFromDate(v.createdAt),
+    publishedAt: optionalTimestamp(v.publishedAt),
+  };
+}
+
+export function promptToProto(view: PromptView): MessageInitShape<typeof PromptSchema> {
+  const p = view.prompt;
+  return {
+    id: p._id,
+    organizationId: p.organizationId,
+    name: p.name,
+    description: p.description,
+    defaultModel: p.defaultModel ?? undefined,
+    publishedVersionId: view.publishedVersionId ?? undefined,
+    latestVersion: view.latestVersion,
+    versions: view.versions.map(versionSummaryToProto),
+    version: view.version ? promptVersionToProto(view.version) : undefined,
+    createdAt: timestampFromDate(p.createdAt),
+    updatedAt: timestampFromDate(p.updatedAt),
+  };
+}
+
+export function toolToProto(view: ToolView): MessageInitShape<typeof ToolSchema> {
+  const { tool, current } = view;
+  return {
+    id: tool._id,
+    organizationId: tool.organizationId,
+    toolKey: tool.toolKey,
+    name: tool.name,
+    description: tool.description,
+    type: current.type,
+    currentVersionId: current._id,
+    latestVersion: view.latestVersion,
+    configJson: current.config,
+    inputSchemaJson: current.inputSchema,
+    createdAt: timestampFromDate(tool.createdAt),
+    updatedAt: timestampFromDate(tool.updatedAt),
+  };
+}
+
+export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof ToolVersionSchema> {
+  return {
+    id: v._id,
+    toolId: v.toolId,
+    organizationId: v.organizationId,
+    version: v.version,
+    type: v.type,
+    configJson: v.config,
+    inputSchemaJson: v.inputSchema,
+    createdAt: timestampFromDate(v.createdAt),
+  };
+}
+
+export function versionDiffToProto(diff: VersionDiffView): MessageInitShape<typeof VersionDiffSchema> {
+  return {
+    from: diff.from ?? undefined,
+    to: diff.to,
+    changes: diff.changes.map((c) => ({
+      op: c.op,
+      path: c.path,
+      beforeJson: c.before === undefined ? undefined : JSON.stringify(c.before),
+      afterJson: c.after === undefined ? undefined : JSON.stringify(c.after),
+    })),
+    summary: diff.summary,
+  };
+}
+
+export const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<typeof CompositionStepSchema> => ({
+  order: s.order,
+  alias: s.alias,
+  promptId: s.promptId,
+  promptVersionId: s.promptVersionId,
+  promptName: s.promptName,
+  version: s.version,
+  variablesJson: s.variables,
+});
+
+export function skillVersionToProto(v: SkillVersionDoc): MessageInitShape<typeof SkillVersionSchema> {
+  return {
+    id: v._id,
+    skillId: v.skillId,
+    organizationId: v.organizationId,
+    version: v.version,
+    status: v.status,
+    promptComposition: v.promptComposition.map(compositionStepToProto),
+    tools: v.tools.map(toolRefToProto),
+    inputSchemaJson: v.inputSchema,
+    outputSchemaJson: v.outputSchema,
+    createdAt: timestampFromDate(v.createdAt),
+    publishedAt: optionalTimestamp(v.publishedAt),
+  };
+}
+
+export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSchema> {
+  const { skill, described } = view;
+  return {
+    id: skill._id,
+    organizationId: skill.organizationId,
+    name: skill.name,
+    description: skill.description,
+    draftVersionId: view.draftVersionId ?? undefined,
+    publishedVersionId: view.publishedVersionId ?? undefined,
+    versions: view.versions.map(versionSummaryToProto),
+    describedVersionId: described._id,
+    promptComposition: described.promptComposition.map(compositionStepToProto),
+    tools: described.tools.map(toolRefToProto),
+    inputSchemaJson: described.inputSchema,
+    outputSchemaJson: described.outputSchema,
+    createdAt: timestampFromDate(skill.createdAt),
+    updatedAt: timestampFromDate(skill.updatedAt),
+  };
+}

@@ -1,0 +1,114 @@
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { unauthenticated } from "@kiln/kit/errors";
+import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { CatalogService } from "@kiln/proto/catalog";
+import type { Prompts } from "../prompts.js";
+import type { Skills } from "../skills.js";
+import type { Tools } from "../tools.js";
+import {
+  promptToProto,
+  promptVersionToProto,
+  skillToProto,
+  skillVersionToProto,
+  toolToProto,
+  toolVersionToProto,
+  versionDiffToProto,
+} from "./catalog-conversions.js";
+
+function principalOf(ctx: HandlerContext): Principal {
+  const p = ctx.values.get(kPrincipal);
+  if (!p) throw unauthenticated("missing credentials");
+  return p;
+}
+
+/** Optional ids arrive as "" or unset from proto; the use cases take undefined for "not given". */
+const given = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
+
+export interface CatalogUseCases {
+  prompts: Prompts;
+  tools: Tools;
+  skills: Skills;
+}
+
+export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skills }: CatalogUseCases): void {
+  router.service(CatalogService, {
+    async createPrompt(req, ctx) {
+      return { prompt: promptToProto(await prompts.createPrompt(principalOf(ctx), req)) };
+    },
+    async getPrompt(req, ctx) {
+      return { prompt: promptToProto(await prompts.getPrompt(principalOf(ctx), req)) };
+    },
+    async listPrompts(req, ctx) {
+      const page = await prompts.listPrompts(principalOf(ctx), req);
+      return { prompts: page.items.map(promptToProto), nextCursor: page.nextCursor };
+    },
+    async updatePrompt(req, ctx) {
+      return { prompt: promptToProto(await prompts.updatePrompt(principalOf(ctx), req)) };
+    },
+    async createPromptVersion(req, ctx) {
+      const tools = req.tools.map((t) => ({ toolId: t.toolId, toolVersionId: given(t.toolVersionId) }));
+      return { version: promptVersionToProto(await prompts.createPromptVersion(principalOf(ctx), { ...req, tools })) };
+    },
+    async publishPromptVersion(req, ctx) {
+      return { prompt: promptToProto(await prompts.publishPromptVersion(principalOf(ctx), req)) };
+    },
+
+    async createTool(req, ctx) {
+      return { tool: toolToProto(await tools.createTool(principalOf(ctx), req)) };
+    },
+    async getTool(req, ctx) {
+      return { tool: toolToProto(await tools.getTool(principalOf(ctx), req)) };
+    },
+    async listTools(req, ctx) {
+      const page = await tools.listTools(principalOf(ctx), req);
+      return { tools: page.items.map(toolToProto), nextCursor: page.nextCursor };
+    },
+    async updateTool(req, ctx) {
+      return { tool: toolToProto(await tools.updateTool(principalOf(ctx), req)) };
+    },
+    async createToolVersion(req, ctx) {
+      return { version: toolVersionToProto(await tools.createToolVersion(principalOf(ctx), req)) };
+    },
+    async diffToolVersions(req, ctx) {
+      return { diff: versionDiffToProto(await tools.diffToolVersions(principalOf(ctx), req)) };
+    },
+
+    async createSkill(req, ctx) {
+      return { skill: skillToProto(await skills.createSkill(principalOf(ctx), req)) };
+    },
+    async getSkill(req, ctx) {
+      return { skill: skillToProto(await skills.getSkill(principalOf(ctx), req)) };
+    },
+    async listSkills(req, ctx) {
+      const page = await skills.listSkills(principalOf(ctx), req);
+      return { skills: page.items.map(skillToProto), nextCursor: page.nextCursor };
+    },
+    async updateSkill(req, ctx) {
+      return { skill: skillToProto(await skills.updateSkill(principalOf(ctx), req)) };
+    },
+    async createSkillVersion(req, ctx) {
+      return { version: skillVersionToProto(await skills.createSkillVersion(principalOf(ctx), req)) };
+    },
+    async publishSkillVersion(req, ctx) {
+      return { skill: skillToProto(await skills.publishSkillVersion(principalOf(ctx), req)) };
+    },
+    async diffSkillVersions(req, ctx) {
+      return { diff: versionDiffToProto(await skills.diffSkillVersions(principalOf(ctx), req)) };
+    },
+    async replaceSkillPrompts(req, ctx) {
+      const selectors = req.prompts.map((p) => ({
+        promptId: p.promptId,
+        promptVersionId: given(p.promptVersionId),
+        alias: p.alias,
+        variablesJson: p.variablesJson,
+      }));
+      return {
+        skill: skillToProto(await skills.replaceSkillPrompts(principalOf(ctx), { ...req, prompts: selectors })),
+      };
+    },
+    async replaceSkillTools(req, ctx) {
+      const selectors = req.tools.map((t) => ({ toolId: t.toolId, toolVersionId: given(t.toolVersionId) }));
+      return { skill: skillToProto(await skills.replaceSkillTools(principalOf(ctx), { ...req, tools: selectors })) };
+    },
+  });
+}

@@ -1,0 +1,177 @@
+/**
+ * The catalog's collections. Free-form user JSON (schemas, tool config, bindings) is held as JSON
+ * text in string fields, never as nested documents, so no user key reaches a query or the
+ * backend's key rules (tech-notes §3.3).
+ *
+ * FerretDB 1.24 makes only inserts against unique indexes atomic across processes, so every
+ * invariant that must hold under concurrency is an insert: version numbers (unique parent+version),
+ * one draft per skill (a slot document keyed by the skill id), one toolKey per organization.
+ */
+import { DomainError } from "@kiln/kit/errors";
+import { type Collection, type Filter, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import type { ToolType } from "../domain/tool-config.js";
+import type { ToolPin } from "../domain/tool-pins.js";
+
+export type VersionStatus = "draft" | "published";
+
+export interface PromptDoc {
+  _id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  defaultModel: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Immutable once inserted, except `status`/`publishedAt`, which publishing sets once. */
+export interface PromptVersionDoc {
+  _id: string;
+  promptId: string;
+  organizationId: string;
+  version: number;
+  status: VersionStatus;
+  systemPrompt: string;
+  developerPrompt: string | null;
+  /** JSON text. */
+  variablesSchema: string;
+  /** JSON text: {"type":"text"} or {"type":"json_schema","name"?,"schema"}. */
+  responseFormat: string;
+  temperature: number | null;
+  maxOutputTokens: number | null;
+  model: string | null;
+  tools: ToolPin[];
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+export interface ToolDoc {
+  _id: string;
+  organizationId: string;
+  /** Unique per organization (unique index). */
+  toolKey: string;
+  name: string;
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Immutable; the current version of a tool is its highest-numbered one. */
+export interface ToolVersionDoc {
+  _id: string;
+  toolId: string;
+  organizationId: string;
+  version: number;
+  type: ToolType;
+  /** JSON text. */
+  config: string;
+  /** JSON text. */
+  inputSchema: string;
+  createdAt: Date;
+}
+
+export interface SkillDoc {
+  _id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CompositionStepDoc {
+  order: number;
+  alias: string;
+  promptId: string;
+  promptVersionId: string;
+  /** The prompt's name when the step was composed. */
+  promptName: string;
+  /** The pinned prompt version's number. */
+  version: number;
+  /** JSON text: variable name → binding. */
+  variables: string;
+}
+
+export interface SkillVersionDoc {
+  _id: string;
+  skillId: string;
+  organizationId: string;
+  version: number;
+  status: VersionStatus;
+  promptComposition: CompositionStepDoc[];
+  tools: ToolPin[];
+  /** JSON text, derived from the composition whenever it changes. */
+  inputSchema: string;
+  /** JSON text, derived from the composition whenever it changes. */
+  outputSchema: string;
+  createdAt: Date;
+  updatedAt: Date;
+  publishedAt: Date | null;
+}
+
+/** At most one per skill (`_id` is the skill id): the claim of its one draft version. */
+export interface SkillDraftSlotDoc {
+  _id: string;
+  versionId: string;
+  createdAt: Date;
+}
+
+export interface CatalogCollections {
+  prompts: Collection<PromptDoc>;
+  promptVersions: Collection<PromptVersionDoc>;
+  tools: Collection<ToolDoc>;
+  toolVersions: Collection<ToolVersionDoc>;
+  skills: Collection<SkillDoc>;
+  skillVersions: Collection<SkillVersionDoc>;
+  skillDraftSlots: Collection<SkillDraftSlotDoc>;
+}
+
+export function catalogCollections(store: Store): CatalogCollections {
+  return {
+    prompts: store.collection("prompts"),
+    promptVersions: store.collection("prompt_versions"),
+    tools: store.collection("tools"),
+    toolVersions: store.collection("tool_versions"),
+    skills: store.collection("skills"),
+    skillVersions: store.collection("skill_versions"),
+    skillDraftSlots: store.collection("skill_draft_slots"),
+  };
+}
+
+export async function ensureCatalogIndexes(store: Store): Promise<void> {
+  await store.ensureIndexes("prompts", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("prompt_versions", [{ keys: { promptId: 1, version: 1 }, unique: true }]);
+  await store.ensureIndexes("tools", [
+    { keys: { organizationId: 1, toolKey: 1 }, unique: true },
+    { keys: { organizationId: 1, _id: -1 } },
+  ]);
+  await store.ensureIndexes("tool_versions", [{ keys: { toolId: 1, version: 1 }, unique: true }]);
+  await store.ensureIndexes("skills", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("skill_versions", [{ keys: { skillId: 1, version: 1 }, unique: true }]);
+}
+
+const MAX_VERSION_ATTEMPTS = 25;
+
+/**
+ * Inserts the next version of a parent: number = highest + 1, and on a clash with a concurrent
+ * writer (unique index on parent + version) reads again and retries with the next number.
+ */
+export async function insertNextVersion<T extends { _id: string; version: number }>(
+  collection: Collection<T>,
+  parent: Filter,
+  build: (version: number) => T,
+): Promise<T> {
+  for (let attempt = 0; attempt < MAX_VERSION_ATTEMPTS; attempt++) {
+    const [last] = await collection.find(parent, { sort: { version: -1 }, limit: 1 });
+    const doc = build((last?.version ?? 0) + 1);
+    try {
+      await collection.insertOne(doc);
+      return doc;
+    } catch (e) {
+      if (!isDuplicateKeyError(e)) throw e;
+      // Spread the contenders out a little before they read again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+    }
+  }
+  throw new DomainError("unavailable", "too many concurrent version changes; retry");
+}

@@ -1,0 +1,142 @@
+/**
+ * Test wiring for the catalog's use cases: an in-memory store, a fake identity (two organizations,
+ * a few principals) passed through the deps, and a clock that ticks one second per call.
+ * Only tests import this file.
+ */
+import { create } from "@bufbuild/protobuf";
+import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
+import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import type { Principal } from "@kiln/kit/principal";
+import type { Store } from "@kiln/kit/store";
+import { createMemoryStore } from "@kiln/kit/store/memory";
+import { AuthorizeResponseSchema } from "@kiln/proto/identity";
+import { createAccess } from "./access.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { createPrompts } from "./prompts.js";
+import { createSkills } from "./skills.js";
+import { type CatalogCollections, catalogCollections, ensureCatalogIndexes } from "./store/catalog-store.js";
+import { createTools } from "./tools.js";
+
+export const ORG_A = "org_a";
+export const ORG_B = "org_b";
+/** An organization whose AI entitlement is off. */
+export const ORG_NO_AI = "org_noai";
+
+const ALL_SCOPES = ["prompts:read", "prompts:write", "tools:read", "tools:write", "skills:read", "skills:write"];
+
+export const principals = {
+  /** Member of ORG_A (and ORG_NO_AI) with the ai_platform permission. */
+  userA: { type: "user", id: "usr_a" },
+  /** Member of ORG_B only. */
+  userB: { type: "user", id: "usr_b" },
+  /** Member of ORG_A without the ai_platform permission. */
+  userNoAiPermission: { type: "user", id: "usr_noperm" },
+  keyA: { type: "api_key", id: "key_a", organizationId: ORG_A, scopes: ALL_SCOPES },
+  keyAReadOnly: {
+    type: "api_key",
+    id: "key_ro",
+    organizationId: ORG_A,
+    scopes: ["prompts:read", "tools:read", "skills:read"],
+  },
+  /** A key of ORG_B with every catalog scope. */
+  keyB: { type: "api_key", id: "key_b", organizationId: ORG_B, scopes: ALL_SCOPES },
+  service: { type: "service", id: "execution" },
+} satisfies Record<string, Principal>;
+
+const ORGANIZATIONS: Record<string, { aiEnabled: boolean }> = {
+  [ORG_A]: { aiEnabled: true },
+  [ORG_B]: { aiEnabled: true },
+  [ORG_NO_AI]: { aiEnabled: false },
+};
+
+const MEMBERS: Record<string, Record<string, { aiPlatform: boolean }>> = {
+  usr_a: { [ORG_A]: { aiPlatform: true }, [ORG_NO_AI]: { aiPlatform: true } },
+  usr_b: { [ORG_B]: { aiPlatform: true } },
+  usr_noperm: { [ORG_A]: { aiPlatform: false } },
+};
+
+/** Decides as the identity service does (api.md "Organization scoping"), and records each call. */
+export function createFakeIdentityAuth(): IdentityAuth & { calls: { principal: Principal; input: AuthorizeInput }[] } {
+  const calls: { principal: Principal; input: AuthorizeInput }[] = [];
+  return {
+    calls,
+    async verifyApiKey() {
+      throw unauthenticated("invalid API key");
+    },
+    async authorize(principal, input) {
+      calls.push({ principal, input });
+      const organization = ORGANIZATIONS[input.organizationId];
+      if (!organization) throw notFound("organization");
+      if (principal.type === "user") {
+        const membership = MEMBERS[principal.id]?.[input.organizationId];
+        if (!membership) throw notFound("organization");
+        if (input.requireAi && !organization.aiEnabled)
+          throw permissionDenied("AI is not enabled for this organization");
+        if (input.requireAi && !membership.aiPlatform) throw permissionDenied("missing the ai_platform permission");
+      } else if (principal.type === "api_key") {
+        if (principal.organizationId !== input.organizationId) throw permissionDenied("key of another organization");
+        if (input.scope && !principal.scopes.includes(input.scope))
+          throw permissionDenied(`lacks the scope ${input.scope}`);
+        if (input.requireAi && !organization.aiEnabled)
+          throw permissionDenied("AI is not enabled for this organization");
+      } else if (input.requireAi && !organization.aiEnabled) {
+        throw permissionDenied("AI is not enabled for this organization");
+      }
+      return create(AuthorizeResponseSchema, {
+        organization: { id: input.organizationId, name: input.organizationId },
+      });
+    },
+  };
+}
+
+/** A clock that starts at a fixed instant and moves one second per reading. */
+export function createTickingClock(start = Date.parse("2026-01-01T00:00:00.000Z")): () => Date {
+  let ms = start;
+  return () => {
+    ms += 1_000;
+    return new Date(ms);
+  };
+}
+
+export async function createTestCatalog(options: { allowlist?: HttpAllowlist; store?: Store } = {}) {
+  const store = options.store ?? createMemoryStore();
+  await ensureCatalogIndexes(store);
+  const identityAuth = createFakeIdentityAuth();
+  const deps: CatalogDeps = {
+    collections: catalogCollections(store),
+    access: createAccess(identityAuth),
+    httpAllowlist: options.allowlist ?? EMPTY_ALLOWLIST,
+    now: createTickingClock(),
+  };
+  return {
+    store,
+    identityAuth,
+    collections: deps.collections,
+    prompts: createPrompts(deps),
+    tools: createTools(deps),
+    skills: createSkills(deps),
+  };
+}
+
+/** Every document of every catalog collection: compare before and after a refused call. */
+export async function snapshotOf(collections: CatalogCollections) {
+  const entries = await Promise.all(
+    Object.entries(collections).map(async ([name, collection]) => [
+      name,
+      await collection.find({}, { sort: { _id: 1 } }),
+    ]),
+  );
+  return Object.fromEntries(entries) as Record<string, unknown[]>;
+}
+
+/** The domain error `p` rejects with; throws when it resolves or rejects with anything else. */
+export async function rejectionOf(p: Promise<unknown>): Promise<DomainError> {
+  const outcome = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (outcome === undefined) throw new Error("expected the call to fail");
+  if (!(outcome instanceof DomainError)) throw outcome;
+  return outcome;
+}

@@ -1,0 +1,267 @@
+import { alreadyExists, DomainError, type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
+import { findPage } from "@kiln/kit/pagination";
+import type { Principal } from "@kiln/kit/principal";
+import { isDuplicateKeyError } from "@kiln/kit/store";
+import { SCOPES } from "./access.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { fieldPath, Issues } from "./domain/issues.js";
+import { checkJsonSchema, type JsonObject, parseJsonText } from "./domain/json-schema.js";
+import { checkToolConfig, isToolType, TOOL_KEY_PATTERN, TOOL_TYPES, type ToolType } from "./domain/tool-config.js";
+import type { ToolPin } from "./domain/tool-pins.js";
+import { diffDocuments } from "./domain/version-diff.js";
+import { insertNextVersion, type ToolDoc, type ToolVersionDoc } from "./store/catalog-store.js";
+import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+
+/** A tool with its current (highest-numbered) version. */
+export interface ToolView {
+  tool: ToolDoc;
+  current: ToolVersionDoc;
+  latestVersion: number;
+}
+
+/** A tool to attach: a bare tool id pins the tool's current version (api.md "Prompts"). */
+export interface ToolSelector {
+  toolId: string;
+  toolVersionId?: string;
+}
+
+export interface ToolVersionInput {
+  type?: string;
+  configJson?: string;
+  inputSchemaJson?: string;
+}
+
+/** The document a tool version diff compares (api.md "Version diffs"). */
+export function toolVersionDocument(v: ToolVersionDoc): JsonObject {
+  return { type: v.type, config: JSON.parse(v.config), inputSchema: JSON.parse(v.inputSchema) };
+}
+
+/**
+ * Resolves tool selectors of organization `organizationId` to pins. A tool of another organization
+ * does not exist for the caller: 404 with the offending field in the details.
+ */
+export async function resolveToolPins(
+  deps: CatalogDeps,
+  organizationId: string,
+  field: string,
+  selectors: readonly ToolSelector[],
+): Promise<ToolPin[]> {
+  const c = deps.collections;
+  const issues = new Issues();
+  selectors.forEach((s, i) => {
+    if (s.toolId === "") issues.add(fieldPath(fieldPath(field, i), "toolId"), "is required");
+  });
+  issues.throwIfAny();
+  const missing: FieldIssue[] = [];
+  const pins = await Promise.all(
+    selectors.map(async (s, i): Promise<ToolPin | undefined> => {
+      const at = fieldPath(field, i);
+      const tool = await c.tools.findOne({ _id: s.toolId });
+      if (!tool || tool.organizationId !== organizationId) {
+        missing.push({ field: fieldPath(at, "toolId"), issue: `tool ${s.toolId} not found` });
+        return undefined;
+      }
+      const version = s.toolVersionId
+        ? await c.toolVersions.findOne({ _id: s.toolVersionId, toolId: tool._id })
+        : await c.toolVersions.findOne({ toolId: tool._id }, { sort: { version: -1 } });
+      if (!version) {
+        missing.push({ field: fieldPath(at, "toolVersionId"), issue: `tool version ${s.toolVersionId} not found` });
+        return undefined;
+      }
+      return { toolId: tool._id, toolVersionId: version._id, toolKey: tool.toolKey };
+    }),
+  );
+  if (missing.length > 0) {
+    missing.sort((a, b) => a.field.localeCompare(b.field));
+    throw new DomainError("not_found", missing.length === 1 ? "tool not found" : "tools not found", missing);
+  }
+  return pins.filter((p): p is ToolPin => p !== undefined);
+}
+
+function checkToolVersion(
+  issues: Issues,
+  deps: CatalogDeps,
+  organizationId: string,
+  type: string,
+  config: string,
+  inputSchema: string,
+) {
+  if (!isToolType(type)) issues.add("type", `must be one of ${TOOL_TYPES.join(", ")}`);
+  if (config === "") issues.add("config", "is required");
+  else {
+    const parsed = parseJsonText(issues, "config", config);
+    if (parsed !== undefined && isToolType(type)) {
+      checkToolConfig(issues, "config", type, parsed, { allowlist: deps.httpAllowlist, organizationId });
+    }
+  }
+  if (inputSchema === "") issues.add("inputSchema", "is required");
+  else {
+    const parsed = parseJsonText(issues, "inputSchema", inputSchema);
+    if (parsed !== undefined) checkJsonSchema(issues, "inputSchema", parsed, { objectType: true });
+  }
+}
+
+export type Tools = ReturnType<typeof createTools>;
+
+/** The tool use cases (spec §2 "Tool", api.md "Tools"). */
+export function createTools(deps: CatalogDeps) {
+  const c = deps.collections;
+
+  async function currentVersion(toolId: string): Promise<ToolVersionDoc> {
+    const current = await c.toolVersions.findOne({ toolId }, { sort: { version: -1 } });
+    // Version 1 is inserted before its tool, so a visible tool always has one.
+    if (!current) throw new Error(`tool ${toolId} has no version`);
+    return current;
+  }
+
+  async function viewOf(tool: ToolDoc): Promise<ToolView> {
+    const current = await currentVersion(tool._id);
+    return { tool, current, latestVersion: current.version };
+  }
+
+  async function toolFor(principal: Principal, id: string, scope: typeof SCOPES.toolsRead | typeof SCOPES.toolsWrite) {
+    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
+    const tool = await c.tools.findOne({ _id: id });
+    if (!tool) throw notFound("tool");
+    await deps.access.onResource(principal, tool.organizationId, scope, "tool");
+    return tool;
+  }
+
+  return {
+    async createTool(
+      principal: Principal,
+      input: {
+        organizationId: string;
+        toolKey: string;
+        name: string;
+        description: string;
+        type: string;
+        configJson: string;
+        inputSchemaJson: string;
+      },
+    ): Promise<ToolView> {
+      await deps.access.inOrganization(principal, input.organizationId, SCOPES.toolsWrite);
+      const issues = new Issues();
+      if (!TOOL_KEY_PATTERN.test(input.toolKey)) issues.add("toolKey", "must be 1 to 64 letters, digits, _ or -");
+      const name = issues.text("name", input.name);
+      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      checkToolVersion(issues, deps, input.organizationId, input.type, input.configJson, input.inputSchemaJson);
+      issues.throwIfAny();
+      const at = deps.now();
+      const toolId = newId("tool");
+      const version: ToolVersionDoc = {
+        _id: newId("tv"),
+        toolId,
+        organizationId: input.organizationId,
+        version: 1,
+        type: input.type as ToolType,
+        config: input.configJson,
+        inputSchema: input.inputSchemaJson,
+        createdAt: at,
+      };
+      const tool: ToolDoc = {
+        _id: toolId,
+        organizationId: input.organizationId,
+        toolKey: input.toolKey,
+        name,
+        description,
+        createdAt: at,
+        updatedAt: at,
+      };
+      // The version first: a tool is never visible without one. The unique index on
+      // (organizationId, toolKey) decides a clash, also between concurrent creations.
+      await c.toolVersions.insertOne(version);
+      try {
+        await c.tools.insertOne(tool);
+      } catch (e) {
+        await c.toolVersions.deleteOne({ _id: version._id });
+        if (isDuplicateKeyError(e)) {
+          throw alreadyExists(`a tool with toolKey "${input.toolKey}" exists in this organization`, [
+            { field: "toolKey", issue: "is taken" },
+          ]);
+        }
+        throw e;
+      }
+      return { tool, current: version, latestVersion: 1 };
+    },
+
+    async getTool(principal: Principal, input: { id: string }): Promise<ToolView> {
+      return viewOf(await toolFor(principal, input.id, SCOPES.toolsRead));
+    },
+
+    async listTools(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
+      await deps.access.inOrganization(principal, input.organizationId, SCOPES.toolsRead);
+      const page = await findPage(c.tools, { organizationId: input.organizationId }, input);
+      return { items: await Promise.all(page.items.map(viewOf)), nextCursor: page.nextCursor };
+    },
+
+    async updateTool(
+      principal: Principal,
+      input: { id: string; name?: string; description?: string },
+    ): Promise<ToolView> {
+      const tool = await toolFor(principal, input.id, SCOPES.toolsWrite);
+      const issues = new Issues();
+      const set: Partial<ToolDoc> = {};
+      if (input.name !== undefined) set.name = issues.text("name", input.name);
+      if (input.description !== undefined)
+        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      issues.throwIfAny();
+      if (Object.keys(set).length === 0) return viewOf(tool);
+      const updated = await c.tools.findOneAndUpdate({ _id: tool._id }, { $set: { ...set, updatedAt: deps.now() } });
+      return viewOf(updated ?? tool);
+    },
+
+    /** A full snapshot (omitted fields copied from the current version) that becomes current. */
+    async createToolVersion(
+      principal: Principal,
+      input: ToolVersionInput & { toolId: string },
+    ): Promise<ToolVersionDoc> {
+      const tool = await toolFor(principal, input.toolId, SCOPES.toolsWrite);
+      const current = await currentVersion(tool._id);
+      const type = input.type ?? current.type;
+      const config = input.configJson ?? current.config;
+      const inputSchema = input.inputSchemaJson ?? current.inputSchema;
+      const issues = new Issues();
+      checkToolVersion(issues, deps, tool.organizationId, type, config, inputSchema);
+      issues.throwIfAny();
+      const at = deps.now();
+      const id = newId("tv");
+      const version = await insertNextVersion(c.toolVersions, { toolId: tool._id }, (n) => ({
+        _id: id,
+        toolId: tool._id,
+        organizationId: tool.organizationId,
+        version: n,
+        type: type as ToolType,
+        config,
+        inputSchema,
+        createdAt: at,
+      }));
+      await c.tools.updateOne({ _id: tool._id }, { $set: { updatedAt: at } });
+      return version;
+    },
+
+    async diffToolVersions(
+      principal: Principal,
+      input: { toolId: string; versionId: string; againstVersionId: string },
+    ): Promise<VersionDiffView> {
+      const tool = await toolFor(principal, input.toolId, SCOPES.toolsRead);
+      versionIdRequired(input.versionId);
+      const to = await c.toolVersions.findOne({ _id: input.versionId, toolId: tool._id });
+      if (!to) throw notFound("tool version");
+      let from: ToolVersionDoc | null = null;
+      if (input.againstVersionId !== "") {
+        from = await c.toolVersions.findOne({ _id: input.againstVersionId, toolId: tool._id });
+        if (!from) throw notFound("tool version");
+      } else if (to.version > 1) {
+        from = await c.toolVersions.findOne({ toolId: tool._id, version: to.version - 1 });
+      }
+      const diff = diffDocuments(from ? toolVersionDocument(from) : null, toolVersionDocument(to));
+      return {
+        from: from ? { versionId: from._id, version: from.version } : null,
+        to: { versionId: to._id, version: to.version },
+        ...diff,
+      };
+    },
+  };
+}
