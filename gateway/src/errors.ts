@@ -44,7 +44,10 @@ interface AjvIssue {
   params: Record<string, unknown>;
 }
 
-/** Ajv's "/variables/city" (or a missing "city" under "/variables") as "variables.city". */
+/**
+ * Ajv's "/prompts/0/variables/city" (or a missing "city" under it) as "prompts[0].variables.city":
+ * the field notation every layer uses (array indices in brackets).
+ */
 function fieldOf(prefix: string, issue: AjvIssue): string {
   const path = issue.instancePath
     .split("/")
@@ -52,7 +55,12 @@ function fieldOf(prefix: string, issue: AjvIssue): string {
     .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   const extra = issue.params.missingProperty ?? issue.params.additionalProperty;
   if (typeof extra === "string") path.push(extra);
-  return [prefix, ...path].filter(Boolean).join(".");
+  let field = prefix;
+  for (const segment of path) {
+    if (/^(0|[1-9]\d*)$/.test(segment)) field += `[${segment}]`;
+    else field += field ? `.${segment}` : segment;
+  }
+  return field;
 }
 
 function issueOf(issue: AjvIssue): string {

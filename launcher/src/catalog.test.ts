@@ -401,16 +401,16 @@ describe("prompts", () => {
             ["a string variablesSchema", send({ systemPrompt: "x", variablesSchema: "object" }), "400 variablesSchema"],
             ["an array responseFormat", send({ systemPrompt: "x", responseFormat: [] }), "400 responseFormat"],
             ["tools not a list", send({ systemPrompt: "x", tools: tool.id }), "400 tools"],
-            ["a numeric tool", send({ systemPrompt: "x", tools: [42] }), "400 tools.0"],
+            ["a numeric tool", send({ systemPrompt: "x", tools: [42] }), "400 tools[0]"],
             [
               "a tool without toolId",
               send({ systemPrompt: "x", tools: [{ toolVersionId: "tv_1" }] }),
-              "400 tools.0.toolId",
+              "400 tools[0].toolId",
             ],
             [
               "a tool with an unknown field",
               send({ systemPrompt: "x", tools: [{ toolId: tool.id, pin: 1 }] }),
-              "400 tools.0.pin",
+              "400 tools[0].pin",
             ],
             ["an undeclared placeholder", send({ systemPrompt: "Hi {{name}}" }), "400 systemPrompt"],
             [
@@ -1122,16 +1122,16 @@ describe("skills", () => {
           expectRefusals([
             ["no prompts", send({}), "400 prompts"],
             ["prompts not a list", send({ prompts: city.prompt.id }), "400 prompts"],
-            ["a step without promptId", send({ prompts: [{}] }), "400 prompts.0.promptId"],
+            ["a step without promptId", send({ prompts: [{}] }), "400 prompts[0].promptId"],
             [
               "a step with an unknown field",
               send({ prompts: [{ promptId: city.prompt.id, layer: 1 }] }),
-              "400 prompts.0.layer",
+              "400 prompts[0].layer",
             ],
             [
               "string variables",
               send({ prompts: [{ promptId: city.prompt.id, variables: "x" }] }),
-              "400 prompts.0.variables",
+              "400 prompts[0].variables",
             ],
             ["an unknown field", send({ prompts: [], replace: true }), "400 replace"],
             ["an unknown prompt", send({ prompts: [{ promptId: unknownId("prm") }] }), "404 prompts[0].promptId"],
@@ -1195,8 +1195,8 @@ describe("skills", () => {
         () =>
           expectRefusals([
             ["no tools", send({}), "400 tools"],
-            ["a numeric tool", send({ tools: [1] }), "400 tools.0"],
-            ["a tool object without toolId", send({ tools: [{}] }), "400 tools.0.toolId"],
+            ["a numeric tool", send({ tools: [1] }), "400 tools[0]"],
+            ["a tool object without toolId", send({ tools: [{}] }), "400 tools[0].toolId"],
             ["an unknown field", send({ tools: [], mode: "append" }), "400 mode"],
             ["an unknown tool", send({ tools: [unknownId("tool")] }), "404"],
             ["another organization's tool", send({ tools: [foreignTool.id] }), "404"],

@@ -635,7 +635,7 @@ describe("bad input answers with the error envelope and changes nothing", () => 
           ),
         status: 400,
         code: "invalid_argument",
-        field: "scopes.1",
+        field: "scopes[1]",
       },
       {
         name: "a mistyped organizationId",

@@ -403,7 +403,7 @@ describe("createApiKey", () => {
     await expectKind(
       identity.createApiKey(userId, { organizationId, name: "ci", scopes: ["prompts:read", "admin"] }),
       "invalid_argument",
-      [{ field: "scopes.1", issue: 'unknown scope "admin"' }],
+      [{ field: "scopes[1]", issue: 'unknown scope "admin"' }],
     );
     expect(await c.apiKeys.countDocuments({})).toBe(0);
   });

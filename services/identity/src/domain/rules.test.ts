@@ -108,8 +108,8 @@ describe("checkScopes", () => {
     const issues = new Issues();
     checkScopes(issues, ["prompts:read", "prompts:admin", "runs:write", "everything"]);
     expect(issuesOf(issues)).toEqual([
-      { field: "scopes.1", issue: 'unknown scope "prompts:admin"' },
-      { field: "scopes.3", issue: 'unknown scope "everything"' },
+      { field: "scopes[1]", issue: 'unknown scope "prompts:admin"' },
+      { field: "scopes[3]", issue: 'unknown scope "everything"' },
     ]);
   });
 });

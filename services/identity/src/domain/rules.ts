@@ -48,7 +48,7 @@ export function checkPassword(issues: Issues, password: string): void {
 export function checkScopes(issues: Issues, scopes: string[]): string[] {
   if (scopes.length === 0) issues.add("scopes", "must name at least one scope");
   scopes.forEach((s, i) => {
-    if (!isApiKeyScope(s)) issues.add(`scopes.${i}`, `unknown scope "${s}"`);
+    if (!isApiKeyScope(s)) issues.add(`scopes[${i}]`, `unknown scope "${s}"`);
   });
   return [...new Set(scopes)];
 }

@@ -314,7 +314,7 @@ describe("IdentityService errors", () => {
     const e = await connectErrorOf(client.createApiKey({ organizationId, name: "", scopes: ["nope"] }));
     expect(remoteErrorOf(e).details).toEqual([
       { field: "name", issue: "is required" },
-      { field: "scopes.0", issue: 'unknown scope "nope"' },
+      { field: "scopes[0]", issue: 'unknown scope "nope"' },
     ]);
   });
 
