@@ -18,6 +18,7 @@ import { HttpError, handleError } from "./errors.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
+import { registerRunRoutes } from "./routes/run-routes.js";
 import { ErrorEnvelope } from "./schemas.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -191,6 +192,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerCatalogRoutes(app, deps);
+  registerRunRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -4,11 +4,13 @@ export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
   LOG_LEVEL: Type.String({ default: "info" }),
-  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
 });
 
-/** The embedded mode's variables: everything else has an embedded default. */
+/**
+ * The embedded mode's own variables; the model provider and tool variables are read by the
+ * execution service's loaders (OPENAI_API_KEY, DEFAULT_MODEL, HTTP_TOOL_ALLOWED_HOSTS, …).
+ */
 export function loadEmbeddedConfig(env: Record<string, string | undefined> = process.env) {
   return parseEnv(EmbeddedEnv, env);
 }

@@ -3,6 +3,8 @@ import { createClient } from "@connectrpc/connect";
 import { createCatalogService } from "@kiln/catalog";
 import { createEvaluationService } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
+import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
+import type { ProviderRegistryOptions, ProvidersConfig } from "@kiln/execution/providers";
 import { buildGateway } from "@kiln/gateway";
 import { createGatewayDeps } from "@kiln/gateway/deps";
 import { createIdentityService } from "@kiln/identity";
@@ -13,12 +15,17 @@ import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { CatalogService } from "@kiln/proto/catalog";
 import { IdentityService } from "@kiln/proto/identity";
 
 export interface EmbeddedOptions {
   logger: Logger;
-  /** Providers with credentials, e.g. ["openai"]. */
-  configuredProviders?: string[];
+  /** Model providers; default: local/echo only (loadProvidersConfig({})). */
+  providers?: ProvidersConfig;
+  /** Tests swap providers (a fake OpenAI) here. */
+  providerOptions?: ProviderRegistryOptions;
+  /** Hosts http tools may call, and the tool loop bound; default: no host. */
+  tools?: ToolsConfig;
   tokenIssuer?: string;
   accessTokenTtlSeconds?: number;
   apiKeyCacheTtlMs?: number;
@@ -67,11 +74,19 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     tokens,
     identityAuth: identityFor(name),
   });
-  const catalogService = await createCatalogService({ ...serviceDeps("catalog"), store: stores.catalog });
+  const tools = options.tools ?? loadToolsConfig({});
+  const catalogService = await createCatalogService({
+    ...serviceDeps("catalog"),
+    store: stores.catalog,
+    httpAllowlist: tools.allowlist,
+  });
   const executionService = await createExecutionService({
     ...serviceDeps("execution"),
     store: stores.execution,
-    configuredProviders: options.configuredProviders ?? [],
+    catalog: createClient(CatalogService, createInProcessTransport(catalogService, as("execution"))),
+    providers: options.providers ?? loadProvidersConfig({}),
+    providerOptions: options.providerOptions,
+    tools,
   });
   const evaluationService = await createEvaluationService({ ...serviceDeps("evaluation"), store: stores.evaluation });
 
@@ -102,6 +117,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     async close() {
       gateway.startDraining();
       await gateway.app.close();
+      await executionService.close();
       await bus.close();
       await Promise.all(Object.values(stores).map((s) => s.close()));
     },

@@ -2,6 +2,8 @@
  * `kiln [embedded|gateway|identity|catalog|execution|evaluation]`: one entry point for every
  * process, so one container image serves them all by its command.
  */
+
+import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { loadEmbeddedConfig } from "./config.js";
@@ -22,7 +24,8 @@ if (command === "embedded") {
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
   const kiln = await buildEmbedded({
     logger,
-    configuredProviders: config.OPENAI_API_KEY ? ["openai"] : [],
+    providers: loadProvidersConfig(),
+    tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });

@@ -2,8 +2,10 @@
  * `pnpm bench`: load runs against the platform in both modes, as real processes on this machine,
  * with autocannon in this process. Prints a table of throughput and latency percentiles.
  *
- * Scenarios (issue 2 baseline): an authenticated POST /api/setup/verify with an access token and
- * with an API key. BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
+ * Scenarios: an authenticated POST /api/setup/verify (access token, API key); POST
+ * /api/prompts/:id/run with local/echo; the same against an OpenAI-protocol stub with a fixed
+ * 50 ms latency, and the stub called directly, so the platform's added latency is the difference.
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
@@ -12,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { type Distributed, startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
+import { startOpenAIStub } from "../support/openai-stub.js";
 import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -39,6 +42,39 @@ async function load(url: string, init: { method: "GET" | "POST"; headers: Record
   };
 }
 
+const STUB_LATENCY_MS = 50;
+
+/** An OpenAI-compatible provider "stub" whose one model answers through the stub, priced. */
+const stubProviders = (stubUrl: string) =>
+  JSON.stringify([
+    {
+      id: "stub",
+      baseUrl: stubUrl,
+      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6, tools: true, jsonSchema: true }],
+    },
+  ]);
+
+async function publishedPrompt(base: string, flow: { token: string; organizationId: string }, model: string) {
+  const prompt = await call(base, "POST", "/api/prompts", {
+    token: flow.token,
+    body: { organizationId: flow.organizationId, name: `bench ${model}` },
+  });
+  const version = await call(base, "POST", `/api/prompts/${prompt.body.id}/versions`, {
+    token: flow.token,
+    body: {
+      systemPrompt: "Summarize the weather in {{city}} in one sentence.",
+      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      model,
+    },
+  });
+  const published = await call(base, "POST", `/api/prompts/${prompt.body.id}/publish`, {
+    token: flow.token,
+    body: { versionId: version.body.id },
+  });
+  if (published.status !== 200) throw new Error(`could not publish a prompt: ${JSON.stringify(published.body)}`);
+  return prompt.body.id as string;
+}
+
 async function scenarios(mode: string, base: string): Promise<Row[]> {
   const flow = await runIdentityFlow(base);
   const body = JSON.stringify({ organizationId: flow.organizationId });
@@ -57,14 +93,34 @@ async function scenarios(mode: string, base: string): Promise<Row[]> {
     });
     rows.push({ mode, scenario, ...r });
   }
+  for (const model of ["local/echo", "stub/fixed"]) {
+    const promptId = await publishedPrompt(base, flow, model);
+    const url = `${base}/api/prompts/${promptId}/run`;
+    const init = {
+      method: "POST" as const,
+      headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ organizationId: flow.organizationId, variables: { city: "Paris" } }),
+    };
+    const warm = await fetch(url, init);
+    if (warm.status !== 201) throw new Error(`run failed: ${await warm.text()}`);
+    const label = model === "local/echo" ? "local/echo" : `OpenAI-protocol stub (${STUB_LATENCY_MS} ms)`;
+    rows.push({ mode, scenario: `POST /api/prompts/:id/run, ${label}`, ...(await load(url, init)) });
+  }
   return rows;
 }
 
-async function startEmbeddedProcess(): Promise<{ base: string; child: ChildProcess }> {
+async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_MINUTE: "0",
+      OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl),
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -81,7 +137,15 @@ async function startEmbeddedProcess(): Promise<{ base: string; child: ChildProce
 }
 
 const rows: Row[] = [];
-const embedded = await startEmbeddedProcess();
+const stub = await startOpenAIStub({ latencyMs: STUB_LATENCY_MS });
+const direct = await load(`${stub.baseUrl}/chat/completions`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ model: "fixed", messages: [{ role: "system", content: "Summarize the weather in Paris." }] }),
+});
+rows.push({ mode: "direct", scenario: `OpenAI-protocol stub called directly (${STUB_LATENCY_MS} ms)`, ...direct });
+stub.reset();
+const embedded = await startEmbeddedProcess(stub.baseUrl);
 try {
   rows.push(...(await scenarios("embedded", embedded.base)));
 } finally {
@@ -97,13 +161,17 @@ try {
     mongoUrl: ferret.url,
     natsUrl: nats.url,
     logLevel: "warn",
-    env: { RATE_LIMIT_PER_MINUTE: "0" },
+    env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
   });
   rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
 } finally {
   await distributed?.stop();
   await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+  stub.reset();
+  await stub.close();
 }
+
+const stubRow = (mode: string) => rows.find((r) => r.mode === mode && r.scenario.includes("stub ("));
 
 const cpu = cpus()[0]?.model ?? "unknown CPU";
 process.stdout.write(
@@ -112,6 +180,13 @@ process.stdout.write(
     "| mode | scenario | req/s | p50 ms | p90 ms | p99 ms | errors |\n|---|---|---:|---:|---:|---:|---:|\n" +
     rows
       .map((r) => `| ${r.mode} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.errors} |`)
+      .join("\n") +
+    "\n\nAdded latency of a prompt run over the stub called directly:\n\n| mode | p50 ms | p99 ms |\n|---|---:|---:|\n" +
+    ["embedded", "distributed"]
+      .map((mode) => {
+        const r = stubRow(mode);
+        return r ? `| ${mode} | ${r.p50 - direct.p50} | ${r.p99 - direct.p99} |` : `| ${mode} | n/a | n/a |`;
+      })
       .join("\n") +
     "\n",
 );

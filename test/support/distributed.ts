@@ -109,6 +109,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
         PORT: String(ports[name]),
         MONGODB_DATABASE: `kiln_${name}_${run}`,
         IDENTITY_URL: serviceUrls.identity,
+        CATALOG_URL: serviceUrls.catalog,
         ...(name === "identity" ? { IDENTITY_SIGNING_KEY: signingKey } : {}),
       },
       logLevel,

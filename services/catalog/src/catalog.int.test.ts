@@ -7,7 +7,8 @@ const url = inject("mongoUrl");
 const database = `catalog_int_${Date.now()}`;
 const store = createMongoStore({ url, database, appName: "catalog-int-test" });
 let catalog: Awaited<ReturnType<typeof createTestCatalog>>;
-const { userA } = principals;
+const { userA, keyARunner } = principals;
+const ref = (promptId: string) => ({ organizationId: ORG_A, promptId, versionId: "" });
 
 beforeAll(async () => {
   catalog = await createTestCatalog({ store });
@@ -77,6 +78,62 @@ describe("catalog on FerretDB", () => {
     ]);
     const published = await catalog.skills.publishSkillVersion(userA, { skillId: skill.skill._id, versionId: "" });
     expect(published.publishedVersionId).toBe(skill.described._id);
+  });
+
+  it("resolves prompt and skill versions for a run with batched reads, JSON text unchanged", async () => {
+    const config = '{"result":{"$ref":"#/x","a.b":{"__proto__":1},"z":1,"a":2}}';
+    const tools = await Promise.all(["r1", "r2", "r3"].map((key) => createTool(`resolve-${key}`, config)));
+    const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "R", description: "" });
+    const versionOf = (systemPrompt: string) =>
+      catalog.prompts.createPromptVersion(userA, {
+        promptId: prompt._id,
+        systemPrompt,
+        tools: tools.slice(0, 2).map((t) => ({ toolId: t.tool._id })),
+      });
+    const v1 = await versionOf("One");
+    const v2 = await versionOf("Two");
+    expect((await rejectionOf(catalog.resolver.resolvePromptVersion(keyARunner, ref(prompt._id)))).kind).toBe(
+      "failed_precondition",
+    );
+    await catalog.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: v1._id });
+    await catalog.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: v2._id });
+    // The live published version is the one published last (a query sorted by publishedAt).
+    const live = await catalog.resolver.resolvePromptVersion(keyARunner, ref(prompt._id));
+    expect(live.version._id).toBe(v2._id);
+    expect(live.tools.map((t) => [t.pin.toolKey, t.version.config, t.version.inputSchema])).toEqual([
+      ["resolve-r1", config, AWKWARD],
+      ["resolve-r2", config, AWKWARD],
+    ]);
+    const older = await catalog.resolver.resolvePromptVersion(keyARunner, { ...ref(prompt._id), versionId: v1._id });
+    expect(older.version.systemPrompt).toBe("One");
+
+    const skill = await catalog.skills.createSkill(userA, { organizationId: ORG_A, name: "RS", description: "" });
+    await catalog.skills.replaceSkillPrompts(userA, {
+      skillVersionId: skill.described._id,
+      prompts: [
+        { promptId: prompt._id, alias: "a", promptVersionId: v1._id },
+        { promptId: prompt._id, alias: "b" },
+      ],
+    });
+    await catalog.skills.replaceSkillTools(userA, {
+      skillVersionId: skill.described._id,
+      tools: [{ toolId: tools[2]?.tool._id ?? "" }],
+    });
+    const input = { organizationId: ORG_A, skillId: skill.skill._id, versionId: "" };
+    const draft = await catalog.resolver.resolveSkillVersion(keyARunner, { ...input, preferDraft: true });
+    expect(draft.version.status).toBe("draft");
+    await catalog.skills.publishSkillVersion(userA, { skillId: skill.skill._id, versionId: "" });
+    const resolved = await catalog.resolver.resolveSkillVersion(keyARunner, { ...input, preferDraft: false });
+    expect(resolved.version).toMatchObject({ _id: skill.described._id, status: "published" });
+    expect(resolved.steps.map((s) => [s.step.alias, s.prompt.version._id, s.prompt.tools.length])).toEqual([
+      ["a", v1._id, 2],
+      ["b", v2._id, 2],
+    ]);
+    expect(resolved.tools.map((t) => [t.pin.toolKey, t.version.config])).toEqual([["resolve-r3", config]]);
+    const foreign = await rejectionOf(
+      catalog.resolver.resolveSkillVersion(principals.keyBRunner, { ...input, preferDraft: false }),
+    );
+    expect(foreign).toMatchObject({ kind: "not_found", message: "skill not found" });
   });
 
   it("refuses a second toolKey in the organization, also when the creations race", async () => {

@@ -8,6 +8,7 @@ import { createAccess } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { createPrompts } from "./prompts.js";
+import { createResolver } from "./resolve.js";
 import { registerCatalogRpc } from "./rpc/catalog-rpc.js";
 import { createSkills } from "./skills.js";
 import { catalogCollections, ensureCatalogIndexes } from "./store/catalog-store.js";
@@ -39,7 +40,12 @@ export async function createCatalogService(deps: CatalogServiceDeps): Promise<Se
     httpAllowlist: deps.httpAllowlist ?? EMPTY_ALLOWLIST,
     now: deps.now ?? (() => new Date()),
   };
-  const useCases = { prompts: createPrompts(catalog), tools: createTools(catalog), skills: createSkills(catalog) };
+  const useCases = {
+    prompts: createPrompts(catalog),
+    tools: createTools(catalog),
+    skills: createSkills(catalog),
+    resolver: createResolver(catalog),
+  };
   return defineService({
     name: "catalog",
     logger: deps.logger,

@@ -14,9 +14,11 @@ import { createAccess } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { createPrompts } from "./prompts.js";
+import { createResolver } from "./resolve.js";
 import { createSkills } from "./skills.js";
 import { type CatalogCollections, catalogCollections, ensureCatalogIndexes } from "./store/catalog-store.js";
 import { createTools } from "./tools.js";
+import { VersionCache } from "./version-cache.js";
 
 export const ORG_A = "org_a";
 export const ORG_B = "org_b";
@@ -41,6 +43,9 @@ export const principals = {
   },
   /** A key of ORG_B with every catalog scope. */
   keyB: { type: "api_key", id: "key_b", organizationId: ORG_B, scopes: ALL_SCOPES },
+  /** Keys that may run (the resolve calls) and nothing else. */
+  keyARunner: { type: "api_key", id: "key_a_run", organizationId: ORG_A, scopes: ["runs:write"] },
+  keyBRunner: { type: "api_key", id: "key_b_run", organizationId: ORG_B, scopes: ["runs:write"] },
   service: { type: "service", id: "execution" },
 } satisfies Record<string, Principal>;
 
@@ -109,6 +114,7 @@ export async function createTestCatalog(options: { allowlist?: HttpAllowlist; st
     httpAllowlist: options.allowlist ?? EMPTY_ALLOWLIST,
     now: createTickingClock(),
   };
+  const versionCache = new VersionCache();
   return {
     store,
     identityAuth,
@@ -116,6 +122,8 @@ export async function createTestCatalog(options: { allowlist?: HttpAllowlist; st
     prompts: createPrompts(deps),
     tools: createTools(deps),
     skills: createSkills(deps),
+    versionCache,
+    resolver: createResolver(deps, versionCache),
   };
 }
 

@@ -1,4 +1,71 @@
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import type { Static, TSchema } from "typebox";
+import Value from "typebox/value";
+import type { CompatibleProviderConfig, ProvidersConfig } from "./providers/provider-registry.js";
+
+/** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
+export const ProvidersEnv = {
+  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Another address for the OpenAI provider (a proxy); default https://api.openai.com/v1. */
+  OPENAI_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  /** JSON: OpenAI-compatible endpoints and their models (CompatibleProvidersSchema). */
+  OPENAI_COMPATIBLE_PROVIDERS: Type.Optional(Type.String({ minLength: 1 })),
+  DEFAULT_MODEL: Type.String({ pattern: "^[^/\\s]+/\\S+$", default: "local/echo" }),
+  /** Deadline of one provider call, retries and their waits included. */
+  PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 60_000 }),
+  /** Retries after the first attempt on 408/409/429/5xx and connection failures. */
+  PROVIDER_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 10, default: 2 }),
+};
+
+/** The variables of tool calls (also read by the embedded launcher through loadToolsConfig). */
+export const ToolsEnv = {
+  /** Hosts `http` tools may call, comma-separated: `api.example.com`, `*.example.com` (same as the catalog's). */
+  HTTP_TOOL_ALLOWED_HOSTS: Type.String({ default: "" }),
+  /** Optional narrowing per organization, JSON: `{"org_…": ["api.example.com"]}`. */
+  HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: Type.String({ default: "" }),
+  /** Allowed hosts that may also resolve to private, loopback or link-local addresses, comma-separated. */
+  HTTP_TOOL_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** Model turns that may call tools in one prompt execution before it fails. */
+  MAX_TOOL_ROUNDS: Type.Integer({ minimum: 1, maximum: 50, default: 8 }),
+};
+
+export interface ToolsConfig {
+  allowlist: { hosts: string[]; byOrganization?: Map<string, string[]> };
+  allowPrivateFor: string[];
+  maxToolRounds: number;
+}
+
+const hostList = (text: string) =>
+  text
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+
+export function loadToolsConfig(env: Record<string, string | undefined> = process.env): ToolsConfig {
+  const vars = parseEnv(Type.Object(ToolsEnv), env);
+  let byOrganization: Map<string, string[]> | undefined;
+  if (vars.HTTP_TOOL_ALLOWED_HOSTS_BY_ORG.trim() !== "") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(vars.HTTP_TOOL_ALLOWED_HOSTS_BY_ORG);
+    } catch {
+      throw new Error("invalid configuration: HTTP_TOOL_ALLOWED_HOSTS_BY_ORG is not JSON");
+    }
+    const entries =
+      parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? Object.entries(parsed) : null;
+    if (!entries || entries.some(([, v]) => !Array.isArray(v) || v.some((h) => typeof h !== "string"))) {
+      throw new Error(
+        'invalid configuration: HTTP_TOOL_ALLOWED_HOSTS_BY_ORG must be {"<organizationId>": ["host", ...]}',
+      );
+    }
+    byOrganization = new Map(entries as [string, string[]][]);
+  }
+  return {
+    allowlist: { hosts: hostList(vars.HTTP_TOOL_ALLOWED_HOSTS), byOrganization },
+    allowPrivateFor: hostList(vars.HTTP_TOOL_PRIVATE_HOSTS),
+    maxToolRounds: vars.MAX_TOOL_ROUNDS,
+  };
+}
 
 export const ExecutionEnv = Type.Object({
   ...ServiceEnv,
@@ -6,14 +73,174 @@ export const ExecutionEnv = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7003 }),
   MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_execution" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
-  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  CATALOG_URL: Type.String({ minLength: 1 }),
+  ...ProvidersEnv,
+  ...ToolsEnv,
 });
+
+const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
+
+/**
+ * OPENAI_COMPATIBLE_PROVIDERS, e.g.
+ * `[{"id":"ollama","baseUrl":"http://127.0.0.1:11434/v1","developerRole":false,
+ *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true}]}]`.
+ * `apiKey` holds the key, or `apiKeyEnv` names the variable that does (a provider whose variable
+ * is unset is listed but unavailable); neither = a keyless endpoint. A model without a price has
+ * null pricing; capabilities default to false.
+ */
+export const CompatibleProvidersSchema = Type.Array(
+  Type.Object(
+    {
+      id: Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" }),
+      baseUrl: Type.String({ minLength: 1 }),
+      apiKey: Type.Optional(Type.String({ minLength: 1 })),
+      apiKeyEnv: Type.Optional(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" })),
+      developerRole: Type.Optional(Type.Boolean()),
+      maxTokensParam: Type.Optional(Type.Union([Type.Literal("max_completion_tokens"), Type.Literal("max_tokens")])),
+      models: Type.Array(
+        Type.Object(
+          {
+            model: Type.String({ minLength: 1 }),
+            inputPerMTokUsd: Type.Optional(Price),
+            outputPerMTokUsd: Type.Optional(Price),
+            tools: Type.Optional(Type.Boolean()),
+            jsonSchema: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1 },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  return parseEnv(ExecutionEnv, env);
+  const config = parseEnv(ExecutionEnv, env);
+  return { ...config, providers: loadProvidersConfig(env), tools: loadToolsConfig(env) };
 }
 
-export function configuredProviders(config: ReturnType<typeof loadConfig>): string[] {
-  return config.OPENAI_API_KEY ? ["openai"] : [];
+export type ExecutionConfig = ReturnType<typeof loadConfig>;
+
+/**
+ * The provider variables alone, for createProviderRegistry. Throws one error listing every
+ * problem, with paths into OPENAI_COMPATIBLE_PROVIDERS ("OPENAI_COMPATIBLE_PROVIDERS[0].models[1].model
+ * must be string"); values, keys included, never appear in it.
+ */
+export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
+  const vars = parseEnv(Type.Object(ProvidersEnv), env);
+  const problems: string[] = [];
+  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL)) {
+    problems.push("OPENAI_BASE_URL must be an http(s) URL");
+  }
+  const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
+  if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
+  return {
+    openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
+    compatible,
+    defaultModel: vars.DEFAULT_MODEL,
+    timeoutMs: vars.PROVIDER_TIMEOUT_MS,
+    maxRetries: vars.PROVIDER_MAX_RETRIES,
+  };
+}
+
+/** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */
+export function configuredProviders(config: { providers: ProvidersConfig }): string[] {
+  const { openai, compatible } = config.providers;
+  return [
+    ...(openai.apiKey ? ["openai"] : []),
+    ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
+  ];
+}
+
+function parseCompatibleProviders(
+  text: string | undefined,
+  env: Record<string, string | undefined>,
+  problems: string[],
+): CompatibleProviderConfig[] {
+  const name = "OPENAI_COMPATIBLE_PROVIDERS";
+  if (text === undefined) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    problems.push(`${name} is not valid JSON`);
+    return [];
+  }
+  const schemaProblems = schemaProblemsOf(value, name);
+  if (schemaProblems.length > 0) {
+    problems.push(...schemaProblems);
+    return [];
+  }
+  const entries = value as Static<typeof CompatibleProvidersSchema>;
+  const seen = new Set<string>();
+  return entries.map((p, i) => {
+    const at = `${name}[${i}]`;
+    if (RESERVED_PROVIDER_IDS.has(p.id)) problems.push(`${at}.id "${p.id}" is reserved`);
+    else if (seen.has(p.id)) problems.push(`${at}.id "${p.id}" is listed twice`);
+    seen.add(p.id);
+    if (!isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
+    if (p.apiKey !== undefined && p.apiKeyEnv !== undefined) problems.push(`${at} has both apiKey and apiKeyEnv`);
+    const models = new Set<string>();
+    p.models.forEach((m, j) => {
+      if (models.has(m.model)) problems.push(`${at}.models[${j}].model "${m.model}" is listed twice`);
+      models.add(m.model);
+    });
+    const apiKey = p.apiKey ?? (p.apiKeyEnv === undefined ? undefined : env[p.apiKeyEnv] || undefined);
+    return {
+      id: p.id,
+      baseUrl: p.baseUrl,
+      apiKey,
+      requiresApiKey: p.apiKey !== undefined || p.apiKeyEnv !== undefined,
+      developerRole: p.developerRole,
+      maxTokensParam: p.maxTokensParam,
+      models: p.models,
+    };
+  });
+}
+
+/**
+ * One line per bad place, by path; never the value (it may be a key). Each provider is checked on
+ * its own, as typebox reports at most 8 errors per check.
+ */
+function schemaProblemsOf(value: unknown, name: string): string[] {
+  if (!Array.isArray(value)) return [`${name} must be array`];
+  return value.flatMap((entry, i) => problemsByPath(CompatibleProvidersSchema.items, entry, `${name}[${i}]`));
+}
+
+function problemsByPath(schema: TSchema, value: unknown, prefix: string): string[] {
+  const byPath = new Map<string, { messages: string[]; allowed: unknown[] }>();
+  for (const error of Value.Errors(schema, value)) {
+    if (error.keyword === "additionalProperties") continue; // reported per field below
+    const path = prefix + pathOf(error.instancePath);
+    const entry = byPath.get(path) ?? { messages: [], allowed: [] };
+    byPath.set(path, entry);
+    if (error.keyword === "boolean") entry.messages.push("is not a known field");
+    else if (error.keyword === "const") entry.allowed.push((error.params as { allowedValue?: unknown }).allowedValue);
+    else if (error.keyword !== "anyOf") entry.messages.push(error.message);
+  }
+  return [...byPath].map(([path, { messages, allowed }]) =>
+    allowed.length > 0 && messages.length === 0
+      ? `${path} must be one of ${allowed.join(", ")}`
+      : `${path} ${messages.join(" or ")}`,
+  );
+}
+
+/** "/0/models/1/model" → "[0].models[1].model". */
+function pathOf(pointer: string): string {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+    .join("");
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const { protocol } = new URL(text);
+  return protocol === "http:" || protocol === "https:";
 }

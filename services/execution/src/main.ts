@@ -1,16 +1,34 @@
+import { createClient } from "@connectrpc/connect";
+import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { runServiceProcess } from "@kiln/kit/rpc/run-service";
-import { configuredProviders, loadConfig } from "./config.js";
+import { createNetworkTransport } from "@kiln/kit/rpc/transport";
+import { CatalogService } from "@kiln/proto/catalog";
+import { loadConfig } from "./config.js";
 import { createExecutionService } from "./service.js";
 
 const config = loadConfig();
-await runServiceProcess("execution", config, ({ logger, store, bus, tokens, identity }) => {
+await runServiceProcess("execution", config, async ({ logger, store, bus, tokens, identity }) => {
   if (!bus || !identity) throw new Error("execution needs NATS_URL and IDENTITY_URL");
-  return createExecutionService({
+  // Calls to the catalog carry the caller's principal (or act as the execution service).
+  const catalog = createNetworkTransport({
+    baseUrl: config.CATALOG_URL,
+    interceptors: [createForwardInterceptor(tokens, { type: "service", id: "execution" })],
+  });
+  const service = await createExecutionService({
     logger,
     store,
     bus,
     tokens,
     identityAuth: identity.auth,
-    configuredProviders: configuredProviders(config),
+    catalog: createClient(CatalogService, catalog.transport),
+    providers: config.providers,
+    tools: config.tools,
   });
+  return {
+    ...service,
+    async close() {
+      await service.close();
+      catalog.close();
+    },
+  };
 });

@@ -1,11 +1,23 @@
+import type { Client } from "@connectrpc/connect";
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
-import { createModelCatalog } from "./domain/model-catalog.js";
+import type { CatalogService } from "@kiln/proto/catalog";
+import type { ToolsConfig } from "./config.js";
+import { createRunEventOutbox, RUNS_STREAM } from "./events/run-events.js";
+import {
+  createProviderRegistry,
+  type ProviderRegistryOptions,
+  type ProvidersConfig,
+} from "./providers/provider-registry.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
+import { createRunner } from "./runs/runner.js";
+import { ensureRunIndexes, runCollection } from "./store/run-store.js";
+import { createInputValidator } from "./tools/input-validator.js";
+import { createToolExecutor } from "./tools/tool-executor.js";
 
 export interface ExecutionServiceDeps {
   logger: Logger;
@@ -13,20 +25,48 @@ export interface ExecutionServiceDeps {
   bus: Bus;
   tokens: InternalTokens;
   identityAuth: IdentityAuth;
-  /** Providers with credentials in this deployment, e.g. ["openai"]. */
-  configuredProviders: string[];
+  /** The catalog, called with the caller's principal to resolve the versions to run. */
+  catalog: Client<typeof CatalogService>;
+  providers: ProvidersConfig;
+  /** Tests swap providers (a fake OpenAI) or their fetch here. */
+  providerOptions?: ProviderRegistryOptions;
+  tools: ToolsConfig;
+  /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
+  outboxIntervalMs?: number;
 }
 
-export async function createExecutionService(deps: ExecutionServiceDeps): Promise<ServiceModule> {
-  const models = createModelCatalog({ configuredProviders: deps.configuredProviders });
-  return defineService({
+const RUN_METHODS = ["RunPrompt", "RunSkill"].map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
+
+/** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
+export async function createExecutionService(
+  deps: ExecutionServiceDeps,
+): Promise<ServiceModule & { close(): Promise<void> }> {
+  await ensureRunIndexes(deps.store);
+  await deps.bus.ensureStream(RUNS_STREAM);
+  const models = createProviderRegistry(deps.providers, deps.providerOptions);
+  const runs = runCollection(deps.store);
+  const outbox = createRunEventOutbox(runs, deps.bus, deps.logger);
+  outbox.start(deps.outboxIntervalMs);
+  const runner = createRunner({
+    runs,
+    outbox,
+    catalog: deps.catalog,
+    identityAuth: deps.identityAuth,
+    models,
+    tools: createToolExecutor({ allowlist: deps.tools.allowlist, allowPrivateFor: deps.tools.allowPrivateFor }),
+    validator: createInputValidator(),
+    maxToolRounds: deps.tools.maxToolRounds,
+  });
+  const service = defineService({
     name: "execution",
     logger: deps.logger,
-    register: (router) => registerExecutionRpc(router, models),
+    register: (router) => registerExecutionRpc(router, models.catalog, runner),
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
+    idempotency: { store: deps.store, methods: new Set(RUN_METHODS) },
   });
+  return { ...service, close: () => outbox.stop() };
 }

@@ -27,6 +27,12 @@ export function livePublishedVersion<T extends VersionLike>(versions: readonly T
   return live;
 }
 
+/**
+ * The order `livePublishedVersion` picks by, as a query sort: with `{status: "published"}` and
+ * `limit: 1` the store returns the live published version without reading the others.
+ */
+export const LIVE_PUBLISHED_SORT = { publishedAt: -1, version: -1 } as const;
+
 /** Highest-numbered version. */
 export function latestVersion<T extends { version: number }>(versions: readonly T[]): T | undefined {
   return versions.reduce<T | undefined>((best, v) => (!best || v.version > best.version ? v : best), undefined);

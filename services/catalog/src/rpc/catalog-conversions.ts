@@ -8,6 +8,9 @@ import type {
   CompositionStepSchema,
   PromptSchema,
   PromptVersionSchema,
+  ResolvedPromptSchema,
+  ResolvedToolSchema,
+  ResolveSkillVersionResponseSchema,
   SkillSchema,
   SkillVersionSchema,
   ToolRefSchema,
@@ -18,6 +21,7 @@ import type {
 } from "@kiln/proto/catalog";
 import type { ToolPin } from "../domain/tool-pins.js";
 import type { PromptView } from "../prompts.js";
+import type { ResolvedPromptView, ResolvedSkillView, ResolvedToolView } from "../resolve.js";
 import type { SkillView } from "../skills.js";
 import type { CompositionStepDoc, PromptVersionDoc, SkillVersionDoc, ToolVersionDoc } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
@@ -174,3 +178,30 @@ export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSche
     updatedAt: timestampFromDate(skill.updatedAt),
   };
 }
+
+export const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
+  toolId: t.pin.toolId,
+  toolVersionId: t.pin.toolVersionId,
+  toolKey: t.pin.toolKey,
+  description: t.description,
+  type: t.version.type,
+  configJson: t.version.config,
+  inputSchemaJson: t.version.inputSchema,
+});
+
+export const resolvedPromptToProto = (p: ResolvedPromptView): MessageInitShape<typeof ResolvedPromptSchema> => ({
+  version: promptVersionToProto(p.version),
+  promptName: p.promptName,
+  tools: p.tools.map(resolvedToolToProto),
+});
+
+export const resolvedSkillToProto = (
+  s: ResolvedSkillView,
+): MessageInitShape<typeof ResolveSkillVersionResponseSchema> => ({
+  version: skillVersionToProto(s.version),
+  steps: s.steps.map((step) => ({
+    step: compositionStepToProto(step.step),
+    prompt: resolvedPromptToProto(step.prompt),
+  })),
+  tools: s.tools.map(resolvedToolToProto),
+});

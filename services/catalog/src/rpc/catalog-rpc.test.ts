@@ -262,6 +262,97 @@ describe("CatalogService over Connect", () => {
     expect((await clientAs(principals.service).getPrompt({ id: prompt?.id ?? "" })).prompt?.id).toBe(prompt?.id);
   });
 
+  it("resolves prompt and skill versions for the execution service, forwarding the run's principal", async () => {
+    const author = clientAs(principals.userA);
+    const config = '{"result":{"__proto__":{"p":1},"a.b":1,"$ref":"#/x","b":1, "a":2}}';
+    const { tool } = await author.createTool({
+      organizationId: ORG_A,
+      toolKey: "weather",
+      name: "Weather",
+      description: "Forecasts",
+      type: "manual_stub",
+      configJson: config,
+      inputSchemaJson: AWKWARD_SCHEMA,
+    });
+    const { prompt } = await author.createPrompt({
+      organizationId: ORG_A,
+      name: "Weather",
+      defaultModel: "local/echo",
+    });
+    const promptId = prompt?.id ?? "";
+    const runner = clientAs(principals.keyARunner);
+    const nothing = await connectErrorOf(runner.resolvePromptVersion({ organizationId: ORG_A, promptId }));
+    expect(nothing.code).toBe(Code.FailedPrecondition);
+    expect(nothing.rawMessage).toBe("prompt has no published version");
+    const { version } = await author.createPromptVersion({
+      promptId,
+      systemPrompt: "City {{z}}",
+      variablesSchemaJson: AWKWARD_SCHEMA,
+      tools: [{ toolId: tool?.id ?? "" }],
+    });
+    await author.publishPromptVersion({ promptId, versionId: version?.id ?? "" });
+
+    const resolved = (await runner.resolvePromptVersion({ organizationId: ORG_A, promptId })).prompt;
+    expect(resolved?.promptName).toBe("Weather");
+    expect(resolved?.version).toMatchObject({
+      id: version?.id,
+      status: "published",
+      systemPrompt: "City {{z}}",
+      variablesSchemaJson: AWKWARD_SCHEMA,
+      model: "local/echo",
+      tools: [{ toolId: tool?.id, toolVersionId: tool?.currentVersionId, toolKey: "weather" }],
+    });
+    expect(resolved?.version?.publishedAt).toBeDefined();
+    expect(resolved?.tools.map((t) => ({ ...t }))).toEqual([
+      expect.objectContaining({
+        toolId: tool?.id,
+        toolVersionId: tool?.currentVersionId,
+        toolKey: "weather",
+        description: "Forecasts",
+        type: "manual_stub",
+        configJson: config,
+        inputSchemaJson: AWKWARD_SCHEMA,
+      }),
+    ]);
+
+    const { skill } = await author.createSkill({ organizationId: ORG_A, name: "Trip" });
+    const variables = '{"z":"{{input.city}}"}';
+    await author.replaceSkillPrompts({
+      skillVersionId: skill?.describedVersionId ?? "",
+      prompts: [{ promptId, alias: "forecast", variablesJson: variables }],
+    });
+    const preview = await runner.resolveSkillVersion({ organizationId: ORG_A, skillId: skill?.id, preferDraft: true });
+    expect(preview.version).toMatchObject({ id: skill?.describedVersionId, status: "draft" });
+    expect(preview.version?.publishedAt).toBeUndefined();
+    expect((await connectErrorOf(runner.resolveSkillVersion({ organizationId: ORG_A, skillId: skill?.id }))).code).toBe(
+      Code.FailedPrecondition,
+    );
+    await author.publishSkillVersion({ skillId: skill?.id ?? "" });
+    const run = await runner.resolveSkillVersion({ organizationId: ORG_A, skillId: skill?.id });
+    expect(run.version).toMatchObject({ id: skill?.describedVersionId, status: "published", skillId: skill?.id });
+    expect(run.steps).toHaveLength(1);
+    expect(run.steps[0]?.step).toMatchObject({
+      order: 1,
+      alias: "forecast",
+      promptId,
+      promptVersionId: version?.id,
+      variablesJson: variables,
+    });
+    expect(run.steps[0]?.prompt?.version?.id).toBe(version?.id);
+    expect(run.steps[0]?.prompt?.tools[0]?.configJson).toBe(config);
+    expect(run.tools).toEqual([]);
+
+    const foreign = await connectErrorOf(
+      clientAs(principals.keyBRunner).resolvePromptVersion({ organizationId: ORG_A, promptId }),
+    );
+    expect(foreign.code).toBe(Code.NotFound);
+    expect(foreign.rawMessage).toBe("prompt not found");
+    const noScope = await connectErrorOf(
+      clientAs(principals.keyA).resolveSkillVersion({ organizationId: ORG_A, skillId: skill?.id }),
+    );
+    expect(noScope.code).toBe(Code.PermissionDenied);
+  });
+
   it("refuses calls without credentials", async () => {
     const none: Interceptor = (next) => (req) => next(req);
     const client = createClient(CatalogService, createInProcessTransport(service, [none]));

@@ -3,11 +3,14 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Prompts } from "../prompts.js";
+import type { Resolver } from "../resolve.js";
 import type { Skills } from "../skills.js";
 import type { Tools } from "../tools.js";
 import {
   promptToProto,
   promptVersionToProto,
+  resolvedPromptToProto,
+  resolvedSkillToProto,
   skillToProto,
   skillVersionToProto,
   toolToProto,
@@ -28,9 +31,10 @@ export interface CatalogUseCases {
   prompts: Prompts;
   tools: Tools;
   skills: Skills;
+  resolver: Resolver;
 }
 
-export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skills }: CatalogUseCases): void {
+export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skills, resolver }: CatalogUseCases): void {
   router.service(CatalogService, {
     async createPrompt(req, ctx) {
       return { prompt: promptToProto(await prompts.createPrompt(principalOf(ctx), req)) };
@@ -109,6 +113,14 @@ export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skil
     async replaceSkillTools(req, ctx) {
       const selectors = req.tools.map((t) => ({ toolId: t.toolId, toolVersionId: given(t.toolVersionId) }));
       return { skill: skillToProto(await skills.replaceSkillTools(principalOf(ctx), { ...req, tools: selectors })) };
+    },
+
+    // For the execution service, with the end user's principal forwarded.
+    async resolvePromptVersion(req, ctx) {
+      return { prompt: resolvedPromptToProto(await resolver.resolvePromptVersion(principalOf(ctx), req)) };
+    },
+    async resolveSkillVersion(req, ctx) {
+      return resolvedSkillToProto(await resolver.resolveSkillVersion(principalOf(ctx), req));
     },
   });
 }

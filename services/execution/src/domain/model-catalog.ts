@@ -23,7 +23,7 @@ export const LOCAL_ECHO: ModelEntry = {
 };
 
 // OpenAI list prices (USD per 1M tokens) for the Chat Completions models offered by default.
-const OPENAI_MODELS: ModelEntry[] = [
+export const OPENAI_MODELS: ModelEntry[] = [
   { model: "gpt-4o-mini", input: 0.15, output: 0.6 },
   { model: "gpt-4o", input: 2.5, output: 10 },
   { model: "gpt-4.1-mini", input: 0.4, output: 1.6 },
@@ -39,15 +39,18 @@ const OPENAI_MODELS: ModelEntry[] = [
 export interface ModelCatalogOptions {
   /** Providers this deployment holds credentials for, e.g. ["openai"]; "local" always is. */
   configuredProviders: string[];
+  /** Models of configured OpenAI-compatible providers, listed after the built-in ones. */
+  extraModels?: ModelEntry[];
 }
 
+/** local/echo, the built-in OpenAI models, then `extraModels`; an id listed twice keeps its first entry. */
 export function createModelCatalog(options: ModelCatalogOptions) {
   const configured = new Set(["local", ...options.configuredProviders]);
-  const models: CatalogModel[] = [LOCAL_ECHO, ...OPENAI_MODELS].map((m) => ({
-    ...m,
-    available: configured.has(m.provider),
-  }));
-  const byId = new Map(models.map((m) => [m.id, m]));
+  const byId = new Map<string, CatalogModel>();
+  for (const m of [LOCAL_ECHO, ...OPENAI_MODELS, ...(options.extraModels ?? [])]) {
+    if (!byId.has(m.id)) byId.set(m.id, { ...m, available: configured.has(m.provider) });
+  }
+  const models = [...byId.values()];
   return {
     list: (): CatalogModel[] => models,
     get: (id: string): CatalogModel | undefined => byId.get(id),
@@ -55,3 +58,15 @@ export function createModelCatalog(options: ModelCatalogOptions) {
 }
 
 export type ModelCatalog = ReturnType<typeof createModelCatalog>;
+
+/**
+ * The estimated cost of a call in USD at the given prices; null when a price is unknown (never 0
+ * for an unknown price: api.md "Runs").
+ */
+export function estimateCostUsd(
+  pricing: ModelEntry["pricing"],
+  usage: { inputTokens: number; outputTokens: number },
+): number | null {
+  if (pricing.inputPerMTokUsd === null || pricing.outputPerMTokUsd === null) return null;
+  return (usage.inputTokens * pricing.inputPerMTokUsd + usage.outputTokens * pricing.outputPerMTokUsd) / 1_000_000;
+}

@@ -1,8 +1,17 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { unauthenticated } from "@kiln/kit/errors";
+import { kPrincipal, kRequestId } from "@kiln/kit/principal";
 import { ExecutionService } from "@kiln/proto/execution";
 import type { ModelCatalog } from "../domain/model-catalog.js";
+import { type CallContext, type Runner, runToProto } from "../runs/runner.js";
 
-export function registerExecutionRpc(router: ConnectRouter, models: ModelCatalog): void {
+function callContext(ctx: HandlerContext): CallContext {
+  const principal = ctx.values.get(kPrincipal);
+  if (!principal) throw unauthenticated("missing credentials");
+  return { principal, requestId: ctx.values.get(kRequestId), signal: ctx.signal };
+}
+
+export function registerExecutionRpc(router: ConnectRouter, models: ModelCatalog, runner: Runner): void {
   router.service(ExecutionService, {
     // Any authenticated caller may list models (api.md "Scopes per route").
     async listModels() {
@@ -19,6 +28,18 @@ export function registerExecutionRpc(router: ConnectRouter, models: ModelCatalog
           },
         })),
       };
+    },
+    async runPrompt(req, ctx) {
+      return { run: runToProto(await runner.runPrompt(req, callContext(ctx))) };
+    },
+    async runSkill(req, ctx) {
+      return { run: runToProto(await runner.runSkill(req, callContext(ctx))) };
+    },
+    async previewSkill(req, ctx) {
+      return { run: runToProto(await runner.previewSkill(req, callContext(ctx)), true) };
+    },
+    async getRun(req, ctx) {
+      return { run: runToProto(await runner.getRun(req, callContext(ctx))) };
     },
   });
 }

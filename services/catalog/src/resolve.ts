@@ -1,0 +1,278 @@
+/**
+ * What the execution service runs: a prompt version or a skill version with everything it pins
+ * (prompt versions, tool versions) read in a few batched queries. This is the hot path of every
+ * run, so each call reads each collection at most once, in parallel where it can, and immutable
+ * version documents come from the `VersionCache` (see version-cache.ts for what is cached).
+ */
+import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import type { Principal } from "@kiln/kit/principal";
+import type { Collection } from "@kiln/kit/store";
+import { SCOPES } from "./access.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { fieldPath, Issues } from "./domain/issues.js";
+import type { ToolPin } from "./domain/tool-pins.js";
+import { LIVE_PUBLISHED_SORT } from "./domain/versions.js";
+import type {
+  CompositionStepDoc,
+  PromptDoc,
+  PromptVersionDoc,
+  SkillVersionDoc,
+  ToolDoc,
+  ToolVersionDoc,
+} from "./store/catalog-store.js";
+import { type ImmutableVersion, VersionCache } from "./version-cache.js";
+
+/** An attached tool at its pinned version; `description` is the tool's current one. */
+export interface ResolvedToolView {
+  pin: ToolPin;
+  description: string;
+  version: ToolVersionDoc;
+}
+
+export interface ResolvedPromptView {
+  version: PromptVersionDoc;
+  /** The prompt's current name. */
+  promptName: string;
+  /** The version's own tools, in the order it pins them. */
+  tools: ResolvedToolView[];
+}
+
+export interface ResolvedSkillView {
+  version: SkillVersionDoc;
+  /** The composition in order, each step with its pinned prompt version resolved. */
+  steps: { step: CompositionStepDoc; prompt: ResolvedPromptView }[];
+  /** The skill version's own tools, offered to every step besides the step's prompt tools. */
+  tools: ResolvedToolView[];
+}
+
+interface LoadedTools {
+  versions: Map<string, ToolVersionDoc>;
+  tools: Map<string, ToolDoc>;
+}
+
+const NO_TOOLS: LoadedTools = { versions: new Map(), tools: new Map() };
+
+const unique = (values: Iterable<string>) => [...new Set(values)];
+
+function requireFields(fields: Record<string, string>): void {
+  const issues = new Issues();
+  for (const [field, value] of Object.entries(fields)) if (value === "") issues.add(field, "is required");
+  issues.throwIfAny();
+}
+
+export type Resolver = ReturnType<typeof createResolver>;
+
+/**
+ * The resolve use cases of the execution service. The caller is the end user (or API key) the
+ * run is for, authorized with `runs:write` in the run request's organization; the resource must
+ * belong to that organization, otherwise it is not found, exactly as if it did not exist.
+ */
+export function createResolver(deps: CatalogDeps, cache: VersionCache = new VersionCache()) {
+  const c = deps.collections;
+
+  /** Version documents by id: cached ones from the cache, the rest with one query. */
+  async function versionsById<T extends ImmutableVersion>(
+    collection: Collection<T>,
+    ids: Iterable<string>,
+  ): Promise<Map<string, T>> {
+    const found = new Map<string, T>();
+    const missing: string[] = [];
+    for (const id of unique(ids)) {
+      const hit = cache.get<T>(collection.name, id);
+      if (hit) found.set(id, hit);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      for (const doc of await collection.find({ _id: { $in: missing } })) {
+        cache.remember(collection.name, doc);
+        found.set(doc._id, doc);
+      }
+    }
+    return found;
+  }
+
+  /** The live published version of a parent, with one query that reads only that version. */
+  async function livePublished<T extends PromptVersionDoc | SkillVersionDoc>(
+    collection: Collection<T>,
+    parent: { promptId: string } | { skillId: string },
+  ): Promise<T | undefined> {
+    const [live] = await collection.find({ ...parent, status: "published" }, { sort: LIVE_PUBLISHED_SORT, limit: 1 });
+    if (live) cache.remember(collection.name, live);
+    return live;
+  }
+
+  /** The pinned tool versions (cached or one query) and their tools (one query), in parallel. */
+  async function loadTools(pins: readonly ToolPin[]): Promise<LoadedTools> {
+    if (pins.length === 0) return NO_TOOLS;
+    const [versions, tools] = await Promise.all([
+      versionsById(
+        c.toolVersions,
+        pins.map((p) => p.toolVersionId),
+      ),
+      c.tools.find({ _id: { $in: unique(pins.map((p) => p.toolId)) } }),
+    ]);
+    return { versions, tools: new Map(tools.map((t) => [t._id, t])) };
+  }
+
+  function toolsOf(
+    pins: readonly ToolPin[],
+    loaded: LoadedTools,
+    organizationId: string,
+    field: string,
+    problems: FieldIssue[],
+  ): ResolvedToolView[] {
+    const resolved: ResolvedToolView[] = [];
+    pins.forEach((pin, i) => {
+      const version = loaded.versions.get(pin.toolVersionId);
+      const tool = loaded.tools.get(pin.toolId);
+      if (
+        !version ||
+        !tool ||
+        version.toolId !== pin.toolId ||
+        version.organizationId !== organizationId ||
+        tool.organizationId !== organizationId
+      ) {
+        problems.push({
+          field: fieldPath(fieldPath(field, i), "toolVersionId"),
+          issue: `tool version ${pin.toolVersionId} no longer exists`,
+        });
+      } else resolved.push({ pin, description: tool.description, version });
+    });
+    return resolved;
+  }
+
+  function unresolvable(what: string, problems: FieldIssue[]) {
+    problems.sort((a, b) => a.field.localeCompare(b.field, "en", { numeric: true }));
+    return failedPrecondition(`${what} does not resolve: something it pins no longer exists`, problems);
+  }
+
+  /** A skill version's prompt versions and every tool it or they pin. */
+  async function loadComposition(version: SkillVersionDoc) {
+    const steps = version.promptComposition;
+    if (steps.length === 0) {
+      const none = { promptVersions: new Map<string, PromptVersionDoc>(), prompts: new Map<string, PromptDoc>() };
+      return { ...none, tools: await loadTools(version.tools) };
+    }
+    const [prompts, { promptVersions, tools }] = await Promise.all([
+      c.prompts.find({ _id: { $in: unique(steps.map((s) => s.promptId)) } }),
+      versionsById(
+        c.promptVersions,
+        steps.map((s) => s.promptVersionId),
+      ).then(async (promptVersions) => ({
+        promptVersions,
+        tools: await loadTools([...version.tools, ...[...promptVersions.values()].flatMap((pv) => pv.tools)]),
+      })),
+    ]);
+    return { promptVersions, prompts: new Map(prompts.map((p) => [p._id, p])), tools };
+  }
+
+  async function selectSkillVersion(input: {
+    skillId: string;
+    versionId: string;
+    preferDraft: boolean;
+  }): Promise<SkillVersionDoc | undefined> {
+    if (input.versionId !== "") {
+      const named = (await versionsById(c.skillVersions, [input.versionId])).get(input.versionId);
+      return named?.skillId === input.skillId ? named : undefined;
+    }
+    const [draft, published] = await Promise.all([
+      input.preferDraft
+        ? c.skillVersions.findOne({ skillId: input.skillId, status: "draft" }, { sort: { version: -1 } })
+        : null,
+      livePublished(c.skillVersions, { skillId: input.skillId }),
+    ]);
+    return draft ?? published;
+  }
+
+  return {
+    /**
+     * `versionId` names any version of the prompt, draft or published (api.md: the run "uses the
+     * published version unless versionId is given"); without it the live published version, and
+     * none is failed_precondition (409).
+     */
+    async resolvePromptVersion(
+      principal: Principal,
+      input: { organizationId: string; promptId: string; versionId: string },
+    ): Promise<ResolvedPromptView> {
+      requireFields({ organizationId: input.organizationId, promptId: input.promptId });
+      const organizationId = input.organizationId;
+      const [, prompt, { version, tools }] = await Promise.all([
+        deps.access.onResource(principal, organizationId, SCOPES.runsWrite, "prompt"),
+        c.prompts.findOne({ _id: input.promptId }),
+        (input.versionId !== ""
+          ? versionsById(c.promptVersions, [input.versionId]).then((found) => found.get(input.versionId))
+          : livePublished(c.promptVersions, { promptId: input.promptId })
+        ).then(async (v) => {
+          // Tools are read only for a version that can be answered.
+          const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
+          return { version: answerable ? v : undefined, tools: answerable ? await loadTools(v.tools) : NO_TOOLS };
+        }),
+      ]);
+      if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
+      if (!version) {
+        if (input.versionId !== "") throw notFound("prompt version");
+        throw failedPrecondition("prompt has no published version", [
+          { field: "versionId", issue: "is required: the prompt has no published version" },
+        ]);
+      }
+      const problems: FieldIssue[] = [];
+      const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
+      if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
+      return { version, promptName: prompt.name, tools: resolved };
+    },
+
+    /**
+     * `versionId` names any version of the skill; without it, with `preferDraft` (previews) the
+     * draft if there is one, else the live published version; none is failed_precondition (409).
+     * A composition whose prompt or tool versions no longer resolve is failed_precondition with
+     * the offending fields in the details.
+     */
+    async resolveSkillVersion(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; versionId: string; preferDraft: boolean },
+    ): Promise<ResolvedSkillView> {
+      requireFields({ organizationId: input.organizationId, skillId: input.skillId });
+      const organizationId = input.organizationId;
+      const [, skill, selected] = await Promise.all([
+        deps.access.onResource(principal, organizationId, SCOPES.runsWrite, "skill"),
+        c.skills.findOne({ _id: input.skillId }),
+        selectSkillVersion(input).then(async (version) =>
+          version && version.organizationId === organizationId
+            ? { version, ...(await loadComposition(version)) }
+            : undefined,
+        ),
+      ]);
+      if (!skill || skill.organizationId !== organizationId) throw notFound("skill");
+      if (!selected) {
+        if (input.versionId !== "") throw notFound("skill version");
+        throw failedPrecondition("skill has no published version", [
+          { field: "versionId", issue: "is required: the skill has no published version" },
+        ]);
+      }
+      const { version, promptVersions, prompts } = selected;
+      const problems: FieldIssue[] = [];
+      // Stored in order (`order` is the index + 1).
+      const steps = version.promptComposition.flatMap((step, i) => {
+        const at = fieldPath("promptComposition", i);
+        const pv = promptVersions.get(step.promptVersionId);
+        const prompt = prompts.get(step.promptId);
+        if (!pv || pv.promptId !== step.promptId || pv.organizationId !== organizationId) {
+          problems.push({
+            field: fieldPath(at, "promptVersionId"),
+            issue: `prompt version ${step.promptVersionId} no longer exists`,
+          });
+          return [];
+        }
+        if (!prompt || prompt.organizationId !== organizationId) {
+          problems.push({ field: fieldPath(at, "promptId"), issue: `prompt ${step.promptId} no longer exists` });
+          return [];
+        }
+        const tools = toolsOf(pv.tools, selected.tools, organizationId, fieldPath(at, "tools"), problems);
+        return [{ step, prompt: { version: pv, promptName: prompt.name, tools } }];
+      });
+      const tools = toolsOf(version.tools, selected.tools, organizationId, "tools", problems);
+      if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
+      return { version, steps, tools };
+    },
+  };
+}

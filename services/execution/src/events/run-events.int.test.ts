@@ -1,0 +1,90 @@
+import { createNatsBus } from "@kiln/kit/bus/nats";
+import { createLogger } from "@kiln/kit/logger";
+import { createMongoStore } from "@kiln/kit/store/mongo";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { startNatsServer } from "../../../../test/support/servers.js";
+import { runDocOf } from "../runs/runner.js";
+import { ensureRunIndexes, type RunDoc, runCollection } from "../store/run-store.js";
+import { createRunEventOutbox, RUNS_STREAM } from "./run-events.js";
+
+const logger = createLogger({ name: "test", level: "silent" });
+
+function newRun(i: number): RunDoc {
+  const at = new Date();
+  return runDocOf({
+    id: `run_${Date.now().toString(16).padStart(12, "0")}${i.toString(16).padStart(20, "0")}`,
+    kind: "prompt",
+    organizationId: "org_outage",
+    input: { variables: { i } },
+    createdAt: at,
+    completedAt: at,
+    promptId: "prm_x",
+    promptVersionId: "pv_x",
+    steps: [],
+    single: {
+      status: "succeeded",
+      output: { text: `answer ${i}` },
+      provider: "local",
+      model: "local/echo",
+      usage: { inputTokens: 1, outputTokens: 2 },
+      estimatedCostUsd: 0,
+      latencyMs: 1,
+      toolCalls: [],
+    },
+  });
+}
+
+describe("run.completed outbox across a nats-server outage", () => {
+  const store = createMongoStore({ url: inject("mongoUrl"), database: `kiln_outbox_${Date.now()}` });
+
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it("publishes every stored run exactly once although the bus was down while runs were stored", async () => {
+    let server = await startNatsServer();
+    const port = Number(new URL(server.url).port);
+    const bus = await createNatsBus({ url: server.url, name: "outbox-test" });
+    const runs = runCollection(store);
+    await ensureRunIndexes(store);
+    const outbox = createRunEventOutbox(runs, bus, logger);
+    try {
+      await bus.ensureStream(RUNS_STREAM);
+      // A consumer that exists before any run: interest retention keeps what it has not acked.
+      const consumer = { stream: RUNS_STREAM.name, durable: "audit", filterSubject: "runs.completed.>" };
+      await bus.ensureConsumer(consumer);
+
+      const store1 = async (i: number) => {
+        const run = newRun(i);
+        await runs.insertOne(run);
+        await outbox.publish(run);
+        return run._id;
+      };
+      const before = await Promise.all([0, 1, 2, 3, 4].map(store1));
+      // The bus goes away while runs keep being stored: they wait in the outbox.
+      await server.stop();
+      const during = await Promise.all([5, 6, 7, 8, 9].map(store1));
+      expect(await runs.countDocuments({ _id: { $in: during }, eventPublished: false })).toBe(5);
+      server = await startNatsServer({ dir: server.dir, port });
+      outbox.start(200);
+      const after = await Promise.all([10, 11].map(store1));
+      const all = [...before, ...during, ...after];
+
+      const seen: string[] = [];
+      const sub = bus.consume(consumer, async (msg) => {
+        seen.push(msg.json<{ runId: string }>().runId);
+      });
+      const deadline = Date.now() + 30_000;
+      while (new Set(seen).size < all.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      // Any duplicate would arrive right behind; give it the chance.
+      await new Promise((r) => setTimeout(r, 500));
+      await sub.stop();
+      expect([...seen].sort()).toEqual([...all].sort());
+      expect(await runs.countDocuments({ _id: { $in: all }, eventPublished: false })).toBe(0);
+    } finally {
+      await outbox.stop();
+      await bus.close();
+      await server.stop({ removeData: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,166 @@
+/**
+ * Which models this deployment runs and who runs them: resolves "<provider>/<model>" ids to a
+ * provider and the catalog entry (capabilities, prices), and lists the catalog for
+ * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
+ */
+import { invalidArgument } from "@kiln/kit/errors";
+import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "../domain/model-catalog.js";
+import { createLocalEchoProvider } from "./local-echo.js";
+import { createOpenAIProvider } from "./openai-provider.js";
+import type { ModelProvider, ModelRequest, ModelResult } from "./provider.js";
+
+export interface CompatibleModelConfig {
+  /** The model name the endpoint knows ("llama3.1"); the catalog id is "<provider id>/<model>". */
+  model: string;
+  /** USD per million tokens; absent = unknown price (run costs are then null, never 0). */
+  inputPerMTokUsd?: number | null;
+  outputPerMTokUsd?: number | null;
+  /** Capabilities the endpoint has for this model; default false. */
+  tools?: boolean;
+  jsonSchema?: boolean;
+}
+
+/** An OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, Azure-compatible gateways...). */
+export interface CompatibleProviderConfig {
+  /** Lower-case id, the prefix of its model ids; not "local" or "openai". */
+  id: string;
+  /** e.g. "http://127.0.0.1:11434/v1". */
+  baseUrl: string;
+  /** The key, already read from `apiKeyEnv` when configured so. */
+  apiKey?: string;
+  /** False for keyless endpoints; true when a key was configured (directly or by apiKeyEnv). */
+  requiresApiKey: boolean;
+  /** Whether the endpoint knows the "developer" role; default true. */
+  developerRole?: boolean;
+  /** Default "max_tokens", which compatible servers know best. */
+  maxTokensParam?: "max_completion_tokens" | "max_tokens";
+  models: CompatibleModelConfig[];
+}
+
+export interface ProvidersConfig {
+  openai: { apiKey?: string; baseUrl?: string };
+  compatible: CompatibleProviderConfig[];
+  /** Used when neither the run request nor the version names a model; "local/echo" by default. */
+  defaultModel: string;
+  /** Default deadline of one provider call, retries included. */
+  timeoutMs: number;
+  /** Retries after the first attempt on 429/5xx/connection failures. */
+  maxRetries: number;
+}
+
+export interface ProviderRegistryOptions {
+  /** The fetch OpenAI-protocol providers use (default the global one). */
+  fetch?: typeof fetch;
+  /**
+   * Providers that replace the built-in ones of the same id (tests: a fake "openai"); a provider
+   * given here counts as available.
+   */
+  providers?: ModelProvider[];
+  /** More catalog entries, for the providers above. */
+  models?: ModelEntry[];
+}
+
+/** A model ready to call: the catalog entry (prices, capabilities) and its provider. */
+export interface ResolvedModel {
+  /** "<provider>/<model>". */
+  id: string;
+  entry: CatalogModel;
+  provider: ModelProvider;
+  /** `provider.generate` with `model` filled in. */
+  generate(request: Omit<ModelRequest, "model">): Promise<ModelResult>;
+}
+
+export interface ProviderRegistry {
+  /** The catalog for GET /api/models: every model, `available` when its provider has credentials. */
+  catalog: ModelCatalog;
+  defaultModel: string;
+  /**
+   * The model of a run: `modelId` (the request's, else the version's), or the default model when
+   * it is undefined or "". Throws invalid_argument (400, field "model") for an unknown model or one
+   * whose provider has no credentials here (api.md "Model resolution").
+   */
+  resolve(modelId?: string): ResolvedModel;
+}
+
+export function createProviderRegistry(
+  config: ProvidersConfig,
+  options: ProviderRegistryOptions = {},
+): ProviderRegistry {
+  const providers = new Map<string, ModelProvider>();
+  providers.set("local", createLocalEchoProvider());
+  if (config.openai.apiKey) {
+    providers.set(
+      "openai",
+      createOpenAIProvider({
+        id: "openai",
+        apiKey: config.openai.apiKey,
+        baseUrl: config.openai.baseUrl,
+        timeoutMs: config.timeoutMs,
+        maxRetries: config.maxRetries,
+        fetch: options.fetch,
+      }),
+    );
+  }
+  const extraModels: ModelEntry[] = [];
+  for (const p of config.compatible) {
+    extraModels.push(...p.models.map((m) => compatibleEntry(p.id, m)));
+    if (p.requiresApiKey && !p.apiKey) continue;
+    providers.set(
+      p.id,
+      createOpenAIProvider({
+        id: p.id,
+        apiKey: p.apiKey,
+        baseUrl: p.baseUrl,
+        timeoutMs: config.timeoutMs,
+        maxRetries: config.maxRetries,
+        developerRole: p.developerRole ?? true,
+        maxTokensParam: p.maxTokensParam ?? "max_tokens",
+        fetch: options.fetch,
+      }),
+    );
+  }
+  for (const p of options.providers ?? []) providers.set(p.id, p);
+  extraModels.push(...(options.models ?? []));
+
+  const catalog = createModelCatalog({ configuredProviders: [...providers.keys()], extraModels });
+  if (!catalog.get(config.defaultModel)) {
+    throw new Error(`invalid configuration: DEFAULT_MODEL "${config.defaultModel}" is not a model of this deployment`);
+  }
+
+  return {
+    catalog,
+    defaultModel: config.defaultModel,
+    resolve(modelId) {
+      const id = modelId || config.defaultModel;
+      const entry = catalog.get(id);
+      if (!entry) {
+        throw invalidArgument(`unknown model "${id}": GET /api/models lists the models of this deployment`, [
+          { field: "model", issue: "is not a known model" },
+        ]);
+      }
+      const provider = entry.available ? providers.get(entry.provider) : undefined;
+      if (!provider) {
+        throw invalidArgument(
+          `model "${id}" is not available: this deployment has no credentials for provider "${entry.provider}"`,
+          [{ field: "model", issue: "is not available in this deployment" }],
+        );
+      }
+      return {
+        id,
+        entry,
+        provider,
+        generate: (request) => provider.generate({ ...request, model: entry.model }),
+      };
+    },
+  };
+}
+
+function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry {
+  return {
+    id: `${provider}/${m.model}`,
+    provider,
+    model: m.model,
+    capabilities: { tools: m.tools ?? false, jsonSchema: m.jsonSchema ?? false },
+    pricing: { inputPerMTokUsd: m.inputPerMTokUsd ?? null, outputPerMTokUsd: m.outputPerMTokUsd ?? null },
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * The model provider interface of the execution service: one call = one model turn (no streaming).
+ * The run executor renders the prompt version into messages, resolves the model through the
+ * registry (provider-registry.ts) and calls `generate`; it runs tools itself and calls again with
+ * the tool results appended. Providers never see organizations, runs or prices.
+ */
+import { DomainError } from "@kiln/kit/errors";
+
+/** A JSON Schema object (draft 2020-12 or 07 as written by users: tool inputs, response formats). */
+export type JsonSchema = Record<string, unknown>;
+
+/** A tool call the model made. `name` is the tool's toolKey; `input` is the parsed JSON arguments. */
+export interface ToolCall {
+  /** Opaque, unique within the conversation; a tool result answers it by `toolCallId`. */
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/**
+ * One message of the conversation, already rendered (variables substituted). Roles as in Chat
+ * Completions: an assistant turn that called tools carries `toolCalls` (its `content` may be ""),
+ * and each call is answered by one `tool` message with the same `toolCallId`.
+ */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "developer"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string; toolCalls?: ToolCall[] }
+  /** `content` is the tool's output as text: JSON text for structured outputs, or an error description. */
+  | { role: "tool"; toolCallId: string; content: string };
+
+export interface ToolDefinition {
+  /** The toolKey (`^[a-zA-Z0-9_-]{1,64}$`, what OpenAI accepts as a function name). */
+  name: string;
+  description?: string;
+  /** JSON Schema of the tool input (`type: "object"`, `properties`, `required`). */
+  inputSchema: JsonSchema;
+}
+
+export type ResponseFormat = { type: "text" } | { type: "json_schema"; name: string; schema: JsonSchema };
+
+export interface ModelRequest {
+  /** The model name within its provider: "gpt-4o-mini", not "openai/gpt-4o-mini". */
+  model: string;
+  messages: ChatMessage[];
+  /** Tools the model may call in this turn; omitted or empty = none. */
+  tools?: ToolDefinition[];
+  /** Default `{ type: "text" }`. */
+  responseFormat?: ResponseFormat;
+  temperature?: number;
+  maxOutputTokens?: number;
+  /**
+   * The run's variables (name → value). Only `local/echo` reads them, to fill same-named fields of
+   * the tool inputs it makes up; other providers ignore them. Messages arrive rendered already.
+   */
+  variables?: Record<string, unknown>;
+  /**
+   * Cancels the call. An abort whose reason is a `TimeoutError` (e.g. `AbortSignal.timeout(ms)`,
+   * a run-wide budget) rejects with `ProviderError` kind `provider_timeout`; any other abort
+   * (shutdown, client gone) rejects with the signal's own `reason`, not a ProviderError.
+   */
+  signal?: AbortSignal;
+  /**
+   * Deadline of the whole call in milliseconds, retries and their waits included; past it the
+   * call rejects with `provider_timeout`. Default: the provider's configured timeout
+   * (PROVIDER_TIMEOUT_MS).
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * Why the model stopped: `stop` (a complete answer), `tool_calls` (see `toolCalls`; call again
+ * with the results), `length` (maxOutputTokens reached: text may be cut and JSON unparseable),
+ * `content_filter`, or `other` (anything else a compatible endpoint reports).
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelResult {
+  /** The answer text; "" when the model only called tools. For json_schema, the JSON text. */
+  text: string;
+  /**
+   * The parsed answer when the request asked for `json_schema` and `text` is valid JSON; absent
+   * otherwise (tool-call turns, truncated or non-JSON answers). Not validated against the schema:
+   * that is the executor's job.
+   */
+  json?: unknown;
+  /** Empty unless finishReason is "tool_calls". */
+  toolCalls: ToolCall[];
+  usage: TokenUsage;
+  finishReason: FinishReason;
+  /** Provider id and model name as requested ("openai", "gpt-4o-mini"), for the run record. */
+  provider: string;
+  model: string;
+  /** How many times the call was retried after a 429/5xx/connection failure (0 = first try). */
+  retries: number;
+}
+
+export interface ModelProvider {
+  /** "local", "openai", or a configured compatible provider id such as "ollama". */
+  readonly id: string;
+  /** One model turn. Rejects with ProviderError (or the caller's abort reason, see `signal`). */
+  generate(request: ModelRequest): Promise<ModelResult>;
+}
+
+export type ProviderErrorKind = "provider_error" | "provider_timeout";
+
+export interface ProviderErrorInfo {
+  provider: string;
+  model: string;
+  /** HTTP status of the provider's last answer, when there was one. */
+  status?: number;
+  /** Retries made before giving up. */
+  retries?: number;
+  cause?: unknown;
+}
+
+/**
+ * A provider failure. A DomainError, so the RPC layer maps `provider_error` → 502 and
+ * `provider_timeout` → 504 (api.md "Conventions"); a run records `{ code: kind, message }`.
+ * The message is safe to show: no credentials, and at most a short, redacted excerpt of what the
+ * provider answered.
+ */
+export class ProviderError extends DomainError {
+  declare readonly kind: ProviderErrorKind;
+  readonly provider: string;
+  readonly model: string;
+  readonly status: number | undefined;
+  readonly retries: number;
+
+  constructor(kind: ProviderErrorKind, message: string, info: ProviderErrorInfo) {
+    super(kind, message);
+    this.name = "ProviderError";
+    this.provider = info.provider;
+    this.model = info.model;
+    this.status = info.status;
+    this.retries = info.retries ?? 0;
+    if (info.cause !== undefined) this.cause = info.cause;
+  }
+}
+
+export function isProviderError(error: unknown): error is ProviderError {
+  return error instanceof ProviderError;
+}
+
+/**
+ * What a call rejects with once the caller's signal has aborted (see `ModelRequest.signal`): a
+ * provider_timeout ProviderError for a TimeoutError reason, else the reason itself.
+ */
+export function abortedCallError(signal: AbortSignal, info: ProviderErrorInfo): unknown {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "TimeoutError") {
+    return new ProviderError("provider_timeout", `${info.provider} did not answer before the caller's deadline`, {
+      ...info,
+      cause: reason,
+    });
+  }
+  return reason;
+}

@@ -1,0 +1,52 @@
+import type { Collection, Store } from "@kiln/kit/store";
+
+export interface UsageDoc {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface RunErrorDoc {
+  code: string;
+  message: string;
+}
+
+/** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
+export interface RunDoc {
+  _id: string;
+  kind: "prompt" | "skill" | "agent";
+  organizationId: string;
+  status: "succeeded" | "failed";
+  inputJson: string;
+  outputJson: string | null;
+  provider: string | null;
+  model: string | null;
+  usage: UsageDoc;
+  estimatedCostUsd: number | null;
+  latencyMs: number;
+  toolCallCount: number;
+  /** [{toolKey, count}]: tool keys are user data, so never document keys. */
+  toolCallCounts: { toolKey: string; count: number }[];
+  toolCallsJson: string;
+  stepsJson: string;
+  error: RunErrorDoc | null;
+  promptId: string;
+  promptVersionId: string;
+  skillId: string;
+  skillVersionId: string;
+  createdAt: Date;
+  completedAt: Date;
+  /** The outbox: false until run.completed reached the bus. */
+  eventPublished: boolean;
+  eventAttempts: number;
+}
+
+export function runCollection(store: Store): Collection<RunDoc> {
+  return store.collection<RunDoc>("runs");
+}
+
+export async function ensureRunIndexes(store: Store): Promise<void> {
+  await store.ensureIndexes("runs", [
+    { keys: { organizationId: 1, _id: -1 } },
+    { keys: { eventPublished: 1, _id: 1 } },
+  ]);
+}

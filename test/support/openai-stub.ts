@@ -1,0 +1,299 @@
+/**
+ * A local stand-in for the OpenAI Chat Completions API (POST /v1/chat/completions), for tests and
+ * benchmarks: node:http on 127.0.0.1 with a free port, nothing else.
+ *
+ *   const stub = await startOpenAIStub({ apiKey: "sk-test", latencyMs: 50 });
+ *   stub.script(...stubReply.times(2, stubReply.rateLimited({ retryAfterMs: 200 })), stubReply.text("hi"));
+ *   new OpenAI({ apiKey: "sk-test", baseURL: stub.baseUrl });
+ *   stub.requests[0].body.messages; // what was sent
+ *   await stub.close();
+ *
+ * Each request takes the next scripted response; once the script is empty, `respond` answers
+ * (default: the last user message echoed back as text). Wrong or missing credentials get a 401
+ * without using up the script.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface StubUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface StubToolCall {
+  id?: string;
+  name: string;
+  /** An object is sent as its JSON text; a string as is (to send broken arguments). */
+  arguments: unknown;
+}
+
+export type StubResponse = (
+  | {
+      type: "completion";
+      content: string | null;
+      toolCalls?: StubToolCall[];
+      finishReason: string;
+      /** Default: whitespace-separated words of the request's messages and of the answer. */
+      usage?: StubUsage;
+    }
+  | { type: "error"; status: number; headers?: Record<string, string>; body: unknown }
+  /** Never answers: the connection stays open until the client gives up or the stub closes. */
+  | { type: "hang" }
+) & {
+  /** Extra wait before this response, on top of the stub's latency. */
+  delayMs?: number;
+};
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body (the raw text when it was not JSON). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary fields of what was sent.
+  body: any;
+  /** Milliseconds since the stub started, when the request arrived. */
+  atMs: number;
+}
+
+export interface OpenAIStubOptions {
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`, else 401. */
+  apiKey?: string;
+  /** Wait before every response (benchmarks: e.g. 50). */
+  latencyMs?: number;
+  /** Answers requests once the script is empty. */
+  respond?: (request: ReceivedRequest) => StubResponse;
+}
+
+export interface OpenAIStub {
+  /** e.g. "http://127.0.0.1:41234/v1": the SDK's `baseURL`. */
+  baseUrl: string;
+  /** Every request received, in order (including those answered 401). */
+  requests: ReceivedRequest[];
+  /** Appends responses to the script. */
+  script(...responses: StubResponse[]): void;
+  /** Responses still scripted. */
+  pending(): number;
+  setLatency(ms: number): void;
+  /** Requests being answered right now, and the most at once since the last reset. */
+  inFlight(): number;
+  maxInFlight(): number;
+  /** Forgets the script, the request log and maxInFlight. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const stubReply = {
+  text(content: string, options: { usage?: StubUsage; finishReason?: string } = {}): StubResponse {
+    return { type: "completion", content, finishReason: options.finishReason ?? "stop", usage: options.usage };
+  },
+  json(value: unknown, options: { usage?: StubUsage } = {}): StubResponse {
+    return stubReply.text(JSON.stringify(value), options);
+  },
+  toolCalls(calls: StubToolCall[], options: { usage?: StubUsage } = {}): StubResponse {
+    return { type: "completion", content: null, toolCalls: calls, finishReason: "tool_calls", usage: options.usage };
+  },
+  /** An OpenAI-style error body `{ error: { message, type, code } }`. */
+  error(
+    status: number,
+    options: { message?: string; type?: string; code?: string | null; headers?: Record<string, string> } = {},
+  ): StubResponse {
+    return {
+      type: "error",
+      status,
+      headers: options.headers,
+      body: {
+        error: {
+          message: options.message ?? `stub error ${status}`,
+          type: options.type ?? (status >= 500 ? "server_error" : "invalid_request_error"),
+          param: null,
+          code: options.code ?? null,
+        },
+      },
+    };
+  },
+  /** 429 with `Retry-After` (seconds) and/or `retry-after-ms`, as OpenAI sends them. */
+  rateLimited(options: { retryAfterSeconds?: number; retryAfterMs?: number } = {}): StubResponse {
+    const headers: Record<string, string> = {};
+    if (options.retryAfterSeconds !== undefined) headers["retry-after"] = String(options.retryAfterSeconds);
+    if (options.retryAfterMs !== undefined) headers["retry-after-ms"] = String(options.retryAfterMs);
+    return stubReply.error(429, {
+      message: "Rate limit reached",
+      type: "requests",
+      code: "rate_limit_exceeded",
+      headers,
+    });
+  },
+  /** 500; `retryAfterMs` keeps the SDK's backoff short in tests. */
+  serverError(options: { retryAfterMs?: number } = {}): StubResponse {
+    const headers = options.retryAfterMs === undefined ? undefined : { "retry-after-ms": String(options.retryAfterMs) };
+    return stubReply.error(500, { message: "The server had an error while processing your request.", headers });
+  },
+  hang(): StubResponse {
+    return { type: "hang" };
+  },
+  times(n: number, response: StubResponse): StubResponse[] {
+    return Array.from({ length: n }, () => response);
+  },
+};
+
+/** The default answer: the last user message, echoed. */
+export function echoLastUserMessage(request: ReceivedRequest): StubResponse {
+  const messages: { role?: string; content?: unknown }[] = Array.isArray(request.body?.messages)
+    ? request.body.messages
+    : [];
+  const last = messages.filter((m) => m.role === "user").at(-1);
+  return stubReply.text(typeof last?.content === "string" ? last.content : "");
+}
+
+export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<OpenAIStub> {
+  const started = performance.now();
+  const requests: ReceivedRequest[] = [];
+  let scripted: StubResponse[] = [];
+  let latencyMs = options.latencyMs ?? 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let completions = 0;
+  const respond = options.respond ?? echoLastUserMessage;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: "stub failure", type: "server_error" } });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req);
+    const received: ReceivedRequest = {
+      method: req.method ?? "",
+      path: (req.url ?? "").split("?")[0] ?? "",
+      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+      body: parseJson(text),
+      atMs: performance.now() - started,
+    };
+    requests.push(received);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on("close", () => inFlight--);
+
+    if (options.apiKey !== undefined && received.headers.authorization !== `Bearer ${options.apiKey}`) {
+      const presented = (received.headers.authorization ?? "").replace(/^Bearer\s+/i, "");
+      // Like OpenAI's 401, but with the key unmasked, so redaction is tested the hard way.
+      return answer(
+        res,
+        stubReply.error(401, { message: `Incorrect API key provided: ${presented}`, code: "invalid_api_key" }),
+        received,
+      );
+    }
+    if (received.method !== "POST" || received.path !== "/v1/chat/completions") {
+      return answer(res, stubReply.error(404, { message: `no route ${received.method} ${received.path}` }), received);
+    }
+    return answer(res, scripted.shift() ?? respond(received), received);
+  }
+
+  async function answer(res: ServerResponse, response: StubResponse, request: ReceivedRequest): Promise<void> {
+    if (response.type === "hang") return;
+    const waitMs = latencyMs + (response.delayMs ?? 0);
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    if (res.destroyed) return;
+    if (response.type === "error") {
+      sendJson(res, response.status, response.body, response.headers);
+      return;
+    }
+    const toolCalls = response.toolCalls?.map((c, i) => ({
+      id: c.id ?? `call_stub_${i + 1}`,
+      type: "function",
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+      },
+    }));
+    const usage = response.usage ?? {
+      prompt_tokens: wordsOf(JSON.stringify(request.body?.messages ?? [])),
+      completion_tokens: wordsOf(response.content ?? "") + (toolCalls?.length ?? 0),
+    };
+    sendJson(res, 200, {
+      id: `chatcmpl-stub-${++completions}`,
+      object: "chat.completion",
+      created: 0,
+      model: typeof request.body?.model === "string" ? request.body.model : "stub",
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: response.content,
+            refusal: null,
+            ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+          },
+          logprobs: null,
+          finish_reason: response.finishReason,
+        },
+      ],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    script: (...responses) => {
+      scripted.push(...responses);
+    },
+    pending: () => scripted.length,
+    setLatency: (ms) => {
+      latencyMs = ms;
+    },
+    inFlight: () => inFlight,
+    maxInFlight: () => maxInFlight,
+    reset: () => {
+      scripted = [];
+      requests.length = 0;
+      maxInFlight = inFlight;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // hanging requests included
+      }),
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": typeof body === "string" ? "text/plain" : "application/json",
+    "content-length": Buffer.byteLength(text),
+    "x-request-id": `req_stub_${status}`,
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function wordsOf(text: string): number {
+  return text.split(/\s+/).filter((w) => w !== "").length;
+}
