@@ -6,6 +6,7 @@ const SERVICE_ENV = {
   INTERNAL_AUTH_SECRET: "x".repeat(32),
   NATS_URL: "nats://127.0.0.1:4222",
   IDENTITY_URL: "http://127.0.0.1:7001",
+  CATALOG_URL: "http://127.0.0.1:7002",
 };
 
 const GOOD = JSON.stringify([
