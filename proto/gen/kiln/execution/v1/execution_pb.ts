@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyIpCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiswEKCFRvb2xDYWxsEhAKCHRvb2xfa2V5GAEgASgJEhcKD3Rvb2xfdmVyc2lvbl9pZBgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJEhgKC291dHB1dF9qc29uGAQgASgJSACIAQESEgoKbGF0ZW5jeV9tcxgFIAEoAxIqCgVlcnJvchgGIAEoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkVycm9yQg4KDF9vdXRwdXRfanNvbiLYAwoHUnVuU3RlcBIPCgdzdGVwX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCmlucHV0X2pzb24YBCABKAkSGAoLb3V0cHV0X2pzb24YBSABKAlIAIgBARIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAYgBARISCgVtb2RlbBgIIAEoCUgCiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAOIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQg4KDF9vdXRwdXRfanNvbkILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2QiqAYKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaW5wdXRfanNvbhgFIAEoCRIYCgtvdXRwdXRfanNvbhgGIAEoCUgAiAEBEhUKCHByb3ZpZGVyGAcgASgJSAGIAQESEgoFbW9kZWwYCCABKAlIAogBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgDiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSFwoPdG9vbF9jYWxsX2NvdW50GAwgASgDEkQKEHRvb2xfY2FsbF9jb3VudHMYDSADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5SdW4uVG9vbENhbGxDb3VudHNFbnRyeRIvCgp0b29sX2NhbGxzGA4gAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDyABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXByb21wdF9pZBgSIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgTIAEoCRIQCghza2lsbF9pZBgUIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGBUgASgJEikKBXN0ZXBzGBYgAygLMhoua2lsbi5leGVjdXRpb24udjEuUnVuU3RlcBIPCgdwcmV2aWV3GBcgASgIGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUIOCgxfb3V0cHV0X2pzb25CCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkInkKEFJ1blByb21wdFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCXByb21wdF9pZBgCIAEoCRIWCg52YXJpYWJsZXNfanNvbhgDIAEoCRISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBW1vZGVsGAUgASgJIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJkCg9SdW5Ta2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCSI3ChBSdW5Ta2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJoChNQcmV2aWV3U2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkiOwoUUHJldmlld1NraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIikKDUdldFJ1blJlcXVlc3QSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4idQoPQ29tcGxldGVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVtb2RlbBgCIAEoCRIOCgZzeXN0ZW0YAyABKAkSDAoEdXNlchgEIAEoCRIcChRyZXNwb25zZV9zY2hlbWFfanNvbhgFIAEoCSLSAQoQQ29tcGxldGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhEKBGpzb24YAiABKAlIAIgBARIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRInCgV1c2FnZRgFIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgGIAEoAUgBiAEBEhIKCmxhdGVuY3lfbXMYByABKANCBwoFX2pzb25CFQoTX2VzdGltYXRlZF9jb3N0X3VzZDKfBAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCENvbXBsZXRlEiIua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyIpCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiswEKCFRvb2xDYWxsEhAKCHRvb2xfa2V5GAEgASgJEhcKD3Rvb2xfdmVyc2lvbl9pZBgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJEhgKC291dHB1dF9qc29uGAQgASgJSACIAQESEgoKbGF0ZW5jeV9tcxgFIAEoAxIqCgVlcnJvchgGIAEoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkVycm9yQg4KDF9vdXRwdXRfanNvbiLYAwoHUnVuU3RlcBIPCgdzdGVwX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKCmlucHV0X2pzb24YBCABKAkSGAoLb3V0cHV0X2pzb24YBSABKAlIAIgBARIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAYgBARISCgVtb2RlbBgIIAEoCUgCiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAOIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQg4KDF9vdXRwdXRfanNvbkILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2QihwcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKaW5wdXRfanNvbhgFIAEoCRIYCgtvdXRwdXRfanNvbhgGIAEoCUgAiAEBEhUKCHByb3ZpZGVyGAcgASgJSAGIAQESEgoFbW9kZWwYCCABKAlIAogBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgDiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSFwoPdG9vbF9jYWxsX2NvdW50GAwgASgDEkQKEHRvb2xfY2FsbF9jb3VudHMYDSADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5SdW4uVG9vbENhbGxDb3VudHNFbnRyeRIvCgp0b29sX2NhbGxzGA4gAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDyABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXByb21wdF9pZBgSIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgTIAEoCRIQCghza2lsbF9pZBgUIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGBUgASgJEikKBXN0ZXBzGBYgAygLMhoua2lsbi5leGVjdXRpb24udjEuUnVuU3RlcBIPCgdwcmV2aWV3GBcgASgIEhAKCGFnZW50X2lkGBggASgJEhgKEGFnZW50X3ZlcnNpb25faWQYGSABKAkSFQoNcGFyZW50X3J1bl9pZBgaIAEoCRIaChJyZXJ1bl9mcm9tX3N0ZXBfaWQYGyABKAkaNQoTVG9vbENhbGxDb3VudHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBQg4KDF9vdXRwdXRfanNvbkILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2QieQoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEhYKDnZhcmlhYmxlc19qc29uGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkiOAoRUnVuUHJvbXB0UmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuImQKD1J1blNraWxsUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRISCgp2ZXJzaW9uX2lkGAQgASgJIjcKEFJ1blNraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuImgKE1ByZXZpZXdTa2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCSI7ChRQcmV2aWV3U2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iKQoNR2V0UnVuUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJIjUKDkdldFJ1blJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ0Cg9SdW5BZ2VudFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhMKC2lucHV0c19qc29uGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDQoFYXN5bmMYBSABKAgiNwoQUnVuQWdlbnRSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iZgoZUmVydW5BZ2VudEZyb21TdGVwUmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHc3RlcF9pZBgCIAEoCRIYCgtpbnB1dHNfanNvbhgDIAEoCUgAiAEBQg4KDF9pbnB1dHNfanNvbiJBChpSZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iPAoWTG9hZEFnZW50SW5wdXRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoCSJ+ChdMb2FkQWdlbnRJbnB1dHNSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAIgASgJEhMKC2lucHV0c19qc29uGAMgASgJEg0KBXZhbGlkGAQgASgIEhMKC2Vycm9yc19qc29uGAUgASgJIioKF0NvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Eg8KB3J1bl9pZHMYASADKAkiMwoYQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCSJ1Cg9Db21wbGV0ZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnN5c3RlbRgDIAEoCRIMCgR1c2VyGAQgASgJEhwKFHJlc3BvbnNlX3NjaGVtYV9qc29uGAUgASgJItIBChBDb21wbGV0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoEanNvbhgCIAEoCUgAiAEBEhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEicKBXVzYWdlGAUgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAYgASgBSAGIAQESEgoKbGF0ZW5jeV9tcxgHIAEoA0IHCgVfanNvbkIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkMr4HChBFeGVjdXRpb25TZXJ2aWNlElkKCkxpc3RNb2RlbHMSJC5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVxdWVzdBolLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJWCglSdW5Qcm9tcHQSIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXF1ZXN0GiQua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVzcG9uc2USUwoIUnVuU2tpbGwSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlc3BvbnNlEl8KDFByZXZpZXdTa2lsbBImLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlcXVlc3QaJy5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXNwb25zZRJNCgZHZXRSdW4SIC5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXF1ZXN0GiEua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVzcG9uc2USUwoIQ29tcGxldGUSIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlc3BvbnNlElMKCFJ1bkFnZW50EiIua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXNwb25zZRJxChJSZXJ1bkFnZW50RnJvbVN0ZXASLC5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Gi0ua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USaAoPTG9hZEFnZW50SW5wdXRzEikua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVxdWVzdBoqLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1Jlc3BvbnNlEmsKEENvbXBhcmVBZ2VudFJ1bnMSKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVxdWVzdBorLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -462,6 +462,26 @@ export type Run = Message<"kiln.execution.v1.Run"> & {
    * @generated from field: bool preview = 23;
    */
   preview: boolean;
+
+  /**
+   * @generated from field: string agent_id = 24;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: string agent_version_id = 25;
+   */
+  agentVersionId: string;
+
+  /**
+   * @generated from field: string parent_run_id = 26;
+   */
+  parentRunId: string;
+
+  /**
+   * @generated from field: string rerun_from_step_id = 27;
+   */
+  rerunFromStepId: string;
 };
 
 /**
@@ -675,6 +695,209 @@ export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
   messageDesc(file_kiln_execution_v1_execution, 17);
 
 /**
+ * @generated from message kiln.execution.v1.RunAgentRequest
+ */
+export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: string inputs_json = 3;
+   */
+  inputsJson: string;
+
+  /**
+   * Default: the published version.
+   *
+   * @generated from field: string version_id = 4;
+   */
+  versionId: string;
+
+  /**
+   * Start the run and answer at once with status "running"; poll GetRun.
+   *
+   * @generated from field: bool async = 5;
+   */
+  async: boolean;
+};
+
+/**
+ * Describes the message kiln.execution.v1.RunAgentRequest.
+ * Use `create(RunAgentRequestSchema)` to create a new message.
+ */
+export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 18);
+
+/**
+ * @generated from message kiln.execution.v1.RunAgentResponse
+ */
+export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
+  /**
+   * @generated from field: kiln.execution.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.RunAgentResponse.
+ * Use `create(RunAgentResponseSchema)` to create a new message.
+ */
+export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 19);
+
+/**
+ * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
+ */
+export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFromStepRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string step_id = 2;
+   */
+  stepId: string;
+
+  /**
+   * New inputs, effective from `step_id` on; unset: the original run's.
+   *
+   * @generated from field: optional string inputs_json = 3;
+   */
+  inputsJson?: string | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.RerunAgentFromStepRequest.
+ * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
+ */
+export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 20);
+
+/**
+ * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
+ */
+export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFromStepResponse"> & {
+  /**
+   * @generated from field: kiln.execution.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.RerunAgentFromStepResponse.
+ * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
+ */
+export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 21);
+
+/**
+ * @generated from message kiln.execution.v1.LoadAgentInputsRequest
+ */
+export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsRequest"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Default: the agent's published version.
+   *
+   * @generated from field: string version_id = 2;
+   */
+  versionId: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.LoadAgentInputsRequest.
+ * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
+ */
+export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 22);
+
+/**
+ * @generated from message kiln.execution.v1.LoadAgentInputsResponse
+ */
+export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputsResponse"> & {
+  /**
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: string agent_version_id = 2;
+   */
+  agentVersionId: string;
+
+  /**
+   * @generated from field: string inputs_json = 3;
+   */
+  inputsJson: string;
+
+  /**
+   * @generated from field: bool valid = 4;
+   */
+  valid: boolean;
+
+  /**
+   * [{path, code, message}] as JSON text.
+   *
+   * @generated from field: string errors_json = 5;
+   */
+  errorsJson: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.LoadAgentInputsResponse.
+ * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
+ */
+export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 23);
+
+/**
+ * @generated from message kiln.execution.v1.CompareAgentRunsRequest
+ */
+export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRunsRequest"> & {
+  /**
+   * @generated from field: repeated string run_ids = 1;
+   */
+  runIds: string[];
+};
+
+/**
+ * Describes the message kiln.execution.v1.CompareAgentRunsRequest.
+ * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
+ */
+export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 24);
+
+/**
+ * @generated from message kiln.execution.v1.CompareAgentRunsResponse
+ */
+export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRunsResponse"> & {
+  /**
+   * The api.md comparison `{runs, steps, totals}` as JSON text.
+   *
+   * @generated from field: string comparison_json = 1;
+   */
+  comparisonJson: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.CompareAgentRunsResponse.
+ * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
+ */
+export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 25);
+
+/**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
  * Nothing is stored; the caller gets usage and cost back.
  *
@@ -716,7 +939,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -763,7 +986,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService
@@ -816,6 +1039,38 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof CompleteRequestSchema;
     output: typeof CompleteResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.RunAgent
+   */
+  runAgent: {
+    methodKind: "unary";
+    input: typeof RunAgentRequestSchema;
+    output: typeof RunAgentResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.RerunAgentFromStep
+   */
+  rerunAgentFromStep: {
+    methodKind: "unary";
+    input: typeof RerunAgentFromStepRequestSchema;
+    output: typeof RerunAgentFromStepResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.LoadAgentInputs
+   */
+  loadAgentInputs: {
+    methodKind: "unary";
+    input: typeof LoadAgentInputsRequestSchema;
+    output: typeof LoadAgentInputsResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.CompareAgentRuns
+   */
+  compareAgentRuns: {
+    methodKind: "unary";
+    input: typeof CompareAgentRunsRequestSchema;
+    output: typeof CompareAgentRunsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_execution_v1_execution, 0);
