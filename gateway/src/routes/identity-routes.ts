@@ -1,3 +1,4 @@
+import { API_KEY_SCOPES } from "@kiln/kit/principal";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
@@ -15,21 +16,6 @@ import {
   UserView,
   userView,
 } from "./views.js";
-
-const SCOPES = [
-  "prompts:read",
-  "prompts:write",
-  "tools:read",
-  "tools:write",
-  "skills:read",
-  "skills:write",
-  "agents:read",
-  "agents:write",
-  "runs:read",
-  "runs:write",
-  "evaluations:read",
-  "evaluations:write",
-];
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
@@ -181,7 +167,10 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         body: Body({
           organizationId: OrganizationId,
           name: Name,
-          scopes: Type.Array(Type.String({ enum: SCOPES }), { minItems: 1, maxItems: SCOPES.length }),
+          scopes: Type.Array(Type.String({ enum: [...API_KEY_SCOPES] }), {
+            minItems: 1,
+            maxItems: API_KEY_SCOPES.length,
+          }),
         }),
         response: {
           201: Type.Object({

@@ -1,21 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { API_KEY_PATTERN } from "@kiln/kit/principal";
+import { API_KEY_PATTERN, API_KEY_SCOPES } from "@kiln/kit/principal";
 
-/** The scopes of api.md "Authentication". */
-export const API_KEY_SCOPES = [
-  "prompts:read",
-  "prompts:write",
-  "tools:read",
-  "tools:write",
-  "skills:read",
-  "skills:write",
-  "agents:read",
-  "agents:write",
-  "runs:read",
-  "runs:write",
-  "evaluations:read",
-  "evaluations:write",
-] as const;
+export { API_KEY_SCOPES };
 
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
