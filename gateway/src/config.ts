@@ -17,6 +17,8 @@ export const GatewayEnv = Type.Object({
   OIDC_JWKS_URL: Type.Optional(Type.String({ minLength: 1 })),
   /** How long a verified API key is reused before identity is asked again (revocation delay). */
   API_KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000 }),
+  /** Deadline of calls to the execution service (runs, previews); other services get 30 s. */
+  RUN_TIMEOUT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 600_000 }),
   /** Requests per minute per principal (per client address before authentication), per replica; 0 disables. */
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
 });

@@ -13,11 +13,13 @@ const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AU
   type: "service",
   id: "gateway",
 });
-const connect = (baseUrl: string) => createNetworkTransport({ baseUrl, interceptors: [forward] });
+const connect = (baseUrl: string, defaultTimeoutMs?: number) =>
+  createNetworkTransport({ baseUrl, interceptors: [forward], defaultTimeoutMs });
 const services = {
   identity: connect(config.IDENTITY_URL),
   catalog: connect(config.CATALOG_URL),
-  execution: connect(config.EXECUTION_URL),
+  // A run may take several model calls, each up to the provider deadline: its own, longer budget.
+  execution: connect(config.EXECUTION_URL, config.RUN_TIMEOUT_MS),
   evaluation: connect(config.EVALUATION_URL),
 };
 const gateway = await buildGateway(
