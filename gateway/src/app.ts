@@ -10,12 +10,15 @@ import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "@kiln/kit/rpc/idempotency";
 import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { CatalogService } from "@kiln/proto/catalog";
+import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
+import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
+import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
@@ -27,6 +30,7 @@ export interface GatewayClients {
   identity: Client<typeof IdentityService>;
   catalog: Client<typeof CatalogService>;
   execution: Client<typeof ExecutionService>;
+  evaluation: Client<typeof EvaluationService>;
 }
 
 export interface GatewayDeps {
@@ -193,6 +197,8 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerAgentRunRoutes(app, deps);
+  registerEvaluationRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

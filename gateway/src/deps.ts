@@ -3,6 +3,7 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import { CatalogService } from "@kiln/proto/catalog";
+import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
@@ -37,6 +38,7 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       identity,
       catalog: createClient(CatalogService, w.transports.catalog),
       execution: createClient(ExecutionService, w.transports.execution),
+      evaluation: createClient(EvaluationService, w.transports.evaluation),
     },
     authenticator: createAuthenticator({
       identity,

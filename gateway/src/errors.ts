@@ -74,7 +74,9 @@ function fromFastifyError(error: FastifyError): HttpError | undefined {
   if (error.validation) {
     const context = (error as FastifyError & { validationContext?: string }).validationContext;
     const prefix = context === "body" ? "" : context === "querystring" ? "" : (context ?? "");
-    const details = (error.validation as AjvIssue[]).map((v) => ({ field: fieldOf(prefix, v), issue: issueOf(v) }));
+    // An if/then schema reports the field that failed and, besides, that "then" failed: only the first says something.
+    const issues = (error.validation as AjvIssue[]).filter((v) => v.keyword !== "if");
+    const details = issues.map((v) => ({ field: fieldOf(prefix, v), issue: issueOf(v) }));
     return new HttpError("invalid_argument", "the request is invalid", details);
   }
   switch (error.code) {

@@ -271,6 +271,95 @@ export interface PromptStepInput {
   variables?: Record<string, unknown>;
 }
 
+/** api.md "Evaluations". */
+export type Assertion =
+  | { type: "equals"; value: unknown }
+  | { type: "contains"; value: string }
+  | { type: "regex"; pattern: string; flags?: string }
+  | { type: "json_schema"; schema: Record<string, unknown> }
+  | { type: "json_path"; path: string; equals: unknown }
+  | { type: "max_latency_ms"; value: number }
+  | { type: "max_cost_usd"; value: number }
+  | { type: "llm_judge"; rubric: string; model?: string; threshold?: number };
+
+export interface NewEvaluationCase {
+  name?: string;
+  input: Record<string, unknown>;
+  expectedOutput?: unknown;
+  assertions?: Assertion[];
+}
+
+export interface EvaluationCase {
+  id: string;
+  skillId: string;
+  organizationId: string;
+  name: string;
+  input: Record<string, unknown>;
+  expectedOutput: unknown;
+  assertions: Assertion[];
+  createdAt: string;
+}
+
+export type EvaluationTargetLabel = "draft" | "published";
+
+export interface EvaluationStarted {
+  id: string;
+  evaluationRunId: string;
+  status: "queued";
+}
+
+export interface EvaluationTargetResult {
+  outcome: "pass" | "fail" | "error";
+  runId: string | null;
+  output: { text: string; json?: unknown } | null;
+  assertions: { type: string; passed: boolean; message: string }[];
+  contractValid: boolean | null;
+  latencyMs: number;
+  estimatedCostUsd: number | null;
+  error?: { code: string; message: string };
+}
+
+export interface EvaluationRun {
+  id: string;
+  evaluationRunId: string;
+  skillId: string;
+  status: "queued" | "running" | "completed" | "failed";
+  targets: { label: EvaluationTargetLabel; skillVersionId: string }[];
+  results: {
+    caseId: string;
+    byTarget: Partial<Record<EvaluationTargetLabel, EvaluationTargetResult>>;
+    change: "unchanged" | "fixed" | "regressed" | "output_changed" | null;
+  }[];
+  summary: {
+    byTarget: Partial<
+      Record<
+        EvaluationTargetLabel,
+        {
+          passed: number;
+          failed: number;
+          errored: number;
+          passRate: number;
+          avgLatencyMs: number;
+          totalCostUsd: number | null;
+        }
+      >
+    >;
+    changes: { fixed: number; regressed: number; outputChanged: number; unchanged: number };
+    text: string;
+  } | null;
+  contractValidity: {
+    valid: boolean;
+    violations: { caseId?: string; target: string; kind: string; message: string }[];
+    breakingChanges: {
+      kind: "input_required_added" | "input_type_changed" | "output_field_removed" | "output_type_changed";
+      path: string;
+      message: string;
+    }[];
+  } | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
 export const TEST_PASSWORD = "correct-horse-battery-staple";
 
 export interface TestClient {
@@ -326,6 +415,30 @@ export interface TestClient {
   ): Promise<Skill>;
   replaceSkillPrompts(credential: string, skillVersionId: string, prompts: PromptStepInput[]): Promise<Skill>;
   publishSkill(credential: string, skillId: string, versionId?: string): Promise<Skill>;
+  /**
+   * Evaluation helpers (api.md "Evaluations"): organizationId undefined means an API key's own
+   * organization; each throws unless the documented status (201 create, 202 start, 200 read).
+   */
+  createEvaluationCases(
+    credential: string,
+    organizationId: string | undefined,
+    skillId: string,
+    cases: NewEvaluationCase[],
+  ): Promise<EvaluationCase[]>;
+  startEvaluation(
+    credential: string,
+    organizationId: string | undefined,
+    skillId: string,
+    options?: { targets?: EvaluationTargetLabel[]; caseIds?: string[] },
+  ): Promise<EvaluationStarted>;
+  getEvaluation(credential: string, skillId: string, evaluationRunId: string): Promise<EvaluationRun>;
+  /** Polls GET /api/skills/:id/evaluations/:evaluationRunId until completed or failed (default 30 s). */
+  waitForEvaluation(
+    credential: string,
+    skillId: string,
+    evaluationRunId: string,
+    options?: { timeoutMs?: number; intervalMs?: number },
+  ): Promise<EvaluationRun>;
 }
 
 interface RawRequest {
@@ -540,6 +653,49 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
       );
       expectStatus("skill publication", res, 200);
       return res.body;
+    },
+
+    async createEvaluationCases(credential, organizationId, skillId, cases) {
+      const res = await client.post<List<EvaluationCase>>(
+        `/api/skills/${skillId}/evaluation-cases`,
+        { ...(organizationId === undefined ? {} : { organizationId }), cases },
+        { token: credential },
+      );
+      expectStatus("evaluation case creation", res, 201);
+      return res.body.data;
+    },
+
+    async startEvaluation(credential, organizationId, skillId, options = {}) {
+      const res = await client.post<EvaluationStarted>(
+        `/api/skills/${skillId}/evaluations/run`,
+        { ...(organizationId === undefined ? {} : { organizationId }), ...options },
+        { token: credential },
+      );
+      expectStatus("evaluation start", res, 202);
+      return res.body;
+    },
+
+    async getEvaluation(credential, skillId, evaluationRunId) {
+      const res = await client.get<EvaluationRun>(`/api/skills/${skillId}/evaluations/${evaluationRunId}`, {
+        token: credential,
+      });
+      expectStatus("evaluation read", res, 200);
+      return res.body;
+    },
+
+    async waitForEvaluation(credential, skillId, evaluationRunId, options = {}) {
+      const timeoutMs = options.timeoutMs ?? 30_000;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const run = await client.getEvaluation(credential, skillId, evaluationRunId);
+        if (run.status === "completed" || run.status === "failed") return run;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `evaluation ${evaluationRunId} still ${run.status} after ${timeoutMs} ms (${run.results.length} results)`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 100));
+      }
     },
   };
   return client;

@@ -16,6 +16,7 @@ import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { CatalogService } from "@kiln/proto/catalog";
+import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
 
 export interface EmbeddedOptions {
@@ -88,7 +89,12 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     providerOptions: options.providerOptions,
     tools,
   });
-  const evaluationService = await createEvaluationService({ ...serviceDeps("evaluation"), store: stores.evaluation });
+  const evaluationService = await createEvaluationService({
+    ...serviceDeps("evaluation"),
+    store: stores.evaluation,
+    catalog: createClient(CatalogService, createInProcessTransport(catalogService, as("evaluation"))),
+    execution: createClient(ExecutionService, createInProcessTransport(executionService, as("evaluation"))),
+  });
 
   const gateway = await buildGateway(
     createGatewayDeps({
@@ -117,6 +123,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     async close() {
       gateway.startDraining();
       await gateway.app.close();
+      await evaluationService.close();
       await executionService.close();
       await bus.close();
       await Promise.all(Object.values(stores).map((s) => s.close()));

@@ -15,6 +15,7 @@ const DISTRIBUTED: Record<string, () => Promise<unknown>> = {
   catalog: () => import("@kiln/catalog/main"),
   execution: () => import("@kiln/execution/main"),
   evaluation: () => import("@kiln/evaluation/main"),
+  "evaluation-worker": () => import("@kiln/evaluation/worker-main"),
 };
 
 const command = process.argv[2] ?? "embedded";

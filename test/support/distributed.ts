@@ -1,10 +1,12 @@
 /**
  * Starts the distributed mode as real processes (identity, catalog, execution, evaluation, gateway),
  * each with `node --import tsx launcher/src/main.ts <name>`, on free ports, against the given
- * MongoDB-protocol server (databases named per run) and nats-server; stops them.
+ * MongoDB-protocol server (databases named per run) and nats-server; more replicas of a service on
+ * demand; stops them all. Every service gets every other service's URL.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { connect as connectH2 } from "node:http2";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,8 @@ export interface DistributedOptions {
   natsUrl: string;
   /** Extra environment for every process. */
   env?: Record<string, string>;
+  /** Extra environment for one process (after `env`). */
+  envOf?: Partial<Record<ServiceName | "gateway", Record<string, string>>>;
   /** Show the processes' logs (LOG_LEVEL) on this process's stderr. */
   logLevel?: string;
 }
@@ -29,21 +33,83 @@ export interface Distributed {
   /** h2c base URLs of the services, for direct RPC clients. */
   serviceUrls: Record<ServiceName, string>;
   processes: Record<ServiceName | "gateway", ChildProcess>;
+  /**
+   * Starts one more process of a service with that service's environment on a fresh port, and
+   * waits until it is ready; `stop()` stops it too.
+   */
+  startReplica(service: ServiceName, options?: ReplicaOptions): Promise<Replica>;
   stop(): Promise<void>;
 }
 
-function startProcess(name: string, env: Record<string, string>, logLevel: string): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), name], {
+export interface ReplicaOptions {
+  /** Its launcher command; default the service's name. */
+  command?: string;
+  env?: Record<string, string>;
+  /**
+   * For a process that serves no port (a worker-only command): it is ready once it logs this
+   * message (it logs at "info" at least for that).
+   */
+  readyLog?: string;
+}
+
+export interface Replica {
+  process: ChildProcess;
+  /** h2c base URL of its RPC server (none for a process started with `readyLog`). */
+  url: string;
+}
+
+const QUIETER_THAN_INFO = new Set(["silent", "fatal", "error", "warn"]);
+
+function startProcess(
+  command: string,
+  env: Record<string, string>,
+  logLevel: string,
+  onStdout?: (chunk: Buffer) => void,
+): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), command], {
     cwd: ROOT,
-    env: { ...process.env, ...env, LOG_LEVEL: logLevel },
+    env: { ...process.env, ...env, LOG_LEVEL: onStdout && QUIETER_THAN_INFO.has(logLevel) ? "info" : logLevel },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const forward = (chunk: Buffer) => {
-    if (logLevel !== "silent") process.stderr.write(`[${name}] ${chunk}`);
+    onStdout?.(chunk);
+    if (logLevel !== "silent") process.stderr.write(`[${command}] ${chunk}`);
   };
   child.stdout?.on("data", forward);
-  child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk}`));
+  child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(`[${command}] ${chunk}`));
   return child;
+}
+
+/** Resolves once `child` wrote `message` to its stdout; rejects when it exits first or after `timeoutMs`. */
+function logged(
+  child: ChildProcess,
+  message: string,
+  timeoutMs = 60_000,
+): { seen(chunk: Buffer): void; ready: Promise<void> } {
+  let output: string | null = "";
+  let settle: (error?: Error) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => settle(new Error(`"${message}" not logged within ${timeoutMs} ms`)), timeoutMs);
+    const onExit = (code: number | null) => settle(new Error(`a process exited with code ${code} before it was ready`));
+    child.once("exit", onExit);
+    settle = (error) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      if (error) reject(error);
+      else resolve();
+    };
+  });
+  return {
+    seen(chunk) {
+      if (output === null) return;
+      output += chunk.toString("utf8");
+      if (output.includes(message)) {
+        output = null;
+        settle();
+      }
+    },
+    ready,
+  };
 }
 
 async function waitReady(url: string, children: ChildProcess[], timeoutMs = 60_000): Promise<void> {
@@ -58,6 +124,33 @@ async function waitReady(url: string, children: ChildProcess[], timeoutMs = 60_0
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+/** GET `path` over cleartext HTTP/2 (the services' port speaks h2c only): its status, 0 when unreachable. */
+function h2Status(baseUrl: string, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const session = connectH2(baseUrl);
+    const done = (status: number) => {
+      session.destroy();
+      resolve(status);
+    };
+    session.on("error", () => done(0));
+    session.setTimeout(2_000, () => done(0));
+    const req = session.request({ ":path": path });
+    req.on("response", (headers) => done(Number(headers[":status"] ?? 0)));
+    req.on("error", () => done(0));
+    req.end();
+  });
+}
+
+async function waitReadyH2(baseUrl: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`a process exited with code ${child.exitCode} before it was ready`);
+    if ((await h2Status(baseUrl, "/readyz")) === 200) return;
+    if (Date.now() > deadline) throw new Error(`${baseUrl}/readyz not ready within ${timeoutMs} ms`);
     await sleep(100);
   }
 }
@@ -101,19 +194,17 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
   >;
   const signingKey = await newSigningKeyPem();
   const processes = {} as Distributed["processes"];
+  const envOf = (name: ServiceName) => ({
+    ...common,
+    MONGODB_DATABASE: `kiln_${name}_${run}`,
+    IDENTITY_URL: serviceUrls.identity,
+    CATALOG_URL: serviceUrls.catalog,
+    EXECUTION_URL: serviceUrls.execution,
+    ...(name === "identity" ? { IDENTITY_SIGNING_KEY: signingKey } : {}),
+    ...options.envOf?.[name],
+  });
   for (const name of names) {
-    processes[name] = startProcess(
-      name,
-      {
-        ...common,
-        PORT: String(ports[name]),
-        MONGODB_DATABASE: `kiln_${name}_${run}`,
-        IDENTITY_URL: serviceUrls.identity,
-        CATALOG_URL: serviceUrls.catalog,
-        ...(name === "identity" ? { IDENTITY_SIGNING_KEY: signingKey } : {}),
-      },
-      logLevel,
-    );
+    processes[name] = startProcess(name, { ...envOf(name), PORT: String(ports[name]) }, logLevel);
   }
   const gatewayPort = await freePort();
   processes.gateway = startProcess(
@@ -125,6 +216,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
       CATALOG_URL: serviceUrls.catalog,
       EXECUTION_URL: serviceUrls.execution,
       EVALUATION_URL: serviceUrls.evaluation,
+      ...options.envOf?.gateway,
     },
     logLevel,
   );
@@ -137,13 +229,39 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     await Promise.all(all.map(stopProcess));
     throw e;
   }
+  const replicas: { service: ServiceName; child: ChildProcess }[] = [];
   return {
     gatewayUrl,
     serviceUrls,
     processes,
+    async startReplica(service, replicaOptions = {}) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const env = { ...envOf(service), PORT: String(port), ...replicaOptions.env };
+      const command = replicaOptions.command ?? service;
+      const { readyLog } = replicaOptions;
+      if (readyLog === undefined) {
+        const child = startProcess(command, env, logLevel);
+        replicas.push({ service, child });
+        await waitReadyH2(url, child);
+        return { process: child, url };
+      }
+      let watch: ReturnType<typeof logged> | undefined;
+      const child = startProcess(command, env, logLevel, (chunk) => watch?.seen(chunk));
+      watch = logged(child, readyLog);
+      replicas.push({ service, child });
+      await watch.ready;
+      return { process: child, url: "" };
+    },
     async stop() {
+      // Callers before the services they call: a client whose server goes away first may crash on
+      // the GOAWAY (connectrpc/connect-es#1768), which is noise at the end of a test.
       await stopProcess(processes.gateway);
-      await Promise.all(names.map((n) => stopProcess(processes[n])));
+      for (const name of ["evaluation", "execution", "catalog", "identity"] as const) {
+        await Promise.all(
+          [processes[name], ...replicas.filter((r) => r.service === name).map((r) => r.child)].map(stopProcess),
+        );
+      }
     },
   };
 }

@@ -6,13 +6,13 @@ import { Id, IdParams, JsonObject, ModelId, OrganizationId, organizationOf } fro
 import { FreeJson, parseJson } from "./catalog-views.js";
 import { iso } from "./views.js";
 
-const UsageView = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() });
-const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() });
-const OutputView = Nullable(
+export const UsageView = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() });
+export const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() });
+export const OutputView = Nullable(
   Type.Object({ text: Type.String(), json: Type.Optional(FreeJson) }, { description: "null when the run failed" }),
 );
 
-const ToolCallView = Type.Object({
+export const ToolCallView = Type.Object({
   toolKey: Type.String(),
   toolVersionId: Type.String(),
   input: FreeJson,
@@ -70,7 +70,7 @@ export const RunView = Type.Object(
   { $id: "Run" },
 );
 
-const toolCallView = (c: ToolCall) => ({
+export const toolCallView = (c: ToolCall) => ({
   toolKey: c.toolKey,
   toolVersionId: c.toolVersionId,
   input: parseJson(c.inputJson),
@@ -79,7 +79,7 @@ const toolCallView = (c: ToolCall) => ({
   ...(c.error?.code ? { error: { code: c.error.code, message: c.error.message } } : {}),
 });
 
-const usageView = (u: Run["usage"]) => ({
+export const usageView = (u: Run["usage"]) => ({
   inputTokens: Number(u?.inputTokens ?? 0n),
   outputTokens: Number(u?.outputTokens ?? 0n),
 });
@@ -103,6 +103,21 @@ const stepView = (s: RunStep) => ({
   reused: s.reused,
 });
 
+/**
+ * Calls per toolKey, in the order the tools were first called. protobuf-es drops a map entry keyed
+ * "__proto__" (a valid toolKey) on its way through the RPC, so a key the map lost is counted again
+ * from the run's tool calls; Object.fromEntries keeps it an own property.
+ */
+function toolCallCountsView(r: Run): Record<string, number> {
+  const fromMap = new Map(Object.entries(r.toolCallCounts).map(([k, v]): [string, number] => [k, Number(v)]));
+  const tally = new Map<string, number>();
+  for (const c of r.toolCalls) tally.set(c.toolKey, (tally.get(c.toolKey) ?? 0) + 1);
+  const counts = new Map<string, number>();
+  for (const [key, n] of tally) counts.set(key, fromMap.get(key) ?? n);
+  for (const [key, n] of fromMap) if (!counts.has(key)) counts.set(key, n);
+  return Object.fromEntries(counts);
+}
+
 export function runView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");
   return {
@@ -118,7 +133,7 @@ export function runView(r: Run | undefined) {
     estimatedCostUsd: r.estimatedCostUsd ?? null,
     latencyMs: Number(r.latencyMs),
     toolCallCount: Number(r.toolCallCount),
-    toolCallCounts: Object.fromEntries(Object.entries(r.toolCallCounts).map(([k, v]) => [k, Number(v)])),
+    toolCallCounts: toolCallCountsView(r),
     toolCalls: r.toolCalls.map(toolCallView),
     ...(r.error?.code ? { error: { code: r.error.code, message: r.error.message } } : {}),
     createdAt: iso(r.createdAt) ?? "",
@@ -128,6 +143,42 @@ export function runView(r: Run | undefined) {
       ? { skillId: r.skillId, skillVersionId: r.skillVersionId, steps: r.steps.map(stepView) }
       : {}),
     ...(r.preview ? { preview: true } : {}),
+  };
+}
+
+/** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
+export const agentStepView = (s: RunStep) => ({
+  stepId: s.stepId,
+  type: s.type,
+  status: s.status,
+  input: parseJson(s.inputJson),
+  output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
+  ...(s.runId ? { runId: s.runId } : {}),
+  provider: s.provider ?? null,
+  model: s.model ?? null,
+  usage: usageView(s.usage),
+  estimatedCostUsd: s.estimatedCostUsd ?? null,
+  latencyMs: Number(s.latencyMs),
+  toolCalls: s.toolCalls.map(toolCallView),
+  ...(s.error?.code ? { error: { code: s.error.code, message: s.error.message } } : {}),
+  reused: s.reused,
+});
+
+/**
+ * An agent run: the shared run shape plus `agentId, agentVersionId, steps, parentRunId?,
+ * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
+ */
+export function agentRunView(r: Run | undefined) {
+  const { promptId: _p, promptVersionId: _pv, skillId: _s, skillVersionId: _sv, preview: _x, ...shared } = runView(r);
+  const run = r as Run;
+  return {
+    ...shared,
+    id: run.id,
+    completedAt: run.status === "running" ? null : shared.completedAt,
+    agentId: run.agentId,
+    agentVersionId: run.agentVersionId,
+    steps: run.steps.map(agentStepView),
+    ...(run.parentRunId ? { parentRunId: run.parentRunId, rerunFromStepId: run.rerunFromStepId } : {}),
   };
 }
 

@@ -10,6 +10,8 @@ export const SCOPES = {
   toolsWrite: "tools:write",
   skillsRead: "skills:read",
   skillsWrite: "skills:write",
+  agentsRead: "agents:read",
+  agentsWrite: "agents:write",
   /** The resolve calls the execution service makes for a run (api.md: "runs:write (execute anything)"). */
   runsWrite: "runs:write",
 } as const;

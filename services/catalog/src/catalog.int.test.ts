@@ -200,6 +200,53 @@ describe("catalog on FerretDB", () => {
     expect(page.items[0]?.skill._id).toBe(skill.skill._id);
     expect(page.items[0]?.versions.map((v) => v.version)).toEqual([1, 2]);
   });
+
+  it("keeps one draft per agent and numbers rolled-back versions distinctly when they race", async () => {
+    const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "A", description: "" });
+    const version = await catalog.prompts.createPromptVersion(userA, {
+      promptId: prompt._id,
+      systemPrompt: "Hi",
+      tools: [],
+    });
+    await catalog.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: version._id });
+    const agent = await catalog.agents.createAgent(userA, { organizationId: ORG_A, name: "Race", description: "" });
+    const workflow =
+      '{"inputSchema":{"type":"object","properties":{"__proto__":{"type":"string"}}},"entry":"a",' +
+      `"steps":[{"id":"a","type":"prompt","ref":{"promptId":"${prompt._id}"},"input":{}}],"output":"{{steps.a.output}}"}`;
+    const saved = await catalog.agents.saveAgentWorkflow(userA, {
+      agentVersionId: agent.described._id,
+      workflowJson: workflow,
+    });
+    expect(saved.workflow).toBe(workflow);
+    const published = await catalog.agents.publishAgentVersion(userA, { agentId: agent.agent._id, versionId: "" });
+    expect(JSON.parse(published.described.workflow).steps[0].ref.promptVersionId).toBe(version._id);
+
+    const drafts = await Promise.allSettled(
+      Array.from({ length: 4 }, () =>
+        catalog.agents.createAgentVersion(userA, { agentId: agent.agent._id, fromVersionId: "" }),
+      ),
+    );
+    expect(drafts.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    expect(await catalog.collections.agentVersions.countDocuments({ agentId: agent.agent._id, status: "draft" })).toBe(
+      1,
+    );
+
+    const rollbacks = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        catalog.agents.rollbackAgentVersion(userA, { agentId: agent.agent._id, versionId: agent.described._id }),
+      ),
+    );
+    expect(rollbacks).toHaveLength(3);
+    const view = await catalog.agents.getAgent(userA, { id: agent.agent._id, versionId: "" });
+    expect(view.versions.map((v) => v.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(view.versions.filter((v) => v.status === "draft")).toHaveLength(1);
+    const resolved = await catalog.resolver.resolveAgentVersion(keyARunner, {
+      organizationId: ORG_A,
+      agentId: agent.agent._id,
+      versionId: "",
+    });
+    expect(resolved.steps[0]?.prompt?.version._id).toBe(version._id);
+  });
 });
 
 async function toolIds(): Promise<string[]> {

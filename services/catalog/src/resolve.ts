@@ -4,15 +4,18 @@
  * run, so each call reads each collection at most once, in parallel where it can, and immutable
  * version documents come from the `VersionCache` (see version-cache.ts for what is cached).
  */
-import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { DomainError, type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
 import type { Collection } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
+import { createWorkflowValidator, workflowDetails } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { fieldPath, Issues } from "./domain/issues.js";
 import type { ToolPin } from "./domain/tool-pins.js";
 import { LIVE_PUBLISHED_SORT } from "./domain/versions.js";
+import { parseWorkflow, type StepType } from "./domain/workflow.js";
 import type {
+  AgentVersionDoc,
   CompositionStepDoc,
   PromptDoc,
   PromptVersionDoc,
@@ -45,6 +48,34 @@ export interface ResolvedSkillView {
   tools: ResolvedToolView[];
 }
 
+export interface ResolvedAgentStepView {
+  stepId: string;
+  type: StepType;
+  prompt?: ResolvedPromptView;
+  skill?: ResolvedSkillView;
+  tool?: ResolvedToolView;
+}
+
+export interface ResolvedAgentView {
+  /** Its workflow has every reference pinned (a draft's pinned at resolve time). */
+  version: AgentVersionDoc;
+  /** One per workflow step, in the order of `steps`. */
+  steps: ResolvedAgentStepView[];
+}
+
+/**
+ * Runs `p` to its end without rejecting, so an authorization failure awaited beside it always
+ * wins over what `p` found (a missing resource must not be told apart from a forbidden one).
+ */
+function settle<T>(p: Promise<T>): Promise<() => T> {
+  return p.then(
+    (value) => () => value,
+    (e: unknown) => () => {
+      throw e;
+    },
+  );
+}
+
 interface LoadedTools {
   versions: Map<string, ToolVersionDoc>;
   tools: Map<string, ToolDoc>;
@@ -69,6 +100,7 @@ export type Resolver = ReturnType<typeof createResolver>;
  */
 export function createResolver(deps: CatalogDeps, cache: VersionCache = new VersionCache()) {
   const c = deps.collections;
+  const workflows = createWorkflowValidator(deps);
 
   /** Version documents by id: cached ones from the cache, the rest with one query. */
   async function versionsById<T extends ImmutableVersion>(
@@ -184,6 +216,158 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     return draft ?? published;
   }
 
+  async function loadPrompt(input: {
+    organizationId: string;
+    promptId: string;
+    versionId: string;
+  }): Promise<ResolvedPromptView> {
+    const organizationId = input.organizationId;
+    const [prompt, { version, tools }] = await Promise.all([
+      c.prompts.findOne({ _id: input.promptId }),
+      (input.versionId !== ""
+        ? versionsById(c.promptVersions, [input.versionId]).then((found) => found.get(input.versionId))
+        : livePublished(c.promptVersions, { promptId: input.promptId })
+      ).then(async (v) => {
+        // Tools are read only for a version that can be answered.
+        const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
+        return { version: answerable ? v : undefined, tools: answerable ? await loadTools(v.tools) : NO_TOOLS };
+      }),
+    ]);
+    if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
+    if (!version) {
+      if (input.versionId !== "") throw notFound("prompt version");
+      throw failedPrecondition("prompt has no published version", [
+        { field: "versionId", issue: "is required: the prompt has no published version" },
+      ]);
+    }
+    const problems: FieldIssue[] = [];
+    const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
+    if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
+    return { version, promptName: prompt.name, tools: resolved };
+  }
+
+  async function loadSkill(input: {
+    organizationId: string;
+    skillId: string;
+    versionId: string;
+    preferDraft: boolean;
+  }): Promise<ResolvedSkillView> {
+    const organizationId = input.organizationId;
+    const [skill, selected] = await Promise.all([
+      c.skills.findOne({ _id: input.skillId }),
+      selectSkillVersion(input).then(async (version) =>
+        version && version.organizationId === organizationId
+          ? { version, ...(await loadComposition(version)) }
+          : undefined,
+      ),
+    ]);
+    if (!skill || skill.organizationId !== organizationId) throw notFound("skill");
+    if (!selected) {
+      if (input.versionId !== "") throw notFound("skill version");
+      throw failedPrecondition("skill has no published version", [
+        { field: "versionId", issue: "is required: the skill has no published version" },
+      ]);
+    }
+    const { version, promptVersions, prompts } = selected;
+    const problems: FieldIssue[] = [];
+    // Stored in order (`order` is the index + 1).
+    const steps = version.promptComposition.flatMap((step, i) => {
+      const at = fieldPath("promptComposition", i);
+      const pv = promptVersions.get(step.promptVersionId);
+      const prompt = prompts.get(step.promptId);
+      if (!pv || pv.promptId !== step.promptId || pv.organizationId !== organizationId) {
+        problems.push({
+          field: fieldPath(at, "promptVersionId"),
+          issue: `prompt version ${step.promptVersionId} no longer exists`,
+        });
+        return [];
+      }
+      if (!prompt || prompt.organizationId !== organizationId) {
+        problems.push({ field: fieldPath(at, "promptId"), issue: `prompt ${step.promptId} no longer exists` });
+        return [];
+      }
+      const tools = toolsOf(pv.tools, selected.tools, organizationId, fieldPath(at, "tools"), problems);
+      return [{ step, prompt: { version: pv, promptName: prompt.name, tools } }];
+    });
+    const tools = toolsOf(version.tools, selected.tools, organizationId, "tools", problems);
+    if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
+    return { version, steps, tools };
+  }
+
+  async function loadTool(organizationId: string, toolId: string, toolVersionId: string): Promise<ResolvedToolView> {
+    const [versions, tool] = await Promise.all([
+      versionsById(c.toolVersions, [toolVersionId]),
+      c.tools.findOne({ _id: toolId }),
+    ]);
+    const version = versions.get(toolVersionId);
+    if (!tool || tool.organizationId !== organizationId) throw notFound("tool");
+    if (!version || version.toolId !== toolId || version.organizationId !== organizationId) {
+      throw notFound("tool version");
+    }
+    return { pin: { toolId, toolVersionId, toolKey: tool.toolKey }, description: tool.description, version };
+  }
+
+  async function loadAgent(input: {
+    organizationId: string;
+    agentId: string;
+    versionId: string;
+  }): Promise<ResolvedAgentView> {
+    const organizationId = input.organizationId;
+    const [agent, selected] = await Promise.all([
+      c.agents.findOne({ _id: input.agentId }),
+      input.versionId !== ""
+        ? c.agentVersions.findOne({ _id: input.versionId, agentId: input.agentId })
+        : c.agentVersions
+            .find({ agentId: input.agentId, status: "published" }, { sort: LIVE_PUBLISHED_SORT, limit: 1 })
+            .then(([live]) => live ?? null),
+    ]);
+    if (!agent || agent.organizationId !== organizationId) throw notFound("agent");
+    if (!selected || selected.organizationId !== organizationId) {
+      if (input.versionId !== "") throw notFound("agent version");
+      throw failedPrecondition("agent has no published version", [
+        { field: "versionId", issue: "is required: the agent has no published version" },
+      ]);
+    }
+    let version = selected;
+    if (version.status === "draft") {
+      const result = await workflows.validate(organizationId, JSON.parse(version.workflow));
+      if (!result.valid || !result.pinned) {
+        throw failedPrecondition(
+          `agent version ${version.version} does not run: its workflow is invalid`,
+          workflowDetails(result.errors),
+        );
+      }
+      version = { ...version, workflow: JSON.stringify(result.pinned) };
+    }
+    const { workflow } = parseWorkflow(JSON.parse(version.workflow));
+    const problems: FieldIssue[] = [];
+    const steps = await Promise.all(
+      workflow.steps.map(async (step): Promise<ResolvedAgentStepView | undefined> => {
+        const versionId = step.ref.versionId ?? "";
+        const at = `workflow.steps[${step.index}].ref`;
+        try {
+          if (step.type === "prompt") {
+            const prompt = await loadPrompt({ organizationId, promptId: step.ref.id, versionId });
+            return { stepId: step.id, type: step.type, prompt };
+          }
+          if (step.type === "skill") {
+            const skill = await loadSkill({ organizationId, skillId: step.ref.id, versionId, preferDraft: false });
+            return { stepId: step.id, type: step.type, skill };
+          }
+          const tool = await loadTool(organizationId, step.ref.id, versionId);
+          return { stepId: step.id, type: step.type, tool };
+        } catch (e) {
+          if (!(e instanceof DomainError)) throw e;
+          problems.push({ field: at, issue: e.message });
+          for (const d of e.details) problems.push({ field: `${at}.${d.field}`, issue: d.issue });
+          return undefined;
+        }
+      }),
+    );
+    if (problems.length > 0) throw unresolvable(`agent version ${version.version}`, problems);
+    return { version, steps: steps.filter((s): s is ResolvedAgentStepView => s !== undefined) };
+  }
+
   return {
     /**
      * `versionId` names any version of the prompt, draft or published (api.md: the run "uses the
@@ -195,30 +379,11 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
       input: { organizationId: string; promptId: string; versionId: string },
     ): Promise<ResolvedPromptView> {
       requireFields({ organizationId: input.organizationId, promptId: input.promptId });
-      const organizationId = input.organizationId;
-      const [, prompt, { version, tools }] = await Promise.all([
-        deps.access.onResource(principal, organizationId, SCOPES.runsWrite, "prompt"),
-        c.prompts.findOne({ _id: input.promptId }),
-        (input.versionId !== ""
-          ? versionsById(c.promptVersions, [input.versionId]).then((found) => found.get(input.versionId))
-          : livePublished(c.promptVersions, { promptId: input.promptId })
-        ).then(async (v) => {
-          // Tools are read only for a version that can be answered.
-          const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
-          return { version: answerable ? v : undefined, tools: answerable ? await loadTools(v.tools) : NO_TOOLS };
-        }),
+      const [, loaded] = await Promise.all([
+        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "prompt"),
+        settle(loadPrompt(input)),
       ]);
-      if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
-      if (!version) {
-        if (input.versionId !== "") throw notFound("prompt version");
-        throw failedPrecondition("prompt has no published version", [
-          { field: "versionId", issue: "is required: the prompt has no published version" },
-        ]);
-      }
-      const problems: FieldIssue[] = [];
-      const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
-      if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
-      return { version, promptName: prompt.name, tools: resolved };
+      return loaded();
     },
 
     /**
@@ -232,47 +397,31 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
       input: { organizationId: string; skillId: string; versionId: string; preferDraft: boolean },
     ): Promise<ResolvedSkillView> {
       requireFields({ organizationId: input.organizationId, skillId: input.skillId });
-      const organizationId = input.organizationId;
-      const [, skill, selected] = await Promise.all([
-        deps.access.onResource(principal, organizationId, SCOPES.runsWrite, "skill"),
-        c.skills.findOne({ _id: input.skillId }),
-        selectSkillVersion(input).then(async (version) =>
-          version && version.organizationId === organizationId
-            ? { version, ...(await loadComposition(version)) }
-            : undefined,
-        ),
+      const [, loaded] = await Promise.all([
+        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "skill"),
+        settle(loadSkill(input)),
       ]);
-      if (!skill || skill.organizationId !== organizationId) throw notFound("skill");
-      if (!selected) {
-        if (input.versionId !== "") throw notFound("skill version");
-        throw failedPrecondition("skill has no published version", [
-          { field: "versionId", issue: "is required: the skill has no published version" },
-        ]);
-      }
-      const { version, promptVersions, prompts } = selected;
-      const problems: FieldIssue[] = [];
-      // Stored in order (`order` is the index + 1).
-      const steps = version.promptComposition.flatMap((step, i) => {
-        const at = fieldPath("promptComposition", i);
-        const pv = promptVersions.get(step.promptVersionId);
-        const prompt = prompts.get(step.promptId);
-        if (!pv || pv.promptId !== step.promptId || pv.organizationId !== organizationId) {
-          problems.push({
-            field: fieldPath(at, "promptVersionId"),
-            issue: `prompt version ${step.promptVersionId} no longer exists`,
-          });
-          return [];
-        }
-        if (!prompt || prompt.organizationId !== organizationId) {
-          problems.push({ field: fieldPath(at, "promptId"), issue: `prompt ${step.promptId} no longer exists` });
-          return [];
-        }
-        const tools = toolsOf(pv.tools, selected.tools, organizationId, fieldPath(at, "tools"), problems);
-        return [{ step, prompt: { version: pv, promptName: prompt.name, tools } }];
-      });
-      const tools = toolsOf(version.tools, selected.tools, organizationId, "tools", problems);
-      if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
-      return { version, steps, tools };
+      return loaded();
+    },
+
+    /**
+     * An agent version (default: the live published one; `versionId` names any version) with its
+     * workflow's references pinned and resolved, step by step, as resolvePromptVersion,
+     * resolveSkillVersion and the tool pins resolve them. A published version's workflow was
+     * validated and pinned when it was published; a draft is validated now (an invalid one is
+     * failed_precondition with the findings in `details`) and its unpinned references are pinned
+     * to what is published now, in the answered `workflow` too.
+     */
+    async resolveAgentVersion(
+      principal: Principal,
+      input: { organizationId: string; agentId: string; versionId: string },
+    ): Promise<ResolvedAgentView> {
+      requireFields({ organizationId: input.organizationId, agentId: input.agentId });
+      const [, loaded] = await Promise.all([
+        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "agent"),
+        settle(loadAgent(input)),
+      ]);
+      return loaded();
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createAccess } from "./access.js";
+import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { createPrompts } from "./prompts.js";
@@ -44,6 +45,7 @@ export async function createCatalogService(deps: CatalogServiceDeps): Promise<Se
     prompts: createPrompts(catalog),
     tools: createTools(catalog),
     skills: createSkills(catalog),
+    agents: createAgents(catalog),
     resolver: createResolver(catalog),
   };
   return defineService({

@@ -11,6 +11,7 @@ import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { createAccess } from "./access.js";
+import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { createPrompts } from "./prompts.js";
@@ -25,7 +26,16 @@ export const ORG_B = "org_b";
 /** An organization whose AI entitlement is off. */
 export const ORG_NO_AI = "org_noai";
 
-const ALL_SCOPES = ["prompts:read", "prompts:write", "tools:read", "tools:write", "skills:read", "skills:write"];
+const ALL_SCOPES = [
+  "prompts:read",
+  "prompts:write",
+  "tools:read",
+  "tools:write",
+  "skills:read",
+  "skills:write",
+  "agents:read",
+  "agents:write",
+];
 
 export const principals = {
   /** Member of ORG_A (and ORG_NO_AI) with the ai_platform permission. */
@@ -39,7 +49,7 @@ export const principals = {
     type: "api_key",
     id: "key_ro",
     organizationId: ORG_A,
-    scopes: ["prompts:read", "tools:read", "skills:read"],
+    scopes: ["prompts:read", "tools:read", "skills:read", "agents:read"],
   },
   /** A key of ORG_B with every catalog scope. */
   keyB: { type: "api_key", id: "key_b", organizationId: ORG_B, scopes: ALL_SCOPES },
@@ -122,6 +132,7 @@ export async function createTestCatalog(options: { allowlist?: HttpAllowlist; st
     prompts: createPrompts(deps),
     tools: createTools(deps),
     skills: createSkills(deps),
+    agents: createAgents(deps),
     versionCache,
     resolver: createResolver(deps, versionCache),
   };

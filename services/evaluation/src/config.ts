@@ -1,14 +1,37 @@
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
 
+/** The variables of the evaluation workers (also all a worker-only process reads besides its store and bus). */
+export const WorkerEnv = {
+  /** Evaluation items one process handles at the same time. */
+  EVALUATION_WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  /** Redelivery of an item whose worker went silent (workers report progress well within it). */
+  EVALUATION_ACK_WAIT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 30_000 }),
+  EXECUTION_URL: Type.String({ minLength: 1 }),
+};
+
 export const EvaluationEnv = Type.Object({
   ...ServiceEnv,
   ...BusEnv,
+  ...WorkerEnv,
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7004 }),
   MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
+  CATALOG_URL: Type.String({ minLength: 1 }),
+});
+
+export const EvaluationWorkerEnv = Type.Object({
+  ...ServiceEnv,
+  ...BusEnv,
+  ...WorkerEnv,
+  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
 });
 
 /** The only reader of the environment in the evaluation service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
   return parseEnv(EvaluationEnv, env);
+}
+
+/** The configuration of a worker-only process (worker-main.ts): no port, no identity, no catalog. */
+export function loadWorkerConfig(env: Record<string, string | undefined> = process.env) {
+  return parseEnv(EvaluationWorkerEnv, env);
 }

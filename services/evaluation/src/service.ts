@@ -4,6 +4,30 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
+import { type CatalogClient, createAccess } from "./access.js";
+import { createCases } from "./cases.js";
+import type { EvaluationDeps } from "./evaluation-deps.js";
+import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
+import { createRunCompletion } from "./run-completion.js";
+import { createRuns } from "./runs.js";
+import { ensureEvaluationIndexes, evaluationCollections } from "./store/evaluation-store.js";
+import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation-workers.js";
+import { createWorkRelay, EVALUATIONS_STREAM } from "./work/work-queue.js";
+
+export type { CatalogClient } from "./access.js";
+export {
+  createEvaluationWorkers,
+  type EvaluationWorkers,
+  type EvaluationWorkersDeps,
+  type ExecutionClient,
+} from "./work/evaluation-workers.js";
+
+export interface EvaluationWorkerOptions {
+  /** Items handled at the same time in this process (EVALUATION_WORKER_CONCURRENCY). */
+  concurrency: number;
+  /** EVALUATION_ACK_WAIT_MS. */
+  ackWaitMs: number;
+}
 
 export interface EvaluationServiceDeps {
   logger: Logger;
@@ -11,18 +35,71 @@ export interface EvaluationServiceDeps {
   bus: Bus;
   tokens: InternalTokens;
   identityAuth: IdentityAuth;
+  /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
+  catalog: CatalogClient;
+  /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge. */
+  execution: ExecutionClient;
+  /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
+  workers?: EvaluationWorkerOptions | false;
+  /** How often runs whose work the bus did not take are published again; default 2000 ms. */
+  relayIntervalMs?: number;
+  /** The clock; tests pass a fixed one. */
+  now?: () => Date;
 }
 
-/** The evaluation service. Its RPCs arrive with the evaluation issue; today it serves health and readiness. */
-export async function createEvaluationService(deps: EvaluationServiceDeps): Promise<ServiceModule> {
-  return defineService({
+const CREATE_METHODS = ["CreateEvaluationCases", "StartEvaluationRun"].map(
+  (m) => `/kiln.evaluation.v1.EvaluationService/${m}`,
+);
+
+/**
+ * The evaluation service, the same in both run modes: main.ts serves it, the embedded mode calls
+ * it in-process. It runs the work relay and (unless `workers: false`) the workers; close() stops both.
+ */
+export async function createEvaluationService(
+  deps: EvaluationServiceDeps,
+): Promise<ServiceModule & { close(): Promise<void> }> {
+  await ensureEvaluationIndexes(deps.store);
+  await deps.bus.ensureStream(EVALUATIONS_STREAM);
+  const collections = evaluationCollections(deps.store);
+  const evaluation: EvaluationDeps = {
+    collections,
+    access: createAccess(deps.identityAuth, deps.catalog),
+    completion: createRunCompletion(collections),
+    bus: deps.bus,
+    logger: deps.logger,
+    now: deps.now ?? (() => new Date()),
+  };
+  const relay = createWorkRelay(collections.runs, deps.bus, deps.logger);
+  relay.start(deps.relayIntervalMs);
+  const workerOptions = deps.workers === undefined ? { concurrency: 4, ackWaitMs: 30_000 } : deps.workers;
+  const workers = workerOptions
+    ? createEvaluationWorkers({
+        bus: deps.bus,
+        store: deps.store,
+        execution: deps.execution,
+        logger: deps.logger,
+        now: deps.now,
+        ...workerOptions,
+      })
+    : undefined;
+  await workers?.start();
+  const service = defineService({
     name: "evaluation",
     logger: deps.logger,
-    register: () => {},
+    register: (router) =>
+      registerEvaluationRpc(router, { cases: createCases(evaluation), runs: createRuns(evaluation) }),
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
+    idempotency: { store: deps.store, methods: new Set(CREATE_METHODS) },
   });
+  return {
+    ...service,
+    async close() {
+      await relay.stop();
+      await workers?.stop();
+    },
+  };
 }

@@ -14,6 +14,8 @@ import {
   type ProvidersConfig,
 } from "./providers/provider-registry.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
+import { createAgentRunner } from "./runs/agent-runner.js";
+import { createCompleter } from "./runs/complete.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
@@ -35,7 +37,9 @@ export interface ExecutionServiceDeps {
   outboxIntervalMs?: number;
 }
 
-const RUN_METHODS = ["RunPrompt", "RunSkill"].map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
+const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
+  (m) => `/kiln.execution.v1.ExecutionService/${m}`,
+);
 
 /** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
 export async function createExecutionService(
@@ -47,7 +51,7 @@ export async function createExecutionService(
   const runs = runCollection(deps.store);
   const outbox = createRunEventOutbox(runs, deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
-  const runner = createRunner({
+  const runnerDeps = {
     runs,
     outbox,
     catalog: deps.catalog,
@@ -56,11 +60,20 @@ export async function createExecutionService(
     tools: createToolExecutor({ allowlist: deps.tools.allowlist, allowPrivateFor: deps.tools.allowPrivateFor }),
     validator: createInputValidator(),
     maxToolRounds: deps.tools.maxToolRounds,
-  });
+  };
+  const runner = createRunner(runnerDeps);
+  const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger });
   const service = defineService({
     name: "execution",
     logger: deps.logger,
-    register: (router) => registerExecutionRpc(router, models.catalog, runner),
+    register: (router) =>
+      registerExecutionRpc(
+        router,
+        models.catalog,
+        runner,
+        agents,
+        createCompleter({ identityAuth: deps.identityAuth, models }),
+      ),
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },
@@ -68,5 +81,11 @@ export async function createExecutionService(
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
     idempotency: { store: deps.store, methods: new Set(RUN_METHODS) },
   });
-  return { ...service, close: () => outbox.stop() };
+  return {
+    ...service,
+    close: async () => {
+      await agents.drain();
+      await outbox.stop();
+    },
+  };
 }

@@ -16,6 +16,11 @@ export class Issues {
     return this.list.length;
   }
 
+  /** The issues collected so far. */
+  all(): readonly FieldIssue[] {
+    return this.list;
+  }
+
   /** A trimmed, required (unless `min` is 0) single-line text such as a name. */
   text(field: string, value: string, { min = 1, max = 200 }: { min?: number; max?: number } = {}): string {
     const v = value.trim();

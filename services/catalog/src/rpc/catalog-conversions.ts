@@ -5,9 +5,12 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type {
+  AgentSchema,
+  AgentVersionSchema,
   CompositionStepSchema,
   PromptSchema,
   PromptVersionSchema,
+  ResolveAgentVersionResponseSchema,
   ResolvedPromptSchema,
   ResolvedToolSchema,
   ResolveSkillVersionResponseSchema,
@@ -18,12 +21,21 @@ import type {
   ToolVersionSchema,
   VersionDiffSchema,
   VersionSummarySchema,
+  WorkflowIssueSchema,
 } from "@kiln/proto/catalog";
+import type { AgentView } from "../agents.js";
 import type { ToolPin } from "../domain/tool-pins.js";
+import type { WorkflowIssue } from "../domain/workflow.js";
 import type { PromptView } from "../prompts.js";
-import type { ResolvedPromptView, ResolvedSkillView, ResolvedToolView } from "../resolve.js";
+import type { ResolvedAgentView, ResolvedPromptView, ResolvedSkillView, ResolvedToolView } from "../resolve.js";
 import type { SkillView } from "../skills.js";
-import type { CompositionStepDoc, PromptVersionDoc, SkillVersionDoc, ToolVersionDoc } from "../store/catalog-store.js";
+import type {
+  AgentVersionDoc,
+  CompositionStepDoc,
+  PromptVersionDoc,
+  SkillVersionDoc,
+  ToolVersionDoc,
+} from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
 import type { VersionDiffView } from "../version-diff-view.js";
 
@@ -204,4 +216,52 @@ export const resolvedSkillToProto = (
     prompt: resolvedPromptToProto(step.prompt),
   })),
   tools: s.tools.map(resolvedToolToProto),
+});
+
+export function agentVersionToProto(v: AgentVersionDoc): MessageInitShape<typeof AgentVersionSchema> {
+  return {
+    id: v._id,
+    agentId: v.agentId,
+    organizationId: v.organizationId,
+    version: v.version,
+    status: v.status,
+    workflowJson: v.workflow,
+    createdAt: timestampFromDate(v.createdAt),
+    publishedAt: optionalTimestamp(v.publishedAt),
+  };
+}
+
+export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSchema> {
+  const { agent, described } = view;
+  return {
+    id: agent._id,
+    organizationId: agent.organizationId,
+    name: agent.name,
+    description: agent.description,
+    publishedVersionId: view.publishedVersionId ?? undefined,
+    draftVersionId: view.draftVersionId ?? undefined,
+    versions: view.versions.map(versionSummaryToProto),
+    describedVersionId: described._id,
+    workflowJson: described.workflow,
+    createdAt: timestampFromDate(agent.createdAt),
+    updatedAt: timestampFromDate(agent.updatedAt),
+  };
+}
+
+export const workflowIssueToProto = (i: WorkflowIssue): MessageInitShape<typeof WorkflowIssueSchema> => ({
+  path: i.path,
+  code: i.code,
+  message: i.message,
+});
+
+export const resolvedAgentToProto = (
+  a: ResolvedAgentView,
+): MessageInitShape<typeof ResolveAgentVersionResponseSchema> => ({
+  version: agentVersionToProto(a.version),
+  steps: a.steps.map((s) => ({
+    stepId: s.stepId,
+    prompt: s.prompt ? resolvedPromptToProto(s.prompt) : undefined,
+    skill: s.skill ? resolvedSkillToProto(s.skill) : undefined,
+    tool: s.tool ? resolvedToolToProto(s.tool) : undefined,
+  })),
 });

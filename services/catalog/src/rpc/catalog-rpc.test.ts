@@ -353,6 +353,47 @@ describe("CatalogService over Connect", () => {
     expect(noScope.code).toBe(Code.PermissionDenied);
   });
 
+  it("authors and resolves agents: workflow JSON text, validation issues, pinned refs", async () => {
+    const client = clientAs(principals.userA);
+    const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
+    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", systemPrompt: "Hi" });
+    await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
+    const { agent } = await client.createAgent({ organizationId: ORG_A, name: "Agent" });
+    expect(agent).toMatchObject({ workflowJson: "{}", draftVersionId: agent?.describedVersionId });
+    expect(agent?.publishedVersionId).toBeUndefined();
+    const draftId = agent?.draftVersionId ?? "";
+    const workflowJson =
+      '{"inputSchema":{"type":"object"},"entry":"a",' +
+      `"steps":[{"id":"a","type":"prompt","ref":{"promptId":"${prompt?.id}"}}],"output":"{{steps.a.output}}"}`;
+    const saved = await client.saveAgentWorkflow({ agentVersionId: draftId, workflowJson });
+    expect(saved.version?.workflowJson).toBe(workflowJson);
+    const invalid = await client.validateAgentWorkflow({ agentVersionId: draftId, workflowJson: '{"entry":"x"}' });
+    expect(invalid.valid).toBe(false);
+    expect(invalid.errors.map((e) => `${e.path} ${e.code}`)).toContain("steps required");
+    expect((await client.validateAgentWorkflow({ agentVersionId: draftId })).valid).toBe(true);
+    const published = await client.publishAgentVersion({ agentId: agent?.id ?? "", versionId: "" });
+    expect(published.agent?.publishedVersionId).toBe(draftId);
+    expect(JSON.parse(published.agent?.workflowJson ?? "").steps[0].ref.promptVersionId).toBe(version?.id);
+    const diff = await client.diffAgentVersions({ agentId: agent?.id ?? "", versionId: draftId });
+    expect(diff.diff?.from).toBeUndefined();
+    const rolled = await client.rollbackAgentVersion({ agentId: agent?.id ?? "", versionId: draftId });
+    expect(rolled.agent?.versions.map((v) => v.status)).toEqual(["published", "published"]);
+    const list = await client.listAgents({ organizationId: ORG_A });
+    expect(list.agents).toHaveLength(1);
+
+    const resolved = await clientAs(principals.keyARunner).resolveAgentVersion({
+      organizationId: ORG_A,
+      agentId: agent?.id ?? "",
+    });
+    expect(resolved.version?.status).toBe("published");
+    expect(resolved.steps[0]?.stepId).toBe("a");
+    expect(resolved.steps[0]?.prompt?.version?.id).toBe(version?.id);
+    const e = await connectErrorOf(client.saveAgentWorkflow({ agentVersionId: draftId, workflowJson }));
+    expect(e.code).toBe(Code.FailedPrecondition);
+    const hidden = await connectErrorOf(clientAs(principals.userB).getAgent({ id: agent?.id ?? "" }));
+    expect(hidden.code).toBe(Code.NotFound);
+  });
+
   it("refuses calls without credentials", async () => {
     const none: Interceptor = (next) => (req) => next(req);
     const client = createClient(CatalogService, createInProcessTransport(service, [none]));

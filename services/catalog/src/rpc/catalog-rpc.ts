@@ -2,13 +2,17 @@ import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
+import type { Agents } from "../agents.js";
 import type { Prompts } from "../prompts.js";
 import type { Resolver } from "../resolve.js";
 import type { Skills } from "../skills.js";
 import type { Tools } from "../tools.js";
 import {
+  agentToProto,
+  agentVersionToProto,
   promptToProto,
   promptVersionToProto,
+  resolvedAgentToProto,
   resolvedPromptToProto,
   resolvedSkillToProto,
   skillToProto,
@@ -16,6 +20,7 @@ import {
   toolToProto,
   toolVersionToProto,
   versionDiffToProto,
+  workflowIssueToProto,
 } from "./catalog-conversions.js";
 
 function principalOf(ctx: HandlerContext): Principal {
@@ -31,10 +36,14 @@ export interface CatalogUseCases {
   prompts: Prompts;
   tools: Tools;
   skills: Skills;
+  agents: Agents;
   resolver: Resolver;
 }
 
-export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skills, resolver }: CatalogUseCases): void {
+export function registerCatalogRpc(
+  router: ConnectRouter,
+  { prompts, tools, skills, agents, resolver }: CatalogUseCases,
+): void {
   router.service(CatalogService, {
     async createPrompt(req, ctx) {
       return { prompt: promptToProto(await prompts.createPrompt(principalOf(ctx), req)) };
@@ -121,6 +130,46 @@ export function registerCatalogRpc(router: ConnectRouter, { prompts, tools, skil
     },
     async resolveSkillVersion(req, ctx) {
       return resolvedSkillToProto(await resolver.resolveSkillVersion(principalOf(ctx), req));
+    },
+    async resolveAgentVersion(req, ctx) {
+      return resolvedAgentToProto(await resolver.resolveAgentVersion(principalOf(ctx), req));
+    },
+
+    async createAgent(req, ctx) {
+      return { agent: agentToProto(await agents.createAgent(principalOf(ctx), req)) };
+    },
+    async getAgent(req, ctx) {
+      return { agent: agentToProto(await agents.getAgent(principalOf(ctx), req)) };
+    },
+    async listAgents(req, ctx) {
+      const page = await agents.listAgents(principalOf(ctx), req);
+      return { agents: page.items.map(agentToProto), nextCursor: page.nextCursor };
+    },
+    async updateAgent(req, ctx) {
+      return { agent: agentToProto(await agents.updateAgent(principalOf(ctx), req)) };
+    },
+    async createAgentVersion(req, ctx) {
+      return { version: agentVersionToProto(await agents.createAgentVersion(principalOf(ctx), req)) };
+    },
+    async saveAgentWorkflow(req, ctx) {
+      return { version: agentVersionToProto(await agents.saveAgentWorkflow(principalOf(ctx), req)) };
+    },
+    async validateAgentWorkflow(req, ctx) {
+      const result = await agents.validateAgentWorkflow(principalOf(ctx), req);
+      return {
+        valid: result.valid,
+        errors: result.errors.map(workflowIssueToProto),
+        warnings: result.warnings.map(workflowIssueToProto),
+      };
+    },
+    async publishAgentVersion(req, ctx) {
+      return { agent: agentToProto(await agents.publishAgentVersion(principalOf(ctx), req)) };
+    },
+    async diffAgentVersions(req, ctx) {
+      return { diff: versionDiffToProto(await agents.diffAgentVersions(principalOf(ctx), req)) };
+    },
+    async rollbackAgentVersion(req, ctx) {
+      return { agent: agentToProto(await agents.rollbackAgentVersion(principalOf(ctx), req)) };
     },
   });
 }

@@ -116,6 +116,40 @@ export interface SkillDraftSlotDoc {
   createdAt: Date;
 }
 
+export interface AgentDoc {
+  _id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * A version of an agent; its workflow is configuration of the version (spec §2 "Agent"). Drafts
+ * change only through the workflow save; a published version never changes again, and its workflow
+ * has every reference pinned to a version.
+ */
+export interface AgentVersionDoc {
+  _id: string;
+  agentId: string;
+  organizationId: string;
+  version: number;
+  status: VersionStatus;
+  /** JSON text; "{}" for a new agent's empty draft. */
+  workflow: string;
+  createdAt: Date;
+  updatedAt: Date;
+  publishedAt: Date | null;
+}
+
+/** At most one per agent (`_id` is the agent id): the claim of its one draft version. */
+export interface AgentDraftSlotDoc {
+  _id: string;
+  versionId: string;
+  createdAt: Date;
+}
+
 export interface CatalogCollections {
   prompts: Collection<PromptDoc>;
   promptVersions: Collection<PromptVersionDoc>;
@@ -124,6 +158,9 @@ export interface CatalogCollections {
   skills: Collection<SkillDoc>;
   skillVersions: Collection<SkillVersionDoc>;
   skillDraftSlots: Collection<SkillDraftSlotDoc>;
+  agents: Collection<AgentDoc>;
+  agentVersions: Collection<AgentVersionDoc>;
+  agentDraftSlots: Collection<AgentDraftSlotDoc>;
 }
 
 export function catalogCollections(store: Store): CatalogCollections {
@@ -135,6 +172,9 @@ export function catalogCollections(store: Store): CatalogCollections {
     skills: store.collection("skills"),
     skillVersions: store.collection("skill_versions"),
     skillDraftSlots: store.collection("skill_draft_slots"),
+    agents: store.collection("agents"),
+    agentVersions: store.collection("agent_versions"),
+    agentDraftSlots: store.collection("agent_draft_slots"),
   };
 }
 
@@ -148,6 +188,8 @@ export async function ensureCatalogIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("tool_versions", [{ keys: { toolId: 1, version: 1 }, unique: true }]);
   await store.ensureIndexes("skills", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("skill_versions", [{ keys: { skillId: 1, version: 1 }, unique: true }]);
+  await store.ensureIndexes("agents", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("agent_versions", [{ keys: { agentId: 1, version: 1 }, unique: true }]);
 }
 
 const MAX_VERSION_ATTEMPTS = 25;

@@ -35,6 +35,8 @@ export function runCompletedPayload(run: RunDoc): string {
       promptVersionId: run.promptVersionId,
       skillId: run.skillId,
       skillVersionId: run.skillVersionId,
+      agentId: run.agentId ?? "",
+      agentVersionId: run.agentVersionId ?? "",
     }),
   );
 }

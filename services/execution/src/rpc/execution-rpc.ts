@@ -3,7 +3,10 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
 import { ExecutionService } from "@kiln/proto/execution";
 import type { ModelCatalog } from "../domain/model-catalog.js";
+import type { AgentRunner } from "../runs/agent-runner.js";
+import type { Completer } from "../runs/complete.js";
 import { type CallContext, type Runner, runToProto } from "../runs/runner.js";
+import { agentRpcHandlers } from "./agent-rpc.js";
 
 function callContext(ctx: HandlerContext): CallContext {
   const principal = ctx.values.get(kPrincipal);
@@ -11,8 +14,15 @@ function callContext(ctx: HandlerContext): CallContext {
   return { principal, requestId: ctx.values.get(kRequestId), signal: ctx.signal };
 }
 
-export function registerExecutionRpc(router: ConnectRouter, models: ModelCatalog, runner: Runner): void {
+export function registerExecutionRpc(
+  router: ConnectRouter,
+  models: ModelCatalog,
+  runner: Runner,
+  agents?: AgentRunner,
+  complete?: Completer,
+): void {
   router.service(ExecutionService, {
+    ...(agents ? agentRpcHandlers(agents) : {}),
     // Any authenticated caller may list models (api.md "Scopes per route").
     async listModels() {
       return {
@@ -40,6 +50,19 @@ export function registerExecutionRpc(router: ConnectRouter, models: ModelCatalog
     },
     async getRun(req, ctx) {
       return { run: runToProto(await runner.getRun(req, callContext(ctx))) };
+    },
+    async complete(req, ctx) {
+      if (!complete) throw new Error("Complete is not wired");
+      const c = await complete(req, callContext(ctx));
+      return {
+        text: c.text,
+        json: c.json !== undefined ? JSON.stringify(c.json) : undefined,
+        provider: c.provider,
+        model: c.model,
+        usage: { inputTokens: BigInt(c.usage.inputTokens), outputTokens: BigInt(c.usage.outputTokens) },
+        estimatedCostUsd: c.estimatedCostUsd ?? undefined,
+        latencyMs: BigInt(c.latencyMs),
+      };
     },
   });
 }

@@ -10,7 +10,9 @@ export interface StepOutput {
   json?: unknown;
 }
 
-const BINDING = /^\{\{\s*(input|steps)\.([A-Za-z0-9_.-]+)\s*\}\}$/;
+// Field names as the catalog accepts them in bindings (skill-composition.ts): anything but ".",
+// white space and braces. A narrower pattern here would run a saved binding as literal text.
+const BINDING = /^\{\{\s*(input|steps)\.([^\s{}]+)\s*\}\}$/;
 
 /** The value a step's output stands for in bindings. */
 export const bindingValueOf = (output: StepOutput): unknown => (output.json !== undefined ? output.json : output.text);
@@ -34,6 +36,7 @@ export function resolveBinding(
   const m = BINDING.exec(binding);
   if (!m?.[1] || !m[2]) return binding;
   const path = m[2].split(".");
+  if (path.includes("")) return binding;
   if (m[1] === "input") return pathGet(input, path);
   const [alias, output, ...field] = path;
   if (!alias || output !== "output") return binding;

@@ -43,11 +43,26 @@ export interface PromptExecution {
   error?: { code: string; message: string };
 }
 
+/**
+ * The variables as Mustache's view: objects without a prototype, so that a placeholder naming an
+ * absent variable such as `{{constructor}}`, `{{toString}}` or `{{__proto__}}` renders nothing
+ * instead of what Object.prototype holds (Mustache looks names up with `in` and calls functions).
+ */
+function viewOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(viewOf);
+  if (value === null || typeof value !== "object") return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(view, key, { value: viewOf(item), enumerable: true, writable: true, configurable: true });
+  }
+  return view;
+}
+
 /** Mustache without HTML escaping (api.md "Prompts"); non-string values render as JSON. */
 export function renderTemplate(template: string, variables: Record<string, unknown>): string {
   return Mustache.render(
     template,
-    variables,
+    viewOf(variables),
     {},
     { escape: (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v)) },
   );

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, createContextValues } from "@connectrpc/connect";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
+import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
@@ -36,7 +36,7 @@ export interface CallContext {
   signal?: AbortSignal;
 }
 
-interface StepRecord {
+export interface StepRecord {
   stepId: string;
   type: "prompt";
   status: "succeeded" | "failed";
@@ -49,7 +49,7 @@ interface StepRecord {
 
 const parse = (text: string | undefined, fallback: unknown): unknown => (text ? JSON.parse(text) : fallback);
 
-function toolOf(t: ResolvedTool, organizationId: string): ExecutableTool & { description: string } {
+export function toolOf(t: ResolvedTool, organizationId: string): ExecutableTool & { description: string } {
   return {
     toolKey: t.toolKey,
     toolVersionId: t.toolVersionId,
@@ -69,7 +69,7 @@ function responseFormatOf(text: string): ResponseFormat {
 }
 
 /** The catalog's resolved prompt version as something to run, with extra (skill-level) tools. */
-function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] = []): RunnablePrompt {
+export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] = []): RunnablePrompt {
   const v = resolved.version;
   if (!v) throw new Error("catalog returned no prompt version");
   const byKey = new Map<string, ResolvedTool>();
@@ -212,6 +212,12 @@ export function createRunner(deps: RunnerDeps) {
     );
     const version = resolved.version;
     if (!version) throw new Error("catalog returned no skill version");
+    // A state conflict (api.md "Conventions"), not a run: an empty draft has nothing to execute.
+    if (resolved.steps.length === 0) {
+      throw failedPrecondition(`skill version ${version.version} has no prompts to run`, [
+        { field: "promptComposition", issue: "is empty" },
+      ]);
+    }
     const check = deps.validator.check(parse(version.inputSchemaJson, { type: "object" }), input);
     if (!check.ok) throw invalidArgument("the input does not match the skill's input schema", check.issues);
     const steps = resolved.steps.map((s) => {
@@ -327,6 +333,11 @@ export function createRunner(deps: RunnerDeps) {
       const what = req.kind === "skill" ? "skill run" : "run";
       const run = await deps.runs.findOne({ _id: req.id });
       if (!run || (req.kind && run.kind !== req.kind)) throw notFound(what);
+      // A key sees only its own organization's runs: another's do not exist for it (404), where
+      // identity would answer "key of another organization" (403) (api.md "Organization scoping").
+      if (ctx.principal.type === "api_key" && ctx.principal.organizationId !== run.organizationId) {
+        throw notFound(what);
+      }
       try {
         await deps.identityAuth.authorize(
           ctx.principal,
@@ -463,12 +474,17 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     toolCalls: (JSON.parse(run.toolCallsJson) as Parameters<typeof callOf>[0][]).map(callOf),
     error: run.error ?? undefined,
     createdAt: timestampFromDate(run.createdAt),
-    completedAt: timestampFromDate(run.completedAt),
+    // A running (asynchronous agent) run has not completed.
+    completedAt: run.status === "running" ? undefined : timestampFromDate(run.completedAt),
     promptId: run.promptId,
     promptVersionId: run.promptVersionId,
     skillId: run.skillId,
     skillVersionId: run.skillVersionId,
     preview,
+    agentId: run.agentId ?? "",
+    agentVersionId: run.agentVersionId ?? "",
+    parentRunId: run.parentRunId ?? "",
+    rerunFromStepId: run.rerunFromStepId ?? "",
     steps: steps.map((s) => {
       const usage = s.usage as { inputTokens: number; outputTokens: number };
       return {
@@ -484,7 +500,8 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
         latencyMs: BigInt(Number(s.latencyMs)),
         toolCalls: (s.toolCalls as Parameters<typeof callOf>[0][]).map(callOf),
         error: (s.error as { code: string; message: string } | null) ?? undefined,
-        reused: false,
+        reused: s.reused === true,
+        runId: String(s.runId ?? ""),
         promptId: String(s.promptId ?? ""),
         promptVersionId: String(s.promptVersionId ?? ""),
       };

@@ -15,7 +15,8 @@ export interface RunDoc {
   _id: string;
   kind: "prompt" | "skill" | "agent";
   organizationId: string;
-  status: "succeeded" | "failed";
+  /** "running" only for an asynchronous agent run that has not finished yet. */
+  status: "succeeded" | "failed" | "running";
   inputJson: string;
   outputJson: string | null;
   provider: string | null;
@@ -33,6 +34,12 @@ export interface RunDoc {
   promptVersionId: string;
   skillId: string;
   skillVersionId: string;
+  /** Agent runs (absent on prompt and skill runs). */
+  agentId?: string;
+  agentVersionId?: string;
+  /** Set on a rerun-from-step: the run it reused, and the step it executed from. */
+  parentRunId?: string;
+  rerunFromStepId?: string;
   createdAt: Date;
   completedAt: Date;
   /** The outbox: false until run.completed reached the bus. */

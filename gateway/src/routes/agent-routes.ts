@@ -1,0 +1,341 @@
+import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { Body, errorResponses, List, Nullable, Timestamp } from "../schemas.js";
+import {
+  DiffQuerystring,
+  Id,
+  IdParams,
+  JsonObject,
+  ListQuerystring,
+  listRequest,
+  organizationOf,
+  Text,
+  VersionIdQuerystring,
+  VersionParams,
+} from "./catalog-requests.js";
+import {
+  FreeJson,
+  parseJson,
+  VersionDiffView,
+  VersionSummaryView,
+  versionDiffView,
+  versionSummaryView,
+} from "./catalog-views.js";
+import { iso } from "./views.js";
+
+/**
+ * Agent authoring (api.md "Agents", "Version diffs"; spec §9: public beta, except GET
+ * /api/agents/:id, which the agent runtime family shares and which is stable up to `updatedAt`).
+ * The workflow is configuration of an agent version, never a resource of its own (spec §9 rule 5).
+ */
+
+const tags = ["agents"];
+const config = { stability: "beta" as const };
+const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
+const VersionStatus = Type.Union([Type.Literal("draft"), Type.Literal("published")]);
+const status = (s: string) => s as "draft" | "published";
+
+const WORKFLOW_DESCRIPTION =
+  '{inputSchema, entry, steps: [{id, type: "prompt"|"skill"|"tool", ref: {promptId|skillId|toolId, …VersionId?}, input?: {name: binding}, next?: stepId | [{when: JSON Logic, to: stepId}]}], output: "{{steps.<id>.output}}", maxSteps?}';
+
+export const AgentView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    publishedVersionId: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    draftVersionId: Nullable(Type.String()),
+    versions: Type.Array(VersionSummaryView),
+    describedVersionId: Type.String({
+      description: "the version `workflow` belongs to: ?versionId=, else the draft, else the published one",
+    }),
+    workflow: FreeJson,
+  },
+  {
+    $id: "Agent",
+    description: "The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta.",
+  },
+);
+export const agentView = (a: Agent | undefined) => {
+  if (!a) throw new Error("catalog returned no agent");
+  return {
+    id: a.id,
+    organizationId: a.organizationId,
+    name: a.name,
+    description: a.description,
+    publishedVersionId: a.publishedVersionId || null,
+    createdAt: ts(a.createdAt),
+    updatedAt: ts(a.updatedAt),
+    draftVersionId: a.draftVersionId || null,
+    versions: a.versions.map(versionSummaryView),
+    describedVersionId: a.describedVersionId,
+    workflow: parseJson(a.workflowJson),
+  };
+};
+
+export const AgentVersionView = Type.Object(
+  {
+    id: Type.String(),
+    agentId: Type.String(),
+    version: Type.Integer(),
+    status: VersionStatus,
+    workflow: FreeJson,
+    createdAt: Timestamp,
+    publishedAt: Nullable(Timestamp),
+  },
+  { $id: "AgentVersion" },
+);
+export const agentVersionView = (v: AgentVersion | undefined) => {
+  if (!v) throw new Error("catalog returned no agent version");
+  return {
+    id: v.id,
+    agentId: v.agentId,
+    version: v.version,
+    status: status(v.status),
+    workflow: parseJson(v.workflowJson),
+    createdAt: ts(v.createdAt),
+    publishedAt: iso(v.publishedAt),
+  };
+};
+
+const IssueView = Type.Object({
+  path: Type.String({ description: 'into the workflow, e.g. "steps[1].input.city"' }),
+  code: Type.String({ description: "e.g. unknown_step, unbounded_cycle, unknown_reference" }),
+  message: Type.String(),
+});
+const issueView = (i: WorkflowIssue) => ({ path: i.path, code: i.code, message: i.message });
+
+const WorkflowValidationView = Type.Object(
+  { valid: Type.Boolean(), errors: Type.Array(IssueView), warnings: Type.Array(IssueView) },
+  { $id: "WorkflowValidation" },
+);
+
+const Workflow = JsonObject(WORKFLOW_DESCRIPTION);
+
+export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { catalog } = deps.clients;
+
+  app.get(
+    "/api/agents",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "List an organization's agents, newest first",
+        querystring: ListQuerystring,
+        response: { 200: List(AgentView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.listAgents(listRequest(request, request.query), rpcOptions(request));
+      return { data: r.agents.map(agentView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.post(
+    "/api/agents",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Create an agent with an empty draft version 1",
+        body: Body({
+          organizationId: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
+          ),
+          name: Text,
+          description: Type.Optional(Text),
+        }),
+        response: { 201: AgentView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const r = await catalog.createAgent(
+        { organizationId: organizationOf(request, b.organizationId), name: b.name, description: b.description ?? "" },
+        rpcOptions(request),
+      );
+      return reply.code(201).send(agentView(r.agent));
+    },
+  );
+
+  app.get(
+    "/api/agents/:id",
+    {
+      config: { stability: "stable" as const },
+      schema: {
+        tags,
+        summary:
+          "An agent (stable up to updatedAt); workflow describes ?versionId= (default: the draft, else the published version)",
+        params: IdParams,
+        querystring: VersionIdQuerystring,
+        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.getAgent(
+        { id: request.params.id, versionId: request.query.versionId ?? "" },
+        rpcOptions(request),
+      );
+      return agentView(r.agent);
+    },
+  );
+
+  app.patch(
+    "/api/agents/:id",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Change an agent's name or description",
+        params: IdParams,
+        body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
+        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { name, description } = request.body;
+      const r = await catalog.updateAgent({ id: request.params.id, name, description }, rpcOptions(request));
+      return agentView(r.agent);
+    },
+  );
+
+  app.post(
+    "/api/agents/:id/versions",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Create the agent's draft version, copied from fromVersionId (default: the latest); one draft at most",
+        params: IdParams,
+        body: Body({ fromVersionId: Type.Optional(Id) }),
+        response: { 201: AgentVersionView, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const r = await catalog.createAgentVersion(
+        { agentId: request.params.id, fromVersionId: request.body.fromVersionId ?? "" },
+        rpcOptions(request),
+      );
+      return reply.code(201).send(agentVersionView(r.version));
+    },
+  );
+
+  app.put(
+    "/api/agent-versions/:id/workflow",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Save the workflow of a draft agent version (400 for a malformed shape, 409 when published)",
+        params: IdParams,
+        body: Body({ workflow: Workflow }),
+        response: { 200: AgentVersionView, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.saveAgentWorkflow(
+        { agentVersionId: request.params.id, workflowJson: JSON.stringify(request.body.workflow) },
+        rpcOptions(request),
+      );
+      return agentVersionView(r.version);
+    },
+  );
+
+  app.post(
+    "/api/agent-versions/:id/workflow/validate",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Validate a workflow (default: the version's saved one); always 200 with every finding",
+        params: IdParams,
+        body: Body({ workflow: Type.Optional(Workflow) }),
+        response: { 200: WorkflowValidationView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const workflow = request.body.workflow;
+      const r = await catalog.validateAgentWorkflow(
+        {
+          agentVersionId: request.params.id,
+          workflowJson: workflow === undefined ? undefined : JSON.stringify(workflow),
+        },
+        rpcOptions(request),
+      );
+      return { valid: r.valid, errors: r.errors.map(issueView), warnings: r.warnings.map(issueView) };
+    },
+  );
+
+  app.post(
+    "/api/agents/:id/publish",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "Publish an agent version (default: the draft), pinning unversioned references; an invalid workflow is 409",
+        params: IdParams,
+        body: Body({ versionId: Type.Optional(Id) }),
+        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.publishAgentVersion(
+        { agentId: request.params.id, versionId: request.body.versionId ?? "" },
+        rpcOptions(request),
+      );
+      return agentView(r.agent);
+    },
+  );
+
+  app.get(
+    "/api/agents/:id/versions/:versionId/diff",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "The changes from ?against= (default: the version before) to this agent version",
+        params: VersionParams,
+        querystring: DiffQuerystring,
+        response: { 200: VersionDiffView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.diffAgentVersions(
+        {
+          agentId: request.params.id,
+          versionId: request.params.versionId,
+          againstVersionId: request.query.against ?? "",
+        },
+        rpcOptions(request),
+      );
+      return versionDiffView(r.diff);
+    },
+  );
+
+  app.post(
+    "/api/agents/:id/versions/:versionId/rollback",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Publish a new version copying this version's workflow (validated like publish); answers the agent",
+        params: VersionParams,
+        body: Body({}),
+        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const r = await catalog.rollbackAgentVersion(
+        { agentId: request.params.id, versionId: request.params.versionId },
+        rpcOptions(request),
+      );
+      return agentView(r.agent);
+    },
+  );
+}

@@ -1,0 +1,249 @@
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { HttpError } from "../errors.js";
+import { Body, errorResponses, Nullable, Timestamp } from "../schemas.js";
+import { Id, IdParams, JsonObject, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { FreeJson, parseJson } from "./catalog-views.js";
+import { agentRunView, OutputView, RunErrorView, ToolCallView, UsageView } from "./run-routes.js";
+
+const MAX_COMPARED = 10;
+
+/** A step of an agent run (api.md "Agents"): stable contract. */
+const AgentStepView = Type.Object({
+  stepId: Type.String(),
+  type: Type.String({ description: "prompt, skill or tool" }),
+  status: Type.String({ description: "succeeded or failed" }),
+  input: FreeJson,
+  output: OutputView,
+  runId: Type.Optional(Type.String({ description: "the child prompt or skill run the step stored" })),
+  provider: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+  usage: UsageView,
+  estimatedCostUsd: Nullable(Type.Number()),
+  latencyMs: Type.Integer(),
+  toolCalls: Type.Array(ToolCallView),
+  error: Type.Optional(RunErrorView),
+  reused: Type.Boolean({ description: "true when a rerun reused the parent run's recorded output" }),
+});
+
+/** The agent run: the shared run shape of api.md "Runs" with the agent fields. Stable contract. */
+export const AgentRunView = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String({ description: "agent" }),
+    organizationId: Type.String(),
+    status: Type.String({ description: "succeeded, failed, or running (an asynchronous run not finished yet)" }),
+    input: FreeJson,
+    output: OutputView,
+    provider: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    usage: UsageView,
+    estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
+    latencyMs: Type.Integer(),
+    toolCallCount: Type.Integer(),
+    toolCallCounts: Type.Record(Type.String(), Type.Integer()),
+    toolCalls: Type.Array(ToolCallView),
+    error: Type.Optional(RunErrorView),
+    createdAt: Timestamp,
+    completedAt: Nullable(Timestamp),
+    agentId: Type.String(),
+    agentVersionId: Type.String(),
+    steps: Type.Array(AgentStepView),
+    parentRunId: Type.Optional(Type.String()),
+    rerunFromStepId: Type.Optional(Type.String()),
+  },
+  { $id: "AgentRun" },
+);
+
+const InputIssueView = Type.Object({ path: Type.String(), code: Type.String(), message: Type.String() });
+
+export const LoadedInputsView = Type.Object(
+  {
+    agentId: Type.String(),
+    agentVersionId: Type.String(),
+    inputs: FreeJson,
+    validation: Type.Object({ valid: Type.Boolean(), errors: Type.Array(InputIssueView) }),
+  },
+  { $id: "LoadedAgentInputs" },
+);
+
+const StepTotalsView = Type.Object({
+  usage: UsageView,
+  estimatedCostUsd: Nullable(Type.Number()),
+  latencyMs: Type.Integer(),
+});
+
+export const AgentRunComparisonView = Type.Object(
+  {
+    runs: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        agentId: Type.String(),
+        agentVersionId: Type.String(),
+        status: Type.String(),
+        createdAt: Timestamp,
+      }),
+    ),
+    steps: Type.Array(
+      Type.Object({
+        stepId: Type.String(),
+        byRun: Type.Record(
+          Type.String(),
+          Nullable(
+            Type.Object({ status: Type.String(), output: OutputView, usage: UsageView, latencyMs: Type.Integer() }),
+            // null: that run did not execute the step.
+          ),
+        ),
+        outputsEqual: Type.Boolean(),
+      }),
+    ),
+    totals: Type.Record(Type.String(), StepTotalsView),
+  },
+  { $id: "AgentRunComparison" },
+);
+
+const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
+
+/** The agent runtime (api.md "Agents", spec §9: stable) and run comparison (beta). */
+export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { execution } = deps.clients;
+
+  app.post(
+    "/api/agents/:id/run",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["agent runtime"],
+        summary: "Run an agent's published version (or versionId); mode async answers 202 with a running run",
+        params: IdParams,
+        body: Body({
+          organizationId: Type.Optional(OrganizationId),
+          inputs: JsonObject("the agent inputs, matching the version's inputSchema"),
+          versionId: Type.Optional(Id),
+          mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
+        }),
+        response: { 201: AgentRunView, 202: AgentRunView, ...runErrors },
+      },
+    },
+    async (request, reply) => {
+      const async = request.body.mode === "async";
+      const r = await execution.runAgent(
+        {
+          organizationId: organizationOf(request, request.body.organizationId),
+          agentId: request.params.id,
+          inputsJson: JSON.stringify(request.body.inputs),
+          versionId: request.body.versionId,
+          async,
+        },
+        rpcOptions(request),
+      );
+      return reply.code(async ? 202 : 201).send(agentRunView(r.run));
+    },
+  );
+
+  // Routed before /api/agent-runs/:id (api.md).
+  app.get(
+    "/api/agent-runs/compare",
+    {
+      config: { stability: "beta" },
+      schema: {
+        tags: ["agent runtime"],
+        summary: "Compare 2 to 10 agent runs of one organization step by step",
+        querystring: Type.Object(
+          { runIds: Type.String({ minLength: 1, maxLength: 2_000, description: "comma-separated run ids" }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: AgentRunComparisonView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const runIds = request.query.runIds
+        .split(",")
+        .map((id) => id.trim())
+        .filter((id) => id !== "");
+      if (runIds.length < 2 || runIds.length > MAX_COMPARED) {
+        throw new HttpError("invalid_argument", `compare 2 to ${MAX_COMPARED} runs`, [
+          { field: "runIds", issue: `must list 2 to ${MAX_COMPARED} run ids` },
+        ]);
+      }
+      const r = await execution.compareAgentRuns({ runIds }, rpcOptions(request));
+      return parseJson(r.comparisonJson) as never;
+    },
+  );
+
+  app.get(
+    "/api/agent-runs/:id",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["agent runtime"],
+        summary: "A stored agent run (poll an asynchronous run until its status is not running)",
+        params: IdParams,
+        response: { 200: AgentRunView, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await execution.getRun({ id: request.params.id, kind: "agent" }, rpcOptions(request));
+      return agentRunView(r.run);
+    },
+  );
+
+  app.post(
+    "/api/agent-runs/:id/rerun-from-step",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["agent runtime"],
+        summary: "A new run of the same agent version that reuses the outputs of the steps before stepId",
+        params: IdParams,
+        body: Body({
+          stepId: Type.String({ minLength: 1, maxLength: 200 }),
+          inputs: Type.Optional(JsonObject("new inputs, in effect from stepId on")),
+        }),
+        response: { 201: AgentRunView, ...runErrors },
+      },
+    },
+    async (request, reply) => {
+      const r = await execution.rerunAgentFromStep(
+        {
+          runId: request.params.id,
+          stepId: request.body.stepId,
+          inputsJson: request.body.inputs === undefined ? undefined : JSON.stringify(request.body.inputs),
+        },
+        rpcOptions(request),
+      );
+      return reply.code(201).send(agentRunView(r.run));
+    },
+  );
+
+  app.post(
+    "/api/agent-runs/:id/load-inputs",
+    {
+      config: { stability: "stable" },
+      schema: {
+        tags: ["agent runtime"],
+        summary: "A run's inputs checked against an agent version (default: the published one)",
+        params: IdParams,
+        body: Body({ versionId: Type.Optional(Id) }),
+        response: { 200: LoadedInputsView, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      // Stores nothing, so it takes no Idempotency-Key.
+      const options = rpcOptions(request);
+      const r = await execution.loadAgentInputs(
+        { runId: request.params.id, versionId: request.body.versionId },
+        { ...options, headers: undefined },
+      );
+      return {
+        agentId: r.agentId,
+        agentVersionId: r.agentVersionId,
+        inputs: parseJson(r.inputsJson),
+        validation: {
+          valid: r.valid,
+          errors: parseJson(r.errorsJson) as { path: string; code: string; message: string }[],
+        },
+      };
+    },
+  );
+}

@@ -1,0 +1,423 @@
+import type { EvaluationCase, EvaluationRun } from "@kiln/proto/evaluation";
+import type { FastifyRequest } from "fastify";
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import { Body, errorResponses, List, ListQuery, Nullable, Timestamp } from "../schemas.js";
+import { Id, IdParams, JsonObject, jsonText, OrganizationId, organizationOf, Text } from "./catalog-requests.js";
+import { FreeJson, parseJson } from "./catalog-views.js";
+import { iso } from "./views.js";
+
+/**
+ * Evaluation cases and evaluation runs of a skill (api.md "Evaluations"; spec §9: public beta).
+ * The gateway checks shapes; the evaluation service owns the rules (which targets exist, which
+ * cases belong to the skill, scoring) and the organization checks.
+ */
+
+const tags = ["evaluations"];
+const config = { stability: "beta" as const };
+
+type TargetLabel = "draft" | "published";
+const TargetLabel = Type.Union([Type.Literal("draft"), Type.Literal("published")], {
+  description: "draft or published",
+});
+
+/**
+ * One assertion (api.md "Evaluations"): `type` picks the fields it takes, and it must have exactly
+ * those, of the right JSON types. Written as if/then (not anyOf) so that a refusal names the field
+ * that is wrong instead of every alternative. What the values mean (the regex compiles, the schema
+ * and JSONPath are valid, bounds are not negative) is for the evaluation service to judge.
+ */
+const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; optional?: Record<string, unknown> }> = {
+  equals: { required: { value: { description: "compared with output.text, or with the JSON output" } } },
+  contains: { required: { value: { type: "string" } } },
+  regex: {
+    required: { pattern: { type: "string", description: "a JavaScript regular expression" } },
+    optional: { flags: { type: "string", description: "of d, g, i, m, s, u, v, y" } },
+  },
+  json_schema: {
+    required: {
+      schema: { type: ["object", "boolean"], description: "a JSON Schema (2020-12) the JSON output must match" },
+    },
+  },
+  json_path: {
+    required: {
+      path: { type: "string", description: 'a JSONPath into the JSON output, e.g. "$.summary"' },
+      equals: {},
+    },
+  },
+  max_latency_ms: { required: { value: { type: "number", description: "≥ 0" } } },
+  max_cost_usd: { required: { value: { type: "number", description: "≥ 0" } } },
+  llm_judge: {
+    required: { rubric: { type: "string", description: "what a passing output does" } },
+    optional: {
+      model: {
+        type: "string",
+        description: "the judge, e.g. openai/gpt-4o-mini; default: the deployment's default model",
+      },
+      threshold: { type: "number", description: "the passing score, 0 to 1; default 0.5" },
+    },
+  },
+};
+
+const Assertion = Type.Unsafe<Record<string, unknown> & { type: string }>({
+  type: "object",
+  description:
+    'One of {type: "equals", value}, {type: "contains", value}, {type: "regex", pattern, flags?}, {type: "json_schema", schema}, {type: "json_path", path, equals}, {type: "max_latency_ms", value}, {type: "max_cost_usd", value}, {type: "llm_judge", rubric, model?, threshold?}. Text assertions apply to output.text, or to the JSON output serialized.',
+  required: ["type"],
+  properties: { type: { type: "string", enum: Object.keys(ASSERTION_FIELDS) } },
+  allOf: Object.entries(ASSERTION_FIELDS).map(([type, fields]) => ({
+    if: { properties: { type: { const: type } }, required: ["type"] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable.
+    then: {
+      required: Object.keys(fields.required),
+      properties: { type: {}, ...fields.required, ...fields.optional },
+      additionalProperties: false,
+    },
+  })),
+});
+
+const NewCase = Body({
+  name: Type.Optional(Text),
+  input: JsonObject("the skill input, matching its inputSchema"),
+  expectedOutput: Type.Optional(
+    Type.Unknown({ description: "the output the skill should give (alone it means an equals assertion); null: none" }),
+  ),
+  assertions: Type.Optional(Type.Array(Assertion)),
+});
+
+export const EvaluationCaseView = Type.Object(
+  {
+    id: Type.String(),
+    skillId: Type.String(),
+    organizationId: Type.String(),
+    name: Type.String(),
+    input: FreeJson,
+    expectedOutput: Type.Unknown({ description: "null when the case has none" }),
+    assertions: Type.Array(Type.Unknown({ description: "as created" })),
+    createdAt: Timestamp,
+  },
+  { $id: "EvaluationCase" },
+);
+
+export function evaluationCaseView(c: EvaluationCase) {
+  return {
+    id: c.id,
+    skillId: c.skillId,
+    organizationId: c.organizationId,
+    name: c.name,
+    input: parseJson(c.inputJson),
+    expectedOutput: c.expectedOutputJson === undefined ? null : parseJson(c.expectedOutputJson),
+    assertions: (parseJson(c.assertionsJson) as unknown[] | null) ?? [],
+    createdAt: iso(c.createdAt) ?? "",
+  };
+}
+
+const EvaluationStatus = Type.Union(
+  [Type.Literal("queued"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("failed")],
+  { description: "queued, running, completed or failed" },
+);
+
+const AssertionResultView = Type.Object({ type: Type.String(), passed: Type.Boolean(), message: Type.String() });
+
+const TargetResultView = Type.Object({
+  outcome: Type.Union([Type.Literal("pass"), Type.Literal("fail"), Type.Literal("error")], {
+    description: "pass, fail or error (the skill run failed, or could not be started)",
+  }),
+  runId: Nullable(Type.String({ description: "the skill run (GET /api/skill-runs/:id); null when none was stored" })),
+  output: Type.Unknown({ description: "the run's output {text, json?}; null when it failed" }),
+  assertions: Type.Array(AssertionResultView),
+  contractValid: Nullable(
+    Type.Boolean({ description: "the output conforms to the version's output schema; null without an output" }),
+  ),
+  latencyMs: Type.Integer(),
+  estimatedCostUsd: Nullable(Type.Number()),
+  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+});
+
+const Change = Type.Union(
+  [
+    Type.Literal("unchanged"),
+    Type.Literal("fixed"),
+    Type.Literal("regressed"),
+    Type.Literal("output_changed"),
+    Type.Null(),
+  ],
+  { description: "published (before) against draft (after); null with one target" },
+);
+
+const TargetSummaryView = Type.Object({
+  passed: Type.Integer(),
+  failed: Type.Integer(),
+  errored: Type.Integer(),
+  passRate: Type.Number({ description: "passed / cases, 0 to 1" }),
+  avgLatencyMs: Type.Number(),
+  totalCostUsd: Nullable(Type.Number()),
+});
+
+const SummaryView = Type.Object({
+  byTarget: Type.Record(Type.String(), TargetSummaryView),
+  changes: Type.Object({
+    fixed: Type.Integer(),
+    regressed: Type.Integer(),
+    outputChanged: Type.Integer(),
+    unchanged: Type.Integer(),
+  }),
+  text: Type.String(),
+});
+
+const ContractValidityView = Type.Object({
+  valid: Type.Boolean(),
+  violations: Type.Array(
+    Type.Object({
+      caseId: Type.Optional(Type.String()),
+      target: Type.String(),
+      kind: Type.String(),
+      message: Type.String(),
+    }),
+  ),
+  breakingChanges: Type.Array(
+    Type.Object({
+      kind: Type.String({
+        description: "input_required_added, input_type_changed, output_field_removed or output_type_changed",
+      }),
+      path: Type.String(),
+      message: Type.String(),
+    }),
+  ),
+});
+
+export const EvaluationRunView = Type.Object(
+  {
+    id: Type.String(),
+    evaluationRunId: Type.String({ description: "equal to id" }),
+    skillId: Type.String(),
+    status: EvaluationStatus,
+    targets: Type.Array(Type.Object({ label: TargetLabel, skillVersionId: Type.String() })),
+    results: Type.Array(
+      Type.Object({
+        caseId: Type.String(),
+        byTarget: Type.Record(Type.String(), TargetResultView, { description: "by target label" }),
+        change: Change,
+      }),
+      { description: "one per case, in the order of the cases; filled in while the run is running" },
+    ),
+    summary: Type.Union([SummaryView, Type.Null()], { description: "null until the run has completed" }),
+    contractValidity: Type.Union([ContractValidityView, Type.Null()], {
+      description: "null until the run has completed",
+    }),
+    createdAt: Timestamp,
+    completedAt: Nullable(Timestamp),
+  },
+  { $id: "EvaluationRun" },
+);
+
+// biome-ignore lint/suspicious/noExplicitAny: the service's result JSON is read field by field below.
+type Loose = any;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** A JSON object of the run that is "{}" until the run completes: null then. */
+function completedPart(text: string): Loose {
+  const value = parseJson(text);
+  return isObject(value) && Object.keys(value).length > 0 ? value : null;
+}
+
+function targetResultView(r: Loose) {
+  return {
+    outcome: r.outcome,
+    runId: r.runId || null,
+    output: r.output ?? null,
+    assertions: Array.isArray(r.assertions)
+      ? r.assertions.map((a: Loose) => ({ type: a.type, passed: a.passed === true, message: a.message ?? "" }))
+      : [],
+    contractValid: typeof r.contractValid === "boolean" ? r.contractValid : null,
+    latencyMs: Math.round(Number(r.latencyMs ?? 0)),
+    estimatedCostUsd: typeof r.estimatedCostUsd === "number" ? r.estimatedCostUsd : null,
+    ...(isObject(r.error) ? { error: { code: String(r.error.code), message: String(r.error.message) } } : {}),
+  };
+}
+
+export function evaluationRunView(run: EvaluationRun | undefined) {
+  if (!run) throw new Error("evaluation returned no run");
+  const results = (parseJson(run.resultsJson) as Loose[] | null) ?? [];
+  return {
+    id: run.id,
+    evaluationRunId: run.id,
+    skillId: run.skillId,
+    status: run.status as "queued" | "running" | "completed" | "failed",
+    targets: run.targets.map((t) => ({ label: t.label as TargetLabel, skillVersionId: t.skillVersionId })),
+    results: results.map((r) => ({
+      caseId: r.caseId,
+      byTarget: Object.fromEntries(
+        Object.entries((r.byTarget ?? {}) as Record<string, Loose>).map(([label, t]) => [label, targetResultView(t)]),
+      ),
+      change: r.change ?? null,
+    })),
+    summary: completedPart(run.summaryJson),
+    contractValidity: completedPart(run.contractValidityJson),
+    createdAt: iso(run.createdAt) ?? "",
+    completedAt: iso(run.completedAt),
+  };
+}
+
+/**
+ * The organization of a read addressed by the skill: the one given, else an API key's own, else
+ * "" (the evaluation service takes the skill's).
+ */
+function organizationOfRead(request: FastifyRequest, given: string | undefined): string {
+  if (given) return given;
+  const principal = principalOf(request);
+  return principal.type === "api_key" ? principal.organizationId : "";
+}
+
+const CasesQuerystring = Type.Object(
+  {
+    organizationId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: "default: the skill's organization" }),
+    ),
+    ...ListQuery,
+  },
+  { additionalProperties: false },
+);
+
+const RunParams = Type.Object({ id: Id, evaluationRunId: Id });
+
+/** Evaluation cases and runs of a skill (api.md "Evaluations"). */
+export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { evaluation } = deps.clients;
+
+  app.get(
+    "/api/skills/:id/evaluation-cases",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "List a skill's evaluation cases, newest first",
+        params: IdParams,
+        querystring: CasesQuerystring,
+        response: { 200: List(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const r = await evaluation.listEvaluationCases(
+        {
+          organizationId: organizationOfRead(request, q.organizationId),
+          skillId: request.params.id,
+          limit: q.limit ? Number(q.limit) : 0,
+          cursor: q.cursor ?? "",
+        },
+        rpcOptions(request),
+      );
+      return { data: r.cases.map(evaluationCaseView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.post(
+    "/api/skills/:id/evaluation-cases",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Create a batch of evaluation cases for a skill",
+        params: IdParams,
+        body: Body({
+          organizationId: Type.Optional(OrganizationId),
+          cases: Type.Array(NewCase, { minItems: 1, maxItems: 500 }),
+        }),
+        response: { 201: List(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const r = await evaluation.createEvaluationCases(
+        {
+          organizationId: organizationOf(request, b.organizationId),
+          skillId: request.params.id,
+          cases: b.cases.map((c) => ({
+            name: c.name,
+            inputJson: JSON.stringify(c.input),
+            // null means "none", like every optional field of a create.
+            expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
+            assertionsJson: jsonText(c.assertions),
+          })),
+        },
+        rpcOptions(request),
+      );
+      return reply.code(201).send({ data: r.cases.map(evaluationCaseView), nextCursor: null });
+    },
+  );
+
+  app.post(
+    "/api/skills/:id/evaluations/run",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run",
+        params: IdParams,
+        body: Body({
+          organizationId: Type.Optional(OrganizationId),
+          targets: Type.Optional(
+            Type.Array(TargetLabel, {
+              minItems: 1,
+              maxItems: 2,
+              uniqueItems: true,
+              description: "default: whichever of draft and published exist; naming one that does not is 409",
+            }),
+          ),
+          caseIds: Type.Optional(
+            Type.Array(Id, { minItems: 1, maxItems: 500, uniqueItems: true, description: "default: every case" }),
+          ),
+        }),
+        response: {
+          202: Type.Object({
+            id: Type.String(),
+            evaluationRunId: Type.String({ description: "equal to id" }),
+            status: Type.Literal("queued"),
+          }),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const r = await evaluation.startEvaluationRun(
+        {
+          organizationId: organizationOf(request, b.organizationId),
+          skillId: request.params.id,
+          targets: b.targets ?? [],
+          caseIds: b.caseIds ?? [],
+        },
+        rpcOptions(request),
+      );
+      if (!r.run) throw new Error("evaluation returned no run");
+      return reply.code(202).send({ id: r.run.id, evaluationRunId: r.run.id, status: "queued" as const });
+    },
+  );
+
+  app.get(
+    "/api/skills/:id/evaluations/:evaluationRunId",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "An evaluation run: per-case outcomes by target, changes, summary and contract validity",
+        params: RunParams,
+        response: { 200: EvaluationRunView, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await evaluation.getEvaluationRun(
+        {
+          organizationId: organizationOfRead(request, undefined),
+          skillId: request.params.id,
+          evaluationRunId: request.params.evaluationRunId,
+        },
+        rpcOptions(request),
+      );
+      return evaluationRunView(r.run);
+    },
+  );
+}

@@ -1,0 +1,78 @@
+/**
+ * JSON Schema 2020-12 for evaluations: judging the schemas of `json_schema` assertions when a case
+ * is saved, and validating outputs against them and against a skill version's output schema.
+ */
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import ajvFormats from "ajv-formats";
+
+// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
+const addFormats = ajvFormats.default;
+
+// Unknown keywords are legal JSON Schema (annotations), so strict mode is off; `logger: false`
+// keeps ajv from writing warnings about them to the console.
+const AJV_OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+
+export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+
+const metaValidator = new Ajv2020(AJV_OPTIONS);
+addFormats(metaValidator);
+
+const MAX_CACHED = 1_000;
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * Compiles with an ajv instance of its own (schemas of different organizations may declare the
+ * same `$id`, which one shared instance refuses), cached by the schema's text.
+ */
+function compile(schema: unknown): ValidateFunction {
+  const text = JSON.stringify(schema);
+  const hit = compiled.get(text);
+  if (hit) return hit;
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
+  addFormats(ajv);
+  const validate = ajv.compile(schema as object);
+  if (compiled.size >= MAX_CACHED) compiled.clear();
+  compiled.set(text, validate);
+  return validate;
+}
+
+/** Why `schema` is not a usable JSON Schema 2020-12; undefined when it is. */
+export function schemaProblemOf(schema: unknown): string | undefined {
+  if (typeof schema === "boolean") return undefined;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return "must be a JSON Schema object";
+  const declared = (schema as Record<string, unknown>).$schema;
+  if (declared !== undefined && declared !== JSON_SCHEMA_2020_12) return `$schema must be "${JSON_SCHEMA_2020_12}"`;
+  try {
+    if (metaValidator.validateSchema(schema) !== true) {
+      const [first] = metaValidator.errors ?? [];
+      return `is not a JSON Schema: ${first ? `${first.instancePath || "/"} ${first.message}` : "invalid"}`;
+    }
+    // Unresolvable `$ref`s and bad `pattern`s surface only when compiling.
+    compile(schema);
+  } catch (e) {
+    return `is not a usable JSON Schema: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return undefined;
+}
+
+export type Conformance = { valid: true } | { valid: false; message: string };
+
+/** Does `value` conform to `schema`? A schema that cannot be compiled is reported, never thrown. */
+export function conformanceOf(schema: unknown, value: unknown): Conformance {
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (e) {
+    return { valid: false, message: `the schema cannot be used: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (validate(value)) return { valid: true };
+  const message = (validate.errors ?? [])
+    .slice(0, 5)
+    .map((e) => {
+      const missing = (e.params as { missingProperty?: string }).missingProperty;
+      const at = e.instancePath || "/";
+      return e.keyword === "required" && missing !== undefined ? `${at} misses ${missing}` : `${at} ${e.message}`;
+    })
+    .join("; ");
+  return { valid: false, message: message || "does not match the schema" };
+}

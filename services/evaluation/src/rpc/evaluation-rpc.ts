@@ -1,0 +1,43 @@
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { unauthenticated } from "@kiln/kit/errors";
+import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { EvaluationService } from "@kiln/proto/evaluation";
+import type { Cases } from "../cases.js";
+import type { Runs } from "../runs.js";
+import { caseToProto, runToProto } from "./evaluation-conversions.js";
+
+function principalOf(ctx: HandlerContext): Principal {
+  const principal = ctx.values.get(kPrincipal);
+  if (!principal) throw unauthenticated("missing credentials");
+  return principal;
+}
+
+export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: Cases; runs: Runs }): void {
+  const { cases, runs } = useCases;
+  router.service(EvaluationService, {
+    async createEvaluationCases(req, ctx) {
+      const docs = await cases.createCases(principalOf(ctx), {
+        organizationId: req.organizationId,
+        skillId: req.skillId,
+        cases: req.cases.map((c) => ({
+          name: c.name,
+          inputJson: c.inputJson,
+          expectedOutputJson: c.expectedOutputJson,
+          assertionsJson: c.assertionsJson,
+        })),
+      });
+      return { cases: docs.map(caseToProto) };
+    },
+    async listEvaluationCases(req, ctx) {
+      const page = await cases.listCases(principalOf(ctx), req);
+      return { cases: page.items.map(caseToProto), nextCursor: page.nextCursor };
+    },
+    async startEvaluationRun(req, ctx) {
+      return { run: runToProto(await runs.startRun(principalOf(ctx), req)) };
+    },
+    async getEvaluationRun(req, ctx) {
+      const view = await runs.getRun(principalOf(ctx), req);
+      return { run: runToProto(view.run, view) };
+    },
+  });
+}

@@ -1,0 +1,134 @@
+import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
+import type { Principal } from "@kiln/kit/principal";
+import { SCOPES } from "./access.js";
+import type { ReportResult } from "./domain/report.js";
+import type { EvaluationDeps } from "./evaluation-deps.js";
+import type { EvaluationRunDoc, TargetDoc, TargetLabel } from "./store/evaluation-store.js";
+import { publishWork } from "./work/work-queue.js";
+
+const LABELS: readonly TargetLabel[] = ["draft", "published"];
+const isLabel = (t: string): t is TargetLabel => (LABELS as readonly string[]).includes(t);
+
+/** A run as read back: while it is not completed, `results` are those stored so far. */
+export interface RunView {
+  run: EvaluationRunDoc;
+  results: ReportResult[] | null;
+}
+
+/** Evaluation runs: started here, executed by the workers (work/evaluation-workers.ts). */
+export function createRuns(deps: EvaluationDeps) {
+  const c = deps.collections;
+
+  /** The targets to run: those named (each must exist), else whichever of draft and published exist. */
+  function targetLabelsOf(requested: string[], versions: Record<TargetLabel, string | undefined>): TargetLabel[] {
+    const issues = requested.flatMap((t, i) =>
+      isLabel(t) ? [] : [{ field: `targets[${i}]`, issue: 'must be "draft" or "published"' }],
+    );
+    if (issues.length > 0) throw invalidArgument("invalid targets", issues);
+    if (requested.length === 0) {
+      const existing = LABELS.filter((l) => versions[l] !== undefined);
+      if (existing.length === 0) throw failedPrecondition("the skill has neither a draft nor a published version");
+      return existing;
+    }
+    const labels = LABELS.filter((l) => requested.includes(l));
+    const missing = labels.filter((l) => versions[l] === undefined);
+    if (missing.length > 0) {
+      throw failedPrecondition(
+        `the skill has no ${missing.join(" or ")} version`,
+        missing.map((l) => ({ field: `targets[${requested.indexOf(l)}]`, issue: `the skill has no ${l} version` })),
+      );
+    }
+    return labels;
+  }
+
+  return {
+    /**
+     * Stores the run (queued, work not yet published), then publishes one work message per case ×
+     * target. When the bus does not take them, the run stays queued and the relay publishes later.
+     */
+    async startRun(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; targets: string[]; caseIds: string[] },
+    ): Promise<EvaluationRunDoc> {
+      const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
+      const versions: Record<TargetLabel, string | undefined> = {
+        draft: skill.draftVersionId,
+        published: skill.publishedVersionId,
+      };
+      const labels = targetLabelsOf(input.targets, versions);
+
+      const scope = { skillId: skill.id, organizationId: skill.organizationId };
+      let caseIds: string[];
+      if (input.caseIds.length === 0) {
+        const all = await c.cases.find(scope, { sort: { _id: 1 }, projection: { _id: 1 } });
+        caseIds = all.map((k) => k._id);
+        if (caseIds.length === 0) throw failedPrecondition("the skill has no evaluation cases");
+      } else {
+        const wanted = [...new Set(input.caseIds)];
+        const found = await c.cases.find({ ...scope, _id: { $in: wanted } }, { projection: { _id: 1 } });
+        const known = new Set(found.map((k) => k._id));
+        const issues = input.caseIds.flatMap((id, i) =>
+          known.has(id) ? [] : [{ field: `caseIds[${i}]`, issue: "is not an evaluation case of this skill" }],
+        );
+        if (issues.length > 0) throw invalidArgument("unknown evaluation cases", issues);
+        // Ids sort by creation time: the report lists cases in the order they were created.
+        caseIds = wanted.sort();
+      }
+
+      const targets: TargetDoc[] = [];
+      for (const label of labels) {
+        const versionId = versions[label] as string;
+        const version = await deps.access.skillVersion(skill.id, versionId);
+        targets.push({
+          label,
+          skillVersionId: versionId,
+          inputSchemaJson: version.inputSchemaJson,
+          outputSchemaJson: version.outputSchemaJson,
+        });
+      }
+
+      const run: EvaluationRunDoc = {
+        _id: newId("evr"),
+        skillId: skill.id,
+        organizationId: skill.organizationId,
+        status: "queued",
+        targets,
+        caseIds,
+        itemCount: caseIds.length * targets.length,
+        workPublished: false,
+        resultsJson: "[]",
+        summaryJson: "{}",
+        contractValidityJson: "{}",
+        createdAt: deps.now(),
+        completedAt: null,
+      };
+      await c.runs.insertOne(run);
+      try {
+        await publishWork(c.runs, deps.bus, run);
+      } catch (err) {
+        deps.logger.warn({ err, evaluationRunId: run._id }, "evaluation work not published yet; the relay will retry");
+      }
+      return run;
+    },
+
+    async getRun(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; evaluationRunId: string },
+    ): Promise<RunView> {
+      if (input.evaluationRunId === "") {
+        throw invalidArgument("evaluationRunId is required", [{ field: "evaluationRunId", issue: "is required" }]);
+      }
+      const run = await c.runs.findOne({ _id: input.evaluationRunId });
+      const mismatch =
+        !run ||
+        (input.skillId !== "" && run.skillId !== input.skillId) ||
+        (input.organizationId !== "" && run.organizationId !== input.organizationId);
+      if (mismatch) throw notFound("evaluation run");
+      await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsRead, "evaluation run");
+      return { run, results: run.status === "completed" ? null : await deps.completion.partialResults(run) };
+    },
+  };
+}
+
+export type Runs = ReturnType<typeof createRuns>;

@@ -1,0 +1,94 @@
+import type { Collection, Store } from "@kiln/kit/store";
+
+/** One evaluation case. User JSON (input, expected output, assertions) is JSON text (kit/store encodeJson). */
+export interface CaseDoc {
+  _id: string;
+  skillId: string;
+  organizationId: string;
+  name: string;
+  inputJson: string;
+  expectedOutputJson: string | null;
+  assertionsJson: string;
+  createdAt: Date;
+}
+
+export type TargetLabel = "draft" | "published";
+
+/** A skill version an evaluation run executes, with the schemas its contract check compares. */
+export interface TargetDoc {
+  label: TargetLabel;
+  skillVersionId: string;
+  inputSchemaJson: string;
+  outputSchemaJson: string;
+}
+
+export type RunStatus = "queued" | "running" | "completed" | "failed";
+
+export interface EvaluationRunDoc {
+  _id: string;
+  skillId: string;
+  organizationId: string;
+  status: RunStatus;
+  targets: TargetDoc[];
+  /** In case creation order: the order of the report's results. */
+  caseIds: string[];
+  /** cases × targets: the run completes when it has this many results. */
+  itemCount: number;
+  /** The outbox flag: false until every work message reached the bus. */
+  workPublished: boolean;
+  /** The report (api.md "Evaluations"), JSON text; "[]" / "{}" until completed. */
+  resultsJson: string;
+  summaryJson: string;
+  contractValidityJson: string;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+/**
+ * One case on one target. `_id` is `${evaluationRunId}:${caseId}:${label}`: the insert on it is
+ * the only atomic operation FerretDB offers across processes, so whatever redelivery does, a case
+ * has exactly one result per target.
+ */
+export interface ResultDoc {
+  _id: string;
+  evaluationRunId: string;
+  caseId: string;
+  label: TargetLabel;
+  outcome: "pass" | "fail" | "error";
+  /** The skill run, "" when none was stored. */
+  runId: string;
+  /** `{text, json?}` as JSON text; null when the run produced no output. */
+  outputJson: string | null;
+  /** [{type, passed, message}] as JSON text. */
+  assertionsJson: string;
+  /** null when there was no output to check. */
+  contractValid: boolean | null;
+  contractMessage: string | null;
+  latencyMs: number;
+  estimatedCostUsd: number | null;
+  error: { code: string; message: string } | null;
+  createdAt: Date;
+}
+
+export const resultIdOf = (evaluationRunId: string, caseId: string, label: string) =>
+  `${evaluationRunId}:${caseId}:${label}`;
+
+export interface EvaluationCollections {
+  cases: Collection<CaseDoc>;
+  runs: Collection<EvaluationRunDoc>;
+  results: Collection<ResultDoc>;
+}
+
+export function evaluationCollections(store: Store): EvaluationCollections {
+  return {
+    cases: store.collection<CaseDoc>("evaluation_cases"),
+    runs: store.collection<EvaluationRunDoc>("evaluation_runs"),
+    results: store.collection<ResultDoc>("evaluation_results"),
+  };
+}
+
+export async function ensureEvaluationIndexes(store: Store): Promise<void> {
+  await store.ensureIndexes("evaluation_cases", [{ keys: { skillId: 1, _id: -1 } }]);
+  await store.ensureIndexes("evaluation_runs", [{ keys: { workPublished: 1, _id: 1 } }]);
+  await store.ensureIndexes("evaluation_results", [{ keys: { evaluationRunId: 1 } }]);
+}

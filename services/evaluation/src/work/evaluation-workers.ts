@@ -1,0 +1,309 @@
+/**
+ * The evaluation workers: every replica (and any worker-only process) consumes the EVALUATIONS
+ * work queue through one shared durable consumer, so each case × target goes to one worker at a
+ * time. Delivery is at least once; the result's insert on its unique `_id` makes a redelivered
+ * item harmless, and the last result in completes the run.
+ */
+import type { Client } from "@connectrpc/connect";
+import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
+import { DomainError } from "@kiln/kit/errors";
+import type { Logger } from "@kiln/kit/logger";
+import { domainErrorOf } from "@kiln/kit/rpc/errors";
+import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
+import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import type { ExecutionService, Run } from "@kiln/proto/execution";
+import {
+  type Assertion,
+  type AssertionResult,
+  effectiveAssertions,
+  evaluateAssertions,
+  type Judge,
+  type Observation,
+} from "../domain/assertions.js";
+import { contractCheckOf, outcomeOf } from "../domain/report.js";
+import { createRunCompletion } from "../run-completion.js";
+import {
+  type CaseDoc,
+  type EvaluationRunDoc,
+  evaluationCollections,
+  type ResultDoc,
+  resultIdOf,
+} from "../store/evaluation-store.js";
+import { EVALUATIONS_STREAM, WORKERS_DURABLE, type WorkItem } from "./work-queue.js";
+
+/** The execution calls the workers make, always as the evaluation service itself. */
+export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "complete">;
+
+export interface EvaluationWorkersDeps {
+  bus: Bus;
+  store: Store;
+  execution: ExecutionClient;
+  logger: Logger;
+  /** Items this process handles at the same time (EVALUATION_WORKER_CONCURRENCY). */
+  concurrency: number;
+  /** Redelivery after this long without an ack or a `working()` (EVALUATION_ACK_WAIT_MS). */
+  ackWaitMs: number;
+  /** Deadline of one RunSkill call; default 5 minutes. */
+  caseTimeoutMs?: number;
+  /** Deliveries of an item the execution service could not take before it is recorded as an error; default 5. */
+  maxAttempts?: number;
+  /** First retry delay after a transient failure, doubled per delivery up to 30 s; default 1000 ms. */
+  retryDelayMs?: number;
+  now?: () => Date;
+}
+
+export interface EvaluationWorkers {
+  start(): Promise<void>;
+  /**
+   * Stops taking work and waits for the items in hand; after `graceMs` their calls are aborted and
+   * the items nak'ed, so another worker gets them again. Nothing half-done is stored.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A failure worth another delivery (the execution service unreachable, or still running the item). */
+class RetryLater extends Error {}
+
+const JUDGE_SCHEMA = JSON.stringify({
+  type: "object",
+  properties: { score: { type: "number", minimum: 0, maximum: 1 }, reason: { type: "string" } },
+  required: ["score", "reason"],
+  additionalProperties: false,
+});
+
+const JUDGE_SYSTEM =
+  "You grade the output of an AI skill against a rubric. Answer with JSON: " +
+  '{"score": a number from 0 (fails the rubric) to 1 (fully meets it), "reason": one sentence}.';
+
+export function createEvaluationWorkers(deps: EvaluationWorkersDeps): EvaluationWorkers {
+  const c = evaluationCollections(deps.store);
+  const completion = createRunCompletion(c);
+  const now = deps.now ?? (() => new Date());
+  const maxAttempts = deps.maxAttempts ?? 5;
+  const retryDelayMs = deps.retryDelayMs ?? 1_000;
+  const aborter = new AbortController();
+  let subscription: Subscription | undefined;
+
+  const backoffMs = (deliveryCount: number) => Math.min(retryDelayMs * 2 ** (deliveryCount - 1), 30_000);
+
+  function judgeFor(run: EvaluationRunDoc, kase: CaseDoc): Judge {
+    return async (assertion, outputText) => {
+      let res: Awaited<ReturnType<ExecutionClient["complete"]>>;
+      try {
+        res = await deps.execution.complete(
+          {
+            organizationId: run.organizationId,
+            model: assertion.model ?? "",
+            system: JUDGE_SYSTEM,
+            user: [
+              `Rubric:\n${assertion.rubric}`,
+              `Input:\n${kase.inputJson}`,
+              ...(kase.expectedOutputJson !== null ? [`Expected output:\n${kase.expectedOutputJson}`] : []),
+              `Output:\n${outputText}`,
+            ].join("\n\n"),
+            responseSchemaJson: JUDGE_SCHEMA,
+          },
+          { signal: aborter.signal },
+        );
+      } catch (e) {
+        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
+      }
+      let verdict: unknown;
+      try {
+        verdict = JSON.parse(res.json ?? res.text);
+      } catch {
+        throw new Error("the judge did not answer with JSON");
+      }
+      const { score, reason } = (verdict ?? {}) as { score?: unknown; reason?: unknown };
+      if (typeof score !== "number" || !Number.isFinite(score)) throw new Error("the judge gave no score");
+      return { score: Math.min(1, Math.max(0, score)), reason: typeof reason === "string" ? reason : "" };
+    };
+  }
+
+  /** Runs the case on the target's version. A failure that is the case's own becomes its "error" result. */
+  async function execute(
+    msg: BusMessage,
+    run: EvaluationRunDoc,
+    kase: CaseDoc,
+    skillVersionId: string,
+    itemId: string,
+  ): Promise<{ run: Run } | { error: { code: string; message: string } }> {
+    try {
+      const res = await deps.execution.runSkill(
+        {
+          organizationId: run.organizationId,
+          skillId: run.skillId,
+          inputJson: kase.inputJson,
+          versionId: skillVersionId,
+        },
+        {
+          signal: aborter.signal,
+          timeoutMs: deps.caseTimeoutMs ?? 300_000,
+          // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
+          headers: { [IDEMPOTENCY_KEY_HEADER]: itemId },
+        },
+      );
+      if (!res.run) throw new Error("execution returned no run");
+      return { run: res.run };
+    } catch (e) {
+      if (aborter.signal.aborted) throw e;
+      const error = e instanceof DomainError ? e : domainErrorOf(e);
+      const transient =
+        !error ||
+        error.kind === "unavailable" ||
+        (error.kind === "failed_precondition" && error.message.includes("Idempotency-Key"));
+      if (transient && msg.deliveryCount < maxAttempts) throw new RetryLater(error?.message ?? String(e));
+      return { error: { code: error?.kind ?? "internal", message: error?.message ?? "the skill could not be run" } };
+    }
+  }
+
+  async function handle(msg: BusMessage): Promise<void> {
+    const item = msg.json<WorkItem>();
+    const itemId = resultIdOf(item.evaluationRunId, item.caseId, item.label);
+    const run = await c.runs.findOne({ _id: item.evaluationRunId });
+    if (!run) {
+      deps.logger.warn({ itemId }, "evaluation work for a run that does not exist; dropped");
+      return;
+    }
+    // Done before (this is a redelivery): make sure the run is completed, then ack.
+    if (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } })) {
+      await completion.completeIfDone(run);
+      return;
+    }
+    if (run.status === "queued")
+      await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
+
+    const kase = await c.cases.findOne({ _id: item.caseId });
+    const target = run.targets.find((t) => t.label === item.label);
+    const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label };
+    let result: ResultDoc;
+    if (!kase || !target) {
+      result = {
+        ...base,
+        outcome: "error",
+        runId: "",
+        outputJson: null,
+        assertionsJson: "[]",
+        contractValid: null,
+        contractMessage: null,
+        latencyMs: 0,
+        estimatedCostUsd: null,
+        error: {
+          code: "not_found",
+          message: kase ? "the target is not part of this run" : "the case no longer exists",
+        },
+        createdAt: now(),
+      };
+    } else {
+      const keepAlive = setInterval(() => msg.working(), Math.max(50, Math.floor(deps.ackWaitMs / 3)));
+      keepAlive.unref();
+      try {
+        const executed = await execute(msg, run, kase, target.skillVersionId, itemId);
+        result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase));
+      } finally {
+        clearInterval(keepAlive);
+      }
+    }
+    try {
+      await c.results.insertOne(result);
+    } catch (e) {
+      // Another delivery of this item got there first: its result stands.
+      if (!isDuplicateKeyError(e)) throw e;
+    }
+    await completion.completeIfDone(run);
+  }
+
+  async function resultOf(
+    base: Pick<ResultDoc, "_id" | "evaluationRunId" | "caseId" | "label">,
+    executed: { run: Run } | { error: { code: string; message: string } },
+    kase: CaseDoc,
+    outputSchemaJson: string,
+    judge: Judge,
+  ): Promise<ResultDoc> {
+    if ("error" in executed) {
+      return {
+        ...base,
+        outcome: "error",
+        runId: "",
+        outputJson: null,
+        assertionsJson: "[]",
+        contractValid: null,
+        contractMessage: null,
+        latencyMs: 0,
+        estimatedCostUsd: null,
+        error: executed.error,
+        createdAt: now(),
+      };
+    }
+    const run = executed.run;
+    const succeeded = run.status === "succeeded" && run.outputJson !== undefined;
+    const output = succeeded ? (JSON.parse(run.outputJson as string) as Observation["output"]) : null;
+    const observation: Observation = {
+      output,
+      latencyMs: Number(run.latencyMs),
+      estimatedCostUsd: run.estimatedCostUsd ?? null,
+    };
+    const assertions = effectiveAssertions(
+      JSON.parse(kase.assertionsJson) as Assertion[],
+      kase.expectedOutputJson === null ? undefined : JSON.parse(kase.expectedOutputJson),
+    );
+    const checked: AssertionResult[] = await evaluateAssertions(assertions, observation, judge);
+    const contract = contractCheckOf(JSON.parse(outputSchemaJson || "{}"), output);
+    return {
+      ...base,
+      outcome: outcomeOf(succeeded, checked),
+      runId: run.id,
+      outputJson: output === null ? null : JSON.stringify(output),
+      assertionsJson: JSON.stringify(checked),
+      contractValid: contract.contractValid,
+      contractMessage: contract.message,
+      latencyMs: observation.latencyMs,
+      estimatedCostUsd: observation.estimatedCostUsd,
+      error: succeeded
+        ? null
+        : run.error
+          ? { code: run.error.code, message: run.error.message }
+          : { code: "failed", message: "the run failed" },
+      createdAt: now(),
+    };
+  }
+
+  return {
+    async start() {
+      await deps.bus.ensureStream(EVALUATIONS_STREAM);
+      subscription = deps.bus.consume(
+        { stream: EVALUATIONS_STREAM.name, durable: WORKERS_DURABLE, ackWaitMs: deps.ackWaitMs },
+        async (msg) => {
+          try {
+            await handle(msg);
+          } catch (e) {
+            if (e instanceof RetryLater) {
+              deps.logger.warn({ err: e.message, deliveryCount: msg.deliveryCount }, "evaluation item will be retried");
+              msg.nak(backoffMs(msg.deliveryCount));
+              return;
+            }
+            throw e;
+          }
+        },
+        {
+          concurrency: deps.concurrency,
+          retryDelayMs,
+          onError: (err, msg) => {
+            if (!aborter.signal.aborted)
+              deps.logger.error({ err, seq: msg.seq }, "evaluation item failed; redelivered");
+          },
+        },
+      );
+    },
+    async stop(graceMs = 10_000) {
+      if (!subscription) return;
+      const timer = setTimeout(() => aborter.abort(new DomainError("unavailable", "shutting down")), graceMs);
+      try {
+        await subscription.stop();
+      } finally {
+        clearTimeout(timer);
+        subscription = undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Bus, StreamSpec } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import type { Collection } from "@kiln/kit/store";
+import { type EvaluationRunDoc, resultIdOf, type TargetLabel } from "../store/evaluation-store.js";
+
+/** The work queue (api.md "Events"): each message is one case on one target, taken by one worker. */
+export const EVALUATIONS_STREAM: StreamSpec = {
+  name: "EVALUATIONS",
+  subjects: ["evaluations.work"],
+  retention: "workqueue",
+  duplicateWindowMs: 120_000,
+};
+
+export const WORK_SUBJECT = "evaluations.work";
+
+/** The durable consumer every worker of every replica shares: each message goes to one of them. */
+export const WORKERS_DURABLE = "evaluation-workers";
+
+export interface WorkItem {
+  evaluationRunId: string;
+  caseId: string;
+  label: TargetLabel;
+}
+
+export function workItemsOf(run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "targets">): WorkItem[] {
+  return run.caseIds.flatMap((caseId) =>
+    run.targets.map((t) => ({ evaluationRunId: run._id, caseId, label: t.label })),
+  );
+}
+
+/**
+ * Publishes every item of a run, each with its result id as the message id (so a retried publish
+ * is de-duplicated by the stream, and a late duplicate finds the result already stored), then marks
+ * the run published. Rejects when the bus does not take a message: the relay retries the run.
+ */
+export async function publishWork(runs: Collection<EvaluationRunDoc>, bus: Bus, run: EvaluationRunDoc): Promise<void> {
+  for (const item of workItemsOf(run)) {
+    await bus.publish(WORK_SUBJECT, JSON.stringify(item), {
+      msgId: resultIdOf(item.evaluationRunId, item.caseId, item.label),
+    });
+  }
+  await runs.updateOne({ _id: run._id }, { $set: { workPublished: true } });
+}
+
+export interface WorkRelay {
+  /** Publishes the work of runs still marked unpublished (oldest first); returns how many runs. */
+  relayPending(): Promise<number>;
+  /** Relays every `intervalMs` until stopped; the timer does not keep the process alive. */
+  start(intervalMs?: number): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox of evaluation work, as execution's run-event outbox: a run is stored first with
+ * `workPublished: false`, so a bus outage at start leaves it for this relay, never lost.
+ */
+export function createWorkRelay(runs: Collection<EvaluationRunDoc>, bus: Bus, logger: Logger): WorkRelay {
+  let timer: NodeJS.Timeout | undefined;
+  let relaying: Promise<number> | undefined;
+
+  async function relay(): Promise<number> {
+    let published = 0;
+    const pending = await runs.find({ workPublished: false }, { sort: { _id: 1 }, limit: 100 });
+    for (const run of pending) {
+      try {
+        await publishWork(runs, bus, run);
+        published++;
+      } catch (err) {
+        logger.warn({ err, evaluationRunId: run._id }, "evaluation work not published yet; will retry");
+        break;
+      }
+    }
+    return published;
+  }
+
+  return {
+    relayPending() {
+      relaying ??= relay().finally(() => {
+        relaying = undefined;
+      });
+      return relaying;
+    },
+    start(intervalMs = 2_000) {
+      timer = setInterval(() => {
+        this.relayPending().catch((err: unknown) => logger.warn({ err }, "evaluation work relay failed"));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await relaying?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { unauthenticated } from "@kiln/kit/errors";
+import { kPrincipal, kRequestId } from "@kiln/kit/principal";
+import type { ExecutionService } from "@kiln/proto/execution";
+import type { AgentRunner } from "../runs/agent-runner.js";
+import { type CallContext, runToProto } from "../runs/runner.js";
+
+function callContext(ctx: HandlerContext): CallContext {
+  const principal = ctx.values.get(kPrincipal);
+  if (!principal) throw unauthenticated("missing credentials");
+  return { principal, requestId: ctx.values.get(kRequestId), signal: ctx.signal };
+}
+
+/** The agent runtime RPCs (GetRun with kind "agent" reads agent runs back). */
+export function agentRpcHandlers(
+  agents: AgentRunner,
+): Pick<
+  ServiceImpl<typeof ExecutionService>,
+  "runAgent" | "rerunAgentFromStep" | "loadAgentInputs" | "compareAgentRuns"
+> {
+  return {
+    async runAgent(req, ctx) {
+      return { run: runToProto(await agents.runAgent(req, callContext(ctx))) };
+    },
+    async rerunAgentFromStep(req, ctx) {
+      return { run: runToProto(await agents.rerunFromStep(req, callContext(ctx))) };
+    },
+    async loadAgentInputs(req, ctx) {
+      const loaded = await agents.loadInputs(req, callContext(ctx));
+      return {
+        agentId: loaded.agentId,
+        agentVersionId: loaded.agentVersionId,
+        inputsJson: JSON.stringify(loaded.inputs),
+        valid: loaded.valid,
+        errorsJson: JSON.stringify(loaded.errors),
+      };
+    },
+    async compareAgentRuns(req, ctx) {
+      return { comparisonJson: JSON.stringify(await agents.compare({ runIds: req.runIds }, callContext(ctx))) };
+    },
+  };
+}

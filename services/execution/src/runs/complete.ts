@@ -1,0 +1,88 @@
+/**
+ * Complete (non-public): one model call outside any prompt, for the evaluation service's
+ * llm_judge assertions. Nothing is stored and no event is published; provider failures are
+ * provider_error / provider_timeout (502 / 504).
+ */
+import { performance } from "node:perf_hooks";
+import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { invalidArgument } from "@kiln/kit/errors";
+import { estimateCostUsd } from "../domain/model-catalog.js";
+import type { ChatMessage, ResponseFormat } from "../providers/provider.js";
+import type { ProviderRegistry } from "../providers/provider-registry.js";
+import type { CallContext } from "./runner.js";
+
+export interface CompleteInput {
+  organizationId: string;
+  /** "" for the deployment's default model. */
+  model: string;
+  system: string;
+  user: string;
+  /** JSON Schema of the answer; "" for text. */
+  responseSchemaJson: string;
+}
+
+export interface Completion {
+  text: string;
+  /** The parsed answer when a schema was asked for and the answer is JSON. */
+  json?: unknown;
+  provider: string;
+  /** "<provider>/<model>". */
+  model: string;
+  usage: { inputTokens: number; outputTokens: number };
+  /** null when the model has no price. */
+  estimatedCostUsd: number | null;
+  latencyMs: number;
+}
+
+export type Completer = (input: CompleteInput, ctx: CallContext) => Promise<Completion>;
+
+function responseFormatOf(text: string): ResponseFormat {
+  if (text === "") return { type: "text" };
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    throw invalidArgument("responseSchema is not valid JSON", [
+      { field: "responseSchema", issue: "is not valid JSON" },
+    ]);
+  }
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    throw invalidArgument("responseSchema must be a JSON Schema object", [
+      { field: "responseSchema", issue: "must be a JSON Schema object" },
+    ]);
+  }
+  return { type: "json_schema", name: "response", schema: schema as Record<string, unknown> };
+}
+
+export function createCompleter(deps: { identityAuth: IdentityAuth; models: ProviderRegistry }): Completer {
+  return async (input, ctx) => {
+    if (input.organizationId === "") {
+      throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
+    }
+    // A `service` principal (the evaluation service) passes; an API key needs runs:write.
+    await deps.identityAuth.authorize(
+      ctx.principal,
+      { organizationId: input.organizationId, requireAi: true, scope: "runs:write" },
+      ctx.requestId,
+    );
+    if (input.user.trim() === "") throw invalidArgument("user is required", [{ field: "user", issue: "is required" }]);
+    const responseFormat = responseFormatOf(input.responseSchemaJson);
+    const model = deps.models.resolve(input.model || undefined);
+    const messages: ChatMessage[] = [
+      ...(input.system ? [{ role: "system" as const, content: input.system }] : []),
+      { role: "user", content: input.user },
+    ];
+    const started = performance.now();
+    // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as is.
+    const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
+    return {
+      text: answer.text,
+      ...(answer.json !== undefined ? { json: answer.json } : {}),
+      provider: model.entry.provider,
+      model: model.entry.id,
+      usage: answer.usage,
+      estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
+      latencyMs: Math.round(performance.now() - started),
+    };
+  };
+}
