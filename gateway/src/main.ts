@@ -1,5 +1,5 @@
 import { createInternalTokens } from "@kiln/kit/auth";
-import { exitOnSignal } from "@kiln/kit/lifecycle";
+import { exitOnSignal, guardUncaughtExceptions } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createNetworkTransport } from "@kiln/kit/rpc/transport";
@@ -9,6 +9,7 @@ import { createGatewayDeps } from "./deps.js";
 
 const config = loadConfig();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
+guardUncaughtExceptions(logger);
 const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AUTH_SECRET), {
   type: "service",
   id: "gateway",

@@ -6,7 +6,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createNatsBus } from "@kiln/kit/bus/nats";
-import { exitOnSignal } from "@kiln/kit/lifecycle";
+import { exitOnSignal, guardUncaughtExceptions } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createNetworkTransport } from "@kiln/kit/rpc/transport";
@@ -17,6 +17,7 @@ import { createEvaluationWorkers } from "./work/evaluation-workers.js";
 
 const config = loadWorkerConfig();
 const logger = createLogger({ name: "evaluation-worker", level: config.LOG_LEVEL });
+guardUncaughtExceptions(logger);
 const tokens = createInternalTokens(config.INTERNAL_AUTH_SECRET);
 const store = createMongoStore({
   url: config.MONGODB_URL,

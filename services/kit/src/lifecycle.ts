@@ -61,3 +61,20 @@ export function createInFlight() {
     },
   };
 }
+
+/**
+ * Uncaught exceptions end the process (logged first), except the deferred "received GOAWAY without
+ * any open streams" error that @connectrpc/connect-node's Http2SessionManager can leak when a peer
+ * restarts (connectrpc/connect-es#1768, fix pending upstream in #1769): that connection is already
+ * discarded and the next call reconnects, so it is only logged.
+ */
+export function guardUncaughtExceptions(logger: Logger): void {
+  process.on("uncaughtException", (err) => {
+    if (err instanceof Error && err.message.includes("received GOAWAY without any open streams")) {
+      logger.warn({ err }, "ignored a deferred HTTP/2 GOAWAY error of a discarded connection");
+      return;
+    }
+    logger.fatal({ err }, "uncaught exception");
+    process.exit(1);
+  });
+}

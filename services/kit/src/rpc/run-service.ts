@@ -4,7 +4,7 @@ import { createRemoteIdentityAuth, type IdentityAuth } from "../auth/authorizer.
 import { createInternalTokens, type InternalTokens } from "../auth/internal-token.js";
 import type { Bus } from "../bus/bus.js";
 import { createNatsBus } from "../bus/nats-bus.js";
-import { exitOnSignal } from "../lifecycle.js";
+import { exitOnSignal, guardUncaughtExceptions } from "../lifecycle.js";
 import { createLogger, type Logger } from "../logger.js";
 import { createMongoStore } from "../store/mongo-store.js";
 import type { Store } from "../store/store.js";
@@ -45,6 +45,7 @@ export async function runServiceProcess(
   build: (deps: ServiceProcessDeps) => Promise<ServiceModule & { close?: () => Promise<void> }>,
 ): Promise<void> {
   const logger = createLogger({ name, level: config.LOG_LEVEL });
+  guardUncaughtExceptions(logger);
   const tokens = createInternalTokens(config.INTERNAL_AUTH_SECRET);
   const store = createMongoStore({
     url: config.MONGODB_URL,
