@@ -91,7 +91,15 @@ export async function buildGateway(deps: GatewayDeps) {
       const sent = req.headers["x-request-id"];
       return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : newId("req");
     },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: true,
+        useDefaults: false,
+        allowUnionTypes: true,
+      },
+    },
     routerOptions: { ignoreTrailingSlash: true },
     // Errors Fastify raises before routing (a malformed URL such as "/api/%zz") leave in the
     // envelope with the request id too, instead of Fastify's own body.
