@@ -147,9 +147,19 @@ function createMemoryCollection<T extends Doc>(state: CollectionState): Collecti
 }
 
 /** Matching stored documents (not copies) in sort order; a projection returns new objects. */
+/** The documents a filter can match: the one its `_id` names, else all (the collection is a Map by `_id`). */
+function candidates(state: CollectionState, filter: Filter): Stored[] {
+  const id = filter._id;
+  if (typeof id === "string") {
+    const doc = state.docs.get(id);
+    return doc ? [doc] : [];
+  }
+  return [...state.docs.values()];
+}
+
 function select(state: CollectionState, filter: Filter, options: FindOptions): Stored[] {
   assertPortableFilter(filter);
-  let cursor = new Query(filter).find<Stored>([...state.docs.values()]);
+  let cursor = new Query(filter).find<Stored>(candidates(state, filter));
   if (options.sort) {
     assertPortableSort(options.sort);
     cursor = cursor.sort(options.sort);
@@ -248,6 +258,16 @@ function defaultIndexName(keys: Record<string, 1 | -1>): string {
 function assertUnique(state: CollectionState, doc: Stored, selfId?: string): void {
   for (const index of state.indexes) {
     if (!index.unique) continue;
+    if (index === ID_INDEX) {
+      // The Map is the _id index: no scan.
+      if (doc._id !== selfId && state.docs.has(doc._id)) {
+        throw new DuplicateKeyError(
+          `E11000 duplicate key error collection: ${state.name} index: _id_ dup key: ${JSON.stringify(doc._id)}`,
+          { _id: doc._id },
+        );
+      }
+      continue;
+    }
     const key = indexKey(state, index, doc);
     for (const other of state.docs.values()) {
       if (other._id === selfId || indexKey(state, index, other) !== key) continue;
