@@ -12,7 +12,18 @@ export interface StepOutput {
 
 // Field names as the catalog accepts them in bindings (skill-composition.ts): anything but ".",
 // white space and braces. A narrower pattern here would run a saved binding as literal text.
-const BINDING = /^\{\{\s*(input|steps)\.([^\s{}]+)\s*\}\}$/;
+const BINDING = /^\{\{\s*(input|inputs|steps)(?:\.([^\s{}]+))?\s*\}\}$/;
+
+/**
+ * Where a binding's input side reads from: skills say `{{input.x}}` (a field is required), agent
+ * workflows `{{inputs.x}}` (also `{{inputs}}`, the whole input).
+ */
+export interface BindingSyntax {
+  root: "input" | "inputs";
+  wholeRoot: boolean;
+}
+
+const SKILL_SYNTAX: BindingSyntax = { root: "input", wholeRoot: false };
 
 /** The value a step's output stands for in bindings. */
 export const bindingValueOf = (output: StepOutput): unknown => (output.json !== undefined ? output.json : output.text);
@@ -31,13 +42,15 @@ export function resolveBinding(
   binding: unknown,
   input: Record<string, unknown>,
   outputs: ReadonlyMap<string, StepOutput>,
+  syntax: BindingSyntax = SKILL_SYNTAX,
 ): unknown {
   if (typeof binding !== "string") return binding;
   const m = BINDING.exec(binding);
-  if (!m?.[1] || !m[2]) return binding;
-  const path = m[2].split(".");
+  if (!m?.[1]) return binding;
+  if (m[2] === undefined && !(m[1] === syntax.root && syntax.wholeRoot)) return binding;
+  const path = m[2] === undefined ? [] : m[2].split(".");
   if (path.includes("")) return binding;
-  if (m[1] === "input") return pathGet(input, path);
+  if (m[1] === "input" || m[1] === "inputs") return m[1] === syntax.root ? pathGet(input, path) : binding;
   const [alias, output, ...field] = path;
   if (!alias || output !== "output") return binding;
   const step = outputs.get(alias);

@@ -6,7 +6,7 @@
  * executions. Pure apart from the step runner: nothing carries over between runs.
  */
 import jsonLogic from "json-logic-js";
-import { bindingValueOf, type StepOutput } from "./bindings.js";
+import { bindingValueOf, resolveBinding, type StepOutput } from "./bindings.js";
 import type { ToolCallRecord } from "./prompt-execution.js";
 
 /** Executions when a workflow sets no `maxSteps` (the catalog insists on one for cycles). */
@@ -115,33 +115,13 @@ export function parseWorkflow(text: string): Workflow {
   };
 }
 
-const BINDING = /^\{\{\s*(inputs|steps)(?:\.([^\s{}]+))?\s*\}\}$/;
-
-function pathGet(value: unknown, path: string[]): unknown {
-  let current = value;
-  for (const segment of path) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = Object.hasOwn(current, segment) ? (current as Record<string, unknown>)[segment] : undefined;
-  }
-  return current;
-}
-
 /** One binding's value; `undefined` when what it names does not exist. Anything else is a literal. */
 export function resolveAgentBinding(
   binding: unknown,
   inputs: Record<string, unknown>,
   outputs: ReadonlyMap<string, StepOutput>,
 ): unknown {
-  if (typeof binding !== "string") return binding;
-  const m = BINDING.exec(binding);
-  if (!m?.[1]) return binding;
-  const path = m[2] === undefined ? [] : m[2].split(".");
-  if (path.includes("")) return binding;
-  if (m[1] === "inputs") return pathGet(inputs, path);
-  const [stepId, output, ...field] = path;
-  if (!stepId || output !== "output") return binding;
-  const step = outputs.get(stepId);
-  return step === undefined ? undefined : pathGet(bindingValueOf(step), field);
+  return resolveBinding(binding, inputs, outputs, { root: "inputs", wholeRoot: true });
 }
 
 /** A step's input: each bound name resolved; names whose binding resolves to nothing are absent. */
