@@ -4,7 +4,7 @@ import { HttpError } from "../errors.js";
 import { Body, errorResponses, Nullable, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
-import { agentRunView, OutputView, RunErrorView, ToolCallView, UsageView } from "./run-routes.js";
+import { agentRunView, OutputView, RunCommonFields, RunErrorView, ToolCallView, UsageView } from "./run-routes.js";
 
 const MAX_COMPARED = 10;
 
@@ -30,21 +30,8 @@ const AgentStepView = Type.Object({
 export const AgentRunView = Type.Object(
   {
     id: Type.String(),
+    ...RunCommonFields,
     kind: Type.String({ description: "agent" }),
-    organizationId: Type.String(),
-    status: Type.String({ description: "succeeded, failed, or running (an asynchronous run not finished yet)" }),
-    input: FreeJson,
-    output: OutputView,
-    provider: Nullable(Type.String()),
-    model: Nullable(Type.String()),
-    usage: UsageView,
-    estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
-    latencyMs: Type.Integer(),
-    toolCallCount: Type.Integer(),
-    toolCallCounts: Type.Record(Type.String(), Type.Integer()),
-    toolCalls: Type.Array(ToolCallView),
-    error: Type.Optional(RunErrorView),
-    createdAt: Timestamp,
     completedAt: Nullable(Timestamp),
     agentId: Type.String(),
     agentVersionId: Type.String(),

@@ -40,25 +40,30 @@ const StepView = Type.Object({
   reused: Type.Boolean(),
 });
 
+/** The fields every run kind shares (api.md "Runs"); each kind adds its own. */
+export const RunCommonFields = {
+  kind: Type.String({ description: "prompt, skill or agent" }),
+  organizationId: Type.String(),
+  status: Type.String({ description: "succeeded or failed; running for an asynchronous agent run not finished yet" }),
+  input: FreeJson,
+  output: OutputView,
+  provider: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+  usage: UsageView,
+  estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
+  latencyMs: Type.Integer(),
+  toolCallCount: Type.Integer(),
+  toolCallCounts: Type.Record(Type.String(), Type.Integer()),
+  toolCalls: Type.Array(ToolCallView),
+  error: Type.Optional(RunErrorView),
+  createdAt: Timestamp,
+};
+
 /** The shared run shape of api.md "Runs". */
 export const RunView = Type.Object(
   {
     id: Nullable(Type.String({ description: "null for a preview, which is not stored" })),
-    kind: Type.String({ description: "prompt, skill or agent" }),
-    organizationId: Type.String(),
-    status: Type.String({ description: "succeeded or failed" }),
-    input: FreeJson,
-    output: OutputView,
-    provider: Nullable(Type.String()),
-    model: Nullable(Type.String()),
-    usage: UsageView,
-    estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
-    latencyMs: Type.Integer(),
-    toolCallCount: Type.Integer(),
-    toolCallCounts: Type.Record(Type.String(), Type.Integer()),
-    toolCalls: Type.Array(ToolCallView),
-    error: Type.Optional(RunErrorView),
-    createdAt: Timestamp,
+    ...RunCommonFields,
     completedAt: Timestamp,
     promptId: Type.Optional(Type.String()),
     promptVersionId: Type.Optional(Type.String()),
