@@ -15,13 +15,13 @@ import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { Collection } from "@kiln/kit/store";
 import type { CatalogService, ResolveAgentVersionResponse } from "@kiln/proto/catalog";
 import type { RunEventOutbox } from "../events/run-events.js";
-import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
+import type { ProviderRegistry } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import type { ExecutableTool, ToolExecutor } from "../tools/tool-executor.js";
-import { bindVariables, type StepOutput } from "./bindings.js";
-import { executePrompt, type PromptExecution, type RunnablePrompt, type ToolCallRecord } from "./prompt-execution.js";
-import { type CallContext, runDocOf, runnableOf, type StepRecord, toolOf } from "./runner.js";
+import type { StepOutput } from "./bindings.js";
+import { executePrompt, type RunnablePrompt, type ToolCallRecord } from "./prompt-execution.js";
+import { type CallContext, executeSkillSteps, resolveModelFor, runDocOf, runnableOf, toolOf } from "./runner.js";
 import {
   type AgentStepRecord,
   executeWorkflow,
@@ -251,20 +251,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
     await deps.identityAuth.authorize(ctx.principal, { organizationId, requireAi: true, scope }, ctx.requestId);
   }
 
-  function modelFor(requested: string | null, field: string): ResolvedModel {
-    try {
-      return deps.models.resolve(requested ?? undefined);
-    } catch (e) {
-      if (e instanceof DomainError) {
-        throw new DomainError(
-          e.kind,
-          e.message,
-          e.details.map((d) => ({ ...d, field })),
-        );
-      }
-      throw e;
-    }
-  }
+  const modelFor = (requested: string | null, field: string) => resolveModelFor(deps.models, requested, field);
 
   /** The agent version from the catalog (with the caller's principal), every step's model checked. */
   async function resolveAgent(
@@ -393,43 +380,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       });
     }
     const createdAt = now();
-    const outputs = new Map<string, StepOutput>();
-    const records: StepRecord[] = [];
-    for (const step of skill.steps) {
-      const declared = Object.keys(
-        (step.prompt.variablesSchema as { properties?: Record<string, unknown> }).properties ?? {},
-      );
-      const variables = bindVariables(declared, step.variables, input, outputs);
-      const model = modelFor(step.prompt.model, "model");
-      const issues = deps.validator.check(step.prompt.variablesSchema, variables);
-      const execution: PromptExecution = issues.ok
-        ? await executePrompt(step.prompt, variables, {
-            model,
-            tools: deps.tools,
-            maxToolRounds: deps.maxToolRounds,
-            signal,
-          })
-        : {
-            ...failedStep({
-              code: "invalid_variables",
-              message: issues.issues.map((i) => `${i.field} ${i.issue}`).join("; "),
-            }),
-            provider: model.entry.provider,
-            model: model.entry.id,
-          };
-      records.push({
-        stepId: step.alias,
-        type: "prompt",
-        status: execution.status,
-        input: variables,
-        output: execution.output,
-        promptId: step.prompt.promptId,
-        promptVersionId: step.prompt.promptVersionId,
-        execution,
-      });
-      if (execution.status === "failed" || !execution.output) break;
-      outputs.set(step.alias, execution.output);
-    }
+    const records = await executeSkillSteps(deps, skill.steps, input, signal);
     const child = await store(
       runDocOf({
         id: newId("srun"),

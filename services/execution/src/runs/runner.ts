@@ -104,6 +104,88 @@ function parseObject(text: string, field: string): Record<string, unknown> {
 const renamed = (issues: FieldIssue[], prefix: string) =>
   issues.map((i) => ({ field: i.field.replace(/^input/, prefix), issue: i.issue }));
 
+/** The request's model, else the version's, else the deployment's default; 400 naming `field` when unusable. */
+export function resolveModelFor(
+  models: ProviderRegistry,
+  requested: string | null | undefined,
+  field: string,
+): ResolvedModel {
+  try {
+    return models.resolve(requested ?? undefined);
+  } catch (e) {
+    if (e instanceof DomainError && field !== "model") {
+      throw new DomainError(
+        e.kind,
+        e.message,
+        e.details.map((d) => ({ ...d, field })),
+      );
+    }
+    throw e;
+  }
+}
+
+/** One step of a skill's composition, ready to run. */
+export interface SkillStep {
+  alias: string;
+  variables: Record<string, unknown>;
+  prompt: RunnablePrompt;
+}
+
+/**
+ * Runs a skill's composition in order (skill runs, previews and agent skill steps alike); each
+ * step sees the input and earlier outputs. Stops at the first failed step.
+ */
+export async function executeSkillSteps(
+  deps: Pick<RunnerDeps, "models" | "tools" | "validator" | "maxToolRounds">,
+  steps: SkillStep[],
+  input: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<StepRecord[]> {
+  const outputs = new Map<string, StepOutput>();
+  const records: StepRecord[] = [];
+  for (const step of steps) {
+    const declared = Object.keys(
+      (step.prompt.variablesSchema as { properties?: Record<string, unknown> }).properties ?? {},
+    );
+    const variables = bindVariables(declared, step.variables, input, outputs);
+    const model = resolveModelFor(deps.models, step.prompt.model, `steps.${step.alias}.model`);
+    const check = deps.validator.check(step.prompt.variablesSchema, variables);
+    const issues = check.ok ? [] : renamed(check.issues, `steps.${step.alias}.variables`);
+    const execution: PromptExecution =
+      issues.length > 0
+        ? {
+            status: "failed",
+            output: null,
+            provider: model.entry.provider,
+            model: model.entry.id,
+            usage: { inputTokens: 0, outputTokens: 0 },
+            estimatedCostUsd: 0,
+            latencyMs: 0,
+            toolCalls: [],
+            error: { code: "invalid_variables", message: issues.map((i) => `${i.field} ${i.issue}`).join("; ") },
+          }
+        : await executePrompt(step.prompt, variables, {
+            model,
+            tools: deps.tools,
+            maxToolRounds: deps.maxToolRounds,
+            signal,
+          });
+    records.push({
+      stepId: step.alias,
+      type: "prompt",
+      status: execution.status,
+      input: variables,
+      output: execution.output,
+      promptId: step.prompt.promptId,
+      promptVersionId: step.prompt.promptVersionId,
+      execution,
+    });
+    if (execution.status === "failed" || !execution.output) break;
+    outputs.set(step.alias, execution.output);
+  }
+  return records;
+}
+
 /** The run use cases: prompt runs, skill runs and previews, and reading runs back. */
 export function createRunner(deps: RunnerDeps) {
   const now = deps.now ?? (() => new Date());
@@ -120,78 +202,16 @@ export function createRunner(deps: RunnerDeps) {
     }
   }
 
-  /** The request's model, else the version's, else the deployment's default; 400 naming `field` when unusable. */
-  function modelFor(requested: string | null | undefined, field: string): ResolvedModel {
-    try {
-      return deps.models.resolve(requested ?? undefined);
-    } catch (e) {
-      if (e instanceof DomainError && field !== "model") {
-        throw new DomainError(
-          e.kind,
-          e.message,
-          e.details.map((d) => ({ ...d, field })),
-        );
-      }
-      throw e;
-    }
-  }
+  const modelFor = (requested: string | null | undefined, field: string) =>
+    resolveModelFor(deps.models, requested, field);
 
   function checkVariables(prompt: RunnablePrompt, variables: Record<string, unknown>, field: string): FieldIssue[] {
     const check = deps.validator.check(prompt.variablesSchema, variables);
     return check.ok ? [] : renamed(check.issues, field);
   }
 
-  function declaredVariables(prompt: RunnablePrompt): string[] {
-    const properties = (prompt.variablesSchema as { properties?: Record<string, unknown> }).properties ?? {};
-    return Object.keys(properties);
-  }
-
-  /** Runs the composition in order; each step sees the input and earlier outputs. Stops at a failure. */
-  async function executeSkill(
-    steps: { alias: string; variables: Record<string, unknown>; prompt: RunnablePrompt }[],
-    input: Record<string, unknown>,
-    ctx: CallContext,
-  ): Promise<StepRecord[]> {
-    const outputs = new Map<string, StepOutput>();
-    const records: StepRecord[] = [];
-    for (const step of steps) {
-      const variables = bindVariables(declaredVariables(step.prompt), step.variables, input, outputs);
-      const model = modelFor(step.prompt.model, `steps.${step.alias}.model`);
-      const issues = checkVariables(step.prompt, variables, `steps.${step.alias}.variables`);
-      const execution: PromptExecution =
-        issues.length > 0
-          ? {
-              status: "failed",
-              output: null,
-              provider: model.entry.provider,
-              model: model.entry.id,
-              usage: { inputTokens: 0, outputTokens: 0 },
-              estimatedCostUsd: 0,
-              latencyMs: 0,
-              toolCalls: [],
-              error: { code: "invalid_variables", message: issues.map((i) => `${i.field} ${i.issue}`).join("; ") },
-            }
-          : await executePrompt(step.prompt, variables, {
-              model,
-              tools: deps.tools,
-              maxToolRounds: deps.maxToolRounds,
-              signal: ctx.signal,
-            });
-      records.push({
-        stepId: step.alias,
-        type: "prompt",
-        status: execution.status,
-        input: variables,
-        output: execution.output,
-        promptId: step.prompt.promptId,
-        promptVersionId: step.prompt.promptVersionId,
-        execution,
-      });
-      if (execution.status === "failed" || !execution.output) break;
-      outputs.set(step.alias, execution.output);
-    }
-    return records;
-  }
+  const executeSkill = (steps: SkillStep[], input: Record<string, unknown>, ctx: CallContext) =>
+    executeSkillSteps(deps, steps, input, ctx.signal);
 
   async function resolveSkill(
     req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
