@@ -7,7 +7,7 @@ import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ToolsConfig } from "./config.js";
-import { createRunEventOutbox, RUNS_STREAM } from "./events/run-events.js";
+import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
 import {
   createProviderRegistry,
   type ProviderRegistryOptions,
@@ -35,6 +35,8 @@ export interface ExecutionServiceDeps {
   tools: ToolsConfig;
   /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
+  /** How old a pending run event must be before the relay takes it over; default 5000 ms. */
+  outboxRelayAfterMs?: number;
 }
 
 const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
@@ -49,7 +51,9 @@ export async function createExecutionService(
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
-  const outbox = createRunEventOutbox(runs, deps.bus, deps.logger);
+  const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger, {
+    relayAfterMs: deps.outboxRelayAfterMs,
+  });
   outbox.start(deps.outboxIntervalMs);
   const runnerDeps = {
     runs,

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../../test/support/servers.js";
 import { runDocOf } from "../runs/runner.js";
 import { ensureRunIndexes, type RunDoc, runCollection } from "../store/run-store.js";
-import { createRunEventOutbox, RUNS_STREAM } from "./run-events.js";
+import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./run-events.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 
@@ -47,7 +47,8 @@ describe("run.completed outbox across a nats-server outage", () => {
     const bus = await createNatsBus({ url: server.url, name: "outbox-test" });
     const runs = runCollection(store);
     await ensureRunIndexes(store);
-    const outbox = createRunEventOutbox(runs, bus, logger);
+    const intents = runEventIntentCollection(store);
+    const outbox = createRunEventOutbox(runs, intents, bus, logger, { relayAfterMs: 500 });
     try {
       await bus.ensureStream(RUNS_STREAM);
       // A consumer that exists before any run: interest retention keeps what it has not acked.
@@ -56,15 +57,17 @@ describe("run.completed outbox across a nats-server outage", () => {
 
       const store1 = async (i: number) => {
         const run = newRun(i);
+        await outbox.intend(run._id);
         await runs.insertOne(run);
-        await outbox.publish(run);
+        outbox.publish(run);
         return run._id;
       };
       const before = await Promise.all([0, 1, 2, 3, 4].map(store1));
       // The bus goes away while runs keep being stored: they wait in the outbox.
       await server.stop();
       const during = await Promise.all([5, 6, 7, 8, 9].map(store1));
-      expect(await runs.countDocuments({ _id: { $in: during }, eventPublished: false })).toBe(5);
+      await outbox.settled();
+      expect((await intents.find({})).map((i) => i._id).sort()).toEqual([...during].sort());
       server = await startNatsServer({ dir: server.dir, port });
       outbox.start(200);
       const after = await Promise.all([10, 11].map(store1));
@@ -80,7 +83,8 @@ describe("run.completed outbox across a nats-server outage", () => {
       await new Promise((r) => setTimeout(r, 500));
       await sub.stop();
       expect([...seen].sort()).toEqual([...all].sort());
-      expect(await runs.countDocuments({ _id: { $in: all }, eventPublished: false })).toBe(0);
+      await outbox.settled();
+      expect(await intents.countDocuments({})).toBe(0);
     } finally {
       await outbox.stop();
       await bus.close();

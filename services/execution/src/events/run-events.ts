@@ -1,7 +1,7 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
-import type { Collection } from "@kiln/kit/store";
+import type { Collection, Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
 import type { RunDoc } from "../store/run-store.js";
 
@@ -41,53 +41,132 @@ export function runCompletedPayload(run: RunDoc): string {
   );
 }
 
+/**
+ * One pending run.completed, keyed by the run id. The collection holds only the events not
+ * published yet, so the relay reads a few small documents instead of searching the runs (FerretDB
+ * pushes down nothing but `_id` equality: a query on a flag of the runs would read them all).
+ */
+export interface RunEventIntentDoc {
+  _id: string;
+  createdAt: Date;
+}
+
+export function runEventIntentCollection(store: Store): Collection<RunEventIntentDoc> {
+  return store.collection<RunEventIntentDoc>("run_event_outbox");
+}
+
 export interface RunEventOutbox {
-  /** Publishes at once when the bus is up; otherwise the relay publishes it later. Never throws. */
-  publish(run: RunDoc): Promise<void>;
-  /** Publishes what is still pending (oldest first); returns how many were published. */
+  /**
+   * Records, before the run is stored, that a run.completed will be due for it: the relay of any
+   * replica publishes it should this process die between storing the run and publishing.
+   */
+  intend(runId: string): Promise<void>;
+  /** Forgets an intent whose run will never be stored (storing it failed). Never throws. */
+  abandon(runId: string): void;
+  /**
+   * Publishes the stored run's event in the background: the caller does not wait for the bus.
+   * A publish the bus refuses stays pending for the relay. Never throws.
+   */
+  publish(run: RunDoc): void;
+  /** Resolves once everything handed to `publish` was published (or left to the relay) and cleared. */
+  settled(): Promise<void>;
+  /** Publishes the pending events due for the relay (oldest first); returns how many were published. */
   relayPending(): Promise<number>;
   /** Relays pending events every `intervalMs` until stopped. */
   start(intervalMs?: number): void;
+  /** Stops the relay and waits for the background publishing of this process. */
   stop(): Promise<void>;
 }
 
+export interface RunEventOutboxOptions {
+  /**
+   * How old an intent must be before the relay takes it over from the process that stored the run
+   * (that process publishes within milliseconds unless the bus is down or it died); default 5000.
+   */
+  relayAfterMs?: number;
+  /** An intent whose run still does not exist after this long was never stored; default 1 hour. */
+  orphanAfterMs?: number;
+  now?: () => Date;
+}
+
+const RELAY_PAGE = 100;
+
 /**
- * The transactional outbox without transactions (FerretDB has none): the run is stored first with
- * `eventPublished: false`, then published with the run id as the JetStream message id (so the
- * stream de-duplicates a publish that is retried), then marked. A bus outage leaves runs pending;
- * the relay publishes them when the bus is back. Nothing is lost, and nothing is stored twice.
+ * The transactional outbox without transactions (FerretDB has none). Before a run is stored, an
+ * intent keyed by its id is inserted; the run is stored; the event is published in the background
+ * with the run id as the JetStream message id (so the stream de-duplicates a publish that is
+ * retried) and the intent deleted, in batches. Intents left behind (the bus was down, the process
+ * died) are published by the relay once the run exists in a final state. Nothing is lost, the
+ * request never waits for the bus, and nothing is stored twice.
  */
-export function createRunEventOutbox(runs: Collection<RunDoc>, bus: Bus, logger: Logger): RunEventOutbox {
+export function createRunEventOutbox(
+  runs: Collection<RunDoc>,
+  intents: Collection<RunEventIntentDoc>,
+  bus: Bus,
+  logger: Logger,
+  options: RunEventOutboxOptions = {},
+): RunEventOutbox {
+  const relayAfterMs = options.relayAfterMs ?? 5_000;
+  const orphanAfterMs = options.orphanAfterMs ?? 3_600_000;
+  const now = options.now ?? (() => new Date());
   let timer: NodeJS.Timeout | undefined;
   let relaying: Promise<number> | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  const cleared = createBatchDeleter(intents, logger);
+
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  };
 
   async function send(run: RunDoc): Promise<boolean> {
     try {
       await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: run._id });
-      await runs.updateOne({ _id: run._id }, { $set: { eventPublished: true } });
-      return true;
     } catch (err) {
-      await runs.updateOne({ _id: run._id }, { $inc: { eventAttempts: 1 } }).catch(() => undefined);
       logger.warn({ err, runId: run._id }, "run.completed not published yet; the outbox will retry");
       return false;
     }
+    await cleared.add(run._id);
+    return true;
   }
 
   async function relay(): Promise<number> {
     let published = 0;
+    let after = "";
     for (;;) {
-      const pending = await runs.find({ eventPublished: false }, { sort: { _id: 1 }, limit: 100 });
-      for (const run of pending) {
+      const page = await intents.find(after ? { _id: { $gt: after } } : {}, { sort: { _id: 1 }, limit: RELAY_PAGE });
+      const at = now().getTime();
+      for (const intent of page) {
+        const age = at - intent.createdAt.getTime();
+        if (age < relayAfterMs) continue;
+        const run = await runs.findOne({ _id: intent._id });
+        if (!run) {
+          if (age >= orphanAfterMs) await cleared.add(intent._id);
+          continue;
+        }
+        if (run.status === "running") continue;
         if (!(await send(run))) return published;
         published++;
       }
-      if (pending.length < 100) return published;
+      if (page.length < RELAY_PAGE) return published;
+      after = page[page.length - 1]?._id ?? after;
     }
   }
 
   return {
-    async publish(run) {
-      await send(run);
+    async intend(runId) {
+      await intents.insertOne({ _id: runId, createdAt: now() });
+    },
+    abandon(runId) {
+      track(cleared.add(runId));
+    },
+    publish(run) {
+      track(send(run));
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await cleared.flushed();
     },
     relayPending() {
       // One relay at a time per process.
@@ -105,6 +184,46 @@ export function createRunEventOutbox(runs: Collection<RunDoc>, bus: Bus, logger:
     async stop() {
       clearInterval(timer);
       await relaying;
+      await this.settled();
+    },
+  };
+}
+
+/**
+ * Deletes intents in batches: ids that arrive while a delete is running go out together with the
+ * next one, so under load one delete clears many. A failed delete leaves its intents for the relay,
+ * which then publishes them again (the stream drops the duplicates by message id).
+ */
+function createBatchDeleter(intents: Collection<RunEventIntentDoc>, logger: Logger) {
+  let queued: string[] = [];
+  let running: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    try {
+      while (queued.length > 0) {
+        const batch = queued;
+        queued = [];
+        try {
+          await intents.deleteMany(batch.length === 1 ? { _id: batch[0] } : { _id: { $in: batch } });
+        } catch (err) {
+          logger.warn({ err, count: batch.length }, "could not clear published run events; the relay will");
+        }
+      }
+    } finally {
+      // In the same synchronous step as the last look at the queue: an id added later starts a new drain.
+      running = undefined;
+    }
+  }
+
+  return {
+    /** Resolves once the id is cleared (or clearing it failed). */
+    add(id: string): Promise<void> {
+      queued.push(id);
+      running ??= drain();
+      return running;
+    },
+    async flushed(): Promise<void> {
+      await running;
     },
   };
 }

@@ -21,7 +21,15 @@ import type { InputValidator } from "../tools/input-validator.js";
 import type { ExecutableTool, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
 import { executePrompt, type RunnablePrompt, type ToolCallRecord } from "./prompt-execution.js";
-import { type CallContext, executeSkillSteps, resolveModelFor, runDocOf, runnableOf, toolOf } from "./runner.js";
+import {
+  type CallContext,
+  executeSkillSteps,
+  resolveModelFor,
+  runDocOf,
+  runnableOf,
+  storeRun,
+  toolOf,
+} from "./runner.js";
 import {
   type AgentStepRecord,
   executeWorkflow,
@@ -196,8 +204,6 @@ export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
     ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId ?? "" } : {}),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
-    eventPublished: false,
-    eventAttempts: 0,
   };
 }
 
@@ -320,12 +326,6 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
     return check.ok ? [] : asInputs(check.issues);
   }
 
-  async function store(doc: RunDoc): Promise<RunDoc> {
-    await deps.runs.insertOne(doc);
-    await deps.outbox.publish(doc);
-    return doc;
-  }
-
   async function runPromptStep(
     prompt: RunnablePrompt,
     variables: Record<string, unknown>,
@@ -344,23 +344,23 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       };
     }
     const createdAt = now();
-    const execution = await executePrompt(prompt, variables, {
-      model: modelFor(prompt.model, "model"),
-      tools: deps.tools,
-      maxToolRounds: deps.maxToolRounds,
-      signal,
-    });
-    const child = await store(
+    const id = newId("run");
+    const child = await storeRun(deps, id, async () =>
       runDocOf({
-        id: newId("run"),
+        id,
         kind: "prompt",
         organizationId,
         input: { variables },
         createdAt,
-        completedAt: now(),
         ...ids,
         steps: [],
-        single: execution,
+        single: await executePrompt(prompt, variables, {
+          model: modelFor(prompt.model, "model"),
+          tools: deps.tools,
+          maxToolRounds: deps.maxToolRounds,
+          signal,
+        }),
+        completedAt: now(),
       }),
     );
     return stepResultOfRun(child, ids);
@@ -380,18 +380,18 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       });
     }
     const createdAt = now();
-    const records = await executeSkillSteps(deps, skill.steps, input, signal);
-    const child = await store(
+    const id = newId("srun");
+    const child = await storeRun(deps, id, async () =>
       runDocOf({
-        id: newId("srun"),
+        id,
         kind: "skill",
         organizationId,
         input: { input },
         createdAt,
-        completedAt: now(),
         skillId: skill.skillId,
         skillVersionId: skill.skillVersionId,
-        steps: records,
+        steps: await executeSkillSteps(deps, skill.steps, input, signal),
+        completedAt: now(),
       }),
     );
     return stepResultOfRun(child);
@@ -497,7 +497,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
       const createdAt = now();
-      if (!req.async) return store(await execute(agent, inputs, { id, createdAt, signal: ctx.signal }));
+      if (!req.async) return storeRun(deps, id, () => execute(agent, inputs, { id, createdAt, signal: ctx.signal }));
 
       const running: RunDoc = {
         ...agentRunDocOf({
@@ -512,9 +512,9 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         }),
         status: "running",
         error: null,
-        // No run.completed is due yet: the outbox relay must not pick the record up.
-        eventPublished: true,
       };
+      // The intent first: the relay leaves it alone while the record says "running".
+      await deps.outbox.intend(id);
       await deps.runs.insertOne(running);
       // Not tied to the request: the caller is gone once it has the 202.
       const task = execute(agent, inputs, { id, createdAt })
@@ -525,12 +525,11 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
             status: "failed",
             error: { code: "internal", message: "internal error" },
             completedAt: now(),
-            eventPublished: false,
           };
         })
         .then(async (done) => {
           await deps.runs.replaceOne({ _id: id }, done);
-          await deps.outbox.publish(done);
+          deps.outbox.publish(done);
         })
         .catch((err: unknown) => deps.logger.error({ err, runId: id }, "agent run could not be stored"))
         .finally(() => inFlight.delete(task));
@@ -567,9 +566,10 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         const { runId: _runId, ...rest } = s;
         return { ...rest, reused: true, usage: { ...ZERO_USAGE }, estimatedCostUsd: 0, latencyMs: 0, toolCalls: [] };
       });
-      return store(
-        await execute(agent, inputs, {
-          id: newId("arun"),
+      const id = newId("arun");
+      return storeRun(deps, id, () =>
+        execute(agent, inputs, {
+          id,
           createdAt: now(),
           signal: ctx.signal,
           parent: { runId: original._id, stepId: req.stepId, reused },

@@ -97,8 +97,6 @@ describe("runDocOf", () => {
       skillVersionId: "",
       createdAt,
       completedAt,
-      eventPublished: false,
-      eventAttempts: 0,
     });
   });
 

@@ -20,7 +20,7 @@ import {
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelEntry } from "../domain/model-catalog.js";
-import { createRunEventOutbox, RUNS_STREAM } from "../events/run-events.js";
+import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import {
   type ModelProvider,
   type ModelRequest,
@@ -32,7 +32,7 @@ import { createProviderRegistry, type ProvidersConfig } from "../providers/provi
 import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
-import { type CallContext, createRunner, runToProto } from "./runner.js";
+import { type CallContext, createRunner, runDocOf, runToProto } from "./runner.js";
 
 /**
  * The run use cases (api.md "Prompts" run rules, "Skills", "Runs", "Events") against a fake catalog,
@@ -292,7 +292,9 @@ async function setup(options: { maxToolRounds?: number; defaultModel?: string } 
   // A consumer that never consumes: the interest stream keeps every message for it.
   await memoryBus.ensureConsumer({ stream: RUNS_STREAM.name, durable: "observer", filterSubject: "runs.>" });
   const { bus, state } = flakyBus(memoryBus);
-  const outbox = createRunEventOutbox(runs, bus, logger);
+  const intents = runEventIntentCollection(store);
+  // The relay takes over any pending event at once here; in a service it waits relayAfterMs.
+  const outbox = createRunEventOutbox(runs, intents, bus, logger, { relayAfterMs: 0 });
   const fake = scriptedProvider("fake");
   const config: ProvidersConfig = {
     openai: {},
@@ -317,6 +319,7 @@ async function setup(options: { maxToolRounds?: number; defaultModel?: string } 
   return {
     runner,
     runs,
+    intents,
     store,
     outbox,
     fake,
@@ -324,8 +327,15 @@ async function setup(options: { maxToolRounds?: number; defaultModel?: string } 
     identity,
     bus: state,
     /** Messages the RUNS stream holds (nothing consumes them). */
-    streamed: async () => (await memoryBus.streamInfo(RUNS_STREAM.name)).messages,
-    events: () => state.published.map((p) => ({ ...p, body: JSON.parse(p.payload) as Record<string, unknown> })),
+    streamed: async () => {
+      await outbox.settled();
+      return (await memoryBus.streamInfo(RUNS_STREAM.name)).messages;
+    },
+    /** What reached the bus, once the background publishing of runs stored so far is done. */
+    events: async () => {
+      await outbox.settled();
+      return state.published.map((p) => ({ ...p, body: JSON.parse(p.payload) as Record<string, unknown> }));
+    },
     async close() {
       await outbox.stop();
       await memoryBus.close();
@@ -384,7 +394,9 @@ const runPrompt = (
   );
 
 async function expectNothingStored() {
+  await t.outbox.settled();
   expect(await t.runs.countDocuments({})).toBe(0);
+  expect(await t.intents.countDocuments({})).toBe(0);
   expect(t.bus.published).toEqual([]);
   expect(await t.streamed()).toBe(0);
 }
@@ -459,8 +471,8 @@ describe("runPrompt", () => {
 
     // Stored, and published once through the outbox.
     const stored = await t.runs.findOne({ _id: run._id });
-    expect(stored).toEqual({ ...run, eventPublished: true });
-    expect(t.events()).toEqual([
+    expect(stored).toEqual(run);
+    expect(await t.events()).toEqual([
       {
         subject: "runs.completed.prompt",
         msgId: run._id,
@@ -615,8 +627,8 @@ describe("runPrompt", () => {
         inputJson: '{"variables":{"city":"Paris"}}',
       });
       const stored = await t.runs.findOne({ _id: run._id });
-      expect(stored).toMatchObject({ status: "failed", error: { code: kind }, eventPublished: true });
-      expect(t.events().map((e) => [e.subject, e.body.runId, e.body.status])).toEqual([
+      expect(stored).toMatchObject({ status: "failed", error: { code: kind } });
+      expect((await t.events()).map((e) => [e.subject, e.body.runId, e.body.status])).toEqual([
         ["runs.completed.prompt", run._id, "failed"],
       ]);
       expect(await t.streamed()).toBe(1);
@@ -747,7 +759,7 @@ describe("runPrompt", () => {
     expect(run.toolCallCount).toBe(3);
     expect(run.usage).toEqual({ inputTokens: 8, outputTokens: 4 });
     expect((await t.runs.findOne({ _id: run._id }))?.status).toBe("failed");
-    expect(t.events()).toHaveLength(1);
+    expect(await t.events()).toHaveLength(1);
   });
 
   it("answers json_schema formats with the parsed json, and sends the format to the model", async () => {
@@ -883,8 +895,8 @@ describe("runSkill", () => {
     expect(steps[0]?.output).toEqual({ text: '{"summary":"Sunny","temp":21}', json: { summary: "Sunny", temp: 21 } });
     expect(steps.map((s) => s.promptVersionId)).toEqual(skill.steps.map((s) => s.prompt.version?.id));
 
-    expect(await t.runs.findOne({ _id: run._id })).toEqual({ ...run, eventPublished: true });
-    expect(t.events().map((e) => [e.subject, e.body.runId, e.body.skillId, e.body.status])).toEqual([
+    expect(await t.runs.findOne({ _id: run._id })).toEqual(run);
+    expect((await t.events()).map((e) => [e.subject, e.body.runId, e.body.skillId, e.body.status])).toEqual([
       ["runs.completed.skill", run._id, skill.id, "succeeded"],
     ]);
     expect(t.catalog.calls[0]).toMatchObject({
@@ -925,7 +937,7 @@ describe("runSkill", () => {
       ["advice", "failed", { code: "provider_timeout", message: "fake did not answer in time" }],
     ]);
     expect(await t.runs.countDocuments({ _id: run._id, status: "failed" })).toBe(1);
-    expect(t.events().map((e) => e.body.status)).toEqual(["failed"]);
+    expect((await t.events()).map((e) => e.body.status)).toEqual(["failed"]);
   });
 
   it("fails a step whose bound variables do not match its schema, without calling the model for it", async () => {
@@ -942,7 +954,7 @@ describe("runSkill", () => {
       ["forecast", "succeeded"],
       ["advice", "failed"],
     ]);
-    expect(t.events()).toHaveLength(1);
+    expect(await t.events()).toHaveLength(1);
   });
 
   it("refuses input that does not match the skill's input schema: 400 on input.<field>, nothing stored", async () => {
@@ -1091,7 +1103,7 @@ describe("getRun", () => {
     const { skillRun, promptRun } = await storedRuns();
     t.identity.calls.length = 0;
     const read = await t.runner.getRun({ id: skillRun._id, kind: "skill" }, ctxOf(keyA(["runs:read"])));
-    expect(read).toEqual({ ...skillRun, eventPublished: true });
+    expect(read).toEqual(skillRun);
     expect(t.identity.calls.map((c) => c.input)).toEqual([
       { organizationId: ORG_A, requireAi: true, scope: "runs:read" },
     ]);
@@ -1135,19 +1147,21 @@ describe("the run.completed outbox", () => {
     const run = await runPrompt(promptId, {});
     // The request still succeeded: the run is stored, its event pending.
     expect(run.status).toBe("succeeded");
-    expect(await t.runs.findOne({ _id: run._id })).toMatchObject({ eventPublished: false, eventAttempts: 1 });
     expect(await t.streamed()).toBe(0);
+    expect(await t.intents.findOne({ _id: run._id })).toMatchObject({ _id: run._id });
     // Still down: the relay tries and leaves it pending.
     expect(await t.outbox.relayPending()).toBe(0);
-    expect(await t.runs.findOne({ _id: run._id })).toMatchObject({ eventPublished: false, eventAttempts: 2 });
+    expect(await t.intents.countDocuments({})).toBe(1);
 
     t.bus.down = false;
     const second = await runPrompt(promptId, {});
+    expect((await t.events()).map((e) => e.body.runId)).toEqual([second._id]);
     expect(await t.outbox.relayPending()).toBe(1);
     expect(await t.outbox.relayPending()).toBe(0);
-    expect(await t.runs.countDocuments({ eventPublished: false })).toBe(0);
-    expect(t.events().map((e) => e.body.runId)).toEqual([second._id, run._id]);
-    expect(t.events().map((e) => e.msgId)).toEqual([second._id, run._id]);
+    await t.outbox.settled();
+    expect(await t.intents.countDocuments({})).toBe(0);
+    expect((await t.events()).map((e) => e.body.runId)).toEqual([second._id, run._id]);
+    expect((await t.events()).map((e) => e.msgId)).toEqual([second._id, run._id]);
     expect(await t.streamed()).toBe(2);
   });
 
@@ -1156,11 +1170,85 @@ describe("the run.completed outbox", () => {
     t.bus.down = true;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await runPrompt(promptId, { i }))._id);
+    await t.outbox.settled();
     t.bus.down = false;
     // Two relays at once share one pass.
     expect(await Promise.all([t.outbox.relayPending(), t.outbox.relayPending()])).toEqual([3, 3]);
     expect(await t.outbox.relayPending()).toBe(0);
-    expect(t.events().map((e) => e.body.runId)).toEqual(ids);
+    expect((await t.events()).map((e) => e.body.runId)).toEqual(ids);
     expect(await t.streamed()).toBe(3);
+  });
+});
+
+function storedRunOf(id: string) {
+  const at = new Date("2026-11-23T12:00:00Z");
+  return runDocOf({
+    id,
+    kind: "prompt",
+    organizationId: ORG_A,
+    input: { variables: {} },
+    createdAt: at,
+    completedAt: at,
+    promptId: "prm_1",
+    promptVersionId: "pv_1",
+    steps: [],
+    single: {
+      status: "succeeded",
+      output: { text: "ok" },
+      provider: "fake",
+      model: "fake/default",
+      usage: { inputTokens: 1, outputTokens: 1 },
+      estimatedCostUsd: 0,
+      latencyMs: 1,
+      toolCalls: [],
+    },
+  });
+}
+
+describe("the run.completed relay", () => {
+  async function relaySetup() {
+    const store = createMemoryStore();
+    const runs = runCollection(store);
+    const intents = runEventIntentCollection(store);
+    const bus = createMemoryBus();
+    await bus.ensureStream(RUNS_STREAM);
+    await bus.ensureConsumer({ stream: RUNS_STREAM.name, durable: "observer", filterSubject: "runs.>" });
+    const clock = { ms: Date.parse("2026-11-23T12:00:00Z") };
+    const outbox = createRunEventOutbox(runs, intents, bus, logger, {
+      relayAfterMs: 5_000,
+      orphanAfterMs: 60_000,
+      now: () => new Date(clock.ms),
+    });
+    const stored = (id: string, status: "succeeded" | "running") => runs.insertOne({ ...storedRunOf(id), status });
+    return { store, runs, intents, bus, clock, outbox, stored };
+  }
+
+  it("leaves fresh intents to the process storing them, running runs to their runner, and drops orphans", async () => {
+    const r = await relaySetup();
+    await r.outbox.intend("run_done");
+    await r.stored("run_done", "succeeded");
+    await r.outbox.intend("run_running");
+    await r.stored("run_running", "running");
+    // The process died before storing this one: it never will be.
+    await r.outbox.intend("run_never");
+
+    // Younger than relayAfterMs: not the relay's yet.
+    expect(await r.outbox.relayPending()).toBe(0);
+    expect((await r.bus.streamInfo(RUNS_STREAM.name)).messages).toBe(0);
+
+    r.clock.ms += 5_000;
+    expect(await r.outbox.relayPending()).toBe(1);
+    await r.outbox.settled();
+    expect((await r.intents.find({})).map((i) => i._id).sort()).toEqual(["run_never", "run_running"]);
+
+    // The run that never came is forgotten after orphanAfterMs; the running one waits for its runner.
+    r.clock.ms += 60_000;
+    expect(await r.outbox.relayPending()).toBe(0);
+    await r.outbox.settled();
+    expect((await r.intents.find({})).map((i) => i._id)).toEqual(["run_running"]);
+    expect((await r.bus.streamInfo(RUNS_STREAM.name)).messages).toBe(1);
+    await r.outbox.stop();
+    await r.bus.close();
+    await r.store.close();
   });
 });

@@ -250,12 +250,6 @@ export function createRunner(deps: RunnerDeps) {
     return { version, input, steps };
   }
 
-  async function store(doc: RunDoc): Promise<RunDoc> {
-    await deps.runs.insertOne(doc);
-    await deps.outbox.publish(doc);
-    return doc;
-  }
-
   return {
     async runPrompt(
       req: { organizationId: string; promptId: string; variablesJson: string; versionId: string; model: string },
@@ -279,24 +273,24 @@ export function createRunner(deps: RunnerDeps) {
       const issues = checkVariables(prompt, variables, "variables");
       if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);
       const createdAt = now();
-      const execution = await executePrompt(prompt, variables, {
-        model,
-        tools: deps.tools,
-        maxToolRounds: deps.maxToolRounds,
-        signal: ctx.signal,
-      });
-      return store(
+      const id = newId("run");
+      return storeRun(deps, id, async () =>
         runDocOf({
-          id: newId("run"),
+          id,
           kind: "prompt",
           organizationId: req.organizationId,
           input: { variables },
           createdAt,
-          completedAt: now(),
           promptId: prompt.promptId,
           promptVersionId: prompt.promptVersionId,
           steps: [],
-          single: execution,
+          single: await executePrompt(prompt, variables, {
+            model,
+            tools: deps.tools,
+            maxToolRounds: deps.maxToolRounds,
+            signal: ctx.signal,
+          }),
+          completedAt: now(),
         }),
       );
     },
@@ -307,18 +301,18 @@ export function createRunner(deps: RunnerDeps) {
     ): Promise<RunDoc> {
       const { version, input, steps } = await resolveSkill(req, ctx, false);
       const createdAt = now();
-      const records = await executeSkill(steps, input, ctx);
-      return store(
+      const id = newId("srun");
+      return storeRun(deps, id, async () =>
         runDocOf({
-          id: newId("srun"),
+          id,
           kind: "skill",
           organizationId: req.organizationId,
           input: { input },
           createdAt,
-          completedAt: now(),
           skillId: version.skillId,
           skillVersionId: version.id,
-          steps: records,
+          steps: await executeSkill(steps, input, ctx),
+          completedAt: now(),
         }),
       );
     },
@@ -374,6 +368,31 @@ export function createRunner(deps: RunnerDeps) {
 }
 
 export type Runner = ReturnType<typeof createRunner>;
+
+/**
+ * Stores the run `execute` produces, with its run.completed: the outbox intent is inserted while
+ * the run executes (it must exist before the run does), the run is inserted, and the event leaves
+ * in the background. The caller's answer waits for one insert after the execution, not for the bus.
+ */
+export async function storeRun(
+  deps: Pick<RunnerDeps, "runs" | "outbox">,
+  id: string,
+  execute: () => Promise<RunDoc>,
+): Promise<RunDoc> {
+  const intent = deps.outbox.intend(id);
+  // Awaited after the execution: a store that refuses the intent fails the request then.
+  intent.catch(() => undefined);
+  const doc = await execute();
+  await intent;
+  try {
+    await deps.runs.insertOne(doc);
+  } catch (e) {
+    deps.outbox.abandon(id);
+    throw e;
+  }
+  deps.outbox.publish(doc);
+  return doc;
+}
 
 interface RunDocInput {
   id: string;
@@ -454,8 +473,6 @@ export function runDocOf(r: RunDocInput): RunDoc {
     skillVersionId: r.skillVersionId ?? "",
     createdAt: r.createdAt,
     completedAt: r.completedAt,
-    eventPublished: false,
-    eventAttempts: 0,
   };
 }
 

@@ -42,9 +42,6 @@ export interface RunDoc {
   rerunFromStepId?: string;
   createdAt: Date;
   completedAt: Date;
-  /** The outbox: false until run.completed reached the bus. */
-  eventPublished: boolean;
-  eventAttempts: number;
 }
 
 export function runCollection(store: Store): Collection<RunDoc> {
@@ -52,8 +49,5 @@ export function runCollection(store: Store): Collection<RunDoc> {
 }
 
 export async function ensureRunIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("runs", [
-    { keys: { organizationId: 1, _id: -1 } },
-    { keys: { eventPublished: 1, _id: 1 } },
-  ]);
+  await store.ensureIndexes("runs", [{ keys: { organizationId: 1, _id: -1 } }]);
 }
