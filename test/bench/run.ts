@@ -5,7 +5,8 @@
  * Scenarios: an authenticated POST /api/setup/verify (access token, API key); POST
  * /api/prompts/:id/run with local/echo; the same against an OpenAI-protocol stub with a fixed
  * 50 ms latency, and the stub called directly, so the platform's added latency is the difference.
- * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs; BENCH_MODES
+ * (default "embedded,distributed") picks the modes.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
@@ -14,12 +15,12 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { type Distributed, startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
-import { startOpenAIStub } from "../support/openai-stub.js";
 import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const modes = new Set((process.env.BENCH_MODES ?? "embedded,distributed").split(","));
 
 interface Row {
   mode: string;
@@ -136,40 +137,64 @@ async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; ch
   throw new Error("embedded mode did not start");
 }
 
+/** The stub in a process of its own (test/bench/stub-process.ts); resolves with its base URL. */
+async function startStubProcess(latencyMs: number): Promise<{ baseUrl: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "test/bench/stub-process.ts"), String(latencyMs)],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve(line);
+    });
+    child.once("exit", (code) => reject(new Error(`the stub process exited (${code})`)));
+  });
+  return { baseUrl, child };
+}
+
 const rows: Row[] = [];
-const stub = await startOpenAIStub({ latencyMs: STUB_LATENCY_MS });
+const stub = await startStubProcess(STUB_LATENCY_MS);
 const direct = await load(`${stub.baseUrl}/chat/completions`, {
   method: "POST",
   headers: { "content-type": "application/json" },
   body: JSON.stringify({ model: "fixed", messages: [{ role: "system", content: "Summarize the weather in Paris." }] }),
 });
 rows.push({ mode: "direct", scenario: `OpenAI-protocol stub called directly (${STUB_LATENCY_MS} ms)`, ...direct });
-stub.reset();
-const embedded = await startEmbeddedProcess(stub.baseUrl);
-try {
-  rows.push(...(await scenarios("embedded", embedded.base)));
-} finally {
-  embedded.child.kill("SIGTERM");
+if (modes.has("embedded")) {
+  const embedded = await startEmbeddedProcess(stub.baseUrl);
+  try {
+    rows.push(...(await scenarios("embedded", embedded.base)));
+  } finally {
+    embedded.child.kill("SIGTERM");
+  }
 }
 
-const servers: RunningServer[] = [];
-let distributed: Distributed | undefined;
-try {
-  const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
-  servers.push(ferret, nats);
-  distributed = await startDistributed({
-    mongoUrl: ferret.url,
-    natsUrl: nats.url,
-    logLevel: "warn",
-    env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
-  });
-  rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
-} finally {
-  await distributed?.stop();
-  await Promise.all(servers.map((s) => s.stop({ removeData: true })));
-  stub.reset();
-  await stub.close();
+if (modes.has("distributed")) {
+  const servers: RunningServer[] = [];
+  let distributed: Distributed | undefined;
+  try {
+    const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+    servers.push(ferret, nats);
+    distributed = await startDistributed({
+      mongoUrl: ferret.url,
+      natsUrl: nats.url,
+      logLevel: "warn",
+      env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
+    });
+    rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
+  } finally {
+    await distributed?.stop();
+    await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+  }
 }
+stub.child.kill("SIGTERM");
 
 const stubRow = (mode: string) => rows.find((r) => r.mode === mode && r.scenario.includes("stub ("));
 

@@ -63,6 +63,8 @@ export interface OpenAIStubOptions {
   latencyMs?: number;
   /** Answers requests once the script is empty. */
   respond?: (request: ReceivedRequest) => StubResponse;
+  /** Keep every request in `requests` (default true; a long benchmark turns it off). */
+  recordRequests?: boolean;
 }
 
 export interface OpenAIStub {
@@ -171,7 +173,7 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
       body: parseJson(text),
       atMs: performance.now() - started,
     };
-    requests.push(received);
+    if (options.recordRequests !== false) requests.push(received);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.on("close", () => inFlight--);
