@@ -3,35 +3,17 @@ import { createLogger } from "@kiln/kit/logger";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../../test/support/servers.js";
-import { runDocOf } from "../runs/runner.js";
+import { promptRunFixture } from "../runs/prompt-run-fixture.js";
 import { ensureRunIndexes, type RunDoc, runCollection } from "../store/run-store.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./run-events.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 
 function newRun(i: number): RunDoc {
-  const at = new Date();
-  return runDocOf({
-    id: `run_${Date.now().toString(16).padStart(12, "0")}${i.toString(16).padStart(20, "0")}`,
-    kind: "prompt",
-    organizationId: "org_outage",
-    input: { variables: { i } },
-    createdAt: at,
-    completedAt: at,
-    promptId: "prm_x",
-    promptVersionId: "pv_x",
-    steps: [],
-    single: {
-      status: "succeeded",
-      output: { text: `answer ${i}` },
-      provider: "local",
-      model: "local/echo",
-      usage: { inputTokens: 1, outputTokens: 2 },
-      estimatedCostUsd: 0,
-      latencyMs: 1,
-      toolCalls: [],
-    },
-  });
+  return promptRunFixture(
+    `run_${Date.now().toString(16).padStart(12, "0")}${i.toString(16).padStart(20, "0")}`,
+    "org_outage",
+  );
 }
 
 describe("run.completed outbox across a nats-server outage", () => {

@@ -32,7 +32,8 @@ import { createProviderRegistry, type ProvidersConfig } from "../providers/provi
 import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
-import { type CallContext, createRunner, runDocOf, runToProto } from "./runner.js";
+import { promptRunFixture } from "./prompt-run-fixture.js";
+import { type CallContext, createRunner, runToProto } from "./runner.js";
 
 /**
  * The run use cases (api.md "Prompts" run rules, "Skills", "Runs", "Events") against a fake catalog,
@@ -1180,31 +1181,6 @@ describe("the run.completed outbox", () => {
   });
 });
 
-function storedRunOf(id: string) {
-  const at = new Date("2026-11-23T12:00:00Z");
-  return runDocOf({
-    id,
-    kind: "prompt",
-    organizationId: ORG_A,
-    input: { variables: {} },
-    createdAt: at,
-    completedAt: at,
-    promptId: "prm_1",
-    promptVersionId: "pv_1",
-    steps: [],
-    single: {
-      status: "succeeded",
-      output: { text: "ok" },
-      provider: "fake",
-      model: "fake/default",
-      usage: { inputTokens: 1, outputTokens: 1 },
-      estimatedCostUsd: 0,
-      latencyMs: 1,
-      toolCalls: [],
-    },
-  });
-}
-
 describe("the run.completed relay", () => {
   async function relaySetup() {
     const store = createMemoryStore();
@@ -1219,7 +1195,8 @@ describe("the run.completed relay", () => {
       orphanAfterMs: 60_000,
       now: () => new Date(clock.ms),
     });
-    const stored = (id: string, status: "succeeded" | "running") => runs.insertOne({ ...storedRunOf(id), status });
+    const stored = (id: string, status: "succeeded" | "running") =>
+      runs.insertOne({ ...promptRunFixture(id, ORG_A), status });
     return { store, runs, intents, bus, clock, outbox, stored };
   }
 
