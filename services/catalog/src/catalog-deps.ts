@@ -1,5 +1,6 @@
 import type { Access } from "./access.js";
 import type { HttpAllowlist } from "./domain/tool-config.js";
+import type { LiveVersionCache } from "./live-version-cache.js";
 import type { CatalogCollections } from "./store/catalog-store.js";
 
 /** What the catalog's use cases run on. */
@@ -7,5 +8,7 @@ export interface CatalogDeps {
   collections: CatalogCollections;
   access: Access;
   httpAllowlist: HttpAllowlist;
+  /** Live versions for runs; publishing and renaming evict from it. */
+  live: LiveVersionCache;
   now: () => Date;
 }

@@ -14,6 +14,8 @@ export const CatalogEnv = Type.Object({
   HTTP_TOOL_ALLOWED_HOSTS: Type.String({ default: "" }),
   /** Optional narrowing per organization, JSON: `{"org_…": ["api.example.com"]}`. */
   HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: Type.String({ default: "" }),
+  /** How long a replica reuses a prompt's or skill's live version for runs (0: off); see service.ts. */
+  RESOLVE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1_000 }),
 });
 
 export type CatalogConfig = ReturnType<typeof loadConfig>;

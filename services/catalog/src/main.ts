@@ -6,5 +6,13 @@ const config = loadConfig();
 const httpAllowlist = httpAllowlistOf(config);
 await runServiceProcess("catalog", config, ({ logger, store, bus, tokens, identity }) => {
   if (!bus || !identity) throw new Error("catalog needs NATS_URL and IDENTITY_URL");
-  return createCatalogService({ logger, store, bus, tokens, identityAuth: identity.auth, httpAllowlist });
+  return createCatalogService({
+    logger,
+    store,
+    bus,
+    tokens,
+    identityAuth: identity.auth,
+    httpAllowlist,
+    resolveCacheTtlMs: config.RESOLVE_CACHE_TTL_MS,
+  });
 });

@@ -128,6 +128,7 @@ export function createPrompts(deps: CatalogDeps) {
           ? prompt
           : ((await c.prompts.findOneAndUpdate({ _id: prompt._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
             prompt);
+      deps.live.forgetPrompt(prompt._id);
       return promptView(updated, await versionsOf(prompt._id));
     },
 
@@ -182,6 +183,8 @@ export function createPrompts(deps: CatalogDeps) {
         { $set: { status: "published", publishedAt: at } },
       );
       if (!published) throw alreadyPublished();
+      // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
+      deps.live.forgetPrompt(prompt._id);
       await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
       return promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id));
     },

@@ -428,3 +428,83 @@ describe("resolveSkillVersion", () => {
     }
   });
 });
+
+describe("the live-version cache", () => {
+  /** Two catalog replicas on one store, each with its own cache, and a clock the test moves. */
+  async function replicas() {
+    const clock = { ms: Date.parse("2026-11-23T12:00:00.000Z") };
+    const now = () => new Date(clock.ms);
+    const a = await createTestCatalog({ store: counting.store, now, resolveCacheTtlMs: 1_000 });
+    const b = await createTestCatalog({ store: counting.store, now, resolveCacheTtlMs: 1_000 });
+    const live = (replica: typeof a, promptId: string) =>
+      replica.resolver.resolvePromptVersion(userA, { organizationId: ORG_A, promptId, versionId: "" });
+    return { clock, a, b, live };
+  }
+
+  it("resolves a prompt's live version again without reading the store, and a named version as before", async () => {
+    const { a, live } = await replicas();
+    const { prompt } = await a.prompts.createPrompt(userA, { organizationId: ORG_A, name: "P", description: "" });
+    const v1 = await a.prompts.createPromptVersion(userA, { promptId: prompt._id, systemPrompt: "One", tools: [] });
+    await a.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: v1._id });
+    expect(await callsOf(() => live(a, prompt._id))).toEqual(["prompt_versions.find", "prompts.findOne"]);
+    expect(await callsOf(() => live(a, prompt._id))).toEqual([]);
+    // A version named by id still reads the prompt (its name and organization).
+    const named = () =>
+      a.resolver.resolvePromptVersion(userA, { organizationId: ORG_A, promptId: prompt._id, versionId: v1._id });
+    expect(await callsOf(named)).toEqual(["prompts.findOne"]);
+    // Still checked: the cache never answers for another organization.
+    expect(
+      (
+        await rejectionOf(
+          a.resolver.resolvePromptVersion(userB, { organizationId: ORG_B, promptId: prompt._id, versionId: "" }),
+        )
+      ).kind,
+    ).toBe("not_found");
+  });
+
+  it("runs what this replica published at once, and what another replica published within the TTL", async () => {
+    const { clock, a, b, live } = await replicas();
+    const { prompt } = await a.prompts.createPrompt(userA, { organizationId: ORG_A, name: "P", description: "" });
+    const v1 = await a.prompts.createPromptVersion(userA, { promptId: prompt._id, systemPrompt: "One", tools: [] });
+    await a.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: v1._id });
+    expect((await live(a, prompt._id)).version._id).toBe(v1._id);
+    expect((await live(b, prompt._id)).version._id).toBe(v1._id);
+
+    const v2 = await a.prompts.createPromptVersion(userA, { promptId: prompt._id, systemPrompt: "Two", tools: [] });
+    await a.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: v2._id });
+    await a.prompts.updatePrompt(userA, { id: prompt._id, name: "Renamed", clearDefaultModel: false });
+    expect(await live(a, prompt._id)).toMatchObject({ version: { _id: v2._id }, promptName: "Renamed" });
+    // The other replica may run version 1 until its entry is 1 s old, not longer.
+    clock.ms += 999;
+    expect((await live(b, prompt._id)).version._id).toBe(v1._id);
+    clock.ms += 1;
+    expect(await live(b, prompt._id)).toMatchObject({ version: { _id: v2._id }, promptName: "Renamed" });
+  });
+
+  it("caches a skill's live version for runs, never the draft a preview runs, and forgets it on publish", async () => {
+    const { a } = await replicas();
+    const { prompt } = await a.prompts.createPrompt(userA, { organizationId: ORG_A, name: "P", description: "" });
+    const pv = await a.prompts.createPromptVersion(userA, { promptId: prompt._id, systemPrompt: "One", tools: [] });
+    await a.prompts.publishPromptVersion(userA, { promptId: prompt._id, versionId: pv._id });
+    const created = await a.skills.createSkill(userA, { organizationId: ORG_A, name: "S", description: "" });
+    const skillId = created.skill._id;
+    await a.skills.replaceSkillPrompts(userA, {
+      skillVersionId: created.described._id,
+      prompts: [{ promptId: prompt._id }],
+    });
+    await a.skills.publishSkillVersion(userA, { skillId, versionId: "" });
+    const run = () =>
+      a.resolver.resolveSkillVersion(userA, { organizationId: ORG_A, skillId, versionId: "", preferDraft: false });
+    const preview = () =>
+      a.resolver.resolveSkillVersion(userA, { organizationId: ORG_A, skillId, versionId: "", preferDraft: true });
+    expect((await run()).version._id).toBe(created.described._id);
+    expect(await callsOf(run)).not.toContain("skill_versions.find");
+    expect(await callsOf(run)).not.toContain("skills.findOne");
+
+    const draft = await a.skills.createSkillVersion(userA, { skillId, fromVersionId: "" });
+    expect((await preview()).version._id).toBe(draft._id);
+    expect(await callsOf(preview)).toContain("skill_versions.findOne");
+    await a.skills.publishSkillVersion(userA, { skillId, versionId: "" });
+    expect((await run()).version._id).toBe(draft._id);
+  });
+});

@@ -202,10 +202,12 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     skillId: string;
     versionId: string;
     preferDraft: boolean;
+    liveVersionId?: string;
   }): Promise<SkillVersionDoc | undefined> {
-    if (input.versionId !== "") {
-      const named = (await versionsById(c.skillVersions, [input.versionId])).get(input.versionId);
-      return named?.skillId === input.skillId ? named : undefined;
+    const named = input.versionId || input.liveVersionId;
+    if (named) {
+      const found = (await versionsById(c.skillVersions, [named])).get(named);
+      return found?.skillId === input.skillId ? found : undefined;
     }
     const [draft, published] = await Promise.all([
       input.preferDraft
@@ -222,11 +224,16 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     versionId: string;
   }): Promise<ResolvedPromptView> {
     const organizationId = input.organizationId;
+    const wantsLive = input.versionId === "";
+    const stamp = deps.live.stamp();
+    const cached = wantsLive ? deps.live.prompt(input.promptId) : undefined;
     const [prompt, { version, tools }] = await Promise.all([
-      c.prompts.findOne({ _id: input.promptId }),
-      (input.versionId !== ""
+      cached ? cached.parent : c.prompts.findOne({ _id: input.promptId }),
+      (!wantsLive
         ? versionsById(c.promptVersions, [input.versionId]).then((found) => found.get(input.versionId))
-        : livePublished(c.promptVersions, { promptId: input.promptId })
+        : cached
+          ? versionsById(c.promptVersions, [cached.versionId]).then((found) => found.get(cached.versionId))
+          : livePublished(c.promptVersions, { promptId: input.promptId })
       ).then(async (v) => {
         // Tools are read only for a version that can be answered.
         const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
@@ -243,6 +250,7 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     const problems: FieldIssue[] = [];
     const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
     if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
+    if (wantsLive && !cached) deps.live.rememberPrompt(prompt, version._id, stamp);
     return { version, promptName: prompt.name, tools: resolved };
   }
 
@@ -253,9 +261,13 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     preferDraft: boolean;
   }): Promise<ResolvedSkillView> {
     const organizationId = input.organizationId;
+    // Runs of the live version (not previews, which prefer the draft) may use the live cache.
+    const wantsLive = input.versionId === "" && !input.preferDraft;
+    const stamp = deps.live.stamp();
+    const cached = wantsLive ? deps.live.skill(input.skillId) : undefined;
     const [skill, selected] = await Promise.all([
-      c.skills.findOne({ _id: input.skillId }),
-      selectSkillVersion(input).then(async (version) =>
+      cached ? cached.parent : c.skills.findOne({ _id: input.skillId }),
+      selectSkillVersion({ ...input, liveVersionId: cached?.versionId }).then(async (version) =>
         version && version.organizationId === organizationId
           ? { version, ...(await loadComposition(version)) }
           : undefined,
@@ -291,6 +303,7 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     });
     const tools = toolsOf(version.tools, selected.tools, organizationId, "tools", problems);
     if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
+    if (wantsLive && !cached && version.status === "published") deps.live.rememberSkill(skill, version._id, stamp);
     return { version, steps, tools };
   }
 

@@ -8,6 +8,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
 import { createResolver } from "./resolve.js";
 import { registerCatalogRpc } from "./rpc/catalog-rpc.js";
@@ -25,6 +26,12 @@ export interface CatalogServiceDeps {
   identityAuth: IdentityAuth;
   /** Hosts `http` tools may call (config `HTTP_TOOL_ALLOWED_HOSTS`); default: none, so no http tool can be saved. */
   httpAllowlist?: HttpAllowlist;
+  /**
+   * How long this replica reuses a prompt's or skill's live version for runs (config
+   * RESOLVE_CACHE_TTL_MS): the bound on how long a publish through another replica takes to reach
+   * runs resolved here; 0 turns it off. Default 1000.
+   */
+  resolveCacheTtlMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
 }
@@ -35,11 +42,13 @@ export interface CatalogServiceDeps {
  */
 export async function createCatalogService(deps: CatalogServiceDeps): Promise<ServiceModule> {
   await ensureCatalogIndexes(deps.store);
+  const now = deps.now ?? (() => new Date());
   const catalog: CatalogDeps = {
     collections: catalogCollections(deps.store),
     access: createAccess(deps.identityAuth),
     httpAllowlist: deps.httpAllowlist ?? EMPTY_ALLOWLIST,
-    now: deps.now ?? (() => new Date()),
+    live: new LiveVersionCache({ ttlMs: deps.resolveCacheTtlMs, now }),
+    now,
   };
   const useCases = {
     prompts: createPrompts(catalog),

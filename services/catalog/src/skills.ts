@@ -264,6 +264,7 @@ export function createSkills(deps: CatalogDeps) {
           ? skill
           : ((await c.skills.findOneAndUpdate({ _id: skill._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
             skill);
+      deps.live.forgetSkill(skill._id);
       return skillView(updated, await versionsOf(skill._id));
     },
 
@@ -354,6 +355,8 @@ export function createSkills(deps: CatalogDeps) {
         { $set: { status: "published", publishedAt: at, updatedAt: at } },
       );
       if (!published) throw alreadyPublished();
+      // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
+      deps.live.forgetSkill(skill._id);
       await c.skillDraftSlots.deleteOne({ _id: skill._id, versionId: version._id });
       await touch(skill._id, at);
       return skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id));

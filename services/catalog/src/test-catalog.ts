@@ -14,6 +14,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
 import { createResolver } from "./resolve.js";
 import { createSkills } from "./skills.js";
@@ -114,15 +115,20 @@ export function createTickingClock(start = Date.parse("2026-01-01T00:00:00.000Z"
   };
 }
 
-export async function createTestCatalog(options: { allowlist?: HttpAllowlist; store?: Store } = {}) {
+export async function createTestCatalog(
+  options: { allowlist?: HttpAllowlist; store?: Store; now?: () => Date; resolveCacheTtlMs?: number } = {},
+) {
   const store = options.store ?? createMemoryStore();
   await ensureCatalogIndexes(store);
   const identityAuth = createFakeIdentityAuth();
+  const now = options.now ?? createTickingClock();
   const deps: CatalogDeps = {
     collections: catalogCollections(store),
     access: createAccess(identityAuth),
     httpAllowlist: options.allowlist ?? EMPTY_ALLOWLIST,
-    now: createTickingClock(),
+    // Off unless a test turns it on: with the ticking clock every entry would be stale anyway.
+    live: new LiveVersionCache({ ttlMs: options.resolveCacheTtlMs ?? 0, now }),
+    now,
   };
   const versionCache = new VersionCache();
   return {
@@ -134,6 +140,7 @@ export async function createTestCatalog(options: { allowlist?: HttpAllowlist; st
     skills: createSkills(deps),
     agents: createAgents(deps),
     versionCache,
+    live: deps.live,
     resolver: createResolver(deps, versionCache),
   };
 }
