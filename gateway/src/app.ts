@@ -204,7 +204,10 @@ export async function buildGateway(deps: GatewayDeps) {
         security: [],
         response: {
           200: Type.Object(
-            { openapi: Type.Literal("3.1.0"), info: Type.Object({ title: Type.String(), version: Type.String() }) },
+            {
+              openapi: Type.Literal("3.1.0"),
+              info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
+            },
             { additionalProperties: true },
           ),
         },

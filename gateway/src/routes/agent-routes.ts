@@ -91,6 +91,14 @@ export const WorkflowView = Type.Object(
 );
 type Workflow = Static<typeof WorkflowView>;
 
+/** A version's workflow: `{}` until one is saved. */
+const AgentWorkflowView = Type.Union(
+  [ref(WorkflowView), Type.Object({}, { additionalProperties: false }), Type.Null()],
+  {
+    description: "{} until a workflow is saved",
+  },
+);
+
 export const AgentView = Type.Object(
   {
     id: Type.String(),
@@ -105,7 +113,7 @@ export const AgentView = Type.Object(
     describedVersionId: Type.String({
       description: "the version `workflow` belongs to: ?versionId=, else the draft, else the published one",
     }),
-    workflow: Nullable(ref(WorkflowView), { description: "null until a workflow is saved" }),
+    workflow: AgentWorkflowView,
   },
   {
     $id: "Agent",
@@ -125,7 +133,7 @@ export const agentView = (a: Agent | undefined) => {
     draftVersionId: a.draftVersionId || null,
     versions: a.versions.map(versionSummaryView),
     describedVersionId: a.describedVersionId,
-    workflow: parseJson(a.workflowJson) as Workflow | null,
+    workflow: parseJson(a.workflowJson) as Workflow | Record<string, never> | null,
   };
 };
 
@@ -135,7 +143,7 @@ export const AgentVersionView = Type.Object(
     agentId: Type.String(),
     version: Type.Integer(),
     status: VersionStatus,
-    workflow: Nullable(ref(WorkflowView), { description: "null until a workflow is saved" }),
+    workflow: AgentWorkflowView,
     createdAt: Timestamp,
     publishedAt: Nullable(Timestamp),
   },
@@ -148,7 +156,7 @@ export const agentVersionView = (v: AgentVersion | undefined) => {
     agentId: v.agentId,
     version: v.version,
     status: status(v.status),
-    workflow: parseJson(v.workflowJson) as Workflow | null,
+    workflow: parseJson(v.workflowJson) as Workflow | Record<string, never> | null,
     createdAt: ts(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };

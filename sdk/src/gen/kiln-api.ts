@@ -1261,8 +1261,8 @@ export interface components {
             versions: components["schemas"]["VersionSummary"][];
             /** @description the version `workflow` belongs to: ?versionId=, else the draft, else the published one */
             describedVersionId: string;
-            /** @description null until a workflow is saved */
-            workflow: components["schemas"]["Workflow"] | null;
+            /** @description {} until a workflow is saved */
+            workflow: components["schemas"]["Workflow"] | Record<string, never> | null;
         };
         AgentVersion: {
             id: string;
@@ -1270,8 +1270,8 @@ export interface components {
             version: number;
             /** @enum {string} */
             status: "draft" | "published";
-            /** @description null until a workflow is saved */
-            workflow: components["schemas"]["Workflow"] | null;
+            /** @description {} until a workflow is saved */
+            workflow: components["schemas"]["Workflow"] | Record<string, never> | null;
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
@@ -6917,6 +6917,8 @@ export interface operations {
                         info: {
                             title: string;
                             version: string;
+                        } & {
+                            [key: string]: unknown;
                         };
                     } & {
                         [key: string]: unknown;
