@@ -25,7 +25,8 @@ const isEnvelope = (body: unknown): body is components["schemas"]["ErrorEnvelope
 export function retryAfterMsOf(header: string | null, now = Date.now()): number | undefined {
   if (header === null || header.trim() === "") return undefined;
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
+  // An HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT") has letters; Date.parse would also take "-5".
+  const at = /[a-z]/i.test(header) ? Date.parse(header) : Number.NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
