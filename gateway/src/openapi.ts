@@ -123,6 +123,35 @@ export const SECURITY_SCHEMES = {
 
 const errorRef = ref(ErrorEnvelope);
 
+/** What each status means (api.md "Errors"), as the description of each documented response. */
+const RESPONSE_DESCRIPTIONS: Record<string, string> = {
+  200: "OK",
+  201: "Created (a resource, a version or a stored run)",
+  202: "Accepted: started asynchronously",
+  400: "invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields",
+  401: "unauthenticated: missing, malformed, expired or revoked credentials",
+  403: "permission_denied: a missing scope, AI not entitled or no AI-platform permission",
+  404: "not_found: no such resource for this caller",
+  409: "already_exists (a unique key such as toolKey) or failed_precondition (a state conflict)",
+  413: "payload_too_large: a body over 1 MiB",
+  429: "resource_exhausted: rate limit or plan quota; retry after Retry-After",
+  500: "internal: the cause is logged with the request id",
+  502: "provider_error: the model provider failed",
+  503: "unavailable: a dependency is down; safe to retry",
+  504: "provider_timeout: the model provider did not answer in time",
+};
+
+/** The route's response schemas, each with the description of its status. */
+function describedResponses(response: Record<string, unknown> | undefined) {
+  if (!response) return undefined;
+  return Object.fromEntries(
+    Object.entries(response).map(([status, schema]) => [
+      status,
+      { ...(schema as object), description: RESPONSE_DESCRIPTIONS[status] ?? "" },
+    ]),
+  );
+}
+
 /**
  * The error statuses a route can answer whatever it does (api.md "Errors"): 429 (rate limit),
  * 500 and 503 anywhere; 401 without credentials; 400 for a bad body, query or path parameter;
@@ -158,7 +187,11 @@ export async function registerOpenApi(app: GatewayApp): Promise<void> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => ({
-      schema: { ...schema, "x-api-stability": route.config?.stability ?? "non-public" } as typeof schema,
+      schema: {
+        ...schema,
+        response: describedResponses(schema?.response as Record<string, unknown> | undefined),
+        "x-api-stability": route.config?.stability ?? "non-public",
+      } as typeof schema,
       url,
     }),
   });

@@ -1558,7 +1558,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1572,7 +1572,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1581,7 +1581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1590,7 +1590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1599,7 +1599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1608,7 +1608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1617,7 +1617,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1644,7 +1644,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1657,7 +1657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1666,7 +1666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1675,7 +1675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1684,7 +1684,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1693,7 +1693,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1702,7 +1702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1722,7 +1722,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1740,7 +1740,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1749,7 +1749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1758,7 +1758,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1785,7 +1785,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1794,7 +1794,7 @@ export interface operations {
                     "application/json": components["schemas"]["OnboardingResult"];
                 };
             };
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1803,7 +1803,7 @@ export interface operations {
                     "application/json": components["schemas"]["OnboardingResult"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1812,7 +1812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1821,7 +1821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1830,7 +1830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1839,7 +1839,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1848,7 +1848,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1857,7 +1857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1883,7 +1883,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1892,7 +1892,7 @@ export interface operations {
                     "application/json": components["schemas"]["SetupVerification"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1901,7 +1901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1910,7 +1910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1919,7 +1919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1928,7 +1928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1937,7 +1937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1962,7 +1962,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1974,7 +1974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1983,7 +1983,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1992,7 +1992,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2001,7 +2001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2010,7 +2010,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2019,7 +2019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2028,7 +2028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2056,7 +2056,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2074,7 +2074,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2083,7 +2083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2092,7 +2092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2101,7 +2101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2110,7 +2110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2119,7 +2119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2128,7 +2128,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2137,7 +2137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2159,7 +2159,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2168,7 +2168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2177,7 +2177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2186,7 +2186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2195,7 +2195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2204,7 +2204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2213,7 +2213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2222,7 +2222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2242,7 +2242,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2254,7 +2254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2263,7 +2263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2281,7 +2281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2307,7 +2307,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2319,7 +2319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2328,7 +2328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2337,7 +2337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2346,7 +2346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2355,7 +2355,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2364,7 +2364,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2373,7 +2373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2402,7 +2402,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2411,7 +2411,7 @@ export interface operations {
                     "application/json": components["schemas"]["Prompt"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2420,7 +2420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2429,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2438,7 +2438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2447,7 +2447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2456,7 +2456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2465,7 +2465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2474,7 +2474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2498,7 +2498,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2507,7 +2507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Prompt"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2516,7 +2516,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2525,7 +2525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2534,7 +2534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2543,7 +2543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2552,7 +2552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2561,7 +2561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2591,7 +2591,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2600,7 +2600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Prompt"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2609,7 +2609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2618,7 +2618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2627,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2636,7 +2636,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2645,7 +2645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2654,7 +2654,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2663,7 +2663,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2708,7 +2708,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2717,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptVersion"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2726,7 +2726,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2735,7 +2735,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2744,7 +2744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2753,7 +2753,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2762,7 +2762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2771,7 +2771,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2780,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2808,7 +2808,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,7 +2817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Prompt"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2826,7 +2826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2835,7 +2835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2844,7 +2844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2853,7 +2853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2862,7 +2862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2871,7 +2871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,7 +2880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,7 +2889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2915,7 +2915,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2927,7 +2927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,7 +2936,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2945,7 +2945,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2954,7 +2954,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2963,7 +2963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2972,7 +2972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2981,7 +2981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3021,7 +3021,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3030,7 +3030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3039,7 +3039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3048,7 +3048,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3057,7 +3057,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3066,7 +3066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3075,7 +3075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3084,7 +3084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3093,7 +3093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3102,7 +3102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3124,7 +3124,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3133,7 +3133,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3142,7 +3142,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3151,7 +3151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3160,7 +3160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3169,7 +3169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3178,7 +3178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,7 +3187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3216,7 +3216,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3225,7 +3225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3234,7 +3234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3243,7 +3243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3252,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3261,7 +3261,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3270,7 +3270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3279,7 +3279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3288,7 +3288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3325,7 +3325,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3334,7 +3334,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolVersion"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,7 +3343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3352,7 +3352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3361,7 +3361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3370,7 +3370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3379,7 +3379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3397,7 +3397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3423,7 +3423,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3432,7 +3432,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionDiff"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3441,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3450,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3459,7 +3459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3468,7 +3468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3477,7 +3477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3486,7 +3486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3512,7 +3512,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3524,7 +3524,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3533,7 +3533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3542,7 +3542,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3551,7 +3551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3560,7 +3560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3569,7 +3569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3578,7 +3578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3607,7 +3607,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3616,7 +3616,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3625,7 +3625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3634,7 +3634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3643,7 +3643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3652,7 +3652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3661,7 +3661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3670,7 +3670,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3679,7 +3679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3703,7 +3703,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3712,7 +3712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3721,7 +3721,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3730,7 +3730,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3739,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3748,7 +3748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3757,7 +3757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3766,7 +3766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3795,7 +3795,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3804,7 +3804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3813,7 +3813,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3822,7 +3822,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3831,7 +3831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3840,7 +3840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3849,7 +3849,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3858,7 +3858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3867,7 +3867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3895,7 +3895,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3904,7 +3904,7 @@ export interface operations {
                     "application/json": components["schemas"]["SkillVersion"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3922,7 +3922,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3931,7 +3931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3940,7 +3940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3949,7 +3949,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3958,7 +3958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3967,7 +3967,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3976,7 +3976,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4004,7 +4004,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4013,7 +4013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4022,7 +4022,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4031,7 +4031,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4040,7 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4049,7 +4049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4058,7 +4058,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4067,7 +4067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4076,7 +4076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4085,7 +4085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4111,7 +4111,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4120,7 +4120,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionDiff"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4129,7 +4129,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4138,7 +4138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4147,7 +4147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4156,7 +4156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4165,7 +4165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4174,7 +4174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4212,7 +4212,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4221,7 +4221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4230,7 +4230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4239,7 +4239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4248,7 +4248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4257,7 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4266,7 +4266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4275,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4284,7 +4284,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4293,7 +4293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4324,7 +4324,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4333,7 +4333,7 @@ export interface operations {
                     "application/json": components["schemas"]["Skill"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4342,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4351,7 +4351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4360,7 +4360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4369,7 +4369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4378,7 +4378,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4387,7 +4387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4396,7 +4396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4405,7 +4405,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4431,7 +4431,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4443,7 +4443,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4452,7 +4452,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4461,7 +4461,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4470,7 +4470,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4479,7 +4479,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4488,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4497,7 +4497,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4526,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta. */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4535,7 +4535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4544,7 +4544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4553,7 +4553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4562,7 +4562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4571,7 +4571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4580,7 +4580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4589,7 +4589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4598,7 +4598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4622,7 +4622,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta. */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4631,7 +4631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4640,7 +4640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4649,7 +4649,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4658,7 +4658,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4667,7 +4667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4676,7 +4676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4685,7 +4685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,7 +4714,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta. */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4723,7 +4723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4732,7 +4732,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4741,7 +4741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4750,7 +4750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4759,7 +4759,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4768,7 +4768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4777,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4814,7 +4814,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4823,7 +4823,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentVersion"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4832,7 +4832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4841,7 +4841,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4850,7 +4850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4859,7 +4859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4868,7 +4868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4877,7 +4877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4886,7 +4886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -4895,7 +4895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4926,7 +4926,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4935,7 +4935,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentVersion"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4944,7 +4944,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4953,7 +4953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4962,7 +4962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4971,7 +4971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4980,7 +4980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4989,7 +4989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4998,7 +4998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5007,7 +5007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5038,7 +5038,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5047,7 +5047,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowValidation"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5056,7 +5056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5065,7 +5065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5074,7 +5074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5083,7 +5083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5092,7 +5092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5101,7 +5101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5110,7 +5110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5138,7 +5138,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta. */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5147,7 +5147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5156,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5165,7 +5165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5174,7 +5174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5183,7 +5183,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5192,7 +5192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5201,7 +5201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5210,7 +5210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5219,7 +5219,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5245,7 +5245,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5254,7 +5254,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionDiff"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5263,7 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5272,7 +5272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5281,7 +5281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5290,7 +5290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5299,7 +5299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5308,7 +5308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5335,7 +5335,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta. */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5344,7 +5344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5353,7 +5353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5362,7 +5362,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5371,7 +5371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5380,7 +5380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5389,7 +5389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5398,7 +5398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5407,7 +5407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5416,7 +5416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5454,7 +5454,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5463,7 +5463,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5472,7 +5472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5481,7 +5481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5490,7 +5490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5499,7 +5499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5508,7 +5508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5517,7 +5517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5526,7 +5526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5535,7 +5535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_error: the model provider failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5544,7 +5544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5553,7 +5553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_timeout: the model provider did not answer in time */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -5589,7 +5589,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5598,7 +5598,7 @@ export interface operations {
                     "application/json": components["schemas"]["SkillRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5607,7 +5607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5616,7 +5616,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5625,7 +5625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5634,7 +5634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5643,7 +5643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5652,7 +5652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5661,7 +5661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5670,7 +5670,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_error: the model provider failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5679,7 +5679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5688,7 +5688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_timeout: the model provider did not answer in time */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -5721,7 +5721,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5730,7 +5730,7 @@ export interface operations {
                     "application/json": components["schemas"]["SkillPreview"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5739,7 +5739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5748,7 +5748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5757,7 +5757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5766,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,7 +5775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5784,7 +5784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5793,7 +5793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5802,7 +5802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_error: the model provider failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -5811,7 +5811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5820,7 +5820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_timeout: the model provider did not answer in time */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -5842,7 +5842,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5851,7 +5851,7 @@ export interface operations {
                     "application/json": components["schemas"]["SkillRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5860,7 +5860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5869,7 +5869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5878,7 +5878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5887,7 +5887,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5896,7 +5896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5905,7 +5905,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5942,7 +5942,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5951,7 +5951,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description Accepted: started asynchronously */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -5960,7 +5960,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5969,7 +5969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5978,7 +5978,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5987,7 +5987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5996,7 +5996,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6005,7 +6005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6014,7 +6014,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6023,7 +6023,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6032,7 +6032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_error: the model provider failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -6041,7 +6041,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6050,7 +6050,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_timeout: the model provider did not answer in time */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -6073,7 +6073,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6082,7 +6082,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRunComparison"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6091,7 +6091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6100,7 +6100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6109,7 +6109,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6118,7 +6118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6127,7 +6127,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6136,7 +6136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6158,7 +6158,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6167,7 +6167,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6176,7 +6176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6185,7 +6185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6194,7 +6194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6203,7 +6203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6212,7 +6212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6221,7 +6221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6256,7 +6256,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6265,7 +6265,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6274,7 +6274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6283,7 +6283,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6292,7 +6292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6301,7 +6301,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6310,7 +6310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6319,7 +6319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6328,7 +6328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6337,7 +6337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_error: the model provider failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -6346,7 +6346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6355,7 +6355,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description provider_timeout: the model provider did not answer in time */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -6383,7 +6383,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6392,7 +6392,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoadedAgentInputs"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6401,7 +6401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6410,7 +6410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6419,7 +6419,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6428,7 +6428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6437,7 +6437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6446,7 +6446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6455,7 +6455,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6464,7 +6464,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6492,7 +6492,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6504,7 +6504,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6513,7 +6513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6522,7 +6522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6531,7 +6531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6540,7 +6540,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6549,7 +6549,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6558,7 +6558,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6602,7 +6602,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -6614,7 +6614,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6623,7 +6623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6632,7 +6632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6641,7 +6641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6650,7 +6650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6659,7 +6659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6668,7 +6668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6677,7 +6677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6712,7 +6712,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Accepted: started asynchronously */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -6727,7 +6727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6736,7 +6736,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6745,7 +6745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6754,7 +6754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6763,7 +6763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6772,7 +6772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description payload_too_large: a body over 1 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6781,7 +6781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6790,7 +6790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6799,7 +6799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6822,7 +6822,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6831,7 +6831,7 @@ export interface operations {
                     "application/json": components["schemas"]["EvaluationRun"];
                 };
             };
-            /** @description Default Response */
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6840,7 +6840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6849,7 +6849,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6858,7 +6858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description not_found: no such resource for this caller */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6867,7 +6867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6876,7 +6876,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6885,7 +6885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6905,7 +6905,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6925,7 +6925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6934,7 +6934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description internal: the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -6943,7 +6943,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Default Response */
+            /** @description unavailable: a dependency is down; safe to retry */
             503: {
                 headers: {
                     [name: string]: unknown;
