@@ -181,14 +181,14 @@ describe("prompts", () => {
 
   it("pages through a list with limit and cursor, and iterates every item", async () => {
     for (const name of ["P1", "P2", "P3"]) await user.prompts.create({ organizationId, name });
-    const first = await user.prompts.list({ organizationId, limit: "2" });
+    const first = await user.prompts.list({ organizationId, limit: 2 });
     expect(first.data).toHaveLength(2);
     expect(first.nextCursor).toEqual(expect.any(String));
     const names: string[] = [];
-    for await (const p of user.prompts.list({ organizationId, limit: "2" })) names.push(p.name);
+    for await (const p of user.prompts.list({ organizationId, limit: 2 })) names.push(p.name);
     expect(names).toEqual(["P3", "P2", "P1", "Weather report"]);
     const pages: number[] = [];
-    for await (const page of keyed.prompts.list({ limit: "3" }).pages()) pages.push(page.data.length);
+    for await (const page of keyed.prompts.list({ limit: 3 }).pages()) pages.push(page.data.length);
     expect(pages).toEqual([3, 1]);
   });
 });
@@ -295,7 +295,7 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     });
     expect(created.data.map((c) => c.name)).toEqual(["Lyon", "Nice"]);
     const listed = [];
-    for await (const c of keyed.evaluations.listCases(skillId, { limit: "1" })) listed.push(c.name);
+    for await (const c of keyed.evaluations.listCases(skillId, { limit: 1 })) listed.push(c.name);
     expect(listed.sort()).toEqual(["Lyon", "Nice"]);
 
     const started = await keyed.evaluations.run(skillId, { targets: ["draft", "published"] });
@@ -398,6 +398,9 @@ describe("errors as KilnError", () => {
     expect(error.details).toContainEqual({ field: "unknownField", issue: "is not allowed" });
     expect(error.requestId).toMatch(/^req_/);
     expect(error.message).toBe("the request is invalid");
+    const limit = await failureOf(user.prompts.list({ organizationId, limit: 0 }));
+    expect(limit).toMatchObject({ status: 400, code: "invalid_argument" });
+    expect(limit.details.map((d) => d.field)).toEqual(["limit"]);
   });
 
   it("401 for a bad credential, 403 for a missing scope, 404 for an unknown id", async () => {

@@ -1,4 +1,4 @@
-import { PaginatedList } from "./paginated-list.js";
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type {
   Agent,
   AgentRun,
@@ -18,12 +18,11 @@ import { pollUntil, type WaitOptions } from "./wait.js";
 export class Agents {
   constructor(private readonly t: Transport) {}
 
-  list(query: Query<"listAgents"> = {}, options?: RequestOptions): PaginatedList<Agent> {
+  list(query: ListQuery<Query<"listAgents">> = {}, options?: RequestOptions): PaginatedList<Agent> {
     return new PaginatedList(
       (cursor) =>
         this.t.call(
-          (init) =>
-            this.t.api.GET("/api/agents", { ...init, params: { query: { ...query, ...(cursor && { cursor }) } } }),
+          (init) => this.t.api.GET("/api/agents", { ...init, params: { query: pageQuery(query, cursor) } }),
           options,
         ),
       query.cursor,

@@ -1,4 +1,4 @@
-import { PaginatedList } from "./paginated-list.js";
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type {
   CreateEvaluationCasesRequest,
   EvaluationCase,
@@ -16,7 +16,7 @@ export class Evaluations {
 
   listCases(
     skillId: string,
-    query: Query<"listEvaluationCases"> = {},
+    query: ListQuery<Query<"listEvaluationCases">> = {},
     options?: RequestOptions,
   ): PaginatedList<EvaluationCase> {
     return new PaginatedList(
@@ -25,7 +25,7 @@ export class Evaluations {
           (init) =>
             this.t.api.GET("/api/skills/{id}/evaluation-cases", {
               ...init,
-              params: { path: { id: skillId }, query: { ...query, ...(cursor && { cursor }) } },
+              params: { path: { id: skillId }, query: pageQuery(query, cursor) },
             }),
           options,
         ),

@@ -43,3 +43,19 @@ export class PaginatedList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> 
     for await (const page of this.pages()) yield* page.data;
   }
 }
+
+/** The query of a list route as the SDK takes it: `limit` as a number (1–200). */
+export type ListQuery<Q extends { limit?: string; cursor?: string }> = Omit<Q, "limit"> & { limit?: number };
+
+/** The query of one page: the caller's, with `limit` as the wire's digits and the page's cursor. */
+export function pageQuery<Q extends { limit?: string; cursor?: string }>(
+  query: ListQuery<Q>,
+  cursor: string | undefined,
+): Q {
+  const { limit, ...rest } = query;
+  return {
+    ...rest,
+    ...(limit === undefined ? {} : { limit: String(limit) }),
+    ...(cursor === undefined ? {} : { cursor }),
+  } as Q;
+}

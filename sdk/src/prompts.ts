@@ -1,4 +1,4 @@
-import { PaginatedList } from "./paginated-list.js";
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { CreatePromptVersionRequest, Prompt, PromptRun, PromptVersion, Query, RequestBody } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
@@ -7,12 +7,11 @@ export class Prompts {
   constructor(private readonly t: Transport) {}
 
   /** An organization's prompts, newest first (an API key may omit organizationId). */
-  list(query: Query<"listPrompts"> = {}, options?: RequestOptions): PaginatedList<Prompt> {
+  list(query: ListQuery<Query<"listPrompts">> = {}, options?: RequestOptions): PaginatedList<Prompt> {
     return new PaginatedList(
       (cursor) =>
         this.t.call(
-          (init) =>
-            this.t.api.GET("/api/prompts", { ...init, params: { query: { ...query, ...(cursor && { cursor }) } } }),
+          (init) => this.t.api.GET("/api/prompts", { ...init, params: { query: pageQuery(query, cursor) } }),
           options,
         ),
       query.cursor,

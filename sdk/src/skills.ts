@@ -1,4 +1,4 @@
-import { PaginatedList } from "./paginated-list.js";
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { Query, RequestBody, Skill, SkillPreview, SkillRun, SkillVersion, VersionDiff } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
@@ -6,12 +6,11 @@ import type { IdempotentRequestOptions, RequestOptions, Transport } from "./tran
 export class Skills {
   constructor(private readonly t: Transport) {}
 
-  list(query: Query<"listSkills"> = {}, options?: RequestOptions): PaginatedList<Skill> {
+  list(query: ListQuery<Query<"listSkills">> = {}, options?: RequestOptions): PaginatedList<Skill> {
     return new PaginatedList(
       (cursor) =>
         this.t.call(
-          (init) =>
-            this.t.api.GET("/api/skills", { ...init, params: { query: { ...query, ...(cursor && { cursor }) } } }),
+          (init) => this.t.api.GET("/api/skills", { ...init, params: { query: pageQuery(query, cursor) } }),
           options,
         ),
       query.cursor,

@@ -1,4 +1,4 @@
-import { PaginatedList } from "./paginated-list.js";
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type {
   CreateToolRequest,
   CreateToolVersionRequest,
@@ -14,12 +14,11 @@ import type { RequestOptions, Transport } from "./transport.js";
 export class Tools {
   constructor(private readonly t: Transport) {}
 
-  list(query: Query<"listTools"> = {}, options?: RequestOptions): PaginatedList<Tool> {
+  list(query: ListQuery<Query<"listTools">> = {}, options?: RequestOptions): PaginatedList<Tool> {
     return new PaginatedList(
       (cursor) =>
         this.t.call(
-          (init) =>
-            this.t.api.GET("/api/tools", { ...init, params: { query: { ...query, ...(cursor && { cursor }) } } }),
+          (init) => this.t.api.GET("/api/tools", { ...init, params: { query: pageQuery(query, cursor) } }),
           options,
         ),
       query.cursor,

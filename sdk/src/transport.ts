@@ -97,7 +97,12 @@ export class Transport {
 
   constructor(options: KilnOptions) {
     checkOptions(options);
-    this.#options = { timeoutMs: 60_000, maxRetries: 2, maxRetryDelayMs: 60_000, ...options };
+    this.#options = {
+      ...options,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      maxRetries: options.maxRetries ?? 2,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    };
     const credential = options.accessToken ?? options.apiKey;
     this.api = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
