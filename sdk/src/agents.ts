@@ -1,4 +1,5 @@
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   Agent,
   AgentRun,
@@ -12,7 +13,6 @@ import type {
   WorkflowValidation,
 } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
-import { pollUntil, type WaitOptions } from "./wait.js";
 
 /** Agents, their versions and workflows (authoring: public beta; `get` and `run`: stable). */
 export class Agents {

@@ -1,4 +1,5 @@
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   CreateEvaluationCasesRequest,
   EvaluationCase,
@@ -8,7 +9,6 @@ import type {
   StartedEvaluationRun,
 } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
-import { pollUntil, type WaitOptions } from "./wait.js";
 
 /** Evaluation cases of a skill and evaluation runs against its draft and/or published version (public beta). */
 export class Evaluations {

@@ -1,7 +1,9 @@
-import { Models, Onboarding, Setup } from "./account.js";
 import { AgentRuns, Agents } from "./agents.js";
 import { Evaluations } from "./evaluations.js";
+import { Models } from "./models.js";
+import { Onboarding } from "./onboarding.js";
 import { Prompts } from "./prompts.js";
+import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
 import { Tools } from "./tools.js";
 import { type KilnOptions, Transport } from "./transport.js";
