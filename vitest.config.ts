@@ -9,7 +9,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["{proto,services/*,gateway,launcher}/src/**/*.test.ts"],
+          include: ["{proto,services/*,gateway,launcher,sdk}/src/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
         },
       },

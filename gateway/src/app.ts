@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
 import rateLimit from "@fastify/rate-limit";
-import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
@@ -14,15 +13,16 @@ import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
+import Type from "typebox";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
+import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
-import { ErrorEnvelope } from "./schemas.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -115,7 +115,9 @@ export async function buildGateway(deps: GatewayDeps) {
   app.addHook("onSend", async (request, reply) => {
     if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
   });
-  app.addSchema(ErrorEnvelope);
+  // Responses are written as the views build them: free-form user JSON keeps every key in its
+  // order; the response schemas document them (and a test checks them), they do not reshape them.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // JSON only. An empty body reads as {} so routes whose fields are all optional take none;
   // "__proto__" keys stay plain data (JSON.parse never touches prototypes).
@@ -130,24 +132,7 @@ export async function buildGateway(deps: GatewayDeps) {
     }
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: {
-        title: "Kiln API",
-        version: "0.1.0",
-        description: "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope.",
-      },
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: "http", scheme: "bearer", description: "An access token (JWT) or an API key" },
-          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-        },
-      },
-      security: [{ bearerAuth: [] }, { apiKey: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
+  await registerOpenApi(app);
 
   // Authentication runs before the body is read: an anonymous caller never gets a body parsed.
   app.addHook("onRequest", async (request, reply) => {
@@ -210,8 +195,25 @@ export async function buildGateway(deps: GatewayDeps) {
 
   app.get(
     "/api/openapi.json",
-    { config: { public: true, stability: "non-public" }, schema: { hide: true } },
-    async () => app.swagger(),
+    {
+      config: { public: true, stability: "non-public" },
+      schema: {
+        tags: ["openapi"],
+        operationId: "getOpenApiDocument",
+        summary: "This document",
+        security: [],
+        response: {
+          200: Type.Object(
+            {
+              openapi: Type.Literal("3.1.0"),
+              info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
+            },
+            { additionalProperties: true },
+          ),
+        },
+      },
+    },
+    async () => app.swagger() as { openapi: "3.1.0"; info: { title: string; version: string } },
   );
 
   return {

@@ -1,9 +1,11 @@
 import { ConnectError } from "@connectrpc/connect";
-import { DomainError, type ErrorKind, type FieldIssue } from "@kiln/kit/errors";
+import { DomainError, type FieldIssue } from "@kiln/kit/errors";
 import { remoteErrorOf } from "@kiln/kit/rpc/errors";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import type { ERROR_CODES } from "./schemas.js";
 
-export type ErrorCode = ErrorKind | "payload_too_large" | "internal";
+/** The codes of the error envelope (documented in the OpenAPI document from the same list). */
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The one table of api.md "Conventions": error code → HTTP status. */
 export const STATUS_OF_CODE: Record<ErrorCode, number> = {

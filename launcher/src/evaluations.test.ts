@@ -668,7 +668,12 @@ describe("the OpenAPI document", () => {
       responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
       tags?: string[];
     };
-    const doc = (await api.get<{ paths: Record<string, Record<string, Operation>> }>("/api/openapi.json")).body;
+    const doc = (
+      await api.get<{
+        paths: Record<string, Record<string, Operation>>;
+        components: { schemas: Record<string, unknown> };
+      }>("/api/openapi.json")
+    ).body;
     const expected: [string, string, number, string[]][] = [
       ["get", "/api/skills/{id}/evaluation-cases", 200, ["400", "401", "403", "404"]],
       ["post", "/api/skills/{id}/evaluation-cases", 201, ["400", "401", "403", "404"]],
@@ -695,9 +700,11 @@ describe("the OpenAPI document", () => {
         expect(body, `${method} ${path} body`).toMatchObject({ type: "object", additionalProperties: false });
       }
     }
-    const run = doc.paths["/api/skills/{id}/evaluations/{evaluationRunId}"]?.get?.responses["200"]?.content?.[
-      "application/json"
-    ]?.schema as { required?: string[] } | undefined;
+    const runRef =
+      doc.paths["/api/skills/{id}/evaluations/{evaluationRunId}"]?.get?.responses["200"]?.content?.["application/json"]
+        ?.schema;
+    expect(runRef).toEqual({ $ref: "#/components/schemas/EvaluationRun" });
+    const run = doc.components.schemas.EvaluationRun as { required?: string[] } | undefined;
     expect(run?.required).toEqual(
       expect.arrayContaining([
         "id",

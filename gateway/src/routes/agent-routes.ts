@@ -1,7 +1,7 @@
 import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List, Nullable, Timestamp } from "../schemas.js";
+import { Body, errorResponses, List, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {
   DiffQuerystring,
   Id,
@@ -15,7 +15,6 @@ import {
   VersionParams,
 } from "./catalog-requests.js";
 import {
-  FreeJson,
   parseJson,
   VersionDiffView,
   VersionSummaryView,
@@ -33,11 +32,72 @@ import { iso } from "./views.js";
 const tags = ["agents"];
 const config = { stability: "beta" as const };
 const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
-const VersionStatus = Type.Union([Type.Literal("draft"), Type.Literal("published")]);
+const VersionStatus = OneOf(["draft", "published"]);
 const status = (s: string) => s as "draft" | "published";
 
 const WORKFLOW_DESCRIPTION =
   '{inputSchema, entry, steps: [{id, type: "prompt"|"skill"|"tool", ref: {promptId|skillId|toolId, …VersionId?}, input?: {name: binding}, next?: stepId | [{when: JSON Logic, to: stepId}]}], output: "{{steps.<id>.output}}", maxSteps?}';
+
+const Binding = Type.Unknown({
+  description: '"{{inputs.x}}", "{{steps.<id>.output}}", "{{steps.<id>.output.field}}" or a literal',
+});
+
+export const WorkflowStepView = Type.Object(
+  {
+    id: Type.String({ description: "a letter or _, then at most 64 letters, digits or _" }),
+    type: OneOf(["prompt", "skill", "tool"]),
+    ref: Type.Object(
+      {
+        promptId: Type.Optional(Type.String()),
+        promptVersionId: Type.Optional(Type.String()),
+        skillId: Type.Optional(Type.String()),
+        skillVersionId: Type.Optional(Type.String()),
+        toolId: Type.Optional(Type.String()),
+        toolVersionId: Type.Optional(Type.String()),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "the id of the step type's resource and optionally its version (pinned to the published one when the agent version is published)",
+      },
+    ),
+    input: Type.Optional(Type.Record(Type.String(), Binding, { description: "the step's input, by name" })),
+    next: Type.Optional(
+      Type.Union([
+        Type.String({ description: "the next step's id" }),
+        Type.Array(
+          Type.Object(
+            { when: Type.Unknown({ description: "a JSON Logic condition over {inputs, steps}" }), to: Type.String() },
+            { additionalProperties: false },
+          ),
+          { description: "the first condition that holds picks the next step; none ends the run" },
+        ),
+      ]),
+    ),
+  },
+  { $id: "WorkflowStep", additionalProperties: false },
+);
+
+/** An agent version's workflow (api.md "Agents"): configuration, never a resource of its own. */
+export const WorkflowView = Type.Object(
+  {
+    inputSchema: JsonObject("a JSON Schema of the inputs"),
+    entry: Type.String({ description: "the first step's id" }),
+    steps: Type.Array(ref(WorkflowStepView), { maxItems: 100 }),
+    output: Type.String({ description: '"{{steps.<id>.output}}"' }),
+    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000, description: "bounds loops (default 100)" })),
+  },
+  { $id: "Workflow", additionalProperties: false },
+);
+type Workflow = Static<typeof WorkflowView>;
+
+/** A version's workflow: `{}` until one is saved. */
+const AgentWorkflowView = Type.Union(
+  [ref(WorkflowView), Type.Object({}, { additionalProperties: false }), Type.Null()],
+  {
+    description: "{} until a workflow is saved",
+  },
+);
 
 export const AgentView = Type.Object(
   {
@@ -49,11 +109,11 @@ export const AgentView = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     draftVersionId: Nullable(Type.String()),
-    versions: Type.Array(VersionSummaryView),
+    versions: Type.Array(ref(VersionSummaryView)),
     describedVersionId: Type.String({
       description: "the version `workflow` belongs to: ?versionId=, else the draft, else the published one",
     }),
-    workflow: FreeJson,
+    workflow: AgentWorkflowView,
   },
   {
     $id: "Agent",
@@ -73,7 +133,7 @@ export const agentView = (a: Agent | undefined) => {
     draftVersionId: a.draftVersionId || null,
     versions: a.versions.map(versionSummaryView),
     describedVersionId: a.describedVersionId,
-    workflow: parseJson(a.workflowJson),
+    workflow: parseJson(a.workflowJson) as Workflow | Record<string, never> | null,
   };
 };
 
@@ -83,7 +143,7 @@ export const AgentVersionView = Type.Object(
     agentId: Type.String(),
     version: Type.Integer(),
     status: VersionStatus,
-    workflow: FreeJson,
+    workflow: AgentWorkflowView,
     createdAt: Timestamp,
     publishedAt: Nullable(Timestamp),
   },
@@ -96,21 +156,24 @@ export const agentVersionView = (v: AgentVersion | undefined) => {
     agentId: v.agentId,
     version: v.version,
     status: status(v.status),
-    workflow: parseJson(v.workflowJson),
+    workflow: parseJson(v.workflowJson) as Workflow | Record<string, never> | null,
     createdAt: ts(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };
 };
 
-const IssueView = Type.Object({
-  path: Type.String({ description: 'into the workflow, e.g. "steps[1].input.city"' }),
-  code: Type.String({ description: "e.g. unknown_step, unbounded_cycle, unknown_reference" }),
-  message: Type.String(),
-});
+export const IssueView = Type.Object(
+  {
+    path: Type.String({ description: 'into the workflow, e.g. "steps[1].input.city"' }),
+    code: Type.String({ description: "e.g. unknown_step, unbounded_cycle, unknown_reference" }),
+    message: Type.String(),
+  },
+  { $id: "WorkflowIssue" },
+);
 const issueView = (i: WorkflowIssue) => ({ path: i.path, code: i.code, message: i.message });
 
-const WorkflowValidationView = Type.Object(
-  { valid: Type.Boolean(), errors: Type.Array(IssueView), warnings: Type.Array(IssueView) },
+export const WorkflowValidationView = Type.Object(
+  { valid: Type.Boolean(), errors: Type.Array(ref(IssueView)), warnings: Type.Array(ref(IssueView)) },
   { $id: "WorkflowValidation" },
 );
 
@@ -125,9 +188,10 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "listAgents",
         summary: "List an organization's agents, newest first",
         querystring: ListQuerystring,
-        response: { 200: List(AgentView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(AgentView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -142,6 +206,7 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createAgent",
         summary: "Create an agent with an empty draft version 1",
         body: Body({
           organizationId: Type.Optional(
@@ -150,7 +215,7 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
           name: Text,
           description: Type.Optional(Text),
         }),
-        response: { 201: AgentView, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: ref(AgentView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -169,11 +234,12 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "stable" as const },
       schema: {
         tags,
+        operationId: "getAgent",
         summary:
           "An agent (stable up to updatedAt); workflow describes ?versionId= (default: the draft, else the published version)",
         params: IdParams,
         querystring: VersionIdQuerystring,
-        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -191,10 +257,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "updateAgent",
         summary: "Change an agent's name or description",
         params: IdParams,
         body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
-        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -210,10 +277,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createAgentVersion",
         summary: "Create the agent's draft version, copied from fromVersionId (default: the latest); one draft at most",
         params: IdParams,
         body: Body({ fromVersionId: Type.Optional(Id) }),
-        response: { 201: AgentVersionView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 201: ref(AgentVersionView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
@@ -231,10 +299,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "saveAgentWorkflow",
         summary: "Save the workflow of a draft agent version (400 for a malformed shape, 409 when published)",
         params: IdParams,
         body: Body({ workflow: Workflow }),
-        response: { 200: AgentVersionView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(AgentVersionView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -252,10 +321,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "validateAgentWorkflow",
         summary: "Validate a workflow (default: the version's saved one); always 200 with every finding",
         params: IdParams,
         body: Body({ workflow: Type.Optional(Workflow) }),
-        response: { 200: WorkflowValidationView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(WorkflowValidationView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -277,11 +347,12 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "publishAgentVersion",
         summary:
           "Publish an agent version (default: the draft), pinning unversioned references; an invalid workflow is 409",
         params: IdParams,
         body: Body({ versionId: Type.Optional(Id) }),
-        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -299,10 +370,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "diffAgentVersions",
         summary: "The changes from ?against= (default: the version before) to this agent version",
         params: VersionParams,
         querystring: DiffQuerystring,
-        response: { 200: VersionDiffView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(VersionDiffView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -324,10 +396,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "rollbackAgentVersion",
         summary: "Publish a new version copying this version's workflow (validated like publish); answers the agent",
         params: VersionParams,
         body: Body({}),
-        response: { 200: AgentView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {

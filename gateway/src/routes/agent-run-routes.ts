@@ -1,48 +1,66 @@
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
-import { Body, errorResponses, Nullable, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
-import { agentRunView, OutputView, RunCommonFields, RunErrorView, ToolCallView, UsageView } from "./run-routes.js";
+import {
+  agentRunView,
+  OutputView,
+  RunCommonFields,
+  RunErrorView,
+  RunStatus,
+  ToolCallView,
+  UsageView,
+} from "./run-routes.js";
 
 const MAX_COMPARED = 10;
 
 /** A step of an agent run (api.md "Agents"): stable contract. */
-const AgentStepView = Type.Object({
-  stepId: Type.String(),
-  type: Type.String({ description: "prompt, skill or tool" }),
-  status: Type.String({ description: "succeeded or failed" }),
-  input: FreeJson,
-  output: OutputView,
-  runId: Type.Optional(Type.String({ description: "the child prompt or skill run the step stored" })),
-  provider: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-  usage: UsageView,
-  estimatedCostUsd: Nullable(Type.Number()),
-  latencyMs: Type.Integer(),
-  toolCalls: Type.Array(ToolCallView),
-  error: Type.Optional(RunErrorView),
-  reused: Type.Boolean({ description: "true when a rerun reused the parent run's recorded output" }),
-});
+export const AgentStepView = Type.Object(
+  {
+    stepId: Type.String(),
+    type: OneOf(["prompt", "skill", "tool"]),
+    status: RunStatus,
+    input: FreeJson,
+    output: OutputView,
+    runId: Type.Optional(Type.String({ description: "the child prompt or skill run the step stored" })),
+    provider: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    usage: ref(UsageView),
+    estimatedCostUsd: Nullable(Type.Number()),
+    latencyMs: Type.Integer(),
+    toolCalls: Type.Array(ref(ToolCallView)),
+    error: Type.Optional(ref(RunErrorView)),
+    reused: Type.Boolean({ description: "true when a rerun reused the parent run's recorded output" }),
+  },
+  { $id: "AgentRunStep" },
+);
 
 /** The agent run: the shared run shape of api.md "Runs" with the agent fields. Stable contract. */
 export const AgentRunView = Type.Object(
   {
     id: Type.String(),
+    kind: OneOf(["agent"]),
     ...RunCommonFields,
-    kind: Type.String({ description: "agent" }),
-    completedAt: Nullable(Timestamp),
+    status: OneOf(["succeeded", "failed", "running"], {
+      description: "running: an asynchronous run not finished yet (poll it)",
+    }),
+    completedAt: Nullable(Timestamp, { description: "null while running" }),
     agentId: Type.String(),
     agentVersionId: Type.String(),
-    steps: Type.Array(AgentStepView),
-    parentRunId: Type.Optional(Type.String()),
+    steps: Type.Array(ref(AgentStepView)),
+    parentRunId: Type.Optional(Type.String({ description: "set on a rerun: the run it reused" })),
     rerunFromStepId: Type.Optional(Type.String()),
   },
   { $id: "AgentRun" },
 );
 
-const InputIssueView = Type.Object({ path: Type.String(), code: Type.String(), message: Type.String() });
+const InputIssueView = Type.Object({
+  path: Type.String({ description: 'e.g. "inputs.language"' }),
+  code: OneOf(["required", "not_allowed", "invalid_value"]),
+  message: Type.String(),
+});
 
 export const LoadedInputsView = Type.Object(
   {
@@ -55,7 +73,7 @@ export const LoadedInputsView = Type.Object(
 );
 
 const StepTotalsView = Type.Object({
-  usage: UsageView,
+  usage: ref(UsageView),
   estimatedCostUsd: Nullable(Type.Number()),
   latencyMs: Type.Integer(),
 });
@@ -67,7 +85,7 @@ export const AgentRunComparisonView = Type.Object(
         id: Type.String(),
         agentId: Type.String(),
         agentVersionId: Type.String(),
-        status: Type.String(),
+        status: OneOf(["succeeded", "failed", "running"]),
         createdAt: Timestamp,
       }),
     ),
@@ -77,14 +95,15 @@ export const AgentRunComparisonView = Type.Object(
         byRun: Type.Record(
           Type.String(),
           Nullable(
-            Type.Object({ status: Type.String(), output: OutputView, usage: UsageView, latencyMs: Type.Integer() }),
-            // null: that run did not execute the step.
+            Type.Object({ status: RunStatus, output: OutputView, usage: ref(UsageView), latencyMs: Type.Integer() }),
+            { description: "null: that run did not execute the step" },
           ),
+          { description: "by run id" },
         ),
         outputsEqual: Type.Boolean(),
       }),
     ),
-    totals: Type.Record(Type.String(), StepTotalsView),
+    totals: Type.Record(Type.String(), StepTotalsView, { description: "by run id" }),
   },
   { $id: "AgentRunComparison" },
 );
@@ -101,15 +120,17 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "stable" },
       schema: {
         tags: ["agent runtime"],
+        operationId: "runAgent",
         summary: "Run an agent's published version (or versionId); mode async answers 202 with a running run",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: Body({
           organizationId: Type.Optional(OrganizationId),
           inputs: JsonObject("the agent inputs, matching the version's inputSchema"),
           versionId: Type.Optional(Id),
           mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
         }),
-        response: { 201: AgentRunView, 202: AgentRunView, ...runErrors },
+        response: { 201: ref(AgentRunView), 202: ref(AgentRunView), ...runErrors },
       },
     },
     async (request, reply) => {
@@ -135,12 +156,13 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "beta" },
       schema: {
         tags: ["agent runtime"],
+        operationId: "compareAgentRuns",
         summary: "Compare 2 to 10 agent runs of one organization step by step",
         querystring: Type.Object(
           { runIds: Type.String({ minLength: 1, maxLength: 2_000, description: "comma-separated run ids" }) },
           { additionalProperties: false },
         ),
-        response: { 200: AgentRunComparisonView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(AgentRunComparisonView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -164,9 +186,10 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "stable" },
       schema: {
         tags: ["agent runtime"],
+        operationId: "getAgentRun",
         summary: "A stored agent run (poll an asynchronous run until its status is not running)",
         params: IdParams,
-        response: { 200: AgentRunView, ...errorResponses(401, 403, 404) },
+        response: { 200: ref(AgentRunView), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
@@ -181,13 +204,15 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "stable" },
       schema: {
         tags: ["agent runtime"],
+        operationId: "rerunAgentFromStep",
         summary: "A new run of the same agent version that reuses the outputs of the steps before stepId",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: Body({
           stepId: Type.String({ minLength: 1, maxLength: 200 }),
           inputs: Type.Optional(JsonObject("new inputs, in effect from stepId on")),
         }),
-        response: { 201: AgentRunView, ...runErrors },
+        response: { 201: ref(AgentRunView), ...runErrors },
       },
     },
     async (request, reply) => {
@@ -209,10 +234,11 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "stable" },
       schema: {
         tags: ["agent runtime"],
+        operationId: "loadAgentRunInputs",
         summary: "A run's inputs checked against an agent version (default: the published one)",
         params: IdParams,
         body: Body({ versionId: Type.Optional(Id) }),
-        response: { 200: LoadedInputsView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(LoadedInputsView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -228,7 +254,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         inputs: parseJson(r.inputsJson),
         validation: {
           valid: r.valid,
-          errors: parseJson(r.errorsJson) as { path: string; code: string; message: string }[],
+          errors: parseJson(r.errorsJson) as Static<typeof InputIssueView>[],
         },
       };
     },

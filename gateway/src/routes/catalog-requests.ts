@@ -20,7 +20,7 @@ export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 
 
 /** A free-form JSON object (schemas, tool config, bindings): sent to the service as JSON text, unchanged. */
 export const JsonObject = (description: string) =>
-  Type.Unsafe<Record<string, unknown>>({ type: "object", description });
+  Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true, description });
 
 /** A tool to attach: a bare tool id pins the tool's current version (api.md "Prompts", "Skills"). */
 export const ToolSelectorBody = Type.Union([

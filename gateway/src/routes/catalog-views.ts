@@ -11,8 +11,8 @@ import type {
   VersionDiff,
   VersionSummary,
 } from "@kiln/proto/catalog";
-import Type from "typebox";
-import { Nullable, Timestamp } from "../schemas.js";
+import Type, { type Static } from "typebox";
+import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { iso } from "./views.js";
 
 /**
@@ -20,31 +20,75 @@ import { iso } from "./views.js";
  * their response schemas beside them.
  *
  * Free-form user JSON (schemas, tool config, bindings, diff values) travels as JSON text in the
- * RPC's `*_json` fields and is parsed here. Its response schema is the empty schema (`FreeJson`),
- * so Fastify's serializer writes it with JSON.stringify: no key is stripped, renamed or reordered,
- * whatever its name (`$ref`, `a.b`, `__proto__`).
+ * RPC's `*_json` fields and is parsed here. Responses are written with JSON.stringify (app.ts), so
+ * no key is stripped, renamed or reordered, whatever its name (`$ref`, `a.b`, `__proto__`); the
+ * response schemas describe the shapes for the OpenAPI document and its conformance test.
  */
 
-/** Any JSON value, serialized as it is. */
+/** Any JSON value, returned as it is. */
 export const FreeJson = Type.Unknown({ description: "free-form JSON, returned exactly as stored" });
+
+/** A JSON Schema written by a user (any keywords). */
+export const JsonSchemaView = Type.Unsafe<Record<string, unknown>>({
+  type: "object",
+  additionalProperties: true,
+  description: "a JSON Schema, returned exactly as stored",
+});
+
+/** `responseFormat` of a prompt version, as the catalog accepts it. */
+export const ResponseFormatView = Type.Union(
+  [
+    Type.Object({ type: Type.Literal("text") }, { additionalProperties: false }),
+    Type.Object(
+      { type: Type.Literal("json_schema"), name: Type.Optional(Type.String()), schema: JsonSchemaView },
+      { additionalProperties: false },
+    ),
+  ],
+  { $id: "ResponseFormat" },
+);
+
+/** A tool's `config`, as the catalog accepts it for each tool type (api.md "Tools"). */
+export const ToolConfigView = Type.Union(
+  [
+    Type.Object(
+      { result: Type.Record(Type.String(), Type.Unknown(), { description: "returned as the tool output" }) },
+      { additionalProperties: false, title: "ManualStubConfig", description: "manual_stub" },
+    ),
+    Type.Object(
+      {
+        url: Type.String({ description: "its host must be on the deployment's allowlist" }),
+        method: OneOf(["GET", "POST"]),
+        headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+        timeoutMs: Type.Optional(Type.Integer({ maximum: 10_000 })),
+      },
+      { additionalProperties: false, title: "HttpToolConfig", description: "http" },
+    ),
+  ],
+  { $id: "ToolConfig" },
+);
 
 /** JSON text of an RPC `*_json` field → its value (JSON.parse keeps "__proto__" an own key). */
 export function parseJson(text: string | undefined): unknown {
   return text === undefined || text === "" ? null : JSON.parse(text);
 }
 
+type ToolConfig = Static<typeof ToolConfigView>;
+
 const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
 
-const VersionStatus = Type.Union([Type.Literal("draft"), Type.Literal("published")]);
+const VersionStatus = OneOf(["draft", "published"]);
 const status = (s: string) => s as "draft" | "published";
 
-export const VersionSummaryView = Type.Object({
-  id: Type.String(),
-  version: Type.Integer(),
-  status: VersionStatus,
-  createdAt: Timestamp,
-  publishedAt: Nullable(Timestamp),
-});
+export const VersionSummaryView = Type.Object(
+  {
+    id: Type.String(),
+    version: Type.Integer(),
+    status: VersionStatus,
+    createdAt: Timestamp,
+    publishedAt: Nullable(Timestamp),
+  },
+  { $id: "VersionSummary" },
+);
 export const versionSummaryView = (v: VersionSummary) => ({
   id: v.id,
   version: v.version,
@@ -53,7 +97,10 @@ export const versionSummaryView = (v: VersionSummary) => ({
   publishedAt: iso(v.publishedAt),
 });
 
-export const ToolRefView = Type.Object({ toolId: Type.String(), toolVersionId: Type.String(), toolKey: Type.String() });
+export const ToolRefView = Type.Object(
+  { toolId: Type.String(), toolVersionId: Type.String(), toolKey: Type.String() },
+  { $id: "ToolRef" },
+);
 export const toolRefView = (t: ToolRef) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId, toolKey: t.toolKey });
 
 export const PromptVersionView = Type.Object(
@@ -65,12 +112,12 @@ export const PromptVersionView = Type.Object(
     status: VersionStatus,
     systemPrompt: Type.String(),
     developerPrompt: Nullable(Type.String()),
-    variablesSchema: FreeJson,
-    responseFormat: FreeJson,
+    variablesSchema: JsonSchemaView,
+    responseFormat: ref(ResponseFormatView),
     temperature: Nullable(Type.Number()),
     maxOutputTokens: Nullable(Type.Integer()),
     model: Nullable(Type.String({ description: "fixed at creation: the request's, else the prompt's default" })),
-    tools: Type.Array(ToolRefView),
+    tools: Type.Array(ref(ToolRefView)),
     createdAt: Timestamp,
     publishedAt: Nullable(Timestamp),
   },
@@ -84,8 +131,8 @@ export const promptVersionView = (v: PromptVersion) => ({
   status: status(v.status),
   systemPrompt: v.systemPrompt,
   developerPrompt: v.developerPrompt ?? null,
-  variablesSchema: parseJson(v.variablesSchemaJson),
-  responseFormat: parseJson(v.responseFormatJson),
+  variablesSchema: parseJson(v.variablesSchemaJson) as Record<string, unknown>,
+  responseFormat: parseJson(v.responseFormatJson) as Static<typeof ResponseFormatView>,
   temperature: v.temperature ?? null,
   maxOutputTokens: v.maxOutputTokens ?? null,
   model: v.model ?? null,
@@ -103,8 +150,8 @@ export const PromptView = Type.Object(
     defaultModel: Nullable(Type.String()),
     publishedVersionId: Nullable(Type.String()),
     latestVersion: Type.Integer({ description: "0 when the prompt has no version" }),
-    versions: Type.Array(VersionSummaryView),
-    version: Nullable(PromptVersionView),
+    versions: Type.Array(ref(VersionSummaryView)),
+    version: Nullable(ref(PromptVersionView)),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -127,7 +174,7 @@ export const promptView = (p: Prompt | undefined) => {
   };
 };
 
-const ToolType = Type.Union([Type.Literal("manual_stub"), Type.Literal("http")]);
+const ToolType = OneOf(["manual_stub", "http"]);
 const toolType = (t: string) => t as "manual_stub" | "http";
 
 export const ToolView = Type.Object(
@@ -140,8 +187,8 @@ export const ToolView = Type.Object(
     type: ToolType,
     currentVersionId: Type.String(),
     latestVersion: Type.Integer(),
-    config: FreeJson,
-    inputSchema: FreeJson,
+    config: ref(ToolConfigView),
+    inputSchema: JsonSchemaView,
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -158,8 +205,8 @@ export const toolView = (t: Tool | undefined) => {
     type: toolType(t.type),
     currentVersionId: t.currentVersionId,
     latestVersion: t.latestVersion,
-    config: parseJson(t.configJson),
-    inputSchema: parseJson(t.inputSchemaJson),
+    config: parseJson(t.configJson) as ToolConfig,
+    inputSchema: parseJson(t.inputSchemaJson) as Record<string, unknown>,
     createdAt: ts(t.createdAt),
     updatedAt: ts(t.updatedAt),
   };
@@ -171,8 +218,8 @@ export const ToolVersionView = Type.Object(
     toolId: Type.String(),
     version: Type.Integer(),
     type: ToolType,
-    config: FreeJson,
-    inputSchema: FreeJson,
+    config: ref(ToolConfigView),
+    inputSchema: JsonSchemaView,
     createdAt: Timestamp,
   },
   { $id: "ToolVersion" },
@@ -184,21 +231,21 @@ export const toolVersionView = (v: ToolVersion | undefined) => {
     toolId: v.toolId,
     version: v.version,
     type: toolType(v.type),
-    config: parseJson(v.configJson),
-    inputSchema: parseJson(v.inputSchemaJson),
+    config: parseJson(v.configJson) as ToolConfig,
+    inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
     createdAt: ts(v.createdAt),
   };
 };
 
-const VersionRefView = Type.Object({ versionId: Type.String(), version: Type.Integer() });
+export const VersionRefView = Type.Object({ versionId: Type.String(), version: Type.Integer() }, { $id: "VersionRef" });
 
 export const VersionDiffView = Type.Object(
   {
-    from: Nullable(VersionRefView),
-    to: VersionRefView,
+    from: Nullable(ref(VersionRefView)),
+    to: ref(VersionRefView),
     changes: Type.Array(
       Type.Object({
-        op: Type.Union([Type.Literal("add"), Type.Literal("remove"), Type.Literal("replace")]),
+        op: OneOf(["add", "remove", "replace"]),
         path: Type.String({ description: 'RFC 6901 JSON Pointer, e.g. "/config/result/city"' }),
         before: Type.Optional(FreeJson),
         after: Type.Optional(FreeJson),
@@ -224,15 +271,21 @@ export const versionDiffView = (d: VersionDiff | undefined) => {
   };
 };
 
-export const CompositionStepView = Type.Object({
-  order: Type.Integer({ description: "from 1" }),
-  alias: Type.String({ description: "default step<order>" }),
-  promptId: Type.String(),
-  promptVersionId: Type.String(),
-  promptName: Type.String(),
-  version: Type.Integer({ description: "the prompt version's number" }),
-  variables: FreeJson,
-});
+export const CompositionStepView = Type.Object(
+  {
+    order: Type.Integer({ description: "from 1" }),
+    alias: Type.String({ description: "default step<order>" }),
+    promptId: Type.String(),
+    promptVersionId: Type.String(),
+    promptName: Type.String(),
+    version: Type.Integer({ description: "the prompt version's number" }),
+    variables: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'bindings: {name: "{{input.x}}" | "{{steps.<alias>.output}}" | "{{steps.<alias>.output.field}}" | literal}',
+    }),
+  },
+  { $id: "CompositionStep" },
+);
 const compositionStepView = (s: CompositionStep) => ({
   order: s.order,
   alias: s.alias,
@@ -240,7 +293,7 @@ const compositionStepView = (s: CompositionStep) => ({
   promptVersionId: s.promptVersionId,
   promptName: s.promptName,
   version: s.version,
-  variables: parseJson(s.variablesJson),
+  variables: parseJson(s.variablesJson) as Record<string, unknown>,
 });
 
 export const SkillView = Type.Object(
@@ -251,14 +304,14 @@ export const SkillView = Type.Object(
     description: Type.String(),
     draftVersionId: Nullable(Type.String()),
     publishedVersionId: Nullable(Type.String()),
-    versions: Type.Array(VersionSummaryView),
+    versions: Type.Array(ref(VersionSummaryView)),
     describedVersionId: Type.String({
       description: "the version the fields below describe: ?versionId=, else the draft, else the published one",
     }),
-    promptComposition: Type.Array(CompositionStepView),
-    tools: Type.Array(ToolRefView),
-    inputSchema: FreeJson,
-    outputSchema: FreeJson,
+    promptComposition: Type.Array(ref(CompositionStepView)),
+    tools: Type.Array(ref(ToolRefView)),
+    inputSchema: JsonSchemaView,
+    outputSchema: JsonSchemaView,
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -277,8 +330,8 @@ export const skillView = (s: Skill | undefined) => {
     describedVersionId: s.describedVersionId,
     promptComposition: s.promptComposition.map(compositionStepView),
     tools: s.tools.map(toolRefView),
-    inputSchema: parseJson(s.inputSchemaJson),
-    outputSchema: parseJson(s.outputSchemaJson),
+    inputSchema: parseJson(s.inputSchemaJson) as Record<string, unknown>,
+    outputSchema: parseJson(s.outputSchemaJson) as Record<string, unknown>,
     createdAt: ts(s.createdAt),
     updatedAt: ts(s.updatedAt),
   };
@@ -290,10 +343,10 @@ export const SkillVersionView = Type.Object(
     skillId: Type.String(),
     version: Type.Integer(),
     status: VersionStatus,
-    promptComposition: Type.Array(CompositionStepView),
-    tools: Type.Array(ToolRefView),
-    inputSchema: FreeJson,
-    outputSchema: FreeJson,
+    promptComposition: Type.Array(ref(CompositionStepView)),
+    tools: Type.Array(ref(ToolRefView)),
+    inputSchema: JsonSchemaView,
+    outputSchema: JsonSchemaView,
     createdAt: Timestamp,
     publishedAt: Nullable(Timestamp),
   },
@@ -308,8 +361,8 @@ export const skillVersionView = (v: SkillVersion | undefined) => {
     status: status(v.status),
     promptComposition: v.promptComposition.map(compositionStepView),
     tools: v.tools.map(toolRefView),
-    inputSchema: parseJson(v.inputSchemaJson),
-    outputSchema: parseJson(v.outputSchemaJson),
+    inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
+    outputSchema: parseJson(v.outputSchemaJson) as Record<string, unknown>,
     createdAt: ts(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };

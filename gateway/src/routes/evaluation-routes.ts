@@ -1,10 +1,21 @@
 import type { EvaluationCase, EvaluationRun } from "@kiln/proto/evaluation";
 import type { FastifyRequest } from "fastify";
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
-import { Body, errorResponses, List, ListQuery, Nullable, Timestamp } from "../schemas.js";
+import {
+  Body,
+  errorResponses,
+  IdempotencyHeaders,
+  List,
+  ListQuery,
+  Nullable,
+  OneOf,
+  ref,
+  Timestamp,
+} from "../schemas.js";
 import { Id, IdParams, JsonObject, jsonText, OrganizationId, organizationOf, Text } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
+import { OutputView, RunErrorView } from "./run-routes.js";
 import { iso } from "./views.js";
 
 /**
@@ -17,9 +28,7 @@ const tags = ["evaluations"];
 const config = { stability: "beta" as const };
 
 type TargetLabel = "draft" | "published";
-const TargetLabel = Type.Union([Type.Literal("draft"), Type.Literal("published")], {
-  description: "draft or published",
-});
+const TargetLabel = OneOf(["draft", "published"]);
 
 /**
  * One assertion (api.md "Evaluations"): `type` picks the fields it takes, and it must have exactly
@@ -36,7 +45,11 @@ const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; opti
   },
   json_schema: {
     required: {
-      schema: { type: ["object", "boolean"], description: "a JSON Schema (2020-12) the JSON output must match" },
+      schema: {
+        type: ["object", "boolean"],
+        additionalProperties: true,
+        description: "a JSON Schema (2020-12) the JSON output must match",
+      },
     },
   },
   json_path: {
@@ -76,6 +89,18 @@ const Assertion = Type.Unsafe<Record<string, unknown> & { type: string }>({
   })),
 });
 
+/** The shapes of ASSERTION_FIELDS as one union: what a case's assertions read back as. */
+export const AssertionView = Type.Unsafe<Record<string, unknown> & { type: string }>({
+  $id: "Assertion",
+  oneOf: Object.entries(ASSERTION_FIELDS).map(([type, fields]) => ({
+    type: "object",
+    title: `${type} assertion`,
+    required: ["type", ...Object.keys(fields.required)],
+    properties: { type: { type: "string", const: type }, ...fields.required, ...fields.optional },
+    additionalProperties: false,
+  })),
+});
+
 const NewCase = Body({
   name: Type.Optional(Text),
   input: JsonObject("the skill input, matching its inputSchema"),
@@ -93,7 +118,7 @@ export const EvaluationCaseView = Type.Object(
     name: Type.String(),
     input: FreeJson,
     expectedOutput: Type.Unknown({ description: "null when the case has none" }),
-    assertions: Type.Array(Type.Unknown({ description: "as created" })),
+    assertions: Type.Array(ref(AssertionView), { description: "as created" }),
     createdAt: Timestamp,
   },
   { $id: "EvaluationCase" },
@@ -107,7 +132,7 @@ export function evaluationCaseView(c: EvaluationCase) {
     name: c.name,
     input: parseJson(c.inputJson),
     expectedOutput: c.expectedOutputJson === undefined ? null : parseJson(c.expectedOutputJson),
-    assertions: (parseJson(c.assertionsJson) as unknown[] | null) ?? [],
+    assertions: (parseJson(c.assertionsJson) as Static<typeof AssertionView>[] | null) ?? [],
     createdAt: iso(c.createdAt) ?? "",
   };
 }
@@ -117,33 +142,30 @@ const EvaluationStatus = Type.Union(
   { description: "queued, running, completed or failed" },
 );
 
-const AssertionResultView = Type.Object({ type: Type.String(), passed: Type.Boolean(), message: Type.String() });
+const AssertionResultView = Type.Object({
+  type: OneOf(Object.keys(ASSERTION_FIELDS)),
+  passed: Type.Boolean(),
+  message: Type.String(),
+});
 
 const TargetResultView = Type.Object({
-  outcome: Type.Union([Type.Literal("pass"), Type.Literal("fail"), Type.Literal("error")], {
-    description: "pass, fail or error (the skill run failed, or could not be started)",
+  outcome: OneOf(["pass", "fail", "error"], {
+    description: "error: the skill run failed, or could not be started",
   }),
   runId: Nullable(Type.String({ description: "the skill run (GET /api/skill-runs/:id); null when none was stored" })),
-  output: Type.Unknown({ description: "the run's output {text, json?}; null when it failed" }),
+  output: OutputView,
   assertions: Type.Array(AssertionResultView),
   contractValid: Nullable(
     Type.Boolean({ description: "the output conforms to the version's output schema; null without an output" }),
   ),
   latencyMs: Type.Integer(),
   estimatedCostUsd: Nullable(Type.Number()),
-  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+  error: Type.Optional(ref(RunErrorView)),
 });
 
-const Change = Type.Union(
-  [
-    Type.Literal("unchanged"),
-    Type.Literal("fixed"),
-    Type.Literal("regressed"),
-    Type.Literal("output_changed"),
-    Type.Null(),
-  ],
-  { description: "published (before) against draft (after); null with one target" },
-);
+const Change = Nullable(OneOf(["unchanged", "fixed", "regressed", "output_changed"]), {
+  description: "published (before) against draft (after); null with one target",
+});
 
 const TargetSummaryView = Type.Object({
   passed: Type.Integer(),
@@ -170,16 +192,14 @@ const ContractValidityView = Type.Object({
   violations: Type.Array(
     Type.Object({
       caseId: Type.Optional(Type.String()),
-      target: Type.String(),
-      kind: Type.String(),
+      target: TargetLabel,
+      kind: OneOf(["output_schema"]),
       message: Type.String(),
     }),
   ),
   breakingChanges: Type.Array(
     Type.Object({
-      kind: Type.String({
-        description: "input_required_added, input_type_changed, output_field_removed or output_type_changed",
-      }),
+      kind: OneOf(["input_required_added", "input_type_changed", "output_field_removed", "output_type_changed"]),
       path: Type.String(),
       message: Type.String(),
     }),
@@ -196,15 +216,13 @@ export const EvaluationRunView = Type.Object(
     results: Type.Array(
       Type.Object({
         caseId: Type.String(),
-        byTarget: Type.Record(Type.String(), TargetResultView, { description: "by target label" }),
+        byTarget: Type.Record(Type.String(), TargetResultView, { description: "by target label: draft, published" }),
         change: Change,
       }),
       { description: "one per case, in the order of the cases; filled in while the run is running" },
     ),
-    summary: Type.Union([SummaryView, Type.Null()], { description: "null until the run has completed" }),
-    contractValidity: Type.Union([ContractValidityView, Type.Null()], {
-      description: "null until the run has completed",
-    }),
+    summary: Nullable(SummaryView, { description: "null until the run has completed" }),
+    contractValidity: Nullable(ContractValidityView, { description: "null until the run has completed" }),
     createdAt: Timestamp,
     completedAt: Nullable(Timestamp),
   },
@@ -292,10 +310,11 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       config,
       schema: {
         tags,
+        operationId: "listEvaluationCases",
         summary: "List a skill's evaluation cases, newest first",
         params: IdParams,
         querystring: CasesQuerystring,
-        response: { 200: List(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(EvaluationCaseView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -319,13 +338,15 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       config,
       schema: {
         tags,
+        operationId: "createEvaluationCases",
         summary: "Create a batch of evaluation cases for a skill",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: Body({
           organizationId: Type.Optional(OrganizationId),
           cases: Type.Array(NewCase, { minItems: 1, maxItems: 500 }),
         }),
-        response: { 201: List(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+        response: { 201: List(ref(EvaluationCaseView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -354,9 +375,11 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       config,
       schema: {
         tags,
+        operationId: "startEvaluationRun",
         summary:
           "Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: Body({
           organizationId: Type.Optional(OrganizationId),
           targets: Type.Optional(
@@ -403,9 +426,10 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       config,
       schema: {
         tags,
+        operationId: "getEvaluationRun",
         summary: "An evaluation run: per-case outcomes by target, changes, summary and contract validity",
         params: RunParams,
-        response: { 200: EvaluationRunView, ...errorResponses(401, 403, 404) },
+        response: { 200: ref(EvaluationRunView), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {

@@ -1,21 +1,23 @@
 import { API_KEY_SCOPES } from "@kiln/kit/principal";
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
-import { Body, errorResponses, IdParams, List, ListQuery, Nullable, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdParams, List, ListQuery, ref, Timestamp } from "../schemas.js";
 import {
   ApiKeyView,
   apiKeyView,
   iso,
-  MembershipView,
   membershipView,
-  OrganizationView,
+  OnboardingView,
   organizationView,
-  PrincipalView,
   principalView,
+  type SetupCheckView,
+  SetupVerificationView,
   UserView,
   userView,
 } from "./views.js";
+
+type SetupCheckName = Static<typeof SetupCheckView>["name"];
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
@@ -31,6 +33,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         config: { public: true, stability: "non-public" },
         schema: {
           tags: ["auth"],
+          operationId: "signUp",
           summary: "Create an account with the built-in issuer",
           security: [],
           body: Body({
@@ -39,7 +42,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
             fullName: Type.Optional(Type.String({ maxLength: 200 })),
           }),
           response: {
-            201: Type.Object({ user: UserView, accessToken: Type.String(), expiresAt: Timestamp }),
+            201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
             ...errorResponses(400, 409),
           },
         },
@@ -61,6 +64,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         config: { public: true, stability: "non-public" },
         schema: {
           tags: ["auth"],
+          operationId: "issueToken",
           summary: "Exchange e-mail and password for an access token",
           security: [],
           body: Body({
@@ -83,11 +87,26 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       "/.well-known/jwks.json",
       {
         config: { public: true, stability: "non-public" },
-        schema: { tags: ["auth"], summary: "Public keys of the built-in issuer", security: [] },
+        schema: {
+          tags: ["auth"],
+          operationId: "getJwks",
+          summary: "Public keys of the built-in issuer",
+          security: [],
+          response: {
+            200: Type.Object({
+              keys: Type.Array(
+                Type.Object(
+                  { kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() },
+                  { additionalProperties: true, description: "a public JWK" },
+                ),
+              ),
+            }),
+          },
+        },
       },
       async (request, reply) => {
         const r = await identity.getJwks({}, rpcOptions(request));
-        return reply.header("cache-control", "public, max-age=300").type("application/json").send(r.jwksJson);
+        return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwksJson));
       },
     );
   }
@@ -98,11 +117,13 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "beta" },
       schema: {
         tags: ["onboarding"],
+        operationId: "completeOnboarding",
+        security: [{ accessToken: [] }],
         summary: "Create the signed-in user's organization on the Free plan (idempotent per user)",
         body: Body({ fullName: Name, organizationName: Name }),
         response: {
-          200: Type.Object({ user: UserView, organization: OrganizationView, membership: MembershipView }),
-          201: Type.Object({ user: UserView, organization: OrganizationView, membership: MembershipView }),
+          200: ref(OnboardingView),
+          201: ref(OnboardingView),
           ...errorResponses(400, 401, 403),
         },
       },
@@ -127,23 +148,10 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "stable" },
       schema: {
         tags: ["setup"],
+        operationId: "verifySetup",
         summary: "Check authentication and the organization (each check with its verdict)",
         body: Body({ organizationId: Type.Optional(OrganizationId) }),
-        response: {
-          200: Type.Object({
-            ok: Type.Boolean(),
-            principal: PrincipalView,
-            organization: Nullable(OrganizationView),
-            checks: Type.Array(
-              Type.Object({
-                name: Type.String({ enum: ["authentication", "organization", "ai_entitlement", "ai_permission"] }),
-                ok: Type.Boolean(),
-                message: Type.Optional(Type.String()),
-              }),
-            ),
-          }),
-          ...errorResponses(400, 401),
-        },
+        response: { 200: ref(SetupVerificationView), ...errorResponses(400, 401) },
       },
     },
     async (request) => {
@@ -152,7 +160,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         ok: r.ok,
         principal: principalView(r.principal),
         organization: r.organization ? organizationView(r.organization) : null,
-        checks: r.checks.map((c) => ({ name: c.name, ok: c.ok, message: c.message })),
+        checks: r.checks.map((c) => ({ name: c.name as SetupCheckName, ok: c.ok, message: c.message })),
       };
     },
   );
@@ -163,6 +171,8 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "non-public" },
       schema: {
         tags: ["api-keys"],
+        operationId: "createApiKey",
+        security: [{ accessToken: [] }],
         summary: "Create an API key (organization owners and admins); the key is shown once",
         body: Body({
           organizationId: OrganizationId,
@@ -205,9 +215,11 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "non-public" },
       schema: {
         tags: ["api-keys"],
+        operationId: "listApiKeys",
+        security: [{ accessToken: [] }],
         summary: "List an organization's API keys, newest first",
         querystring: Type.Object({ organizationId: OrganizationId, ...ListQuery }, { additionalProperties: false }),
-        response: { 200: List(ApiKeyView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(ApiKeyView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -226,9 +238,11 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       config: { stability: "non-public" },
       schema: {
         tags: ["api-keys"],
+        operationId: "revokeApiKey",
+        security: [{ accessToken: [] }],
         summary: "Revoke an API key at once",
         params: IdParams,
-        response: { 200: ApiKeyView, ...errorResponses(401, 403, 404) },
+        response: { 200: ref(ApiKeyView), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {

@@ -1,8 +1,8 @@
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { errorResponses, List, Nullable } from "../schemas.js";
+import { errorResponses, List, Nullable, ref } from "../schemas.js";
 
-const ModelView = Type.Object(
+export const ModelView = Type.Object(
   {
     id: Type.String({ description: '"<provider>/<model>", e.g. "local/echo"' }),
     provider: Type.String(),
@@ -22,8 +22,9 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "stable" },
       schema: {
         tags: ["models"],
+        operationId: "listModels",
         summary: "The models this deployment offers, with prices per million tokens",
-        response: { 200: List(ModelView), ...errorResponses(401) },
+        response: { 200: List(ref(ModelView)), ...errorResponses(401) },
       },
     },
     async (request) => {

@@ -1,6 +1,6 @@
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List, Nullable } from "../schemas.js";
+import { Body, errorResponses, List, Nullable, ref } from "../schemas.js";
 import {
   IdParams,
   JsonObject,
@@ -29,9 +29,10 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "listPrompts",
         summary: "List an organization's prompts, newest first",
         querystring: ListQuerystring,
-        response: { 200: List(PromptView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(PromptView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -46,6 +47,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createPrompt",
         summary: "Create a prompt (it has no version yet)",
         body: Body({
           organizationId: OrganizationId,
@@ -53,7 +55,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           description: Type.Optional(Text),
           defaultModel: Type.Optional(Nullable(ModelId)),
         }),
-        response: { 201: PromptView, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: ref(PromptView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -72,10 +74,11 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "getPrompt",
         summary: "A prompt with the version ?versionId= names (default: the published one, else the latest)",
         params: IdParams,
         querystring: VersionIdQuerystring,
-        response: { 200: PromptView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(PromptView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -93,6 +96,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "updatePrompt",
         summary: "Change a prompt's name, description or default model (null clears it)",
         params: IdParams,
         body: Body({
@@ -100,7 +104,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           description: Type.Optional(Text),
           defaultModel: Type.Optional(Nullable(ModelId)),
         }),
-        response: { 200: PromptView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(PromptView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -125,6 +129,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createPromptVersion",
         summary: "Create an immutable draft version of a prompt",
         params: IdParams,
         body: Body({
@@ -139,7 +144,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           model: Type.Optional(Nullable(ModelId)),
           tools: Type.Optional(Type.Array(ToolSelectorBody)),
         }),
-        response: { 201: PromptVersionView, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: ref(PromptVersionView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -169,10 +174,11 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "publishPromptVersion",
         summary: "Publish a draft version of the prompt; answers the prompt",
         params: IdParams,
         body: Body({ versionId: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: PromptView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(PromptView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {

@@ -1,78 +1,108 @@
 import type { Run, RunStep, ToolCall } from "@kiln/proto/execution";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, Nullable, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
 import { iso } from "./views.js";
 
-export const UsageView = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() });
-export const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() });
-export const OutputView = Nullable(
-  Type.Object({ text: Type.String(), json: Type.Optional(FreeJson) }, { description: "null when the run failed" }),
+export const UsageView = Type.Object(
+  { inputTokens: Type.Integer(), outputTokens: Type.Integer() },
+  { $id: "Usage", description: "whitespace-separated words for local/echo" },
+);
+export const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() }, { $id: "RunError" });
+export const RunOutputView = Type.Object(
+  {
+    text: Type.String(),
+    json: Type.Optional(FreeJson),
+  },
+  { $id: "RunOutput", description: "json is there when the response format is json_schema" },
+);
+export const OutputView = Nullable(ref(RunOutputView), { description: "null when the run failed" });
+
+export const ToolCallView = Type.Object(
+  {
+    toolKey: Type.String(),
+    toolVersionId: Type.String(),
+    input: FreeJson,
+    output: Type.Unknown({ description: "the tool's JSON output; null when the call failed" }),
+    latencyMs: Type.Integer(),
+    error: Type.Optional(ref(RunErrorView)),
+  },
+  { $id: "ToolCall" },
 );
 
-export const ToolCallView = Type.Object({
-  toolKey: Type.String(),
-  toolVersionId: Type.String(),
-  input: FreeJson,
-  output: FreeJson,
-  latencyMs: Type.Integer(),
-  error: Type.Optional(RunErrorView),
-});
+export const RunStatus = OneOf(["succeeded", "failed"]);
 
-const StepView = Type.Object({
-  stepId: Type.String(),
-  alias: Type.String(),
-  type: Type.String({ description: "prompt, skill or tool" }),
-  status: Type.String({ description: "succeeded or failed" }),
-  input: FreeJson,
-  output: OutputView,
-  promptId: Type.String(),
-  promptVersionId: Type.String(),
-  provider: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-  usage: UsageView,
-  estimatedCostUsd: Nullable(Type.Number()),
-  latencyMs: Type.Integer(),
-  toolCalls: Type.Array(ToolCallView),
-  error: Type.Optional(RunErrorView),
-  reused: Type.Boolean(),
-});
+export const SkillRunStepView = Type.Object(
+  {
+    stepId: Type.String({ description: "the composition alias" }),
+    alias: Type.String(),
+    type: OneOf(["prompt"]),
+    status: RunStatus,
+    input: FreeJson,
+    output: OutputView,
+    promptId: Type.String(),
+    promptVersionId: Type.String(),
+    provider: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    usage: ref(UsageView),
+    estimatedCostUsd: Nullable(Type.Number()),
+    latencyMs: Type.Integer(),
+    toolCalls: Type.Array(ref(ToolCallView)),
+    error: Type.Optional(ref(RunErrorView)),
+    reused: Type.Boolean(),
+  },
+  { $id: "SkillRunStep" },
+);
 
 /** The fields every run kind shares (api.md "Runs"); each kind adds its own. */
 export const RunCommonFields = {
-  kind: Type.String({ description: "prompt, skill or agent" }),
   organizationId: Type.String(),
-  status: Type.String({ description: "succeeded or failed; running for an asynchronous agent run not finished yet" }),
+  status: RunStatus,
   input: FreeJson,
   output: OutputView,
-  provider: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-  usage: UsageView,
+  provider: Nullable(Type.String({ description: "null when the steps used different providers" })),
+  model: Nullable(Type.String({ description: "null when the steps used different models" })),
+  usage: ref(UsageView),
   estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
   latencyMs: Type.Integer(),
   toolCallCount: Type.Integer(),
-  toolCallCounts: Type.Record(Type.String(), Type.Integer()),
-  toolCalls: Type.Array(ToolCallView),
-  error: Type.Optional(RunErrorView),
+  toolCallCounts: Type.Record(Type.String(), Type.Integer(), { description: "calls per toolKey" }),
+  toolCalls: Type.Array(ref(ToolCallView)),
+  error: Type.Optional(ref(RunErrorView)),
   createdAt: Timestamp,
 };
 
-/** The shared run shape of api.md "Runs". */
-export const RunView = Type.Object(
+/** A stored prompt run (api.md "Runs"). */
+export const PromptRunView = Type.Object(
   {
-    id: Nullable(Type.String({ description: "null for a preview, which is not stored" })),
+    id: Type.String(),
+    kind: OneOf(["prompt"]),
     ...RunCommonFields,
     completedAt: Timestamp,
-    promptId: Type.Optional(Type.String()),
-    promptVersionId: Type.Optional(Type.String()),
-    skillId: Type.Optional(Type.String()),
-    skillVersionId: Type.Optional(Type.String()),
-    steps: Type.Optional(Type.Array(StepView)),
-    preview: Type.Optional(Type.Boolean()),
+    promptId: Type.String(),
+    promptVersionId: Type.String(),
   },
-  { $id: "Run" },
+  { $id: "PromptRun" },
+);
+
+const skillRunFields = {
+  kind: OneOf(["skill"]),
+  ...RunCommonFields,
+  completedAt: Timestamp,
+  skillId: Type.String(),
+  skillVersionId: Type.String(),
+  steps: Type.Array(ref(SkillRunStepView)),
+};
+
+/** A stored skill run (api.md "Runs", "Skills"). */
+export const SkillRunView = Type.Object({ id: Type.String(), ...skillRunFields }, { $id: "SkillRun" });
+
+/** A skill preview: the skill run shape, stored nowhere (api.md "Skills"). */
+export const SkillPreviewView = Type.Object(
+  { id: Type.Null({ description: "a preview is not stored" }), ...skillRunFields, preview: Type.Literal(true) },
+  { $id: "SkillPreview" },
 );
 
 export const toolCallView = (c: ToolCall) => ({
@@ -92,8 +122,8 @@ export const usageView = (u: Run["usage"]) => ({
 const stepView = (s: RunStep) => ({
   stepId: s.stepId,
   alias: s.stepId,
-  type: s.type,
-  status: s.status,
+  type: "prompt" as const,
+  status: s.status as "succeeded" | "failed",
   input: parseJson(s.inputJson),
   output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
   promptId: s.promptId,
@@ -123,13 +153,11 @@ function toolCallCountsView(r: Run): Record<string, number> {
   return Object.fromEntries(counts);
 }
 
-export function runView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
+/** The fields every run kind shares. */
+function runFieldsView(r: Run) {
   return {
-    id: r.id || null,
-    kind: r.kind,
     organizationId: r.organizationId,
-    status: r.status,
+    status: r.status as "succeeded" | "failed",
     input: parseJson(r.inputJson),
     output: r.outputJson === undefined ? null : (parseJson(r.outputJson) as { text: string; json?: unknown }),
     provider: r.provider ?? null,
@@ -142,20 +170,47 @@ export function runView(r: Run | undefined) {
     toolCalls: r.toolCalls.map(toolCallView),
     ...(r.error?.code ? { error: { code: r.error.code, message: r.error.message } } : {}),
     createdAt: iso(r.createdAt) ?? "",
-    completedAt: iso(r.completedAt) ?? "",
-    ...(r.kind === "prompt" ? { promptId: r.promptId, promptVersionId: r.promptVersionId } : {}),
-    ...(r.kind === "skill"
-      ? { skillId: r.skillId, skillVersionId: r.skillVersionId, steps: r.steps.map(stepView) }
-      : {}),
-    ...(r.preview ? { preview: true } : {}),
   };
+}
+
+export function promptRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return {
+    id: r.id,
+    kind: "prompt" as const,
+    ...runFieldsView(r),
+    completedAt: iso(r.completedAt) ?? "",
+    promptId: r.promptId,
+    promptVersionId: r.promptVersionId,
+  };
+}
+
+function skillRunFieldsView(r: Run) {
+  return {
+    kind: "skill" as const,
+    ...runFieldsView(r),
+    completedAt: iso(r.completedAt) ?? "",
+    skillId: r.skillId,
+    skillVersionId: r.skillVersionId,
+    steps: r.steps.map(stepView),
+  };
+}
+
+export function skillRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return { id: r.id, ...skillRunFieldsView(r) };
+}
+
+export function skillPreviewView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no preview");
+  return { id: null, ...skillRunFieldsView(r), preview: true as const };
 }
 
 /** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
 export const agentStepView = (s: RunStep) => ({
   stepId: s.stepId,
-  type: s.type,
-  status: s.status,
+  type: s.type as "prompt" | "skill" | "tool",
+  status: s.status as "succeeded" | "failed",
   input: parseJson(s.inputJson),
   output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
   ...(s.runId ? { runId: s.runId } : {}),
@@ -174,16 +229,17 @@ export const agentStepView = (s: RunStep) => ({
  * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
  */
 export function agentRunView(r: Run | undefined) {
-  const { promptId: _p, promptVersionId: _pv, skillId: _s, skillVersionId: _sv, preview: _x, ...shared } = runView(r);
-  const run = r as Run;
+  if (!r) throw new Error("execution returned no run");
   return {
-    ...shared,
-    id: run.id,
-    completedAt: run.status === "running" ? null : shared.completedAt,
-    agentId: run.agentId,
-    agentVersionId: run.agentVersionId,
-    steps: run.steps.map(agentStepView),
-    ...(run.parentRunId ? { parentRunId: run.parentRunId, rerunFromStepId: run.rerunFromStepId } : {}),
+    id: r.id,
+    kind: "agent" as const,
+    ...runFieldsView(r),
+    status: r.status as "succeeded" | "failed" | "running",
+    completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
+    agentId: r.agentId,
+    agentVersionId: r.agentVersionId,
+    steps: r.steps.map(agentStepView),
+    ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId } : {}),
   };
 }
 
@@ -199,15 +255,17 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "beta" },
       schema: {
         tags: ["runs"],
+        operationId: "runPrompt",
         summary: "Run a prompt's published version (or versionId) and store the run",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: Body({
           organizationId: OrganizationId,
           variables: JsonObject("values of the version's variables schema"),
           versionId: Type.Optional(Id),
           model: Type.Optional(ModelId),
         }),
-        response: { 201: RunView, ...runErrors },
+        response: { 201: ref(PromptRunView), ...runErrors },
       },
     },
     async (request, reply) => {
@@ -216,7 +274,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         { organizationId, promptId: request.params.id, variablesJson: JSON.stringify(variables), versionId, model },
         rpcOptions(request),
       );
-      return reply.code(201).send(runView(r.run));
+      return reply.code(201).send(promptRunView(r.run));
     },
   );
 
@@ -232,10 +290,12 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "beta" },
       schema: {
         tags: ["runs"],
+        operationId: "runSkill",
         summary: "Run a skill's published version (or versionId) and store the run",
         params: IdParams,
+        headers: IdempotencyHeaders,
         body: skillRunBody,
-        response: { 201: RunView, ...runErrors },
+        response: { 201: ref(SkillRunView), ...runErrors },
       },
     },
     async (request, reply) => {
@@ -248,7 +308,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         },
         rpcOptions(request),
       );
-      return reply.code(201).send(runView(r.run));
+      return reply.code(201).send(skillRunView(r.run));
     },
   );
 
@@ -258,10 +318,11 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "beta" },
       schema: {
         tags: ["runs"],
+        operationId: "previewSkill",
         summary: "Run a skill's draft (else published) version without storing anything",
         params: IdParams,
         body: skillRunBody,
-        response: { 200: RunView, ...runErrors },
+        response: { 200: ref(SkillPreviewView), ...runErrors },
       },
     },
     async (request) => {
@@ -276,7 +337,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         },
         { ...options, headers: undefined },
       );
-      return runView(r.run);
+      return skillPreviewView(r.run);
     },
   );
 
@@ -286,14 +347,15 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config: { stability: "beta" },
       schema: {
         tags: ["runs"],
+        operationId: "getSkillRun",
         summary: "A stored skill run",
         params: IdParams,
-        response: { 200: RunView, ...errorResponses(401, 403, 404) },
+        response: { 200: ref(SkillRunView), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
       const r = await execution.getRun({ id: request.params.id, kind: "skill" }, rpcOptions(request));
-      return runView(r.run);
+      return skillRunView(r.run);
     },
   );
 }

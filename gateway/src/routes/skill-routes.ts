@@ -1,6 +1,6 @@
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List } from "../schemas.js";
+import { Body, errorResponses, List, ref } from "../schemas.js";
 import {
   DiffQuerystring,
   Id,
@@ -51,9 +51,10 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "listSkills",
         summary: "List an organization's skills, newest first",
         querystring: ListQuerystring,
-        response: { 200: List(SkillView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(SkillView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -68,6 +69,7 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createSkill",
         summary: "Create a skill with an empty draft version",
         body: Body({
           organizationId: Type.Optional(
@@ -76,7 +78,7 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
           name: Text,
           description: Type.Optional(Text),
         }),
-        response: { 201: SkillView, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -95,11 +97,12 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "getSkill",
         summary:
           "A skill; its promptComposition, tools and schemas describe ?versionId= (default: the draft, else the published version)",
         params: IdParams,
         querystring: VersionIdQuerystring,
-        response: { 200: SkillView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -117,10 +120,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "updateSkill",
         summary: "Change a skill's name or description",
         params: IdParams,
         body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
-        response: { 200: SkillView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -136,10 +140,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createSkillVersion",
         summary: "Create the skill's draft version, copied from fromVersionId (default: the latest); one draft at most",
         params: IdParams,
         body: Body({ fromVersionId: Type.Optional(Id) }),
-        response: { 201: SkillVersionView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 201: ref(SkillVersionView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
@@ -157,10 +162,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "publishSkillVersion",
         summary: "Publish a skill version (default: the draft); answers the skill",
         params: IdParams,
         body: Body({ versionId: Type.Optional(Id) }),
-        response: { 200: SkillView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -178,10 +184,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "diffSkillVersions",
         summary: "The changes from ?against= (default: the version before) to this skill version",
         params: VersionParams,
         querystring: DiffQuerystring,
-        response: { 200: VersionDiffView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(VersionDiffView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -203,10 +210,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "replaceSkillPrompts",
         summary: "replacePrompts: replace the prompt composition of a draft skill version; answers the skill",
         params: IdParams,
         body: Body({ prompts: Type.Array(PromptStep) }),
-        response: { 200: SkillView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -232,10 +240,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "replaceSkillTools",
         summary: "Replace the tools every step of a draft skill version may call; answers the skill",
         params: IdParams,
         body: Body({ tools: Type.Array(ToolSelectorBody) }),
-        response: { 200: SkillView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {

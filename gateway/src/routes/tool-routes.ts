@@ -1,6 +1,6 @@
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List } from "../schemas.js";
+import { Body, errorResponses, List, OneOf, ref } from "../schemas.js";
 import {
   DiffQuerystring,
   IdParams,
@@ -24,7 +24,7 @@ import {
 const tags = ["tools"];
 const config = { stability: "beta" as const };
 
-const ToolType = Type.Union([Type.Literal("manual_stub"), Type.Literal("http")]);
+const ToolType = OneOf(["manual_stub", "http"]);
 const ToolConfig = JsonObject(
   'manual_stub: {"result": {...}}; http: {"url", "method": "GET" | "POST", "headers"?, "timeoutMs"? (≤ 10000)}',
 );
@@ -40,9 +40,10 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "listTools",
         summary: "List an organization's tools, newest first",
         querystring: ListQuerystring,
-        response: { 200: List(ToolView), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: List(ref(ToolView)), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -57,6 +58,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createTool",
         summary: "Create a tool with its version 1",
         body: Body({
           organizationId: OrganizationId,
@@ -67,7 +69,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
           inputSchema: InputSchema,
           description: Type.Optional(Text),
         }),
-        response: { 201: ToolView, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 201: ref(ToolView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
@@ -94,10 +96,11 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "getTool",
         summary: "A tool with its current version's type, config and input schema",
         params: IdParams,
         querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: ToolView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(ToolView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -112,10 +115,11 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "updateTool",
         summary: "Change a tool's name or description (metadata lives on the tool, not on versions)",
         params: IdParams,
         body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
-        response: { 200: ToolView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(ToolView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -131,6 +135,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "createToolVersion",
         summary: "Create a tool version (a full snapshot: omitted fields are copied) that becomes current",
         params: IdParams,
         body: Body({
@@ -138,7 +143,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
           config: Type.Optional(ToolConfig),
           inputSchema: Type.Optional(InputSchema),
         }),
-        response: { 201: ToolVersionView, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: ref(ToolVersionView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -162,10 +167,11 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       config,
       schema: {
         tags,
+        operationId: "diffToolVersions",
         summary: "The changes from ?against= (default: the version before) to this tool version",
         params: VersionParams,
         querystring: DiffQuerystring,
-        response: { 200: VersionDiffView, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ref(VersionDiffView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ApiKey, Membership, Organization, Principal, User } from "@kiln/proto/identity";
 import Type from "typebox";
-import { Nullable, Timestamp as TimestampSchema } from "../schemas.js";
+import { Nullable, OneOf, ref, Timestamp as TimestampSchema } from "../schemas.js";
 
 /** Proto messages → REST JSON (api.md shapes), with their response schemas beside them. */
 
@@ -45,7 +45,7 @@ export const MembershipView = Type.Object(
   {
     organizationId: Type.String(),
     userId: Type.String(),
-    role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
+    role: OneOf(["owner", "admin", "member"]),
     permissions: Type.Array(Type.String()),
     createdAt: TimestampSchema,
   },
@@ -81,12 +81,39 @@ export const apiKeyView = (k: ApiKey | undefined) => ({
   revokedAt: iso(k?.revokedAt),
 });
 
-export const PrincipalView = Type.Object({
-  type: Type.Union([Type.Literal("user"), Type.Literal("api_key")]),
-  id: Type.String(),
-  scopes: Type.Optional(Type.Array(Type.String())),
-});
+export const PrincipalView = Type.Object(
+  {
+    type: OneOf(["user", "api_key"]),
+    id: Type.String(),
+    scopes: Type.Optional(Type.Array(Type.String(), { description: "an API key's scopes" })),
+  },
+  { $id: "Principal" },
+);
 export const principalView = (p: Principal | undefined) =>
   p?.type === "api_key"
     ? { type: "api_key" as const, id: p.id, scopes: p.scopes }
     : { type: "user" as const, id: p?.id ?? "" };
+
+export const OnboardingView = Type.Object(
+  { user: ref(UserView), organization: ref(OrganizationView), membership: ref(MembershipView) },
+  { $id: "OnboardingResult" },
+);
+
+export const SetupCheckView = Type.Object(
+  {
+    name: OneOf(["authentication", "organization", "ai_entitlement", "ai_permission"]),
+    ok: Type.Boolean(),
+    message: Type.Optional(Type.String()),
+  },
+  { $id: "SetupCheck" },
+);
+
+export const SetupVerificationView = Type.Object(
+  {
+    ok: Type.Boolean(),
+    principal: ref(PrincipalView),
+    organization: Nullable(ref(OrganizationView)),
+    checks: Type.Array(ref(SetupCheckView)),
+  },
+  { $id: "SetupVerification" },
+);

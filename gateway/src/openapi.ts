@@ -1,0 +1,198 @@
+import swagger from "@fastify/swagger";
+import type { RouteOptions } from "fastify";
+import type { TSchema } from "typebox";
+import type { GatewayApp } from "./app.js";
+import {
+  AgentVersionView,
+  AgentView,
+  IssueView,
+  WorkflowStepView,
+  WorkflowValidationView,
+  WorkflowView,
+} from "./routes/agent-routes.js";
+import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
+import {
+  CompositionStepView,
+  PromptVersionView,
+  PromptView,
+  ResponseFormatView,
+  SkillVersionView,
+  SkillView,
+  ToolConfigView,
+  ToolRefView,
+  ToolVersionView,
+  ToolView,
+  VersionDiffView,
+  VersionRefView,
+  VersionSummaryView,
+} from "./routes/catalog-views.js";
+import { AssertionView, EvaluationCaseView, EvaluationRunView } from "./routes/evaluation-routes.js";
+import { ModelView } from "./routes/model-routes.js";
+import {
+  PromptRunView,
+  RunErrorView,
+  RunOutputView,
+  SkillPreviewView,
+  SkillRunStepView,
+  SkillRunView,
+  ToolCallView,
+  UsageView,
+} from "./routes/run-routes.js";
+import {
+  ApiKeyView,
+  MembershipView,
+  OnboardingView,
+  OrganizationView,
+  PrincipalView,
+  SetupCheckView,
+  SetupVerificationView,
+  UserView,
+} from "./routes/views.js";
+import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
+
+/**
+ * The OpenAPI 3.1 document of GET /api/openapi.json, generated from the route schemas: the
+ * components are the named schemas (`ref()` points at them), each operation carries its
+ * stability class (`x-api-stability`, spec §9) and the error statuses every route of its kind
+ * can answer (api.md "Errors"). The SDK's types are generated from it (sdk/openapi.json).
+ */
+
+/** Every schema routes use through `ref()`: registered once, emitted under components.schemas. */
+const COMPONENTS: NamedSchema[] = [
+  ErrorEnvelope,
+  UserView,
+  OrganizationView,
+  MembershipView,
+  OnboardingView,
+  PrincipalView,
+  SetupCheckView,
+  SetupVerificationView,
+  ApiKeyView,
+  ModelView,
+  VersionSummaryView,
+  ToolRefView,
+  ResponseFormatView,
+  PromptVersionView,
+  PromptView,
+  ToolConfigView,
+  ToolView,
+  ToolVersionView,
+  VersionRefView,
+  VersionDiffView,
+  CompositionStepView,
+  SkillView,
+  SkillVersionView,
+  UsageView,
+  RunErrorView,
+  RunOutputView,
+  ToolCallView,
+  PromptRunView,
+  SkillRunStepView,
+  SkillRunView,
+  SkillPreviewView,
+  WorkflowStepView,
+  WorkflowView,
+  IssueView,
+  WorkflowValidationView,
+  AgentView,
+  AgentVersionView,
+  AgentStepView,
+  AgentRunView,
+  LoadedInputsView,
+  AgentRunComparisonView,
+  AssertionView,
+  EvaluationCaseView,
+  EvaluationRunView,
+].map((schema) => schema as unknown as NamedSchema);
+
+export const SECURITY_SCHEMES = {
+  accessToken: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "An access token of the built-in issuer (POST /api/auth/token) or of the configured OIDC issuer",
+  },
+  apiKeyBearer: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "sk_<id>_<secret>",
+    description: "An API key (one organization, a set of scopes) in Authorization: Bearer",
+  },
+  apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key in X-API-Key" },
+} as const;
+
+const errorRef = ref(ErrorEnvelope);
+
+/** What each status means (api.md "Errors"), as the description of each documented response. */
+const RESPONSE_DESCRIPTIONS: Record<string, string> = {
+  200: "OK",
+  201: "Created (a resource, a version or a stored run)",
+  202: "Accepted: started asynchronously",
+  400: "invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields",
+  401: "unauthenticated: missing, malformed, expired or revoked credentials",
+  403: "permission_denied: a missing scope, AI not entitled or no AI-platform permission",
+  404: "not_found: no such resource for this caller",
+  409: "already_exists (a unique key such as toolKey) or failed_precondition (a state conflict)",
+  413: "payload_too_large: a body over 1 MiB",
+  429: "resource_exhausted: rate limit or plan quota; retry after Retry-After",
+  500: "internal: the cause is logged with the request id",
+  502: "provider_error: the model provider failed",
+  503: "unavailable: a dependency is down; safe to retry",
+  504: "provider_timeout: the model provider did not answer in time",
+};
+
+/** The route's response schemas, each with the description of its status. */
+function describedResponses(response: Record<string, unknown> | undefined) {
+  if (!response) return undefined;
+  return Object.fromEntries(
+    Object.entries(response).map(([status, schema]) => [
+      status,
+      { ...(schema as object), description: RESPONSE_DESCRIPTIONS[status] ?? "" },
+    ]),
+  );
+}
+
+/**
+ * The error statuses a route can answer whatever it does (api.md "Errors"): 429 (rate limit),
+ * 500 and 503 anywhere; 401 without credentials; 400 for a bad body, query or path parameter;
+ * 413 for a body over 1 MiB; 404 for an id the caller cannot see.
+ */
+function addStandardErrors(route: RouteOptions): void {
+  const schema = route.schema as (Record<string, unknown> & { response?: Record<string, TSchema> }) | undefined;
+  if (!schema || schema.hide) return;
+  const statuses = [429, 500, 503];
+  if (!route.config?.public) statuses.push(401);
+  if (schema.body) statuses.push(400, 413);
+  if (schema.querystring || schema.params) statuses.push(400);
+  if (schema.params) statuses.push(404);
+  schema.response ??= {};
+  for (const status of statuses) schema.response[status] ??= errorRef;
+}
+
+/** Components, the document generator and the hook that completes each route's error responses. */
+export async function registerOpenApi(app: GatewayApp): Promise<void> {
+  for (const schema of COMPONENTS) app.addSchema(schema);
+  app.addHook("onRoute", addStandardErrors);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Kiln API",
+        version: "0.1.0",
+        description:
+          "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope; lists are {data, nextCursor} with ?limit= and ?cursor=. Each operation's x-api-stability is its class in spec §9 (stable, beta, non-public, legacy); every response carries it as the x-api-stability header, and x-request-id.",
+      },
+      components: { securitySchemes: SECURITY_SCHEMES },
+      security: Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [] })),
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => ({
+      schema: {
+        ...schema,
+        response: describedResponses(schema?.response as Record<string, unknown> | undefined),
+        "x-api-stability": route.config?.stability ?? "non-public",
+      } as typeof schema,
+      url,
+    }),
+  });
+}

@@ -1,0 +1,88 @@
+import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import { pollUntil, type WaitOptions } from "./poll-until.js";
+import type {
+  CreateEvaluationCasesRequest,
+  EvaluationCase,
+  EvaluationRun,
+  Query,
+  RequestBody,
+  StartedEvaluationRun,
+} from "./resources.js";
+import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+
+/** Evaluation cases of a skill and evaluation runs against its draft and/or published version (public beta). */
+export class Evaluations {
+  constructor(private readonly t: Transport) {}
+
+  listCases(
+    skillId: string,
+    query: ListQuery<Query<"listEvaluationCases">> = {},
+    options?: RequestOptions,
+  ): PaginatedList<EvaluationCase> {
+    return new PaginatedList(
+      (cursor) =>
+        this.t.call(
+          (init) =>
+            this.t.api.GET("/api/skills/{id}/evaluation-cases", {
+              ...init,
+              params: { path: { id: skillId }, query: pageQuery(query, cursor) },
+            }),
+          options,
+        ),
+      query.cursor,
+    );
+  }
+
+  /** Creates 1 to 500 cases at once (all or none); answers them as one page. */
+  createCases(
+    skillId: string,
+    body: CreateEvaluationCasesRequest,
+    options?: IdempotentRequestOptions,
+  ): Promise<{ data: EvaluationCase[]; nextCursor: string | null }> {
+    return this.t.call(
+      (init) =>
+        this.t.api.POST("/api/skills/{id}/evaluation-cases", { ...init, params: { path: { id: skillId } }, body }),
+      options,
+      true,
+    );
+  }
+
+  /** Starts an evaluation run (202, queued); read it with `get` or `waitForResult`. */
+  run(
+    skillId: string,
+    body: RequestBody<"startEvaluationRun"> = {},
+    options?: IdempotentRequestOptions,
+  ): Promise<StartedEvaluationRun> {
+    return this.t.call(
+      (init) =>
+        this.t.api.POST("/api/skills/{id}/evaluations/run", { ...init, params: { path: { id: skillId } }, body }),
+      options,
+      true,
+    );
+  }
+
+  get(skillId: string, evaluationRunId: string, options?: RequestOptions): Promise<EvaluationRun> {
+    return this.t.call(
+      (init) =>
+        this.t.api.GET("/api/skills/{id}/evaluations/{evaluationRunId}", {
+          ...init,
+          params: { path: { id: skillId, evaluationRunId } },
+        }),
+      options,
+    );
+  }
+
+  /** Polls the run until it has completed or failed. */
+  waitForResult(
+    skillId: string,
+    evaluationRunId: string,
+    wait?: WaitOptions,
+    options?: RequestOptions,
+  ): Promise<EvaluationRun> {
+    return pollUntil(
+      () => this.get(skillId, evaluationRunId, options),
+      (run) => run.status === "completed" || run.status === "failed",
+      wait,
+    );
+  }
+}

@@ -1,0 +1,40 @@
+import { AgentRuns, Agents } from "./agents.js";
+import { Evaluations } from "./evaluations.js";
+import { Models } from "./models.js";
+import { Onboarding } from "./onboarding.js";
+import { Prompts } from "./prompts.js";
+import { Setup } from "./setup.js";
+import { SkillRuns, Skills } from "./skills.js";
+import { Tools } from "./tools.js";
+import { type KilnOptions, Transport } from "./transport.js";
+
+/**
+ * The Kiln API client: `new Kiln({ baseUrl, accessToken })` or `new Kiln({ baseUrl, apiKey })`,
+ * with one property per route family of the public contract (spec §4).
+ */
+export class Kiln {
+  readonly prompts: Prompts;
+  readonly tools: Tools;
+  readonly skills: Skills;
+  readonly skillRuns: SkillRuns;
+  readonly agents: Agents;
+  readonly agentRuns: AgentRuns;
+  readonly evaluations: Evaluations;
+  readonly models: Models;
+  readonly setup: Setup;
+  readonly onboarding: Onboarding;
+
+  constructor(options: KilnOptions) {
+    const transport = new Transport(options);
+    this.prompts = new Prompts(transport);
+    this.tools = new Tools(transport);
+    this.skills = new Skills(transport);
+    this.skillRuns = new SkillRuns(transport);
+    this.agents = new Agents(transport);
+    this.agentRuns = new AgentRuns(transport);
+    this.evaluations = new Evaluations(transport);
+    this.models = new Models(transport);
+    this.setup = new Setup(transport);
+    this.onboarding = new Onboarding(transport);
+  }
+}

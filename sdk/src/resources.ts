@@ -1,0 +1,78 @@
+/**
+ * The API's resources and request bodies, named: every type here is derived from the generated
+ * OpenAPI types (gen/kiln-api.ts), which come from the gateway's route schemas.
+ */
+import type { components, operations } from "./gen/kiln-api.js";
+
+type Schemas = components["schemas"];
+
+/** The JSON body of an operation's request. */
+export type RequestBody<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : never;
+
+/** The query parameters of an operation. */
+export type Query<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+
+export type ErrorEnvelope = Schemas["ErrorEnvelope"];
+export type User = Schemas["User"];
+export type Organization = Schemas["Organization"];
+export type Membership = Schemas["Membership"];
+export type OnboardingResult = Schemas["OnboardingResult"];
+export type SetupVerification = Schemas["SetupVerification"];
+export type Model = Schemas["Model"];
+
+export type VersionSummary = Schemas["VersionSummary"];
+export type VersionDiff = Schemas["VersionDiff"];
+export type ToolRef = Schemas["ToolRef"];
+export type ResponseFormat = Schemas["ResponseFormat"];
+export type Prompt = Schemas["Prompt"];
+export type PromptVersion = Schemas["PromptVersion"];
+export type ToolConfig = Schemas["ToolConfig"];
+export type Tool = Schemas["Tool"];
+export type ToolVersion = Schemas["ToolVersion"];
+export type CompositionStep = Schemas["CompositionStep"];
+export type Skill = Schemas["Skill"];
+export type SkillVersion = Schemas["SkillVersion"];
+
+export type Usage = Schemas["Usage"];
+export type ToolCall = Schemas["ToolCall"];
+export type RunOutput = Schemas["RunOutput"];
+export type PromptRun = Schemas["PromptRun"];
+export type SkillRun = Schemas["SkillRun"];
+export type SkillRunStep = Schemas["SkillRunStep"];
+export type SkillPreview = Schemas["SkillPreview"];
+
+export type Workflow = Schemas["Workflow"];
+export type WorkflowStep = Schemas["WorkflowStep"];
+export type WorkflowValidation = Schemas["WorkflowValidation"];
+export type Agent = Schemas["Agent"];
+export type AgentVersion = Schemas["AgentVersion"];
+export type AgentRun = Schemas["AgentRun"];
+export type AgentRunStep = Schemas["AgentRunStep"];
+export type AgentRunComparison = Schemas["AgentRunComparison"];
+export type LoadedAgentInputs = Schemas["LoadedAgentInputs"];
+
+export type Assertion = Schemas["Assertion"];
+export type EvaluationCase = Schemas["EvaluationCase"];
+export type EvaluationRun = Schemas["EvaluationRun"];
+export type StartedEvaluationRun = operations["startEvaluationRun"]["responses"][202]["content"]["application/json"];
+
+/**
+ * Bodies whose free-form fields the catalog and evaluation services check (the gateway only
+ * checks that they are objects): typed here with the shapes those services accept, which the
+ * document describes for the answers.
+ */
+export type CreateToolRequest = Omit<RequestBody<"createTool">, "config"> & { config: ToolConfig };
+export type CreateToolVersionRequest = Omit<RequestBody<"createToolVersion">, "config"> & { config?: ToolConfig };
+export type CreatePromptVersionRequest = Omit<RequestBody<"createPromptVersion">, "responseFormat"> & {
+  responseFormat?: ResponseFormat;
+};
+export type NewEvaluationCase = Omit<RequestBody<"createEvaluationCases">["cases"][number], "assertions"> & {
+  assertions?: Assertion[];
+};
+export type CreateEvaluationCasesRequest = Omit<RequestBody<"createEvaluationCases">, "cases"> & {
+  cases: NewEvaluationCase[];
+};

@@ -1,0 +1,471 @@
+/**
+ * The TypeScript SDK (sdk/) against a live embedded platform over real HTTP: every method of every
+ * family, error answers as KilnError, pagination and Idempotency-Key. Every answer passes through
+ * the OpenAPI conformance checker, so this file also checks the document against what the routes
+ * really return, and that every documented operation was exercised.
+ */
+import { randomUUID } from "node:crypto";
+import { createLogger } from "@kiln/kit/logger";
+import { buildEmbedded } from "@kiln/launcher/embedded";
+import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_INPUT_SCHEMA } from "./support/agent-fixture.js";
+import { createConformanceChecker, type OpenApiDocument } from "./support/openapi-conformance.js";
+
+const PASSWORD = "correct-horse-battery";
+const KEY_SCOPES = [
+  "prompts:read",
+  "prompts:write",
+  "skills:read",
+  "runs:read",
+  "runs:write",
+  "evaluations:read",
+  "evaluations:write",
+];
+
+let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+let baseUrl: string;
+let conformance: ReturnType<typeof createConformanceChecker>;
+/** A signed-in user's client, its organization, an API key's client. */
+let user: Kiln;
+let organizationId: string;
+let accessToken: string;
+let keyed: Kiln;
+const email = `sdk-${randomUUID()}@example.test`;
+
+/** A non-public route (sign-up, keys, JWKS): plain fetch, through the conformance checker. */
+async function raw<T>(method: string, path: string, body?: unknown, token?: string) {
+  const response = await conformance.fetch(
+    new Request(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** The KilnError a call fails with (the test fails when it succeeds or fails otherwise). */
+async function failureOf(call: PromiseLike<unknown>): Promise<KilnError> {
+  const error = await Promise.resolve(call).then(
+    () => new Error("expected the call to fail"),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(KilnError);
+  return error as KilnError;
+}
+
+const client = (credential: { accessToken: string } | { apiKey: string }) =>
+  new Kiln({ baseUrl, ...credential, fetch: conformance.fetch });
+
+beforeAll(async () => {
+  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
+  baseUrl = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  const doc = (await (await fetch(`${baseUrl}/api/openapi.json`)).json()) as OpenApiDocument;
+  conformance = createConformanceChecker(doc);
+  await raw("GET", "/api/openapi.json");
+
+  const signUp = await raw<{ accessToken: string }>("POST", "/api/auth/signup", {
+    email,
+    password: PASSWORD,
+    fullName: "Ada",
+  });
+  expect(signUp.status).toBe(201);
+  accessToken = signUp.body.accessToken;
+  user = client({ accessToken });
+  const onboarded = await user.onboarding.complete({ fullName: "Ada Lovelace", organizationName: "Engines" });
+  organizationId = onboarded.organization.id;
+  const key = await raw<{ key: string }>(
+    "POST",
+    "/api/api-keys",
+    { organizationId, name: "sdk", scopes: KEY_SCOPES },
+    accessToken,
+  );
+  expect(key.status).toBe(201);
+  keyed = client({ apiKey: key.body.key });
+});
+
+afterAll(async () => {
+  await kiln?.close();
+});
+
+describe("the Kiln client", () => {
+  it("refuses a bad configuration with a clear error", () => {
+    expect(() => new Kiln({ baseUrl: "localhost:8080", accessToken: "t" })).toThrow(/baseUrl must be an absolute URL/);
+    expect(() => new Kiln({ baseUrl })).toThrow(/exactly one of accessToken and apiKey/);
+    expect(() => new Kiln({ baseUrl, accessToken: "t", apiKey: "k" })).toThrow(/exactly one/);
+    expect(() => new Kiln({ baseUrl, accessToken: "t", timeoutMs: -1 })).toThrow(/timeoutMs must be a number/);
+  });
+});
+
+describe("onboarding, setup and models", () => {
+  it("onboards once: a repeat answers the same organization", async () => {
+    const again = await user.onboarding.complete({ fullName: "Ada Lovelace", organizationName: "Engines" });
+    expect(again.organization).toMatchObject({ id: organizationId, plan: "free", entitlements: { aiEnabled: true } });
+    expect(again.membership.role).toBe("owner");
+  });
+
+  it("verifies the setup with an access token and with an API key", async () => {
+    const byUser = await user.setup.verify({ organizationId });
+    expect(byUser.ok).toBe(true);
+    expect(byUser.principal.type).toBe("user");
+    expect(byUser.checks.map((c) => c.name)).toEqual([
+      "authentication",
+      "organization",
+      "ai_entitlement",
+      "ai_permission",
+    ]);
+    const byKey = await keyed.setup.verify();
+    expect(byKey).toMatchObject({
+      ok: true,
+      principal: { type: "api_key", scopes: KEY_SCOPES },
+      organization: { id: organizationId },
+    });
+  });
+
+  it("lists the models, local/echo available", async () => {
+    const models = await keyed.models.list();
+    expect(models.nextCursor).toBeNull();
+    expect(models.data).toContainEqual(expect.objectContaining({ id: "local/echo", available: true }));
+  });
+});
+
+describe("prompts", () => {
+  let prompt: Prompt;
+
+  it("creates, versions, publishes, reads and updates a prompt", async () => {
+    prompt = await user.prompts.create({ organizationId, name: "Weather", description: "Says the weather" });
+    expect(prompt).toMatchObject({ name: "Weather", latestVersion: 0, version: null, publishedVersionId: null });
+    const version = await user.prompts.createVersion(prompt.id, {
+      systemPrompt: "The weather in {{city}}.",
+      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      responseFormat: { type: "text" },
+      temperature: 0.2,
+    });
+    expect(version).toMatchObject({ promptId: prompt.id, version: 1, status: "draft", temperature: 0.2 });
+    const published = await user.prompts.publish(prompt.id, { versionId: version.id });
+    expect(published.publishedVersionId).toBe(version.id);
+    const read = await keyed.prompts.get(prompt.id, { versionId: version.id });
+    expect(read.version?.systemPrompt).toBe("The weather in {{city}}.");
+    const renamed = await user.prompts.update(prompt.id, { name: "Weather report", defaultModel: "local/echo" });
+    expect(renamed).toMatchObject({ name: "Weather report", defaultModel: "local/echo" });
+  });
+
+  it("runs a prompt; the same Idempotency-Key replays the stored run", async () => {
+    const body = { organizationId, variables: { city: "Paris" } };
+    const run = await keyed.prompts.run(prompt.id, body, { idempotencyKey: "weather-paris-1" });
+    expect(run).toMatchObject({
+      kind: "prompt",
+      status: "succeeded",
+      promptId: prompt.id,
+      provider: "local",
+      model: "local/echo",
+    });
+    expect(run.output?.text).toContain("The weather in Paris.");
+    const replay = await keyed.prompts.run(prompt.id, body, { idempotencyKey: "weather-paris-1" });
+    expect(replay.id).toBe(run.id);
+    const other = await keyed.prompts.run(prompt.id, body);
+    expect(other.id).not.toBe(run.id);
+    const misuse = await failureOf(
+      keyed.prompts.run(
+        prompt.id,
+        { organizationId, variables: { city: "Rome" } },
+        { idempotencyKey: "weather-paris-1" },
+      ),
+    );
+    expect(misuse).toMatchObject({ status: 400, code: "invalid_argument" });
+  });
+
+  it("pages through a list with limit and cursor, and iterates every item", async () => {
+    for (const name of ["P1", "P2", "P3"]) await user.prompts.create({ organizationId, name });
+    const first = await user.prompts.list({ organizationId, limit: 2 });
+    expect(first.data).toHaveLength(2);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const names: string[] = [];
+    for await (const p of user.prompts.list({ organizationId, limit: 2 })) names.push(p.name);
+    expect(names).toEqual(["P3", "P2", "P1", "Weather report"]);
+    const pages: number[] = [];
+    for await (const page of keyed.prompts.list({ limit: 3 }).pages()) pages.push(page.data.length);
+    expect(pages).toEqual([3, 1]);
+  });
+});
+
+describe("tools", () => {
+  it("creates, reads, updates, versions, diffs and lists a tool", async () => {
+    const tool = await user.tools.create({
+      organizationId,
+      toolKey: "weather",
+      name: "Weather",
+      type: "manual_stub",
+      config: { result: { sky: "clear" } },
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    });
+    expect(tool).toMatchObject({ toolKey: "weather", latestVersion: 1, config: { result: { sky: "clear" } } });
+    expect(await user.tools.get(tool.id)).toEqual(tool);
+    expect((await user.tools.update(tool.id, { description: "Fixed weather" })).description).toBe("Fixed weather");
+    const v2 = await user.tools.createVersion(tool.id, { config: { result: { sky: "rain" } } });
+    expect(v2).toMatchObject({ toolId: tool.id, version: 2, type: "manual_stub" });
+    const diff = await user.tools.diff(tool.id, v2.id);
+    expect(diff.changes).toContainEqual({ op: "replace", path: "/config/result/sky", before: "clear", after: "rain" });
+    const listed = await user.tools.list({ organizationId });
+    expect(listed.data.map((t) => t.id)).toEqual([tool.id]);
+    const clash = await failureOf(
+      user.tools.create({
+        organizationId,
+        toolKey: "weather",
+        name: "Again",
+        type: "manual_stub",
+        config: { result: {} },
+        inputSchema: { type: "object" },
+      }),
+    );
+    expect(clash).toMatchObject({ status: 409, code: "already_exists" });
+  });
+});
+
+describe("the attach flow with skills, skill runs and evaluations", () => {
+  let skillId: string;
+
+  it("composes a skill with replacePrompts and replaceTools, previews, publishes, runs and diffs it", async () => {
+    const forecast = await user.prompts.create({ organizationId, name: "Forecast" });
+    const v = await user.prompts.createVersion(forecast.id, {
+      systemPrompt: "Forecast for {{city}}.",
+      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    });
+    await user.prompts.publish(forecast.id, { versionId: v.id });
+    const advice = await user.prompts.create({ organizationId, name: "Advice" });
+    const a = await user.prompts.createVersion(advice.id, {
+      systemPrompt: "Advice given: {{forecast}}",
+      variablesSchema: { type: "object", properties: { forecast: { type: "string" } }, required: ["forecast"] },
+    });
+    await user.prompts.publish(advice.id, { versionId: a.id });
+
+    const skill = await user.skills.create({ organizationId, name: "Trip planner" });
+    skillId = skill.id;
+    expect(skill.draftVersionId).toEqual(expect.any(String));
+    const draft = skill.draftVersionId as string;
+    const composed = await user.skills.replacePrompts(draft, {
+      prompts: [
+        { promptId: forecast.id, alias: "forecast" },
+        { promptId: advice.id, alias: "advice", variables: { forecast: "{{steps.forecast.output}}" } },
+      ],
+    });
+    expect(composed.promptComposition.map((s) => [s.order, s.alias, s.promptVersionId])).toEqual([
+      [1, "forecast", v.id],
+      [2, "advice", a.id],
+    ]);
+    const tool = (await user.tools.list({ organizationId })).data[0];
+    const withTools = await user.skills.replaceTools(draft, { tools: [tool?.id ?? ""] });
+    expect(withTools.tools.map((t) => t.toolKey)).toEqual(["weather"]);
+    expect((await keyed.skills.get(skillId)).promptComposition).toHaveLength(2);
+
+    const preview = await keyed.skills.preview(skillId, { input: { city: "Lyon" } });
+    expect(preview).toMatchObject({ id: null, preview: true, kind: "skill", status: "succeeded" });
+    expect(preview.steps.map((s) => s.stepId)).toEqual(["forecast", "advice"]);
+
+    const published = await user.skills.publish(skillId);
+    expect(published.publishedVersionId).toBe(draft);
+    const run = await keyed.skills.run(skillId, { input: { city: "Lyon" } });
+    expect(run).toMatchObject({ kind: "skill", status: "succeeded", skillVersionId: draft });
+    expect(await keyed.skillRuns.get(run.id)).toEqual(run);
+
+    const next = await user.skills.createVersion(skillId);
+    expect(next).toMatchObject({ skillId, version: 2, status: "draft" });
+    await user.skills.replacePrompts(next.id, { prompts: [{ promptId: forecast.id, alias: "forecast" }] });
+    const diff = await user.skills.diff(skillId, next.id);
+    expect(diff.from?.versionId).toBe(draft);
+    expect(diff.changes.length).toBeGreaterThan(0);
+    const renamed = await user.skills.update(skillId, { description: "Plans trips" });
+    expect(renamed.description).toBe("Plans trips");
+    expect((await user.skills.list({ organizationId })).data.map((s) => s.id)).toEqual([skillId]);
+    const second = await failureOf(user.skills.createVersion(skillId));
+    expect(second).toMatchObject({ status: 409, code: "failed_precondition" });
+  });
+
+  it("creates cases, runs an evaluation of draft and published versions and waits for its result", async () => {
+    const assertions: Assertion[] = [{ type: "contains", value: "Lyon" }];
+    const created = await keyed.evaluations.createCases(skillId, {
+      cases: [
+        { name: "Lyon", input: { city: "Lyon" }, assertions },
+        { name: "Nice", input: { city: "Nice" }, expectedOutput: "never this" },
+      ],
+    });
+    expect(created.data.map((c) => c.name)).toEqual(["Lyon", "Nice"]);
+    const listed = [];
+    for await (const c of keyed.evaluations.listCases(skillId, { limit: 1 })) listed.push(c.name);
+    expect(listed.sort()).toEqual(["Lyon", "Nice"]);
+
+    const started = await keyed.evaluations.run(skillId, { targets: ["draft", "published"] });
+    expect(started).toEqual({ id: started.evaluationRunId, evaluationRunId: expect.any(String), status: "queued" });
+    const result = await keyed.evaluations.waitForResult(skillId, started.evaluationRunId, { timeoutMs: 30_000 });
+    expect(result.status).toBe("completed");
+    expect(result.results).toHaveLength(2);
+    expect(result.results[0]?.byTarget.published?.outcome).toBe("pass");
+    expect(result.results[1]?.byTarget.published?.outcome).toBe("fail");
+    expect(result.summary?.byTarget.published).toMatchObject({ passed: 1, failed: 1 });
+    expect(result.contractValidity).toMatchObject({ valid: expect.any(Boolean) });
+    expect(await keyed.evaluations.get(skillId, started.evaluationRunId)).toEqual(result);
+  });
+});
+
+describe("agents and agent runs", () => {
+  let agent: Agent;
+  let workflow: Workflow;
+
+  it("authors an agent: workflow, validation, publish, new version, diff, rollback", async () => {
+    const note = await user.prompts.create({ organizationId, name: "Note" });
+    const nv = await user.prompts.createVersion(note.id, {
+      systemPrompt: "A note about {{topic}} in {{city}}.",
+      variablesSchema: AGENT_INPUT_SCHEMA,
+    });
+    await user.prompts.publish(note.id, { versionId: nv.id });
+    agent = await user.agents.create({ organizationId, name: "Notes" });
+    expect(agent).toMatchObject({ workflow: {}, publishedVersionId: null });
+    workflow = {
+      inputSchema: AGENT_INPUT_SCHEMA,
+      entry: "write",
+      steps: [
+        {
+          id: "write",
+          type: "prompt",
+          ref: { promptId: note.id },
+          input: { topic: "{{inputs.topic}}", city: "{{inputs.city}}" },
+        },
+      ],
+      output: "{{steps.write.output}}",
+    };
+    const draftId = agent.draftVersionId as string;
+    const invalid = await user.agents.validateWorkflow(draftId, { ...workflow, entry: "nowhere" });
+    expect(invalid.valid).toBe(false);
+    const saved = await user.agents.saveWorkflow(draftId, workflow);
+    expect(saved.workflow).toEqual(workflow);
+    expect((await user.agents.validateWorkflow(draftId)).valid).toBe(true);
+    agent = await user.agents.publish(agent.id);
+    expect(agent.publishedVersionId).toBe(draftId);
+    expect((await user.agents.get(agent.id)).id).toBe(agent.id);
+    agent = await user.agents.update(agent.id, { description: "Writes notes" });
+    expect(agent.description).toBe("Writes notes");
+    expect((await user.agents.list({ organizationId })).data.map((a) => a.id)).toEqual([agent.id]);
+
+    const v2 = await user.agents.createVersion(agent.id);
+    expect(v2).toMatchObject({ version: 2, status: "draft" });
+    await user.agents.saveWorkflow(v2.id, { ...workflow, maxSteps: 5 });
+    const diff = await user.agents.diff(agent.id, v2.id);
+    expect(diff.changes).toContainEqual({ op: "add", path: "/workflow/maxSteps", after: 5 });
+    const rolledBack = await user.agents.rollback(agent.id, draftId);
+    expect(rolledBack.versions).toHaveLength(3);
+    expect(rolledBack.publishedVersionId).not.toBe(draftId);
+  });
+
+  it("runs an agent synchronously and asynchronously, reruns from a step, loads inputs and compares runs", async () => {
+    const inputs = { topic: "tea", city: "Kyoto" };
+    const run = await keyed.agents.run(agent.id, { inputs });
+    expect(run).toMatchObject({ kind: "agent", status: "succeeded", agentId: agent.id, steps: [{ stepId: "write" }] });
+    expect(run.output?.text).toContain("A note about tea in Kyoto.");
+
+    const started = await keyed.agents.run(agent.id, { inputs, mode: "async" });
+    expect(started).toMatchObject({ status: "running", completedAt: null });
+    const finished = await keyed.agentRuns.waitForCompletion(started.id, { timeoutMs: 20_000 });
+    expect(finished.status).toBe("succeeded");
+    expect(await keyed.agentRuns.get(run.id)).toEqual(run);
+
+    const rerun = await keyed.agentRuns.rerunFromStep(run.id, {
+      stepId: "write",
+      inputs: { topic: "coffee", city: "Kyoto" },
+    });
+    expect(rerun).toMatchObject({ parentRunId: run.id, rerunFromStepId: "write" });
+    expect(rerun.output?.text).toContain("coffee");
+    const loaded = await keyed.agentRuns.loadInputs(run.id);
+    expect(loaded).toMatchObject({ agentId: agent.id, inputs, validation: { valid: true, errors: [] } });
+    const compared = await keyed.agentRuns.compare([run.id, rerun.id]);
+    expect(compared.runs.map((r) => r.id)).toEqual([run.id, rerun.id]);
+    expect(compared.steps[0]?.outputsEqual).toBe(false);
+  });
+});
+
+describe("errors as KilnError", () => {
+  it("400 with field details and the request id", async () => {
+    const error = await failureOf(
+      user.prompts.create({ organizationId, name: "x", unknownField: 1 } as unknown as {
+        organizationId: string;
+        name: string;
+      }),
+    );
+    expect(error).toMatchObject({ status: 400, code: "invalid_argument" });
+    expect(error.details).toContainEqual({ field: "unknownField", issue: "is not allowed" });
+    expect(error.requestId).toMatch(/^req_/);
+    expect(error.message).toBe("the request is invalid");
+    const limit = await failureOf(user.prompts.list({ organizationId, limit: 0 }));
+    expect(limit).toMatchObject({ status: 400, code: "invalid_argument" });
+    expect(limit.details.map((d) => d.field)).toEqual(["limit"]);
+  });
+
+  it("401 for a bad credential, 403 for a missing scope, 404 for an unknown id", async () => {
+    const anonymous = client({ apiKey: "sk_nope_nope" });
+    expect(await failureOf(anonymous.models.list())).toMatchObject({ status: 401, code: "unauthenticated" });
+    expect(await failureOf(keyed.tools.list())).toMatchObject({ status: 403, code: "permission_denied" });
+    expect(await failureOf(keyed.agentRuns.get("arun_unknown"))).toMatchObject({ status: 404, code: "not_found" });
+    // A path parameter is encoded: "a/b" is one id, not two segments.
+    const slashed = await failureOf(user.prompts.get("a/b"));
+    expect(slashed).toMatchObject({ status: 404, code: "not_found" });
+    expect(slashed.message).not.toMatch(/no route/);
+  });
+
+  it("409 for a state conflict: publishing a skill with nothing composed", async () => {
+    const empty = await user.skills.create({ organizationId, name: "Empty" });
+    const error = await failureOf(user.skills.publish(empty.id));
+    expect(error).toMatchObject({ status: 409, code: "failed_precondition" });
+  });
+});
+
+describe("the routes outside the SDK (non-public)", () => {
+  it("token, JWKS, API key list and revocation", async () => {
+    const token = await raw<{ accessToken: string }>("POST", "/api/auth/token", {
+      email: "nobody@example.test",
+      password: PASSWORD,
+    });
+    expect(token.status).toBe(401);
+    const signedIn = await raw<{ accessToken: string }>("POST", "/api/auth/token", { email, password: PASSWORD });
+    expect(signedIn.status).toBe(200);
+    expect((await raw<{ keys: unknown[] }>("GET", "/.well-known/jwks.json")).body.keys.length).toBeGreaterThan(0);
+    const keys = await raw<{ data: { id: string }[] }>(
+      "GET",
+      `/api/api-keys?organizationId=${organizationId}`,
+      undefined,
+      accessToken,
+    );
+    expect(keys.status).toBe(200);
+    const spare = await raw<{ id: string }>(
+      "POST",
+      "/api/api-keys",
+      { organizationId, name: "spare", scopes: ["runs:read"] },
+      accessToken,
+    );
+    const revoked = await raw<{ revokedAt: string | null }>(
+      "DELETE",
+      `/api/api-keys/${spare.body.id}`,
+      undefined,
+      accessToken,
+    );
+    expect(revoked.body.revokedAt).toEqual(expect.any(String));
+    const signIn = await raw<{ accessToken: string }>("POST", "/api/auth/token", {
+      email: "x@example.test",
+      passwd: PASSWORD,
+    });
+    expect(signIn.status).toBe(400);
+  });
+});
+
+describe("the OpenAPI document against the live answers", () => {
+  it("matched every answer above to its documented operation, status and schema", () => {
+    expect(conformance.violations).toEqual([]);
+    expect(conformance.seen.size).toBeGreaterThan(60);
+  });
+
+  it("saw every documented operation answer with a success status", () => {
+    expect(conformance.unexercised()).toEqual([]);
+  });
+});
