@@ -44,6 +44,7 @@ const providersFor = (stub: OpenAIStub) =>
 interface RunDoc {
   _id: string;
   kind: string;
+  promptId: string;
   status: string;
   organizationId: string;
   error: { code: string } | null;
@@ -185,4 +186,155 @@ describe("two replicas of execution and evaluation", () => {
       expect([...seen[durable]].sort(), durable).toEqual(ids);
     }
   }, 120_000);
+
+  it("loses no request and no run when an execution replica gets SIGTERM under load", async () => {
+    const victim = kiln.instances.execution[1];
+    if (!victim) throw new Error("no second execution replica");
+    const before = new Set((await runsOfOrg()).map((r) => r._id));
+
+    // Async agent runs whose one step takes 8 s: longer than the 5 s grace period.
+    const step = await api.createPublishedPrompt(flow.token, flow.organizationId, {
+      systemPrompt: "SLOW note about {{topic}}",
+      variablesSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      model: "stub/slow",
+    });
+    const agent = await api.post<{ id: string; draftVersionId: string }>(
+      "/api/agents",
+      { organizationId: flow.organizationId, name: "Slow note" },
+      { token: flow.token },
+    );
+    expect(agent.status, agent.text).toBe(201);
+    const workflow = {
+      inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      entry: "note",
+      steps: [{ id: "note", type: "prompt", ref: { promptId: step.prompt.id }, input: { topic: "{{inputs.topic}}" } }],
+      output: "{{steps.note.output}}",
+    };
+    const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
+      token: flow.token,
+      body: { workflow },
+    });
+    expect(saved.status, saved.text).toBe(200);
+    expect((await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token: flow.token })).status).toBe(200);
+    const slowOn = (stub: OpenAIStub) => stub.requests.filter((r) => JSON.stringify(r.body).includes("SLOW")).length;
+    const asyncRuns = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api.post<{ id: string; status: string }>(
+          `/api/agents/${agent.body.id}/run`,
+          { organizationId: flow.organizationId, inputs: { topic: `t${i}` }, mode: "async" },
+          { token: flow.token },
+        ),
+      ),
+    );
+    expect(asyncRuns.map((r) => [r.status, r.body.status])).toEqual(Array(6).fill([202, "running"]));
+    // The replica about to stop holds some of them.
+    await expect.poll(() => slowOn(stubs[1]), { timeout: 5_000 }).toBeGreaterThan(0);
+    const heldByVictim = slowOn(stubs[1]);
+
+    // Load: 6 clients in a loop; SIGTERM to one replica 1.5 s in; 1.5 s more after it exited.
+    const statuses: number[] = [];
+    const timings: { atMs: number; status: number }[] = [];
+    let stop = false;
+    const t0 = Date.now();
+    const loops = Array.from({ length: 6 }, async (_, c) => {
+      for (let i = 0; !stop; i++) {
+        const res = await runPrompt(`L${c}-${i}`);
+        statuses.push(res.status);
+        timings.push({ atMs: Date.now() - t0, status: res.status });
+      }
+    });
+    await sleep(1_500);
+    const exited = new Promise<number | null>((resolve) => victim.process.once("exit", (code) => resolve(code)));
+    const killedAt = Date.now();
+    victim.process.kill("SIGTERM");
+    const code = await exited;
+    const drainMs = Date.now() - killedAt;
+    await sleep(1_500);
+    stop = true;
+    await Promise.all(loops);
+    const afterMs = Date.now() - t0;
+
+    expect(code).toBe(0);
+    expect(drainMs).toBeLessThan(GRACE_MS + 1_000);
+    expect(statuses.length).toBeGreaterThan(20);
+    expect(statuses.filter((s) => s !== 201)).toEqual([]);
+    const killedMs = killedAt - t0;
+    const rate = (from: number, to: number) =>
+      Math.round((timings.filter((t) => t.atMs > from && t.atMs <= to).length * 1000) / (to - from));
+    console.info(
+      `execution SIGTERM: ${statuses.length} requests, all 201; drain ${drainMs} ms; ` +
+        `${rate(0, killedMs)} runs/s with 2 replicas, ${rate(killedMs + drainMs, afterMs)} runs/s with 1 ` +
+        `(stub latency 100 ms, 6 clients)`,
+    );
+
+    // Every accepted run is stored once; the async runs all end, the stopped replica's as failed.
+    const finals = await Promise.all(
+      asyncRuns.map(async (r) => {
+        for (;;) {
+          const got = await api.get<{ status: string; error?: { code: string } }>(`/api/agent-runs/${r.body.id}`, {
+            token: flow.token,
+          });
+          if (got.body.status !== "running") return got.body;
+          await sleep(250);
+        }
+      }),
+    );
+    const interrupted = finals.filter((f) => f.status === "failed");
+    expect(interrupted.length).toBe(heldByVictim);
+    expect(interrupted.map((f) => f.error?.code)).toEqual(Array(heldByVictim).fill("unavailable"));
+    expect(finals.filter((f) => f.status === "succeeded").length).toBe(6 - heldByVictim);
+    const stored = (await runsOfOrg()).filter((r) => !before.has(r._id));
+    const loadRuns = stored.filter((r) => r.kind === "prompt" && r.promptId === promptId);
+    expect(loadRuns.length).toBe(statuses.length);
+    expect(stored.filter((r) => r.status === "running")).toEqual([]);
+  }, 90_000);
+
+  it("hands an evaluation worker's items back to the queue at once on SIGTERM", async () => {
+    const CASES = 6;
+    const worker = await kiln.startReplica("evaluation", {
+      command: "evaluation-worker",
+      env: {
+        EVALUATION_WORKER_CONCURRENCY: String(CONCURRENCY),
+        EVALUATION_ACK_WAIT_MS: String(ACK_WAIT_MS),
+        // No time to finish: what it holds goes back at once.
+        SHUTDOWN_GRACE_MS: "1000",
+      },
+      readyLog: "evaluation workers started",
+    });
+    const skill = await api.createSkill(flow.token, flow.organizationId, { name: "Slow greeter" });
+    await api.replaceSkillPrompts(flow.token, skill.draftVersionId ?? "", [{ promptId }]);
+    await api.publishSkill(flow.token, skill.id);
+    await api.createEvaluationCases(
+      flow.apiKey,
+      undefined,
+      skill.id,
+      Array.from({ length: CASES }, (_, i) => ({
+        name: `case ${i}`,
+        input: { name: `Q${i}` },
+        assertions: [{ type: "contains" as const, value: `Hello Q${i}` }],
+      })),
+    );
+    for (const s of stubs) s.setLatency(2_000);
+    try {
+      const started = await api.startEvaluation(flow.apiKey, undefined, skill.id);
+      // Two evaluation replicas hold at most 2 × CONCURRENCY: more in flight means the worker holds some.
+      await expect.poll(inFlight, { timeout: 10_000, interval: 20 }).toBeGreaterThan(2 * CONCURRENCY);
+      const exited = new Promise<number | null>((resolve) => worker.process.once("exit", (code) => resolve(code)));
+      const killedAt = Date.now();
+      worker.process.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      const exitMs = Date.now() - killedAt;
+      const done = await api.waitForEvaluation(flow.apiKey, skill.id, started.id, { timeoutMs: 25_000 });
+      const completedMs = Date.now() - killedAt;
+      console.info(`evaluation worker SIGTERM: exited after ${exitMs} ms; run completed ${completedMs} ms after it`);
+      expect(exitMs).toBeLessThan(2_500);
+      // Redelivery by ack wait would take 30 s: the items came back by nak.
+      expect(completedMs).toBeLessThan(ACK_WAIT_MS / 2);
+      expect(done.status).toBe("completed");
+      expect(done.results).toHaveLength(CASES);
+      for (const r of done.results) expect(r.byTarget.published).toMatchObject({ outcome: "pass" });
+    } finally {
+      for (const s of stubs) s.setLatency(100);
+    }
+  }, 60_000);
 });
