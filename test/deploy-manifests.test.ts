@@ -7,14 +7,15 @@
  *   and every value accepted by the schema;
  * - ports, probes, Services, autoscalers, disruption budgets and network policies point at what
  *   exists, and every call a *_URL configures is allowed by a NetworkPolicy;
- * - then the prod overlay's processes are started as the image starts them (the `pnpm deploy` tree
- *   of deploy/Dockerfile, its ENTRYPOINT, the manifest's argument and environment, with the
- *   in-cluster addresses pointed at local ones) and probed the way the kubelet probes them, then
- *   stopped with SIGTERM within their termination grace period.
+ * - then the prod overlay's processes are started as the image starts them (the app tree made by
+ *   the Dockerfile's build commands from the files its .dockerignore lets through, its ENTRYPOINT,
+ *   the manifest's argument and environment, with the in-cluster addresses pointed at local ones)
+ *   and probed the way the kubelet probes them, then stopped with SIGTERM within their termination
+ *   grace period.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -130,6 +131,38 @@ function portOf(command: string, values: Record<string, string>): number {
 function serviceOfUrl(objects: K8sObject[], url: string) {
   const host = new URL(url).hostname.split(".")[0];
   return byKind(objects, "Service").find((s) => s.metadata.name === host);
+}
+
+/** The repository's files a `docker build` with deploy/Dockerfile.dockerignore would send. */
+function dockerContext(): string[] {
+  const rules = readFileSync(join(ROOT, "deploy/Dockerfile.dockerignore"), "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => ({ include: l.startsWith("!"), pattern: globToRegExp(l.replace(/^!/, "")) }));
+  const files = spawnSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+  // As Docker does: the last rule matching the path or one of its parent directories decides.
+  return files.filter((file) => {
+    const prefixes = file.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/"));
+    let excluded = false;
+    for (const rule of rules) if (prefixes.some((p) => rule.pattern.test(p))) excluded = !rule.include;
+    return !excluded;
+  });
+}
+
+/** `**` any depth (also none), `*` within one path segment. */
+function globToRegExp(glob: string): RegExp {
+  const literal = (t: string) => t.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+  const body = glob
+    .split("**/")
+    .map((part) =>
+      part
+        .split("**")
+        .map((p) => p.split("*").map(literal).join("[^/]*"))
+        .join(".*"),
+    )
+    .join("(?:.*/)?");
+  return new RegExp(`^${body}$`);
 }
 
 describe.each(OVERLAYS)("deploy/overlays/%s", (overlay) => {
@@ -318,17 +351,23 @@ describe("the prod overlay's processes, started as the image starts them", () =>
     [];
 
   beforeAll(async () => {
-    // The image's app tree, made by the Dockerfile's own command.
+    // The image's app tree, made by the Dockerfile's own build commands in a copy of the build
+    // context its .dockerignore lets through.
     tree = mkdtempSync(join(tmpdir(), "kiln-image-"));
+    const context = mkdtempSync(join(tmpdir(), "kiln-context-"));
     const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
-    const deployCommand = /^RUN (pnpm --filter @kiln\/launcher deploy .*) \/app$/m.exec(dockerfile)?.[1];
-    expect(deployCommand).toBeDefined();
-    const made = spawnSync(`${deployCommand?.replace("--offline", "")} ${tree}`, {
-      cwd: ROOT,
-      shell: true,
-      encoding: "utf8",
-    });
-    expect(made.status, made.stderr).toBe(0);
+    try {
+      for (const file of dockerContext()) cpSync(join(ROOT, file), join(context, file));
+      const build = dockerfile.slice(0, dockerfile.lastIndexOf("\nFROM "));
+      const runs = [...build.matchAll(/^RUN (.*)$/gm)].map((m) => m[1] ?? "");
+      // pnpm itself is installed here already; the deploy writes to the test's directory, not /app.
+      for (const command of runs.filter((r) => !r.startsWith("npm install -g pnpm"))) {
+        const made = spawnSync(command.replace(/ \/app$/, ` ${tree}`), { cwd: context, shell: true, encoding: "utf8" });
+        expect(made.status, `${command}: ${made.stderr}`).toBe(0);
+      }
+    } finally {
+      rmSync(context, { recursive: true, force: true });
+    }
     const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
     expect(entrypoint.slice(0, 1)).toEqual(["node"]);
 
