@@ -328,6 +328,44 @@ describe.each(OVERLAYS)("deploy/overlays/%s", (overlay) => {
     expect(calls).toBeGreaterThanOrEqual(12);
   });
 
+  it("uses values the API server accepts where the schemas take any string or number", () => {
+    // kubectl-validate checks types only: these are the API server's own rules the manifests touch.
+    const intOrPercent = (v: unknown) => (typeof v === "number" && v >= 0) || /^\d+%$/.test(String(v));
+    const portName = (v: unknown) =>
+      typeof v === "string" && /^(?=.*[a-z])[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v) && v.length <= 15;
+    const port = (v: unknown) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65_535;
+    for (const o of objects) {
+      const what = `${o.kind}/${o.metadata.name}`;
+      expect(o.metadata.name, what).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+      if (o.kind === "PodDisruptionBudget") {
+        for (const v of [o.spec.maxUnavailable, o.spec.minAvailable].filter((x) => x !== undefined))
+          expect(intOrPercent(v), what).toBe(true);
+      }
+      if (o.kind === "Deployment") {
+        const { maxSurge, maxUnavailable } = o.spec.strategy.rollingUpdate;
+        expect(intOrPercent(maxSurge) && intOrPercent(maxUnavailable), what).toBe(true);
+      }
+      if (o.kind === "Service") {
+        for (const p of o.spec.ports) {
+          expect(port(p.port) && portName(p.name), what).toBe(true);
+          expect(typeof p.targetPort === "string" ? portName(p.targetPort) : port(p.targetPort), what).toBe(true);
+        }
+      }
+      if (o.kind === "Deployment" || o.kind === "StatefulSet") {
+        for (const c of [...o.spec.template.spec.containers, ...(o.spec.template.spec.initContainers ?? [])]) {
+          for (const p of c.ports ?? [])
+            expect(port(p.containerPort) && portName(p.name), `${what} ${c.name}`).toBe(true);
+          for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe].filter(Boolean)) {
+            const target = probe.httpGet?.port ?? probe.grpc?.port;
+            if (target !== undefined)
+              expect(typeof target === "string" ? portName(target) : port(target), what).toBe(true);
+          }
+          expect(c.imagePullPolicy ?? "IfNotPresent", what).toMatch(/^(Always|IfNotPresent|Never)$/);
+        }
+      }
+    }
+  });
+
   it("runs every process as the image's non-root user on a read-only root filesystem", () => {
     const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
     const user = /^USER (\d+):(\d+)$/m.exec(dockerfile);
