@@ -118,6 +118,9 @@ describe("nats bus against its own server", () => {
   it("hands back at once the messages it pulled but had not started when stopped", async () => {
     const bus = await createNatsBus({ url: natsUrl });
     const stream = `HANDBACK${Date.now()}`;
+    const nc = await connect({ servers: natsUrl });
+    const jsm = await jetstreamManager(nc);
+    const ACK_WAIT_MS = 5_000;
     try {
       await bus.ensureStream({ name: stream, subjects: [`${stream}.>`], retention: "workqueue" });
       for (let i = 0; i < 12; i++) await bus.publish(`${stream}.e`, String(i));
@@ -127,39 +130,39 @@ describe("nats bus against its own server", () => {
       });
       const first: string[] = [];
       const sub = bus.consume(
-        { stream, durable: "d", ackWaitMs: 30_000 },
+        { stream, durable: "d", ackWaitMs: ACK_WAIT_MS },
         async (m) => {
           first.push(m.string());
           await gate;
         },
         { concurrency: 4 },
       );
+      // Four in hand, and more delivered to this subscription than it has started.
       await expect.poll(() => first.length, { timeout: 5_000 }).toBe(4);
-      // Time for the next pull to arrive while every slot is busy.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const pending = async () => (await jsm.consumers.info(stream, "d")).num_ack_pending;
+      await expect.poll(pending, { timeout: 5_000 }).toBeGreaterThan(4);
       const stopped = sub.stop();
       release();
       await stopped;
-      // The 8 others come back now, not after the 30 s ack wait.
-      const second: { body: string; deliveryCount: number }[] = [];
+      // Those come back now with a second delivery, not after the ack wait.
+      const second: { body: string; deliveryCount: number; atMs: number }[] = [];
       const startedMs = Date.now();
       const sub2 = bus.consume(
-        { stream, durable: "d", ackWaitMs: 30_000 },
+        { stream, durable: "d", ackWaitMs: ACK_WAIT_MS },
         async (m) => {
-          second.push({ body: m.string(), deliveryCount: m.deliveryCount });
+          second.push({ body: m.string(), deliveryCount: m.deliveryCount, atMs: Date.now() - startedMs });
         },
         { concurrency: 4 },
       );
-      await expect.poll(() => second.length, { timeout: 10_000 }).toBe(8);
-      expect(Date.now() - startedMs).toBeLessThan(10_000);
-      expect([...first, ...second.map((m) => m.body)].sort((x, y) => Number(x) - Number(y))).toEqual(
-        Array.from({ length: 12 }, (_, i) => String(i)),
-      );
+      const handedBack = () => second.filter((m) => m.deliveryCount > 1 && m.atMs < ACK_WAIT_MS / 2).length;
+      await expect.poll(handedBack, { timeout: ACK_WAIT_MS / 2 }).toBeGreaterThan(0);
+      // Delivery is at least once: every message is handled, none lost.
+      const all = () => new Set([...first, ...second.map((m) => m.body)]).size;
+      await expect.poll(all, { timeout: ACK_WAIT_MS * 2 }).toBe(12);
       await sub2.stop();
     } finally {
       await bus.close();
-      const nc = await connect({ servers: natsUrl });
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
+      await jsm.streams.delete(stream).catch(() => false);
       await nc.close();
     }
   });
