@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the servers the test suites start are installed: nats-server (Debian's package) and
-# FerretDB v1.24.2 (built from its Go module). Idempotent and quiet when both are there.
+# FerretDB v1.24.2 (built from its Go module), and kustomize for the deployment test. Idempotent and
+# quiet when they are there.
 set -euo pipefail
 
 FERRETDB_VERSION=v1.24.2
@@ -33,3 +34,6 @@ if ! have_ferretdb; then
   mkdir -p "$BIN_DIR"
   (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -o "${BIN_DIR}/ferretdb" ./cmd/ferretdb)
 fi
+
+# The deployment test renders deploy/ with kustomize.
+bash "$(dirname "$0")/ensure-deploy-tools.sh" kustomize

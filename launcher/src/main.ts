@@ -1,22 +1,14 @@
 /**
- * `kiln [embedded|gateway|identity|catalog|execution|evaluation]`: one entry point for every
+ * `kiln [embedded|gateway|identity|catalog|execution|evaluation|evaluation-worker]`: one entry point for every
  * process, so one container image serves them all by its command.
  */
 
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
+import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
 import { buildEmbedded } from "./embedded.js";
-
-const DISTRIBUTED: Record<string, () => Promise<unknown>> = {
-  gateway: () => import("@kiln/gateway/main"),
-  identity: () => import("@kiln/identity/main"),
-  catalog: () => import("@kiln/catalog/main"),
-  execution: () => import("@kiln/execution/main"),
-  evaluation: () => import("@kiln/evaluation/main"),
-  "evaluation-worker": () => import("@kiln/evaluation/worker-main"),
-};
 
 const command = process.argv[2] ?? "embedded";
 
@@ -44,9 +36,9 @@ if (command === "embedded") {
     ].join("\n"),
   );
   exitOnSignal(logger, 10_000, () => kiln.close());
-} else if (DISTRIBUTED[command]) {
-  await DISTRIBUTED[command]();
+} else if (DISTRIBUTED_COMMANDS[command]) {
+  await DISTRIBUTED_COMMANDS[command].start();
 } else {
-  process.stderr.write(`unknown command "${command}": use embedded, ${Object.keys(DISTRIBUTED).join(", ")}\n`);
+  process.stderr.write(`unknown command "${command}": use embedded, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`);
   process.exit(2);
 }

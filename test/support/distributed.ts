@@ -1,8 +1,10 @@
 /**
  * Starts the distributed mode as real processes (identity, catalog, execution, evaluation, gateway),
  * each with `node --import tsx launcher/src/main.ts <name>`, on free ports, against the given
- * MongoDB-protocol server (databases named per run) and nats-server; more replicas of a service on
- * demand; stops them all. Every service gets every other service's URL.
+ * MongoDB-protocol server (databases named per run) and nats-server (streams and subjects under a
+ * NATS_PREFIX of their own, so platforms sharing the server never take each other's work); more
+ * replicas of a service from the start (every *_URL lists them all, as a headless Service would)
+ * or on demand; stops them all. Every service gets every other service's URL.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -26,6 +28,11 @@ export interface DistributedOptions {
   envOf?: Partial<Record<ServiceName | "gateway", Record<string, string>>>;
   /** Show the processes' logs (LOG_LEVEL) on this process's stderr. */
   logLevel?: string;
+  /**
+   * More processes of a service started with the platform, one per entry (its extra environment,
+   * after `envOf`); the URLs every caller gets list all of them.
+   */
+  replicasOf?: Partial<Record<ServiceName, Record<string, string>[]>>;
 }
 
 export interface Distributed {
@@ -33,6 +40,12 @@ export interface Distributed {
   /** h2c base URLs of the services, for direct RPC clients. */
   serviceUrls: Record<ServiceName, string>;
   processes: Record<ServiceName | "gateway", ChildProcess>;
+  /** Every process of each service started with the platform, `processes[name]` first. */
+  instances: Record<ServiceName, Replica[]>;
+  /** The NATS_PREFIX of this platform's streams and subjects. */
+  natsPrefix: string;
+  /** The MongoDB database of each service. */
+  databases: Record<ServiceName, string>;
   /**
    * Starts one more process of a service with that service's environment on a fresh port, and
    * waits until it is ready; `stop()` stops it too.
@@ -175,36 +188,44 @@ export async function newSigningKeyPem(): Promise<string> {
 export async function startDistributed(options: DistributedOptions): Promise<Distributed> {
   const run = randomBytes(4).toString("hex");
   const logLevel = options.logLevel ?? process.env.KILN_TEST_LOG_LEVEL ?? "silent";
+  const natsPrefix = `t${run}`;
   const common = {
     MONGODB_URL: options.mongoUrl,
     NATS_URL: options.natsUrl,
+    NATS_PREFIX: natsPrefix,
     INTERNAL_AUTH_SECRET: randomBytes(32).toString("base64url"),
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_MS: "5000",
     ...options.env,
   };
   const names: ServiceName[] = ["identity", "catalog", "execution", "evaluation"];
-  const ports = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await freePort()] as const))) as Record<
-    ServiceName,
-    number
-  >;
-  const serviceUrls = Object.fromEntries(names.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<
-    ServiceName,
-    string
-  >;
+  const replicaEnvs = (n: ServiceName) => [{}, ...(options.replicasOf?.[n] ?? [])];
+  const ports = Object.fromEntries(
+    await Promise.all(names.map(async (n) => [n, await Promise.all(replicaEnvs(n).map(() => freePort()))] as const)),
+  ) as Record<ServiceName, number[]>;
+  const urlsOf = (n: ServiceName) => ports[n].map((p) => `http://127.0.0.1:${p}`);
+  const serviceUrls = Object.fromEntries(names.map((n) => [n, urlsOf(n)[0]])) as Record<ServiceName, string>;
+  // What callers get: every replica, as DNS answers for a headless Service.
+  const callerUrls = Object.fromEntries(names.map((n) => [n, urlsOf(n).join(",")])) as Record<ServiceName, string>;
+  const databases = Object.fromEntries(names.map((n) => [n, `kiln_${n}_${run}`])) as Record<ServiceName, string>;
   const signingKey = await newSigningKeyPem();
   const processes = {} as Distributed["processes"];
   const envOf = (name: ServiceName) => ({
     ...common,
-    MONGODB_DATABASE: `kiln_${name}_${run}`,
-    IDENTITY_URL: serviceUrls.identity,
-    CATALOG_URL: serviceUrls.catalog,
-    EXECUTION_URL: serviceUrls.execution,
+    MONGODB_DATABASE: databases[name],
+    IDENTITY_URL: callerUrls.identity,
+    CATALOG_URL: callerUrls.catalog,
+    EXECUTION_URL: callerUrls.execution,
     ...(name === "identity" ? { IDENTITY_SIGNING_KEY: signingKey } : {}),
     ...options.envOf?.[name],
   });
+  const instances = {} as Distributed["instances"];
   for (const name of names) {
-    processes[name] = startProcess(name, { ...envOf(name), PORT: String(ports[name]) }, logLevel);
+    instances[name] = replicaEnvs(name).map((extra, i) => ({
+      process: startProcess(name, { ...envOf(name), ...extra, PORT: String(ports[name][i]) }, logLevel),
+      url: urlsOf(name)[i] ?? "",
+    }));
+    processes[name] = instances[name][0]?.process as ChildProcess;
   }
   const gatewayPort = await freePort();
   processes.gateway = startProcess(
@@ -212,19 +233,21 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     {
       ...common,
       PORT: String(gatewayPort),
-      IDENTITY_URL: serviceUrls.identity,
-      CATALOG_URL: serviceUrls.catalog,
-      EXECUTION_URL: serviceUrls.execution,
-      EVALUATION_URL: serviceUrls.evaluation,
+      IDENTITY_URL: callerUrls.identity,
+      CATALOG_URL: callerUrls.catalog,
+      EXECUTION_URL: callerUrls.execution,
+      EVALUATION_URL: callerUrls.evaluation,
       ...options.envOf?.gateway,
     },
     logLevel,
   );
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const all = Object.values(processes);
+  const all = [processes.gateway, ...names.flatMap((n) => instances[n].map((i) => i.process))];
   try {
     // The gateway is ready when every service answers its readiness check.
     await waitReady(`${gatewayUrl}/readyz`, all);
+    // The gateway needs one ready replica of each; the tests need all of them.
+    await Promise.all(names.flatMap((n) => instances[n].map((i) => waitReadyH2(i.url, i.process))));
   } catch (e) {
     await Promise.all(all.map(stopProcess));
     throw e;
@@ -234,6 +257,9 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     gatewayUrl,
     serviceUrls,
     processes,
+    instances,
+    natsPrefix,
+    databases,
     async startReplica(service, replicaOptions = {}) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
@@ -259,7 +285,10 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
       await stopProcess(processes.gateway);
       for (const name of ["evaluation", "execution", "catalog", "identity"] as const) {
         await Promise.all(
-          [processes[name], ...replicas.filter((r) => r.service === name).map((r) => r.child)].map(stopProcess),
+          [
+            ...instances[name].map((i) => i.process),
+            ...replicas.filter((r) => r.service === name).map((r) => r.child),
+          ].map(stopProcess),
         );
       }
     },

@@ -23,6 +23,8 @@ export const EvaluationWorkerEnv = Type.Object({
   ...ServiceEnv,
   ...BusEnv,
   ...WorkerEnv,
+  /** Port of its health endpoints only (grpc.health.v1, /healthz, /readyz over h2c): it serves no RPC. */
+  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7005 }),
   MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
 });
 
@@ -31,7 +33,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parseEnv(EvaluationEnv, env);
 }
 
-/** The configuration of a worker-only process (worker-main.ts): no port, no identity, no catalog. */
+/** The configuration of a worker-only process (worker-main.ts): a health port, no identity, no catalog. */
 export function loadWorkerConfig(env: Record<string, string | undefined> = process.env) {
   return parseEnv(EvaluationWorkerEnv, env);
 }

@@ -30,8 +30,8 @@ await runServiceProcess("evaluation", config, async ({ logger, store, bus, token
   });
   return {
     ...service,
-    async close() {
-      await service.close();
+    async close(graceMs: number) {
+      await service.close(graceMs);
       catalog.close();
       execution.close();
     },

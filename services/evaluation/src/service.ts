@@ -57,7 +57,7 @@ const CREATE_METHODS = ["CreateEvaluationCases", "StartEvaluationRun"].map(
  */
 export async function createEvaluationService(
   deps: EvaluationServiceDeps,
-): Promise<ServiceModule & { close(): Promise<void> }> {
+): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
   await ensureEvaluationIndexes(deps.store);
   await deps.bus.ensureStream(EVALUATIONS_STREAM);
   const collections = evaluationCollections(deps.store);
@@ -97,9 +97,10 @@ export async function createEvaluationService(
   });
   return {
     ...service,
-    async close() {
+    /** Stops the relay and the workers: items in hand get `graceMs` (default 10 s), then go back to the queue. */
+    async close(graceMs?: number) {
       await relay.stop();
-      await workers?.stop();
+      await workers?.stop(graceMs);
     },
   };
 }

@@ -26,8 +26,8 @@ await runServiceProcess("execution", config, async ({ logger, store, bus, tokens
   });
   return {
     ...service,
-    async close() {
-      await service.close();
+    async close(graceMs: number) {
+      await service.close(graceMs);
       catalog.close();
     },
   };

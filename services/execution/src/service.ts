@@ -46,7 +46,7 @@ const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].
 /** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
 export async function createExecutionService(
   deps: ExecutionServiceDeps,
-): Promise<ServiceModule & { close(): Promise<void> }> {
+): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
   await ensureRunIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
@@ -87,8 +87,9 @@ export async function createExecutionService(
   });
   return {
     ...service,
-    close: async () => {
-      await agents.drain();
+    /** Finishes the asynchronous agent runs in flight (within `graceMs` when given), then stops the outbox relay. */
+    close: async (graceMs?: number) => {
+      await agents.drain(graceMs);
       await outbox.stop();
     },
   };

@@ -57,4 +57,8 @@ export const ServiceEnv = {
 /** The variables of a service that uses the bus. */
 export const BusEnv = {
   NATS_URL: Type.String({ minLength: 1 }),
+  /** Namespace of this platform's streams and subjects on a NATS shared with another platform; default none. */
+  NATS_PREFIX: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9-]{1,32}$" })),
+  /** Copies JetStream keeps of each stream the services create: 3 on a 3-node cluster. */
+  NATS_STREAM_REPLICAS: Type.Integer({ minimum: 1, maximum: 5, default: 1 }),
 };

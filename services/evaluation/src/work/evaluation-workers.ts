@@ -270,9 +270,12 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
 
   return {
     async start() {
+      const consumer = { stream: EVALUATIONS_STREAM.name, durable: WORKERS_DURABLE, ackWaitMs: deps.ackWaitMs };
+      // Both exist before the process reports started: a NATS that refuses them fails the start-up.
       await deps.bus.ensureStream(EVALUATIONS_STREAM);
+      await deps.bus.ensureConsumer(consumer);
       subscription = deps.bus.consume(
-        { stream: EVALUATIONS_STREAM.name, durable: WORKERS_DURABLE, ackWaitMs: deps.ackWaitMs },
+        consumer,
         async (msg) => {
           try {
             await handle(msg);

@@ -236,10 +236,25 @@ const failedStep = (error: { code: string; message: string }): StepResult => ({
   error,
 });
 
+/** Time kept at the end of a shutdown's grace period to store the runs it interrupted. */
+const STORE_RESERVE_MS = 1_000;
+
+/** An asynchronous run cut short by a shutdown: failed, with a reason the caller can act on. */
+function interrupted(running: RunDoc): RunDoc {
+  return {
+    ...running,
+    status: "failed",
+    error: { code: "unavailable", message: "the execution service shut down before the run finished; run it again" },
+    completedAt: new Date(),
+  };
+}
+
 export function createAgentRunner(deps: AgentRunnerDeps) {
   const now = deps.now ?? (() => new Date());
   /** Asynchronous runs still executing in this process (awaited on close). */
   const inFlight = new Set<Promise<void>>();
+  /** Aborted when a shutdown's grace period runs out: the runs still executing are stored as failed. */
+  const shutdown = new AbortController();
 
   const callOptions = (ctx: CallContext) => ({
     contextValues: createContextValues().set(kPrincipal, ctx.principal).set(kRequestId, ctx.requestId),
@@ -517,8 +532,10 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       await deps.outbox.intend(id);
       await deps.runs.insertOne(running);
       // Not tied to the request: the caller is gone once it has the 202.
-      const task = execute(agent, inputs, { id, createdAt })
+      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal })
+        .then((done) => (shutdown.signal.aborted && done.status !== "succeeded" ? interrupted(running) : done))
         .catch((err: unknown): RunDoc => {
+          if (shutdown.signal.aborted) return interrupted(running);
           deps.logger.error({ err, runId: id }, "agent run failed unexpectedly");
           return {
             ...running,
@@ -656,9 +673,18 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       };
     },
 
-    /** Waits for the asynchronous runs this process still executes. */
-    async drain(): Promise<void> {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    /**
+     * Waits for the asynchronous runs this process still executes; with `graceMs`, those still
+     * running a second before it ends are aborted and stored as failed, never left "running".
+     */
+    async drain(graceMs?: number): Promise<void> {
+      const timer =
+        graceMs === undefined ? undefined : setTimeout(() => shutdown.abort(), Math.max(0, graceMs - STORE_RESERVE_MS));
+      try {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -86,4 +86,84 @@ describe("nats bus against its own server", () => {
     await (await jetstreamManager(nc)).streams.delete(stream);
     await nc.close();
   });
+
+  it("keeps two platforms with different prefixes apart on one server", async () => {
+    const stamp = Date.now();
+    const [a, b] = await Promise.all(["pa", "pb"].map((p) => createNatsBus({ url: natsUrl, prefix: `${p}${stamp}` })));
+    try {
+      const spec = { name: "WORK", subjects: ["work.items"], retention: "workqueue" as const };
+      await a?.ensureStream(spec);
+      await b?.ensureStream(spec);
+      const got: Record<string, string[]> = { a: [], b: [] };
+      a?.consume({ stream: "WORK", durable: "w" }, async (m) => {
+        got.a?.push(`${m.subject}:${m.string()}`);
+      });
+      b?.consume({ stream: "WORK", durable: "w" }, async (m) => {
+        got.b?.push(`${m.subject}:${m.string()}`);
+      });
+      const ack = await a?.publish("work.items", "for a");
+      expect(ack?.stream).toBe("WORK");
+      await b?.publish("work.items", "for b");
+      await expect.poll(() => [got.a, got.b], { timeout: 5_000 }).toEqual([["work.items:for a"], ["work.items:for b"]]);
+      expect((await a?.streamInfo("WORK"))?.messages).toBe(0);
+    } finally {
+      const nc = await connect({ servers: natsUrl });
+      const jsm = await jetstreamManager(nc);
+      await Promise.all([a?.close(), b?.close()]);
+      for (const p of ["pa", "pb"]) await jsm.streams.delete(`${p}${stamp}_WORK`).catch(() => false);
+      await nc.close();
+    }
+  });
+
+  it("hands back at once the messages it pulled but had not started when stopped", async () => {
+    const bus = await createNatsBus({ url: natsUrl });
+    const stream = `HANDBACK${Date.now()}`;
+    const nc = await connect({ servers: natsUrl });
+    const jsm = await jetstreamManager(nc);
+    const ACK_WAIT_MS = 5_000;
+    try {
+      await bus.ensureStream({ name: stream, subjects: [`${stream}.>`], retention: "workqueue" });
+      for (let i = 0; i < 12; i++) await bus.publish(`${stream}.e`, String(i));
+      let release: () => void = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const first: string[] = [];
+      const sub = bus.consume(
+        { stream, durable: "d", ackWaitMs: ACK_WAIT_MS },
+        async (m) => {
+          first.push(m.string());
+          await gate;
+        },
+        { concurrency: 4 },
+      );
+      // Four in hand, and more delivered to this subscription than it has started.
+      await expect.poll(() => first.length, { timeout: 5_000 }).toBe(4);
+      const pending = async () => (await jsm.consumers.info(stream, "d")).num_ack_pending;
+      await expect.poll(pending, { timeout: 5_000 }).toBeGreaterThan(4);
+      const stopped = sub.stop();
+      release();
+      await stopped;
+      // Those come back now with a second delivery, not after the ack wait.
+      const second: { body: string; deliveryCount: number; atMs: number }[] = [];
+      const startedMs = Date.now();
+      const sub2 = bus.consume(
+        { stream, durable: "d", ackWaitMs: ACK_WAIT_MS },
+        async (m) => {
+          second.push({ body: m.string(), deliveryCount: m.deliveryCount, atMs: Date.now() - startedMs });
+        },
+        { concurrency: 4 },
+      );
+      const handedBack = () => second.filter((m) => m.deliveryCount > 1 && m.atMs < ACK_WAIT_MS / 2).length;
+      await expect.poll(handedBack, { timeout: ACK_WAIT_MS / 2 }).toBeGreaterThan(0);
+      // Delivery is at least once: every message is handled, none lost.
+      const all = () => new Set([...first, ...second.map((m) => m.body)]).size;
+      await expect.poll(all, { timeout: ACK_WAIT_MS * 2 }).toBe(12);
+      await sub2.stop();
+    } finally {
+      await bus.close();
+      await jsm.streams.delete(stream).catch(() => false);
+      await nc.close();
+    }
+  });
 });

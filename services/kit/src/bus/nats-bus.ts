@@ -35,6 +35,14 @@ export interface NatsBusOptions {
   url: string;
   /** Connection name shown by the server, e.g. the service name. */
   name?: string;
+  /**
+   * Namespace of one platform on a shared NATS (NATS_PREFIX): stream names become `<prefix>_<name>`
+   * and subjects `<prefix>.<subject>`, so two platforms never take each other's work. The code
+   * above the bus keeps using the plain names.
+   */
+  prefix?: string;
+  /** Copies JetStream keeps of each stream (NATS_STREAM_REPLICAS): 3 on a 3-node cluster; default 1. */
+  streamReplicas?: number;
   log?: (msg: string, data?: object) => void;
 }
 
@@ -57,6 +65,10 @@ const RETENTION: Record<Retention, RetentionPolicy> = {
 
 export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const log = options.log ?? (() => {});
+  const prefix = options.prefix ?? "";
+  const streamName = (name: string) => (prefix ? `${prefix}_${name}` : name);
+  const subjectOf = (subject: string) => (prefix ? `${prefix}.${subject}` : subject);
+  const plainSubject = (subject: string) => (prefix ? subject.slice(prefix.length + 1) : subject);
   const nc = await connect({
     servers: options.url,
     name: options.name,
@@ -83,12 +95,13 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
   async function ensureStream(spec: StreamSpec): Promise<void> {
     const s = resolveStreamSpec(spec);
+    const name = streamName(s.name);
     const config: Partial<StreamConfig> & { name: string } = {
-      name: s.name,
-      subjects: s.subjects,
+      name,
+      subjects: s.subjects.map(subjectOf),
       retention: RETENTION[s.retention],
       storage: StorageType.File,
-      num_replicas: 1,
+      num_replicas: options.streamReplicas ?? 1,
       max_age: nanos(s.maxAgeMs ?? 0),
       duplicate_window: nanos(s.duplicateWindowMs),
     };
@@ -97,7 +110,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       await jsm.streams.add(config);
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error;
-      await jsm.streams.update(s.name, config);
+      await jsm.streams.update(name, config);
     }
   }
 
@@ -111,9 +124,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       max_deliver: c.maxDeliver,
       max_ack_pending: c.maxAckPending,
     };
-    if (c.filterSubject) config.filter_subject = c.filterSubject;
+    if (c.filterSubject) config.filter_subject = subjectOf(c.filterSubject);
     // nats-server 2.9 treats add() of an existing durable as an update of its settings.
-    await jsm.consumers.add(c.stream, config);
+    await jsm.consumers.add(streamName(c.stream), config);
   }
 
   async function publish(
@@ -127,12 +140,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       hdrs.set(key, value);
     }
     try {
-      const ack = await js.publish(subject, payload, {
+      const ack = await js.publish(subjectOf(subject), payload, {
         msgID: publishOptions.msgId,
         headers: hdrs,
         timeout: PUBLISH_TIMEOUT_MS,
       });
-      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+      return { stream: ack.stream.slice(prefix ? prefix.length + 1 : 0), seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       // The client reports "no responders" on a publish as "jetstream is not enabled".
       if (error instanceof Error && error.name === "JetStreamNotEnabled") {
@@ -156,7 +169,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       while (!stopped && !nc.isClosed()) {
         try {
           await ensureConsumer(spec);
-          const consumer = await js.consumers.get(spec.stream, spec.durable);
+          const consumer = await js.consumers.get(streamName(spec.stream), spec.durable);
           // max_messages = concurrency, and the loop below holds the iterator (which sends the
           // next pull) until a slot is free, so the subscription holds little it cannot handle.
           messages = await consumer.consume({
@@ -166,10 +179,15 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           });
           if (stopped) break;
           for await (const m of messages) {
-            // Messages still buffered after stop() are left for redelivery.
-            if (stopped) break;
+            // Pulled but not started when stop() came: handed back at once, not after ack-wait. The
+            // iterator ends after the messages it had buffered.
+            if (stopped) {
+              m.nak();
+              continue;
+            }
             failures = 0;
-            const done: Promise<void> = runHandler(new NatsBusMessage(m), handler, consumeOptions, report).finally(() =>
+            const msg = new NatsBusMessage(m, plainSubject(m.subject));
+            const done: Promise<void> = runHandler(msg, handler, consumeOptions, report).finally(() =>
               inFlight.delete(done),
             );
             inFlight.add(done);
@@ -203,7 +221,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   async function streamInfo(name: string) {
-    const info = await jsm.streams.info(name);
+    const info = await jsm.streams.info(streamName(name));
     return { name, messages: info.state.messages };
   }
 
@@ -237,8 +255,11 @@ class NatsBusMessage implements SettleableMessage {
   readonly seq: number;
   #settled = false;
 
-  constructor(private readonly msg: JsMsg) {
-    this.subject = msg.subject;
+  constructor(
+    private readonly msg: JsMsg,
+    subject: string,
+  ) {
+    this.subject = subject;
     this.data = msg.data;
     this.headers = headersToRecord(msg.headers);
     this.deliveryCount = msg.info.deliveryCount;

@@ -1,3 +1,4 @@
+import type { Http2Session } from "node:http2";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
@@ -141,15 +142,24 @@ export async function buildRpcServer(service: ServiceModule) {
   const inFlight = createInFlight();
   app.addHook("onRequest", async () => inFlight.enter());
   app.addHook("onResponse", async () => inFlight.leave());
+  const sessions = new Set<Http2Session>();
+  app.server.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
   // Not the Fastify instance itself: it is thenable, and an async function would await it.
   return {
     app,
     /**
-     * Graceful stop: readiness fails at once, requests in flight get up to `graceMs` to finish,
-     * then the server closes (idle HTTP/2 sessions included).
+     * Graceful stop: readiness fails, the listener closes and every HTTP/2 session gets a GOAWAY
+     * at once, so clients open nothing new here (a stream past the GOAWAY is refused, which
+     * clients retry elsewhere: createNetworkTransport does). Requests in flight get up to
+     * `graceMs` to finish, then the server closes whatever is left.
      */
     async drainAndClose(graceMs: number): Promise<void> {
       service.startDraining();
+      app.server.close();
+      for (const session of sessions) session.close();
       await inFlight.idle(graceMs);
       await app.close();
     },

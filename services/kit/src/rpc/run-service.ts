@@ -21,6 +21,8 @@ export interface ServiceProcessConfig {
   INTERNAL_AUTH_SECRET: string;
   SHUTDOWN_GRACE_MS: number;
   NATS_URL?: string;
+  NATS_PREFIX?: string;
+  NATS_STREAM_REPLICAS?: number;
   IDENTITY_URL?: string;
 }
 
@@ -35,14 +37,22 @@ export interface ServiceProcessDeps {
   identity?: { client: Client<typeof IdentityService>; auth: IdentityAuth };
 }
 
+/** A service as its process runs it: `close(graceMs)` stops its background work within `graceMs`. */
+export type ClosableService = ServiceModule & { close?: (graceMs: number) => Promise<void> };
+
+/** Time kept from the grace period for closing the bus and the store after the work is done. */
+export const CLOSE_RESERVE_MS = 1_000;
+
 /**
  * The distributed mode's start-up of one service: connects its store (and bus, and identity
- * client), builds it, listens, and on SIGTERM drains requests in flight, then closes everything.
+ * client), builds it, listens. On SIGTERM, at once: readiness fails, the server stops taking new
+ * connections and streams, the service stops taking bus work; then the RPCs and the work in hand
+ * get the grace period to finish (what is left is handed back), then everything closes.
  */
 export async function runServiceProcess(
   name: string,
   config: ServiceProcessConfig,
-  build: (deps: ServiceProcessDeps) => Promise<ServiceModule & { close?: () => Promise<void> }>,
+  build: (deps: ServiceProcessDeps) => Promise<ClosableService>,
 ): Promise<void> {
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   guardUncaughtExceptions(logger);
@@ -52,7 +62,14 @@ export async function runServiceProcess(
     database: config.MONGODB_DATABASE,
     appName: `kiln-${name}`,
   });
-  const bus = config.NATS_URL ? await createNatsBus({ url: config.NATS_URL, name: `kiln-${name}` }) : undefined;
+  const bus = config.NATS_URL
+    ? await createNatsBus({
+        url: config.NATS_URL,
+        name: `kiln-${name}`,
+        prefix: config.NATS_PREFIX,
+        streamReplicas: config.NATS_STREAM_REPLICAS,
+      })
+    : undefined;
   const identityTransport = config.IDENTITY_URL
     ? createNetworkTransport({
         baseUrl: config.IDENTITY_URL,
@@ -71,8 +88,8 @@ export async function runServiceProcess(
   const address = await server.app.listen({ host: config.HOST, port: config.PORT });
   logger.info({ address }, `${name} listening`);
   exitOnSignal(logger, config.SHUTDOWN_GRACE_MS, async () => {
-    await server.drainAndClose(config.SHUTDOWN_GRACE_MS);
-    await service.close?.();
+    const workMs = Math.max(0, config.SHUTDOWN_GRACE_MS - CLOSE_RESERVE_MS);
+    await Promise.all([server.drainAndClose(workMs), service.close?.(workMs)]);
     identityTransport?.close();
     await bus?.close();
     await store.close();

@@ -16,6 +16,7 @@ import {
   MongoBulkWriteError,
   MongoClient,
   type MongoClientOptions,
+  MongoNetworkError,
   MongoServerError,
   type UpdateFilter,
 } from "mongodb";
@@ -87,7 +88,33 @@ export function createMongoStore(options: MongoStoreOptions): Store {
         ...(i.unique && { unique: true }),
         ...(i.name && { name: i.name }),
       }));
-      await run(`${options.database}.${collection}`, () => db.collection(collection).createIndexes(descriptions));
+      // Replicas starting together create the same indexes at once. FerretDB 1.24 may then drop the
+      // connection of one (a panic in its createIndexes), and again on every later createIndexes of
+      // that collection: so only the indexes not listed yet are created, and a dropped connection
+      // is followed by another look at the list.
+      const coll = db.collection(collection);
+      const signature = (d: { key: Document; unique?: boolean }) => JSON.stringify([d.key, Boolean(d.unique)]);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const existing = await run(`${options.database}.${collection}`, () =>
+            coll
+              .listIndexes()
+              .toArray()
+              .catch((e: unknown) => {
+                // A collection that does not exist yet has no indexes.
+                if (e instanceof MongoServerError && e.code === 26) return [];
+                throw e;
+              }),
+          );
+          const have = new Set(existing.map((i) => signature({ key: i.key, unique: i.unique })));
+          const missing = descriptions.filter((d) => !have.has(signature(d)));
+          if (missing.length > 0) await run(`${options.database}.${collection}`, () => coll.createIndexes(missing));
+          return;
+        } catch (e) {
+          if (attempt >= 3 || !(e instanceof MongoNetworkError)) throw e;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
     },
     async ping() {
       await db.command({ ping: 1 });

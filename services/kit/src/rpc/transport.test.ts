@@ -1,0 +1,121 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ExecutionService } from "@kiln/proto/execution";
+import { afterEach, describe, expect, it } from "vitest";
+import { createInternalTokens } from "../auth/internal-token.js";
+import { createLogger } from "../logger.js";
+import { createForwardInterceptor } from "./auth-interceptor.js";
+import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
+import { createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
+
+const tokens = createInternalTokens("x".repeat(32));
+
+/** A real h2c server whose ListModels takes `delayMs` and answers with the replica's name. */
+async function startReplica(name: string, delayMs: number) {
+  let calls = 0;
+  const server = await buildRpcServer(
+    defineService({
+      name,
+      logger: createLogger({ name, level: "silent" }),
+      register: (router) =>
+        router.service(ExecutionService, {
+          async listModels() {
+            calls++;
+            await sleep(delayMs);
+            return { models: [{ id: name }] };
+          },
+        }),
+      readiness: [],
+      auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+    }),
+  );
+  const address = await server.app.listen({ host: "127.0.0.1", port: 0 });
+  return { server, url: address, calls: () => calls };
+}
+
+describe("createNetworkTransport", () => {
+  const servers: RpcServer[] = [];
+  const transports: NetworkTransport[] = [];
+  afterEach(async () => {
+    for (const t of transports.splice(0)) t.close();
+    await Promise.all(servers.splice(0).map((s) => s.app.close()));
+  });
+
+  async function setup(delayMs: number) {
+    const a = await startReplica("a", delayMs);
+    const b = await startReplica("b", delayMs);
+    servers.push(a.server, b.server);
+    const network = createNetworkTransport({
+      baseUrl: `${a.url},${b.url}`,
+      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+    });
+    transports.push(network);
+    return { a, b, client: createClient(ExecutionService, network.transport) };
+  }
+
+  it("spreads calls over every replica", async () => {
+    const { a, b, client } = await setup(50);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => client.listModels({})));
+    const byReplica = answers.map((r) => r.models[0]?.id);
+    expect(byReplica.filter((id) => id === "a").length).toBe(10);
+    expect(byReplica.filter((id) => id === "b").length).toBe(10);
+    expect(a.calls() + b.calls()).toBe(20);
+  });
+
+  it("loses no call while a replica drains: its calls in flight finish, new ones go to the other", async () => {
+    const { a, b, client } = await setup(100);
+    const failures: unknown[] = [];
+    let answered = 0;
+    let stop = false;
+    const loops = Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        await client.listModels({}).then(
+          () => answered++,
+          (e: unknown) => failures.push(e),
+        );
+      }
+    });
+    await sleep(400);
+    const before = a.calls();
+    expect(before).toBeGreaterThan(0);
+    const drained = a.server.drainAndClose(5_000);
+    await sleep(600);
+    stop = true;
+    await Promise.all(loops);
+    await drained;
+    expect(failures).toEqual([]);
+    // A took nothing after the drain began; the calls it had were answered.
+    expect(a.calls()).toBe(before);
+    expect(b.calls()).toBeGreaterThan(before);
+    expect(answered).toBe(a.calls() + b.calls());
+  });
+
+  it("retries only what no server started", () => {
+    expect(isNeverStarted(new ConnectError("busy", Code.Unavailable))).toBe(false);
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    expect(isNeverStarted(new ConnectError("unavailable", Code.Unavailable, undefined, undefined, refused))).toBe(true);
+    expect(
+      isNeverStarted(new ConnectError("http/2 stream closed with error code REFUSED_STREAM (0x7)", Code.Unavailable)),
+    ).toBe(true);
+    expect(isNeverStarted(new ConnectError("reset", Code.Aborted))).toBe(false);
+  });
+
+  it("follows the addresses a name resolves to", async () => {
+    const a = await startReplica("a", 0);
+    servers.push(a.server);
+    const port = new URL(a.url).port;
+    const looked: string[] = [];
+    const network = createNetworkTransport({
+      baseUrl: `http://execution.kiln.svc:${port}`,
+      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+      resolve: async (host) => {
+        looked.push(host);
+        return ["127.0.0.1"];
+      },
+    });
+    transports.push(network);
+    const res = await createClient(ExecutionService, network.transport).listModels({});
+    expect(res.models[0]?.id).toBe("a");
+    expect(looked).toEqual(["execution.kiln.svc"]);
+  });
+});
