@@ -1,16 +1,14 @@
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 import { call, runIdentityFlow } from "./support/identity-flow.js";
 
 // The embedded mode (one process, in-memory store, in-process bus) over a real HTTP socket.
 describe("embedded mode", () => {
-  let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+  let kiln: EmbeddedKiln;
   let base: string;
 
   beforeAll(async () => {
-    kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-    base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+    ({ kiln, baseUrl: base } = await startEmbedded());
   });
 
   afterAll(async () => {

@@ -6,19 +6,17 @@ import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 
 const run = promisify(execFile);
 const examples = join(dirname(fileURLToPath(import.meta.url)), "..", "examples");
 
-let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+let kiln: EmbeddedKiln;
 let baseUrl: string;
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-  baseUrl = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  ({ kiln, baseUrl } = await startEmbedded());
 });
 
 afterAll(async () => {

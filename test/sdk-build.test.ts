@@ -10,9 +10,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { createTestClient } from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 
 const run = promisify(execFile);
 const sdkDir = join(dirname(fileURLToPath(import.meta.url)), "..", "sdk");
@@ -20,12 +19,11 @@ const sdkDir = join(dirname(fileURLToPath(import.meta.url)), "..", "sdk");
 const outDir = join(sdkDir, ".tmp", `dist-${randomUUID()}`);
 const tsc = createRequire(join(sdkDir, "package.json")).resolve("typescript/bin/tsc");
 
-let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+let kiln: EmbeddedKiln;
 let baseUrl: string;
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-  baseUrl = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  ({ kiln, baseUrl } = await startEmbedded());
 });
 
 afterAll(async () => {

@@ -11,6 +11,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
 import { Kiln, KilnError, KilnTimeoutError } from "@kiln/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 
 /** What the proxy does with the next request: answer itself, forward and then answer, or stall. */
 type Step =
@@ -28,7 +29,7 @@ interface Seen {
   replayed?: boolean;
 }
 
-let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+let kiln: EmbeddedKiln;
 let gatewayUrl: string;
 let proxy: Server;
 let proxyUrl: string;
@@ -53,8 +54,7 @@ async function forward(method: string, url: string, headers: IncomingHttpHeaders
 }
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-  gatewayUrl = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  ({ kiln, baseUrl: gatewayUrl } = await startEmbedded());
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);

@@ -5,11 +5,10 @@
  * really return, and that every documented operation was exercised.
  */
 import { randomUUID } from "node:crypto";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_INPUT_SCHEMA } from "./support/agent-fixture.js";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 import { createConformanceChecker, type OpenApiDocument } from "./support/openapi-conformance.js";
 
 const PASSWORD = "correct-horse-battery";
@@ -23,7 +22,7 @@ const KEY_SCOPES = [
   "evaluations:write",
 ];
 
-let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+let kiln: EmbeddedKiln;
 let baseUrl: string;
 let conformance: ReturnType<typeof createConformanceChecker>;
 /** A signed-in user's client, its organization, an API key's client. */
@@ -62,8 +61,7 @@ const client = (credential: { accessToken: string } | { apiKey: string }) =>
   new Kiln({ baseUrl, ...credential, fetch: conformance.fetch });
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-  baseUrl = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  ({ kiln, baseUrl } = await startEmbedded());
   const doc = (await (await fetch(`${baseUrl}/api/openapi.json`)).json()) as OpenApiDocument;
   conformance = createConformanceChecker(doc);
   await raw("GET", "/api/openapi.json");

@@ -34,6 +34,17 @@ export const ToolCallView = Type.Object(
 
 export const RunStatus = OneOf(["succeeded", "failed"]);
 
+/** What every step of a multi-step run records of its execution (api.md "Runs"). */
+export const STEP_EXECUTION_FIELDS = {
+  provider: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+  usage: ref(UsageView),
+  estimatedCostUsd: Nullable(Type.Number()),
+  latencyMs: Type.Integer(),
+  toolCalls: Type.Array(ref(ToolCallView)),
+  error: Type.Optional(ref(RunErrorView)),
+};
+
 export const SkillRunStepView = Type.Object(
   {
     stepId: Type.String({ description: "the composition alias" }),
@@ -44,13 +55,7 @@ export const SkillRunStepView = Type.Object(
     output: OutputView,
     promptId: Type.String(),
     promptVersionId: Type.String(),
-    provider: Nullable(Type.String()),
-    model: Nullable(Type.String()),
-    usage: ref(UsageView),
-    estimatedCostUsd: Nullable(Type.Number()),
-    latencyMs: Type.Integer(),
-    toolCalls: Type.Array(ref(ToolCallView)),
-    error: Type.Optional(ref(RunErrorView)),
+    ...STEP_EXECUTION_FIELDS,
     reused: Type.Boolean(),
   },
   { $id: "SkillRunStep" },
