@@ -30,8 +30,8 @@ await runServiceProcess("evaluation", config, async ({ logger, store, bus, token
   });
   return {
     ...service,
-    async close(graceMs: number) {
-      await service.close(graceMs);
+    // The clients close only once the server has drained and the workers stopped: both use them.
+    async settle() {
       catalog.close();
       execution.close();
     },

@@ -26,8 +26,9 @@ await runServiceProcess("execution", config, async ({ logger, store, bus, tokens
   });
   return {
     ...service,
-    async close(graceMs: number) {
-      await service.close(graceMs);
+    // The catalog client closes only once the server has drained: calls still finishing need it.
+    async settle() {
+      await service.settle();
       catalog.close();
     },
   };

@@ -46,7 +46,7 @@ const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].
 /** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
 export async function createExecutionService(
   deps: ExecutionServiceDeps,
-): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
+): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void> }> {
   await ensureRunIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
@@ -92,5 +92,7 @@ export async function createExecutionService(
       await agents.drain(graceMs);
       await outbox.stop();
     },
+    /** The run events of the calls that finished after `close`, published before the store closes. */
+    settle: () => outbox.settled(),
   };
 }

@@ -157,10 +157,15 @@ export async function buildRpcServer(service: ServiceModule) {
      * `graceMs` to finish, then the server closes whatever is left.
      */
     async drainAndClose(graceMs: number): Promise<void> {
+      const deadline = Date.now() + graceMs;
       service.startDraining();
       app.server.close();
+      // GOAWAY: a closing session ends once its open streams are done, including streams whose
+      // request has not reached a route yet (which the in-flight count does not see).
+      const closed = [...sessions].map((session) => new Promise((resolve) => session.once("close", resolve)));
       for (const session of sessions) session.close();
-      await inFlight.idle(graceMs);
+      await withTimeout(Promise.all(closed), graceMs, "drain").catch(() => undefined);
+      await inFlight.idle(Math.max(0, deadline - Date.now()));
       await app.close();
     },
   };

@@ -37,8 +37,15 @@ export interface ServiceProcessDeps {
   identity?: { client: Client<typeof IdentityService>; auth: IdentityAuth };
 }
 
-/** A service as its process runs it: `close(graceMs)` stops its background work within `graceMs`. */
-export type ClosableService = ServiceModule & { close?: (graceMs: number) => Promise<void> };
+/**
+ * A service as its process runs it: `close(graceMs)` stops its background work within `graceMs`,
+ * while the server drains; `settle()`, once the server has drained, waits for what the last calls
+ * left in the background (before the store and the bus close).
+ */
+export type ClosableService = ServiceModule & {
+  close?: (graceMs: number) => Promise<void>;
+  settle?: () => Promise<void>;
+};
 
 /** Time kept from the grace period for closing the bus and the store after the work is done. */
 export const CLOSE_RESERVE_MS = 1_000;
@@ -90,6 +97,7 @@ export async function runServiceProcess(
   exitOnSignal(logger, config.SHUTDOWN_GRACE_MS, async () => {
     const workMs = Math.max(0, config.SHUTDOWN_GRACE_MS - CLOSE_RESERVE_MS);
     await Promise.all([server.drainAndClose(workMs), service.close?.(workMs)]);
+    await service.settle?.();
     identityTransport?.close();
     await bus?.close();
     await store.close();
