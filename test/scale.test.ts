@@ -58,6 +58,19 @@ describe("two replicas of execution and evaluation", () => {
   let bus: Bus;
   let executionStore: Store;
   let promptId: string;
+
+  /** `count` cases of a greeting skill: input `<prefix>i`, the answer must contain `Hello <prefix>i`. */
+  const createGreetingCases = (skillId: string, count: number, prefix: string) =>
+    api.createEvaluationCases(
+      flow.apiKey,
+      undefined,
+      skillId,
+      Array.from({ length: count }, (_, i) => ({
+        name: `case ${i}`,
+        input: { name: `${prefix}${i}` },
+        assertions: [{ type: "contains" as const, value: `Hello ${prefix}${i}` }],
+      })),
+    );
   /** run ids seen by each of two durable consumers of RUNS, with repeats. */
   const seen: Record<"audit-a" | "audit-b", string[]> = { "audit-a": [], "audit-b": [] };
 
@@ -145,16 +158,7 @@ describe("two replicas of execution and evaluation", () => {
     const draft = await api.post<{ id: string }>(`/api/skills/${skill.id}/versions`, {}, { token: flow.token });
     expect(draft.status, draft.text).toBe(201);
     await api.replaceSkillPrompts(flow.token, draft.body.id, [{ promptId }]);
-    await api.createEvaluationCases(
-      flow.apiKey,
-      undefined,
-      skill.id,
-      Array.from({ length: CASES }, (_, i) => ({
-        name: `case ${i}`,
-        input: { name: `Person${i}` },
-        assertions: [{ type: "contains" as const, value: `Hello Person${i}` }],
-      })),
-    );
+    await createGreetingCases(skill.id, CASES, "Person");
     for (const s of stubs) s.setLatency(600);
     const started = await api.startEvaluation(flow.apiKey, undefined, skill.id);
     let maxInFlight = 0;
@@ -304,16 +308,7 @@ describe("two replicas of execution and evaluation", () => {
     const skill = await api.createSkill(flow.token, flow.organizationId, { name: "Slow greeter" });
     await api.replaceSkillPrompts(flow.token, skill.draftVersionId ?? "", [{ promptId }]);
     await api.publishSkill(flow.token, skill.id);
-    await api.createEvaluationCases(
-      flow.apiKey,
-      undefined,
-      skill.id,
-      Array.from({ length: CASES }, (_, i) => ({
-        name: `case ${i}`,
-        input: { name: `Q${i}` },
-        assertions: [{ type: "contains" as const, value: `Hello Q${i}` }],
-      })),
-    );
+    await createGreetingCases(skill.id, CASES, "Q");
     for (const s of stubs) s.setLatency(2_000);
     try {
       const started = await api.startEvaluation(flow.apiKey, undefined, skill.id);
