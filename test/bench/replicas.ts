@@ -4,19 +4,15 @@
  * /api/prompts/:id/run through the gateway with autocannon (local/echo, and a model stub answering
  * in 50 ms). Then measures each process's resident memory, and the drain time of an execution
  * replica stopped with SIGTERM under load (every request still answered).
- * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs.
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs (test/bench/load.ts).
  */
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTestClient } from "@kiln/gateway/test-client";
-import autocannon from "autocannon";
 import { startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
-import { startOpenAIStub } from "../support/openai-stub.js";
 import { startFerretDb, startNatsServer } from "../support/servers.js";
-
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+import { load, startStubProcess, stubProviders } from "./load.js";
 
 const rssMiB = (pid: number | undefined) => {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB/m);
@@ -24,14 +20,8 @@ const rssMiB = (pid: number | undefined) => {
 };
 
 async function main() {
-  const [mongo, nats, stub] = await Promise.all([
-    startFerretDb(),
-    startNatsServer(),
-    startOpenAIStub({ latencyMs: 50 }),
-  ]);
-  const providers = JSON.stringify([
-    { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "fixed", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },
-  ]);
+  const [mongo, nats, stub] = await Promise.all([startFerretDb(), startNatsServer(), startStubProcess(50)]);
+  const providers = stubProviders(stub.baseUrl);
   const rows: string[] = [];
   try {
     for (const replicas of [1, 2]) {
@@ -64,17 +54,12 @@ async function main() {
           });
           if (once.status !== 201)
             throw new Error(`a run of ${model} answered ${once.status}: ${JSON.stringify(once.body)}`);
-          const r = await autocannon({
-            url: runUrl[model],
+          const r = await load(runUrl[model], {
             method: "POST",
-            connections,
-            duration: seconds,
             headers: { authorization: `Bearer ${flow.token}`, "content-type": "application/json" },
             body: JSON.stringify({ organizationId: flow.organizationId, variables: { name: "Ada" } }),
           });
-          rows.push(
-            `| ${replicas} | ${model} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.errors + r.non2xx} |`,
-          );
+          rows.push(`| ${replicas} | ${model} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} |`);
         }
         if (replicas === 2) {
           const memory = [
@@ -85,14 +70,15 @@ async function main() {
           ].map(([name, pid]) => `${name} ${rssMiB(pid as number)} MiB`);
           rows.push(`\nresident memory after the runs: ${memory.join(", ")}`);
           // Drain under load: SIGTERM to the second replica while runs (model stub) go on.
-          const loadRun = autocannon({
-            url: runUrl["stub/fixed"] ?? "",
-            method: "POST",
-            connections,
-            duration: 4,
-            headers: { authorization: `Bearer ${flow.token}`, "content-type": "application/json" },
-            body: JSON.stringify({ organizationId: flow.organizationId, variables: { name: "Ada" } }),
-          });
+          const loadRun = load(
+            runUrl["stub/fixed"] ?? "",
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${flow.token}`, "content-type": "application/json" },
+              body: JSON.stringify({ organizationId: flow.organizationId, variables: { name: "Ada" } }),
+            },
+            4,
+          );
           await sleep(1_000);
           const victim = kiln.instances.execution[1]?.process;
           const exited = new Promise<number | null>((resolve) => victim?.once("exit", (code) => resolve(code)));
@@ -101,14 +87,14 @@ async function main() {
           const code = await exited;
           rows.push(`execution replica SIGTERM under load: exit ${code} after ${Date.now() - t0} ms`);
           const r = await loadRun;
-          rows.push(`requests during it: ${r.requests.total}, errors ${r.errors + r.non2xx}`);
+          rows.push(`requests during it: ${r.total}, errors ${r.errors}`);
         }
       } finally {
         await kiln.stop();
       }
     }
   } finally {
-    await stub.close();
+    stub.child.kill("SIGTERM");
     await Promise.all([mongo.stop({ removeData: true }), nats.stop({ removeData: true })]);
   }
   console.log(`| execution replicas | model | req/s | p50 ms | p99 ms | errors |\n|---:|---|---:|---:|---:|---:|`);

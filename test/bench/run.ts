@@ -10,70 +10,35 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
+import { join } from "node:path";
+import { createTestClient } from "@kiln/gateway/test-client";
 import { type Distributed, startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
+import { BENCH, type LoadResult, load, ROOT, startStubProcess, stubProviders } from "./load.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const modes = new Set((process.env.BENCH_MODES ?? "embedded,distributed").split(","));
 
-interface Row {
+interface Row extends LoadResult {
   mode: string;
   scenario: string;
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  errors: number;
-}
-
-async function load(url: string, init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string }) {
-  const r = await autocannon({ url, connections, duration: seconds, ...init });
-  return {
-    rps: Math.round(r.requests.average),
-    p50: r.latency.p50,
-    p90: r.latency.p90,
-    p99: r.latency.p99,
-    errors: r.errors + r.non2xx,
-  };
 }
 
 const STUB_LATENCY_MS = 50;
 
-/** An OpenAI-compatible provider "stub" whose one model answers through the stub, priced. */
-const stubProviders = (stubUrl: string) =>
-  JSON.stringify([
-    {
-      id: "stub",
-      baseUrl: stubUrl,
-      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6, tools: true, jsonSchema: true }],
-    },
-  ]);
-
+/** A published prompt of `model` whose one variable is `city`. */
 async function publishedPrompt(base: string, flow: { token: string; organizationId: string }, model: string) {
-  const prompt = await call(base, "POST", "/api/prompts", {
-    token: flow.token,
-    body: { organizationId: flow.organizationId, name: `bench ${model}` },
-  });
-  const version = await call(base, "POST", `/api/prompts/${prompt.body.id}/versions`, {
-    token: flow.token,
-    body: {
+  const { prompt } = await createTestClient(base).createPublishedPrompt(
+    flow.token,
+    flow.organizationId,
+    {
       systemPrompt: "Summarize the weather in {{city}} in one sentence.",
       variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
       model,
     },
-  });
-  const published = await call(base, "POST", `/api/prompts/${prompt.body.id}/publish`, {
-    token: flow.token,
-    body: { versionId: version.body.id },
-  });
-  if (published.status !== 200) throw new Error(`could not publish a prompt: ${JSON.stringify(published.body)}`);
-  return prompt.body.id as string;
+    { name: `bench ${model}` },
+  );
+  return prompt.id;
 }
 
 async function scenarios(mode: string, base: string): Promise<Row[]> {
@@ -137,28 +102,6 @@ async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; ch
   throw new Error("embedded mode did not start");
 }
 
-/** The stub in a process of its own (test/bench/stub-process.ts); resolves with its base URL. */
-async function startStubProcess(latencyMs: number): Promise<{ baseUrl: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(ROOT, "test/bench/stub-process.ts"), String(latencyMs)],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk;
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line) resolve(line);
-    });
-    child.once("exit", (code) => reject(new Error(`the stub process exited (${code})`)));
-  });
-  return { baseUrl, child };
-}
-
 const rows: Row[] = [];
 const stub = await startStubProcess(STUB_LATENCY_MS);
 const direct = await load(`${stub.baseUrl}/chat/completions`, {
@@ -201,7 +144,7 @@ const stubRow = (mode: string) => rows.find((r) => r.mode === mode && r.scenario
 const cpu = cpus()[0]?.model ?? "unknown CPU";
 process.stdout.write(
   `\n${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
-    `${connections} connections × ${seconds} s per scenario\n\n` +
+    `${BENCH.connections} connections × ${BENCH.seconds} s per scenario\n\n` +
     "| mode | scenario | req/s | p50 ms | p90 ms | p99 ms | errors |\n|---|---|---:|---:|---:|---:|---:|\n" +
     rows
       .map((r) => `| ${r.mode} | ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.errors} |`)

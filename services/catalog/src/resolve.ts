@@ -227,13 +227,13 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     const wantsLive = input.versionId === "";
     const stamp = deps.live.stamp();
     const cached = wantsLive ? deps.live.prompt(input.promptId) : undefined;
+    // The version asked for, else the cached live one; without either, a query finds the live one.
+    const named = input.versionId || cached?.versionId;
     const [prompt, { version, tools }] = await Promise.all([
       cached ? cached.parent : c.prompts.findOne({ _id: input.promptId }),
-      (!wantsLive
-        ? versionsById(c.promptVersions, [input.versionId]).then((found) => found.get(input.versionId))
-        : cached
-          ? versionsById(c.promptVersions, [cached.versionId]).then((found) => found.get(cached.versionId))
-          : livePublished(c.promptVersions, { promptId: input.promptId })
+      (named
+        ? versionsById(c.promptVersions, [named]).then((found) => found.get(named))
+        : livePublished(c.promptVersions, { promptId: input.promptId })
       ).then(async (v) => {
         // Tools are read only for a version that can be answered.
         const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
@@ -303,7 +303,8 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     });
     const tools = toolsOf(version.tools, selected.tools, organizationId, "tools", problems);
     if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
-    if (wantsLive && !cached && version.status === "published") deps.live.rememberSkill(skill, version._id, stamp);
+    // Without versionId or preferDraft the version selected is the live published one.
+    if (wantsLive && !cached) deps.live.rememberSkill(skill, version._id, stamp);
     return { version, steps, tools };
   }
 

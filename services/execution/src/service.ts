@@ -35,8 +35,6 @@ export interface ExecutionServiceDeps {
   tools: ToolsConfig;
   /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
-  /** How old a pending run event must be before the relay takes it over; default 5000 ms. */
-  outboxRelayAfterMs?: number;
 }
 
 const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
@@ -51,9 +49,7 @@ export async function createExecutionService(
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
-  const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger, {
-    relayAfterMs: deps.outboxRelayAfterMs,
-  });
+  const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   const runnerDeps = {
     runs,

@@ -24,6 +24,7 @@ import { executePrompt, type RunnablePrompt, type ToolCallRecord } from "./promp
 import {
   type CallContext,
   executeSkillSteps,
+  insertRun,
   resolveModelFor,
   runDocOf,
   runnableOf,
@@ -239,15 +240,19 @@ const failedStep = (error: { code: string; message: string }): StepResult => ({
 /** Time kept at the end of a shutdown's grace period to store the runs it interrupted. */
 const STORE_RESERVE_MS = 1_000;
 
-/** An asynchronous run cut short by a shutdown: failed, with a reason the caller can act on. */
-function interrupted(running: RunDoc): RunDoc {
-  return {
-    ...running,
-    status: "failed",
-    error: { code: "unavailable", message: "the execution service shut down before the run finished; run it again" },
-    completedAt: new Date(),
-  };
-}
+/** An asynchronous run that ended without a result of its own (a shutdown, an unexpected error). */
+const failedRun = (running: RunDoc, error: RunDoc["error"], completedAt: Date): RunDoc => ({
+  ...running,
+  status: "failed",
+  error,
+  completedAt,
+});
+
+/** Why a run a shutdown cut short failed: something the caller can act on. */
+const INTERRUPTED = {
+  code: "unavailable",
+  message: "the execution service shut down before the run finished; run it again",
+};
 
 export function createAgentRunner(deps: AgentRunnerDeps) {
   const now = deps.now ?? (() => new Date());
@@ -530,19 +535,16 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       };
       // The intent first: the relay leaves it alone while the record says "running".
       await deps.outbox.intend(id);
-      await deps.runs.insertOne(running);
+      await insertRun(deps, running);
       // Not tied to the request: the caller is gone once it has the 202.
       const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal })
-        .then((done) => (shutdown.signal.aborted && done.status !== "succeeded" ? interrupted(running) : done))
+        .then((done) =>
+          shutdown.signal.aborted && done.status !== "succeeded" ? failedRun(running, INTERRUPTED, now()) : done,
+        )
         .catch((err: unknown): RunDoc => {
-          if (shutdown.signal.aborted) return interrupted(running);
+          if (shutdown.signal.aborted) return failedRun(running, INTERRUPTED, now());
           deps.logger.error({ err, runId: id }, "agent run failed unexpectedly");
-          return {
-            ...running,
-            status: "failed",
-            error: { code: "internal", message: "internal error" },
-            completedAt: now(),
-          };
+          return failedRun(running, { code: "internal", message: "internal error" }, now());
         })
         .then(async (done) => {
           await deps.runs.replaceOne({ _id: id }, done);

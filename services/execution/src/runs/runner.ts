@@ -384,14 +384,19 @@ export async function storeRun(
   intent.catch(() => undefined);
   const doc = await execute();
   await intent;
+  await insertRun(deps, doc);
+  deps.outbox.publish(doc);
+  return doc;
+}
+
+/** Inserts a run whose outbox intent exists; a refused insert forgets the intent (no run, no event). */
+export async function insertRun(deps: Pick<RunnerDeps, "runs" | "outbox">, doc: RunDoc): Promise<void> {
   try {
     await deps.runs.insertOne(doc);
   } catch (e) {
-    deps.outbox.abandon(id);
+    deps.outbox.abandon(doc._id);
     throw e;
   }
-  deps.outbox.publish(doc);
-  return doc;
 }
 
 interface RunDocInput {

@@ -68,7 +68,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const prefix = options.prefix ?? "";
   const streamName = (name: string) => (prefix ? `${prefix}_${name}` : name);
   const subjectOf = (subject: string) => (prefix ? `${prefix}.${subject}` : subject);
-  const plainSubject = (subject: string) => (prefix ? subject.slice(prefix.length + 1) : subject);
+  /** A stream name or subject as the code above the bus knows it (both add one separator). */
+  const unprefixed = (name: string) => (prefix ? name.slice(prefix.length + 1) : name);
   const nc = await connect({
     servers: options.url,
     name: options.name,
@@ -145,7 +146,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
         headers: hdrs,
         timeout: PUBLISH_TIMEOUT_MS,
       });
-      return { stream: ack.stream.slice(prefix ? prefix.length + 1 : 0), seq: ack.seq, duplicate: ack.duplicate };
+      return { stream: unprefixed(ack.stream), seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       // The client reports "no responders" on a publish as "jetstream is not enabled".
       if (error instanceof Error && error.name === "JetStreamNotEnabled") {
@@ -186,7 +187,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
               continue;
             }
             failures = 0;
-            const msg = new NatsBusMessage(m, plainSubject(m.subject));
+            const msg = new NatsBusMessage(m, unprefixed(m.subject));
             const done: Promise<void> = runHandler(msg, handler, consumeOptions, report).finally(() =>
               inFlight.delete(done),
             );

@@ -48,7 +48,7 @@ export type ClosableService = ServiceModule & {
 };
 
 /** Time kept from the grace period for closing the bus and the store after the work is done. */
-export const CLOSE_RESERVE_MS = 1_000;
+const CLOSE_RESERVE_MS = 1_000;
 
 /**
  * The distributed mode's start-up of one service: connects its store (and bus, and identity

@@ -1,0 +1,78 @@
+/**
+ * What the benchmark scripts share: the load generator's settings and its one call, the model stub
+ * as a process of its own, and the provider configuration pointing at it.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10). */
+export const BENCH = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 10),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
+};
+
+export interface LoadResult {
+  rps: number;
+  total: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  /** Failed connections, timeouts and answers outside 2xx. */
+  errors: number;
+}
+
+/** One autocannon run with BENCH's connections, for BENCH.seconds unless `seconds` says otherwise. */
+export async function load(
+  url: string,
+  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string },
+  seconds = BENCH.seconds,
+): Promise<LoadResult> {
+  const r = await autocannon({ url, connections: BENCH.connections, duration: seconds, ...init });
+  return {
+    rps: Math.round(r.requests.average),
+    total: r.requests.total,
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+/**
+ * The OpenAI-protocol stub in a process of its own (test/bench/stub-process.ts): a provider is
+ * another machine, so it must not share an event loop with the load generator.
+ */
+export async function startStubProcess(latencyMs: number): Promise<{ baseUrl: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "test/bench/stub-process.ts"), String(latencyMs)],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve(line);
+    });
+    child.once("exit", (code) => reject(new Error(`the stub process exited (${code})`)));
+  });
+  return { baseUrl, child };
+}
+
+/** OPENAI_COMPATIBLE_PROVIDERS with one priced model, `stub/fixed`, answered by the stub. */
+export const stubProviders = (stubUrl: string) =>
+  JSON.stringify([
+    {
+      id: "stub",
+      baseUrl: stubUrl,
+      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6, tools: true, jsonSchema: true }],
+    },
+  ]);
