@@ -45,6 +45,8 @@ describe("run.completed outbox across a nats-server outage", () => {
         return run._id;
       };
       const before = await Promise.all([0, 1, 2, 3, 4].map(store1));
+      // Their events leave in the background: published while the bus is up.
+      await outbox.settled();
       // The bus goes away while runs keep being stored: they wait in the outbox.
       await server.stop();
       const during = await Promise.all([5, 6, 7, 8, 9].map(store1));

@@ -200,7 +200,11 @@ async function rpcError(promise: Promise<unknown>): Promise<ConnectError> {
   return error as ConnectError;
 }
 
-const streamed = async () => (await bus.streamInfo(RUNS_STREAM.name)).messages;
+/** Messages in RUNS once the events of the runs stored so far (published in the background) are out. */
+const streamed = async () => {
+  await service.settle();
+  return (await bus.streamInfo(RUNS_STREAM.name)).messages;
+};
 
 const runRequest = (variables: unknown) => ({
   organizationId: ORG,
