@@ -162,7 +162,8 @@ export function createRunEventOutbox(
       track(cleared.add(runId));
     },
     publish(run) {
-      track(send(run));
+      // After the current turn of the event loop: the answer the run is stored for leaves first.
+      track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => send(run)));
     },
     async settled() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);

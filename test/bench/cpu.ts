@@ -1,0 +1,122 @@
+/**
+ * `pnpm bench:cpu`: where a distributed prompt run spends its time. Starts the platform as real
+ * processes (FerretDB, nats-server, the four services, the gateway, the OpenAI-protocol stub in a
+ * process of its own), sends BENCH_CPU_RUNS (default 1000) sequential runs per scenario, and prints
+ * the wall time per run and the CPU time each process spent per run (from /proc/<pid>/stat), so the
+ * cost of every hop is a figure rather than a guess.
+ */
+import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { performance } from "node:perf_hooks";
+import { createTestClient } from "@kiln/gateway/test-client";
+import { startDistributed } from "../support/distributed.js";
+import { runIdentityFlow } from "../support/identity-flow.js";
+import { startFerretDb, startNatsServer } from "../support/servers.js";
+import { startStubProcess, stubProviders } from "./load.js";
+
+const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** User + system CPU time of a process, in ms (its threads included). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+const stub = await startStubProcess(50);
+const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+const platform = await startDistributed({
+  mongoUrl: ferret.url,
+  natsUrl: nats.url,
+  logLevel: "warn",
+  env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
+});
+const processes: [string, ChildProcess][] = [
+  ["gateway", platform.processes.gateway],
+  ["identity", platform.processes.identity],
+  ["catalog", platform.processes.catalog],
+  ["execution", platform.processes.execution],
+  ["evaluation", platform.processes.evaluation],
+  ["ferretdb", ferret.process],
+  ["nats-server", nats.process],
+  ["stub", stub.child],
+];
+try {
+  const base = platform.gatewayUrl;
+  const flow = await runIdentityFlow(base);
+  // node:http with keep-alive: fetch costs this machine about 1.2 ms of CPU per request, which
+  // would be counted against the processes it shares the cores with.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (path: string, body: unknown) =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(
+        `${base}${path}`,
+        {
+          method: "POST",
+          agent,
+          headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("end", () =>
+            (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`${path}: ${res.statusCode} ${text}`)),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(JSON.stringify(body));
+    });
+  const scenarios: [string, () => Promise<void>][] = [
+    ["POST /api/setup/verify (API key)", () => post("/api/setup/verify", { organizationId: flow.organizationId })],
+  ];
+  for (const model of ["local/echo", "stub/fixed"]) {
+    const { prompt } = await createTestClient(base).createPublishedPrompt(
+      flow.token,
+      flow.organizationId,
+      {
+        systemPrompt: "Summarize the weather in {{city}} in one sentence.",
+        variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        model,
+      },
+      { name: `cpu ${model}` },
+    );
+    scenarios.push([
+      `POST /api/prompts/:id/run, ${model}`,
+      () =>
+        post(`/api/prompts/${prompt.id}/run`, { organizationId: flow.organizationId, variables: { city: "Paris" } }),
+    ]);
+  }
+  for (const [scenario, run] of scenarios) {
+    for (let i = 0; i < 200; i++) await run();
+    const before = processes.map(([, p]) => cpuMs(p.pid ?? 0));
+    const self = process.cpuUsage();
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t = performance.now();
+      await run();
+      times.push(performance.now() - t);
+    }
+    const selfCpu = process.cpuUsage(self);
+    const after = processes.map(([, p]) => cpuMs(p.pid ?? 0));
+    times.sort((a, b) => a - b);
+    const pct = (q: number) => (times[Math.floor(q * (times.length - 1))] ?? 0).toFixed(1);
+    process.stdout.write(
+      `\n${scenario}: ${RUNS} sequential runs, wall p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms\n` +
+        "| process | CPU ms per run |\n|---|---:|\n" +
+        processes
+          .map(([name], i) => `| ${name} | ${(((after[i] ?? 0) - (before[i] ?? 0)) / RUNS).toFixed(2)} |`)
+          .join("\n") +
+        `\n| load client | ${((selfCpu.user + selfCpu.system) / 1000 / RUNS).toFixed(2)} |\n`,
+    );
+  }
+} finally {
+  await platform.stop();
+  await Promise.all([ferret.stop({ removeData: true }), nats.stop({ removeData: true })]);
+  stub.child.kill("SIGTERM");
+}
