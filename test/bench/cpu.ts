@@ -9,11 +9,10 @@ import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { createTestClient } from "@kiln/gateway/test-client";
 import { startDistributed } from "../support/distributed.js";
 import { runIdentityFlow } from "../support/identity-flow.js";
 import { startFerretDb, startNatsServer } from "../support/servers.js";
-import { startStubProcess, stubProviders } from "./load.js";
+import { publishedPrompt, startStubProcess, stubProviders } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -76,20 +75,10 @@ try {
     ["POST /api/setup/verify (API key)", () => post("/api/setup/verify", { organizationId: flow.organizationId })],
   ];
   for (const model of ["local/echo", "stub/fixed"]) {
-    const { prompt } = await createTestClient(base).createPublishedPrompt(
-      flow.token,
-      flow.organizationId,
-      {
-        systemPrompt: "Summarize the weather in {{city}} in one sentence.",
-        variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-        model,
-      },
-      { name: `cpu ${model}` },
-    );
+    const promptId = await publishedPrompt(base, flow, model);
     scenarios.push([
       `POST /api/prompts/:id/run, ${model}`,
-      () =>
-        post(`/api/prompts/${prompt.id}/run`, { organizationId: flow.organizationId, variables: { city: "Paris" } }),
+      () => post(`/api/prompts/${promptId}/run`, { organizationId: flow.organizationId, variables: { city: "Paris" } }),
     ]);
   }
   for (const [scenario, run] of scenarios) {

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createTestClient } from "@kiln/gateway/test-client";
 import autocannon from "autocannon";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -76,3 +77,22 @@ export const stubProviders = (stubUrl: string) =>
       models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6, tools: true, jsonSchema: true }],
     },
   ]);
+
+/** A published prompt of `model` whose one variable is `city`; its id. */
+export async function publishedPrompt(
+  base: string,
+  flow: { token: string; organizationId: string },
+  model: string,
+): Promise<string> {
+  const { prompt } = await createTestClient(base).createPublishedPrompt(
+    flow.token,
+    flow.organizationId,
+    {
+      systemPrompt: "Summarize the weather in {{city}} in one sentence.",
+      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      model,
+    },
+    { name: `bench ${model}` },
+  );
+  return prompt.id;
+}

@@ -11,11 +11,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { createTestClient } from "@kiln/gateway/test-client";
 import { type Distributed, startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
-import { BENCH, type LoadResult, load, ROOT, startStubProcess, stubProviders } from "./load.js";
+import { BENCH, type LoadResult, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const modes = new Set((process.env.BENCH_MODES ?? "embedded,distributed").split(","));
 
@@ -25,21 +24,6 @@ interface Row extends LoadResult {
 }
 
 const STUB_LATENCY_MS = 50;
-
-/** A published prompt of `model` whose one variable is `city`. */
-async function publishedPrompt(base: string, flow: { token: string; organizationId: string }, model: string) {
-  const { prompt } = await createTestClient(base).createPublishedPrompt(
-    flow.token,
-    flow.organizationId,
-    {
-      systemPrompt: "Summarize the weather in {{city}} in one sentence.",
-      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-      model,
-    },
-    { name: `bench ${model}` },
-  );
-  return prompt.id;
-}
 
 async function scenarios(mode: string, base: string): Promise<Row[]> {
   const flow = await runIdentityFlow(base);
