@@ -231,9 +231,10 @@ describe("two replicas of execution and evaluation", () => {
       ),
     );
     expect(asyncRuns.map((r) => [r.status, r.body.status])).toEqual(Array(6).fill([202, "running"]));
-    // The replica about to stop holds some of them.
-    await expect.poll(() => slowOn(stubs[1]), { timeout: 5_000 }).toBeGreaterThan(0);
+    // Every one of them has reached its replica's model, and the replica about to stop holds some.
+    await expect.poll(() => slowOn(stubs[0]) + slowOn(stubs[1]), { timeout: 15_000 }).toBe(6);
     const heldByVictim = slowOn(stubs[1]);
+    expect(heldByVictim, "the balancer gave the second replica none of 6 async runs").toBeGreaterThan(0);
 
     // Load: 6 clients in a loop; SIGTERM to one replica 1.5 s in; 1.5 s more after it exited.
     const statuses: number[] = [];

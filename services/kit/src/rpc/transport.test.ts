@@ -97,7 +97,25 @@ describe("createNetworkTransport", () => {
     expect(
       isNeverStarted(new ConnectError("http/2 stream closed with error code REFUSED_STREAM (0x7)", Code.Unavailable)),
     ).toBe(true);
+    // Seen when a replica shut down under load: the refusal came through the stream's error event.
+    const streamError = Object.assign(new Error("Stream closed with error code NGHTTP2_REFUSED_STREAM"), {
+      code: "ERR_HTTP2_STREAM_ERROR",
+    });
+    expect(
+      isNeverStarted(
+        new ConnectError(
+          "Stream closed with error code NGHTTP2_REFUSED_STREAM",
+          Code.Internal,
+          undefined,
+          undefined,
+          streamError,
+        ),
+      ),
+    ).toBe(true);
     expect(isNeverStarted(new ConnectError("reset", Code.Aborted))).toBe(false);
+    expect(
+      isNeverStarted(new ConnectError("Stream closed with error code NGHTTP2_INTERNAL_ERROR", Code.Internal)),
+    ).toBe(false);
   });
 
   it("follows the addresses a name resolves to", async () => {

@@ -196,7 +196,10 @@ async function resolveAll(hostname: string): Promise<string[]> {
  */
 export function isNeverStarted(error: unknown): boolean {
   if (!(error instanceof ConnectError)) return false;
-  if (error.code === Code.Unavailable && error.rawMessage.includes("REFUSED_STREAM")) return true;
+  // Whatever code it was mapped to: a reset with REFUSED_STREAM arrives as "unavailable", the same
+  // refusal surfacing as the stream's error event ("Stream closed with error code
+  // NGHTTP2_REFUSED_STREAM") as "internal".
+  if (error.rawMessage.includes("REFUSED_STREAM")) return true;
   for (let e: unknown = error.cause; e instanceof Error; e = e.cause) {
     const code = (e as { code?: unknown }).code;
     if (code === "ECONNREFUSED" || code === "ERR_HTTP2_GOAWAY_SESSION" || code === "EAI_AGAIN" || code === "ENOTFOUND")
