@@ -9,10 +9,8 @@ import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { startDistributed } from "../support/distributed.js";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { startFerretDb, startNatsServer } from "../support/servers.js";
-import { publishedPrompt, startStubProcess, stubProviders } from "./load.js";
+import { publishedPrompt, startBenchPlatform, startStubProcess } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -25,13 +23,7 @@ function cpuMs(pid: number): number {
 }
 
 const stub = await startStubProcess(50);
-const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
-const platform = await startDistributed({
-  mongoUrl: ferret.url,
-  natsUrl: nats.url,
-  logLevel: "warn",
-  env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
-});
+const { platform, ferret, nats, stop } = await startBenchPlatform(stub.baseUrl);
 const processes: [string, ChildProcess][] = [
   ["gateway", platform.processes.gateway],
   ["identity", platform.processes.identity],
@@ -105,7 +97,6 @@ try {
     );
   }
 } finally {
-  await platform.stop();
-  await Promise.all([ferret.stop({ removeData: true }), nats.stop({ removeData: true })]);
+  await stop();
   stub.child.kill("SIGTERM");
 }

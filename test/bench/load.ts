@@ -7,6 +7,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTestClient } from "@kiln/gateway/test-client";
 import autocannon from "autocannon";
+import { type Distributed, startDistributed } from "../support/distributed.js";
+import { type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -95,4 +97,35 @@ export async function publishedPrompt(
     { name: `bench ${model}` },
   );
   return prompt.id;
+}
+
+/**
+ * The distributed platform for a benchmark: its own FerretDB and nats-server, every process logging
+ * warnings only, no rate limit, the models of `stubProviders(stubUrl)`. `stop()` removes the data.
+ */
+export async function startBenchPlatform(
+  stubUrl: string,
+): Promise<{ platform: Distributed; ferret: RunningServer; nats: RunningServer; stop(): Promise<void> }> {
+  const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+  const servers = [ferret, nats];
+  try {
+    const platform = await startDistributed({
+      mongoUrl: ferret.url,
+      natsUrl: nats.url,
+      logLevel: "warn",
+      env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
+    });
+    return {
+      platform,
+      ferret,
+      nats,
+      async stop() {
+        await platform.stop();
+        await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+      },
+    };
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+    throw e;
+  }
 }

@@ -11,10 +11,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { type Distributed, startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
-import { freePort, type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
-import { BENCH, type LoadResult, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
+import { freePort } from "../support/servers.js";
+import {
+  BENCH,
+  type LoadResult,
+  load,
+  publishedPrompt,
+  ROOT,
+  startBenchPlatform,
+  startStubProcess,
+  stubProviders,
+} from "./load.js";
 
 const modes = new Set((process.env.BENCH_MODES ?? "embedded,distributed").split(","));
 
@@ -104,21 +112,11 @@ if (modes.has("embedded")) {
 }
 
 if (modes.has("distributed")) {
-  const servers: RunningServer[] = [];
-  let distributed: Distributed | undefined;
+  const bench = await startBenchPlatform(stub.baseUrl);
   try {
-    const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
-    servers.push(ferret, nats);
-    distributed = await startDistributed({
-      mongoUrl: ferret.url,
-      natsUrl: nats.url,
-      logLevel: "warn",
-      env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },
-    });
-    rows.push(...(await scenarios("distributed", distributed.gatewayUrl)));
+    rows.push(...(await scenarios("distributed", bench.platform.gatewayUrl)));
   } finally {
-    await distributed?.stop();
-    await Promise.all(servers.map((s) => s.stop({ removeData: true })));
+    await bench.stop();
   }
 }
 stub.child.kill("SIGTERM");

@@ -1,4 +1,4 @@
-import { randomFillSync } from "node:crypto";
+import { randomBytes } from "node:crypto";
 
 /** Type prefixes of api.md "Conventions"; an id is `<prefix>_<32 hex>`, sortable by creation time. */
 export type IdPrefix =
@@ -40,20 +40,7 @@ export function newId(prefix: IdPrefix): string {
   }
   const time = lastMs.toString(16).padStart(12, "0");
   const seq = counter.toString(16).padStart(4, "0");
-  return `${prefix}_${time}${seq}${randomHex8()}`;
-}
-
-/** Random bytes drawn from the CSPRNG a pool at a time: one call per id cost more than the rest of newId. */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
-
-function randomHex8(): string {
-  if (poolOffset + 8 > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  poolOffset += 8;
-  return pool.toString("hex", poolOffset - 8, poolOffset);
+  return `${prefix}_${time}${seq}${randomBytes(8).toString("hex")}`;
 }
 
 const ID_PATTERN = /^([a-z]+)_([0-9a-f]{32})$/;

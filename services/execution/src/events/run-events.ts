@@ -162,8 +162,7 @@ export function createRunEventOutbox(
       track(cleared.add(runId));
     },
     publish(run) {
-      // After the current turn of the event loop: the answer the run is stored for leaves first.
-      track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => send(run)));
+      track(send(run));
     },
     async settled() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
