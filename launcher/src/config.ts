@@ -5,6 +5,8 @@ export const EmbeddedEnv = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
   LOG_LEVEL: Type.String({ default: "info" }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
+  /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */
+  KILN_DATA_DIR: Type.String({ minLength: 1, default: ".kiln" }),
 });
 
 /**

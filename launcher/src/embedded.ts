@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { createCatalogService } from "@kiln/catalog";
 import { createEvaluationService } from "@kiln/evaluation";
@@ -14,10 +13,10 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
-import { createMemoryStore } from "@kiln/kit/store/memory";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
 export interface EmbeddedOptions {
   logger: Logger;
@@ -34,6 +33,8 @@ export interface EmbeddedOptions {
   rateLimitPerMinute?: number;
   /** An external OIDC issuer whose access tokens are accepted besides the built-in issuer's. */
   oidc?: { issuer: string; audience: string; jwksUrl: string };
+  /** Where the stores and the platform's secrets live (openEmbeddedData); default in memory. Closed by close(). */
+  data?: EmbeddedData;
 }
 
 /**
@@ -43,15 +44,12 @@ export interface EmbeddedOptions {
  */
 export async function buildEmbedded(options: EmbeddedOptions) {
   const { logger } = options;
-  // Secrets of this process only: nothing outlives it.
-  const tokens = createInternalTokens(randomBytes(32).toString("base64url"));
+  const data = options.data ?? (await openEmbeddedData(IN_MEMORY));
+  const { stores } = data;
+  const tokens = createInternalTokens(data.internalSecret);
+  // The in-process bus starts empty on every start: the services recover what a previous process
+  // left in flight from their stores (run events from the outbox, evaluation work, agent runs).
   const bus = createMemoryBus();
-  const stores = {
-    identity: createMemoryStore(),
-    catalog: createMemoryStore(),
-    execution: createMemoryStore(),
-    evaluation: createMemoryStore(),
-  };
   const as = (id: string) => [createForwardInterceptor(tokens, { type: "service", id })];
 
   const identityService = await createIdentityService({
@@ -62,6 +60,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       issuer: options.tokenIssuer ?? "kiln",
       audience: "kiln-api",
       ttlSeconds: options.accessTokenTtlSeconds ?? 3_600,
+      privateKeyPem: data.signingKeyPem,
     },
   });
   // What the other services use to reach identity, each acting as itself.
@@ -88,12 +87,14 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     providers: options.providers ?? loadProvidersConfig({}),
     providerOptions: options.providerOptions,
     tools,
+    failOrphanedRunsOnStart: true,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),
     store: stores.evaluation,
     catalog: createClient(CatalogService, createInProcessTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createInProcessTransport(executionService, as("evaluation"))),
+    requeueUnfinishedOnStart: true,
   });
 
   const gateway = await buildGateway(
@@ -126,7 +127,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       await evaluationService.close();
       await executionService.close();
       await bus.close();
-      await Promise.all(Object.values(stores).map((s) => s.close()));
+      await data.close();
     },
   };
 }

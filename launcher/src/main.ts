@@ -1,6 +1,7 @@
 /**
  * `kiln [embedded|gateway|identity|catalog|execution|evaluation|evaluation-worker]`: one entry point for every
- * process, so one container image serves them all by its command.
+ * process, so one container image serves them all by its command. `kiln backup <file>` and
+ * `kiln restore <file>` copy the embedded platform's data directory.
  */
 
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
@@ -8,6 +9,7 @@ import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
+import { backupEmbeddedData, DataDirError, IN_MEMORY, openEmbeddedData, restoreEmbeddedData } from "./data-dir.js";
 import { buildEmbedded } from "./embedded.js";
 
 const command = process.argv[2] ?? "embedded";
@@ -15,7 +17,9 @@ const command = process.argv[2] ?? "embedded";
 if (command === "embedded") {
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
+  const data = await openEmbeddedData(config.KILN_DATA_DIR).catch(exitOnDataDirError);
   const kiln = await buildEmbedded({
+    data,
     logger,
     providers: loadProvidersConfig(),
     tools: loadToolsConfig(),
@@ -26,19 +30,48 @@ if (command === "embedded") {
   process.stdout.write(
     [
       "",
-      `Kiln (embedded: in-memory store, in-process bus, built-in issuer) listening on ${base}`,
+      `Kiln (embedded: ${data.durable ? "durable" : "in-memory"} store, in-process bus, built-in issuer) listening on ${base}`,
       `  OpenAPI: ${base}/api/openapi.json`,
       "  Get an access token:",
       `    curl -s -X POST ${base}/api/auth/signup -H 'Content-Type: application/json' \\`,
       `      -d '{"email":"you@example.com","password":"correct-horse-battery","fullName":"You"}'`,
-      "  Data lives as long as this process. Ctrl-C stops it.",
+      data.durable
+        ? `  Data: ${data.location} (KILN_DATA_DIR; delete it to start afresh, KILN_DATA_DIR=${IN_MEMORY} keeps nothing). Ctrl-C stops it.`
+        : "  Data lives as long as this process (KILN_DATA_DIR=:memory:). Ctrl-C stops it.",
       "",
     ].join("\n"),
   );
   exitOnSignal(logger, 10_000, () => kiln.close());
+} else if (command === "backup" || command === "restore") {
+  const file = process.argv[3];
+  if (!file) {
+    process.stderr.write(`usage: kiln ${command} <file>   (the data directory is KILN_DATA_DIR, default .kiln)\n`);
+    process.exit(2);
+  }
+  const { KILN_DATA_DIR: dir } = loadEmbeddedConfig();
+  if (dir === IN_MEMORY) {
+    process.stderr.write(`KILN_DATA_DIR=${IN_MEMORY} has nothing to ${command}\n`);
+    process.exit(2);
+  }
+  if (command === "backup") {
+    await backupEmbeddedData(dir, file).catch(exitOnDataDirError);
+    process.stdout.write(`backed up ${dir} to ${file}\n`);
+  } else {
+    await restoreEmbeddedData(dir, file).catch(exitOnDataDirError);
+    process.stdout.write(`restored ${file} into ${dir}\n`);
+  }
 } else if (DISTRIBUTED_COMMANDS[command]) {
   await DISTRIBUTED_COMMANDS[command].start();
 } else {
-  process.stderr.write(`unknown command "${command}": use embedded, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`);
+  process.stderr.write(
+    `unknown command "${command}": use embedded, backup, restore, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
+  );
   process.exit(2);
+}
+
+/** A data directory that cannot be used is the operator's to fix: say why, without a stack trace. */
+function exitOnDataDirError(e: unknown): never {
+  if (!(e instanceof DataDirError)) throw e;
+  process.stderr.write(`${e.message}\n`);
+  process.exit(1);
 }

@@ -45,6 +45,12 @@ export interface EvaluationServiceDeps {
   relayIntervalMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
+  /**
+   * The bus lost its queue since the last start (the embedded mode's in-process bus after a restart
+   * or a crash): the work of every unfinished run is published again at start-up. Items that have
+   * a result are only acknowledged (the workers check first), so the remaining cases run once.
+   */
+  requeueUnfinishedOnStart?: boolean;
 }
 
 const CREATE_METHODS = ["CreateEvaluationCases", "StartEvaluationRun"].map(
@@ -70,6 +76,13 @@ export async function createEvaluationService(
     now: deps.now ?? (() => new Date()),
   };
   const relay = createWorkRelay(collections.runs, deps.bus, deps.logger);
+  if (deps.requeueUnfinishedOnStart) {
+    const { modifiedCount } = await collections.runs.updateMany(
+      { status: { $in: ["queued", "running"] }, workPublished: true },
+      { $set: { workPublished: false } },
+    );
+    if (modifiedCount > 0) deps.logger.info({ runs: modifiedCount }, "unfinished evaluation runs queued again");
+  }
   relay.start(deps.relayIntervalMs);
   const workerOptions = deps.workers === undefined ? { concurrency: 4, ackWaitMs: 30_000 } : deps.workers;
   const workers = workerOptions

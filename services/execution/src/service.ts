@@ -14,7 +14,7 @@ import {
   type ProvidersConfig,
 } from "./providers/provider-registry.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
-import { createAgentRunner } from "./runs/agent-runner.js";
+import { createAgentRunner, failOrphanedRuns } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
@@ -35,6 +35,12 @@ export interface ExecutionServiceDeps {
   tools: ToolsConfig;
   /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
+  /**
+   * This process alone runs asynchronous agent runs on this store (the embedded mode): runs a
+   * previous process left "running" are stored as failed at start-up. Never in the distributed
+   * mode, where other replicas may still be running them.
+   */
+  failOrphanedRunsOnStart?: boolean;
 }
 
 const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
@@ -49,6 +55,11 @@ export async function createExecutionService(
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
+  if (deps.failOrphanedRunsOnStart) {
+    const failed = await failOrphanedRuns(runs, () => new Date());
+    if (failed > 0)
+      deps.logger.warn({ runs: failed }, "asynchronous runs left running by a previous process stored as failed");
+  }
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   const runnerDeps = {

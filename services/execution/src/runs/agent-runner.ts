@@ -254,6 +254,25 @@ const INTERRUPTED = {
   message: "the execution service shut down before the run finished; run it again",
 };
 
+/** Why a run a previous process left "running" failed (embedded mode, after a crash or a restart). */
+const ORPHANED = {
+  code: "unavailable",
+  message: "Kiln stopped before the run finished (a restart or a crash); run it again",
+};
+
+/**
+ * Stores as failed every asynchronous run a previous process left "running". Only for a store that
+ * one process alone runs agents on (the embedded mode): there, nothing else can still be running
+ * them. Their run.completed events follow through the outbox. Returns how many runs it failed.
+ */
+export async function failOrphanedRuns(runs: Collection<RunDoc>, now: () => Date): Promise<number> {
+  const result = await runs.updateMany(
+    { status: "running" },
+    { $set: { status: "failed", error: ORPHANED, completedAt: now() } },
+  );
+  return result.modifiedCount;
+}
+
 export function createAgentRunner(deps: AgentRunnerDeps) {
   const now = deps.now ?? (() => new Date());
   /** Asynchronous runs still executing in this process (awaited on close). */
