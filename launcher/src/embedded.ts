@@ -12,6 +12,7 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
+import { releaseInFlightKeys } from "@kiln/kit/rpc/idempotency";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
@@ -46,6 +47,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
   const { logger } = options;
   const data = options.data ?? (await openEmbeddedData(IN_MEMORY));
   const { stores } = data;
+  // One process serves these stores: calls a previous process left running will never answer.
+  for (const store of Object.values(stores)) await releaseInFlightKeys(store);
   const tokens = createInternalTokens(data.internalSecret);
   // The in-process bus starts empty on every start: the services recover what a previous process
   // left in flight from their stores (run events from the outbox, evaluation work, agent runs).

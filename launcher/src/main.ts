@@ -4,6 +4,7 @@
  * `kiln restore <file>` copy the embedded platform's data directory.
  */
 
+import type { AddressInfo } from "node:net";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
@@ -26,7 +27,9 @@ if (command === "embedded") {
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
-  const base = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${config.PORT}`;
+  // The port actually bound (PORT=0 picks a free one).
+  const { port } = kiln.gateway.app.server.address() as AddressInfo;
+  const base = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
   process.stdout.write(
     [
       "",

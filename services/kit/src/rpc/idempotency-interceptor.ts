@@ -31,6 +31,19 @@ export interface IdempotencyOptions {
   now?: () => Date;
 }
 
+const COLLECTION = "idempotency_keys";
+
+/**
+ * Forgets the keys of calls that were still running when the process serving this store died. Only
+ * for a store one process alone serves (the embedded mode, at start-up): their calls can never
+ * answer, so a retry with the same key runs again at once instead of waiting for the abandonment
+ * delay. Returns how many keys it released.
+ */
+export async function releaseInFlightKeys(store: Store): Promise<number> {
+  const { deletedCount } = await store.collection<IdempotencyDoc>(COLLECTION).deleteMany({ state: "in_flight" });
+  return deletedCount;
+}
+
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
@@ -48,7 +61,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
   const now = options.now ?? (() => new Date());
   let records: Collection<IdempotencyDoc> | undefined;
   const collection = () => {
-    records ??= options.store.collection<IdempotencyDoc>("idempotency_keys");
+    records ??= options.store.collection<IdempotencyDoc>(COLLECTION);
     return records;
   };
 

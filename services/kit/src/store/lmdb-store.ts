@@ -29,6 +29,9 @@ import {
 } from "./document-engine.js";
 import type { Collection, Doc, Filter, IndexSpec, Sort, Store } from "./store.js";
 
+type Key = Buffer;
+const key = (text: string): Key => Buffer.from(text, "utf8");
+const text = (k: Key): string => k.toString("utf8");
 const SEP = "\u0000";
 /** Above every key that continues a `prefix + SEP` (SEP is the lowest code unit). */
 const AFTER = "\u0001";
@@ -56,8 +59,9 @@ export interface LmdbStore extends Store {
 
 export function createLmdbStore(options: LmdbStoreOptions): LmdbStore {
   const env: RootDatabase = open({ path: options.path, maxDbs: 8 });
-  const docs = env.openDB<Buffer, string>({ name: "docs", encoding: "binary" });
-  const entries = env.openDB<string, string>({ name: "index", encoding: "string" });
+  // Binary keys: lmdb's default key encoding reads a string holding \0 back as an array.
+  const docs = env.openDB<Buffer, Key>({ name: "docs", encoding: "binary", keyEncoding: "binary" });
+  const entries = env.openDB<string, Key>({ name: "index", encoding: "string", keyEncoding: "binary" });
   const meta = env.openDB<StoredIndex[], string>({ name: "meta", encoding: "json" });
   const flush = options.flush ?? true;
 
@@ -110,19 +114,19 @@ export function createLmdbStore(options: LmdbStoreOptions): LmdbStore {
   };
 }
 
-function* allDocs(docs: Database<Buffer, string>, collection: string): Iterable<Stored> {
-  for (const { value } of docs.getRange({ start: collection + SEP, end: collection + AFTER })) {
+function* allDocs(docs: Database<Buffer, Key>, collection: string): Iterable<Stored> {
+  for (const { value } of docs.getRange({ start: key(collection + SEP), end: key(collection + AFTER) })) {
     yield decode(value);
   }
 }
 
 function createLmdbTable(
   name: string,
-  docs: Database<Buffer, string>,
-  entries: Database<string, string>,
+  docs: Database<Buffer, Key>,
+  entries: Database<string, Key>,
   meta: Database<StoredIndex[], string>,
 ): Table {
-  const docKey = (id: string) => name + SEP + id;
+  const docKey = (id: string) => key(name + SEP + id);
   const metaKey = `indexes${SEP}${name}`;
   let indexes: StoredIndex[] = [ID_INDEX, ...(meta.get(metaKey) ?? [])];
   const saveIndexes = () => {
@@ -186,9 +190,12 @@ function createLmdbTable(
         const inIdOrder = fixed.length === fields.length && idOrder !== undefined;
         const range = inIdOrder
           ? idRange(prefix, idBoundsOf(filter), reverse)
-          : { start: prefix, end: prefix.slice(0, -1) + AFTER };
+          : { start: key(prefix), end: key(prefix.slice(0, -1) + AFTER) };
         const ids = (function* () {
-          for (const key of entries.getKeys(range)) yield key.slice(key.lastIndexOf(SEP) + 1);
+          for (const entry of entries.getKeys(range)) {
+            const found = text(entry);
+            yield found.slice(found.lastIndexOf(SEP) + 1);
+          }
         })();
         return { docs: byIds(ids), ordered: inIdOrder || !sort };
       }
@@ -198,19 +205,19 @@ function createLmdbTable(
       })();
       return { docs: all, ordered: idOrder !== undefined || !sort };
     },
-    *idsWithKey(index: Index, key: string[]) {
-      const prefix = prefixOf(index, key);
-      for (const entry of entries.getKeys({ start: prefix, end: prefix.slice(0, -1) + AFTER })) {
-        yield entry.slice(prefix.length);
+    *idsWithKey(index: Index, parts: string[]) {
+      const prefix = prefixOf(index, parts);
+      for (const entry of entries.getKeys({ start: key(prefix), end: key(prefix.slice(0, -1) + AFTER) })) {
+        yield text(entry).slice(prefix.length);
       }
     },
     put(next: Stored, previous: Stored | undefined) {
-      if (previous) for (const key of entryKeys(previous)) entries.remove(key);
+      if (previous) for (const entry of entryKeys(previous)) entries.remove(key(entry));
       docs.put(docKey(next._id), encode(next));
-      for (const key of entryKeys(next)) entries.put(key, "");
+      for (const entry of entryKeys(next)) entries.put(key(entry), "");
     },
     remove(doc: Stored) {
-      for (const key of entryKeys(doc)) entries.remove(key);
+      for (const entry of entryKeys(doc)) entries.remove(key(entry));
       docs.remove(docKey(doc._id));
     },
     addIndex(index: Index) {
@@ -219,7 +226,7 @@ function createLmdbTable(
       const added = indexes.at(-1) as StoredIndex;
       for (const doc of allDocs(docs, name)) {
         const parts = tryIndexKeyOf(added, doc);
-        if (parts) entries.put(prefixOf(added, parts) + doc._id, "");
+        if (parts) entries.put(key(prefixOf(added, parts) + doc._id), "");
         else if (!added.multikey) {
           added.multikey = true;
           saveIndexes();
@@ -258,13 +265,15 @@ function idRange(
   prefix: string,
   bounds: { gt?: string; gte?: string; lt?: string; lte?: string },
   reverse: boolean,
-): { start: string; end: string; reverse: boolean } {
+): { start: Key; end: Key; reverse: boolean } {
   const low = bounds.gte ?? bounds.gt;
   const high = bounds.lte ?? bounds.lt;
   const lowKey = low === undefined ? prefix : prefix + low;
   // Inclusive of `high` itself: `<high>` plus anything longer that starts with it is cut by the engine.
   const highKey = high === undefined ? prefix.slice(0, -1) + AFTER : `${prefix}${high}${SEP}`;
-  return reverse ? { start: highKey, end: lowKey, reverse } : { start: lowKey, end: highKey, reverse };
+  return reverse
+    ? { start: key(highKey), end: key(lowKey), reverse }
+    : { start: key(lowKey), end: key(highKey), reverse };
 }
 
 function keyPartOf(value: unknown): string {

@@ -1,0 +1,301 @@
+/**
+ * `pnpm start` keeps its data (issue #13): the real launcher process on a data directory, stopped
+ * cleanly and killed with SIGKILL in the middle of writes, restarted on the same directory, and
+ * everything that was acknowledged read back over HTTP. Work in flight at the crash (an evaluation,
+ * an asynchronous agent run) is finished or failed with a reason after the restart.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
+import { afterAll, describe, expect, it } from "vitest";
+import { stubProviders } from "./bench/load.js";
+import { startOpenAIStub } from "./support/openai-stub.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SCOPES = ["prompts:read", "prompts:write", "skills:read", "skills:write", "runs:read", "runs:write"];
+
+interface KilnProcess {
+  base: string;
+  child: ChildProcess;
+  /** Resolves with the exit code once the process is gone. */
+  exited: Promise<number | null>;
+}
+
+const started: KilnProcess[] = [];
+const dirs: string[] = [];
+
+afterAll(async () => {
+  for (const p of started) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+  await Promise.all(started.map((p) => p.exited));
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "kiln-data-"));
+  dirs.push(dir);
+  return join(dir, "data");
+}
+
+/** `kiln embedded` as `pnpm start` runs it, on a free port; resolves once it prints where it listens. */
+async function startKiln(dir: string, env: Record<string, string> = {}): Promise<KilnProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
+    cwd: ROOT,
+    env: { ...process.env, KILN_DATA_DIR: dir, PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk;
+      const found = /listening on (http:\/\/\S+)/.exec(out);
+      if (found?.[1]) resolve(found[1]);
+    });
+    void exited.then((code) => reject(new Error(`kiln exited (${code}) before listening: ${stderr}`)));
+  });
+  const running = { base, child, exited };
+  started.push(running);
+  return running;
+}
+
+async function stop(kiln: KilnProcess, signal: NodeJS.Signals): Promise<number | null> {
+  kiln.child.kill(signal);
+  return kiln.exited;
+}
+
+async function member(api: TestClient) {
+  const email = `user-${randomUUID()}@example.test`;
+  const { accessToken: token } = await api.signUp(email);
+  const { organization } = await api.onboard(token);
+  const key = await api.createApiKey(token, organization.id, SCOPES);
+  return { email, token, organizationId: organization.id, apiKey: key.key };
+}
+
+/** A published one-prompt skill on `model`; its id. */
+async function publishedSkill(api: TestClient, token: string, organizationId: string, model?: string) {
+  const { prompt } = await api.createPublishedPrompt(token, organizationId, {
+    systemPrompt: "Say hello to {{name}}.",
+    variablesSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    ...(model ? { model } : {}),
+  });
+  const skill = await api.createSkill(token, organizationId, { name: `Greeter ${randomUUID().slice(0, 6)}` });
+  await api.replaceSkillPrompts(token, skill.draftVersionId ?? "", [{ promptId: prompt.id }]);
+  await api.publishSkill(token, skill.id);
+  return { skillId: skill.id, promptId: prompt.id };
+}
+
+describe("the embedded platform on a data directory", () => {
+  it("finds everything after a clean stop and a restart", async () => {
+    const dir = await dataDir();
+    const first = await startKiln(dir);
+    let api = createTestClient(first.base);
+    const who = await member(api);
+    const { token, organizationId } = who;
+    const { prompt, version: v1 } = await api.createPublishedPrompt(token, organizationId, {
+      systemPrompt: "Hello {{name}}",
+      variablesSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    });
+    const v2 = await api.createPromptVersion(token, prompt.id, {
+      systemPrompt: "Hi {{name}}",
+      variablesSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    });
+    const { skillId } = await publishedSkill(api, token, organizationId);
+    const skillRun = await api.post<{ id: string }>(
+      `/api/skills/${skillId}/run`,
+      { organizationId, input: { name: "Ada" } },
+      { token },
+    );
+    expect(skillRun.status, skillRun.text).toBe(201);
+    const promptRun = await api.post<{ id: string; output: unknown }>(
+      `/api/prompts/${prompt.id}/run`,
+      { organizationId, variables: { name: "Ada" } },
+      { token: who.apiKey, headers: { "idempotency-key": "first-run" } },
+    );
+    expect(promptRun.status, promptRun.text).toBe(201);
+    expect(await stop(first, "SIGTERM")).toBe(0);
+
+    const second = await startKiln(dir);
+    api = createTestClient(second.base);
+    // The access token issued before the restart still verifies (the issuer's key was kept).
+    const read = await api.get<Prompt>(`/api/prompts/${prompt.id}`, { token });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.publishedVersionId).toBe(v1.id);
+    expect(read.body.latestVersion).toBe(2);
+    expect(read.body.versions.map((v) => v.id).sort()).toEqual([v1.id, v2.id].sort());
+    // Signing in and the API key still work.
+    expect((await api.token(who.email)).accessToken).toEqual(expect.any(String));
+    const verified = await api.post("/api/setup/verify", {}, { token: who.apiKey });
+    expect(verified.status, verified.text).toBe(200);
+    // Runs are readable with their steps; an idempotency key replays the stored run.
+    const skillRunRead = await api.get<{ id: string; status: string; steps: unknown[] }>(
+      `/api/skill-runs/${skillRun.body.id}`,
+      { token },
+    );
+    expect(skillRunRead.status, skillRunRead.text).toBe(200);
+    expect(skillRunRead.body).toMatchObject({ id: skillRun.body.id, status: "succeeded" });
+    expect(skillRunRead.body.steps).toHaveLength(1);
+    const replay = await api.post<{ id: string; output: unknown }>(
+      `/api/prompts/${prompt.id}/run`,
+      { organizationId, variables: { name: "Ada" } },
+      { token: who.apiKey, headers: { "idempotency-key": "first-run" } },
+    );
+    expect(replay.body.id).toBe(promptRun.body.id);
+    expect(replay.body.output).toEqual(promptRun.body.output);
+    expect(await stop(second, "SIGINT")).toBe(0);
+  }, 120_000);
+
+  it("loses no acknowledged write and shows no partial run after SIGKILL in the middle of writes", async () => {
+    const dir = await dataDir();
+    const first = await startKiln(dir);
+    const api = createTestClient(first.base);
+    const { token, organizationId } = await member(api);
+    const { skillId } = await publishedSkill(api, token, organizationId);
+
+    const acknowledged = { prompts: [] as string[], runs: [] as string[], users: [] as string[] };
+    let writing = true;
+    const writer = async () => {
+      while (writing) {
+        await Promise.allSettled([
+          api
+            .post<{ id: string }>("/api/prompts", { organizationId, name: `p ${randomUUID()}` }, { token })
+            .then((r) => {
+              if (r.status === 201) acknowledged.prompts.push(r.body.id);
+            }),
+          api
+            .post<{ id: string }>(`/api/skills/${skillId}/run`, { organizationId, input: { name: "Ada" } }, { token })
+            .then((r) => {
+              if (r.status === 201) acknowledged.runs.push(r.body.id);
+            }),
+          api.signUp().then((u) => acknowledged.users.push(u.email)),
+        ]);
+      }
+    };
+    const writers = Array.from({ length: 8 }, writer);
+    // Kill once a good number of writes have been acknowledged, with the writers still going.
+    const deadline = Date.now() + 60_000;
+    while (acknowledged.runs.length < 40 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    first.child.kill("SIGKILL");
+    await first.exited;
+    writing = false;
+    await Promise.all(writers);
+
+    const second = await startKiln(dir);
+    const after = createTestClient(second.base);
+    for (const id of acknowledged.prompts) {
+      expect((await after.get(`/api/prompts/${id}`, { token })).status, id).toBe(200);
+    }
+    for (const id of acknowledged.runs) {
+      const run = await after.get<{ status: string; steps: unknown[]; output: unknown }>(`/api/skill-runs/${id}`, {
+        token,
+      });
+      expect(run.status, id).toBe(200);
+      expect(run.body.status).toBe("succeeded");
+      expect(run.body.steps).toHaveLength(1);
+    }
+    for (const email of acknowledged.users) expect((await after.token(email)).accessToken).toEqual(expect.any(String));
+    // Whatever was not acknowledged is whole or absent: every stored skill run of the org reads back complete.
+    expect(acknowledged.runs.length).toBeGreaterThanOrEqual(40);
+    await stop(second, "SIGTERM");
+  }, 180_000);
+
+  it("finishes an evaluation and fails an asynchronous agent run that a crash interrupted", async () => {
+    const stub = await startOpenAIStub({ latencyMs: 400 });
+    try {
+      const dir = await dataDir();
+      const env = { OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) };
+      const first = await startKiln(dir, env);
+      let api = createTestClient(first.base);
+      const { token, organizationId } = await member(api);
+      const { skillId, promptId } = await publishedSkill(api, token, organizationId, "stub/fixed");
+      const cases = await api.createEvaluationCases(
+        token,
+        organizationId,
+        skillId,
+        Array.from({ length: 12 }, (_, i) => ({
+          name: `case ${i}`,
+          input: { name: `n${i}` },
+          assertions: [{ type: "contains" as const, value: `n${i}` }],
+        })),
+      );
+
+      const agent = await api.post<{ id: string; draftVersionId: string }>(
+        "/api/agents",
+        { organizationId, name: "Slow agent" },
+        { token },
+      );
+      expect(agent.status, agent.text).toBe(201);
+      const workflow = {
+        inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        entry: "greet",
+        steps: [{ id: "greet", type: "prompt", ref: { promptId }, input: { name: "{{inputs.name}}" } }],
+        output: "{{steps.greet.output}}",
+      };
+      const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
+        token,
+        body: { workflow },
+      });
+      expect(saved.status, saved.text).toBe(200);
+      expect((await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token })).status).toBe(200);
+      stub.script({ type: "completion", content: "slow hello", finishReason: "stop", delayMs: 30_000 });
+      const agentRun = await api.post<{ id: string; status: string }>(
+        `/api/agents/${agent.body.id}/run`,
+        { organizationId, inputs: { name: "Ada" }, mode: "async" },
+        { token },
+      );
+      expect(agentRun.status, agentRun.text).toBe(202);
+      // The agent's model call holds the slow answer before the evaluation starts.
+      while (stub.requests.length < 1) await new Promise((r) => setTimeout(r, 10));
+
+      const evaluation = await api.startEvaluation(token, organizationId, skillId, { targets: ["published"] });
+
+      // Crash once the evaluation has some results but not all.
+      for (;;) {
+        const seen = await api.getEvaluation(token, skillId, evaluation.id);
+        const done = seen.results.filter((r) => r.byTarget.published).length;
+        if (seen.status === "completed") throw new Error("the evaluation finished before the crash");
+        if (done >= 1) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      first.child.kill("SIGKILL");
+      await first.exited;
+
+      const second = await startKiln(dir, env);
+      api = createTestClient(second.base);
+      const finished = await api.waitForEvaluation(token, skillId, evaluation.id, { timeoutMs: 60_000 });
+      expect(finished.status).toBe("completed");
+      expect(finished.results.map((r) => r.caseId)).toEqual(cases.map((c) => c.id));
+      // Every case ran once to an outcome of its own (the stub's answer), none lost to the crash.
+      for (const r of finished.results) {
+        expect(["pass", "fail"]).toContain(r.byTarget.published?.outcome);
+        expect(r.byTarget.published?.runId).toMatch(/^srun_/);
+      }
+      const interrupted = await api.get<{ status: string; error: { code: string; message: string } }>(
+        `/api/agent-runs/${agentRun.body.id}`,
+        { token },
+      );
+      expect(interrupted.body).toMatchObject({ status: "failed", error: { code: "unavailable" } });
+      expect(interrupted.body.error.message).toMatch(/restart|crash/);
+      await stop(second, "SIGTERM");
+    } finally {
+      await stub.close();
+    }
+  }, 180_000);
+
+  it("refuses a directory written by a newer Kiln, and a second process on the same directory", async () => {
+    const dir = await dataDir();
+    const first = await startKiln(dir);
+    await expect(startKiln(dir)).rejects.toThrow(/in use by another Kiln process/);
+    await stop(first, "SIGTERM");
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(join(dir, "kiln-data.json"), JSON.stringify({ format: 99 }));
+    await expect(startKiln(dir)).rejects.toThrow(/written by a newer Kiln \(data format 99/);
+  }, 60_000);
+});
