@@ -4,29 +4,25 @@
  * everything that was acknowledged read back over HTTP. Work in flight at the crash (an evaluation,
  * an asynchronous agent run) is finished or failed with a reason after the restart.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
-import { afterAll, describe, expect, it } from "vitest";
-import { stubProviders } from "./bench/load.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, stubProviders } from "./bench/load.js";
+import { type KilnProcess, startKilnProcess } from "./support/kiln-process.js";
 import { startOpenAIStub } from "./support/openai-stub.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SCOPES = ["prompts:read", "prompts:write", "skills:read", "skills:write", "runs:read", "runs:write"];
-
-interface KilnProcess {
-  base: string;
-  child: ChildProcess;
-  /** Resolves with the exit code once the process is gone. */
-  exited: Promise<number | null>;
-}
 
 const started: KilnProcess[] = [];
 const dirs: string[] = [];
+
+beforeAll(() => {
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+});
 
 afterAll(async () => {
   for (const p of started) if (p.child.exitCode === null) p.child.kill("SIGKILL");
@@ -40,28 +36,9 @@ async function dataDir(): Promise<string> {
   return join(dir, "data");
 }
 
-/** `kiln embedded` as `pnpm start` runs it, on a free port; resolves once it prints where it listens. */
+/** `pnpm start`'s own command: the compiled launcher (built once, in beforeAll). */
 async function startKiln(dir: string, env: Record<string, string> = {}): Promise<KilnProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
-    cwd: ROOT,
-    env: { ...process.env, KILN_DATA_DIR: dir, PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  const base = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk;
-      const found = /listening on (http:\/\/\S+)/.exec(out);
-      if (found?.[1]) resolve(found[1]);
-    });
-    void exited.then((code) => reject(new Error(`kiln exited (${code}) before listening: ${stderr}`)));
-  });
-  const running = { base, child, exited };
+  const running = await startKilnProcess(dir, env, { compiled: true });
   started.push(running);
   return running;
 }

@@ -40,7 +40,7 @@ export interface EmbeddedOptions {
 
 /**
  * The embedded mode (architecture.md "Two ways to run"): every service and the gateway in one
- * process on in-memory stores, an in-process bus and in-process Connect transports, with the same
+ * process on the stores of `data` (LMDB in a data directory, or in memory), an in-process bus and in-process Connect transports, with the same
  * code, interceptors and serialization as the distributed mode. Nothing is listening yet.
  */
 export async function buildEmbedded(options: EmbeddedOptions) {

@@ -56,7 +56,7 @@ export async function createExecutionService(
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
   if (deps.failOrphanedRunsOnStart) {
-    const failed = await failOrphanedRuns(runs, () => new Date());
+    const failed = await failOrphanedRuns(runs, runEventIntentCollection(deps.store), () => new Date());
     if (failed > 0)
       deps.logger.warn({ runs: failed }, "asynchronous runs left running by a previous process stored as failed");
   }

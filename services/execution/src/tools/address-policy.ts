@@ -3,12 +3,12 @@
  * only, unless the host is explicitly allowed private addresses. IPv6 forms that embed an IPv4
  * address (IPv4-mapped and -translated, NAT64 64:ff9b::/96, 6to4) are judged by that address.
  */
-import { createRequire } from "node:module";
-import type * as IpAddr from "ipaddr.js";
+import * as IpAddr from "ipaddr.js";
 
 // ipaddr.js is CommonJS whose exports Node cannot list for ESM (only `default`), and its types
-// (`export =`) allow no default import under this tsconfig: load it the CommonJS way.
-const ipaddr = createRequire(import.meta.url)("ipaddr.js") as typeof IpAddr;
+// (`export =`) allow no default import under this tsconfig: take `default` when there is one (Node),
+// else the namespace itself (a bundle).
+const ipaddr = ((IpAddr as unknown as { default?: typeof IpAddr }).default ?? IpAddr) as typeof IpAddr;
 type IPv4 = IpAddr.IPv4;
 type IPv6 = IpAddr.IPv6;
 
