@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, stubProviders } from "./bench/load.js";
@@ -265,6 +265,36 @@ describe("the embedded platform on a data directory", () => {
       await stub.close();
     }
   }, 180_000);
+
+  it("backs up while serving, and restores into a directory a new platform serves", async () => {
+    const dir = await dataDir();
+    const first = await startKiln(dir);
+    let api = createTestClient(first.base);
+    const { token, organizationId } = await member(api);
+    const prompt = await api.createPrompt(token, organizationId, { name: "kept by the backup" });
+    const backup = join(dirname(dir), "backup.mdb");
+    const kiln = (command: string, dataDir: string) =>
+      execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), command, backup], {
+        cwd: ROOT,
+        env: { ...process.env, KILN_DATA_DIR: dataDir },
+        encoding: "utf8",
+        stdio: "pipe",
+      });
+    expect(kiln("backup", dir)).toContain("backed up");
+    // A running platform holds its directory: a restore into it is refused.
+    expect(() => kiln("restore", dir)).toThrow(/in use by another Kiln process/);
+    const later = await api.createPrompt(token, organizationId, { name: "after the backup" });
+    await stop(first, "SIGTERM");
+
+    const restoredDir = await dataDir();
+    expect(kiln("restore", restoredDir)).toContain("restored");
+    const second = await startKiln(restoredDir);
+    api = createTestClient(second.base);
+    // The restored copy has the platform's secrets too: the old token still verifies.
+    expect((await api.get(`/api/prompts/${prompt.id}`, { token })).status).toBe(200);
+    expect((await api.get(`/api/prompts/${later.id}`, { token })).status).toBe(404);
+    await stop(second, "SIGTERM");
+  }, 60_000);
 
   it("refuses a directory written by a newer Kiln, and a second process on the same directory", async () => {
     const dir = await dataDir();
