@@ -16,6 +16,7 @@ import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
+import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
@@ -77,6 +78,8 @@ export function rpcOptions(request: FastifyRequest, principal: Principal | null 
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 const isApiPath = (url: string) => url === "/api" || url.startsWith("/api/") || url.startsWith("/api?");
 
@@ -125,6 +128,14 @@ export async function buildGateway(deps: GatewayDeps) {
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") return done(null, {});
+    if (jsonDepthExceeds(text)) {
+      return done(
+        new HttpError("invalid_argument", `the request body is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`, [
+          { field: "body", issue: `nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep` },
+        ]),
+        undefined,
+      );
+    }
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -169,6 +180,13 @@ export async function buildGateway(deps: GatewayDeps) {
   }
 
   app.addHook("preValidation", async (request) => {
+    // No id holds a control character: such a path names nothing, and never reaches a service.
+    const params = request.params as Record<string, unknown> | undefined;
+    for (const value of Object.values(params ?? {})) {
+      if (typeof value === "string" && CONTROL_CHARACTER.test(value)) {
+        throw new HttpError("not_found", `no ${request.routeOptions.url ?? "resource"} with that id`);
+      }
+    }
     // Bodyless writes get {} so that their schema reports missing fields instead of "body must be object".
     if (request.body === undefined && ["POST", "PUT", "PATCH"].includes(request.method)) request.body = {};
   });

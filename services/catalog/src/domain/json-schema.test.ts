@@ -105,8 +105,20 @@ describe("checkJsonSchema", () => {
     ]);
     const remoteRef = issuesOf((i) => checkJsonSchema(i, "s", { $ref: "https://example.com/schema.json" }));
     expect(remoteRef[0]?.issue).toMatch(/can't resolve reference/);
+    // A $ref back to the same value would recurse without end on every run.
+    const selfRef = issuesOf((i) => checkJsonSchema(i, "s", { type: "object", $ref: "#" }));
+    expect(selfRef).toEqual([{ field: "s.$ref", issue: expect.stringMatching(/never end/) }]);
     const badPattern = issuesOf((i) => checkJsonSchema(i, "s", { type: "string", pattern: "(" }));
-    expect(badPattern[0]?.issue).toMatch(/Invalid regular expression/);
+    expect(badPattern).toEqual([{ field: "s.pattern", issue: expect.stringMatching(/missing closing \)/) }]);
+    // RE2 cannot run backreferences or lookaround in linear time: refused where they were written.
+    const backreference = issuesOf((i) =>
+      checkJsonSchema(i, "s", { type: "object", properties: { a: { type: "string", pattern: "(x)\\1" } } }),
+    );
+    expect(backreference).toEqual([{ field: "s.properties.a.pattern", issue: expect.stringMatching(/linear time/) }]);
+    const lookahead = issuesOf((i) =>
+      checkJsonSchema(i, "s", { type: "object", patternProperties: { "^a(?!b)": {} } }),
+    );
+    expect(lookahead).toEqual([{ field: "s.patternProperties.^a(?!b)", issue: expect.stringMatching(/linear time/) }]);
   });
 
   it("lets two organizations use the same $id with different content", () => {

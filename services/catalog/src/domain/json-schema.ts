@@ -4,8 +4,8 @@
  * byte-for-byte); this module only parses them to judge them.
  */
 import type { FieldIssue } from "@kiln/kit/errors";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import ajvFormats from "ajv-formats";
+import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
 import { fieldPath, type Issues } from "./issues.js";
 
@@ -70,16 +70,8 @@ export function fieldOfPointer(base: string, pointer: string, root: unknown): st
   return field;
 }
 
-// Unknown keywords are legal JSON Schema (annotations), so strict mode is off; `logger: false`
-// keeps ajv from writing warnings about them to the console.
-// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
-const addFormats = ajvFormats.default;
-
-const AJV_OPTIONS = { strict: false, allErrors: true, logger: false } as const;
-
 /** Judges schemas against the 2020-12 meta-schema. It never compiles or stores a user schema. */
-const metaValidator = new Ajv2020(AJV_OPTIONS);
-addFormats(metaValidator);
+const metaValidator = createSchemaAjv();
 
 function messageOf(error: ErrorObject): string {
   const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues;
@@ -93,9 +85,7 @@ function messageOf(error: ErrorObject): string {
  * the meta-schema, so it is not validated again here.
  */
 function compileFresh(schema: JsonValue): ValidateFunction {
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
-  addFormats(ajv);
-  return ajv.compile(schema as object);
+  return createSchemaAjv({ validateSchema: false }).compile(schema as object);
 }
 
 const compiled = new LRUCache<string, ValidateFunction>({ max: 1_000 });
@@ -172,6 +162,15 @@ export function checkJsonSchema(
     issues.add(fieldPath(field, "type"), 'must be "object"');
     return false;
   }
+  // Patterns run with RE2 (linear time): one it cannot run is refused here, where it was written.
+  const unsafe = unsafePatternsOf(schema);
+  for (const { pointer, problem } of unsafe) issues.add(fieldOfPointer(field, pointer, schema), problem);
+  // A $ref back to a schema of the same instance would recurse without end on every validation.
+  const endless = endlessRefsOf(schema);
+  for (const pointer of endless) {
+    issues.add(fieldOfPointer(field, pointer, schema), "refers back to a schema of the same value: it would never end");
+  }
+  if (unsafe.length > 0 || endless.length > 0) return false;
   try {
     // Unresolvable `$ref`s and bad `pattern`s surface only when compiling.
     const text = JSON.stringify(schema);

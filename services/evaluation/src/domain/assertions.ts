@@ -3,7 +3,9 @@
  * saved, and how they judge one run's output. Text assertions apply to `output.text`, or to the
  * JSON output serialized; `expectedOutput` alone means `equals`.
  */
+
 import type { FieldIssue } from "@kiln/kit/errors";
+import { compileSafeRegex, safeRegexProblem } from "@kiln/kit/safe-regex";
 import { JSONPath } from "jsonpath-plus";
 import { conformanceOf, schemaProblemOf } from "./json-schema.js";
 import { isPlainObject, jsonEquals, tryParseJson } from "./json-value.js";
@@ -103,11 +105,9 @@ export function checkAssertions(value: unknown, field: string): { assertions: As
           if (Object.hasOwn(raw, "pattern")) add("pattern", "must be a string");
           break;
         }
-        try {
-          new RegExp(raw.pattern, raw.flags as string | undefined);
-        } catch (e) {
-          add("pattern", `is not a valid regular expression: ${e instanceof Error ? e.message : String(e)}`);
-        }
+        // Run with RE2 (linear time in the output, whatever the pattern): refused here when it cannot.
+        const problem = safeRegexProblem(raw.pattern, raw.flags as string | undefined);
+        if (problem) add(problem.includes("flag") ? "flags" : "pattern", problem);
         break;
       }
       case "json_schema": {
@@ -226,7 +226,7 @@ async function evaluateOne(assertion: Assertion, observation: Observation, judge
       return result(passed, `the output ${passed ? "contains" : "does not contain"} ${short(assertion.value)}`);
     }
     case "regex": {
-      const passed = new RegExp(assertion.pattern, assertion.flags).test(text);
+      const passed = compileSafeRegex(assertion.pattern, assertion.flags).test(text);
       return result(
         passed,
         `the output ${passed ? "matches" : "does not match"} /${assertion.pattern}/${assertion.flags ?? ""}`,

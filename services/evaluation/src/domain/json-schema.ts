@@ -2,20 +2,12 @@
  * JSON Schema 2020-12 for evaluations: judging the schemas of `json_schema` assertions when a case
  * is saved, and validating outputs against them and against a skill version's output schema.
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import ajvFormats from "ajv-formats";
-
-// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
-const addFormats = ajvFormats.default;
-
-// Unknown keywords are legal JSON Schema (annotations), so strict mode is off; `logger: false`
-// keeps ajv from writing warnings about them to the console.
-const AJV_OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 
-const metaValidator = new Ajv2020(AJV_OPTIONS);
-addFormats(metaValidator);
+const metaValidator = createSchemaAjv();
 
 const MAX_CACHED = 1_000;
 const compiled = new Map<string, ValidateFunction>();
@@ -28,9 +20,7 @@ function compile(schema: unknown): ValidateFunction {
   const text = JSON.stringify(schema);
   const hit = compiled.get(text);
   if (hit) return hit;
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
-  addFormats(ajv);
-  const validate = ajv.compile(schema as object);
+  const validate = createSchemaAjv({ validateSchema: false }).compile(schema as object);
   if (compiled.size >= MAX_CACHED) compiled.clear();
   compiled.set(text, validate);
   return validate;
@@ -47,7 +37,11 @@ export function schemaProblemOf(schema: unknown): string | undefined {
       const [first] = metaValidator.errors ?? [];
       return `is not a JSON Schema: ${first ? `${first.instancePath || "/"} ${first.message}` : "invalid"}`;
     }
-    // Unresolvable `$ref`s and bad `pattern`s surface only when compiling.
+    const [unsafe] = unsafePatternsOf(schema);
+    if (unsafe) return `${unsafe.pointer}: ${unsafe.problem}`;
+    const [endless] = endlessRefsOf(schema);
+    if (endless) return `${endless}: refers back to a schema of the same value: it would never end`;
+    // Unresolvable `$ref`s surface only when compiling.
     compile(schema);
   } catch (e) {
     return `is not a usable JSON Schema: ${e instanceof Error ? e.message : String(e)}`;

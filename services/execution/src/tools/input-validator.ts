@@ -4,16 +4,9 @@
  * text and cached.
  */
 import type { FieldIssue } from "@kiln/kit/errors";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import ajvFormats from "ajv-formats";
+import { createSchemaAjv } from "@kiln/kit/json-schema";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
-
-// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
-const addFormats = ajvFormats.default;
-
-// Unknown keywords are legal JSON Schema (annotations), so strict mode is off; `logger: false`
-// keeps ajv from writing warnings about them to the console.
-const AJV_OPTIONS = { strict: false, allErrors: true, logger: false, validateSchema: false } as const;
 
 export type InputCheck = { ok: true } | { ok: false; issues: FieldIssue[] };
 
@@ -58,9 +51,7 @@ export function createInputValidator(options: { maxCachedSchemas?: number } = {}
     if (hit) return hit;
     // An ajv instance per schema: schemas of different organizations may declare the same `$id`,
     // which one shared instance refuses (and remembers forever).
-    const ajv = new Ajv2020(AJV_OPTIONS);
-    addFormats(ajv);
-    const validate = ajv.compile(schema as object);
+    const validate = createSchemaAjv({ validateSchema: false }).compile(schema as object);
     compiled.set(text, validate);
     return validate;
   }

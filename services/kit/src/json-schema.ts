@@ -1,0 +1,137 @@
+/**
+ * The one way every service builds ajv (JSON Schema 2020-12) for tenant schemas: strict mode off
+ * (unknown keywords are legal annotations), no console logging, formats, and RE2 for `pattern`,
+ * `patternProperties` and `propertyNames` (safe-regex.ts), so validation runs in linear time.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import ajvFormats from "ajv-formats";
+import { compileSafeRegex, safeRegexProblem } from "./safe-regex.js";
+
+// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
+const addFormats = ajvFormats.default;
+
+/** ajv's regExp engine: a function of (pattern, flags) with the engine's name for standalone code. */
+const re2Engine = Object.assign((pattern: string, flags: string) => compileSafeRegex(pattern, flags), {
+  code: "re2js",
+});
+
+export function createSchemaAjv(options: { allErrors?: boolean; validateSchema?: boolean } = {}): Ajv2020 {
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: options.allErrors ?? true,
+    logger: false,
+    validateSchema: options.validateSchema ?? true,
+    code: { regExp: re2Engine },
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * The places in a schema holding a regular expression RE2 cannot run, as JSON Pointers with the
+ * reason: `pattern` values and `patternProperties` keys, wherever they appear.
+ */
+export function unsafePatternsOf(schema: unknown): { pointer: string; problem: string }[] {
+  const found: { pointer: string; problem: string }[] = [];
+  const visit = (value: unknown, pointer: string, depth: number) => {
+    if (depth > 128 || typeof value !== "object" || value === null) return;
+    if (Array.isArray(value)) {
+      for (const [i, item] of value.entries()) visit(item, `${pointer}/${i}`, depth + 1);
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${pointer}/${escapePointer(key)}`;
+      if (key === "pattern" && typeof child === "string") {
+        const problem = problemOf(child);
+        if (problem) found.push({ pointer: at, problem });
+      } else if (key === "patternProperties" && typeof child === "object" && child !== null && !Array.isArray(child)) {
+        for (const pattern of Object.keys(child)) {
+          const problem = problemOf(pattern);
+          if (problem) found.push({ pointer: `${at}/${escapePointer(pattern)}`, problem });
+        }
+      }
+      visit(child, at, depth + 1);
+    }
+  };
+  visit(schema, "", 0);
+  return found;
+}
+
+function problemOf(pattern: string): string | undefined {
+  return safeRegexProblem(pattern, "u");
+}
+
+/** Keywords whose subschemas apply to the same instance: a cycle through them alone never ends. */
+const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"];
+const IN_PLACE_SINGLE = ["not", "if", "then", "else"];
+
+/**
+ * The `$ref`s of a schema that lead back to a schema applying to the same instance without going
+ * one level into it (`{"$ref": "#"}` at the root, two `$defs` referring to each other, …): ajv
+ * compiles them, and validating any value then recurses until the stack overflows. Returns the
+ * pointers of the offending `$ref`s. Only local references (`#…`) are followed.
+ */
+export function endlessRefsOf(schema: unknown): string[] {
+  const at = (pointer: string): unknown => {
+    let current: unknown = schema;
+    if (pointer === "") return current;
+    for (const raw of pointer.slice(1).split("/")) {
+      const segment = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+      if (typeof current !== "object" || current === null) return undefined;
+      current = (current as Record<string, unknown>)[segment];
+    }
+    return current;
+  };
+  /** Schemas applied in place to the instance `pointer`'s schema sees, with the `$ref` that leads there. */
+  const inPlace = (pointer: string): { to: string; via?: string }[] => {
+    const node = at(pointer);
+    if (typeof node !== "object" || node === null || Array.isArray(node)) return [];
+    const record = node as Record<string, unknown>;
+    const next: { to: string; via?: string }[] = [];
+    for (const key of IN_PLACE_LISTS) {
+      const list = record[key];
+      if (Array.isArray(list)) for (const i of list.keys()) next.push({ to: `${pointer}/${key}/${i}` });
+    }
+    for (const key of IN_PLACE_SINGLE) if (record[key] !== undefined) next.push({ to: `${pointer}/${key}` });
+    const dependent = record.dependentSchemas;
+    if (typeof dependent === "object" && dependent !== null) {
+      for (const name of Object.keys(dependent))
+        next.push({ to: `${pointer}/dependentSchemas/${escapePointer(name)}` });
+    }
+    const ref = record.$ref;
+    // "#" is the root, "#/…" a JSON Pointer; anchors and other documents are not followed.
+    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
+      next.push({ to: ref.slice(1), via: `${pointer}/$ref` });
+    }
+    return next;
+  };
+  const endless = new Set<string>();
+  // Depth-first from every schema node reachable through any keyword; a back edge in the in-place
+  // graph is a cycle. The walk is bounded by the schema's size.
+  const state = new Map<string, "open" | "done">();
+  const dfs = (pointer: string, depth: number) => {
+    if (depth > 256) return;
+    state.set(pointer, "open");
+    for (const { to, via } of inPlace(pointer)) {
+      const seen = state.get(to);
+      if (seen === "open") {
+        if (via) endless.add(via);
+      } else if (seen === undefined) {
+        dfs(to, depth + 1);
+      }
+    }
+    state.set(pointer, "done");
+  };
+  const every = (value: unknown, pointer: string, depth: number) => {
+    if (depth > 128 || typeof value !== "object" || value === null) return;
+    if (!state.has(pointer)) dfs(pointer, 0);
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) every(v, `${pointer}/${i}`, depth + 1);
+    else for (const [k, v] of Object.entries(value)) every(v, `${pointer}/${escapePointer(k)}`, depth + 1);
+  };
+  every(schema, "", 0);
+  return [...endless];
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
+}
