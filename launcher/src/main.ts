@@ -1,7 +1,8 @@
 /**
  * `kiln [embedded|gateway|identity|catalog|execution|evaluation|evaluation-worker]`: one entry point for every
  * process, so one container image serves them all by its command. `kiln backup <file>` and
- * `kiln restore <file>` copy the embedded platform's data directory.
+ * `kiln restore <file>` copy the embedded platform's data directory; `kiln internal-token` signs a
+ * token for calling the services directly.
  */
 
 import type { AddressInfo } from "node:net";
@@ -12,6 +13,7 @@ import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
 import { backupEmbeddedData, DataDirError, IN_MEMORY, openEmbeddedData, restoreEmbeddedData } from "./data-dir.js";
 import { buildEmbedded } from "./embedded.js";
+import { internalTokenCommand, UsageError } from "./internal-token-command.js";
 
 const command = process.argv[2] ?? "embedded";
 
@@ -63,11 +65,19 @@ if (command === "embedded") {
     await restoreEmbeddedData(dir, file).catch(exitOnDataDirError);
     process.stdout.write(`restored ${file} into ${dir}\n`);
   }
+} else if (command === "internal-token") {
+  try {
+    process.stdout.write(`${await internalTokenCommand(process.argv.slice(3))}\n`);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exit(2);
+  }
 } else if (DISTRIBUTED_COMMANDS[command]) {
   await DISTRIBUTED_COMMANDS[command].start();
 } else {
   process.stderr.write(
-    `unknown command "${command}": use embedded, backup, restore, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
+    `unknown command "${command}": use embedded, backup, restore, internal-token, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
   );
   process.exit(2);
 }
