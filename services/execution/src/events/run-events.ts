@@ -15,7 +15,10 @@ export const RUNS_STREAM = {
 
 export const runCompletedSubject = (kind: RunDoc["kind"]) => `runs.completed.${kind}`;
 
-/** The run.completed payload: protobuf JSON of kiln.events.v1.RunCompleted. */
+/**
+ * The run.completed payload: protobuf JSON of kiln.events.v1.RunCompleted with every field present
+ * (zeros and "" included), as docs/events/run.completed.schema.json describes it.
+ */
 export function runCompletedPayload(run: RunDoc): string {
   return toJsonString(
     RunCompletedSchema,
@@ -38,6 +41,7 @@ export function runCompletedPayload(run: RunDoc): string {
       agentId: run.agentId ?? "",
       agentVersionId: run.agentVersionId ?? "",
     }),
+    { alwaysEmitImplicit: true },
   );
 }
 
