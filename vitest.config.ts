@@ -3,6 +3,10 @@ import { defineConfig } from "vitest/config";
 // Two projects: "unit" needs nothing running; "integration" (*.int.test.ts and the end-to-end
 // suites in test/) gets a real FerretDB and nats-server from the global setup.
 export default defineConfig({
+  // Workspace packages that are built for publishing (the SDK) resolve to their TypeScript source
+  // in the repository through the "kiln-source" export condition.
+  resolve: { conditions: ["kiln-source"] },
+  ssr: { resolve: { conditions: ["kiln-source"] } },
   test: {
     projects: [
       {

@@ -25,11 +25,15 @@ afterAll(async () => {
 
 describe("examples/attach-flow.ts", () => {
   it("walks the attach flow, an evaluation and an agent run with the SDK", async () => {
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "attach-flow.ts"], {
-      cwd: examples,
-      env: { PATH: process.env.PATH, KILN_URL: baseUrl },
-      timeout: 60_000,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--conditions=kiln-source", "--import", "tsx", "attach-flow.ts"],
+      {
+        cwd: examples,
+        env: { PATH: process.env.PATH, KILN_URL: baseUrl },
+        timeout: 60_000,
+      },
+    );
     expect(stderr).toBe("");
     const lines = stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^organization org_\w+ \(free\): setup ok$/);
@@ -43,7 +47,7 @@ describe("examples/attach-flow.ts", () => {
   });
 
   it("exits non-zero with the error when the platform cannot be reached", async () => {
-    const failed = await run(process.execPath, ["--import", "tsx", "attach-flow.ts"], {
+    const failed = await run(process.execPath, ["--conditions=kiln-source", "--import", "tsx", "attach-flow.ts"], {
       cwd: examples,
       env: { PATH: process.env.PATH, KILN_URL: "http://127.0.0.1:9" },
       timeout: 30_000,

@@ -4,7 +4,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -59,4 +59,75 @@ describe("the built SDK", () => {
       error: [404, "not_found"],
     });
   });
+
+  it("packs with npm, installs from the tarball into a new project, type-checks and runs there", async () => {
+    const scratch = join(sdkDir, ".tmp", `scratch-${randomUUID()}`);
+    await mkdir(scratch, { recursive: true });
+    // npm pack runs the package's prepack (the tsc build) and packs what `files` lists.
+    const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", scratch], { cwd: sdkDir });
+    const [tarball] = JSON.parse(packed) as { filename: string; files: { path: string }[] }[];
+    const files = tarball?.files.map((f) => f.path) ?? [];
+    expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "package.json", "README.md"]));
+    expect(files.filter((f) => f.startsWith("src/"))).toEqual([]);
+
+    await writeFile(join(scratch, "package.json"), JSON.stringify({ name: "scratch", private: true, type: "module" }));
+    await run(
+      "npm",
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        join(scratch, tarball?.filename ?? ""),
+        "typescript@5.9.3",
+        "@types/node@20.19.43",
+      ],
+      { cwd: scratch },
+    );
+    await writeFile(
+      join(scratch, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          outDir: "out",
+          types: ["node"],
+        },
+        include: ["main.ts"],
+      }),
+    );
+    await writeFile(
+      join(scratch, "main.ts"),
+      `import { Kiln, KilnError, type Assertion } from "@kiln/sdk";
+const kiln = new Kiln({ baseUrl: process.env.BASE_URL ?? "", accessToken: process.env.TOKEN ?? "" });
+const models = await kiln.models.list();
+const verified = await kiln.setup.verify({ organizationId: process.env.ORG ?? "" });
+const missing = await kiln.skills.get("skl_missing").catch((e: unknown) => e);
+const assertion: Assertion = { type: "contains", value: "hello" };
+console.log(JSON.stringify({
+  models: models.data.map((m) => m.id),
+  ok: verified.ok,
+  error: missing instanceof KilnError ? [missing.status, missing.code] : String(missing),
+  assertion: assertion.type,
+}));
+`,
+    );
+    // Type-checks and compiles against the installed declarations, then runs on plain Node.
+    await run(process.execPath, [join(scratch, "node_modules/typescript/bin/tsc"), "-p", scratch]);
+    const api = createTestClient(baseUrl);
+    const { accessToken } = await api.signUp();
+    const organizationId = (await api.onboard(accessToken)).organization.id;
+    const { stdout } = await run(process.execPath, [join(scratch, "out/main.js")], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH, BASE_URL: baseUrl, TOKEN: accessToken, ORG: organizationId },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      models: expect.arrayContaining(["local/echo"]),
+      ok: true,
+      error: [404, "not_found"],
+      assertion: "contains",
+    });
+  }, 180_000);
 });
