@@ -101,6 +101,7 @@ export async function buildGateway(deps: GatewayDeps) {
         allErrors: true,
         useDefaults: false,
         allowUnionTypes: true,
+        discriminator: true,
       },
     },
     routerOptions: { ignoreTrailingSlash: true },

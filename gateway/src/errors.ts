@@ -55,7 +55,8 @@ function fieldOf(prefix: string, issue: AjvIssue): string {
     .split("/")
     .slice(1)
     .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  const extra = issue.params.missingProperty ?? issue.params.additionalProperty;
+  // A discriminator names its tag ("type") when the tag is missing or names no branch.
+  const extra = issue.params.missingProperty ?? issue.params.additionalProperty ?? issue.params.tag;
   if (typeof extra === "string") path.push(extra);
   let field = prefix;
   for (const segment of path) {
@@ -68,6 +69,9 @@ function fieldOf(prefix: string, issue: AjvIssue): string {
 function issueOf(issue: AjvIssue): string {
   if (issue.keyword === "required") return "is required";
   if (issue.keyword === "additionalProperties") return "is not allowed";
+  if (issue.keyword === "discriminator") {
+    return issue.params.error === "mapping" ? "is not a known type" : "is required and must be a string";
+  }
   return issue.message ?? "is invalid";
 }
 

@@ -26,7 +26,13 @@ import {
   VersionRefView,
   VersionSummaryView,
 } from "./routes/catalog-views.js";
-import { AssertionView, EvaluationCaseView, EvaluationRunView } from "./routes/evaluation-routes.js";
+import {
+  ASSERTION_SCHEMA_NAMES,
+  ASSERTION_SCHEMAS,
+  AssertionView,
+  EvaluationCaseView,
+  EvaluationRunView,
+} from "./routes/evaluation-routes.js";
 import { ModelView } from "./routes/model-routes.js";
 import {
   PromptRunView,
@@ -100,6 +106,7 @@ const COMPONENTS: NamedSchema[] = [
   AgentRunView,
   LoadedInputsView,
   AgentRunComparisonView,
+  ...ASSERTION_SCHEMAS,
   AssertionView,
   EvaluationCaseView,
   EvaluationRunView,
@@ -182,9 +189,19 @@ export async function registerOpenApi(app: GatewayApp): Promise<void> {
         description:
           "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope; lists are {data, nextCursor} with ?limit= and ?cursor=. Each operation's x-api-stability is its class in spec §9 (stable, beta, non-public, legacy); every response carries it as the x-api-stability header, and x-request-id.",
       },
+      servers: [
+        {
+          url: "http://127.0.0.1:8080",
+          description: "The platform `pnpm start` runs, at its default address: use your gateway's address instead",
+        },
+      ],
       components: { securitySchemes: SECURITY_SCHEMES },
       security: Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [] })),
     },
+    // ajv refuses a discriminator `mapping`; OpenAPI needs one when the type values are not the
+    // branches' schema names (openapi-typescript would otherwise type `type` as the names).
+    transformObject: (document) =>
+      withAssertionMapping("openapiObject" in document ? document.openapiObject : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => ({
       schema: {
@@ -195,4 +212,20 @@ export async function registerOpenApi(app: GatewayApp): Promise<void> {
       url,
     }),
   });
+}
+
+/** The discriminator mapping of the Assertion union, type value → branch schema, in the document only. */
+function withAssertionMapping<D>(document: D): D {
+  const schemas = (document as { components?: { schemas?: Record<string, { discriminator?: object }> } }).components
+    ?.schemas;
+  const union = schemas?.Assertion;
+  if (union?.discriminator) {
+    union.discriminator = {
+      ...union.discriminator,
+      mapping: Object.fromEntries(
+        Object.entries(ASSERTION_SCHEMA_NAMES).map(([type, name]) => [type, `#/components/schemas/${name}`]),
+      ),
+    };
+  }
+  return document;
 }

@@ -40,8 +40,13 @@ const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; opti
   equals: { required: { value: { description: "compared with output.text, or with the JSON output" } } },
   contains: { required: { value: { type: "string" } } },
   regex: {
-    required: { pattern: { type: "string", description: "a JavaScript regular expression" } },
-    optional: { flags: { type: "string", description: "of d, g, i, m, s, u, v, y" } },
+    required: {
+      pattern: {
+        type: "string",
+        description: "a regular expression in RE2 syntax (no backreferences or lookaround), run in linear time",
+      },
+    },
+    optional: { flags: { type: "string", description: "of d, g, i, m, s, u, y (d, g, u and y change nothing)" } },
   },
   json_schema: {
     required: {
@@ -72,34 +77,42 @@ const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; opti
   },
 };
 
-const Assertion = Type.Unsafe<Record<string, unknown> & { type: string }>({
-  type: "object",
-  description:
-    'One of {type: "equals", value}, {type: "contains", value}, {type: "regex", pattern, flags?}, {type: "json_schema", schema}, {type: "json_path", path, equals}, {type: "max_latency_ms", value}, {type: "max_cost_usd", value}, {type: "llm_judge", rubric, model?, threshold?}. Text assertions apply to output.text, or to the JSON output serialized.',
-  required: ["type"],
-  properties: { type: { type: "string", enum: Object.keys(ASSERTION_FIELDS) } },
-  allOf: Object.entries(ASSERTION_FIELDS).map(([type, fields]) => ({
-    if: { properties: { type: { const: type } }, required: ["type"] },
-    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable.
-    then: {
-      required: Object.keys(fields.required),
-      properties: { type: {}, ...fields.required, ...fields.optional },
-      additionalProperties: false,
-    },
-  })),
-});
+/** The schema name of each assertion type: `contains` → `ContainsAssertion`. */
+export const ASSERTION_SCHEMA_NAMES = Object.fromEntries(
+  Object.keys(ASSERTION_FIELDS).map((type) => [
+    type,
+    `${type.replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}Assertion`,
+  ]),
+);
 
-/** The shapes of ASSERTION_FIELDS as one union: what a case's assertions read back as. */
-export const AssertionView = Type.Unsafe<Record<string, unknown> & { type: string }>({
-  $id: "Assertion",
-  oneOf: Object.entries(ASSERTION_FIELDS).map(([type, fields]) => ({
+/** One named schema per assertion type: the branches of the union below. */
+export const ASSERTION_SCHEMAS = Object.entries(ASSERTION_FIELDS).map(([type, fields]) =>
+  Type.Unsafe<Record<string, unknown> & { type: string }>({
+    $id: ASSERTION_SCHEMA_NAMES[type],
     type: "object",
     title: `${type} assertion`,
     required: ["type", ...Object.keys(fields.required)],
     properties: { type: { type: "string", const: type }, ...fields.required, ...fields.optional },
     additionalProperties: false,
-  })),
+  }),
+);
+
+/**
+ * An assertion: the union of ASSERTION_SCHEMAS, discriminated by `type` (ajv's `discriminator`
+ * validates only the branch the type names, so errors speak of that branch; openapi-typescript
+ * turns it into a discriminated union). Requests and case views use the same schema.
+ */
+export const AssertionView = Type.Unsafe<Record<string, unknown> & { type: string }>({
+  $id: "Assertion",
+  type: "object",
+  description:
+    "Text assertions apply to output.text, or to the JSON output serialized; json_schema and json_path to the JSON output.",
+  discriminator: { propertyName: "type" },
+  required: ["type"],
+  oneOf: ASSERTION_SCHEMAS.map((schema) => ref(schema)),
 });
+
+const Assertion = ref(AssertionView);
 
 const NewCase = Body({
   name: Type.Optional(Text),

@@ -1385,47 +1385,86 @@ export interface components {
                 };
             };
         };
-        Assertion: {
-            /** @enum {string} */
+        /** equals assertion */
+        EqualsAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "equals";
             /** @description compared with output.text, or with the JSON output */
             value: unknown;
-        } | {
-            /** @enum {string} */
+        };
+        /** contains assertion */
+        ContainsAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "contains";
             value: string;
-        } | {
-            /** @enum {string} */
+        };
+        /** regex assertion */
+        RegexAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "regex";
-            /** @description a JavaScript regular expression */
+            /** @description a regular expression in RE2 syntax (no backreferences or lookaround), run in linear time */
             pattern: string;
-            /** @description of d, g, i, m, s, u, v, y */
+            /** @description of d, g, i, m, s, u, y (d, g, u and y change nothing) */
             flags?: string;
-        } | {
-            /** @enum {string} */
+        };
+        /** json_schema assertion */
+        JsonSchemaAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "json_schema";
             /** @description a JSON Schema (2020-12) the JSON output must match */
             schema: {
                 [key: string]: unknown;
             } | boolean;
-        } | {
-            /** @enum {string} */
+        };
+        /** json_path assertion */
+        JsonPathAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "json_path";
             /** @description a JSONPath into the JSON output, e.g. "$.summary" */
             path: string;
             equals: unknown;
-        } | {
-            /** @enum {string} */
+        };
+        /** max_latency_ms assertion */
+        MaxLatencyMsAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "max_latency_ms";
             /** @description ≥ 0 */
             value: number;
-        } | {
-            /** @enum {string} */
+        };
+        /** max_cost_usd assertion */
+        MaxCostUsdAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "max_cost_usd";
             /** @description ≥ 0 */
             value: number;
-        } | {
-            /** @enum {string} */
+        };
+        /** llm_judge assertion */
+        LlmJudgeAssertion: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "llm_judge";
             /** @description what a passing output does */
             rubric: string;
@@ -1434,6 +1473,8 @@ export interface components {
             /** @description the passing score, 0 to 1; default 0.5 */
             threshold?: number;
         };
+        /** @description Text assertions apply to output.text, or to the JSON output serialized; json_schema and json_path to the JSON output. */
+        Assertion: components["schemas"]["EqualsAssertion"] | components["schemas"]["ContainsAssertion"] | components["schemas"]["RegexAssertion"] | components["schemas"]["JsonSchemaAssertion"] | components["schemas"]["JsonPathAssertion"] | components["schemas"]["MaxLatencyMsAssertion"] | components["schemas"]["MaxCostUsdAssertion"] | components["schemas"]["LlmJudgeAssertion"];
         EvaluationCase: {
             id: string;
             skillId: string;
@@ -6593,10 +6634,7 @@ export interface operations {
                         };
                         /** @description the output the skill should give (alone it means an equals assertion); null: none */
                         expectedOutput?: unknown;
-                        assertions?: ({
-                            /** @enum {string} */
-                            type: "equals" | "contains" | "regex" | "json_schema" | "json_path" | "max_latency_ms" | "max_cost_usd" | "llm_judge";
-                        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown))[];
+                        assertions?: components["schemas"]["Assertion"][];
                     }[];
                 };
             };
