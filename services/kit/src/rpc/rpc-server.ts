@@ -1,5 +1,6 @@
 import type { Http2Session } from "node:http2";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
@@ -9,6 +10,7 @@ import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
 import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
+import { REFLECTION_PATHS, registerReflection } from "./reflection.js";
 
 export interface ReadinessCheck {
   name: string;
@@ -27,6 +29,9 @@ export interface ServiceRoutesOptions {
 
 /** Path of the gRPC health check; served without credentials. */
 export const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
+const HEALTH_WATCH_PATH = "/grpc.health.v1.Health/Watch";
+/** How often Watch re-runs the checks to report a change. */
+const HEALTH_WATCH_INTERVAL_MS = 5_000;
 
 /** Runs every readiness check; resolves to the failures (empty when ready). */
 export async function failedReadiness(checks: ReadinessCheck[], isDraining?: () => boolean) {
@@ -46,26 +51,62 @@ export async function failedReadiness(checks: ReadinessCheck[], isDraining?: () 
 
 /**
  * The routes a service serves, in both run modes: its handlers plus grpc.health.v1.Health
- * (service "" is liveness, service "readiness" runs the readiness checks).
+ * (service "" is liveness, service "readiness" runs the readiness checks; any other name is
+ * NOT_FOUND, as the protocol says) and gRPC server reflection of everything it serves.
  */
 export function createServiceRoutes(options: ServiceRoutesOptions): (router: ConnectRouter) => void {
+  const statusOf = async (service: string) => {
+    if (service === "" || service === "liveness") return HealthCheckResponse_ServingStatus.SERVING;
+    if (service !== "readiness") return undefined;
+    const failed = await failedReadiness(options.readiness, options.isDraining);
+    return failed.length === 0
+      ? HealthCheckResponse_ServingStatus.SERVING
+      : HealthCheckResponse_ServingStatus.NOT_SERVING;
+  };
   return (router) => {
-    options.register(router);
-    router.service(Health, {
-      async check(req) {
-        if (req.service === "" || req.service === "liveness")
-          return { status: HealthCheckResponse_ServingStatus.SERVING };
-        if (req.service !== "readiness") return { status: HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN };
-        const failed = await failedReadiness(options.readiness, options.isDraining);
-        return {
-          status:
-            failed.length === 0
-              ? HealthCheckResponse_ServingStatus.SERVING
-              : HealthCheckResponse_ServingStatus.NOT_SERVING,
-        };
+    // The services the handlers register, for reflection.
+    const served: DescService[] = [];
+    const recording: ConnectRouter = Object.create(router, {
+      service: {
+        value: (...args: Parameters<ConnectRouter["service"]>) => {
+          served.push(args[0]);
+          return router.service(...args);
+        },
       },
     });
+    options.register(recording);
+    router.service(Health, {
+      async check(req) {
+        const status = await statusOf(req.service);
+        if (status === undefined) throw new ConnectError(`unknown service "${req.service}"`, Code.NotFound);
+        return { status };
+      },
+      // The current status at once, then each change, until the caller goes away.
+      async *watch(req, context) {
+        let last: HealthCheckResponse_ServingStatus | undefined;
+        while (!context.signal.aborted) {
+          const status = (await statusOf(req.service)) ?? HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN;
+          if (status !== last) yield { status };
+          last = status;
+          await sleep(HEALTH_WATCH_INTERVAL_MS, context.signal);
+        }
+      },
+    });
+    registerReflection(router, [...served, Health]);
   };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** A service as both run modes host it: its routes and the server interceptors they run behind. */
@@ -99,7 +140,12 @@ export function defineService(
       createErrorInterceptor(options.logger),
       createAuthInterceptor({
         ...options.auth,
-        publicPaths: new Set([HEALTH_CHECK_PATH, ...(options.auth.publicPaths ?? [])]),
+        publicPaths: new Set([
+          HEALTH_CHECK_PATH,
+          HEALTH_WATCH_PATH,
+          ...REFLECTION_PATHS,
+          ...(options.auth.publicPaths ?? []),
+        ]),
       }),
       ...(options.idempotency ? [createIdempotencyInterceptor(options.idempotency)] : []),
     ],
@@ -131,6 +177,29 @@ export async function buildRpcServer(service: ServiceModule) {
     interceptors: service.interceptors,
     // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
     readMaxBytes: 4 * 1024 * 1024,
+  });
+  // A method no service here has: gRPC's UNIMPLEMENTED (status 12, as a trailers-only answer) for
+  // gRPC and gRPC-Web callers, Connect's unimplemented (404) for Connect callers.
+  app.setNotFoundHandler((request, reply) => {
+    const contentType = String(request.headers["content-type"] ?? "");
+    const message = `unknown method ${request.url.split("?")[0]}`;
+    if (contentType.startsWith("application/grpc")) {
+      // Trailers-only: the status in the one HEADERS frame that ends the stream, as gRPC expects.
+      reply.hijack();
+      reply.raw.stream.respond(
+        {
+          ":status": 200,
+          "content-type": contentType.startsWith("application/grpc-web")
+            ? "application/grpc-web+proto"
+            : "application/grpc",
+          "grpc-status": "12",
+          "grpc-message": encodeURIComponent(message),
+        },
+        { endStream: true },
+      );
+      return;
+    }
+    return reply.code(404).header("content-type", "application/json").send({ code: "unimplemented", message });
   });
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
