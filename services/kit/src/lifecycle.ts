@@ -78,3 +78,17 @@ export function guardUncaughtExceptions(logger: Logger): void {
     process.exit(1);
   });
 }
+
+/** Resolves after `ms`, or early when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -17,6 +17,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { connect, headers as createHeaders, type MsgHdrs, nanos } from "@nats-io/transport-node";
+import { sleep } from "../lifecycle.js";
 import type {
   Bus,
   ConsumeOptions,
@@ -323,18 +324,4 @@ async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: s
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Resolves after `ms`, or early when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -5,7 +5,7 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
-import { createInFlight } from "../lifecycle.js";
+import { createInFlight, sleep } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
@@ -94,19 +94,6 @@ export function createServiceRoutes(options: ServiceRoutesOptions): (router: Con
     });
     registerReflection(router, [...served, Health]);
   };
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** A service as both run modes host it: its routes and the server interceptors they run behind. */
