@@ -15,7 +15,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -400,7 +400,11 @@ describe("the prod overlay's processes, started as the image starts them", () =>
       const runs = [...build.matchAll(/^RUN (.*)$/gm)].map((m) => m[1] ?? "");
       // pnpm itself is installed here already; the deploy writes to the test's directory, not /app.
       for (const command of runs.filter((r) => !r.startsWith("npm install -g pnpm"))) {
-        const made = spawnSync(command.replace(/ \/app$/, ` ${tree}`), { cwd: context, shell: true, encoding: "utf8" });
+        const made = spawnSync(command.replace(/ \/app(?=\/|$)/g, ` ${tree}`), {
+          cwd: context,
+          shell: true,
+          encoding: "utf8",
+        });
         expect(made.status, `${command}: ${made.stderr}`).toBe(0);
       }
     } finally {
@@ -408,6 +412,9 @@ describe("the prod overlay's processes, started as the image starts them", () =>
     }
     const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
     expect(entrypoint.slice(0, 1)).toEqual(["node"]);
+    // Built JavaScript, no TypeScript loader in the image.
+    expect(entrypoint.join(" ")).not.toMatch(/tsx|\.ts\b/);
+    expect(existsSync(join(tree, "node_modules", "tsx"))).toBe(false);
 
     const deployments = appDeployments(objects);
     const ports = new Map<string, number>();
