@@ -28,13 +28,14 @@ export interface LoadResult {
   errors: number;
 }
 
-/** One autocannon run with BENCH's connections, for BENCH.seconds unless `seconds` says otherwise. */
+/** One autocannon run with BENCH's connections, for BENCH.seconds unless told otherwise. */
 export async function load(
   url: string,
   init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string },
   seconds = BENCH.seconds,
+  connections = BENCH.connections,
 ): Promise<LoadResult> {
-  const r = await autocannon({ url, connections: BENCH.connections, duration: seconds, ...init });
+  const r = await autocannon({ url, connections, duration: seconds, ...init });
   return {
     rps: Math.round(r.requests.average),
     total: r.requests.total,

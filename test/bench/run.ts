@@ -6,13 +6,17 @@
  * /api/prompts/:id/run with local/echo; the same against an OpenAI-protocol stub with a fixed
  * 50 ms latency, and the stub called directly, so the platform's added latency is the difference.
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs; BENCH_MODES
- * (default "embedded,distributed") picks the modes.
+ * (default "embedded,distributed") picks the modes. Then, side by side in the same run: the stub
+ * called directly, Portkey's open-source gateway passing through to it (test/bench/portkey.ts), and
+ * a Kiln prompt run in each mode, at 1 connection (latency) and 256 (throughput), each Kiln row as
+ * ratios to Portkey's throughput and to the stub's latency.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { cpus, totalmem } from "node:os";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
-import { freePort } from "../support/servers.js";
+import { startKilnProcess } from "../support/kiln-process.js";
 import {
   BENCH,
   type LoadResult,
@@ -23,6 +27,7 @@ import {
   startStubProcess,
   stubProviders,
 } from "./load.js";
+import { PORTKEY_VERSION, portkeyHeaders, startPortkey } from "./portkey.js";
 
 const modes = new Set((process.env.BENCH_MODES ?? "embedded,distributed").split(","));
 
@@ -67,47 +72,86 @@ async function scenarios(mode: string, base: string): Promise<Row[]> {
   return rows;
 }
 
-async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), "embedded"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
-      RATE_LIMIT_PER_MINUTE: "0",
-      OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl),
+/** `pnpm start` as it runs: the compiled launcher on a data directory of its own. */
+async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; stop(): Promise<void> }> {
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+  const dir = await mkdtemp(join(tmpdir(), "kiln-bench-"));
+  const kiln = await startKilnProcess(
+    join(dir, "data"),
+    { OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
+    { compiled: true },
+  );
+  return {
+    base: kiln.base,
+    async stop() {
+      kiln.child.kill("SIGTERM");
+      await kiln.exited;
+      await rm(dir, { recursive: true, force: true });
     },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) return { base, child };
-    } catch {
-      // starting
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill();
-  throw new Error("embedded mode did not start");
+  };
+}
+
+interface SideBySide {
+  target: string;
+  /** At 1 connection. */
+  p50: number;
+  p99: number;
+  /** At 256 connections. */
+  rps: number;
+  errors: number;
+}
+
+/** Latency at 1 connection and throughput at 256, the issue's two measures, for one target. */
+async function sideBySide(target: string, url: string, init: Parameters<typeof load>[1]): Promise<SideBySide> {
+  const one = await load(url, init, BENCH.seconds, 1);
+  const many = await load(url, init, BENCH.seconds, 256);
+  return { target, p50: one.p50, p99: one.p99, rps: many.rps, errors: many.errors + one.errors };
+}
+
+/** A prompt run of Kiln on the stub's model, with an API key: what the comparison calls. */
+async function kilnRun(base: string): Promise<[string, Parameters<typeof load>[1]]> {
+  const flow = await runIdentityFlow(base);
+  const promptId = await publishedPrompt(base, flow, "stub/fixed");
+  return [
+    `${base}/api/prompts/${promptId}/run`,
+    {
+      method: "POST",
+      headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ organizationId: flow.organizationId, variables: { city: "Paris" } }),
+    },
+  ];
 }
 
 const rows: Row[] = [];
+const compared: SideBySide[] = [];
 const stub = await startStubProcess(STUB_LATENCY_MS);
-const direct = await load(`${stub.baseUrl}/chat/completions`, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ model: "fixed", messages: [{ role: "system", content: "Summarize the weather in Paris." }] }),
+const chat = JSON.stringify({
+  model: "fixed",
+  messages: [{ role: "system", content: "Summarize the weather in Paris." }],
 });
+const directInit = { method: "POST" as const, headers: { "content-type": "application/json" }, body: chat };
+const direct = await load(`${stub.baseUrl}/chat/completions`, directInit);
 rows.push({ mode: "direct", scenario: `OpenAI-protocol stub called directly (${STUB_LATENCY_MS} ms)`, ...direct });
+compared.push(await sideBySide("stub called directly", `${stub.baseUrl}/chat/completions`, directInit));
+const portkey = await startPortkey();
+try {
+  compared.push(
+    await sideBySide(`Portkey gateway ${PORTKEY_VERSION}, pass-through`, `${portkey.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: portkeyHeaders(stub.baseUrl),
+      body: chat,
+    }),
+  );
+} finally {
+  portkey.child.kill("SIGTERM");
+}
 if (modes.has("embedded")) {
   const embedded = await startEmbeddedProcess(stub.baseUrl);
   try {
     rows.push(...(await scenarios("embedded", embedded.base)));
+    compared.push(await sideBySide("Kiln embedded (pnpm start)", ...(await kilnRun(embedded.base))));
   } finally {
-    embedded.child.kill("SIGTERM");
+    await embedded.stop();
   }
 }
 
@@ -115,6 +159,7 @@ if (modes.has("distributed")) {
   const bench = await startBenchPlatform(stub.baseUrl);
   try {
     rows.push(...(await scenarios("distributed", bench.platform.gatewayUrl)));
+    compared.push(await sideBySide("Kiln distributed (FerretDB, NATS)", ...(await kilnRun(bench.platform.gatewayUrl))));
   } finally {
     await bench.stop();
   }
@@ -136,6 +181,24 @@ process.stdout.write(
       .map((mode) => {
         const r = stubRow(mode);
         return r ? `| ${mode} | ${r.p50 - direct.p50} | ${r.p99 - direct.p99} |` : `| ${mode} | n/a | n/a |`;
+      })
+      .join("\n") +
+    "\n",
+);
+
+// The comparison: each Kiln row as ratios to Portkey's throughput and to the stub's latency.
+const directRow = compared[0];
+const portkeyRow = compared[1];
+process.stdout.write(
+  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection, throughput at 256 connections, ${BENCH.seconds} s each\n\n` +
+    "| target | p50 ms | p99 ms | req/s | errors | req/s ÷ Portkey | added p50 ms | added p99 ms |\n" +
+    "|---|---:|---:|---:|---:|---:|---:|---:|\n" +
+    compared
+      .map((r) => {
+        const ratio = portkeyRow && portkeyRow.rps > 0 ? (r.rps / portkeyRow.rps).toFixed(2) : "n/a";
+        const addedP50 = directRow ? r.p50 - directRow.p50 : "n/a";
+        const addedP99 = directRow ? r.p99 - directRow.p99 : "n/a";
+        return `| ${r.target} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.errors} | ${ratio} | ${addedP50} | ${addedP99} |`;
       })
       .join("\n") +
     "\n",
