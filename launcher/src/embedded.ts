@@ -13,7 +13,7 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { releaseInFlightKeys } from "@kiln/kit/rpc/idempotency";
-import { createInProcessTransport } from "@kiln/kit/rpc/transport";
+import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
@@ -68,7 +68,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
   });
   // What the other services use to reach identity, each acting as itself.
   const identityFor = (id: string) => {
-    const client = createClient(IdentityService, createInProcessTransport(identityService, as(id)));
+    const client = createClient(IdentityService, createDirectTransport(identityService, as(id)));
     return createRemoteIdentityAuth(client, { ttlMs: options.apiKeyCacheTtlMs });
   };
   const serviceDeps = (name: string) => ({
@@ -86,7 +86,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
   const executionService = await createExecutionService({
     ...serviceDeps("execution"),
     store: stores.execution,
-    catalog: createClient(CatalogService, createInProcessTransport(catalogService, as("execution"))),
+    catalog: createClient(CatalogService, createDirectTransport(catalogService, as("execution"))),
     providers: options.providers ?? loadProvidersConfig({}),
     providerOptions: options.providerOptions,
     tools,
@@ -95,8 +95,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),
     store: stores.evaluation,
-    catalog: createClient(CatalogService, createInProcessTransport(catalogService, as("evaluation"))),
-    execution: createClient(ExecutionService, createInProcessTransport(executionService, as("evaluation"))),
+    catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
+    execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
     requeueUnfinishedOnStart: true,
   });
 
@@ -104,10 +104,10 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     createGatewayDeps({
       logger: logger.child({ service: "gateway" }),
       transports: {
-        identity: createInProcessTransport(identityService, as("gateway")),
-        catalog: createInProcessTransport(catalogService, as("gateway")),
-        execution: createInProcessTransport(executionService, as("gateway")),
-        evaluation: createInProcessTransport(evaluationService, as("gateway")),
+        identity: createDirectTransport(identityService, as("gateway")),
+        catalog: createDirectTransport(catalogService, as("gateway")),
+        execution: createDirectTransport(executionService, as("gateway")),
+        evaluation: createDirectTransport(evaluationService, as("gateway")),
       },
       builtinIssuer: true,
       oidc: options.oidc,

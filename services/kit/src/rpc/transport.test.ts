@@ -3,10 +3,13 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
 import { afterEach, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
+import { kPrincipal } from "../auth/principal.js";
+import { invalidArgument } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
+import { remoteErrorOf } from "./connect-errors.js";
 import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
-import { createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
+import { createDirectTransport, createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
 
 const tokens = createInternalTokens("x".repeat(32));
 
@@ -135,5 +138,57 @@ describe("createNetworkTransport", () => {
     const res = await createClient(ExecutionService, network.transport).listModels({});
     expect(res.models[0]?.id).toBe("a");
     expect(looked).toEqual(["execution.kiln.svc"]);
+  });
+});
+
+describe("createDirectTransport", () => {
+  const models = [{ id: "a" }];
+  let seenPrincipal: unknown;
+  const service = defineService({
+    name: "execution",
+    logger: createLogger({ name: "direct", level: "silent" }),
+    register: (router) =>
+      router.service(ExecutionService, {
+        async listModels(_req, context) {
+          seenPrincipal = context.values.get(kPrincipal);
+          return { models };
+        },
+        async getRun(req, context) {
+          if (req.id === "slow") await sleep(5_000, undefined, { signal: context.signal }).catch(() => undefined);
+          throw invalidArgument("bad run", [{ field: "runId", issue: "is odd" }]);
+        },
+      }),
+    readiness: [],
+    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+  });
+  const client = createClient(
+    ExecutionService,
+    createDirectTransport(service, [createForwardInterceptor(tokens, { type: "service", id: "caller" })]),
+  );
+
+  it("runs the client and server interceptors: the server sees the caller the forwarded token names", async () => {
+    const answer = await client.listModels({});
+    expect(answer.models.map((m) => m.id)).toEqual(["a"]);
+    expect(seenPrincipal).toEqual({ type: "service", id: "caller" });
+    // The answer is a copy: changing it changes nothing on the server's side.
+    answer.models.push({ id: "b" } as never);
+    expect(models).toHaveLength(1);
+  });
+
+  it("hands domain errors over as Connect errors with their details", async () => {
+    const error = ConnectError.from(await client.getRun({ id: "x" }).catch((e: unknown) => e));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(remoteErrorOf(error)).toEqual({
+      kind: "invalid_argument",
+      message: "bad run",
+      details: [{ field: "runId", issue: "is odd" }],
+    });
+  });
+
+  it("refuses a call without credentials, and ends a call at its deadline", async () => {
+    const anonymous = createClient(ExecutionService, createDirectTransport(service, []));
+    expect(ConnectError.from(await anonymous.listModels({}).catch((e: unknown) => e)).code).toBe(Code.Unauthenticated);
+    const late = await client.getRun({ id: "slow" }, { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(ConnectError.from(late).code).toBe(Code.DeadlineExceeded);
   });
 });
