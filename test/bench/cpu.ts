@@ -3,16 +3,19 @@
  * processes (FerretDB, nats-server, the four services, the gateway, the OpenAI-protocol stub in a
  * process of its own), sends BENCH_CPU_RUNS (default 1000) sequential runs per scenario, and prints
  * the wall time per run and the CPU time each process spent per run (from /proc/<pid>/stat), so the
- * cost of every hop is a figure rather than a guess.
+ * cost of every hop is a figure rather than a guess. Then the same under load: BENCH_SECONDS
+ * (default 10) of autocannon at BENCH_CPU_CONNECTIONS (default 256) connections per scenario, CPU
+ * per completed request of each process.
  */
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { publishedPrompt, startBenchPlatform, startStubProcess } from "./load.js";
+import { BENCH, load, publishedPrompt, startBenchPlatform, startStubProcess } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
+const CONNECTIONS = Number(process.env.BENCH_CPU_CONNECTIONS ?? 256);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** User + system CPU time of a process, in ms (its threads included). */
@@ -63,17 +66,26 @@ try {
       req.on("error", reject);
       req.end(JSON.stringify(body));
     });
-  const scenarios: [string, () => Promise<void>][] = [
-    ["POST /api/setup/verify (API key)", () => post("/api/setup/verify", { organizationId: flow.organizationId })],
+  const headers = { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" };
+  const scenarios: [string, () => Promise<void>, string, string][] = [
+    [
+      "POST /api/setup/verify (API key)",
+      () => post("/api/setup/verify", { organizationId: flow.organizationId }),
+      `${base}/api/setup/verify`,
+      JSON.stringify({ organizationId: flow.organizationId }),
+    ],
   ];
   for (const model of ["local/echo", "stub/fixed"]) {
     const promptId = await publishedPrompt(base, flow, model);
+    const body = { organizationId: flow.organizationId, variables: { city: "Paris" } };
     scenarios.push([
       `POST /api/prompts/:id/run, ${model}`,
-      () => post(`/api/prompts/${promptId}/run`, { organizationId: flow.organizationId, variables: { city: "Paris" } }),
+      () => post(`/api/prompts/${promptId}/run`, body),
+      `${base}/api/prompts/${promptId}/run`,
+      JSON.stringify(body),
     ]);
   }
-  for (const [scenario, run] of scenarios) {
+  for (const [scenario, run, url, body] of scenarios) {
     for (let i = 0; i < 200; i++) await run();
     const before = processes.map(([, p]) => cpuMs(p.pid ?? 0));
     const self = process.cpuUsage();
@@ -94,6 +106,21 @@ try {
           .map(([name], i) => `| ${name} | ${(((after[i] ?? 0) - (before[i] ?? 0)) / RUNS).toFixed(2)} |`)
           .join("\n") +
         `\n| load client | ${((selfCpu.user + selfCpu.system) / 1000 / RUNS).toFixed(2)} |\n`,
+    );
+
+    // Under load: CPU per completed request at CONNECTIONS connections.
+    const loadedBefore = processes.map(([, p]) => cpuMs(p.pid ?? 0));
+    const loaded = await load(url, { method: "POST", headers, body }, BENCH.seconds, CONNECTIONS);
+    const loadedAfter = processes.map(([, p]) => cpuMs(p.pid ?? 0));
+    const done = Math.max(1, loaded.total - loaded.errors);
+    process.stdout.write(
+      `\n${scenario} under load: ${CONNECTIONS} connections × ${BENCH.seconds} s, ${loaded.rps} req/s, ` +
+        `p50 ${loaded.p50} ms, p99 ${loaded.p99} ms, ${loaded.errors} errors\n` +
+        "| process | CPU ms per request |\n|---|---:|\n" +
+        processes
+          .map(([name], i) => `| ${name} | ${(((loadedAfter[i] ?? 0) - (loadedBefore[i] ?? 0)) / done).toFixed(2)} |`)
+          .join("\n") +
+        "\n",
     );
   }
 } finally {
