@@ -10,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
+import { createLmdbStore } from "@kiln/kit/store/lmdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, stubProviders } from "./bench/load.js";
 import { type KilnProcess, startKilnProcess } from "./support/kiln-process.js";
@@ -46,6 +47,15 @@ async function startKiln(dir: string, env: Record<string, string> = {}): Promise
 async function stop(kiln: KilnProcess, signal: NodeJS.Signals): Promise<number | null> {
   kiln.child.kill(signal);
   return kiln.exited;
+}
+
+/** The fields of a stored run this file checks (services/execution/src/store/run-store.ts). */
+interface StoredRun {
+  _id: string;
+  organizationId: string;
+  status: string;
+  completedAt: Date;
+  stepsJson: string;
 }
 
 async function member(api: TestClient) {
@@ -178,9 +188,23 @@ describe("the embedded platform on a data directory", () => {
       expect(run.body.steps).toHaveLength(1);
     }
     for (const email of acknowledged.users) expect((await after.token(email)).accessToken).toEqual(expect.any(String));
-    // Whatever was not acknowledged is whole or absent: every stored skill run of the org reads back complete.
     expect(acknowledged.runs.length).toBeGreaterThanOrEqual(40);
     await stop(second, "SIGTERM");
+
+    // Whatever was not acknowledged is whole or absent: every run in the file, acknowledged or
+    // not, is complete (read from the database itself, since no route lists runs).
+    const store = createLmdbStore({ path: join(dir, "store.mdb") });
+    try {
+      const stored = await store.scope("execution").collection<StoredRun>("runs").find({ organizationId });
+      expect(stored.length).toBeGreaterThanOrEqual(acknowledged.runs.length);
+      for (const run of stored) {
+        expect(run.status, run._id).toBe("succeeded");
+        expect(run.completedAt, run._id).toBeInstanceOf(Date);
+        expect(JSON.parse(run.stepsJson), run._id).toHaveLength(1);
+      }
+    } finally {
+      await store.close();
+    }
   }, 180_000);
 
   it("finishes an evaluation and fails an asynchronous agent run that a crash interrupted", async () => {

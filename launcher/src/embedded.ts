@@ -12,7 +12,6 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
-import { releaseInFlightKeys } from "@kiln/kit/rpc/idempotency";
 import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
@@ -40,18 +39,18 @@ export interface EmbeddedOptions {
 
 /**
  * The embedded mode (architecture.md "Two ways to run"): every service and the gateway in one
- * process on the stores of `data` (LMDB in a data directory, or in memory), an in-process bus and in-process Connect transports, with the same
- * code, interceptors and serialization as the distributed mode. Nothing is listening yet.
+ * process on the stores of `data` (LMDB in a data directory, or in memory), an in-process bus and
+ * direct calls between services through the same interceptors as the distributed mode. Nothing is
+ * listening yet.
  */
 export async function buildEmbedded(options: EmbeddedOptions) {
   const { logger } = options;
   const data = options.data ?? (await openEmbeddedData(IN_MEMORY));
   const { stores } = data;
-  // One process serves these stores: calls a previous process left running will never answer.
-  for (const store of Object.values(stores)) await releaseInFlightKeys(store);
   const tokens = createInternalTokens(data.internalSecret);
   // The in-process bus starts empty on every start: the services recover what a previous process
-  // left in flight from their stores (run events from the outbox, evaluation work, agent runs).
+  // left in flight from their stores (run events from the outbox, evaluation work, agent runs,
+  // idempotency keys): `soleProcess`.
   const bus = createMemoryBus();
   const as = (id: string) => [createForwardInterceptor(tokens, { type: "service", id })];
 
@@ -90,14 +89,14 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     providers: options.providers ?? loadProvidersConfig({}),
     providerOptions: options.providerOptions,
     tools,
-    failOrphanedRunsOnStart: true,
+    soleProcess: true,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
-    requeueUnfinishedOnStart: true,
+    soleProcess: true,
   });
 
   const gateway = await buildGateway(

@@ -46,11 +46,11 @@ export interface EvaluationServiceDeps {
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
   /**
-   * The bus lost its queue since the last start (the embedded mode's in-process bus after a restart
-   * or a crash): the work of every unfinished run is published again at start-up. Items that have
-   * a result are only acknowledged (the workers check first), so the remaining cases run once.
+   * This process alone serves this store and this bus (the embedded mode), so what an earlier
+   * process left in flight can never finish: see its uses. Never in the distributed mode, where
+   * other replicas may still be working on it.
    */
-  requeueUnfinishedOnStart?: boolean;
+  soleProcess?: boolean;
 }
 
 const CREATE_METHODS = ["CreateEvaluationCases", "StartEvaluationRun"].map(
@@ -76,7 +76,9 @@ export async function createEvaluationService(
     now: deps.now ?? (() => new Date()),
   };
   const relay = createWorkRelay(collections.runs, deps.bus, deps.logger);
-  if (deps.requeueUnfinishedOnStart) {
+  // The in-process bus lost its queue with the earlier process: unfinished runs' work is published
+  // again (items that have a result are only acknowledged, so the remaining cases run once).
+  if (deps.soleProcess) {
     const { modifiedCount } = await collections.runs.updateMany(
       { status: { $in: ["queued", "running"] }, workPublished: true },
       { $set: { workPublished: false } },
@@ -106,7 +108,7 @@ export async function createEvaluationService(
       { name: "bus", check: () => deps.bus.ping() },
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
-    idempotency: { store: deps.store, methods: new Set(CREATE_METHODS) },
+    idempotency: { store: deps.store, methods: new Set(CREATE_METHODS), soleProcess: deps.soleProcess },
   });
   return {
     ...service,

@@ -36,11 +36,11 @@ export interface ExecutionServiceDeps {
   /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
   /**
-   * This process alone runs asynchronous agent runs on this store (the embedded mode): runs a
-   * previous process left "running" are stored as failed at start-up. Never in the distributed
-   * mode, where other replicas may still be running them.
+   * This process alone serves this store and this bus (the embedded mode), so what an earlier
+   * process left in flight can never finish: see its uses. Never in the distributed mode, where
+   * other replicas may still be working on it.
    */
-  failOrphanedRunsOnStart?: boolean;
+  soleProcess?: boolean;
 }
 
 const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
@@ -55,7 +55,8 @@ export async function createExecutionService(
   await deps.bus.ensureStream(RUNS_STREAM);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
-  if (deps.failOrphanedRunsOnStart) {
+  // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
+  if (deps.soleProcess) {
     const failed = await failOrphanedRuns(runs, runEventIntentCollection(deps.store), () => new Date());
     if (failed > 0)
       deps.logger.warn({ runs: failed }, "asynchronous runs left running by a previous process stored as failed");
@@ -90,7 +91,7 @@ export async function createExecutionService(
       { name: "bus", check: () => deps.bus.ping() },
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
-    idempotency: { store: deps.store, methods: new Set(RUN_METHODS) },
+    idempotency: { store: deps.store, methods: new Set(RUN_METHODS), soleProcess: deps.soleProcess },
   });
   return {
     ...service,

@@ -4,6 +4,8 @@
  * UNIMPLEMENTED status (not an HTTP 404) for an unknown method, and grpc.health.v1 with NOT_FOUND for
  * an unknown service and a Watch that streams. Over a real h2c port with @grpc/grpc-js.
  */
+
+import { connect } from "node:http2";
 import {
   create,
   createFileRegistry,
@@ -160,6 +162,36 @@ describe("unknown methods and health", () => {
     );
     const error = await catalog.listPrompts({ organizationId: "org_x" }).catch((e: unknown) => e);
     expect(ConnectError.from(error).code).toBe(Code.Unimplemented);
+    // On the wire: Connect's error body, not the web framework's own 404.
+    const session = connect(`http://${target}`);
+    try {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/kiln.catalog.v1.CatalogService/ListPrompts",
+          "content-type": "application/json",
+        });
+        let status = 0;
+        let body = "";
+        stream.on("response", (headers) => {
+          status = Number(headers[":status"]);
+        });
+        stream.setEncoding("utf8");
+        stream.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        stream.on("end", () => resolve({ status, body }));
+        stream.on("error", reject);
+        stream.end("{}");
+      });
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body)).toEqual({
+        code: "unimplemented",
+        message: "unknown method /kiln.catalog.v1.CatalogService/ListPrompts",
+      });
+    } finally {
+      session.close();
+    }
   });
 
   it("checks liveness and readiness, and answers NOT_FOUND for an unknown service", async () => {

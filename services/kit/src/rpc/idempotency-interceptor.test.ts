@@ -5,6 +5,7 @@ import { createInternalTokens } from "../auth/internal-token.js";
 import type { Principal } from "../auth/principal.js";
 import { createLogger } from "../logger.js";
 import { createMemoryStore } from "../store/memory-store.js";
+import type { Store } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency-interceptor.js";
 import { defineService } from "./rpc-server.js";
@@ -14,8 +15,8 @@ const tokens = createInternalTokens("x".repeat(32));
 const METHOD = "/kiln.execution.v1.ExecutionService/ListModels";
 
 /** A service whose ListModels stands in for a creating RPC: every real call makes a new "model". */
-function setup(options: { now?: () => Date; gate?: Promise<void> } = {}) {
-  const store = createMemoryStore();
+function setup(options: { now?: () => Date; gate?: Promise<void>; store?: Store; soleProcess?: boolean } = {}) {
+  const store = options.store ?? createMemoryStore();
   let calls = 0;
   const service = defineService({
     name: "test",
@@ -32,7 +33,7 @@ function setup(options: { now?: () => Date; gate?: Promise<void> } = {}) {
       }),
     readiness: [],
     auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
-    idempotency: { store, methods: new Set([METHOD]), now: options.now },
+    idempotency: { store, methods: new Set([METHOD]), now: options.now, soleProcess: options.soleProcess },
   });
   const clientFor = (principal: Principal) =>
     createClient(ExecutionService, createInProcessTransport(service, [createForwardInterceptor(tokens, principal)]));
@@ -106,5 +107,20 @@ describe("idempotency interceptor", () => {
     const err = await call(s.clientFor(alice), "bad key with spaces").catch((e: unknown) => ConnectError.from(e));
     expect((err as ConnectError).code).toBe(Code.InvalidArgument);
     expect(s.calls()).toBe(0);
+  });
+
+  it("abandons a key an earlier process left in flight at once when it alone serves the store", async () => {
+    // An earlier start claimed the key and died before answering: its record stays in flight.
+    const store = createMemoryStore();
+    const earlier = setup({ store, gate: new Promise(() => {}) });
+    void call(earlier.clientFor(alice), "k").catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    // Another replica sharing the store waits for it (409); the sole process runs the call again.
+    const replica = setup({ store });
+    const refused = await call(replica.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toMatchObject({ code: Code.FailedPrecondition });
+    const sole = setup({ store, soleProcess: true });
+    expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: null });
+    expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: "true" });
   });
 });

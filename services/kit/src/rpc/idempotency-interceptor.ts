@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor, UnaryResponse } from "@connectrpc/connect";
 import { kPrincipal, principalKey } from "../auth/principal.js";
@@ -15,6 +15,8 @@ interface IdempotencyDoc {
   _id: string;
   requestHash: string;
   state: "in_flight" | "done";
+  /** The interceptor (one per process start) that claimed the key. */
+  owner?: string;
   /** The first response, protobuf binary in base64. */
   response: string | null;
   createdAt: Date;
@@ -28,20 +30,13 @@ export interface IdempotencyOptions {
   ttlMs?: number;
   /** An in-flight record older than this is taken as abandoned (its process died); default 5 min. */
   abandonedAfterMs?: number;
+  /**
+   * This process alone serves the store (the embedded mode): a key another process (an earlier
+   * start, which crashed or stopped) left in flight can never answer, so it is abandoned at once
+   * when a retry meets it instead of after `abandonedAfterMs`.
+   */
+  soleProcess?: boolean;
   now?: () => Date;
-}
-
-const COLLECTION = "idempotency_keys";
-
-/**
- * Forgets the keys of calls that were still running when the process serving this store died. Only
- * for a store one process alone serves (the embedded mode, at start-up): their calls can never
- * answer, so a retry with the same key runs again at once instead of waiting for the abandonment
- * delay. Returns how many keys it released.
- */
-export async function releaseInFlightKeys(store: Store): Promise<number> {
-  const { deletedCount } = await store.collection<IdempotencyDoc>(COLLECTION).deleteMany({ state: "in_flight" });
-  return deletedCount;
 }
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -59,9 +54,10 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
   const ttlMs = options.ttlMs ?? 24 * 3_600_000;
   const abandonedAfterMs = options.abandonedAfterMs ?? 5 * 60_000;
   const now = options.now ?? (() => new Date());
+  const owner = randomUUID();
   let records: Collection<IdempotencyDoc> | undefined;
   const collection = () => {
-    records ??= options.store.collection<IdempotencyDoc>(COLLECTION);
+    records ??= options.store.collection<IdempotencyDoc>("idempotency_keys");
     return records;
   };
 
@@ -82,7 +78,14 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
 
     const id = sha256(`${principalKey(principal)}\n${path}\n${key}`);
     const requestHash = sha256(toBinary(req.method.input, req.message));
-    const claim: IdempotencyDoc = { _id: id, requestHash, state: "in_flight", response: null, createdAt: now() };
+    const claim: IdempotencyDoc = {
+      _id: id,
+      requestHash,
+      state: "in_flight",
+      owner,
+      response: null,
+      createdAt: now(),
+    };
 
     for (let attempt = 0; ; attempt++) {
       try {
@@ -94,7 +97,9 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       const existing = await collection().findOne({ _id: id });
       if (!existing) continue;
       const age = claim.createdAt.getTime() - existing.createdAt.getTime();
-      const stale = age > ttlMs || (existing.state === "in_flight" && age > abandonedAfterMs);
+      const abandoned =
+        existing.state === "in_flight" && (age > abandonedAfterMs || (options.soleProcess && existing.owner !== owner));
+      const stale = age > ttlMs || abandoned;
       if (stale) {
         await collection().deleteOne({ _id: id, createdAt: existing.createdAt });
         continue;

@@ -252,7 +252,7 @@ function assertApplicable(doc: Stored, modifier: Update): void {
  * Adds an index, as `ensureIndexes` does on the servers: idempotent for the same name, keys and
  * options; refused when the name or the keys are taken otherwise, or when existing documents clash.
  */
-export function ensureIndex(table: Table, spec: IndexSpec, all: () => Iterable<Stored>): void {
+export function ensureIndex(table: Table, spec: IndexSpec): void {
   assertPortableIndex(spec);
   const index: Index = {
     name: spec.name ?? defaultIndexName(spec.keys),
@@ -271,7 +271,7 @@ export function ensureIndex(table: Table, spec: IndexSpec, all: () => Iterable<S
   // Like MongoDB, building a unique index over clashing documents fails.
   if (index.unique) {
     const seen = new Set<string>();
-    for (const doc of all()) {
+    for (const doc of table.scan({}, undefined).docs) {
       const key = indexKeyOf(table.name, index, doc).join("\u0000");
       if (seen.has(key)) throw duplicateKey(table.name, index, doc);
       seen.add(key);
@@ -291,7 +291,7 @@ function defaultIndexName(keys: Record<string, 1 | -1>): string {
 function assertUnique(table: Table, doc: Stored, selfId?: string): void {
   for (const index of table.indexes()) {
     if (!index.unique) continue;
-    if (index === ID_INDEX || index.name === ID_INDEX.name) {
+    if (index.name === ID_INDEX.name) {
       if (doc._id !== selfId && table.get(doc._id)) throw duplicateKey(table.name, ID_INDEX, doc);
       continue;
     }
@@ -316,8 +316,7 @@ function duplicateKey(collection: string, index: Index, doc: Stored): DuplicateK
  * The comparable key of a document in an index, one canonical Extended JSON text per field. Missing
  * counts as null, as on MongoDB (FerretDB 1.24 lets any number of documents miss a unique field; code
  * must not rely on that). Arrays are refused in unique indexes: MongoDB indexes each element,
- * FerretDB the whole array. Returns null for a non-unique index over an array (the backend then
- * cannot use that index to find the document by equality).
+ * FerretDB the whole array (`tryIndexKeyOf` answers null for them instead of throwing).
  */
 export function indexKeyOf(collection: string, index: Index, doc: Stored): string[] {
   const key = tryIndexKeyOf(index, doc);

@@ -23,6 +23,7 @@ import {
   ID_INDEX,
   type Index,
   idBoundsOf,
+  keyPart,
   type Stored,
   type Table,
   tryIndexKeyOf,
@@ -89,7 +90,7 @@ export function createLmdbStore(options: LmdbStoreOptions): LmdbStore {
     async ensureIndexes(name: string, indexes: IndexSpec[]) {
       const table = tableOf(prefix + name);
       for (const index of indexes) {
-        await atomic(() => ensureIndex(table, index, () => allDocs(docs, table.name)));
+        await atomic(() => ensureIndex(table, index));
       }
     },
     async ping() {
@@ -128,30 +129,22 @@ function createLmdbTable(
 ): Table {
   const docKey = (id: string) => key(name + SEP + id);
   const metaKey = `indexes${SEP}${name}`;
-  let indexes: StoredIndex[] = [ID_INDEX, ...(meta.get(metaKey) ?? [])];
-  const saveIndexes = () => {
-    meta.put(
-      metaKey,
-      indexes.filter((i) => i.name !== ID_INDEX.name),
-    );
-  };
-  const secondary = () => indexes.filter((i) => i.name !== ID_INDEX.name);
+  const secondary: StoredIndex[] = meta.get(metaKey) ?? [];
+  const all: Index[] = [ID_INDEX, ...secondary];
+  const saveIndexes = () => meta.put(metaKey, secondary);
   const prefixOf = (index: Index, parts: string[]) => [name, index.name, ...parts.map(shortPart)].join(SEP) + SEP;
-  const entryKeys = (doc: Stored): string[] => {
-    const keys: string[] = [];
-    for (const index of secondary()) {
-      const parts = tryIndexKeyOf(index, doc);
-      if (!parts) {
-        if (!index.multikey) {
-          index.multikey = true;
-          saveIndexes();
-        }
-        continue;
-      }
-      keys.push(prefixOf(index, parts) + doc._id);
+  /** The entry of `doc` in `index`; none when it holds an array there (the index is then marked multikey). */
+  const entryOf = (index: StoredIndex, doc: Stored): string | undefined => {
+    const parts = tryIndexKeyOf(index, doc);
+    if (parts) return prefixOf(index, parts) + doc._id;
+    if (!index.multikey) {
+      index.multikey = true;
+      saveIndexes();
     }
-    return keys;
+    return undefined;
   };
+  const entryKeys = (doc: Stored): string[] =>
+    secondary.map((index) => entryOf(index, doc)).filter((entry): entry is string => entry !== undefined);
   const get = (id: string): Stored | undefined => {
     const value = docs.get(docKey(id));
     return value ? decode(value) : undefined;
@@ -165,7 +158,7 @@ function createLmdbTable(
 
   return {
     name,
-    indexes: () => indexes,
+    indexes: () => all,
     get,
     scan(filter: Filter, sort: Sort | undefined): { docs: Iterable<Stored>; ordered: boolean } {
       if (typeof filter._id === "string") {
@@ -178,13 +171,13 @@ function createLmdbTable(
         sortKeys.length === 0 ? 1 : sortKeys.length === 1 && sortKeys[0] === "_id" ? sort?._id : undefined;
       const reverse = idOrder === -1;
       const equalities = equalitiesOf(filter);
-      const index = bestIndex(secondary(), equalities);
+      const index = bestIndex(secondary, equalities);
       if (index) {
         const fields = Object.keys(index.keys).filter((f) => f !== "_id");
         const fixed = fields.slice(0, leadingEqualities(index, equalities));
         const prefix = prefixOf(
           index,
-          fixed.map((f) => keyPartOf(equalities.get(f))),
+          fixed.map((f) => keyPart(equalities.get(f))),
         );
         // In `_id` order only when every field of the index before `_id` is pinned.
         const inIdOrder = fixed.length === fields.length && idOrder !== undefined;
@@ -221,16 +214,13 @@ function createLmdbTable(
       docs.remove(docKey(doc._id));
     },
     addIndex(index: Index) {
-      indexes = [...indexes, { ...index }];
+      const added: StoredIndex = { ...index };
+      secondary.push(added);
+      all.push(added);
       saveIndexes();
-      const added = indexes.at(-1) as StoredIndex;
       for (const doc of allDocs(docs, name)) {
-        const parts = tryIndexKeyOf(added, doc);
-        if (parts) entries.put(key(prefixOf(added, parts) + doc._id), "");
-        else if (!added.multikey) {
-          added.multikey = true;
-          saveIndexes();
-        }
+        const entry = entryOf(added, doc);
+        if (entry) entries.put(key(entry), "");
       }
     },
   };
@@ -274,10 +264,6 @@ function idRange(
   return reverse
     ? { start: key(highKey), end: key(lowKey), reverse }
     : { start: key(lowKey), end: key(highKey), reverse };
-}
-
-function keyPartOf(value: unknown): string {
-  return tryIndexKeyOf({ name: "", keys: { v: 1 }, unique: false }, { v: value })?.[0] ?? "";
 }
 
 function shortPart(part: string): string {

@@ -16,12 +16,11 @@ import {
 import type { Collection, Doc, IndexSpec, Store } from "./store.js";
 
 /** Keyed by `_id`; Map order is insertion order, the "natural order". */
-function createMemoryTable(name: string): Table & { docs: Map<string, Stored> } {
+function createMemoryTable(name: string): Table {
   const docs = new Map<string, Stored>();
   const indexes: Index[] = [ID_INDEX];
   return {
     name,
-    docs,
     indexes: () => indexes,
     get: (id) => docs.get(id),
     scan(filter) {
@@ -51,7 +50,7 @@ function createMemoryTable(name: string): Table & { docs: Map<string, Stored> } 
 }
 
 export function createMemoryStore(): Store {
-  const tables = new Map<string, ReturnType<typeof createMemoryTable>>();
+  const tables = new Map<string, Table>();
   const tableOf = (name: string) => {
     let table = tables.get(name);
     if (!table) {
@@ -65,7 +64,7 @@ export function createMemoryStore(): Store {
     collection: <T extends Doc>(name: string): Collection<T> => createDocumentCollection<T>(tableOf(name), atomic),
     async ensureIndexes(name: string, indexes: IndexSpec[]) {
       const table = tableOf(name);
-      for (const index of indexes) ensureIndex(table, index, () => table.docs.values());
+      for (const index of indexes) ensureIndex(table, index);
     },
     async ping() {},
     async close() {},
