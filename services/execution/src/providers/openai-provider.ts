@@ -7,6 +7,7 @@
  * the attempts of each call and turns a Retry-After that reaches past the deadline into an
  * immediate failure instead of a doomed wait.
  */
+import { callDeadline, raceAbort } from "@kiln/kit/abort";
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import type {
   ChatCompletion,
@@ -100,13 +101,12 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     id,
     async generate(request) {
       const timeoutMs = Math.max(1, Math.ceil(request.timeoutMs ?? options.timeoutMs));
-      // A timer cleared when the call ends (AbortSignal.timeout's would linger for timeoutMs).
-      const deadline = new AbortController();
-      const timer = setTimeout(
-        () => deadline.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")),
+      const deadline = callDeadline(
+        request.signal,
         timeoutMs,
+        () => new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError"),
       );
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+      const { signal } = deadline;
       const callId = String(++callCount);
       const state: CallState = { attempts: 0, deadlineAt: Date.now() + timeoutMs };
       calls.set(callId, state);
@@ -119,7 +119,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         });
       try {
         signal.throwIfAborted();
-        const completion = await untilAborted(
+        const completion = await raceAbort(
           client.chat.completions.create(toRequestBody(request, options), {
             signal,
             timeout: timeoutMs,
@@ -137,7 +137,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
             retries: Math.max(0, state.attempts - 1),
           });
         }
-        if (deadline.signal.aborted || error instanceof APIConnectionTimeoutError) {
+        if (deadline.timedOut() || error instanceof APIConnectionTimeoutError) {
           throw fail("provider_timeout", `${id} did not answer within ${timeoutMs} ms${retriesNote(state)}`, {
             cause: error,
           });
@@ -161,7 +161,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         }
         throw fail("provider_error", `${id} returned an answer that could not be read`, { cause: error });
       } finally {
-        clearTimeout(timer);
+        deadline.dispose();
         calls.delete(callId);
       }
     },
@@ -284,25 +284,6 @@ function finishReasonOf(reason: string | null | undefined): FinishReason {
     default:
       return "other";
   }
-}
-
-/** Rejects with the signal's reason as soon as it aborts, even while the SDK sleeps before a retry. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  promise.catch(() => {}); // a late rejection after the abort is expected, not unhandled
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function isRetryable(response: Response): boolean {

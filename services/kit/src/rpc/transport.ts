@@ -26,6 +26,7 @@ import {
   createServiceImplSpec,
 } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { raceAbort } from "../abort.js";
 import type { ServiceModule } from "./rpc-server.js";
 
 export interface NetworkTransport {
@@ -336,9 +337,11 @@ export function createDirectTransport(service: ServiceModule, clientInterceptors
         });
         try {
           // A deadline or a cancelled caller ends the call even if the handler does not listen.
-          return await Promise.race([served, rejectOnAbort(context.signal)]);
+          return await raceAbort(served, context.signal);
         } finally {
-          context.abort();
+          // Ends what the handler left listening, as a server does when a call ends; one reason
+          // for all calls rather than a DOMException made for each.
+          context.abort(CALL_ENDED);
         }
       };
       try {
@@ -364,15 +367,4 @@ export function createDirectTransport(service: ServiceModule, clientInterceptors
   };
 }
 
-/** Rejects when `signal` aborts (its listener goes when the call ends and aborts it). */
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = () =>
-      reject(ConnectError.from(signal.reason ?? new ConnectError("the call was cancelled", Code.Canceled)));
-    if (signal.aborted) fail();
-    else signal.addEventListener("abort", fail, { once: true });
-  });
-  // Settled by the call's own end too: never an unhandled rejection.
-  aborted.catch(() => undefined);
-  return aborted;
-}
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
