@@ -5,14 +5,16 @@
  * the wall time per run and the CPU time each process spent per run (from /proc/<pid>/stat), so the
  * cost of every hop is a figure rather than a guess. Then the same under load: BENCH_SECONDS
  * (default 10) of autocannon at BENCH_CPU_CONNECTIONS (default 256) connections per scenario, CPU
- * per completed request of each process.
+ * per completed request of each process. BENCH_CPU_PROFILE=<process> (e.g. execution) writes that
+ * process's V8 CPU profile into .bench-profiles/ (open it in Chrome DevTools).
  */
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { BENCH, load, publishedPrompt, startBenchPlatform, startStubProcess } from "./load.js";
+import { BENCH, load, publishedPrompt, ROOT, startBenchPlatform, startStubProcess } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_CPU_CONNECTIONS ?? 256);
@@ -26,7 +28,11 @@ function cpuMs(pid: number): number {
 }
 
 const stub = await startStubProcess(50);
-const { platform, ferret, nats, stop } = await startBenchPlatform(stub.baseUrl);
+const profiled = process.env.BENCH_CPU_PROFILE;
+const { platform, ferret, nats, stop } = await startBenchPlatform(
+  stub.baseUrl,
+  profiled ? { [profiled]: ["--cpu-prof", `--cpu-prof-dir=${join(ROOT, ".bench-profiles")}`] } : undefined,
+);
 const processes: [string, ChildProcess][] = [
   ["gateway", platform.processes.gateway],
   ["identity", platform.processes.identity],

@@ -2,7 +2,7 @@
  * What the benchmark scripts share: the load generator's settings and its one call, the model stub
  * as a process of its own, and the provider configuration pointing at it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTestClient } from "@kiln/gateway/test-client";
@@ -106,7 +106,9 @@ export async function publishedPrompt(
  */
 export async function startBenchPlatform(
   stubUrl: string,
+  nodeArgsOf?: Record<string, string[]>,
 ): Promise<{ platform: Distributed; ferret: RunningServer; nats: RunningServer; stop(): Promise<void> }> {
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
   const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
   const servers = [ferret, nats];
   try {
@@ -115,6 +117,9 @@ export async function startBenchPlatform(
       natsUrl: nats.url,
       logLevel: "warn",
       env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
+      // What the image runs: the built launcher.
+      compiled: true,
+      nodeArgsOf,
     });
     return {
       platform,

@@ -1,6 +1,6 @@
 /**
  * Starts the distributed mode as real processes (identity, catalog, execution, evaluation, gateway),
- * each with `node --import tsx launcher/src/main.ts <name>`, on free ports, against the given
+ * each with `node --import tsx launcher/src/main.ts <name>` (or the built launcher), on free ports, against the given
  * MongoDB-protocol server (databases named per run) and nats-server (streams and subjects under a
  * NATS_PREFIX of their own, so platforms sharing the server never take each other's work); more
  * replicas of a service from the start (every *_URL lists them all, as a headless Service would)
@@ -33,6 +33,13 @@ export interface DistributedOptions {
    * after `envOf`); the URLs every caller gets list all of them.
    */
   replicasOf?: Partial<Record<ServiceName, Record<string, string>[]>>;
+  /**
+   * Run the built launcher (launcher/dist/kiln.mjs, from `node scripts/build.mjs` beforehand) as the
+   * image does, instead of the TypeScript through tsx: for the benchmarks.
+   */
+  compiled?: boolean;
+  /** Extra node arguments for one process (e.g. `--cpu-prof`), by launcher command. */
+  nodeArgsOf?: Record<string, string[]>;
 }
 
 export interface Distributed {
@@ -73,13 +80,22 @@ export interface Replica {
 
 const QUIETER_THAN_INFO = new Set(["silent", "fatal", "error", "warn"]);
 
+/** The node arguments that start a launcher command, per `compiled` and `nodeArgsOf`. */
+function nodeArgs(options: Pick<DistributedOptions, "compiled" | "nodeArgsOf">, command: string): string[] {
+  const entry = options.compiled
+    ? ["--enable-source-maps", join(ROOT, "launcher/dist/kiln.mjs")]
+    : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
+  return [...(options.nodeArgsOf?.[command] ?? []), ...entry, command];
+}
+
 function startProcess(
-  command: string,
+  args: string[],
   env: Record<string, string>,
   logLevel: string,
   onStdout?: (chunk: Buffer) => void,
 ): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "launcher/src/main.ts"), command], {
+  const command = args.at(-1);
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: onStdout && QUIETER_THAN_INFO.has(logLevel) ? "info" : logLevel },
     stdio: ["ignore", "pipe", "pipe"],
@@ -222,14 +238,18 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
   const instances = {} as Distributed["instances"];
   for (const name of names) {
     instances[name] = replicaEnvs(name).map((extra, i) => ({
-      process: startProcess(name, { ...envOf(name), ...extra, PORT: String(ports[name][i]) }, logLevel),
+      process: startProcess(
+        nodeArgs(options, name),
+        { ...envOf(name), ...extra, PORT: String(ports[name][i]) },
+        logLevel,
+      ),
       url: urlsOf(name)[i] ?? "",
     }));
     processes[name] = instances[name][0]?.process as ChildProcess;
   }
   const gatewayPort = await freePort();
   processes.gateway = startProcess(
-    "gateway",
+    nodeArgs(options, "gateway"),
     {
       ...common,
       PORT: String(gatewayPort),
@@ -267,13 +287,13 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
       const command = replicaOptions.command ?? service;
       const { readyLog } = replicaOptions;
       if (readyLog === undefined) {
-        const child = startProcess(command, env, logLevel);
+        const child = startProcess(nodeArgs(options, command), env, logLevel);
         replicas.push({ service, child });
         await waitReadyH2(url, child);
         return { process: child, url };
       }
       let watch: ReturnType<typeof logged> | undefined;
-      const child = startProcess(command, env, logLevel, (chunk) => watch?.seen(chunk));
+      const child = startProcess(nodeArgs(options, command), env, logLevel, (chunk) => watch?.seen(chunk));
       watch = logged(child, readyLog);
       replicas.push({ service, child });
       await watch.ready;
