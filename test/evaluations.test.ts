@@ -203,6 +203,21 @@ describe.each(modes)("evaluating a skill's draft against its published version i
       contractValid: true,
       latencyMs: expect.any(Number),
       estimatedCostUsd: 0,
+      usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) },
+      judgeRuns: [],
+      attempts: [
+        {
+          attempt: 1,
+          outcome: "fail",
+          runId: ada?.byTarget.published?.runId,
+          latencyMs: expect.any(Number),
+          estimatedCostUsd: 0,
+          usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) },
+          judgeRuns: [],
+        },
+      ],
+      passRate: 0,
+      verdict: "failed",
     });
     expect(ada?.byTarget.draft).toMatchObject({
       outcome: "pass",
@@ -250,23 +265,42 @@ describe.each(modes)("evaluating a skill's draft against its published version i
 
   it("summarizes both targets and the changes", async () => {
     const summary = evaluation.summary;
+    const totals = {
+      flaky: 0,
+      avgLatencyMs: expect.any(Number),
+      latencyMs: { p50: expect.any(Number), p95: expect.any(Number), p99: expect.any(Number) },
+      usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) },
+      totalCostUsd: 0,
+      pricedCostUsd: 0,
+      unpricedRuns: 0,
+      judge: { runs: 0, usage: { inputTokens: 0, outputTokens: 0 }, estimatedCostUsd: 0 },
+    };
+    expect(summary?.repeats).toBe(1);
     expect(summary?.byTarget.published).toEqual({
       passed: 3,
       failed: 2,
       errored: 0,
       passRate: 0.6,
-      avgLatencyMs: expect.any(Number),
-      totalCostUsd: 0,
+      attempts: 5,
+      ...totals,
     });
+    // The case that could not run has no run: 4 attempts ran, 5 were made.
     expect(summary?.byTarget.draft).toEqual({
       passed: 3,
       failed: 1,
       errored: 1,
       passRate: 0.6,
-      avgLatencyMs: expect.any(Number),
-      totalCostUsd: 0,
+      attempts: 5,
+      ...totals,
     });
-    expect(summary?.changes).toEqual({ fixed: 2, regressed: 2, outputChanged: 1, unchanged: 0 });
+    expect(summary?.changes).toEqual({
+      fixed: 2,
+      regressed: 2,
+      outputChanged: 1,
+      unchanged: 0,
+      stillFailing: 0,
+      flaky: 0,
+    });
     expect(summary?.text).toEqual(expect.stringContaining("2 fixed"));
   });
 
@@ -296,7 +330,14 @@ describe.each(modes)("evaluating a skill's draft against its published version i
       [cases[1]?.id, "fail", null],
     ]);
     expect(done.summary?.byTarget).toEqual({ draft: expect.objectContaining({ passed: 1, failed: 1, passRate: 0.5 }) });
-    expect(done.summary?.changes).toEqual({ fixed: 0, regressed: 0, outputChanged: 0, unchanged: 0 });
+    expect(done.summary?.changes).toEqual({
+      fixed: 0,
+      regressed: 0,
+      outputChanged: 0,
+      unchanged: 0,
+      stillFailing: 0,
+      flaky: 0,
+    });
     expect(done.contractValidity).toEqual({ valid: true, violations: [], breakingChanges: [] });
     // The first run is as it was.
     expect(await api.getEvaluation(flow.token, skill.id, evaluation.id)).toEqual(evaluation);

@@ -5,10 +5,12 @@
  * really return, and that every documented operation was exercised.
  */
 import { randomUUID } from "node:crypto";
+import { loadProvidersConfig } from "@kiln/execution/config";
 import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_INPUT_SCHEMA } from "./support/agent-fixture.js";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
+import { type OpenAIStub, startOpenAIStub } from "./support/openai-stub.js";
 import { createConformanceChecker, type OpenApiDocument } from "./support/openapi-conformance.js";
 
 const PASSWORD = "correct-horse-battery";
@@ -23,6 +25,7 @@ const KEY_SCOPES = [
 ];
 
 let kiln: EmbeddedKiln;
+let stub: OpenAIStub;
 let baseUrl: string;
 let conformance: ReturnType<typeof createConformanceChecker>;
 /** A signed-in user's client, its organization, an API key's client. */
@@ -61,7 +64,15 @@ const client = (credential: { accessToken: string } | { apiKey: string }) =>
   new Kiln({ baseUrl, ...credential, fetch: conformance.fetch });
 
 beforeAll(async () => {
-  ({ kiln, baseUrl } = await startEmbedded());
+  // A slow model, for an evaluation run that is still running when it is cancelled.
+  stub = await startOpenAIStub({ latencyMs: 100 });
+  ({ kiln, baseUrl } = await startEmbedded({
+    providers: loadProvidersConfig({
+      OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
+        { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "slow", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },
+      ]),
+    }),
+  }));
   const doc = (await (await fetch(`${baseUrl}/api/openapi.json`)).json()) as OpenApiDocument;
   conformance = createConformanceChecker(doc);
   await raw("GET", "/api/openapi.json");
@@ -88,6 +99,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kiln?.close();
+  await stub?.close();
 });
 
 describe("the Kiln client", () => {
@@ -306,6 +318,32 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     expect(result.summary?.byTarget.published).toMatchObject({ passed: 1, failed: 1 });
     expect(result.contractValidity).toMatchObject({ valid: expect.any(Boolean) });
     expect(await keyed.evaluations.get(skillId, started.evaluationRunId)).toEqual(result);
+
+    // Repeats, compare and cancel.
+    const repeated = await keyed.evaluations.run(skillId, { targets: ["published"], repeats: 3 });
+    const again = await keyed.evaluations.waitForResult(skillId, repeated.evaluationRunId, { timeoutMs: 30_000 });
+    expect(again.repeats).toBe(3);
+    expect(again.results[0]?.byTarget.published?.attempts).toHaveLength(3);
+    expect(again.results[0]?.byTarget.published).toMatchObject({ passRate: 1, verdict: "passed" });
+    const comparison = await keyed.evaluations.compare(skillId, {
+      base: started.evaluationRunId,
+      head: repeated.evaluationRunId,
+    });
+    expect(comparison.head).toMatchObject({ target: "published", repeats: 3 });
+    expect(comparison.summary.changes).toMatchObject({ fixed: 0, regressed: 0 });
+    const refused = await failureOf(keyed.evaluations.cancel(skillId, repeated.evaluationRunId));
+    expect(refused).toMatchObject({ status: 409, code: "failed_precondition" });
+    // A skill on the slow model: 20 attempts of 100 ms each are still running when it is cancelled.
+    const slow = await user.prompts.create({ organizationId, name: "Slow" });
+    const sv = await user.prompts.createVersion(slow.id, { systemPrompt: "Slowly.", model: "stub/slow" });
+    await user.prompts.publish(slow.id, { versionId: sv.id });
+    const slowSkill = await user.skills.create({ organizationId, name: "Slow skill" });
+    await user.skills.replacePrompts(slowSkill.draftVersionId as string, { prompts: [{ promptId: slow.id }] });
+    await keyed.evaluations.createCases(slowSkill.id, { cases: [{ input: {}, assertions }] });
+    const pending = await keyed.evaluations.run(slowSkill.id, { repeats: 20 });
+    const cancelled = await keyed.evaluations.cancel(slowSkill.id, pending.evaluationRunId);
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.summary?.text).toMatch(/^Cancelled: /);
   });
 });
 

@@ -31,6 +31,7 @@ import {
   ASSERTION_SCHEMAS,
   AssertionView,
   EvaluationCaseView,
+  EvaluationComparisonView,
   EvaluationRunView,
 } from "./routes/evaluation-routes.js";
 import { ModelView } from "./routes/model-routes.js";
@@ -110,6 +111,7 @@ const COMPONENTS: NamedSchema[] = [
   AssertionView,
   EvaluationCaseView,
   EvaluationRunView,
+  EvaluationComparisonView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

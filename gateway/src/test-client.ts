@@ -317,13 +317,29 @@ export interface EvaluationTargetResult {
   latencyMs: number;
   estimatedCostUsd: number | null;
   error?: { code: string; message: string };
+  attempts: {
+    attempt: number;
+    outcome: "pass" | "fail" | "error";
+    runId: string | null;
+    latencyMs: number;
+    estimatedCostUsd: number | null;
+    usage: { inputTokens: number; outputTokens: number } | null;
+    judgeRuns: {
+      runId: string;
+      usage: { inputTokens: number; outputTokens: number };
+      estimatedCostUsd: number | null;
+    }[];
+  }[];
+  passRate: number;
+  verdict: "passed" | "failed" | "flaky";
 }
 
 export interface EvaluationRun {
   id: string;
   evaluationRunId: string;
   skillId: string;
-  status: "queued" | "running" | "completed" | "failed";
+  status: "queued" | "running" | "completed" | "failed" | "cancelled";
+  repeats: number;
   targets: { label: EvaluationTargetLabel; skillVersionId: string }[];
   results: {
     caseId: string;
@@ -341,10 +357,19 @@ export interface EvaluationRun {
           passRate: number;
           avgLatencyMs: number;
           totalCostUsd: number | null;
+          [total: string]: unknown;
         }
       >
     >;
-    changes: { fixed: number; regressed: number; outputChanged: number; unchanged: number };
+    repeats: number;
+    changes: {
+      fixed: number;
+      regressed: number;
+      outputChanged: number;
+      unchanged: number;
+      stillFailing: number;
+      flaky: number;
+    };
     text: string;
   } | null;
   contractValidity: {
@@ -429,7 +454,7 @@ export interface TestClient {
     credential: string,
     organizationId: string | undefined,
     skillId: string,
-    options?: { targets?: EvaluationTargetLabel[]; caseIds?: string[] },
+    options?: { targets?: EvaluationTargetLabel[]; caseIds?: string[]; repeats?: number },
   ): Promise<EvaluationStarted>;
   getEvaluation(credential: string, skillId: string, evaluationRunId: string): Promise<EvaluationRun>;
   /** Polls GET /api/skills/:id/evaluations/:evaluationRunId until completed or failed (default 30 s). */
@@ -688,7 +713,7 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const run = await client.getEvaluation(credential, skillId, evaluationRunId);
-        if (run.status === "completed" || run.status === "failed") return run;
+        if (run.status === "completed" || run.status === "failed" || run.status === "cancelled") return run;
         if (Date.now() > deadline) {
           throw new Error(
             `evaluation ${evaluationRunId} still ${run.status} after ${timeoutMs} ms (${run.results.length} results)`,

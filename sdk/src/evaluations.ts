@@ -3,6 +3,7 @@ import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   CreateEvaluationCasesRequest,
   EvaluationCase,
+  EvaluationComparison,
   EvaluationRun,
   Query,
   RequestBody,
@@ -72,7 +73,38 @@ export class Evaluations {
     );
   }
 
-  /** Polls the run until it has completed or failed. */
+  /**
+   * Cancels a queued or running evaluation run: attempts not yet started never run; the report
+   * keeps what finished. Cancelling it again changes nothing; a completed run is a 409.
+   */
+  cancel(skillId: string, evaluationRunId: string, options?: RequestOptions): Promise<EvaluationRun> {
+    return this.t.call(
+      (init) =>
+        this.t.api.POST("/api/skills/{id}/evaluations/{evaluationRunId}/cancel", {
+          ...init,
+          params: { path: { id: skillId, evaluationRunId } },
+        }),
+      options,
+    );
+  }
+
+  /** Two completed runs of the skill, case by case on one target: verdicts, pass rates, changes. */
+  compare(
+    skillId: string,
+    query: Query<"compareEvaluationRuns">,
+    options?: RequestOptions,
+  ): Promise<EvaluationComparison> {
+    return this.t.call(
+      (init) =>
+        this.t.api.GET("/api/skills/{id}/evaluations/compare", {
+          ...init,
+          params: { path: { id: skillId }, query },
+        }),
+      options,
+    );
+  }
+
+  /** Polls the run until it has completed, failed or was cancelled. */
   waitForResult(
     skillId: string,
     evaluationRunId: string,
@@ -81,7 +113,7 @@ export class Evaluations {
   ): Promise<EvaluationRun> {
     return pollUntil(
       () => this.get(skillId, evaluationRunId, options),
-      (run) => run.status === "completed" || run.status === "failed",
+      (run) => run.status === "completed" || run.status === "failed" || run.status === "cancelled",
       wait,
     );
   }

@@ -58,6 +58,7 @@ export type LoadedAgentInputs = Schemas["LoadedAgentInputs"];
 export type Assertion = Schemas["Assertion"];
 export type EvaluationCase = Schemas["EvaluationCase"];
 export type EvaluationRun = Schemas["EvaluationRun"];
+export type EvaluationComparison = Schemas["EvaluationComparison"];
 export type StartedEvaluationRun = operations["startEvaluationRun"]["responses"][202]["content"]["application/json"];
 
 /**

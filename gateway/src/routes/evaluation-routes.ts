@@ -150,10 +150,28 @@ export function evaluationCaseView(c: EvaluationCase) {
   };
 }
 
-const EvaluationStatus = Type.Union(
-  [Type.Literal("queued"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("failed")],
-  { description: "queued, running, completed or failed" },
-);
+type EvaluationStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+const EvaluationStatus = OneOf(["queued", "running", "completed", "failed", "cancelled"], {
+  description: "cancelled: stopped by POST …/cancel; its report covers the attempts that finished",
+});
+
+const UsageView = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() });
+
+const JudgeRunView = Type.Object({
+  runId: Type.String({ description: "the judge's stored run (GET /api/judge-runs/:id)" }),
+  usage: UsageView,
+  estimatedCostUsd: Nullable(Type.Number({ description: "null when the judge's model has no price" })),
+});
+
+const AttemptView = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  outcome: OneOf(["pass", "fail", "error"]),
+  runId: Nullable(Type.String()),
+  latencyMs: Type.Integer(),
+  estimatedCostUsd: Nullable(Type.Number()),
+  usage: Nullable(UsageView),
+  judgeRuns: Type.Array(JudgeRunView),
+});
 
 const AssertionResultView = Type.Object({
   type: OneOf(Object.keys(ASSERTION_FIELDS)),
@@ -163,7 +181,8 @@ const AssertionResultView = Type.Object({
 
 const TargetResultView = Type.Object({
   outcome: OneOf(["pass", "fail", "error"], {
-    description: "error: the skill run failed, or could not be started",
+    description:
+      "over every attempt: pass when all passed, error when none could run, else fail; error: the skill run failed, or could not be started",
   }),
   runId: Nullable(Type.String({ description: "the skill run (GET /api/skill-runs/:id); null when none was stored" })),
   output: OutputView,
@@ -173,31 +192,52 @@ const TargetResultView = Type.Object({
   ),
   latencyMs: Type.Integer(),
   estimatedCostUsd: Nullable(Type.Number()),
+  usage: Nullable(UsageView),
+  judgeRuns: Type.Array(JudgeRunView, { description: "the llm_judge calls that graded the first attempt" }),
   error: Type.Optional(ref(RunErrorView)),
+  attempts: Type.Array(AttemptView, { description: "every attempt, in order; runId etc. above are the first's" }),
+  passRate: Type.Number({ description: "passing attempts / attempts" }),
+  verdict: OneOf(["passed", "failed", "flaky"], { description: "every attempt passed, none did, or some did" }),
 });
 
 const Change = Nullable(OneOf(["unchanged", "fixed", "regressed", "output_changed"]), {
-  description: "published (before) against draft (after); null with one target",
+  description:
+    "published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target",
 });
 
 const TargetSummaryView = Type.Object({
   passed: Type.Integer(),
   failed: Type.Integer(),
   errored: Type.Integer(),
-  passRate: Type.Number({ description: "passed / cases, 0 to 1" }),
+  flaky: Type.Integer({ description: "cases whose attempts disagree (counted in failed too)" }),
+  passRate: Type.Number({ description: "the mean of the cases' pass rates, 0 to 1" }),
+  attempts: Type.Integer(),
   avgLatencyMs: Type.Number(),
-  totalCostUsd: Nullable(Type.Number()),
+  latencyMs: Type.Object({ p50: Type.Number(), p95: Type.Number(), p99: Type.Number() }),
+  usage: Type.Object(
+    { inputTokens: Type.Integer(), outputTokens: Type.Integer() },
+    { description: "skill runs and judge runs" },
+  ),
+  totalCostUsd: Nullable(Type.Number({ description: "skill and judge runs; null when any is unpriced" })),
+  pricedCostUsd: Type.Number({ description: "what the priced runs cost" }),
+  unpricedRuns: Type.Integer({ description: "runs of a model without a price, left out of pricedCostUsd" }),
+  judge: Type.Object({ runs: Type.Integer(), usage: UsageView, estimatedCostUsd: Nullable(Type.Number()) }),
+});
+
+const ChangesView = Type.Object({
+  fixed: Type.Integer(),
+  regressed: Type.Integer(),
+  outputChanged: Type.Integer(),
+  unchanged: Type.Integer(),
+  stillFailing: Type.Integer({ description: "failed every attempt before and after (also counted above)" }),
+  flaky: Type.Integer({ description: "flaky after (also counted above)" }),
 });
 
 const SummaryView = Type.Object({
+  repeats: Type.Integer({ description: "attempts per case and target" }),
   byTarget: Type.Record(Type.String(), TargetSummaryView),
-  changes: Type.Object({
-    fixed: Type.Integer(),
-    regressed: Type.Integer(),
-    outputChanged: Type.Integer(),
-    unchanged: Type.Integer(),
-  }),
-  text: Type.String(),
+  changes: ChangesView,
+  text: Type.String({ description: "the summary in one line" }),
 });
 
 const ContractValidityView = Type.Object({
@@ -225,6 +265,7 @@ export const EvaluationRunView = Type.Object(
     evaluationRunId: Type.String({ description: "equal to id" }),
     skillId: Type.String(),
     status: EvaluationStatus,
+    repeats: Type.Integer({ minimum: 1, maximum: 20 }),
     targets: Type.Array(Type.Object({ label: TargetLabel, skillVersionId: Type.String() })),
     results: Type.Array(
       Type.Object({
@@ -234,12 +275,50 @@ export const EvaluationRunView = Type.Object(
       }),
       { description: "one per case, in the order of the cases; filled in while the run is running" },
     ),
-    summary: Nullable(SummaryView, { description: "null until the run has completed" }),
-    contractValidity: Nullable(ContractValidityView, { description: "null until the run has completed" }),
+    summary: Nullable(SummaryView, { description: "null until the run has completed (or was cancelled)" }),
+    contractValidity: Nullable(ContractValidityView, {
+      description: "null until the run has completed (or was cancelled)",
+    }),
     createdAt: Timestamp,
-    completedAt: Nullable(Timestamp),
+    completedAt: Nullable(Timestamp, { description: "when it completed or was cancelled" }),
   },
   { $id: "EvaluationRun" },
+);
+
+const ComparedSideView = Nullable(
+  Type.Object({
+    outcome: OneOf(["pass", "fail", "error"]),
+    verdict: OneOf(["passed", "failed", "flaky"]),
+    passRate: Type.Number(),
+    attempts: Type.Integer(),
+    runId: Nullable(Type.String({ description: "the first attempt's skill run" })),
+  }),
+  { description: "null when the case is not in that run" },
+);
+
+const ComparedRunView = Type.Object({
+  evaluationRunId: Type.String(),
+  target: TargetLabel,
+  skillVersionId: Type.String(),
+  repeats: Type.Integer(),
+});
+
+export const EvaluationComparisonView = Type.Object(
+  {
+    base: ComparedRunView,
+    head: ComparedRunView,
+    results: Type.Array(
+      Type.Object({
+        caseId: Type.String(),
+        base: ComparedSideView,
+        head: ComparedSideView,
+        change: Change,
+      }),
+      { description: "head's cases in order, then those only base has" },
+    ),
+    summary: Type.Object({ changes: ChangesView, text: Type.String() }),
+  },
+  { $id: "EvaluationComparison" },
 );
 
 // biome-ignore lint/suspicious/noExplicitAny: the service's result JSON is read field by field below.
@@ -253,7 +332,20 @@ function completedPart(text: string): Loose {
   return isObject(value) && Object.keys(value).length > 0 ? value : null;
 }
 
+const usageView = (u: Loose) =>
+  isObject(u) ? { inputTokens: Number(u.inputTokens ?? 0), outputTokens: Number(u.outputTokens ?? 0) } : null;
+
+const judgeRunsView = (runs: Loose) =>
+  Array.isArray(runs)
+    ? runs.map((j: Loose) => ({
+        runId: String(j.runId ?? ""),
+        usage: usageView(j.usage) ?? { inputTokens: 0, outputTokens: 0 },
+        estimatedCostUsd: typeof j.estimatedCostUsd === "number" ? j.estimatedCostUsd : null,
+      }))
+    : [];
+
 function targetResultView(r: Loose) {
+  const passRate = typeof r.passRate === "number" ? r.passRate : r.outcome === "pass" ? 1 : 0;
   return {
     outcome: r.outcome,
     runId: r.runId || null,
@@ -264,7 +356,67 @@ function targetResultView(r: Loose) {
     contractValid: typeof r.contractValid === "boolean" ? r.contractValid : null,
     latencyMs: Math.round(Number(r.latencyMs ?? 0)),
     estimatedCostUsd: typeof r.estimatedCostUsd === "number" ? r.estimatedCostUsd : null,
+    usage: usageView(r.usage),
+    judgeRuns: judgeRunsView(r.judgeRuns),
     ...(isObject(r.error) ? { error: { code: String(r.error.code), message: String(r.error.message) } } : {}),
+    // Reports stored before repeats existed: one attempt.
+    attempts: Array.isArray(r.attempts)
+      ? r.attempts.map((a: Loose) => ({
+          attempt: Number(a.attempt),
+          outcome: a.outcome,
+          runId: a.runId || null,
+          latencyMs: Math.round(Number(a.latencyMs ?? 0)),
+          estimatedCostUsd: typeof a.estimatedCostUsd === "number" ? a.estimatedCostUsd : null,
+          usage: usageView(a.usage),
+          judgeRuns: judgeRunsView(a.judgeRuns),
+        }))
+      : [
+          {
+            attempt: 1,
+            outcome: r.outcome,
+            runId: r.runId || null,
+            latencyMs: Math.round(Number(r.latencyMs ?? 0)),
+            estimatedCostUsd: typeof r.estimatedCostUsd === "number" ? r.estimatedCostUsd : null,
+            usage: usageView(r.usage),
+            judgeRuns: judgeRunsView(r.judgeRuns),
+          },
+        ],
+    passRate,
+    verdict: (r.verdict ?? (passRate >= 1 ? "passed" : passRate <= 0 ? "failed" : "flaky")) as
+      | "passed"
+      | "failed"
+      | "flaky",
+  };
+}
+
+/** A stored summary; one stored before repeats and totals existed gets their neutral values. */
+function summaryView(s: Loose) {
+  if (!s) return null;
+  const zeroUsage = { inputTokens: 0, outputTokens: 0 };
+  return {
+    repeats: Number(s.repeats ?? 1),
+    byTarget: Object.fromEntries(
+      Object.entries((s.byTarget ?? {}) as Record<string, Loose>).map(([label, t]) => [
+        label,
+        {
+          passed: t.passed,
+          failed: t.failed,
+          errored: t.errored,
+          flaky: t.flaky ?? 0,
+          passRate: t.passRate,
+          attempts: t.attempts ?? t.passed + t.failed + t.errored,
+          avgLatencyMs: t.avgLatencyMs,
+          latencyMs: t.latencyMs ?? { p50: t.avgLatencyMs, p95: t.avgLatencyMs, p99: t.avgLatencyMs },
+          usage: t.usage ?? zeroUsage,
+          totalCostUsd: t.totalCostUsd ?? null,
+          pricedCostUsd: t.pricedCostUsd ?? t.totalCostUsd ?? 0,
+          unpricedRuns: t.unpricedRuns ?? 0,
+          judge: t.judge ?? { runs: 0, usage: zeroUsage, estimatedCostUsd: 0 },
+        },
+      ]),
+    ),
+    changes: { stillFailing: 0, flaky: 0, ...s.changes },
+    text: s.text,
   };
 }
 
@@ -275,7 +427,8 @@ export function evaluationRunView(run: EvaluationRun | undefined) {
     id: run.id,
     evaluationRunId: run.id,
     skillId: run.skillId,
-    status: run.status as "queued" | "running" | "completed" | "failed",
+    status: run.status as EvaluationStatus,
+    repeats: run.repeats || 1,
     targets: run.targets.map((t) => ({ label: t.label as TargetLabel, skillVersionId: t.skillVersionId })),
     results: results.map((r) => ({
       caseId: r.caseId,
@@ -284,7 +437,7 @@ export function evaluationRunView(run: EvaluationRun | undefined) {
       ),
       change: r.change ?? null,
     })),
-    summary: completedPart(run.summaryJson),
+    summary: summaryView(completedPart(run.summaryJson)),
     contractValidity: completedPart(run.contractValidityJson),
     createdAt: iso(run.createdAt) ?? "",
     completedAt: iso(run.completedAt),
@@ -406,6 +559,13 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           caseIds: Type.Optional(
             Type.Array(Id, { minItems: 1, maxItems: 500, uniqueItems: true, description: "default: every case" }),
           ),
+          repeats: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 20,
+              description: "attempts per case and target (default 1): each case gets a pass rate and a verdict",
+            }),
+          ),
         }),
         response: {
           202: Type.Object({
@@ -425,11 +585,77 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           skillId: request.params.id,
           targets: b.targets ?? [],
           caseIds: b.caseIds ?? [],
+          repeats: b.repeats ?? 0,
         },
         rpcOptions(request),
       );
       if (!r.run) throw new Error("evaluation returned no run");
       return reply.code(202).send({ id: r.run.id, evaluationRunId: r.run.id, status: "queued" as const });
+    },
+  );
+
+  app.get(
+    "/api/skills/:id/evaluations/compare",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "compareEvaluationRuns",
+        summary:
+          "Compare two completed evaluation runs of the skill case by case: base and head verdicts and pass rates, the change, the summary",
+        params: IdParams,
+        querystring: Type.Object(
+          {
+            base: Id,
+            head: Id,
+            target: Type.Optional(
+              OneOf(["draft", "published"], { description: "default: a target both runs have, draft first" }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ref(EvaluationComparisonView), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const r = await evaluation.compareEvaluationRuns(
+        {
+          organizationId: organizationOfRead(request, undefined),
+          skillId: request.params.id,
+          baseEvaluationRunId: q.base,
+          headEvaluationRunId: q.head,
+          target: q.target ?? "",
+        },
+        rpcOptions(request),
+      );
+      return parseJson(r.comparisonJson) as Static<typeof EvaluationComparisonView>;
+    },
+  );
+
+  app.post(
+    "/api/skills/:id/evaluations/:evaluationRunId/cancel",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "cancelEvaluationRun",
+        summary:
+          "Cancel an evaluation run: pending attempts are not run; the report keeps what finished and says it was cancelled",
+        params: RunParams,
+        response: { 200: ref(EvaluationRunView), ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const r = await evaluation.cancelEvaluationRun(
+        {
+          organizationId: organizationOfRead(request, undefined),
+          skillId: request.params.id,
+          evaluationRunId: request.params.evaluationRunId,
+        },
+        rpcOptions(request),
+      );
+      return evaluationRunView(r.run);
     },
   );
 

@@ -728,6 +728,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/skills/{id}/evaluations/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare two completed evaluation runs of the skill case by case: base and head verdicts and pass rates, the change, the summary */
+        get: operations["compareEvaluationRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{id}/evaluations/{evaluationRunId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an evaluation run: pending attempts are not run; the report keeps what finished and says it was cancelled */
+        post: operations["cancelEvaluationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/skills/{id}/evaluations/{evaluationRunId}": {
         parameters: {
             query?: never;
@@ -1494,8 +1528,12 @@ export interface components {
             /** @description equal to id */
             evaluationRunId: string;
             skillId: string;
-            /** @description queued, running, completed or failed */
-            status: "queued" | "running" | "completed" | "failed";
+            /**
+             * @description cancelled: stopped by POST …/cancel; its report covers the attempts that finished
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            repeats: number;
             targets: {
                 /** @enum {string} */
                 label: "draft" | "published";
@@ -1508,7 +1546,7 @@ export interface components {
                 byTarget: {
                     [key: string]: {
                         /**
-                         * @description error: the skill run failed, or could not be started
+                         * @description over every attempt: pass when all passed, error when none could run, else fail; error: the skill run failed, or could not be started
                          * @enum {string}
                          */
                         outcome: "pass" | "fail" | "error";
@@ -1524,23 +1562,93 @@ export interface components {
                         contractValid: boolean | null;
                         latencyMs: number;
                         estimatedCostUsd: number | null;
+                        usage: {
+                            inputTokens: number;
+                            outputTokens: number;
+                        } | null;
+                        /** @description the llm_judge calls that graded the first attempt */
+                        judgeRuns: {
+                            /** @description the judge's stored run (GET /api/judge-runs/:id) */
+                            runId: string;
+                            usage: {
+                                inputTokens: number;
+                                outputTokens: number;
+                            };
+                            estimatedCostUsd: number | null;
+                        }[];
                         error?: components["schemas"]["RunError"];
+                        /** @description every attempt, in order; runId etc. above are the first's */
+                        attempts: {
+                            attempt: number;
+                            /** @enum {string} */
+                            outcome: "pass" | "fail" | "error";
+                            runId: string | null;
+                            latencyMs: number;
+                            estimatedCostUsd: number | null;
+                            usage: {
+                                inputTokens: number;
+                                outputTokens: number;
+                            } | null;
+                            judgeRuns: {
+                                /** @description the judge's stored run (GET /api/judge-runs/:id) */
+                                runId: string;
+                                usage: {
+                                    inputTokens: number;
+                                    outputTokens: number;
+                                };
+                                estimatedCostUsd: number | null;
+                            }[];
+                        }[];
+                        /** @description passing attempts / attempts */
+                        passRate: number;
+                        /**
+                         * @description every attempt passed, none did, or some did
+                         * @enum {string}
+                         */
+                        verdict: "passed" | "failed" | "flaky";
                     };
                 };
-                /** @description published (before) against draft (after); null with one target */
+                /** @description published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
                 change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
             }[];
-            /** @description null until the run has completed */
+            /** @description null until the run has completed (or was cancelled) */
             summary: {
+                /** @description attempts per case and target */
+                repeats: number;
                 byTarget: {
                     [key: string]: {
                         passed: number;
                         failed: number;
                         errored: number;
-                        /** @description passed / cases, 0 to 1 */
+                        /** @description cases whose attempts disagree (counted in failed too) */
+                        flaky: number;
+                        /** @description the mean of the cases' pass rates, 0 to 1 */
                         passRate: number;
+                        attempts: number;
                         avgLatencyMs: number;
+                        latencyMs: {
+                            p50: number;
+                            p95: number;
+                            p99: number;
+                        };
+                        /** @description skill runs and judge runs */
+                        usage: {
+                            inputTokens: number;
+                            outputTokens: number;
+                        };
                         totalCostUsd: number | null;
+                        /** @description what the priced runs cost */
+                        pricedCostUsd: number;
+                        /** @description runs of a model without a price, left out of pricedCostUsd */
+                        unpricedRuns: number;
+                        judge: {
+                            runs: number;
+                            usage: {
+                                inputTokens: number;
+                                outputTokens: number;
+                            };
+                            estimatedCostUsd: number | null;
+                        };
                     };
                 };
                 changes: {
@@ -1548,10 +1656,15 @@ export interface components {
                     regressed: number;
                     outputChanged: number;
                     unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
                 };
+                /** @description the summary in one line */
                 text: string;
             } | null;
-            /** @description null until the run has completed */
+            /** @description null until the run has completed (or was cancelled) */
             contractValidity: {
                 valid: boolean;
                 violations: {
@@ -1571,7 +1684,63 @@ export interface components {
             } | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description when it completed or was cancelled */
             completedAt: string | null;
+        };
+        EvaluationComparison: {
+            base: {
+                evaluationRunId: string;
+                /** @enum {string} */
+                target: "draft" | "published";
+                skillVersionId: string;
+                repeats: number;
+            };
+            head: {
+                evaluationRunId: string;
+                /** @enum {string} */
+                target: "draft" | "published";
+                skillVersionId: string;
+                repeats: number;
+            };
+            /** @description head's cases in order, then those only base has */
+            results: {
+                caseId: string;
+                /** @description null when the case is not in that run */
+                base: {
+                    /** @enum {string} */
+                    outcome: "pass" | "fail" | "error";
+                    /** @enum {string} */
+                    verdict: "passed" | "failed" | "flaky";
+                    passRate: number;
+                    attempts: number;
+                    runId: string | null;
+                } | null;
+                /** @description null when the case is not in that run */
+                head: {
+                    /** @enum {string} */
+                    outcome: "pass" | "fail" | "error";
+                    /** @enum {string} */
+                    verdict: "passed" | "failed" | "flaky";
+                    passRate: number;
+                    attempts: number;
+                    runId: string | null;
+                } | null;
+                /** @description published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
+                change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
+            }[];
+            summary: {
+                changes: {
+                    fixed: number;
+                    regressed: number;
+                    outputChanged: number;
+                    unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
+                };
+                text: string;
+            };
         };
     };
     responses: never;
@@ -6746,6 +6915,8 @@ export interface operations {
                     targets?: ("draft" | "published")[];
                     /** @description default: every case */
                     caseIds?: string[];
+                    /** @description attempts per case and target (default 1): each case gets a pass rate and a verdict */
+                    repeats?: number;
                 };
             };
         };
@@ -6812,6 +6983,200 @@ export interface operations {
             };
             /** @description payload_too_large: a body over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    compareEvaluationRuns: {
+        parameters: {
+            query: {
+                base: string;
+                head: string;
+                /** @description default: a target both runs have, draft first */
+                target?: "draft" | "published";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationComparison"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelEvaluationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                evaluationRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationRun"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

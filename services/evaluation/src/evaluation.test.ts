@@ -221,7 +221,14 @@ describe("evaluation workers", () => {
       assertions: [{ type: "contains", passed: true }],
     });
     expect(done.summary.byTarget.draft).toMatchObject({ passed: 2, failed: 1, errored: 0 });
-    expect(done.summary.changes).toEqual({ fixed: 1, regressed: 1, outputChanged: 0, unchanged: 1 });
+    expect(done.summary.changes).toEqual({
+      fixed: 1,
+      regressed: 1,
+      outputChanged: 0,
+      unchanged: 1,
+      stillFailing: 0,
+      flaky: 0,
+    });
     expect(done.contractValidity).toEqual({ valid: true, violations: [], breakingChanges: [] });
     expect(done.run.completedAt).toBeInstanceOf(Date);
     expect((await t.bus.streamInfo(EVALUATIONS_STREAM.name)).messages).toBe(0);

@@ -1,36 +1,56 @@
 import type { AssertionResult } from "./domain/assertions.js";
-import { buildReport, type CaseResults, type ReportResult, type TargetResult } from "./domain/report.js";
+import {
+  type AttemptResult,
+  buildReport,
+  type CaseResults,
+  combineAttempts,
+  type Label,
+  type ReportResult,
+} from "./domain/report.js";
 import type { EvaluationCollections, EvaluationRunDoc, ResultDoc } from "./store/evaluation-store.js";
 
-/** A stored result as the report shows it. */
-export function targetResultOf(doc: ResultDoc): TargetResult {
+/** A stored attempt as the report reads it. */
+export function attemptResultOf(doc: ResultDoc): AttemptResult {
   return {
     outcome: doc.outcome,
     runId: doc.runId || null,
-    output: doc.outputJson === null ? null : (JSON.parse(doc.outputJson) as TargetResult["output"]),
+    output: doc.outputJson === null ? null : (JSON.parse(doc.outputJson) as AttemptResult["output"]),
     assertions: JSON.parse(doc.assertionsJson) as AssertionResult[],
     contractValid: doc.contractValid,
     latencyMs: doc.latencyMs,
     estimatedCostUsd: doc.estimatedCostUsd,
+    usage: doc.usage ?? null,
+    judgeRuns: doc.judgeRuns ?? [],
     ...(doc.error ? { error: doc.error } : {}),
   };
 }
 
-/** The results grouped per case, in the run's case order (case creation order). */
+/** The results grouped per case and target, attempts in order, in the run's case order (case creation order). */
 function caseResultsOf(run: EvaluationRunDoc, docs: ResultDoc[]): CaseResults[] {
-  const byCase = new Map<string, CaseResults>(run.caseIds.map((caseId) => [caseId, { caseId, byTarget: {} }]));
+  const attempts = new Map<string, ResultDoc[]>();
   for (const doc of docs) {
-    const entry = byCase.get(doc.caseId);
-    if (entry) entry.byTarget[doc.label] = targetResultOf(doc);
+    const key = `${doc.caseId}\n${doc.label}`;
+    attempts.set(key, [...(attempts.get(key) ?? []), doc]);
   }
-  return [...byCase.values()];
+  return run.caseIds.map((caseId) => {
+    const byTarget: CaseResults["byTarget"] = {};
+    for (const t of run.targets) {
+      const found = attempts.get(`${caseId}\n${t.label}`);
+      if (!found) continue;
+      found.sort((a, b) => (a.attempt ?? 0) - (b.attempt ?? 0));
+      byTarget[t.label as Label] = combineAttempts(found.map(attemptResultOf));
+    }
+    return { caseId, byTarget };
+  });
 }
 
 export interface RunCompletion {
   /**
-   * Completes the run when every case × target has its result: computes the report and stores it
-   * with status "completed". Harmless when repeated or raced: the report and `completedAt` (the
-   * last result's time) are computed from the results alone. Resolves to whether it completed.
+   * Completes the run when every case × target × attempt has its result: computes the report and
+   * stores it with status "completed". A cancelled run gets the report of the results it has and
+   * stays cancelled (a result that lands after the cancel is added to it). Harmless when repeated
+   * or raced: the report and `completedAt` (the last result's time, or the cancel's) are computed
+   * from the stored documents alone. Resolves to whether it stored a report.
    */
   completeIfDone(run: EvaluationRunDoc): Promise<boolean>;
   /** The results stored so far, per case, without `change` (for a run still running). */
@@ -39,8 +59,11 @@ export interface RunCompletion {
 
 export function createRunCompletion(c: EvaluationCollections): RunCompletion {
   return {
-    async completeIfDone(run) {
-      if ((await c.results.countDocuments({ evaluationRunId: run._id })) < run.itemCount) return false;
+    async completeIfDone(known) {
+      // The status may have changed since the caller read the run (a cancel).
+      const run = (await c.runs.findOne({ _id: known._id })) ?? known;
+      const cancelled = run.status === "cancelled";
+      if (!cancelled && (await c.results.countDocuments({ evaluationRunId: run._id })) < run.itemCount) return false;
       const docs = await c.results.find({ evaluationRunId: run._id });
       const violations = new Map(
         docs.filter((d) => d.contractMessage).map((d) => [`${d.caseId}:${d.label}`, d.contractMessage as string]),
@@ -52,15 +75,19 @@ export function createRunCompletion(c: EvaluationCollections): RunCompletion {
           inputSchema: JSON.parse(t.inputSchemaJson || "{}"),
           outputSchema: JSON.parse(t.outputSchemaJson || "{}"),
         })),
-        caseResultsOf(run, docs),
+        caseResultsOf(run, docs).filter((r) => !cancelled || Object.keys(r.byTarget).length > 0),
         violations,
+        { repeats: run.repeats ?? 1, cancelled },
       );
-      const completedAt = new Date(Math.max(...docs.map((d) => d.createdAt.getTime())));
+      const completedAt = cancelled
+        ? (run.completedAt ?? new Date())
+        : new Date(Math.max(...docs.map((d) => d.createdAt.getTime())));
       await c.runs.updateOne(
-        { _id: run._id },
+        // A cancel that lands meanwhile wins: its own report follows.
+        cancelled ? { _id: run._id } : { _id: run._id, status: { $ne: "cancelled" } },
         {
           $set: {
-            status: "completed",
+            status: cancelled ? "cancelled" : "completed",
             resultsJson: JSON.stringify(report.results),
             summaryJson: JSON.stringify(report.summary),
             contractValidityJson: JSON.stringify(report.contractValidity),

@@ -2,12 +2,14 @@ import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors"
 import { newId } from "@kiln/kit/ids";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
-import type { ReportResult } from "./domain/report.js";
+import { type Comparison, compareReports, type ReportResult } from "./domain/report.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import type { EvaluationRunDoc, TargetDoc, TargetLabel } from "./store/evaluation-store.js";
 import { publishWork } from "./work/work-queue.js";
 
 const LABELS: readonly TargetLabel[] = ["draft", "published"];
+/** Most attempts per case and target in one run. */
+export const MAX_REPEATS = 20;
 const isLabel = (t: string): t is TargetLabel => (LABELS as readonly string[]).includes(t);
 
 /** A run as read back: while it is not completed, `results` are those stored so far. */
@@ -49,8 +51,14 @@ export function createRuns(deps: EvaluationDeps) {
      */
     async startRun(
       principal: Principal,
-      input: { organizationId: string; skillId: string; targets: string[]; caseIds: string[] },
+      input: { organizationId: string; skillId: string; targets: string[]; caseIds: string[]; repeats?: number },
     ): Promise<EvaluationRunDoc> {
+      const repeats = input.repeats || 1;
+      if (!Number.isInteger(repeats) || repeats < 1 || repeats > MAX_REPEATS) {
+        throw invalidArgument(`repeats must be an integer from 1 to ${MAX_REPEATS}`, [
+          { field: "repeats", issue: `must be an integer from 1 to ${MAX_REPEATS}` },
+        ]);
+      }
       const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
       const versions: Record<TargetLabel, string | undefined> = {
         draft: skill.draftVersionId,
@@ -95,7 +103,8 @@ export function createRuns(deps: EvaluationDeps) {
         status: "queued",
         targets,
         caseIds,
-        itemCount: caseIds.length * targets.length,
+        repeats,
+        itemCount: caseIds.length * targets.length * repeats,
         workPublished: false,
         resultsJson: "[]",
         summaryJson: "{}",
@@ -126,7 +135,79 @@ export function createRuns(deps: EvaluationDeps) {
         (input.organizationId !== "" && run.organizationId !== input.organizationId);
       if (mismatch) throw notFound("evaluation run");
       await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsRead, "evaluation run");
-      return { run, results: run.status === "completed" ? null : await deps.completion.partialResults(run) };
+      const reported = run.status === "completed" || run.status === "cancelled";
+      return { run, results: reported ? null : await deps.completion.partialResults(run) };
+    },
+
+    /**
+     * Stops what has not started: the workers drop the run's remaining items, the report covers the
+     * results that finished (and any that finish after), and says it was cancelled. Cancelling a
+     * cancelled run changes nothing; a completed or failed one cannot be cancelled (409).
+     */
+    async cancelRun(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; evaluationRunId: string },
+    ): Promise<RunView> {
+      const { run } = await this.getRun(principal, input);
+      await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsWrite, "evaluation run");
+      if (run.status === "completed" || run.status === "failed") {
+        throw failedPrecondition(
+          `the evaluation run has already ${run.status === "completed" ? "completed" : "failed"}`,
+        );
+      }
+      if (run.status !== "cancelled") {
+        await c.runs.updateOne(
+          { _id: run._id, status: { $in: ["queued", "running"] } },
+          { $set: { status: "cancelled", completedAt: deps.now() } },
+        );
+        await deps.completion.completeIfDone(run);
+      }
+      return this.getRun(principal, input);
+    },
+
+    /**
+     * Two reported runs of the skill, case by case on one target: base and head verdicts and pass
+     * rates, the change from base to head, and the same counts and sentence as within one run.
+     */
+    async compareRuns(
+      principal: Principal,
+      input: {
+        organizationId: string;
+        skillId: string;
+        baseEvaluationRunId: string;
+        headEvaluationRunId: string;
+        target: string;
+      },
+    ): Promise<Comparison> {
+      const read = async (field: "base" | "head", evaluationRunId: string) => {
+        if (evaluationRunId === "") throw invalidArgument(`${field} is required`, [{ field, issue: "is required" }]);
+        const { run } = await this.getRun(principal, { ...input, evaluationRunId });
+        if (run.status !== "completed" && run.status !== "cancelled") {
+          throw failedPrecondition(`the ${field} evaluation run has not completed`, [
+            { field, issue: `is ${run.status}, not completed` },
+          ]);
+        }
+        return run;
+      };
+      const base = await read("base", input.baseEvaluationRunId);
+      const head = await read("head", input.headEvaluationRunId);
+      const common = LABELS.filter((l) => [base, head].every((r) => r.targets.some((t) => t.label === l)));
+      if (input.target !== "" && !isLabel(input.target)) {
+        throw invalidArgument('target must be "draft" or "published"', [
+          { field: "target", issue: 'must be "draft" or "published"' },
+        ]);
+      }
+      const label = input.target === "" ? common[0] : (input.target as TargetLabel);
+      if (!label || !common.includes(label)) {
+        throw failedPrecondition(
+          input.target === "" ? "the two runs share no target" : `both runs must have evaluated ${input.target}`,
+          input.target === "" ? [] : [{ field: "target", issue: "is not a target of both runs" }],
+        );
+      }
+      return compareReports(
+        { run: base, label, results: JSON.parse(base.resultsJson) as ReportResult[] },
+        { run: head, label, results: JSON.parse(head.resultsJson) as ReportResult[] },
+      );
     },
   };
 }

@@ -11,14 +11,36 @@ import { canonicalJson } from "./json-value.js";
 export type Outcome = "pass" | "fail" | "error";
 export type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
 export type Label = "draft" | "published";
+/** Over a case's attempts on one target: every one passed, none did, or some did. */
+export type Verdict = "passed" | "failed" | "flaky";
+
+/**
+ * The pass-rate change that makes a case regressed (a drop from published to draft of at least
+ * this much) or fixed (a rise of at least this much). With one attempt per case pass rates are 0
+ * or 1, so this is the plain pass/fail comparison.
+ */
+export const CHANGE_THRESHOLD = 0.25;
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One llm_judge call: its stored run and what it cost. */
+export interface JudgeRun {
+  runId: string;
+  usage: Usage;
+  /** null when the judge's model has no price. */
+  estimatedCostUsd: number | null;
+}
 
 export interface RunOutput {
   text: string;
   json?: unknown;
 }
 
-/** One case on one target, as the report shows it. */
-export interface TargetResult {
+/** One attempt of a case on one target. */
+export interface AttemptResult {
   outcome: Outcome;
   runId: string | null;
   output: RunOutput | null;
@@ -27,7 +49,35 @@ export interface TargetResult {
   contractValid: boolean | null;
   latencyMs: number;
   estimatedCostUsd: number | null;
+  /** The run's tokens; null when no run was stored. */
+  usage: Usage | null;
+  /** The llm_judge calls that graded this attempt. */
+  judgeRuns: JudgeRun[];
   error?: { code: string; message: string };
+}
+
+/** An attempt as the report lists it under `attempts`. */
+export interface AttemptSummary {
+  /** 1-based. */
+  attempt: number;
+  outcome: Outcome;
+  runId: string | null;
+  latencyMs: number;
+  estimatedCostUsd: number | null;
+  usage: Usage | null;
+  judgeRuns: JudgeRun[];
+}
+
+/**
+ * One case on one target, as the report shows it: the first attempt's run, output, assertions,
+ * contract check, latency and cost; `outcome` over every attempt ("pass" when all passed, "error"
+ * when none could run, else "fail"); every attempt in `attempts`.
+ */
+export interface TargetResult extends AttemptResult {
+  attempts: AttemptSummary[];
+  /** Passing attempts / attempts. */
+  passRate: number;
+  verdict: Verdict;
 }
 
 /** "error" when the case could not run or the run failed; else "pass" when every assertion passed. */
@@ -51,39 +101,134 @@ export function contractCheckOf(
     : { contractValid: false, message: `the output does not conform to the output schema: ${conformance.message}` };
 }
 
-const passing = (o: Outcome) => o === "pass";
+export function verdictOf(passRate: number): Verdict {
+  if (passRate >= 1) return "passed";
+  return passRate <= 0 ? "failed" : "flaky";
+}
 
-export function changeOf(before: TargetResult, after: TargetResult): Change {
-  if (!passing(before.outcome) && passing(after.outcome)) return "fixed";
-  if (passing(before.outcome) && !passing(after.outcome)) return "regressed";
+/** A case on one target from its attempts (at least one), in attempt order. */
+export function combineAttempts(attempts: AttemptResult[]): TargetResult {
+  const [first] = attempts;
+  if (!first) throw new Error("a target result needs at least one attempt");
+  const passes = attempts.filter((a) => a.outcome === "pass").length;
+  const passRate = passes / attempts.length;
+  const outcome: Outcome =
+    passes === attempts.length ? "pass" : attempts.every((a) => a.outcome === "error") ? "error" : "fail";
+  return {
+    ...first,
+    outcome,
+    attempts: attempts.map((a, i) => ({
+      attempt: i + 1,
+      outcome: a.outcome,
+      runId: a.runId,
+      latencyMs: a.latencyMs,
+      estimatedCostUsd: a.estimatedCostUsd,
+      usage: a.usage,
+      judgeRuns: a.judgeRuns,
+    })),
+    passRate,
+    verdict: verdictOf(passRate),
+  };
+}
+
+/**
+ * Published (before) against draft (after): fixed or regressed when the pass rate rose or dropped
+ * by at least `threshold`; otherwise unchanged or output_changed by the first attempts' outputs.
+ */
+export function changeOf(before: TargetResult, after: TargetResult, threshold = CHANGE_THRESHOLD): Change {
+  const delta = after.passRate - before.passRate;
+  if (delta >= threshold) return "fixed";
+  if (-delta >= threshold) return "regressed";
   return canonicalJson(before.output) === canonicalJson(after.output) ? "unchanged" : "output_changed";
 }
 
 export interface TargetSummary {
+  /** Cases whose outcome is pass (every attempt passed). */
   passed: number;
   failed: number;
   errored: number;
-  /** passed / cases, 0 when there is no case. */
+  /** Cases whose attempts disagree (some passed). */
+  flaky: number;
+  /** The mean of the cases' pass rates (passed / cases with one attempt each); 0 without cases. */
   passRate: number;
-  /** Over the cases that produced a run; 0 when none did. */
+  /** Attempts in all (cases × repeats when complete). */
+  attempts: number;
+  /** Over the attempts that produced a run; 0 when none did. */
   avgLatencyMs: number;
-  /** null when a run's cost is unknown (a model without a price), never 0 for unknown. */
+  latencyMs: { p50: number; p95: number; p99: number };
+  /** Tokens of the skill runs and of the judges' runs. */
+  usage: Usage;
+  /** Skill runs and judge runs together; null when any of them is unpriced (never 0 for unknown). */
   totalCostUsd: number | null;
+  /** What the priced runs cost, judges included. */
+  pricedCostUsd: number;
+  /** Runs (skill or judge) of a model without a price, left out of pricedCostUsd. */
+  unpricedRuns: number;
+  /** The llm_judge calls alone (included above). */
+  judge: { runs: number; usage: Usage; estimatedCostUsd: number | null };
 }
+
+/** Nearest-rank percentile of sorted values; 0 for none. */
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+/** Adds costs where null (unpriced) wins, as the totals of api.md require. */
+class CostTotal {
+  priced = 0;
+  unpriced = 0;
+  add(cost: number | null): void {
+    if (cost === null) this.unpriced++;
+    else this.priced += cost;
+  }
+  get total(): number | null {
+    return this.unpriced > 0 ? null : round(this.priced);
+  }
+}
+
+const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
 
 export function summarizeTarget(results: TargetResult[]): TargetSummary {
   const count = (o: Outcome) => results.filter((r) => r.outcome === o).length;
-  const ran = results.filter((r) => r.runId);
-  let totalCostUsd: number | null = 0;
-  for (const r of ran)
-    totalCostUsd = totalCostUsd === null || r.estimatedCostUsd === null ? null : totalCostUsd + r.estimatedCostUsd;
+  const attempts = results.flatMap((r) => r.attempts);
+  const ran = attempts.filter((a) => a.runId);
+  const latencies = ran.map((a) => a.latencyMs).sort((a, b) => a - b);
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const judgeUsage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const cost = new CostTotal();
+  const judgeCost = new CostTotal();
+  for (const a of ran) cost.add(a.estimatedCostUsd);
+  for (const a of attempts) {
+    usage.inputTokens += a.usage?.inputTokens ?? 0;
+    usage.outputTokens += a.usage?.outputTokens ?? 0;
+    for (const j of a.judgeRuns) {
+      judgeUsage.inputTokens += j.usage.inputTokens;
+      judgeUsage.outputTokens += j.usage.outputTokens;
+      judgeCost.add(j.estimatedCostUsd);
+      cost.add(j.estimatedCostUsd);
+    }
+  }
+  usage.inputTokens += judgeUsage.inputTokens;
+  usage.outputTokens += judgeUsage.outputTokens;
   return {
     passed: count("pass"),
     failed: count("fail"),
     errored: count("error"),
-    passRate: results.length === 0 ? 0 : count("pass") / results.length,
-    avgLatencyMs: ran.length === 0 ? 0 : Math.round(ran.reduce((s, r) => s + r.latencyMs, 0) / ran.length),
-    totalCostUsd,
+    flaky: results.filter((r) => r.verdict === "flaky").length,
+    passRate: results.length === 0 ? 0 : round(results.reduce((s, r) => s + r.passRate, 0) / results.length),
+    attempts: attempts.length,
+    avgLatencyMs: ran.length === 0 ? 0 : Math.round(latencies.reduce((s, l) => s + l, 0) / ran.length),
+    latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) },
+    usage,
+    totalCostUsd: cost.total,
+    pricedCostUsd: round(cost.priced),
+    unpricedRuns: cost.unpriced,
+    judge: {
+      runs: attempts.reduce((s, a) => s + a.judgeRuns.length, 0),
+      usage: judgeUsage,
+      estimatedCostUsd: judgeCost.total,
+    },
   };
 }
 
@@ -105,11 +250,50 @@ export interface ReportResult {
   change: Change | null;
 }
 
+export interface ChangeCounts {
+  fixed: number;
+  regressed: number;
+  outputChanged: number;
+  unchanged: number;
+  /** Cases that failed every attempt before and after (also counted above). */
+  stillFailing: number;
+  /** Cases whose attempts disagree after (also counted above). */
+  flaky: number;
+}
+
+/** The change of each compared case, counted; `changes` beside the before/after verdicts. */
+export function countChanges(pairs: { change: Change; before: TargetResult; after: TargetResult }[]): ChangeCounts {
+  const count = (change: Change) => pairs.filter((p) => p.change === change).length;
+  return {
+    fixed: count("fixed"),
+    regressed: count("regressed"),
+    outputChanged: count("output_changed"),
+    unchanged: count("unchanged"),
+    stillFailing: pairs.filter((p) => p.before.verdict === "failed" && p.after.verdict === "failed").length,
+    flaky: pairs.filter((p) => p.after.verdict === "flaky").length,
+  };
+}
+
+/** The changes in the words a reviewer reads in one line. */
+export function changesText(changes: ChangeCounts): string {
+  const parts = [
+    `${changes.fixed} fixed`,
+    `${changes.regressed} regressed`,
+    ...(changes.stillFailing > 0 ? [`${changes.stillFailing} still failing`] : []),
+    ...(changes.flaky > 0 ? [`${changes.flaky} flaky`] : []),
+    `${changes.outputChanged} output changed`,
+    `${changes.unchanged} unchanged`,
+  ];
+  return parts.join(", ");
+}
+
 export interface Report {
   results: ReportResult[];
   summary: {
+    /** Attempts per case and target. */
+    repeats: number;
     byTarget: Partial<Record<Label, TargetSummary>>;
-    changes: { fixed: number; regressed: number; outputChanged: number; unchanged: number };
+    changes: ChangeCounts;
     text: string;
   };
   contractValidity: {
@@ -119,35 +303,30 @@ export interface Report {
   };
 }
 
-/** The report of a run whose results are all in; `cases` in case creation order. */
+/** The report of a run whose results are all in (or of a cancelled run: those it has); `cases` in case creation order. */
 export function buildReport(
   targets: ReportTarget[],
   cases: CaseResults[],
   violationMessages: Map<string, string>,
+  options: { repeats?: number; cancelled?: boolean } = {},
 ): Report {
+  const repeats = options.repeats ?? 1;
   const draft = targets.find((t) => t.label === "draft");
   const published = targets.find((t) => t.label === "published");
   const compare = draft !== undefined && published !== undefined;
+  const pairs: Parameters<typeof countChanges>[0] = [];
   const results: ReportResult[] = cases.map((c) => {
     const before = c.byTarget.published;
     const after = c.byTarget.draft;
-    return {
-      caseId: c.caseId,
-      byTarget: c.byTarget,
-      change: compare && before && after ? changeOf(before, after) : null,
-    };
+    const change = compare && before && after ? changeOf(before, after) : null;
+    if (change && before && after) pairs.push({ change, before, after });
+    return { caseId: c.caseId, byTarget: c.byTarget, change };
   });
   const byTarget: Report["summary"]["byTarget"] = {};
   for (const t of targets) {
     byTarget[t.label] = summarizeTarget(cases.flatMap((c) => c.byTarget[t.label] ?? []));
   }
-  const changeCount = (change: Change) => results.filter((r) => r.change === change).length;
-  const changes = {
-    fixed: changeCount("fixed"),
-    regressed: changeCount("regressed"),
-    outputChanged: changeCount("output_changed"),
-    unchanged: changeCount("unchanged"),
-  };
+  const changes = countChanges(pairs);
   const violations: Report["contractValidity"]["violations"] = [];
   for (const c of cases) {
     for (const t of targets) {
@@ -167,9 +346,18 @@ export function buildReport(
   return {
     results,
     summary: {
+      repeats,
       byTarget,
       changes,
-      text: summaryText(targets, cases.length, byTarget, compare ? changes : null, breakingChanges.length),
+      text: summaryText(
+        targets,
+        cases.length,
+        repeats,
+        byTarget,
+        compare ? changes : null,
+        breakingChanges.length,
+        options.cancelled === true,
+      ),
     },
     contractValidity: { valid: violations.length === 0 && breakingChanges.length === 0, violations, breakingChanges },
   };
@@ -178,20 +366,98 @@ export function buildReport(
 function summaryText(
   targets: ReportTarget[],
   caseCount: number,
+  repeats: number,
   byTarget: Report["summary"]["byTarget"],
-  changes: Report["summary"]["changes"] | null,
+  changes: ChangeCounts | null,
   breakingCount: number,
+  cancelled: boolean,
 ): string {
-  const cases = `${caseCount} case${caseCount === 1 ? "" : "s"}`;
+  const cases = `${caseCount} case${caseCount === 1 ? "" : "s"}${repeats > 1 ? ` × ${repeats} attempts` : ""}`;
   const perTarget = targets
     .map((t) => {
       const s = byTarget[t.label];
-      return s ? `${t.label} ${s.passed}/${caseCount} passed${s.errored > 0 ? ` (${s.errored} errored)` : ""}` : "";
+      if (!s) return "";
+      const notes = [...(s.flaky > 0 ? [`${s.flaky} flaky`] : []), ...(s.errored > 0 ? [`${s.errored} errored`] : [])];
+      return `${t.label} ${s.passed}/${caseCount} passed${notes.length > 0 ? ` (${notes.join(", ")})` : ""}`;
     })
     .join(", ");
   const changed = changes
-    ? `; ${changes.fixed} fixed, ${changes.regressed} regressed, ${changes.outputChanged} output changed, ${changes.unchanged} unchanged` +
+    ? `; ${changesText(changes)}` +
       (breakingCount > 0 ? `; ${breakingCount} breaking contract change${breakingCount === 1 ? "" : "s"}` : "")
     : "";
-  return `${cases}: ${perTarget}${changed}.`;
+  return `${cancelled ? "Cancelled: " : ""}${cases}: ${perTarget}${changed}.`;
+}
+
+/** One side of a comparison: a reported run, the target compared, its per-case results. */
+export interface ComparedRun {
+  run: { _id: string; repeats?: number; targets: { label: Label; skillVersionId: string }[] };
+  label: Label;
+  results: ReportResult[];
+}
+
+export interface ComparedSide {
+  outcome: Outcome;
+  verdict: Verdict;
+  passRate: number;
+  attempts: number;
+  runId: string | null;
+}
+
+export interface Comparison {
+  base: { evaluationRunId: string; target: Label; skillVersionId: string; repeats: number };
+  head: { evaluationRunId: string; target: Label; skillVersionId: string; repeats: number };
+  results: { caseId: string; base: ComparedSide | null; head: ComparedSide | null; change: Change | null }[];
+  summary: { changes: ChangeCounts; text: string };
+}
+
+/** Base against head on one target, case by case (head's case order, then cases only base has). */
+export function compareReports(base: ComparedRun, head: ComparedRun): Comparison {
+  const sideOf = (r: TargetResult | undefined): ComparedSide | null =>
+    r
+      ? {
+          outcome: r.outcome,
+          // Reports stored before repeats existed have one attempt and no verdict.
+          verdict: r.verdict ?? verdictOf(r.outcome === "pass" ? 1 : 0),
+          passRate: r.passRate ?? (r.outcome === "pass" ? 1 : 0),
+          attempts: r.attempts?.length ?? 1,
+          runId: r.runId,
+        }
+      : null;
+  const normalized = (r: TargetResult | undefined): TargetResult | undefined =>
+    r && {
+      ...r,
+      passRate: r.passRate ?? (r.outcome === "pass" ? 1 : 0),
+      verdict: r.verdict ?? verdictOf(r.outcome === "pass" ? 1 : 0),
+    };
+  const baseByCase = new Map(base.results.map((r) => [r.caseId, r.byTarget[base.label]]));
+  const headByCase = new Map(head.results.map((r) => [r.caseId, r.byTarget[head.label]]));
+  const caseIds = [...new Set([...headByCase.keys(), ...baseByCase.keys()])];
+  const pairs: Parameters<typeof countChanges>[0] = [];
+  const results = caseIds.map((caseId) => {
+    const before = normalized(baseByCase.get(caseId));
+    const after = normalized(headByCase.get(caseId));
+    const change = before && after ? changeOf(before, after) : null;
+    if (change && before && after) pairs.push({ change, before, after });
+    return { caseId, base: sideOf(before), head: sideOf(after), change };
+  });
+  const changes = countChanges(pairs);
+  const sideInfo = (side: ComparedRun) => ({
+    evaluationRunId: side.run._id,
+    target: side.label,
+    skillVersionId: side.run.targets.find((t) => t.label === side.label)?.skillVersionId ?? "",
+    repeats: side.run.repeats ?? 1,
+  });
+  const onlyOne = results.filter((r) => r.change === null).length;
+  return {
+    base: sideInfo(base),
+    head: sideInfo(head),
+    results,
+    summary: {
+      changes,
+      text:
+        `${pairs.length} case${pairs.length === 1 ? "" : "s"} compared on ${head.label}: ${changesText(changes)}` +
+        (onlyOne > 0 ? `; ${onlyOne} in one run only` : "") +
+        ".",
+    },
+  };
 }

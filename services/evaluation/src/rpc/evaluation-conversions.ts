@@ -30,5 +30,6 @@ export function runToProto(doc: EvaluationRunDoc, view?: RunView): MessageInitSh
     contractValidityJson: doc.contractValidityJson,
     createdAt: timestampFromDate(doc.createdAt),
     completedAt: doc.completedAt ? timestampFromDate(doc.completedAt) : undefined,
+    repeats: doc.repeats ?? 1,
   };
 }

@@ -39,5 +39,12 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
       const view = await runs.getRun(principalOf(ctx), req);
       return { run: runToProto(view.run, view) };
     },
+    async cancelEvaluationRun(req, ctx) {
+      const view = await runs.cancelRun(principalOf(ctx), req);
+      return { run: runToProto(view.run, view) };
+    },
+    async compareEvaluationRuns(req, ctx) {
+      return { comparisonJson: JSON.stringify(await runs.compareRuns(principalOf(ctx), req)) };
+    },
   });
 }

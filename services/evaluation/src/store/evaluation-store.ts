@@ -1,4 +1,5 @@
 import type { Collection, Store } from "@kiln/kit/store";
+import type { JudgeRun, Usage } from "../domain/report.js";
 
 /** One evaluation case. User JSON (input, expected output, assertions) is JSON text (kit/store encodeJson). */
 export interface CaseDoc {
@@ -22,7 +23,7 @@ export interface TargetDoc {
   outputSchemaJson: string;
 }
 
-export type RunStatus = "queued" | "running" | "completed" | "failed";
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 
 export interface EvaluationRunDoc {
   _id: string;
@@ -32,7 +33,9 @@ export interface EvaluationRunDoc {
   targets: TargetDoc[];
   /** In case creation order: the order of the report's results. */
   caseIds: string[];
-  /** cases × targets: the run completes when it has this many results. */
+  /** Attempts per case and target (1 when absent: runs stored before repeats existed). */
+  repeats?: number;
+  /** cases × targets × repeats: the run completes when it has this many results. */
   itemCount: number;
   /** The outbox flag: false until every work message reached the bus. */
   workPublished: boolean;
@@ -41,11 +44,12 @@ export interface EvaluationRunDoc {
   summaryJson: string;
   contractValidityJson: string;
   createdAt: Date;
+  /** When it completed, or was cancelled. */
   completedAt: Date | null;
 }
 
 /**
- * One case on one target. `_id` is `${evaluationRunId}:${caseId}:${label}`: the insert on it is
+ * One attempt of a case on one target. `_id` is `resultIdOf(…)`: the insert on it is
  * the only atomic operation FerretDB offers across processes, so whatever redelivery does, a case
  * has exactly one result per target.
  */
@@ -54,6 +58,8 @@ export interface ResultDoc {
   evaluationRunId: string;
   caseId: string;
   label: TargetLabel;
+  /** 0-based (absent: 0). */
+  attempt?: number;
   outcome: "pass" | "fail" | "error";
   /** The skill run, "" when none was stored. */
   runId: string;
@@ -66,12 +72,17 @@ export interface ResultDoc {
   contractMessage: string | null;
   latencyMs: number;
   estimatedCostUsd: number | null;
+  /** The skill run's tokens; null (or absent) when no run was stored. */
+  usage?: Usage | null;
+  /** The llm_judge calls that graded it. */
+  judgeRuns?: JudgeRun[];
   error: { code: string; message: string } | null;
   createdAt: Date;
 }
 
-export const resultIdOf = (evaluationRunId: string, caseId: string, label: string) =>
-  `${evaluationRunId}:${caseId}:${label}`;
+/** `${evaluationRunId}:${caseId}:${label}`, then `:${attempt}` from the second attempt on. */
+export const resultIdOf = (evaluationRunId: string, caseId: string, label: string, attempt = 0) =>
+  `${evaluationRunId}:${caseId}:${label}${attempt > 0 ? `:${attempt}` : ""}`;
 
 export interface EvaluationCollections {
   cases: Collection<CaseDoc>;

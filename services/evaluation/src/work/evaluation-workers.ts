@@ -20,7 +20,7 @@ import {
   type Judge,
   type Observation,
 } from "../domain/assertions.js";
-import { contractCheckOf, outcomeOf } from "../domain/report.js";
+import { contractCheckOf, type JudgeRun, outcomeOf } from "../domain/report.js";
 import { createRunCompletion } from "../run-completion.js";
 import {
   type CaseDoc,
@@ -86,7 +86,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
 
   const backoffMs = (deliveryCount: number) => Math.min(retryDelayMs * 2 ** (deliveryCount - 1), 30_000);
 
-  function judgeFor(run: EvaluationRunDoc, kase: CaseDoc): Judge {
+  /** The judge of one attempt; each call it makes is added to `calls`. */
+  function judgeFor(run: EvaluationRunDoc, kase: CaseDoc, calls: JudgeRun[]): Judge {
     return async (assertion, outputText) => {
       let res: Awaited<ReturnType<ExecutionClient["complete"]>>;
       try {
@@ -108,6 +109,11 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       } catch (e) {
         throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
       }
+      calls.push({
+        runId: res.runId,
+        usage: { inputTokens: Number(res.usage?.inputTokens ?? 0), outputTokens: Number(res.usage?.outputTokens ?? 0) },
+        estimatedCostUsd: res.estimatedCostUsd ?? null,
+      });
       let verdict: unknown;
       try {
         verdict = JSON.parse(res.json ?? res.text);
@@ -159,12 +165,15 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
 
   async function handle(msg: BusMessage): Promise<void> {
     const item = msg.json<WorkItem>();
-    const itemId = resultIdOf(item.evaluationRunId, item.caseId, item.label);
+    const attempt = item.attempt ?? 0;
+    const itemId = resultIdOf(item.evaluationRunId, item.caseId, item.label, attempt);
     const run = await c.runs.findOne({ _id: item.evaluationRunId });
     if (!run) {
       deps.logger.warn({ itemId }, "evaluation work for a run that does not exist; dropped");
       return;
     }
+    // Cancelled: what has not started is not run (its report keeps what finished).
+    if (run.status === "cancelled") return;
     // Done before (this is a redelivery): make sure the run is completed, then ack.
     if (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } })) {
       await completion.completeIfDone(run);
@@ -175,7 +184,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
 
     const kase = await c.cases.findOne({ _id: item.caseId });
     const target = run.targets.find((t) => t.label === item.label);
-    const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label };
+    const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label, attempt };
     let result: ResultDoc;
     if (!kase || !target) {
       result = {
@@ -199,7 +208,9 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       keepAlive.unref();
       try {
         const executed = await execute(msg, run, kase, target.skillVersionId, itemId);
-        result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase));
+        const judgeRuns: JudgeRun[] = [];
+        result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
+        result.judgeRuns = judgeRuns;
       } finally {
         clearInterval(keepAlive);
       }
@@ -214,7 +225,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
   }
 
   async function resultOf(
-    base: Pick<ResultDoc, "_id" | "evaluationRunId" | "caseId" | "label">,
+    base: Pick<ResultDoc, "_id" | "evaluationRunId" | "caseId" | "label" | "attempt">,
     executed: { run: Run } | { error: { code: string; message: string } },
     kase: CaseDoc,
     outputSchemaJson: string,
@@ -259,6 +270,9 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       contractMessage: contract.message,
       latencyMs: observation.latencyMs,
       estimatedCostUsd: observation.estimatedCostUsd,
+      usage: run.usage
+        ? { inputTokens: Number(run.usage.inputTokens), outputTokens: Number(run.usage.outputTokens) }
+        : null,
       error: succeeded
         ? null
         : run.error

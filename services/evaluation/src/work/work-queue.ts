@@ -3,7 +3,7 @@ import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
 import { type EvaluationRunDoc, resultIdOf, type TargetLabel } from "../store/evaluation-store.js";
 
-/** The work queue (api.md "Events"): each message is one case on one target, taken by one worker. */
+/** The work queue (api.md "Events"): each message is one attempt of a case on one target, taken by one worker. */
 export const EVALUATIONS_STREAM: StreamSpec = {
   name: "EVALUATIONS",
   subjects: ["evaluations.work"],
@@ -20,12 +20,21 @@ export interface WorkItem {
   evaluationRunId: string;
   caseId: string;
   label: TargetLabel;
+  /** 0-based; absent: 0. */
+  attempt?: number;
 }
 
-export function workItemsOf(run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "targets">): WorkItem[] {
-  return run.caseIds.flatMap((caseId) =>
-    run.targets.map((t) => ({ evaluationRunId: run._id, caseId, label: t.label })),
-  );
+/** Attempt after attempt, so that an early look at a running run sees every case once first. */
+export function workItemsOf(run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "targets" | "repeats">): WorkItem[] {
+  const items: WorkItem[] = [];
+  for (let attempt = 0; attempt < (run.repeats ?? 1); attempt++) {
+    for (const caseId of run.caseIds) {
+      for (const t of run.targets) {
+        items.push({ evaluationRunId: run._id, caseId, label: t.label, ...(attempt > 0 ? { attempt } : {}) });
+      }
+    }
+  }
+  return items;
 }
 
 /**
@@ -36,7 +45,7 @@ export function workItemsOf(run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "tar
 export async function publishWork(runs: Collection<EvaluationRunDoc>, bus: Bus, run: EvaluationRunDoc): Promise<void> {
   for (const item of workItemsOf(run)) {
     await bus.publish(WORK_SUBJECT, JSON.stringify(item), {
-      msgId: resultIdOf(item.evaluationRunId, item.caseId, item.label),
+      msgId: resultIdOf(item.evaluationRunId, item.caseId, item.label, item.attempt),
     });
   }
   await runs.updateOne({ _id: run._id }, { $set: { workPublished: true } });

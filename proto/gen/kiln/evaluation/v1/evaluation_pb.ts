@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/evaluation/v1/evaluation.proto.
  */
 export const file_kiln_evaluation_v1_evaluation: GenFile = /*@__PURE__*/
-  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJpChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJIkwKGlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIl8KF0dldEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgDIAEoCSJKChhHZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iOwoQRXZhbHVhdGlvblRhcmdldBINCgVsYWJlbBgBIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGAIgASgJIrsCCg1FdmFsdWF0aW9uUnVuEgoKAmlkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSNQoHdGFyZ2V0cxgFIAMoCzIkLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uVGFyZ2V0EhQKDHJlc3VsdHNfanNvbhgGIAEoCRIUCgxzdW1tYXJ5X2pzb24YByABKAkSHgoWY29udHJhY3RfdmFsaWRpdHlfanNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMu0DChFFdmFsdWF0aW9uU2VydmljZRJ8ChVDcmVhdGVFdmFsdWF0aW9uQ2FzZXMSMC5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVxdWVzdBoxLmtpbG4uZXZhbHVhdGlvbi52MS5DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRJ2ChNMaXN0RXZhbHVhdGlvbkNhc2VzEi4ua2lsbi5ldmFsdWF0aW9uLnYxLkxpc3RFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0Gi8ua2lsbi5ldmFsdWF0aW9uLnYxLkxpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRJzChJTdGFydEV2YWx1YXRpb25SdW4SLS5raWxuLmV2YWx1YXRpb24udjEuU3RhcnRFdmFsdWF0aW9uUnVuUmVxdWVzdBouLmtpbG4uZXZhbHVhdGlvbi52MS5TdGFydEV2YWx1YXRpb25SdW5SZXNwb25zZRJtChBHZXRFdmFsdWF0aW9uUnVuEisua2lsbi5ldmFsdWF0aW9uLnYxLkdldEV2YWx1YXRpb25SdW5SZXF1ZXN0Giwua2lsbi5ldmFsdWF0aW9uLnYxLkdldEV2YWx1YXRpb25SdW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJEg8KB3JlcGVhdHMYBSABKAUiTAoaU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iXwoXR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAMgASgJIkoKGEdldEV2YWx1YXRpb25SdW5SZXNwb25zZRIuCgNydW4YASABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvblJ1biI7ChBFdmFsdWF0aW9uVGFyZ2V0Eg0KBWxhYmVsGAEgASgJEhgKEHNraWxsX3ZlcnNpb25faWQYAiABKAkizAIKDUV2YWx1YXRpb25SdW4SCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI1Cgd0YXJnZXRzGAUgAygLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25UYXJnZXQSFAoMcmVzdWx0c19qc29uGAYgASgJEhQKDHN1bW1hcnlfanNvbhgHIAEoCRIeChZjb250cmFjdF92YWxpZGl0eV9qc29uGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmVwZWF0cxgLIAEoBSJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJIjgKHUNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCTLjBQoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2UScwoSU3RhcnRFdmFsdWF0aW9uUnVuEi0ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlcXVlc3QaLi5raWxuLmV2YWx1YXRpb24udjEuU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USbQoQR2V0RXZhbHVhdGlvblJ1bhIrLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVxdWVzdBosLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USdgoTQ2FuY2VsRXZhbHVhdGlvblJ1bhIuLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVzcG9uc2USfAoVQ29tcGFyZUV2YWx1YXRpb25SdW5zEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZUV2YWx1YXRpb25SdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationCase
@@ -234,6 +234,13 @@ export type StartEvaluationRunRequest = Message<"kiln.evaluation.v1.StartEvaluat
    * @generated from field: repeated string case_ids = 4;
    */
   caseIds: string[];
+
+  /**
+   * Attempts per case and target, 1 to 20; 0: 1.
+   *
+   * @generated from field: int32 repeats = 5;
+   */
+  repeats: number;
 };
 
 /**
@@ -351,7 +358,7 @@ export type EvaluationRun = Message<"kiln.evaluation.v1.EvaluationRun"> & {
   organizationId: string;
 
   /**
-   * "queued", "running", "completed" or "failed".
+   * "queued", "running", "completed", "failed" or "cancelled".
    *
    * @generated from field: string status = 4;
    */
@@ -390,9 +397,18 @@ export type EvaluationRun = Message<"kiln.evaluation.v1.EvaluationRun"> & {
   createdAt?: Timestamp | undefined;
 
   /**
+   * When it completed or was cancelled.
+   *
    * @generated from field: google.protobuf.Timestamp completed_at = 10;
    */
   completedAt?: Timestamp | undefined;
+
+  /**
+   * Attempts per case and target.
+   *
+   * @generated from field: int32 repeats = 11;
+   */
+  repeats: number;
 };
 
 /**
@@ -401,6 +417,109 @@ export type EvaluationRun = Message<"kiln.evaluation.v1.EvaluationRun"> & {
  */
 export const EvaluationRunSchema: GenMessage<EvaluationRun> = /*@__PURE__*/
   messageDesc(file_kiln_evaluation_v1_evaluation, 11);
+
+/**
+ * @generated from message kiln.evaluation.v1.CancelEvaluationRunRequest
+ */
+export type CancelEvaluationRunRequest = Message<"kiln.evaluation.v1.CancelEvaluationRunRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string skill_id = 2;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: string evaluation_run_id = 3;
+   */
+  evaluationRunId: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.CancelEvaluationRunRequest.
+ * Use `create(CancelEvaluationRunRequestSchema)` to create a new message.
+ */
+export const CancelEvaluationRunRequestSchema: GenMessage<CancelEvaluationRunRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 12);
+
+/**
+ * @generated from message kiln.evaluation.v1.CancelEvaluationRunResponse
+ */
+export type CancelEvaluationRunResponse = Message<"kiln.evaluation.v1.CancelEvaluationRunResponse"> & {
+  /**
+   * @generated from field: kiln.evaluation.v1.EvaluationRun run = 1;
+   */
+  run?: EvaluationRun | undefined;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.CancelEvaluationRunResponse.
+ * Use `create(CancelEvaluationRunResponseSchema)` to create a new message.
+ */
+export const CancelEvaluationRunResponseSchema: GenMessage<CancelEvaluationRunResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 13);
+
+/**
+ * @generated from message kiln.evaluation.v1.CompareEvaluationRunsRequest
+ */
+export type CompareEvaluationRunsRequest = Message<"kiln.evaluation.v1.CompareEvaluationRunsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string skill_id = 2;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: string base_evaluation_run_id = 3;
+   */
+  baseEvaluationRunId: string;
+
+  /**
+   * @generated from field: string head_evaluation_run_id = 4;
+   */
+  headEvaluationRunId: string;
+
+  /**
+   * "draft" or "published"; empty: one both runs have, draft first.
+   *
+   * @generated from field: string target = 5;
+   */
+  target: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.CompareEvaluationRunsRequest.
+ * Use `create(CompareEvaluationRunsRequestSchema)` to create a new message.
+ */
+export const CompareEvaluationRunsRequestSchema: GenMessage<CompareEvaluationRunsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 14);
+
+/**
+ * @generated from message kiln.evaluation.v1.CompareEvaluationRunsResponse
+ */
+export type CompareEvaluationRunsResponse = Message<"kiln.evaluation.v1.CompareEvaluationRunsResponse"> & {
+  /**
+   * JSON: {base: {evaluationRunId, target, skillVersionId, repeats}, head: {...}, results: [{caseId,
+   * base, head, change}], summary: {changes, text}}.
+   *
+   * @generated from field: string comparison_json = 1;
+   */
+  comparisonJson: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.CompareEvaluationRunsResponse.
+ * Use `create(CompareEvaluationRunsResponseSchema)` to create a new message.
+ */
+export const CompareEvaluationRunsResponseSchema: GenMessage<CompareEvaluationRunsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 15);
 
 /**
  * @generated from service kiln.evaluation.v1.EvaluationService
@@ -437,6 +556,22 @@ export const EvaluationService: GenService<{
     methodKind: "unary";
     input: typeof GetEvaluationRunRequestSchema;
     output: typeof GetEvaluationRunResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.CancelEvaluationRun
+   */
+  cancelEvaluationRun: {
+    methodKind: "unary";
+    input: typeof CancelEvaluationRunRequestSchema;
+    output: typeof CancelEvaluationRunResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.CompareEvaluationRuns
+   */
+  compareEvaluationRuns: {
+    methodKind: "unary";
+    input: typeof CompareEvaluationRunsRequestSchema;
+    output: typeof CompareEvaluationRunsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_evaluation_v1_evaluation, 0);
