@@ -29,6 +29,10 @@ function answerOf(counts: Map<string, number>) {
   return (request: ReceivedRequest) => {
     const messages: { role?: string; content?: unknown }[] = request.body?.messages ?? [];
     const system = String(messages.find((m) => m.role === "system")?.content ?? "");
+    // The llm_judge: a fixed grade, in the JSON its response format asks for.
+    if (system.startsWith("You grade the output")) {
+      return stubReply.text(JSON.stringify({ score: 0.75, reason: "says yes politely" }));
+    }
     const n = (counts.get(system) ?? 0) + 1;
     counts.set(system, n);
     const [version, name] = system.split(" ");
@@ -50,7 +54,10 @@ const providers = (stub: OpenAIStub) =>
     {
       id: "stub",
       baseUrl: stub.baseUrl,
-      models: [{ model: "judged", inputPerMTokUsd: 1, outputPerMTokUsd: 2 }],
+      models: [
+        { model: "judged", inputPerMTokUsd: 1, outputPerMTokUsd: 2, jsonSchema: true },
+        { model: "unpriced", jsonSchema: true },
+      ],
     },
   ]);
 
@@ -232,6 +239,60 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
       },
     );
     expect(missing.status).toBe(404);
+  });
+
+  it("grades with an llm_judge whose calls are stored runs, counted in the totals", async () => {
+    const [judged] = await api.createEvaluationCases(flow.apiKey, undefined, skillId, [
+      {
+        name: "judged",
+        input: { name: "steady" },
+        assertions: [
+          { type: "llm_judge", rubric: "Says yes", model: "stub/judged", threshold: 0.7 },
+          { type: "llm_judge", rubric: "Says yes", model: "stub/unpriced", threshold: 0.8 },
+        ],
+      },
+    ]);
+    const started = await api.startEvaluation(flow.apiKey, undefined, skillId, {
+      caseIds: [judged?.id ?? ""],
+      targets: ["draft"],
+      repeats: 2,
+    });
+    const run = await api.waitForEvaluation(flow.token, skillId, started.id, { timeoutMs: 30_000 });
+    const result = run.results[0]?.byTarget.draft;
+    // 0.75 passes the 0.7 threshold and not the 0.8 one.
+    expect(result?.assertions.map((a) => [a.type, a.passed, a.message])).toEqual([
+      ["llm_judge", true, "score 0.75 ≥ 0.7: says yes politely"],
+      ["llm_judge", false, "score 0.75 < 0.8: says yes politely"],
+    ]);
+    expect(result?.verdict).toBe("failed");
+    const judgeRuns = result?.attempts.flatMap((a) => a.judgeRuns) ?? [];
+    expect(judgeRuns).toHaveLength(4);
+    const [first] = judgeRuns;
+    const stored = await api.get<Loose>(`/api/judge-runs/${first?.runId}`, { token: flow.token });
+    expect(stored.status, stored.text).toBe(200);
+    expect(stored.body).toMatchObject({
+      id: first?.runId,
+      kind: "judge",
+      status: "succeeded",
+      model: "stub/judged",
+      usage: first?.usage,
+      estimatedCostUsd: first?.estimatedCostUsd,
+    });
+    expect(stored.body.input.user).toContain("Says yes");
+    expect(first?.estimatedCostUsd).toBeGreaterThan(0);
+    // The unpriced judge makes the total unknown, never $0: the priced part and the count say what is known.
+    const totals = (run.summary as Loose).byTarget.draft;
+    expect(totals.judge.runs).toBe(4);
+    expect(totals.totalCostUsd).toBeNull();
+    expect(totals.unpricedRuns).toBe(2);
+    expect(totals.judge.estimatedCostUsd).toBeNull();
+    const pricedJudges = judgeRuns.reduce((sum, j) => sum + (j.estimatedCostUsd ?? 0), 0);
+    const skillRuns = result?.attempts.reduce((sum, a) => sum + (a.estimatedCostUsd ?? 0), 0) ?? 0;
+    expect(totals.pricedCostUsd).toBeCloseTo(pricedJudges + skillRuns, 12);
+    expect(totals.usage.inputTokens).toBeGreaterThan(totals.judge.usage.inputTokens);
+    // Another organization's key cannot read the judge run.
+    const other = await runIdentityFlow(running.base, ["runs:read"]);
+    expect((await api.get<Loose>(`/api/judge-runs/${first?.runId}`, { token: other.apiKey })).status).toBe(404);
   });
 
   it("refuses repeats outside 1–20, naming the field, and starts nothing", async () => {

@@ -340,6 +340,20 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     const slowSkill = await user.skills.create({ organizationId, name: "Slow skill" });
     await user.skills.replacePrompts(slowSkill.draftVersionId as string, { prompts: [{ promptId: slow.id }] });
     await keyed.evaluations.createCases(slowSkill.id, { cases: [{ input: {}, assertions }] });
+    // An llm_judge on local/echo scores 0 (the schema's minimum): a threshold of 0 passes; its call is a stored run.
+    const [graded] = (
+      await keyed.evaluations.createCases(skillId, {
+        cases: [
+          { input: { city: "Oslo" }, assertions: [{ type: "llm_judge", rubric: "names the city", threshold: 0 }] },
+        ],
+      })
+    ).data;
+    const judgedRun = await keyed.evaluations.run(skillId, { targets: ["published"], caseIds: [graded?.id ?? ""] });
+    const judged = await keyed.evaluations.waitForResult(skillId, judgedRun.evaluationRunId, { timeoutMs: 30_000 });
+    const judgeRun = judged.results[0]?.byTarget.published?.judgeRuns[0];
+    expect(judged.results[0]?.byTarget.published?.assertions[0]).toMatchObject({ type: "llm_judge", passed: true });
+    expect(await keyed.judgeRuns.get(judgeRun?.runId ?? "")).toMatchObject({ kind: "judge", status: "succeeded" });
+
     const pending = await keyed.evaluations.run(slowSkill.id, { repeats: 20 });
     const cancelled = await keyed.evaluations.cancel(slowSkill.id, pending.evaluationRunId);
     expect(cancelled.status).toBe("cancelled");

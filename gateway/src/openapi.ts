@@ -36,6 +36,7 @@ import {
 } from "./routes/evaluation-routes.js";
 import { ModelView } from "./routes/model-routes.js";
 import {
+  JudgeRunView,
   PromptRunView,
   RunErrorView,
   RunOutputView,
@@ -94,6 +95,7 @@ const COMPONENTS: NamedSchema[] = [
   RunOutputView,
   ToolCallView,
   PromptRunView,
+  JudgeRunView,
   SkillRunStepView,
   SkillRunView,
   SkillPreviewView,

@@ -5,6 +5,7 @@ import type {
   EvaluationCase,
   EvaluationComparison,
   EvaluationRun,
+  JudgeRun,
   Query,
   RequestBody,
   StartedEvaluationRun,
@@ -115,6 +116,18 @@ export class Evaluations {
       () => this.get(skillId, evaluationRunId, options),
       (run) => run.status === "completed" || run.status === "failed" || run.status === "cancelled",
       wait,
+    );
+  }
+}
+
+/** The stored runs of llm_judge calls, linked from evaluation outcomes (`judgeRuns[].runId`). */
+export class JudgeRuns {
+  constructor(private readonly t: Transport) {}
+
+  get(id: string, options?: RequestOptions): Promise<JudgeRun> {
+    return this.t.call(
+      (init) => this.t.api.GET("/api/judge-runs/{id}", { ...init, params: { path: { id } } }),
+      options,
     );
   }
 }

@@ -1,5 +1,5 @@
 import { AgentRuns, Agents } from "./agents.js";
-import { Evaluations } from "./evaluations.js";
+import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
 import { Prompts } from "./prompts.js";
@@ -20,6 +20,7 @@ export class Kiln {
   readonly agents: Agents;
   readonly agentRuns: AgentRuns;
   readonly evaluations: Evaluations;
+  readonly judgeRuns: JudgeRuns;
   readonly models: Models;
   readonly setup: Setup;
   readonly onboarding: Onboarding;
@@ -33,6 +34,7 @@ export class Kiln {
     this.agents = new Agents(transport);
     this.agentRuns = new AgentRuns(transport);
     this.evaluations = new Evaluations(transport);
+    this.judgeRuns = new JudgeRuns(transport);
     this.models = new Models(transport);
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);

@@ -104,6 +104,12 @@ const skillRunFields = {
 /** A stored skill run (api.md "Runs", "Skills"). */
 export const SkillRunView = Type.Object({ id: Type.String(), ...skillRunFields }, { $id: "SkillRun" });
 
+/** The stored run of an llm_judge call of an evaluation: `input` is `{system, user}` (docs/api.md "Evaluations"). */
+export const JudgeRunView = Type.Object(
+  { id: Type.String(), kind: OneOf(["judge"]), ...RunCommonFields, completedAt: Timestamp },
+  { $id: "JudgeRun" },
+);
+
 /** A skill preview: the skill run shape, stored nowhere (api.md "Skills"). */
 export const SkillPreviewView = Type.Object(
   { id: Type.Null({ description: "a preview is not stored" }), ...skillRunFields, preview: Type.Literal(true) },
@@ -176,6 +182,11 @@ function runFieldsView(r: Run) {
     ...(r.error?.code ? { error: { code: r.error.code, message: r.error.message } } : {}),
     createdAt: iso(r.createdAt) ?? "",
   };
+}
+
+function judgeRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return { id: r.id, kind: "judge" as const, ...runFieldsView(r), completedAt: iso(r.completedAt) ?? "" };
 }
 
 export function promptRunView(r: Run | undefined) {
@@ -361,6 +372,24 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
     async (request) => {
       const r = await execution.getRun({ id: request.params.id, kind: "skill" }, rpcOptions(request));
       return skillRunView(r.run);
+    },
+  );
+
+  app.get(
+    "/api/judge-runs/:id",
+    {
+      config: { stability: "beta" },
+      schema: {
+        tags: ["runs", "evaluations"],
+        operationId: "getJudgeRun",
+        summary: "The stored run of an llm_judge call, linked from an evaluation outcome's judgeRuns",
+        params: IdParams,
+        response: { 200: ref(JudgeRunView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await execution.getRun({ id: request.params.id, kind: "judge" }, rpcOptions(request));
+      return judgeRunView(r.run);
     },
   );
 }

@@ -78,14 +78,7 @@ export async function createExecutionService(
   const service = defineService({
     name: "execution",
     logger: deps.logger,
-    register: (router) =>
-      registerExecutionRpc(
-        router,
-        models.catalog,
-        runner,
-        agents,
-        createCompleter({ identityAuth: deps.identityAuth, models }),
-      ),
+    register: (router) => registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps)),
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },

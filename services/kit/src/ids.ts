@@ -16,6 +16,7 @@ export type IdPrefix =
   | "run"
   | "srun"
   | "arun"
+  | "jrun"
   | "evc"
   | "evr"
   | "req";

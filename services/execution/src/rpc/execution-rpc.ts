@@ -62,6 +62,7 @@ export function registerExecutionRpc(
         usage: { inputTokens: BigInt(c.usage.inputTokens), outputTokens: BigInt(c.usage.outputTokens) },
         estimatedCostUsd: c.estimatedCostUsd ?? undefined,
         latencyMs: BigInt(c.latencyMs),
+        runId: c.runId,
       };
     },
   });

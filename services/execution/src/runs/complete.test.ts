@@ -3,7 +3,12 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, permissionDenied } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
+import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { createLogger } from "@kiln/kit/logger";
+import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
+import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
+import { runCollection } from "../store/run-store.js";
 import { ProviderError } from "../providers/provider.js";
 import { createProviderRegistry } from "../providers/provider-registry.js";
 import { createCompleter } from "./complete.js";
@@ -31,8 +36,37 @@ async function rejection(p: Promise<unknown>): Promise<DomainError> {
   return e;
 }
 
+/** Where the judge runs are stored, and the events they publish. */
+function storage() {
+  const store = createMemoryStore();
+  const runs = runCollection(store);
+  const bus = createMemoryBus();
+  void bus.ensureStream(RUNS_STREAM);
+  const logger = createLogger({ name: "test", level: "silent" });
+  return {
+    runs,
+    outbox: createRunEventOutbox(runs, runEventIntentCollection(store), bus, logger, { relayAfterMs: 0 }),
+  };
+}
+
 describe("createCompleter", () => {
-  const complete = createCompleter({ identityAuth, models: createProviderRegistry(config) });
+  const stored = storage();
+  const complete = createCompleter({ identityAuth, models: createProviderRegistry(config), ...stored });
+
+  it("stores each call as a judge run with its tokens and cost", async () => {
+    const c = await complete(input, { principal: service });
+    expect(c.runId).toMatch(/^jrun_/);
+    const run = await stored.runs.findOne({ _id: c.runId });
+    expect(run).toMatchObject({
+      kind: "judge",
+      organizationId: "org_a",
+      status: "succeeded",
+      inputJson: JSON.stringify({ system: "grade it", user: "the output" }),
+      usage: { inputTokens: 4, outputTokens: 4 },
+      estimatedCostUsd: 0,
+      model: "local/echo",
+    });
+  });
 
   it("makes one call to the default model with the system and user messages", async () => {
     const c = await complete(input, { principal: service });
@@ -63,7 +97,9 @@ describe("createCompleter", () => {
   });
 
   it("passes provider failures on as provider_error / provider_timeout", async () => {
+    const failedStore = storage();
     const failing = createCompleter({
+      ...failedStore,
       identityAuth,
       models: createProviderRegistry(config, {
         providers: [
@@ -77,5 +113,8 @@ describe("createCompleter", () => {
       }),
     });
     expect((await rejection(failing(input, { principal: service }))).kind).toBe("provider_timeout");
+    // The failed call is on record as a failed judge run.
+    const [failed] = await failedStore.runs.find({ kind: "judge" });
+    expect(failed).toMatchObject({ status: "failed", error: { code: "provider_timeout", message: "too slow" } });
   });
 });

@@ -1,15 +1,19 @@
 /**
  * Complete (non-public): one model call outside any prompt, for the evaluation service's
- * llm_judge assertions. Nothing is stored and no event is published; provider failures are
- * provider_error / provider_timeout (502 / 504).
+ * llm_judge assertions. It is stored as a run of kind "judge" (`jrun_…`, GET /api/judge-runs/:id)
+ * with its run.completed event, like every run, so a judge's tokens and cost are on record; a
+ * provider failure is stored as a failed judge run and answered as provider_error /
+ * provider_timeout (502 / 504).
  */
 import { performance } from "node:perf_hooks";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { invalidArgument } from "@kiln/kit/errors";
+import { DomainError, invalidArgument } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import type { ChatMessage, ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
-import type { CallContext } from "./runner.js";
+import type { PromptExecution } from "./prompt-execution.js";
+import { type CallContext, type RunnerDeps, runDocOf, storeRun } from "./runner.js";
 
 export interface CompleteInput {
   organizationId: string;
@@ -32,6 +36,8 @@ export interface Completion {
   /** null when the model has no price. */
   estimatedCostUsd: number | null;
   latencyMs: number;
+  /** The stored judge run. */
+  runId: string;
 }
 
 export type Completer = (input: CompleteInput, ctx: CallContext) => Promise<Completion>;
@@ -54,7 +60,10 @@ function responseFormatOf(text: string): ResponseFormat {
   return { type: "json_schema", name: "response", schema: schema as Record<string, unknown> };
 }
 
-export function createCompleter(deps: { identityAuth: IdentityAuth; models: ProviderRegistry }): Completer {
+export function createCompleter(
+  deps: Pick<RunnerDeps, "runs" | "outbox" | "now"> & { identityAuth: IdentityAuth; models: ProviderRegistry },
+): Completer {
+  const now = deps.now ?? (() => new Date());
   return async (input, ctx) => {
     if (input.organizationId === "") {
       throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
@@ -73,16 +82,66 @@ export function createCompleter(deps: { identityAuth: IdentityAuth; models: Prov
       { role: "user", content: input.user },
     ];
     const started = performance.now();
-    // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as is.
-    const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
+    const createdAt = now();
+    const id = newId("jrun");
+    let failure: unknown;
+    const run = await storeRun(deps, id, async () => {
+      let execution: PromptExecution;
+      try {
+        const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
+        execution = {
+          status: "succeeded",
+          output: { text: answer.text, ...(answer.json !== undefined ? { json: answer.json } : {}) },
+          provider: model.entry.provider,
+          model: model.entry.id,
+          usage: answer.usage,
+          estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
+          latencyMs: Math.round(performance.now() - started),
+          toolCalls: [],
+        };
+      } catch (e) {
+        // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as
+        // is, after the failed run is stored.
+        failure = e;
+        const error =
+          e instanceof DomainError
+            ? { code: e.kind, message: e.message }
+            : { code: "internal", message: "the judge failed" };
+        execution = {
+          status: "failed",
+          output: null,
+          provider: model.entry.provider,
+          model: model.entry.id,
+          usage: { inputTokens: 0, outputTokens: 0 },
+          estimatedCostUsd: 0,
+          latencyMs: Math.round(performance.now() - started),
+          toolCalls: [],
+          error,
+        };
+      }
+      return runDocOf({
+        id,
+        kind: "judge",
+        organizationId: input.organizationId,
+        input: { system: input.system, user: input.user },
+        createdAt,
+        steps: [],
+        single: execution,
+        completedAt: now(),
+      });
+    });
+    if (failure !== undefined) throw failure;
+    const output =
+      run.outputJson === null ? { text: "" } : (JSON.parse(run.outputJson) as { text: string; json?: unknown });
     return {
-      text: answer.text,
-      ...(answer.json !== undefined ? { json: answer.json } : {}),
+      text: output.text,
+      ...(output.json !== undefined ? { json: output.json } : {}),
       provider: model.entry.provider,
       model: model.entry.id,
-      usage: answer.usage,
-      estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
-      latencyMs: Math.round(performance.now() - started),
+      usage: run.usage,
+      estimatedCostUsd: run.estimatedCostUsd,
+      latencyMs: run.latencyMs,
+      runId: id,
     };
   };
 }

@@ -344,7 +344,7 @@ export function createRunner(deps: RunnerDeps) {
     },
 
     async getRun(req: { id: string; kind: string }, ctx: CallContext): Promise<RunDoc> {
-      const what = req.kind === "skill" ? "skill run" : "run";
+      const what = req.kind === "skill" || req.kind === "judge" ? `${req.kind} run` : "run";
       const run = await deps.runs.findOne({ _id: req.id });
       if (!run || (req.kind && run.kind !== req.kind)) throw notFound(what);
       // A key sees only its own organization's runs: another's do not exist for it (404), where

@@ -13,7 +13,8 @@ export interface RunErrorDoc {
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
 export interface RunDoc {
   _id: string;
-  kind: "prompt" | "skill" | "agent";
+  /** "judge": an llm_judge call of an evaluation (Complete). */
+  kind: "prompt" | "skill" | "agent" | "judge";
   organizationId: string;
   /** "running" only for an asynchronous agent run that has not finished yet. */
   status: "succeeded" | "failed" | "running";
