@@ -1,16 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, permissionDenied } from "@kiln/kit/errors";
-import type { Principal } from "@kiln/kit/principal";
-import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { DomainError, permissionDenied } from "@kiln/kit/errors";
 import { createLogger } from "@kiln/kit/logger";
+import type { Principal } from "@kiln/kit/principal";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { describe, expect, it } from "vitest";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
-import { runCollection } from "../store/run-store.js";
 import { ProviderError } from "../providers/provider.js";
 import { createProviderRegistry } from "../providers/provider-registry.js";
+import { runCollection } from "../store/run-store.js";
 import { createCompleter } from "./complete.js";
 
 const identityAuth: IdentityAuth = {
