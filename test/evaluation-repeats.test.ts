@@ -19,6 +19,9 @@ import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } fro
 type Loose = any;
 
 const REPEATS = 5;
+/** At most this many calls to the stub's models at once, whatever the workers' concurrency. */
+const CAP = 3;
+const MODEL_CONCURRENCY = JSON.stringify({ "stub/*": CAP });
 
 /**
  * The system prompt is "<version> <case>": published ("P") and draft ("D") answer "yes" or "no"
@@ -67,7 +70,7 @@ const modes = [
     async start(stub: OpenAIStub) {
       const kiln = await buildEmbedded({
         logger: createLogger({ name: "test", level: "silent" }),
-        providers: loadProvidersConfig({ OPENAI_COMPATIBLE_PROVIDERS: providers(stub) }),
+        providers: loadProvidersConfig({ OPENAI_COMPATIBLE_PROVIDERS: providers(stub), MODEL_CONCURRENCY }),
       });
       const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
       return { base, stop: () => kiln.close() };
@@ -79,7 +82,7 @@ const modes = [
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providers(stub) } },
+        envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providers(stub), MODEL_CONCURRENCY } },
       });
       return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
     },
@@ -96,7 +99,7 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
   let repeated: EvaluationRun;
 
   beforeAll(async () => {
-    stub = await startOpenAIStub({ respond: answerOf(new Map()) });
+    stub = await startOpenAIStub({ respond: answerOf(new Map()), latencyMs: 20 });
     running = await mode.start(stub);
     api = createTestClient(running.base);
     flow = await runIdentityFlow(running.base, ["skills:read", "evaluations:read", "evaluations:write", "runs:read"]);
@@ -173,6 +176,12 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
     const one = await api.get<Loose>(`/api/skill-runs/${wobbly?.attempts[4]?.runId}`, { token: flow.token });
     expect(one.status, one.text).toBe(200);
     expect(one.body.output.text).toMatch(/^(yes|no)$/);
+  });
+
+  it("keeps the model calls within the per-model cap (MODEL_CONCURRENCY)", () => {
+    // 50 attempts with 4 workers: without the cap the stub would see 4 at once.
+    expect(stub.maxInFlight()).toBeLessThanOrEqual(CAP);
+    expect(stub.maxInFlight()).toBeGreaterThan(1);
   });
 
   it("counts fixed, regressed, still failing and flaky, and says so in one line", () => {

@@ -4,7 +4,9 @@
  * items of one evaluation run (20 cases × 2 targets) against one FerretDB and one nats-server with
  * the rest of the distributed platform; the worker-only one is killed with SIGKILL while it holds
  * items, and the run still completes with exactly one result per case and target. Each item is
- * made slow by a model on an OpenAI-compatible stub that answers after 200 ms.
+ * made slow by a model on an OpenAI-compatible stub that answers after 200 ms, and one model call
+ * in ten is answered 429 with a Retry-After (the execution service makes no retries of its own
+ * here): those items' runs are stored as failed and the workers run them again after the wait.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
@@ -18,8 +20,13 @@ const LATENCY_MS = 200;
 /** Items one worker process takes at a time: with two processes, more than this in flight means both hold some. */
 const CONCURRENCY = 4;
 
-/** The stub answers like local/echo: the rendered system prompt, as text. */
+/** One model call in this many is rate-limited. */
+const RATE_LIMIT_EVERY = 10;
+let calls = 0;
+
+/** The stub answers like local/echo (the rendered system prompt, as text), or 429. */
 function echoSystemPrompt(request: ReceivedRequest) {
+  if (++calls % RATE_LIMIT_EVERY === 0) return stubReply.rateLimited({ retryAfterMs: 150 });
   const messages: { role?: string; content?: unknown }[] = request.body?.messages ?? [];
   const system = messages.find((m) => m.role === "system");
   return stubReply.text(typeof system?.content === "string" ? system.content : "");
@@ -46,6 +53,7 @@ describe("evaluation workers in two processes", () => {
       natsUrl: inject("natsUrl"),
       envOf: {
         execution: {
+          PROVIDER_MAX_RETRIES: "0",
           OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
             {
               id: "stub",
@@ -141,9 +149,19 @@ describe("evaluation workers in two processes", () => {
     expect(new Set(runIds).size).toBe(CASES * 2);
     expect(done.summary?.byTarget.published).toMatchObject({ passed: CASES, failed: 0, errored: 0, passRate: 1 });
     expect(done.summary?.byTarget.draft).toMatchObject({ passed: 0, failed: CASES, errored: 0, passRate: 0 });
-    expect(done.summary?.changes).toEqual({ fixed: 0, regressed: CASES, outputChanged: 0, unchanged: 0 });
-    // Each item reached the model at least once; a killed worker's items may have reached it twice.
-    expect(stub.requests.length).toBeGreaterThanOrEqual(CASES * 2);
+    expect(done.summary?.changes).toEqual({
+      fixed: 0,
+      regressed: CASES,
+      outputChanged: 0,
+      unchanged: 0,
+      stillFailing: 0,
+      flaky: 0,
+    });
+    // Each item reached the model at least once, a rate-limited one again after the wait; a killed
+    // worker's items may have reached it twice.
+    const limited = stub.requests.length - Math.floor(stub.requests.length / RATE_LIMIT_EVERY);
+    expect(Math.floor(stub.requests.length / RATE_LIMIT_EVERY)).toBeGreaterThanOrEqual(3);
+    expect(limited).toBeGreaterThanOrEqual(CASES * 2);
     expect(stub.maxInFlight()).toBeGreaterThan(CONCURRENCY);
 
     // The stored runs behind the results are the model's answers.

@@ -446,7 +446,14 @@ describe("evaluation runs", () => {
     });
     expect(linus?.byTarget.draft).toMatchObject({ outcome: "fail", output: { text: "Goodbye Linus" } });
     expect(linus?.change).toBe("regressed");
-    expect(done.summary?.changes).toEqual({ fixed: 0, regressed: 1, outputChanged: 2, unchanged: 0 });
+    expect(done.summary?.changes).toEqual({
+      fixed: 0,
+      regressed: 1,
+      outputChanged: 2,
+      unchanged: 0,
+      stillFailing: 0,
+      flaky: 0,
+    });
     expect(done.contractValidity).toEqual({ valid: true, violations: [], breakingChanges: [] });
   });
 

@@ -46,7 +46,19 @@ describe("loadProvidersConfig", () => {
       defaultModel: "local/echo",
       timeoutMs: 60_000,
       maxRetries: 2,
+      concurrency: {},
     });
+  });
+
+  it("reads MODEL_CONCURRENCY, and refuses anything but model ids to positive counts", () => {
+    expect(loadProvidersConfig({ MODEL_CONCURRENCY: '{"openai/gpt-4o": 8, "ollama/*": 2}' }).concurrency).toEqual({
+      "openai/gpt-4o": 8,
+      "ollama/*": 2,
+    });
+    expect(problemsOf({ MODEL_CONCURRENCY: "{8" })).toContain("MODEL_CONCURRENCY is not valid JSON");
+    expect(problemsOf({ MODEL_CONCURRENCY: "[1]" })).toContain("MODEL_CONCURRENCY must be an object");
+    expect(problemsOf({ MODEL_CONCURRENCY: '{"gpt-4o": 8}' })).toContain("MODEL_CONCURRENCY");
+    expect(problemsOf({ MODEL_CONCURRENCY: '{"openai/gpt-4o": 0}' })).toContain("MODEL_CONCURRENCY");
   });
 
   it("reads the OpenAI variables and the numbers", () => {

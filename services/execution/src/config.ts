@@ -15,7 +15,16 @@ export const ProvidersEnv = {
   PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 60_000 }),
   /** Retries after the first attempt on 408/409/429/5xx and connection failures. */
   PROVIDER_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 10, default: 2 }),
+  /**
+   * JSON: calls at once per model in this process, by "<provider>/<model>" or "<provider>/*"
+   * (ModelConcurrencySchema), e.g. `{"openai/gpt-4o": 8, "ollama/*": 2}`; others have no cap.
+   */
+  MODEL_CONCURRENCY: Type.Optional(Type.String({ minLength: 1 })),
 };
+
+const MODEL_KEY = /^[a-z0-9][a-z0-9_-]{0,31}\/\S+$/;
+
+export const ModelConcurrencySchema = Type.Record(Type.String(), Type.Integer({ minimum: 1, maximum: 10_000 }));
 
 /** The variables of tool calls (also read by the embedded launcher through loadToolsConfig). */
 export const ToolsEnv = {
@@ -137,6 +146,7 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
     problems.push("OPENAI_BASE_URL must be an http(s) URL");
   }
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
+  const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
     openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
@@ -144,7 +154,32 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
     defaultModel: vars.DEFAULT_MODEL,
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
     maxRetries: vars.PROVIDER_MAX_RETRIES,
+    concurrency,
   };
+}
+
+function parseModelConcurrency(text: string | undefined, problems: string[]): Record<string, number> {
+  const name = "MODEL_CONCURRENCY";
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    problems.push(`${name} is not valid JSON`);
+    return {};
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    problems.push(`${name} must be an object of "<provider>/<model>" (or "<provider>/*") to a number of calls`);
+    return {};
+  }
+  const found = [
+    ...Object.keys(value)
+      .filter((key) => !MODEL_KEY.test(key))
+      .map((key) => `${name} key "${key.slice(0, 80)}" must be "<provider>/<model>" or "<provider>/*"`),
+    ...problemsByPath(ModelConcurrencySchema, value, name),
+  ];
+  problems.push(...found);
+  return found.length > 0 ? {} : (value as Record<string, number>);
 }
 
 /** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */

@@ -37,6 +37,11 @@ export interface EvaluationRunDoc {
   repeats?: number;
   /** cases × targets × repeats: the run completes when it has this many results. */
   itemCount: number;
+  /**
+   * Results stored so far, as the workers count them (absent: 0): a hint, so that the exact count
+   * (a scan of the results on FerretDB) is made once the run looks done, not after every result.
+   */
+  resultsIn?: number;
   /** The outbox flag: false until every work message reached the bus. */
   workPublished: boolean;
   /** The report (api.md "Evaluations"), JSON text; "[]" / "{}" until completed. */

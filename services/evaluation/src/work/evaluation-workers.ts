@@ -12,6 +12,7 @@ import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
+import { LRUCache } from "lru-cache";
 import {
   type Assertion,
   type AssertionResult,
@@ -49,6 +50,12 @@ export interface EvaluationWorkersDeps {
   maxAttempts?: number;
   /** First retry delay after a transient failure, doubled per delivery up to 30 s; default 1000 ms. */
   retryDelayMs?: number;
+  /**
+   * Runs of one item the provider may rate-limit (429) before the item is recorded as the failed
+   * run it gave; default 20. Each waits what the provider asked (Retry-After), else an exponential
+   * backoff with jitter from `retryDelayMs`.
+   */
+  maxRateLimitRetries?: number;
   now?: () => Date;
 }
 
@@ -63,6 +70,22 @@ export interface EvaluationWorkers {
 
 /** A failure worth another delivery (the execution service unreachable, or still running the item). */
 class RetryLater extends Error {}
+
+/** The provider rate-limited the item's run: deliver it again after the wait it asked for. */
+class RateLimited extends Error {
+  constructor(
+    readonly retries: number,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super("the model provider rate-limited the run");
+  }
+}
+
+/** How many times one item's run was rate-limited, so that its next run is a new run. */
+interface RateLimitDoc {
+  _id: string;
+  retries: number;
+}
 
 const JUDGE_SCHEMA = JSON.stringify({
   type: "object",
@@ -80,11 +103,32 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
   const completion = createRunCompletion(c);
   const now = deps.now ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 5;
+  const maxRateLimitRetries = deps.maxRateLimitRetries ?? 20;
+  const rateLimits = deps.store.collection<RateLimitDoc>("evaluation_rate_limits");
   const retryDelayMs = deps.retryDelayMs ?? 1_000;
   const aborter = new AbortController();
   let subscription: Subscription | undefined;
 
+  /**
+   * The cases of the runs this process is working on, each run's read in one query when its first
+   * item arrives (cases cannot change): one read per case would scan the cases on FerretDB.
+   */
+  const casesOfRun = new LRUCache<string, Promise<Map<string, CaseDoc>>>({ max: 16 });
+  async function caseOf(run: EvaluationRunDoc, caseId: string): Promise<CaseDoc | null> {
+    let cases = casesOfRun.get(run._id);
+    if (!cases) {
+      cases = c.cases.find({ _id: { $in: run.caseIds } }).then((docs) => new Map(docs.map((d) => [d._id, d])));
+      cases.catch(() => casesOfRun.delete(run._id));
+      casesOfRun.set(run._id, cases);
+    }
+    // A case deleted since the run started is not in the map: read it to be sure.
+    return (await cases).get(caseId) ?? (await c.cases.findOne({ _id: caseId }));
+  }
+
   const backoffMs = (deliveryCount: number) => Math.min(retryDelayMs * 2 ** (deliveryCount - 1), 30_000);
+  /** The provider's wait when it gave one, else exponential backoff; with ±50% jitter so retries spread out. */
+  const rateLimitDelayMs = (e: RateLimited) =>
+    Math.round((e.retryAfterMs ?? backoffMs(e.retries)) * (0.5 + Math.random()));
 
   /** The judge of one attempt; each call it makes is added to `calls`. */
   function judgeFor(run: EvaluationRunDoc, kase: CaseDoc, calls: JudgeRun[]): Judge {
@@ -134,8 +178,12 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     skillVersionId: string,
     itemId: string,
   ): Promise<{ run: Run } | { error: { code: string; message: string } }> {
+    // A rate-limited run stays stored as failed; the next run of the item gets a key of its own.
+    const retries = msg.deliveryCount > 1 ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
+    const idempotencyKey = retries === 0 ? itemId : `${itemId}:${retries}`;
+    let res: Awaited<ReturnType<ExecutionClient["runSkill"]>>;
     try {
-      const res = await deps.execution.runSkill(
+      res = await deps.execution.runSkill(
         {
           organizationId: run.organizationId,
           skillId: run.skillId,
@@ -146,11 +194,9 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
           signal: aborter.signal,
           timeoutMs: deps.caseTimeoutMs ?? 300_000,
           // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
-          headers: { [IDEMPOTENCY_KEY_HEADER]: itemId },
+          headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
         },
       );
-      if (!res.run) throw new Error("execution returned no run");
-      return { run: res.run };
     } catch (e) {
       if (aborter.signal.aborted) throw e;
       const error = e instanceof DomainError ? e : domainErrorOf(e);
@@ -161,6 +207,13 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       if (transient && msg.deliveryCount < maxAttempts) throw new RetryLater(error?.message ?? String(e));
       return { error: { code: error?.kind ?? "internal", message: error?.message ?? "the skill could not be run" } };
     }
+    if (!res.run) throw new Error("execution returned no run");
+    const failure = res.run.status === "failed" ? res.run.error : undefined;
+    if (failure?.rateLimited && retries < maxRateLimitRetries) {
+      await rateLimits.updateOne({ _id: itemId }, { $set: { retries: retries + 1 } }, { upsert: true });
+      throw new RateLimited(retries + 1, failure.retryAfterMs);
+    }
+    return { run: res.run };
   }
 
   async function handle(msg: BusMessage): Promise<void> {
@@ -174,15 +227,16 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     }
     // Cancelled: what has not started is not run (its report keeps what finished).
     if (run.status === "cancelled") return;
-    // Done before (this is a redelivery): make sure the run is completed, then ack.
-    if (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } })) {
+    // Done before (a redelivery): make sure the run is completed, then ack. A first delivery has no
+    // result yet (and a duplicate of one is caught by the result's insert below).
+    if (msg.deliveryCount > 1 && (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } }))) {
       await completion.completeIfDone(run);
       return;
     }
     if (run.status === "queued")
       await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
 
-    const kase = await c.cases.findOne({ _id: item.caseId });
+    const kase = await caseOf(run, item.caseId);
     const target = run.targets.find((t) => t.label === item.label);
     const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label, attempt };
     let result: ResultDoc;
@@ -220,8 +274,15 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     } catch (e) {
       // Another delivery of this item got there first: its result stands.
       if (!isDuplicateKeyError(e)) throw e;
+      await completion.completeIfDone(run);
+      return;
     }
-    await completion.completeIfDone(run);
+    await c.runs.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } });
+    const counted = await c.runs.findOne({ _id: run._id }, { projection: { resultsIn: 1, itemCount: 1, status: 1 } });
+    // All in (by the count), or cancelled meanwhile: its report takes this late result too.
+    if (!counted || counted.status === "cancelled" || (counted.resultsIn ?? 0) >= counted.itemCount) {
+      await completion.completeIfDone(run);
+    }
   }
 
   async function resultOf(
@@ -294,6 +355,11 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
           try {
             await handle(msg);
           } catch (e) {
+            if (e instanceof RateLimited) {
+              deps.logger.debug({ retries: e.retries }, "evaluation item rate-limited by the provider; retried later");
+              msg.nak(rateLimitDelayMs(e));
+              return;
+            }
             if (e instanceof RetryLater) {
               deps.logger.warn({ err: e.message, deliveryCount: msg.deliveryCount }, "evaluation item will be retried");
               msg.nak(backoffMs(msg.deliveryCount));

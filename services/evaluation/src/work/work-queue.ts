@@ -1,6 +1,7 @@
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
+import type { RunCompletion } from "../run-completion.js";
 import { type EvaluationRunDoc, resultIdOf, type TargetLabel } from "../store/evaluation-store.js";
 
 /** The work queue (api.md "Events"): each message is one attempt of a case on one target, taken by one worker. */
@@ -63,11 +64,22 @@ export interface WorkRelay {
  * The outbox of evaluation work, as execution's run-event outbox: a run is stored first with
  * `workPublished: false`, so a bus outage at start leaves it for this relay, never lost.
  */
-export function createWorkRelay(runs: Collection<EvaluationRunDoc>, bus: Bus, logger: Logger): WorkRelay {
+export function createWorkRelay(
+  runs: Collection<EvaluationRunDoc>,
+  bus: Bus,
+  logger: Logger,
+  completion?: RunCompletion,
+): WorkRelay {
   let timer: NodeJS.Timeout | undefined;
   let relaying: Promise<number> | undefined;
+  let ticks = 0;
 
   async function relay(): Promise<number> {
+    // Every fifth round: running runs whose results are all in complete, even when the counter a
+    // worker bumps after each result missed one (a worker that died between the two writes).
+    if (completion && ++ticks % 5 === 0) {
+      for (const run of await runs.find({ status: "running" }, { limit: 100 })) await completion.completeIfDone(run);
+    }
     let published = 0;
     const pending = await runs.find({ workPublished: false }, { sort: { _id: 1 }, limit: 100 });
     for (const run of pending) {

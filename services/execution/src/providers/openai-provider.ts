@@ -110,7 +110,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
       const callId = String(++callCount);
       const state: CallState = { attempts: 0, deadlineAt: Date.now() + timeoutMs };
       calls.set(callId, state);
-      const fail = (kind: ProviderErrorKind, message: string, extra: { status?: number; cause?: unknown } = {}) =>
+      const fail = (
+        kind: ProviderErrorKind,
+        message: string,
+        extra: { status?: number; cause?: unknown; retryAfterMs?: number } = {},
+      ) =>
         new ProviderError(kind, message, {
           provider: id,
           model: request.model,
@@ -156,7 +160,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
           throw fail(
             "provider_error",
             `${id} answered HTTP ${error.status}${excerpt ? `: ${excerpt}` : ""}${wait}${retriesNote(state)}`,
-            { status: error.status, cause: error },
+            {
+              status: error.status,
+              cause: error,
+              retryAfterMs: state.retryAfterMs ?? (error.headers ? retryAfterMsOf(error.headers) : undefined),
+            },
           );
         }
         throw fail("provider_error", `${id} returned an answer that could not be read`, { cause: error });

@@ -5,6 +5,7 @@
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "../domain/model-catalog.js";
+import { createCallLimiter } from "./call-limiter.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, ModelRequest, ModelResult } from "./provider.js";
@@ -46,6 +47,8 @@ export interface ProvidersConfig {
   timeoutMs: number;
   /** Retries after the first attempt on 429/5xx/connection failures. */
   maxRetries: number;
+  /** Calls at once per "<provider>/<model>" or "<provider>/*" in this process (MODEL_CONCURRENCY); none: no cap. */
+  concurrency?: Record<string, number>;
 }
 
 export interface ProviderRegistryOptions {
@@ -86,6 +89,7 @@ export function createProviderRegistry(
   config: ProvidersConfig,
   options: ProviderRegistryOptions = {},
 ): ProviderRegistry {
+  const limiter = createCallLimiter(config.concurrency ?? {});
   const providers = new Map<string, ModelProvider>();
   providers.set("local", createLocalEchoProvider());
   if (config.openai.apiKey) {
@@ -149,7 +153,8 @@ export function createProviderRegistry(
         id,
         entry,
         provider,
-        generate: (request) => provider.generate({ ...request, model: entry.model }),
+        generate: (request) =>
+          limiter.run(id, request.signal, () => provider.generate({ ...request, model: entry.model })),
       };
     },
   };

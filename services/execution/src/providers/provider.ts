@@ -117,6 +117,8 @@ export interface ProviderErrorInfo {
   status?: number;
   /** Retries made before giving up. */
   retries?: number;
+  /** What the provider asked to wait before another call (Retry-After), when it said. */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -132,6 +134,7 @@ export class ProviderError extends DomainError {
   readonly model: string;
   readonly status: number | undefined;
   readonly retries: number;
+  readonly retryAfterMs: number | undefined;
 
   constructor(kind: ProviderErrorKind, message: string, info: ProviderErrorInfo) {
     super(kind, message);
@@ -140,12 +143,30 @@ export class ProviderError extends DomainError {
     this.model = info.model;
     this.status = info.status;
     this.retries = info.retries ?? 0;
+    this.retryAfterMs = info.retryAfterMs;
     if (info.cause !== undefined) this.cause = info.cause;
   }
 }
 
 export function isProviderError(error: unknown): error is ProviderError {
   return error instanceof ProviderError;
+}
+
+/** A run's record of a provider failure: a rate limit (429) says so, with the wait it asked for. */
+export function providerFailureOf(e: ProviderError): {
+  code: string;
+  message: string;
+  rateLimited?: true;
+  retryAfterMs?: number;
+} {
+  return {
+    code: e.kind,
+    message: e.message,
+    ...(e.status === 429 ? { rateLimited: true as const } : {}),
+    ...(e.status === 429 && e.retryAfterMs !== undefined
+      ? { retryAfterMs: Math.max(0, Math.round(e.retryAfterMs)) }
+      : {}),
+  };
 }
 
 /**

@@ -2,8 +2,9 @@ import { performance } from "node:perf_hooks";
 import Mustache from "mustache";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import type { ChatMessage, ModelResult, ResponseFormat, ToolDefinition } from "../providers/provider.js";
-import { isProviderError } from "../providers/provider.js";
+import { isProviderError, providerFailureOf } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
+import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
 
@@ -40,7 +41,7 @@ export interface PromptExecution {
   estimatedCostUsd: number | null;
   latencyMs: number;
   toolCalls: ToolCallRecord[];
-  error?: { code: string; message: string };
+  error?: RunErrorDoc;
 }
 
 /**
@@ -125,7 +126,7 @@ export async function executePrompt(
         signal: options.signal,
       });
     } catch (e) {
-      if (isProviderError(e)) return result("failed", null, { code: e.kind, message: e.message });
+      if (isProviderError(e)) return result("failed", null, providerFailureOf(e));
       throw e;
     }
     usage.inputTokens += answer.usage.inputTokens;

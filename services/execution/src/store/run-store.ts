@@ -8,6 +8,10 @@ export interface UsageDoc {
 export interface RunErrorDoc {
   code: string;
   message: string;
+  /** The provider answered 429 after the client's own retries. */
+  rateLimited?: true;
+  /** The wait the provider asked for (Retry-After), when it said. */
+  retryAfterMs?: number;
 }
 
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */

@@ -11,13 +11,14 @@ export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
 /** Response header set when the answer is a replay of the first one. */
 export const IDEMPOTENT_REPLAYED_HEADER = "idempotent-replayed";
 
+/** A claimed key. Its answer is an AnswerDoc of the same `_id`. */
 interface IdempotencyDoc {
   _id: string;
   requestHash: string;
+  /** "done" (with `response`) only in claims written before answers were kept apart. */
   state: "in_flight" | "done";
   /** The interceptor (one per process start) that claimed the key. */
   owner?: string;
-  /** The first response, protobuf binary in base64. */
   response: string | null;
   createdAt: Date;
 }
@@ -39,6 +40,14 @@ export interface IdempotencyOptions {
   now?: () => Date;
 }
 
+/** The first response to a claimed key. */
+interface AnswerDoc {
+  _id: string;
+  /** Protobuf binary in base64. */
+  response: string;
+  createdAt: Date;
+}
+
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
@@ -56,9 +65,18 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
   const now = options.now ?? (() => new Date());
   const owner = randomUUID();
   let records: Collection<IdempotencyDoc> | undefined;
+  let answers: Collection<AnswerDoc> | undefined;
   const collection = () => {
     records ??= options.store.collection<IdempotencyDoc>("idempotency_keys");
     return records;
+  };
+  /**
+   * The first responses, one insert each beside the claim rather than an update of it: an update
+   * by `_id` reads the whole collection on FerretDB, an insert does not.
+   */
+  const responses = () => {
+    answers ??= options.store.collection<AnswerDoc>("idempotency_responses");
+    return answers;
   };
 
   return (next) => async (req) => {
@@ -96,11 +114,14 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       }
       const existing = await collection().findOne({ _id: id });
       if (!existing) continue;
+      // Answered: the response beside the claim (or, from before responses were kept apart, in it).
+      const answered = existing.state === "done" ? existing : await responses().findOne({ _id: id });
       const age = claim.createdAt.getTime() - existing.createdAt.getTime();
       const abandoned =
-        existing.state === "in_flight" && (age > abandonedAfterMs || (options.soleProcess && existing.owner !== owner));
+        !answered && (age > abandonedAfterMs || (options.soleProcess === true && existing.owner !== owner));
       const stale = age > ttlMs || abandoned;
       if (stale) {
+        await responses().deleteOne({ _id: id });
         await collection().deleteOne({ _id: id, createdAt: existing.createdAt });
         continue;
       }
@@ -111,7 +132,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
           ]),
         );
       }
-      if (existing.state === "in_flight" || existing.response === null) {
+      if (!answered?.response) {
         throw toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
       }
       // The protocol answers in the content type it was asked in (Connect, gRPC, gRPC-Web alike).
@@ -124,7 +145,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
         method: req.method,
         header,
         trailer: new Headers(),
-        message: fromBinary(req.method.output, Buffer.from(existing.response, "base64")),
+        message: fromBinary(req.method.output, Buffer.from(answered.response, "base64")),
       };
       return replay;
     }
@@ -138,7 +159,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
     }
     if (!res.stream) {
       const response = Buffer.from(toBinary(req.method.output, res.message)).toString("base64");
-      await collection().updateOne({ _id: id }, { $set: { state: "done", response } });
+      await responses().insertOne({ _id: id, response, createdAt: claim.createdAt });
     }
     return res;
   };

@@ -1,0 +1,144 @@
+/**
+ * `pnpm bench:eval`: an evaluation at the scale of issue #19 on the distributed platform (the built
+ * launcher, FerretDB, nats-server). BENCH_EVAL_CASES (default 10,000) cases × 2 targets, one attempt
+ * each, taken by BENCH_EVAL_WORKERS (default 4) worker processes (the evaluation service's own and
+ * `kiln evaluation-worker` replicas) at EVALUATION_WORKER_CONCURRENCY each (BENCH_EVAL_CONCURRENCY,
+ * default 8), against an OpenAI-protocol stub that answers 429 with a Retry-After to one call in
+ * twenty (5%) and that the execution service does not retry itself. One worker process is killed
+ * with SIGKILL when a third of the results are in. Prints the throughput and checks that every
+ * case × target has exactly one result, none of them an error.
+ */
+import { execFileSync } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createTestClient, type EvaluationRun } from "@kiln/gateway/test-client";
+import { startDistributed } from "../support/distributed.js";
+import { runIdentityFlow } from "../support/identity-flow.js";
+import { type ReceivedRequest, startOpenAIStub, stubReply } from "../support/openai-stub.js";
+import { startFerretDb, startNatsServer } from "../support/servers.js";
+import { ROOT } from "./load.js";
+
+const CASES = Number(process.env.BENCH_EVAL_CASES ?? 10_000);
+const WORKERS = Number(process.env.BENCH_EVAL_WORKERS ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_EVAL_CONCURRENCY ?? 8);
+const RATE_LIMIT_EVERY = 20;
+
+let calls = 0;
+let limited = 0;
+function respond(request: ReceivedRequest) {
+  if (++calls % RATE_LIMIT_EVERY === 0) {
+    limited++;
+    return stubReply.rateLimited({ retryAfterMs: 200 });
+  }
+  const messages: { role?: string; content?: unknown }[] = request.body?.messages ?? [];
+  const system = messages.find((m) => m.role === "system");
+  return stubReply.text(typeof system?.content === "string" ? system.content : "");
+}
+
+execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+const stub = await startOpenAIStub({ latencyMs: 20, respond });
+const [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+const workerEnv = { EVALUATION_WORKER_CONCURRENCY: String(CONCURRENCY), EVALUATION_ACK_WAIT_MS: "5000" };
+const kiln = await startDistributed({
+  mongoUrl: ferret.url,
+  natsUrl: nats.url,
+  logLevel: "error",
+  compiled: true,
+  env: { RATE_LIMIT_PER_MINUTE: "0" },
+  envOf: {
+    execution: {
+      PROVIDER_MAX_RETRIES: "0",
+      OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
+        {
+          id: "stub",
+          baseUrl: stub.baseUrl,
+          models: [{ model: "fast", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
+        },
+      ]),
+    },
+    evaluation: workerEnv,
+  },
+});
+try {
+  const replicas = [];
+  for (let i = 1; i < WORKERS; i++) {
+    replicas.push(
+      await kiln.startReplica("evaluation", {
+        command: "evaluation-worker",
+        env: workerEnv,
+        readyLog: "evaluation workers started",
+      }),
+    );
+  }
+  const api = createTestClient(kiln.gatewayUrl);
+  const flow = await runIdentityFlow(kiln.gatewayUrl, ["skills:read", "evaluations:read", "evaluations:write"]);
+  const { token, organizationId } = flow;
+  const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
+  const hello = await api.createPublishedPrompt(token, organizationId, {
+    systemPrompt: "Hello {{name}}",
+    variablesSchema,
+    model: "stub/fast",
+  });
+  const hi = await api.createPublishedPrompt(token, organizationId, {
+    systemPrompt: "Hi {{name}}",
+    variablesSchema,
+    model: "stub/fast",
+  });
+  const skill = await api.createSkill(token, organizationId, { name: "Greeter at scale" });
+  await api.replaceSkillPrompts(token, skill.draftVersionId ?? "", [{ promptId: hello.prompt.id }]);
+  await api.publishSkill(token, skill.id);
+  const draft = await api.post<{ id: string }>(`/api/skills/${skill.id}/versions`, {}, { token });
+  await api.replaceSkillPrompts(token, draft.body.id, [{ promptId: hi.prompt.id }]);
+  for (let from = 0; from < CASES; from += 500) {
+    await api.createEvaluationCases(
+      flow.apiKey,
+      undefined,
+      skill.id,
+      Array.from({ length: Math.min(500, CASES - from) }, (_, i) => ({
+        name: `case ${from + i}`,
+        input: { name: `Person${from + i}` },
+        assertions: [{ type: "contains" as const, value: `Hello Person${from + i}` }],
+      })),
+    );
+  }
+  process.stderr.write(`${CASES} cases created; evaluating against draft and published\n`);
+
+  const started = performance.now();
+  const run = await api.startEvaluation(flow.apiKey, undefined, skill.id);
+  let killed = false;
+  let done: EvaluationRun | undefined;
+  for (;;) {
+    await sleep(killed ? 5_000 : 2_000);
+    const current = await api.getEvaluation(flow.apiKey, skill.id, run.id);
+    if (current.status === "completed" || current.status === "failed") {
+      done = current;
+      break;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    if (!killed && current.results.length >= CASES / 3) {
+      replicas[0]?.process.kill("SIGKILL");
+      killed = true;
+      process.stderr.write(`killed one worker process at ${current.results.length} cases (${seconds.toFixed(0)} s)\n`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const items = done.results.flatMap((r) =>
+    Object.entries(r.byTarget).map(([label, t]) => ({ key: `${r.caseId}:${label}`, outcome: t?.outcome })),
+  );
+  const unique = new Set(items.map((i) => i.key)).size;
+  const errors = items.filter((i) => i.outcome === "error").length;
+  const ok = done.status === "completed" && items.length === CASES * 2 && unique === CASES * 2 && errors === 0;
+  console.log(
+    [
+      `evaluation of ${CASES} cases × 2 targets, ${WORKERS} worker processes × ${CONCURRENCY}, one killed midway:`,
+      `${done.status} in ${seconds.toFixed(1)} s, ${((CASES * 2) / seconds).toFixed(0)} case runs/s`,
+      `results ${items.length} (unique ${unique}, errors ${errors}); model calls ${calls}, answered 429: ${limited}`,
+      ok ? "every case × target exactly once" : "MISMATCH",
+    ].join("\n"),
+  );
+  if (!ok) process.exitCode = 1;
+} finally {
+  await kiln.stop();
+  await Promise.all([ferret.stop({ removeData: true }), nats.stop({ removeData: true })]);
+  await stub.close();
+}
