@@ -105,21 +105,24 @@ try {
 
   const started = performance.now();
   const run = await api.startEvaluation(flow.apiKey, undefined, skill.id);
+  // Progress is read off the model's answers, not by reading the run: the detail of a running run
+  // carries every result so far, which at this size would weigh on the store more than the work.
+  const answered = () => calls - limited;
   let killed = false;
-  let done: EvaluationRun | undefined;
-  for (;;) {
-    await sleep(killed ? 5_000 : 2_000);
-    const current = await api.getEvaluation(flow.apiKey, skill.id, run.id);
-    if (current.status === "completed" || current.status === "failed") {
-      done = current;
-      break;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    if (!killed && current.results.length >= CASES / 3) {
+  while (answered() < CASES * 2) {
+    await sleep(1_000);
+    if (!killed && answered() >= (CASES * 2) / 3) {
       replicas[0]?.process.kill("SIGKILL");
       killed = true;
-      process.stderr.write(`killed one worker process at ${current.results.length} cases (${seconds.toFixed(0)} s)\n`);
+      const seconds = (performance.now() - started) / 1000;
+      process.stderr.write(`killed one worker process at ${answered()} answered calls (${seconds.toFixed(0)} s)\n`);
     }
+  }
+  let done: EvaluationRun;
+  for (;;) {
+    done = await api.getEvaluation(flow.apiKey, skill.id, run.id);
+    if (done.status === "completed" || done.status === "failed") break;
+    await sleep(2_000);
   }
   const seconds = (performance.now() - started) / 1000;
   const items = done.results.flatMap((r) =>
