@@ -12,6 +12,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
+import { twoVersionSkill } from "./support/evaluation-fixture.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
@@ -103,25 +104,12 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
     running = await mode.start(stub);
     api = createTestClient(running.base);
     flow = await runIdentityFlow(running.base, ["skills:read", "evaluations:read", "evaluations:write", "runs:read"]);
-    const { token, organizationId } = flow;
-    const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
-    const published = await api.createPublishedPrompt(token, organizationId, {
-      systemPrompt: "P {{name}}",
-      variablesSchema,
+    ({ skillId } = await twoVersionSkill(api, flow, {
+      name: "Yes sayer",
       model: "stub/judged",
-    });
-    const draft = await api.createPublishedPrompt(token, organizationId, {
-      systemPrompt: "D {{name}}",
-      variablesSchema,
-      model: "stub/judged",
-    });
-    const skill = await api.createSkill(token, organizationId, { name: "Yes sayer" });
-    skillId = skill.id;
-    await api.replaceSkillPrompts(token, skill.draftVersionId ?? "", [{ promptId: published.prompt.id }]);
-    await api.publishSkill(token, skillId);
-    const next = await api.post<{ id: string }>(`/api/skills/${skillId}/versions`, {}, { token });
-    expect(next.status, next.text).toBe(201);
-    await api.replaceSkillPrompts(token, next.body.id, [{ promptId: draft.prompt.id }]);
+      published: "P {{name}}",
+      draft: "D {{name}}",
+    }));
     const names = ["regress", "fix", "broken", "wobbly", "steady"];
     const cases = await api.createEvaluationCases(
       flow.apiKey,

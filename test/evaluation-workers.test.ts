@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Distributed, type Replica, startDistributed } from "./support/distributed.js";
+import { twoVersionSkill } from "./support/evaluation-fixture.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
@@ -73,26 +74,14 @@ describe("evaluation workers in two processes", () => {
     });
     api = createTestClient(kiln.gatewayUrl);
     flow = await runIdentityFlow(kiln.gatewayUrl, ["skills:read", "evaluations:read", "evaluations:write"]);
-    const { token, organizationId } = flow;
-    const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
-    const hello = await api.createPublishedPrompt(token, organizationId, {
-      systemPrompt: "Hello {{name}}",
-      variablesSchema,
+    const skill = await twoVersionSkill(api, flow, {
+      name: "Slow greeter",
       model: "stub/slow",
+      published: "Hello {{name}}",
+      draft: "Hi {{name}}",
     });
-    const hi = await api.createPublishedPrompt(token, organizationId, {
-      systemPrompt: "Hi {{name}}",
-      variablesSchema,
-      model: "stub/slow",
-    });
-    const skill = await api.createSkill(token, organizationId, { name: "Slow greeter" });
-    skillId = skill.id;
-    await api.replaceSkillPrompts(token, skill.draftVersionId ?? "", [{ promptId: hello.prompt.id }]);
-    const published = await api.publishSkill(token, skillId);
-    const draft = await api.post<{ id: string }>(`/api/skills/${skillId}/versions`, {}, { token });
-    expect(draft.status, draft.text).toBe(201);
-    await api.replaceSkillPrompts(token, draft.body.id, [{ promptId: hi.prompt.id }]);
-    versions = { draft: draft.body.id, published: published.publishedVersionId ?? "" };
+    skillId = skill.skillId;
+    versions = { draft: skill.draftVersionId, published: skill.publishedVersionId };
     await api.createEvaluationCases(
       flow.apiKey,
       undefined,

@@ -13,6 +13,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTestClient, type EvaluationRun } from "@kiln/gateway/test-client";
 import { startDistributed } from "../support/distributed.js";
+import { twoVersionSkill } from "../support/evaluation-fixture.js";
 import { runIdentityFlow } from "../support/identity-flow.js";
 import { type ReceivedRequest, startOpenAIStub, stubReply } from "../support/openai-stub.js";
 import { startFerretDb, startNatsServer } from "../support/servers.js";
@@ -72,28 +73,17 @@ try {
   }
   const api = createTestClient(kiln.gatewayUrl);
   const flow = await runIdentityFlow(kiln.gatewayUrl, ["skills:read", "evaluations:read", "evaluations:write"]);
-  const { token, organizationId } = flow;
-  const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
-  const hello = await api.createPublishedPrompt(token, organizationId, {
-    systemPrompt: "Hello {{name}}",
-    variablesSchema,
+  const skill = await twoVersionSkill(api, flow, {
+    name: "Greeter at scale",
     model: "stub/fast",
+    published: "Hello {{name}}",
+    draft: "Hi {{name}}",
   });
-  const hi = await api.createPublishedPrompt(token, organizationId, {
-    systemPrompt: "Hi {{name}}",
-    variablesSchema,
-    model: "stub/fast",
-  });
-  const skill = await api.createSkill(token, organizationId, { name: "Greeter at scale" });
-  await api.replaceSkillPrompts(token, skill.draftVersionId ?? "", [{ promptId: hello.prompt.id }]);
-  await api.publishSkill(token, skill.id);
-  const draft = await api.post<{ id: string }>(`/api/skills/${skill.id}/versions`, {}, { token });
-  await api.replaceSkillPrompts(token, draft.body.id, [{ promptId: hi.prompt.id }]);
   for (let from = 0; from < CASES; from += 500) {
     await api.createEvaluationCases(
       flow.apiKey,
       undefined,
-      skill.id,
+      skill.skillId,
       Array.from({ length: Math.min(500, CASES - from) }, (_, i) => ({
         name: `case ${from + i}`,
         input: { name: `Person${from + i}` },
@@ -104,7 +94,7 @@ try {
   process.stderr.write(`${CASES} cases created; evaluating against draft and published\n`);
 
   const started = performance.now();
-  const run = await api.startEvaluation(flow.apiKey, undefined, skill.id);
+  const run = await api.startEvaluation(flow.apiKey, undefined, skill.skillId);
   // Progress is read off the model's answers, not by reading the run: the detail of a running run
   // carries every result so far, which at this size would weigh on the store more than the work.
   const answered = () => calls - limited;
@@ -120,7 +110,7 @@ try {
   }
   let done: EvaluationRun;
   for (;;) {
-    done = await api.getEvaluation(flow.apiKey, skill.id, run.id);
+    done = await api.getEvaluation(flow.apiKey, skill.skillId, run.id);
     if (done.status === "completed" || done.status === "failed") break;
     await sleep(2_000);
   }

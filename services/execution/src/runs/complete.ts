@@ -12,7 +12,7 @@ import { newId } from "@kiln/kit/ids";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import type { ChatMessage, ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
-import type { PromptExecution } from "./prompt-execution.js";
+import { failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { type CallContext, type RunnerDeps, runDocOf, storeRun } from "./runner.js";
 
 export interface CompleteInput {
@@ -107,17 +107,7 @@ export function createCompleter(
           e instanceof DomainError
             ? { code: e.kind, message: e.message }
             : { code: "internal", message: "the judge failed" };
-        execution = {
-          status: "failed",
-          output: null,
-          provider: model.entry.provider,
-          model: model.entry.id,
-          usage: { inputTokens: 0, outputTokens: 0 },
-          estimatedCostUsd: 0,
-          latencyMs: Math.round(performance.now() - started),
-          toolCalls: [],
-          error,
-        };
+        execution = failedBeforeAnswer(model, error, Math.round(performance.now() - started));
       }
       return runDocOf({
         id,

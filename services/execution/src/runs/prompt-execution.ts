@@ -60,6 +60,21 @@ function viewOf(value: unknown): unknown {
 }
 
 /** Mustache without HTML escaping (api.md "Prompts"); non-string values render as JSON. */
+/** A call that failed before the model answered anything: no tokens, no cost. */
+export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, latencyMs = 0): PromptExecution {
+  return {
+    status: "failed",
+    output: null,
+    provider: model.entry.provider,
+    model: model.entry.id,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    estimatedCostUsd: 0,
+    latencyMs,
+    toolCalls: [],
+    error,
+  };
+}
+
 export function renderTemplate(template: string, variables: Record<string, unknown>): string {
   return Mustache.render(
     template,

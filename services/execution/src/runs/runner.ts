@@ -16,7 +16,7 @@ import type { RunDoc } from "../store/run-store.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import type { ExecutableTool, ToolExecutor } from "../tools/tool-executor.js";
 import { bindVariables, type StepOutput } from "./bindings.js";
-import { executePrompt, type PromptExecution, type RunnablePrompt } from "./prompt-execution.js";
+import { executePrompt, failedBeforeAnswer, type PromptExecution, type RunnablePrompt } from "./prompt-execution.js";
 
 export interface RunnerDeps {
   runs: Collection<RunDoc>;
@@ -153,17 +153,10 @@ export async function executeSkillSteps(
     const issues = check.ok ? [] : renamed(check.issues, `steps.${step.alias}.variables`);
     const execution: PromptExecution =
       issues.length > 0
-        ? {
-            status: "failed",
-            output: null,
-            provider: model.entry.provider,
-            model: model.entry.id,
-            usage: { inputTokens: 0, outputTokens: 0 },
-            estimatedCostUsd: 0,
-            latencyMs: 0,
-            toolCalls: [],
-            error: { code: "invalid_variables", message: issues.map((i) => `${i.field} ${i.issue}`).join("; ") },
-          }
+        ? failedBeforeAnswer(model, {
+            code: "invalid_variables",
+            message: issues.map((i) => `${i.field} ${i.issue}`).join("; "),
+          })
         : await executePrompt(step.prompt, variables, {
             model,
             tools: deps.tools,
