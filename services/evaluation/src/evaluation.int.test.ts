@@ -91,7 +91,9 @@ describe("evaluation workers on FerretDB and nats-server", () => {
       expect(summary.byTarget.draft).toMatchObject({ passed: 10, failed: 0 });
       expect(summary.byTarget.published).toMatchObject({ passed: 0, failed: 10 });
       expect(summary.changes).toMatchObject({ fixed: 10 });
-      expect(JSON.parse(stored?.resultsJson ?? "[]").map((r: { caseId: string }) => r.caseId)).toEqual(stored?.caseIds);
+      expect(JSON.parse(stored?.resultsJson ?? "[]").map((r: { caseId: string }) => r.caseId)).toEqual(
+        JSON.parse(stored?.caseIdsJson ?? "[]"),
+      );
 
       // Publishing the same work again (a relay racing the start) is de-duplicated by the stream.
       if (stored) await publishWork(t.collections.runs, busA, stored);

@@ -7,7 +7,12 @@ import {
   type Label,
   type ReportResult,
 } from "./domain/report.js";
-import type { EvaluationCollections, EvaluationRunDoc, ResultDoc } from "./store/evaluation-store.js";
+import {
+  caseIdsOf,
+  type EvaluationCollections,
+  type EvaluationRunDoc,
+  type ResultDoc,
+} from "./store/evaluation-store.js";
 
 /** A stored attempt as the report reads it. */
 export function attemptResultOf(doc: ResultDoc): AttemptResult {
@@ -32,7 +37,7 @@ function caseResultsOf(run: EvaluationRunDoc, docs: ResultDoc[]): CaseResults[] 
     const key = `${doc.caseId}\n${doc.label}`;
     attempts.set(key, [...(attempts.get(key) ?? []), doc]);
   }
-  return run.caseIds.map((caseId) => {
+  return caseIdsOf(run).map((caseId) => {
     const byTarget: CaseResults["byTarget"] = {};
     for (const t of run.targets) {
       const found = attempts.get(`${caseId}\n${t.label}`);

@@ -102,7 +102,7 @@ export function createRuns(deps: EvaluationDeps) {
         organizationId: skill.organizationId,
         status: "queued",
         targets,
-        caseIds,
+        caseIdsJson: JSON.stringify(caseIds),
         repeats,
         itemCount: caseIds.length * targets.length * repeats,
         workPublished: false,

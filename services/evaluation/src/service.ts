@@ -75,7 +75,10 @@ export async function createEvaluationService(
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
   };
-  const relay = createWorkRelay(collections.runs, deps.bus, deps.logger, evaluation.completion);
+  const relay = createWorkRelay(collections.runs, deps.bus, deps.logger, {
+    completion: evaluation.completion,
+    progress: collections.progress,
+  });
   // The in-process bus lost its queue with the earlier process: unfinished runs' work is published
   // again (items that have a result are only acknowledged, so the remaining cases run once).
   if (deps.soleProcess) {

@@ -31,17 +31,17 @@ export interface EvaluationRunDoc {
   organizationId: string;
   status: RunStatus;
   targets: TargetDoc[];
-  /** In case creation order: the order of the report's results. */
-  caseIds: string[];
+  /**
+   * In case creation order (the order of the report's results), as JSON text: every worker reads
+   * the run for every item it takes, and FerretDB decodes one long string much faster than an
+   * array of thousands of values. Runs stored before hold `caseIds` instead: read with caseIdsOf.
+   */
+  caseIdsJson?: string;
+  caseIds?: string[];
   /** Attempts per case and target (1 when absent: runs stored before repeats existed). */
   repeats?: number;
   /** cases × targets × repeats: the run completes when it has this many results. */
   itemCount: number;
-  /**
-   * Results stored so far, as the workers count them (absent: 0): a hint, so that the exact count
-   * (a scan of the results on FerretDB) is made once the run looks done, not after every result.
-   */
-  resultsIn?: number;
   /** The outbox flag: false until every work message reached the bus. */
   workPublished: boolean;
   /** The report (api.md "Evaluations"), JSON text; "[]" / "{}" until completed. */
@@ -86,6 +86,21 @@ export interface ResultDoc {
 }
 
 /** `${evaluationRunId}:${caseId}:${label}`, then `:${attempt}` from the second attempt on. */
+/** The case ids of a run, in report order. */
+export function caseIdsOf(run: Pick<EvaluationRunDoc, "caseIds" | "caseIdsJson">): string[] {
+  return run.caseIds ?? (JSON.parse(run.caseIdsJson ?? "[]") as string[]);
+}
+
+/**
+ * How many results of a run the workers stored, one small document per run bumped after each
+ * result: a hint, so that the exact count (a scan of the results on FerretDB) is made once the run
+ * looks done rather than after every result.
+ */
+export interface ProgressDoc {
+  _id: string;
+  resultsIn: number;
+}
+
 export const resultIdOf = (evaluationRunId: string, caseId: string, label: string, attempt = 0) =>
   `${evaluationRunId}:${caseId}:${label}${attempt > 0 ? `:${attempt}` : ""}`;
 
@@ -93,6 +108,7 @@ export interface EvaluationCollections {
   cases: Collection<CaseDoc>;
   runs: Collection<EvaluationRunDoc>;
   results: Collection<ResultDoc>;
+  progress: Collection<ProgressDoc>;
 }
 
 export function evaluationCollections(store: Store): EvaluationCollections {
@@ -100,6 +116,7 @@ export function evaluationCollections(store: Store): EvaluationCollections {
     cases: store.collection<CaseDoc>("evaluation_cases"),
     runs: store.collection<EvaluationRunDoc>("evaluation_runs"),
     results: store.collection<ResultDoc>("evaluation_results"),
+    progress: store.collection<ProgressDoc>("evaluation_progress"),
   };
 }
 

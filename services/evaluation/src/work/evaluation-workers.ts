@@ -25,6 +25,7 @@ import { contractCheckOf, type JudgeRun, outcomeOf } from "../domain/report.js";
 import { createRunCompletion } from "../run-completion.js";
 import {
   type CaseDoc,
+  caseIdsOf,
   type EvaluationRunDoc,
   evaluationCollections,
   type ResultDoc,
@@ -117,7 +118,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
   async function caseOf(run: EvaluationRunDoc, caseId: string): Promise<CaseDoc | null> {
     let cases = casesOfRun.get(run._id);
     if (!cases) {
-      cases = c.cases.find({ _id: { $in: run.caseIds } }).then((docs) => new Map(docs.map((d) => [d._id, d])));
+      cases = c.cases.find({ _id: { $in: caseIdsOf(run) } }).then((docs) => new Map(docs.map((d) => [d._id, d])));
       cases.catch(() => casesOfRun.delete(run._id));
       casesOfRun.set(run._id, cases);
     }
@@ -227,12 +228,9 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     }
     // Cancelled: what has not started is not run (its report keeps what finished).
     if (run.status === "cancelled") return;
-    // Done before (a redelivery): make sure the run is completed, then ack. A first delivery has no
-    // result yet (and a duplicate of one is caught by the result's insert below).
-    if (msg.deliveryCount > 1 && (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } }))) {
-      await completion.completeIfDone(run);
-      return;
-    }
+    // No lookup of an earlier result (on FerretDB it reads every result): a delivery after a crash
+    // replays the run the first one stored (same idempotency key), and the result's insert below
+    // finds the earlier result, which stands.
     if (run.status === "queued")
       await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
 
@@ -277,10 +275,11 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       await completion.completeIfDone(run);
       return;
     }
-    await c.runs.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } });
-    const counted = await c.runs.findOne({ _id: run._id }, { projection: { resultsIn: 1, itemCount: 1, status: 1 } });
+    await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
+    const progress = await c.progress.findOne({ _id: run._id });
+    const current = await c.runs.findOne({ _id: run._id }, { projection: { status: 1 } });
     // All in (by the count), or cancelled meanwhile: its report takes this late result too.
-    if (!counted || counted.status === "cancelled" || (counted.resultsIn ?? 0) >= counted.itemCount) {
+    if (!progress || current?.status === "cancelled" || progress.resultsIn >= run.itemCount) {
       await completion.completeIfDone(run);
     }
   }

@@ -2,7 +2,13 @@ import type { Bus, StreamSpec } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
 import type { RunCompletion } from "../run-completion.js";
-import { type EvaluationRunDoc, resultIdOf, type TargetLabel } from "../store/evaluation-store.js";
+import {
+  caseIdsOf,
+  type EvaluationRunDoc,
+  type ProgressDoc,
+  resultIdOf,
+  type TargetLabel,
+} from "../store/evaluation-store.js";
 
 /** The work queue (api.md "Events"): each message is one attempt of a case on one target, taken by one worker. */
 export const EVALUATIONS_STREAM: StreamSpec = {
@@ -26,10 +32,13 @@ export interface WorkItem {
 }
 
 /** Attempt after attempt, so that an early look at a running run sees every case once first. */
-export function workItemsOf(run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "targets" | "repeats">): WorkItem[] {
+export function workItemsOf(
+  run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "caseIdsJson" | "targets" | "repeats">,
+): WorkItem[] {
   const items: WorkItem[] = [];
+  const caseIds = caseIdsOf(run);
   for (let attempt = 0; attempt < (run.repeats ?? 1); attempt++) {
-    for (const caseId of run.caseIds) {
+    for (const caseId of caseIds) {
       for (const t of run.targets) {
         items.push({ evaluationRunId: run._id, caseId, label: t.label, ...(attempt > 0 ? { attempt } : {}) });
       }
@@ -68,17 +77,27 @@ export function createWorkRelay(
   runs: Collection<EvaluationRunDoc>,
   bus: Bus,
   logger: Logger,
-  completion?: RunCompletion,
+  sweep?: { completion: RunCompletion; progress: Collection<ProgressDoc> },
 ): WorkRelay {
   let timer: NodeJS.Timeout | undefined;
   let relaying: Promise<number> | undefined;
   let ticks = 0;
+  /** resultsIn of each running run at the previous sweep. */
+  const seen = new Map<string, number>();
 
   async function relay(): Promise<number> {
-    // Every fifth round: running runs whose results are all in complete, even when the counter a
-    // worker bumps after each result missed one (a worker that died between the two writes).
-    if (completion && ++ticks % 5 === 0) {
-      for (const run of await runs.find({ status: "running" }, { limit: 100 })) await completion.completeIfDone(run);
+    // Every fifth round: a running run whose result counter has not moved since the last sweep gets
+    // the exact count, so it completes even when the counter a worker bumps after each result
+    // missed one (a worker that died between the two writes). Runs that move are left alone: the
+    // exact count reads every result on FerretDB.
+    if (sweep && ++ticks % 5 === 0) {
+      const running = await runs.find({ status: "running" }, { limit: 100 });
+      for (const run of running) {
+        const count = (await sweep.progress.findOne({ _id: run._id }))?.resultsIn ?? 0;
+        if (seen.get(run._id) === count) await sweep.completion.completeIfDone(run);
+        seen.set(run._id, count);
+      }
+      for (const id of seen.keys()) if (!running.some((r) => r._id === id)) seen.delete(id);
     }
     let published = 0;
     const pending = await runs.find({ workPublished: false }, { sort: { _id: 1 }, limit: 100 });
