@@ -160,6 +160,7 @@ export function createRuns(deps: EvaluationDeps) {
           { _id: run._id, status: { $in: ["queued", "running"] } },
           { $set: { status: "cancelled", completedAt: deps.now() } },
         );
+        await c.progress.updateOne({ _id: run._id }, { $set: { cancelled: true } }, { upsert: true });
         await deps.completion.completeIfDone(run);
       }
       return this.getRun(principal, input);

@@ -98,7 +98,9 @@ export function caseIdsOf(run: Pick<EvaluationRunDoc, "caseIds" | "caseIdsJson">
  */
 export interface ProgressDoc {
   _id: string;
-  resultsIn: number;
+  resultsIn?: number;
+  /** Set by a cancel, with the run's status: the workers read it here for every item. */
+  cancelled?: true;
 }
 
 export const resultIdOf = (evaluationRunId: string, caseId: string, label: string, attempt = 0) =>

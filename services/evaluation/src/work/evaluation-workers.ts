@@ -126,6 +126,30 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     return (await cases).get(caseId) ?? (await c.cases.findOne({ _id: caseId }));
   }
 
+  /**
+   * The runs this process works on, read once each (what an item needs of them does not change;
+   * cancellation is read from the run's progress document): a run document holds every case id,
+   * and FerretDB decodes the whole row on every read. Marks a queued run running on first sight.
+   */
+  const runs = new LRUCache<string, Promise<EvaluationRunDoc | null>>({ max: 16 });
+  function runOf(id: string): Promise<EvaluationRunDoc | null> {
+    let found = runs.get(id);
+    if (!found) {
+      found = c.runs.findOne({ _id: id }).then(async (run) => {
+        if (run?.status === "queued") {
+          await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
+        }
+        return run;
+      });
+      found.then(
+        (run) => run ?? runs.delete(id),
+        () => runs.delete(id),
+      );
+      runs.set(id, found);
+    }
+    return found;
+  }
+
   const backoffMs = (deliveryCount: number) => Math.min(retryDelayMs * 2 ** (deliveryCount - 1), 30_000);
   /** The provider's wait when it gave one, else exponential backoff; with ±50% jitter so retries spread out. */
   const rateLimitDelayMs = (e: RateLimited) =>
@@ -221,18 +245,16 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     const item = msg.json<WorkItem>();
     const attempt = item.attempt ?? 0;
     const itemId = resultIdOf(item.evaluationRunId, item.caseId, item.label, attempt);
-    const run = await c.runs.findOne({ _id: item.evaluationRunId });
+    const run = await runOf(item.evaluationRunId);
     if (!run) {
       deps.logger.warn({ itemId }, "evaluation work for a run that does not exist; dropped");
       return;
     }
     // Cancelled: what has not started is not run (its report keeps what finished).
-    if (run.status === "cancelled") return;
+    if ((await c.progress.findOne({ _id: run._id }))?.cancelled) return;
     // No lookup of an earlier result (on FerretDB it reads every result): a delivery after a crash
     // replays the run the first one stored (same idempotency key), and the result's insert below
     // finds the earlier result, which stands.
-    if (run.status === "queued")
-      await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
 
     const kase = await caseOf(run, item.caseId);
     const target = run.targets.find((t) => t.label === item.label);
@@ -277,9 +299,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     }
     await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
     const progress = await c.progress.findOne({ _id: run._id });
-    const current = await c.runs.findOne({ _id: run._id }, { projection: { status: 1 } });
     // All in (by the count), or cancelled meanwhile: its report takes this late result too.
-    if (!progress || current?.status === "cancelled" || progress.resultsIn >= run.itemCount) {
+    if (!progress || progress.cancelled || (progress.resultsIn ?? 0) >= run.itemCount) {
       await completion.completeIfDone(run);
     }
   }
