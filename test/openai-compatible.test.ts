@@ -204,11 +204,28 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
     }
   });
 
-  itFull("refuses caller messages and caller tools with 400 naming the parameter", async () => {
+  it("appends the caller's messages after the prompt's own", async () => {
+    const data = await openai.chat.completions.create({
+      model: `kiln/${greeting.id}`,
+      messages: [
+        { role: "user", content: "First question about Babbage" },
+        { role: "assistant", content: "An earlier answer" },
+        { role: "user", content: [{ type: "text", text: "Second question about engines" }] },
+      ],
+      variables: { person: "Ada" },
+    } as never);
+    const text = data.choices[0]?.message.content ?? "";
+    // local/echo answers the system, then the user contents, in order.
+    expect(text.indexOf("Greet Ada warmly.")).toBe(0);
+    expect(text.indexOf("First question about Babbage")).toBeGreaterThan(0);
+    expect(text.indexOf("Second question about engines")).toBeGreaterThan(text.indexOf("First question about Babbage"));
+  });
+
+  itFull("refuses caller system messages and caller tools with 400 naming the parameter", async () => {
     const messages = await openai.chat.completions
       .create({
         model: `kiln/${greeting.id}`,
-        messages: [{ role: "user", content: "hi" }],
+        messages: [{ role: "system", content: "hi" }],
         variables: { person: "A" },
       } as never)
       .then(
@@ -216,7 +233,7 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
         (e) => e,
       );
     expect(messages).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(messages.param).toBe("messages");
+    expect(messages.param).toBe("messages[0].role");
     const tools = await openai.chat.completions
       .create({
         model: `kiln/${greeting.id}`,
@@ -228,6 +245,7 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
         () => null,
         (e) => e,
       );
+    expect(tools).toBeInstanceOf(OpenAI.BadRequestError);
     expect(tools.param).toBe("tools");
   });
 

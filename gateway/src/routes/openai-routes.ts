@@ -207,15 +207,27 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
       throw badRequest("variables must be an object", "variables");
     }
-    // Caller messages: the execution run request carries none yet (docs/openai-compatible.md); a
-    // non-empty list is refused rather than silently dropped.
-    const messages = body.messages as ChatMessage[];
-    if (messages.length > 0) {
-      throw badRequest(
-        "messages are not supported yet: send the prompt's input in `variables` and `messages: []`",
-        "messages",
-      );
-    }
+    // The caller's user/assistant turns go after the prompt's own messages (text content only).
+    const messages = (body.messages as ChatMessage[]).map((m, i) => {
+      const content = Array.isArray(m?.content)
+        ? (m.content as { type?: unknown; text?: unknown }[])
+            .map((part) => {
+              if (part?.type !== "text" || typeof part.text !== "string") {
+                throw badRequest("only text content parts are supported", `messages[${i}].content`);
+              }
+              return part.text;
+            })
+            .join("")
+        : m?.content;
+      if (m?.role !== "user" && m?.role !== "assistant") {
+        throw badRequest(
+          "only user and assistant messages are supported: the prompt's system and developer messages come first",
+          `messages[${i}].role`,
+        );
+      }
+      if (typeof content !== "string") throw badRequest("a message needs text content", `messages[${i}].content`);
+      return { role: m.role, content };
+    });
     if (Array.isArray(body.tools) && body.tools.length > 0) {
       throw badRequest("caller-supplied tools are not supported: attach tools to the Kiln prompt", "tools");
     }
@@ -235,7 +247,12 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
       if (!prompt?.publishedVersionId) throw modelNotFound(model);
       run = (
         await execution.runPrompt(
-          { organizationId, promptId: prompt.id, variablesJson: JSON.stringify(variables) },
+          {
+            organizationId,
+            promptId: prompt.id,
+            variablesJson: JSON.stringify(variables),
+            messagesJson: messages.length > 0 ? JSON.stringify(messages) : "",
+          },
           rpcOptions(request),
         )
       ).run;
@@ -244,6 +261,9 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
         (s) => s.id === parsed.ref || s.name === parsed.ref,
       );
       if (!skill?.publishedVersionId) throw modelNotFound(model);
+      if (messages.length > 0) {
+        throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
+      }
       run = (
         await execution.runSkill(
           { organizationId, skillId: skill.id, inputJson: JSON.stringify(variables) },
