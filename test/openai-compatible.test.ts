@@ -8,7 +8,11 @@ import { buildEmbedded } from "@kiln/launcher/embedded";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
-import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { startEmbedded } from "./support/embedded.js";
+import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
+type Loose = any;
 
 const RUN_ID = /^[a-z]+_[0-9a-f]{32}$/;
 
@@ -137,6 +141,15 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       variables: { city: "Oslo" },
     } as never);
     expect(data.id).toMatch(/^srun_[0-9a-f]{32}$/);
+    // A stored run like any other: read back through the runs API.
+    const stored = await call(running.base, "GET", `/api/skill-runs/${data.id}`, { token: flow.token });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toMatchObject({
+      id: data.id,
+      skillId: skill.id,
+      status: "succeeded",
+      input: { input: { city: "Oslo" } },
+    });
     expect(typeof JSON.parse(data.choices[0]?.message.content ?? "").summary).toBe("string");
   });
 
@@ -260,5 +273,28 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
     expect(ids).toEqual(
       expect.arrayContaining([`kiln/${greeting.id}`, `kiln/${forecast.id}`, `kiln/skill/${skill.id}`]),
     );
+  });
+});
+
+describe("OpenAI-compatible endpoint rate limit", () => {
+  it("answers 429 rate_limit_exceeded in OpenAI's shape", async () => {
+    const { kiln, baseUrl } = await startEmbedded({ rateLimitPerMinute: 12 });
+    try {
+      const flow = await runIdentityFlow(baseUrl);
+      const openai = new OpenAI({ apiKey: flow.apiKey, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+      let error: Loose = null;
+      for (let i = 0; i < 20 && !error; i++) {
+        error = await openai.models.list().then(
+          () => null,
+          (e) => e,
+        );
+      }
+      expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(error.status).toBe(429);
+      expect(error.code).toBe("rate_limit_exceeded");
+      expect(error.type).toBe("requests");
+    } finally {
+      await kiln.close();
+    }
   });
 });

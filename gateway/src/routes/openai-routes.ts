@@ -241,9 +241,8 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const organizationId = organizationOfCaller(request);
     let run: Run | undefined;
     if (parsed.kind === "prompt") {
-      const prompt = (await allPrompts(request, organizationId)).find(
-        (p) => p.id === parsed.ref || p.name === parsed.ref,
-      );
+      const prompts = await allPrompts(request, organizationId);
+      const prompt = prompts.find((p) => p.id === parsed.ref) ?? prompts.find((p) => p.name === parsed.ref);
       if (!prompt?.publishedVersionId) throw modelNotFound(model);
       run = (
         await execution.runPrompt(
@@ -257,9 +256,8 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
         )
       ).run;
     } else {
-      const skill = (await allSkills(request, organizationId)).find(
-        (s) => s.id === parsed.ref || s.name === parsed.ref,
-      );
+      const skills = await allSkills(request, organizationId);
+      const skill = skills.find((s) => s.id === parsed.ref) ?? skills.find((s) => s.name === parsed.ref);
       if (!skill?.publishedVersionId) throw modelNotFound(model);
       if (messages.length > 0) {
         throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
