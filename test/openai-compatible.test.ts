@@ -215,6 +215,11 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       expect(error.code).toBe("model_not_found");
       expect(error.param).toBe("model");
     }
+    const unknownRoute = await call(running.base, "GET", "/v1/embeddings", { token: flow.apiKey });
+    expect(unknownRoute.status).toBe(404);
+    expect(unknownRoute.body).toEqual({
+      error: { message: "Invalid URL (GET /v1/embeddings)", type: "invalid_request_error", param: null, code: null },
+    });
   });
 
   it("appends the caller's messages after the prompt's own", async () => {

@@ -23,7 +23,7 @@ import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
-import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes } from "./routes/openai-routes.js";
+import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } from "./routes/openai-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -196,9 +196,12 @@ export async function buildGateway(deps: GatewayDeps) {
   app.setErrorHandler((error, request, reply) =>
     isOpenAiPath(request.url) ? handleOpenAiError(error, request, reply) : handleError(error, request, reply),
   );
-  app.setNotFoundHandler((request, reply) =>
-    handleError(new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`), request, reply),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const error = new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
+    return isOpenAiPath(request.url)
+      ? handleOpenAiError(unknownUrl(request.method, request.url), request, reply)
+      : handleError(error, request, reply);
+  });
 
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {

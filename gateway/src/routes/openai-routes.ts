@@ -98,6 +98,17 @@ const modelNotFound = (model: string, why = "does not exist or you do not have a
     },
   });
 
+/** A /v1 path no route serves, as OpenAI answers it. */
+export const unknownUrl = (method: string, url: string) =>
+  new OpenAiHttpError(404, {
+    error: {
+      message: `Invalid URL (${method} ${url.split("?")[0]})`,
+      type: "invalid_request_error",
+      param: null,
+      code: null,
+    },
+  });
+
 export const isOpenAiPath = (url: string) => url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?");
 
 /** The error handler of /v1 routes. */
