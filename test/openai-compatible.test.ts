@@ -149,6 +149,8 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       skillId: skill.id,
       status: "succeeded",
       input: { input: { city: "Oslo" } },
+      // The forecast prompt's attached manual_stub tool ran inside Kiln.
+      toolCallCount: 1,
     });
     expect(typeof JSON.parse(data.choices[0]?.message.content ?? "").summary).toBe("string");
   });
@@ -178,6 +180,27 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
     expect(text).toContain("Lovelace");
     expect(finish).toBe("stop");
     expect(usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  itFull("takes an access token with the organization in OpenAI-Organization", async () => {
+    const asUser = new OpenAI({
+      apiKey: flow.token,
+      organization: flow.organizationId,
+      baseURL: `${running.base}/v1`,
+      maxRetries: 0,
+    });
+    const data = await asUser.chat.completions.create({
+      model: `kiln/${greeting.name}`,
+      messages: [],
+      variables: { person: "Ada" },
+    } as never);
+    expect(data.id).toMatch(RUN_ID);
+    const withoutOrganization = new OpenAI({ apiKey: flow.token, baseURL: `${running.base}/v1`, maxRetries: 0 });
+    const error = await withoutOrganization.models.list().then(
+      () => null,
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
   });
 
   it("refuses a bad key with 401 invalid_api_key", async () => {
