@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
+import { startOpenAIStub, stubReply } from "./support/openai-stub.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
@@ -323,6 +324,60 @@ describe("OpenAI-compatible endpoint rate limit", () => {
       expect(error.type).toBe("requests");
     } finally {
       await kiln.close();
+    }
+  });
+});
+
+describe("OpenAI-compatible endpoint over a provider (the OpenAI stub), distributed", () => {
+  it("answers the provider's text, and a failed run with 502 naming the stored run", async () => {
+    const stub = await startOpenAIStub({});
+    const kiln = await startDistributed({
+      mongoUrl: inject("mongoUrl"),
+      natsUrl: inject("natsUrl"),
+      envOf: {
+        execution: {
+          OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
+            { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "m", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },
+          ]),
+        },
+      },
+    });
+    const baseUrl = kiln.gatewayUrl;
+    try {
+      const flow = await runIdentityFlow(baseUrl);
+      const client = createTestClient(baseUrl);
+      const { prompt } = await client.createPublishedPrompt(flow.token, flow.organizationId, {
+        model: "stub/m",
+        systemPrompt: "Be terse.",
+      });
+      const openai = new OpenAI({ apiKey: flow.apiKey, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+      stub.script(stubReply.text("Stubbed answer", { usage: { prompt_tokens: 7, completion_tokens: 2 } }));
+      const data = await openai.chat.completions.create({
+        model: `kiln/${prompt.id}`,
+        messages: [{ role: "user", content: "Hello there" }],
+      });
+      expect(data.choices[0]?.message.content).toBe("Stubbed answer");
+      expect(data.usage).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
+      // The provider saw the prompt's system message, then the caller's.
+      expect(stub.requests.at(-1)?.body.messages).toEqual([
+        { role: "system", content: "Be terse." },
+        { role: "user", content: "Hello there" },
+      ]);
+      stub.script(stubReply.error(400, { message: "bad request upstream" }));
+      const { error, runId } = await openai.chat.completions
+        .create({ model: `kiln/${prompt.id}`, messages: [] })
+        .withResponse()
+        .then(
+          () => ({ error: null, runId: null }),
+          (e) => ({ error: e, runId: e.headers?.get("x-kiln-run-id") }),
+        );
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error.status).toBe(502);
+      expect(error.type).toBe("api_error");
+      expect(runId).toMatch(RUN_ID);
+    } finally {
+      await kiln.stop();
+      await stub.close();
     }
   });
 });
