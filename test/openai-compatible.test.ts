@@ -9,8 +9,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
-import { startOpenAIStub, stubReply } from "./support/openai-stub.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
 type Loose = any;
