@@ -23,6 +23,7 @@ import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
+import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } from "./routes/openai-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -192,10 +193,15 @@ export async function buildGateway(deps: GatewayDeps) {
     if (request.body === undefined && ["POST", "PUT", "PATCH"].includes(request.method)) request.body = {};
   });
 
-  app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
-  app.setNotFoundHandler((request, reply) =>
-    handleError(new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`), request, reply),
+  app.setErrorHandler((error, request, reply) =>
+    isOpenAiPath(request.url) ? handleOpenAiError(error, request, reply) : handleError(error, request, reply),
   );
+  app.setNotFoundHandler((request, reply) => {
+    const error = new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
+    return isOpenAiPath(request.url)
+      ? handleOpenAiError(unknownUrl(request.method, request.url), request, reply)
+      : handleError(error, request, reply);
+  });
 
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
@@ -211,6 +217,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerRunRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
+  registerOpenAiRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -90,6 +90,8 @@ export interface ExecuteOptions {
   /** Model turns that may call tools before the run is failed (bounded loop). */
   maxToolRounds: number;
   signal?: AbortSignal;
+  /** The caller's messages, after the version's own (RunPromptRequest.messages_json). */
+  extraMessages?: ChatMessage[];
 }
 
 /**
@@ -107,6 +109,7 @@ export async function executePrompt(
   const messages: ChatMessage[] = [{ role: "system", content: renderTemplate(prompt.systemPrompt, variables) }];
   if (prompt.developerPrompt)
     messages.push({ role: "developer", content: renderTemplate(prompt.developerPrompt, variables) });
+  if (options.extraMessages) messages.push(...options.extraMessages);
   const definitions: ToolDefinition[] = prompt.tools.map((t) => ({
     name: t.toolKey,
     description: t.description || undefined,

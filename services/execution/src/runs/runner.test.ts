@@ -380,7 +380,7 @@ function addPrompt(fields: Parameters<typeof promptOf>[0] = {}) {
 const runPrompt = (
   promptId: string,
   variables: unknown,
-  extra: { versionId?: string; model?: string; organizationId?: string } = {},
+  extra: { versionId?: string; model?: string; organizationId?: string; messagesJson?: string } = {},
   ctx: CallContext = asAlice,
 ) =>
   t.runner.runPrompt(
@@ -390,6 +390,7 @@ const runPrompt = (
       variablesJson: JSON.stringify(variables),
       versionId: extra.versionId ?? "",
       model: extra.model ?? "",
+      messagesJson: extra.messagesJson,
     },
     ctx,
   );
@@ -565,6 +566,35 @@ describe("runPrompt", () => {
     const notAnObject = await rejection(runPrompt(promptId, [1, 2]));
     expect(notAnObject.kind).toBe("invalid_argument");
     expect(notAnObject.details.map((d) => d.field)).toEqual(["variables"]);
+    expect(t.fake.requests).toEqual([]);
+    await expectNothingStored();
+  });
+
+  it("appends the caller's messages after the version's own and stores them in the input", async () => {
+    const { promptId } = addPrompt({ systemPrompt: "Weather for {{city}}.", variablesSchema: CITY_VARIABLES });
+    t.fake.script({ text: "Sunny", usage: { inputTokens: 1, outputTokens: 1 } });
+    const messages = [
+      { role: "user", content: "And tomorrow?" },
+      { role: "assistant", content: "Rain" },
+    ];
+    const run = await runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify(messages) });
+    expect(JSON.parse(run.inputJson)).toEqual({ variables: { city: "Paris" }, messages });
+    expect(t.fake.requests[0]?.messages).toEqual([{ role: "system", content: "Weather for Paris." }, ...messages]);
+  });
+
+  it("refuses caller messages that are not user or assistant text: 400 on messages[i], nothing stored", async () => {
+    const { promptId } = addPrompt({ variablesSchema: CITY_VARIABLES });
+    const system = await rejection(
+      runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify([{ role: "system", content: "x" }]) }),
+    );
+    expect(system.kind).toBe("invalid_argument");
+    expect(system.details).toEqual([{ field: "messages[0].role", issue: 'must be "user" or "assistant"' }]);
+    const noText = await rejection(
+      runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify([{ role: "user", content: 3 }]) }),
+    );
+    expect(noText.details.map((d) => d.field)).toEqual(["messages[0].content"]);
+    const notArray = await rejection(runPrompt(promptId, { city: "Paris" }, { messagesJson: "{}" }));
+    expect(notArray.details.map((d) => d.field)).toEqual(["messages"]);
     expect(t.fake.requests).toEqual([]);
     await expectNothingStored();
   });

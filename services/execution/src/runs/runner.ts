@@ -10,7 +10,7 @@ import type { Collection } from "@kiln/kit/store";
 import type { CatalogService, ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { RunSchema } from "@kiln/proto/execution";
 import type { RunEventOutbox } from "../events/run-events.js";
-import type { ResponseFormat } from "../providers/provider.js";
+import type { ChatMessage, ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { InputValidator } from "../tools/input-validator.js";
@@ -86,6 +86,33 @@ export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] 
     model: v.model ?? null,
     tools: [...byKey.values()].map((t) => toolOf(t, v.organizationId)),
   };
+}
+
+/** RunPromptRequest.messages_json: user and assistant messages with text content; "" is none. */
+function parseMessages(text: string): ChatMessage[] {
+  if (text === "") return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalidArgument("messages is not valid JSON", [{ field: "messages", issue: "must be a JSON array" }]);
+  }
+  if (!Array.isArray(value))
+    throw invalidArgument("messages must be an array", [{ field: "messages", issue: "must be an array" }]);
+  return value.map((m: unknown, i): ChatMessage => {
+    const { role, content } = (m ?? {}) as { role?: unknown; content?: unknown };
+    if (role !== "user" && role !== "assistant") {
+      throw invalidArgument("a message has an unsupported role", [
+        { field: `messages[${i}].role`, issue: 'must be "user" or "assistant"' },
+      ]);
+    }
+    if (typeof content !== "string") {
+      throw invalidArgument("a message has no text content", [
+        { field: `messages[${i}].content`, issue: "must be a string" },
+      ]);
+    }
+    return { role, content };
+  });
 }
 
 function parseObject(text: string, field: string): Record<string, unknown> {
@@ -245,7 +272,14 @@ export function createRunner(deps: RunnerDeps) {
 
   return {
     async runPrompt(
-      req: { organizationId: string; promptId: string; variablesJson: string; versionId: string; model: string },
+      req: {
+        organizationId: string;
+        promptId: string;
+        variablesJson: string;
+        versionId: string;
+        model: string;
+        messagesJson?: string;
+      },
       ctx: CallContext,
     ): Promise<RunDoc> {
       await deps.identityAuth.authorize(
@@ -254,6 +288,7 @@ export function createRunner(deps: RunnerDeps) {
         ctx.requestId,
       );
       const variables = parseObject(req.variablesJson, "variables");
+      const extraMessages = parseMessages(req.messagesJson ?? "");
       const { prompt: resolved } = await remote(
         deps.catalog.resolvePromptVersion(
           { organizationId: req.organizationId, promptId: req.promptId, versionId: req.versionId },
@@ -272,7 +307,7 @@ export function createRunner(deps: RunnerDeps) {
           id,
           kind: "prompt",
           organizationId: req.organizationId,
-          input: { variables },
+          input: extraMessages.length > 0 ? { variables, messages: extraMessages } : { variables },
           createdAt,
           promptId: prompt.promptId,
           promptVersionId: prompt.promptVersionId,
@@ -282,6 +317,7 @@ export function createRunner(deps: RunnerDeps) {
             tools: deps.tools,
             maxToolRounds: deps.maxToolRounds,
             signal: ctx.signal,
+            extraMessages,
           }),
           completedAt: now(),
         }),

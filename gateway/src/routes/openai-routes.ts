@@ -1,0 +1,344 @@
+/**
+ * The OpenAI-compatible endpoint (docs/openai-compatible.md): `POST /v1/chat/completions` runs a
+ * Kiln prompt or skill through the execution service's normal run path (a stored run like any
+ * other) and answers in the Chat Completions shape; `GET /v1/models` lists what can be called.
+ * Errors leave in OpenAI's error shape (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Run } from "@kiln/proto/execution";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import { envelopeOf } from "../errors.js";
+
+/** The label a model name without `@label` means: the published version. */
+export const DEFAULT_LABEL = "production";
+
+export interface ModelRef {
+  kind: "prompt" | "skill";
+  /** An id or a name. */
+  ref: string;
+  label: string;
+}
+
+/** `kiln/<prompt id or name>[@label]` or `kiln/skill/<skill id or name>[@label]`; undefined when not one. */
+export function parseModel(model: string): ModelRef | undefined {
+  if (!model.startsWith("kiln/")) return undefined;
+  let rest = model.slice("kiln/".length);
+  let kind: ModelRef["kind"] = "prompt";
+  if (rest.startsWith("skill/")) {
+    kind = "skill";
+    rest = rest.slice("skill/".length);
+  } else if (rest.startsWith("prompt/")) {
+    rest = rest.slice("prompt/".length);
+  }
+  const at = rest.lastIndexOf("@");
+  const ref = at >= 0 ? rest.slice(0, at) : rest;
+  const label = at >= 0 ? rest.slice(at + 1) : DEFAULT_LABEL;
+  if (ref === "" || label === "") return undefined;
+  return { kind, ref, label };
+}
+
+type OpenAiErrorType = "invalid_request_error" | "authentication_error" | "permission_error" | "requests" | "api_error";
+
+export interface OpenAiError {
+  error: { message: string; type: OpenAiErrorType; param: string | null; code: string | null };
+}
+
+/** A Kiln error (any kind `envelopeOf` reads) in OpenAI's error shape, with OpenAI's status. */
+export function openAiErrorOf(error: unknown, requestId: string): { status: number; body: OpenAiError } {
+  if (error instanceof OpenAiHttpError) return { status: error.status, body: error.body };
+  const { status, body } = envelopeOf(error, requestId);
+  const e = body.error;
+  const detail = e.details[0];
+  const message = detail ? `${e.message}: ${e.details.map((d) => `${d.field} ${d.issue}`).join("; ")}` : e.message;
+  const param = detail?.field ?? null;
+  switch (e.code) {
+    case "unauthenticated":
+      return {
+        status: 401,
+        body: { error: { message, type: "invalid_request_error", param: null, code: "invalid_api_key" } },
+      };
+    case "permission_denied":
+      return { status: 403, body: { error: { message, type: "permission_error", param: null, code: null } } };
+    case "not_found":
+      return {
+        status: 404,
+        body: { error: { message, type: "invalid_request_error", param: "model", code: "model_not_found" } },
+      };
+    case "resource_exhausted":
+      return { status: 429, body: { error: { message, type: "requests", param: null, code: "rate_limit_exceeded" } } };
+    default:
+      if (status < 500) {
+        return { status: 400, body: { error: { message, type: "invalid_request_error", param, code: null } } };
+      }
+      return { status, body: { error: { message, type: "api_error", param: null, code: e.code } } };
+  }
+}
+
+/** An error already in OpenAI's shape. */
+class OpenAiHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: OpenAiError,
+  ) {
+    super(body.error.message);
+  }
+}
+
+const badRequest = (message: string, param: string | null) =>
+  new OpenAiHttpError(400, { error: { message, type: "invalid_request_error", param, code: null } });
+
+const modelNotFound = (model: string, why = "does not exist or you do not have access to it") =>
+  new OpenAiHttpError(404, {
+    error: {
+      message: `The model \`${model}\` ${why}.`,
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_not_found",
+    },
+  });
+
+/** A /v1 path no route serves, as OpenAI answers it. */
+export const unknownUrl = (method: string, url: string) =>
+  new OpenAiHttpError(404, {
+    error: {
+      message: `Invalid URL (${method} ${url.split("?")[0]})`,
+      type: "invalid_request_error",
+      param: null,
+      code: null,
+    },
+  });
+
+export const isOpenAiPath = (url: string) => url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?");
+
+/** The error handler of /v1 routes. */
+export function handleOpenAiError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { status, body } = openAiErrorOf(error, request.id);
+  if (status >= 500) request.log.error({ err: error }, "request failed");
+  const headers: Record<string, string> = {};
+  if (status === 401) headers["www-authenticate"] = 'Bearer error="invalid_token"';
+  return reply.code(status).headers(headers).send(body);
+}
+
+interface ChatMessage {
+  role?: unknown;
+  content?: unknown;
+}
+
+interface ChatBody {
+  model?: unknown;
+  messages?: unknown;
+  variables?: unknown;
+  stream?: unknown;
+  stream_options?: { include_usage?: unknown } | null;
+  tools?: unknown;
+  tool_choice?: unknown;
+  response_format?: unknown;
+}
+
+const seconds = (t: { seconds: bigint } | undefined) => (t ? Number(t.seconds) : Math.floor(Date.now() / 1000));
+
+/** POST /v1/chat/completions and GET /v1/models. */
+export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { catalog, execution } = deps.clients;
+
+  async function allPrompts(request: FastifyRequest, organizationId: string) {
+    const out = [];
+    let cursor = "";
+    do {
+      const page = await catalog.listPrompts({ organizationId, limit: 100, cursor }, rpcOptions(request));
+      out.push(...page.prompts);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+
+  async function allSkills(request: FastifyRequest, organizationId: string) {
+    const out = [];
+    let cursor = "";
+    do {
+      const page = await catalog.listSkills({ organizationId, limit: 100, cursor }, rpcOptions(request));
+      out.push(...page.skills);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+
+  /** The organization of the API key (or the `organization` an access token's caller names). */
+  function organizationOfCaller(request: FastifyRequest): string {
+    const principal = principalOf(request);
+    if (principal.type === "api_key") return principal.organizationId;
+    const given = request.headers["openai-organization"];
+    if (typeof given === "string" && given) return given;
+    throw badRequest("an access token must name the organization in the OpenAI-Organization header", null);
+  }
+
+  app.get("/v1/models", { schema: { hide: true } }, async (request) => {
+    const organizationId = organizationOfCaller(request);
+    // What the key may not read (prompts:read, skills:read) is left out rather than refused.
+    const readable = <T>(list: Promise<T[]>) =>
+      list.catch((e: unknown) => {
+        if (e instanceof ConnectError && e.code === Code.PermissionDenied) return [] as T[];
+        throw e;
+      });
+    const [prompts, skills] = await Promise.all([
+      readable(allPrompts(request, organizationId)),
+      readable(allSkills(request, organizationId)),
+    ]);
+    const data = [
+      ...prompts
+        .filter((p) => p.publishedVersionId)
+        .map((p) => ({
+          id: `kiln/${p.id}`,
+          object: "model",
+          created: seconds(p.createdAt),
+          owned_by: organizationId,
+          name: p.name,
+        })),
+      ...skills
+        .filter((s) => s.publishedVersionId)
+        .map((s) => ({
+          id: `kiln/skill/${s.id}`,
+          object: "model",
+          created: seconds(s.createdAt),
+          owned_by: organizationId,
+          name: s.name,
+        })),
+    ];
+    return { object: "list", data };
+  });
+
+  app.post("/v1/chat/completions", { schema: { hide: true } }, async (request, reply) => {
+    const body = (request.body ?? {}) as ChatBody;
+    if (typeof body.model !== "string" || body.model === "")
+      throw badRequest("you must provide a model parameter", "model");
+    const model = body.model;
+    if (!Array.isArray(body.messages)) throw badRequest("messages must be an array", "messages");
+    const variables = body.variables ?? {};
+    if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
+      throw badRequest("variables must be an object", "variables");
+    }
+    // The caller's user/assistant turns go after the prompt's own messages (text content only).
+    const messages = (body.messages as ChatMessage[]).map((m, i) => {
+      const content = Array.isArray(m?.content)
+        ? (m.content as { type?: unknown; text?: unknown }[])
+            .map((part) => {
+              if (part?.type !== "text" || typeof part.text !== "string") {
+                throw badRequest("only text content parts are supported", `messages[${i}].content`);
+              }
+              return part.text;
+            })
+            .join("")
+        : m?.content;
+      if (m?.role !== "user" && m?.role !== "assistant") {
+        throw badRequest(
+          "only user and assistant messages are supported: the prompt's system and developer messages come first",
+          `messages[${i}].role`,
+        );
+      }
+      if (typeof content !== "string") throw badRequest("a message needs text content", `messages[${i}].content`);
+      return { role: m.role, content };
+    });
+    if (Array.isArray(body.tools) && body.tools.length > 0) {
+      throw badRequest("caller-supplied tools are not supported: attach tools to the Kiln prompt", "tools");
+    }
+    const parsed = parseModel(model);
+    if (!parsed)
+      throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
+    // INTEGRATION POINT (labels, issue 18 / labels helper): once the run requests carry a `label`
+    // field, pass `parsed.label` through to runPrompt/runSkill below instead of refusing it here.
+    if (parsed.label !== DEFAULT_LABEL) throw modelNotFound(model, `has no label "${parsed.label}"`);
+
+    const organizationId = organizationOfCaller(request);
+    let run: Run | undefined;
+    if (parsed.kind === "prompt") {
+      const prompts = await allPrompts(request, organizationId);
+      const prompt = prompts.find((p) => p.id === parsed.ref) ?? prompts.find((p) => p.name === parsed.ref);
+      if (!prompt?.publishedVersionId) throw modelNotFound(model);
+      run = (
+        await execution.runPrompt(
+          {
+            organizationId,
+            promptId: prompt.id,
+            variablesJson: JSON.stringify(variables),
+            messagesJson: messages.length > 0 ? JSON.stringify(messages) : "",
+          },
+          rpcOptions(request),
+        )
+      ).run;
+    } else {
+      const skills = await allSkills(request, organizationId);
+      const skill = skills.find((s) => s.id === parsed.ref) ?? skills.find((s) => s.name === parsed.ref);
+      if (!skill?.publishedVersionId) throw modelNotFound(model);
+      if (messages.length > 0) {
+        throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
+      }
+      run = (
+        await execution.runSkill(
+          { organizationId, skillId: skill.id, inputJson: JSON.stringify(variables) },
+          rpcOptions(request),
+        )
+      ).run;
+    }
+    if (!run) throw new Error("execution returned no run");
+    reply.header("x-kiln-run-id", run.id);
+    if (run.status !== "succeeded" || run.outputJson === undefined) {
+      const status = run.error?.code === "provider_timeout" ? 504 : 502;
+      throw new OpenAiHttpError(status, {
+        error: {
+          message: `run ${run.id} failed: ${run.error?.message ?? "no output"}`,
+          type: "api_error",
+          param: null,
+          code: run.error?.code ?? null,
+        },
+      });
+    }
+    const output = JSON.parse(run.outputJson) as { text: string; json?: unknown };
+    const content = output.json !== undefined ? JSON.stringify(output.json) : output.text;
+    const created = seconds(run.createdAt);
+    const usage = {
+      prompt_tokens: Number(run.usage?.inputTokens ?? 0n),
+      completion_tokens: Number(run.usage?.outputTokens ?? 0n),
+      total_tokens: Number(run.usage?.inputTokens ?? 0n) + Number(run.usage?.outputTokens ?? 0n),
+    };
+
+    if (body.stream === true) {
+      // The run completed whole (execution does not stream); its output leaves in chunks.
+      const includeUsage = body.stream_options?.include_usage === true;
+      const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+        id: run.id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...(includeUsage ? { usage: null } : {}),
+      });
+      const events: unknown[] = [chunk({ role: "assistant", content: "" }, null)];
+      for (const piece of content.match(/[\s\S]{1,16}/g) ?? []) events.push(chunk({ content: piece }, null));
+      events.push(chunk({}, "stop"));
+      if (includeUsage)
+        events.push({ id: run.id, object: "chat.completion.chunk", created, model, choices: [], usage });
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        "x-request-id": request.id,
+        "x-kiln-run-id": run.id,
+      });
+      for (const event of events) reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      reply.raw.end("data: [DONE]\n\n");
+      return reply;
+    }
+
+    return {
+      id: run.id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [
+        { index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" },
+      ],
+      usage,
+    };
+  });
+}
