@@ -256,6 +256,24 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     // replays the run the first one stored (same idempotency key), and the result's insert below
     // finds the earlier result, which stands.
 
+    // The message stays ours until the item is done, storing included: a store that is slow to
+    // answer must not send it to another worker while this one finishes it.
+    const keepAlive = setInterval(() => msg.working(), Math.max(50, Math.floor(deps.ackWaitMs / 3)));
+    keepAlive.unref();
+    try {
+      await runItem(run, item, itemId, attempt, msg);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  async function runItem(
+    run: EvaluationRunDoc,
+    item: WorkItem,
+    itemId: string,
+    attempt: number,
+    msg: BusMessage,
+  ): Promise<void> {
     const kase = await caseOf(run, item.caseId);
     const target = run.targets.find((t) => t.label === item.label);
     const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label, attempt };
@@ -278,28 +296,24 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         createdAt: now(),
       };
     } else {
-      const keepAlive = setInterval(() => msg.working(), Math.max(50, Math.floor(deps.ackWaitMs / 3)));
-      keepAlive.unref();
-      try {
-        const executed = await execute(msg, run, kase, target.skillVersionId, itemId);
-        const judgeRuns: JudgeRun[] = [];
-        result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
-        result.judgeRuns = judgeRuns;
-      } finally {
-        clearInterval(keepAlive);
-      }
+      const executed = await execute(msg, run, kase, target.skillVersionId, itemId);
+      const judgeRuns: JudgeRun[] = [];
+      result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
+      result.judgeRuns = judgeRuns;
     }
+    let counted = true;
     try {
       await c.results.insertOne(result);
     } catch (e) {
-      // Another delivery of this item got there first: its result stands.
+      // Another delivery of this item got there first: its result stands (and was counted, unless
+      // its worker died in between: the relay's sweep catches that).
       if (!isDuplicateKeyError(e)) throw e;
-      await completion.completeIfDone(run);
-      return;
+      counted = false;
     }
-    await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
+    if (counted) await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
     const progress = await c.progress.findOne({ _id: run._id });
-    // All in (by the count), or cancelled meanwhile: its report takes this late result too.
+    // All in (by the count), or cancelled meanwhile: its report takes this late result too. The
+    // exact count behind completeIfDone reads every result, so it is made only then.
     if (!progress || progress.cancelled || (progress.resultsIn ?? 0) >= run.itemCount) {
       await completion.completeIfDone(run);
     }
