@@ -15,7 +15,7 @@ import {
 } from "../schemas.js";
 import { Id, IdParams, JsonObject, jsonText, OrganizationId, organizationOf, Text } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
-import { OutputView, RunErrorView } from "./run-routes.js";
+import { OutputView, RunErrorView, UsageView } from "./run-routes.js";
 import { iso } from "./views.js";
 
 /**
@@ -155,11 +155,11 @@ const EvaluationStatus = OneOf(["queued", "running", "completed", "failed", "can
   description: "cancelled: stopped by POST …/cancel; its report covers the attempts that finished",
 });
 
-const UsageView = Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() });
+const Usage = ref(UsageView);
 
 const JudgeRunView = Type.Object({
   runId: Type.String({ description: "the judge's stored run (GET /api/judge-runs/:id)" }),
-  usage: UsageView,
+  usage: Usage,
   estimatedCostUsd: Nullable(Type.Number({ description: "null when the judge's model has no price" })),
 });
 
@@ -169,7 +169,7 @@ const AttemptView = Type.Object({
   runId: Nullable(Type.String()),
   latencyMs: Type.Integer(),
   estimatedCostUsd: Nullable(Type.Number()),
-  usage: Nullable(UsageView),
+  usage: Nullable(Usage),
   judgeRuns: Type.Array(JudgeRunView),
 });
 
@@ -192,7 +192,7 @@ const TargetResultView = Type.Object({
   ),
   latencyMs: Type.Integer(),
   estimatedCostUsd: Nullable(Type.Number()),
-  usage: Nullable(UsageView),
+  usage: Nullable(Usage),
   judgeRuns: Type.Array(JudgeRunView, { description: "the llm_judge calls that graded the first attempt" }),
   error: Type.Optional(ref(RunErrorView)),
   attempts: Type.Array(AttemptView, { description: "every attempt, in order; runId etc. above are the first's" }),
@@ -214,14 +214,11 @@ const TargetSummaryView = Type.Object({
   attempts: Type.Integer(),
   avgLatencyMs: Type.Number(),
   latencyMs: Type.Object({ p50: Type.Number(), p95: Type.Number(), p99: Type.Number() }),
-  usage: Type.Object(
-    { inputTokens: Type.Integer(), outputTokens: Type.Integer() },
-    { description: "skill runs and judge runs" },
-  ),
+  usage: Usage,
   totalCostUsd: Nullable(Type.Number({ description: "skill and judge runs; null when any is unpriced" })),
   pricedCostUsd: Type.Number({ description: "what the priced runs cost" }),
   unpricedRuns: Type.Integer({ description: "runs of a model without a price, left out of pricedCostUsd" }),
-  judge: Type.Object({ runs: Type.Integer(), usage: UsageView, estimatedCostUsd: Nullable(Type.Number()) }),
+  judge: Type.Object({ runs: Type.Integer(), usage: Usage, estimatedCostUsd: Nullable(Type.Number()) }),
 });
 
 const ChangesView = Type.Object({

@@ -1607,18 +1607,12 @@ export interface components {
                         contractValid: boolean | null;
                         latencyMs: number;
                         estimatedCostUsd: number | null;
-                        usage: {
-                            inputTokens: number;
-                            outputTokens: number;
-                        } | null;
+                        usage: components["schemas"]["Usage"] | null;
                         /** @description the llm_judge calls that graded the first attempt */
                         judgeRuns: {
                             /** @description the judge's stored run (GET /api/judge-runs/:id) */
                             runId: string;
-                            usage: {
-                                inputTokens: number;
-                                outputTokens: number;
-                            };
+                            usage: components["schemas"]["Usage"];
                             estimatedCostUsd: number | null;
                         }[];
                         error?: components["schemas"]["RunError"];
@@ -1630,17 +1624,11 @@ export interface components {
                             runId: string | null;
                             latencyMs: number;
                             estimatedCostUsd: number | null;
-                            usage: {
-                                inputTokens: number;
-                                outputTokens: number;
-                            } | null;
+                            usage: components["schemas"]["Usage"] | null;
                             judgeRuns: {
                                 /** @description the judge's stored run (GET /api/judge-runs/:id) */
                                 runId: string;
-                                usage: {
-                                    inputTokens: number;
-                                    outputTokens: number;
-                                };
+                                usage: components["schemas"]["Usage"];
                                 estimatedCostUsd: number | null;
                             }[];
                         }[];
@@ -1676,11 +1664,7 @@ export interface components {
                             p95: number;
                             p99: number;
                         };
-                        /** @description skill runs and judge runs */
-                        usage: {
-                            inputTokens: number;
-                            outputTokens: number;
-                        };
+                        usage: components["schemas"]["Usage"];
                         totalCostUsd: number | null;
                         /** @description what the priced runs cost */
                         pricedCostUsd: number;
@@ -1688,10 +1672,7 @@ export interface components {
                         unpricedRuns: number;
                         judge: {
                             runs: number;
-                            usage: {
-                                inputTokens: number;
-                                outputTokens: number;
-                            };
+                            usage: components["schemas"]["Usage"];
                             estimatedCostUsd: number | null;
                         };
                     };

@@ -347,6 +347,20 @@ describe("evaluation workers", () => {
     await startWorkers(t.workers());
     await eventually(async () => (await t.collections.runs.findOne({ _id: run._id }))?.status === "completed");
     expect(await t.collections.results.countDocuments({ evaluationRunId: run._id })).toBe(4);
+
+    // Published again on a new bus (as a restarted embedded platform does with its unfinished
+    // runs): every item finds its result and runs nothing.
+    const calls = t.execution.calls.length;
+    const restarted = createMemoryBus();
+    await restarted.ensureStream(EVALUATIONS_STREAM);
+    await t.collections.runs.updateOne({ _id: run._id }, { $set: { workPublished: false } });
+    const again = createWorkRelay(t.collections.runs, restarted, (await import("./test-evaluation.js")).silentLogger);
+    expect(await again.relayPending()).toBe(1);
+    expect((await restarted.streamInfo(EVALUATIONS_STREAM.name)).messages).toBe(4);
+    await startWorkers(t.workers({ bus: restarted }));
+    await eventually(async () => (await restarted.streamInfo(EVALUATIONS_STREAM.name)).messages === 0);
+    expect(t.execution.calls).toHaveLength(calls);
+    expect(await t.collections.results.countDocuments({ evaluationRunId: run._id })).toBe(4);
   });
 });
 

@@ -85,7 +85,6 @@ export interface ResultDoc {
   createdAt: Date;
 }
 
-/** `${evaluationRunId}:${caseId}:${label}`, then `:${attempt}` from the second attempt on. */
 /** The case ids of a run, in report order. */
 export function caseIdsOf(run: Pick<EvaluationRunDoc, "caseIds" | "caseIdsJson">): string[] {
   return run.caseIds ?? (JSON.parse(run.caseIdsJson ?? "[]") as string[]);
@@ -103,6 +102,7 @@ export interface ProgressDoc {
   cancelled?: true;
 }
 
+/** `${evaluationRunId}:${caseId}:${label}`, then `:${attempt}` from the second attempt on. */
 export const resultIdOf = (evaluationRunId: string, caseId: string, label: string, attempt = 0) =>
   `${evaluationRunId}:${caseId}:${label}${attempt > 0 ? `:${attempt}` : ""}`;
 

@@ -202,9 +202,9 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     kase: CaseDoc,
     skillVersionId: string,
     itemId: string,
+    retries: number,
   ): Promise<{ run: Run } | { error: { code: string; message: string } }> {
     // A rate-limited run stays stored as failed; the next run of the item gets a key of its own.
-    const retries = msg.deliveryCount > 1 ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
     const idempotencyKey = retries === 0 ? itemId : `${itemId}:${retries}`;
     let res: Awaited<ReturnType<ExecutionClient["runSkill"]>>;
     try {
@@ -252,16 +252,23 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     }
     // Cancelled: what has not started is not run (its report keeps what finished).
     if ((await c.progress.findOne({ _id: run._id }))?.cancelled) return;
-    // No lookup of an earlier result (on FerretDB it reads every result): a delivery after a crash
-    // replays the run the first one stored (same idempotency key), and the result's insert below
-    // finds the earlier result, which stands.
+    // An item delivered before (a worker died, its ack wait passed) or published again by the relay
+    // may have its result already: then it is not run again (its judges would be called again).
+    // Not looked up otherwise (on FerretDB the lookup reads every result), nor after this worker's
+    // own nak for a rate limit, which stored none.
+    const again = item.again === true || msg.deliveryCount > 1;
+    const rateLimited = again ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
+    if (again && rateLimited === 0 && (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } }))) {
+      await completeIfCounted(run);
+      return;
+    }
 
     // The message stays ours until the item is done, storing included: a store that is slow to
     // answer must not send it to another worker while this one finishes it.
     const keepAlive = setInterval(() => msg.working(), Math.max(50, Math.floor(deps.ackWaitMs / 3)));
     keepAlive.unref();
     try {
-      await runItem(run, item, itemId, attempt, msg);
+      await runItem(run, item, itemId, attempt, rateLimited, msg);
     } finally {
       clearInterval(keepAlive);
     }
@@ -272,6 +279,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     item: WorkItem,
     itemId: string,
     attempt: number,
+    rateLimited: number,
     msg: BusMessage,
   ): Promise<void> {
     const kase = await caseOf(run, item.caseId);
@@ -296,7 +304,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         createdAt: now(),
       };
     } else {
-      const executed = await execute(msg, run, kase, target.skillVersionId, itemId);
+      const executed = await execute(msg, run, kase, target.skillVersionId, itemId, rateLimited);
       const judgeRuns: JudgeRun[] = [];
       result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
       result.judgeRuns = judgeRuns;
@@ -311,9 +319,16 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       counted = false;
     }
     if (counted) await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
+    await completeIfCounted(run);
+  }
+
+  /**
+   * Completes the run when its progress says every result is in, or it was cancelled meanwhile
+   * (its report then takes a late result too). The exact count behind completeIfDone reads every
+   * result, so it is made only then.
+   */
+  async function completeIfCounted(run: EvaluationRunDoc): Promise<void> {
     const progress = await c.progress.findOne({ _id: run._id });
-    // All in (by the count), or cancelled meanwhile: its report takes this late result too. The
-    // exact count behind completeIfDone reads every result, so it is made only then.
     if (!progress || progress.cancelled || (progress.resultsIn ?? 0) >= run.itemCount) {
       await completion.completeIfDone(run);
     }

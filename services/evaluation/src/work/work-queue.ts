@@ -29,18 +29,30 @@ export interface WorkItem {
   label: TargetLabel;
   /** 0-based; absent: 0. */
   attempt?: number;
+  /**
+   * Published again by the relay (after a bus outage, or by a restarted embedded platform): the
+   * item may have a result already.
+   */
+  again?: true;
 }
 
 /** Attempt after attempt, so that an early look at a running run sees every case once first. */
 export function workItemsOf(
   run: Pick<EvaluationRunDoc, "_id" | "caseIds" | "caseIdsJson" | "targets" | "repeats">,
+  again = false,
 ): WorkItem[] {
   const items: WorkItem[] = [];
   const caseIds = caseIdsOf(run);
   for (let attempt = 0; attempt < (run.repeats ?? 1); attempt++) {
     for (const caseId of caseIds) {
       for (const t of run.targets) {
-        items.push({ evaluationRunId: run._id, caseId, label: t.label, ...(attempt > 0 ? { attempt } : {}) });
+        items.push({
+          evaluationRunId: run._id,
+          caseId,
+          label: t.label,
+          ...(attempt > 0 ? { attempt } : {}),
+          ...(again ? { again: true as const } : {}),
+        });
       }
     }
   }
@@ -52,8 +64,13 @@ export function workItemsOf(
  * is de-duplicated by the stream, and a late duplicate finds the result already stored), then marks
  * the run published. Rejects when the bus does not take a message: the relay retries the run.
  */
-export async function publishWork(runs: Collection<EvaluationRunDoc>, bus: Bus, run: EvaluationRunDoc): Promise<void> {
-  for (const item of workItemsOf(run)) {
+export async function publishWork(
+  runs: Collection<EvaluationRunDoc>,
+  bus: Bus,
+  run: EvaluationRunDoc,
+  again = false,
+): Promise<void> {
+  for (const item of workItemsOf(run, again)) {
     await bus.publish(WORK_SUBJECT, JSON.stringify(item), {
       msgId: resultIdOf(item.evaluationRunId, item.caseId, item.label, item.attempt),
     });
@@ -103,7 +120,7 @@ export function createWorkRelay(
     const pending = await runs.find({ workPublished: false }, { sort: { _id: 1 }, limit: 100 });
     for (const run of pending) {
       try {
-        await publishWork(runs, bus, run);
+        await publishWork(runs, bus, run, true);
         published++;
       } catch (err) {
         logger.warn({ err, evaluationRunId: run._id }, "evaluation work not published yet; will retry");

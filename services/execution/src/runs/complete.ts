@@ -10,7 +10,7 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { estimateCostUsd } from "../domain/model-catalog.js";
-import type { ChatMessage, ResponseFormat } from "../providers/provider.js";
+import { type ChatMessage, isProviderError, providerFailureOf, type ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
 import { failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { type CallContext, type RunnerDeps, runDocOf, storeRun } from "./runner.js";
@@ -103,8 +103,9 @@ export function createCompleter(
         // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as
         // is, after the failed run is stored.
         failure = e;
-        const error =
-          e instanceof DomainError
+        const error = isProviderError(e)
+          ? providerFailureOf(e)
+          : e instanceof DomainError
             ? { code: e.kind, message: e.message }
             : { code: "internal", message: "the judge failed" };
         execution = failedBeforeAnswer(model, error, Math.round(performance.now() - started));
