@@ -4,7 +4,7 @@ import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import { type Comparison, compareReports, type ReportResult } from "./domain/report.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
-import type { EvaluationRunDoc, TargetDoc, TargetLabel } from "./store/evaluation-store.js";
+import { type EvaluationRunDoc, type TargetDoc, type TargetLabel, updateProgress } from "./store/evaluation-store.js";
 import { publishWork } from "./work/work-queue.js";
 
 const LABELS: readonly TargetLabel[] = ["draft", "published"];
@@ -160,7 +160,7 @@ export function createRuns(deps: EvaluationDeps) {
           { _id: run._id, status: { $in: ["queued", "running"] } },
           { $set: { status: "cancelled", completedAt: deps.now() } },
         );
-        await c.progress.updateOne({ _id: run._id }, { $set: { cancelled: true } }, { upsert: true });
+        await updateProgress(c.progress, run._id, { $set: { cancelled: true } });
         await deps.completion.completeIfDone(run);
       }
       return this.getRun(principal, input);

@@ -1,4 +1,4 @@
-import type { Collection, Store } from "@kiln/kit/store";
+import { type Collection, isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { JudgeRun, Usage } from "../domain/report.js";
 
 /** One evaluation case. User JSON (input, expected output, assertions) is JSON text (kit/store encodeJson). */
@@ -100,6 +100,24 @@ export interface ProgressDoc {
   resultsIn?: number;
   /** Set by a cancel, with the run's status: the workers read it here for every item. */
   cancelled?: true;
+}
+
+/**
+ * Updates a run's progress document, creating it if need be. Two first upserts racing make one of
+ * them fail on the unique `_id` (MongoDB and FerretDB alike): that one is applied again as a plain
+ * update of the document the other created.
+ */
+export async function updateProgress(
+  progress: Collection<ProgressDoc>,
+  evaluationRunId: string,
+  update: { $inc: { resultsIn: 1 } } | { $set: { cancelled: true } },
+): Promise<void> {
+  try {
+    await progress.updateOne({ _id: evaluationRunId }, update, { upsert: true });
+  } catch (e) {
+    if (!isDuplicateKeyError(e)) throw e;
+    await progress.updateOne({ _id: evaluationRunId }, update);
+  }
 }
 
 /** `${evaluationRunId}:${caseId}:${label}`, then `:${attempt}` from the second attempt on. */

@@ -30,6 +30,7 @@ import {
   evaluationCollections,
   type ResultDoc,
   resultIdOf,
+  updateProgress,
 } from "../store/evaluation-store.js";
 import { EVALUATIONS_STREAM, WORKERS_DURABLE, type WorkItem } from "./work-queue.js";
 
@@ -252,16 +253,15 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     }
     // Cancelled: what has not started is not run (its report keeps what finished).
     if ((await c.progress.findOne({ _id: run._id }))?.cancelled) return;
-    // An item delivered before (a worker died, its ack wait passed) or published again by the relay
-    // may have its result already: then it is not run again (its judges would be called again).
-    // Not looked up otherwise (on FerretDB the lookup reads every result), nor after this worker's
-    // own nak for a rate limit, which stored none.
-    const again = item.again === true || msg.deliveryCount > 1;
-    const rateLimited = again ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
-    if (again && rateLimited === 0 && (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } }))) {
-      await completeIfCounted(run);
+    // An item published again by the relay (a restarted embedded platform requeues its unfinished
+    // runs) may have its result already: then it is not run again (its judges would be called
+    // again). Not looked up otherwise (on FerretDB the lookup reads every result): a redelivery
+    // after a crash replays the stored run and its result's insert finds the earlier one.
+    if (item.again && (await c.results.findOne({ _id: itemId }, { projection: { _id: 1 } }))) {
+      await completion.completeIfDone(run);
       return;
     }
+    const rateLimited = msg.deliveryCount > 1 ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
 
     // The message stays ours until the item is done, storing included: a store that is slow to
     // answer must not send it to another worker while this one finishes it.
@@ -309,16 +309,16 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
       result.judgeRuns = judgeRuns;
     }
-    let counted = true;
     try {
       await c.results.insertOne(result);
     } catch (e) {
-      // Another delivery of this item got there first: its result stands (and was counted, unless
-      // its worker died in between: the relay's sweep catches that).
+      // Another delivery of this item got there first: its result stands, maybe uncounted (its
+      // worker died in between), so the exact count decides (rare: only here).
       if (!isDuplicateKeyError(e)) throw e;
-      counted = false;
+      await completion.completeIfDone(run);
+      return;
     }
-    if (counted) await c.progress.updateOne({ _id: run._id }, { $inc: { resultsIn: 1 } }, { upsert: true });
+    await updateProgress(c.progress, run._id, { $inc: { resultsIn: 1 } });
     await completeIfCounted(run);
   }
 
