@@ -98,16 +98,15 @@ export function createWorkRelay(
 ): WorkRelay {
   let timer: NodeJS.Timeout | undefined;
   let relaying: Promise<number> | undefined;
-  let ticks = 0;
   /** resultsIn of each running run at the previous sweep. */
   const seen = new Map<string, number>();
 
   async function relay(): Promise<number> {
-    // Every fifth round: a running run whose result counter has not moved since the last sweep gets
-    // the exact count, so it completes even when the counter a worker bumps after each result
-    // missed one (a worker that died between the two writes). Runs that move are left alone: the
-    // exact count reads every result on FerretDB.
-    if (sweep && ++ticks % 5 === 0) {
+    // Every round: a running run whose result counter has not moved since the last round gets the
+    // exact count, so it completes within two rounds even when the counter a worker bumps after
+    // each result missed one (a worker stopped or killed between the two writes). Runs that move
+    // are left alone: the exact count reads every result on FerretDB.
+    if (sweep) {
       const running = await runs.find({ status: "running" }, { limit: 100 });
       for (const run of running) {
         const count = (await sweep.progress.findOne({ _id: run._id }))?.resultsIn ?? 0;
