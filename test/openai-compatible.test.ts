@@ -121,6 +121,33 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
     expect(again.choices[0]?.message.content).toContain("Grace");
   });
 
+  it("runs the version a label points at with kiln/<prompt>@<label>", async () => {
+    const token = flow.token;
+    const v2 = await createTestClient(running.base).createPromptVersion(token, greeting.id, {
+      model: "local/echo",
+      systemPrompt: "Say goodbye to {{person}}.",
+      variablesSchema: { type: "object", properties: { person: { type: "string" } }, required: ["person"] },
+    });
+    const moved = await call(running.base, "PUT", `/api/prompts/${greeting.id}/labels/canary`, {
+      token,
+      body: { versionId: v2.id },
+    });
+    expect(moved.status).toBe(200);
+    const canary = await openai.chat.completions.create({
+      model: `kiln/${greeting.name}@canary`,
+      messages: [],
+      variables: { person: "Ada" },
+    } as never);
+    expect(canary.choices[0]?.message.content).toContain("goodbye to Ada");
+    // Without a label: still the published version.
+    const live = await openai.chat.completions.create({
+      model: `kiln/${greeting.name}`,
+      messages: [],
+      variables: { person: "Ada" },
+    } as never);
+    expect(live.choices[0]?.message.content).toContain("Greet Ada");
+  });
+
   itFull("answers the JSON of the prompt's own schema (the prompt has an attached manual_stub tool)", async () => {
     const data = await openai.chat.completions.create({
       model: `kiln/${forecast.id}`,

@@ -189,6 +189,25 @@ describe("prompts", () => {
     expect(misuse).toMatchObject({ status: 400, code: "invalid_argument" });
   });
 
+  it("labels a prompt's versions, runs by label, reads the history and removes a label", async () => {
+    const v2 = await user.prompts.createVersion(prompt.id, {
+      systemPrompt: "Staging weather in {{city}}.",
+      variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    });
+    const staging = await user.prompts.labels.set(prompt.id, "staging", v2.id);
+    expect(staging).toMatchObject({ label: "staging", versionId: v2.id, version: 2, protected: false });
+    expect((await keyed.prompts.labels.list(prompt.id)).map((l) => l.label)).toEqual([
+      "production",
+      "latest",
+      "staging",
+    ]);
+    const run = await keyed.prompts.run(prompt.id, { organizationId, variables: { city: "Oslo" }, label: "staging" });
+    expect(run.promptVersionId).toBe(v2.id);
+    const history = await user.prompts.labels.history(prompt.id, "staging");
+    expect(history.data.map((m) => [m.action, m.versionId])).toEqual([["moved", v2.id]]);
+    expect((await user.prompts.labels.delete(prompt.id, "staging")).versionId).toBe(v2.id);
+  });
+
   it("pages through a list with limit and cursor, and iterates every item", async () => {
     for (const name of ["P1", "P2", "P3"]) await user.prompts.create({ organizationId, name });
     const first = await user.prompts.list({ organizationId, limit: 2 });
@@ -293,6 +312,14 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     expect((await user.skills.list({ organizationId })).data.map((s) => s.id)).toEqual([skillId]);
     const second = await failureOf(user.skills.createVersion(skillId));
     expect(second).toMatchObject({ status: 409, code: "failed_precondition" });
+  });
+
+  it("labels a skill's versions the same way", async () => {
+    const [production] = await user.skills.labels.list(skillId);
+    expect(production?.label).toBe("production");
+    await user.skills.labels.set(skillId, "stable", production?.versionId ?? "");
+    expect((await user.skills.labels.history(skillId, "stable")).data).toHaveLength(1);
+    expect((await user.skills.labels.delete(skillId, "stable")).label).toBe("stable");
   });
 
   it("creates cases, runs an evaluation of draft and published versions and waits for its result", async () => {
@@ -434,6 +461,14 @@ describe("agents and agent runs", () => {
     expect(compared.runs.map((r) => r.id)).toEqual([run.id, rerun.id]);
     expect(compared.steps[0]?.outputsEqual).toBe(false);
   });
+
+  it("labels an agent's versions the same way", async () => {
+    const labels = await user.agents.labels.list(agent.id);
+    expect(labels.map((l) => l.label)).toEqual(["production", "latest"]);
+    await user.agents.labels.set(agent.id, "stable", labels[0]?.versionId ?? "");
+    expect((await user.agents.labels.history(agent.id, "production")).data[0]?.action).toBe("published");
+    expect((await user.agents.labels.delete(agent.id, "stable")).label).toBe("stable");
+  });
 });
 
 describe("errors as KilnError", () => {
@@ -506,6 +541,44 @@ describe("the routes outside the SDK (non-public)", () => {
       passwd: PASSWORD,
     });
     expect(signIn.status).toBe(400);
+  });
+});
+
+describe("the organization routes (non-public)", () => {
+  it("reads and changes the organization, adds and lists members", async () => {
+    const read = await raw<{ organization: { settings: { protectedLabels: string[] } } }>(
+      "GET",
+      `/api/organizations/${organizationId}`,
+      undefined,
+      accessToken,
+    );
+    expect(read.status).toBe(200);
+    expect(read.body.organization.settings.protectedLabels).toEqual(["production"]);
+    const changed = await raw<{ name: string }>(
+      "PATCH",
+      `/api/organizations/${organizationId}`,
+      { name: "Engines Ltd" },
+      accessToken,
+    );
+    expect(changed.body.name).toBe("Engines Ltd");
+    const other = await raw<{ user: { email: string } }>("POST", "/api/auth/signup", {
+      email: "grace@example.test",
+      password: PASSWORD,
+    });
+    const added = await raw<{ membership: { role: string } }>(
+      "POST",
+      `/api/organizations/${organizationId}/members`,
+      { email: other.body.user.email, role: "admin" },
+      accessToken,
+    );
+    expect(added.status).toBe(201);
+    const members = await raw<{ data: unknown[] }>(
+      "GET",
+      `/api/organizations/${organizationId}/members`,
+      undefined,
+      accessToken,
+    );
+    expect(members.body.data).toHaveLength(2);
   });
 });
 

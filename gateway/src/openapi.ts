@@ -34,6 +34,7 @@ import {
   EvaluationComparisonView,
   EvaluationRunView,
 } from "./routes/evaluation-routes.js";
+import { LabelMoveView, LabelView } from "./routes/label-routes.js";
 import { ModelView } from "./routes/model-routes.js";
 import {
   JudgeRunView,
@@ -49,6 +50,7 @@ import {
 import {
   ApiKeyView,
   MembershipView,
+  MemberView,
   OnboardingView,
   OrganizationView,
   PrincipalView,
@@ -71,6 +73,7 @@ const COMPONENTS: NamedSchema[] = [
   UserView,
   OrganizationView,
   MembershipView,
+  MemberView,
   OnboardingView,
   PrincipalView,
   SetupCheckView,
@@ -107,6 +110,8 @@ const COMPONENTS: NamedSchema[] = [
   AgentVersionView,
   AgentStepView,
   AgentRunView,
+  LabelView,
+  LabelMoveView,
   LoadedInputsView,
   AgentRunComparisonView,
   ...ASSERTION_SCHEMAS,

@@ -392,6 +392,7 @@ export interface TestClient {
   get<T = unknown>(path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   post<T = unknown>(path: string, body?: unknown, options?: RequestOptions): Promise<TestResponse<T>>;
   patch<T = unknown>(path: string, body?: unknown, options?: RequestOptions): Promise<TestResponse<T>>;
+  put<T = unknown>(path: string, body?: unknown, options?: RequestOptions): Promise<TestResponse<T>>;
   delete<T = unknown>(path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   /** POST /api/auth/signup with a fresh address unless one is given; throws unless 201. */
   signUp(email?: string, options?: { password?: string; fullName?: string }): Promise<SignedUp>;
@@ -570,6 +571,7 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
     get: (path, options) => request("GET", path, options),
     post: (path, body, options) => request("POST", path, { ...options, body }),
     patch: (path, body, options) => request("PATCH", path, { ...options, body }),
+    put: (path, body, options) => request("PUT", path, { ...options, body }),
     delete: (path, options) => request("DELETE", path, options),
 
     async signUp(email = `user-${randomUUID()}@example.test`, options = {}) {

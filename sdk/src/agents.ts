@@ -1,3 +1,4 @@
+import { Labels } from "./labels.js";
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
@@ -16,7 +17,12 @@ import type { IdempotentRequestOptions, RequestOptions, Transport } from "./tran
 
 /** Agents, their versions and workflows (authoring: public beta; `get` and `run`: stable). */
 export class Agents {
-  constructor(private readonly t: Transport) {}
+  /** Named pointers to versions: production (the published version), latest, and your own. */
+  readonly labels: Labels;
+
+  constructor(private readonly t: Transport) {
+    this.labels = new Labels(t, "agents");
+  }
 
   list(query: ListQuery<Query<"listAgents">> = {}, options?: RequestOptions): PaginatedList<Agent> {
     return new PaginatedList(

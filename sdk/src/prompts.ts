@@ -1,10 +1,16 @@
+import { Labels } from "./labels.js";
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { CreatePromptVersionRequest, Prompt, PromptRun, PromptVersion, Query, RequestBody } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /** Prompts and their immutable versions (spec §4, public beta). */
 export class Prompts {
-  constructor(private readonly t: Transport) {}
+  /** Named pointers to versions: production (the published version), latest, and your own. */
+  readonly labels: Labels;
+
+  constructor(private readonly t: Transport) {
+    this.labels = new Labels(t, "prompts");
+  }
 
   /** An organization's prompts, newest first (an API key may omit organizationId). */
   list(query: ListQuery<Query<"listPrompts">> = {}, options?: RequestOptions): PaginatedList<Prompt> {

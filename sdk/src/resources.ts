@@ -36,6 +36,8 @@ export type ToolVersion = Schemas["ToolVersion"];
 export type CompositionStep = Schemas["CompositionStep"];
 export type Skill = Schemas["Skill"];
 export type SkillVersion = Schemas["SkillVersion"];
+export type Label = Schemas["Label"];
+export type LabelMove = Schemas["LabelMove"];
 
 export type Usage = Schemas["Usage"];
 export type ToolCall = Schemas["ToolCall"];

@@ -1,10 +1,16 @@
+import { Labels } from "./labels.js";
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { Query, RequestBody, Skill, SkillPreview, SkillRun, SkillVersion, VersionDiff } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /** Skills, their versions, prompt compositions and tools; previews and runs (spec §4, public beta). */
 export class Skills {
-  constructor(private readonly t: Transport) {}
+  /** Named pointers to versions: production (the published version), latest, and your own. */
+  readonly labels: Labels;
+
+  constructor(private readonly t: Transport) {
+    this.labels = new Labels(t, "skills");
+  }
 
   list(query: ListQuery<Query<"listSkills">> = {}, options?: RequestOptions): PaginatedList<Skill> {
     return new PaginatedList(

@@ -2,7 +2,7 @@ import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
-import { Id, IdParams, JsonObject, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
 import {
   agentRunView,
@@ -121,6 +121,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
           organizationId: Type.Optional(OrganizationId),
           inputs: JsonObject("the agent inputs, matching the version's inputSchema"),
           versionId: Type.Optional(Id),
+          label: Type.Optional(LabelName),
           mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
         }),
         response: { 201: ref(AgentRunView), 202: ref(AgentRunView), ...runErrors },
@@ -134,6 +135,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
           agentId: request.params.id,
           inputsJson: JSON.stringify(request.body.inputs),
           versionId: request.body.versionId,
+          label: request.body.label,
           async,
         },
         rpcOptions(request),

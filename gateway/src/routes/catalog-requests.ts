@@ -14,6 +14,11 @@ import { Body, ListQuery } from "../schemas.js";
 
 export const Id = Type.String({ minLength: 1, maxLength: 100 });
 export const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
+/** A label (docs/labels.md): `production` (default of runs), `latest`, or one the organization set. */
+export const LabelName = Type.String({
+  pattern: "^[a-z][a-z0-9-]{0,39}$",
+  description: "a label: production (the published version), latest (the newest version) or your own",
+});
 /** Names and descriptions: the service trims them and checks their length. */
 export const Text = Type.String({ maxLength: 10_000 });
 export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 'a model id, e.g. "local/echo"' });

@@ -1,5 +1,6 @@
 import type { GatewayApp, GatewayDeps } from "../app.js";
 import { registerAgentRoutes } from "./agent-routes.js";
+import { registerLabelRoutes } from "./label-routes.js";
 import { registerPromptRoutes } from "./prompt-routes.js";
 import { registerSkillRoutes } from "./skill-routes.js";
 import { registerToolRoutes } from "./tool-routes.js";
@@ -10,4 +11,5 @@ export function registerCatalogRoutes(app: GatewayApp, deps: GatewayDeps): void 
   registerToolRoutes(app, deps);
   registerSkillRoutes(app, deps);
   registerAgentRoutes(app, deps);
+  registerLabelRoutes(app, deps);
 }

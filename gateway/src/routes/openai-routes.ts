@@ -245,40 +245,56 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const parsed = parseModel(model);
     if (!parsed)
       throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
-    // INTEGRATION POINT (labels, issue 18 / labels helper): once the run requests carry a `label`
-    // field, pass `parsed.label` through to runPrompt/runSkill below instead of refusing it here.
-    if (parsed.label !== DEFAULT_LABEL) throw modelNotFound(model, `has no label "${parsed.label}"`);
+    // Without @label: the published version, as a run without a label. With one: that label's
+    // version; a label the prompt or skill does not have is an unknown model.
+    const label = parsed.label === DEFAULT_LABEL ? "" : parsed.label;
+    const labelled = async <T>(call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (e) {
+        if (label !== "" && e instanceof ConnectError && e.code === Code.NotFound && e.rawMessage.startsWith("label "))
+          throw modelNotFound(model, `has no label "${label}"`);
+        throw e;
+      }
+    };
 
     const organizationId = organizationOfCaller(request);
     let run: Run | undefined;
     if (parsed.kind === "prompt") {
       const prompts = await allPrompts(request, organizationId);
       const prompt = prompts.find((p) => p.id === parsed.ref) ?? prompts.find((p) => p.name === parsed.ref);
-      if (!prompt?.publishedVersionId) throw modelNotFound(model);
-      run = (
-        await execution.runPrompt(
-          {
-            organizationId,
-            promptId: prompt.id,
-            variablesJson: JSON.stringify(variables),
-            messagesJson: messages.length > 0 ? JSON.stringify(messages) : "",
-          },
-          rpcOptions(request),
-        )
-      ).run;
+      if (!prompt || (label === "" && !prompt.publishedVersionId)) throw modelNotFound(model);
+      run = await labelled(
+        async () =>
+          (
+            await execution.runPrompt(
+              {
+                organizationId,
+                promptId: prompt.id,
+                variablesJson: JSON.stringify(variables),
+                messagesJson: messages.length > 0 ? JSON.stringify(messages) : "",
+                label,
+              },
+              rpcOptions(request),
+            )
+          ).run,
+      );
     } else {
       const skills = await allSkills(request, organizationId);
       const skill = skills.find((s) => s.id === parsed.ref) ?? skills.find((s) => s.name === parsed.ref);
-      if (!skill?.publishedVersionId) throw modelNotFound(model);
+      if (!skill || (label === "" && !skill.publishedVersionId)) throw modelNotFound(model);
       if (messages.length > 0) {
         throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
       }
-      run = (
-        await execution.runSkill(
-          { organizationId, skillId: skill.id, inputJson: JSON.stringify(variables) },
-          rpcOptions(request),
-        )
-      ).run;
+      run = await labelled(
+        async () =>
+          (
+            await execution.runSkill(
+              { organizationId, skillId: skill.id, inputJson: JSON.stringify(variables), label },
+              rpcOptions(request),
+            )
+          ).run,
+      );
     }
     if (!run) throw new Error("execution returned no run");
     reply.header("x-kiln-run-id", run.id);

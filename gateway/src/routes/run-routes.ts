@@ -2,7 +2,7 @@ import type { Run, RunStep, ToolCall } from "@kiln/proto/execution";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
-import { Id, IdParams, JsonObject, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
 import { iso } from "./views.js";
 
@@ -279,15 +279,23 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
           organizationId: OrganizationId,
           variables: JsonObject("values of the version's variables schema"),
           versionId: Type.Optional(Id),
+          label: Type.Optional(LabelName),
           model: Type.Optional(ModelId),
         }),
         response: { 201: ref(PromptRunView), ...runErrors },
       },
     },
     async (request, reply) => {
-      const { organizationId, variables, versionId, model } = request.body;
+      const { organizationId, variables, versionId, label, model } = request.body;
       const r = await execution.runPrompt(
-        { organizationId, promptId: request.params.id, variablesJson: JSON.stringify(variables), versionId, model },
+        {
+          organizationId,
+          promptId: request.params.id,
+          variablesJson: JSON.stringify(variables),
+          versionId,
+          label,
+          model,
+        },
         rpcOptions(request),
       );
       return reply.code(201).send(promptRunView(r.run));
@@ -298,6 +306,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
     organizationId: Type.Optional(OrganizationId),
     input: JsonObject("the skill input, matching its inputSchema"),
     versionId: Type.Optional(Id),
+    label: Type.Optional(LabelName),
   });
 
   app.post(
@@ -321,6 +330,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
           skillId: request.params.id,
           inputJson: JSON.stringify(request.body.input),
           versionId: request.body.versionId,
+          label: request.body.label,
         },
         rpcOptions(request),
       );
@@ -350,6 +360,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
           skillId: request.params.id,
           inputJson: JSON.stringify(request.body.input),
           versionId: request.body.versionId,
+          label: request.body.label,
         },
         { ...options, headers: undefined },
       );

@@ -1,5 +1,5 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
-import type { ApiKey, Membership, Organization, Principal, User } from "@kiln/proto/identity";
+import type { ApiKey, Member, Membership, Organization, Principal, User } from "@kiln/proto/identity";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp as TimestampSchema } from "../schemas.js";
 
@@ -26,6 +26,11 @@ export const OrganizationView = Type.Object(
       aiEnabled: Type.Boolean(),
       monthlyRunLimit: Type.Integer({ description: "runs per calendar month; 0 means unlimited" }),
     }),
+    settings: Type.Object({
+      protectedLabels: Type.Array(Type.String(), {
+        description: 'labels only owners and admins (or API keys with labels:write) move; default ["production"]',
+      }),
+    }),
     createdAt: TimestampSchema,
   },
   { $id: "Organization" },
@@ -38,6 +43,7 @@ export const organizationView = (o: Organization) => ({
     aiEnabled: o.entitlements?.aiEnabled ?? false,
     monthlyRunLimit: Number(o.entitlements?.monthlyRunLimit ?? 0n),
   },
+  settings: { protectedLabels: o.settings?.protectedLabels ?? [] },
   createdAt: iso(o.createdAt) ?? "",
 });
 
@@ -58,6 +64,12 @@ export const membershipView = (m: Membership | undefined) => ({
   permissions: m?.permissions ?? [],
   createdAt: iso(m?.createdAt) ?? "",
 });
+
+export const MemberView = Type.Object(
+  { user: ref(UserView), membership: ref(MembershipView) },
+  { $id: "Member", description: "a member of an organization with their role" },
+);
+export const memberView = (m: Member) => ({ user: userView(m.user), membership: membershipView(m.membership) });
 
 export const ApiKeyView = Type.Object(
   {

@@ -1,6 +1,8 @@
 import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, invalidArgument, notFound } from "@kiln/kit/errors";
+import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
+import { DEFAULT_PROTECTED_LABELS } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
+import type { AuthorizeResponse } from "@kiln/proto/identity";
 
 /** API-key scopes of the catalog's route families (api.md "Scopes per route"). */
 export const SCOPES = {
@@ -12,6 +14,8 @@ export const SCOPES = {
   skillsWrite: "skills:write",
   agentsRead: "agents:read",
   agentsWrite: "agents:write",
+  /** Moving a label (API keys; users act with their membership, owners and admins for protected labels). */
+  labelsWrite: "labels:write",
   /** The resolve calls the execution service makes for a run (api.md: "runs:write (execute anything)"). */
   runsWrite: "runs:write",
 } as const;
@@ -27,11 +31,30 @@ export interface Access {
    * caller cannot see is reported as the resource not being found (api.md "Organization scoping").
    */
   onResource(principal: Principal, organizationId: string, scope: Scope, what: string): Promise<void>;
+  /** As `onResource`, answering the organization's protected labels. */
+  protectedLabels(principal: Principal, organizationId: string, scope: Scope, what: string): Promise<string[]>;
+  /**
+   * As `onResource`, and a user moving one of the organization's protected labels (publishing
+   * moves `production`) must be an owner or admin: permission_denied otherwise. API keys act with
+   * their scopes (only owners and admins create keys).
+   */
+  moveLabel(principal: Principal, organizationId: string, scope: Scope, what: string, label: string): Promise<void>;
 }
 
 export function createAccess(identityAuth: IdentityAuth): Access {
   const authorize = (principal: Principal, organizationId: string, scope: Scope) =>
     identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
+  async function onResource(principal: Principal, organizationId: string, scope: Scope, what: string) {
+    // A key sees only its own organization's resources: another's do not exist for it (404),
+    // where identity would answer "key of another organization" (403) for a create or list.
+    if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
+    try {
+      return await authorize(principal, organizationId, scope);
+    } catch (e) {
+      if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
+      throw e;
+    }
+  }
   return {
     async inOrganization(principal, organizationId, scope) {
       if (organizationId === "")
@@ -39,15 +62,26 @@ export function createAccess(identityAuth: IdentityAuth): Access {
       await authorize(principal, organizationId, scope);
     },
     async onResource(principal, organizationId, scope, what) {
-      // A key sees only its own organization's resources: another's do not exist for it (404),
-      // where identity would answer "key of another organization" (403) for a create or list.
-      if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
-      try {
-        await authorize(principal, organizationId, scope);
-      } catch (e) {
-        if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
-        throw e;
+      await onResource(principal, organizationId, scope, what);
+    },
+    async protectedLabels(principal, organizationId, scope, what) {
+      return protectedOf(await onResource(principal, organizationId, scope, what));
+    },
+    async moveLabel(principal, organizationId, scope, what, label) {
+      const decision = await onResource(principal, organizationId, scope, what);
+      if (
+        principal.type === "user" &&
+        protectedOf(decision).includes(label) &&
+        decision.role !== "owner" &&
+        decision.role !== "admin"
+      ) {
+        throw permissionDenied(`the label ${label} is protected: only organization owners and admins move it`);
       }
     },
   };
+}
+
+function protectedOf(decision: AuthorizeResponse): string[] {
+  // An identity older than organization settings answers none: the defaults apply.
+  return decision.organization?.settings?.protectedLabels ?? [...DEFAULT_PROTECTED_LABELS];
 }

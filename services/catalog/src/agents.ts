@@ -1,5 +1,6 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { PRODUCTION } from "@kiln/kit/labels";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -18,6 +19,7 @@ import {
   sortIssues,
   type WorkflowIssue,
 } from "./domain/workflow.js";
+import { recordPublish } from "./labels.js";
 import { type AgentDoc, type AgentVersionDoc, insertNextVersion } from "./store/catalog-store.js";
 import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
 
@@ -402,6 +404,8 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
      */
     async publishAgentVersion(principal: Principal, input: { agentId: string; versionId: string }): Promise<AgentView> {
       const agent = await agentFor(principal, input.agentId, SCOPES.agentsWrite);
+      // Publishing moves the production label (docs/labels.md).
+      await deps.access.moveLabel(principal, agent.organizationId, SCOPES.agentsWrite, "agent", PRODUCTION);
       const version =
         input.versionId === ""
           ? await c.agentVersions.findOne({ agentId: agent._id, status: "draft" })
@@ -418,6 +422,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
         ]);
       if (version.status === "published") throw alreadyPublished();
       const workflow = await validForPublishing(agent, version, "published");
+      const before = livePublishedVersion(await versionsOf(agent._id));
       const at = deps.now();
       const published = await c.agentVersions.findOneAndUpdate(
         { _id: version._id, status: "draft", workflow: version.workflow },
@@ -430,6 +435,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       }
       await c.agentDraftSlots.deleteOne({ _id: agent._id, versionId: version._id });
       await touch(agent._id, at);
+      await recordPublish(deps, principal, "agent", agent, version, before, at);
       return agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id));
     },
 
@@ -462,12 +468,15 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
      */
     async rollbackAgentVersion(principal: Principal, input: { agentId: string; versionId: string }) {
       const agent = await agentFor(principal, input.agentId, SCOPES.agentsWrite);
+      // A rollback publishes, so it moves the production label (docs/labels.md).
+      await deps.access.moveLabel(principal, agent.organizationId, SCOPES.agentsWrite, "agent", PRODUCTION);
       versionIdRequired(input.versionId);
       const source = await c.agentVersions.findOne({ _id: input.versionId, agentId: agent._id });
       if (!source) throw notFound("agent version");
       const workflow = await validForPublishing(agent, source, "rolled back to");
+      const before = livePublishedVersion(await versionsOf(agent._id));
       const at = deps.now();
-      await insertNextVersion(c.agentVersions, { agentId: agent._id }, (n) => ({
+      const rolledBack = await insertNextVersion(c.agentVersions, { agentId: agent._id }, (n) => ({
         _id: newId("av"),
         agentId: agent._id,
         organizationId: agent.organizationId,
@@ -479,6 +488,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
         publishedAt: at,
       }));
       await touch(agent._id, at);
+      await recordPublish(deps, principal, "agent", agent, rolledBack, before, at);
       return agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id));
     },
   };

@@ -173,6 +173,60 @@ describe("catalog on FerretDB", () => {
     expect(diff.changes.map((c) => c.path)).toEqual(["/config/result/n"]);
   });
 
+  it("moves a label first by many writers at once: one label, every move in its history, runs resolve it", async () => {
+    const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "L", description: "" });
+    const versions = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map((n) =>
+        catalog.prompts.createPromptVersion(userA, { promptId: prompt._id, systemPrompt: `v${n}`, tools: [] }),
+      ),
+    );
+    const moved = await Promise.all(
+      versions.map((v) =>
+        catalog.labels.setLabel(userA, { kind: "prompt", parentId: prompt._id, label: "staging", versionId: v._id }),
+      ),
+    );
+    expect(moved).toHaveLength(6);
+    expect(await catalog.collections.labels.find({ parentId: prompt._id })).toHaveLength(1);
+    const history = await catalog.labels.listLabelHistory(userA, {
+      kind: "prompt",
+      parentId: prompt._id,
+      label: "staging",
+      limit: 0,
+      cursor: "",
+    });
+    expect(history.items).toHaveLength(6);
+    const [label] = (await catalog.labels.listLabels(userA, { kind: "prompt", parentId: prompt._id })).filter(
+      (l) => l.label === "staging",
+    );
+    const resolved = await catalog.resolver.resolvePromptVersion(keyARunner, {
+      ...ref(prompt._id),
+      label: "staging",
+    });
+    expect(resolved.version._id).toBe(label?.versionId);
+    // A member (not owner or admin) moves staging, not production, and does not publish.
+    const member = principals.userMember;
+    await catalog.labels.setLabel(member, {
+      kind: "prompt",
+      parentId: prompt._id,
+      label: "staging",
+      versionId: versions[0]?._id ?? "",
+    });
+    const refused = await rejectionOf(
+      catalog.labels.setLabel(member, {
+        kind: "prompt",
+        parentId: prompt._id,
+        label: "production",
+        versionId: versions[0]?._id ?? "",
+      }),
+    );
+    expect(refused.kind).toBe("permission_denied");
+    const publish = await rejectionOf(
+      catalog.prompts.publishPromptVersion(member, { promptId: prompt._id, versionId: versions[0]?._id ?? "" }),
+    );
+    expect(publish.kind).toBe("permission_denied");
+    expect((await catalog.prompts.getPrompt(userA, { id: prompt._id, versionId: "" })).publishedVersionId).toBeNull();
+  });
+
   it("keeps one draft per skill when new versions race", async () => {
     const { prompt } = await catalog.prompts.createPrompt(userA, { organizationId: ORG_A, name: "Q", description: "" });
     const version = await catalog.prompts.createPromptVersion(userA, {

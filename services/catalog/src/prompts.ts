@@ -1,5 +1,6 @@
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { PRODUCTION } from "@kiln/kit/labels";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
@@ -8,6 +9,7 @@ import { Issues } from "./domain/issues.js";
 import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { recordPublish } from "./labels.js";
 import { insertNextVersion, type PromptDoc, type PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 
@@ -170,6 +172,8 @@ export function createPrompts(deps: CatalogDeps) {
       const prompt = await promptFor(principal, input.promptId, SCOPES.promptsWrite);
       if (input.versionId === "")
         throw invalidArgument("versionId is required", [{ field: "versionId", issue: "is required" }]);
+      // Publishing moves the production label (docs/labels.md).
+      await deps.access.moveLabel(principal, prompt.organizationId, SCOPES.promptsWrite, "prompt", PRODUCTION);
       const version = await c.promptVersions.findOne({ _id: input.versionId, promptId: prompt._id });
       if (!version) throw notFound("prompt version");
       const alreadyPublished = () =>
@@ -177,6 +181,7 @@ export function createPrompts(deps: CatalogDeps) {
           { field: "versionId", issue: "is already published" },
         ]);
       if (version.status === "published") throw alreadyPublished();
+      const before = livePublishedVersion(await versionsOf(prompt._id));
       const at = deps.now();
       const published = await c.promptVersions.findOneAndUpdate(
         { _id: version._id, status: "draft" },
@@ -186,6 +191,7 @@ export function createPrompts(deps: CatalogDeps) {
       // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
       deps.live.forgetPrompt(prompt._id);
       await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      await recordPublish(deps, principal, "prompt", prompt, published, before, at);
       return promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id));
     },
   };

@@ -4,7 +4,8 @@
  * run, so each call reads each collection at most once, in parallel where it can, and immutable
  * version documents come from the `VersionCache` (see version-cache.ts for what is cached).
  */
-import { DomainError, type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { LATEST, PRODUCTION } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import type { Collection } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
@@ -14,9 +15,11 @@ import { fieldPath, Issues } from "./domain/issues.js";
 import type { ToolPin } from "./domain/tool-pins.js";
 import { LIVE_PUBLISHED_SORT } from "./domain/versions.js";
 import { parseWorkflow, type StepType } from "./domain/workflow.js";
+import { labelId } from "./labels.js";
 import type {
   AgentVersionDoc,
   CompositionStepDoc,
+  LabelKind,
   PromptDoc,
   PromptVersionDoc,
   SkillVersionDoc,
@@ -85,6 +88,15 @@ const NO_TOOLS: LoadedTools = { versions: new Map(), tools: new Map() };
 
 const unique = (values: Iterable<string>) => [...new Set(values)];
 
+/** A run names a version, or a label, not both. */
+function oneOf(input: { versionId: string; label?: string }): void {
+  if (input.versionId !== "" && (input.label ?? "") !== "") {
+    throw invalidArgument("name a version or a label, not both", [
+      { field: "label", issue: "cannot be given with versionId" },
+    ]);
+  }
+}
+
 function requireFields(fields: Record<string, string>): void {
   const issues = new Issues();
   for (const [field, value] of Object.entries(fields)) if (value === "") issues.add(field, "is required");
@@ -131,6 +143,26 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     const [live] = await collection.find({ ...parent, status: "published" }, { sort: LIVE_PUBLISHED_SORT, limit: 1 });
     if (live) cache.remember(collection.name, live);
     return live;
+  }
+
+  /**
+   * The version a label other than production points at, or null when there is no such label
+   * (the caller says so once it knows the parent is visible). `latest` is the newest version.
+   */
+  async function labelTarget(kind: LabelKind, parentId: string, label: string): Promise<string | null> {
+    if (label === LATEST) {
+      const collection = { prompt: c.promptVersions, skill: c.skillVersions, agent: c.agentVersions }[
+        kind
+      ] as Collection<{
+        _id: string;
+        version: number;
+      }>;
+      const field = { prompt: "promptId", skill: "skillId", agent: "agentId" }[kind];
+      const [latest] = await collection.find({ [field]: parentId }, { sort: { version: -1 }, limit: 1 });
+      return latest?._id ?? null;
+    }
+    const doc = await c.labels.findOne({ _id: labelId(kind, parentId, label) });
+    return doc?.versionId ?? null;
   }
 
   /** The pinned tool versions (cached or one query) and their tools (one query), in parallel. */
@@ -222,13 +254,17 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     organizationId: string;
     promptId: string;
     versionId: string;
+    label?: string;
   }): Promise<ResolvedPromptView> {
     const organizationId = input.organizationId;
-    const wantsLive = input.versionId === "";
+    const label = input.label ?? "";
+    const viaLabel = label !== "" && label !== PRODUCTION;
+    const wantsLive = input.versionId === "" && !viaLabel;
     const stamp = deps.live.stamp();
     const cached = wantsLive ? deps.live.prompt(input.promptId) : undefined;
+    const labelled = viaLabel ? await labelTarget("prompt", input.promptId, label) : null;
     // The version asked for, else the cached live one; without either, a query finds the live one.
-    const named = input.versionId || cached?.versionId;
+    const named = input.versionId || labelled || cached?.versionId;
     const [prompt, { version, tools }] = await Promise.all([
       cached ? cached.parent : c.prompts.findOne({ _id: input.promptId }),
       (named
@@ -236,12 +272,14 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
         : livePublished(c.promptVersions, { promptId: input.promptId })
       ).then(async (v) => {
         // Tools are read only for a version that can be answered.
-        const answerable = v?.promptId === input.promptId && v.organizationId === organizationId;
+        const answerable =
+          (!viaLabel || labelled !== null) && v?.promptId === input.promptId && v.organizationId === organizationId;
         return { version: answerable ? v : undefined, tools: answerable ? await loadTools(v.tools) : NO_TOOLS };
       }),
     ]);
     if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
     if (!version) {
+      if (label !== "") throw notFound(`label ${label}`);
       if (input.versionId !== "") throw notFound("prompt version");
       throw failedPrecondition("prompt has no published version", [
         { field: "versionId", issue: "is required: the prompt has no published version" },
@@ -259,15 +297,27 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     skillId: string;
     versionId: string;
     preferDraft: boolean;
+    label?: string;
   }): Promise<ResolvedSkillView> {
     const organizationId = input.organizationId;
+    const label = input.label ?? "";
+    const viaLabel = label !== "" && label !== PRODUCTION;
     // Runs of the live version (not previews, which prefer the draft) may use the live cache.
-    const wantsLive = input.versionId === "" && !input.preferDraft;
+    const wantsLive = input.versionId === "" && !input.preferDraft && !viaLabel;
     const stamp = deps.live.stamp();
     const cached = wantsLive ? deps.live.skill(input.skillId) : undefined;
+    const labelled = viaLabel ? await labelTarget("skill", input.skillId, label) : null;
     const [skill, selected] = await Promise.all([
       cached ? cached.parent : c.skills.findOne({ _id: input.skillId }),
-      selectSkillVersion({ ...input, liveVersionId: cached?.versionId }).then(async (version) =>
+      (viaLabel && labelled === null
+        ? Promise.resolve(undefined)
+        : selectSkillVersion({
+            ...input,
+            versionId: input.versionId || (labelled ?? ""),
+            preferDraft: input.preferDraft && label === "",
+            liveVersionId: cached?.versionId,
+          })
+      ).then(async (version) =>
         version && version.organizationId === organizationId
           ? { version, ...(await loadComposition(version)) }
           : undefined,
@@ -275,6 +325,7 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     ]);
     if (!skill || skill.organizationId !== organizationId) throw notFound("skill");
     if (!selected) {
+      if (label !== "") throw notFound(`label ${label}`);
       if (input.versionId !== "") throw notFound("skill version");
       throw failedPrecondition("skill has no published version", [
         { field: "versionId", issue: "is required: the skill has no published version" },
@@ -325,18 +376,26 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     organizationId: string;
     agentId: string;
     versionId: string;
+    label?: string;
   }): Promise<ResolvedAgentView> {
     const organizationId = input.organizationId;
+    const label = input.label ?? "";
+    const viaLabel = label !== "" && label !== PRODUCTION;
+    const labelled = viaLabel ? await labelTarget("agent", input.agentId, label) : null;
+    const named = input.versionId || labelled || "";
     const [agent, selected] = await Promise.all([
       c.agents.findOne({ _id: input.agentId }),
-      input.versionId !== ""
-        ? c.agentVersions.findOne({ _id: input.versionId, agentId: input.agentId })
-        : c.agentVersions
-            .find({ agentId: input.agentId, status: "published" }, { sort: LIVE_PUBLISHED_SORT, limit: 1 })
-            .then(([live]) => live ?? null),
+      viaLabel && labelled === null
+        ? null
+        : named !== ""
+          ? c.agentVersions.findOne({ _id: named, agentId: input.agentId })
+          : c.agentVersions
+              .find({ agentId: input.agentId, status: "published" }, { sort: LIVE_PUBLISHED_SORT, limit: 1 })
+              .then(([live]) => live ?? null),
     ]);
     if (!agent || agent.organizationId !== organizationId) throw notFound("agent");
     if (!selected || selected.organizationId !== organizationId) {
+      if (label !== "") throw notFound(`label ${label}`);
       if (input.versionId !== "") throw notFound("agent version");
       throw failedPrecondition("agent has no published version", [
         { field: "versionId", issue: "is required: the agent has no published version" },
@@ -390,9 +449,10 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
      */
     async resolvePromptVersion(
       principal: Principal,
-      input: { organizationId: string; promptId: string; versionId: string },
+      input: { organizationId: string; promptId: string; versionId: string; label?: string },
     ): Promise<ResolvedPromptView> {
       requireFields({ organizationId: input.organizationId, promptId: input.promptId });
+      oneOf(input);
       const [, loaded] = await Promise.all([
         deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "prompt"),
         settle(loadPrompt(input)),
@@ -408,9 +468,10 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
      */
     async resolveSkillVersion(
       principal: Principal,
-      input: { organizationId: string; skillId: string; versionId: string; preferDraft: boolean },
+      input: { organizationId: string; skillId: string; versionId: string; preferDraft: boolean; label?: string },
     ): Promise<ResolvedSkillView> {
       requireFields({ organizationId: input.organizationId, skillId: input.skillId });
+      oneOf(input);
       const [, loaded] = await Promise.all([
         deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "skill"),
         settle(loadSkill(input)),
@@ -428,9 +489,10 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
      */
     async resolveAgentVersion(
       principal: Principal,
-      input: { organizationId: string; agentId: string; versionId: string },
+      input: { organizationId: string; agentId: string; versionId: string; label?: string },
     ): Promise<ResolvedAgentView> {
       requireFields({ organizationId: input.organizationId, agentId: input.agentId });
+      oneOf(input);
       const [, loaded] = await Promise.all([
         deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "agent"),
         settle(loadAgent(input)),

@@ -8,6 +8,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { createLabels } from "./labels.js";
 import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
 import { createResolver } from "./resolve.js";
@@ -50,12 +51,16 @@ export async function createCatalogService(deps: CatalogServiceDeps): Promise<Se
     live: new LiveVersionCache({ ttlMs: deps.resolveCacheTtlMs, now }),
     now,
   };
+  const prompts = createPrompts(catalog);
+  const skills = createSkills(catalog);
+  const agents = createAgents(catalog);
   const useCases = {
-    prompts: createPrompts(catalog),
+    prompts,
     tools: createTools(catalog),
-    skills: createSkills(catalog),
-    agents: createAgents(catalog),
+    skills,
+    agents,
     resolver: createResolver(catalog),
+    labels: createLabels(catalog, { prompts, skills, agents }),
   };
   return defineService({
     name: "catalog",

@@ -1,5 +1,6 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { PRODUCTION } from "@kiln/kit/labels";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -18,6 +19,7 @@ import {
 import { checkDistinctToolKeys, conflictingPin, type ToolPin } from "./domain/tool-pins.js";
 import { diffDocuments } from "./domain/version-diff.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { recordPublish } from "./labels.js";
 import {
   type CompositionStepDoc,
   insertNextVersion,
@@ -308,6 +310,8 @@ export function createSkills(deps: CatalogDeps) {
      */
     async publishSkillVersion(principal: Principal, input: { skillId: string; versionId: string }): Promise<SkillView> {
       const skill = await skillFor(principal, input.skillId, SCOPES.skillsWrite);
+      // Publishing moves the production label (docs/labels.md).
+      await deps.access.moveLabel(principal, skill.organizationId, SCOPES.skillsWrite, "skill", PRODUCTION);
       const version =
         input.versionId === ""
           ? await c.skillVersions.findOne({ skillId: skill._id, status: "draft" })
@@ -349,6 +353,7 @@ export function createSkills(deps: CatalogDeps) {
           problems,
         );
       }
+      const before = livePublishedVersion(await versionsOf(skill._id));
       const at = deps.now();
       const published = await c.skillVersions.findOneAndUpdate(
         { _id: version._id, status: "draft" },
@@ -359,6 +364,7 @@ export function createSkills(deps: CatalogDeps) {
       deps.live.forgetSkill(skill._id);
       await c.skillDraftSlots.deleteOne({ _id: skill._id, versionId: version._id });
       await touch(skill._id, at);
+      await recordPublish(deps, principal, "skill", skill, version, before, at);
       return skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id));
     },
 

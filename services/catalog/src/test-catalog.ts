@@ -14,6 +14,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { createLabels } from "./labels.js";
 import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
 import { createResolver } from "./resolve.js";
@@ -43,6 +44,8 @@ export const principals = {
   userA: { type: "user", id: "usr_a" },
   /** Member of ORG_B only. */
   userB: { type: "user", id: "usr_b" },
+  /** Member (role member) of ORG_A: moves no protected label. */
+  userMember: { type: "user", id: "usr_member" },
   /** Member of ORG_A without the ai_platform permission. */
   userNoAiPermission: { type: "user", id: "usr_noperm" },
   keyA: { type: "api_key", id: "key_a", organizationId: ORG_A, scopes: ALL_SCOPES },
@@ -66,10 +69,11 @@ const ORGANIZATIONS: Record<string, { aiEnabled: boolean }> = {
   [ORG_NO_AI]: { aiEnabled: false },
 };
 
-const MEMBERS: Record<string, Record<string, { aiPlatform: boolean }>> = {
-  usr_a: { [ORG_A]: { aiPlatform: true }, [ORG_NO_AI]: { aiPlatform: true } },
-  usr_b: { [ORG_B]: { aiPlatform: true } },
-  usr_noperm: { [ORG_A]: { aiPlatform: false } },
+const MEMBERS: Record<string, Record<string, { aiPlatform: boolean; role: "owner" | "admin" | "member" }>> = {
+  usr_a: { [ORG_A]: { aiPlatform: true, role: "owner" }, [ORG_NO_AI]: { aiPlatform: true, role: "owner" } },
+  usr_b: { [ORG_B]: { aiPlatform: true, role: "owner" } },
+  usr_noperm: { [ORG_A]: { aiPlatform: false, role: "member" } },
+  usr_member: { [ORG_A]: { aiPlatform: true, role: "member" } },
 };
 
 /** Decides as the identity service does (api.md "Organization scoping"), and records each call. */
@@ -84,8 +88,10 @@ export function createFakeIdentityAuth(): IdentityAuth & { calls: { principal: P
       calls.push({ principal, input });
       const organization = ORGANIZATIONS[input.organizationId];
       if (!organization) throw notFound("organization");
+      let role = "";
       if (principal.type === "user") {
         const membership = MEMBERS[principal.id]?.[input.organizationId];
+        role = membership?.role ?? "";
         if (!membership) throw notFound("organization");
         if (input.requireAi && !organization.aiEnabled)
           throw permissionDenied("AI is not enabled for this organization");
@@ -100,7 +106,12 @@ export function createFakeIdentityAuth(): IdentityAuth & { calls: { principal: P
         throw permissionDenied("AI is not enabled for this organization");
       }
       return create(AuthorizeResponseSchema, {
-        organization: { id: input.organizationId, name: input.organizationId },
+        organization: {
+          id: input.organizationId,
+          name: input.organizationId,
+          settings: { protectedLabels: ["production"] },
+        },
+        role,
       });
     },
   };
@@ -131,14 +142,18 @@ export async function createTestCatalog(
     now,
   };
   const versionCache = new VersionCache();
+  const prompts = createPrompts(deps);
+  const skills = createSkills(deps);
+  const agents = createAgents(deps);
   return {
     store,
     identityAuth,
     collections: deps.collections,
-    prompts: createPrompts(deps),
+    prompts,
     tools: createTools(deps),
-    skills: createSkills(deps),
-    agents: createAgents(deps),
+    skills,
+    agents,
+    labels: createLabels(deps, { prompts, skills, agents }),
     versionCache,
     live: deps.live,
     resolver: createResolver(deps, versionCache),

@@ -6,7 +6,7 @@ import { createMemoryStore } from "@kiln/kit/store/memory";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTokenIssuer, type TokenIssuer } from "./domain/token-issuer.js";
-import { createIdentity, type Identity } from "./identity.js";
+import { createIdentity, type Identity, settingsOf } from "./identity.js";
 import {
   ensureIdentityIndexes,
   type IdentityCollections,
@@ -818,5 +818,83 @@ describe("verifySetup", () => {
       ["ai_entitlement", false],
       ["ai_permission", true],
     ]);
+  });
+});
+
+describe("organization settings and members", () => {
+  it("defaults the protected labels to production; owners and admins change them, members may not", async () => {
+    const { userId, organizationId } = await createOwner();
+    const seen = await identity.getOrganization({ type: "user", id: userId }, organizationId);
+    expect(settingsOf(seen.organization)).toEqual({ protectedLabels: ["production"] });
+    const memberId = await addMember(organizationId, "member");
+    const adminId = await addMember(organizationId, "admin");
+    await expectKind(
+      identity.updateOrganization(memberId, { organizationId: organizationId, protectedLabels: [] }),
+      "permission_denied",
+    );
+    await expectKind(
+      identity.updateOrganization(adminId, { organizationId: organizationId, protectedLabels: ["Prod", "draft"] }),
+      "invalid_argument",
+      [
+        { field: "settings.protectedLabels[0]", issue: "must match ^[a-z][a-z0-9-]{0,39}$" },
+        { field: "settings.protectedLabels[1]", issue: '"draft" is reserved (an evaluation target)' },
+      ],
+    );
+    const changed = await identity.updateOrganization(adminId, {
+      organizationId: organizationId,
+      protectedLabels: ["staging", "staging"],
+    });
+    expect(settingsOf(changed)).toEqual({ protectedLabels: ["staging"] });
+    // What authorize answers (and the catalog reads) follows.
+    const decision = await identity.authorize(
+      { type: "user", id: memberId },
+      {
+        organizationId: organizationId,
+        requireAi: true,
+        scope: "",
+      },
+    );
+    expect(settingsOf(decision.organization).protectedLabels).toEqual(["staging"]);
+    // Other organizations' users do not see it; a key sees its own.
+    const stranger = await createOwner("Other");
+    await expectKind(identity.getOrganization({ type: "user", id: stranger.userId }, organizationId), "not_found");
+  });
+
+  it("adds signed-up users with a role: admins add members, only owners add owners, twice is 409", async () => {
+    const { userId, organizationId } = await createOwner();
+    const adminId = await addMember(organizationId, "admin");
+    const newcomer = await createUser("New");
+    const added = await identity.addMember(adminId, {
+      organizationId: organizationId,
+      email: newcomer.email.toUpperCase(),
+      role: "member",
+    });
+    expect(added.membership).toMatchObject({ userId: newcomer._id, role: "member", permissions: ["ai_platform"] });
+    await expectKind(
+      identity.addMember(adminId, { organizationId: organizationId, email: newcomer.email, role: "member" }),
+      "already_exists",
+    );
+    const another = await createUser();
+    await expectKind(
+      identity.addMember(adminId, { organizationId: organizationId, email: another.email, role: "owner" }),
+      "permission_denied",
+    );
+    await expectKind(
+      identity.addMember(newcomer._id, { organizationId: organizationId, email: another.email, role: "member" }),
+      "permission_denied",
+    );
+    await expectKind(
+      identity.addMember(userId, { organizationId: organizationId, email: "nobody@example.com", role: "member" }),
+      "not_found",
+    );
+    await expectKind(
+      identity.addMember(userId, { organizationId: organizationId, email: another.email, role: "boss" }),
+      "invalid_argument",
+    );
+    const members = await identity.listMembers(
+      { type: "user", id: newcomer._id },
+      { organizationId: organizationId, limit: 0, cursor: "" },
+    );
+    expect(members.items.map((m) => m.membership.role).sort()).toEqual(["admin", "member", "owner"]);
   });
 });

@@ -1,5 +1,6 @@
 import { alreadyExists, DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/kit/labels";
 import { findPage, type Page } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -20,8 +21,17 @@ import type {
   IdentityCollections,
   MembershipDoc,
   OrganizationDoc,
+  Role,
   UserDoc,
 } from "./store/identity-store.js";
+
+/** The settings in force: an organization created before settings existed has the defaults. */
+export function settingsOf(organization: OrganizationDoc) {
+  return { protectedLabels: organization.settings?.protectedLabels ?? [...DEFAULT_PROTECTED_LABELS] };
+}
+
+const ROLES: readonly Role[] = ["owner", "admin", "member"];
+const MAX_PROTECTED_LABELS = 20;
 
 export interface IdentityDeps {
   collections: IdentityCollections;
@@ -122,7 +132,105 @@ export function createIdentity(deps: IdentityDeps) {
     return organization;
   }
 
+  async function managedOrganization(userId: string, organizationId: string, what: string) {
+    const access = await memberAccess(userId, organizationId);
+    if (access.membership.role !== "owner" && access.membership.role !== "admin") {
+      throw permissionDenied(`only organization owners and admins ${what}`);
+    }
+    return access;
+  }
+
+  /** Members (any role) see their organization; an API key sees its own. */
+  async function visibleOrganization(principal: Principal, organizationId: string) {
+    if (principal.type === "user") return memberAccess(principal.id, organizationId);
+    if (principal.type === "api_key") await activeKey(principal.id);
+    const organization = await c.organizations.findOne({ _id: organizationId });
+    if (!organization || (principal.type === "api_key" && principal.organizationId !== organizationId)) {
+      throw notFound("organization");
+    }
+    return { organization, membership: null };
+  }
+
+  async function withUsers(memberships: MembershipDoc[]) {
+    const users = memberships.length > 0 ? await c.users.find({ _id: { $in: memberships.map((m) => m.userId) } }) : [];
+    const byId = new Map(users.map((u) => [u._id, u]));
+    return memberships.flatMap((membership) => {
+      const user = byId.get(membership.userId);
+      return user ? [{ membership, user }] : [];
+    });
+  }
+
   return {
+    async getOrganization(principal: Principal, organizationId: string) {
+      if (organizationId === "") throw notFound("organization");
+      return visibleOrganization(principal, organizationId);
+    },
+
+    /** Name and settings; owners and admins only. */
+    async updateOrganization(
+      userId: string,
+      input: { organizationId: string; name?: string; protectedLabels?: string[] },
+    ): Promise<OrganizationDoc> {
+      const issues = new Issues();
+      const set: Record<string, unknown> = {};
+      if (input.name !== undefined) set.name = issues.text("name", input.name);
+      if (input.protectedLabels !== undefined) {
+        if (input.protectedLabels.length > MAX_PROTECTED_LABELS)
+          issues.add("settings.protectedLabels", `must hold at most ${MAX_PROTECTED_LABELS} labels`);
+        input.protectedLabels.forEach((label, i) => {
+          const issue = labelNameIssue(label);
+          if (issue) issues.add(`settings.protectedLabels[${i}]`, issue);
+        });
+        set["settings.protectedLabels"] = [...new Set(input.protectedLabels)];
+      }
+      issues.throwIfAny();
+      const { organization } = await managedOrganization(userId, input.organizationId, "change its settings");
+      if (Object.keys(set).length === 0) return organization;
+      return (
+        (await c.organizations.findOneAndUpdate(
+          { _id: organization._id },
+          { $set: { ...set, updatedAt: now() } },
+          { returnDocument: "after" },
+        )) ?? organization
+      );
+    },
+
+    /** Adds a signed-up user; owners and admins add members and admins, only owners add owners. */
+    async addMember(userId: string, input: { organizationId: string; email: string; role: string }) {
+      const issues = new Issues();
+      const email = normalizeEmail(issues, input.email);
+      const role = input.role as Role;
+      if (!ROLES.includes(role)) issues.add("role", 'must be "owner", "admin" or "member"');
+      issues.throwIfAny();
+      const { membership: mine } = await managedOrganization(userId, input.organizationId, "add members");
+      if (role === "owner" && mine.role !== "owner") throw permissionDenied("only owners add owners");
+      const user = await c.users.findOne({ email });
+      if (!user) throw notFound("user (they sign up first)");
+      const membership: MembershipDoc = {
+        _id: `${input.organizationId}:${user._id}`,
+        organizationId: input.organizationId,
+        userId: user._id,
+        role,
+        permissions: [...ROLE_PERMISSIONS[role]],
+        createdAt: now(),
+      };
+      try {
+        await c.memberships.insertOne(membership);
+      } catch (e) {
+        if (!isDuplicateKeyError(e)) throw e;
+        throw alreadyExists(`${email} is already a member`, [{ field: "email", issue: "is already a member" }]);
+      }
+      return { membership, user };
+    },
+
+    /** Members see who else is a member, with their roles. */
+    async listMembers(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
+      if (principal.type !== "user") throw permissionDenied("this call needs a signed-in user");
+      await memberAccess(principal.id, input.organizationId);
+      const page = await findPage(c.memberships, { organizationId: input.organizationId }, input);
+      return { items: await withUsers(page.items), nextCursor: page.nextCursor };
+    },
+
     async signUp(input: { email: string; password: string; fullName: string }) {
       const issues = new Issues();
       const email = normalizeEmail(issues, input.email);

@@ -19,6 +19,9 @@ export type IdPrefix =
   | "jrun"
   | "evc"
   | "evr"
+  | "lbm"
+  | "whk"
+  | "dlv"
   | "req";
 
 let lastMs = 0;

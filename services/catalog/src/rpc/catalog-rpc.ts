@@ -1,11 +1,14 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
+import type { Labels, LabelView } from "../labels.js";
 import type { Prompts } from "../prompts.js";
 import type { Resolver } from "../resolve.js";
 import type { Skills } from "../skills.js";
+import type { LabelMoveDoc } from "../store/catalog-store.js";
 import type { Tools } from "../tools.js";
 import {
   agentToProto,
@@ -38,11 +41,25 @@ export interface CatalogUseCases {
   skills: Skills;
   agents: Agents;
   resolver: Resolver;
+  labels: Labels;
 }
+
+const labelToProto = (l: LabelView) => ({ ...l, updatedAt: timestampFromDate(l.updatedAt) });
+
+const labelMoveToProto = (m: LabelMoveDoc) => ({
+  id: m._id,
+  label: m.label,
+  versionId: m.versionId ?? "",
+  version: m.version ?? 0,
+  previousVersionId: m.previousVersionId ?? "",
+  action: m.action,
+  at: timestampFromDate(m.at),
+  by: m.by,
+});
 
 export function registerCatalogRpc(
   router: ConnectRouter,
-  { prompts, tools, skills, agents, resolver }: CatalogUseCases,
+  { prompts, tools, skills, agents, resolver, labels }: CatalogUseCases,
 ): void {
   router.service(CatalogService, {
     async createPrompt(req, ctx) {
@@ -125,6 +142,19 @@ export function registerCatalogRpc(
     },
 
     // For the execution service, with the end user's principal forwarded.
+    async listLabels(req, ctx) {
+      return { labels: (await labels.listLabels(principalOf(ctx), req)).map(labelToProto) };
+    },
+    async setLabel(req, ctx) {
+      return { label: labelToProto(await labels.setLabel(principalOf(ctx), req)) };
+    },
+    async deleteLabel(req, ctx) {
+      return { label: labelToProto(await labels.deleteLabel(principalOf(ctx), req)) };
+    },
+    async listLabelHistory(req, ctx) {
+      const page = await labels.listLabelHistory(principalOf(ctx), req);
+      return { moves: page.items.map(labelMoveToProto), nextCursor: page.nextCursor };
+    },
     async resolvePromptVersion(req, ctx) {
       return { prompt: resolvedPromptToProto(await resolver.resolvePromptVersion(principalOf(ctx), req)) };
     },

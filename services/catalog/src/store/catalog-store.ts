@@ -150,6 +150,39 @@ export interface AgentDraftSlotDoc {
   createdAt: Date;
 }
 
+export type LabelKind = "prompt" | "skill" | "agent";
+
+/**
+ * A label of a prompt, skill or agent other than `production` (derived from the live published
+ * version) and `latest` (the newest version). `_id` is `<kind>/<parentId>/<label>`.
+ */
+export interface LabelDoc {
+  _id: string;
+  organizationId: string;
+  kind: LabelKind;
+  parentId: string;
+  label: string;
+  versionId: string;
+  updatedAt: Date;
+  updatedBy: string;
+}
+
+/** One move of a label (publishing included), kept for ever; newest first by `_id`. */
+export interface LabelMoveDoc {
+  _id: string;
+  organizationId: string;
+  kind: LabelKind;
+  parentId: string;
+  label: string;
+  /** Null when the label was deleted. */
+  versionId: string | null;
+  version: number | null;
+  previousVersionId: string | null;
+  action: "moved" | "published" | "deleted";
+  at: Date;
+  by: string;
+}
+
 export interface CatalogCollections {
   prompts: Collection<PromptDoc>;
   promptVersions: Collection<PromptVersionDoc>;
@@ -161,6 +194,8 @@ export interface CatalogCollections {
   agents: Collection<AgentDoc>;
   agentVersions: Collection<AgentVersionDoc>;
   agentDraftSlots: Collection<AgentDraftSlotDoc>;
+  labels: Collection<LabelDoc>;
+  labelMoves: Collection<LabelMoveDoc>;
 }
 
 export function catalogCollections(store: Store): CatalogCollections {
@@ -175,6 +210,8 @@ export function catalogCollections(store: Store): CatalogCollections {
     agents: store.collection("agents"),
     agentVersions: store.collection("agent_versions"),
     agentDraftSlots: store.collection("agent_draft_slots"),
+    labels: store.collection("labels"),
+    labelMoves: store.collection("label_moves"),
   };
 }
 
@@ -190,6 +227,8 @@ export async function ensureCatalogIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("skill_versions", [{ keys: { skillId: 1, version: 1 }, unique: true }]);
   await store.ensureIndexes("agents", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("agent_versions", [{ keys: { agentId: 1, version: 1 }, unique: true }]);
+  await store.ensureIndexes("labels", [{ keys: { kind: 1, parentId: 1 } }]);
+  await store.ensureIndexes("label_moves", [{ keys: { kind: 1, parentId: 1, label: 1, _id: -1 } }]);
 }
 
 const MAX_VERSION_ATTEMPTS = 25;

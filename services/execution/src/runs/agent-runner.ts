@@ -316,12 +316,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
 
   /** The agent version from the catalog (with the caller's principal), every step's model checked. */
   async function resolveAgent(
-    req: { organizationId: string; agentId: string; versionId: string },
+    req: { organizationId: string; agentId: string; versionId: string; label?: string },
     ctx: CallContext,
   ): Promise<RunnableAgent> {
     const resolved: ResolveAgentVersionResponse = await remote(
       deps.catalog.resolveAgentVersion(
-        { organizationId: req.organizationId, agentId: req.agentId, versionId: req.versionId },
+        { organizationId: req.organizationId, agentId: req.agentId, versionId: req.versionId, label: req.label ?? "" },
         callOptions(ctx),
       ),
     );
@@ -542,7 +542,14 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
   return {
     /** Sync: executes and stores. Async: stores a "running" record, answers it, finishes in the background. */
     async runAgent(
-      req: { organizationId: string; agentId: string; inputsJson: string; versionId: string; async: boolean },
+      req: {
+        organizationId: string;
+        agentId: string;
+        inputsJson: string;
+        versionId: string;
+        label?: string;
+        async: boolean;
+      },
       ctx: CallContext,
     ): Promise<RunDoc> {
       await authorize(req.organizationId, "runs:write", ctx);

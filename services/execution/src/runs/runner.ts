@@ -234,7 +234,7 @@ export function createRunner(deps: RunnerDeps) {
     executeSkillSteps(deps, steps, input, ctx.signal);
 
   async function resolveSkill(
-    req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
+    req: { organizationId: string; skillId: string; inputJson: string; versionId: string; label?: string },
     ctx: CallContext,
     preferDraft: boolean,
   ) {
@@ -246,7 +246,13 @@ export function createRunner(deps: RunnerDeps) {
     const input = parseObject(req.inputJson, "input");
     const resolved = await remote(
       deps.catalog.resolveSkillVersion(
-        { organizationId: req.organizationId, skillId: req.skillId, versionId: req.versionId, preferDraft },
+        {
+          organizationId: req.organizationId,
+          skillId: req.skillId,
+          versionId: req.versionId,
+          preferDraft,
+          label: req.label ?? "",
+        },
         callOptions(ctx),
       ),
     );
@@ -277,6 +283,7 @@ export function createRunner(deps: RunnerDeps) {
         promptId: string;
         variablesJson: string;
         versionId: string;
+        label?: string;
         model: string;
         messagesJson?: string;
       },
@@ -291,7 +298,12 @@ export function createRunner(deps: RunnerDeps) {
       const extraMessages = parseMessages(req.messagesJson ?? "");
       const { prompt: resolved } = await remote(
         deps.catalog.resolvePromptVersion(
-          { organizationId: req.organizationId, promptId: req.promptId, versionId: req.versionId },
+          {
+            organizationId: req.organizationId,
+            promptId: req.promptId,
+            versionId: req.versionId,
+            label: req.label ?? "",
+          },
           callOptions(ctx),
         ),
       );
@@ -325,7 +337,7 @@ export function createRunner(deps: RunnerDeps) {
     },
 
     async runSkill(
-      req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
+      req: { organizationId: string; skillId: string; inputJson: string; versionId: string; label?: string },
       ctx: CallContext,
     ): Promise<RunDoc> {
       const { version, input, steps } = await resolveSkill(req, ctx, false);
@@ -348,7 +360,7 @@ export function createRunner(deps: RunnerDeps) {
 
     /** Runs the draft (else the published version) and stores nothing; provider failures are 502/504. */
     async previewSkill(
-      req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
+      req: { organizationId: string; skillId: string; inputJson: string; versionId: string; label?: string },
       ctx: CallContext,
     ): Promise<RunDoc> {
       const { version, input, steps } = await resolveSkill(req, ctx, true);

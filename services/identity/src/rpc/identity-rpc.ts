@@ -3,7 +3,7 @@ import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { IdentityService } from "@kiln/proto/identity";
-import type { Identity } from "../identity.js";
+import { type Identity, settingsOf } from "../identity.js";
 import type { ApiKeyDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
 
 function principalOf(ctx: HandlerContext): Principal {
@@ -36,6 +36,7 @@ const organizationToProto = (o: OrganizationDoc) => ({
   plan: o.plan,
   entitlements: { aiEnabled: o.entitlements.aiEnabled, monthlyRunLimit: BigInt(o.entitlements.monthlyRunLimit) },
   createdAt: timestampFromDate(o.createdAt),
+  settings: settingsOf(o),
 });
 
 const membershipToProto = (m: MembershipDoc) => ({
@@ -44,6 +45,11 @@ const membershipToProto = (m: MembershipDoc) => ({
   role: m.role,
   permissions: m.permissions,
   createdAt: timestampFromDate(m.createdAt),
+});
+
+const memberToProto = (m: { membership: MembershipDoc; user: UserDoc }) => ({
+  membership: membershipToProto(m.membership),
+  user: userToProto(m.user),
 });
 
 const apiKeyToProto = (k: ApiKeyDoc) => ({
@@ -118,6 +124,28 @@ export function registerIdentityRpc(
         role: r.membership?.role ?? "",
         permissions: r.membership?.permissions ?? [],
       };
+    },
+    async getOrganization(req, ctx) {
+      const r = await identity.getOrganization(principalOf(ctx), req.organizationId);
+      return {
+        organization: organizationToProto(r.organization),
+        membership: r.membership ? membershipToProto(r.membership) : undefined,
+      };
+    },
+    async updateOrganization(req, ctx) {
+      const organization = await identity.updateOrganization(requireUser(ctx), {
+        organizationId: req.organizationId,
+        name: req.name,
+        protectedLabels: req.setProtectedLabels ? req.protectedLabels : undefined,
+      });
+      return { organization: organizationToProto(organization) };
+    },
+    async addMember(req, ctx) {
+      return { member: memberToProto(await identity.addMember(requireUser(ctx), req)) };
+    },
+    async listMembers(req, ctx) {
+      const page = await identity.listMembers(principalOf(ctx), req);
+      return { members: page.items.map(memberToProto), nextCursor: page.nextCursor };
     },
     async verifySetup(req, ctx) {
       const r = await identity.verifySetup(principalOf(ctx), req.organizationId);

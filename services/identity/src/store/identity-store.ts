@@ -28,8 +28,15 @@ export interface OrganizationDoc {
   name: string;
   plan: "free";
   entitlements: { aiEnabled: boolean; monthlyRunLimit: number };
+  /** Absent on organizations created before settings existed: the defaults apply. */
+  settings?: OrganizationSettings;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface OrganizationSettings {
+  /** Labels only owners and admins may move (docs/labels.md); default ["production"]. */
+  protectedLabels: string[];
 }
 
 export type Role = "owner" | "admin" | "member";
@@ -87,6 +94,9 @@ export function identityCollections(store: Store): IdentityCollections {
 }
 
 export async function ensureIdentityIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("memberships", [{ keys: { userId: 1, createdAt: 1 } }]);
+  await store.ensureIndexes("memberships", [
+    { keys: { userId: 1, createdAt: 1 } },
+    { keys: { organizationId: 1, _id: -1 } },
+  ]);
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
 }

@@ -41,4 +41,5 @@ export const API_KEY_SCOPES = [
   "runs:write",
   "evaluations:read",
   "evaluations:write",
+  "labels:write",
 ] as const;

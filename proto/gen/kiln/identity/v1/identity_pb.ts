@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/identity/v1/identity.proto.
  */
 export const file_kiln_identity_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDIpwBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KCVByaW5jaXBhbBIMCgR0eXBlGAEgASgJEgoKAmlkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkiQwoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCglmdWxsX25hbWUYAyABKAkifAoOU2lnblVwUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchIUCgxhY2Nlc3NfdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoRSXNzdWVUb2tlblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiWgoSSXNzdWVUb2tlblJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIQCg5HZXRKd2tzUmVxdWVzdCJGCg9HZXRKd2tzUmVzcG9uc2USEQoJandrc19qc29uGAEgASgJEg4KBmlzc3VlchgCIAEoCRIQCghhdWRpZW5jZRgDIAEoCSJfChpSZXNvbHZlRXh0ZXJuYWxVc2VyUmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRINCgVlbWFpbBgDIAEoCRIRCglmdWxsX25hbWUYBCABKAkiQwobUmVzb2x2ZUV4dGVybmFsVXNlclJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXIiSQoZQ29tcGxldGVPbmJvYXJkaW5nUmVxdWVzdBIRCglmdWxsX25hbWUYASABKAkSGQoRb3JnYW5pemF0aW9uX25hbWUYAiABKAkiuwEKGkNvbXBsZXRlT25ib2FyZGluZ1Jlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXISNAoMb3JnYW5pemF0aW9uGAIgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SMAoKbWVtYmVyc2hpcBgDIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcBIPCgdjcmVhdGVkGAQgASgIIkwKE0NyZWF0ZUFwaUtleVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc2NvcGVzGAMgAygJIk4KFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleRILCgNrZXkYAiABKAkiTAoSTGlzdEFwaUtleXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiVgoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5EhMKC25leHRfY3Vyc29yGAIgASgJIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiQQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5IiIKE1ZlcmlmeUFwaUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkYKFFZlcmlmeUFwaUtleVJlc3BvbnNlEi4KCXByaW5jaXBhbBgBIAEoCzIbLmtpbG4uaWRlbnRpdHkudjEuUHJpbmNpcGFsIk4KEEF1dGhvcml6ZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCnJlcXVpcmVfYWkYAiABKAgSDQoFc2NvcGUYAyABKAkibAoRQXV0aG9yaXplUmVzcG9uc2USNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SDAoEcm9sZRgCIAEoCRITCgtwZXJtaXNzaW9ucxgDIAMoCSItChJWZXJpZnlTZXR1cFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIjcKClNldHVwQ2hlY2sSDAoEbmFtZRgBIAEoCRIKCgJvaxgCIAEoCBIPCgdtZXNzYWdlGAMgASgJIrUBChNWZXJpZnlTZXR1cFJlc3BvbnNlEgoKAm9rGAEgASgIEi4KCXByaW5jaXBhbBgCIAEoCzIbLmtpbG4uaWRlbnRpdHkudjEuUHJpbmNpcGFsEjQKDG9yZ2FuaXphdGlvbhgDIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEiwKBmNoZWNrcxgEIAMoCzIcLmtpbG4uaWRlbnRpdHkudjEuU2V0dXBDaGVjazKXCAoPSWRlbnRpdHlTZXJ2aWNlEksKBlNpZ25VcBIfLmtpbG4uaWRlbnRpdHkudjEuU2lnblVwUmVxdWVzdBogLmtpbG4uaWRlbnRpdHkudjEuU2lnblVwUmVzcG9uc2USVwoKSXNzdWVUb2tlbhIjLmtpbG4uaWRlbnRpdHkudjEuSXNzdWVUb2tlblJlcXVlc3QaJC5raWxuLmlkZW50aXR5LnYxLklzc3VlVG9rZW5SZXNwb25zZRJOCgdHZXRKd2tzEiAua2lsbi5pZGVudGl0eS52MS5HZXRKd2tzUmVxdWVzdBohLmtpbG4uaWRlbnRpdHkudjEuR2V0Sndrc1Jlc3BvbnNlEnIKE1Jlc29sdmVFeHRlcm5hbFVzZXISLC5raWxuLmlkZW50aXR5LnYxLlJlc29sdmVFeHRlcm5hbFVzZXJSZXF1ZXN0Gi0ua2lsbi5pZGVudGl0eS52MS5SZXNvbHZlRXh0ZXJuYWxVc2VyUmVzcG9uc2USbwoSQ29tcGxldGVPbmJvYXJkaW5nEisua2lsbi5pZGVudGl0eS52MS5Db21wbGV0ZU9uYm9hcmRpbmdSZXF1ZXN0Giwua2lsbi5pZGVudGl0eS52MS5Db21wbGV0ZU9uYm9hcmRpbmdSZXNwb25zZRJdCgxDcmVhdGVBcGlLZXkSJS5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEloKC0xpc3RBcGlLZXlzEiQua2lsbi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USXQoMUmV2b2tlQXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJdCgxWZXJpZnlBcGlLZXkSJS5raWxuLmlkZW50aXR5LnYxLlZlcmlmeUFwaUtleVJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLlZlcmlmeUFwaUtleVJlc3BvbnNlElQKCUF1dGhvcml6ZRIiLmtpbG4uaWRlbnRpdHkudjEuQXV0aG9yaXplUmVxdWVzdBojLmtpbG4uaWRlbnRpdHkudjEuQXV0aG9yaXplUmVzcG9uc2USWgoLVmVyaWZ5U2V0dXASJC5raWxuLmlkZW50aXR5LnYxLlZlcmlmeVNldHVwUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5U2V0dXBSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDItYBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCHNldHRpbmdzGAYgASgLMiYua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25TZXR0aW5ncyIwChRPcmdhbml6YXRpb25TZXR0aW5ncxIYChBwcm90ZWN0ZWRfbGFiZWxzGAEgAygJIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KCVByaW5jaXBhbBIMCgR0eXBlGAEgASgJEgoKAmlkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkiQwoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCglmdWxsX25hbWUYAyABKAkifAoOU2lnblVwUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchIUCgxhY2Nlc3NfdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoRSXNzdWVUb2tlblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiWgoSSXNzdWVUb2tlblJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIQCg5HZXRKd2tzUmVxdWVzdCJGCg9HZXRKd2tzUmVzcG9uc2USEQoJandrc19qc29uGAEgASgJEg4KBmlzc3VlchgCIAEoCRIQCghhdWRpZW5jZRgDIAEoCSJfChpSZXNvbHZlRXh0ZXJuYWxVc2VyUmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRINCgVlbWFpbBgDIAEoCRIRCglmdWxsX25hbWUYBCABKAkiQwobUmVzb2x2ZUV4dGVybmFsVXNlclJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXIiSQoZQ29tcGxldGVPbmJvYXJkaW5nUmVxdWVzdBIRCglmdWxsX25hbWUYASABKAkSGQoRb3JnYW5pemF0aW9uX25hbWUYAiABKAkiuwEKGkNvbXBsZXRlT25ib2FyZGluZ1Jlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXISNAoMb3JnYW5pemF0aW9uGAIgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SMAoKbWVtYmVyc2hpcBgDIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcBIPCgdjcmVhdGVkGAQgASgIIkwKE0NyZWF0ZUFwaUtleVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc2NvcGVzGAMgAygJIk4KFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleRILCgNrZXkYAiABKAkiTAoSTGlzdEFwaUtleXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiVgoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5EhMKC25leHRfY3Vyc29yGAIgASgJIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiQQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5IiIKE1ZlcmlmeUFwaUtleVJlcXVlc3QSCwoDa2V5GAEgASgJIkYKFFZlcmlmeUFwaUtleVJlc3BvbnNlEi4KCXByaW5jaXBhbBgBIAEoCzIbLmtpbG4uaWRlbnRpdHkudjEuUHJpbmNpcGFsIk4KEEF1dGhvcml6ZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCnJlcXVpcmVfYWkYAiABKAgSDQoFc2NvcGUYAyABKAkibAoRQXV0aG9yaXplUmVzcG9uc2USNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SDAoEcm9sZRgCIAEoCRITCgtwZXJtaXNzaW9ucxgDIAMoCSItChJWZXJpZnlTZXR1cFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIjcKClNldHVwQ2hlY2sSDAoEbmFtZRgBIAEoCRIKCgJvaxgCIAEoCBIPCgdtZXNzYWdlGAMgASgJIrUBChNWZXJpZnlTZXR1cFJlc3BvbnNlEgoKAm9rGAEgASgIEi4KCXByaW5jaXBhbBgCIAEoCzIbLmtpbG4uaWRlbnRpdHkudjEuUHJpbmNpcGFsEjQKDG9yZ2FuaXphdGlvbhgDIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEiwKBmNoZWNrcxgEIAMoCzIcLmtpbG4uaWRlbnRpdHkudjEuU2V0dXBDaGVjayIxChZHZXRPcmdhbml6YXRpb25SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSKBAQoXR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SMAoKbWVtYmVyc2hpcBgCIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcCKIAQoZVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhwKFHNldF9wcm90ZWN0ZWRfbGFiZWxzGAMgASgIEhgKEHByb3RlY3RlZF9sYWJlbHMYBCADKAlCBwoFX25hbWUiUgoaVXBkYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24iYAoGTWVtYmVyEjAKCm1lbWJlcnNoaXAYASABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXASJAoEdXNlchgCIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlciJIChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJIj0KEUFkZE1lbWJlclJlc3BvbnNlEigKBm1lbWJlchgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyIkwKEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIlUKE0xpc3RNZW1iZXJzUmVzcG9uc2USKQoHbWVtYmVycxgBIAMoCzIYLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyEhMKC25leHRfY3Vyc29yGAIgASgJMqILCg9JZGVudGl0eVNlcnZpY2USSwoGU2lnblVwEh8ua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXF1ZXN0GiAua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXNwb25zZRJXCgpJc3N1ZVRva2VuEiMua2lsbi5pZGVudGl0eS52MS5Jc3N1ZVRva2VuUmVxdWVzdBokLmtpbG4uaWRlbnRpdHkudjEuSXNzdWVUb2tlblJlc3BvbnNlEk4KB0dldEp3a3MSIC5raWxuLmlkZW50aXR5LnYxLkdldEp3a3NSZXF1ZXN0GiEua2lsbi5pZGVudGl0eS52MS5HZXRKd2tzUmVzcG9uc2UScgoTUmVzb2x2ZUV4dGVybmFsVXNlchIsLmtpbG4uaWRlbnRpdHkudjEuUmVzb2x2ZUV4dGVybmFsVXNlclJlcXVlc3QaLS5raWxuLmlkZW50aXR5LnYxLlJlc29sdmVFeHRlcm5hbFVzZXJSZXNwb25zZRJvChJDb21wbGV0ZU9uYm9hcmRpbmcSKy5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1Jlc3BvbnNlEl0KDENyZWF0ZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWgoLTGlzdEFwaUtleXMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJdCgxSZXZva2VBcGlLZXkSJS5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEl0KDFZlcmlmeUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5QXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5QXBpS2V5UmVzcG9uc2USVAoJQXV0aG9yaXplEiIua2lsbi5pZGVudGl0eS52MS5BdXRob3JpemVSZXF1ZXN0GiMua2lsbi5pZGVudGl0eS52MS5BdXRob3JpemVSZXNwb25zZRJaCgtWZXJpZnlTZXR1cBIkLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5U2V0dXBSZXF1ZXN0GiUua2lsbi5pZGVudGl0eS52MS5WZXJpZnlTZXR1cFJlc3BvbnNlEmYKD0dldE9yZ2FuaXphdGlvbhIoLmtpbG4uaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uUmVxdWVzdBopLmtpbG4uaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USbwoSVXBkYXRlT3JnYW5pemF0aW9uEisua2lsbi5pZGVudGl0eS52MS5VcGRhdGVPcmdhbml6YXRpb25SZXF1ZXN0Giwua2lsbi5pZGVudGl0eS52MS5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRJUCglBZGRNZW1iZXISIi5raWxuLmlkZW50aXR5LnYxLkFkZE1lbWJlclJlcXVlc3QaIy5raWxuLmlkZW50aXR5LnYxLkFkZE1lbWJlclJlc3BvbnNlEloKC0xpc3RNZW1iZXJzEiQua2lsbi5pZGVudGl0eS52MS5MaXN0TWVtYmVyc1JlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLkxpc3RNZW1iZXJzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.identity.v1.User
@@ -105,6 +105,11 @@ export type Organization = Message<"kiln.identity.v1.Organization"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: kiln.identity.v1.OrganizationSettings settings = 6;
+   */
+  settings?: OrganizationSettings | undefined;
 };
 
 /**
@@ -113,6 +118,25 @@ export type Organization = Message<"kiln.identity.v1.Organization"> & {
  */
 export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
   messageDesc(file_kiln_identity_v1_identity, 2);
+
+/**
+ * @generated from message kiln.identity.v1.OrganizationSettings
+ */
+export type OrganizationSettings = Message<"kiln.identity.v1.OrganizationSettings"> & {
+  /**
+   * Labels only owners and admins (or API keys with labels:write) may move; default ["production"].
+   *
+   * @generated from field: repeated string protected_labels = 1;
+   */
+  protectedLabels: string[];
+};
+
+/**
+ * Describes the message kiln.identity.v1.OrganizationSettings.
+ * Use `create(OrganizationSettingsSchema)` to create a new message.
+ */
+export const OrganizationSettingsSchema: GenMessage<OrganizationSettings> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 3);
 
 /**
  * @generated from message kiln.identity.v1.Membership
@@ -153,7 +177,7 @@ export type Membership = Message<"kiln.identity.v1.Membership"> & {
  * Use `create(MembershipSchema)` to create a new message.
  */
 export const MembershipSchema: GenMessage<Membership> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 3);
+  messageDesc(file_kiln_identity_v1_identity, 4);
 
 /**
  * @generated from message kiln.identity.v1.ApiKey
@@ -202,7 +226,7 @@ export type ApiKey = Message<"kiln.identity.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 4);
+  messageDesc(file_kiln_identity_v1_identity, 5);
 
 /**
  * Who is calling, as the interceptor established it.
@@ -242,7 +266,7 @@ export type Principal = Message<"kiln.identity.v1.Principal"> & {
  * Use `create(PrincipalSchema)` to create a new message.
  */
 export const PrincipalSchema: GenMessage<Principal> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 5);
+  messageDesc(file_kiln_identity_v1_identity, 6);
 
 /**
  * @generated from message kiln.identity.v1.SignUpRequest
@@ -269,7 +293,7 @@ export type SignUpRequest = Message<"kiln.identity.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 6);
+  messageDesc(file_kiln_identity_v1_identity, 7);
 
 /**
  * @generated from message kiln.identity.v1.SignUpResponse
@@ -296,7 +320,7 @@ export type SignUpResponse = Message<"kiln.identity.v1.SignUpResponse"> & {
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 7);
+  messageDesc(file_kiln_identity_v1_identity, 8);
 
 /**
  * @generated from message kiln.identity.v1.IssueTokenRequest
@@ -318,7 +342,7 @@ export type IssueTokenRequest = Message<"kiln.identity.v1.IssueTokenRequest"> & 
  * Use `create(IssueTokenRequestSchema)` to create a new message.
  */
 export const IssueTokenRequestSchema: GenMessage<IssueTokenRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 8);
+  messageDesc(file_kiln_identity_v1_identity, 9);
 
 /**
  * @generated from message kiln.identity.v1.IssueTokenResponse
@@ -340,7 +364,7 @@ export type IssueTokenResponse = Message<"kiln.identity.v1.IssueTokenResponse"> 
  * Use `create(IssueTokenResponseSchema)` to create a new message.
  */
 export const IssueTokenResponseSchema: GenMessage<IssueTokenResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 9);
+  messageDesc(file_kiln_identity_v1_identity, 10);
 
 /**
  * @generated from message kiln.identity.v1.GetJwksRequest
@@ -353,7 +377,7 @@ export type GetJwksRequest = Message<"kiln.identity.v1.GetJwksRequest"> & {
  * Use `create(GetJwksRequestSchema)` to create a new message.
  */
 export const GetJwksRequestSchema: GenMessage<GetJwksRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 10);
+  messageDesc(file_kiln_identity_v1_identity, 11);
 
 /**
  * @generated from message kiln.identity.v1.GetJwksResponse
@@ -384,7 +408,7 @@ export type GetJwksResponse = Message<"kiln.identity.v1.GetJwksResponse"> & {
  * Use `create(GetJwksResponseSchema)` to create a new message.
  */
 export const GetJwksResponseSchema: GenMessage<GetJwksResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 11);
+  messageDesc(file_kiln_identity_v1_identity, 12);
 
 /**
  * @generated from message kiln.identity.v1.ResolveExternalUserRequest
@@ -416,7 +440,7 @@ export type ResolveExternalUserRequest = Message<"kiln.identity.v1.ResolveExtern
  * Use `create(ResolveExternalUserRequestSchema)` to create a new message.
  */
 export const ResolveExternalUserRequestSchema: GenMessage<ResolveExternalUserRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 12);
+  messageDesc(file_kiln_identity_v1_identity, 13);
 
 /**
  * @generated from message kiln.identity.v1.ResolveExternalUserResponse
@@ -433,7 +457,7 @@ export type ResolveExternalUserResponse = Message<"kiln.identity.v1.ResolveExter
  * Use `create(ResolveExternalUserResponseSchema)` to create a new message.
  */
 export const ResolveExternalUserResponseSchema: GenMessage<ResolveExternalUserResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 13);
+  messageDesc(file_kiln_identity_v1_identity, 14);
 
 /**
  * @generated from message kiln.identity.v1.CompleteOnboardingRequest
@@ -455,7 +479,7 @@ export type CompleteOnboardingRequest = Message<"kiln.identity.v1.CompleteOnboar
  * Use `create(CompleteOnboardingRequestSchema)` to create a new message.
  */
 export const CompleteOnboardingRequestSchema: GenMessage<CompleteOnboardingRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 14);
+  messageDesc(file_kiln_identity_v1_identity, 15);
 
 /**
  * @generated from message kiln.identity.v1.CompleteOnboardingResponse
@@ -489,7 +513,7 @@ export type CompleteOnboardingResponse = Message<"kiln.identity.v1.CompleteOnboa
  * Use `create(CompleteOnboardingResponseSchema)` to create a new message.
  */
 export const CompleteOnboardingResponseSchema: GenMessage<CompleteOnboardingResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 15);
+  messageDesc(file_kiln_identity_v1_identity, 16);
 
 /**
  * @generated from message kiln.identity.v1.CreateApiKeyRequest
@@ -516,7 +540,7 @@ export type CreateApiKeyRequest = Message<"kiln.identity.v1.CreateApiKeyRequest"
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 16);
+  messageDesc(file_kiln_identity_v1_identity, 17);
 
 /**
  * @generated from message kiln.identity.v1.CreateApiKeyResponse
@@ -540,7 +564,7 @@ export type CreateApiKeyResponse = Message<"kiln.identity.v1.CreateApiKeyRespons
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 17);
+  messageDesc(file_kiln_identity_v1_identity, 18);
 
 /**
  * @generated from message kiln.identity.v1.ListApiKeysRequest
@@ -567,7 +591,7 @@ export type ListApiKeysRequest = Message<"kiln.identity.v1.ListApiKeysRequest"> 
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 18);
+  messageDesc(file_kiln_identity_v1_identity, 19);
 
 /**
  * @generated from message kiln.identity.v1.ListApiKeysResponse
@@ -589,7 +613,7 @@ export type ListApiKeysResponse = Message<"kiln.identity.v1.ListApiKeysResponse"
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 19);
+  messageDesc(file_kiln_identity_v1_identity, 20);
 
 /**
  * @generated from message kiln.identity.v1.RevokeApiKeyRequest
@@ -606,7 +630,7 @@ export type RevokeApiKeyRequest = Message<"kiln.identity.v1.RevokeApiKeyRequest"
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 20);
+  messageDesc(file_kiln_identity_v1_identity, 21);
 
 /**
  * @generated from message kiln.identity.v1.RevokeApiKeyResponse
@@ -623,7 +647,7 @@ export type RevokeApiKeyResponse = Message<"kiln.identity.v1.RevokeApiKeyRespons
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 21);
+  messageDesc(file_kiln_identity_v1_identity, 22);
 
 /**
  * @generated from message kiln.identity.v1.VerifyApiKeyRequest
@@ -640,7 +664,7 @@ export type VerifyApiKeyRequest = Message<"kiln.identity.v1.VerifyApiKeyRequest"
  * Use `create(VerifyApiKeyRequestSchema)` to create a new message.
  */
 export const VerifyApiKeyRequestSchema: GenMessage<VerifyApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 22);
+  messageDesc(file_kiln_identity_v1_identity, 23);
 
 /**
  * @generated from message kiln.identity.v1.VerifyApiKeyResponse
@@ -657,7 +681,7 @@ export type VerifyApiKeyResponse = Message<"kiln.identity.v1.VerifyApiKeyRespons
  * Use `create(VerifyApiKeyResponseSchema)` to create a new message.
  */
 export const VerifyApiKeyResponseSchema: GenMessage<VerifyApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 23);
+  messageDesc(file_kiln_identity_v1_identity, 24);
 
 /**
  * @generated from message kiln.identity.v1.AuthorizeRequest
@@ -688,7 +712,7 @@ export type AuthorizeRequest = Message<"kiln.identity.v1.AuthorizeRequest"> & {
  * Use `create(AuthorizeRequestSchema)` to create a new message.
  */
 export const AuthorizeRequestSchema: GenMessage<AuthorizeRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 24);
+  messageDesc(file_kiln_identity_v1_identity, 25);
 
 /**
  * @generated from message kiln.identity.v1.AuthorizeResponse
@@ -717,7 +741,7 @@ export type AuthorizeResponse = Message<"kiln.identity.v1.AuthorizeResponse"> & 
  * Use `create(AuthorizeResponseSchema)` to create a new message.
  */
 export const AuthorizeResponseSchema: GenMessage<AuthorizeResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 25);
+  messageDesc(file_kiln_identity_v1_identity, 26);
 
 /**
  * @generated from message kiln.identity.v1.VerifySetupRequest
@@ -734,7 +758,7 @@ export type VerifySetupRequest = Message<"kiln.identity.v1.VerifySetupRequest"> 
  * Use `create(VerifySetupRequestSchema)` to create a new message.
  */
 export const VerifySetupRequestSchema: GenMessage<VerifySetupRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 26);
+  messageDesc(file_kiln_identity_v1_identity, 27);
 
 /**
  * @generated from message kiln.identity.v1.SetupCheck
@@ -763,7 +787,7 @@ export type SetupCheck = Message<"kiln.identity.v1.SetupCheck"> & {
  * Use `create(SetupCheckSchema)` to create a new message.
  */
 export const SetupCheckSchema: GenMessage<SetupCheck> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 27);
+  messageDesc(file_kiln_identity_v1_identity, 28);
 
 /**
  * @generated from message kiln.identity.v1.VerifySetupResponse
@@ -795,7 +819,218 @@ export type VerifySetupResponse = Message<"kiln.identity.v1.VerifySetupResponse"
  * Use `create(VerifySetupResponseSchema)` to create a new message.
  */
 export const VerifySetupResponseSchema: GenMessage<VerifySetupResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 28);
+  messageDesc(file_kiln_identity_v1_identity, 29);
+
+/**
+ * @generated from message kiln.identity.v1.GetOrganizationRequest
+ */
+export type GetOrganizationRequest = Message<"kiln.identity.v1.GetOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.GetOrganizationRequest.
+ * Use `create(GetOrganizationRequestSchema)` to create a new message.
+ */
+export const GetOrganizationRequestSchema: GenMessage<GetOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 30);
+
+/**
+ * @generated from message kiln.identity.v1.GetOrganizationResponse
+ */
+export type GetOrganizationResponse = Message<"kiln.identity.v1.GetOrganizationResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+
+  /**
+   * The caller's membership; unset for API keys.
+   *
+   * @generated from field: kiln.identity.v1.Membership membership = 2;
+   */
+  membership?: Membership | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.GetOrganizationResponse.
+ * Use `create(GetOrganizationResponseSchema)` to create a new message.
+ */
+export const GetOrganizationResponseSchema: GenMessage<GetOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 31);
+
+/**
+ * @generated from message kiln.identity.v1.UpdateOrganizationRequest
+ */
+export type UpdateOrganizationRequest = Message<"kiln.identity.v1.UpdateOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * Replace the protected labels with `protected_labels` (which may be empty).
+   *
+   * @generated from field: bool set_protected_labels = 3;
+   */
+  setProtectedLabels: boolean;
+
+  /**
+   * @generated from field: repeated string protected_labels = 4;
+   */
+  protectedLabels: string[];
+};
+
+/**
+ * Describes the message kiln.identity.v1.UpdateOrganizationRequest.
+ * Use `create(UpdateOrganizationRequestSchema)` to create a new message.
+ */
+export const UpdateOrganizationRequestSchema: GenMessage<UpdateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 32);
+
+/**
+ * @generated from message kiln.identity.v1.UpdateOrganizationResponse
+ */
+export type UpdateOrganizationResponse = Message<"kiln.identity.v1.UpdateOrganizationResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.UpdateOrganizationResponse.
+ * Use `create(UpdateOrganizationResponseSchema)` to create a new message.
+ */
+export const UpdateOrganizationResponseSchema: GenMessage<UpdateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 33);
+
+/**
+ * @generated from message kiln.identity.v1.Member
+ */
+export type Member = Message<"kiln.identity.v1.Member"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Membership membership = 1;
+   */
+  membership?: Membership | undefined;
+
+  /**
+   * @generated from field: kiln.identity.v1.User user = 2;
+   */
+  user?: User | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.Member.
+ * Use `create(MemberSchema)` to create a new message.
+ */
+export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 34);
+
+/**
+ * @generated from message kiln.identity.v1.AddMemberRequest
+ */
+export type AddMemberRequest = Message<"kiln.identity.v1.AddMemberRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * A user who has signed up.
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * "owner", "admin" or "member".
+   *
+   * @generated from field: string role = 3;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AddMemberRequest.
+ * Use `create(AddMemberRequestSchema)` to create a new message.
+ */
+export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 35);
+
+/**
+ * @generated from message kiln.identity.v1.AddMemberResponse
+ */
+export type AddMemberResponse = Message<"kiln.identity.v1.AddMemberResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Member member = 1;
+   */
+  member?: Member | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AddMemberResponse.
+ * Use `create(AddMemberResponseSchema)` to create a new message.
+ */
+export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 36);
+
+/**
+ * @generated from message kiln.identity.v1.ListMembersRequest
+ */
+export type ListMembersRequest = Message<"kiln.identity.v1.ListMembersRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ListMembersRequest.
+ * Use `create(ListMembersRequestSchema)` to create a new message.
+ */
+export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 37);
+
+/**
+ * @generated from message kiln.identity.v1.ListMembersResponse
+ */
+export type ListMembersResponse = Message<"kiln.identity.v1.ListMembersResponse"> & {
+  /**
+   * @generated from field: repeated kiln.identity.v1.Member members = 1;
+   */
+  members: Member[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ListMembersResponse.
+ * Use `create(ListMembersResponseSchema)` to create a new message.
+ */
+export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 38);
 
 /**
  * @generated from service kiln.identity.v1.IdentityService
@@ -888,6 +1123,38 @@ export const IdentityService: GenService<{
     methodKind: "unary";
     input: typeof VerifySetupRequestSchema;
     output: typeof VerifySetupResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.GetOrganization
+   */
+  getOrganization: {
+    methodKind: "unary";
+    input: typeof GetOrganizationRequestSchema;
+    output: typeof GetOrganizationResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.UpdateOrganization
+   */
+  updateOrganization: {
+    methodKind: "unary";
+    input: typeof UpdateOrganizationRequestSchema;
+    output: typeof UpdateOrganizationResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.AddMember
+   */
+  addMember: {
+    methodKind: "unary";
+    input: typeof AddMemberRequestSchema;
+    output: typeof AddMemberResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.ListMembers
+   */
+  listMembers: {
+    methodKind: "unary";
+    input: typeof ListMembersRequestSchema;
+    output: typeof ListMembersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_identity_v1_identity, 0);

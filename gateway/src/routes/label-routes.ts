@@ -1,0 +1,164 @@
+import type { Label, LabelMove } from "@kiln/proto/catalog";
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { Body, errorResponses, List, ListQuery, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import { Id, IdParams, LabelName } from "./catalog-requests.js";
+import { iso } from "./views.js";
+
+export const LabelView = Type.Object(
+  {
+    label: Type.String(),
+    versionId: Type.String(),
+    version: Type.Integer(),
+    updatedAt: Timestamp,
+    updatedBy: Nullable(Type.String({ description: "the user or API key id that moved it last" })),
+    readOnly: Type.Boolean({ description: "latest: it moves when a version is created" }),
+    protected: Type.Boolean({ description: "only owners and admins (or keys with labels:write) move it" }),
+  },
+  { $id: "Label", description: "production is the published version; latest the newest version" },
+);
+
+export const LabelMoveView = Type.Object(
+  {
+    id: Type.String(),
+    label: Type.String(),
+    action: OneOf(["moved", "published", "deleted"]),
+    versionId: Nullable(Type.String({ description: "null when the label was deleted" })),
+    version: Nullable(Type.Integer()),
+    previousVersionId: Nullable(Type.String({ description: "null when the label did not exist before" })),
+    at: Timestamp,
+    by: Nullable(Type.String()),
+  },
+  { $id: "LabelMove" },
+);
+
+export function labelView(l: Label | undefined) {
+  if (!l) throw new Error("catalog returned no label");
+  return {
+    label: l.label,
+    versionId: l.versionId,
+    version: l.version,
+    updatedAt: iso(l.updatedAt) ?? "",
+    updatedBy: l.updatedBy || null,
+    readOnly: l.readOnly,
+    protected: l.protected,
+  };
+}
+
+const labelMoveView = (m: LabelMove) => ({
+  id: m.id,
+  label: m.label,
+  action: m.action as "moved" | "published" | "deleted",
+  versionId: m.versionId || null,
+  version: m.versionId ? m.version : null,
+  previousVersionId: m.previousVersionId || null,
+  at: iso(m.at) ?? "",
+  by: m.by || null,
+});
+
+const LabelParams = Type.Object({ id: Id, label: LabelName });
+
+const FAMILIES = [
+  { kind: "prompt", base: "/api/prompts", tag: "prompts", name: "Prompt" },
+  { kind: "skill", base: "/api/skills", tag: "skills", name: "Skill" },
+  { kind: "agent", base: "/api/agents", tag: "agents", name: "Agent" },
+] as const;
+
+/** Labels of prompts, skills and agents (docs/labels.md; issue #17). */
+export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { catalog } = deps.clients;
+  const config = { stability: "beta" as const };
+
+  for (const { kind, base, tag, name } of FAMILIES) {
+    const tags = [tag];
+
+    app.get(
+      `${base}/:id/labels`,
+      {
+        config,
+        schema: {
+          tags,
+          operationId: `list${name}Labels`,
+          summary: `Every label of a ${kind}: production and latest first, then the others by name`,
+          params: IdParams,
+          response: { 200: List(ref(LabelView)), ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const r = await catalog.listLabels({ kind, parentId: request.params.id }, rpcOptions(request));
+        return { data: r.labels.map(labelView), nextCursor: null };
+      },
+    );
+
+    app.put(
+      `${base}/:id/labels/:label`,
+      {
+        config,
+        schema: {
+          tags,
+          operationId: `set${name}Label`,
+          summary: `Point a label of a ${kind} at a version; moving production publishes it (latest is read-only)`,
+          params: LabelParams,
+          body: Body({ versionId: Id }),
+          response: { 200: ref(LabelView), ...errorResponses(400, 401, 403, 404, 409) },
+        },
+      },
+      async (request) => {
+        const r = await catalog.setLabel(
+          { kind, parentId: request.params.id, label: request.params.label, versionId: request.body.versionId },
+          rpcOptions(request),
+        );
+        return labelView(r.label);
+      },
+    );
+
+    app.delete(
+      `${base}/:id/labels/:label`,
+      {
+        config,
+        schema: {
+          tags,
+          operationId: `delete${name}Label`,
+          summary: `Remove a label of a ${kind} (not production or latest); answers it as it was`,
+          params: LabelParams,
+          response: { 200: ref(LabelView), ...errorResponses(400, 401, 403, 404, 409) },
+        },
+      },
+      async (request) => {
+        const r = await catalog.deleteLabel(
+          { kind, parentId: request.params.id, label: request.params.label },
+          rpcOptions(request),
+        );
+        return labelView(r.label);
+      },
+    );
+
+    app.get(
+      `${base}/:id/labels/:label/history`,
+      {
+        config,
+        schema: {
+          tags,
+          operationId: `list${name}LabelHistory`,
+          summary: `Every move of one label of a ${kind}, newest first`,
+          params: LabelParams,
+          querystring: Type.Object(ListQuery),
+          response: { 200: List(ref(LabelMoveView)), ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const r = await catalog.listLabelHistory(
+          {
+            kind,
+            parentId: request.params.id,
+            label: request.params.label,
+            limit: request.query.limit ? Number(request.query.limit) : 0,
+            cursor: request.query.cursor ?? "",
+          },
+          rpcOptions(request),
+        );
+        return { data: r.moves.map(labelMoveView), nextCursor: r.nextCursor || null };
+      },
+    );
+  }
+}

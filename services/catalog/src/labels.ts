@@ -1,0 +1,417 @@
+/**
+ * Labels: named pointers to versions of a prompt, skill or agent (docs/labels.md).
+ *
+ * - `production` IS the live published version: it is derived from the versions as the run path
+ *   derives it (domain/versions.ts), never stored beside them, so the two cannot disagree. Moving
+ *   it publishes the version (a draft) or makes an already published one live again; publishing
+ *   moves it (the publish use cases record the move here).
+ * - `latest` is the newest version, derived too, and read-only.
+ * - Every other label is a document, and every move of any label is kept in `label_moves`.
+ */
+import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
+import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
+import { findPage } from "@kiln/kit/pagination";
+import type { Principal } from "@kiln/kit/principal";
+import { type Collection, isDuplicateKeyError } from "@kiln/kit/store";
+import { SCOPES, type Scope } from "./access.js";
+import type { Agents } from "./agents.js";
+import type { CatalogDeps } from "./catalog-deps.js";
+import { latestVersion, livePublishedVersion } from "./domain/versions.js";
+import type { Prompts } from "./prompts.js";
+import type { Skills } from "./skills.js";
+import type { LabelDoc, LabelKind, LabelMoveDoc, VersionStatus } from "./store/catalog-store.js";
+
+export interface LabelView {
+  kind: LabelKind;
+  parentId: string;
+  label: string;
+  versionId: string;
+  version: number;
+  updatedAt: Date;
+  updatedBy: string;
+  readOnly: boolean;
+  protected: boolean;
+}
+
+interface AnyVersion {
+  _id: string;
+  version: number;
+  status: VersionStatus;
+  organizationId: string;
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+interface AnyParent {
+  _id: string;
+  organizationId: string;
+}
+
+/** How each kind of labelled resource is stored and authorized. */
+interface Family {
+  parents: Collection<AnyParent>;
+  versions: Collection<AnyVersion>;
+  parentField: "promptId" | "skillId" | "agentId";
+  read: Scope;
+  write: Scope;
+  forget: (parentId: string) => void;
+}
+
+/** The publish use cases moving production to a draft calls (each with its own checks). */
+export interface Publishers {
+  prompts: Pick<Prompts, "publishPromptVersion">;
+  skills: Pick<Skills, "publishSkillVersion">;
+  agents: Pick<Agents, "publishAgentVersion">;
+}
+
+const KINDS: readonly LabelKind[] = ["prompt", "skill", "agent"];
+
+export const labelId = (kind: LabelKind, parentId: string, label: string) => `${kind}/${parentId}/${label}`;
+
+/**
+ * Records one move of a label; the publish use cases call it for `production`. A failure to
+ * record is not the move's failure (the move already happened): it is thrown to the caller, who
+ * retries a request whose answer it did not get.
+ */
+export async function recordLabelMove(
+  deps: CatalogDeps,
+  move: Omit<LabelMoveDoc, "_id" | "at"> & { at?: Date },
+): Promise<LabelMoveDoc> {
+  const doc: LabelMoveDoc = { _id: newId("lbm"), ...move, at: move.at ?? deps.now() };
+  await deps.collections.labelMoves.insertOne(doc);
+  return doc;
+}
+
+/** Records that publishing `version` moved production from `before` (the live version until then). */
+export async function recordPublish(
+  deps: CatalogDeps,
+  principal: Principal,
+  kind: LabelKind,
+  parent: { _id: string; organizationId: string },
+  version: { _id: string; version: number },
+  before: { _id: string } | undefined,
+  at: Date,
+): Promise<void> {
+  await recordLabelMove(deps, {
+    organizationId: parent.organizationId,
+    kind,
+    parentId: parent._id,
+    label: PRODUCTION,
+    versionId: version._id,
+    version: version.version,
+    previousVersionId: before?._id ?? null,
+    action: "published",
+    at,
+    by: actorOf(principal),
+  });
+}
+
+/** The principal's id as labels record it ("" for the platform's own services). */
+export const actorOf = (principal: Principal) => (principal.type === "service" ? "" : principal.id);
+
+export type Labels = ReturnType<typeof createLabels>;
+
+export function createLabels(deps: CatalogDeps, publishers: Publishers) {
+  const c = deps.collections;
+  const publish: Record<LabelKind, (principal: Principal, parentId: string, versionId: string) => Promise<unknown>> = {
+    prompt: (principal, promptId, versionId) =>
+      publishers.prompts.publishPromptVersion(principal, { promptId, versionId }),
+    skill: (principal, skillId, versionId) => publishers.skills.publishSkillVersion(principal, { skillId, versionId }),
+    agent: (principal, agentId, versionId) => publishers.agents.publishAgentVersion(principal, { agentId, versionId }),
+  };
+  const families: Record<LabelKind, Family> = {
+    prompt: {
+      parents: c.prompts as unknown as Collection<AnyParent>,
+      versions: c.promptVersions as unknown as Collection<AnyVersion>,
+      parentField: "promptId",
+      read: SCOPES.promptsRead,
+      write: SCOPES.promptsWrite,
+      forget: (id) => deps.live.forgetPrompt(id),
+    },
+    skill: {
+      parents: c.skills as unknown as Collection<AnyParent>,
+      versions: c.skillVersions as unknown as Collection<AnyVersion>,
+      parentField: "skillId",
+      read: SCOPES.skillsRead,
+      write: SCOPES.skillsWrite,
+      forget: (id) => deps.live.forgetSkill(id),
+    },
+    agent: {
+      parents: c.agents as unknown as Collection<AnyParent>,
+      versions: c.agentVersions as unknown as Collection<AnyVersion>,
+      parentField: "agentId",
+      read: SCOPES.agentsRead,
+      write: SCOPES.agentsWrite,
+      forget: () => {},
+    },
+  };
+
+  function familyOf(kind: string): Family & { kind: LabelKind } {
+    if (!(KINDS as readonly string[]).includes(kind)) {
+      throw invalidArgument("invalid kind", [{ field: "kind", issue: 'must be "prompt", "skill" or "agent"' }]);
+    }
+    return { ...families[kind as LabelKind], kind: kind as LabelKind };
+  }
+
+  function checkLabel(label: string, field = "label"): void {
+    const issue = labelNameIssue(label);
+    if (issue) throw invalidArgument(`invalid label "${label}"`, [{ field, issue }]);
+  }
+
+  async function parentOf(kind: string, parentId: string) {
+    const family = familyOf(kind);
+    if (parentId === "") throw invalidArgument("parentId is required", [{ field: "parentId", issue: "is required" }]);
+    const parent = await family.parents.findOne({ _id: parentId });
+    if (!parent) throw notFound(kind);
+    return { family, parent };
+  }
+
+  const versionsOf = (family: Family, parentId: string) =>
+    family.versions.find({ [family.parentField]: parentId }, { sort: { version: 1 } });
+
+  async function lastMove(kind: LabelKind, parentId: string, label: string) {
+    const [move] = await c.labelMoves.find({ kind, parentId, label }, { sort: { _id: -1 }, limit: 1 });
+    return move;
+  }
+
+  function view(
+    kind: LabelKind,
+    parentId: string,
+    label: string,
+    version: AnyVersion,
+    at: Date,
+    by: string,
+    protectedLabels: readonly string[],
+  ): LabelView {
+    return {
+      kind,
+      parentId,
+      label,
+      versionId: version._id,
+      version: version.version,
+      updatedAt: at,
+      updatedBy: by,
+      readOnly: label === LATEST,
+      protected: protectedLabels.includes(label),
+    };
+  }
+
+  /** Every label of one parent: production and latest first (when they exist), then by name. */
+  async function labelsOf(kind: LabelKind, family: Family, parentId: string, protectedLabels: readonly string[]) {
+    const [versions, stored, productionMove] = await Promise.all([
+      versionsOf(family, parentId),
+      c.labels.find({ kind, parentId }),
+      lastMove(kind, parentId, PRODUCTION),
+    ]);
+    const byId = new Map(versions.map((v) => [v._id, v]));
+    const out: LabelView[] = [];
+    const live = livePublishedVersion(versions);
+    if (live?.publishedAt) {
+      const by = productionMove?.versionId === live._id ? productionMove.by : "";
+      out.push(view(kind, parentId, PRODUCTION, live, live.publishedAt, by, protectedLabels));
+    }
+    const latest = latestVersion(versions);
+    if (latest) out.push(view(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
+    for (const doc of [...stored].sort((a, b) => a.label.localeCompare(b.label))) {
+      const version = byId.get(doc.versionId);
+      if (version) out.push(view(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
+    }
+    return out;
+  }
+
+  const readOnly = () =>
+    invalidArgument("the label latest is read-only: it is always the newest version", [
+      { field: "label", issue: "is read-only" },
+    ]);
+
+  return {
+    async listLabels(principal: Principal, input: { kind: string; parentId: string }): Promise<LabelView[]> {
+      const { family, parent } = await parentOf(input.kind, input.parentId);
+      const protectedLabels = await deps.access.protectedLabels(
+        principal,
+        parent.organizationId,
+        family.read,
+        family.kind,
+      );
+      return labelsOf(family.kind, family, parent._id, protectedLabels);
+    },
+
+    /**
+     * Points `label` at `versionId`. `production`: a draft is published (the family's publish, with
+     * its checks); an older published version becomes the live one again (its `publishedAt` is
+     * now). Moving a label where it already points changes nothing and records nothing.
+     */
+    async setLabel(
+      principal: Principal,
+      input: { kind: string; parentId: string; label: string; versionId: string },
+    ): Promise<LabelView> {
+      const { family, parent } = await parentOf(input.kind, input.parentId);
+      const kind = family.kind;
+      checkLabel(input.label);
+      if (input.label === LATEST) throw readOnly();
+      if (input.versionId === "")
+        throw invalidArgument("versionId is required", [{ field: "versionId", issue: "is required" }]);
+      await deps.access.moveLabel(principal, parent.organizationId, SCOPES.labelsWrite, kind, input.label);
+      const version = await family.versions.findOne({ _id: input.versionId, [family.parentField]: parent._id });
+      if (!version) throw notFound(`${kind} version`);
+      const by = actorOf(principal);
+      const find = async (label: string) => {
+        const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
+        const found = (await labelsOf(kind, family, parent._id, protectedLabels)).find((l) => l.label === label);
+        if (!found) throw new Error(`label ${label} vanished after it was set`);
+        return found;
+      };
+
+      if (input.label === PRODUCTION) {
+        const live = livePublishedVersion(await versionsOf(family, parent._id));
+        if (live?._id === version._id) return find(PRODUCTION);
+        if (version.status === "draft") {
+          // Publishing records the move (and checks what publishing checks).
+          await publish[kind](principal, parent._id, version._id);
+          return find(PRODUCTION);
+        }
+        const at = deps.now();
+        const moved = await family.versions.findOneAndUpdate(
+          { _id: version._id, status: "published" },
+          { $set: { publishedAt: at } },
+        );
+        if (!moved) throw failedPrecondition("the version changed while it was being promoted; retry");
+        family.forget(parent._id);
+        await recordLabelMove(deps, {
+          organizationId: parent.organizationId,
+          kind,
+          parentId: parent._id,
+          label: PRODUCTION,
+          versionId: version._id,
+          version: version.version,
+          previousVersionId: live?._id ?? null,
+          action: "moved",
+          at,
+          by,
+        });
+        return find(PRODUCTION);
+      }
+
+      const id = labelId(kind, parent._id, input.label);
+      const at = deps.now();
+      const move = () =>
+        c.labels.findOneAndUpdate(
+          { _id: id },
+          {
+            $set: { versionId: version._id, updatedAt: at, updatedBy: by },
+            $setOnInsert: { organizationId: parent.organizationId, kind, parentId: parent._id, label: input.label },
+          },
+          { upsert: true, returnDocument: "before" },
+        );
+      // Two first moves at once: one inserts, the other (a duplicate key) updates what it inserted.
+      const previous = await move().catch((e: unknown) => {
+        if (isDuplicateKeyError(e)) return move();
+        throw e;
+      });
+      if (previous?.versionId !== version._id) {
+        await recordLabelMove(deps, {
+          organizationId: parent.organizationId,
+          kind,
+          parentId: parent._id,
+          label: input.label,
+          versionId: version._id,
+          version: version.version,
+          previousVersionId: previous?.versionId ?? null,
+          action: "moved",
+          at,
+          by,
+        });
+      }
+      return find(input.label);
+    },
+
+    /** Removes a label; `production` and `latest` cannot be removed. Answers the label as it was. */
+    async deleteLabel(principal: Principal, input: { kind: string; parentId: string; label: string }) {
+      const { family, parent } = await parentOf(input.kind, input.parentId);
+      const kind = family.kind;
+      checkLabel(input.label);
+      if (input.label === LATEST) throw readOnly();
+      await deps.access.moveLabel(principal, parent.organizationId, SCOPES.labelsWrite, kind, input.label);
+      if (input.label === PRODUCTION) {
+        throw failedPrecondition("the label production is the published version: it moves, it is never removed", [
+          { field: "label", issue: "cannot be removed" },
+        ]);
+      }
+      const removed = await c.labels.findOne({ _id: labelId(kind, parent._id, input.label) });
+      const { deletedCount } = removed
+        ? await c.labels.deleteOne({ _id: removed._id, versionId: removed.versionId })
+        : { deletedCount: 0 };
+      if (!removed || deletedCount === 0) throw notFound(`label ${input.label}`);
+      const version = await family.versions.findOne({ _id: removed.versionId });
+      await recordLabelMove(deps, {
+        organizationId: parent.organizationId,
+        kind,
+        parentId: parent._id,
+        label: input.label,
+        versionId: null,
+        version: null,
+        previousVersionId: removed.versionId,
+        action: "deleted",
+        by: actorOf(principal),
+      });
+      const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
+      const at = deps.now();
+      if (!version) throw notFound(`${kind} version`);
+      return view(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
+    },
+
+    /**
+     * Every move of one label, newest first. `latest` moves when a version is created, so its
+     * history is the versions, newest first.
+     */
+    async listLabelHistory(
+      principal: Principal,
+      input: { kind: string; parentId: string; label: string; limit: number; cursor: string },
+    ): Promise<{ items: LabelMoveDoc[]; nextCursor: string }> {
+      const { family, parent } = await parentOf(input.kind, input.parentId);
+      const kind = family.kind;
+      checkLabel(input.label);
+      await deps.access.onResource(principal, parent.organizationId, family.read, kind);
+      if (input.label === LATEST) {
+        const page = await findPage(family.versions, { [family.parentField]: parent._id }, input);
+        return {
+          items: page.items.map((v) => ({
+            _id: v._id,
+            organizationId: parent.organizationId,
+            kind,
+            parentId: parent._id,
+            label: LATEST,
+            versionId: v._id,
+            version: v.version,
+            previousVersionId: null,
+            action: "moved",
+            at: v.createdAt,
+            by: "",
+          })),
+          nextCursor: page.nextCursor,
+        };
+      }
+      return findPage(c.labelMoves, { kind, parentId: parent._id, label: input.label }, input);
+    },
+
+    /**
+     * The version a label points at, for a run (resolve.ts); not_found naming the label when it
+     * does not exist. `production` is not answered here: runs resolve it as the live version.
+     */
+    async versionIdOf(kind: LabelKind, parentId: string, label: string): Promise<string> {
+      const family = families[kind];
+      if (label === LATEST) {
+        const [latest] = await family.versions.find(
+          { [family.parentField]: parentId },
+          { sort: { version: -1 }, limit: 1 },
+        );
+        if (!latest) throw notFound(`label ${label}`);
+        return latest._id;
+      }
+      const doc: LabelDoc | null = await c.labels.findOne({ _id: labelId(kind, parentId, label) });
+      if (!doc) throw notFound(`label ${label}`);
+      return doc.versionId;
+    },
+  };
+}
