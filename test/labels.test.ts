@@ -342,6 +342,35 @@ describe.each(modes)("labels in $name", (mode) => {
     );
     expect(missing.status).toBe(404);
 
+    // Labels are evaluation targets: production (before) against canary (after).
+    await api.createEvaluationCases(owner, organizationId, skill.skillId, [
+      { name: "greets in English", input: { name: "Ada" }, assertions: [{ type: "contains", value: "Hello" }] },
+    ]);
+    const started = await api.startEvaluation(owner, organizationId, skill.skillId, {
+      targets: ["production", "canary"],
+    });
+    const evaluation = (await api.waitForEvaluation(owner, skill.skillId, started.id)) as unknown as {
+      status: string;
+      targets: { label: string; skillVersionId: string }[];
+      results: { byTarget: Record<string, { outcome: string }>; change: string | null }[];
+      summary: { changes: { regressed: number } };
+    };
+    expect(evaluation.status).toBe("completed");
+    expect(evaluation.targets).toEqual([
+      { label: "production", skillVersionId: skill.publishedVersionId },
+      { label: "canary", skillVersionId: skill.draftVersionId },
+    ]);
+    expect(evaluation.results[0]?.byTarget.production?.outcome).toBe("pass");
+    expect(evaluation.results[0]?.byTarget.canary?.outcome).toBe("fail");
+    expect(evaluation.results[0]?.change).toBe("regressed");
+    expect(evaluation.summary.changes.regressed).toBe(1);
+    const noSuchTarget = await api.post(
+      `/api/skills/${skill.skillId}/evaluations/run`,
+      { organizationId, targets: ["qa"] },
+      { token: owner },
+    );
+    expect(noSuchTarget.status).toBe(409);
+
     const agent = await createPublishedAgent(api, owner, organizationId);
     const agentLabels = await api.get<{ data: Label[] }>(`/api/agents/${agent.agentId}/labels`, { token: owner });
     const production = agentLabels.body.data.find((l) => l.label === "production");

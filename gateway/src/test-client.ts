@@ -300,7 +300,7 @@ export interface EvaluationCase {
   createdAt: string;
 }
 
-export type EvaluationTargetLabel = "draft" | "published";
+export type EvaluationTargetLabel = string;
 
 export interface EvaluationStarted {
   id: string;

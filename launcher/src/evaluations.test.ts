@@ -508,7 +508,8 @@ describe("evaluation runs", () => {
         expectRefusals([
           ["a user without organizationId", send({}), "400 organizationId"],
           ["an unknown field", send({ organizationId: org, mode: "async" }), "400 mode"],
-          ["an unknown target", send({ organizationId: org, targets: ["staging"] }), "400 targets[0]"],
+          ["a target no label could be", send({ organizationId: org, targets: ["Staging!"] }), "400 targets[0]"],
+          ["a label the skill does not have", send({ organizationId: org, targets: ["staging"] }), "409 targets[0]"],
           ["targets not a list", send({ organizationId: org, targets: "draft" }), "400 targets"],
           ["no target", send({ organizationId: org, targets: [] }), "400 targets"],
           ["a target twice", send({ organizationId: org, targets: ["draft", "draft"] }), "400 targets"],

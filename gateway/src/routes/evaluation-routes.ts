@@ -27,8 +27,11 @@ import { iso } from "./views.js";
 const tags = ["evaluations"];
 const config = { stability: "beta" as const };
 
-type TargetLabel = "draft" | "published";
-const TargetLabel = OneOf(["draft", "published"]);
+/** A target: "draft", "published", or a label of the skill (docs/labels.md). */
+const TargetLabel = Type.String({
+  pattern: "^[a-z][a-z0-9-]{0,39}$",
+  description: '"draft", "published", or a label of the skill (production, latest, staging, …)',
+});
 
 /**
  * One assertion (api.md "Evaluations"): `type` picks the fields it takes, and it must have exactly
@@ -202,7 +205,7 @@ const TargetResultView = Type.Object({
 
 const Change = Nullable(OneOf(["unchanged", "fixed", "regressed", "output_changed"]), {
   description:
-    "published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target",
+    "with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target",
 });
 
 const TargetSummaryView = Type.Object({
@@ -267,7 +270,9 @@ export const EvaluationRunView = Type.Object(
     results: Type.Array(
       Type.Object({
         caseId: Type.String(),
-        byTarget: Type.Record(Type.String(), TargetResultView, { description: "by target label: draft, published" }),
+        byTarget: Type.Record(Type.String(), TargetResultView, {
+          description: "by target: draft, published or a label",
+        }),
         change: Change,
       }),
       { description: "one per case, in the order of the cases; filled in while the run is running" },
@@ -426,7 +431,7 @@ export function evaluationRunView(run: EvaluationRun | undefined) {
     skillId: run.skillId,
     status: run.status as EvaluationStatus,
     repeats: run.repeats || 1,
-    targets: run.targets.map((t) => ({ label: t.label as TargetLabel, skillVersionId: t.skillVersionId })),
+    targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
     results: results.map((r) => ({
       caseId: r.caseId,
       byTarget: Object.fromEntries(
@@ -550,7 +555,8 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
               minItems: 1,
               maxItems: 2,
               uniqueItems: true,
-              description: "default: whichever of draft and published exist; naming one that does not is 409",
+              description:
+                "draft, published and/or labels of the skill (docs/labels.md); default: whichever of draft and published exist; naming one that does not is 409",
             }),
           ),
           caseIds: Type.Optional(
@@ -606,7 +612,10 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
             base: Id,
             head: Id,
             target: Type.Optional(
-              OneOf(["draft", "published"], { description: "default: a target both runs have, draft first" }),
+              Type.String({
+                pattern: "^[a-z][a-z0-9-]{0,39}$",
+                description: "default: the first target of base that head has too (draft first)",
+              }),
             ),
           },
           { additionalProperties: false },

@@ -1806,14 +1806,14 @@ export interface components {
             status: "queued" | "running" | "completed" | "failed" | "cancelled";
             repeats: number;
             targets: {
-                /** @enum {string} */
-                label: "draft" | "published";
+                /** @description "draft", "published", or a label of the skill (production, latest, staging, …) */
+                label: string;
                 skillVersionId: string;
             }[];
             /** @description one per case, in the order of the cases; filled in while the run is running */
             results: {
                 caseId: string;
-                /** @description by target label: draft, published */
+                /** @description by target: draft, published or a label */
                 byTarget: {
                     [key: string]: {
                         /**
@@ -1867,7 +1867,7 @@ export interface components {
                         verdict: "passed" | "failed" | "flaky";
                     };
                 };
-                /** @description published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
+                /** @description with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
                 change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
             }[];
             /** @description null until the run has completed (or was cancelled) */
@@ -1921,8 +1921,8 @@ export interface components {
                 valid: boolean;
                 violations: {
                     caseId?: string;
-                    /** @enum {string} */
-                    target: "draft" | "published";
+                    /** @description "draft", "published", or a label of the skill (production, latest, staging, …) */
+                    target: string;
                     /** @enum {string} */
                     kind: "output_schema";
                     message: string;
@@ -1942,15 +1942,15 @@ export interface components {
         EvaluationComparison: {
             base: {
                 evaluationRunId: string;
-                /** @enum {string} */
-                target: "draft" | "published";
+                /** @description "draft", "published", or a label of the skill (production, latest, staging, …) */
+                target: string;
                 skillVersionId: string;
                 repeats: number;
             };
             head: {
                 evaluationRunId: string;
-                /** @enum {string} */
-                target: "draft" | "published";
+                /** @description "draft", "published", or a label of the skill (production, latest, staging, …) */
+                target: string;
                 skillVersionId: string;
                 repeats: number;
             };
@@ -1977,7 +1977,7 @@ export interface components {
                     attempts: number;
                     runId: string | null;
                 } | null;
-                /** @description published (before) against draft (after): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
+                /** @description with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
                 change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
             }[];
             summary: {
@@ -8818,8 +8818,8 @@ export interface operations {
             content: {
                 "application/json": {
                     organizationId?: string;
-                    /** @description default: whichever of draft and published exist; naming one that does not is 409 */
-                    targets?: ("draft" | "published")[];
+                    /** @description draft, published and/or labels of the skill (docs/labels.md); default: whichever of draft and published exist; naming one that does not is 409 */
+                    targets?: string[];
                     /** @description default: every case */
                     caseIds?: string[];
                     /** @description attempts per case and target (default 1): each case gets a pass rate and a verdict */
@@ -8931,8 +8931,8 @@ export interface operations {
             query: {
                 base: string;
                 head: string;
-                /** @description default: a target both runs have, draft first */
-                target?: "draft" | "published";
+                /** @description default: the first target of base that head has too (draft first) */
+                target?: string;
             };
             header?: never;
             path: {

@@ -14,7 +14,7 @@ export const SCOPES = {
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
 /** The catalog calls the evaluation service makes. */
-export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill">;
+export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill" | "listLabels">;
 
 /** Every evaluation call is authorized here, against the organization of the skill it addresses. */
 export interface Access {
@@ -25,6 +25,8 @@ export interface Access {
   skill(principal: Principal, organizationId: string, skillId: string, scope: Scope): Promise<Skill>;
   /** The skill at `versionId` (its top-level schemas describe that version). */
   skillVersion(skillId: string, versionId: string): Promise<Skill>;
+  /** The skill's labels (docs/labels.md): label → version id. */
+  skillLabels(skillId: string): Promise<Map<string, string>>;
   /** Authorizes `scope` in the organization of a resource; one the caller cannot see is `what` not found. */
   onResource(principal: Principal, organizationId: string, scope: Scope, what: string): Promise<void>;
 }
@@ -66,6 +68,14 @@ export function createAccess(identityAuth: IdentityAuth, catalog: CatalogClient)
       return skill;
     },
     skillVersion: getSkill,
+    async skillLabels(skillId) {
+      try {
+        const res = await catalog.listLabels({ kind: "skill", parentId: skillId });
+        return new Map(res.labels.map((l) => [l.label, l.versionId]));
+      } catch (e) {
+        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
+      }
+    },
     onResource,
   };
 }

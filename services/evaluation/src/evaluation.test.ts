@@ -3,6 +3,7 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError } from "@kiln/kit/errors";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Report } from "./domain/report.js";
+import { comparedTargets } from "./domain/report.js";
 import {
   createTestEvaluation,
   eventually,
@@ -126,14 +127,49 @@ describe("starting an evaluation run", () => {
     );
     expect(e.kind).toBe("failed_precondition");
     expect(e.details).toEqual([{ field: "targets[0]", issue: "the skill has no published version" }]);
+    const noLabel = await rejectionOf(
+      t.runs.startRun(userA, {
+        organizationId: ORG_A,
+        skillId: "skl_draft",
+        targets: ["draft", "staging"],
+        caseIds: [],
+      }),
+    );
+    expect(noLabel.kind).toBe("failed_precondition");
+    expect(noLabel.details).toEqual([{ field: "targets[1]", issue: "the skill has no label staging" }]);
     const bad = await rejectionOf(
-      t.runs.startRun(userA, { organizationId: ORG_A, skillId: "skl_draft", targets: ["staging"], caseIds: [] }),
+      t.runs.startRun(userA, { organizationId: ORG_A, skillId: "skl_draft", targets: ["Staging!"], caseIds: [] }),
     );
     expect(bad.kind).toBe("invalid_argument");
+    const twice = await rejectionOf(
+      t.runs.startRun(userA, { organizationId: ORG_A, skillId: "skl_draft", targets: ["draft", "draft"], caseIds: [] }),
+    );
+    expect(twice.kind).toBe("invalid_argument");
     expect(await t.collections.runs.countDocuments({})).toBe(0);
     // Without targets: whichever exist.
     const run = await t.runs.startRun(userA, { organizationId: ORG_A, skillId: "skl_draft", targets: [], caseIds: [] });
     expect(run.targets.map((x) => [x.label, x.skillVersionId])).toEqual([["draft", "sv_d"]]);
+  });
+
+  it("takes labels as targets: production against staging compares production (before) with staging (after)", async () => {
+    const skill = { ...skillWithBoth("skl_labels"), labels: {} as Record<string, string> };
+    skill.labels = { staging: skill.draft?.id ?? "" };
+    const t = await createTestEvaluation({ skills: [skill] });
+    await t.cases.createCases(userA, { organizationId: ORG_A, skillId: "skl_labels", cases: cityCases("Oslo") });
+    const run = await t.runs.startRun(userA, {
+      organizationId: ORG_A,
+      skillId: "skl_labels",
+      targets: ["staging", "production"],
+      caseIds: [],
+    });
+    expect(run.targets.map((x) => [x.label, x.skillVersionId])).toEqual([
+      ["staging", skill.draft?.id],
+      ["production", skill.published?.id],
+    ]);
+    expect(comparedTargets(run.targets)).toMatchObject({
+      baseline: { label: "production" },
+      candidate: { label: "staging" },
+    });
   });
 
   it("refuses a skill without cases, and case ids of another skill", async () => {

@@ -1,5 +1,6 @@
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { LABEL_NAME } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import { type Comparison, compareReports, type ReportResult } from "./domain/report.js";
@@ -10,7 +11,9 @@ import { publishWork } from "./work/work-queue.js";
 const LABELS: readonly TargetLabel[] = ["draft", "published"];
 /** Most attempts per case and target in one run. */
 export const MAX_REPEATS = 20;
-const isLabel = (t: string): t is TargetLabel => (LABELS as readonly string[]).includes(t);
+/** A target: draft, published, or a label's name (docs/labels.md). */
+const isTarget = (t: string) => LABEL_NAME.test(t);
+const TARGET_ISSUE = 'must be "draft", "published" or a label of the skill';
 
 /** A run as read back: while it is not completed, `results` are those stored so far. */
 export interface RunView {
@@ -22,26 +25,37 @@ export interface RunView {
 export function createRuns(deps: EvaluationDeps) {
   const c = deps.collections;
 
-  /** The targets to run: those named (each must exist), else whichever of draft and published exist. */
-  function targetLabelsOf(requested: string[], versions: Record<TargetLabel, string | undefined>): TargetLabel[] {
-    const issues = requested.flatMap((t, i) =>
-      isLabel(t) ? [] : [{ field: `targets[${i}]`, issue: 'must be "draft" or "published"' }],
-    );
+  /**
+   * The targets to run and their versions: those named (each must exist; draft and published
+   * first, then labels in the order named), else whichever of draft and published exist.
+   */
+  async function targetsOf(
+    skillId: string,
+    requested: string[],
+    versions: Record<string, string | undefined>,
+  ): Promise<{ label: TargetLabel; versionId: string }[]> {
+    const issues = requested.flatMap((t, i) => (isTarget(t) ? [] : [{ field: `targets[${i}]`, issue: TARGET_ISSUE }]));
+    if (new Set(requested).size !== requested.length)
+      issues.push({ field: "targets", issue: "must not repeat a target" });
     if (issues.length > 0) throw invalidArgument("invalid targets", issues);
     if (requested.length === 0) {
       const existing = LABELS.filter((l) => versions[l] !== undefined);
       if (existing.length === 0) throw failedPrecondition("the skill has neither a draft nor a published version");
-      return existing;
+      return existing.map((label) => ({ label, versionId: versions[label] as string }));
     }
-    const labels = LABELS.filter((l) => requested.includes(l));
-    const missing = labels.filter((l) => versions[l] === undefined);
+    const named = [...LABELS.filter((l) => requested.includes(l)), ...requested.filter((t) => !LABELS.includes(t))];
+    // Labels are read only when one is named.
+    const labels = named.some((t) => !LABELS.includes(t)) ? await deps.access.skillLabels(skillId) : new Map();
+    const versionOf = (t: string) => (LABELS.includes(t) ? versions[t] : labels.get(t));
+    const missing = named.filter((t) => versionOf(t) === undefined);
     if (missing.length > 0) {
+      const what = (t: string) => (LABELS.includes(t) ? `no ${t} version` : `no label ${t}`);
       throw failedPrecondition(
-        `the skill has no ${missing.join(" or ")} version`,
-        missing.map((l) => ({ field: `targets[${requested.indexOf(l)}]`, issue: `the skill has no ${l} version` })),
+        `the skill has ${missing.map(what).join(" and ")}`,
+        missing.map((t) => ({ field: `targets[${requested.indexOf(t)}]`, issue: `the skill has ${what(t)}` })),
       );
     }
-    return labels;
+    return named.map((label) => ({ label, versionId: versionOf(label) as string }));
   }
 
   return {
@@ -60,11 +74,11 @@ export function createRuns(deps: EvaluationDeps) {
         ]);
       }
       const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
-      const versions: Record<TargetLabel, string | undefined> = {
+      const versions: Record<string, string | undefined> = {
         draft: skill.draftVersionId,
         published: skill.publishedVersionId,
       };
-      const labels = targetLabelsOf(input.targets, versions);
+      const named = await targetsOf(skill.id, input.targets, versions);
 
       const scope = { skillId: skill.id, organizationId: skill.organizationId };
       let caseIds: string[];
@@ -85,8 +99,7 @@ export function createRuns(deps: EvaluationDeps) {
       }
 
       const targets: TargetDoc[] = [];
-      for (const label of labels) {
-        const versionId = versions[label] as string;
+      for (const { label, versionId } of named) {
         const version = await deps.access.skillVersion(skill.id, versionId);
         targets.push({
           label,
@@ -192,13 +205,11 @@ export function createRuns(deps: EvaluationDeps) {
       };
       const base = await read("base", input.baseEvaluationRunId);
       const head = await read("head", input.headEvaluationRunId);
-      const common = LABELS.filter((l) => [base, head].every((r) => r.targets.some((t) => t.label === l)));
-      if (input.target !== "" && !isLabel(input.target)) {
-        throw invalidArgument('target must be "draft" or "published"', [
-          { field: "target", issue: 'must be "draft" or "published"' },
-        ]);
+      const common = base.targets.map((t) => t.label).filter((l) => head.targets.some((t) => t.label === l));
+      if (input.target !== "" && !isTarget(input.target)) {
+        throw invalidArgument(`target ${TARGET_ISSUE}`, [{ field: "target", issue: TARGET_ISSUE }]);
       }
-      const label = input.target === "" ? common[0] : (input.target as TargetLabel);
+      const label = input.target === "" ? common[0] : input.target;
       if (!label || !common.includes(label)) {
         throw failedPrecondition(
           input.target === "" ? "the two runs share no target" : `both runs must have evaluated ${input.target}`,

@@ -75,6 +75,8 @@ export interface FakeSkill {
   organizationId: string;
   draft?: FakeVersion;
   published?: FakeVersion;
+  /** Labels other than production → version id (one of the two above). */
+  labels?: Record<string, string>;
 }
 
 /** The catalog's GetSkill over a map of skills; records each call. */
@@ -105,7 +107,19 @@ export function createFakeCatalog(
       });
     },
   };
-  return fake as unknown as CatalogClient & { skills: Map<string, FakeSkill>; calls: number };
+  const withLabels = Object.assign(fake, {
+    async listLabels(req: { kind: string; parentId: string }) {
+      fake.calls++;
+      const skill = byId.get(req.parentId);
+      if (!skill) throw notFound("skill");
+      const labels = Object.entries({
+        ...(skill.published ? { production: skill.published.id } : {}),
+        ...skill.labels,
+      }).map(([label, versionId]) => ({ label, versionId }));
+      return { labels };
+    },
+  });
+  return withLabels as unknown as CatalogClient & { skills: Map<string, FakeSkill>; calls: number };
 }
 
 export interface SkillRunCall {

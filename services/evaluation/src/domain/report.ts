@@ -10,7 +10,22 @@ import { canonicalJson } from "./json-value.js";
 
 export type Outcome = "pass" | "fail" | "error";
 export type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
-export type Label = "draft" | "published";
+/** A target: "draft", "published", or a label of the skill (docs/labels.md). */
+export type Label = string;
+
+/**
+ * Which two targets a run's change summary compares: with exactly two, the baseline is the live
+ * one ("published" or "production") if either is there, else the first named; the candidate is
+ * the other. Draft against published compares as before: published → draft.
+ */
+export function comparedTargets<T extends { label: Label }>(
+  targets: readonly T[],
+): { baseline: T; candidate: T } | null {
+  if (targets.length !== 2) return null;
+  const baseline = targets.find((t) => t.label === "published" || t.label === "production") ?? targets[0];
+  const candidate = targets.find((t) => t !== baseline);
+  return baseline && candidate ? { baseline, candidate } : null;
+}
 /** Over a case's attempts on one target: every one passed, none did, or some did. */
 export type Verdict = "passed" | "failed" | "flaky";
 
@@ -311,13 +326,12 @@ export function buildReport(
   options: { repeats?: number; cancelled?: boolean } = {},
 ): Report {
   const repeats = options.repeats ?? 1;
-  const draft = targets.find((t) => t.label === "draft");
-  const published = targets.find((t) => t.label === "published");
-  const compare = draft !== undefined && published !== undefined;
+  const compared = comparedTargets(targets);
+  const compare = compared !== null;
   const pairs: Parameters<typeof countChanges>[0] = [];
   const results: ReportResult[] = cases.map((c) => {
-    const before = c.byTarget.published;
-    const after = c.byTarget.draft;
+    const before = compared ? c.byTarget[compared.baseline.label] : undefined;
+    const after = compared ? c.byTarget[compared.candidate.label] : undefined;
     const change = compare && before && after ? changeOf(before, after) : null;
     if (change && before && after) pairs.push({ change, before, after });
     return { caseId: c.caseId, byTarget: c.byTarget, change };
@@ -342,7 +356,7 @@ export function buildReport(
       }
     }
   }
-  const breakingChanges = compare ? breakingChangesOf(published, draft) : [];
+  const breakingChanges = compared ? breakingChangesOf(compared.baseline, compared.candidate) : [];
   return {
     results,
     summary: {

@@ -13,7 +13,8 @@ export interface CaseDoc {
   createdAt: Date;
 }
 
-export type TargetLabel = "draft" | "published";
+/** "draft", "published", or a label of the skill (docs/labels.md). */
+export type TargetLabel = string;
 
 /** A skill version an evaluation run executes, with the schemas its contract check compares. */
 export interface TargetDoc {
