@@ -57,6 +57,10 @@ describe("events against their JSON Schemas", () => {
     bus.consume({ stream: "RUNS", durable: "schema-check" }, async (msg) => {
       events.push({ subject: msg.subject, text: msg.string() });
     });
+    await bus.ensureConsumer({ stream: "CATALOG", durable: "schema-check" });
+    bus.consume({ stream: "CATALOG", durable: "schema-check" }, async (msg) => {
+      events.push({ subject: msg.subject, text: msg.string() });
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -65,7 +69,12 @@ describe("events against their JSON Schemas", () => {
   });
 
   it("has a schema for every stream it checks, naming its subject", () => {
-    expect(schemas.map((s) => s.file)).toContain("run.completed.schema.json");
+    expect(schemas.map((s) => s.file).sort()).toEqual([
+      "catalog.label.moved.schema.json",
+      "catalog.prompt.version.created.schema.json",
+      "catalog.published.schema.json",
+      "run.completed.schema.json",
+    ]);
     for (const s of schemas) expect(s.subject, s.file).toEqual(expect.any(String));
   });
 
@@ -100,8 +109,25 @@ describe("events against their JSON Schemas", () => {
     const mine = () => events.filter((e) => e.text.includes(organizationId));
     const kinds = () => [...new Set(mine().map((e) => e.subject))].sort();
     const deadline = Date.now() + 20_000;
-    while (kinds().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(kinds()).toEqual(["runs.completed.agent", "runs.completed.prompt", "runs.completed.skill"]);
+    const expected = [
+      "catalog.agent.published",
+      "catalog.label.moved",
+      "catalog.prompt.published",
+      "catalog.prompt.version.created",
+      "catalog.skill.published",
+      "runs.completed.agent",
+      "runs.completed.prompt",
+      "runs.completed.skill",
+    ];
+    // A custom label's move and its removal, beside the publishes' production moves.
+    await api.put(`/api/prompts/${prompt.id}/labels/staging`, { versionId: prompt.publishedVersionId }, { token });
+    await api.delete(`/api/prompts/${prompt.id}/labels/staging`, { token });
+    while (kinds().length < expected.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(kinds()).toEqual(expected);
+    const actions = () =>
+      new Set(mine().flatMap((e) => (e.subject === "catalog.label.moved" ? [JSON.parse(e.text).data.action] : [])));
+    while (actions().size < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(actions()).toEqual(new Set(["published", "moved", "deleted"]));
     for (const event of mine()) {
       const matching = schemas.filter((s) => subjectMatches(s.subject, event.subject));
       expect(matching, event.subject).toHaveLength(1);

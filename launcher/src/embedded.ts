@@ -128,6 +128,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       await gateway.app.close();
       await evaluationService.close();
       await executionService.close();
+      await catalogService.close();
       await bus.close();
       await data.close();
     },

@@ -80,6 +80,7 @@ export async function recordLabelMove(
 ): Promise<LabelMoveDoc> {
   const doc: LabelMoveDoc = { _id: newId("lbm"), ...move, at: move.at ?? deps.now() };
   await deps.collections.labelMoves.insertOne(doc);
+  await deps.events.labelMoved(doc);
   return doc;
 }
 

@@ -161,6 +161,7 @@ export function createPrompts(deps: CatalogDeps) {
         publishedAt: null,
       }));
       await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      await deps.events.versionCreated(version);
       return version;
     },
 

@@ -1,6 +1,7 @@
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
+import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
@@ -8,6 +9,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { CATALOG_STREAM, createCatalogEvents } from "./events.js";
 import { createLabels } from "./labels.js";
 import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
@@ -33,6 +35,8 @@ export interface CatalogServiceDeps {
    * runs resolved here; 0 turns it off. Default 1000.
    */
   resolveCacheTtlMs?: number;
+  /** How often the outbox relays events the bus did not take at once; default 1000 ms. */
+  outboxIntervalMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
 }
@@ -41,10 +45,20 @@ export interface CatalogServiceDeps {
  * The catalog service (prompts, tools, skills and their versions), the same in both run modes:
  * main.ts serves it, the embedded mode calls it in-process.
  */
-export async function createCatalogService(deps: CatalogServiceDeps): Promise<ServiceModule> {
+export async function createCatalogService(
+  deps: CatalogServiceDeps,
+): Promise<ServiceModule & { close(): Promise<void>; settle(): Promise<void> }> {
   await ensureCatalogIndexes(deps.store);
+  await deps.bus.ensureStream(CATALOG_STREAM);
   const now = deps.now ?? (() => new Date());
+  const outbox = createEventOutbox(
+    deps.store.collection<EventIntentDoc>("catalog_event_outbox"),
+    deps.bus,
+    deps.logger,
+  );
+  outbox.start(deps.outboxIntervalMs);
   const catalog: CatalogDeps = {
+    events: createCatalogEvents(outbox),
     collections: catalogCollections(deps.store),
     access: createAccess(deps.identityAuth),
     httpAllowlist: deps.httpAllowlist ?? EMPTY_ALLOWLIST,
@@ -62,7 +76,7 @@ export async function createCatalogService(deps: CatalogServiceDeps): Promise<Se
     resolver: createResolver(catalog),
     labels: createLabels(catalog, { prompts, skills, agents }),
   };
-  return defineService({
+  const service = defineService({
     name: "catalog",
     logger: deps.logger,
     register: (router) => registerCatalogRpc(router, useCases),
@@ -72,4 +86,10 @@ export async function createCatalogService(deps: CatalogServiceDeps): Promise<Se
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
   });
+  return {
+    ...service,
+    /** Stops the outbox relay; the events of calls that finished are published (or left to a relay). */
+    close: () => outbox.stop(),
+    settle: () => outbox.settled(),
+  };
 }

@@ -5,7 +5,10 @@
  */
 import { create } from "@bufbuild/protobuf";
 import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
+import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
 import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
@@ -14,6 +17,7 @@ import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
+import { CATALOG_STREAM, createCatalogEvents } from "./events.js";
 import { createLabels } from "./labels.js";
 import { LiveVersionCache } from "./live-version-cache.js";
 import { createPrompts } from "./prompts.js";
@@ -133,7 +137,16 @@ export async function createTestCatalog(
   await ensureCatalogIndexes(store);
   const identityAuth = createFakeIdentityAuth();
   const now = options.now ?? createTickingClock();
+  // The in-process bus: the catalog's events go through the same outbox as in the service.
+  const bus = createMemoryBus();
+  await bus.ensureStream(CATALOG_STREAM);
+  const outbox = createEventOutbox(
+    store.collection<EventIntentDoc>("catalog_event_outbox"),
+    bus,
+    createLogger({ name: "test", level: "silent" }),
+  );
   const deps: CatalogDeps = {
+    events: createCatalogEvents(outbox),
     collections: catalogCollections(store),
     access: createAccess(identityAuth),
     httpAllowlist: options.allowlist ?? EMPTY_ALLOWLIST,
@@ -147,6 +160,8 @@ export async function createTestCatalog(
   const agents = createAgents(deps);
   return {
     store,
+    bus,
+    outbox,
     identityAuth,
     collections: deps.collections,
     prompts,

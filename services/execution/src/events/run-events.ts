@@ -1,5 +1,6 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
+import { createBatchDeleter } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection, Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
@@ -116,7 +117,7 @@ export function createRunEventOutbox(
   let timer: NodeJS.Timeout | undefined;
   let relaying: Promise<number> | undefined;
   const inFlight = new Set<Promise<unknown>>();
-  const cleared = createBatchDeleter(intents, logger);
+  const cleared = createBatchDeleter(intents, logger, "run events");
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     inFlight.add(p);
@@ -189,45 +190,6 @@ export function createRunEventOutbox(
       clearInterval(timer);
       await relaying;
       await this.settled();
-    },
-  };
-}
-
-/**
- * Deletes intents in batches: ids that arrive while a delete is running go out together with the
- * next one, so under load one delete clears many. A failed delete leaves its intents for the relay,
- * which then publishes them again (the stream drops the duplicates by message id).
- */
-function createBatchDeleter(intents: Collection<RunEventIntentDoc>, logger: Logger) {
-  let queued: string[] = [];
-  let running: Promise<void> | undefined;
-
-  async function drain(): Promise<void> {
-    try {
-      while (queued.length > 0) {
-        const batch = queued;
-        queued = [];
-        try {
-          await intents.deleteMany(batch.length === 1 ? { _id: batch[0] } : { _id: { $in: batch } });
-        } catch (err) {
-          logger.warn({ err, count: batch.length }, "could not clear published run events; the relay will");
-        }
-      }
-    } finally {
-      // In the same synchronous step as the last look at the queue: an id added later starts a new drain.
-      running = undefined;
-    }
-  }
-
-  return {
-    /** Resolves once the id is cleared (or clearing it failed). */
-    add(id: string): Promise<void> {
-      queued.push(id);
-      running ??= drain();
-      return running;
-    },
-    async flushed(): Promise<void> {
-      await running;
     },
   };
 }

@@ -1,0 +1,154 @@
+/**
+ * An outbox for events whose payload is known when the change is written (catalog events): each
+ * event is stored as an intent holding its subject and payload, published in the background with
+ * its id as the JetStream message id (the stream de-duplicates a publish that is retried), and
+ * cleared once the bus took it. Intents the bus did not take (it was down, the process stopped)
+ * are published by the relay of any replica. The request never waits for the bus, and an event
+ * the bus refused is published later, not lost.
+ */
+import type { Logger } from "../logger.js";
+import type { Collection } from "../store/store.js";
+import type { Bus } from "./bus.js";
+
+export interface EventIntentDoc {
+  /** The event's id: the JetStream message id. */
+  _id: string;
+  subject: string;
+  payload: string;
+  createdAt: Date;
+}
+
+export interface OutboxEvent {
+  id: string;
+  subject: string;
+  payload: string;
+}
+
+export interface EventOutbox {
+  /** Stores the events' intents (awaited), then publishes them in the background. */
+  add(events: OutboxEvent[]): Promise<void>;
+  /** Resolves once everything handed to `add` was published (or left to the relay) and cleared. */
+  settled(): Promise<void>;
+  /** Publishes the pending events older than `relayAfterMs` (oldest first); returns how many. */
+  relayPending(): Promise<number>;
+  start(intervalMs?: number): void;
+  stop(): Promise<void>;
+}
+
+const RELAY_PAGE = 100;
+
+export function createEventOutbox(
+  intents: Collection<EventIntentDoc>,
+  bus: Bus,
+  logger: Logger,
+  options: { relayAfterMs?: number; now?: () => Date } = {},
+): EventOutbox {
+  const relayAfterMs = options.relayAfterMs ?? 5_000;
+  const now = options.now ?? (() => new Date());
+  const inFlight = new Set<Promise<unknown>>();
+  const cleared = createBatchDeleter(intents, logger, "events");
+  let timer: NodeJS.Timeout | undefined;
+  let relaying: Promise<number> | undefined;
+
+  async function send(event: OutboxEvent): Promise<boolean> {
+    try {
+      await bus.publish(event.subject, event.payload, { msgId: event.id });
+    } catch (err) {
+      logger.warn({ err, eventId: event.id, subject: event.subject }, "event not published yet; the outbox will retry");
+      return false;
+    }
+    await cleared.add(event.id);
+    return true;
+  }
+
+  async function relay(): Promise<number> {
+    let published = 0;
+    let after = "";
+    for (;;) {
+      const page = await intents.find(after ? { _id: { $gt: after } } : {}, { sort: { _id: 1 }, limit: RELAY_PAGE });
+      const at = now().getTime();
+      for (const intent of page) {
+        if (at - intent.createdAt.getTime() < relayAfterMs) continue;
+        if (!(await send({ id: intent._id, subject: intent.subject, payload: intent.payload }))) return published;
+        published++;
+      }
+      if (page.length < RELAY_PAGE) return published;
+      after = page[page.length - 1]?._id ?? after;
+    }
+  }
+
+  return {
+    async add(events) {
+      if (events.length === 0) return;
+      const at = now();
+      await intents.insertMany(
+        events.map((e) => ({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at })),
+      );
+      for (const event of events) {
+        const p = send(event);
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      }
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await cleared.flushed();
+    },
+    relayPending() {
+      relaying ??= relay().finally(() => {
+        relaying = undefined;
+      });
+      return relaying;
+    },
+    start(intervalMs = 1_000) {
+      timer = setInterval(() => {
+        this.relayPending().catch((err: unknown) => logger.warn({ err }, "event outbox relay failed"));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await relaying;
+      await this.settled();
+    },
+  };
+}
+
+/**
+ * Deletes intents in batches: ids that arrive while a delete is running go out together with the
+ * next one, so under load one delete clears many. A failed delete leaves its intents for the relay,
+ * which then publishes them again (the stream drops the duplicates by message id).
+ */
+export function createBatchDeleter(intents: Collection<{ _id: string }>, logger: Logger, what: string) {
+  let queued: string[] = [];
+  let running: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    try {
+      while (queued.length > 0) {
+        const batch = queued;
+        queued = [];
+        try {
+          await intents.deleteMany(batch.length === 1 ? { _id: batch[0] } : { _id: { $in: batch } });
+        } catch (err) {
+          logger.warn({ err, count: batch.length }, `could not clear published ${what}; the relay will`);
+        }
+      }
+    } finally {
+      // In the same synchronous step as the last look at the queue: an id added later starts a new drain.
+      running = undefined;
+    }
+  }
+
+  return {
+    /** Resolves once the id is cleared (or clearing it failed). */
+    add(id: string): Promise<void> {
+      queued.push(id);
+      running ??= drain();
+      return running;
+    },
+    async flushed(): Promise<void> {
+      await running;
+    },
+  };
+}
