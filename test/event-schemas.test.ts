@@ -73,6 +73,7 @@ describe("events against their JSON Schemas", () => {
       "catalog.label.moved.schema.json",
       "catalog.prompt.version.created.schema.json",
       "catalog.published.schema.json",
+      "evaluation.completed.schema.json",
       "run.completed.schema.json",
     ]);
     for (const s of schemas) expect(s.subject, s.file).toEqual(expect.any(String));

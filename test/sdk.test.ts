@@ -67,6 +67,8 @@ beforeAll(async () => {
   // A slow model, for an evaluation run that is still running when it is cancelled.
   stub = await startOpenAIStub({ latencyMs: 100 });
   ({ kiln, baseUrl } = await startEmbedded({
+    // Webhooks may call 127.0.0.1 here (port 9: nothing listens, the attempt fails at once).
+    webhooks: { privateHosts: ["127.0.0.1"] },
     providers: loadProvidersConfig({
       OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
         { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "slow", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },
@@ -541,6 +543,33 @@ describe("the routes outside the SDK (non-public)", () => {
       passwd: PASSWORD,
     });
     expect(signIn.status).toBe(400);
+  });
+});
+
+describe("webhooks", () => {
+  it("creates, reads, lists, updates, tests, redelivers, rotates and deletes a webhook", async () => {
+    const created = await user.webhooks.create({
+      organizationId,
+      url: "http://127.0.0.1:9/hooks",
+      events: ["run.completed", "label.moved"],
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    expect((await user.webhooks.get(created.id)).status).toBe("enabled");
+    expect((await user.webhooks.list({ organizationId })).data.map((w) => w.id)).toContain(created.id);
+    const updated = await user.webhooks.update(created.id, { events: ["run.completed"] });
+    expect(updated.events).toEqual(["run.completed"]);
+    const test = await user.webhooks.test(created.id);
+    expect(test).toMatchObject({ event: "webhook.test", status: "failed", responseCode: null });
+    expect(test.attempts[0]?.error).toContain("ECONNREFUSED");
+    const deliveries = await user.webhooks.deliveries(created.id);
+    expect(deliveries.data.map((d) => d.id)).toEqual([test.id]);
+    const redelivered = await user.webhooks.redeliver(created.id, test.id);
+    expect(redelivered.status).toBe("pending");
+    const rotated = await user.webhooks.rotateSecret(created.id);
+    expect(rotated.secret).not.toBe(created.secret);
+    expect((await user.webhooks.delete(created.id)).id).toBe(created.id);
+    const gone = await failureOf(user.webhooks.get(created.id));
+    expect(gone).toMatchObject({ status: 404, code: "not_found" });
   });
 });
 

@@ -12,6 +12,7 @@ import type { CatalogService } from "@kiln/proto/catalog";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
+import type { WebhookService } from "@kiln/proto/webhooks";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
 import type { Authenticator } from "./auth/authenticator.js";
@@ -25,6 +26,7 @@ import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } from "./routes/openai-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
+import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -33,6 +35,7 @@ export interface GatewayClients {
   catalog: Client<typeof CatalogService>;
   execution: Client<typeof ExecutionService>;
   evaluation: Client<typeof EvaluationService>;
+  webhooks: Client<typeof WebhookService>;
 }
 
 export interface GatewayDeps {
@@ -218,6 +221,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -7,6 +7,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
+import { WebhookService } from "@kiln/proto/webhooks";
 import type { GatewayDeps } from "./app.js";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
 
@@ -39,6 +40,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       catalog: createClient(CatalogService, w.transports.catalog),
       execution: createClient(ExecutionService, w.transports.execution),
       evaluation: createClient(EvaluationService, w.transports.evaluation),
+      // Served by the evaluation process (docs/webhooks.md "Where it runs").
+      webhooks: createClient(WebhookService, w.transports.evaluation),
     },
     authenticator: createAuthenticator({
       identity,

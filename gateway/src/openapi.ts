@@ -58,6 +58,7 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
+import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-routes.js";
 import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 
 /**
@@ -112,6 +113,10 @@ const COMPONENTS: NamedSchema[] = [
   AgentRunView,
   LabelView,
   LabelMoveView,
+  WebhookView,
+  WebhookWithSecretView,
+  DeliveryAttemptView,
+  DeliveryView,
   LoadedInputsView,
   AgentRunComparisonView,
   ...ASSERTION_SCHEMAS,

@@ -7,6 +7,8 @@ export const EmbeddedEnv = Type.Object({
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
   /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */
   KILN_DATA_DIR: Type.String({ minLength: 1, default: ".kiln" }),
+  /** Hosts webhook URLs may resolve to private or loopback addresses for (comma-separated patterns). */
+  WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
 });
 
 /**

@@ -16,6 +16,7 @@ import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import type { WebhookOptions } from "@kiln/webhooks";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
 export interface EmbeddedOptions {
@@ -35,6 +36,8 @@ export interface EmbeddedOptions {
   oidc?: { issuer: string; audience: string; jwksUrl: string };
   /** Where the stores and the platform's secrets live (openEmbeddedData); default in memory. Closed by close(). */
   data?: EmbeddedData;
+  /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
+  webhooks?: WebhookOptions;
 }
 
 /**
@@ -96,6 +99,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
+    webhooks: options.webhooks,
     soleProcess: true,
   });
 

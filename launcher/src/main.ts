@@ -7,6 +7,7 @@
 
 import type { AddressInfo } from "node:net";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
+import { parseHostPatterns } from "@kiln/execution/outbound";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
@@ -27,6 +28,7 @@ if (command === "embedded") {
     providers: loadProvidersConfig(),
     tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    webhooks: { privateHosts: parseHostPatterns(config.WEBHOOK_PRIVATE_HOSTS) },
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

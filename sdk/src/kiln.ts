@@ -7,6 +7,7 @@ import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
 import { Tools } from "./tools.js";
 import { type KilnOptions, Transport } from "./transport.js";
+import { Webhooks } from "./webhooks.js";
 
 /**
  * The Kiln API client: `new Kiln({ baseUrl, accessToken })` or `new Kiln({ baseUrl, apiKey })`,
@@ -24,6 +25,7 @@ export class Kiln {
   readonly models: Models;
   readonly setup: Setup;
   readonly onboarding: Onboarding;
+  readonly webhooks: Webhooks;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -38,5 +40,6 @@ export class Kiln {
     this.models = new Models(transport);
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);
+    this.webhooks = new Webhooks(transport);
   }
 }

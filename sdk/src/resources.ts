@@ -38,6 +38,10 @@ export type Skill = Schemas["Skill"];
 export type SkillVersion = Schemas["SkillVersion"];
 export type Label = Schemas["Label"];
 export type LabelMove = Schemas["LabelMove"];
+export type Webhook = Schemas["Webhook"];
+export type WebhookWithSecret = Schemas["WebhookWithSecret"];
+export type WebhookDelivery = Schemas["Delivery"];
+export type WebhookDeliveryAttempt = Schemas["DeliveryAttempt"];
 
 export type Usage = Schemas["Usage"];
 export type ToolCall = Schemas["ToolCall"];

@@ -1,3 +1,4 @@
+import { parseHostPatterns } from "@kiln/execution/outbound";
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
 
 /** The variables of the evaluation workers (also all a worker-only process reads besides its store and bus). */
@@ -7,7 +8,30 @@ export const WorkerEnv = {
   /** Redelivery of an item whose worker went silent (workers report progress well within it). */
   EVALUATION_ACK_WAIT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 30_000 }),
   EXECUTION_URL: Type.String({ minLength: 1 }),
+  /** Hosts webhook URLs may resolve to private, loopback or link-local addresses for (comma-separated patterns). */
+  WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** Deadline of one webhook delivery attempt. */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 10_000 }),
+  /** Redelivery of a webhook delivery whose dispatcher went silent (died mid-attempt). */
+  WEBHOOK_ACK_WAIT_MS: Type.Integer({ minimum: 1_000, maximum: 300_000, default: 30_000 }),
+  /** First retry of a failed delivery after about this long, doubling per attempt up to an hour. */
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5_000 }),
 };
+
+/** The webhook options of the environment (both process kinds run a dispatcher). */
+export function webhookOptionsOf(config: {
+  WEBHOOK_PRIVATE_HOSTS: string;
+  WEBHOOK_TIMEOUT_MS: number;
+  WEBHOOK_ACK_WAIT_MS: number;
+  WEBHOOK_RETRY_BASE_MS: number;
+}) {
+  return {
+    privateHosts: parseHostPatterns(config.WEBHOOK_PRIVATE_HOSTS),
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    ackWaitMs: config.WEBHOOK_ACK_WAIT_MS,
+    retry: { baseDelayMs: config.WEBHOOK_RETRY_BASE_MS },
+  };
+}
 
 export const EvaluationEnv = Type.Object({
   ...ServiceEnv,
@@ -17,6 +41,8 @@ export const EvaluationEnv = Type.Object({
   MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
   CATALOG_URL: Type.String({ minLength: 1 }),
+  /** Run a webhook dispatcher in this process beside its workers (false: only evaluation-worker processes deliver). */
+  WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
 });
 
 export const EvaluationWorkerEnv = Type.Object({

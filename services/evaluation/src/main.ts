@@ -4,7 +4,7 @@ import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { createNetworkTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
-import { loadConfig } from "./config.js";
+import { loadConfig, webhookOptionsOf } from "./config.js";
 import { createEvaluationService } from "./service.js";
 
 const config = loadConfig();
@@ -27,6 +27,8 @@ await runServiceProcess("evaluation", config, async ({ logger, store, bus, token
     catalog: createClient(CatalogService, catalog.transport),
     execution: createClient(ExecutionService, execution.transport),
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
+    webhooks: webhookOptionsOf(config),
+    webhookDispatcher: config.WEBHOOK_DISPATCHER,
   });
   return {
     ...service,

@@ -1,3 +1,7 @@
+import type { Bus, StreamSpec } from "@kiln/kit/bus";
+import { createEventOutbox, type EventIntentDoc, type EventOutbox } from "@kiln/kit/bus/outbox";
+import type { Logger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
 import type { AssertionResult } from "./domain/assertions.js";
 import {
   type AttemptResult,
@@ -62,7 +66,43 @@ export interface RunCompletion {
   partialResults(run: EvaluationRunDoc): Promise<ReportResult[]>;
 }
 
-export function createRunCompletion(c: EvaluationCollections): RunCompletion {
+/** Evaluation events (docs/events/evaluation.completed.schema.json): limits retention, a week. */
+export const EVALUATION_EVENTS_STREAM: StreamSpec = {
+  name: "EVALUATION_EVENTS",
+  subjects: ["evaluation-events.>"],
+  retention: "limits",
+  duplicateWindowMs: 120_000,
+  maxAgeMs: 7 * 24 * 3_600_000,
+};
+
+/** The outbox of evaluation events, in the evaluation store (every process that completes runs writes to it). */
+export function evaluationEventOutbox(store: Store, bus: Bus, logger: Logger): EventOutbox {
+  return createEventOutbox(store.collection<EventIntentDoc>("evaluation_event_outbox"), bus, logger);
+}
+
+function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildReport>, cancelled: boolean, at: Date) {
+  const id = `evaluation.completed:${run._id}`;
+  const payload = {
+    id,
+    type: "evaluation.completed",
+    organizationId: run.organizationId,
+    occurredAt: at.toISOString(),
+    data: {
+      evaluationRunId: run._id,
+      skillId: run.skillId,
+      status: cancelled ? "cancelled" : "completed",
+      targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
+      repeats: run.repeats ?? 1,
+      caseCount: report.results.length,
+      summary: report.summary.text,
+      changes: report.summary.changes,
+      contractValid: report.contractValidity.valid,
+    },
+  };
+  return { id, subject: "evaluation-events.completed", payload: JSON.stringify(payload) };
+}
+
+export function createRunCompletion(c: EvaluationCollections, events?: EventOutbox): RunCompletion {
   return {
     async completeIfDone(known) {
       // The status may have changed since the caller read the run (a cancel).
@@ -87,7 +127,7 @@ export function createRunCompletion(c: EvaluationCollections): RunCompletion {
       const completedAt = cancelled
         ? (run.completedAt ?? new Date())
         : new Date(Math.max(...docs.map((d) => d.createdAt.getTime())));
-      await c.runs.updateOne(
+      const { modifiedCount } = await c.runs.updateOne(
         // A cancel that lands meanwhile wins: its own report follows.
         cancelled ? { _id: run._id } : { _id: run._id, status: { $ne: "cancelled" } },
         {
@@ -100,6 +140,9 @@ export function createRunCompletion(c: EvaluationCollections): RunCompletion {
           },
         },
       );
+      // Once per run: a repeat or race publishes the same event id, which the stream de-duplicates.
+      if (modifiedCount > 0 || run.status === "completed")
+        await events?.add([completedEvent(run, report, cancelled, completedAt)]);
       return true;
     },
     async partialResults(run) {

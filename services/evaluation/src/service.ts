@@ -4,11 +4,12 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
+import { createWebhookModule, type WebhookOptions } from "@kiln/webhooks";
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
-import { createRunCompletion } from "./run-completion.js";
+import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
 import { createRuns } from "./runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "./store/evaluation-store.js";
 import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation-workers.js";
@@ -41,6 +42,10 @@ export interface EvaluationServiceDeps {
   execution: ExecutionClient;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
+  /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks. */
+  webhooks?: WebhookOptions;
+  /** Run a webhook dispatcher beside the workers (WEBHOOK_DISPATCHER); default true. */
+  webhookDispatcher?: boolean;
   /** How often runs whose work the bus did not take are published again; default 2000 ms. */
   relayIntervalMs?: number;
   /** The clock; tests pass a fixed one. */
@@ -53,9 +58,10 @@ export interface EvaluationServiceDeps {
   soleProcess?: boolean;
 }
 
-const CREATE_METHODS = ["CreateEvaluationCases", "StartEvaluationRun"].map(
-  (m) => `/kiln.evaluation.v1.EvaluationService/${m}`,
-);
+const CREATE_METHODS = [
+  ...["CreateEvaluationCases", "StartEvaluationRun"].map((m) => `/kiln.evaluation.v1.EvaluationService/${m}`),
+  "/kiln.webhooks.v1.WebhookService/CreateWebhook",
+];
 
 /**
  * The evaluation service, the same in both run modes: main.ts serves it, the embedded mode calls
@@ -66,11 +72,21 @@ export async function createEvaluationService(
 ): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
   await ensureEvaluationIndexes(deps.store);
   await deps.bus.ensureStream(EVALUATIONS_STREAM);
+  await deps.bus.ensureStream(EVALUATION_EVENTS_STREAM);
   const collections = evaluationCollections(deps.store);
+  const events = evaluationEventOutbox(deps.store, deps.bus, deps.logger);
+  events.start();
+  const webhooks = await createWebhookModule({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    identityAuth: deps.identityAuth,
+    options: { now: deps.now, ...deps.webhooks },
+  });
   const evaluation: EvaluationDeps = {
     collections,
     access: createAccess(deps.identityAuth, deps.catalog),
-    completion: createRunCompletion(collections),
+    completion: createRunCompletion(collections, events),
     bus: deps.bus,
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
@@ -97,6 +113,7 @@ export async function createEvaluationService(
         execution: deps.execution,
         logger: deps.logger,
         now: deps.now,
+        webhooks: deps.webhookDispatcher === false ? false : deps.webhooks,
         ...workerOptions,
       })
     : undefined;
@@ -104,8 +121,11 @@ export async function createEvaluationService(
   const service = defineService({
     name: "evaluation",
     logger: deps.logger,
-    register: (router) =>
-      registerEvaluationRpc(router, { cases: createCases(evaluation), runs: createRuns(evaluation) }),
+    register: (router) => {
+      registerEvaluationRpc(router, { cases: createCases(evaluation), runs: createRuns(evaluation) });
+      // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
+      webhooks.register(router);
+    },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },
@@ -119,6 +139,7 @@ export async function createEvaluationService(
     async close(graceMs?: number) {
       await relay.stop();
       await workers?.stop(graceMs);
+      await events.stop();
     },
   };
 }

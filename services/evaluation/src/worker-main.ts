@@ -12,7 +12,7 @@ import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { defineService } from "@kiln/kit/rpc/server";
 import { createNetworkTransport } from "@kiln/kit/rpc/transport";
 import { ExecutionService } from "@kiln/proto/execution";
-import { loadWorkerConfig } from "./config.js";
+import { loadWorkerConfig, webhookOptionsOf } from "./config.js";
 import { createEvaluationWorkers } from "./work/evaluation-workers.js";
 
 const config = loadWorkerConfig();
@@ -30,6 +30,7 @@ await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus
     logger,
     concurrency: config.EVALUATION_WORKER_CONCURRENCY,
     ackWaitMs: config.EVALUATION_ACK_WAIT_MS,
+    webhooks: webhookOptionsOf(config),
   });
   await workers.start();
   logger.info({ concurrency: config.EVALUATION_WORKER_CONCURRENCY }, "evaluation workers started");

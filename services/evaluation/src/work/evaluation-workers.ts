@@ -12,6 +12,7 @@ import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
+import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks";
 import { LRUCache } from "lru-cache";
 import {
   type Assertion,
@@ -22,7 +23,7 @@ import {
   type Observation,
 } from "../domain/assertions.js";
 import { contractCheckOf, type JudgeRun, outcomeOf } from "../domain/report.js";
-import { createRunCompletion } from "../run-completion.js";
+import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "../run-completion.js";
 import {
   type CaseDoc,
   caseIdsOf,
@@ -58,6 +59,8 @@ export interface EvaluationWorkersDeps {
    * backoff with jitter from `retryDelayMs`.
    */
   maxRateLimitRetries?: number;
+  /** The webhook dispatcher this process runs beside its workers (docs/webhooks.md); `false`: none. */
+  webhooks?: WebhookOptions | false;
   now?: () => Date;
 }
 
@@ -102,7 +105,9 @@ const JUDGE_SYSTEM =
 
 export function createEvaluationWorkers(deps: EvaluationWorkersDeps): EvaluationWorkers {
   const c = evaluationCollections(deps.store);
-  const completion = createRunCompletion(c);
+  const events = evaluationEventOutbox(deps.store, deps.bus, deps.logger);
+  const completion = createRunCompletion(c, events);
+  let dispatcher: Dispatcher | undefined;
   const now = deps.now ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 5;
   const maxRateLimitRetries = deps.maxRateLimitRetries ?? 20;
@@ -398,6 +403,17 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       // Both exist before the process reports started: a NATS that refuses them fails the start-up.
       await deps.bus.ensureStream(EVALUATIONS_STREAM);
       await deps.bus.ensureConsumer(consumer);
+      await deps.bus.ensureStream(EVALUATION_EVENTS_STREAM);
+      events.start();
+      if (deps.webhooks !== false) {
+        dispatcher = await createWebhookDispatcher({
+          store: deps.store,
+          bus: deps.bus,
+          logger: deps.logger,
+          options: { now: deps.now, ...deps.webhooks },
+        });
+        await dispatcher.start();
+      }
       subscription = deps.bus.consume(
         consumer,
         async (msg) => {
@@ -431,10 +447,12 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       if (!subscription) return;
       const timer = setTimeout(() => aborter.abort(new DomainError("unavailable", "shutting down")), graceMs);
       try {
-        await subscription.stop();
+        await Promise.all([subscription.stop(), dispatcher?.stop()]);
       } finally {
         clearTimeout(timer);
         subscription = undefined;
+        dispatcher = undefined;
+        await events.stop();
       }
     },
   };

@@ -56,12 +56,45 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function refusal(host: string, literal: boolean, range: string): ToolFailure {
+function refusal(host: string, literal: boolean, range: string, who: string): ToolFailure {
   const subject = literal ? `address ${host} is` : `host "${host}" resolves to an address`;
   return new ToolFailure(
     "address_not_allowed",
-    `${subject} in the "${range}" range; http tools may only call public addresses unless the host is allowed private ones`,
+    `${subject} in the "${range}" range; ${who} may only call public addresses unless the host is allowed private ones`,
   );
+}
+
+/**
+ * Every address `url`'s host resolves to (once), each checked: none may be unroutable, and none
+ * private, loopback or link-local unless the host matches `privateHosts`. The caller connects to
+ * these and nowhere else (`sendPinnedRequest`). Shared by http tools and webhook deliveries.
+ */
+export async function checkedAddressesOf(
+  url: URL,
+  options: { privateHosts: readonly string[]; resolve: ResolveHost; signal: AbortSignal; who: string },
+): Promise<LookupAddress[]> {
+  const { signal } = options;
+  const host = bareHostname(url);
+  const literal = isIP(host) !== 0;
+  let answers: readonly LookupAddress[];
+  if (literal) answers = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      answers = await abortable(options.resolve(host), signal);
+    } catch {
+      if (signal.aborted) throw signal.reason;
+      throw new ToolFailure("network_error", `could not resolve host "${host}"`);
+    }
+  }
+  if (answers.length === 0) throw new ToolFailure("network_error", `host "${host}" has no address`);
+  const privateAllowed = matchesAnyPattern(options.privateHosts, url.hostname);
+  // One refused address refuses the host: the client could pick any of them.
+  for (const { address } of answers) {
+    const { scope, range } = classifyAddress(address);
+    if (scope === "unroutable" || (scope === "internal" && !privateAllowed))
+      throw refusal(host, literal, range, options.who);
+  }
+  return answers.map(({ address }) => ({ address, family: isIP(address) }));
 }
 
 function requestOf(config: HttpToolConfig, input: unknown) {
@@ -121,28 +154,13 @@ function networkFailure(host: string, error: unknown): ToolFailure {
 }
 
 export function createHttpTool(options: HttpToolOptions): HttpToolCallFn {
-  async function checkedAddresses(url: URL, signal: AbortSignal): Promise<LookupAddress[]> {
-    const host = bareHostname(url);
-    const literal = isIP(host) !== 0;
-    let answers: readonly LookupAddress[];
-    if (literal) answers = [{ address: host, family: isIP(host) }];
-    else {
-      try {
-        answers = await abortable(options.resolve(host), signal);
-      } catch {
-        if (signal.aborted) throw signal.reason;
-        throw new ToolFailure("network_error", `could not resolve host "${host}"`);
-      }
-    }
-    if (answers.length === 0) throw new ToolFailure("network_error", `host "${host}" has no address`);
-    const privateAllowed = matchesAnyPattern(options.privateHosts, url.hostname);
-    // One refused address refuses the host: the client could pick any of them.
-    for (const { address } of answers) {
-      const { scope, range } = classifyAddress(address);
-      if (scope === "unroutable" || (scope === "internal" && !privateAllowed)) throw refusal(host, literal, range);
-    }
-    return answers.map(({ address }) => ({ address, family: isIP(address) }));
-  }
+  const checkedAddresses = (url: URL, signal: AbortSignal) =>
+    checkedAddressesOf(url, {
+      privateHosts: options.privateHosts,
+      resolve: options.resolve,
+      signal,
+      who: "http tools",
+    });
 
   return async (call) => {
     const config = parseHttpToolConfig(call.config);

@@ -42,4 +42,6 @@ export const API_KEY_SCOPES = [
   "evaluations:read",
   "evaluations:write",
   "labels:write",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;

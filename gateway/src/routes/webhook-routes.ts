@@ -1,0 +1,336 @@
+import type { Delivery, Webhook } from "@kiln/proto/webhooks";
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import {
+  Body,
+  errorResponses,
+  IdempotencyHeaders,
+  List,
+  ListQuery,
+  Nullable,
+  OneOf,
+  ref,
+  Timestamp,
+} from "../schemas.js";
+import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { iso } from "./views.js";
+
+const EVENTS = [
+  "run.completed",
+  "prompt.version.created",
+  "prompt.published",
+  "skill.published",
+  "agent.published",
+  "label.moved",
+  "evaluation.completed",
+] as const;
+
+const EventName = OneOf(EVENTS);
+const Url = Type.String({ minLength: 1, maxLength: 2_048, description: "http or https; public addresses only" });
+const Description = Type.String({ maxLength: 2_000 });
+
+export const WebhookView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    url: Type.String(),
+    events: Type.Array(EventName),
+    description: Type.String(),
+    status: OneOf(["enabled", "disabled"]),
+    disabledReason: Nullable(Type.String({ description: "why it was disabled; null while enabled" })),
+    failingSince: Nullable(Timestamp, { description: "since when every delivery has failed" }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "Webhook", description: "never carries the secret" },
+);
+
+export const WebhookWithSecretView = Type.Object(
+  {
+    ...WebhookView.properties,
+    secret: Type.String({ description: "whsec_…: shown once; sign checks use it (docs/webhooks.md)" }),
+  },
+  { $id: "WebhookWithSecret" },
+);
+
+export const DeliveryAttemptView = Type.Object(
+  {
+    at: Timestamp,
+    status: OneOf(["succeeded", "failed"]),
+    responseCode: Nullable(Type.Integer(), { description: "null when no HTTP answer came" }),
+    durationMs: Type.Integer(),
+    error: Nullable(Type.String()),
+  },
+  { $id: "DeliveryAttempt" },
+);
+
+export const DeliveryView = Type.Object(
+  {
+    id: Type.String({ description: "also the webhook-id header: receivers de-duplicate by it" }),
+    webhookId: Type.String(),
+    eventId: Type.String(),
+    event: Type.String({ description: "the event type (webhook.test for test deliveries)" }),
+    status: OneOf(["pending", "succeeded", "failed"]),
+    responseCode: Nullable(Type.Integer({ description: "of the last attempt" })),
+    durationMs: Nullable(Type.Integer({ description: "of the last attempt" })),
+    nextAttemptAt: Nullable(Timestamp),
+    attempts: Type.Array(ref(DeliveryAttemptView)),
+    createdAt: Timestamp,
+  },
+  { $id: "Delivery" },
+);
+
+export function webhookView(w: Webhook | undefined) {
+  if (!w) throw new Error("webhooks returned no webhook");
+  return {
+    id: w.id,
+    organizationId: w.organizationId,
+    url: w.url,
+    events: w.events as (typeof EVENTS)[number][],
+    description: w.description,
+    status: w.status as "enabled" | "disabled",
+    disabledReason: w.disabledReason || null,
+    failingSince: iso(w.failingSince),
+    createdAt: iso(w.createdAt) ?? "",
+    updatedAt: iso(w.updatedAt) ?? "",
+  };
+}
+
+export function deliveryView(d: Delivery | undefined) {
+  if (!d) throw new Error("webhooks returned no delivery");
+  const attempts = d.attempts.map((a) => ({
+    at: iso(a.at) ?? "",
+    status: a.status as "succeeded" | "failed",
+    responseCode: a.responseCode || null,
+    durationMs: Number(a.durationMs),
+    error: a.error || null,
+  }));
+  const last = attempts.at(-1);
+  return {
+    id: d.id,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    event: d.eventType,
+    status: d.status as "pending" | "succeeded" | "failed",
+    responseCode: last?.responseCode ?? null,
+    durationMs: last?.durationMs ?? null,
+    nextAttemptAt: d.status === "pending" ? iso(d.nextAttemptAt) : null,
+    attempts,
+    createdAt: iso(d.createdAt) ?? "",
+  };
+}
+
+const tags = ["webhooks"];
+const config = { stability: "beta" as const };
+const DeliveryParams = Type.Object({ id: Id, deliveryId: Id });
+
+/** Webhooks (docs/webhooks.md; issue #17): endpoints, secrets, tests, deliveries. */
+export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { webhooks } = deps.clients;
+
+  app.post(
+    "/api/webhooks",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "createWebhook",
+        summary: "Create a webhook; its secret is answered once",
+        headers: IdempotencyHeaders,
+        body: Body({
+          organizationId: Type.Optional(OrganizationId),
+          url: Url,
+          events: Type.Array(EventName, { minItems: 1, uniqueItems: true }),
+          description: Type.Optional(Description),
+        }),
+        response: { 201: ref(WebhookWithSecretView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const r = await webhooks.createWebhook(
+        {
+          organizationId: organizationOf(request, b.organizationId),
+          url: b.url,
+          events: b.events,
+          description: b.description ?? "",
+        },
+        rpcOptions(request),
+      );
+      return reply.code(201).send({ ...webhookView(r.webhook), secret: r.secret });
+    },
+  );
+
+  app.get(
+    "/api/webhooks",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "listWebhooks",
+        summary: "An organization's webhooks, newest first",
+        querystring: Type.Object({ organizationId: Type.Optional(OrganizationId), ...ListQuery }),
+        response: { 200: List(ref(WebhookView)), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const r = await webhooks.listWebhooks(
+        {
+          organizationId: organizationOf(request, q.organizationId),
+          limit: q.limit ? Number(q.limit) : 0,
+          cursor: q.cursor ?? "",
+        },
+        rpcOptions(request),
+      );
+      return { data: r.webhooks.map(webhookView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.get(
+    "/api/webhooks/:id",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "getWebhook",
+        summary: "A webhook (never its secret); a disabled one says why",
+        params: IdParams,
+        response: { 200: ref(WebhookView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => webhookView((await webhooks.getWebhook({ id: request.params.id }, rpcOptions(request))).webhook),
+  );
+
+  app.patch(
+    "/api/webhooks/:id",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "updateWebhook",
+        summary: "Change a webhook's URL, events or description; status enabled re-enables a disabled one",
+        params: IdParams,
+        body: Body({
+          url: Type.Optional(Url),
+          events: Type.Optional(Type.Array(EventName, { minItems: 1, uniqueItems: true })),
+          description: Type.Optional(Description),
+          status: Type.Optional(OneOf(["enabled", "disabled"])),
+        }),
+        response: { 200: ref(WebhookView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const b = request.body;
+      const r = await webhooks.updateWebhook(
+        {
+          id: request.params.id,
+          url: b.url,
+          setEvents: b.events !== undefined,
+          events: b.events ?? [],
+          description: b.description,
+          status: b.status,
+        },
+        rpcOptions(request),
+      );
+      return webhookView(r.webhook);
+    },
+  );
+
+  app.delete(
+    "/api/webhooks/:id",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "deleteWebhook",
+        summary: "Delete a webhook and its deliveries; answers it as it was",
+        params: IdParams,
+        response: { 200: ref(WebhookView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) =>
+      webhookView((await webhooks.deleteWebhook({ id: request.params.id }, rpcOptions(request))).webhook),
+  );
+
+  app.post(
+    "/api/webhooks/:id/rotate-secret",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "rotateWebhookSecret",
+        summary: "A new secret, answered once; the old one keeps signing beside it for 24 hours",
+        params: IdParams,
+        response: { 200: ref(WebhookWithSecretView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await webhooks.rotateWebhookSecret({ id: request.params.id }, rpcOptions(request));
+      return { ...webhookView(r.webhook), secret: r.secret };
+    },
+  );
+
+  app.post(
+    "/api/webhooks/:id/test",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "testWebhook",
+        summary: "Send a webhook.test event now; answers the delivery with its attempt (not retried)",
+        params: IdParams,
+        response: { 200: ref(DeliveryView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) =>
+      deliveryView((await webhooks.testWebhook({ id: request.params.id }, rpcOptions(request))).delivery),
+  );
+
+  app.get(
+    "/api/webhooks/:id/deliveries",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "listWebhookDeliveries",
+        summary: "A webhook's deliveries, newest first, each with every attempt",
+        params: IdParams,
+        querystring: Type.Object(ListQuery),
+        response: { 200: List(ref(DeliveryView)), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await webhooks.listDeliveries(
+        {
+          webhookId: request.params.id,
+          limit: request.query.limit ? Number(request.query.limit) : 0,
+          cursor: request.query.cursor ?? "",
+        },
+        rpcOptions(request),
+      );
+      return { data: r.deliveries.map(deliveryView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.post(
+    "/api/webhooks/:id/deliveries/:deliveryId/redeliver",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "redeliverWebhookDelivery",
+        summary: "Queue a delivery again (same webhook-id and body); answers 202 with it pending",
+        params: DeliveryParams,
+        response: { 202: ref(DeliveryView), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const r = await webhooks.redeliver(
+        { webhookId: request.params.id, deliveryId: request.params.deliveryId },
+        rpcOptions(request),
+      );
+      return reply.code(202).send(deliveryView(r.delivery));
+    },
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * Webhooks (docs/webhooks.md): endpoints, their deliveries, and the dispatchers. The evaluation
+ * process hosts the RPC service beside its own (asynchronous work lives there), and every process
+ * that runs evaluation workers runs a dispatcher: scale the workers to scale delivery.
+ */
+
+import type { ConnectRouter } from "@connectrpc/connect";
+import { type ResolveHost, resolveWithDns } from "@kiln/execution/outbound";
+import type { IdentityAuth } from "@kiln/kit/authorizer";
+import type { Bus } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
+import { createDispatcher, DEFAULT_RETRY, type Dispatcher, type RetryPolicy } from "./dispatcher.js";
+import { registerWebhookRpc } from "./rpc.js";
+import { ensureWebhookIndexes, webhookCollections } from "./store.js";
+import { createWebhooks } from "./webhooks.js";
+
+export { backoffMs, DEFAULT_RETRY, type Dispatcher, type RetryPolicy, WEBHOOKS_STREAM } from "./dispatcher.js";
+export { WEBHOOK_EVENTS } from "./events.js";
+export { sign, signatureHeader, verify } from "./signing.js";
+
+export interface WebhookOptions {
+  /** Host patterns webhook URLs may resolve to private addresses for (WEBHOOK_PRIVATE_HOSTS); default none. */
+  privateHosts?: readonly string[];
+  /** Deadline of one attempt, at most 10 s (default 10 s). */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Ack wait of the delivery queue and lease of an attempt (default 30 s). */
+  ackWaitMs?: number;
+  resolve?: ResolveHost;
+  now?: () => Date;
+}
+
+export interface WebhookDeps {
+  store: Store;
+  bus: Bus;
+  logger: Logger;
+  options?: WebhookOptions;
+}
+
+async function dispatcherOf(deps: WebhookDeps) {
+  await ensureWebhookIndexes(deps.store);
+  const o = deps.options ?? {};
+  const now = o.now ?? (() => new Date());
+  const collections = webhookCollections(deps.store);
+  const dispatcher = createDispatcher({
+    collections,
+    bus: deps.bus,
+    logger: deps.logger,
+    delivery: {
+      privateHosts: o.privateHosts ?? [],
+      resolve: o.resolve ?? resolveWithDns,
+      timeoutMs: o.timeoutMs ?? 10_000,
+      now,
+    },
+    retry: { ...DEFAULT_RETRY, ...o.retry },
+    ackWaitMs: o.ackWaitMs,
+  });
+  return { collections, dispatcher, now, privateHosts: o.privateHosts ?? [] };
+}
+
+/** A dispatcher alone (worker processes). */
+export async function createWebhookDispatcher(deps: WebhookDeps): Promise<Dispatcher> {
+  return (await dispatcherOf(deps)).dispatcher;
+}
+
+/** The RPC service and this process's dispatcher (started by the caller). */
+export async function createWebhookModule(deps: WebhookDeps & { identityAuth: IdentityAuth }) {
+  const { collections, dispatcher, now, privateHosts } = await dispatcherOf(deps);
+  const webhooks = createWebhooks({ collections, identityAuth: deps.identityAuth, dispatcher, privateHosts, now });
+  return { dispatcher, register: (router: ConnectRouter) => registerWebhookRpc(router, webhooks) };
+}

@@ -1,0 +1,250 @@
+/**
+ * Webhook endpoints and their deliveries (docs/webhooks.md). Reads need `webhooks:read`, changes
+ * `webhooks:write` (API keys); users read as members and change as owners or admins. A secret is
+ * answered when it is made (create, rotate) and never again.
+ */
+
+import { isIP } from "node:net";
+import { classifyAddress, matchesAnyPattern } from "@kiln/execution/outbound";
+import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
+import { findPage } from "@kiln/kit/pagination";
+import type { Principal } from "@kiln/kit/principal";
+import type { Dispatcher } from "./dispatcher.js";
+import { WEBHOOK_EVENTS } from "./events.js";
+import { newSecret } from "./signing.js";
+import type { DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
+
+export const SCOPES = { read: "webhooks:read", write: "webhooks:write" } as const;
+
+/** How long a rotated secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+const MAX_URL = 2_048;
+
+export interface WebhooksDeps {
+  collections: WebhookCollections;
+  identityAuth: IdentityAuth;
+  dispatcher: Dispatcher;
+  /** Host patterns allowed private addresses (WEBHOOK_PRIVATE_HOSTS). */
+  privateHosts: readonly string[];
+  now: () => Date;
+}
+
+type Issue = { field: string; issue: string };
+
+/** Syntax and, for an address literal, the address rules; a name is resolved and checked per attempt. */
+export function urlIssues(raw: string, privateHosts: readonly string[]): Issue[] {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return [{ field: "url", issue: "must be an absolute http or https URL" }];
+  }
+  if (raw.length > MAX_URL) return [{ field: "url", issue: `must be at most ${MAX_URL} characters` }];
+  if (url.protocol !== "https:" && url.protocol !== "http:") return [{ field: "url", issue: "must use http or https" }];
+  if (url.username || url.password) return [{ field: "url", issue: "must not carry credentials" }];
+  if (url.hash) return [{ field: "url", issue: "must not have a fragment" }];
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) !== 0) {
+    const { scope, range } = classifyAddress(host);
+    if (scope === "unroutable" || (scope === "internal" && !matchesAnyPattern(privateHosts, url.hostname))) {
+      return [
+        { field: "url", issue: `address ${host} is in the "${range}" range; webhooks call public addresses only` },
+      ];
+    }
+  }
+  return [];
+}
+
+function eventIssues(events: readonly string[]): Issue[] {
+  const issues: Issue[] = [];
+  if (events.length === 0) issues.push({ field: "events", issue: "must name at least one event" });
+  events.forEach((e, i) => {
+    if (!(WEBHOOK_EVENTS as readonly string[]).includes(e))
+      issues.push({ field: `events[${i}]`, issue: `must be one of ${WEBHOOK_EVENTS.join(", ")}` });
+  });
+  return issues;
+}
+
+export type Webhooks = ReturnType<typeof createWebhooks>;
+
+export function createWebhooks(deps: WebhooksDeps) {
+  const c = deps.collections;
+
+  async function authorize(principal: Principal, organizationId: string, write: boolean, what = "webhook") {
+    if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
+    let decision: Awaited<ReturnType<IdentityAuth["authorize"]>>;
+    try {
+      decision = await deps.identityAuth.authorize(principal, {
+        organizationId,
+        requireAi: false,
+        scope: write ? SCOPES.write : SCOPES.read,
+      });
+    } catch (e) {
+      if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
+      throw e;
+    }
+    if (write && principal.type === "user" && decision.role !== "owner" && decision.role !== "admin") {
+      throw permissionDenied("only organization owners and admins manage webhooks");
+    }
+  }
+
+  async function webhookFor(principal: Principal, id: string, write: boolean): Promise<WebhookDoc> {
+    const webhook = id === "" ? null : await c.webhooks.findOne({ _id: id });
+    if (!webhook) throw notFound("webhook");
+    await authorize(principal, webhook.organizationId, write);
+    return webhook;
+  }
+
+  return {
+    async createWebhook(
+      principal: Principal,
+      input: { organizationId: string; url: string; events: string[]; description: string },
+    ) {
+      if (input.organizationId === "")
+        throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
+      const issues = [...urlIssues(input.url, deps.privateHosts), ...eventIssues(input.events)];
+      if (input.description.length > 2_000)
+        issues.push({ field: "description", issue: "must be at most 2000 characters" });
+      if (issues.length > 0) throw invalidArgument("invalid webhook", issues);
+      await authorize(principal, input.organizationId, true, "organization");
+      const at = deps.now();
+      const secret = newSecret();
+      const webhook: WebhookDoc = {
+        _id: newId("whk"),
+        organizationId: input.organizationId,
+        url: input.url,
+        events: [...new Set(input.events)],
+        description: input.description,
+        status: "enabled",
+        disabledReason: "",
+        failingSince: null,
+        secret,
+        previousSecret: null,
+        previousSecretUntil: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await c.webhooks.insertOne(webhook);
+      return { webhook, secret };
+    },
+
+    getWebhook: (principal: Principal, id: string) => webhookFor(principal, id, false),
+
+    async listWebhooks(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
+      if (input.organizationId === "")
+        throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
+      await authorize(principal, input.organizationId, false, "organization");
+      return findPage(c.webhooks, { organizationId: input.organizationId }, input);
+    },
+
+    async updateWebhook(
+      principal: Principal,
+      input: { id: string; url?: string; events?: string[]; description?: string; status?: string },
+    ) {
+      const webhook = await webhookFor(principal, input.id, true);
+      const issues: Issue[] = [];
+      const set: Partial<WebhookDoc> = {};
+      if (input.url !== undefined) {
+        issues.push(...urlIssues(input.url, deps.privateHosts));
+        set.url = input.url;
+      }
+      if (input.events !== undefined) {
+        issues.push(...eventIssues(input.events));
+        set.events = [...new Set(input.events)];
+      }
+      if (input.description !== undefined) set.description = input.description;
+      if (input.status !== undefined) {
+        if (input.status !== "enabled" && input.status !== "disabled")
+          issues.push({ field: "status", issue: 'must be "enabled" or "disabled"' });
+        set.status = input.status as WebhookDoc["status"];
+        // Enabling starts afresh; pausing by hand says so.
+        set.disabledReason = input.status === "disabled" ? "disabled by a user" : "";
+        if (input.status === "enabled") set.failingSince = null;
+      }
+      if (issues.length > 0) throw invalidArgument("invalid webhook", issues);
+      return (
+        (await c.webhooks.findOneAndUpdate({ _id: webhook._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
+        webhook
+      );
+    },
+
+    /** Removes the webhook; its deliveries stay readable by id no more (they go with it). */
+    async deleteWebhook(principal: Principal, id: string) {
+      const webhook = await webhookFor(principal, id, true);
+      await c.webhooks.deleteOne({ _id: webhook._id });
+      await c.deliveries.deleteMany({ webhookId: webhook._id });
+      return webhook;
+    },
+
+    /** A new secret; the old one keeps signing beside it for a day, so receivers can switch. */
+    async rotateSecret(principal: Principal, id: string) {
+      const webhook = await webhookFor(principal, id, true);
+      const at = deps.now();
+      const secret = newSecret();
+      const updated =
+        (await c.webhooks.findOneAndUpdate(
+          { _id: webhook._id },
+          {
+            $set: {
+              secret,
+              previousSecret: webhook.secret,
+              previousSecretUntil: new Date(at.getTime() + ROTATION_OVERLAP_MS),
+              updatedAt: at,
+            },
+          },
+        )) ?? webhook;
+      return { webhook: updated, secret };
+    },
+
+    /** Sends a `webhook.test` event now and answers the attempt (not retried in the background). */
+    async testWebhook(principal: Principal, id: string): Promise<DeliveryDoc> {
+      const webhook = await webhookFor(principal, id, true);
+      const at = deps.now();
+      const eventId = `webhook.test:${newId("dlv")}`;
+      const delivery: DeliveryDoc = {
+        _id: newId("dlv"),
+        webhookId: webhook._id,
+        organizationId: webhook.organizationId,
+        eventId,
+        eventType: "webhook.test",
+        payload: JSON.stringify({
+          id: eventId,
+          type: "webhook.test",
+          organizationId: webhook.organizationId,
+          timestamp: at.toISOString(),
+          data: { webhookId: webhook._id },
+        }),
+        status: "pending",
+        attempts: [],
+        nextAttemptAt: at,
+        retryFrom: at,
+        leaseUntil: new Date(at.getTime() + 30_000),
+        createdAt: at,
+      };
+      await c.deliveries.insertOne(delivery);
+      return deps.dispatcher.attemptNow(webhook, delivery);
+    },
+
+    async listDeliveries(principal: Principal, input: { webhookId: string; limit: number; cursor: string }) {
+      const webhook = await webhookFor(principal, input.webhookId, false);
+      return findPage(c.deliveries, { webhookId: webhook._id }, input);
+    },
+
+    /** Queues a delivery again (whatever its status), with the same webhook-id and body. */
+    async redeliver(principal: Principal, input: { webhookId: string; deliveryId: string }) {
+      const webhook = await webhookFor(principal, input.webhookId, true);
+      const delivery = await c.deliveries.findOne({ _id: input.deliveryId, webhookId: webhook._id });
+      if (!delivery) throw notFound("delivery");
+      const at = deps.now();
+      const queued =
+        (await c.deliveries.findOneAndUpdate(
+          { _id: delivery._id },
+          { $set: { status: "pending", nextAttemptAt: at, retryFrom: at } },
+        )) ?? delivery;
+      await deps.dispatcher.enqueue(queued);
+      return queued;
+    },
+  };
+}
