@@ -121,7 +121,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         if (!isDuplicateKeyError(e)) throw e;
         const existing = await c.deliveries.findOne({ webhookId: webhook._id, eventId: event.id });
         // Already delivered or given up: nothing to queue again.
-        if (!existing || existing.status !== "pending") continue;
+        if (existing?.status !== "pending") continue;
         delivery = existing;
       }
       await enqueue(delivery);
@@ -183,7 +183,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     );
     if (leased) return leased;
     const current = await c.deliveries.findOne({ _id: deliveryId });
-    return !current || current.status !== "pending" ? "done" : "held";
+    return current?.status !== "pending" ? "done" : "held";
   }
 
   async function deliver(msg: BusMessage): Promise<void> {
@@ -203,7 +203,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return;
     }
     const webhook = await c.webhooks.findOne({ _id: leased.webhookId });
-    if (!webhook || webhook.status !== "enabled") {
+    if (webhook?.status !== "enabled") {
       const why = webhook ? "the webhook is disabled" : "the webhook was deleted";
       await c.deliveries.updateOne(
         { _id: leased._id },

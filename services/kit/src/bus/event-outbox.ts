@@ -7,7 +7,7 @@
  * the bus refused is published later, not lost.
  */
 import type { Logger } from "../logger.js";
-import { type Collection, isDuplicateKeyError } from "../store/store.js";
+import type { Collection } from "../store/store.js";
 import type { Bus } from "./bus.js";
 
 export interface EventIntentDoc {
