@@ -1,4 +1,5 @@
 import type { Delivery, Webhook } from "@kiln/proto/webhooks";
+import { WEBHOOK_EVENTS } from "@kiln/webhooks/events";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import {
@@ -15,15 +16,7 @@ import {
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { iso } from "./views.js";
 
-const EVENTS = [
-  "run.completed",
-  "prompt.version.created",
-  "prompt.published",
-  "skill.published",
-  "agent.published",
-  "label.moved",
-  "evaluation.completed",
-] as const;
+const EVENTS = WEBHOOK_EVENTS;
 
 const EventName = OneOf(EVENTS);
 const Url = Type.String({ minLength: 1, maxLength: 2_048, description: "http or https; public addresses only" });

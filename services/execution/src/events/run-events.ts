@@ -1,6 +1,6 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
-import { createBatchDeleter } from "@kiln/kit/bus/outbox";
+import { createBatchDeleter, createRelayer } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection, Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
@@ -114,16 +114,7 @@ export function createRunEventOutbox(
   const relayAfterMs = options.relayAfterMs ?? 5_000;
   const orphanAfterMs = options.orphanAfterMs ?? 3_600_000;
   const now = options.now ?? (() => new Date());
-  let timer: NodeJS.Timeout | undefined;
-  let relaying: Promise<number> | undefined;
-  const inFlight = new Set<Promise<unknown>>();
   const cleared = createBatchDeleter(intents, logger, "run events");
-
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
-    return p;
-  };
 
   async function send(run: RunDoc): Promise<boolean> {
     try {
@@ -159,37 +150,20 @@ export function createRunEventOutbox(
     }
   }
 
+  const relayer = createRelayer(relay, () => cleared.flushed(), logger);
   return {
     async intend(runId) {
       await intents.insertOne({ _id: runId, createdAt: now() });
     },
     abandon(runId) {
-      track(cleared.add(runId));
+      relayer.track(cleared.add(runId));
     },
     publish(run) {
-      track(send(run));
+      relayer.track(send(run));
     },
-    async settled() {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      await cleared.flushed();
-    },
-    relayPending() {
-      // One relay at a time per process.
-      relaying ??= relay().finally(() => {
-        relaying = undefined;
-      });
-      return relaying;
-    },
-    start(intervalMs = 1_000) {
-      timer = setInterval(() => {
-        this.relayPending().catch((err: unknown) => logger.warn({ err }, "outbox relay failed"));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      clearInterval(timer);
-      await relaying;
-      await this.settled();
-    },
+    settled: relayer.settled,
+    relayPending: relayer.relayPending,
+    start: relayer.start,
+    stop: relayer.stop,
   };
 }

@@ -7,7 +7,7 @@
  * the bus refused is published later, not lost.
  */
 import type { Logger } from "../logger.js";
-import type { Collection } from "../store/store.js";
+import { type Collection, isDuplicateKeyError } from "../store/store.js";
 import type { Bus } from "./bus.js";
 
 export interface EventIntentDoc {
@@ -45,10 +45,7 @@ export function createEventOutbox(
 ): EventOutbox {
   const relayAfterMs = options.relayAfterMs ?? 5_000;
   const now = options.now ?? (() => new Date());
-  const inFlight = new Set<Promise<unknown>>();
   const cleared = createBatchDeleter(intents, logger, "events");
-  let timer: NodeJS.Timeout | undefined;
-  let relaying: Promise<number> | undefined;
 
   async function send(event: OutboxEvent): Promise<boolean> {
     try {
@@ -77,41 +74,67 @@ export function createEventOutbox(
     }
   }
 
+  const relayer = createRelayer(relay, () => cleared.flushed(), logger);
   return {
+    settled: relayer.settled,
+    relayPending: relayer.relayPending,
+    start: relayer.start,
+    stop: relayer.stop,
     async add(events) {
       if (events.length === 0) return;
       const at = now();
-      await intents.insertMany(
-        events.map((e) => ({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at })),
-      );
-      for (const event of events) {
-        const p = send(event);
-        inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
+      for (const e of events) {
+        try {
+          await intents.insertOne({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at });
+        } catch (err) {
+          // The same event added again (a repeated completion) while the first is still pending.
+          if (!isDuplicateKeyError(err)) throw err;
+        }
       }
+      for (const event of events) void relayer.track(send(event));
     },
-    async settled() {
+  };
+}
+
+/**
+ * What every outbox does besides publishing: tracks its background publishes (`settled` waits for
+ * them and the clearing of their intents), runs one relay at a time, every `intervalMs` once
+ * started, and on `stop` waits for the relay and the background work.
+ */
+export function createRelayer(relay: () => Promise<number>, flushed: () => Promise<void>, logger: Logger) {
+  const inFlight = new Set<Promise<unknown>>();
+  let timer: NodeJS.Timeout | undefined;
+  let relaying: Promise<number> | undefined;
+  const relayer = {
+    track<T>(p: Promise<T>): Promise<T> {
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+      return p;
+    },
+    async settled(): Promise<void> {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      await cleared.flushed();
+      await flushed();
     },
-    relayPending() {
+    relayPending(): Promise<number> {
+      // One relay at a time per process.
       relaying ??= relay().finally(() => {
         relaying = undefined;
       });
       return relaying;
     },
-    start(intervalMs = 1_000) {
+    start(intervalMs = 1_000): void {
       timer = setInterval(() => {
-        this.relayPending().catch((err: unknown) => logger.warn({ err }, "event outbox relay failed"));
+        relayer.relayPending().catch((err: unknown) => logger.warn({ err }, "outbox relay failed"));
       }, intervalMs);
       timer.unref();
     },
-    async stop() {
+    async stop(): Promise<void> {
       clearInterval(timer);
       await relaying;
-      await this.settled();
+      await relayer.settled();
     },
   };
+  return relayer;
 }
 
 /**
