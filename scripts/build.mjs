@@ -2,6 +2,9 @@
 // runs JavaScript with no transpiler loaded: every workspace package and dependency bundled, lmdb
 // (a native addon) and the mongodb driver's optional native helpers left to Node. Source maps
 // without the sources keep stack traces pointing at the TypeScript (`node --enable-source-maps`).
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { build } from "esbuild";
 
 const started = performance.now();
@@ -37,4 +40,25 @@ await build({
 });
 if (process.argv.includes("--verbose")) {
   process.stderr.write(`built launcher/dist/kiln.mjs in ${Math.round(performance.now() - started)} ms\n`);
+}
+
+// The console (console/dist, served at / by the gateway): built with Vite when its sources changed
+// since the last build (about a second), so `pnpm start` always serves the current one.
+function newestMtime(path) {
+  const info = statSync(path);
+  if (!info.isDirectory()) return info.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
+}
+const consoleSources = ["console/src", "console/index.html", "console/vite.config.ts", "sdk/src"];
+const builtConsole = "console/dist/index.html";
+if (existsSync("console/package.json")) {
+  const stale =
+    !existsSync(builtConsole) || Math.max(...consoleSources.map(newestMtime)) > statSync(builtConsole).mtimeMs;
+  if (stale) {
+    const r = spawnSync("pnpm", ["--filter", "@kiln/console", "build"], { stdio: ["ignore", "ignore", "inherit"] });
+    if (r.status !== 0) {
+      process.stderr.write("building the console failed (pnpm --filter @kiln/console build)\n");
+      process.exit(1);
+    }
+  }
 }

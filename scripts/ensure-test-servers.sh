@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the servers the test suites start are installed: nats-server (Debian's package) and
-# FerretDB v1.24.2 (built from its Go module), and kustomize for the deployment test. Idempotent and
+# FerretDB v1.24.2 (built from its Go module), chromium (Debian's package) for the console's browser
+# tests, and kustomize for the deployment test. Idempotent and
 # quiet when they are there.
 set -euo pipefail
 
@@ -33,6 +34,14 @@ if ! have_ferretdb; then
   echo "${FERRETDB_VERSION}" > "$work/build/version/version.txt"
   mkdir -p "$BIN_DIR"
   (cd "$work" && GOFLAGS=-mod=mod go build -trimpath -o "${BIN_DIR}/ferretdb" ./cmd/ferretdb)
+fi
+
+# The console's browser tests drive Debian's chromium (a browser download cannot work here).
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  echo "installing chromium from Debian's packages" >&2
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
 # The deployment test renders deploy/ with kustomize.

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
 import rateLimit from "@fastify/rate-limit";
+import fastifyStatic from "@fastify/static";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
@@ -47,6 +48,8 @@ export interface GatewayDeps {
   /** Requests per minute per principal (per client address when anonymous); 0 turns limiting off. */
   rateLimitPerMinute: number;
   readiness: ReadinessCheck[];
+  /** The built console (console/dist) served at / (docs/console.md); none: the gateway serves the API only. */
+  consoleDir?: string;
 }
 
 declare module "fastify" {
@@ -88,6 +91,12 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 const isApiPath = (url: string) => url === "/api" || url.startsWith("/api/") || url.startsWith("/api?");
 
 /** The REST gateway (HTTP/1.1): authentication, the error envelope, the /api routes, OpenAPI. Never listens. */
+/** A browser asking for a page of the console rather than the API. */
+function isConsolePage(method: string, url: string, accept: string | undefined): boolean {
+  if (method !== "GET" || !accept?.includes("text/html")) return false;
+  return !/^\/(api|v1|\.well-known|healthz|readyz)(\/|\?|$)/.test(url);
+}
+
 export async function buildGateway(deps: GatewayDeps) {
   let draining = false;
   const app: GatewayApp = fastify({
@@ -200,11 +209,27 @@ export async function buildGateway(deps: GatewayDeps) {
     isOpenAiPath(request.url) ? handleOpenAiError(error, request, reply) : handleError(error, request, reply),
   );
   app.setNotFoundHandler((request, reply) => {
+    // A page of the console (a path its router knows) opened or reloaded in a browser.
+    if (deps.consoleDir && isConsolePage(request.method, request.url, request.headers.accept)) {
+      return reply.type("text/html").header("cache-control", "no-cache").sendFile("index.html");
+    }
     const error = new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
     return isOpenAiPath(request.url)
       ? handleOpenAiError(unknownUrl(request.method, request.url), request, reply)
       : handleError(error, request, reply);
   });
+
+  if (deps.consoleDir) {
+    await app.register(fastifyStatic, { root: deps.consoleDir, serve: false });
+    const page = { config: { public: true }, schema: { hide: true } };
+    app.get("/", page, (_request, reply) =>
+      reply.type("text/html").header("cache-control", "no-cache").sendFile("index.html"),
+    );
+    // Hashed file names: cached for a year.
+    app.get("/assets/*", page, (request, reply) =>
+      reply.sendFile(`assets/${(request.params as { "*": string })["*"]}`, { immutable: true, maxAge: "365d" }),
+    );
+  }
 
   app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {

@@ -21,6 +21,8 @@ export const GatewayEnv = Type.Object({
   RUN_TIMEOUT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 600_000 }),
   /** Requests per minute per principal (per client address before authentication), per replica; 0 disables. */
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
+  /** The built console served at / (docs/console.md); empty: the API only. The image sets it. */
+  CONSOLE_DIR: Type.String({ default: "" }),
 });
 
 export type GatewayConfig = ReturnType<typeof loadConfig>;

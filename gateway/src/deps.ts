@@ -19,6 +19,8 @@ export interface GatewayWiring {
   oidc?: OidcOptions;
   apiKeyCacheTtlMs: number;
   rateLimitPerMinute: number;
+  /** The built console served at /; none: the API only. */
+  consoleDir?: string;
 }
 
 /** The gateway's dependencies, the same for both run modes. */
@@ -53,5 +55,6 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
     builtinIssuer: w.builtinIssuer,
     rateLimitPerMinute: w.rateLimitPerMinute,
     readiness,
+    consoleDir: w.consoleDir,
   };
 }

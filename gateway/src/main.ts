@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { exitOnSignal, guardUncaughtExceptions } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
@@ -23,6 +25,14 @@ const services = {
   execution: connect(config.EXECUTION_URL, config.RUN_TIMEOUT_MS),
   evaluation: connect(config.EVALUATION_URL),
 };
+/** CONSOLE_DIR when it holds a built console; otherwise the API alone, said once. */
+function consoleDirOf(dir: string): string | undefined {
+  if (dir === "") return undefined;
+  if (existsSync(join(dir, "index.html"))) return dir;
+  logger.warn({ consoleDir: dir }, "CONSOLE_DIR holds no built console (index.html): serving the API only");
+  return undefined;
+}
+
 const gateway = await buildGateway(
   createGatewayDeps({
     logger,
@@ -36,6 +46,7 @@ const gateway = await buildGateway(
     oidc: oidcOf(config),
     apiKeyCacheTtlMs: config.API_KEY_CACHE_TTL_MS,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    consoleDir: consoleDirOf(config.CONSOLE_DIR),
   }),
 );
 const address = await gateway.app.listen({ host: config.HOST, port: config.PORT });

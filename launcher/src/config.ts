@@ -9,6 +9,8 @@ export const EmbeddedEnv = Type.Object({
   KILN_DATA_DIR: Type.String({ minLength: 1, default: ".kiln" }),
   /** Hosts webhook URLs may resolve to private or loopback addresses for (comma-separated patterns). */
   WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
+  CONSOLE_DIR: Type.String({ default: "" }),
 });
 
 /**

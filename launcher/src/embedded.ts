@@ -36,6 +36,8 @@ export interface EmbeddedOptions {
   oidc?: { issuer: string; audience: string; jwksUrl: string };
   /** Where the stores and the platform's secrets live (openEmbeddedData); default in memory. Closed by close(). */
   data?: EmbeddedData;
+  /** The built console served at / (docs/console.md); default: none (the API only). */
+  consoleDir?: string;
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
 }
@@ -116,6 +118,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       oidc: options.oidc,
       apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 6_000,
+      consoleDir: options.consoleDir,
     }),
   );
 

@@ -5,7 +5,10 @@
  * token for calling the services directly.
  */
 
+import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { parseHostPatterns } from "@kiln/execution/outbound";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
@@ -18,6 +21,12 @@ import { internalTokenCommand, UsageError } from "./internal-token-command.js";
 
 const command = process.argv[2] ?? "embedded";
 
+/** console/dist of the checkout (`pnpm start`), or console/ beside the image's dist/. */
+function defaultConsoleDir(): string | undefined {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return [join(here, "../../console/dist"), join(here, "../console")].find((d) => existsSync(join(d, "index.html")));
+}
+
 if (command === "embedded") {
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
@@ -29,6 +38,7 @@ if (command === "embedded") {
     tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     webhooks: { privateHosts: parseHostPatterns(config.WEBHOOK_PRIVATE_HOSTS) },
+    consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).
@@ -38,6 +48,9 @@ if (command === "embedded") {
     [
       "",
       `Kiln (embedded: ${data.durable ? "durable" : "in-memory"} store, in-process bus, built-in issuer) listening on ${base}`,
+      ...(existsSync(join(config.CONSOLE_DIR || defaultConsoleDir() || "-", "index.html"))
+        ? [`  Console: ${base}/ (open it in a browser)`]
+        : []),
       `  OpenAPI: ${base}/api/openapi.json`,
       "  Get an access token:",
       `    curl -s -X POST ${base}/api/auth/signup -H 'Content-Type: application/json' \\`,

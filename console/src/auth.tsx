@@ -1,0 +1,212 @@
+import type { OnboardingResult } from "@kiln/sdk";
+import { type FormEvent, useState } from "react";
+import { call, clientOf, errorOf, type Session, type ShownError } from "./api.js";
+import type { Navigate } from "./router.js";
+import { ErrorBox, Field } from "./ui.js";
+
+/** Sign up (built-in issuer), then onboarding. */
+export function SignUp({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [fullName, setFullName] = useState("");
+  const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", { email, password, fullName });
+      onSession({ accessToken: r.accessToken, email });
+      navigate("/onboarding");
+    } catch (err) {
+      setError(errorOf(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <main className="narrow">
+      <h1>Create your Kiln account</h1>
+      <form onSubmit={submit} noValidate>
+        <Field label="Full name" value={fullName} onChange={setFullName} issue={error?.fields.fullName} />
+        <Field
+          label="Email"
+          type="email"
+          value={email}
+          onChange={setEmail}
+          issue={error?.fields.email}
+          autoComplete="email"
+          required
+        />
+        <Field
+          label="Password"
+          type="password"
+          value={password}
+          onChange={setPassword}
+          issue={error?.fields.password}
+          autoComplete="new-password"
+          required
+        />
+        <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
+        <button type="submit" disabled={busy}>
+          {busy ? "Creating…" : "Sign up"}
+        </button>
+      </form>
+      <p>
+        Have an account?{" "}
+        <a
+          href="/signin"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate("/signin");
+          }}
+        >
+          Sign in
+        </a>
+      </p>
+    </main>
+  );
+}
+
+export function SignIn({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<ShownError | null>(null);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const r = await call<{ accessToken: string }>("POST", "/api/auth/token", { email, password });
+      const session: Session = { accessToken: r.accessToken, email };
+      // An onboarded user goes straight to the product: setup/verify finds their organization.
+      const verified = await clientOf(session).setup.verify({});
+      const org = verified.organization;
+      onSession(org ? { ...session, organizationId: org.id, organizationName: org.name } : session);
+      navigate(org ? "/prompts" : "/onboarding");
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  return (
+    <main className="narrow">
+      <h1>Sign in to Kiln</h1>
+      <form onSubmit={submit} noValidate>
+        <Field label="Email" type="email" value={email} onChange={setEmail} autoComplete="email" required />
+        <Field
+          label="Password"
+          type="password"
+          value={password}
+          onChange={setPassword}
+          autoComplete="current-password"
+          required
+        />
+        <ErrorBox error={error} />
+        <button type="submit">Sign in</button>
+      </form>
+      <p>
+        New here?{" "}
+        <a
+          href="/signup"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate("/signup");
+          }}
+        >
+          Create an account
+        </a>
+      </p>
+    </main>
+  );
+}
+
+const PLACES = [
+  { path: "/playground", name: "Playground", what: "run a prompt and see tokens, cost and latency" },
+  { path: "/models", name: "Models", what: "the models you can call and their prices" },
+  { path: "/users", name: "Users", what: "who is in your organization" },
+  { path: "/billing", name: "Billing", what: "your plan and what it includes" },
+];
+
+/** Spec §1–§2: create the workspace, review the Free plan, choose where to start. */
+export function Onboarding({
+  session,
+  onSession,
+  navigate,
+}: {
+  session: Session;
+  onSession: (s: Session) => void;
+  navigate: Navigate;
+}) {
+  const [step, setStep] = useState<1 | 2 | 3>(1);
+  const [fullName, setFullName] = useState("");
+  const [organizationName, setOrganizationName] = useState("");
+  const [result, setResult] = useState<OnboardingResult | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  async function createWorkspace(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const r = await clientOf(session).onboarding.complete({ fullName, organizationName });
+      setResult(r);
+      onSession({ ...session, organizationId: r.organization.id, organizationName: r.organization.name });
+      setStep(2);
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  return (
+    <main className="narrow">
+      <p className="steps">Step {step} of 3</p>
+      {step === 1 && (
+        <>
+          <h1>Create your workspace</h1>
+          <form onSubmit={createWorkspace} noValidate>
+            <Field label="Your name" value={fullName} onChange={setFullName} issue={error?.fields.fullName} required />
+            <Field
+              label="Organization name"
+              value={organizationName}
+              onChange={setOrganizationName}
+              issue={error?.fields.organizationName}
+              required
+            />
+            <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
+            <button type="submit">Create workspace</button>
+          </form>
+        </>
+      )}
+      {step === 2 && result && (
+        <>
+          <h1>Your plan</h1>
+          <dl className="summary">
+            <dt>Organization</dt>
+            <dd>{result.organization.name}</dd>
+            <dt>Plan</dt>
+            <dd>{result.organization.plan === "free" ? "Free" : result.organization.plan}</dd>
+            <dt>AI</dt>
+            <dd>{result.organization.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
+            <dt>Runs per month</dt>
+            <dd>{result.organization.entitlements.monthlyRunLimit || "Unlimited"}</dd>
+          </dl>
+          <button type="button" onClick={() => setStep(3)}>
+            Continue
+          </button>
+        </>
+      )}
+      {step === 3 && (
+        <>
+          <h1>Where do you want to start?</h1>
+          <ul className="places">
+            {PLACES.map((p) => (
+              <li key={p.path}>
+                <button type="button" onClick={() => navigate(p.path)}>
+                  {p.name}
+                </button>{" "}
+                <span>{p.what}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,109 @@
+import { StrictMode, useMemo, useState } from "react";
+import { createRoot } from "react-dom/client";
+import { clientOf, loadSession, type Session, saveSession } from "./api.js";
+import { Onboarding, SignIn, SignUp } from "./auth.js";
+import { Billing, Models, Users } from "./organization.js";
+import { Playground } from "./playground.js";
+import { PromptDetail, PromptList } from "./prompts.js";
+import { type Navigate, usePath } from "./router.js";
+import "./styles.css";
+
+const NAV = [
+  { path: "/prompts", name: "Prompts" },
+  { path: "/playground", name: "Playground" },
+  { path: "/models", name: "Models" },
+  { path: "/users", name: "Users" },
+  { path: "/billing", name: "Billing" },
+];
+
+function Shell({
+  session,
+  path,
+  navigate,
+  onSignOut,
+}: {
+  session: Session;
+  path: string;
+  navigate: Navigate;
+  onSignOut: () => void;
+}) {
+  const kiln = useMemo(() => clientOf(session), [session]);
+  const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
+  let page: React.ReactNode;
+  if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
+  else if (path === "/models") page = <Models kiln={kiln} />;
+  else if (path === "/users") page = <Users session={session} />;
+  else if (path === "/billing") page = <Billing session={session} />;
+  else page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
+  return (
+    <>
+      <header>
+        <strong>Kiln</strong>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map((n) => (
+              <li key={n.path}>
+                <a
+                  href={n.path}
+                  aria-current={path === n.path || path.startsWith(`${n.path}/`) ? "page" : undefined}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(n.path);
+                  }}
+                >
+                  {n.name}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span className="org" role="note" aria-label="Organization">
+          {session.organizationName}
+        </span>
+        <button type="button" className="link" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      {page}
+    </>
+  );
+}
+
+function App() {
+  const [session, setSessionState] = useState<Session | null>(loadSession);
+  const [path, navigate] = usePath();
+  const setSession = (s: Session | null) => {
+    saveSession(s);
+    setSessionState(s);
+  };
+  if (!session) {
+    return path === "/signin" ? (
+      <SignIn onSession={setSession} navigate={navigate} />
+    ) : (
+      <SignUp onSession={setSession} navigate={navigate} />
+    );
+  }
+  if (!session.organizationId || path === "/onboarding") {
+    return <Onboarding session={session} onSession={setSession} navigate={navigate} />;
+  }
+  return (
+    <Shell
+      session={session}
+      path={path}
+      navigate={navigate}
+      onSignOut={() => {
+        setSession(null);
+        navigate("/signin");
+      }}
+    />
+  );
+}
+
+const root = document.getElementById("root");
+if (root)
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );

@@ -1,0 +1,231 @@
+import type { Kiln, Prompt, PromptVersion } from "@kiln/sdk";
+import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
+import { errorOf, type Session, type ShownError } from "./api.js";
+import type { Navigate } from "./router.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview } from "./ui.js";
+
+/** Prompts of the organization: search, create, open. */
+export function PromptList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  const [prompts, setPrompts] = useState<Prompt[] | null>(null);
+  const [query, setQuery] = useState("");
+  const [name, setName] = useState("");
+  const [error, setError] = useState<ShownError | null>(null);
+  useEffect(() => {
+    kiln.prompts
+      .list({ organizationId: session.organizationId, limit: 200 })
+      .then((page) => setPrompts(page.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, session.organizationId]);
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const prompt = await kiln.prompts.create({ organizationId: session.organizationId ?? "", name });
+      navigate(`/prompts/${prompt.id}`);
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  const shown = (prompts ?? []).filter((p) => p.name.toLowerCase().includes(query.toLowerCase()));
+  return (
+    <main>
+      <h1>Prompts</h1>
+      <div className="columns">
+        <section className="card" aria-labelledby="new-prompt">
+          <h2 id="new-prompt">New prompt</h2>
+          <form onSubmit={create} noValidate>
+            <Field label="Name" value={name} onChange={setName} issue={error?.fields.name} required />
+            <ErrorBox error={error && !error.fields.name ? error : null} />
+            <button type="submit">Create prompt</button>
+          </form>
+        </section>
+        <section aria-labelledby="all-prompts">
+          <h2 id="all-prompts">All prompts</h2>
+          <Field label="Search prompts" type="search" value={query} onChange={setQuery} />
+          {prompts === null ? (
+            <Loading what="prompts" />
+          ) : shown.length === 0 ? (
+            <Empty>{prompts.length === 0 ? "No prompt yet: create the first one." : "No prompt matches."}</Empty>
+          ) : (
+            <ul>
+              {shown.map((p) => (
+                <li key={p.id}>
+                  <a
+                    href={`/prompts/${p.id}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/prompts/${p.id}`);
+                    }}
+                  >
+                    {p.name}
+                  </a>{" "}
+                  <span>
+                    {p.latestVersion} version{p.latestVersion === 1 ? "" : "s"}
+                    {p.publishedVersionId ? ", published" : ""}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}
+
+const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "required": []\n}';
+
+/** What is wrong with the variables schema as typed, before the API sees it. */
+function schemaIssue(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return `is not JSON: ${(e as Error).message}`;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "must be a JSON object";
+  if ((value as { type?: unknown }).type !== "object") return 'must be a schema of "type": "object"';
+  return undefined;
+}
+
+/** One prompt: its versions, a version editor, publish. */
+export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
+  const [prompt, setPrompt] = useState<Prompt | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const [systemPrompt, setSystemPrompt] = useState("");
+  const [developerPrompt, setDeveloperPrompt] = useState("");
+  const [schema, setSchema] = useState(DEFAULT_SCHEMA);
+  const [temperature, setTemperature] = useState("");
+  const [maxOutputTokens, setMaxOutputTokens] = useState("");
+  const [saved, setSaved] = useState<PromptVersion | null>(null);
+  const load = useCallback(() => {
+    kiln.prompts
+      .get(id)
+      .then(setPrompt)
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, id]);
+  useEffect(load, [load]);
+  const typedIssue = useMemo(() => schemaIssue(schema), [schema]);
+  async function createVersion(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    if (typedIssue) return;
+    try {
+      const version = await kiln.prompts.createVersion(id, {
+        systemPrompt,
+        developerPrompt: developerPrompt || null,
+        variablesSchema: JSON.parse(schema),
+        temperature: temperature === "" ? null : Number(temperature),
+        maxOutputTokens: maxOutputTokens === "" ? null : Number(maxOutputTokens),
+      });
+      setSaved(version);
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  async function publish(versionId: string) {
+    setError(null);
+    try {
+      setPrompt(await kiln.prompts.publish(id, { versionId }));
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  if (!prompt) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the prompt" />}</main>;
+  return (
+    <main>
+      <h1>{prompt.name}</h1>
+      <div className="columns">
+        <section className="card" aria-labelledby="editor">
+          <h2 id="editor">New version</h2>
+          <form onSubmit={createVersion} noValidate>
+            <Field
+              label="System prompt"
+              multiline
+              value={systemPrompt}
+              onChange={setSystemPrompt}
+              issue={error?.fields.systemPrompt}
+            />
+            <TemplatePreview text={systemPrompt} />
+            <Field
+              label="Developer prompt"
+              multiline
+              rows={2}
+              value={developerPrompt}
+              onChange={setDeveloperPrompt}
+              issue={error?.fields.developerPrompt}
+            />
+            <Field
+              label="Variables schema (JSON Schema)"
+              multiline
+              rows={8}
+              value={schema}
+              onChange={setSchema}
+              issue={typedIssue ?? firstIssue(error, "variablesSchema")}
+            />
+            <Field
+              label="Temperature"
+              type="number"
+              value={temperature}
+              onChange={setTemperature}
+              issue={error?.fields.temperature}
+            />
+            <Field
+              label="Output token limit"
+              type="number"
+              value={maxOutputTokens}
+              onChange={setMaxOutputTokens}
+              issue={error?.fields.maxOutputTokens}
+            />
+            <ErrorBox error={error} />
+            <button type="submit" disabled={typedIssue !== undefined}>
+              Create version
+            </button>
+            {saved && <p role="status">Version {saved.version} created as a draft.</p>}
+          </form>
+        </section>
+        <section aria-labelledby="versions">
+          <h2 id="versions">Versions</h2>
+          {prompt.versions.length === 0 ? (
+            <Empty>No version yet.</Empty>
+          ) : (
+            <TableWrap label="Versions table">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Version</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Action</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {[...prompt.versions].reverse().map((v) => (
+                    <tr key={v.id}>
+                      <td>{v.version}</td>
+                      <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
+                      <td>
+                        {v.status === "draft" && (
+                          <button type="button" onClick={() => publish(v.id)}>
+                            Publish version {v.version}
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}
+
+/** The API's issue for a field or anything under it (variablesSchema.properties.x…). */
+function firstIssue(error: ShownError | null, field: string): string | undefined {
+  if (!error) return undefined;
+  const key = Object.keys(error.fields).find((f) => f === field || f.startsWith(`${field}.`));
+  return key ? `${key === field ? "" : `${key}: `}${error.fields[key]}` : undefined;
+}

@@ -1,0 +1,19 @@
+import { useEffect, useState } from "react";
+
+export type Navigate = (path: string) => void;
+
+/** The path of the page, kept in step with the history (back and forward included). */
+export function usePath(): [string, Navigate] {
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => {
+    const onPop = () => setPath(location.pathname);
+    addEventListener("popstate", onPop);
+    return () => removeEventListener("popstate", onPop);
+  }, []);
+  const navigate: Navigate = (to) => {
+    if (to !== location.pathname) history.pushState(null, "", to);
+    setPath(to);
+    scrollTo(0, 0);
+  };
+  return [path, navigate];
+}

@@ -1,0 +1,105 @@
+import { type ReactNode, useId } from "react";
+import type { ShownError } from "./api.js";
+
+/** The API's error envelope, shown where a person reads it: the message, and the fields it names. */
+export function ErrorBox({ error }: { error: ShownError | null }) {
+  if (!error) return null;
+  const fields = Object.entries(error.fields);
+  return (
+    <div role="alert" className="error">
+      <strong>{error.message}</strong>
+      {fields.length > 0 && (
+        <ul>
+          {fields.map(([field, issue]) => (
+            <li key={field}>
+              <code>{field}</code> {issue}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** A labelled input with the issue the API gave for its field next to it. */
+export function Field(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  type?: string;
+  issue?: string;
+  multiline?: boolean;
+  rows?: number;
+  required?: boolean;
+  autoComplete?: string;
+}) {
+  const id = useId();
+  const issueId = `${id}-issue`;
+  const common = {
+    id,
+    value: props.value,
+    required: props.required,
+    "aria-invalid": props.issue ? true : undefined,
+    "aria-describedby": props.issue ? issueId : undefined,
+  };
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      {props.multiline ? (
+        <textarea {...common} rows={props.rows ?? 4} onChange={(e) => props.onChange(e.target.value)} />
+      ) : (
+        <input
+          {...common}
+          type={props.type ?? "text"}
+          autoComplete={props.autoComplete}
+          onChange={(e) => props.onChange(e.target.value)}
+        />
+      )}
+      {props.issue && (
+        <span id={issueId} className="issue">
+          {props.issue}
+        </span>
+      )}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p role="status" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+/** `{{variable}}` placeholders highlighted, so a person sees what the prompt expects. */
+export function TemplatePreview({ text }: { text: string }) {
+  const parts = text.split(/(\{\{[^}]*\}\})/g);
+  return (
+    <div className="template" role="note" aria-label="Prompt preview">
+      {parts.map((part, i) =>
+        part.startsWith("{{") ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one string, in order
+          <mark key={i}>{part}</mark>
+        ) : (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one string, in order
+          <span key={i}>{part}</span>
+        ),
+      )}
+    </div>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen, reachable by keyboard. */
+export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus (WCAG 2.1.1)
+    <section className="table-wrap" tabIndex={0} aria-label={label}>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,169 @@
+/**
+ * The console in a real browser (issue #16): Debian's chromium driven by playwright-core, against
+ * the embedded platform serving console/dist at / of the same origin as /api. Through the UI only:
+ * sign up → onboarding (workspace, plan, starting place) → a prompt with a version and a
+ * {{variable}} → publish → run it in the playground → models, users, billing → sign out and in.
+ * Every screen is checked with axe-core (no serious or critical violation) at 1280 px and 390 px,
+ * and photographed into test-artifacts/console/.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "./bench/load.js";
+import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
+
+const CONSOLE_DIR = join(ROOT, "console/dist");
+const ARTIFACTS = join(ROOT, "test-artifacts/console");
+const AXE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+
+let kiln: EmbeddedKiln;
+let base: string;
+let browser: Browser;
+let page: Page;
+
+/** axe-core on the page as it is: the serious and critical violations, by rule. */
+async function accessibilityViolations(p: Page): Promise<string[]> {
+  await p.addScriptTag({ content: AXE });
+  // Evaluated in the page (a string: this file is compiled without the DOM's types).
+  const result = (await p.evaluate("axe.run(document)")) as {
+    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+/** The screen, checked and photographed at a desktop and a phone width. */
+async function screen(name: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    expect(await accessibilityViolations(page), `${name} at ${width}px`).toEqual([]);
+    // Nothing wider than the window: the page works at this width.
+    const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+    expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+beforeAll(async () => {
+  expect(existsSync(join(CONSOLE_DIR, "index.html")), "console/dist: pnpm test builds it first").toBe(true);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  ({ kiln, baseUrl: base } = await startEmbedded({ consoleDir: CONSOLE_DIR }));
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-background-networking"],
+  });
+  page = await browser.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await kiln?.close();
+});
+
+describe("the console", () => {
+  it("is served at / with its initial JavaScript under 250 KB gzipped, and the API beside it", async () => {
+    const html = await (await fetch(`${base}/`, { headers: { accept: "text/html" } })).text();
+    const scripts = [...html.matchAll(/src="(\/assets\/[^"]+\.js)"/g)].map((m) => m[1] as string);
+    expect(scripts.length).toBeGreaterThan(0);
+    let gzipped = 0;
+    for (const s of scripts) gzipped += gzipSync(Buffer.from(await (await fetch(`${base}${s}`)).arrayBuffer())).length;
+    expect(gzipped).toBeLessThan(250 * 1024);
+    // A page of the console reloads in the browser; the API still answers JSON.
+    const deep = await fetch(`${base}/prompts`, { headers: { accept: "text/html" } });
+    expect(deep.headers.get("content-type")).toContain("text/html");
+    const api = await fetch(`${base}/api/nothing`, { headers: { accept: "text/html" } });
+    expect(api.status).toBe(404);
+    expect(await api.json()).toMatchObject({ error: { code: "not_found" } });
+    const built = readdirSync(join(CONSOLE_DIR, "assets")).filter((f) => f.endsWith(".js"));
+    expect(built.every((f) => statSync(join(CONSOLE_DIR, "assets", f)).size > 0)).toBe(true);
+  });
+
+  it("walks a new user from sign-up through onboarding to a run in the playground", async () => {
+    const email = `console-${Date.now()}@example.test`;
+    await page.goto(`${base}/`);
+    await screen("signup");
+    // An error the API gives is shown next to the field it names.
+    await page.getByLabel("Email").fill("not-an-email");
+    await page.getByLabel("Password").fill("short");
+    await page.getByRole("button", { name: "Sign up" }).click();
+    await expect.poll(() => page.locator(".issue").count()).toBeGreaterThan(0);
+    await page.getByLabel("Full name").fill("Ada Lovelace");
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("correct-horse-battery");
+    await page.getByRole("button", { name: "Sign up" }).click();
+
+    await page.getByRole("heading", { name: "Create your workspace" }).waitFor();
+    await screen("onboarding-workspace");
+    await page.getByLabel("Your name").fill("Ada Lovelace");
+    await page.getByLabel("Organization name").fill("Analytical Engines");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByRole("heading", { name: "Your plan" }).waitFor();
+    expect(await page.locator("dl.summary").textContent()).toContain("Free");
+    await screen("onboarding-plan");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("heading", { name: "Where do you want to start?" }).waitFor();
+    await screen("onboarding-start");
+    await page.getByRole("button", { name: "Playground" }).click();
+    await page.getByRole("heading", { name: "Playground" }).waitFor();
+    expect(await page.getByLabel("Organization").textContent()).toBe("Analytical Engines");
+    await screen("playground-empty");
+
+    // A prompt with a version, published.
+    await page.getByRole("link", { name: "Prompts" }).click();
+    await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    await page.getByLabel("Name").fill("Greeter");
+    await page.getByRole("button", { name: "Create prompt" }).click();
+    await page.getByRole("heading", { name: "Greeter" }).waitFor();
+    await page.getByLabel("System prompt").fill("Greet {{name}} warmly.");
+    expect(await page.locator("mark").textContent()).toBe("{{name}}");
+    // The variables schema is checked as it is typed.
+    await page.getByLabel("Variables schema (JSON Schema)").fill("{ not json");
+    expect(await page.getByText(/is not JSON/).count()).toBe(1);
+    expect(await page.getByRole("button", { name: "Create version" }).isDisabled()).toBe(true);
+    await page
+      .getByLabel("Variables schema (JSON Schema)")
+      .fill('{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}');
+    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("button", { name: "Publish version 1" }).click();
+    await page.getByText("published (live)").waitFor();
+    await screen("prompt-detail");
+    await page.getByRole("link", { name: "Prompts" }).click();
+    await page.getByRole("link", { name: "Greeter" }).waitFor();
+    await screen("prompts");
+
+    // Run it in the playground.
+    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByLabel("name (required)").fill("Ada");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    const run = page.getByRole("article").first();
+    await run.waitFor();
+    expect(await run.textContent()).toContain("Greet Ada warmly.");
+    expect(await run.textContent()).toMatch(/succeeded · local\/echo · \d+ in \/ \d+ out tokens/);
+    await screen("playground-run");
+
+    for (const [link, heading] of [
+      ["Models", "Models"],
+      ["Users", "Users"],
+      ["Billing", "Billing"],
+    ] as const) {
+      await page.getByRole("link", { name: link }).click();
+      await page.getByRole("heading", { name: heading }).waitFor();
+      await page.locator("table, dl").first().waitFor();
+      await screen(link.toLowerCase());
+    }
+    expect(await page.locator("dl.summary").textContent()).toContain("production");
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to Kiln" }).waitFor();
+    await screen("signin");
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("correct-horse-battery");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    await page.getByRole("link", { name: "Greeter" }).waitFor();
+  }, 120_000);
+});
