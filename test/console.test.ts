@@ -145,6 +145,27 @@ describe("the console", () => {
     expect(await run.textContent()).toMatch(/succeeded · local\/echo · \d+ in \/ \d+ out tokens/);
     await screen("playground-run");
 
+    // A skill composed of the prompt: preview the draft, publish, evaluate.
+    await page.getByRole("link", { name: "Skills" }).click();
+    await page.getByLabel("Skill name").fill("Greeting skill");
+    await page.getByRole("button", { name: "Create skill" }).click();
+    await page.getByRole("heading", { name: "Greeting skill" }).waitFor();
+    await page.getByLabel("Published prompt").selectOption({ label: "Greeter" });
+    await page.getByRole("button", { name: "Add step" }).click();
+    await page.getByText("Greeter version 1").waitFor();
+    await page.getByLabel("Skill input (JSON)").fill('{"name":"Grace"}');
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await page.getByRole("article", { name: "Preview output" }).getByText("Greet Grace warmly.").waitFor();
+    await page.getByRole("button", { name: "Publish the draft" }).click();
+    await page.getByText("A version is published.").waitFor();
+    await page.getByLabel("Case input (JSON)").fill('{"name":"Ada"}');
+    await page.getByLabel("Output contains").fill("Greet Ada");
+    await page.getByRole("button", { name: "Add case" }).click();
+    await page.getByText("1 case.").waitFor();
+    await page.getByRole("button", { name: "Run evaluation" }).click();
+    await page.getByText(/Evaluation completed: 1 case: published 1\/1 passed/).waitFor({ timeout: 20_000 });
+    await screen("skill");
+
     for (const [link, heading] of [
       ["Models", "Models"],
       ["Users", "Users"],

@@ -6,10 +6,12 @@ import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
+import { SkillDetail, SkillList } from "./skills.js";
 import "./styles.css";
 
 const NAV = [
   { path: "/prompts", name: "Prompts" },
+  { path: "/skills", name: "Skills" },
   { path: "/playground", name: "Playground" },
   { path: "/models", name: "Models" },
   { path: "/users", name: "Users" },
@@ -29,8 +31,11 @@ function Shell({
 }) {
   const kiln = useMemo(() => clientOf(session), [session]);
   const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
+  const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
   let page: React.ReactNode;
   if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} />;
+  else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
   else if (path === "/models") page = <Models kiln={kiln} />;
   else if (path === "/users") page = <Users session={session} />;

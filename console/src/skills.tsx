@@ -1,0 +1,386 @@
+import type { EvaluationCase, EvaluationRun, Kiln, NewEvaluationCase, Prompt, Skill, SkillPreview } from "@kiln/sdk";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { errorOf, type Session, type ShownError } from "./api.js";
+import type { Navigate } from "./router.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+
+function parseObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw { message: `${what} is not JSON: ${(e as Error).message}`, fields: {} } satisfies ShownError;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw { message: `${what} must be a JSON object`, fields: {} } satisfies ShownError;
+  return value as Record<string, unknown>;
+}
+
+/** Skills of the organization: list, create, open. */
+export function SkillList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  const [skills, setSkills] = useState<Skill[] | null>(null);
+  const [name, setName] = useState("");
+  const [error, setError] = useState<ShownError | null>(null);
+  useEffect(() => {
+    kiln.skills
+      .list({ organizationId: session.organizationId, limit: 200 })
+      .then((page) => setSkills(page.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, session.organizationId]);
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const skill = await kiln.skills.create({ organizationId: session.organizationId, name });
+      navigate(`/skills/${skill.id}`);
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  return (
+    <main>
+      <h1>Skills</h1>
+      <div className="columns">
+        <section className="card" aria-labelledby="new-skill">
+          <h2 id="new-skill">New skill</h2>
+          <form onSubmit={create} noValidate>
+            <Field label="Skill name" value={name} onChange={setName} issue={error?.fields.name} required />
+            <ErrorBox error={error && !error.fields.name ? error : null} />
+            <button type="submit">Create skill</button>
+          </form>
+        </section>
+        <section aria-labelledby="all-skills">
+          <h2 id="all-skills">All skills</h2>
+          {skills === null ? (
+            <Loading what="skills" />
+          ) : skills.length === 0 ? (
+            <Empty>No skill yet: compose one from published prompts.</Empty>
+          ) : (
+            <ul>
+              {skills.map((s) => (
+                <li key={s.id}>
+                  <a
+                    href={`/skills/${s.id}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/skills/${s.id}`);
+                    }}
+                  >
+                    {s.name}
+                  </a>{" "}
+                  {s.publishedVersionId ? "published" : "draft"}
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}
+
+/** One skill: the composition editor, preview, publish, run, and its evaluations. */
+export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
+  const [skill, setSkill] = useState<Skill | null>(null);
+  const [prompts, setPrompts] = useState<Prompt[]>([]);
+  const [adding, setAdding] = useState("");
+  const [input, setInput] = useState("{}");
+  const [preview, setPreview] = useState<SkillPreview | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(() => {
+    kiln.skills
+      .get(id)
+      .then(setSkill)
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, id]);
+  useEffect(load, [load]);
+  useEffect(() => {
+    kiln.prompts
+      .list({ organizationId: session.organizationId, limit: 200 })
+      .then((page) => {
+        const published = page.data.filter((p) => p.publishedVersionId);
+        setPrompts(published);
+        setAdding((a) => a || published[0]?.id || "");
+      })
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, session.organizationId]);
+  const act = async (what: () => Promise<void>) => {
+    setError(null);
+    try {
+      await what();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  };
+  if (!skill) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the skill" />}</main>;
+  const steps = skill.promptComposition;
+  const draft = skill.draftVersionId;
+  const replace = (prompts: { promptId: string; alias: string }[]) =>
+    act(async () => {
+      if (!draft) return;
+      setSkill(await kiln.skills.replacePrompts(draft, { prompts }));
+    });
+  return (
+    <main>
+      <h1>{skill.name}</h1>
+      <p>
+        {draft ? "Editing the draft." : "No draft: create a new version to edit."}{" "}
+        {skill.publishedVersionId ? "A version is published." : "Nothing published yet."}
+      </p>
+      <ErrorBox error={error} />
+      <div className="columns">
+        <section className="card" aria-labelledby="composition">
+          <h2 id="composition">Prompt composition</h2>
+          {steps.length === 0 ? (
+            <Empty>No step: add a published prompt.</Empty>
+          ) : (
+            <ol>
+              {steps.map((s) => (
+                <li key={s.alias}>
+                  <strong>{s.alias}</strong>: {s.promptName} version {s.version}
+                  <pre className="output">{JSON.stringify(s.variables)}</pre>
+                  {draft && (
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() =>
+                        replace(
+                          steps
+                            .filter((o) => o.alias !== s.alias)
+                            .map((o) => ({ promptId: o.promptId, alias: o.alias })),
+                        )
+                      }
+                    >
+                      Remove {s.alias}
+                    </button>
+                  )}
+                </li>
+              ))}
+            </ol>
+          )}
+          {draft && (
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                replace([
+                  ...steps.map((o) => ({ promptId: o.promptId, alias: o.alias })),
+                  { promptId: adding, alias: `step${steps.length + 1}` },
+                ]);
+              }}
+            >
+              <div className="field">
+                <label htmlFor="add-prompt">Published prompt</label>
+                <select id="add-prompt" value={adding} onChange={(e) => setAdding(e.target.value)}>
+                  {prompts.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <button type="submit" disabled={!adding}>
+                Add step
+              </button>
+            </form>
+          )}
+          <h3>Input schema</h3>
+          <pre className="output">{JSON.stringify(skill.inputSchema, null, 2)}</pre>
+          <div>
+            {draft && (
+              <button type="button" onClick={() => act(async () => setSkill(await kiln.skills.publish(id)))}>
+                Publish the draft
+              </button>
+            )}{" "}
+            {!draft && (
+              <button
+                type="button"
+                className="secondary"
+                onClick={() =>
+                  act(async () => {
+                    await kiln.skills.createVersion(id);
+                    load();
+                  })
+                }
+              >
+                New version
+              </button>
+            )}
+          </div>
+        </section>
+        <section className="card" aria-labelledby="try">
+          <h2 id="try">Preview</h2>
+          <Field label="Skill input (JSON)" multiline rows={4} value={input} onChange={setInput} />
+          <button
+            type="button"
+            onClick={() =>
+              act(async () =>
+                setPreview(
+                  await kiln.skills.preview(id, {
+                    organizationId: session.organizationId,
+                    input: parseObject(input, "The input"),
+                  }),
+                ),
+              )
+            }
+          >
+            Preview
+          </button>
+          {preview && (
+            <article aria-label="Preview output" className="card">
+              <p>
+                {preview.status} · {preview.usage.inputTokens} in / {preview.usage.outputTokens} out tokens ·{" "}
+                {preview.latencyMs} ms
+              </p>
+              <pre className="output">{preview.output?.text ?? preview.error?.message ?? ""}</pre>
+            </article>
+          )}
+        </section>
+      </div>
+      <Evaluations kiln={kiln} session={session} skillId={id} />
+    </main>
+  );
+}
+
+/** Cases (add, import JSON), a run against draft and/or published, the summary and per-case table. */
+function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session; skillId: string }) {
+  const [cases, setCases] = useState<EvaluationCase[] | null>(null);
+  const [caseInput, setCaseInput] = useState("{}");
+  const [contains, setContains] = useState("");
+  const [imported, setImported] = useState("");
+  const [run, setRun] = useState<EvaluationRun | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(() => {
+    kiln.evaluations
+      .listCases(skillId, { limit: 200 })
+      .then((page) => setCases(page.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, skillId]);
+  useEffect(load, [load]);
+  const add = async (newCases: NewEvaluationCase[]) => {
+    setError(null);
+    try {
+      await kiln.evaluations.createCases(skillId, { organizationId: session.organizationId, cases: newCases });
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  };
+  async function start() {
+    setError(null);
+    try {
+      const started = await kiln.evaluations.run(skillId, { organizationId: session.organizationId });
+      let current = await kiln.evaluations.get(skillId, started.id);
+      setRun(current);
+      while (current.status === "queued" || current.status === "running") {
+        await new Promise((r) => setTimeout(r, 300));
+        current = await kiln.evaluations.get(skillId, started.id);
+        setRun(current);
+      }
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  const targets = run?.targets.map((t) => t.label) ?? [];
+  return (
+    <section aria-labelledby="evaluations">
+      <h2 id="evaluations">Evaluations</h2>
+      <ErrorBox error={error} />
+      <div className="columns">
+        <form
+          className="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            try {
+              const input = parseObject(caseInput, "The case input");
+              void add([{ input, ...(contains ? { assertions: [{ type: "contains", value: contains }] } : {}) }]);
+            } catch (err) {
+              setError(errorOf(err));
+            }
+          }}
+        >
+          <h3>Add a case</h3>
+          <Field label="Case input (JSON)" multiline rows={3} value={caseInput} onChange={setCaseInput} />
+          <Field label="Output contains" value={contains} onChange={setContains} />
+          <button type="submit">Add case</button>
+        </form>
+        <form
+          className="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            try {
+              const parsed = JSON.parse(imported) as NewEvaluationCase[];
+              if (!Array.isArray(parsed)) throw new Error("a JSON array of cases is expected");
+              void add(parsed);
+            } catch (err) {
+              setError(errorOf(err));
+            }
+          }}
+        >
+          <h3>Import cases</h3>
+          <Field
+            label="Cases (JSON array of {name?, input, expectedOutput?, assertions?})"
+            multiline
+            rows={3}
+            value={imported}
+            onChange={setImported}
+          />
+          <button type="submit">Import</button>
+        </form>
+      </div>
+      {cases === null ? (
+        <Loading what="cases" />
+      ) : (
+        <p>
+          {cases.length} case{cases.length === 1 ? "" : "s"}.{" "}
+          <button type="button" onClick={start} disabled={cases.length === 0}>
+            Run evaluation
+          </button>
+        </p>
+      )}
+      {run && (
+        <article aria-label="Evaluation run" className="card">
+          <p role="status" aria-live="polite">
+            Evaluation {run.status}
+            {run.status === "completed" || run.status === "cancelled" ? `: ${run.summary?.text ?? ""}` : "…"}
+          </p>
+          {run.contractValidity && (
+            <p>
+              Contract {run.contractValidity.valid ? "holds" : "broken"}
+              {run.contractValidity.breakingChanges.length > 0 &&
+                `: ${run.contractValidity.breakingChanges.map((b) => b.message).join("; ")}`}
+            </p>
+          )}
+          <TableWrap label="Evaluation results">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Case</th>
+                  {targets.map((t) => (
+                    <th key={t} scope="col">
+                      {t}
+                    </th>
+                  ))}
+                  <th scope="col">Change</th>
+                </tr>
+              </thead>
+              <tbody>
+                {run.results.map((r) => (
+                  <tr key={r.caseId}>
+                    <td>{cases?.find((c) => c.id === r.caseId)?.name || r.caseId}</td>
+                    {targets.map((t) => (
+                      <td key={t}>
+                        {r.byTarget[t]?.outcome ?? "—"}
+                        {r.byTarget[t]?.runId && <small> ({r.byTarget[t]?.runId})</small>}
+                      </td>
+                    ))}
+                    <td>{r.change ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        </article>
+      )}
+    </section>
+  );
+}
