@@ -178,6 +178,22 @@ describe("the console", () => {
     }
     expect(await page.locator("dl.summary").textContent()).toContain("production");
 
+    // A tool, and an API key shown once then revoked.
+    await page.getByRole("link", { name: "Tools" }).click();
+    await page.getByLabel("Tool key").fill("weather");
+    await page.getByLabel("Tool name").fill("Weather");
+    await page.getByRole("button", { name: "Create tool" }).click();
+    await page.getByText("(manual_stub, version 1)").waitFor();
+    await screen("tools");
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByLabel("Key name").fill("ci");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = await page.locator("code.secret").textContent();
+    expect(key).toMatch(/^sk_/);
+    await page.getByRole("button", { name: "Revoke ci" }).click();
+    await page.getByRole("cell", { name: "revoked" }).waitFor();
+    await screen("api-keys");
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to Kiln" }).waitFor();
     await screen("signin");

@@ -2,6 +2,7 @@ import { StrictMode, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { clientOf, loadSession, type Session, saveSession } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
+import { ApiKeys, Tools } from "./keys.js";
 import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
@@ -11,11 +12,13 @@ import "./styles.css";
 
 const NAV = [
   { path: "/prompts", name: "Prompts" },
+  { path: "/tools", name: "Tools" },
   { path: "/skills", name: "Skills" },
   { path: "/playground", name: "Playground" },
   { path: "/models", name: "Models" },
   { path: "/users", name: "Users" },
   { path: "/billing", name: "Billing" },
+  { path: "/api-keys", name: "API keys" },
 ];
 
 function Shell({
@@ -38,6 +41,8 @@ function Shell({
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
   else if (path === "/models") page = <Models kiln={kiln} />;
+  else if (path === "/tools") page = <Tools kiln={kiln} session={session} />;
+  else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/users") page = <Users session={session} />;
   else if (path === "/billing") page = <Billing session={session} />;
   else page = <PromptList kiln={kiln} session={session} navigate={navigate} />;

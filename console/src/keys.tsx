@@ -1,0 +1,232 @@
+import type { Kiln, Tool } from "@kiln/sdk";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { call, errorOf, type Session, type ShownError } from "./api.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+
+interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  revokedAt: string | null;
+}
+
+const SCOPES = [
+  "prompts:read",
+  "prompts:write",
+  "tools:read",
+  "tools:write",
+  "skills:read",
+  "skills:write",
+  "agents:read",
+  "agents:write",
+  "runs:read",
+  "runs:write",
+  "evaluations:read",
+  "evaluations:write",
+  "labels:write",
+  "webhooks:read",
+  "webhooks:write",
+];
+
+/** API keys (non-public routes, owners and admins): create with scopes, the key shown once, revoke. */
+export function ApiKeys({ session }: { session: Session }) {
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<string[]>(["prompts:read", "runs:write"]);
+  const [created, setCreated] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(() => {
+    call<{ data: ApiKey[] }>(
+      "GET",
+      `/api/api-keys?organizationId=${session.organizationId}`,
+      undefined,
+      session.accessToken,
+    )
+      .then((r) => setKeys(r.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [session]);
+  useEffect(load, [load]);
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const r = await call<{ key: string }>(
+        "POST",
+        "/api/api-keys",
+        { organizationId: session.organizationId, name, scopes },
+        session.accessToken,
+      );
+      setCreated(r.key);
+      setName("");
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  async function revoke(id: string) {
+    setError(null);
+    try {
+      await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  return (
+    <main>
+      <h1>API keys</h1>
+      <div className="columns">
+        <form className="card" onSubmit={create} noValidate>
+          <h2>New key</h2>
+          <Field label="Key name" value={name} onChange={setName} issue={error?.fields.name} required />
+          <fieldset>
+            <legend>Scopes</legend>
+            {SCOPES.map((s) => (
+              <label key={s} className="check">
+                <input
+                  type="checkbox"
+                  checked={scopes.includes(s)}
+                  onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))}
+                />{" "}
+                {s}
+              </label>
+            ))}
+          </fieldset>
+          <ErrorBox error={error} />
+          <button type="submit">Create key</button>
+          {created && (
+            <div role="status" className="card">
+              <p>Copy the key now: it is shown once.</p>
+              <code className="secret">{created}</code>
+            </div>
+          )}
+        </form>
+        <section aria-labelledby="keys">
+          <h2 id="keys">Keys</h2>
+          {keys === null ? (
+            <Loading what="keys" />
+          ) : keys.length === 0 ? (
+            <Empty>No key yet.</Empty>
+          ) : (
+            <TableWrap label="API keys">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Scopes</th>
+                    <th scope="col">State</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {keys.map((k) => (
+                    <tr key={k.id}>
+                      <td>{k.name}</td>
+                      <td>{k.scopes.join(", ")}</td>
+                      <td>
+                        {k.revokedAt ? (
+                          "revoked"
+                        ) : (
+                          <button type="button" className="secondary" onClick={() => revoke(k.id)}>
+                            Revoke {k.name}
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}
+
+/** Tools: create manual_stub and http tools; the list with their current versions. */
+export function Tools({ kiln, session }: { kiln: Kiln; session: Session }) {
+  const [tools, setTools] = useState<Tool[] | null>(null);
+  const [toolKey, setToolKey] = useState("");
+  const [name, setName] = useState("");
+  const [type, setType] = useState<"manual_stub" | "http">("manual_stub");
+  const [config, setConfig] = useState('{"result": {"ok": true}}');
+  const [inputSchema, setInputSchema] = useState('{"type": "object", "properties": {}}');
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(() => {
+    kiln.tools
+      .list({ organizationId: session.organizationId, limit: 200 })
+      .then((page) => setTools(page.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, session.organizationId]);
+  useEffect(load, [load]);
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      await kiln.tools.create({
+        organizationId: session.organizationId ?? "",
+        toolKey,
+        name,
+        type,
+        config: JSON.parse(config),
+        inputSchema: JSON.parse(inputSchema),
+      });
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  return (
+    <main>
+      <h1>Tools</h1>
+      <div className="columns">
+        <form className="card" onSubmit={create} noValidate>
+          <h2>New tool</h2>
+          <Field label="Tool key" value={toolKey} onChange={setToolKey} issue={error?.fields.toolKey} required />
+          <Field label="Tool name" value={name} onChange={setName} issue={error?.fields.name} required />
+          <div className="field">
+            <label htmlFor="tool-type">Type</label>
+            <select id="tool-type" value={type} onChange={(e) => setType(e.target.value as "manual_stub" | "http")}>
+              <option value="manual_stub">manual_stub (a fixed result)</option>
+              <option value="http">http (allowlisted hosts only)</option>
+            </select>
+          </div>
+          <Field
+            label="Configuration (JSON)"
+            multiline
+            rows={3}
+            value={config}
+            onChange={setConfig}
+            issue={error?.fields.config}
+          />
+          <Field
+            label="Input schema (JSON Schema)"
+            multiline
+            rows={3}
+            value={inputSchema}
+            onChange={setInputSchema}
+            issue={error?.fields.inputSchema}
+          />
+          <ErrorBox error={error} />
+          <button type="submit">Create tool</button>
+        </form>
+        <section aria-labelledby="tools">
+          <h2 id="tools">All tools</h2>
+          {tools === null ? (
+            <Loading what="tools" />
+          ) : tools.length === 0 ? (
+            <Empty>No tool yet.</Empty>
+          ) : (
+            <ul>
+              {tools.map((t) => (
+                <li key={t.id}>
+                  <code>{t.toolKey}</code> {t.name} ({t.type}, version {t.latestVersion})
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}
