@@ -114,6 +114,24 @@ describe.each(modes)("hostile input in $name", (mode) => {
     expect(read.body.latestVersion).toBe(0);
   });
 
+  it("refuses an output token limit beyond what the wire carries with 400 on the field, not 500 (found by the fuzzer)", async () => {
+    const created = await api.createPrompt(token, organizationId);
+    for (const maxOutputTokens of [9007199254740992, -9007199254740992, 2 ** 31, 200_000]) {
+      const res = await api.post(
+        `/api/prompts/${created.id}/versions`,
+        { systemPrompt: "Hi", maxOutputTokens },
+        { token },
+      );
+      expect(res.status, `${maxOutputTokens}: ${res.text}`).toBe(400);
+      expect(res.body).toMatchObject({
+        error: {
+          code: "invalid_argument",
+          details: expect.arrayContaining([expect.objectContaining({ field: "maxOutputTokens" })]),
+        },
+      });
+    }
+  });
+
   it("refuses bodies nested deeper than the limit before anything recurses", async () => {
     const tool = await post(
       "/api/tools",

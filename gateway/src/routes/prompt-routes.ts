@@ -140,7 +140,10 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
             JsonObject('{"type":"text"} (default) or {"type":"json_schema","name"?,"schema"}'),
           ),
           temperature: Type.Optional(Nullable(Type.Number({ description: "0–2" }))),
-          maxOutputTokens: Type.Optional(Nullable(Type.Integer({ description: "≥ 1" }))),
+          // Within the wire's int32; the catalog answers its own bound (1 to 128 000) on the field.
+          maxOutputTokens: Type.Optional(
+            Nullable(Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, description: "1 to 128000" })),
+          ),
           model: Type.Optional(Nullable(ModelId)),
           tools: Type.Optional(Type.Array(ToolSelectorBody)),
         }),
