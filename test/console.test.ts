@@ -130,6 +130,19 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create version" }).click();
     await page.getByRole("button", { name: "Publish version 1" }).click();
     await page.getByText("published (live)").waitFor();
+    // A second version, compared side by side with the first, and a label moved to it.
+    await page.getByLabel("System prompt").fill("Welcome {{name}}, kindly.");
+    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("button", { name: "Publish version 2" }).waitFor();
+    await page.getByLabel("From", { exact: true }).selectOption({ label: "Version 1" });
+    await page.getByLabel("To", { exact: true }).selectOption({ label: "Version 2" });
+    await page.getByRole("button", { name: "Compare" }).click();
+    await page.getByRole("rowheader", { name: "System prompt (changed)" }).waitFor();
+    expect(await page.getByRole("rowheader", { name: "Temperature", exact: true }).count()).toBe(1);
+    await page.getByLabel("Label", { exact: true }).fill("staging");
+    await page.getByLabel("Version", { exact: true }).selectOption({ label: "Version 2" });
+    await page.getByRole("button", { name: "Move label" }).click();
+    await page.getByText("staging → version 2").waitFor();
     await screen("prompt-detail");
     await page.getByRole("link", { name: "Prompts" }).click();
     await page.getByRole("link", { name: "Greeter" }).waitFor();
@@ -162,8 +175,12 @@ describe("the console", () => {
     await page.getByLabel("Output contains").fill("Greet Ada");
     await page.getByRole("button", { name: "Add case" }).click();
     await page.getByText("1 case.").waitFor();
+    // Two more from CSV.
+    await page.getByLabel(/^Cases:/).fill("name,input.name,contains\nGrace,Grace,Greet Grace\nAlan,Alan,Greet Alan");
+    await page.getByRole("button", { name: "Import" }).click();
+    await page.getByText("3 cases.").waitFor();
     await page.getByRole("button", { name: "Run evaluation" }).click();
-    await page.getByText(/Evaluation completed: 1 case: published 1\/1 passed/).waitFor({ timeout: 20_000 });
+    await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
     await screen("skill");
 
     for (const [link, heading] of [

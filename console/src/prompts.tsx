@@ -1,6 +1,7 @@
 import type { Kiln, Prompt, PromptVersion } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
+import { CompareVersions, Labels } from "./prompt-extras.js";
 import type { Navigate } from "./router.js";
 import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview } from "./ui.js";
 
@@ -218,6 +219,10 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
             </TableWrap>
           )}
         </section>
+      </div>
+      <div className="columns">
+        <Labels kiln={kiln} prompt={prompt} onMoved={load} />
+        <CompareVersions key={prompt.versions.length} kiln={kiln} prompt={prompt} />
       </div>
     </main>
   );

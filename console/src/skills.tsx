@@ -1,4 +1,5 @@
 import type { EvaluationCase, EvaluationRun, Kiln, NewEvaluationCase, Prompt, Skill, SkillPreview } from "@kiln/sdk";
+import Papa from "papaparse";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
@@ -241,7 +242,37 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   );
 }
 
-/** Cases (add, import JSON), a run against draft and/or published, the summary and per-case table. */
+/**
+ * Cases from a JSON array, or from CSV with a header row: `input.<field>` columns make the input,
+ * `name`, `expectedOutput` and `contains` (an assertion) are those; any other column is refused.
+ */
+export function casesOf(text: string): NewEvaluationCase[] {
+  if (text.trim().startsWith("[")) {
+    const parsed = JSON.parse(text) as NewEvaluationCase[];
+    if (!Array.isArray(parsed)) throw new Error("a JSON array of cases is expected");
+    return parsed;
+  }
+  const csv = Papa.parse<Record<string, string>>(text.trim(), { header: true, skipEmptyLines: true });
+  if (csv.errors.length > 0) throw new Error(`CSV row ${(csv.errors[0]?.row ?? 0) + 1}: ${csv.errors[0]?.message}`);
+  const unknown = (csv.meta.fields ?? []).filter(
+    (f) => !f.startsWith("input.") && !["name", "expectedOutput", "contains"].includes(f),
+  );
+  if (unknown.length > 0) throw new Error(`unknown CSV columns: ${unknown.join(", ")} (use input.<field>)`);
+  return csv.data.map((row) => {
+    const { name, expectedOutput, contains } = row;
+    const input = Object.fromEntries(
+      Object.entries(row).flatMap(([k, v]) => (k.startsWith("input.") ? [[k.slice("input.".length), v]] : [])),
+    );
+    return {
+      ...(name ? { name } : {}),
+      input,
+      ...(expectedOutput ? { expectedOutput } : {}),
+      ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
+    };
+  });
+}
+
+/** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */
 function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session; skillId: string }) {
   const [cases, setCases] = useState<EvaluationCase[] | null>(null);
   const [caseInput, setCaseInput] = useState("{}");
@@ -308,9 +339,7 @@ function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session;
           onSubmit={(e) => {
             e.preventDefault();
             try {
-              const parsed = JSON.parse(imported) as NewEvaluationCase[];
-              if (!Array.isArray(parsed)) throw new Error("a JSON array of cases is expected");
-              void add(parsed);
+              void add(casesOf(imported));
             } catch (err) {
               setError(errorOf(err));
             }
@@ -318,7 +347,7 @@ function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session;
         >
           <h3>Import cases</h3>
           <Field
-            label="Cases (JSON array of {name?, input, expectedOutput?, assertions?})"
+            label="Cases: a JSON array of {name?, input, expectedOutput?, assertions?}, or CSV (name, input.<field>…, expectedOutput, contains)"
             multiline
             rows={3}
             value={imported}
