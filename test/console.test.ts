@@ -144,6 +144,7 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Move label" }).click();
     await page.getByText("staging → version 2").waitFor();
     await screen("prompt-detail");
+    const greeterId = new URL(page.url()).pathname.split("/").pop() ?? "";
     await page.getByRole("link", { name: "Prompts" }).click();
     await page.getByRole("link", { name: "Greeter" }).waitFor();
     await screen("prompts");
@@ -182,6 +183,48 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Run evaluation" }).click();
     await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
     await screen("skill");
+
+    // An agent: its workflow as a graph, issues pinned to a step, publish, run, rerun from a step, compare.
+    const workflow = (secondRef: string) =>
+      JSON.stringify({
+        inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        entry: "greet",
+        steps: [
+          {
+            id: "greet",
+            type: "prompt",
+            ref: { promptId: greeterId },
+            input: { name: "{{inputs.name}}" },
+            next: "again",
+          },
+          { id: "again", type: "prompt", ref: { promptId: secondRef }, input: { name: "{{steps.greet.output}}" } },
+        ],
+        output: "{{steps.again.output}}",
+      });
+    await page.getByRole("link", { name: "Agents" }).click();
+    await page.getByLabel("Agent name").fill("Greeting agent");
+    await page.getByRole("button", { name: "Create agent" }).click();
+    await page.getByRole("heading", { name: "Greeting agent" }).waitFor();
+    await page.getByLabel("Workflow (JSON)").fill(workflow("prm_00000000000000000000000000000000"));
+    await page.getByRole("button", { name: "Save and validate" }).click();
+    await page.getByText("The workflow has errors.").waitFor();
+    expect(await page.getByRole("status").filter({ hasText: "again" }).count()).toBe(1);
+    // Pinned in the graph too: the one step with issues is drawn as such.
+    expect(await page.getByText("prompt · has issues").count()).toBe(1);
+    await page.getByLabel("Workflow (JSON)").fill(workflow(greeterId));
+    await page.getByRole("button", { name: "Save and validate" }).click();
+    await page.getByText("The workflow is valid.").waitFor();
+    await page.getByRole("button", { name: "Publish", exact: true }).click();
+    await page.getByText("A version is published.").waitFor();
+    await page.getByLabel("Inputs (JSON)").fill('{"name":"Ada"}');
+    await page.getByRole("button", { name: "Run the published version" }).click();
+    await page.getByText("1 run this session; the last succeeded").waitFor();
+    await page.getByLabel("Rerun from step").selectOption("again");
+    await page.getByRole("button", { name: "Rerun", exact: true }).click();
+    await page.getByText(/2 runs this session; the last succeeded, rerun of arun_\w+ from again/).waitFor();
+    await page.getByRole("button", { name: "Compare the last two runs" }).click();
+    await page.getByText(/greet: same output/).waitFor();
+    await screen("agent");
 
     for (const [link, heading] of [
       ["Models", "Models"],

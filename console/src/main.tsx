@@ -1,5 +1,6 @@
 import { StrictMode, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
+import { AgentDetail, AgentList } from "./agents.js";
 import { clientOf, loadSession, type Session, saveSession } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { ApiKeys, Tools } from "./keys.js";
@@ -14,6 +15,7 @@ const NAV = [
   { path: "/prompts", name: "Prompts" },
   { path: "/tools", name: "Tools" },
   { path: "/skills", name: "Skills" },
+  { path: "/agents", name: "Agents" },
   { path: "/playground", name: "Playground" },
   { path: "/models", name: "Models" },
   { path: "/users", name: "Users" },
@@ -35,8 +37,11 @@ function Shell({
   const kiln = useMemo(() => clientOf(session), [session]);
   const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
   const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
+  const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
   let page: React.ReactNode;
   if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} />;
+  else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} />;
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
