@@ -226,6 +226,24 @@ describe("the console", () => {
     await page.getByText(/greet: same output/).waitFor();
     await screen("agent");
 
+    // Runs: the list filtered by kind, and an agent run with every step.
+    await page.getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { name: "Runs", exact: true }).waitFor();
+    await page.getByRole("table").waitFor();
+    await page.getByLabel("Kind").selectOption("agent");
+    await page.getByRole("button", { name: "Filter runs" }).click();
+    await page.getByRole("table").waitFor();
+    expect(await page.getByRole("cell", { name: "agent", exact: true }).count()).toBe(2);
+    expect(await page.getByRole("cell", { name: "prompt", exact: true }).count()).toBe(0);
+    await screen("runs");
+    await page
+      .getByRole("link", { name: /^arun_/ })
+      .first()
+      .click();
+    await page.getByRole("heading", { name: /^agent run arun_/ }).waitFor();
+    await page.getByRole("cell", { name: "again", exact: true }).waitFor();
+    await screen("run");
+
     for (const [link, heading] of [
       ["Models", "Models"],
       ["Users", "Users"],

@@ -573,6 +573,44 @@ describe("webhooks", () => {
   });
 });
 
+describe("the runs list (non-public)", () => {
+  it("lists the organization's runs filtered by kind, status, model and time, and reads any run", async () => {
+    const all = await raw<{ data: { id: string; kind: string; status: string }[]; nextCursor: string | null }>(
+      "GET",
+      `/api/runs?organizationId=${organizationId}&limit=200`,
+      undefined,
+      accessToken,
+    );
+    expect(all.status).toBe(200);
+    expect(new Set(all.body.data.map((r) => r.kind))).toEqual(new Set(["prompt", "skill", "agent", "judge"]));
+    const agents = await raw<{ data: { kind: string }[] }>(
+      "GET",
+      `/api/runs?organizationId=${organizationId}&kind=agent&status=succeeded&model=local/echo`,
+      undefined,
+      accessToken,
+    );
+    expect(agents.body.data.length).toBeGreaterThan(0);
+    expect(agents.body.data.every((r) => r.kind === "agent")).toBe(true);
+    const future = await raw<{ data: unknown[] }>(
+      "GET",
+      `/api/runs?organizationId=${organizationId}&createdAfter=2999-01-01T00:00:00Z`,
+      undefined,
+      accessToken,
+    );
+    expect(future.body.data).toEqual([]);
+    const bad = await raw(
+      "GET",
+      `/api/runs?organizationId=${organizationId}&createdAfter=yesterday`,
+      undefined,
+      accessToken,
+    );
+    expect(bad.status).toBe(400);
+    const first = all.body.data[0];
+    const one = await raw<{ id: string; kind: string }>("GET", `/api/runs/${first?.id}`, undefined, accessToken);
+    expect(one.body).toMatchObject({ id: first?.id, kind: first?.kind });
+  });
+});
+
 describe("the organization routes (non-public)", () => {
   it("reads and changes the organization, adds and lists members", async () => {
     const read = await raw<{ organization: { settings: { protectedLabels: string[] } } }>(

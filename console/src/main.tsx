@@ -8,6 +8,7 @@ import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
+import { RunDetail, Runs } from "./runs.js";
 import { SkillDetail, SkillList } from "./skills.js";
 import "./styles.css";
 
@@ -17,6 +18,7 @@ const NAV = [
   { path: "/skills", name: "Skills" },
   { path: "/agents", name: "Agents" },
   { path: "/playground", name: "Playground" },
+  { path: "/runs", name: "Runs" },
   { path: "/models", name: "Models" },
   { path: "/users", name: "Users" },
   { path: "/billing", name: "Billing" },
@@ -38,8 +40,11 @@ function Shell({
   const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
   const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
+  const runId = /^\/runs\/([^/]+)$/.exec(path)?.[1];
   let page: React.ReactNode;
   if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  else if (runId) page = <RunDetail session={session} id={runId} />;
+  else if (path === "/runs") page = <Runs session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} />;

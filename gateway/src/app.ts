@@ -26,6 +26,7 @@ import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } from "./routes/openai-routes.js";
+import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 
@@ -243,6 +244,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerRunListRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);

@@ -184,7 +184,7 @@ function runFieldsView(r: Run) {
   };
 }
 
-function judgeRunView(r: Run | undefined) {
+export function judgeRunView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");
   return { id: r.id, kind: "judge" as const, ...runFieldsView(r), completedAt: iso(r.completedAt) ?? "" };
 }

@@ -1,3 +1,4 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
@@ -47,6 +48,17 @@ export function registerExecutionRpc(
     },
     async previewSkill(req, ctx) {
       return { run: runToProto(await runner.previewSkill(req, callContext(ctx)), true) };
+    },
+    async listRuns(req, ctx) {
+      const page = await runner.listRuns(
+        {
+          ...req,
+          createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
+          createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
+        },
+        callContext(ctx),
+      );
+      return { runs: page.items.map((r) => runToProto(r)), nextCursor: page.nextCursor };
     },
     async getRun(req, ctx) {
       return { run: runToProto(await runner.getRun(req, callContext(ctx))) };

@@ -4,6 +4,7 @@ import { type Client, createContextValues } from "@connectrpc/connect";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { findPage } from "@kiln/kit/pagination";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { Collection } from "@kiln/kit/store";
@@ -382,6 +383,40 @@ export function createRunner(deps: RunnerDeps) {
         skillVersionId: version.id,
         steps: records,
       });
+    },
+
+    /** The organization's runs, newest first, filtered by kind, status, model and creation time. */
+    async listRuns(
+      req: {
+        organizationId: string;
+        limit: number;
+        cursor: string;
+        kind: string;
+        status: string;
+        model: string;
+        createdAfter?: Date;
+        createdBefore?: Date;
+      },
+      ctx: CallContext,
+    ) {
+      if (req.organizationId === "")
+        throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
+      await deps.identityAuth.authorize(
+        ctx.principal,
+        { organizationId: req.organizationId, requireAi: true, scope: "runs:read" },
+        ctx.requestId,
+      );
+      const created: Record<string, Date> = {};
+      if (req.createdAfter) created.$gte = req.createdAfter;
+      if (req.createdBefore) created.$lt = req.createdBefore;
+      const filter = {
+        organizationId: req.organizationId,
+        ...(req.kind ? { kind: req.kind } : {}),
+        ...(req.status ? { status: req.status } : {}),
+        ...(req.model ? { model: req.model } : {}),
+        ...(Object.keys(created).length > 0 ? { createdAt: created } : {}),
+      };
+      return findPage(deps.runs, filter, req);
     },
 
     async getRun(req: { id: string; kind: string }, ctx: CallContext): Promise<RunDoc> {

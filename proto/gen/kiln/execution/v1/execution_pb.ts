@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIrMBCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIYCgtvdXRwdXRfanNvbhgEIAEoCUgAiAEBEhIKCmxhdGVuY3lfbXMYBSABKAMSKgoFZXJyb3IYBiABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvckIOCgxfb3V0cHV0X2pzb24i2AMKB1J1blN0ZXASDwoHc3RlcF9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRISCgppbnB1dF9qc29uGAQgASgJEhgKC291dHB1dF9qc29uGAUgASgJSACIAQESDgoGcnVuX2lkGAYgASgJEhUKCHByb3ZpZGVyGAcgASgJSAGIAQESEgoFbW9kZWwYCCABKAlIAogBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgDiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSLwoKdG9vbF9jYWxscxgMIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA0gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISDgoGcmV1c2VkGA4gASgIEhEKCXByb21wdF9pZBgPIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgQIAEoCUIOCgxfb3V0cHV0X2pzb25CCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIocHCgNSdW4SCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSGAoLb3V0cHV0X2pzb24YBiABKAlIAIgBARIVCghwcm92aWRlchgHIAEoCUgBiAEBEhIKBW1vZGVsGAggASgJSAKIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIA4gBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUIOCgxfb3V0cHV0X2pzb25CCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIp8BChBSdW5Qcm9tcHRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglwcm9tcHRfaWQYAiABKAkSFgoOdmFyaWFibGVzX2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVtb2RlbBgFIAEoCRIVCg1tZXNzYWdlc19qc29uGAYgASgJEg0KBWxhYmVsGAcgASgJIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJzCg9SdW5Ta2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCSI3ChBSdW5Ta2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ3ChNQcmV2aWV3U2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAkiOwoUUHJldmlld1NraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIikKDUdldFJ1blJlcXVlc3QSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4igwEKD1J1bkFnZW50UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEwoLaW5wdXRzX2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVhc3luYxgFIAEoCBINCgVsYWJlbBgGIAEoCSI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJmChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEhgKC2lucHV0c19qc29uGAMgASgJSACIAQFCDgoMX2lucHV0c19qc29uIkEKGlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biI8ChZMb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgJIn4KF0xvYWRBZ2VudElucHV0c1Jlc3BvbnNlEhAKCGFnZW50X2lkGAEgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAiABKAkSEwoLaW5wdXRzX2pzb24YAyABKAkSDQoFdmFsaWQYBCABKAgSEwoLZXJyb3JzX2pzb24YBSABKAkiKgoXQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QSDwoHcnVuX2lkcxgBIAMoCSIzChhDb21wYXJlQWdlbnRSdW5zUmVzcG9uc2USFwoPY29tcGFyaXNvbl9qc29uGAEgASgJInUKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSHAoUcmVzcG9uc2Vfc2NoZW1hX2pzb24YBSABKAki4gEKEENvbXBsZXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIRCgRqc29uGAIgASgJSACIAQESEAoIcHJvdmlkZXIYAyABKAkSDQoFbW9kZWwYBCABKAkSJwoFdXNhZ2UYBSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYBiABKAFIAYgBARISCgpsYXRlbmN5X21zGAcgASgDEg4KBnJ1bl9pZBgIIAEoCUIHCgVfanNvbkIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkMr4HChBFeGVjdXRpb25TZXJ2aWNlElkKCkxpc3RNb2RlbHMSJC5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVxdWVzdBolLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJWCglSdW5Qcm9tcHQSIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXF1ZXN0GiQua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVzcG9uc2USUwoIUnVuU2tpbGwSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlc3BvbnNlEl8KDFByZXZpZXdTa2lsbBImLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlcXVlc3QaJy5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXNwb25zZRJNCgZHZXRSdW4SIC5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXF1ZXN0GiEua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVzcG9uc2USUwoIQ29tcGxldGUSIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlc3BvbnNlElMKCFJ1bkFnZW50EiIua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXNwb25zZRJxChJSZXJ1bkFnZW50RnJvbVN0ZXASLC5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Gi0ua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USaAoPTG9hZEFnZW50SW5wdXRzEikua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVxdWVzdBoqLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1Jlc3BvbnNlEmsKEENvbXBhcmVBZ2VudFJ1bnMSKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVxdWVzdBorLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIrMBCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIYCgtvdXRwdXRfanNvbhgEIAEoCUgAiAEBEhIKCmxhdGVuY3lfbXMYBSABKAMSKgoFZXJyb3IYBiABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvckIOCgxfb3V0cHV0X2pzb24i2AMKB1J1blN0ZXASDwoHc3RlcF9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRISCgppbnB1dF9qc29uGAQgASgJEhgKC291dHB1dF9qc29uGAUgASgJSACIAQESDgoGcnVuX2lkGAYgASgJEhUKCHByb3ZpZGVyGAcgASgJSAGIAQESEgoFbW9kZWwYCCABKAlIAogBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgDiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSLwoKdG9vbF9jYWxscxgMIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA0gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISDgoGcmV1c2VkGA4gASgIEhEKCXByb21wdF9pZBgPIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgQIAEoCUIOCgxfb3V0cHV0X2pzb25CCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIocHCgNSdW4SCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSGAoLb3V0cHV0X2pzb24YBiABKAlIAIgBARIVCghwcm92aWRlchgHIAEoCUgBiAEBEhIKBW1vZGVsGAggASgJSAKIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIA4gBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUIOCgxfb3V0cHV0X2pzb25CCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIp8BChBSdW5Qcm9tcHRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglwcm9tcHRfaWQYAiABKAkSFgoOdmFyaWFibGVzX2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVtb2RlbBgFIAEoCRIVCg1tZXNzYWdlc19qc29uGAYgASgJEg0KBWxhYmVsGAcgASgJIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJzCg9SdW5Ta2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCSI3ChBSdW5Ta2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ3ChNQcmV2aWV3U2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAkiOwoUUHJldmlld1NraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIt0BCg9MaXN0UnVuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRraW5kGAQgASgJEg4KBnN0YXR1cxgFIAEoCRINCgVtb2RlbBgGIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTQoQTGlzdFJ1bnNSZXNwb25zZRIkCgRydW5zGAEgAygLMhYua2lsbi5leGVjdXRpb24udjEuUnVuEhMKC25leHRfY3Vyc29yGAIgASgJIikKDUdldFJ1blJlcXVlc3QSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4igwEKD1J1bkFnZW50UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEwoLaW5wdXRzX2pzb24YAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVhc3luYxgFIAEoCBINCgVsYWJlbBgGIAEoCSI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJmChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEhgKC2lucHV0c19qc29uGAMgASgJSACIAQFCDgoMX2lucHV0c19qc29uIkEKGlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biI8ChZMb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgJIn4KF0xvYWRBZ2VudElucHV0c1Jlc3BvbnNlEhAKCGFnZW50X2lkGAEgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAiABKAkSEwoLaW5wdXRzX2pzb24YAyABKAkSDQoFdmFsaWQYBCABKAgSEwoLZXJyb3JzX2pzb24YBSABKAkiKgoXQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QSDwoHcnVuX2lkcxgBIAMoCSIzChhDb21wYXJlQWdlbnRSdW5zUmVzcG9uc2USFwoPY29tcGFyaXNvbl9qc29uGAEgASgJInUKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSHAoUcmVzcG9uc2Vfc2NoZW1hX2pzb24YBSABKAki4gEKEENvbXBsZXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIRCgRqc29uGAIgASgJSACIAQESEAoIcHJvdmlkZXIYAyABKAkSDQoFbW9kZWwYBCABKAkSJwoFdXNhZ2UYBSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYBiABKAFIAYgBARISCgpsYXRlbmN5X21zGAcgASgDEg4KBnJ1bl9pZBgIIAEoCUIHCgVfanNvbkIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkMpMIChBFeGVjdXRpb25TZXJ2aWNlElkKCkxpc3RNb2RlbHMSJC5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVxdWVzdBolLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJWCglSdW5Qcm9tcHQSIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXF1ZXN0GiQua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVzcG9uc2USUwoIUnVuU2tpbGwSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlc3BvbnNlEl8KDFByZXZpZXdTa2lsbBImLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlcXVlc3QaJy5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXNwb25zZRJNCgZHZXRSdW4SIC5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXF1ZXN0GiEua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVzcG9uc2USUwoITGlzdFJ1bnMSIi5raWxuLmV4ZWN1dGlvbi52MS5MaXN0UnVuc1JlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5MaXN0UnVuc1Jlc3BvbnNlElMKCENvbXBsZXRlEiIua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXNwb25zZRJTCghSdW5BZ2VudBIiLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkFnZW50UmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkFnZW50UmVzcG9uc2UScQoSUmVydW5BZ2VudEZyb21TdGVwEiwua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVxdWVzdBotLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEmgKD0xvYWRBZ2VudElucHV0cxIpLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1JlcXVlc3QaKi5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXNwb25zZRJrChBDb21wYXJlQWdlbnRSdW5zEioua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QaKy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -697,6 +697,88 @@ export const PreviewSkillResponseSchema: GenMessage<PreviewSkillResponse> = /*@_
   messageDesc(file_kiln_execution_v1_execution, 15);
 
 /**
+ * The runs of an organization, newest first, filtered (the console's runs list; non-public).
+ *
+ * @generated from message kiln.execution.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * "prompt", "skill", "agent" or "judge"; empty: every kind.
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * "succeeded", "failed" or "running"; empty: any.
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * A model id as GET /api/models lists it; empty: any.
+   *
+   * @generated from field: string model = 6;
+   */
+  model: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_after = 7;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_before = 8;
+   */
+  createdBefore?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 16);
+
+/**
+ * @generated from message kiln.execution.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"kiln.execution.v1.ListRunsResponse"> & {
+  /**
+   * @generated from field: repeated kiln.execution.v1.Run runs = 1;
+   */
+  runs: Run[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 17);
+
+/**
  * @generated from message kiln.execution.v1.GetRunRequest
  */
 export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
@@ -718,7 +800,7 @@ export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 16);
+  messageDesc(file_kiln_execution_v1_execution, 18);
 
 /**
  * @generated from message kiln.execution.v1.GetRunResponse
@@ -735,7 +817,7 @@ export type GetRunResponse = Message<"kiln.execution.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 17);
+  messageDesc(file_kiln_execution_v1_execution, 19);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentRequest
@@ -783,7 +865,7 @@ export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
  * Use `create(RunAgentRequestSchema)` to create a new message.
  */
 export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 20);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentResponse
@@ -800,7 +882,7 @@ export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
  * Use `create(RunAgentResponseSchema)` to create a new message.
  */
 export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 21);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
@@ -829,7 +911,7 @@ export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFro
  * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
  */
 export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 20);
+  messageDesc(file_kiln_execution_v1_execution, 22);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
@@ -846,7 +928,7 @@ export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFr
  * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
  */
 export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 21);
+  messageDesc(file_kiln_execution_v1_execution, 23);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsRequest
@@ -870,7 +952,7 @@ export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsR
  * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
  */
 export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 22);
+  messageDesc(file_kiln_execution_v1_execution, 24);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsResponse
@@ -909,7 +991,7 @@ export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputs
  * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
  */
 export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 23);
+  messageDesc(file_kiln_execution_v1_execution, 25);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsRequest
@@ -926,7 +1008,7 @@ export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRun
  * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
  */
 export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 24);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsResponse
@@ -945,7 +1027,7 @@ export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRu
  * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
  */
 export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 25);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
@@ -989,7 +1071,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 26);
+  messageDesc(file_kiln_execution_v1_execution, 28);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -1043,7 +1125,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 27);
+  messageDesc(file_kiln_execution_v1_execution, 29);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService
@@ -1088,6 +1170,14 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof GetRunRequestSchema;
     output: typeof GetRunResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
   },
   /**
    * @generated from rpc kiln.execution.v1.ExecutionService.Complete

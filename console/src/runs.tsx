@@ -1,0 +1,246 @@
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { call, errorOf, type Session, type ShownError } from "./api.js";
+import type { Navigate } from "./router.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+
+interface ToolCall {
+  toolKey: string;
+  input: unknown;
+  output: unknown;
+  latencyMs: number;
+  error?: { code: string; message: string };
+}
+
+interface RunStep {
+  stepId: string;
+  status: string;
+  output: { text: string } | null;
+  model?: string | null;
+  latencyMs: number;
+  toolCalls: ToolCall[];
+  error?: { message: string };
+}
+
+interface Run {
+  id: string;
+  kind: "prompt" | "skill" | "agent" | "judge";
+  status: string;
+  model: string | null;
+  usage: { inputTokens: number; outputTokens: number };
+  estimatedCostUsd: number | null;
+  latencyMs: number;
+  toolCallCount: number;
+  toolCalls: ToolCall[];
+  output: { text: string } | null;
+  input: unknown;
+  error?: { code: string; message: string };
+  createdAt: string;
+  steps?: RunStep[];
+}
+
+const query = (f: Record<string, string>) =>
+  Object.entries(f)
+    .filter(([, v]) => v !== "")
+    .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+    .join("&");
+
+/** The organization's runs, filtered by kind, status, model and time (non-public GET /api/runs). */
+export function Runs({ session, navigate }: { session: Session; navigate: Navigate }) {
+  const [kind, setKind] = useState("");
+  const [status, setStatus] = useState("");
+  const [model, setModel] = useState("");
+  const [after, setAfter] = useState("");
+  const [runs, setRuns] = useState<Run[] | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(
+    (filters: { kind: string; status: string; model: string; after: string }) => {
+      const q = query({
+        organizationId: session.organizationId ?? "",
+        kind: filters.kind,
+        status: filters.status,
+        model: filters.model,
+        createdAfter: filters.after ? new Date(filters.after).toISOString() : "",
+        limit: "100",
+      });
+      call<{ data: Run[] }>("GET", `/api/runs?${q}`, undefined, session.accessToken)
+        .then((r) => setRuns(r.data))
+        .catch((e) => setError(errorOf(e)));
+    },
+    [session],
+  );
+  useEffect(() => load({ kind: "", status: "", model: "", after: "" }), [load]);
+  function filter(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    setRuns(null);
+    load({ kind, status, model, after });
+  }
+  return (
+    <main>
+      <h1>Runs</h1>
+      <form onSubmit={filter} className="columns">
+        <div className="field">
+          <label htmlFor="runs-kind">Kind</label>
+          <select id="runs-kind" value={kind} onChange={(e) => setKind(e.target.value)}>
+            <option value="">any</option>
+            <option value="prompt">prompt</option>
+            <option value="skill">skill</option>
+            <option value="agent">agent</option>
+            <option value="judge">judge</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="runs-status">Status</label>
+          <select id="runs-status" value={status} onChange={(e) => setStatus(e.target.value)}>
+            <option value="">any</option>
+            <option value="succeeded">succeeded</option>
+            <option value="failed">failed</option>
+            <option value="running">running</option>
+          </select>
+        </div>
+        <Field label="Model" value={model} onChange={setModel} issue={error?.fields.model} />
+        <Field label="Created after" type="datetime-local" value={after} onChange={setAfter} />
+        <div>
+          <button type="submit">Filter runs</button>
+        </div>
+      </form>
+      <ErrorBox error={error} />
+      {runs === null ? (
+        <Loading what="runs" />
+      ) : runs.length === 0 ? (
+        <Empty>No run matches.</Empty>
+      ) : (
+        <TableWrap label="Runs">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Status</th>
+                <th scope="col">Model</th>
+                <th scope="col">Tokens</th>
+                <th scope="col">Latency</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => (
+                <tr key={r.id}>
+                  <td>
+                    <a
+                      href={`/runs/${r.id}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate(`/runs/${r.id}`);
+                      }}
+                    >
+                      {r.id}
+                    </a>
+                  </td>
+                  <td>{r.kind}</td>
+                  <td>{r.status}</td>
+                  <td>{r.model ?? "—"}</td>
+                  <td>
+                    {r.usage.inputTokens} / {r.usage.outputTokens}
+                  </td>
+                  <td>{r.latencyMs} ms</td>
+                  <td>{new Date(r.createdAt).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </main>
+  );
+}
+
+function ToolCalls({ calls }: { calls: ToolCall[] }) {
+  if (calls.length === 0) return <span>none</span>;
+  return (
+    <ul>
+      {calls.map((c, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the calls of one step, in order
+        <li key={i}>
+          <code>{c.toolKey}</code> {JSON.stringify(c.input)} → {c.error ? c.error.message : JSON.stringify(c.output)} (
+          {c.latencyMs} ms)
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** One run with every step and tool call (non-public GET /api/runs/:id). */
+export function RunDetail({ session, id }: { session: Session; id: string }) {
+  const [run, setRun] = useState<Run | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  useEffect(() => {
+    call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken)
+      .then(setRun)
+      .catch((e) => setError(errorOf(e)));
+  }, [session, id]);
+  if (!run) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the run" />}</main>;
+  return (
+    <main>
+      <h1>
+        {run.kind} run {run.id}
+      </h1>
+      <dl className="summary">
+        <dt>Status</dt>
+        <dd>{run.status}</dd>
+        <dt>Model</dt>
+        <dd>{run.model ?? "—"}</dd>
+        <dt>Tokens</dt>
+        <dd>
+          {run.usage.inputTokens} in / {run.usage.outputTokens} out
+        </dd>
+        <dt>Cost</dt>
+        <dd>{run.estimatedCostUsd === null ? "unknown" : `$${run.estimatedCostUsd}`}</dd>
+        <dt>Latency</dt>
+        <dd>{run.latencyMs} ms</dd>
+        <dt>Tool calls</dt>
+        <dd>{run.toolCallCount}</dd>
+      </dl>
+      <h2>Input</h2>
+      <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
+      <h2>Output</h2>
+      <pre className="output">{run.output?.text ?? run.error?.message ?? ""}</pre>
+      {run.steps && run.steps.length > 0 ? (
+        <>
+          <h2>Steps</h2>
+          <TableWrap label="Steps">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Step</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Output</th>
+                  <th scope="col">Tool calls</th>
+                </tr>
+              </thead>
+              <tbody>
+                {run.steps.map((s) => (
+                  <tr key={s.stepId}>
+                    <td>{s.stepId}</td>
+                    <td>{s.status}</td>
+                    <td>
+                      <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
+                    </td>
+                    <td>
+                      <ToolCalls calls={s.toolCalls} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        </>
+      ) : (
+        <>
+          <h2>Tool calls</h2>
+          <ToolCalls calls={run.toolCalls} />
+        </>
+      )}
+    </main>
+  );
+}

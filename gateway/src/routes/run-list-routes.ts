@@ -1,0 +1,101 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Run } from "@kiln/proto/execution";
+import Type from "typebox";
+import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { HttpError } from "../errors.js";
+import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
+import { AgentRunView } from "./agent-run-routes.js";
+import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
+import {
+  agentRunView,
+  JudgeRunView,
+  judgeRunView,
+  PromptRunView,
+  promptRunView,
+  SkillRunView,
+  skillRunView,
+} from "./run-routes.js";
+
+/** Any stored run, in the shape of its kind (api.md "Runs"). */
+const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
+
+function anyRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  if (r.kind === "skill") return skillRunView(r);
+  if (r.kind === "agent") return agentRunView(r);
+  if (r.kind === "judge") return judgeRunView(r);
+  return promptRunView(r);
+}
+
+function dateOf(field: string, value: string | undefined) {
+  if (value === undefined) return undefined;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) {
+    throw new HttpError("invalid_argument", `invalid ${field}`, [{ field, issue: "must be an ISO-8601 date-time" }]);
+  }
+  return timestampFromDate(new Date(at));
+}
+
+/** The runs list and any run by id (non-public: the console's runs screen; docs/console.md). */
+export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { execution } = deps.clients;
+  const config = { stability: "non-public" as const };
+
+  app.get(
+    "/api/runs",
+    {
+      config,
+      schema: {
+        tags: ["runs"],
+        operationId: "listRuns",
+        summary: "An organization's runs, newest first, filtered by kind, status, model and creation time",
+        querystring: Type.Object(
+          {
+            organizationId: Type.Optional(OrganizationId),
+            kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
+            status: Type.Optional(OneOf(["succeeded", "failed", "running"])),
+            model: Type.Optional(ModelId),
+            createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
+            createdBefore: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, exclusive" })),
+            ...ListQuery,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: List(AnyRun), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const r = await execution.listRuns(
+        {
+          organizationId: organizationOf(request, q.organizationId),
+          limit: q.limit ? Number(q.limit) : 0,
+          cursor: q.cursor ?? "",
+          kind: q.kind ?? "",
+          status: q.status ?? "",
+          model: q.model ?? "",
+          createdAfter: dateOf("createdAfter", q.createdAfter),
+          createdBefore: dateOf("createdBefore", q.createdBefore),
+        },
+        rpcOptions(request),
+      );
+      return { data: r.runs.map(anyRunView), nextCursor: r.nextCursor || null };
+    },
+  );
+
+  app.get(
+    "/api/runs/:id",
+    {
+      config,
+      schema: {
+        tags: ["runs"],
+        operationId: "getRun",
+        summary: "Any stored run (prompt, skill, agent, judge) with every step and tool call",
+        params: IdParams,
+        response: { 200: AnyRun, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) =>
+      anyRunView((await execution.getRun({ id: request.params.id, kind: "" }, rpcOptions(request))).run),
+  );
+}
