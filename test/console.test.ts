@@ -183,6 +183,11 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Run evaluation" }).click();
     await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
     await screen("skill");
+    // A new version, diffed against the published one.
+    await page.getByRole("button", { name: "New version" }).click();
+    await page.getByText("Editing the draft.").waitFor();
+    await page.getByRole("button", { name: "Show diff" }).click();
+    await page.getByRole("region", { name: "Skill version diff" }).or(page.getByText("No change.")).waitFor();
 
     // An agent: its workflow as a graph, issues pinned to a step, publish, run, rerun from a step, compare.
     const workflow = (secondRef: string) =>
@@ -263,6 +268,21 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create tool" }).click();
     await page.getByText("(manual_stub, version 1)").waitFor();
     await screen("tools");
+    // Its detail: a second version, and what changed in it.
+    await page.getByRole("link", { name: "weather" }).click();
+    await page.getByRole("heading", { name: "Tool weather" }).waitFor();
+    await page.getByLabel("Configuration (JSON)").fill('{"result": {"ok": false}}');
+    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("heading", { name: "Version 2" }).waitFor();
+    await page.getByRole("cell", { name: "/config/result/ok" }).waitFor();
+    await screen("tool");
+    // The playground runs a skill too, at a version picked.
+    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByLabel("Prompt or skill").selectOption({ label: "Greeting skill" });
+    await page.getByLabel("Version", { exact: true }).selectOption({ label: "Version 1 (published)" });
+    await page.getByLabel("name (required)").fill("Alan");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.getByRole("article").filter({ hasText: "Greet Alan warmly." }).waitFor();
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByLabel("Key name").fill("ci");
     await page.getByRole("button", { name: "Create key" }).click();

@@ -1,7 +1,8 @@
-import type { Kiln, Tool } from "@kiln/sdk";
+import type { Kiln, Tool, VersionDiff } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import type { Navigate } from "./router.js";
+import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
 
 interface ApiKey {
   id: string;
@@ -144,7 +145,7 @@ export function ApiKeys({ session }: { session: Session }) {
 }
 
 /** Tools: create manual_stub and http tools; the list with their current versions. */
-export function Tools({ kiln, session }: { kiln: Kiln; session: Session }) {
+export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
   const [tools, setTools] = useState<Tool[] | null>(null);
   const [toolKey, setToolKey] = useState("");
   const [name, setName] = useState("");
@@ -220,11 +221,100 @@ export function Tools({ kiln, session }: { kiln: Kiln; session: Session }) {
             <ul>
               {tools.map((t) => (
                 <li key={t.id}>
-                  <code>{t.toolKey}</code> {t.name} ({t.type}, version {t.latestVersion})
+                  <a
+                    href={`/tools/${t.id}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/tools/${t.id}`);
+                    }}
+                  >
+                    {t.toolKey}
+                  </a>{" "}
+                  {t.name} ({t.type}, version {t.latestVersion})
                 </li>
               ))}
             </ul>
           )}
+        </section>
+      </div>
+    </main>
+  );
+}
+
+/** One tool: rename, a new version (configuration, input schema), the current version's diff. */
+export function ToolDetail({ kiln, id }: { kiln: Kiln; id: string }) {
+  const [tool, setTool] = useState<Tool | null>(null);
+  const [name, setName] = useState("");
+  const [config, setConfig] = useState("");
+  const [inputSchema, setInputSchema] = useState("");
+  const [diff, setDiff] = useState<VersionDiff | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const load = useCallback(() => {
+    kiln.tools
+      .get(id)
+      .then(async (t) => {
+        setTool(t);
+        setName(t.name);
+        setConfig(JSON.stringify(t.config, null, 2));
+        setInputSchema(JSON.stringify(t.inputSchema, null, 2));
+        setDiff(t.latestVersion > 1 ? await kiln.tools.diff(id, t.currentVersionId) : null);
+      })
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, id]);
+  useEffect(load, [load]);
+  const act = async (what: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await what();
+      load();
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  };
+  if (!tool) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the tool" />}</main>;
+  return (
+    <main>
+      <h1>
+        Tool <code>{tool.toolKey}</code>
+      </h1>
+      <ErrorBox error={error} />
+      <div className="columns">
+        <section className="card" aria-labelledby="tool-edit">
+          <h2 id="tool-edit">Version {tool.latestVersion}</h2>
+          <Field label="Tool name" value={name} onChange={setName} issue={error?.fields.name} />
+          <button type="button" className="secondary" onClick={() => act(() => kiln.tools.update(id, { name }))}>
+            Rename
+          </button>
+          <Field
+            label="Configuration (JSON)"
+            multiline
+            rows={5}
+            value={config}
+            onChange={setConfig}
+            issue={error?.fields.config}
+          />
+          <Field
+            label="Input schema (JSON Schema)"
+            multiline
+            rows={5}
+            value={inputSchema}
+            onChange={setInputSchema}
+            issue={error?.fields.inputSchema}
+          />
+          <button
+            type="button"
+            onClick={() =>
+              act(() =>
+                kiln.tools.createVersion(id, { config: JSON.parse(config), inputSchema: JSON.parse(inputSchema) }),
+              )
+            }
+          >
+            Create version
+          </button>
+        </section>
+        <section className="card" aria-labelledby="tool-diff">
+          <h2 id="tool-diff">Changes in the current version</h2>
+          {diff ? <DiffTable label="Tool version diff" changes={diff.changes} /> : <Empty>Only one version.</Empty>}
         </section>
       </div>
     </main>

@@ -3,7 +3,7 @@ import { createRoot } from "react-dom/client";
 import { AgentDetail, AgentList } from "./agents.js";
 import { clientOf, loadSession, type Session, saveSession } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
-import { ApiKeys, Tools } from "./keys.js";
+import { ApiKeys, ToolDetail, Tools } from "./keys.js";
 import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
@@ -41,8 +41,10 @@ function Shell({
   const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
   const runId = /^\/runs\/([^/]+)$/.exec(path)?.[1];
+  const toolId = /^\/tools\/([^/]+)$/.exec(path)?.[1];
   let page: React.ReactNode;
   if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail session={session} id={runId} />;
   else if (path === "/runs") page = <Runs session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} />;
@@ -51,7 +53,7 @@ function Shell({
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
   else if (path === "/models") page = <Models kiln={kiln} />;
-  else if (path === "/tools") page = <Tools kiln={kiln} session={session} />;
+  else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/users") page = <Users session={session} />;
   else if (path === "/billing") page = <Billing session={session} />;

@@ -1,9 +1,18 @@
-import type { EvaluationCase, EvaluationRun, Kiln, NewEvaluationCase, Prompt, Skill, SkillPreview } from "@kiln/sdk";
+import type {
+  EvaluationCase,
+  EvaluationRun,
+  Kiln,
+  NewEvaluationCase,
+  Prompt,
+  Skill,
+  SkillPreview,
+  VersionDiff,
+} from "@kiln/sdk";
 import Papa from "papaparse";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
 
 function parseObject(text: string, what: string): Record<string, unknown> {
   let value: unknown;
@@ -237,6 +246,7 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
           )}
         </section>
       </div>
+      <SkillDiff kiln={kiln} skill={skill} />
       <Evaluations kiln={kiln} session={session} skillId={id} />
     </main>
   );
@@ -270,6 +280,45 @@ export function casesOf(text: string): NewEvaluationCase[] {
       ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
     };
   });
+}
+
+/** A version of the skill against the one before it. */
+function SkillDiff({ kiln, skill }: { kiln: Kiln; skill: Skill }) {
+  const later = skill.versions.filter((v) => v.version > 1);
+  const [picked, setVersionId] = useState("");
+  // The newest version until one is picked (versions appear after this mounted).
+  const versionId = picked || later.at(-1)?.id || "";
+  const [diff, setDiff] = useState<VersionDiff | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  if (later.length === 0) return null;
+  return (
+    <section className="card" aria-labelledby="skill-diff">
+      <h2 id="skill-diff">Version diff</h2>
+      <div className="field">
+        <label htmlFor="skill-diff-version">Version (against the one before)</label>
+        <select id="skill-diff-version" value={versionId} onChange={(e) => setVersionId(e.target.value)}>
+          {later.map((v) => (
+            <option key={v.id} value={v.id}>
+              Version {v.version}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button
+        type="button"
+        onClick={() =>
+          kiln.skills
+            .diff(skill.id, versionId)
+            .then(setDiff)
+            .catch((e) => setError(errorOf(e)))
+        }
+      >
+        Show diff
+      </button>
+      <ErrorBox error={error} />
+      {diff && <DiffTable label="Skill version diff" changes={diff.changes} />}
+    </section>
+  );
 }
 
 /** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */

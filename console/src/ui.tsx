@@ -103,3 +103,46 @@ export function TableWrap({ label, children }: { label: string; children: ReactN
     </section>
   );
 }
+
+export interface DiffChange {
+  op: "add" | "remove" | "replace";
+  path: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
+export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
+  if (changes.length === 0) return <Empty>No change.</Empty>;
+  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
+  return (
+    <TableWrap label={label}>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Change</th>
+            <th scope="col">Where</th>
+            <th scope="col">Before</th>
+            <th scope="col">After</th>
+          </tr>
+        </thead>
+        <tbody>
+          {changes.map((c) => (
+            <tr key={`${c.op}${c.path}`} className="changed">
+              <td>{c.op}</td>
+              <td>
+                <code>{c.path}</code>
+              </td>
+              <td>
+                <pre className="output">{show(c.before)}</pre>
+              </td>
+              <td>
+                <pre className="output">{show(c.after)}</pre>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}
