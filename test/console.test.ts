@@ -276,6 +276,27 @@ describe("the console", () => {
     await page.getByRole("heading", { name: "Version 2" }).waitFor();
     await page.getByRole("cell", { name: "/config/result/ok" }).waitFor();
     await screen("tool");
+    // The tool attached to a new prompt version, and to the skill's draft beside a bound second step.
+    await page.getByRole("link", { name: "Prompts" }).click();
+    await page.getByRole("link", { name: "Greeter" }).click();
+    await page.getByLabel("System prompt").fill("Greet {{name}}, and use the weather tool.");
+    await page
+      .getByLabel("Variables schema (JSON Schema)")
+      .fill('{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}');
+    await page.getByLabel("weather").check();
+    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByText("Version 3 created as a draft.").waitFor();
+    await page.getByRole("link", { name: "Skills" }).click();
+    await page.getByRole("link", { name: "Greeting skill" }).click();
+    await page.getByText("Editing the draft.").waitFor();
+    await page.getByLabel(/^Bindings/).fill('{"name": "{{steps.step1.output}}"}');
+    await page.getByRole("button", { name: "Add step" }).click();
+    await page.getByRole("button", { name: "Remove step2" }).waitFor();
+    expect(await page.locator("pre").filter({ hasText: "{{steps.step1.output}}" }).count()).toBe(1);
+    // The box follows the stored skill version: it is ticked once the tools are replaced.
+    await page.getByLabel("weather").click();
+    await expect.poll(() => page.getByLabel("weather").isChecked()).toBe(true);
+    await screen("skill-draft");
     // The playground runs a skill too, at a version picked.
     await page.getByRole("link", { name: "Playground" }).click();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Greeting skill" });

@@ -1,9 +1,9 @@
-import type { Kiln, Prompt, PromptVersion } from "@kiln/sdk";
+import type { Kiln, Prompt, PromptVersion, Tool } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview } from "./ui.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export function PromptList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
@@ -99,6 +99,8 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
   const [temperature, setTemperature] = useState("");
   const [maxOutputTokens, setMaxOutputTokens] = useState("");
   const [saved, setSaved] = useState<PromptVersion | null>(null);
+  const [tools, setTools] = useState<Tool[]>([]);
+  const [attached, setAttached] = useState<string[]>([]);
   const load = useCallback(() => {
     kiln.prompts
       .get(id)
@@ -106,6 +108,13 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
       .catch((e) => setError(errorOf(e)));
   }, [kiln, id]);
   useEffect(load, [load]);
+  useEffect(() => {
+    if (!prompt) return;
+    kiln.tools
+      .list({ organizationId: prompt.organizationId, limit: 200 })
+      .then((page) => setTools(page.data))
+      .catch((e) => setError(errorOf(e)));
+  }, [kiln, prompt?.organizationId]);
   const typedIssue = useMemo(() => schemaIssue(schema), [schema]);
   async function createVersion(e: FormEvent) {
     e.preventDefault();
@@ -118,6 +127,7 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         variablesSchema: JSON.parse(schema),
         temperature: temperature === "" ? null : Number(temperature),
         maxOutputTokens: maxOutputTokens === "" ? null : Number(maxOutputTokens),
+        tools: attached,
       });
       setSaved(version);
       load();
@@ -179,6 +189,7 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
               onChange={setMaxOutputTokens}
               issue={error?.fields.maxOutputTokens}
             />
+            <ToolPicker tools={tools} chosen={attached} onChange={setAttached} legend="Attached tools" />
             <ErrorBox error={error} />
             <button type="submit" disabled={typedIssue !== undefined}>
               Create version

@@ -6,13 +6,14 @@ import type {
   Prompt,
   Skill,
   SkillPreview,
+  Tool,
   VersionDiff,
 } from "@kiln/sdk";
 import Papa from "papaparse";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap, ToolPicker } from "./ui.js";
 
 function parseObject(text: string, what: string): Record<string, unknown> {
   let value: unknown;
@@ -94,6 +95,8 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   const [skill, setSkill] = useState<Skill | null>(null);
   const [prompts, setPrompts] = useState<Prompt[]>([]);
   const [adding, setAdding] = useState("");
+  const [bindings, setBindings] = useState("");
+  const [tools, setTools] = useState<Tool[]>([]);
   const [input, setInput] = useState("{}");
   const [preview, setPreview] = useState<SkillPreview | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
@@ -113,6 +116,10 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
         setAdding((a) => a || published[0]?.id || "");
       })
       .catch((e) => setError(errorOf(e)));
+    kiln.tools
+      .list({ organizationId: session.organizationId, limit: 200 })
+      .then((page) => setTools(page.data))
+      .catch((e) => setError(errorOf(e)));
   }, [kiln, session.organizationId]);
   const act = async (what: () => Promise<void>) => {
     setError(null);
@@ -125,7 +132,13 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   if (!skill) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the skill" />}</main>;
   const steps = skill.promptComposition;
   const draft = skill.draftVersionId;
-  const replace = (prompts: { promptId: string; alias: string }[]) =>
+  type StepInput = { promptId: string; alias: string; variables?: Record<string, unknown> };
+  const kept = (s: (typeof steps)[number]): StepInput => ({
+    promptId: s.promptId,
+    alias: s.alias,
+    variables: s.variables,
+  });
+  const replace = (prompts: StepInput[]) =>
     act(async () => {
       if (!draft) return;
       setSkill(await kiln.skills.replacePrompts(draft, { prompts }));
@@ -153,13 +166,7 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
                     <button
                       type="button"
                       className="secondary"
-                      onClick={() =>
-                        replace(
-                          steps
-                            .filter((o) => o.alias !== s.alias)
-                            .map((o) => ({ promptId: o.promptId, alias: o.alias })),
-                        )
-                      }
+                      onClick={() => replace(steps.filter((o) => o.alias !== s.alias).map(kept))}
                     >
                       Remove {s.alias}
                     </button>
@@ -172,9 +179,16 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
             <form
               onSubmit={(e) => {
                 e.preventDefault();
-                replace([
-                  ...steps.map((o) => ({ promptId: o.promptId, alias: o.alias })),
-                  { promptId: adding, alias: `step${steps.length + 1}` },
+                let variables: Record<string, unknown> | undefined;
+                try {
+                  variables = bindings.trim() === "" ? undefined : parseObject(bindings, "The bindings");
+                } catch (err) {
+                  setError(errorOf(err));
+                  return;
+                }
+                void replace([
+                  ...steps.map(kept),
+                  { promptId: adding, alias: `step${steps.length + 1}`, ...(variables ? { variables } : {}) },
                 ]);
               }}
             >
@@ -188,10 +202,27 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
                   ))}
                 </select>
               </div>
+              <Field
+                label='Bindings (JSON, optional: {"variable": "{{input.x}}" or "{{steps.<alias>.output}}"})'
+                value={bindings}
+                onChange={setBindings}
+              />
               <button type="submit" disabled={!adding}>
                 Add step
               </button>
             </form>
+          )}
+          {draft && (
+            <ToolPicker
+              tools={tools}
+              chosen={skill.tools.map((t) => t.toolId)}
+              onChange={(ids) =>
+                act(async () => {
+                  setSkill(await kiln.skills.replaceTools(draft, { tools: ids }));
+                })
+              }
+              legend="Skill tools (offered to every step)"
+            />
           )}
           <h3>Input schema</h3>
           <pre className="output">{JSON.stringify(skill.inputSchema, null, 2)}</pre>

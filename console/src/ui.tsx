@@ -146,3 +146,33 @@ export function DiffTable({ label, changes }: { label: string; changes: DiffChan
     </TableWrap>
   );
 }
+
+/** Tools to attach, as checkboxes (each pins the tool's current version). */
+export function ToolPicker({
+  tools,
+  chosen,
+  onChange,
+  legend,
+}: {
+  tools: { id: string; toolKey: string; name: string }[];
+  chosen: string[];
+  onChange: (ids: string[]) => void;
+  legend: string;
+}) {
+  if (tools.length === 0) return null;
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {tools.map((t) => (
+        <label key={t.id} className="check">
+          <input
+            type="checkbox"
+            checked={chosen.includes(t.id)}
+            onChange={(e) => onChange(e.target.checked ? [...chosen, t.id] : chosen.filter((x) => x !== t.id))}
+          />{" "}
+          {t.toolKey}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
