@@ -108,13 +108,14 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
       .catch((e) => setError(errorOf(e)));
   }, [kiln, id]);
   useEffect(load, [load]);
+  const organizationId = prompt?.organizationId;
   useEffect(() => {
-    if (!prompt) return;
+    if (!organizationId) return;
     kiln.tools
-      .list({ organizationId: prompt.organizationId, limit: 200 })
+      .list({ organizationId, limit: 200 })
       .then((page) => setTools(page.data))
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, prompt?.organizationId]);
+  }, [kiln, organizationId]);
   const typedIssue = useMemo(() => schemaIssue(schema), [schema]);
   async function createVersion(e: FormEvent) {
     e.preventDefault();
