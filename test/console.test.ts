@@ -180,9 +180,15 @@ describe("the console", () => {
     await page.getByLabel(/^Cases:/).fill("name,input.name,contains\nGrace,Grace,Greet Grace\nAlan,Alan,Greet Alan");
     await page.getByRole("button", { name: "Import" }).click();
     await page.getByText("3 cases.").waitFor();
+    await page.getByLabel("against published").check();
     await page.getByRole("button", { name: "Run evaluation" }).click();
     await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
     await screen("skill");
+    // Each outcome links to its run.
+    await page.getByRole("link", { name: "run", exact: true }).first().click();
+    await page.getByRole("heading", { name: /^skill run srun_/ }).waitFor();
+    await page.goBack();
+    await page.getByRole("heading", { name: "Greeting skill" }).waitFor();
     // A new version, diffed against the published one.
     await page.getByRole("button", { name: "New version" }).click();
     await page.getByText("Editing the draft.").waitFor();
@@ -284,6 +290,10 @@ describe("the console", () => {
       .getByLabel("Variables schema (JSON Schema)")
       .fill('{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}');
     await page.getByLabel("weather").check();
+    await page.getByLabel("Response format").selectOption("json_schema");
+    await page
+      .getByLabel("Output schema (JSON Schema)")
+      .fill('{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]}');
     await page.getByRole("button", { name: "Create version" }).click();
     await page.getByText("Version 3 created as a draft.").waitFor();
     await page.getByRole("link", { name: "Skills" }).click();

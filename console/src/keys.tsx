@@ -1,15 +1,8 @@
-import type { Kiln, Tool, VersionDiff } from "@kiln/sdk";
+import type { ApiKey, Kiln, Tool, VersionDiff } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
 import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
-
-interface ApiKey {
-  id: string;
-  name: string;
-  scopes: string[];
-  revokedAt: string | null;
-}
 
 const SCOPES = [
   "prompts:read",

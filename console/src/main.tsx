@@ -49,7 +49,7 @@ function Shell({
   else if (path === "/runs") page = <Runs session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
-  else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} />;
+  else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} navigate={navigate} />;
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} />;
   else if (path === "/models") page = <Models kiln={kiln} />;

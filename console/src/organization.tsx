@@ -1,4 +1,4 @@
-import type { Kiln, Model } from "@kiln/sdk";
+import type { Kiln, Member, Membership, Model, Organization } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import { Empty, ErrorBox, Loading, TableWrap } from "./ui.js";
@@ -47,11 +47,6 @@ export function Models({ kiln }: { kiln: Kiln }) {
   );
 }
 
-interface Member {
-  user: { id: string; email: string; fullName: string };
-  membership: { role: string; permissions: string[] };
-}
-
 /** Members and roles (non-public GET /api/organizations/:id/members). */
 export function Users({ session }: { session: Session }) {
   const [members, setMembers] = useState<Member[] | null>(null);
@@ -95,12 +90,8 @@ export function Users({ session }: { session: Session }) {
 }
 
 interface OrganizationView {
-  organization: {
-    name: string;
-    plan: string;
-    entitlements: { aiEnabled: boolean; monthlyRunLimit: number };
-    settings: { protectedLabels: string[] };
-  };
+  organization: Organization;
+  membership: Membership | null;
 }
 
 /** The plan summary and entitlements (non-public GET /api/organizations/:id). */

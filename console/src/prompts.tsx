@@ -100,6 +100,8 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
   const [maxOutputTokens, setMaxOutputTokens] = useState("");
   const [saved, setSaved] = useState<PromptVersion | null>(null);
   const [tools, setTools] = useState<Tool[]>([]);
+  const [format, setFormat] = useState<"text" | "json_schema">("text");
+  const [outputSchema, setOutputSchema] = useState('{"type": "object", "properties": {}}');
   const [attached, setAttached] = useState<string[]>([]);
   const load = useCallback(() => {
     kiln.prompts
@@ -129,6 +131,8 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         temperature: temperature === "" ? null : Number(temperature),
         maxOutputTokens: maxOutputTokens === "" ? null : Number(maxOutputTokens),
         tools: attached,
+        responseFormat:
+          format === "text" ? { type: "text" } : { type: "json_schema", schema: JSON.parse(outputSchema) },
       });
       setSaved(version);
       load();
@@ -190,6 +194,27 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
               onChange={setMaxOutputTokens}
               issue={error?.fields.maxOutputTokens}
             />
+            <div className="field">
+              <label htmlFor="response-format">Response format</label>
+              <select
+                id="response-format"
+                value={format}
+                onChange={(e) => setFormat(e.target.value as "text" | "json_schema")}
+              >
+                <option value="text">text</option>
+                <option value="json_schema">JSON matching a schema</option>
+              </select>
+            </div>
+            {format === "json_schema" && (
+              <Field
+                label="Output schema (JSON Schema)"
+                multiline
+                rows={4}
+                value={outputSchema}
+                onChange={setOutputSchema}
+                issue={firstIssue(error, "responseFormat")}
+              />
+            )}
             <ToolPicker tools={tools} chosen={attached} onChange={setAttached} legend="Attached tools" />
             <ErrorBox error={error} />
             <button type="submit" disabled={typedIssue !== undefined}>

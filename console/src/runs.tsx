@@ -1,42 +1,11 @@
+import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
 import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
 
-interface ToolCall {
-  toolKey: string;
-  input: unknown;
-  output: unknown;
-  latencyMs: number;
-  error?: { code: string; message: string };
-}
-
-interface RunStep {
-  stepId: string;
-  status: string;
-  output: { text: string } | null;
-  model?: string | null;
-  latencyMs: number;
-  toolCalls: ToolCall[];
-  error?: { message: string };
-}
-
-interface Run {
-  id: string;
-  kind: "prompt" | "skill" | "agent" | "judge";
-  status: string;
-  model: string | null;
-  usage: { inputTokens: number; outputTokens: number };
-  estimatedCostUsd: number | null;
-  latencyMs: number;
-  toolCallCount: number;
-  toolCalls: ToolCall[];
-  output: { text: string } | null;
-  input: unknown;
-  error?: { code: string; message: string };
-  createdAt: string;
-  steps?: RunStep[];
-}
+type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
+type ToolCall = PromptRun["toolCalls"][number];
 
 const query = (f: Record<string, string>) =>
   Object.entries(f)
@@ -205,7 +174,7 @@ export function RunDetail({ session, id }: { session: Session; id: string }) {
       <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
       <h2>Output</h2>
       <pre className="output">{run.output?.text ?? run.error?.message ?? ""}</pre>
-      {run.steps && run.steps.length > 0 ? (
+      {"steps" in run && run.steps.length > 0 ? (
         <>
           <h2>Steps</h2>
           <TableWrap label="Steps">

@@ -91,7 +91,17 @@ export function SkillList({ kiln, session, navigate }: { kiln: Kiln; session: Se
 }
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
-export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
+export function SkillDetail({
+  kiln,
+  session,
+  id,
+  navigate,
+}: {
+  kiln: Kiln;
+  session: Session;
+  id: string;
+  navigate: Navigate;
+}) {
   const [skill, setSkill] = useState<Skill | null>(null);
   const [prompts, setPrompts] = useState<Prompt[]>([]);
   const [adding, setAdding] = useState("");
@@ -278,7 +288,7 @@ export function SkillDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
         </section>
       </div>
       <SkillDiff kiln={kiln} skill={skill} />
-      <Evaluations kiln={kiln} session={session} skillId={id} />
+      <Evaluations kiln={kiln} session={session} skillId={id} navigate={navigate} />
     </main>
   );
 }
@@ -353,12 +363,23 @@ function SkillDiff({ kiln, skill }: { kiln: Kiln; skill: Skill }) {
 }
 
 /** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */
-function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session; skillId: string }) {
+function Evaluations({
+  kiln,
+  session,
+  skillId,
+  navigate,
+}: {
+  kiln: Kiln;
+  session: Session;
+  skillId: string;
+  navigate: Navigate;
+}) {
   const [cases, setCases] = useState<EvaluationCase[] | null>(null);
   const [caseInput, setCaseInput] = useState("{}");
   const [contains, setContains] = useState("");
   const [imported, setImported] = useState("");
   const [run, setRun] = useState<EvaluationRun | null>(null);
+  const [against, setAgainst] = useState<string[]>([]);
   const [error, setError] = useState<ShownError | null>(null);
   const load = useCallback(() => {
     kiln.evaluations
@@ -379,7 +400,10 @@ function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session;
   async function start() {
     setError(null);
     try {
-      const started = await kiln.evaluations.run(skillId, { organizationId: session.organizationId });
+      const started = await kiln.evaluations.run(skillId, {
+        organizationId: session.organizationId,
+        ...(against.length > 0 ? { targets: against } : {}),
+      });
       let current = await kiln.evaluations.get(skillId, started.id);
       setRun(current);
       while (current.status === "queued" || current.status === "running") {
@@ -441,6 +465,16 @@ function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session;
       ) : (
         <p>
           {cases.length} case{cases.length === 1 ? "" : "s"}.{" "}
+          {["draft", "published"].map((t) => (
+            <label key={t} className="check inline">
+              <input
+                type="checkbox"
+                checked={against.includes(t)}
+                onChange={(e) => setAgainst((cur) => (e.target.checked ? [...cur, t] : cur.filter((x) => x !== t)))}
+              />{" "}
+              against {t}
+            </label>
+          ))}{" "}
           <button type="button" onClick={start} disabled={cases.length === 0}>
             Run evaluation
           </button>
@@ -479,7 +513,20 @@ function Evaluations({ kiln, session, skillId }: { kiln: Kiln; session: Session;
                     {targets.map((t) => (
                       <td key={t}>
                         {r.byTarget[t]?.outcome ?? "—"}
-                        {r.byTarget[t]?.runId && <small> ({r.byTarget[t]?.runId})</small>}
+                        {r.byTarget[t]?.runId && (
+                          <>
+                            {" "}
+                            <a
+                              href={`/runs/${r.byTarget[t]?.runId}`}
+                              onClick={(e) => {
+                                e.preventDefault();
+                                navigate(`/runs/${r.byTarget[t]?.runId}`);
+                              }}
+                            >
+                              run
+                            </a>
+                          </>
+                        )}
                       </td>
                     ))}
                     <td>{r.change ?? "—"}</td>
