@@ -180,6 +180,12 @@ describe("the console", () => {
     await page.getByLabel(/^Cases:/).fill("name,input.name,contains\nGrace,Grace,Greet Grace\nAlan,Alan,Greet Alan");
     await page.getByRole("button", { name: "Import" }).click();
     await page.getByText("3 cases.").waitFor();
+    // One edited: renamed, same input and assertion.
+    await page.getByRole("button", { name: "Edit Alan" }).click();
+    await page.getByRole("heading", { name: "Edit the case" }).waitFor();
+    await page.getByLabel("Case name").fill("Alan Turing");
+    await page.getByRole("button", { name: "Save case" }).click();
+    await page.getByRole("cell", { name: "Alan Turing", exact: true }).waitFor();
     await page.getByLabel("against published").check();
     await page.getByRole("button", { name: "Run evaluation" }).click();
     await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });

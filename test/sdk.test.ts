@@ -336,6 +336,26 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     const listed = [];
     for await (const c of keyed.evaluations.listCases(skillId, { limit: 1 })) listed.push(c.name);
     expect(listed.sort()).toEqual(["Lyon", "Nice"]);
+    // A case is edited whole; a bad one is refused on its field and changes nothing.
+    const nice = created.data[1]?.id ?? "";
+    const edited = await keyed.evaluations.updateCase(skillId, nice, {
+      name: "Nice (edited)",
+      input: { city: "Nice" },
+      expectedOutput: "still never this",
+    });
+    expect(edited).toMatchObject({ id: nice, name: "Nice (edited)", expectedOutput: "still never this" });
+    const badEdit = await failureOf(
+      keyed.evaluations.updateCase(skillId, nice, {
+        input: { city: "Nice" },
+        assertions: [{ type: "regex", pattern: "(" }],
+      }),
+    );
+    expect(badEdit).toMatchObject({ status: 400, code: "invalid_argument" });
+    expect(badEdit.details[0]?.field).toMatch(/^assertions/);
+    const missing = await failureOf(
+      keyed.evaluations.updateCase(skillId, "evc_00000000000000000000000000000000", { input: {} }),
+    );
+    expect(missing).toMatchObject({ status: 404, code: "not_found" });
 
     const started = await keyed.evaluations.run(skillId, { targets: ["draft", "published"] });
     expect(started).toEqual({ id: started.evaluationRunId, evaluationRunId: expect.any(String), status: "queued" });

@@ -377,6 +377,8 @@ function Evaluations({
   const [cases, setCases] = useState<EvaluationCase[] | null>(null);
   const [caseInput, setCaseInput] = useState("{}");
   const [contains, setContains] = useState("");
+  const [caseName, setCaseName] = useState("");
+  const [editing, setEditing] = useState<string | null>(null);
   const [imported, setImported] = useState("");
   const [run, setRun] = useState<EvaluationRun | null>(null);
   const [against, setAgainst] = useState<string[]>([]);
@@ -427,16 +429,31 @@ function Evaluations({
             e.preventDefault();
             try {
               const input = parseObject(caseInput, "The case input");
-              void add([{ input, ...(contains ? { assertions: [{ type: "contains", value: contains }] } : {}) }]);
+              const content = {
+                ...(caseName ? { name: caseName } : {}),
+                input,
+                ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
+              };
+              if (editing) {
+                setError(null);
+                kiln.evaluations
+                  .updateCase(skillId, editing, { organizationId: session.organizationId, ...content })
+                  .then(() => {
+                    setEditing(null);
+                    load();
+                  })
+                  .catch((err) => setError(errorOf(err)));
+              } else void add([content]);
             } catch (err) {
               setError(errorOf(err));
             }
           }}
         >
-          <h3>Add a case</h3>
+          <h3>{editing ? "Edit the case" : "Add a case"}</h3>
+          <Field label="Case name" value={caseName} onChange={setCaseName} />
           <Field label="Case input (JSON)" multiline rows={3} value={caseInput} onChange={setCaseInput} />
           <Field label="Output contains" value={contains} onChange={setContains} />
-          <button type="submit">Add case</button>
+          <button type="submit">{editing ? "Save case" : "Add case"}</button>
         </form>
         <form
           className="card"
@@ -460,6 +477,46 @@ function Evaluations({
           <button type="submit">Import</button>
         </form>
       </div>
+      {cases && cases.length > 0 && (
+        <TableWrap label="Cases">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Case</th>
+                <th scope="col">Input</th>
+                <th scope="col">Assertions</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              {cases.map((c, i) => (
+                <tr key={c.id}>
+                  <td>{c.name || `case ${cases.length - i}`}</td>
+                  <td>
+                    <code>{JSON.stringify(c.input)}</code>
+                  </td>
+                  <td>{c.assertions.map((a) => a.type).join(", ") || (c.expectedOutput === null ? "—" : "equals")}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => {
+                        setEditing(c.id);
+                        setCaseName(c.name);
+                        setCaseInput(JSON.stringify(c.input));
+                        const first = c.assertions.find((a) => a.type === "contains");
+                        setContains(first && "value" in first ? String(first.value) : "");
+                      }}
+                    >
+                      Edit {c.name || `case ${cases.length - i}`}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
       {cases === null ? (
         <Loading what="cases" />
       ) : (

@@ -1,6 +1,7 @@
 import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
+  Assertion,
   CreateEvaluationCasesRequest,
   EvaluationCase,
   EvaluationComparison,
@@ -46,6 +47,24 @@ export class Evaluations {
         this.t.api.POST("/api/skills/{id}/evaluation-cases", { ...init, params: { path: { id: skillId } }, body }),
       options,
       true,
+    );
+  }
+
+  /** Replaces a case's name, input, expected output and assertions; runs started after use them. */
+  updateCase(
+    skillId: string,
+    caseId: string,
+    body: Omit<RequestBody<"updateEvaluationCase">, "assertions"> & { assertions?: Assertion[] },
+    options?: RequestOptions,
+  ): Promise<EvaluationCase> {
+    return this.t.call(
+      (init) =>
+        this.t.api.PUT("/api/skills/{id}/evaluation-cases/{caseId}", {
+          ...init,
+          params: { path: { id: skillId, caseId } },
+          body: body as RequestBody<"updateEvaluationCase">,
+        }),
+      options,
     );
   }
 

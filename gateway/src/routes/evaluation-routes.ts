@@ -537,6 +537,41 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
     },
   );
 
+  app.put(
+    "/api/skills/:id/evaluation-cases/:caseId",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "updateEvaluationCase",
+        summary:
+          "Replace an evaluation case's name, input, expected output and assertions (runs started after use them)",
+        params: Type.Object({ id: Id, caseId: Id }),
+        body: Body({ organizationId: Type.Optional(OrganizationId), ...NewCase.properties }),
+        response: { 200: ref(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { organizationId, ...c } = request.body;
+      const r = await evaluation.updateEvaluationCase(
+        {
+          organizationId: organizationOf(request, organizationId),
+          skillId: request.params.id,
+          caseId: request.params.caseId,
+          evaluationCase: {
+            name: c.name,
+            inputJson: JSON.stringify(c.input),
+            expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
+            assertionsJson: jsonText(c.assertions),
+          },
+        },
+        rpcOptions(request),
+      );
+      if (!r.evaluationCase) throw new Error("evaluation returned no case");
+      return evaluationCaseView(r.evaluationCase);
+    },
+  );
+
   app.post(
     "/api/skills/:id/evaluations/run",
     {

@@ -1,4 +1,4 @@
-import { invalidArgument } from "@kiln/kit/errors";
+import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
@@ -35,6 +35,35 @@ export function createCases(deps: EvaluationDeps) {
       // Fresh ids never clash, so the ordered insert stores the whole batch.
       await c.cases.insertMany(docs);
       return docs;
+    },
+
+    /**
+     * Replaces one case's content (checked as a new case is). Runs started after it use the new
+     * content; a run in progress may have read the case already.
+     */
+    async updateCase(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; caseId: string; evaluationCase: NewCaseInput },
+    ): Promise<CaseDoc> {
+      const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
+      const existing = await c.cases.findOne({ _id: input.caseId });
+      if (!existing || existing.skillId !== skill.id || existing.organizationId !== skill.organizationId) {
+        throw notFound("evaluation case");
+      }
+      const checked = checkNewCases([input.evaluationCase]);
+      if (checked.issues.length > 0) {
+        const issues = checked.issues.map((i) => ({ ...i, field: i.field.replace(/^cases\[0\]\.?/, "") }));
+        throw invalidArgument("the evaluation case is invalid", issues);
+      }
+      const [k] = checked.cases;
+      if (!k) throw new Error("a checked case vanished");
+      const set = {
+        name: k.name,
+        inputJson: k.inputJson,
+        expectedOutputJson: k.expectedOutputJson,
+        assertionsJson: k.assertionsJson,
+      };
+      return (await c.cases.findOneAndUpdate({ _id: existing._id }, { $set: set })) ?? { ...existing, ...set };
     },
 
     async listCases(

@@ -28,6 +28,21 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
       });
       return { cases: docs.map(caseToProto) };
     },
+    async updateEvaluationCase(req, ctx) {
+      const c = req.evaluationCase;
+      const doc = await cases.updateCase(principalOf(ctx), {
+        organizationId: req.organizationId,
+        skillId: req.skillId,
+        caseId: req.caseId,
+        evaluationCase: {
+          name: c?.name,
+          inputJson: c?.inputJson ?? "",
+          expectedOutputJson: c?.expectedOutputJson,
+          assertionsJson: c?.assertionsJson,
+        },
+      });
+      return { evaluationCase: caseToProto(doc) };
+    },
     async listEvaluationCases(req, ctx) {
       const page = await cases.listCases(principalOf(ctx), req);
       return { cases: page.items.map(caseToProto), nextCursor: page.nextCursor };

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/evaluation/v1/evaluation.proto.
  */
 export const file_kiln_evaluation_v1_evaluation: GenFile = /*@__PURE__*/
-  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJEg8KB3JlcGVhdHMYBSABKAUiTAoaU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iXwoXR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAMgASgJIkoKGEdldEV2YWx1YXRpb25SdW5SZXNwb25zZRIuCgNydW4YASABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvblJ1biI7ChBFdmFsdWF0aW9uVGFyZ2V0Eg0KBWxhYmVsGAEgASgJEhgKEHNraWxsX3ZlcnNpb25faWQYAiABKAkizAIKDUV2YWx1YXRpb25SdW4SCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI1Cgd0YXJnZXRzGAUgAygLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25UYXJnZXQSFAoMcmVzdWx0c19qc29uGAYgASgJEhQKDHN1bW1hcnlfanNvbhgHIAEoCRIeChZjb250cmFjdF92YWxpZGl0eV9qc29uGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmVwZWF0cxgLIAEoBSJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJIjgKHUNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCTLjBQoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2UScwoSU3RhcnRFdmFsdWF0aW9uUnVuEi0ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlcXVlc3QaLi5raWxuLmV2YWx1YXRpb24udjEuU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USbQoQR2V0RXZhbHVhdGlvblJ1bhIrLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVxdWVzdBosLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USdgoTQ2FuY2VsRXZhbHVhdGlvblJ1bhIuLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVzcG9uc2USfAoVQ29tcGFyZUV2YWx1YXRpb25SdW5zEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZUV2YWx1YXRpb25SdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSKZAQobVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgdjYXNlX2lkGAMgASgJEj4KD2V2YWx1YXRpb25fY2FzZRgEIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJbChxVcGRhdGVFdmFsdWF0aW9uQ2FzZVJlc3BvbnNlEjsKD2V2YWx1YXRpb25fY2FzZRgBIAEoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJEg8KB3JlcGVhdHMYBSABKAUiTAoaU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iXwoXR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAMgASgJIkoKGEdldEV2YWx1YXRpb25SdW5SZXNwb25zZRIuCgNydW4YASABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvblJ1biI7ChBFdmFsdWF0aW9uVGFyZ2V0Eg0KBWxhYmVsGAEgASgJEhgKEHNraWxsX3ZlcnNpb25faWQYAiABKAkizAIKDUV2YWx1YXRpb25SdW4SCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI1Cgd0YXJnZXRzGAUgAygLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25UYXJnZXQSFAoMcmVzdWx0c19qc29uGAYgASgJEhQKDHN1bW1hcnlfanNvbhgHIAEoCRIeChZjb250cmFjdF92YWxpZGl0eV9qc29uGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmVwZWF0cxgLIAEoBSJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJIjgKHUNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCTLeBgoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USeQoUVXBkYXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2UScwoSU3RhcnRFdmFsdWF0aW9uUnVuEi0ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlcXVlc3QaLi5raWxuLmV2YWx1YXRpb24udjEuU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USbQoQR2V0RXZhbHVhdGlvblJ1bhIrLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVxdWVzdBosLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USdgoTQ2FuY2VsRXZhbHVhdGlvblJ1bhIuLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVzcG9uc2USfAoVQ29tcGFyZUV2YWx1YXRpb25SdW5zEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZUV2YWx1YXRpb25SdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationCase
@@ -154,6 +154,57 @@ export const CreateEvaluationCasesResponseSchema: GenMessage<CreateEvaluationCas
   messageDesc(file_kiln_evaluation_v1_evaluation, 3);
 
 /**
+ * Replaces a case's content (name, input, expected output, assertions) with what is sent.
+ *
+ * @generated from message kiln.evaluation.v1.UpdateEvaluationCaseRequest
+ */
+export type UpdateEvaluationCaseRequest = Message<"kiln.evaluation.v1.UpdateEvaluationCaseRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string skill_id = 2;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: string case_id = 3;
+   */
+  caseId: string;
+
+  /**
+   * @generated from field: kiln.evaluation.v1.NewEvaluationCase evaluation_case = 4;
+   */
+  evaluationCase?: NewEvaluationCase | undefined;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.UpdateEvaluationCaseRequest.
+ * Use `create(UpdateEvaluationCaseRequestSchema)` to create a new message.
+ */
+export const UpdateEvaluationCaseRequestSchema: GenMessage<UpdateEvaluationCaseRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 4);
+
+/**
+ * @generated from message kiln.evaluation.v1.UpdateEvaluationCaseResponse
+ */
+export type UpdateEvaluationCaseResponse = Message<"kiln.evaluation.v1.UpdateEvaluationCaseResponse"> & {
+  /**
+   * @generated from field: kiln.evaluation.v1.EvaluationCase evaluation_case = 1;
+   */
+  evaluationCase?: EvaluationCase | undefined;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.UpdateEvaluationCaseResponse.
+ * Use `create(UpdateEvaluationCaseResponseSchema)` to create a new message.
+ */
+export const UpdateEvaluationCaseResponseSchema: GenMessage<UpdateEvaluationCaseResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 5);
+
+/**
  * @generated from message kiln.evaluation.v1.ListEvaluationCasesRequest
  */
 export type ListEvaluationCasesRequest = Message<"kiln.evaluation.v1.ListEvaluationCasesRequest"> & {
@@ -183,7 +234,7 @@ export type ListEvaluationCasesRequest = Message<"kiln.evaluation.v1.ListEvaluat
  * Use `create(ListEvaluationCasesRequestSchema)` to create a new message.
  */
 export const ListEvaluationCasesRequestSchema: GenMessage<ListEvaluationCasesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 4);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 6);
 
 /**
  * @generated from message kiln.evaluation.v1.ListEvaluationCasesResponse
@@ -205,7 +256,7 @@ export type ListEvaluationCasesResponse = Message<"kiln.evaluation.v1.ListEvalua
  * Use `create(ListEvaluationCasesResponseSchema)` to create a new message.
  */
 export const ListEvaluationCasesResponseSchema: GenMessage<ListEvaluationCasesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 5);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 7);
 
 /**
  * @generated from message kiln.evaluation.v1.StartEvaluationRunRequest
@@ -248,7 +299,7 @@ export type StartEvaluationRunRequest = Message<"kiln.evaluation.v1.StartEvaluat
  * Use `create(StartEvaluationRunRequestSchema)` to create a new message.
  */
 export const StartEvaluationRunRequestSchema: GenMessage<StartEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 6);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 8);
 
 /**
  * @generated from message kiln.evaluation.v1.StartEvaluationRunResponse
@@ -265,7 +316,7 @@ export type StartEvaluationRunResponse = Message<"kiln.evaluation.v1.StartEvalua
  * Use `create(StartEvaluationRunResponseSchema)` to create a new message.
  */
 export const StartEvaluationRunResponseSchema: GenMessage<StartEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 7);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 9);
 
 /**
  * @generated from message kiln.evaluation.v1.GetEvaluationRunRequest
@@ -292,7 +343,7 @@ export type GetEvaluationRunRequest = Message<"kiln.evaluation.v1.GetEvaluationR
  * Use `create(GetEvaluationRunRequestSchema)` to create a new message.
  */
 export const GetEvaluationRunRequestSchema: GenMessage<GetEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 8);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 10);
 
 /**
  * @generated from message kiln.evaluation.v1.GetEvaluationRunResponse
@@ -309,7 +360,7 @@ export type GetEvaluationRunResponse = Message<"kiln.evaluation.v1.GetEvaluation
  * Use `create(GetEvaluationRunResponseSchema)` to create a new message.
  */
 export const GetEvaluationRunResponseSchema: GenMessage<GetEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 9);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 11);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationTarget
@@ -333,7 +384,7 @@ export type EvaluationTarget = Message<"kiln.evaluation.v1.EvaluationTarget"> & 
  * Use `create(EvaluationTargetSchema)` to create a new message.
  */
 export const EvaluationTargetSchema: GenMessage<EvaluationTarget> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 10);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 12);
 
 /**
  * One evaluation run: its full result as JSON text shaped like api.md "Evaluations"
@@ -416,7 +467,7 @@ export type EvaluationRun = Message<"kiln.evaluation.v1.EvaluationRun"> & {
  * Use `create(EvaluationRunSchema)` to create a new message.
  */
 export const EvaluationRunSchema: GenMessage<EvaluationRun> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 11);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 13);
 
 /**
  * @generated from message kiln.evaluation.v1.CancelEvaluationRunRequest
@@ -443,7 +494,7 @@ export type CancelEvaluationRunRequest = Message<"kiln.evaluation.v1.CancelEvalu
  * Use `create(CancelEvaluationRunRequestSchema)` to create a new message.
  */
 export const CancelEvaluationRunRequestSchema: GenMessage<CancelEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 12);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 14);
 
 /**
  * @generated from message kiln.evaluation.v1.CancelEvaluationRunResponse
@@ -460,7 +511,7 @@ export type CancelEvaluationRunResponse = Message<"kiln.evaluation.v1.CancelEval
  * Use `create(CancelEvaluationRunResponseSchema)` to create a new message.
  */
 export const CancelEvaluationRunResponseSchema: GenMessage<CancelEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 13);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 15);
 
 /**
  * @generated from message kiln.evaluation.v1.CompareEvaluationRunsRequest
@@ -499,7 +550,7 @@ export type CompareEvaluationRunsRequest = Message<"kiln.evaluation.v1.CompareEv
  * Use `create(CompareEvaluationRunsRequestSchema)` to create a new message.
  */
 export const CompareEvaluationRunsRequestSchema: GenMessage<CompareEvaluationRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 14);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 16);
 
 /**
  * @generated from message kiln.evaluation.v1.CompareEvaluationRunsResponse
@@ -519,7 +570,7 @@ export type CompareEvaluationRunsResponse = Message<"kiln.evaluation.v1.CompareE
  * Use `create(CompareEvaluationRunsResponseSchema)` to create a new message.
  */
 export const CompareEvaluationRunsResponseSchema: GenMessage<CompareEvaluationRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 15);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 17);
 
 /**
  * @generated from service kiln.evaluation.v1.EvaluationService
@@ -540,6 +591,14 @@ export const EvaluationService: GenService<{
     methodKind: "unary";
     input: typeof ListEvaluationCasesRequestSchema;
     output: typeof ListEvaluationCasesResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.UpdateEvaluationCase
+   */
+  updateEvaluationCase: {
+    methodKind: "unary";
+    input: typeof UpdateEvaluationCaseRequestSchema;
+    output: typeof UpdateEvaluationCaseResponseSchema;
   },
   /**
    * @generated from rpc kiln.evaluation.v1.EvaluationService.StartEvaluationRun
