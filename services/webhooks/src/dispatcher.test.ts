@@ -108,6 +108,8 @@ describe("the webhook dispatcher", () => {
     expect(await until(() => r.hits.length >= 2)).toBe(true);
     expect((r.hits[1]?.at ?? 0) - (r.hits[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
     expect(r.hits[0]?.id).toBe(r.hits[1]?.id);
+    // The receiver saw the attempt before the dispatcher recorded its answer.
+    expect(await until(async () => (await kiln.collections.deliveries.findOne({}))?.status === "succeeded")).toBe(true);
     const [delivery] = await kiln.collections.deliveries.find({});
     expect(delivery?.attempts.map((a) => a.responseCode)).toEqual([429, 204]);
     expect(delivery?.status).toBe("succeeded");
