@@ -437,6 +437,9 @@ describe("the prod overlay's processes, started as the image starts them", () =>
       const { values, secrets: refs } = environmentOf(objects, container);
       const env: Record<string, string> = {};
       for (const [name, value] of Object.entries(values)) env[name] = name.endsWith("_URL") ? localUrl(value) : value;
+      // Paths into the image (CONSOLE_DIR=/app/console) point into the tree the build made.
+      for (const [name, value] of Object.entries(env))
+        if (value.startsWith("/app/")) env[name] = join(tree, value.slice(5));
       for (const name of Object.keys(refs)) if (secrets[name]) env[name] = secrets[name];
       const port = ports.get(d.metadata.name) ?? 0;
       // Only what must differ on a shared test machine: the port, database names and NATS namespace.
@@ -494,6 +497,13 @@ describe("the prod overlay's processes, started as the image starts them", () =>
       }
     }
   }, 120_000);
+
+  it("serves the console at / from the gateway, as the image ships it", async () => {
+    const gateway = started.find((x) => x.command === "gateway");
+    const res = await fetch(`http://127.0.0.1:${gateway?.port}/prompts`, { headers: { accept: "text/html" } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<div id="root">');
+  });
 
   it("exits 0 on SIGTERM within its termination grace period", async () => {
     // Callers first, as a rolling update of everything would end.
