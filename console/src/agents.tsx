@@ -2,7 +2,7 @@ import type { Agent, AgentRun, Kiln, Workflow, WorkflowValidation } from "@kiln/
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { Empty, ErrorBox, Field, Link, Loading, TableWrap } from "./ui.js";
 
 /** Agents of the organization: list, create, open. */
 export function AgentList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
@@ -45,15 +45,9 @@ export function AgentList({ kiln, session, navigate }: { kiln: Kiln; session: Se
             <ul>
               {agents.map((a) => (
                 <li key={a.id}>
-                  <a
-                    href={`/agents/${a.id}`}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      navigate(`/agents/${a.id}`);
-                    }}
-                  >
+                  <Link to={`/agents/${a.id}`} navigate={navigate}>
                     {a.name}
-                  </a>{" "}
+                  </Link>{" "}
                   {a.publishedVersionId ? "published" : "draft"}
                 </li>
               ))}

@@ -2,7 +2,7 @@ import type { OnboardingResult } from "@kiln/sdk";
 import { type FormEvent, useState } from "react";
 import { call, clientOf, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { ErrorBox, Field } from "./ui.js";
+import { ErrorBox, Field, Link } from "./ui.js";
 
 /** Sign up (built-in issuer), then onboarding. */
 export function SignUp({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
@@ -55,15 +55,9 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
       </form>
       <p>
         Have an account?{" "}
-        <a
-          href="/signin"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate("/signin");
-          }}
-        >
+        <Link to="/signin" navigate={navigate}>
           Sign in
-        </a>
+        </Link>
       </p>
     </main>
   );
@@ -106,15 +100,9 @@ export function SignIn({ onSession, navigate }: { onSession: (s: Session) => voi
       </form>
       <p>
         New here?{" "}
-        <a
-          href="/signup"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate("/signup");
-          }}
-        >
+        <Link to="/signup" navigate={navigate}>
           Create an account
-        </a>
+        </Link>
       </p>
     </main>
   );

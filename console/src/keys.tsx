@@ -1,32 +1,38 @@
-import type { ApiKey, Kiln, Tool, VersionDiff } from "@kiln/sdk";
+import type { ApiKey, Kiln, RequestBody, Tool, VersionDiff } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { DiffTable, Empty, ErrorBox, Field, Link, Loading, TableWrap } from "./ui.js";
 
-const SCOPES = [
-  "prompts:read",
-  "prompts:write",
-  "tools:read",
-  "tools:write",
-  "skills:read",
-  "skills:write",
-  "agents:read",
-  "agents:write",
-  "runs:read",
-  "runs:write",
-  "evaluations:read",
-  "evaluations:write",
-  "labels:write",
-  "webhooks:read",
-  "webhooks:write",
-];
+/**
+ * The key scopes, checked against the API's document both ways: a scope the API adds or drops
+ * fails to compile here (a Record over the scope union needs every key, and only those).
+ */
+type Scope = RequestBody<"createApiKey">["scopes"][number];
+const SCOPE_SET: Record<Scope, true> = {
+  "prompts:read": true,
+  "prompts:write": true,
+  "tools:read": true,
+  "tools:write": true,
+  "skills:read": true,
+  "skills:write": true,
+  "agents:read": true,
+  "agents:write": true,
+  "runs:read": true,
+  "runs:write": true,
+  "evaluations:read": true,
+  "evaluations:write": true,
+  "labels:write": true,
+  "webhooks:read": true,
+  "webhooks:write": true,
+};
+const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 
 /** API keys (non-public routes, owners and admins): create with scopes, the key shown once, revoke. */
 export function ApiKeys({ session }: { session: Session }) {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [name, setName] = useState("");
-  const [scopes, setScopes] = useState<string[]>(["prompts:read", "runs:write"]);
+  const [scopes, setScopes] = useState<Scope[]>(["prompts:read", "runs:write"]);
   const [created, setCreated] = useState<string | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
   const load = useCallback(() => {
@@ -214,15 +220,9 @@ export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Sessio
             <ul>
               {tools.map((t) => (
                 <li key={t.id}>
-                  <a
-                    href={`/tools/${t.id}`}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      navigate(`/tools/${t.id}`);
-                    }}
-                  >
+                  <Link to={`/tools/${t.id}`} navigate={navigate}>
                     {t.toolKey}
-                  </a>{" "}
+                  </Link>{" "}
                   {t.name} ({t.type}, version {t.latestVersion})
                 </li>
               ))}

@@ -10,6 +10,7 @@ import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
 import { RunDetail, Runs } from "./runs.js";
 import { SkillDetail, SkillList } from "./skills.js";
+import { Link } from "./ui.js";
 import "./styles.css";
 
 const NAV = [
@@ -66,16 +67,9 @@ function Shell({
           <ul>
             {NAV.map((n) => (
               <li key={n.path}>
-                <a
-                  href={n.path}
-                  aria-current={path === n.path || path.startsWith(`${n.path}/`) ? "page" : undefined}
-                  onClick={(e) => {
-                    e.preventDefault();
-                    navigate(n.path);
-                  }}
-                >
+                <Link to={n.path} navigate={navigate} current={path === n.path || path.startsWith(`${n.path}/`)}>
                   {n.name}
-                </a>
+                </Link>
               </li>
             ))}
           </ul>

@@ -3,7 +3,7 @@ import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
+import { Empty, ErrorBox, Field, Link, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export function PromptList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
@@ -51,15 +51,9 @@ export function PromptList({ kiln, session, navigate }: { kiln: Kiln; session: S
             <ul>
               {shown.map((p) => (
                 <li key={p.id}>
-                  <a
-                    href={`/prompts/${p.id}`}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      navigate(`/prompts/${p.id}`);
-                    }}
-                  >
+                  <Link to={`/prompts/${p.id}`} navigate={navigate}>
                     {p.name}
-                  </a>{" "}
+                  </Link>{" "}
                   <span>
                     {p.latestVersion} version{p.latestVersion === 1 ? "" : "s"}
                     {p.publishedVersionId ? ", published" : ""}

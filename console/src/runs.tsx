@@ -2,7 +2,7 @@ import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { Empty, ErrorBox, Field, Link, Loading, TableWrap } from "./ui.js";
 
 type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
 type ToolCall = PromptRun["toolCalls"][number];
@@ -96,15 +96,9 @@ export function Runs({ session, navigate }: { session: Session; navigate: Naviga
               {runs.map((r) => (
                 <tr key={r.id}>
                   <td>
-                    <a
-                      href={`/runs/${r.id}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        navigate(`/runs/${r.id}`);
-                      }}
-                    >
+                    <Link to={`/runs/${r.id}`} navigate={navigate}>
                       {r.id}
-                    </a>
+                    </Link>
                   </td>
                   <td>{r.kind}</td>
                   <td>{r.status}</td>

@@ -13,7 +13,7 @@ import Papa from "papaparse";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Loading, TableWrap, ToolPicker } from "./ui.js";
+import { DiffTable, Empty, ErrorBox, Field, Link, Loading, TableWrap, ToolPicker } from "./ui.js";
 
 function parseObject(text: string, what: string): Record<string, unknown> {
   let value: unknown;
@@ -70,15 +70,9 @@ export function SkillList({ kiln, session, navigate }: { kiln: Kiln; session: Se
             <ul>
               {skills.map((s) => (
                 <li key={s.id}>
-                  <a
-                    href={`/skills/${s.id}`}
-                    onClick={(e) => {
-                      e.preventDefault();
-                      navigate(`/skills/${s.id}`);
-                    }}
-                  >
+                  <Link to={`/skills/${s.id}`} navigate={navigate}>
                     {s.name}
-                  </a>{" "}
+                  </Link>{" "}
                   {s.publishedVersionId ? "published" : "draft"}
                 </li>
               ))}
@@ -573,15 +567,9 @@ function Evaluations({
                         {r.byTarget[t]?.runId && (
                           <>
                             {" "}
-                            <a
-                              href={`/runs/${r.byTarget[t]?.runId}`}
-                              onClick={(e) => {
-                                e.preventDefault();
-                                navigate(`/runs/${r.byTarget[t]?.runId}`);
-                              }}
-                            >
+                            <Link to={`/runs/${r.byTarget[t]?.runId}`} navigate={navigate}>
                               run
-                            </a>
+                            </Link>
                           </>
                         )}
                       </td>

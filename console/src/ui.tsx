@@ -176,3 +176,30 @@ export function ToolPicker({
     </fieldset>
   );
 }
+
+/** A link inside the console: the browser's own link (new tab, copy), navigated without a reload. */
+export function Link({
+  to,
+  navigate,
+  children,
+  current,
+}: {
+  to: string;
+  navigate: (path: string) => void;
+  children: ReactNode;
+  current?: boolean;
+}) {
+  return (
+    <a
+      href={to}
+      aria-current={current ? "page" : undefined}
+      onClick={(e) => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
