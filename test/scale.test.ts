@@ -96,6 +96,8 @@ describe("two replicas of execution and evaluation", () => {
       mongoUrl: inject("mongoUrl"),
       natsUrl: inject("natsUrl"),
       env: { SHUTDOWN_GRACE_MS: String(GRACE_MS) },
+      // A process that fails to start says why in the test's output.
+      logLevel: "fatal",
       envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providersFor(stubs[0]) }, evaluation: workers },
       replicasOf: { execution: [{ OPENAI_COMPATIBLE_PROVIDERS: providersFor(stubs[1]) }], evaluation: [workers] },
     });

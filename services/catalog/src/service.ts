@@ -2,6 +2,7 @@ import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
+import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
@@ -49,7 +50,7 @@ export async function createCatalogService(
   deps: CatalogServiceDeps,
 ): Promise<ServiceModule & { close(): Promise<void>; settle(): Promise<void> }> {
   await ensureCatalogIndexes(deps.store);
-  await deps.bus.ensureStream(CATALOG_STREAM);
+  await retryStartupStep(deps.logger, "the CATALOG stream", () => deps.bus.ensureStream(CATALOG_STREAM));
   const now = deps.now ?? (() => new Date());
   const outbox = createEventOutbox(
     deps.store.collection<EventIntentDoc>("catalog_event_outbox"),

@@ -1,6 +1,7 @@
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
+import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
@@ -72,7 +73,9 @@ export async function createEvaluationService(
 ): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
   await ensureEvaluationIndexes(deps.store);
   await deps.bus.ensureStream(EVALUATIONS_STREAM);
-  await deps.bus.ensureStream(EVALUATION_EVENTS_STREAM);
+  await retryStartupStep(deps.logger, "the EVALUATION_EVENTS stream", () =>
+    deps.bus.ensureStream(EVALUATION_EVENTS_STREAM),
+  );
   const collections = evaluationCollections(deps.store);
   const events = evaluationEventOutbox(deps.store, deps.bus, deps.logger);
   events.start();

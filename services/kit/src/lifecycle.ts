@@ -92,3 +92,25 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
   });
 }
+
+/**
+ * A start-up step that replicas starting together may race on (creating the same JetStream
+ * stream or consumer at once): tried again a few times, 100 ms then doubling, before the error
+ * fails the start-up.
+ */
+export async function retryStartupStep<T>(
+  logger: Logger,
+  what: string,
+  step: () => Promise<T>,
+  attempts = 5,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      logger.warn({ err, attempt }, `${what} failed at start-up; trying again`);
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** (attempt - 1)));
+    }
+  }
+}

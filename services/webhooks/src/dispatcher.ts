@@ -16,6 +16,7 @@
  */
 import type { Bus, BusMessage, StreamSpec, Subscription } from "@kiln/kit/bus";
 import { newId } from "@kiln/kit/ids";
+import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { attemptDelivery, type DeliveryOptions } from "./delivery.js";
@@ -262,8 +263,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   return {
     async start() {
       stopped = false;
-      await deps.bus.ensureStream(WEBHOOKS_STREAM);
-      await deps.bus.ensureConsumer({ ...DELIVER, ackWaitMs });
+      await retryStartupStep(deps.logger, "the WEBHOOKS stream", () => deps.bus.ensureStream(WEBHOOKS_STREAM));
+      await retryStartupStep(deps.logger, "the webhook dispatchers' consumer", () =>
+        deps.bus.ensureConsumer({ ...DELIVER, ackWaitMs }),
+      );
       for (const source of SOURCES) await follow(source);
       subscriptions.push(
         deps.bus.consume({ ...DELIVER, ackWaitMs }, deliver, {

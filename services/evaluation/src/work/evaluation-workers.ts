@@ -7,6 +7,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { DomainError } from "@kiln/kit/errors";
+import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
@@ -401,9 +402,11 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     async start() {
       const consumer = { stream: EVALUATIONS_STREAM.name, durable: WORKERS_DURABLE, ackWaitMs: deps.ackWaitMs };
       // Both exist before the process reports started: a NATS that refuses them fails the start-up.
-      await deps.bus.ensureStream(EVALUATIONS_STREAM);
-      await deps.bus.ensureConsumer(consumer);
-      await deps.bus.ensureStream(EVALUATION_EVENTS_STREAM);
+      await retryStartupStep(deps.logger, "the EVALUATIONS stream", () => deps.bus.ensureStream(EVALUATIONS_STREAM));
+      await retryStartupStep(deps.logger, "the workers' consumer", () => deps.bus.ensureConsumer(consumer));
+      await retryStartupStep(deps.logger, "the EVALUATION_EVENTS stream", () =>
+        deps.bus.ensureStream(EVALUATION_EVENTS_STREAM),
+      );
       events.start();
       if (deps.webhooks !== false) {
         dispatcher = await createWebhookDispatcher({
