@@ -21,6 +21,7 @@ import { HttpError, handleError } from "./errors.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
+import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
@@ -249,6 +250,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  registerBundleRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

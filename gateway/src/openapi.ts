@@ -1,4 +1,5 @@
 import swagger from "@fastify/swagger";
+import { BundleSchema } from "@kiln/kit/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
 import type { GatewayApp } from "./app.js";
@@ -11,6 +12,7 @@ import {
   WorkflowView,
 } from "./routes/agent-routes.js";
 import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
+import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
   CompositionStepView,
   PromptVersionView,
@@ -115,6 +117,10 @@ const COMPONENTS: NamedSchema[] = [
   LabelMoveView,
   WebhookView,
   WebhookWithSecretView,
+  BundleSchema,
+  ImportItemView,
+  ImportReportView,
+  PromptfooImportBody,
   DeliveryAttemptView,
   DeliveryView,
   LoadedInputsView,

@@ -8,6 +8,7 @@ import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
+import { createBundles } from "./bundles.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { CATALOG_STREAM, createCatalogEvents } from "./events.js";
@@ -38,6 +39,8 @@ export interface CatalogServiceDeps {
   resolveCacheTtlMs?: number;
   /** How often the outbox relays events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
+  /** How long an unfinished import is left before it is undone (bundles.ts); default 15 minutes. */
+  staleImportMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
 }
@@ -69,6 +72,12 @@ export async function createCatalogService(
   const prompts = createPrompts(catalog);
   const skills = createSkills(catalog);
   const agents = createAgents(catalog);
+  const bundles = createBundles(catalog, { logger: deps.logger, staleAfterMs: deps.staleImportMs });
+  // Imports whose caller died half-way are undone (bundles.ts); a failed sweep is tried next time.
+  const sweeper = setInterval(() => {
+    bundles.sweep().catch((err) => deps.logger.warn({ err }, "the import sweep failed"));
+  }, 60_000);
+  sweeper.unref();
   const useCases = {
     prompts,
     tools: createTools(catalog),
@@ -76,6 +85,7 @@ export async function createCatalogService(
     agents,
     resolver: createResolver(catalog),
     labels: createLabels(catalog, { prompts, skills, agents }),
+    bundles,
   };
   const service = defineService({
     name: "catalog",
@@ -90,7 +100,10 @@ export async function createCatalogService(
   return {
     ...service,
     /** Stops the outbox relay; the events of calls that finished are published (or left to a relay). */
-    close: () => outbox.stop(),
+    close: () => {
+      clearInterval(sweeper);
+      return outbox.stop();
+    },
     settle: () => outbox.settled(),
   };
 }

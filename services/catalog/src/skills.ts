@@ -97,6 +97,16 @@ function publishedVersionRefused(version: SkillVersionDoc): DomainError {
 
 export type Skills = ReturnType<typeof createSkills>;
 
+/** The step contract of a pinned prompt version, for binding checks and derived schemas. */
+export function contractOf(alias: string, variables: JsonObject, version: PromptVersionDoc): StepContract {
+  return {
+    alias,
+    variables,
+    variablesSchema: JSON.parse(version.variablesSchema) as JsonObject,
+    responseFormat: parseResponseFormat(version.responseFormat),
+  };
+}
+
 /** The skill use cases (spec §2 "Skill", api.md "Skills"). */
 export function createSkills(deps: CatalogDeps) {
   const c = deps.collections;
@@ -156,16 +166,6 @@ export function createSkills(deps: CatalogDeps) {
 
   async function touch(skillId: string, at: Date) {
     await c.skills.updateOne({ _id: skillId }, { $set: { updatedAt: at } });
-  }
-
-  /** The step contracts of pinned prompt versions, for binding checks and derived schemas. */
-  function contractOf(alias: string, variables: JsonObject, version: PromptVersionDoc): StepContract {
-    return {
-      alias,
-      variables,
-      variablesSchema: JSON.parse(version.variablesSchema) as JsonObject,
-      responseFormat: parseResponseFormat(version.responseFormat),
-    };
   }
 
   /** Steps whose prompt version pins a tool key that `tools` pins to another version. */

@@ -79,7 +79,8 @@ export async function resolveToolPins(
   return pins.filter((p): p is ToolPin => p !== undefined);
 }
 
-function checkToolVersion(
+/** Checks a tool version's content (type, config, input schema), as creating one does. */
+export function checkToolVersion(
   issues: Issues,
   deps: CatalogDeps,
   organizationId: string,

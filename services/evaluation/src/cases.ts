@@ -1,11 +1,24 @@
-import { invalidArgument, notFound } from "@kiln/kit/errors";
+import type { BundleCase, ImportItem } from "@kiln/kit/bundle";
+import { type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import { checkNewCases, type NewCaseInput } from "./domain/new-cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
-import type { CaseDoc } from "./store/evaluation-store.js";
+import type { CaseDoc, CaseImportDoc } from "./store/evaluation-store.js";
+
+/** One case of a bundle to import, with the skill it lands on here (the catalog's import said where). */
+export interface CaseToImport {
+  skillId: string;
+  /** The skill is new in this import: a dry run cannot look it up yet. */
+  skillCreated: boolean;
+  /** Where the case is in the bundle (`skills[2].evaluationCases[0]`), for error details. */
+  field: string;
+  case: BundleCase;
+}
+
+const parseJson = (text: string | null) => (text === null ? undefined : (JSON.parse(text) as unknown));
 
 /** Evaluation cases: created in batches per skill, listed newest first. */
 export function createCases(deps: EvaluationDeps) {
@@ -64,6 +77,103 @@ export function createCases(deps: EvaluationDeps) {
         assertionsJson: k.assertionsJson,
       };
       return (await c.cases.findOneAndUpdate({ _id: existing._id }, { $set: set })) ?? { ...existing, ...set };
+    },
+
+    /** Every case of the organization, oldest first (docs/bundles.md). */
+    async exportCases(principal: Principal, input: { organizationId: string }) {
+      await deps.access.onResource(principal, input.organizationId, SCOPES.evaluationsRead, "organization");
+      const docs = await c.cases.find({ organizationId: input.organizationId }, { sort: { _id: 1 } });
+      return docs.map((d) => ({
+        skillId: d.skillId,
+        id: d._id,
+        name: d.name,
+        input: parseJson(d.inputJson) as Record<string, unknown>,
+        ...(d.expectedOutputJson !== null && { expectedOutput: parseJson(d.expectedOutputJson) }),
+        assertions: parseJson(d.assertionsJson) as unknown[],
+        createdAt: d.createdAt.toISOString(),
+      }));
+    },
+
+    /**
+     * Imports the cases of a bundle: one already here (the same id, or made from it by an earlier
+     * import) is skipped, every other is checked as a new case is and created, tagged with the
+     * import so `undoImport` can take them back. All are checked before any is stored.
+     */
+    async importCases(
+      principal: Principal,
+      input: { organizationId: string; importId: string; dryRun: boolean; cases: CaseToImport[] },
+    ): Promise<ImportItem[]> {
+      const { organizationId } = input;
+      await deps.access.onResource(principal, organizationId, SCOPES.evaluationsWrite, "organization");
+      if (!input.dryRun && input.importId === "")
+        throw invalidArgument("importId is required", [{ field: "importId", issue: "is required" }]);
+      const skills = new Map<string, string>();
+      for (const k of input.cases) {
+        if (k.skillCreated && input.dryRun) continue;
+        if (skills.has(k.skillId)) continue;
+        const skill = await deps.access.skill(principal, organizationId, k.skillId, SCOPES.evaluationsWrite);
+        skills.set(k.skillId, skill.id);
+      }
+      const issues: FieldIssue[] = [];
+      const items: ImportItem[] = [];
+      const docs: CaseDoc[] = [];
+      const entries: CaseImportDoc[] = [];
+      for (const k of input.cases) {
+        const bundled = k.case;
+        const checked = checkNewCases([
+          {
+            name: bundled.name,
+            inputJson: JSON.stringify(bundled.input),
+            ...(bundled.expectedOutput !== undefined && { expectedOutputJson: JSON.stringify(bundled.expectedOutput) }),
+            assertionsJson: JSON.stringify(bundled.assertions),
+          },
+        ]);
+        for (const i of checked.issues) issues.push({ field: i.field.replace(/^cases\[0\]/, k.field), issue: i.issue });
+        const item = { kind: "evaluation_case" as const, sourceId: bundled.id, name: bundled.name };
+        const same = await c.cases.findOne({ _id: bundled.id, organizationId });
+        const entry = same ? null : await c.caseImports.findOne({ _id: `${organizationId}/${bundled.id}` });
+        const made = entry ? await c.cases.findOne({ _id: entry.caseId, organizationId }) : null;
+        const here = same ?? made;
+        if (here) {
+          items.push({ ...item, id: here._id, outcome: "skipped" });
+          continue;
+        }
+        const [ok] = checked.cases;
+        if (!ok) continue;
+        const id = newId("evc");
+        items.push({ ...item, id, outcome: "created" });
+        docs.push({
+          _id: id,
+          skillId: k.skillId,
+          organizationId,
+          ...ok,
+          createdAt: new Date(bundled.createdAt),
+          importId: input.importId,
+        });
+        entries.push({ _id: `${organizationId}/${bundled.id}`, organizationId, caseId: id, importId: input.importId });
+      }
+      if (issues.length > 0) throw invalidArgument("the bundle's evaluation cases are invalid", issues);
+      if (input.dryRun || docs.length === 0) return items;
+      try {
+        // The map first: a concurrent import of the same cases fails here, before it stores any.
+        await c.caseImports.insertMany(entries);
+        await c.cases.insertMany(docs);
+      } catch (e) {
+        await this.undoImport(principal, { organizationId, importId: input.importId });
+        throw e;
+      }
+      return items;
+    },
+
+    /** Deletes what an import of cases stored. */
+    async undoImport(principal: Principal, input: { organizationId: string; importId: string }): Promise<number> {
+      await deps.access.onResource(principal, input.organizationId, SCOPES.evaluationsWrite, "organization");
+      if (input.importId === "")
+        throw invalidArgument("importId is required", [{ field: "importId", issue: "is required" }]);
+      const filter = { organizationId: input.organizationId, importId: input.importId };
+      const deleted = await c.cases.deleteMany(filter);
+      await c.caseImports.deleteMany(filter);
+      return deleted.deletedCount;
     },
 
     async listCases(

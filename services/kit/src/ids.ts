@@ -21,6 +21,7 @@ export type IdPrefix =
   | "evr"
   | "lbm"
   | "whk"
+  | "imp"
   | "dlv"
   | "req";
 

@@ -4,6 +4,7 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
+import type { Bundles } from "../bundles.js";
 import type { Labels, LabelView } from "../labels.js";
 import type { Prompts } from "../prompts.js";
 import type { Resolver } from "../resolve.js";
@@ -42,6 +43,7 @@ export interface CatalogUseCases {
   agents: Agents;
   resolver: Resolver;
   labels: Labels;
+  bundles: Bundles;
 }
 
 const labelToProto = (l: LabelView) => ({ ...l, updatedAt: timestampFromDate(l.updatedAt) });
@@ -59,7 +61,7 @@ const labelMoveToProto = (m: LabelMoveDoc) => ({
 
 export function registerCatalogRpc(
   router: ConnectRouter,
-  { prompts, tools, skills, agents, resolver, labels }: CatalogUseCases,
+  { prompts, tools, skills, agents, resolver, labels, bundles }: CatalogUseCases,
 ): void {
   router.service(CatalogService, {
     async createPrompt(req, ctx) {
@@ -154,6 +156,21 @@ export function registerCatalogRpc(
     async listLabelHistory(req, ctx) {
       const page = await labels.listLabelHistory(principalOf(ctx), req);
       return { moves: page.items.map(labelMoveToProto), nextCursor: page.nextCursor };
+    },
+    async exportBundle(req, ctx) {
+      return { bundleJson: JSON.stringify(await bundles.exportBundle(principalOf(ctx), req)) };
+    },
+    async importBundle(req, ctx) {
+      const result = await bundles.importBundle(principalOf(ctx), req);
+      return {
+        importId: result.importId,
+        itemsJson: JSON.stringify(result.items),
+        skillsJson: JSON.stringify(result.skills),
+      };
+    },
+    async finishImport(req, ctx) {
+      await bundles.finishImport(principalOf(ctx), req);
+      return {};
     },
     async resolvePromptVersion(req, ctx) {
       return { prompt: resolvedPromptToProto(await resolver.resolvePromptVersion(principalOf(ctx), req)) };

@@ -183,6 +183,44 @@ export interface LabelMoveDoc {
   by: string;
 }
 
+/**
+ * Which of the organization's things an import made from which thing of a bundle (`_id` is
+ * `<organizationId>/<id in the bundle>`): a second import of the same bundle finds them and
+ * changes nothing. The unique `_id` also keeps two concurrent imports from both creating one.
+ */
+export interface ImportMapDoc {
+  _id: string;
+  organizationId: string;
+  targetId: string;
+  importId: string;
+}
+
+/** One step an import's undo takes: delete what it inserted, put back what it changed. */
+export interface UndoStep {
+  collection: keyof CatalogCollections;
+  id: string;
+  /** The document before the import; null when the import inserted it. */
+  before: Record<string, unknown> | null;
+}
+
+/**
+ * The journal of one import (bundles.ts), written before it changes anything: `applying` →
+ * `applied` (the catalog's part done, the evaluation cases under way) → `committed`; or `undone`.
+ * An import left `applying` or `applied` for too long (its caller died) is undone by a sweep.
+ */
+export interface ImportDoc {
+  _id: string;
+  organizationId: string;
+  status: "applying" | "applied" | "committed" | "undone";
+  undo: UndoStep[];
+  /** Label moves recorded by the import: their events go out when it commits. */
+  labelMoveIds: string[];
+  /** Prompts and skills whose live version the import may change. */
+  touched: { prompts: string[]; skills: string[] };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface CatalogCollections {
   prompts: Collection<PromptDoc>;
   promptVersions: Collection<PromptVersionDoc>;
@@ -196,6 +234,8 @@ export interface CatalogCollections {
   agentDraftSlots: Collection<AgentDraftSlotDoc>;
   labels: Collection<LabelDoc>;
   labelMoves: Collection<LabelMoveDoc>;
+  importMap: Collection<ImportMapDoc>;
+  imports: Collection<ImportDoc>;
 }
 
 export function catalogCollections(store: Store): CatalogCollections {
@@ -212,6 +252,8 @@ export function catalogCollections(store: Store): CatalogCollections {
     agentDraftSlots: store.collection("agent_draft_slots"),
     labels: store.collection("labels"),
     labelMoves: store.collection("label_moves"),
+    importMap: store.collection("import_map"),
+    imports: store.collection("imports"),
   };
 }
 
@@ -228,6 +270,8 @@ export async function ensureCatalogIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("agents", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("agent_versions", [{ keys: { agentId: 1, version: 1 }, unique: true }]);
   await store.ensureIndexes("labels", [{ keys: { kind: 1, parentId: 1 } }]);
+  await store.ensureIndexes("import_map", [{ keys: { importId: 1 } }]);
+  await store.ensureIndexes("imports", [{ keys: { status: 1, updatedAt: 1 } }]);
   await store.ensureIndexes("label_moves", [{ keys: { kind: 1, parentId: 1, label: 1, _id: -1 } }]);
 }
 

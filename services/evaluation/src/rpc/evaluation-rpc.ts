@@ -1,8 +1,8 @@
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { unauthenticated } from "@kiln/kit/errors";
+import { invalidArgument, unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { EvaluationService } from "@kiln/proto/evaluation";
-import type { Cases } from "../cases.js";
+import type { Cases, CaseToImport } from "../cases.js";
 import type { Runs } from "../runs.js";
 import { caseToProto, runToProto } from "./evaluation-conversions.js";
 
@@ -15,6 +15,16 @@ function principalOf(ctx: HandlerContext): Principal {
 export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: Cases; runs: Runs }): void {
   const { cases, runs } = useCases;
   router.service(EvaluationService, {
+    async exportEvaluationCases(req, ctx) {
+      return { casesJson: JSON.stringify(await cases.exportCases(principalOf(ctx), req)) };
+    },
+    async importEvaluationCases(req, ctx) {
+      const items = await cases.importCases(principalOf(ctx), { ...req, cases: casesToImport(req.casesJson) });
+      return { itemsJson: JSON.stringify(items) };
+    },
+    async undoEvaluationCaseImport(req, ctx) {
+      return { deleted: await cases.undoImport(principalOf(ctx), req) };
+    },
     async createEvaluationCases(req, ctx) {
       const docs = await cases.createCases(principalOf(ctx), {
         organizationId: req.organizationId,
@@ -62,4 +72,38 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
       return { comparisonJson: JSON.stringify(await runs.compareRuns(principalOf(ctx), req)) };
     },
   });
+}
+
+/** The cases of an import request, each shaped as the gateway sends them (the bundle's schema checked the rest). */
+function casesToImport(text: string): CaseToImport[] {
+  const refused = () =>
+    invalidArgument("casesJson must be a JSON array of {skillId, skillCreated, field, case}", [
+      { field: "casesJson", issue: "is malformed" },
+    ]);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw refused();
+  }
+  if (!Array.isArray(value)) throw refused();
+  for (const item of value) {
+    const k = item as Partial<CaseToImport> | null;
+    const c = k?.case as Partial<CaseToImport["case"]> | undefined;
+    if (
+      typeof k?.skillId !== "string" ||
+      typeof k.skillCreated !== "boolean" ||
+      typeof k.field !== "string" ||
+      typeof c?.id !== "string" ||
+      typeof c.name !== "string" ||
+      typeof c.createdAt !== "string" ||
+      Number.isNaN(Date.parse(c.createdAt)) ||
+      !Array.isArray(c.assertions) ||
+      typeof c.input !== "object" ||
+      c.input === null
+    ) {
+      throw refused();
+    }
+  }
+  return value as CaseToImport[];
 }

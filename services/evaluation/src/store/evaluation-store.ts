@@ -11,6 +11,16 @@ export interface CaseDoc {
   expectedOutputJson: string | null;
   assertionsJson: string;
   createdAt: Date;
+  /** The import that made it (docs/bundles.md): undoing that import deletes it. */
+  importId?: string;
+}
+
+/** Which case an import made from which case of a bundle (`_id`: `<organizationId>/<id in the bundle>`). */
+export interface CaseImportDoc {
+  _id: string;
+  organizationId: string;
+  caseId: string;
+  importId: string;
 }
 
 /** "draft", "published", or a label of the skill (docs/labels.md). */
@@ -130,6 +140,7 @@ export interface EvaluationCollections {
   runs: Collection<EvaluationRunDoc>;
   results: Collection<ResultDoc>;
   progress: Collection<ProgressDoc>;
+  caseImports: Collection<CaseImportDoc>;
 }
 
 export function evaluationCollections(store: Store): EvaluationCollections {
@@ -138,11 +149,17 @@ export function evaluationCollections(store: Store): EvaluationCollections {
     runs: store.collection<EvaluationRunDoc>("evaluation_runs"),
     results: store.collection<ResultDoc>("evaluation_results"),
     progress: store.collection<ProgressDoc>("evaluation_progress"),
+    caseImports: store.collection<CaseImportDoc>("evaluation_case_imports"),
   };
 }
 
 export async function ensureEvaluationIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("evaluation_cases", [{ keys: { skillId: 1, _id: -1 } }]);
+  await store.ensureIndexes("evaluation_cases", [
+    { keys: { skillId: 1, _id: -1 } },
+    { keys: { organizationId: 1, _id: 1 } },
+    { keys: { importId: 1 } },
+  ]);
+  await store.ensureIndexes("evaluation_case_imports", [{ keys: { importId: 1 } }]);
   await store.ensureIndexes("evaluation_runs", [{ keys: { workPublished: 1, _id: 1 } }]);
   await store.ensureIndexes("evaluation_results", [{ keys: { evaluationRunId: 1 } }]);
 }

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/evaluation/v1/evaluation.proto.
  */
 export const file_kiln_evaluation_v1_evaluation: GenFile = /*@__PURE__*/
-  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSKZAQobVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgdjYXNlX2lkGAMgASgJEj4KD2V2YWx1YXRpb25fY2FzZRgEIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJbChxVcGRhdGVFdmFsdWF0aW9uQ2FzZVJlc3BvbnNlEjsKD2V2YWx1YXRpb25fY2FzZRgBIAEoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJEg8KB3JlcGVhdHMYBSABKAUiTAoaU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iXwoXR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAMgASgJIkoKGEdldEV2YWx1YXRpb25SdW5SZXNwb25zZRIuCgNydW4YASABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvblJ1biI7ChBFdmFsdWF0aW9uVGFyZ2V0Eg0KBWxhYmVsGAEgASgJEhgKEHNraWxsX3ZlcnNpb25faWQYAiABKAkizAIKDUV2YWx1YXRpb25SdW4SCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI1Cgd0YXJnZXRzGAUgAygLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25UYXJnZXQSFAoMcmVzdWx0c19qc29uGAYgASgJEhQKDHN1bW1hcnlfanNvbhgHIAEoCRIeChZjb250cmFjdF92YWxpZGl0eV9qc29uGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmVwZWF0cxgLIAEoBSJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJIjgKHUNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCTLeBgoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USeQoUVXBkYXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2UScwoSU3RhcnRFdmFsdWF0aW9uUnVuEi0ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlcXVlc3QaLi5raWxuLmV2YWx1YXRpb24udjEuU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USbQoQR2V0RXZhbHVhdGlvblJ1bhIrLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVxdWVzdBosLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USdgoTQ2FuY2VsRXZhbHVhdGlvblJ1bhIuLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5DYW5jZWxFdmFsdWF0aW9uUnVuUmVzcG9uc2USfAoVQ29tcGFyZUV2YWx1YXRpb25SdW5zEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZUV2YWx1YXRpb25SdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIu4BCg5FdmFsdWF0aW9uQ2FzZRIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRISCgppbnB1dF9qc29uGAUgASgJEiEKFGV4cGVjdGVkX291dHB1dF9qc29uGAYgASgJSACIAQESFwoPYXNzZXJ0aW9uc19qc29uGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhcKFV9leHBlY3RlZF9vdXRwdXRfanNvbiKxAQoRTmV3RXZhbHVhdGlvbkNhc2USEQoEbmFtZRgBIAEoCUgAiAEBEhIKCmlucHV0X2pzb24YAiABKAkSIQoUZXhwZWN0ZWRfb3V0cHV0X2pzb24YAyABKAlIAYgBARIcCg9hc3NlcnRpb25zX2pzb24YBCABKAlIAogBAUIHCgVfbmFtZUIXChVfZXhwZWN0ZWRfb3V0cHV0X2pzb25CEgoQX2Fzc2VydGlvbnNfanNvbiJ/ChxDcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRI0CgVjYXNlcxgDIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJSCh1DcmVhdGVFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSKZAQobVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgdjYXNlX2lkGAMgASgJEj4KD2V2YWx1YXRpb25fY2FzZRgEIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5OZXdFdmFsdWF0aW9uQ2FzZSJbChxVcGRhdGVFdmFsdWF0aW9uQ2FzZVJlc3BvbnNlEjsKD2V2YWx1YXRpb25fY2FzZRgBIAEoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZSJmChpMaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImUKG0xpc3RFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRIxCgVjYXNlcxgBIAMoCzIiLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uQ2FzZRITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChlTdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgd0YXJnZXRzGAMgAygJEhAKCGNhc2VfaWRzGAQgAygJEg8KB3JlcGVhdHMYBSABKAUiTAoaU3RhcnRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iXwoXR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAMgASgJIkoKGEdldEV2YWx1YXRpb25SdW5SZXNwb25zZRIuCgNydW4YASABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvblJ1biI7ChBFdmFsdWF0aW9uVGFyZ2V0Eg0KBWxhYmVsGAEgASgJEhgKEHNraWxsX3ZlcnNpb25faWQYAiABKAkizAIKDUV2YWx1YXRpb25SdW4SCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRI1Cgd0YXJnZXRzGAUgAygLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25UYXJnZXQSFAoMcmVzdWx0c19qc29uGAYgASgJEhQKDHN1bW1hcnlfanNvbhgHIAEoCRIeChZjb250cmFjdF92YWxpZGl0eV9qc29uGAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmVwZWF0cxgLIAEoBSJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJIjgKHUNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlEhcKD2NvbXBhcmlzb25fanNvbhgBIAEoCSI3ChxFeHBvcnRFdmFsdWF0aW9uQ2FzZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSIzCh1FeHBvcnRFdmFsdWF0aW9uQ2FzZXNSZXNwb25zZRISCgpjYXNlc19qc29uGAEgASgJIm8KHEltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCWltcG9ydF9pZBgCIAEoCRIPCgdkcnlfcnVuGAMgASgIEhIKCmNhc2VzX2pzb24YBCABKAkiMwodSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USEgoKaXRlbXNfanNvbhgBIAEoCSJNCh9VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglpbXBvcnRfaWQYAiABKAkiMwogVW5kb0V2YWx1YXRpb25DYXNlSW1wb3J0UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoDTLiCQoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USeQoUVXBkYXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2USfAoVRXhwb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkV4cG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuRXhwb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USfAoVSW1wb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2UShQEKGFVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydBIzLmtpbG4uZXZhbHVhdGlvbi52MS5VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0GjQua2lsbi5ldmFsdWF0aW9uLnYxLlVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydFJlc3BvbnNlEnMKElN0YXJ0RXZhbHVhdGlvblJ1bhItLmtpbG4uZXZhbHVhdGlvbi52MS5TdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0Gi4ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEm0KEEdldEV2YWx1YXRpb25SdW4SKy5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QaLC5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlc3BvbnNlEnYKE0NhbmNlbEV2YWx1YXRpb25SdW4SLi5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlcXVlc3QaLy5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEnwKFUNvbXBhcmVFdmFsdWF0aW9uUnVucxIwLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0GjEua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationCase
@@ -573,6 +573,138 @@ export const CompareEvaluationRunsResponseSchema: GenMessage<CompareEvaluationRu
   messageDesc(file_kiln_evaluation_v1_evaluation, 17);
 
 /**
+ * Export and import of evaluation cases (docs/bundles.md).
+ *
+ * @generated from message kiln.evaluation.v1.ExportEvaluationCasesRequest
+ */
+export type ExportEvaluationCasesRequest = Message<"kiln.evaluation.v1.ExportEvaluationCasesRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ExportEvaluationCasesRequest.
+ * Use `create(ExportEvaluationCasesRequestSchema)` to create a new message.
+ */
+export const ExportEvaluationCasesRequestSchema: GenMessage<ExportEvaluationCasesRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 18);
+
+/**
+ * @generated from message kiln.evaluation.v1.ExportEvaluationCasesResponse
+ */
+export type ExportEvaluationCasesResponse = Message<"kiln.evaluation.v1.ExportEvaluationCasesResponse"> & {
+  /**
+   * [{skillId, id, name, input, expectedOutput?, assertions, createdAt}], oldest first.
+   *
+   * @generated from field: string cases_json = 1;
+   */
+  casesJson: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ExportEvaluationCasesResponse.
+ * Use `create(ExportEvaluationCasesResponseSchema)` to create a new message.
+ */
+export const ExportEvaluationCasesResponseSchema: GenMessage<ExportEvaluationCasesResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 19);
+
+/**
+ * @generated from message kiln.evaluation.v1.ImportEvaluationCasesRequest
+ */
+export type ImportEvaluationCasesRequest = Message<"kiln.evaluation.v1.ImportEvaluationCasesRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * The catalog's import these cases belong to; empty for a dry run.
+   *
+   * @generated from field: string import_id = 2;
+   */
+  importId: string;
+
+  /**
+   * @generated from field: bool dry_run = 3;
+   */
+  dryRun: boolean;
+
+  /**
+   * [{skillId, skillCreated, case: {id, name, input, expectedOutput?, assertions, createdAt}}]
+   *
+   * @generated from field: string cases_json = 4;
+   */
+  casesJson: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ImportEvaluationCasesRequest.
+ * Use `create(ImportEvaluationCasesRequestSchema)` to create a new message.
+ */
+export const ImportEvaluationCasesRequestSchema: GenMessage<ImportEvaluationCasesRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 20);
+
+/**
+ * @generated from message kiln.evaluation.v1.ImportEvaluationCasesResponse
+ */
+export type ImportEvaluationCasesResponse = Message<"kiln.evaluation.v1.ImportEvaluationCasesResponse"> & {
+  /**
+   * [{kind: "evaluation_case", sourceId, id, name, outcome}]
+   *
+   * @generated from field: string items_json = 1;
+   */
+  itemsJson: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ImportEvaluationCasesResponse.
+ * Use `create(ImportEvaluationCasesResponseSchema)` to create a new message.
+ */
+export const ImportEvaluationCasesResponseSchema: GenMessage<ImportEvaluationCasesResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 21);
+
+/**
+ * @generated from message kiln.evaluation.v1.UndoEvaluationCaseImportRequest
+ */
+export type UndoEvaluationCaseImportRequest = Message<"kiln.evaluation.v1.UndoEvaluationCaseImportRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string import_id = 2;
+   */
+  importId: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.UndoEvaluationCaseImportRequest.
+ * Use `create(UndoEvaluationCaseImportRequestSchema)` to create a new message.
+ */
+export const UndoEvaluationCaseImportRequestSchema: GenMessage<UndoEvaluationCaseImportRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 22);
+
+/**
+ * @generated from message kiln.evaluation.v1.UndoEvaluationCaseImportResponse
+ */
+export type UndoEvaluationCaseImportResponse = Message<"kiln.evaluation.v1.UndoEvaluationCaseImportResponse"> & {
+  /**
+   * @generated from field: uint32 deleted = 1;
+   */
+  deleted: number;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.UndoEvaluationCaseImportResponse.
+ * Use `create(UndoEvaluationCaseImportResponseSchema)` to create a new message.
+ */
+export const UndoEvaluationCaseImportResponseSchema: GenMessage<UndoEvaluationCaseImportResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 23);
+
+/**
  * @generated from service kiln.evaluation.v1.EvaluationService
  */
 export const EvaluationService: GenService<{
@@ -599,6 +731,30 @@ export const EvaluationService: GenService<{
     methodKind: "unary";
     input: typeof UpdateEvaluationCaseRequestSchema;
     output: typeof UpdateEvaluationCaseResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.ExportEvaluationCases
+   */
+  exportEvaluationCases: {
+    methodKind: "unary";
+    input: typeof ExportEvaluationCasesRequestSchema;
+    output: typeof ExportEvaluationCasesResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.ImportEvaluationCases
+   */
+  importEvaluationCases: {
+    methodKind: "unary";
+    input: typeof ImportEvaluationCasesRequestSchema;
+    output: typeof ImportEvaluationCasesResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.UndoEvaluationCaseImport
+   */
+  undoEvaluationCaseImport: {
+    methodKind: "unary";
+    input: typeof UndoEvaluationCaseImportRequestSchema;
+    output: typeof UndoEvaluationCaseImportResponseSchema;
   },
   /**
    * @generated from rpc kiln.evaluation.v1.EvaluationService.StartEvaluationRun
