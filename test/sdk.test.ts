@@ -593,6 +593,25 @@ describe("webhooks", () => {
   });
 });
 
+describe("bundles", () => {
+  it("exports the organization and imports the bundle (a dry run, then for real: nothing new)", async () => {
+    const bundle = await user.bundles.export(organizationId);
+    expect(bundle.format).toBe("kiln.bundle/v1");
+    expect(bundle.prompts.length).toBeGreaterThan(0);
+    const dry = await user.bundles.import(organizationId, bundle, { dryRun: true });
+    expect(dry).toMatchObject({ dryRun: true, summary: { created: 0, conflicts: 0 } });
+    const real = await user.bundles.import(organizationId, bundle);
+    expect(real.summary.created).toBe(0);
+    expect(real.summary.skipped).toBe(real.items.length);
+    const promptfoo = await user.bundles.import(
+      organizationId,
+      { format: "promptfoo", config: "prompts: ['Say {{word}}']\ntests:\n  - vars: {word: hi}\n" },
+      { dryRun: true },
+    );
+    expect(promptfoo.summary.created).toBe(3);
+  });
+});
+
 describe("the runs list (non-public)", () => {
   it("lists the organization's runs filtered by kind, status, model and time, and reads any run", async () => {
     const all = await raw<{ data: { id: string; kind: string; status: string }[]; nextCursor: string | null }>(

@@ -1,4 +1,5 @@
 import { AgentRuns, Agents } from "./agents.js";
+import { Bundles } from "./bundles.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
@@ -26,6 +27,7 @@ export class Kiln {
   readonly setup: Setup;
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
+  readonly bundles: Bundles;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -41,5 +43,6 @@ export class Kiln {
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
+    this.bundles = new Bundles(transport);
   }
 }

@@ -1144,6 +1144,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's prompts, tools, skills and agents with every version, labels and evaluation cases (never secrets, runs or members) */
+        get: operations["exportOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -1155,6 +1172,23 @@ export interface paths {
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{id}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import a bundle or a promptfoo config: dryRun reports what would be created, updated, skipped or conflict; a real import is idempotent and applies whole or not at all */
+        post: operations["importOrganization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1830,6 +1864,176 @@ export interface components {
             updatedAt: string;
             /** @description whsec_…: shown once; sign checks use it (docs/webhooks.md) */
             secret: string;
+        };
+        /**
+         * Kiln export bundle
+         * @description An organization's prompts, tools, skills and agents with every version, labels, published versions and evaluation cases (docs/bundles.md).
+         */
+        Bundle: {
+            /** @enum {string} */
+            format: "kiln.bundle/v1";
+            /** Format: date-time */
+            exportedAt?: string;
+            organization?: {
+                id: string;
+                name: string;
+            };
+            tools: {
+                id: string;
+                toolKey: string;
+                name: string;
+                description: string;
+                /** Format: date-time */
+                createdAt: string;
+                versions: {
+                    id: string;
+                    version: number;
+                    type: string;
+                    config: {
+                        [key: string]: unknown;
+                    };
+                    inputSchema: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: date-time */
+                    createdAt: string;
+                }[];
+            }[];
+            prompts: {
+                id: string;
+                name: string;
+                description: string;
+                defaultModel: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description label → version number; production is derived from the versions and checked against them */
+                labels: {
+                    [key: string]: number;
+                };
+                versions: {
+                    id: string;
+                    version: number;
+                    status: "draft" | "published";
+                    /** Format: date-time */
+                    createdAt: string;
+                    publishedAt: string | null;
+                    systemPrompt: string;
+                    developerPrompt: string | null;
+                    variablesSchema: {
+                        [key: string]: unknown;
+                    };
+                    responseFormat: {
+                        [key: string]: unknown;
+                    };
+                    temperature: number | null;
+                    maxOutputTokens: number | null;
+                    model: string | null;
+                    tools: {
+                        toolId: string;
+                        toolVersionId: string;
+                        toolKey: string;
+                    }[];
+                }[];
+            }[];
+            skills: {
+                id: string;
+                name: string;
+                description: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description label → version number; production is derived from the versions and checked against them */
+                labels: {
+                    [key: string]: number;
+                };
+                versions: {
+                    id: string;
+                    version: number;
+                    status: "draft" | "published";
+                    /** Format: date-time */
+                    createdAt: string;
+                    publishedAt: string | null;
+                    promptComposition: {
+                        alias: string;
+                        promptId: string;
+                        promptVersionId: string;
+                        variables: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    tools: {
+                        toolId: string;
+                        toolVersionId: string;
+                        toolKey: string;
+                    }[];
+                }[];
+                evaluationCases: {
+                    id: string;
+                    name: string;
+                    input: {
+                        [key: string]: unknown;
+                    };
+                    expectedOutput?: unknown;
+                    assertions: unknown[];
+                    /** Format: date-time */
+                    createdAt: string;
+                }[];
+            }[];
+            agents: {
+                id: string;
+                name: string;
+                description: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description label → version number; production is derived from the versions and checked against them */
+                labels: {
+                    [key: string]: number;
+                };
+                versions: {
+                    id: string;
+                    version: number;
+                    status: "draft" | "published";
+                    /** Format: date-time */
+                    createdAt: string;
+                    publishedAt: string | null;
+                    workflow: {
+                        [key: string]: unknown;
+                    };
+                }[];
+            }[];
+        };
+        ImportItem: {
+            /** @enum {string} */
+            kind: "tool" | "prompt" | "skill" | "agent" | "evaluation_case";
+            /** @description the id in the bundle */
+            sourceId: string;
+            id: string | null;
+            name: string;
+            /** @enum {string} */
+            outcome: "created" | "updated" | "skipped" | "conflict";
+            /** @description what changes (updated) or why it cannot (conflict) */
+            detail?: string;
+        };
+        ImportReport: {
+            dryRun: boolean;
+            /** @enum {string} */
+            format: "kiln.bundle/v1" | "promptfoo";
+            summary: {
+                created: number;
+                updated: number;
+                skipped: number;
+                conflicts: number;
+            };
+            items: components["schemas"]["ImportItem"][];
+            /** @description what could not be imported as it is (promptfoo: unmapped assertions, providers without a model here) */
+            warnings: string[];
+        };
+        PromptfooImport: {
+            /** @enum {string} */
+            format: "promptfoo";
+            config: string | {
+                [key: string]: unknown;
+            };
+            dryRun?: boolean;
         };
         DeliveryAttempt: {
             /** Format: date-time */
@@ -10535,6 +10739,91 @@ export interface operations {
             };
         };
     };
+    exportOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bundle"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -10562,6 +10851,116 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    importOrganization: {
+        parameters: {
+            query?: {
+                dryRun?: "true" | "false" | "1" | "0";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Bundle"] | components["schemas"]["PromptfooImport"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportReport"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
