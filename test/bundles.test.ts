@@ -5,10 +5,14 @@
  * its prompts run the same. Conflicts, invalid bundles and a failure in the evaluation service's
  * part leave nothing behind.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import { BundleSchema } from "@kiln/kit/bundle";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
+import { API_KEY_SCOPES } from "@kiln/kit/principal";
+import { bundleCommand } from "@kiln/launcher/bundle-command";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPublishedAgent } from "./support/agent-fixture.js";
 import { startDistributed } from "./support/distributed.js";
@@ -269,5 +273,35 @@ describe("export and import between an embedded and a distributed platform", () 
     const ok = await importInto(apiB, token, org, exported);
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.summary.created).toBe(10);
+  });
+
+  it("kiln export and kiln import move a bundle with an API key from the environment", async () => {
+    const keyA = (await apiA.createApiKey(tokenA, orgA, [...API_KEY_SCOPES])).key;
+    const token = (await apiB.signUp()).accessToken;
+    const org = (await apiB.onboard(token)).organization.id;
+    const keyB = (await apiB.createApiKey(token, org, [...API_KEY_SCOPES])).key;
+    const dir = mkdtempSync(join(tmpdir(), "kiln-bundle-"));
+    const file = join(dir, "a.json");
+    const lines: string[] = [];
+    const io = (key: string, url: string) => ({
+      env: { KILN_API_KEY: key, KILN_URL: url },
+      progress: (line: string) => lines.push(line),
+      out: () => {},
+    });
+    expect(await bundleCommand("export", ["--out", file], io(keyA, a.baseUrl))).toBe(0);
+    expect(lines.at(-1)).toMatch(new RegExp(`^exported ${orgA}: 5 prompts, 1 tools, 1 skills, 1 agents → `));
+    expect(await bundleCommand("import", [file, "--dry-run"], io(keyB, b.gatewayUrl))).toBe(0);
+    expect(lines.at(-1)).toBe("dry run: would create 10, update 0, skipped 0, conflicts 0");
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^importing .*a\.json \(8 prompts, tools, skills and agents, \d+\.\d MB\) into /),
+    );
+    expect(await bundleCommand("import", [file], io(keyB, b.gatewayUrl))).toBe(0);
+    expect(lines.at(-1)).toBe("created 10, updated 0, skipped 0, conflicts 0");
+    const yaml = join(dir, "promptfooconfig.yaml");
+    writeFileSync(yaml, "prompts: ['Say {{word}}']\ntests:\n  - vars: {word: hi}\n");
+    expect(await bundleCommand("import", [yaml], io(keyB, b.gatewayUrl))).toBe(0);
+    expect(lines.at(-1)).toBe("created 3, updated 0, skipped 0, conflicts 0");
+    await expect(bundleCommand("import", [], io(keyB, b.gatewayUrl))).rejects.toThrow(/usage/);
+    await expect(bundleCommand("export", [], { ...io("", a.baseUrl), env: {} })).rejects.toThrow(/KILN_API_KEY/);
   });
 });

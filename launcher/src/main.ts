@@ -2,7 +2,8 @@
  * `kiln [embedded|gateway|identity|catalog|execution|evaluation|evaluation-worker]`: one entry point for every
  * process, so one container image serves them all by its command. `kiln backup <file>` and
  * `kiln restore <file>` copy the embedded platform's data directory; `kiln internal-token` signs a
- * token for calling the services directly.
+ * token for calling the services directly; `kiln export` and `kiln import` move an organization's
+ * bundle through the API (bundle-command.ts).
  */
 
 import { existsSync } from "node:fs";
@@ -13,6 +14,7 @@ import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { parseHostPatterns } from "@kiln/execution/outbound";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
+import { bundleCommand, CommandError } from "./bundle-command.js";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
 import { backupEmbeddedData, DataDirError, IN_MEMORY, openEmbeddedData, restoreEmbeddedData } from "./data-dir.js";
@@ -88,11 +90,23 @@ if (command === "embedded") {
     process.stderr.write(`${e.message}\n`);
     process.exit(2);
   }
+} else if (command === "export" || command === "import") {
+  try {
+    process.exitCode = await bundleCommand(command, process.argv.slice(3), {
+      env: process.env,
+      progress: (line) => process.stderr.write(`${line}\n`),
+      out: (text) => process.stdout.write(text),
+    });
+  } catch (e) {
+    if (!(e instanceof UsageError) && !(e instanceof CommandError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exit(e instanceof UsageError ? 2 : 1);
+  }
 } else if (DISTRIBUTED_COMMANDS[command]) {
   await DISTRIBUTED_COMMANDS[command].start();
 } else {
   process.stderr.write(
-    `unknown command "${command}": use embedded, backup, restore, internal-token, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
+    `unknown command "${command}": use embedded, backup, restore, internal-token, export, import, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
   );
   process.exit(2);
 }
