@@ -132,7 +132,13 @@ export function createTickingClock(start = Date.parse("2026-01-01T00:00:00.000Z"
 }
 
 export async function createTestCatalog(
-  options: { allowlist?: HttpAllowlist; store?: Store; now?: () => Date; resolveCacheTtlMs?: number } = {},
+  options: {
+    allowlist?: HttpAllowlist;
+    store?: Store;
+    now?: () => Date;
+    resolveCacheTtlMs?: number;
+    staleImportMs?: number;
+  } = {},
 ) {
   const store = options.store ?? createMemoryStore();
   await ensureCatalogIndexes(store);
@@ -170,7 +176,7 @@ export async function createTestCatalog(
     skills,
     agents,
     labels: createLabels(deps, { prompts, skills, agents }),
-    bundles: createBundles(deps),
+    bundles: createBundles(deps, { staleAfterMs: options.staleImportMs }),
     versionCache,
     live: deps.live,
     resolver: createResolver(deps, versionCache),
