@@ -217,6 +217,18 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       status: v.status,
       publishedAt: iso(v.publishedAt),
     });
+    /** What every labelled thing of the bundle starts with. */
+    const head = (
+      kind: LabelKind,
+      d: { _id: string; name: string; description: string; createdAt: Date },
+      versions: readonly (Versioned & { _id: string })[],
+    ) => ({
+      id: d._id,
+      name: d.name,
+      description: d.description,
+      createdAt: d.createdAt.toISOString(),
+      labels: labelsFor(kind, d._id, versions),
+    });
     return {
       format: BUNDLE_FORMAT,
       exportedAt: deps.now().toISOString(),
@@ -240,12 +252,8 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       prompts: prompts.map((p): BundlePrompt => {
         const versions = pv.get(p._id) ?? [];
         return {
-          id: p._id,
-          name: p.name,
-          description: p.description,
+          ...head("prompt", p, versions.map(asVersioned)),
           defaultModel: p.defaultModel,
-          createdAt: p.createdAt.toISOString(),
-          labels: labelsFor("prompt", p._id, versions.map(asVersioned)),
           versions: versions.map((v) => ({
             id: v._id,
             version: v.version,
@@ -264,11 +272,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       skills: skills.map((s): BundleSkill => {
         const versions = sv.get(s._id) ?? [];
         return {
-          id: s._id,
-          name: s.name,
-          description: s.description,
-          createdAt: s.createdAt.toISOString(),
-          labels: labelsFor("skill", s._id, versions.map(asVersioned)),
+          ...head("skill", s, versions.map(asVersioned)),
           versions: versions.map((v) => ({
             id: v._id,
             version: v.version,
@@ -289,11 +293,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       agents: agents.map((a): BundleAgent => {
         const versions = av.get(a._id) ?? [];
         return {
-          id: a._id,
-          name: a.name,
-          description: a.description,
-          createdAt: a.createdAt.toISOString(),
-          labels: labelsFor("agent", a._id, versions.map(asVersioned)),
+          ...head("agent", a, versions.map(asVersioned)),
           versions: versions.map((v) => ({ id: v._id, version: v.version, ...times(v), workflow: json(v.workflow) })),
         };
       }),
@@ -519,7 +519,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       let published = 0;
       for (const v of versions) {
         const here = kept.get(v.version);
-        if (!here || here.status !== "draft" || v.status !== "published") continue;
+        if (here?.status !== "draft" || v.status !== "published") continue;
         const publishedAt = toDate(v.publishedAt) ?? at;
         const before = livePublishedVersion(allHere);
         p.updates.push({
@@ -647,32 +647,151 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       };
     }
 
+    /**
+     * The part every labelled, versioned thing shares: its fields checked, the thing here it is
+     * (if any), its versions matched, its id mapped. Undefined when it is in conflict (reported).
+     */
+    async function openVersioned<
+      P extends { _id: string; name: string },
+      V extends { _id: string; version: number; status: "draft" | "published"; publishedAt: Date | null },
+    >(
+      kind: LabelKind,
+      index: number,
+      thing: {
+        id: string;
+        name: string;
+        description: string;
+        labels: Record<string, number>;
+        versions: readonly (Versioned & { id: string })[];
+      },
+      spec: {
+        parents: "prompts" | "skills" | "agents";
+        versions: "promptVersions" | "skillVersions" | "agentVersions";
+        parentField: "promptId" | "skillId" | "agentId";
+        slots?: "skillDraftSlots" | "agentDraftSlots";
+        prefix: IdPrefix;
+      },
+    ) {
+      const field = fieldPath(spec.parents, index);
+      sub(field, (s) => {
+        s.text("name", thing.name);
+        s.text("description", thing.description, { min: 0, max: 2_000 });
+      });
+      checkNumbering(fieldPath(field, "versions"), thing.versions);
+      checkLabels(field, thing.labels, thing.versions);
+      if (spec.slots) drafts(field, thing.versions);
+      const item = { kind, sourceId: thing.id, name: thing.name };
+      const here = await existing<P & { organizationId: string }>(spec.parents, thing.id);
+      const stored = here
+        ? ((await (c[spec.versions] as unknown as { find(f: object, o: object): Promise<V[]> }).find(
+            { [spec.parentField]: here._id },
+            { sort: { version: 1 } },
+          )) as V[])
+        : [];
+      const m = here
+        ? await matchVersions(stored, thing.versions)
+        : { create: thing.versions.map((v) => v.version), keep: new Map<number, V>() };
+      if ("conflict" in m && m.conflict) {
+        conflict(field, item, m.conflict, thing.versions);
+        return undefined;
+      }
+      const id = here ? here._id : mapNew(thing.id, spec.prefix);
+      if (here) keepId(thing.id, here._id);
+      for (const [n, v] of m.keep) keepId(thing.versions[n - 1]?.id ?? "", v._id);
+      if (
+        here &&
+        spec.slots &&
+        (await draftClash(
+          spec.slots,
+          spec.versions as "skillVersions" | "agentVersions",
+          id,
+          field,
+          item,
+          thing.versions,
+          m.create,
+        ))
+      )
+        return undefined;
+      const versionIdOf = (n: number) => p.ids.get(thing.versions[n - 1]?.id ?? "");
+      return { field, item, here, stored, m, id, versionIdOf };
+    }
+
+    /**
+     * The part every labelled, versioned thing shares after its new versions are planned: the
+     * thing itself when new, drafts here the bundle has published, its labels, its report line.
+     */
+    async function closeVersioned<
+      V extends { _id: string; version: number; status: "draft" | "published"; publishedAt: Date | null },
+    >(
+      kind: LabelKind,
+      thing: {
+        name: string;
+        description: string;
+        createdAt: string;
+        labels: Record<string, number>;
+        versions: readonly Versioned[];
+      },
+      opened: {
+        item: Omit<ImportItem, "outcome" | "id">;
+        here: unknown;
+        stored: V[];
+        m: { create: number[]; keep: Map<number, V> };
+        id: string;
+        versionIdOf: (n: number) => string | undefined;
+      },
+      spec: {
+        parents: "prompts" | "skills" | "agents";
+        versions: "promptVersions" | "skillVersions" | "agentVersions";
+        slots?: "skillDraftSlots" | "agentDraftSlots";
+        extra?: Record<string, unknown>;
+      },
+    ) {
+      const { item, here, stored, m, id, versionIdOf } = opened;
+      if (!here) {
+        insert(spec.parents, {
+          _id: id,
+          organizationId,
+          name: thing.name.trim(),
+          description: thing.description.trim(),
+          ...spec.extra,
+          createdAt: new Date(thing.createdAt),
+          updatedAt: at,
+        });
+      }
+      const published = here ? planPublishes(kind, spec.versions, id, m.keep, thing.versions, stored) : 0;
+      if (published > 0) {
+        if (kind === "prompt") p.touched.prompts.push(id);
+        if (kind === "skill") p.touched.skills.push(id);
+        // The draft slot of a draft the import publishes is released, as publishing does.
+        const slot = spec.slots ? await c[spec.slots].findOne({ _id: id }) : null;
+        if (spec.slots && slot && [...m.keep.values()].some((v) => v._id === slot.versionId)) {
+          p.updates.push({
+            collection: spec.slots,
+            doc: { _id: id, deleted: true },
+            before: slot as unknown as Record<string, unknown>,
+          });
+        }
+      }
+      const moved = await planLabels(kind, id, thing.labels, versionIdOf, !here);
+      if (!here) {
+        if (Object.keys(thing.labels).length > 0 || thing.versions.some((v) => v.status === "published"))
+          p.movedLabels.add(PRODUCTION);
+        p.items.push({ ...item, id, outcome: "created" });
+      } else p.items.push(changed(item, id, m.create.length, published, moved));
+    }
+
     // Prompts
     for (const [i, pr] of bundle.prompts.entries()) {
-      const field = fieldPath("prompts", i);
-      sub(field, (s) => {
-        s.text("name", pr.name);
-        s.text("description", pr.description, { min: 0, max: 2_000 });
+      const opened = await openVersioned<PromptDoc, PromptVersionDoc>("prompt", i, pr, {
+        parents: "prompts",
+        versions: "promptVersions",
+        parentField: "promptId",
+        prefix: "prm",
       });
-      checkNumbering(fieldPath(field, "versions"), pr.versions);
-      checkLabels(field, pr.labels, pr.versions);
-      const item = { kind: "prompt" as const, sourceId: pr.id, name: pr.name };
-      const here = await existing<PromptDoc>("prompts", pr.id);
-      const stored = here ? await c.promptVersions.find({ promptId: here._id }, { sort: { version: 1 } }) : [];
-      const m = here
-        ? await matchVersions(stored, pr.versions)
-        : { create: pr.versions.map((v) => v.version), keep: new Map<number, PromptVersionDoc>() };
-      if ("conflict" in m && m.conflict) {
-        conflict(field, item, m.conflict, pr.versions);
-        continue;
-      }
-      const promptId = here ? here._id : mapNew(pr.id, "prm");
-      if (here) keepId(pr.id, here._id);
+      if (!opened) continue;
+      const { field, here, m, id: promptId } = opened;
       promptNames.set(promptId, here?.name ?? pr.name.trim());
-      for (const [n, v] of m.keep) {
-        keepId(pr.versions[n - 1]?.id ?? "", v._id);
-        promptVersions.set(v._id, v);
-      }
+      for (const v of m.keep.values()) promptVersions.set(v._id, v);
       for (const [j, v] of pr.versions.entries()) {
         if (!m.create.includes(v.version)) continue;
         const vField = fieldPath(fieldPath(field, "versions"), j);
@@ -710,53 +829,24 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         promptVersions.set(doc._id, doc);
         insert("promptVersions", doc);
       }
-      if (!here) {
-        insert("prompts", {
-          _id: promptId,
-          organizationId,
-          name: pr.name.trim(),
-          description: pr.description.trim(),
-          defaultModel: pr.defaultModel,
-          createdAt: new Date(pr.createdAt),
-          updatedAt: at,
-        } satisfies PromptDoc);
-      }
-      const versionIdOf = (n: number) => p.ids.get(pr.versions[n - 1]?.id ?? "");
-      const published = here ? planPublishes("prompt", "promptVersions", promptId, m.keep, pr.versions, stored) : 0;
-      const moved = await planLabels("prompt", promptId, pr.labels, versionIdOf, !here);
-      if (published > 0) p.touched.prompts.push(promptId);
-      if (!here) {
-        if (Object.keys(pr.labels).length > 0 || pr.versions.some((v) => v.status === "published"))
-          p.movedLabels.add(PRODUCTION);
-        p.items.push({ ...item, id: promptId, outcome: "created" });
-      } else p.items.push(changed(item, promptId, m.create.length, published, moved));
+      await closeVersioned("prompt", pr, opened, {
+        parents: "prompts",
+        versions: "promptVersions",
+        extra: { defaultModel: pr.defaultModel },
+      });
     }
 
     // Skills
     for (const [i, sk] of bundle.skills.entries()) {
-      const field = fieldPath("skills", i);
-      sub(field, (s) => {
-        s.text("name", sk.name);
-        s.text("description", sk.description, { min: 0, max: 2_000 });
+      const opened = await openVersioned<SkillDoc, SkillVersionDoc>("skill", i, sk, {
+        parents: "skills",
+        versions: "skillVersions",
+        parentField: "skillId",
+        slots: "skillDraftSlots",
+        prefix: "skl",
       });
-      checkNumbering(fieldPath(field, "versions"), sk.versions);
-      checkLabels(field, sk.labels, sk.versions);
-      drafts(field, sk.versions);
-      const item = { kind: "skill" as const, sourceId: sk.id, name: sk.name };
-      const here = await existing<SkillDoc>("skills", sk.id);
-      const stored = here ? await c.skillVersions.find({ skillId: here._id }, { sort: { version: 1 } }) : [];
-      const m = here
-        ? await matchVersions(stored, sk.versions)
-        : { create: sk.versions.map((v) => v.version), keep: new Map<number, SkillVersionDoc>() };
-      if ("conflict" in m && m.conflict) {
-        conflict(field, item, m.conflict, sk.versions);
-        continue;
-      }
-      const skillId = here ? here._id : mapNew(sk.id, "skl");
-      if (here) keepId(sk.id, here._id);
-      for (const [n, v] of m.keep) keepId(sk.versions[n - 1]?.id ?? "", v._id);
-      if (here && (await draftClash("skillDraftSlots", "skillVersions", skillId, field, item, sk.versions, m.create)))
-        continue;
+      if (!opened) continue;
+      const { field, m, id: skillId } = opened;
       for (const [j, v] of sk.versions.entries()) {
         if (!m.create.includes(v.version)) continue;
         const vField = fieldPath(fieldPath(field, "versions"), j);
@@ -818,35 +908,11 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         } satisfies SkillVersionDoc);
         if (v.status === "draft") await claimSlot("skillDraftSlots", skillId, id);
       }
-      if (!here) {
-        insert("skills", {
-          _id: skillId,
-          organizationId,
-          name: sk.name.trim(),
-          description: sk.description.trim(),
-          createdAt: new Date(sk.createdAt),
-          updatedAt: at,
-        } satisfies SkillDoc);
-      }
-      const versionIdOf = (n: number) => p.ids.get(sk.versions[n - 1]?.id ?? "");
-      const published = here ? planPublishes("skill", "skillVersions", skillId, m.keep, sk.versions, stored) : 0;
-      if (published > 0) {
-        p.touched.skills.push(skillId);
-        const slot = await c.skillDraftSlots.findOne({ _id: skillId });
-        if (slot && [...m.keep.values()].some((v) => v._id === slot.versionId)) {
-          p.updates.push({
-            collection: "skillDraftSlots",
-            doc: { _id: skillId, deleted: true },
-            before: slot as unknown as Record<string, unknown>,
-          });
-        }
-      }
-      const moved = await planLabels("skill", skillId, sk.labels, versionIdOf, !here);
-      if (!here) {
-        if (Object.keys(sk.labels).length > 0 || sk.versions.some((v) => v.status === "published"))
-          p.movedLabels.add(PRODUCTION);
-        p.items.push({ ...item, id: skillId, outcome: "created" });
-      } else p.items.push(changed(item, skillId, m.create.length, published, moved));
+      await closeVersioned("skill", sk, opened, {
+        parents: "skills",
+        versions: "skillVersions",
+        slots: "skillDraftSlots",
+      });
     }
 
     /**
@@ -888,29 +954,15 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
 
     // Agents
     for (const [i, ag] of bundle.agents.entries()) {
-      const field = fieldPath("agents", i);
-      sub(field, (s) => {
-        s.text("name", ag.name);
-        s.text("description", ag.description, { min: 0, max: 2_000 });
+      const opened = await openVersioned<AgentDoc, AgentVersionDoc>("agent", i, ag, {
+        parents: "agents",
+        versions: "agentVersions",
+        parentField: "agentId",
+        slots: "agentDraftSlots",
+        prefix: "agt",
       });
-      checkNumbering(fieldPath(field, "versions"), ag.versions);
-      checkLabels(field, ag.labels, ag.versions);
-      drafts(field, ag.versions);
-      const item = { kind: "agent" as const, sourceId: ag.id, name: ag.name };
-      const here = await existing<AgentDoc>("agents", ag.id);
-      const stored = here ? await c.agentVersions.find({ agentId: here._id }, { sort: { version: 1 } }) : [];
-      const m = here
-        ? await matchVersions(stored, ag.versions)
-        : { create: ag.versions.map((v) => v.version), keep: new Map<number, AgentVersionDoc>() };
-      if ("conflict" in m && m.conflict) {
-        conflict(field, item, m.conflict, ag.versions);
-        continue;
-      }
-      const agentId = here ? here._id : mapNew(ag.id, "agt");
-      if (here) keepId(ag.id, here._id);
-      for (const [n, v] of m.keep) keepId(ag.versions[n - 1]?.id ?? "", v._id);
-      if (here && (await draftClash("agentDraftSlots", "agentVersions", agentId, field, item, ag.versions, m.create)))
-        continue;
+      if (!opened) continue;
+      const { field, m, id: agentId } = opened;
       for (const [j, v] of ag.versions.entries()) {
         if (!m.create.includes(v.version)) continue;
         const vField = fieldPath(fieldPath(field, "versions"), j);
@@ -933,34 +985,11 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         } satisfies AgentVersionDoc);
         if (v.status === "draft") await claimSlot("agentDraftSlots", agentId, id);
       }
-      if (!here) {
-        insert("agents", {
-          _id: agentId,
-          organizationId,
-          name: ag.name.trim(),
-          description: ag.description.trim(),
-          createdAt: new Date(ag.createdAt),
-          updatedAt: at,
-        } satisfies AgentDoc);
-      }
-      const versionIdOf = (n: number) => p.ids.get(ag.versions[n - 1]?.id ?? "");
-      const published = here ? planPublishes("agent", "agentVersions", agentId, m.keep, ag.versions, stored) : 0;
-      if (published > 0) {
-        const slot = await c.agentDraftSlots.findOne({ _id: agentId });
-        if (slot && [...m.keep.values()].some((v) => v._id === slot.versionId)) {
-          p.updates.push({
-            collection: "agentDraftSlots",
-            doc: { _id: agentId, deleted: true },
-            before: slot as unknown as Record<string, unknown>,
-          });
-        }
-      }
-      const moved = await planLabels("agent", agentId, ag.labels, versionIdOf, !here);
-      if (!here) {
-        if (Object.keys(ag.labels).length > 0 || ag.versions.some((v) => v.status === "published"))
-          p.movedLabels.add(PRODUCTION);
-        p.items.push({ ...item, id: agentId, outcome: "created" });
-      } else p.items.push(changed(item, agentId, m.create.length, published, moved));
+      await closeVersioned("agent", ag, opened, {
+        parents: "agents",
+        versions: "agentVersions",
+        slots: "agentDraftSlots",
+      });
     }
 
     /** A workflow with every step ref's ids (and pinned version ids) rewritten to ids here. */
