@@ -303,5 +303,9 @@ describe("export and import between an embedded and a distributed platform", () 
     expect(lines.at(-1)).toBe("created 3, updated 0, skipped 0, conflicts 0");
     await expect(bundleCommand("import", [], io(keyB, b.gatewayUrl))).rejects.toThrow(/usage/);
     await expect(bundleCommand("export", [], { ...io("", a.baseUrl), env: {} })).rejects.toThrow(/KILN_API_KEY/);
+    await expect(bundleCommand("import", [join(dir, "missing.json")], io(keyB, b.gatewayUrl))).rejects.toThrow(
+      /cannot read .*missing\.json: ENOENT/,
+    );
+    await expect(bundleCommand("export", [], io(keyA, "http://127.0.0.1:9"))).rejects.toThrow(/cannot reach/);
   });
 });

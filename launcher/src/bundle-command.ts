@@ -49,7 +49,15 @@ export async function bundleCommand(
   const key = io.env.KILN_API_KEY;
   if (!key) throw new UsageError(`KILN_API_KEY is not set\n${USAGE}`);
   const base = (io.env.KILN_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
-  const call = io.fetch ?? fetch;
+  const fetchImpl = io.fetch ?? fetch;
+  const call = async (url: string, init?: RequestInit) => {
+    try {
+      return await fetchImpl(url, init);
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      throw new CommandError(`cannot reach ${base} (KILN_URL): ${cause?.code ?? cause?.message ?? String(e)}`);
+    }
+  };
   const headers = { authorization: `Bearer ${key}` };
 
   async function failure(res: Response): Promise<never> {
@@ -102,7 +110,9 @@ export async function bundleCommand(
 
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0 || values.out) throw new UsageError(USAGE);
-  const text = await readFile(file, "utf8");
+  const text = await readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => {
+    throw new CommandError(`cannot read ${file}: ${e.code ?? e.message}`);
+  });
   let contentType = "application/json";
   let body = text;
   let things = "";

@@ -117,8 +117,8 @@ export async function startBenchPlatform(
       natsUrl: nats.url,
       logLevel: "warn",
       env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
-      // What the image runs: the built launcher.
-      compiled: true,
+      // What the image runs: the built launcher (BENCH_RUNTIME=tsx: the sources through tsx, to compare).
+      compiled: process.env.BENCH_RUNTIME !== "tsx",
       nodeArgsOf,
     });
     return {
