@@ -1202,6 +1202,16 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       for (const move of moves.sort((a, b) => a._id.localeCompare(b._id))) await deps.events.labelMoved(move);
     },
 
+    /**
+     * Where an import stands ("unknown" when there is none): the evaluation service asks it of
+     * cases stored for an import whose gateway never said how it ended.
+     */
+    async getImport(principal: Principal, input: { organizationId: string; importId: string }): Promise<string> {
+      await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsRead);
+      const journal = await c.imports.findOne({ _id: input.importId, organizationId: input.organizationId });
+      return journal?.status ?? "unknown";
+    },
+
     /** Undoes imports whose caller stopped before finishing them. */
     sweep,
   };

@@ -14,7 +14,7 @@ export const SCOPES = {
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
 /** The catalog calls the evaluation service makes. */
-export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill" | "listLabels">;
+export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill" | "listLabels" | "getImport">;
 
 /** Every evaluation call is authorized here, against the organization of the skill it addresses. */
 export interface Access {
@@ -27,6 +27,8 @@ export interface Access {
   skillVersion(skillId: string, versionId: string): Promise<Skill>;
   /** The skill's labels (docs/labels.md): label → version id. */
   skillLabels(skillId: string): Promise<Map<string, string>>;
+  /** Where a catalog import stands (applying, applied, committed, undone, unknown): asked as this service. */
+  importStatus(organizationId: string, importId: string): Promise<string>;
   /** Authorizes `scope` in the organization of a resource; one the caller cannot see is `what` not found. */
   onResource(principal: Principal, organizationId: string, scope: Scope, what: string): Promise<void>;
 }
@@ -72,6 +74,13 @@ export function createAccess(identityAuth: IdentityAuth, catalog: CatalogClient)
       try {
         const res = await catalog.listLabels({ kind: "skill", parentId: skillId });
         return new Map(res.labels.map((l) => [l.label, l.versionId]));
+      } catch (e) {
+        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
+      }
+    },
+    async importStatus(organizationId, importId) {
+      try {
+        return (await catalog.getImport({ organizationId, importId })).status;
       } catch (e) {
         throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
       }

@@ -149,6 +149,8 @@ export function createCases(deps: EvaluationDeps) {
           ...ok,
           createdAt: new Date(bundled.createdAt),
           importId: input.importId,
+          importPending: true,
+          importedAt: deps.now(),
         });
         entries.push({ _id: `${organizationId}/${bundled.id}`, organizationId, caseId: id, importId: input.importId });
       }
@@ -174,6 +176,36 @@ export function createCases(deps: EvaluationDeps) {
       const deleted = await c.cases.deleteMany(filter);
       await c.caseImports.deleteMany(filter);
       return deleted.deletedCount;
+    },
+
+    /**
+     * Settles cases stored by imports that are `staleAfterMs` old and still pending: the gateway
+     * that ran the import died before it could say how it ended. The catalog's journal decides:
+     * committed keeps them, undone (or no such import) deletes them, unfinished waits for the
+     * catalog's own sweep. Answers how many imports were settled.
+     */
+    async sweepImports(staleAfterMs = 15 * 60_000): Promise<number> {
+      const before = new Date(deps.now().getTime() - staleAfterMs);
+      const pending = await c.cases.find({ importPending: true, importedAt: { $lt: before } }, { limit: 1_000 });
+      const imports = new Map<string, { organizationId: string; importId: string }>();
+      for (const k of pending) {
+        if (k.importId)
+          imports.set(`${k.organizationId}/${k.importId}`, { organizationId: k.organizationId, importId: k.importId });
+      }
+      let settled = 0;
+      for (const { organizationId, importId } of imports.values()) {
+        const status = await deps.access.importStatus(organizationId, importId);
+        const filter = { organizationId, importId };
+        if (status === "committed") {
+          await c.cases.updateMany({ ...filter, importPending: true }, { $set: { importPending: false } });
+        } else if (status === "undone" || status === "unknown") {
+          deps.logger.warn({ importId }, "deleting the evaluation cases of an import that did not complete");
+          await c.cases.deleteMany(filter);
+          await c.caseImports.deleteMany(filter);
+        } else continue;
+        settled++;
+      }
+      return settled;
     },
 
     async listCases(

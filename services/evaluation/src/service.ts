@@ -37,6 +37,8 @@ export interface EvaluationServiceDeps {
   bus: Bus;
   tokens: InternalTokens;
   identityAuth: IdentityAuth;
+  /** How old a pending import's cases are before the catalog is asked how it ended; default 15 minutes. */
+  staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
   catalog: CatalogClient;
   /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge. */
@@ -121,11 +123,17 @@ export async function createEvaluationService(
       })
     : undefined;
   await workers?.start();
+  const cases = createCases(evaluation);
+  // Cases of imports whose gateway died half-way are settled by the catalog's journal (docs/bundles.md).
+  const importSweeper = setInterval(() => {
+    cases.sweepImports(deps.staleImportMs).catch((err) => deps.logger.warn({ err }, "the import sweep failed"));
+  }, 60_000);
+  importSweeper.unref();
   const service = defineService({
     name: "evaluation",
     logger: deps.logger,
     register: (router) => {
-      registerEvaluationRpc(router, { cases: createCases(evaluation), runs: createRuns(evaluation) });
+      registerEvaluationRpc(router, { cases, runs: createRuns(evaluation) });
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
       webhooks.register(router);
     },
@@ -140,6 +148,7 @@ export async function createEvaluationService(
     ...service,
     /** Stops the relay and the workers: items in hand get `graceMs` (default 10 s), then go back to the queue. */
     async close(graceMs?: number) {
+      clearInterval(importSweeper);
       await relay.stop();
       await workers?.stop(graceMs);
       await events.stop();

@@ -82,7 +82,7 @@ export interface FakeSkill {
 /** The catalog's GetSkill over a map of skills; records each call. */
 export function createFakeCatalog(
   skills: FakeSkill[],
-): CatalogClient & { skills: Map<string, FakeSkill>; calls: number } {
+): CatalogClient & { skills: Map<string, FakeSkill>; calls: number; imports: Map<string, string> } {
   const byId = new Map(skills.map((s) => [s.id, s]));
   const fake = {
     skills: byId,
@@ -108,6 +108,12 @@ export function createFakeCatalog(
     },
   };
   const withLabels = Object.assign(fake, {
+    /** Import statuses the fake catalog answers (catalog GetImport); "unknown" for any other. */
+    imports: new Map<string, string>(),
+    async getImport(req: { organizationId: string; importId: string }) {
+      fake.calls++;
+      return { status: withLabels.imports.get(req.importId) ?? "unknown" };
+    },
     async listLabels(req: { kind: string; parentId: string }) {
       fake.calls++;
       const skill = byId.get(req.parentId);
@@ -119,7 +125,11 @@ export function createFakeCatalog(
       return { labels };
     },
   });
-  return withLabels as unknown as CatalogClient & { skills: Map<string, FakeSkill>; calls: number };
+  return withLabels as unknown as CatalogClient & {
+    skills: Map<string, FakeSkill>;
+    calls: number;
+    imports: Map<string, string>;
+  };
 }
 
 export interface SkillRunCall {

@@ -172,6 +172,9 @@ export function registerCatalogRpc(
       await bundles.finishImport(principalOf(ctx), req);
       return {};
     },
+    async getImport(req, ctx) {
+      return { status: await bundles.getImport(principalOf(ctx), req) };
+    },
     async resolvePromptVersion(req, ctx) {
       return { prompt: resolvedPromptToProto(await resolver.resolvePromptVersion(principalOf(ctx), req)) };
     },

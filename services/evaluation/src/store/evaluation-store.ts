@@ -13,6 +13,9 @@ export interface CaseDoc {
   createdAt: Date;
   /** The import that made it (docs/bundles.md): undoing that import deletes it. */
   importId?: string;
+  /** Stored by an import whose outcome this service has not learnt yet (the sweep asks the catalog). */
+  importPending?: boolean;
+  importedAt?: Date;
 }
 
 /** Which case an import made from which case of a bundle (`_id`: `<organizationId>/<id in the bundle>`). */
@@ -158,6 +161,7 @@ export async function ensureEvaluationIndexes(store: Store): Promise<void> {
     { keys: { skillId: 1, _id: -1 } },
     { keys: { organizationId: 1, _id: 1 } },
     { keys: { importId: 1 } },
+    { keys: { importPending: 1, importedAt: 1 } },
   ]);
   await store.ensureIndexes("evaluation_case_imports", [{ keys: { importId: 1 } }]);
   await store.ensureIndexes("evaluation_runs", [{ keys: { workPublished: 1, _id: 1 } }]);
