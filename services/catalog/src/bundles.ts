@@ -83,6 +83,23 @@ export interface ImportPlanResult {
 /** An import left unfinished this long (its caller died) is undone by the sweep. */
 export const DEFAULT_STALE_IMPORT_MS = 15 * 60_000;
 
+/** The order an import inserts in: versions (and draft slots) before what they belong to. */
+const INSERT_ORDER: readonly (keyof CatalogCollections)[] = [
+  "toolVersions",
+  "tools",
+  "promptVersions",
+  "prompts",
+  "skillVersions",
+  "skillDraftSlots",
+  "skills",
+  "agentVersions",
+  "agentDraftSlots",
+  "agents",
+  "labels",
+  "labelMoves",
+];
+const INSERT_BATCH = 500;
+
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const json = (text: string) => JSON.parse(text) as JsonObject;
 
@@ -1098,21 +1115,16 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           throw failedPrecondition("another import of this bundle is under way; try again when it has finished");
         }
       }
-      // One insertMany per run of one collection, in plan order (parents after their versions
-      // would also do: nothing reads them until the import answers).
-      let run: typeof p.inserts = [];
-      const flush = async () => {
-        const first = run[0];
-        if (!first) return;
-        const col = c[first.collection] as unknown as { insertMany(d: object[]): Promise<void> };
-        await col.insertMany(run.map((r) => r.doc));
-        run = [];
-      };
-      for (const i of p.inserts) {
-        if (run[0] && run[0].collection !== i.collection) await flush();
-        run.push(i);
+      const unordered = p.inserts.find((i) => !INSERT_ORDER.includes(i.collection));
+      if (unordered)
+        throw new Error(`an import inserts into ${unordered.collection}, which INSERT_ORDER does not list`);
+      // Collection by collection (a thing's versions before the thing, as creating it does, so a
+      // visible thing has its versions), in plan order within each, a few hundred at a time.
+      for (const collection of INSERT_ORDER) {
+        const docs = p.inserts.filter((i) => i.collection === collection).map((i) => i.doc);
+        const col = c[collection] as unknown as { insertMany(d: object[]): Promise<void> };
+        for (let at = 0; at < docs.length; at += INSERT_BATCH) await col.insertMany(docs.slice(at, at + INSERT_BATCH));
       }
-      await flush();
       for (const u of p.updates) {
         const col = c[u.collection] as unknown as {
           deleteOne(f: object): Promise<unknown>;

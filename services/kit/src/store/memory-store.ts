@@ -15,10 +15,33 @@ import {
 } from "./document-engine.js";
 import type { Collection, Doc, IndexSpec, Store } from "./store.js";
 
-/** Keyed by `_id`; Map order is insertion order, the "natural order". */
+/**
+ * Keyed by `_id`; Map order is insertion order, the "natural order". Each unique secondary index
+ * keeps a map from its key to the ids that have it, so a unique check does not read every document.
+ */
 function createMemoryTable(name: string): Table {
   const docs = new Map<string, Stored>();
   const indexes: Index[] = [ID_INDEX];
+  const keyed = new Map<string, Map<string, Set<string>>>();
+  const keyOf = (index: Index, doc: Stored) => indexKeyOf(name, index, doc).join("\u0000");
+  const enter = (index: Index, doc: Stored) => {
+    const byKey = keyed.get(index.name);
+    if (!byKey) return;
+    const key = keyOf(index, doc);
+    let ids = byKey.get(key);
+    if (!ids) byKey.set(key, (ids = new Set()));
+    ids.add(doc._id);
+  };
+  const leave = (doc: Stored) => {
+    for (const index of indexes) {
+      const byKey = keyed.get(index.name);
+      if (!byKey) continue;
+      const key = keyOf(index, doc);
+      const ids = byKey.get(key);
+      ids?.delete(doc._id);
+      if (ids?.size === 0) byKey.delete(key);
+    }
+  };
   return {
     name,
     indexes: () => indexes,
@@ -31,20 +54,24 @@ function createMemoryTable(name: string): Table {
       }
       return { docs: [...docs.values()], ordered: false };
     },
-    *idsWithKey(index, key) {
-      const wanted = key.join("\u0000");
-      for (const doc of docs.values()) {
-        if (indexKeyOf(name, index, doc).join("\u0000") === wanted) yield doc._id;
-      }
+    idsWithKey(index, key) {
+      return keyed.get(index.name)?.get(key.join("\u0000")) ?? [];
     },
-    put(next) {
+    put(next, previous) {
+      const replaced = previous ?? docs.get(next._id);
+      if (replaced) leave(replaced);
       docs.set(next._id, next);
+      for (const index of indexes) enter(index, next);
     },
     remove(doc) {
+      leave(doc);
       docs.delete(doc._id);
     },
     addIndex(index) {
       indexes.push(index);
+      if (index.name === ID_INDEX.name || !index.unique) return;
+      keyed.set(index.name, new Map());
+      for (const doc of docs.values()) enter(index, doc);
     },
   };
 }
