@@ -28,9 +28,9 @@ function createMemoryTable(name: string): Table {
     const byKey = keyed.get(index.name);
     if (!byKey) return;
     const key = keyOf(index, doc);
-    let ids = byKey.get(key);
-    if (!ids) byKey.set(key, (ids = new Set()));
-    ids.add(doc._id);
+    const ids = byKey.get(key);
+    if (ids) ids.add(doc._id);
+    else byKey.set(key, new Set([doc._id]));
   };
   const leave = (doc: Stored) => {
     for (const index of indexes) {
