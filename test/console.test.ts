@@ -273,6 +273,34 @@ describe("the console", () => {
     }
     expect(await page.locator("dl.summary").textContent()).toContain("production");
 
+    // The organization exported as one file, and a promptfoo config imported: a dry run, then for real.
+    await page.getByRole("link", { name: "Export and import" }).click();
+    await page.getByRole("heading", { name: "Export and import" }).waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download export" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^kiln-org_[0-9a-f]{32}\.json$/);
+    const exported = JSON.parse(readFileSync((await download.path()) ?? "", "utf8"));
+    expect(exported.format).toBe("kiln.bundle/v1");
+    expect(exported.prompts.length).toBeGreaterThan(0);
+    await page.getByText(/^Exported \d+ prompts/).waitFor();
+    await page.getByLabel("File to import").setInputFiles({
+      name: "promptfooconfig.yaml",
+      mimeType: "application/yaml",
+      buffer: Buffer.from(
+        "prompts: ['Greet {{name}} warmly']\ntests:\n  - vars: {name: Ada}\n    assert:\n      - type: icontains\n        value: ada\n      - type: javascript\n        value: output.length > 0\n",
+      ),
+    });
+    await page.getByRole("button", { name: "Check (dry run)" }).click();
+    await page.getByRole("heading", { name: "What the import would do" }).waitFor();
+    await page.getByText("3 created, 0 updated, 0 skipped, 0 conflicts").waitFor();
+    await page.getByText(/javascript is not imported/).waitFor();
+    await screen("transfer");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByRole("heading", { name: "Imported" }).waitFor();
+    await page.getByText("3 created, 0 updated, 0 skipped, 0 conflicts").waitFor();
+
     // A tool, and an API key shown once then revoked.
     await page.getByRole("link", { name: "Tools" }).click();
     await page.getByLabel("Tool key").fill("weather");

@@ -10,6 +10,7 @@ import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
 import { RunDetail, Runs } from "./runs.js";
 import { SkillDetail, SkillList } from "./skills.js";
+import { Transfer } from "./transfer.js";
 import { Link } from "./ui.js";
 import "./styles.css";
 
@@ -24,6 +25,7 @@ const NAV = [
   { path: "/users", name: "Users" },
   { path: "/billing", name: "Billing" },
   { path: "/api-keys", name: "API keys" },
+  { path: "/transfer", name: "Export and import" },
 ];
 
 function Shell({
@@ -58,6 +60,7 @@ function Shell({
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/users") page = <Users session={session} />;
   else if (path === "/billing") page = <Billing session={session} />;
+  else if (path === "/transfer") page = <Transfer kiln={kiln} session={session} />;
   else page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
   return (
     <>
