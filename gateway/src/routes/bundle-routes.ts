@@ -7,31 +7,25 @@
  * the catalog's part (planned whole, then applied), the evaluation cases, then the catalog's commit.
  * When the cases fail the catalog's part is undone; nothing is left half-imported.
  */
-import { type Bundle, type BundleCase, BundleSchema, type ImportItem } from "@kiln/kit/bundle";
+import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/kit/bundle";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
 import { parsePromptfooConfig, promptfooToBundle } from "../promptfoo.js";
-import { errorResponses, Nullable, OneOf, ref } from "../schemas.js";
+import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
+import { isObject } from "./views.js";
 
 /** Bundles are larger than other bodies: 32 MB. */
 export const MAX_IMPORT_BYTES = 32 * 1024 * 1024;
 
+const DRY_RUN_VALUES = ["true", "false", "1", "0"] as const;
+
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"];
 
-export const ImportItemView = Type.Object(
-  {
-    kind: OneOf(["tool", "prompt", "skill", "agent", "evaluation_case"]),
-    sourceId: Type.String({ description: "the id in the bundle" }),
-    id: Nullable(Type.String({ description: "the id here (new or existing); null for a conflict" })),
-    name: Type.String(),
-    outcome: OneOf(["created", "updated", "skipped", "conflict"]),
-    detail: Type.Optional(Type.String({ description: "what changes (updated) or why it cannot (conflict)" })),
-  },
-  { $id: "ImportItem" },
-);
+/** One line of an import's report: the schema the catalog and the evaluation service answer it in. */
+export const ImportItemView = ImportItemSchema;
 
 export const ImportReportView = Type.Object(
   {
@@ -72,8 +66,6 @@ const ImportBody = Type.Unsafe<Record<string, unknown>>({
     { $ref: "PromptfooImport" },
   ],
 });
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog, evaluation, identity, execution } = deps.clients;
@@ -127,14 +119,13 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
     return { ids, fallback: ids.includes("local/echo") ? "local/echo" : (ids[0] ?? "local/echo") };
   }
 
-  async function runImport(request: FastifyRequest, organizationId: string, body: unknown) {
+  async function runImport(request: FastifyRequest, organizationId: string, body: unknown, queryDryRun: boolean) {
     if (!isObject(body)) {
       throw new HttpError("invalid_argument", "the body must be a bundle or a promptfoo import", [
         { field: "body", issue: "must be an object" },
       ]);
     }
-    const query = request.query as { dryRun?: string };
-    let dryRun = query.dryRun === "true" || query.dryRun === "1";
+    let dryRun = queryDryRun;
     if (body.dryRun !== undefined) {
       if (typeof body.dryRun !== "boolean")
         throw new HttpError("invalid_argument", "dryRun must be a boolean", [
@@ -246,19 +237,20 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
           summary:
             "Import a bundle or a promptfoo config: dryRun reports what would be created, updated, skipped or conflict; a real import is idempotent and applies whole or not at all",
           params: IdParams,
-          querystring: Type.Object({ dryRun: Type.Optional(OneOf(["true", "false", "1", "0"])) }),
+          querystring: Type.Object({ dryRun: Type.Optional(OneOf(DRY_RUN_VALUES)) }),
           body: ImportBody,
           response: { 200: ref(ImportReportView), ...errorResponses(400, 401, 403, 404, 409, 413) },
         },
       },
       async (request) => {
         const { id } = request.params as { id: string };
+        // The route's validator passes everything (see above), so the query is checked here.
         const { dryRun } = request.query as { dryRun?: unknown };
-        if (dryRun !== undefined && !["true", "false", "1", "0"].includes(String(dryRun)))
+        if (dryRun !== undefined && !(DRY_RUN_VALUES as readonly string[]).includes(String(dryRun)))
           throw new HttpError("invalid_argument", "dryRun must be true or false", [
             { field: "dryRun", issue: "must be true or false" },
           ]);
-        return runImport(request, id, request.body);
+        return runImport(request, id, request.body, dryRun === "true" || dryRun === "1");
       },
     );
   });

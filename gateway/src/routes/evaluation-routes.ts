@@ -16,7 +16,7 @@ import {
 import { Id, IdParams, JsonObject, jsonText, OrganizationId, organizationOf, Text } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
 import { OutputView, RunErrorView, UsageView } from "./run-routes.js";
-import { iso } from "./views.js";
+import { isObject, iso } from "./views.js";
 
 /**
  * Evaluation cases and evaluation runs of a skill (api.md "Evaluations"; spec §9: public beta).
@@ -325,8 +325,6 @@ export const EvaluationComparisonView = Type.Object(
 
 // biome-ignore lint/suspicious/noExplicitAny: the service's result JSON is read field by field below.
 type Loose = any;
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** A JSON object of the run that is "{}" until the run completes: null then. */
 function completedPart(text: string): Loose {

@@ -5,6 +5,10 @@ import { Nullable, OneOf, ref, Timestamp as TimestampSchema } from "../schemas.j
 
 /** Proto messages → REST JSON (api.md shapes), with their response schemas beside them. */
 
+/** A JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
 export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
 
 export const UserView = Type.Object(

@@ -31,18 +31,18 @@ import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
 import type { Logger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { SCOPES } from "./access.js";
+import { SCOPES, type Scope } from "./access.js";
 import { workflowDetails } from "./agents.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { fieldPath, Issues } from "./domain/issues.js";
-import type { JsonObject } from "./domain/json-schema.js";
+import { fieldOfPointer, type JsonObject } from "./domain/json-schema.js";
 import { checkPromptVersion } from "./domain/prompt-version.js";
 import { checkAliases, checkBindings, deriveSkillSchemas, type StepContract } from "./domain/skill-composition.js";
 import { TOOL_KEY_PATTERN, type ToolType } from "./domain/tool-config.js";
 import type { ToolPin } from "./domain/tool-pins.js";
-import { livePublishedVersion } from "./domain/versions.js";
+import { livePublishedVersion, type VersionLike } from "./domain/versions.js";
 import { parseWorkflow, REF_KEYS } from "./domain/workflow.js";
-import { actorOf, labelId } from "./labels.js";
+import { actorOf, labelId, labelMoveDoc } from "./labels.js";
 import { contractOf } from "./skills.js";
 import type {
   AgentDoc,
@@ -100,20 +100,40 @@ const INSERT_ORDER: readonly (keyof CatalogCollections)[] = [
 ];
 const INSERT_BATCH = 500;
 
+/** Where each labelled, versioned kind is stored. */
+const KINDS = {
+  prompt: { parents: "prompts", versions: "promptVersions", parentField: "promptId", prefix: "prm" },
+  skill: {
+    parents: "skills",
+    versions: "skillVersions",
+    parentField: "skillId",
+    prefix: "skl",
+    slots: "skillDraftSlots",
+  },
+  agent: {
+    parents: "agents",
+    versions: "agentVersions",
+    parentField: "agentId",
+    prefix: "agt",
+    slots: "agentDraftSlots",
+  },
+} as const satisfies Record<
+  LabelKind,
+  {
+    parents: "prompts" | "skills" | "agents";
+    versions: "promptVersions" | "skillVersions" | "agentVersions";
+    parentField: "promptId" | "skillId" | "agentId";
+    prefix: IdPrefix;
+    slots?: "skillDraftSlots" | "agentDraftSlots";
+  }
+>;
+type KindSpec = (typeof KINDS)[LabelKind];
+const slotsOf = (spec: KindSpec) => ("slots" in spec ? spec.slots : undefined);
+
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const json = (text: string) => JSON.parse(text) as JsonObject;
 
 const validateBundle = createSchemaAjv().compile(BundleSchema);
-
-/** ajv's instance path (`/prompts/0/versions/1/status`) as api.md's field notation. */
-function fieldOfPointer(pointer: string): string {
-  let field = "";
-  for (const segment of pointer.split("/").slice(1)) {
-    const key = segment.replaceAll("~1", "/").replaceAll("~0", "~");
-    field = /^\d+$/.test(key) ? fieldPath(field, Number(key)) : fieldPath(field, key);
-  }
-  return field;
-}
 
 /** Parses and checks the shape of a bundle; 400 with every problem's place otherwise. */
 export function parseBundle(text: string): Bundle {
@@ -126,7 +146,7 @@ export function parseBundle(text: string): Bundle {
   if (!validateBundle(value)) {
     const issues: FieldIssue[] = (validateBundle.errors ?? []).slice(0, 50).map((e) => {
       const extra = (e.params as { additionalProperty?: string }).additionalProperty;
-      const field = fieldOfPointer(e.instancePath) || "bundle";
+      const field = fieldOfPointer("", e.instancePath, value) || "bundle";
       return extra
         ? { field: fieldPath(field === "bundle" ? "" : field, extra), issue: "is not a field of the bundle" }
         : { field, issue: e.message ?? "is invalid" };
@@ -164,6 +184,11 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
   const c = deps.collections;
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_IMPORT_MS;
 
+  /** Every scope of the four families, asked of identity at once. */
+  async function authorize(principal: Principal, organizationId: string, scopes: readonly Scope[]) {
+    await Promise.all(scopes.map((scope) => deps.access.inOrganization(principal, organizationId, scope)));
+  }
+
   // ---------------------------------------------------------------- export
 
   async function labelsOf(organizationId: string) {
@@ -173,11 +198,9 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       const key = `${l.kind}/${l.parentId}`;
       byParent.set(key, [...(byParent.get(key) ?? []), l]);
     }
-    return (kind: LabelKind, parentId: string, versions: readonly (Versioned & { _id: string })[]) => {
+    return (kind: LabelKind, parentId: string, versions: readonly VersionLike[]) => {
       const labels: Record<string, number> = {};
-      const live = livePublishedVersion(
-        versions.map((v) => ({ ...v, status: v.status ?? "draft", publishedAt: toDate(v.publishedAt) })),
-      );
+      const live = livePublishedVersion(versions);
       if (live) labels[PRODUCTION] = live.version;
       for (const l of (byParent.get(`${kind}/${parentId}`) ?? []).sort((a, b) => a.label.localeCompare(b.label))) {
         const v = versions.find((x) => x._id === l.versionId);
@@ -195,9 +218,12 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
 
   async function exportBundle(principal: Principal, input: { organizationId: string }): Promise<CatalogBundle> {
     const organizationId = input.organizationId;
-    for (const scope of [SCOPES.toolsRead, SCOPES.promptsRead, SCOPES.skillsRead, SCOPES.agentsRead]) {
-      await deps.access.inOrganization(principal, organizationId, scope);
-    }
+    await authorize(principal, organizationId, [
+      SCOPES.toolsRead,
+      SCOPES.promptsRead,
+      SCOPES.skillsRead,
+      SCOPES.agentsRead,
+    ]);
     const byId = { sort: { _id: 1 } } as const;
     const byVersion = { sort: { version: 1 } } as const;
     const [tools, toolVersions, prompts, promptVersions, skills, skillVersions, agents, agentVersions, labelsFor] =
@@ -223,22 +249,11 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       createdAt: v.createdAt.toISOString(),
       publishedAt: iso(v.publishedAt),
     });
-    const asVersioned = (v: {
-      _id: string;
-      version: number;
-      status: "draft" | "published";
-      publishedAt: Date | null;
-    }) => ({
-      _id: v._id,
-      version: v.version,
-      status: v.status,
-      publishedAt: iso(v.publishedAt),
-    });
     /** What every labelled thing of the bundle starts with. */
     const head = (
       kind: LabelKind,
       d: { _id: string; name: string; description: string; createdAt: Date },
-      versions: readonly (Versioned & { _id: string })[],
+      versions: readonly VersionLike[],
     ) => ({
       id: d._id,
       name: d.name,
@@ -269,7 +284,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       prompts: prompts.map((p): BundlePrompt => {
         const versions = pv.get(p._id) ?? [];
         return {
-          ...head("prompt", p, versions.map(asVersioned)),
+          ...head("prompt", p, versions),
           defaultModel: p.defaultModel,
           versions: versions.map((v) => ({
             id: v._id,
@@ -289,7 +304,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       skills: skills.map((s): BundleSkill => {
         const versions = sv.get(s._id) ?? [];
         return {
-          ...head("skill", s, versions.map(asVersioned)),
+          ...head("skill", s, versions),
           versions: versions.map((v) => ({
             id: v._id,
             version: v.version,
@@ -310,7 +325,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       agents: agents.map((a): BundleAgent => {
         const versions = av.get(a._id) ?? [];
         return {
-          ...head("agent", a, versions.map(asVersioned)),
+          ...head("agent", a, versions),
           versions: versions.map((v) => ({ id: v._id, version: v.version, ...times(v), workflow: json(v.workflow) })),
         };
       }),
@@ -468,6 +483,13 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       p.items.push({ ...item, id: null, outcome: "conflict", detail });
     };
 
+    /** A label move the import records (its event goes out when the import commits). */
+    const planMove = (move: Parameters<typeof labelMoveDoc>[0]) => {
+      const doc = labelMoveDoc(move);
+      insert("labelMoves", doc);
+      p.labelMoves.push(doc);
+    };
+
     /** Labels other than production: new ones inserted, moved ones replaced, each move recorded. */
     async function planLabels(
       kind: LabelKind,
@@ -502,8 +524,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           });
         else insert("labels", doc);
         p.movedLabels.add(label);
-        const move: LabelMoveDoc = {
-          _id: newId("lbm"),
+        planMove({
           organizationId,
           kind,
           parentId,
@@ -514,9 +535,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           action: "moved",
           at,
           by: actor,
-        };
-        insert("labelMoves", move);
-        p.labelMoves.push(move);
+        });
         moves++;
       }
       return moves;
@@ -545,8 +564,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           before: here as unknown as Record<string, unknown>,
         });
         p.movedLabels.add(PRODUCTION);
-        const move: LabelMoveDoc = {
-          _id: newId("lbm"),
+        planMove({
           organizationId,
           kind,
           parentId,
@@ -557,9 +575,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           action: "published",
           at: publishedAt,
           by: actor,
-        };
-        insert("labelMoves", move);
-        p.labelMoves.push(move);
+        });
         published++;
       }
       return published;
@@ -681,14 +697,9 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         labels: Record<string, number>;
         versions: readonly (Versioned & { id: string })[];
       },
-      spec: {
-        parents: "prompts" | "skills" | "agents";
-        versions: "promptVersions" | "skillVersions" | "agentVersions";
-        parentField: "promptId" | "skillId" | "agentId";
-        slots?: "skillDraftSlots" | "agentDraftSlots";
-        prefix: IdPrefix;
-      },
     ) {
+      const spec: KindSpec = KINDS[kind];
+      const slots = slotsOf(spec);
       const field = fieldPath(spec.parents, index);
       sub(field, (s) => {
         s.text("name", thing.name);
@@ -696,7 +707,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       });
       checkNumbering(fieldPath(field, "versions"), thing.versions);
       checkLabels(field, thing.labels, thing.versions);
-      if (spec.slots) drafts(field, thing.versions);
+      if (slots) drafts(field, thing.versions);
       const item = { kind, sourceId: thing.id, name: thing.name };
       const here = await existing<P & { organizationId: string }>(spec.parents, thing.id);
       const stored = here
@@ -715,20 +726,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       const id = here ? here._id : mapNew(thing.id, spec.prefix);
       if (here) keepId(thing.id, here._id);
       for (const [n, v] of m.keep) keepId(thing.versions[n - 1]?.id ?? "", v._id);
-      if (
-        here &&
-        spec.slots &&
-        (await draftClash(
-          spec.slots,
-          spec.versions as "skillVersions" | "agentVersions",
-          id,
-          field,
-          item,
-          thing.versions,
-          m.create,
-        ))
-      )
-        return undefined;
+      if (here && slots && (await draftClash(slots, id, field, item, thing.versions, m.create))) return undefined;
       const versionIdOf = (n: number) => p.ids.get(thing.versions[n - 1]?.id ?? "");
       return { field, item, here, stored, m, id, versionIdOf };
     }
@@ -756,13 +754,10 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         id: string;
         versionIdOf: (n: number) => string | undefined;
       },
-      spec: {
-        parents: "prompts" | "skills" | "agents";
-        versions: "promptVersions" | "skillVersions" | "agentVersions";
-        slots?: "skillDraftSlots" | "agentDraftSlots";
-        extra?: Record<string, unknown>;
-      },
+      extra: Record<string, unknown> = {},
     ) {
+      const spec: KindSpec = KINDS[kind];
+      const slots = slotsOf(spec);
       const { item, here, stored, m, id, versionIdOf } = opened;
       if (!here) {
         insert(spec.parents, {
@@ -770,7 +765,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
           organizationId,
           name: thing.name.trim(),
           description: thing.description.trim(),
-          ...spec.extra,
+          ...extra,
           createdAt: new Date(thing.createdAt),
           updatedAt: at,
         });
@@ -780,10 +775,10 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         if (kind === "prompt") p.touched.prompts.push(id);
         if (kind === "skill") p.touched.skills.push(id);
         // The draft slot of a draft the import publishes is released, as publishing does.
-        const slot = spec.slots ? await c[spec.slots].findOne({ _id: id }) : null;
-        if (spec.slots && slot && [...m.keep.values()].some((v) => v._id === slot.versionId)) {
+        const slot = slots ? await c[slots].findOne({ _id: id }) : null;
+        if (slots && slot && [...m.keep.values()].some((v) => v._id === slot.versionId)) {
           p.updates.push({
-            collection: spec.slots,
+            collection: slots,
             doc: { _id: id, deleted: true },
             before: slot as unknown as Record<string, unknown>,
           });
@@ -799,12 +794,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
 
     // Prompts
     for (const [i, pr] of bundle.prompts.entries()) {
-      const opened = await openVersioned<PromptDoc, PromptVersionDoc>("prompt", i, pr, {
-        parents: "prompts",
-        versions: "promptVersions",
-        parentField: "promptId",
-        prefix: "prm",
-      });
+      const opened = await openVersioned<PromptDoc, PromptVersionDoc>("prompt", i, pr);
       if (!opened) continue;
       const { field, here, m, id: promptId } = opened;
       promptNames.set(promptId, here?.name ?? pr.name.trim());
@@ -846,22 +836,12 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         promptVersions.set(doc._id, doc);
         insert("promptVersions", doc);
       }
-      await closeVersioned("prompt", pr, opened, {
-        parents: "prompts",
-        versions: "promptVersions",
-        extra: { defaultModel: pr.defaultModel },
-      });
+      await closeVersioned("prompt", pr, opened, { defaultModel: pr.defaultModel });
     }
 
     // Skills
     for (const [i, sk] of bundle.skills.entries()) {
-      const opened = await openVersioned<SkillDoc, SkillVersionDoc>("skill", i, sk, {
-        parents: "skills",
-        versions: "skillVersions",
-        parentField: "skillId",
-        slots: "skillDraftSlots",
-        prefix: "skl",
-      });
+      const opened = await openVersioned<SkillDoc, SkillVersionDoc>("skill", i, sk);
       if (!opened) continue;
       const { field, m, id: skillId } = opened;
       for (const [j, v] of sk.versions.entries()) {
@@ -925,11 +905,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         } satisfies SkillVersionDoc);
         if (v.status === "draft") await claimSlot("skillDraftSlots", skillId, id);
       }
-      await closeVersioned("skill", sk, opened, {
-        parents: "skills",
-        versions: "skillVersions",
-        slots: "skillDraftSlots",
-      });
+      await closeVersioned("skill", sk, opened);
     }
 
     /**
@@ -938,7 +914,6 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
      */
     async function draftClash(
       slots: "skillDraftSlots" | "agentDraftSlots",
-      versions: "skillVersions" | "agentVersions",
       parentId: string,
       field: string,
       item: Omit<ImportItem, "outcome" | "id">,
@@ -947,7 +922,8 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
     ): Promise<boolean> {
       if (!bundleVersions.some((v) => v.status === "draft" && created.includes(v.version))) return false;
       const slot = await c[slots].findOne({ _id: parentId });
-      const draft = slot ? await c[versions].findOne({ _id: slot.versionId, status: "draft" }) : null;
+      const versions = slots === "skillDraftSlots" ? c.skillVersions : c.agentVersions;
+      const draft = slot ? await versions.findOne({ _id: slot.versionId, status: "draft" }) : null;
       if (!draft) return false;
       conflict(field, item, `has a draft here (version ${draft.version}) and another in the bundle`, bundleVersions);
       return true;
@@ -971,13 +947,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
 
     // Agents
     for (const [i, ag] of bundle.agents.entries()) {
-      const opened = await openVersioned<AgentDoc, AgentVersionDoc>("agent", i, ag, {
-        parents: "agents",
-        versions: "agentVersions",
-        parentField: "agentId",
-        slots: "agentDraftSlots",
-        prefix: "agt",
-      });
+      const opened = await openVersioned<AgentDoc, AgentVersionDoc>("agent", i, ag);
       if (!opened) continue;
       const { field, m, id: agentId } = opened;
       for (const [j, v] of ag.versions.entries()) {
@@ -1002,11 +972,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         } satisfies AgentVersionDoc);
         if (v.status === "draft") await claimSlot("agentDraftSlots", agentId, id);
       }
-      await closeVersioned("agent", ag, opened, {
-        parents: "agents",
-        versions: "agentVersions",
-        slots: "agentDraftSlots",
-      });
+      await closeVersioned("agent", ag, opened);
     }
 
     /** A workflow with every step ref's ids (and pinned version ids) rewritten to ids here. */
@@ -1146,11 +1112,13 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
     }
   }
 
-  async function authorizeImport(principal: Principal, organizationId: string) {
-    for (const scope of [SCOPES.toolsWrite, SCOPES.promptsWrite, SCOPES.skillsWrite, SCOPES.agentsWrite]) {
-      await deps.access.inOrganization(principal, organizationId, scope);
-    }
-  }
+  const authorizeImport = (principal: Principal, organizationId: string) =>
+    authorize(principal, organizationId, [
+      SCOPES.toolsWrite,
+      SCOPES.promptsWrite,
+      SCOPES.skillsWrite,
+      SCOPES.agentsWrite,
+    ]);
 
   return {
     exportBundle,
@@ -1165,7 +1133,6 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
     ): Promise<ImportPlanResult> {
       await authorizeImport(principal, input.organizationId);
       const bundle = parseBundle(input.bundleJson);
-      await sweep();
       const p = await plan(principal, input.organizationId, bundle);
       // Publishing and moving labels in an import takes what moving them takes (docs/labels.md).
       const kinds = [

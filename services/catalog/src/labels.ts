@@ -78,11 +78,14 @@ export async function recordLabelMove(
   deps: CatalogDeps,
   move: Omit<LabelMoveDoc, "_id" | "at"> & { at?: Date },
 ): Promise<LabelMoveDoc> {
-  const doc: LabelMoveDoc = { _id: newId("lbm"), ...move, at: move.at ?? deps.now() };
+  const doc = labelMoveDoc({ ...move, at: move.at ?? deps.now() });
   await deps.collections.labelMoves.insertOne(doc);
   await deps.events.labelMoved(doc);
   return doc;
 }
+
+/** A move of a label as it is kept, with a new id. */
+export const labelMoveDoc = (move: Omit<LabelMoveDoc, "_id">): LabelMoveDoc => ({ _id: newId("lbm"), ...move });
 
 /** Records that publishing `version` moved production from `before` (the live version until then). */
 export async function recordPublish(

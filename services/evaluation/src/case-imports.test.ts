@@ -1,5 +1,5 @@
+import type { CaseToImport } from "@kiln/kit/bundle";
 import { describe, expect, it } from "vitest";
-import type { CaseToImport } from "./cases.js";
 import { createTestEvaluation, ORG_A, principals } from "./test-evaluation.js";
 
 const { userA } = principals;

@@ -1,4 +1,4 @@
-import type { BundleCase, ImportItem } from "@kiln/kit/bundle";
+import type { CaseToImport, ImportItem } from "@kiln/kit/bundle";
 import { type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
@@ -7,16 +7,6 @@ import { SCOPES } from "./access.js";
 import { checkNewCases, type NewCaseInput } from "./domain/new-cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import type { CaseDoc, CaseImportDoc } from "./store/evaluation-store.js";
-
-/** One case of a bundle to import, with the skill it lands on here (the catalog's import said where). */
-export interface CaseToImport {
-  skillId: string;
-  /** The skill is new in this import: a dry run cannot look it up yet. */
-  skillCreated: boolean;
-  /** Where the case is in the bundle (`skills[2].evaluationCases[0]`), for error details. */
-  field: string;
-  case: BundleCase;
-}
 
 const parseJson = (text: string | null) => (text === null ? undefined : (JSON.parse(text) as unknown));
 
@@ -107,12 +97,22 @@ export function createCases(deps: EvaluationDeps) {
       await deps.access.onResource(principal, organizationId, SCOPES.evaluationsWrite, "organization");
       if (!input.dryRun && input.importId === "")
         throw invalidArgument("importId is required", [{ field: "importId", issue: "is required" }]);
-      const skills = new Map<string, string>();
-      for (const k of input.cases) {
-        if (k.skillCreated && input.dryRun) continue;
-        if (skills.has(k.skillId)) continue;
-        const skill = await deps.access.skill(principal, organizationId, k.skillId, SCOPES.evaluationsWrite);
-        skills.set(k.skillId, skill.id);
+      const skills = new Set(input.cases.filter((k) => !(k.skillCreated && input.dryRun)).map((k) => k.skillId));
+      for (const skillId of skills)
+        await deps.access.skill(principal, organizationId, skillId, SCOPES.evaluationsWrite);
+      // Which cases are here already, read at once: the same id, or what an earlier import made.
+      const sourceIds = input.cases.map((k) => k.case.id);
+      const [same, mapped] = await Promise.all([
+        c.cases.find({ _id: { $in: sourceIds }, organizationId }),
+        c.caseImports.find({ _id: { $in: sourceIds.map((id) => `${organizationId}/${id}`) } }),
+      ]);
+      const made =
+        mapped.length > 0 ? await c.cases.find({ _id: { $in: mapped.map((e) => e.caseId) }, organizationId }) : [];
+      const madeIds = new Set(made.map((d) => d._id));
+      const hereOf = new Map<string, string>(same.map((d) => [d._id, d._id]));
+      for (const e of mapped) {
+        const sourceId = e._id.slice(organizationId.length + 1);
+        if (madeIds.has(e.caseId) && !hereOf.has(sourceId)) hereOf.set(sourceId, e.caseId);
       }
       const issues: FieldIssue[] = [];
       const items: ImportItem[] = [];
@@ -130,12 +130,9 @@ export function createCases(deps: EvaluationDeps) {
         ]);
         for (const i of checked.issues) issues.push({ field: i.field.replace(/^cases\[0\]/, k.field), issue: i.issue });
         const item = { kind: "evaluation_case" as const, sourceId: bundled.id, name: bundled.name };
-        const same = await c.cases.findOne({ _id: bundled.id, organizationId });
-        const entry = same ? null : await c.caseImports.findOne({ _id: `${organizationId}/${bundled.id}` });
-        const made = entry ? await c.cases.findOne({ _id: entry.caseId, organizationId }) : null;
-        const here = same ?? made;
+        const here = hereOf.get(bundled.id);
         if (here) {
-          items.push({ ...item, id: here._id, outcome: "skipped" });
+          items.push({ ...item, id: here, outcome: "skipped" });
           continue;
         }
         const [ok] = checked.cases;

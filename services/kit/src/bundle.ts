@@ -154,6 +154,25 @@ export const BundleSchema = Type.Object(
 );
 
 export type Bundle = Static<typeof BundleSchema>;
+
+/**
+ * The evaluation cases of an import as the gateway hands them to the evaluation service: each with
+ * the skill it lands on here (what the catalog's import said) and its place in the bundle.
+ */
+export const CasesToImportSchema = Type.Array(
+  Type.Object(
+    {
+      skillId: Id,
+      /** The skill is new in this import: a dry run cannot look it up yet. */
+      skillCreated: Type.Boolean(),
+      /** `skills[2].evaluationCases[0]`, for error details. */
+      field: Type.String(),
+      case: EvaluationCase,
+    },
+    closed,
+  ),
+);
+export type CaseToImport = Static<typeof CasesToImportSchema>[number];
 export type BundleTool = Static<typeof Tool>;
 export type BundlePrompt = Static<typeof Prompt>;
 export type BundleSkill = Static<typeof Skill>;
@@ -161,17 +180,20 @@ export type BundleAgent = Static<typeof Agent>;
 export type BundleToolPin = Static<typeof ToolPin>;
 export type BundleCase = Static<typeof EvaluationCase>;
 
-/** What an import does with one thing of the bundle (docs/bundles.md "Import"). */
-export type ImportOutcome = "created" | "updated" | "skipped" | "conflict";
+/** A closed set of strings, typed as their union (as the gateway's OneOf). */
+const Enum = <const V extends readonly string[]>(values: V) =>
+  Type.Unsafe<V[number]>({ type: "string", enum: [...values] });
 
-export interface ImportItem {
-  kind: "tool" | "prompt" | "skill" | "agent" | "evaluation_case";
-  /** The id in the bundle. */
-  sourceId: string;
-  /** The id in the importing organization (new or existing); null for a conflict. */
-  id: string | null;
-  name: string;
-  outcome: ImportOutcome;
-  /** What changes (updated), or why it cannot (conflict). */
-  detail?: string;
-}
+/** What an import does with one thing of the bundle (docs/bundles.md "Import"): one line of its report. */
+export const ImportItemSchema = Type.Object(
+  {
+    kind: Enum(["tool", "prompt", "skill", "agent", "evaluation_case"]),
+    sourceId: Type.String({ description: "the id in the bundle" }),
+    id: Nullable(Type.String({ description: "the id here (new or existing); null for a conflict" })),
+    name: Type.String(),
+    outcome: Enum(["created", "updated", "skipped", "conflict"]),
+    detail: Type.Optional(Type.String({ description: "what changes (updated) or why it cannot (conflict)" })),
+  },
+  { $id: "ImportItem" },
+);
+export type ImportItem = Static<typeof ImportItemSchema>;

@@ -1,8 +1,10 @@
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { CasesToImportSchema, type CaseToImport } from "@kiln/kit/bundle";
 import { invalidArgument, unauthenticated } from "@kiln/kit/errors";
+import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { EvaluationService } from "@kiln/proto/evaluation";
-import type { Cases, CaseToImport } from "../cases.js";
+import type { Cases } from "../cases.js";
 import type { Runs } from "../runs.js";
 import { caseToProto, runToProto } from "./evaluation-conversions.js";
 
@@ -74,36 +76,20 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
   });
 }
 
-/** The cases of an import request, each shaped as the gateway sends them (the bundle's schema checked the rest). */
+const validCasesToImport = createSchemaAjv().compile(CasesToImportSchema);
+
+/** The cases of an import request, in the shape the bundle's schema gives them (kit/bundle.ts). */
 function casesToImport(text: string): CaseToImport[] {
-  const refused = () =>
-    invalidArgument("casesJson must be a JSON array of {skillId, skillCreated, field, case}", [
-      { field: "casesJson", issue: "is malformed" },
-    ]);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw refused();
+    value = undefined;
   }
-  if (!Array.isArray(value)) throw refused();
-  for (const item of value) {
-    const k = item as Partial<CaseToImport> | null;
-    const c = k?.case as Partial<CaseToImport["case"]> | undefined;
-    if (
-      typeof k?.skillId !== "string" ||
-      typeof k.skillCreated !== "boolean" ||
-      typeof k.field !== "string" ||
-      typeof c?.id !== "string" ||
-      typeof c.name !== "string" ||
-      typeof c.createdAt !== "string" ||
-      Number.isNaN(Date.parse(c.createdAt)) ||
-      !Array.isArray(c.assertions) ||
-      typeof c.input !== "object" ||
-      c.input === null
-    ) {
-      throw refused();
-    }
+  if (!validCasesToImport(value)) {
+    throw invalidArgument("casesJson must be a JSON array of {skillId, skillCreated, field, case}", [
+      { field: "casesJson", issue: "is malformed" },
+    ]);
   }
   return value as CaseToImport[];
 }
