@@ -9,7 +9,7 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createLogger } from "@kiln/kit/logger";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDispatcher, DEFAULT_RETRY, type RetryPolicy } from "./dispatcher.js";
+import { createDispatcher, createSubscriberCache, DEFAULT_RETRY, type RetryPolicy } from "./dispatcher.js";
 import { ensureWebhookIndexes, type WebhookDoc, webhookCollections } from "./store.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
@@ -37,7 +37,7 @@ async function receiver(answer: (n: number) => { status: number; headers?: Recor
   return { hits, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }
 
-async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1) {
+async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1, events = ["label.moved"]) {
   const store = createMemoryStore();
   await ensureWebhookIndexes(store);
   const bus = createMemoryBus();
@@ -47,7 +47,7 @@ async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1) 
     _id: "whk_00000000000000000000000000000001",
     organizationId: "org_1",
     url,
-    events: ["label.moved"],
+    events,
     description: "",
     status: "enabled",
     disabledReason: "",
@@ -59,9 +59,18 @@ async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1) 
     updatedAt: new Date(),
   };
   await collections.webhooks.insertOne(webhook);
+  // Counts the fan-out's reads of an organization's webhooks.
+  const reads = { webhooks: 0 };
+  const find = collections.webhooks.find.bind(collections.webhooks);
+  collections.webhooks.find = (filter, options) => {
+    reads.webhooks++;
+    return find(filter, options);
+  };
+  const subscribers = createSubscriberCache();
   const started: ReturnType<typeof createDispatcher>[] = [];
   for (let i = 0; i < dispatchers; i++) {
     const d = createDispatcher({
+      subscribers,
       collections,
       bus,
       logger,
@@ -86,6 +95,8 @@ async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1) 
     );
   return {
     collections,
+    reads,
+    started,
     emit,
     stop: async () => {
       for (const d of started) await d.stop();
@@ -155,6 +166,25 @@ describe("the webhook dispatcher", () => {
     expect(deliveries).toHaveLength(10);
     expect(deliveries.every((d) => d.attempts.length === 1)).toBe(true);
     expect(most).toBeGreaterThan(1);
+    await kiln.stop();
+  });
+
+  it("reads an organization's webhooks once a second for fan-out, and at once after a change through forget", async () => {
+    const r = await receiver(() => ({ status: 204 }));
+    const kiln = await setUp(r.url, {}, 2, ["run.completed"]);
+    for (let i = 0; i < 5; i++) await kiln.emit(i);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Not subscribed to label.moved: nothing delivered, and one read served the five events.
+    expect(await kiln.collections.deliveries.countDocuments({})).toBe(0);
+    expect(kiln.reads.webhooks).toBe(1);
+    await kiln.collections.webhooks.updateOne({}, { $set: { events: ["label.moved"] } });
+    // The RPC service changed it: the dispatchers sharing this cache see it at the next event.
+    kiln.started[1]?.forget("org_1");
+    await kiln.emit(5);
+    expect(
+      await until(async () => (await kiln.collections.deliveries.countDocuments({ status: "succeeded" })) === 1),
+    ).toBe(true);
+    expect(kiln.reads.webhooks).toBe(2);
     await kiln.stop();
   });
 });

@@ -19,6 +19,7 @@ import { newId } from "@kiln/kit/ids";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { isDuplicateKeyError } from "@kiln/kit/store";
+import { LRUCache } from "lru-cache";
 import { attemptDelivery, type DeliveryOptions } from "./delivery.js";
 import { SOURCES, type WebhookEvent, webhookEventOf } from "./events.js";
 import type { AttemptDoc, DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
@@ -67,6 +68,8 @@ export interface DispatcherDeps {
   ackWaitMs?: number;
   /** Deliveries attempted at once by this process (default 8). */
   concurrency?: number;
+  /** The process's cache of webhooks per organization (default one of this dispatcher's own). */
+  subscribers?: SubscriberCache;
 }
 
 export interface Dispatcher {
@@ -76,13 +79,41 @@ export interface Dispatcher {
   enqueue(delivery: DeliveryDoc): Promise<void>;
   /** Attempts a delivery now, in this call (the test route); records it like any attempt. */
   attemptNow(webhook: WebhookDoc, delivery: DeliveryDoc): Promise<DeliveryDoc>;
+  /** An organization's webhooks changed in this process: its next event reads them afresh. */
+  forget(organizationId: string): void;
 }
+
+/**
+ * How long a dispatcher reuses an organization's webhooks for fan-out. Every run is an event, and
+ * reading the webhooks per event was the whole per-run cost of the evaluation process (on FerretDB
+ * a scan of every webhook, pushed down only by `_id`). A change made through this process applies
+ * at once; one made through another replica within this time. Deliveries read their webhook again
+ * before each attempt, so a disabled or deleted webhook is never called.
+ */
+export const SUBSCRIBERS_TTL_MS = 1_000;
+
+/** Organization id → its webhooks, shared by the dispatchers of one process. */
+export type SubscriberCache = LRUCache<string, Promise<WebhookDoc[]>>;
+
+export const createSubscriberCache = (): SubscriberCache => new LRUCache({ max: 10_000, ttl: SUBSCRIBERS_TTL_MS });
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const c = deps.collections;
   const ackWaitMs = deps.ackWaitMs ?? 30_000;
   const now = deps.delivery.now;
   let subscriptions: Subscription[] = [];
+  const subscribers = deps.subscribers ?? createSubscriberCache();
+
+  function webhooksOf(organizationId: string): Promise<WebhookDoc[]> {
+    let found = subscribers.get(organizationId);
+    if (!found) {
+      found = c.webhooks.find({ organizationId });
+      subscribers.set(organizationId, found);
+      // A failed read is not reused.
+      found.catch(() => subscribers.delete(organizationId));
+    }
+    return found;
+  }
 
   const enqueue = async (delivery: DeliveryDoc) => {
     await deps.bus.publish(WEBHOOKS_STREAM.subjects[0] as string, delivery._id, {
@@ -92,7 +123,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /** One delivery per subscribed webhook, stored then queued; repeats find theirs and queue it again. */
   async function fanOut(event: WebhookEvent): Promise<void> {
-    const webhooks = await c.webhooks.find({ organizationId: event.organizationId });
+    const webhooks = (await webhooksOf(event.organizationId)).filter(
+      (w) => w.status === "enabled" && w.events.includes(event.type),
+    );
+    if (webhooks.length === 0) return;
     const payload = JSON.stringify({
       id: event.id,
       type: event.type,
@@ -101,7 +135,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       data: event.data,
     });
     for (const webhook of webhooks) {
-      if (webhook.status !== "enabled" || !webhook.events.includes(event.type)) continue;
       let delivery: DeliveryDoc = {
         _id: newId("dlv"),
         webhookId: webhook._id,
@@ -171,6 +204,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         { _id: webhook._id, status: "enabled" },
         { $set: { status: "disabled", disabledReason: reason, updatedAt: attempt.at } },
       );
+      subscribers.delete(webhook.organizationId);
       deps.logger.warn({ webhookId: webhook._id, organizationId: webhook.organizationId }, "webhook disabled");
     }
   }
@@ -284,6 +318,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await Promise.all(stopping.map((s) => s.stop()));
     },
     enqueue,
+    forget: (organizationId) => subscribers.delete(organizationId),
     async attemptNow(webhook, delivery) {
       const outcome = await attemptDelivery(webhook, delivery, deps.delivery);
       const recorded = await record(webhook, delivery, outcome.attempt, outcome.retryAfterMs);

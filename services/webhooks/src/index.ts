@@ -10,7 +10,14 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
-import { createDispatcher, DEFAULT_RETRY, type Dispatcher, type RetryPolicy } from "./dispatcher.js";
+import {
+  createDispatcher,
+  createSubscriberCache,
+  DEFAULT_RETRY,
+  type Dispatcher,
+  type RetryPolicy,
+  type SubscriberCache,
+} from "./dispatcher.js";
 import { registerWebhookRpc } from "./rpc.js";
 import { ensureWebhookIndexes, webhookCollections } from "./store.js";
 import { createWebhooks } from "./webhooks.js";
@@ -38,6 +45,22 @@ export interface WebhookDeps {
   options?: WebhookOptions;
 }
 
+/**
+ * One cache of webhooks per organization for every dispatcher on a store (the evaluation process
+ * runs the RPC service's and its workers' own): a change made through the RPC service reaches the
+ * dispatcher that fans out at once.
+ */
+const subscriberCaches = new WeakMap<Store, SubscriberCache>();
+
+function subscribersOf(store: Store): SubscriberCache {
+  let cache = subscriberCaches.get(store);
+  if (!cache) {
+    cache = createSubscriberCache();
+    subscriberCaches.set(store, cache);
+  }
+  return cache;
+}
+
 async function dispatcherOf(deps: WebhookDeps) {
   await ensureWebhookIndexes(deps.store);
   const o = deps.options ?? {};
@@ -55,6 +78,7 @@ async function dispatcherOf(deps: WebhookDeps) {
     },
     retry: { ...DEFAULT_RETRY, ...o.retry },
     ackWaitMs: o.ackWaitMs,
+    subscribers: subscribersOf(deps.store),
   });
   return { collections, dispatcher, now, privateHosts: o.privateHosts ?? [] };
 }

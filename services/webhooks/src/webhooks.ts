@@ -127,6 +127,7 @@ export function createWebhooks(deps: WebhooksDeps) {
         updatedAt: at,
       };
       await c.webhooks.insertOne(webhook);
+      deps.dispatcher.forget(webhook.organizationId);
       return { webhook, secret };
     },
 
@@ -164,16 +165,19 @@ export function createWebhooks(deps: WebhooksDeps) {
         if (input.status === "enabled") set.failingSince = null;
       }
       if (issues.length > 0) throw invalidArgument("invalid webhook", issues);
-      return (
-        (await c.webhooks.findOneAndUpdate({ _id: webhook._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
-        webhook
+      const updated = await c.webhooks.findOneAndUpdate(
+        { _id: webhook._id },
+        { $set: { ...set, updatedAt: deps.now() } },
       );
+      deps.dispatcher.forget(webhook.organizationId);
+      return updated ?? webhook;
     },
 
     /** Removes the webhook; its deliveries stay readable by id no more (they go with it). */
     async deleteWebhook(principal: Principal, id: string) {
       const webhook = await webhookFor(principal, id, true);
       await c.webhooks.deleteOne({ _id: webhook._id });
+      deps.dispatcher.forget(webhook.organizationId);
       await c.deliveries.deleteMany({ webhookId: webhook._id });
       return webhook;
     },

@@ -2,7 +2,7 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
 import { createBatchDeleter, createRelayer } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
-import type { Collection, Store } from "@kiln/kit/store";
+import { type Collection, createGroupInserter, type Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
 import type { RunDoc } from "../store/run-store.js";
 
@@ -115,6 +115,7 @@ export function createRunEventOutbox(
   const orphanAfterMs = options.orphanAfterMs ?? 3_600_000;
   const now = options.now ?? (() => new Date());
   const cleared = createBatchDeleter(intents, logger, "run events");
+  const intentInserts = createGroupInserter(intents);
 
   async function send(run: RunDoc): Promise<boolean> {
     try {
@@ -153,7 +154,7 @@ export function createRunEventOutbox(
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);
   return {
     async intend(runId) {
-      await intents.insertOne({ _id: runId, createdAt: now() });
+      await intentInserts.insert({ _id: runId, createdAt: now() });
     },
     abandon(runId) {
       relayer.track(cleared.add(runId));

@@ -7,7 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
-import type { Collection } from "@kiln/kit/store";
+import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
 import type { CatalogService, ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { RunSchema } from "@kiln/proto/execution";
 import type { RunEventOutbox } from "../events/run-events.js";
@@ -465,10 +465,22 @@ export async function storeRun(
   return doc;
 }
 
+/** Runs stored at once under load go to the store together (one group inserter per collection). */
+const runInserters = new WeakMap<Collection<RunDoc>, GroupInserter<RunDoc>>();
+
+function runInserter(runs: Collection<RunDoc>): GroupInserter<RunDoc> {
+  let inserter = runInserters.get(runs);
+  if (!inserter) {
+    inserter = createGroupInserter(runs);
+    runInserters.set(runs, inserter);
+  }
+  return inserter;
+}
+
 /** Inserts a run whose outbox intent exists; a refused insert forgets the intent (no run, no event). */
 export async function insertRun(deps: Pick<RunnerDeps, "runs" | "outbox">, doc: RunDoc): Promise<void> {
   try {
-    await deps.runs.insertOne(doc);
+    await runInserter(deps.runs).insert(doc);
   } catch (e) {
     deps.outbox.abandon(doc._id);
     throw e;

@@ -37,42 +37,67 @@ export function createRemoteIdentityAuth(
   const ttl = options.ttlMs ?? 5_000;
   const keys = new LRUCache<string, Principal>({ max: 10_000, ttl });
   const decisions = new LRUCache<string, AuthorizeResponse>({ max: 50_000, ttl });
+  const pendingKeys = new Map<string, Promise<Principal>>();
+  const pendingDecisions = new Map<string, Promise<AuthorizeResponse>>();
 
   return {
     async verifyApiKey(key, requestId) {
       // Cached by a digest: the secret itself is not kept in the cache's keys.
       const digest = createHash("sha256").update(key).digest("base64url");
-      const hit = keys.get(digest);
-      if (hit) return hit;
-      try {
-        const res = await identity.verifyApiKey(
-          { key },
-          { contextValues: createContextValues().set(kRequestId, requestId) },
-        );
-        if (!res.principal) throw new Error("identity returned no principal");
-        const principal = principalFromProto(res.principal);
-        keys.set(digest, principal);
-        return principal;
-      } catch (e) {
-        throw domainErrorOf(e) ?? e;
-      }
+      return (
+        keys.get(digest) ??
+        once(pendingKeys, digest, keys, async () => {
+          const res = await identity.verifyApiKey(
+            { key },
+            { contextValues: createContextValues().set(kRequestId, requestId) },
+          );
+          if (!res.principal) throw new Error("identity returned no principal");
+          return principalFromProto(res.principal);
+        })
+      );
     },
     async authorize(principal, input, requestId) {
       const cacheKey = `${principalKey(principal)}|${input.organizationId}|${input.requireAi}|${input.scope ?? ""}`;
-      const hit = decisions.get(cacheKey);
-      if (hit) return hit;
-      try {
-        const res = await identity.authorize(
-          { organizationId: input.organizationId, requireAi: input.requireAi, scope: input.scope ?? "" },
-          { contextValues: createContextValues().set(kPrincipal, principal).set(kRequestId, requestId) },
-        );
-        decisions.set(cacheKey, res);
-        return res;
-      } catch (e) {
-        throw domainErrorOf(e) ?? e;
-      }
+      return (
+        decisions.get(cacheKey) ??
+        once(pendingDecisions, cacheKey, decisions, () =>
+          identity.authorize(
+            { organizationId: input.organizationId, requireAi: input.requireAi, scope: input.scope ?? "" },
+            { contextValues: createContextValues().set(kPrincipal, principal).set(kRequestId, requestId) },
+          ),
+        )
+      );
     },
   };
+}
+
+/**
+ * One identity call per key at a time: when a cached answer expires under load, the hundreds of
+ * requests that miss it at once wait for the same call instead of each making its own (that herd
+ * was a third of the identity service's CPU at 256 connections). A refusal reaches every waiter
+ * and is not cached.
+ */
+function once<V extends {}>(
+  pending: Map<string, Promise<V>>,
+  key: string,
+  cache: LRUCache<string, V>,
+  call: () => Promise<V>,
+): Promise<V> {
+  const inFlight = pending.get(key);
+  if (inFlight) return inFlight;
+  const started = call().then(
+    (value) => {
+      pending.delete(key);
+      cache.set(key, value);
+      return value;
+    },
+    (e: unknown) => {
+      pending.delete(key);
+      throw domainErrorOf(e) ?? e;
+    },
+  );
+  pending.set(key, started);
+  return started;
 }
 
 export function principalFromProto(p: {

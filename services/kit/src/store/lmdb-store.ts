@@ -170,6 +170,14 @@ function createLmdbTable(
       const idOrder =
         sortKeys.length === 0 ? 1 : sortKeys.length === 1 && sortKeys[0] === "_id" ? sort?._id : undefined;
       const reverse = idOrder === -1;
+      const listed = idsListedIn(filter);
+      if (listed) {
+        // `_id: {$in: [...]}` (the outboxes' batched clears): one read per id, not a scan.
+        const ids = [...new Set(listed)].sort();
+        if (reverse) ids.reverse();
+        const found = ids.map(get).filter((d): d is Stored => d !== undefined);
+        return { docs: found, ordered: idOrder !== undefined || !sort };
+      }
       const equalities = equalitiesOf(filter);
       const index = bestIndex(secondary, equalities);
       if (index) {
@@ -277,4 +285,14 @@ function encode(doc: Stored): Buffer {
 
 function decode(value: Buffer): Stored {
   return BSON.deserialize(value) as Stored;
+}
+
+/** The ids of a filter whose `_id` is exactly `{$in: [string, …]}`, else undefined. */
+function idsListedIn(filter: Filter): string[] | undefined {
+  const cond = filter._id;
+  if (cond === null || typeof cond !== "object" || Array.isArray(cond)) return undefined;
+  const keys = Object.keys(cond);
+  const listed = (cond as { $in?: unknown }).$in;
+  if (keys.length !== 1 || !Array.isArray(listed) || !listed.every((id) => typeof id === "string")) return undefined;
+  return listed as string[];
 }

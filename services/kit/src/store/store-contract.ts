@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Collection,
+  createGroupInserter,
   type Doc,
   DuplicateKeyError,
   decodeJson,
@@ -83,6 +84,63 @@ export function describeStoreContract(
     describe("ping", () => {
       it("resolves when the backend answers", async () => {
         await expect(store.ping()).resolves.toBeUndefined();
+      });
+    });
+
+    describe("group inserter", () => {
+      /** Counts the commands the inserter sends. */
+      function counted<T extends Doc>(c: Collection<T>) {
+        const calls = { one: 0, many: [] as number[] };
+        const view: Collection<T> = {
+          ...c,
+          insertOne: (doc) => {
+            calls.one++;
+            return c.insertOne(doc);
+          },
+          insertMany: (docs) => {
+            calls.many.push(docs.length);
+            return c.insertMany(docs);
+          },
+        };
+        return { view, calls };
+      }
+
+      it("sends one insert alone, and what arrives while it is written as one insertMany", async () => {
+        const items = store.collection<Item>("group_insert");
+        const { view, calls } = counted(items);
+        const inserter = createGroupInserter(view);
+        await inserter.insert({ _id: "g00", n: 0 });
+        expect(calls).toEqual({ one: 1, many: [] });
+        const docs = Array.from({ length: 20 }, (_, i) => ({ _id: `g${String(i + 1).padStart(2, "0")}`, n: i + 1 }));
+        await Promise.all(docs.map((d) => inserter.insert(d)));
+        // Handed over together, they go out together (at most the first alone).
+        expect(calls.one + calls.many.reduce((a, b) => a + b, 0)).toBe(21);
+        expect(calls.one + calls.many.length).toBeLessThanOrEqual(3);
+        expect(await items.find({}, { sort: { _id: 1 } })).toEqual([{ _id: "g00", n: 0 }, ...docs]);
+      });
+
+      it("gives each caller its own outcome when a batch fails", async () => {
+        const items = await seeded<Account>("group_insert_clash", [{ _id: "a0", handle: "h0" }]);
+        await store.ensureIndexes("group_insert_clash", [{ keys: { handle: 1 }, unique: true }]);
+        const inserter = createGroupInserter(items);
+        const outcomes = await Promise.allSettled([
+          inserter.insert({ _id: "a1", handle: "h1" }),
+          inserter.insert({ _id: "a2", handle: "h2" }),
+          inserter.insert({ _id: "a3", handle: "h0" }),
+          inserter.insert({ _id: "a4", handle: "h4" }),
+          inserter.insert({ _id: "a5", handle: "h1" }),
+          inserter.insert({ _id: "a6", handle: "h6" }),
+        ]);
+        expect(outcomes.map((o) => o.status)).toEqual([
+          "fulfilled",
+          "fulfilled",
+          "rejected",
+          "fulfilled",
+          "rejected",
+          "fulfilled",
+        ]);
+        for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toBeInstanceOf(DuplicateKeyError);
+        expect(ids(await items.find({}, { sort: { _id: 1 } }))).toEqual(["a0", "a1", "a2", "a4", "a6"]);
       });
     });
 
@@ -180,6 +238,24 @@ export function describeStoreContract(
         expect(await find(c, { n: { $gt: 5, $lte: 10 } })).toEqual(["c", "d"]);
         expect(await find(c, { n: { $gte: 7 } })).toEqual(["c", "d"]);
         expect(await find(c, { name: { $ne: "beta" } })).toEqual(["a", "c", "d"]);
+      });
+
+      it("finds, sorts, pages and deletes by a list of ids", async () => {
+        const c = await seeded("query_id_list", items);
+        expect(await find(c, { _id: { $in: ["c", "a", "zz", "a"] } })).toEqual(["a", "c"]);
+        expect(ids(await c.find({ _id: { $in: ["a", "b", "c"] } }, { sort: { _id: -1 }, limit: 2 }))).toEqual([
+          "c",
+          "b",
+        ]);
+        expect(await find(c, { _id: { $in: ["a", "b", "c"] }, n: { $gt: 1 } })).toEqual(["b", "c"]);
+        expect(ids(await c.find({ _id: { $in: ["a", "b", "d"] } }, { sort: { n: -1, _id: 1 } }))).toEqual([
+          "d",
+          "b",
+          "a",
+        ]);
+        expect(await find(c, { _id: { $in: [] } })).toEqual([]);
+        expect(await c.deleteMany({ _id: { $in: ["b", "d", "nope"] } })).toEqual({ deletedCount: 2 });
+        expect(await find(c, {})).toEqual(["a", "c"]);
       });
 
       it("combines conditions with $or, $and and several fields", async () => {

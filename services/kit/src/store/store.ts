@@ -113,3 +113,71 @@ export function encodeJson(value: unknown): string {
 export function decodeJson<T = unknown>(text: string): T {
   return JSON.parse(text) as T;
 }
+
+export interface GroupInserter<T extends Doc> {
+  /** Resolves once `doc` is stored; rejects with the error storing it alone would have given. */
+  insert(doc: T): Promise<void>;
+}
+
+/**
+ * Group commit for documents with fresh `_id`s (runs, outbox intents): an insert handed over while
+ * a write is in flight waits for it and goes out with the others in one `insertMany`, so under load
+ * the store sees one command per batch instead of one per request (each a SQLite transaction on
+ * FerretDB), and an idle store still sees one `insertOne` at once. When a batch fails, its
+ * documents are inserted one by one, so each caller gets its own outcome: a clash on `_id` then
+ * means the batch had already stored that document (an ordered insert keeps what came before the
+ * failure), which is why the ids must be new ones.
+ */
+export function createGroupInserter<T extends Doc>(collection: Collection<T>, maxBatch = 500): GroupInserter<T> {
+  interface Pending {
+    doc: T;
+    resolve: () => void;
+    reject: (e: unknown) => void;
+  }
+  let queue: Pending[] = [];
+  let writing = false;
+  const stored = async (id: string) => (await collection.findOne({ _id: id }, { projection: { _id: 1 } })) !== null;
+
+  async function insertAlone(p: Pending, afterBatch: boolean): Promise<void> {
+    try {
+      await collection.insertOne(p.doc);
+      p.resolve();
+    } catch (e) {
+      // After a failed batch, a clash on this `_id` means the batch stored it (FerretDB does not
+      // name the clashing key, so the store is asked).
+      if (afterBatch && isDuplicateKeyError(e) && (await stored(p.doc._id))) p.resolve();
+      else p.reject(e);
+    }
+  }
+
+  async function drain(): Promise<void> {
+    writing = true;
+    try {
+      while (queue.length > 0) {
+        const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
+        queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
+        if (batch.length === 1) {
+          await insertAlone(batch[0] as Pending, false);
+          continue;
+        }
+        try {
+          await collection.insertMany(batch.map((p) => p.doc));
+          for (const p of batch) p.resolve();
+        } catch {
+          for (const p of batch) await insertAlone(p, true);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+
+  return {
+    insert(doc) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ doc, resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+  };
+}
