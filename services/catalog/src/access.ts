@@ -1,5 +1,5 @@
-import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
+import { invalidArgument, permissionDenied } from "@kiln/kit/errors";
 import { DEFAULT_PROTECTED_LABELS } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import type { AuthorizeResponse } from "@kiln/proto/identity";
@@ -44,17 +44,8 @@ export interface Access {
 export function createAccess(identityAuth: IdentityAuth): Access {
   const authorize = (principal: Principal, organizationId: string, scope: Scope) =>
     identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
-  async function onResource(principal: Principal, organizationId: string, scope: Scope, what: string) {
-    // A key sees only its own organization's resources: another's do not exist for it (404),
-    // where identity would answer "key of another organization" (403) for a create or list.
-    if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
-    try {
-      return await authorize(principal, organizationId, scope);
-    } catch (e) {
-      if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
-      throw e;
-    }
-  }
+  const onResource = (principal: Principal, organizationId: string, scope: Scope, what: string) =>
+    authorizeOnResource(identityAuth, principal, organizationId, scope, what);
   return {
     async inOrganization(principal, organizationId, scope) {
       if (organizationId === "")

@@ -1,11 +1,12 @@
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
+import { CATALOG_GENERATION, createGeneration } from "@kiln/kit/bus/generation";
 import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
-import type { Store } from "@kiln/kit/store";
+import { afterWrites, type Store } from "@kiln/kit/store";
 import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import { createBundles } from "./bundles.js";
@@ -54,6 +55,10 @@ export async function createCatalogService(
 ): Promise<ServiceModule & { close(): Promise<void>; settle(): Promise<void> }> {
   await ensureCatalogIndexes(deps.store);
   await retryStartupStep(deps.logger, "the CATALOG stream", () => deps.bus.ensureStream(CATALOG_STREAM));
+  await retryStartupStep(deps.logger, "the CATALOG_GENERATION stream", () => deps.bus.ensureStream(CATALOG_GENERATION));
+  // Every write moves the change counter before the call answers: the execution service's resolve
+  // cache trusts an entry only while the counter stands still (@kiln/kit/bus/generation).
+  const generation = createGeneration(deps.bus, deps.logger);
   const now = deps.now ?? (() => new Date());
   const outbox = createEventOutbox(
     deps.store.collection<EventIntentDoc>("catalog_event_outbox"),
@@ -63,7 +68,7 @@ export async function createCatalogService(
   outbox.start(deps.outboxIntervalMs);
   const catalog: CatalogDeps = {
     events: createCatalogEvents(outbox),
-    collections: catalogCollections(deps.store),
+    collections: catalogCollections(afterWrites(deps.store, generation.bump)),
     access: createAccess(deps.identityAuth),
     httpAllowlist: deps.httpAllowlist ?? EMPTY_ALLOWLIST,
     live: new LiveVersionCache({ ttlMs: deps.resolveCacheTtlMs, now }),

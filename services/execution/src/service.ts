@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
+import { CATALOG_GENERATION, createGeneration } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
@@ -16,6 +17,7 @@ import {
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner, failOrphanedRuns } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
+import { withResolveCache } from "./runs/resolve-cache.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
@@ -53,6 +55,7 @@ export async function createExecutionService(
 ): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void> }> {
   await ensureRunIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
+  await deps.bus.ensureStream(CATALOG_GENERATION);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
   // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
@@ -66,7 +69,11 @@ export async function createExecutionService(
   const runnerDeps = {
     runs,
     outbox,
-    catalog: deps.catalog,
+    catalog: withResolveCache({
+      catalog: deps.catalog,
+      generation: createGeneration(deps.bus, deps.logger),
+      identityAuth: deps.identityAuth,
+    }),
     identityAuth: deps.identityAuth,
     models,
     tools: createToolExecutor({ allowlist: deps.tools.allowlist, allowPrivateFor: deps.tools.allowPrivateFor }),

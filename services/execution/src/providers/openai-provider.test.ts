@@ -1,4 +1,5 @@
-import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "../../../../test/support/openai-stub.js";
 import { createOpenAIProvider, type OpenAIProviderOptions, safeExcerpt } from "./openai-provider.js";
@@ -283,6 +284,28 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     );
     expect(error).toMatchObject({ kind: "provider_error", status: undefined });
     expect(error.message).toBe("could not reach openai (ECONNREFUSED)");
+  });
+
+  it("refuses a redirect instead of sending the request again elsewhere", async () => {
+    let hits = 0;
+    const redirecting = createHttpServer((req, res) => {
+      hits++;
+      req.resume();
+      res.writeHead(307, { location: "/elsewhere" }).end();
+    });
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
+    const { port } = redirecting.address() as AddressInfo;
+    try {
+      const error = await failure(
+        provider({ baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 }).generate(request()),
+      );
+      expect(error).toMatchObject({ kind: "provider_error" });
+      expect(error.message).toBe("could not reach openai (REDIRECT_REFUSED)");
+      expect(hits).toBe(1);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise((r) => redirecting.close(r));
+    }
   });
 
   it("rejects with the caller's own reason on a cancel, and with provider_timeout on a caller's timeout", async () => {

@@ -71,7 +71,13 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     headers.delete(CALL_HEADER);
     const state = callId === null ? undefined : calls.get(callId);
     if (state) state.attempts++;
-    const response = await baseFetch(input, { ...init, headers });
+    // Redirects are refused: a model API that redirects is a wrong base URL, and fetch copies
+    // (tees) every request body it might have to send again for one — 40 % of its cost per call.
+    const response = await baseFetch(input, { ...init, headers, redirect: "error" }).catch((e: unknown) => {
+      const cause = e instanceof TypeError ? (e.cause as { message?: unknown; code?: unknown } | undefined) : undefined;
+      if (cause && cause.message === "unexpected redirect") cause.code = "REDIRECT_REFUSED";
+      throw e;
+    });
     if (!state || response.ok || !isRetryable(response) || state.attempts > options.maxRetries) return response;
     const waitMs = retryAfterMsOf(response.headers);
     if (waitMs === undefined || Date.now() + waitMs < state.deadlineAt) return response;

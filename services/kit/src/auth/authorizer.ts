@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { type Client, createContextValues } from "@connectrpc/connect";
 import type { AuthorizeResponse, IdentityService } from "@kiln/proto/identity";
 import { LRUCache } from "lru-cache";
+import { DomainError, notFound } from "../errors.js";
 import { domainErrorOf } from "../rpc/connect-errors.js";
 import { kPrincipal, kRequestId, type Principal, principalKey } from "./principal.js";
 
@@ -69,6 +70,28 @@ export function createRemoteIdentityAuth(
       );
     },
   };
+}
+
+/**
+ * Authorization on a resource of an organization (catalog calls addressed by id, and what the
+ * execution service answers from its resolve cache): a key sees only its own organization's
+ * resources, and one the caller cannot see is reported as not existing (404), where identity would
+ * say "key of another organization" (403) for a create or list.
+ */
+export async function authorizeOnResource(
+  identityAuth: IdentityAuth,
+  principal: Principal,
+  organizationId: string,
+  scope: string,
+  what: string,
+): Promise<AuthorizeResponse> {
+  if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
+  try {
+    return await identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
+  } catch (e) {
+    if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
+    throw e;
+  }
 }
 
 /**

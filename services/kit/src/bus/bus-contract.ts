@@ -49,6 +49,16 @@ export function describeBusContract(name: string, makeBus: MakeBus): void {
 
     const storedCount = async (stream: string) => (await bus.streamInfo(stream)).messages;
 
+    it("reports the last sequence stored, which stays when messages expire", async () => {
+      const stream = await createStream("limits", { maxAgeMs: 300 });
+      expect((await bus.streamInfo(stream)).lastSeq).toBe(0);
+      await bus.publish(`${stream}.a`, "1");
+      const ack = await bus.publish(`${stream}.b`, "2");
+      expect(await bus.streamInfo(stream)).toEqual({ name: stream, messages: 2, lastSeq: ack.seq });
+      await expect.poll(() => storedCount(stream), POLL).toBe(0);
+      expect((await bus.streamInfo(stream)).lastSeq).toBe(ack.seq);
+    });
+
     it("delivers what was published, with headers, json() and string()", async () => {
       const stream = await createStream();
       const ack = await bus.publish(`${stream}.order.created`, JSON.stringify({ id: 7, name: "Zoë" }), {

@@ -88,6 +88,8 @@ export interface StreamInfo {
   name: string;
   /** Messages currently stored. */
   messages: number;
+  /** Sequence of the last message the stream stored (0 if none); it never goes back, even when messages expire. */
+  lastSeq: number;
 }
 
 export interface Bus {

@@ -387,7 +387,7 @@ export function createMemoryBus(): Bus {
     assertOpen();
     const stream = getStream(name);
     purgeExpired(stream);
-    return { name, messages: stream.messages.size };
+    return { name, messages: stream.messages.size, lastSeq: stream.lastSeq };
   }
 
   async function ping(): Promise<void> {

@@ -224,7 +224,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
   async function streamInfo(name: string) {
     const info = await jsm.streams.info(streamName(name));
-    return { name, messages: info.state.messages };
+    return { name, messages: info.state.messages, lastSeq: info.state.last_seq };
   }
 
   async function ping(): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "./memory-store.js";
-import { type Doc, DuplicateKeyError, type Filter, type Update } from "./store.js";
+import { afterWrites, type Doc, DuplicateKeyError, type Filter, type Update } from "./store.js";
 import { describeStoreContract } from "./store-contract.js";
 
 describeStoreContract("memory", async () => {
@@ -188,5 +188,38 @@ describe("createMemoryStore", () => {
     it("mixing inclusion and exclusion in a projection", async () => {
       await expect(c.find({}, { projection: { s: 1, n: 0 } })).rejects.toThrow(/mix inclusion and exclusion/);
     });
+  });
+});
+
+describe("afterWrites", () => {
+  it("awaits the hook once after every write, failed ones too, and never after a read", async () => {
+    let after = 0;
+    let refuse = false;
+    const store = afterWrites(createMemoryStore(), async () => {
+      after++;
+      if (refuse) throw new Error("bus down");
+    });
+    const c = store.collection<Loose>("w");
+    expect(c.name).toBe("w");
+    await c.insertOne({ _id: "a", n: 1 });
+    await c.insertMany([{ _id: "b" }, { _id: "c" }]);
+    await c.updateOne({ _id: "a" }, { $set: { n: 2 } });
+    await c.updateMany({}, { $set: { m: 1 } });
+    await c.findOneAndUpdate({ _id: "a" }, { $set: { n: 3 } });
+    await c.replaceOne({ _id: "b" }, { _id: "b", n: 9 });
+    await c.deleteOne({ _id: "c" });
+    await c.deleteMany({ _id: "zz" });
+    expect(after).toBe(8);
+    await c.findOne({ _id: "a" });
+    await c.find({});
+    await c.countDocuments({});
+    expect(after).toBe(8);
+    // A write that fails still calls the hook (it may have changed something), with its own error.
+    await expect(c.insertOne({ _id: "a" })).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(after).toBe(9);
+    // A hook that fails fails the write, which is done all the same.
+    refuse = true;
+    await expect(c.insertOne({ _id: "d" })).rejects.toThrow("bus down");
+    expect(await c.findOne({ _id: "d" })).toEqual({ _id: "d" });
   });
 });

@@ -181,3 +181,48 @@ export function createGroupInserter<T extends Doc>(collection: Collection<T>, ma
     },
   };
 }
+
+/**
+ * The store, with `after()` awaited once each write through it is done (succeeded or not: a
+ * failed write may have changed some documents). A write whose `after()` rejects rejects with
+ * that error. The catalog moves its change counter this way (@kiln/kit/bus/generation).
+ */
+export function afterWrites(store: Store, after: () => Promise<void>): Store {
+  const then =
+    <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await write(...args);
+      } finally {
+        await after();
+      }
+    };
+  return {
+    ensureIndexes: (collection, indexes) => store.ensureIndexes(collection, indexes),
+    ping: () => store.ping(),
+    close: () => store.close(),
+    collection<T extends Doc>(name: string): Collection<T> {
+      const c = store.collection<T>(name);
+      return {
+        name: c.name,
+        insertOne: then((doc: T) => c.insertOne(doc)),
+        insertMany: then((docs: T[]) => c.insertMany(docs)),
+        findOne: (filter, options) => c.findOne(filter, options),
+        find: (filter, options) => c.find(filter, options),
+        countDocuments: (filter) => c.countDocuments(filter),
+        updateOne: then((filter: Filter, update: Update, options?: { upsert?: boolean }) =>
+          c.updateOne(filter, update, options),
+        ),
+        updateMany: then((filter: Filter, update: Update) => c.updateMany(filter, update)),
+        findOneAndUpdate: then((filter: Filter, update: Update, options?: FindOneAndUpdateOptions) =>
+          c.findOneAndUpdate(filter, update, options),
+        ),
+        replaceOne: then((filter: Filter, doc: T, options?: { upsert?: boolean }) =>
+          c.replaceOne(filter, doc, options),
+        ),
+        deleteOne: then((filter: Filter) => c.deleteOne(filter)),
+        deleteMany: then((filter: Filter) => c.deleteMany(filter)),
+      };
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The execution service's resolve cache against the in-process bus's change counter: an answer is
+ * reused only while the counter stands still, a hit is authorized like the catalog's resolve, and
+ * without a counter (the bus down) every run asks the catalog.
+ */
+import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
+import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
+import { CATALOG_GENERATION, createGeneration } from "@kiln/kit/bus/generation";
+import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { DomainError, notFound } from "@kiln/kit/errors";
+import { createLogger } from "@kiln/kit/logger";
+import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import type { CatalogService } from "@kiln/proto/catalog";
+import { describe, expect, it } from "vitest";
+import { withResolveCache } from "./resolve-cache.js";
+
+const logger = createLogger({ name: "test", level: "silent" });
+const member: Principal = { type: "user", id: "usr_1" };
+const outsider: Principal = { type: "user", id: "usr_2" };
+const otherOrgKey: Principal = { type: "api_key", id: "key_9", organizationId: "org_2", scopes: ["runs:write"] };
+
+async function setUp() {
+  const bus = createMemoryBus();
+  await bus.ensureStream(CATALOG_GENERATION);
+  const generation = createGeneration(bus, logger);
+  const calls: string[] = [];
+  let live = "pv_1";
+  const catalog = {
+    async resolvePromptVersion(req: { promptId?: string; versionId?: string }) {
+      calls.push(`prompt ${req.promptId}`);
+      return { prompt: { version: { id: req.versionId || live } } };
+    },
+    async resolveSkillVersion(req: { skillId?: string }) {
+      calls.push(`skill ${req.skillId}`);
+      return { version: { id: "sv_1" }, steps: [], tools: [] };
+    },
+  } as unknown as Client<typeof CatalogService>;
+  const decided: AuthorizeInput[] = [];
+  const identityAuth: IdentityAuth = {
+    verifyApiKey: async () => member,
+    async authorize(principal, input) {
+      decided.push(input);
+      if (principal.type === "user" && principal.id !== member.id) throw notFound("organization");
+      return { organizationId: input.organizationId } as never;
+    },
+  };
+  const cached = withResolveCache({ catalog, generation, identityAuth });
+  const as = (principal?: Principal): CallOptions => ({
+    contextValues: principal ? createContextValues().set(kPrincipal, principal) : undefined,
+  });
+  const run = async (principal: Principal | undefined, versionId = "") =>
+    (await cached.resolvePromptVersion({ organizationId: "org_1", promptId: "prm_1", versionId }, as(principal))).prompt
+      ?.version?.id;
+  return {
+    bus,
+    generation,
+    calls,
+    decided,
+    run,
+    cached,
+    as,
+    publish: async (id: string) => {
+      live = id;
+      await generation.bump();
+    },
+  };
+}
+
+describe("withResolveCache", () => {
+  it("answers from the cache until the catalog's counter moves, then asks again", async () => {
+    const t = await setUp();
+    expect(await t.run(member)).toBe("pv_1");
+    expect(await t.run(member)).toBe("pv_1");
+    expect(await t.run(member, "pv_0")).toBe("pv_0");
+    expect(t.calls).toEqual(["prompt prm_1", "prompt prm_1"]);
+    // A hit is authorized as the catalog would: runs:write on the organization, AI required.
+    expect(t.decided).toEqual([{ organizationId: "org_1", requireAi: true, scope: "runs:write" }]);
+    await t.publish("pv_2");
+    expect(await t.run(member)).toBe("pv_2");
+    expect(await t.run(member)).toBe("pv_2");
+    expect(t.calls).toHaveLength(3);
+    // Skills are cached the same way.
+    const options = t.as(member);
+    await t.cached.resolveSkillVersion({ organizationId: "org_1", skillId: "skl_1", preferDraft: false }, options);
+    await t.cached.resolveSkillVersion({ organizationId: "org_1", skillId: "skl_1", preferDraft: false }, options);
+    await t.cached.resolveSkillVersion({ organizationId: "org_1", skillId: "skl_1", preferDraft: true }, options);
+    expect(t.calls.filter((c) => c.startsWith("skill"))).toHaveLength(2);
+  });
+
+  it("refuses a hit to a caller the catalog would refuse, as not found", async () => {
+    const t = await setUp();
+    await t.run(member);
+    for (const principal of [outsider, otherOrgKey]) {
+      const e = await t.run(principal).catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(DomainError);
+      expect((e as DomainError).kind).toBe("not_found");
+      expect((e as DomainError).message).toMatch(/prompt/);
+    }
+    expect(t.calls).toHaveLength(1);
+  });
+
+  it("asks the catalog every time when the counter cannot be read, or the call carries no principal", async () => {
+    const t = await setUp();
+    await t.run(undefined);
+    await t.run(undefined);
+    expect(t.calls).toHaveLength(2);
+    await t.run(member);
+    await t.bus.close();
+    await t.run(member);
+    await t.run(member);
+    expect(t.calls).toHaveLength(5);
+  });
+
+  it("makes one catalog call for concurrent misses of the same version", async () => {
+    const t = await setUp();
+    const ids = await Promise.all(Array.from({ length: 20 }, () => t.run(member)));
+    expect(new Set(ids)).toEqual(new Set(["pv_1"]));
+    expect(t.calls).toHaveLength(1);
+  });
+});
