@@ -14,6 +14,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
+import { createHttpFetch } from "./http-fetch.js";
 import {
   abortedCallError,
   type ChatMessage,
@@ -43,7 +44,7 @@ export interface OpenAIProviderOptions {
   developerRole?: boolean;
   /** Where maxOutputTokens goes; older compatible servers know only "max_tokens". */
   maxTokensParam?: "max_completion_tokens" | "max_tokens";
-  /** The fetch the SDK's requests go through (default the global one). */
+  /** The fetch the SDK's requests go through (default node:http's, see http-fetch.ts). */
   fetch?: typeof fetch;
 }
 
@@ -62,7 +63,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
   const { id } = options;
   const calls = new Map<string, CallState>();
   let callCount = 0;
-  const baseFetch = options.fetch ?? globalThis.fetch;
+  const baseFetch = options.fetch ?? createHttpFetch();
   const secrets = options.apiKey ? [options.apiKey] : [];
 
   async function fetchWithBudget(input: string | URL | Request, init?: RequestInit): Promise<Response> {
@@ -71,8 +72,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     headers.delete(CALL_HEADER);
     const state = callId === null ? undefined : calls.get(callId);
     if (state) state.attempts++;
-    // Redirects are refused: a model API that redirects is a wrong base URL, and fetch copies
-    // (tees) every request body it might have to send again for one — 40 % of its cost per call.
+    // Redirects are refused: a model API that redirects is a wrong base URL (and the global fetch
+    // copies every request body it might have to send again for one).
     const response = await baseFetch(input, { ...init, headers, redirect: "error" }).catch((e: unknown) => {
       const cause = e instanceof TypeError ? (e.cause as { message?: unknown; code?: unknown } | undefined) : undefined;
       if (cause && cause.message === "unexpected redirect") cause.code = "REDIRECT_REFUSED";
