@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { connect as connectH2 } from "node:http2";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -80,10 +81,23 @@ export interface Replica {
 
 const QUIETER_THAN_INFO = new Set(["silent", "fatal", "error", "warn"]);
 
+/**
+ * The node flags the image starts every process with (deploy/Dockerfile's ENTRYPOINT between
+ * "node" and the bundle: source maps, the heap bounds), so the benchmarks run what the image runs.
+ * KILN_SERVICE_NODE_FLAGS replaces them, to measure others.
+ */
+function imageNodeFlags(): string[] {
+  const override = process.env.KILN_SERVICE_NODE_FLAGS;
+  if (override !== undefined) return override.split(" ").filter(Boolean);
+  const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+  return entrypoint.slice(1, -1);
+}
+
 /** The node arguments that start a launcher command, per `compiled` and `nodeArgsOf`. */
 function nodeArgs(options: Pick<DistributedOptions, "compiled" | "nodeArgsOf">, command: string): string[] {
   const entry = options.compiled
-    ? ["--enable-source-maps", join(ROOT, "launcher/dist/kiln.mjs")]
+    ? [...imageNodeFlags(), join(ROOT, "launcher/dist/kiln.mjs")]
     : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
   return [...(options.nodeArgsOf?.[command] ?? []), ...entry, command];
 }
