@@ -12,7 +12,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import type { CatalogService } from "@kiln/proto/catalog";
 import { describe, expect, it } from "vitest";
-import { withResolveCache } from "./resolve-cache.js";
+import { approximateBytes, withResolveCache } from "./resolve-cache.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 const member: Principal = { type: "user", id: "usr_1" };
@@ -116,5 +116,41 @@ describe("withResolveCache", () => {
     const ids = await Promise.all(Array.from({ length: 20 }, () => t.run(member)));
     expect(new Set(ids)).toEqual(new Set(["pv_1"]));
     expect(t.calls).toHaveLength(1);
+  });
+
+  it("keeps answers within a byte budget: a large prompt pushes the oldest out", async () => {
+    const bus = createMemoryBus();
+    await bus.ensureStream(CATALOG_GENERATION);
+    let calls = 0;
+    const big = "x".repeat(40_000);
+    const catalog = {
+      async resolvePromptVersion(req: { promptId?: string }) {
+        calls++;
+        return { prompt: { version: { id: req.promptId, systemPrompt: big } } };
+      },
+    } as unknown as Client<typeof CatalogService>;
+    const identityAuth: IdentityAuth = {
+      verifyApiKey: async () => member,
+      authorize: async (_p, input) => ({ organizationId: input.organizationId }) as never,
+    };
+    // Room for two such answers (80 KB each), not three.
+    const cached = withResolveCache({
+      catalog,
+      generation: createGeneration(bus, logger),
+      identityAuth,
+      maxBytes: 200_000,
+    });
+    const options: CallOptions = { contextValues: createContextValues().set(kPrincipal, member) };
+    const run = (promptId: string) => cached.resolvePromptVersion({ organizationId: "org_1", promptId }, options);
+    await run("prm_a");
+    await run("prm_b");
+    await run("prm_a");
+    expect(calls).toBe(2);
+    await run("prm_c");
+    // prm_b was the least recently used: it went.
+    await run("prm_a");
+    await run("prm_b");
+    expect(calls).toBe(4);
+    expect(approximateBytes({ s: big })).toBeGreaterThan(80_000);
   });
 });

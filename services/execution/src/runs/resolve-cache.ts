@@ -22,6 +22,8 @@ export interface ResolveCacheDeps {
   identityAuth: IdentityAuth;
   /** Most answers kept; default 10 000. */
   maxEntries?: number;
+  /** Most bytes of answers kept (strings counted at two bytes a character); default 32 MiB. */
+  maxBytes?: number;
 }
 
 interface Entry {
@@ -31,7 +33,13 @@ interface Entry {
 
 /** The catalog client, with resolvePromptVersion and resolveSkillVersion answered from the cache when they can be. */
 export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogService> {
-  const entries = new LRUCache<string, Entry>({ max: deps.maxEntries ?? 10_000 });
+  // Bounded by size too: prompts, schemas and tool configurations can be large, and the process's
+  // heap is bounded (the image runs with a 128 MB old space).
+  const entries = new LRUCache<string, Entry>({
+    max: deps.maxEntries ?? 10_000,
+    maxSize: deps.maxBytes ?? 32 * 1024 * 1024,
+    sizeCalculation: (entry, key) => Math.max(1, approximateBytes(entry.answer) + key.length * 2),
+  });
   const pending = new Map<string, Promise<unknown>>();
 
   function cached<Req extends { organizationId?: string }, Res>(
@@ -85,4 +93,14 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
       [r.skillId, r.versionId, r.label, r.preferDraft].join("\u0000"),
     ),
   };
+}
+
+/** About how many bytes a resolved answer holds: its strings (two bytes a character) and fields. */
+export function approximateBytes(value: unknown, depth = 0): number {
+  if (typeof value === "string") return 16 + value.length * 2;
+  if (value === null || typeof value !== "object" || depth > 32) return 8;
+  let bytes = 16;
+  if (Array.isArray(value)) for (const item of value) bytes += approximateBytes(item, depth + 1);
+  else for (const item of Object.values(value)) bytes += 8 + approximateBytes(item, depth + 1);
+  return bytes;
 }
