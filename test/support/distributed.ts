@@ -86,12 +86,16 @@ const QUIETER_THAN_INFO = new Set(["silent", "fatal", "error", "warn"]);
  * "node" and the bundle: source maps, the heap bounds), so the benchmarks run what the image runs.
  * KILN_SERVICE_NODE_FLAGS replaces them, to measure others.
  */
+let imageFlags: string[] | undefined;
 function imageNodeFlags(): string[] {
   const override = process.env.KILN_SERVICE_NODE_FLAGS;
   if (override !== undefined) return override.split(" ").filter(Boolean);
-  const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
-  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
-  return entrypoint.slice(1, -1);
+  if (!imageFlags) {
+    const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+    imageFlags = entrypoint.slice(1, -1);
+  }
+  return imageFlags;
 }
 
 /** The node arguments that start a launcher command, per `compiled` and `nodeArgsOf`. */

@@ -24,10 +24,10 @@ export interface KilnProcess {
 export async function startKilnProcess(
   dataDir: string,
   env: Record<string, string> = {},
-  options: { compiled?: boolean; nodeArgs?: string[] } = {},
+  options: { compiled?: boolean } = {},
 ): Promise<KilnProcess> {
   const entry = options.compiled ? startCommandArgs() : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, "embedded"], {
+  const child = spawn(process.execPath, [...entry, "embedded"], {
     cwd: ROOT,
     env: { ...process.env, KILN_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -15,11 +15,11 @@
  *    (the receiver de-duplicates by `webhook-id`).
  */
 import type { Bus, BusMessage, StreamSpec, Subscription } from "@kiln/kit/bus";
+import { type CallCache, createCallCache } from "@kiln/kit/call-cache";
 import { newId } from "@kiln/kit/ids";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { LRUCache } from "lru-cache";
 import { attemptDelivery, type DeliveryOptions } from "./delivery.js";
 import { SOURCES, type WebhookEvent, webhookEventOf } from "./events.js";
 import type { AttemptDoc, DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
@@ -93,9 +93,10 @@ export interface Dispatcher {
 export const SUBSCRIBERS_TTL_MS = 1_000;
 
 /** Organization id → its webhooks, shared by the dispatchers of one process. */
-export type SubscriberCache = LRUCache<string, Promise<WebhookDoc[]>>;
+export type SubscriberCache = CallCache<WebhookDoc[]>;
 
-export const createSubscriberCache = (): SubscriberCache => new LRUCache({ max: 10_000, ttl: SUBSCRIBERS_TTL_MS });
+export const createSubscriberCache = (): SubscriberCache =>
+  createCallCache<WebhookDoc[]>({ max: 10_000, ttl: SUBSCRIBERS_TTL_MS });
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const c = deps.collections;
@@ -104,16 +105,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let subscriptions: Subscription[] = [];
   const subscribers = deps.subscribers ?? createSubscriberCache();
 
-  function webhooksOf(organizationId: string): Promise<WebhookDoc[]> {
-    let found = subscribers.get(organizationId);
-    if (!found) {
-      found = c.webhooks.find({ organizationId });
-      subscribers.set(organizationId, found);
-      // A failed read is not reused.
-      found.catch(() => subscribers.delete(organizationId));
-    }
-    return found;
-  }
+  const webhooksOf = (organizationId: string) =>
+    subscribers.get(organizationId, () => c.webhooks.find({ organizationId }));
 
   const enqueue = async (delivery: DeliveryDoc) => {
     await deps.bus.publish(WEBHOOKS_STREAM.subjects[0] as string, delivery._id, {
@@ -204,7 +197,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         { _id: webhook._id, status: "enabled" },
         { $set: { status: "disabled", disabledReason: reason, updatedAt: attempt.at } },
       );
-      subscribers.delete(webhook.organizationId);
+      subscribers.forget(webhook.organizationId);
       deps.logger.warn({ webhookId: webhook._id, organizationId: webhook.organizationId }, "webhook disabled");
     }
   }
@@ -318,7 +311,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await Promise.all(stopping.map((s) => s.stop()));
     },
     enqueue,
-    forget: (organizationId) => subscribers.delete(organizationId),
+    forget: (organizationId) => subscribers.forget(organizationId),
     async attemptNow(webhook, delivery) {
       const outcome = await attemptDelivery(webhook, delivery, deps.delivery);
       const recorded = await record(webhook, delivery, outcome.attempt, outcome.retryAfterMs);

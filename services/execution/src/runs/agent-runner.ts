@@ -11,7 +11,7 @@ import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notF
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
-import { domainErrorOf } from "@kiln/kit/rpc/errors";
+import { remote } from "@kiln/kit/rpc/errors";
 import type { Collection } from "@kiln/kit/store";
 import type { CatalogService, ResolveAgentVersionResponse } from "@kiln/proto/catalog";
 import type { RunEventIntentDoc, RunEventOutbox } from "../events/run-events.js";
@@ -299,14 +299,6 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
   const callOptions = (ctx: CallContext) => ({
     contextValues: createContextValues().set(kPrincipal, ctx.principal).set(kRequestId, ctx.requestId),
   });
-
-  async function remote<T>(call: Promise<T>): Promise<T> {
-    try {
-      return await call;
-    } catch (e) {
-      throw domainErrorOf(e) ?? e;
-    }
-  }
 
   async function authorize(organizationId: string, scope: string, ctx: CallContext) {
     await deps.identityAuth.authorize(ctx.principal, { organizationId, requireAi: true, scope }, ctx.requestId);

@@ -10,9 +10,9 @@
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import type { Generation } from "@kiln/kit/bus/generation";
+import { createCallCache } from "@kiln/kit/call-cache";
 import { kPrincipal } from "@kiln/kit/principal";
 import type { CatalogService } from "@kiln/proto/catalog";
-import { LRUCache } from "lru-cache";
 
 const RUNS_WRITE = "runs:write";
 
@@ -26,21 +26,17 @@ export interface ResolveCacheDeps {
   maxBytes?: number;
 }
 
-interface Entry {
-  generation: number;
-  answer: unknown;
-}
-
 /** The catalog client, with resolvePromptVersion and resolveSkillVersion answered from the cache when they can be. */
 export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogService> {
   // Bounded by size too: prompts, schemas and tool configurations can be large, and the process's
   // heap is bounded (the image runs with a 128 MB old space).
-  const entries = new LRUCache<string, Entry>({
+  // Keyed by the counter too: an answer of an earlier counter is never asked for again and ages
+  // out. One catalog call for concurrent misses of one key (createCallCache).
+  const answers = createCallCache<{ answer: unknown }>({
     max: deps.maxEntries ?? 10_000,
     maxSize: deps.maxBytes ?? 32 * 1024 * 1024,
     sizeCalculation: (entry, key) => Math.max(1, approximateBytes(entry.answer) + key.length * 2),
   });
-  const pending = new Map<string, Promise<unknown>>();
 
   function cached<Req extends { organizationId?: string }, Res>(
     what: string,
@@ -57,30 +53,21 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
         return call(req, options);
       }
       const organizationId = req.organizationId ?? "";
-      const key = `${what}\u0000${organizationId}\u0000${keyOf(req)}`;
-      const flight = `${key}\u0000${generation}`;
-      const hit = entries.get(key);
-      const inFlight = pending.get(flight);
-      if ((hit && hit.generation === generation) || inFlight) {
-        await authorizeOnResource(deps.identityAuth, principal, organizationId, RUNS_WRITE, what);
-        if (hit && hit.generation === generation) return hit.answer as Res;
-        try {
-          return (await inFlight) as Res;
-        } catch {
-          // Refused to the caller that asked (its own authorization, say): this one asks for itself.
-          return call(req, options);
-        }
-      }
-      // The catalog authorizes this one itself.
-      const asked = call(req, options);
-      pending.set(flight, asked);
+      let asked = false;
+      let found: { answer: unknown };
       try {
-        const answer = await asked;
-        if ((entries.get(key)?.generation ?? -1) <= generation) entries.set(key, { generation, answer });
-        return answer;
-      } finally {
-        pending.delete(flight);
+        found = await answers.get(`${what}\u0000${organizationId}\u0000${keyOf(req)}\u0000${generation}`, async () => {
+          asked = true;
+          return { answer: await call(req, options) };
+        });
+      } catch (e) {
+        if (asked) throw e;
+        // Refused to the caller that asked (its own authorization, say): this one asks for itself.
+        return call(req, options);
       }
+      // The catalog authorized the call this caller made; an answer made for another is authorized here.
+      if (!asked) await authorizeOnResource(deps.identityAuth, principal, organizationId, RUNS_WRITE, what);
+      return found.answer as Res;
     };
   }
 

@@ -6,7 +6,7 @@ import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notF
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
-import { domainErrorOf } from "@kiln/kit/rpc/errors";
+import { remote } from "@kiln/kit/rpc/errors";
 import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
 import type { CatalogService, ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { RunSchema } from "@kiln/proto/execution";
@@ -214,14 +214,6 @@ export function createRunner(deps: RunnerDeps) {
   const callOptions = (ctx: CallContext) => ({
     contextValues: createContextValues().set(kPrincipal, ctx.principal).set(kRequestId, ctx.requestId),
   });
-
-  async function remote<T>(call: Promise<T>): Promise<T> {
-    try {
-      return await call;
-    } catch (e) {
-      throw domainErrorOf(e) ?? e;
-    }
-  }
 
   const modelFor = (requested: string | null | undefined, field: string) =>
     resolveModelFor(deps.models, requested, field);

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { type Client, createContextValues } from "@connectrpc/connect";
 import type { AuthorizeResponse, IdentityService } from "@kiln/proto/identity";
-import { LRUCache } from "lru-cache";
+import { createCallCache } from "../call-cache.js";
 import { DomainError, notFound } from "../errors.js";
-import { domainErrorOf } from "../rpc/connect-errors.js";
+import { remote } from "../rpc/connect-errors.js";
 import { kPrincipal, kRequestId, type Principal, principalKey } from "./principal.js";
 
 export interface AuthorizeInput {
@@ -36,37 +36,34 @@ export function createRemoteIdentityAuth(
   options: RemoteIdentityAuthOptions = {},
 ): IdentityAuth {
   const ttl = options.ttlMs ?? 5_000;
-  const keys = new LRUCache<string, Principal>({ max: 10_000, ttl });
-  const decisions = new LRUCache<string, AuthorizeResponse>({ max: 50_000, ttl });
-  const pendingKeys = new Map<string, Promise<Principal>>();
-  const pendingDecisions = new Map<string, Promise<AuthorizeResponse>>();
-
+  // One identity call per key at a time (the herd at each expiry was a third of identity's CPU
+  // at 256 connections); refusals are never cached.
+  const keys = createCallCache<Principal>({ max: 10_000, ttl });
+  const decisions = createCallCache<AuthorizeResponse>({ max: 50_000, ttl });
   return {
-    async verifyApiKey(key, requestId) {
+    verifyApiKey(key, requestId) {
       // Cached by a digest: the secret itself is not kept in the cache's keys.
       const digest = createHash("sha256").update(key).digest("base64url");
-      return (
-        keys.get(digest) ??
-        once(pendingKeys, digest, keys, async () => {
+      return remote(
+        keys.get(digest, async () => {
           const res = await identity.verifyApiKey(
             { key },
             { contextValues: createContextValues().set(kRequestId, requestId) },
           );
           if (!res.principal) throw new Error("identity returned no principal");
           return principalFromProto(res.principal);
-        })
+        }),
       );
     },
-    async authorize(principal, input, requestId) {
+    authorize(principal, input, requestId) {
       const cacheKey = `${principalKey(principal)}|${input.organizationId}|${input.requireAi}|${input.scope ?? ""}`;
-      return (
-        decisions.get(cacheKey) ??
-        once(pendingDecisions, cacheKey, decisions, () =>
+      return remote(
+        decisions.get(cacheKey, () =>
           identity.authorize(
             { organizationId: input.organizationId, requireAi: input.requireAi, scope: input.scope ?? "" },
             { contextValues: createContextValues().set(kPrincipal, principal).set(kRequestId, requestId) },
           ),
-        )
+        ),
       );
     },
   };
@@ -92,35 +89,6 @@ export async function authorizeOnResource(
     if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
     throw e;
   }
-}
-
-/**
- * One identity call per key at a time: when a cached answer expires under load, the hundreds of
- * requests that miss it at once wait for the same call instead of each making its own (that herd
- * was a third of the identity service's CPU at 256 connections). A refusal reaches every waiter
- * and is not cached.
- */
-function once<V extends {}>(
-  pending: Map<string, Promise<V>>,
-  key: string,
-  cache: LRUCache<string, V>,
-  call: () => Promise<V>,
-): Promise<V> {
-  const inFlight = pending.get(key);
-  if (inFlight) return inFlight;
-  const started = call().then(
-    (value) => {
-      pending.delete(key);
-      cache.set(key, value);
-      return value;
-    },
-    (e: unknown) => {
-      pending.delete(key);
-      throw domainErrorOf(e) ?? e;
-    },
-  );
-  pending.set(key, started);
-  return started;
 }
 
 export function principalFromProto(p: {

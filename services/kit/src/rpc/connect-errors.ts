@@ -83,6 +83,15 @@ export function remoteErrorOf(error: unknown): RemoteError {
 }
 
 /** Rethrows a failed RPC as the same domain error, so a service can pass another's answer on. */
+/** Awaits a call to another service, rethrowing what it refused as the DomainError it stands for. */
+export async function remote<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    throw domainErrorOf(e) ?? e;
+  }
+}
+
 export function domainErrorOf(error: unknown): DomainError | undefined {
   const r = remoteErrorOf(error);
   return r.kind === "internal" ? undefined : new DomainError(r.kind, r.message, r.details);
