@@ -69,7 +69,8 @@ export interface RunEventOutbox {
   /** Forgets an intent whose run will never be stored (storing it failed). Never throws. */
   abandon(runId: string): void;
   /**
-   * Publishes the stored run's event in the background: the caller does not wait for the bus.
+   * Publishes the stored run's event in the background, from the next turn of the event loop: the
+   * caller does not wait for the bus.
    * A publish the bus refuses stays pending for the relay. Never throws.
    */
   publish(run: RunDoc): void;
@@ -160,7 +161,9 @@ export function createRunEventOutbox(
       relayer.track(cleared.add(runId));
     },
     publish(run) {
-      relayer.track(send(run));
+      // After the caller's answer has gone out: building the payload and handing it to the bus (in
+      // one process, to its subscribers) is not part of the request.
+      relayer.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => send(run)));
     },
     settled: relayer.settled,
     relayPending: relayer.relayPending,

@@ -54,6 +54,33 @@ describe("createHttpFetch", () => {
     expect(sent?.headers["content-length"]).toBe(String(Buffer.byteLength('{"héllo":1}')));
   });
 
+  it("reads the body once, as a stream, bytes or text, and clones it before it is read", async () => {
+    const call = () => f(`${base}/json`, { method: "POST", body: "abc" });
+    const expected = JSON.stringify({ echo: "abc" });
+
+    const streamed = await call();
+    expect(streamed.bodyUsed).toBe(false);
+    expect(await new Response(streamed.body).text()).toBe(expected);
+    expect(streamed.bodyUsed).toBe(true);
+    await expect(streamed.text()).rejects.toThrow(TypeError);
+
+    const bytes = await call();
+    const copy = bytes.clone();
+    expect(new TextDecoder().decode(await bytes.arrayBuffer())).toBe(expected);
+    expect(bytes.bodyUsed).toBe(true);
+    await expect(bytes.json()).rejects.toThrow(TypeError);
+    expect(() => bytes.clone()).toThrow(TypeError);
+    expect([copy.status, copy.headers.get("content-type"), await copy.text()]).toEqual([
+      200,
+      "application/json",
+      expected,
+    ]);
+
+    // What the provider does to mark an answer: a new Response over this one's body.
+    const marked = new Response((await call()).body, { status: 429 });
+    expect(await marked.text()).toBe(expected);
+  });
+
   it("decompresses a gzip answer, gives a 204 no body, and keeps an error's status, headers and text", async () => {
     const zipped = await f(`${base}/gzip`);
     expect(zipped.headers.get("content-encoding")).toBeNull();

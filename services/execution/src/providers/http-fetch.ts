@@ -77,7 +77,7 @@ export function createHttpFetch(): typeof fetch {
             const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
             const decoded = decode(raw, answered);
             resolve(
-              new Response(NULL_BODY.has(status) ? null : decoded, {
+              new BufferedResponse(NULL_BODY.has(status) ? null : decoded, {
                 status,
                 statusText: res.statusMessage ?? "",
                 headers: answered,
@@ -91,6 +91,66 @@ export function createHttpFetch(): typeof fetch {
       req.end(body ?? undefined);
     });
   };
+}
+
+/**
+ * A standard `Response` over a body already read whole: `text()`, `json()` and `arrayBuffer()`
+ * read the bytes directly; the web stream fetch would build for the body (and read back through
+ * its reader) is made only when something asks for `body`. About a third of the provider call's
+ * CPU went to that stream when the SDK read a JSON answer.
+ */
+class BufferedResponse extends Response {
+  #bytes: Buffer | null;
+  #stream: Response | undefined;
+  #used = false;
+
+  constructor(bytes: Buffer | null, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+
+  /** The body as a stream, made on first use (after which the bytes are the stream's). */
+  #streamed(): Response {
+    this.#stream ??= new Response(this.#bytes);
+    return this.#stream;
+  }
+
+  #take(): Buffer {
+    if (this.#stream || this.#used) throw new TypeError("Body is unusable: Body has already been read");
+    this.#used = true;
+    return this.#bytes ?? Buffer.alloc(0);
+  }
+
+  override get body(): ReadableStream<Uint8Array> | null {
+    return this.#bytes === null ? null : this.#streamed().body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#used || (this.#stream?.bodyUsed ?? false);
+  }
+
+  override async text(): Promise<string> {
+    return this.#stream ? this.#stream.text() : this.#take().toString("utf8");
+  }
+
+  override async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    if (this.#stream) return this.#stream.arrayBuffer();
+    const bytes = this.#take();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  override clone(): Response {
+    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+    return new BufferedResponse(this.#bytes, {
+      status: this.status,
+      statusText: this.statusText,
+      headers: this.headers,
+    });
+  }
 }
 
 /** The body as sent, decompressed when the server compressed it (the encoding headers then go, as fetch drops them). */

@@ -441,13 +441,15 @@ export type Runner = ReturnType<typeof createRunner>;
  * Stores the run `execute` produces, with its run.completed: the outbox intent is inserted while
  * the run executes (it must exist before the run does), the run is inserted, and the event leaves
  * in the background. The caller's answer waits for one insert after the execution, not for the bus.
+ * The intent's insert starts on the next turn of the event loop, once the execution has sent its
+ * first provider request: building and sending a write is not put in front of the model call.
  */
 export async function storeRun(
   deps: Pick<RunnerDeps, "runs" | "outbox">,
   id: string,
   execute: () => Promise<RunDoc>,
 ): Promise<RunDoc> {
-  const intent = deps.outbox.intend(id);
+  const intent = new Promise<void>((resolve) => setImmediate(resolve)).then(() => deps.outbox.intend(id));
   // Awaited after the execution: a store that refuses the intent fails the request then.
   intent.catch(() => undefined);
   const doc = await execute();
