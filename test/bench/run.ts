@@ -9,7 +9,8 @@
  * (default "embedded,distributed") picks the modes. Then, side by side in the same run: the stub
  * called directly, Portkey's open-source gateway passing through to it (test/bench/portkey.ts), and
  * a Kiln prompt run in each mode, at 1 connection (latency) and 256 (throughput), each Kiln row as
- * ratios to Portkey's throughput and to the stub's latency.
+ * ratios to Portkey's throughput and to the stub's latency. The three are measured in turn
+ * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -101,18 +102,48 @@ interface SideBySide {
   errors: number;
 }
 
+type Target = [name: string, url: string, init: Parameters<typeof load>[1]];
+
 /** Latency at 1 connection and throughput at 256, the issue's two measures, for one target. */
-async function sideBySide(target: string, url: string, init: Parameters<typeof load>[1]): Promise<SideBySide> {
+async function sideBySide([target, url, init]: Target): Promise<SideBySide> {
   const one = await load(url, init, BENCH.seconds, 1);
   const many = await load(url, init, BENCH.seconds, 256);
   return { target, p50: one.p50, p99: one.p99, rps: many.rps, errors: many.errors + one.errors };
 }
 
+/** BENCH_ROUNDS (default 3): how many times each target of a comparison is measured, in turn. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+};
+
+/**
+ * The stub, Portkey and one Kiln target measured in turn, ROUNDS times, each row the median of its
+ * rounds (errors summed): on a shared VM one 5-second run of the same gateway varies by half from
+ * the next, so a ratio is taken between rows measured side by side, not minutes apart.
+ */
+async function interleaved(targets: Target[]): Promise<SideBySide[]> {
+  const rounds: SideBySide[][] = targets.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, target] of targets.entries()) rounds[i]?.push(await sideBySide(target));
+  }
+  return rounds.map((measured, i) => ({
+    target: targets[i]?.[0] ?? "",
+    p50: median(measured.map((m) => m.p50)),
+    p99: median(measured.map((m) => m.p99)),
+    rps: median(measured.map((m) => m.rps)),
+    errors: measured.reduce((sum, m) => sum + m.errors, 0),
+  }));
+}
+
 /** A prompt run of Kiln on the stub's model, with an API key: what the comparison calls. */
-async function kilnRun(base: string): Promise<[string, Parameters<typeof load>[1]]> {
+async function kilnRun(name: string, base: string): Promise<Target> {
   const flow = await runIdentityFlow(base);
   const promptId = await publishedPrompt(base, flow, "stub/fixed");
   return [
+    name,
     `${base}/api/prompts/${promptId}/run`,
     {
       method: "POST",
@@ -123,7 +154,8 @@ async function kilnRun(base: string): Promise<[string, Parameters<typeof load>[1
 }
 
 const rows: Row[] = [];
-const compared: SideBySide[] = [];
+/** Per mode: the stub, Portkey and Kiln, measured in turn. */
+const compared = new Map<string, SideBySide[]>();
 const stub = await startStubProcess(STUB_LATENCY_MS);
 const chat = JSON.stringify({
   model: "fixed",
@@ -132,39 +164,41 @@ const chat = JSON.stringify({
 const directInit = { method: "POST" as const, headers: { "content-type": "application/json" }, body: chat };
 const direct = await load(`${stub.baseUrl}/chat/completions`, directInit);
 rows.push({ mode: "direct", scenario: `OpenAI-protocol stub called directly (${STUB_LATENCY_MS} ms)`, ...direct });
-compared.push(await sideBySide("stub called directly", `${stub.baseUrl}/chat/completions`, directInit));
 const portkey = await startPortkey();
+const references: Target[] = [
+  ["stub called directly", `${stub.baseUrl}/chat/completions`, directInit],
+  [
+    `Portkey gateway ${PORTKEY_VERSION}, pass-through`,
+    `${portkey.base}/v1/chat/completions`,
+    { method: "POST", headers: portkeyHeaders(stub.baseUrl), body: chat },
+  ],
+];
 try {
-  compared.push(
-    await sideBySide(`Portkey gateway ${PORTKEY_VERSION}, pass-through`, `${portkey.base}/v1/chat/completions`, {
-      method: "POST",
-      headers: portkeyHeaders(stub.baseUrl),
-      body: chat,
-    }),
-  );
+  if (modes.has("embedded")) {
+    const embedded = await startEmbeddedProcess(stub.baseUrl);
+    try {
+      rows.push(...(await scenarios("embedded", embedded.base)));
+      const kiln = await kilnRun("Kiln embedded (pnpm start)", embedded.base);
+      compared.set("embedded", await interleaved([...references, kiln]));
+    } finally {
+      await embedded.stop();
+    }
+  }
+
+  if (modes.has("distributed")) {
+    const bench = await startBenchPlatform(stub.baseUrl);
+    try {
+      rows.push(...(await scenarios("distributed", bench.platform.gatewayUrl)));
+      const kiln = await kilnRun("Kiln distributed (FerretDB, NATS)", bench.platform.gatewayUrl);
+      compared.set("distributed", await interleaved([...references, kiln]));
+    } finally {
+      await bench.stop();
+    }
+  }
 } finally {
   portkey.child.kill("SIGTERM");
+  stub.child.kill("SIGTERM");
 }
-if (modes.has("embedded")) {
-  const embedded = await startEmbeddedProcess(stub.baseUrl);
-  try {
-    rows.push(...(await scenarios("embedded", embedded.base)));
-    compared.push(await sideBySide("Kiln embedded (pnpm start)", ...(await kilnRun(embedded.base))));
-  } finally {
-    await embedded.stop();
-  }
-}
-
-if (modes.has("distributed")) {
-  const bench = await startBenchPlatform(stub.baseUrl);
-  try {
-    rows.push(...(await scenarios("distributed", bench.platform.gatewayUrl)));
-    compared.push(await sideBySide("Kiln distributed (FerretDB, NATS)", ...(await kilnRun(bench.platform.gatewayUrl))));
-  } finally {
-    await bench.stop();
-  }
-}
-stub.child.kill("SIGTERM");
 
 const stubRow = (mode: string) => rows.find((r) => r.mode === mode && r.scenario.includes("stub ("));
 
@@ -186,20 +220,19 @@ process.stdout.write(
     "\n",
 );
 
-// The comparison: each Kiln row as ratios to Portkey's throughput and to the stub's latency.
-const directRow = compared[0];
-const portkeyRow = compared[1];
+// The comparison: each Kiln row as ratios to the Portkey row and the stub row measured beside it.
 process.stdout.write(
-  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection, throughput at 256 connections, ${BENCH.seconds} s each\n\n` +
-    "| target | p50 ms | p99 ms | req/s | errors | req/s ÷ Portkey | added p50 ms | added p99 ms |\n" +
-    "|---|---:|---:|---:|---:|---:|---:|---:|\n" +
-    compared
-      .map((r) => {
-        const ratio = portkeyRow && portkeyRow.rps > 0 ? (r.rps / portkeyRow.rps).toFixed(2) : "n/a";
-        const addedP50 = directRow ? r.p50 - directRow.p50 : "n/a";
-        const addedP99 = directRow ? r.p99 - directRow.p99 : "n/a";
-        return `| ${r.target} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.errors} | ${ratio} | ${addedP50} | ${addedP99} |`;
-      })
+  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection, throughput at 256 connections, ${BENCH.seconds} s each; the stub, Portkey and Kiln measured in turn, ${ROUNDS} rounds, each cell the median of its rounds\n\n` +
+    "| mode | target | p50 ms | p99 ms | req/s | errors | req/s ÷ Portkey | added p50 ms | added p99 ms |\n" +
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" +
+    [...compared]
+      .flatMap(([mode, [direct, portkeyRow, ...kiln]]) =>
+        [direct, portkeyRow, ...kiln].map((r) => {
+          if (!r || !direct || !portkeyRow) return "";
+          const ratio = portkeyRow.rps > 0 ? (r.rps / portkeyRow.rps).toFixed(2) : "n/a";
+          return `| ${mode} | ${r.target} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.errors} | ${ratio} | ${r.p50 - direct.p50} | ${r.p99 - direct.p99} |`;
+        }),
+      )
       .join("\n") +
     "\n",
 );

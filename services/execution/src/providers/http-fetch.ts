@@ -99,7 +99,10 @@ export function createHttpFetch(): typeof fetch {
  * its reader) is made only when something asks for `body`. About a third of the provider call's
  * CPU went to that stream when the SDK read a JSON answer.
  */
-class BufferedResponse extends Response {
+class BufferedResponse extends (Response as new (
+  body: null,
+  init: ResponseInit,
+) => Omit<Response, "body" | "bodyUsed" | "text" | "json" | "arrayBuffer" | "clone">) {
   #bytes: Buffer | null;
   #stream: Response | undefined;
   #used = false;
@@ -121,29 +124,29 @@ class BufferedResponse extends Response {
     return this.#bytes ?? Buffer.alloc(0);
   }
 
-  override get body(): ReadableStream<Uint8Array> | null {
+  get body(): ReadableStream<Uint8Array> | null {
     return this.#bytes === null ? null : this.#streamed().body;
   }
 
-  override get bodyUsed(): boolean {
+  get bodyUsed(): boolean {
     return this.#used || (this.#stream?.bodyUsed ?? false);
   }
 
-  override async text(): Promise<string> {
+  async text(): Promise<string> {
     return this.#stream ? this.#stream.text() : this.#take().toString("utf8");
   }
 
-  override async json(): Promise<unknown> {
+  async json(): Promise<unknown> {
     return JSON.parse(await this.text());
   }
 
-  override async arrayBuffer(): Promise<ArrayBuffer> {
+  async arrayBuffer(): Promise<ArrayBuffer> {
     if (this.#stream) return this.#stream.arrayBuffer();
     const bytes = this.#take();
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
-  override clone(): Response {
+  clone(): Response {
     if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
     return new BufferedResponse(this.#bytes, {
       status: this.status,
