@@ -91,11 +91,25 @@ function imageNodeFlags(): string[] {
   const override = process.env.KILN_SERVICE_NODE_FLAGS;
   if (override !== undefined) return override.split(" ").filter(Boolean);
   if (!imageFlags) {
-    const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
-    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile())?.[1] ?? "[]") as string[];
     imageFlags = entrypoint.slice(1, -1);
   }
   return imageFlags;
+}
+
+/** The allocator settings of the image's last stage (`ENV MALLOC_…=…`), which the compiled processes get too. */
+function imageAllocatorEnv(): Record<string, string> {
+  const lastStage =
+    dockerfile()
+      .split(/^FROM /m)
+      .at(-1) ?? "";
+  return Object.fromEntries([...lastStage.matchAll(/^ENV (MALLOC_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+}
+
+let dockerfileText: string | undefined;
+function dockerfile(): string {
+  dockerfileText ??= readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+  return dockerfileText;
 }
 
 /** The node arguments that start a launcher command, per `compiled` and `nodeArgsOf`. */
@@ -230,6 +244,8 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     INTERNAL_AUTH_SECRET: randomBytes(32).toString("base64url"),
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_MS: "5000",
+    // What the image runs: its allocator settings with its node flags.
+    ...(options.compiled ? imageAllocatorEnv() : {}),
     ...options.env,
   };
   const names: ServiceName[] = ["identity", "catalog", "execution", "evaluation"];
