@@ -12,10 +12,12 @@
  * ratios to Portkey's throughput and to the stub's latency. The three are measured in turn
  * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds.
  */
+
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
 import {
@@ -106,7 +108,7 @@ type Target = [name: string, url: string, init: Parameters<typeof load>[1]];
 
 /** After a run at 256 connections, the processes' leftover work (closing sockets, GC) settles first. */
 const SETTLE_MS = 2_000;
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+const settle = () => sleep(SETTLE_MS);
 
 /** BENCH_ROUNDS (default 3): how many times each target of a comparison is measured, in turn. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

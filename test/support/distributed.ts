@@ -82,34 +82,28 @@ export interface Replica {
 const QUIETER_THAN_INFO = new Set(["silent", "fatal", "error", "warn"]);
 
 /**
- * The node flags the image starts every process with (deploy/Dockerfile's ENTRYPOINT between
- * "node" and the bundle: source maps, the heap bounds), so the benchmarks run what the image runs.
- * KILN_SERVICE_NODE_FLAGS replaces them, to measure others.
+ * How the image starts every process (deploy/Dockerfile), so the benchmarks run what the image
+ * runs: the node flags of its ENTRYPOINT between "node" and the bundle (source maps, the heap
+ * bounds) and the allocator settings of its last stage (`ENV MALLOC_…=…`). Read once.
  */
-let imageFlags: string[] | undefined;
+let image: { nodeFlags: string[]; allocatorEnv: Record<string, string> } | undefined;
+function imageSettings(): NonNullable<typeof image> {
+  if (!image) {
+    const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+    const lastStage = dockerfile.split(/^FROM /m).at(-1) ?? "";
+    image = {
+      nodeFlags: entrypoint.slice(1, -1),
+      allocatorEnv: Object.fromEntries([...lastStage.matchAll(/^ENV (MALLOC_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]])),
+    };
+  }
+  return image;
+}
+
+/** The image's node flags; KILN_SERVICE_NODE_FLAGS replaces them, to measure others. */
 function imageNodeFlags(): string[] {
   const override = process.env.KILN_SERVICE_NODE_FLAGS;
-  if (override !== undefined) return override.split(" ").filter(Boolean);
-  if (!imageFlags) {
-    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile())?.[1] ?? "[]") as string[];
-    imageFlags = entrypoint.slice(1, -1);
-  }
-  return imageFlags;
-}
-
-/** The allocator settings of the image's last stage (`ENV MALLOC_…=…`), which the compiled processes get too. */
-function imageAllocatorEnv(): Record<string, string> {
-  const lastStage =
-    dockerfile()
-      .split(/^FROM /m)
-      .at(-1) ?? "";
-  return Object.fromEntries([...lastStage.matchAll(/^ENV (MALLOC_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
-}
-
-let dockerfileText: string | undefined;
-function dockerfile(): string {
-  dockerfileText ??= readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
-  return dockerfileText;
+  return override !== undefined ? override.split(" ").filter(Boolean) : imageSettings().nodeFlags;
 }
 
 /** The node arguments that start a launcher command, per `compiled` and `nodeArgsOf`. */
@@ -245,7 +239,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_MS: "5000",
     // What the image runs: its allocator settings with its node flags.
-    ...(options.compiled ? imageAllocatorEnv() : {}),
+    ...(options.compiled ? imageSettings().allocatorEnv : {}),
     ...options.env,
   };
   const names: ServiceName[] = ["identity", "catalog", "execution", "evaluation"];

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
 import { createBatchDeleter, createRelayer } from "@kiln/kit/bus/outbox";
@@ -163,7 +164,7 @@ export function createRunEventOutbox(
     publish(run) {
       // After the caller's answer has gone out: building the payload and handing it to the bus (in
       // one process, to its subscribers) is not part of the request.
-      relayer.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => send(run)));
+      relayer.track(nextTurn().then(() => send(run)));
     },
     settled: relayer.settled,
     relayPending: relayer.relayPending,

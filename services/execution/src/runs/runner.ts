@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, createContextValues } from "@connectrpc/connect";
@@ -449,7 +450,7 @@ export async function storeRun(
   id: string,
   execute: () => Promise<RunDoc>,
 ): Promise<RunDoc> {
-  const intent = new Promise<void>((resolve) => setImmediate(resolve)).then(() => deps.outbox.intend(id));
+  const intent = nextTurn().then(() => deps.outbox.intend(id));
   // Awaited after the execution: a store that refuses the intent fails the request then.
   intent.catch(() => undefined);
   const doc = await execute();

@@ -82,7 +82,6 @@ export function remoteErrorOf(error: unknown): RemoteError {
   return { kind, message, details: detail?.issues.map((i) => ({ field: i.field, issue: i.issue })) ?? [] };
 }
 
-/** Rethrows a failed RPC as the same domain error, so a service can pass another's answer on. */
 /** Awaits a call to another service, rethrowing what it refused as the DomainError it stands for. */
 export async function remote<T>(call: Promise<T>): Promise<T> {
   try {
@@ -92,6 +91,7 @@ export async function remote<T>(call: Promise<T>): Promise<T> {
   }
 }
 
+/** Rethrows a failed RPC as the same domain error, so a service can pass another's answer on. */
 export function domainErrorOf(error: unknown): DomainError | undefined {
   const r = remoteErrorOf(error);
   return r.kind === "internal" ? undefined : new DomainError(r.kind, r.message, r.details);
