@@ -197,7 +197,7 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     const [a, b, c] = stub.requests;
     expect(b!.atMs - a!.atMs).toBeGreaterThanOrEqual(195);
     expect(c!.atMs - b!.atMs).toBeGreaterThanOrEqual(195);
-    expect(stub.requests.map((r) => r.headers["x-stainless-retry-count"])).toEqual(["0", "1", "2"]);
+    expect(stub.requests).toHaveLength(3);
   });
 
   it("honours Retry-After in seconds", async () => {
@@ -208,7 +208,7 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     expect(result.retries).toBe(1);
   });
 
-  it("retries a 500 with the SDK's backoff and then succeeds", async () => {
+  it("retries a 500 with the SDK's backoff (0.5 s less up to 25 %) and then succeeds", async () => {
     stub.script(stubReply.serverError(), stubReply.text("ok"));
     const started = performance.now();
     const result = await provider().generate(request());
@@ -216,6 +216,22 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(370);
     expect(result).toMatchObject({ text: "ok", retries: 1 });
     expect(stub.requests).toHaveLength(2);
+  });
+
+  it("follows x-should-retry: a 400 told to retry is retried, a 503 told not to is not", async () => {
+    stub.script(
+      stubReply.error(400, { message: "busy", headers: { "x-should-retry": "true", "retry-after-ms": "10" } }),
+      stubReply.text("ok"),
+    );
+    expect(await provider().generate(request())).toMatchObject({ text: "ok", retries: 1 });
+    stub.reset();
+    stub.script(
+      stubReply.error(503, { message: "down", headers: { "x-should-retry": "false" } }),
+      stubReply.text("no"),
+    );
+    const error = await failure(provider().generate(request()));
+    expect(error).toMatchObject({ kind: "provider_error", status: 503, retries: 0 });
+    expect(stub.requests).toHaveLength(1);
   });
 
   it("fails with provider_error and status 500 once the retries are used up", async () => {

@@ -1,4 +1,5 @@
 import type { Http2Session } from "node:http2";
+import type { Socket } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -195,6 +196,9 @@ export async function buildRpcServer(service: ServiceModule) {
       .code(failed.length === 0 ? 200 : 503)
       .send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
   });
+  // Each frame of an answer goes out when written: with Nagle's algorithm a stream's closing frame
+  // waited for the peer to acknowledge its data.
+  app.server.on("connection", (socket: Socket) => socket.setNoDelay(true));
   const inFlight = createInFlight();
   app.addHook("onRequest", async () => inFlight.enter());
   app.addHook("onResponse", async () => inFlight.leave());

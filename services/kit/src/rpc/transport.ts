@@ -1,5 +1,5 @@
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { connect as connectTcp, isIP } from "node:net";
 import {
   clone,
   create,
@@ -89,7 +89,12 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
   let refreshing: Promise<void> | undefined;
 
   function endpointOf(url: string): Endpoint {
-    const sessions = new Http2SessionManager(url, { idleConnectionTimeoutMs: 60_000, pingIntervalMs: 30_000 });
+    const sessions = new Http2SessionManager(
+      url,
+      { idleConnectionTimeoutMs: 60_000, pingIntervalMs: 30_000 },
+      // Without Nagle's algorithm: a call's frames go out when written, not after the peer's ACK.
+      { createConnection: (authority: URL) => connectTcp(tcpTarget(authority)) },
+    );
     const transport = createConnectTransport({
       baseUrl: url,
       httpVersion: "2",
@@ -205,6 +210,11 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
       for (const e of endpoints) e.sessions.abort();
     },
   };
+}
+
+/** Where a cleartext HTTP/2 session to `authority` connects, without Nagle's algorithm. */
+function tcpTarget(authority: URL): { host: string; port: number; noDelay: true } {
+  return { host: authority.hostname.replace(/^\[|\]$/g, ""), port: Number(authority.port || 80), noDelay: true };
 }
 
 async function resolveAll(hostname: string): Promise<string[]> {
