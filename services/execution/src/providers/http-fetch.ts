@@ -1,5 +1,5 @@
 /**
- * The fetch the OpenAI SDK's provider calls go through: node:http(s) with keep-alive agents, and a
+ * The fetch OpenAI-protocol provider calls go through (openai-provider.ts): node:http(s) with keep-alive agents, and a
  * standard `Response` built from the whole answer. Node's global fetch (undici's WHATWG fetch)
  * spent about four times the CPU of this per call, building a `Request`, turning the body into a
  * web stream and answering with another one: a third of the execution service's CPU per run
@@ -97,7 +97,8 @@ export function createHttpFetch(): typeof fetch {
  * A standard `Response` over a body already read whole: `text()`, `json()` and `arrayBuffer()`
  * read the bytes directly; the web stream fetch would build for the body (and read back through
  * its reader) is made only when something asks for `body`. About a third of the provider call's
- * CPU went to that stream when the SDK read a JSON answer.
+ * CPU went to that stream when the OpenAI SDK, then on this path, read a JSON answer; the provider
+ * now reads `text()`.
  */
 class BufferedResponse extends (Response as new (
   body: null,

@@ -116,7 +116,16 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         for (;;) {
           attempts++;
           const outcome = await attempt(body, signal);
-          if ("status" in outcome && outcome.status >= 200 && outcome.status < 300) {
+          if ("failed" in outcome) {
+            if (!isRetryableFailure(outcome.failed) || attempts > options.maxRetries) {
+              throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
+                cause: outcome.failed,
+              });
+            }
+            await sleep(backoffMs(attempts - 1), undefined, { signal });
+            continue;
+          }
+          if (outcome.status >= 200 && outcome.status < 300) {
             let completion: ChatCompletion;
             try {
               completion = JSON.parse(outcome.text) as ChatCompletion;
@@ -125,22 +134,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
             }
             return toResult(completion, request, id, attempts - 1, fail);
           }
-          const retryable =
-            "status" in outcome ? isRetryable(outcome.status, outcome.headers) : isRetryableFailure(outcome.failed);
-          const asked = "status" in outcome ? retryAfterMsOf(outcome.headers) : undefined;
-          if (!retryable || attempts > options.maxRetries) {
-            throw "status" in outcome
-              ? answeredError(outcome, asked)
-              : fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
-                  cause: outcome.failed,
-                });
+          const asked = retryAfterMsOf(outcome.headers);
+          if (!isRetryable(outcome.status, outcome.headers) || attempts > options.maxRetries) {
+            throw answeredError(outcome, asked, false);
           }
+          // Waiting as asked would outlast the deadline: fail now with this answer.
+          if (asked !== undefined && Date.now() + asked >= deadlineAt) throw answeredError(outcome, asked, true);
           const waitMs =
             asked !== undefined && asked >= 0 && asked < MAX_ASKED_WAIT_MS ? asked : backoffMs(attempts - 1);
-          if (asked !== undefined && Date.now() + asked >= deadlineAt && "status" in outcome) {
-            // Waiting as asked would outlast the deadline: fail now with this answer.
-            throw answeredError(outcome, asked, asked);
-          }
           await sleep(waitMs, undefined, { signal });
         }
       } catch (error) {
@@ -162,16 +163,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         deadline.dispose();
       }
 
+      /** The provider's error answer as the call's failure; `pastDeadline`: it asked for a wait past the deadline. */
       function answeredError(
         answer: { status: number; text: string },
         asked: number | undefined,
-        pastDeadline?: number,
+        pastDeadline: boolean,
       ) {
         const excerpt = safeExcerpt(providerMessageOf(answer.text), secrets);
-        const wait =
-          pastDeadline === undefined
-            ? ""
-            : `; it asked to retry after ${Math.ceil(pastDeadline)} ms, past the deadline`;
+        const wait = pastDeadline ? `; it asked to retry after ${Math.ceil(asked ?? 0)} ms, past the deadline` : "";
         return fail(
           "provider_error",
           `${id} answered HTTP ${answer.status}${excerpt ? `: ${excerpt}` : ""}${wait}${retriesNote()}`,

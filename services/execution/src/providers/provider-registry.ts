@@ -52,7 +52,7 @@ export interface ProvidersConfig {
 }
 
 export interface ProviderRegistryOptions {
-  /** The fetch OpenAI-protocol providers use (default the global one). */
+  /** The fetch OpenAI-protocol providers use (default node:http's, see http-fetch.ts). */
   fetch?: typeof fetch;
   /**
    * Providers that replace the built-in ones of the same id (tests: a fake "openai"); a provider
