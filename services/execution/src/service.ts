@@ -17,7 +17,7 @@ import {
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner, failOrphanedRuns } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
-import { withResolveCache } from "./runs/resolve-cache.js";
+import { readGenerationEarly, withResolveCache } from "./runs/resolve-cache.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
@@ -45,9 +45,10 @@ export interface ExecutionServiceDeps {
   soleProcess?: boolean;
 }
 
-const RUN_METHODS = ["RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep"].map(
-  (m) => `/kiln.execution.v1.ExecutionService/${m}`,
-);
+const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
+const RUN_METHODS = methodPaths("RunPrompt", "RunSkill", "RunAgent", "RerunAgentFromStep");
+/** The methods that resolve through the resolve cache: the counter is read as they arrive. */
+const RESOLVING_METHODS = new Set(methodPaths("RunPrompt", "RunSkill", "PreviewSkill"));
 
 /** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
 export async function createExecutionService(
@@ -66,14 +67,11 @@ export async function createExecutionService(
   }
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
+  const generation = createGeneration(deps.bus, deps.logger);
   const runnerDeps = {
     runs,
     outbox,
-    catalog: withResolveCache({
-      catalog: deps.catalog,
-      generation: createGeneration(deps.bus, deps.logger),
-      identityAuth: deps.identityAuth,
-    }),
+    catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
     tools: createToolExecutor({ allowlist: deps.tools.allowlist, allowPrivateFor: deps.tools.allowPrivateFor }),
@@ -92,6 +90,7 @@ export async function createExecutionService(
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
     idempotency: { store: deps.store, methods: new Set(RUN_METHODS), soleProcess: deps.soleProcess },
+    contextValues: readGenerationEarly(generation, RESOLVING_METHODS),
   });
   return {
     ...service,

@@ -3,12 +3,19 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
+import { kGenerationRead } from "../runs/resolve-cache.js";
 import { type CallContext, runToProto } from "../runs/runner.js";
 
-function callContext(ctx: HandlerContext): CallContext {
+/** What the use cases need of a call: who makes it, its request id, its signal, the counter read as it arrived. */
+export function callContext(ctx: HandlerContext): CallContext {
   const principal = ctx.values.get(kPrincipal);
   if (!principal) throw unauthenticated("missing credentials");
-  return { principal, requestId: ctx.values.get(kRequestId), signal: ctx.signal };
+  return {
+    principal,
+    requestId: ctx.values.get(kRequestId),
+    signal: ctx.signal,
+    generationRead: ctx.values.get(kGenerationRead),
+  };
 }
 
 /** The agent runtime RPCs (GetRun with kind "agent" reads agent runs back). */

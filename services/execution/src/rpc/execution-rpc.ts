@@ -1,19 +1,11 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { unauthenticated } from "@kiln/kit/errors";
-import { kPrincipal, kRequestId } from "@kiln/kit/principal";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
-import { type CallContext, type Runner, runToProto } from "../runs/runner.js";
-import { agentRpcHandlers } from "./agent-rpc.js";
-
-function callContext(ctx: HandlerContext): CallContext {
-  const principal = ctx.values.get(kPrincipal);
-  if (!principal) throw unauthenticated("missing credentials");
-  return { principal, requestId: ctx.values.get(kRequestId), signal: ctx.signal };
-}
+import { type Runner, runToProto } from "../runs/runner.js";
+import { agentRpcHandlers, callContext } from "./agent-rpc.js";
 
 export function registerExecutionRpc(
   router: ConnectRouter,

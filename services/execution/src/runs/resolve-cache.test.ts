@@ -12,7 +12,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import type { CatalogService } from "@kiln/proto/catalog";
 import { describe, expect, it } from "vitest";
-import { approximateBytes, withResolveCache } from "./resolve-cache.js";
+import { approximateBytes, kGenerationRead, readGenerationEarly, withResolveCache } from "./resolve-cache.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 const member: Principal = { type: "user", id: "usr_1" };
@@ -109,6 +109,61 @@ describe("withResolveCache", () => {
     await t.run(member);
     await t.run(member);
     expect(t.calls).toHaveLength(5);
+  });
+
+  it("uses the counter read as the call arrived when the call carries one, and never reads it again", async () => {
+    const t = await setUp();
+    const RUN = "/kiln.execution.v1.ExecutionService/RunPrompt";
+    let reads = 0;
+    const counting = {
+      ...t.generation,
+      current: () => {
+        reads++;
+        return t.generation.current();
+      },
+    };
+    const early = readGenerationEarly(counting, new Set([RUN]));
+    // Other methods start no read.
+    expect(early("/kiln.execution.v1.ExecutionService/ListRuns").get(kGenerationRead)).toBeUndefined();
+    expect(reads).toBe(0);
+    const arrived = early(RUN);
+    expect(reads).toBe(1);
+    const asArrived = (principal: Principal): CallOptions => ({
+      contextValues: createContextValues()
+        .set(kPrincipal, principal)
+        .set(kGenerationRead, arrived.get(kGenerationRead)),
+    });
+    const run = async () =>
+      (
+        await t.cached.resolvePromptVersion(
+          { organizationId: "org_1", promptId: "prm_1", versionId: "" },
+          asArrived(member),
+        )
+      ).prompt?.version?.id;
+    expect(await run()).toBe("pv_1");
+    expect(await run()).toBe("pv_1");
+    expect(t.calls).toEqual(["prompt prm_1"]);
+    // A publish after the call arrived is a later write: this call may run what was live when it arrived.
+    await t.publish("pv_2");
+    expect(await run()).toBe("pv_1");
+    // A call arriving after the publish reads the moved counter and gets the new version.
+    expect(await t.run(member)).toBe("pv_2");
+  });
+
+  it("asks the catalog when the counter read as the call arrived failed, and a read nobody awaits fails quietly", async () => {
+    const t = await setUp();
+    const failing = { ...t.generation, current: () => Promise.reject(new Error("bus down")) };
+    const RUN = "/kiln.execution.v1.ExecutionService/RunPrompt";
+    // Never awaited: an unhandled rejection would fail this test run.
+    readGenerationEarly(failing, new Set([RUN]))(RUN);
+    const read = readGenerationEarly(failing, new Set([RUN]))(RUN).get(kGenerationRead);
+    const options: CallOptions = {
+      contextValues: createContextValues().set(kPrincipal, member).set(kGenerationRead, read),
+    };
+    await t.cached.resolvePromptVersion({ organizationId: "org_1", promptId: "prm_1", versionId: "" }, options);
+    await t.cached.resolvePromptVersion({ organizationId: "org_1", promptId: "prm_1", versionId: "" }, options);
+    expect(t.calls).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   });
 
   it("makes one catalog call for concurrent misses of the same version", async () => {

@@ -6,8 +6,18 @@
  * an edit, an archive) has answered never gets what was live before — whichever replicas serve
  * them. A hit is authorized as the catalog authorizes a resolve (runs:write on the organization,
  * a resource the caller cannot see is not found); a bus that does not answer means no cache.
+ *
+ * The counter may be read as early as the run's call arrives (`readGenerationEarly`, before its
+ * message is read and authenticated), in parallel with that work instead of after it: any read
+ * that starts after the run started sees every write answered before the run started.
  */
-import type { CallOptions, Client } from "@connectrpc/connect";
+import {
+  type CallOptions,
+  type Client,
+  type ContextValues,
+  createContextKey,
+  createContextValues,
+} from "@connectrpc/connect";
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import type { Generation } from "@kiln/kit/bus/generation";
 import { createCallCache } from "@kiln/kit/call-cache";
@@ -15,6 +25,26 @@ import { kPrincipal } from "@kiln/kit/principal";
 import type { CatalogService } from "@kiln/proto/catalog";
 
 const RUNS_WRITE = "runs:write";
+
+/** The catalog's change counter, read since the call carrying it arrived. */
+export const kGenerationRead = createContextKey<Promise<number> | undefined>(undefined, {
+  description: "the catalog's change counter, read as the call arrived",
+});
+
+/**
+ * Context values for a call arriving on `path` (ServiceModule.contextValues): the counter's read
+ * starts now for the methods in `paths`. A read nobody awaits (the call refused before it resolves
+ * anything) fails quietly; one that is awaited fails there, as `current()` would.
+ */
+export function readGenerationEarly(generation: Generation, paths: ReadonlySet<string>) {
+  return (path: string): ContextValues => {
+    const values = createContextValues();
+    if (!paths.has(path)) return values;
+    const read = generation.current();
+    read.catch(() => undefined);
+    return values.set(kGenerationRead, read);
+  };
+}
 
 export interface ResolveCacheDeps {
   catalog: Client<typeof CatalogService>;
@@ -48,7 +78,7 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
       if (!principal) return call(req, options);
       let generation: number;
       try {
-        generation = await deps.generation.current();
+        generation = await (options?.contextValues?.get(kGenerationRead) ?? deps.generation.current());
       } catch {
         return call(req, options);
       }

@@ -19,6 +19,7 @@ import type { InputValidator } from "../tools/input-validator.js";
 import type { ExecutableTool, ToolExecutor } from "../tools/tool-executor.js";
 import { bindVariables, type StepOutput } from "./bindings.js";
 import { executePrompt, failedBeforeAnswer, type PromptExecution, type RunnablePrompt } from "./prompt-execution.js";
+import { kGenerationRead } from "./resolve-cache.js";
 
 export interface RunnerDeps {
   runs: Collection<RunDoc>;
@@ -36,6 +37,8 @@ export interface CallContext {
   principal: Principal;
   requestId?: string;
   signal?: AbortSignal;
+  /** The catalog's change counter, read since the call arrived (resolve-cache.ts). */
+  generationRead?: Promise<number>;
 }
 
 export interface StepRecord {
@@ -213,7 +216,10 @@ export function createRunner(deps: RunnerDeps) {
   const now = deps.now ?? (() => new Date());
 
   const callOptions = (ctx: CallContext) => ({
-    contextValues: createContextValues().set(kPrincipal, ctx.principal).set(kRequestId, ctx.requestId),
+    contextValues: createContextValues()
+      .set(kPrincipal, ctx.principal)
+      .set(kRequestId, ctx.requestId)
+      .set(kGenerationRead, ctx.generationRead),
   });
 
   const modelFor = (requested: string | null | undefined, field: string) =>

@@ -1,8 +1,7 @@
 import type { Http2Session } from "node:http2";
 import type { Socket } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import { Code, ConnectError, type ConnectRouter, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
@@ -10,6 +9,7 @@ import { createInFlight, sleep } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
+import { connectRoutes } from "./connect-routes.js";
 import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
 import { REFLECTION_PATHS, registerReflection } from "./reflection.js";
 
@@ -104,6 +104,11 @@ export interface ServiceModule {
   routes: (router: ConnectRouter) => void;
   /** Error mapping first, then authentication. */
   interceptors: Interceptor[];
+  /**
+   * The context values a call starts with, made as it arrives (before its message is read and its
+   * interceptors run), from its path (`/package.Service/Method`). Both run modes call it.
+   */
+  contextValues?: (path: string) => ContextValues;
   readiness: ReadinessCheck[];
   isDraining: () => boolean;
   /** Readiness fails from now on, so load balancers stop routing here. */
@@ -116,6 +121,7 @@ export function defineService(
     auth: AuthInterceptorOptions;
     /** Creating and running methods that honour an idempotency key. */
     idempotency?: IdempotencyOptions;
+    contextValues?: ServiceModule["contextValues"];
   },
 ): ServiceModule {
   let draining = false;
@@ -137,6 +143,7 @@ export function defineService(
       }),
       ...(options.idempotency ? [createIdempotencyInterceptor(options.idempotency)] : []),
     ],
+    contextValues: options.contextValues,
     readiness: options.readiness,
     isDraining,
     startDraining: () => {
@@ -144,6 +151,12 @@ export function defineService(
     },
   };
 }
+
+/** The context values of a call Fastify routed, from its path without the query. */
+const contextValuesOf =
+  (of: NonNullable<ServiceModule["contextValues"]>) =>
+  (request: { url: string }): ContextValues =>
+    of(request.url.split("?")[0] as string);
 
 /**
  * A service's network server: Connect, gRPC and gRPC-Web on one cleartext HTTP/2 (h2c) port, plus
@@ -160,11 +173,13 @@ export async function buildRpcServer(service: ServiceModule) {
     requestIdHeader: "x-request-id",
     genReqId: () => newId("req"),
   });
-  await app.register(fastifyConnectPlugin, {
+  await app.register(connectRoutes, {
     routes: service.routes,
     interceptors: service.interceptors,
     // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
     readMaxBytes: 4 * 1024 * 1024,
+    contextValues: service.contextValues && contextValuesOf(service.contextValues),
+    logger: service.logger,
   });
   // A method no service here has: gRPC's UNIMPLEMENTED (status 12, as a trailers-only answer) for
   // gRPC and gRPC-Web callers, Connect's unimplemented (404) for Connect callers.

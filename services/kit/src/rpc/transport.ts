@@ -319,6 +319,7 @@ export function createDirectTransport(service: ServiceModule, clientInterceptors
           timeoutMs,
           requestSignal: req.signal,
           requestHeader: req.header,
+          contextValues: service.contextValues?.(path),
         });
         const handle = async (sreq: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
           const output = await impl(sreq.message, context);
