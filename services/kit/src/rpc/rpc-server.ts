@@ -2,6 +2,7 @@ import type { Http2Session } from "node:http2";
 import type { Socket } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
@@ -9,7 +10,6 @@ import { createInFlight, sleep } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
-import { connectRoutes } from "./connect-routes.js";
 import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
 import { REFLECTION_PATHS, registerReflection } from "./reflection.js";
 
@@ -173,13 +173,12 @@ export async function buildRpcServer(service: ServiceModule) {
     requestIdHeader: "x-request-id",
     genReqId: () => newId("req"),
   });
-  await app.register(connectRoutes, {
+  await app.register(fastifyConnectPlugin, {
     routes: service.routes,
     interceptors: service.interceptors,
     // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
     readMaxBytes: 4 * 1024 * 1024,
-    contextValues: service.contextValues && contextValuesOf(service.contextValues),
-    logger: service.logger,
+    ...(service.contextValues ? { contextValues: contextValuesOf(service.contextValues) } : {}),
   });
   // A method no service here has: gRPC's UNIMPLEMENTED (status 12, as a trailers-only answer) for
   // gRPC and gRPC-Web callers, Connect's unimplemented (404) for Connect callers.

@@ -1,5 +1,4 @@
 import { lookup } from "node:dns/promises";
-import type { ClientHttp2Stream, ClientSessionRequestOptions, OutgoingHttpHeaders } from "node:http2";
 import { connect as connectTcp, isIP } from "node:net";
 import {
   clone,
@@ -90,7 +89,7 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
   let refreshing: Promise<void> | undefined;
 
   function endpointOf(url: string): Endpoint {
-    const sessions = new WholeUnarySessions(
+    const sessions = new Http2SessionManager(
       url,
       { idleConnectionTimeoutMs: 60_000, pingIntervalMs: 30_000 },
       // Without Nagle's algorithm: a call's frames go out when written, not after the peer's ACK.
@@ -211,48 +210,6 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
       for (const e of endpoints) e.sessions.abort();
     },
   };
-}
-
-/** A Connect unary request's content type: exactly one message, then the end of the stream. */
-const CONNECT_UNARY = new Set(["application/proto", "application/json"]);
-
-/**
- * HTTP/2 sessions whose Connect unary requests leave in one write: the client writes the message,
- * waits for the write's callback, and ends the stream a turn later, which sent the end of the
- * stream in a write of its own and woke the server twice per call. Here the message is held (its
- * write acknowledged at once) and goes out with the end. Streaming calls are written as they come.
- */
-class WholeUnarySessions extends Http2SessionManager {
-  override async request(
-    method: string,
-    path: string,
-    headers: OutgoingHttpHeaders,
-    options: Omit<ClientSessionRequestOptions, "signal">,
-  ): Promise<ClientHttp2Stream> {
-    const stream = await super.request(method, path, headers, options);
-    if (CONNECT_UNARY.has(String(headers["content-type"]))) sendWhole(stream);
-    return stream;
-  }
-}
-
-type Callback = (error?: Error | null) => void;
-
-function sendWhole(stream: ClientHttp2Stream): void {
-  const held: Uint8Array[] = [];
-  const end = stream.end.bind(stream);
-  Object.assign(stream, {
-    write(chunk: Uint8Array, encoding?: BufferEncoding | Callback, callback?: Callback): boolean {
-      held.push(chunk);
-      const done = typeof encoding === "function" ? encoding : callback;
-      if (done) process.nextTick(done);
-      return true;
-    },
-    end(...args: unknown[]) {
-      const done = args.find((a): a is () => void => typeof a === "function");
-      const body = held.length === 1 ? (held[0] as Uint8Array) : Buffer.concat(held);
-      return held.length === 0 ? end(done) : end(body, done);
-    },
-  });
 }
 
 /** Where a cleartext HTTP/2 session to `authority` connects, without Nagle's algorithm. */
