@@ -17,7 +17,11 @@ export const CATALOG_GENERATION: StreamSpec = {
 };
 
 export interface Generation {
-  /** The counter now; rejects when the bus does not answer (then nothing cached may be trusted). */
+  /**
+   * The counter now; rejects when the bus does not answer (then nothing cached may be trusted).
+   * Calls made in the same turn share one read, sent after the last of them: each sees every
+   * move made before it was called.
+   */
   current(): Promise<number>;
   /**
    * Moves the counter. Rejects when the bus refuses, and keeps trying in the background (every
@@ -52,8 +56,15 @@ export function createGeneration(bus: Bus, logger: Logger, spec: StreamSpec = CA
     }
   }
 
-  return {
-    current: async () => (await bus.streamInfo(spec.name)).lastSeq,
-    bump,
-  };
+  // The read the calls of this turn wait for, until it is sent (then a later call starts another).
+  let next: Promise<number> | undefined;
+  function current(): Promise<number> {
+    next ??= Promise.resolve().then(() => {
+      next = undefined;
+      return bus.streamInfo(spec.name).then((info) => info.lastSeq);
+    });
+    return next;
+  }
+
+  return { current, bump };
 }
