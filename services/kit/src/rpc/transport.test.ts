@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createContextKey, createContextValues } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
 import { afterEach, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
@@ -190,5 +190,43 @@ describe("createDirectTransport", () => {
     expect(ConnectError.from(await anonymous.listModels({}).catch((e: unknown) => e)).code).toBe(Code.Unauthenticated);
     const late = await client.getRun({ id: "slow" }, { timeoutMs: 50 }).catch((e: unknown) => e);
     expect(ConnectError.from(late).code).toBe(Code.DeadlineExceeded);
+  });
+});
+
+describe("a service's contextValues hook", () => {
+  const kArrived = createContextKey<string>("", { description: "the path the call arrived on" });
+  const service = defineService({
+    name: "execution",
+    logger: createLogger({ name: "hook", level: "silent" }),
+    register: (router) =>
+      router.service(ExecutionService, {
+        async listModels(_req, context) {
+          // Set as the call arrived, and still there beside what the interceptors added.
+          return { models: [{ id: `${context.values.get(kArrived)} ${context.values.get(kPrincipal)?.id}` }] };
+        },
+      }),
+    readiness: [],
+    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+    contextValues: (path) => createContextValues().set(kArrived, path),
+  });
+  const forward = [createForwardInterceptor(tokens, { type: "service", id: "caller" })];
+  const expected = "/kiln.execution.v1.ExecutionService/ListModels caller";
+
+  it("gives a call over the network the values it made from the call's path", async () => {
+    const server = await buildRpcServer(service);
+    const url = await server.app.listen({ host: "127.0.0.1", port: 0 });
+    const network = createNetworkTransport({ baseUrl: url, interceptors: forward });
+    try {
+      const answer = await createClient(ExecutionService, network.transport).listModels({});
+      expect(answer.models.map((m) => m.id)).toEqual([expected]);
+    } finally {
+      network.close();
+      await server.app.close();
+    }
+  });
+
+  it("gives an in-process call the same values", async () => {
+    const answer = await createClient(ExecutionService, createDirectTransport(service, forward)).listModels({});
+    expect(answer.models.map((m) => m.id)).toEqual([expected]);
   });
 });
