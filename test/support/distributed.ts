@@ -126,13 +126,31 @@ function startProcess(
     env: { ...process.env, ...env, LOG_LEVEL: onStdout && QUIETER_THAN_INFO.has(logLevel) ? "info" : logLevel },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const keep = (chunk: Buffer) =>
+    tails.set(child, ((tails.get(child) ?? "") + chunk.toString("utf8")).slice(-TAIL_CHARS));
   const forward = (chunk: Buffer) => {
+    keep(chunk);
     onStdout?.(chunk);
     if (logLevel !== "silent") process.stderr.write(`[${command}] ${chunk}`);
   };
   child.stdout?.on("data", forward);
-  child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(`[${command}] ${chunk}`));
+  child.stderr?.on("data", (chunk: Buffer) => {
+    keep(chunk);
+    process.stderr.write(`[${command}] ${chunk}`);
+  });
+  commands.set(child, command ?? "");
   return child;
+}
+
+/** The last output of each process, for the error that says it died before it was ready. */
+const tails = new WeakMap<ChildProcess, string>();
+const commands = new WeakMap<ChildProcess, string>();
+const TAIL_CHARS = 2_000;
+
+function diedBeforeReady(child: ChildProcess, code: number | null, what: string): Error {
+  return new Error(
+    `${commands.get(child) || "a process"} exited with code ${code} before ${what}; its last output:\n${tails.get(child) ?? "(none)"}`,
+  );
 }
 
 /** Resolves once `child` wrote `message` to its stdout; rejects when it exits first or after `timeoutMs`. */
@@ -145,7 +163,7 @@ function logged(
   let settle: (error?: Error) => void = () => {};
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => settle(new Error(`"${message}" not logged within ${timeoutMs} ms`)), timeoutMs);
-    const onExit = (code: number | null) => settle(new Error(`a process exited with code ${code} before it was ready`));
+    const onExit = (code: number | null) => settle(diedBeforeReady(child, code, "it was ready"));
     child.once("exit", onExit);
     settle = (error) => {
       clearTimeout(timer);
@@ -171,7 +189,7 @@ async function waitReady(url: string, children: ChildProcess[], timeoutMs = 60_0
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dead = children.find((c) => c.exitCode !== null);
-    if (dead) throw new Error(`a process exited with code ${dead.exitCode} before the platform was ready`);
+    if (dead) throw diedBeforeReady(dead, dead.exitCode, "the platform was ready");
     try {
       const res = await fetch(url);
       if (res.status === 200) return;
