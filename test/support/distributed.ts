@@ -138,18 +138,16 @@ function startProcess(
     keep(chunk);
     process.stderr.write(`[${command}] ${chunk}`);
   });
-  commands.set(child, command ?? "");
   return child;
 }
 
 /** The last output of each process, for the error that says it died before it was ready. */
 const tails = new WeakMap<ChildProcess, string>();
-const commands = new WeakMap<ChildProcess, string>();
 const TAIL_CHARS = 2_000;
 
 function diedBeforeReady(child: ChildProcess, code: number | null, what: string): Error {
   return new Error(
-    `${commands.get(child) || "a process"} exited with code ${code} before ${what}; its last output:\n${tails.get(child) ?? "(none)"}`,
+    `${child.spawnargs.at(-1) ?? "a process"} exited with code ${code} before ${what}; its last output:\n${tails.get(child) ?? "(none)"}`,
   );
 }
 

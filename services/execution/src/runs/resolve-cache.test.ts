@@ -15,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { approximateBytes, kGenerationRead, readGenerationEarly, withResolveCache } from "./resolve-cache.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
+const RUN = "/kiln.execution.v1.ExecutionService/RunPrompt";
 const member: Principal = { type: "user", id: "usr_1" };
 const outsider: Principal = { type: "user", id: "usr_2" };
 const otherOrgKey: Principal = { type: "api_key", id: "key_9", organizationId: "org_2", scopes: ["runs:write"] };
@@ -113,7 +114,6 @@ describe("withResolveCache", () => {
 
   it("uses the counter read as the call arrived when the call carries one, and never reads it again", async () => {
     const t = await setUp();
-    const RUN = "/kiln.execution.v1.ExecutionService/RunPrompt";
     let reads = 0;
     const counting = {
       ...t.generation,
@@ -153,7 +153,6 @@ describe("withResolveCache", () => {
   it("asks the catalog when the counter read as the call arrived failed, and a read nobody awaits fails quietly", async () => {
     const t = await setUp();
     const failing = { ...t.generation, current: () => Promise.reject(new Error("bus down")) };
-    const RUN = "/kiln.execution.v1.ExecutionService/RunPrompt";
     // Never awaited: an unhandled rejection would fail this test run.
     readGenerationEarly(failing, new Set([RUN]))(RUN);
     const read = readGenerationEarly(failing, new Set([RUN]))(RUN).get(kGenerationRead);

@@ -1,7 +1,14 @@
 import type { Http2Session } from "node:http2";
 import type { Socket } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ContextValues,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
@@ -152,12 +159,6 @@ export function defineService(
   };
 }
 
-/** The context values of a call Fastify routed, from its path without the query. */
-const contextValuesOf =
-  (of: NonNullable<ServiceModule["contextValues"]>) =>
-  (request: { url: string }): ContextValues =>
-    of(request.url.split("?")[0] as string);
-
 /**
  * A service's network server: Connect, gRPC and gRPC-Web on one cleartext HTTP/2 (h2c) port, plus
  * GET /healthz and /readyz. Builds, never listens: main.ts does that.
@@ -178,7 +179,8 @@ export async function buildRpcServer(service: ServiceModule) {
     interceptors: service.interceptors,
     // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
     readMaxBytes: 4 * 1024 * 1024,
-    ...(service.contextValues ? { contextValues: contextValuesOf(service.contextValues) } : {}),
+    // The call's path without its query; the plugin makes empty values for a service without the hook.
+    contextValues: (request) => service.contextValues?.(request.url.split("?")[0] as string) ?? createContextValues(),
   });
   // A method no service here has: gRPC's UNIMPLEMENTED (status 12, as a trailers-only answer) for
   // gRPC and gRPC-Web callers, Connect's unimplemented (404) for Connect callers.

@@ -1,5 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Code, ConnectError, createClient, createContextKey, createContextValues } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createContextKey,
+  createContextValues,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
 import { afterEach, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
@@ -8,28 +15,36 @@ import { invalidArgument } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
-import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
+import { buildRpcServer, defineService, type RpcServer, type ServiceModule } from "./rpc-server.js";
 import { createDirectTransport, createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
 
 const tokens = createInternalTokens("x".repeat(32));
+
+/** A service named `name` answering ExecutionService with `impl`, behind the kit's interceptors. */
+const executionService = (
+  name: string,
+  impl: Partial<ServiceImpl<typeof ExecutionService>>,
+  contextValues?: ServiceModule["contextValues"],
+) =>
+  defineService({
+    name,
+    logger: createLogger({ name, level: "silent" }),
+    register: (router) => router.service(ExecutionService, impl),
+    readiness: [],
+    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+    contextValues,
+  });
 
 /** A real h2c server whose ListModels takes `delayMs` and answers with the replica's name. */
 async function startReplica(name: string, delayMs: number) {
   let calls = 0;
   const server = await buildRpcServer(
-    defineService({
-      name,
-      logger: createLogger({ name, level: "silent" }),
-      register: (router) =>
-        router.service(ExecutionService, {
-          async listModels() {
-            calls++;
-            await sleep(delayMs);
-            return { models: [{ id: name }] };
-          },
-        }),
-      readiness: [],
-      auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+    executionService(name, {
+      async listModels() {
+        calls++;
+        await sleep(delayMs);
+        return { models: [{ id: name }] };
+      },
     }),
   );
   const address = await server.app.listen({ host: "127.0.0.1", port: 0 });
@@ -144,22 +159,15 @@ describe("createNetworkTransport", () => {
 describe("createDirectTransport", () => {
   const models = [{ id: "a" }];
   let seenPrincipal: unknown;
-  const service = defineService({
-    name: "execution",
-    logger: createLogger({ name: "direct", level: "silent" }),
-    register: (router) =>
-      router.service(ExecutionService, {
-        async listModels(_req, context) {
-          seenPrincipal = context.values.get(kPrincipal);
-          return { models };
-        },
-        async getRun(req, context) {
-          if (req.id === "slow") await sleep(5_000, undefined, { signal: context.signal }).catch(() => undefined);
-          throw invalidArgument("bad run", [{ field: "runId", issue: "is odd" }]);
-        },
-      }),
-    readiness: [],
-    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
+  const service = executionService("direct", {
+    async listModels(_req, context) {
+      seenPrincipal = context.values.get(kPrincipal);
+      return { models };
+    },
+    async getRun(req, context) {
+      if (req.id === "slow") await sleep(5_000, undefined, { signal: context.signal }).catch(() => undefined);
+      throw invalidArgument("bad run", [{ field: "runId", issue: "is odd" }]);
+    },
   });
   const client = createClient(
     ExecutionService,
@@ -195,20 +203,16 @@ describe("createDirectTransport", () => {
 
 describe("a service's contextValues hook", () => {
   const kArrived = createContextKey<string>("", { description: "the path the call arrived on" });
-  const service = defineService({
-    name: "execution",
-    logger: createLogger({ name: "hook", level: "silent" }),
-    register: (router) =>
-      router.service(ExecutionService, {
-        async listModels(_req, context) {
-          // Set as the call arrived, and still there beside what the interceptors added.
-          return { models: [{ id: `${context.values.get(kArrived)} ${context.values.get(kPrincipal)?.id}` }] };
-        },
-      }),
-    readiness: [],
-    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
-    contextValues: (path) => createContextValues().set(kArrived, path),
-  });
+  const service = executionService(
+    "hook",
+    {
+      async listModels(_req, context) {
+        // Set as the call arrived, and still there beside what the interceptors added.
+        return { models: [{ id: `${context.values.get(kArrived)} ${context.values.get(kPrincipal)?.id}` }] };
+      },
+    },
+    (path) => createContextValues().set(kArrived, path),
+  );
   const forward = [createForwardInterceptor(tokens, { type: "service", id: "caller" })];
   const expected = "/kiln.execution.v1.ExecutionService/ListModels caller";
 
