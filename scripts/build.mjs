@@ -1,7 +1,8 @@
 // Builds the launcher into one ES module (launcher/dist/kiln.mjs) with esbuild, so that `pnpm start`
-// runs JavaScript with no transpiler loaded: every workspace package and dependency bundled, lmdb
-// (a native addon) and the mongodb driver's optional native helpers left to Node. Source maps
-// without the sources keep stack traces pointing at the TypeScript (`node --enable-source-maps`).
+// runs JavaScript with no transpiler loaded: every workspace package and dependency bundled, the
+// native addons (better-sqlite3, and lmdb to carry format-1 data over) and the mongodb driver's
+// optional native helpers left to Node. Source maps without the sources keep stack traces pointing
+// at the TypeScript (`node --enable-source-maps`).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -52,6 +53,7 @@ if (bundleStale) {
     logLevel: "warning",
     external: [
       "lmdb",
+      "better-sqlite3",
       "tsx",
       "kerberos",
       "@mongodb-js/zstd",

@@ -6,11 +6,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
-import { createLmdbStore } from "@kiln/kit/store/lmdb";
+import { createSqliteStore } from "@kiln/kit/store/sqlite";
+import Database from "better-sqlite3";
+import { open as openLmdb } from "lmdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, stubProviders } from "./bench/load.js";
 import { type KilnProcess, startKilnProcess } from "./support/kiln-process.js";
@@ -56,6 +58,29 @@ interface StoredRun {
   status: string;
   completedAt: Date;
   stepsJson: string;
+}
+
+/** Rewrites a stopped platform's directory as data format 1 kept it: the store's key spaces in LMDB. */
+async function toFormat1(dir: string) {
+  const sqlite = new Database(join(dir, "store.db"), { readonly: true });
+  const env = openLmdb({ path: join(dir, "store.mdb"), maxDbs: 8 });
+  const docs = env.openDB<Buffer, Buffer>({ name: "docs", encoding: "binary", keyEncoding: "binary" });
+  const index = env.openDB<string, Buffer>({ name: "index", encoding: "string", keyEncoding: "binary" });
+  const meta = env.openDB<unknown, string>({ name: "meta", encoding: "json" });
+  await env.transaction(() => {
+    for (const row of sqlite.prepare<[], { k: Buffer; v: Buffer }>("SELECT k, v FROM docs").all()) {
+      docs.put(row.k, row.v);
+    }
+    for (const k of sqlite.prepare<[], Buffer>("SELECT k FROM entries").pluck().all()) index.put(k, "");
+    for (const row of sqlite.prepare<[], { k: string; v: string }>("SELECT k, v FROM meta").all()) {
+      meta.put(row.k, JSON.parse(row.v));
+    }
+  });
+  sqlite.close();
+  await env.close();
+  await rm(join(dir, "store.mdb-lock"), { force: true });
+  for (const suffix of ["", "-wal", "-shm"]) await rm(join(dir, `store.db${suffix}`), { force: true });
+  await writeFile(join(dir, "kiln-data.json"), JSON.stringify({ format: 1 }));
 }
 
 async function member(api: TestClient) {
@@ -193,7 +218,7 @@ describe("the embedded platform on a data directory", () => {
 
     // Whatever was not acknowledged is whole or absent: every run in the file, acknowledged or
     // not, is complete (read from the database itself, since no route lists runs).
-    const store = createLmdbStore({ path: join(dir, "store.mdb") });
+    const store = createSqliteStore({ path: join(dir, "store.db") });
     try {
       const stored = await store.scope("execution").collection<StoredRun>("runs").find({ organizationId });
       expect(stored.length).toBeGreaterThanOrEqual(acknowledged.runs.length);
@@ -296,7 +321,7 @@ describe("the embedded platform on a data directory", () => {
     let api = createTestClient(first.base);
     const { token, organizationId } = await member(api);
     const prompt = await api.createPrompt(token, organizationId, { name: "kept by the backup" });
-    const backup = join(dirname(dir), "backup.mdb");
+    const backup = join(dirname(dir), "backup.db");
     const kiln = (command: string, dataDir: string) =>
       execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), command, backup], {
         cwd: ROOT,
@@ -320,12 +345,51 @@ describe("the embedded platform on a data directory", () => {
     await stop(second, "SIGTERM");
   }, 60_000);
 
+  it("carries a directory and a backup of data format 1 (LMDB) over, with everything in them", async () => {
+    const dir = await dataDir();
+    const first = await startKiln(dir);
+    let api = createTestClient(first.base);
+    const { token, organizationId } = await member(api);
+    const prompt = await api.createPrompt(token, organizationId, { name: "kept from format 1" });
+    await stop(first, "SIGTERM");
+    // The directory as Kiln wrote it until format 2: the same key spaces in an LMDB file.
+    await toFormat1(dir);
+    const oldBackup = join(dirname(dir), "format-1-backup.mdb");
+    await copyFile(join(dir, "store.mdb"), oldBackup);
+
+    const second = await startKiln(dir);
+    api = createTestClient(second.base);
+    // The platform's secrets came over too: the token issued before still verifies.
+    expect((await api.get<{ name: string }>(`/api/prompts/${prompt.id}`, { token })).body.name).toBe(
+      "kept from format 1",
+    );
+    const renamed = await api.patch(`/api/prompts/${prompt.id}`, { name: "written on format 2" }, { token });
+    expect(renamed.status).toBe(200);
+    await stop(second, "SIGTERM");
+    expect(JSON.parse(await readFile(join(dir, "kiln-data.json"), "utf8")).format).toBe(2);
+    expect(await readdir(dir)).toEqual(expect.arrayContaining(["store.db", "store.mdb.format-1"]));
+    expect(await readdir(dir)).not.toContain("store.mdb");
+
+    // A backup of format 1 restores into a new directory.
+    const restoredDir = await dataDir();
+    execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), "restore", oldBackup], {
+      cwd: ROOT,
+      env: { ...process.env, KILN_DATA_DIR: restoredDir },
+      stdio: "pipe",
+    });
+    const third = await startKiln(restoredDir);
+    api = createTestClient(third.base);
+    expect((await api.get<{ name: string }>(`/api/prompts/${prompt.id}`, { token })).body.name).toBe(
+      "kept from format 1",
+    );
+    await stop(third, "SIGTERM");
+  }, 60_000);
+
   it("refuses a directory written by a newer Kiln, and a second process on the same directory", async () => {
     const dir = await dataDir();
     const first = await startKiln(dir);
     await expect(startKiln(dir)).rejects.toThrow(/in use by another Kiln process/);
     await stop(first, "SIGTERM");
-    const { writeFile } = await import("node:fs/promises");
     await writeFile(join(dir, "kiln-data.json"), JSON.stringify({ format: 99 }));
     await expect(startKiln(dir)).rejects.toThrow(/written by a newer Kiln \(data format 99/);
   }, 60_000);

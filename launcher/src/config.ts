@@ -7,6 +7,12 @@ export const EmbeddedEnv = Type.Object({
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
   /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */
   KILN_DATA_DIR: Type.String({ minLength: 1, default: ".kiln" }),
+  /**
+   * When an acknowledged write reaches the disk: "interval" flushes the store's log within 100 ms
+   * (MongoDB's default journal interval; a crash of the process loses nothing, a crash of the machine
+   * at most those milliseconds), "commit" before each acknowledgement.
+   */
+  KILN_DATA_SYNC: Type.Union([Type.Literal("interval"), Type.Literal("commit")], { default: "interval" }),
   /** Hosts webhook URLs may resolve to private or loopback addresses for (comma-separated patterns). */
   WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */

@@ -1,23 +1,36 @@
 /**
- * The embedded mode's data directory (`KILN_DATA_DIR`, default `.kiln/`): one LMDB database with a
- * scope per service, the platform's own secrets inside it (so a backup carries them), a format
+ * The embedded mode's data directory (`KILN_DATA_DIR`, default `.kiln/`): one SQLite database with
+ * a scope per service, the platform's own secrets inside it (so a backup carries them), a format
  * version, and a lock so that two processes never serve the same directory. `:memory:` keeps the
  * throwaway in-memory stores.
+ *
+ * Format 1 kept the same documents in an LMDB database (`store.mdb`); a directory of format 1 is
+ * carried over key for key on its first open by this Kiln (the LMDB file is then left beside it as
+ * `store.mdb.format-1`), and `kiln restore` takes a backup of either format.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Store } from "@kiln/kit/store";
-import { createLmdbStore, type LmdbStore } from "@kiln/kit/store/lmdb";
+import { readLmdbEntries } from "@kiln/kit/store/lmdb-import";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { createSqliteStore, type SqliteStore, type StoreSync } from "@kiln/kit/store/sqlite";
 import { exportPKCS8, generateKeyPair } from "jose";
 
 export const IN_MEMORY = ":memory:";
 /** The layout this Kiln writes and reads; a directory written by a newer Kiln is refused. */
-export const DATA_FORMAT = 1;
+export const DATA_FORMAT = 2;
 const FORMAT_FILE = "kiln-data.json";
-const STORE_FILE = "store.mdb";
+const STORE_FILE = "store.db";
+/** Format 1's LMDB database, carried over on the first open. */
+const LMDB_FILE = "store.mdb";
 const LOCK_FILE = "kiln.pid";
+const SQLITE_HEADER = "SQLite format 3\u0000";
+
+export interface DataDirOptions {
+  /** When an acknowledged write is on disk (the store's `sync`; default "interval"). */
+  sync?: StoreSync;
+}
 
 export interface EmbeddedStores {
   identity: Store;
@@ -43,7 +56,7 @@ export class DataDirError extends Error {
   override name = "DataDirError";
 }
 
-export async function openEmbeddedData(dir: string): Promise<EmbeddedData> {
+export async function openEmbeddedData(dir: string, options: DataDirOptions = {}): Promise<EmbeddedData> {
   if (dir === IN_MEMORY) {
     const stores = memoryStores();
     return {
@@ -59,11 +72,12 @@ export async function openEmbeddedData(dir: string): Promise<EmbeddedData> {
   }
   const location = resolve(dir);
   await mkdir(location, { recursive: true, mode: 0o700 });
-  await checkFormat(location);
+  const format = await checkFormat(location);
   const releaseLock = await lock(location);
-  let store: LmdbStore | undefined;
+  let store: SqliteStore | undefined;
   try {
-    store = createLmdbStore({ path: join(location, STORE_FILE) });
+    if (format < DATA_FORMAT) await upgrade(location);
+    store = createSqliteStore({ path: join(location, STORE_FILE), sync: options.sync });
     const secrets = await platformSecrets(store.scope("platform"));
     const opened = store;
     return {
@@ -91,8 +105,10 @@ export async function openEmbeddedData(dir: string): Promise<EmbeddedData> {
 /** Copies the data directory's database to one file, while the platform keeps serving. */
 export async function backupEmbeddedData(dir: string, targetFile: string): Promise<void> {
   const location = resolve(dir);
-  await checkFormat(location, { mustExist: true });
-  const store = createLmdbStore({ path: join(location, STORE_FILE) });
+  if ((await checkFormat(location, { mustExist: true })) < DATA_FORMAT) {
+    throw new DataDirError(`${location} holds data format 1: start Kiln on it once to carry it over, then back it up`);
+  }
+  const store = createSqliteStore({ path: join(location, STORE_FILE) });
   try {
     await store.backup(resolve(targetFile));
   } finally {
@@ -100,26 +116,91 @@ export async function backupEmbeddedData(dir: string, targetFile: string): Promi
   }
 }
 
-/** Replaces the data directory's database with a backup; refused while a platform serves it. */
+/** Replaces the data directory's database with a backup (of either format); refused while a platform serves it. */
 export async function restoreEmbeddedData(dir: string, backupFile: string): Promise<void> {
   const location = resolve(dir);
+  const source = resolve(backupFile);
+  const sqlite = await isSqliteFile(source);
   // Opening the backup proves it is a Kiln database before anything is replaced.
-  const probe = createLmdbStore({ path: resolve(backupFile) });
-  try {
-    await probe.scope("platform").collection("secrets").findOne({ _id: "platform" });
-  } finally {
-    await probe.close();
-    await rm(`${resolve(backupFile)}-lock`, { force: true });
+  if (sqlite) {
+    const probe = createSqliteStore({ path: source });
+    try {
+      await probe.scope("platform").collection("secrets").findOne({ _id: "platform" });
+    } finally {
+      await probe.close();
+    }
   }
   await mkdir(location, { recursive: true, mode: 0o700 });
   await checkFormat(location);
   const releaseLock = await lock(location);
   try {
-    await writeFile(join(location, STORE_FILE), await readFile(resolve(backupFile)), { mode: 0o600 });
-    await rm(join(location, `${STORE_FILE}-lock`), { force: true });
+    await removeStore(location);
+    if (sqlite) await writeFile(join(location, STORE_FILE), await readFile(source), { mode: 0o600 });
+    else await importLmdb(source, join(location, STORE_FILE));
+    await writeFormat(location);
   } finally {
     await releaseLock();
   }
+}
+
+/** Carries a format-1 directory's LMDB database over into the SQLite store, then marks the directory format 2. */
+async function upgrade(location: string): Promise<void> {
+  const lmdbFile = join(location, LMDB_FILE);
+  if (await exists(lmdbFile)) {
+    await removeStore(location);
+    await importLmdb(lmdbFile, join(location, STORE_FILE));
+    await rename(lmdbFile, `${lmdbFile}.format-1`);
+    await rm(`${lmdbFile}-lock`, { force: true });
+  }
+  await writeFormat(location);
+}
+
+/** Copies every entry of an LMDB database (format 1) into a new SQLite store file. */
+async function importLmdb(lmdbFile: string, storeFile: string): Promise<void> {
+  let source: ReturnType<typeof readLmdbEntries>;
+  try {
+    source = readLmdbEntries(lmdbFile);
+  } catch (e) {
+    throw new DataDirError(`${lmdbFile} is neither a Kiln SQLite database nor a Kiln LMDB database: ${String(e)}`);
+  }
+  const store = createSqliteStore({ path: storeFile, sync: "commit" });
+  let imported = false;
+  try {
+    store.importEntries(source.entries);
+    // The secrets every Kiln database holds: what was imported is a Kiln database.
+    if (!(await store.scope("platform").collection("secrets").findOne({ _id: "platform" }))) {
+      throw new DataDirError(`${lmdbFile} holds no Kiln platform data`);
+    }
+    imported = true;
+  } finally {
+    await store.close();
+    await source.close();
+    await rm(`${lmdbFile}-lock`, { force: true });
+    if (!imported) await rm(storeFile, { force: true });
+  }
+}
+
+/** The store file and its log, so that a replaced database never meets another's log. */
+async function removeStore(location: string): Promise<void> {
+  for (const suffix of ["", "-wal", "-shm"]) await rm(join(location, STORE_FILE + suffix), { force: true });
+}
+
+async function isSqliteFile(file: string): Promise<boolean> {
+  const handle = await open(file, "r");
+  try {
+    const header = Buffer.alloc(SQLITE_HEADER.length);
+    await handle.read(header, 0, header.length, 0);
+    return header.toString("latin1") === SQLITE_HEADER;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function memoryStores(): EmbeddedStores {
@@ -159,8 +240,18 @@ async function platformSecrets(store: Store): Promise<{ signingKeyPem: string; i
   return kept;
 }
 
-/** Writes the format file in a new directory; refuses a directory of a newer or unknown format. */
-async function checkFormat(location: string, options: { mustExist?: boolean } = {}): Promise<void> {
+async function writeFormat(location: string): Promise<void> {
+  await writeFile(
+    join(location, FORMAT_FILE),
+    `${JSON.stringify({ format: DATA_FORMAT, createdAt: new Date().toISOString() })}\n`,
+  );
+}
+
+/**
+ * The directory's data format; writes the format file in a new directory, refuses a directory of a
+ * newer or unknown format.
+ */
+async function checkFormat(location: string, options: { mustExist?: boolean } = {}): Promise<number> {
   const file = join(location, FORMAT_FILE);
   let text: string;
   try {
@@ -168,8 +259,8 @@ async function checkFormat(location: string, options: { mustExist?: boolean } = 
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
     if (options.mustExist) throw new DataDirError(`${location} is not a Kiln data directory (no ${FORMAT_FILE})`);
-    await writeFile(file, `${JSON.stringify({ format: DATA_FORMAT, createdAt: new Date().toISOString() })}\n`);
-    return;
+    await writeFormat(location);
+    return DATA_FORMAT;
   }
   let format: unknown;
   try {
@@ -186,6 +277,7 @@ async function checkFormat(location: string, options: { mustExist?: boolean } = 
         "Upgrade Kiln, or set KILN_DATA_DIR to another directory.",
     );
   }
+  return format;
 }
 
 /** One process per directory: a pid file, taken over when the process that wrote it is gone. */

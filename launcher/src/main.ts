@@ -32,7 +32,7 @@ function defaultConsoleDir(): string | undefined {
 if (command === "embedded") {
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
-  const data = await openEmbeddedData(config.KILN_DATA_DIR).catch(exitOnDataDirError);
+  const data = await openEmbeddedData(config.KILN_DATA_DIR, { sync: config.KILN_DATA_SYNC }).catch(exitOnDataDirError);
   const kiln = await buildEmbedded({
     data,
     logger,

@@ -72,7 +72,7 @@ try {
     );
     if (r["2xx"] === 0) throw new Error("no run was stored in this step");
   }
-  const file = statSync(join(dataDir, "store.mdb")).size;
+  const file = statSync(join(dataDir, "store.db")).size;
   console.log(`data file: ${Math.round(file / 1024 / 1024)} MB (${Math.round(file / stored)} bytes per run)`);
 
   // The same idempotency key replays one stored run: a point read among all the runs.
