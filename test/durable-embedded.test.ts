@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
@@ -337,6 +337,9 @@ describe("the embedded platform on a data directory", () => {
 
     const restoredDir = await dataDir();
     expect(kiln("restore", restoredDir)).toContain("restored");
+    // Both carry the platform's secrets: readable by their owner only.
+    expect((await stat(backup)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(restoredDir, "store.db"))).mode & 0o777).toBe(0o600);
     const second = await startKiln(restoredDir);
     api = createTestClient(second.base);
     // The restored copy has the platform's secrets too: the old token still verifies.

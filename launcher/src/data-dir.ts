@@ -9,7 +9,7 @@
  * `store.mdb.format-1`), and `kiln restore` takes a backup of either format.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Store } from "@kiln/kit/store";
 import { readLmdbEntries } from "@kiln/kit/store/lmdb-import";
@@ -135,8 +135,10 @@ export async function restoreEmbeddedData(dir: string, backupFile: string): Prom
   const releaseLock = await lock(location);
   try {
     await removeStore(location);
-    if (sqlite) await writeFile(join(location, STORE_FILE), await readFile(source), { mode: 0o600 });
-    else await importLmdb(source, join(location, STORE_FILE));
+    if (sqlite) {
+      await copyFile(source, join(location, STORE_FILE));
+      await chmod(join(location, STORE_FILE), 0o600);
+    } else await importLmdb(source, join(location, STORE_FILE));
     await writeFormat(location);
   } finally {
     await releaseLock();

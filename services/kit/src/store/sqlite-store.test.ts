@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open } from "lmdb";
@@ -96,8 +96,9 @@ describe("createSqliteStore", () => {
     // Written after the copy: not in it.
     await store.collection<Run>("runs").insertOne({ _id: "r2", organizationId: "o1", n: 2 });
     await store.close();
-    // One file: the copy's log is folded into it.
+    // One file: the copy's log is folded into it; readable by its owner only.
     expect(await readdir(backupDir)).toEqual(["backup.db"]);
+    expect((await stat(copy)).mode & 0o777).toBe(0o600);
     const restored = createSqliteStore({ path: copy });
     expect(await restored.collection<Run>("runs").findOne({ _id: "r1" })).toEqual({
       _id: "r1",

@@ -19,7 +19,7 @@
  * checksummed). "commit" flushes the log on every commit before acknowledging it.
  */
 import { createHash } from "node:crypto";
-import { type FileHandle, open, rm } from "node:fs/promises";
+import { chmod, type FileHandle, open, rm } from "node:fs/promises";
 import Database from "better-sqlite3";
 import { BSON } from "mongodb";
 import {
@@ -68,7 +68,7 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends Store {
   /** A view of the same database whose collections are named `<prefix>/<name>`: one per service. */
   scope(prefix: string): Store;
-  /** A consistent single-file copy of the whole database, taken while it keeps serving (SQLite's online backup). */
+  /** A consistent single-file copy of the whole database, taken while it keeps serving (`VACUUM INTO`). */
   backup(targetFile: string): Promise<void>;
   /** Every key and value of the three key spaces, for a copy (and `importEntries` on the other side). */
   importEntries(entries: Iterable<KeySpaceEntry>): void;
@@ -167,6 +167,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     return table;
   };
   const ping = db.prepare("SELECT 1").pluck();
+  const vacuumInto = db.prepare<[string]>("VACUUM INTO ?");
   const view = (prefix: string): Store => ({
     collection: <T extends Doc>(name: string): Collection<T> =>
       createDocumentCollection<T>(tableOf(prefix + name), atomic),
@@ -193,14 +194,18 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     async backup(targetFile: string) {
       await rm(targetFile, { force: true });
-      await db.backup(targetFile);
-      // The copy is one file: its log is folded into it, and no -wal or -shm file goes with it.
+      // One read transaction, so writers elsewhere (the serving platform) neither stop it nor
+      // restart it, as they restart SQLite's page-by-page backup; the copy comes out compacted.
+      vacuumInto.run(targetFile);
+      // The copy is one file in rollback-journal mode: no -wal or -shm file goes with it.
       const copy = new Database(targetFile);
       try {
         copy.pragma("journal_mode = DELETE");
       } finally {
         copy.close();
       }
+      // It carries whatever the database holds (the platform's secrets among it): the owner's only.
+      await chmod(targetFile, 0o600);
     },
     importEntries(rows: Iterable<KeySpaceEntry>) {
       db.transaction(() => {
