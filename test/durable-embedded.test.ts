@@ -60,6 +60,25 @@ interface StoredRun {
   stepsJson: string;
 }
 
+/** A platform on a new data directory, with a member and one prompt named `name`. */
+async function platformWithPrompt(name: string) {
+  const dir = await dataDir();
+  const first = await startKiln(dir);
+  const { token, organizationId } = await member(createTestClient(first.base));
+  const prompt = await createTestClient(first.base).createPrompt(token, organizationId, { name });
+  return { dir, first, token, organizationId, prompt };
+}
+
+/** `kiln backup|restore <file>` of the compiled launcher on `dataDir`; its standard output. */
+function kilnCommand(command: "backup" | "restore", file: string, dataDir: string): string {
+  return execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), command, file], {
+    cwd: ROOT,
+    env: { ...process.env, KILN_DATA_DIR: dataDir },
+    encoding: "utf8",
+    stdio: "pipe",
+  });
+}
+
 /** Rewrites a stopped platform's directory as data format 1 kept it: the store's key spaces in LMDB. */
 async function toFormat1(dir: string) {
   const sqlite = new Database(join(dir, "store.db"), { readonly: true });
@@ -316,19 +335,10 @@ describe("the embedded platform on a data directory", () => {
   }, 180_000);
 
   it("backs up while serving, and restores into a directory a new platform serves", async () => {
-    const dir = await dataDir();
-    const first = await startKiln(dir);
+    const { dir, first, token, organizationId, prompt } = await platformWithPrompt("kept by the backup");
     let api = createTestClient(first.base);
-    const { token, organizationId } = await member(api);
-    const prompt = await api.createPrompt(token, organizationId, { name: "kept by the backup" });
     const backup = join(dirname(dir), "backup.db");
-    const kiln = (command: string, dataDir: string) =>
-      execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), command, backup], {
-        cwd: ROOT,
-        env: { ...process.env, KILN_DATA_DIR: dataDir },
-        encoding: "utf8",
-        stdio: "pipe",
-      });
+    const kiln = (command: "backup" | "restore", dataDir: string) => kilnCommand(command, backup, dataDir);
     expect(kiln("backup", dir)).toContain("backed up");
     // A running platform holds its directory: a restore into it is refused.
     expect(() => kiln("restore", dir)).toThrow(/in use by another Kiln process/);
@@ -349,11 +359,7 @@ describe("the embedded platform on a data directory", () => {
   }, 60_000);
 
   it("carries a directory and a backup of data format 1 (LMDB) over, with everything in them", async () => {
-    const dir = await dataDir();
-    const first = await startKiln(dir);
-    let api = createTestClient(first.base);
-    const { token, organizationId } = await member(api);
-    const prompt = await api.createPrompt(token, organizationId, { name: "kept from format 1" });
+    const { dir, first, token, prompt } = await platformWithPrompt("kept from format 1");
     await stop(first, "SIGTERM");
     // The directory as Kiln wrote it until format 2: the same key spaces in an LMDB file.
     await toFormat1(dir);
@@ -361,7 +367,7 @@ describe("the embedded platform on a data directory", () => {
     await copyFile(join(dir, "store.mdb"), oldBackup);
 
     const second = await startKiln(dir);
-    api = createTestClient(second.base);
+    let api = createTestClient(second.base);
     // The platform's secrets came over too: the token issued before still verifies.
     expect((await api.get<{ name: string }>(`/api/prompts/${prompt.id}`, { token })).body.name).toBe(
       "kept from format 1",
@@ -375,11 +381,11 @@ describe("the embedded platform on a data directory", () => {
 
     // A backup of format 1 restores into a new directory.
     const restoredDir = await dataDir();
-    execFileSync(process.execPath, [join(ROOT, "launcher/dist/kiln.mjs"), "restore", oldBackup], {
-      cwd: ROOT,
-      env: { ...process.env, KILN_DATA_DIR: restoredDir },
-      stdio: "pipe",
-    });
+    expect(kilnCommand("restore", oldBackup, restoredDir)).toContain("restored");
+    // A file of neither format is refused with a message, and the directory keeps its store.
+    const junk = join(dirname(dir), "junk.db");
+    await writeFile(junk, Buffer.alloc(3_000, 7));
+    expect(() => kilnCommand("restore", junk, restoredDir)).toThrow(/is neither a Kiln SQLite database nor/);
     const third = await startKiln(restoredDir);
     api = createTestClient(third.base);
     expect((await api.get<{ name: string }>(`/api/prompts/${prompt.id}`, { token })).body.name).toBe(

@@ -108,7 +108,7 @@ export async function backupEmbeddedData(dir: string, targetFile: string): Promi
   if ((await checkFormat(location, { mustExist: true })) < DATA_FORMAT) {
     throw new DataDirError(`${location} holds data format 1: start Kiln on it once to carry it over, then back it up`);
   }
-  const store = createSqliteStore({ path: join(location, STORE_FILE) });
+  const store = createSqliteStore({ path: join(location, STORE_FILE), readonly: true });
   try {
     await store.backup(resolve(targetFile));
   } finally {
@@ -123,7 +123,7 @@ export async function restoreEmbeddedData(dir: string, backupFile: string): Prom
   const sqlite = await isSqliteFile(source);
   // Opening the backup proves it is a Kiln database before anything is replaced.
   if (sqlite) {
-    const probe = createSqliteStore({ path: source });
+    const probe = createSqliteStore({ path: source, readonly: true });
     try {
       await probe.scope("platform").collection("secrets").findOne({ _id: "platform" });
     } finally {
@@ -134,11 +134,14 @@ export async function restoreEmbeddedData(dir: string, backupFile: string): Prom
   await checkFormat(location);
   const releaseLock = await lock(location);
   try {
+    // Made whole beside the current store, which is replaced only once the backup has been read.
+    const incoming = join(location, `${STORE_FILE}.incoming`);
+    await rm(incoming, { force: true });
+    if (sqlite) await copyFile(source, incoming);
+    else await importLmdb(source, incoming);
+    await chmod(incoming, 0o600);
     await removeStore(location);
-    if (sqlite) {
-      await copyFile(source, join(location, STORE_FILE));
-      await chmod(join(location, STORE_FILE), 0o600);
-    } else await importLmdb(source, join(location, STORE_FILE));
+    await rename(incoming, join(location, STORE_FILE));
     await writeFormat(location);
   } finally {
     await releaseLock();

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open } from "lmdb";
@@ -107,6 +107,30 @@ describe("createSqliteStore", () => {
     });
     expect(await restored.collection<Run>("runs").countDocuments({})).toBe(1);
     await restored.close();
+  });
+
+  it("opens a database read-only: reads it, refuses a write and leaves the file in its journal mode", async () => {
+    const store = createSqliteStore({ path: join(await tempDir(), "store.db") });
+    await store.collection<Run>("runs").insertOne({ _id: "r1", organizationId: "o1", n: 1 });
+    const copy = join(await tempDir(), "backup.db");
+    await store.backup(copy);
+    await store.close();
+    // Byte 18 of a SQLite file: 1 in rollback-journal mode, 2 in write-ahead-log mode.
+    const mode = async () => (await readFile(copy))[18];
+    expect(await mode()).toBe(1);
+    const reader = createSqliteStore({ path: copy, readonly: true });
+    expect(await reader.collection<Run>("runs").findOne({ _id: "r1" })).toMatchObject({ n: 1 });
+    await expect(reader.collection<Run>("runs").insertOne({ _id: "r2", organizationId: "o1", n: 2 })).rejects.toThrow(
+      /readonly/,
+    );
+    await reader.close();
+    expect(await mode()).toBe(1);
+  });
+
+  it("refuses a file that is not an LMDB database instead of mapping it", async () => {
+    const junk = join(await tempDir(), "junk.mdb");
+    await writeFile(junk, Buffer.alloc(3_000, 7));
+    expect(() => readLmdbEntries(junk)).toThrow(/is not an LMDB database/);
   });
 
   it("flushes each commit in commit mode and keeps what it acknowledged across a reopen", async () => {

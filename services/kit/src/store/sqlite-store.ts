@@ -59,6 +59,8 @@ export type StoreSync = "interval" | "commit";
 export interface SqliteStoreOptions {
   /** The database file (e.g. `.kiln/store.db`), in a directory that exists; created when missing. */
   path: string;
+  /** Opens an existing database without writing to it (a backup's source, a file to check). */
+  readonly?: boolean;
   /** When a write is on disk: within `syncIntervalMs` of its acknowledgement (default), or before it. */
   sync?: StoreSync;
   /** How long an acknowledged write may wait for the disk in "interval" mode (default 100 ms). */
@@ -105,17 +107,11 @@ interface MetaSpace {
 }
 
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
-  const db = new Database(options.path);
+  const readonly = options.readonly === true;
+  const db = new Database(options.path, { readonly, fileMustExist: readonly });
   const syncEachCommit = options.sync === "commit";
   try {
-    db.pragma("journal_mode = WAL");
-    // In WAL mode NORMAL writes the log without a flush per commit; FULL flushes it on each commit.
-    db.pragma(`synchronous = ${syncEachCommit ? "FULL" : "NORMAL"}`);
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS docs (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;" +
-        "CREATE TABLE IF NOT EXISTS entries (k BLOB PRIMARY KEY) WITHOUT ROWID;" +
-        "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;",
-    );
+    if (!readonly) prepareDatabase(db, syncEachCommit);
   } catch (e) {
     db.close();
     throw e;
@@ -131,30 +127,24 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     put: (k, value) => void putMeta.run(k, JSON.stringify(value)),
   };
-  const syncer = syncEachCommit ? undefined : logSyncer(`${options.path}-wal`, options.syncIntervalMs ?? 100);
+  const syncer =
+    syncEachCommit || readonly ? undefined : logSyncer(`${options.path}-wal`, options.syncIntervalMs ?? 100);
 
-  let failure: unknown;
   // What the operation wrote before it threw is kept (as LMDB and the servers keep it: insertMany
   // keeps the documents before a clash); the engine checks before it writes, so a refused
   // operation has written nothing.
-  const transaction = db.transaction((operation: () => unknown) => {
+  const transaction = db.transaction((operation: () => unknown): { value: unknown } | { error: unknown } => {
     try {
-      return operation();
-    } catch (e) {
-      failure = e;
-      return undefined;
+      return { value: operation() };
+    } catch (error) {
+      return { error };
     }
   });
   const atomic: Atomic = async <R>(operation: () => R): Promise<R> => {
-    failure = undefined;
-    const result = transaction(operation) as R;
+    const outcome = transaction(operation);
     syncer?.wrote();
-    if (failure !== undefined) {
-      const thrown = failure;
-      failure = undefined;
-      throw thrown;
-    }
-    return result;
+    if ("error" in outcome) throw outcome.error;
+    return outcome.value as R;
   };
 
   const tables = new Map<string, Table>();
@@ -195,15 +185,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async backup(targetFile: string) {
       await rm(targetFile, { force: true });
       // One read transaction, so writers elsewhere (the serving platform) neither stop it nor
-      // restart it, as they restart SQLite's page-by-page backup; the copy comes out compacted.
+      // restart it, as they restart SQLite's page-by-page backup; the copy comes out compacted, one
+      // file in rollback-journal mode (no -wal or -shm file goes with it).
       vacuumInto.run(targetFile);
-      // The copy is one file in rollback-journal mode: no -wal or -shm file goes with it.
-      const copy = new Database(targetFile);
-      try {
-        copy.pragma("journal_mode = DELETE");
-      } finally {
-        copy.close();
-      }
       // It carries whatever the database holds (the platform's secrets among it): the owner's only.
       await chmod(targetFile, 0o600);
     },
@@ -220,6 +204,18 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The log mode, the flush per commit or not, and the three key tables. */
+function prepareDatabase(db: Database.Database, syncEachCommit: boolean): void {
+  db.pragma("journal_mode = WAL");
+  // In WAL mode NORMAL writes the log without a flush per commit; FULL flushes it on each commit.
+  db.pragma(`synchronous = ${syncEachCommit ? "FULL" : "NORMAL"}`);
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS docs (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;" +
+      "CREATE TABLE IF NOT EXISTS entries (k BLOB PRIMARY KEY) WITHOUT ROWID;" +
+      "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;",
+  );
+}
 
 /** One of the store's ordered key tables; `withValues` when its rows carry a value. */
 function keySpace(db: Database.Database, table: "docs" | "entries", withValues: boolean): KeySpace {
