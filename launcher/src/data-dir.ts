@@ -12,7 +12,6 @@ import { randomBytes } from "node:crypto";
 import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Store } from "@kiln/kit/store";
-import { readLmdbEntries } from "@kiln/kit/store/lmdb-import";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { createSqliteStore, type SqliteStore, type StoreSync } from "@kiln/kit/store/sqlite";
 import { exportPKCS8, generateKeyPair } from "jose";
@@ -162,6 +161,8 @@ async function upgrade(location: string): Promise<void> {
 
 /** Copies every entry of an LMDB database (format 1) into a new SQLite store file. */
 async function importLmdb(lmdbFile: string, storeFile: string): Promise<void> {
+  // Loaded only here: lmdb's native module takes a thread and 17 MB of buffers as it loads.
+  const { readLmdbEntries } = await import("@kiln/kit/store/lmdb-import");
   let source: ReturnType<typeof readLmdbEntries>;
   try {
     source = readLmdbEntries(lmdbFile);

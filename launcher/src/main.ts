@@ -17,11 +17,13 @@ import { createLogger } from "@kiln/kit/logger";
 import { bundleCommand, CommandError } from "./bundle-command.js";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
-import { backupEmbeddedData, DataDirError, IN_MEMORY, openEmbeddedData, restoreEmbeddedData } from "./data-dir.js";
-import { buildEmbedded } from "./embedded.js";
 import { internalTokenCommand, UsageError } from "./internal-token-command.js";
 
 const command = process.argv[2] ?? "embedded";
+
+// What only one command needs is imported by that command: a service's process loads neither the
+// embedded platform (every service, the SQLite store) nor what the other services use.
+const dataDir = () => import("./data-dir.js");
 
 /** console/dist of the checkout (`pnpm start`), or console/ beside the image's dist/. */
 function defaultConsoleDir(): string | undefined {
@@ -30,6 +32,7 @@ function defaultConsoleDir(): string | undefined {
 }
 
 if (command === "embedded") {
+  const [{ openEmbeddedData, IN_MEMORY }, { buildEmbedded }] = await Promise.all([dataDir(), import("./embedded.js")]);
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
   const data = await openEmbeddedData(config.KILN_DATA_DIR, { sync: config.KILN_DATA_SYNC }).catch(exitOnDataDirError);
@@ -71,6 +74,7 @@ if (command === "embedded") {
     process.exit(2);
   }
   const { KILN_DATA_DIR: dir } = loadEmbeddedConfig();
+  const { backupEmbeddedData, IN_MEMORY, restoreEmbeddedData } = await dataDir();
   if (dir === IN_MEMORY) {
     process.stderr.write(`KILN_DATA_DIR=${IN_MEMORY} has nothing to ${command}\n`);
     process.exit(2);
@@ -112,8 +116,8 @@ if (command === "embedded") {
 }
 
 /** A data directory that cannot be used is the operator's to fix: say why, without a stack trace. */
-function exitOnDataDirError(e: unknown): never {
-  if (!(e instanceof DataDirError)) throw e;
+async function exitOnDataDirError(e: unknown): Promise<never> {
+  if (!(e instanceof (await dataDir()).DataDirError)) throw e;
   process.stderr.write(`${e.message}\n`);
   process.exit(1);
 }

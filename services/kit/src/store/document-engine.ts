@@ -7,8 +7,9 @@
  * Every operation runs synchronously inside `atomic`, so each one (findOneAndUpdate included) is
  * atomic on every backend: between two awaits in memory, inside one write transaction on disk.
  */
+
+import { BSON } from "bson";
 import { find as mingoFind, update as mingoUpdate, Query } from "mingo";
-import { BSON } from "mongodb";
 import {
   assertPortableDocument,
   assertPortableFilter,

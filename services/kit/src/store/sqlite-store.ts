@@ -21,7 +21,7 @@
 import { createHash } from "node:crypto";
 import { chmod, type FileHandle, open, rm } from "node:fs/promises";
 import Database from "better-sqlite3";
-import { BSON } from "mongodb";
+import { BSON } from "bson";
 import {
   type Atomic,
   createDocumentCollection,
@@ -65,6 +65,11 @@ export interface SqliteStoreOptions {
   sync?: StoreSync;
   /** How long an acknowledged write may wait for the disk in "interval" mode (default 100 ms). */
   syncIntervalMs?: number;
+  /**
+   * SQLite's page cache, in KiB (default 4096). better-sqlite3 builds SQLite with 16 MB, which a
+   * steady stream of runs fills within minutes; what falls out is read again from the OS's cache.
+   */
+  cacheKiB?: number;
 }
 
 export interface SqliteStore extends Store {
@@ -111,6 +116,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const db = new Database(options.path, { readonly, fileMustExist: readonly });
   const syncEachCommit = options.sync === "commit";
   try {
+    db.pragma(`cache_size = -${options.cacheKiB ?? 4096}`);
     if (!readonly) prepareDatabase(db, syncEachCommit);
   } catch (e) {
     db.close();
