@@ -105,7 +105,8 @@ describe("nats bus against its own server", () => {
       expect(ack?.stream).toBe("WORK");
       await b?.publish("work.items", "for b");
       await expect.poll(() => [got.a, got.b], { timeout: 5_000 }).toEqual([["work.items:for a"], ["work.items:for b"]]);
-      expect((await a?.streamInfo("WORK"))?.messages).toBe(0);
+      // The ack leaves after the handler has returned: the work queue is empty once it arrives.
+      await expect.poll(async () => (await a?.streamInfo("WORK"))?.messages, { timeout: 5_000 }).toBe(0);
     } finally {
       const nc = await connect({ servers: natsUrl });
       const jsm = await jetstreamManager(nc);
