@@ -36,6 +36,7 @@ const bundleStale =
   process.argv.includes("--force") ||
   !existsSync(outfile) ||
   !existsSync(`${outfile}.map`) ||
+  !existsSync(join(dirname(outfile), "chunks")) ||
   Math.max(...bundleSources.map(newestMtime)) > statSync(outfile).mtimeMs;
 if (bundleStale) {
   const started = performance.now();
@@ -103,7 +104,7 @@ if (bundleStale) {
         name: "kiln-package",
         setup(b) {
           b.onResolve({ filter: /^kiln-package:/ }, (args) => ({
-            path: args.path.slice(13),
+            path: args.path.slice("kiln-package:".length),
             namespace: "kiln-package",
           }));
           b.onLoad({ filter: /.*/, namespace: "kiln-package" }, (args) => ({
