@@ -19,6 +19,7 @@ import Type from "typebox";
 import type { Authenticator } from "./auth/authenticator.js";
 import { HttpError, handleError } from "./errors.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
+import { lazyValidators } from "./lazy-validators.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
@@ -101,6 +102,7 @@ function isConsolePage(method: string, url: string, accept: string | undefined):
 
 export async function buildGateway(deps: GatewayDeps) {
   let draining = false;
+  const validators = lazyValidators();
   const app: GatewayApp = fastify({
     loggerInstance: deps.logger,
     bodyLimit: MAX_BODY_BYTES,
@@ -120,6 +122,8 @@ export async function buildGateway(deps: GatewayDeps) {
       },
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Each route's request schemas compiled on its first request, not while the gateway starts.
+    schemaController: { compilersFactory: { buildValidator: validators.buildValidator } },
     // Errors Fastify raises before routing (a malformed URL such as "/api/%zz") leave in the
     // envelope with the request id too, instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
@@ -277,6 +281,8 @@ export async function buildGateway(deps: GatewayDeps) {
 
   return {
     app,
+    /** Compiles every route schema not compiled yet (a broken one throws); how many there were. */
+    compileRouteSchemas: validators.compileAll,
     startDraining() {
       draining = true;
     },

@@ -7,6 +7,7 @@ import {
   createContextValues,
   type ServiceImpl,
 } from "@connectrpc/connect";
+import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { ExecutionService } from "@kiln/proto/execution";
 import { afterEach, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
@@ -106,6 +107,42 @@ describe("createNetworkTransport", () => {
     expect(a.calls()).toBe(before);
     expect(b.calls()).toBeGreaterThan(before);
     expect(answered).toBe(a.calls() + b.calls());
+  });
+
+  it("asks for uncompressed answers: a large one arrives as it was written", async () => {
+    const big = Array.from({ length: 200 }, (_, i) => ({ id: `model-${i}`, provider: "p".repeat(40) }));
+    const server = await buildRpcServer(executionService("big", { listModels: async () => ({ models: big }) }));
+    servers.push(server);
+    const url = await server.app.listen({ host: "127.0.0.1", port: 0 });
+    const network = createNetworkTransport({
+      baseUrl: url,
+      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+    });
+    transports.push(network);
+    let encoding: string | null = "unset";
+    const answer = await createClient(ExecutionService, network.transport).listModels(
+      {},
+      { onHeader: (h) => (encoding = h.get("content-encoding")) },
+    );
+    expect(answer.models).toHaveLength(200);
+    // The same server compresses for a client that accepts gzip (Connect's default, above 1 KB).
+    let defaultEncoding: string | null = "unset";
+    const sessionManager = new Http2SessionManager(url);
+    try {
+      await createClient(
+        ExecutionService,
+        createConnectTransport({
+          baseUrl: url,
+          httpVersion: "2",
+          sessionManager,
+          interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+        }),
+      ).listModels({}, { onHeader: (h) => (defaultEncoding = h.get("content-encoding")) });
+    } finally {
+      sessionManager.abort();
+    }
+    expect(defaultEncoding).toBe("gzip");
+    expect(encoding).toBeNull();
   });
 
   it("retries only what no server started", () => {

@@ -101,6 +101,10 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
       sessionManager: sessions,
       interceptors: options.interceptors,
       defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+      // Uncompressed answers: between the deployment's own processes the network is not what
+      // runs short, the CPU is (Connect would otherwise gzip every answer above 1 KB, a list of
+      // runs or a run with a long output, and the caller would inflate it).
+      acceptCompression: [],
     });
     return { url, transport, sessions, inFlight: 0, downUntil: 0, removed: false };
   }
