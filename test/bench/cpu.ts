@@ -10,11 +10,9 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { BENCH, load, publishedPrompt, ROOT, startBenchPlatform, startStubProcess } from "./load.js";
+import { BENCH, load, publishedPrompt, ROOT, sequential, startBenchPlatform, startStubProcess } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_CPU_CONNECTIONS ?? 256);
@@ -46,37 +44,12 @@ const processes: [string, ChildProcess][] = [
 try {
   const base = platform.gatewayUrl;
   const flow = await runIdentityFlow(base);
-  // node:http with keep-alive: fetch costs this machine about 1.2 ms of CPU per request, which
-  // would be counted against the processes it shares the cores with.
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const post = (path: string, body: unknown) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        `${base}${path}`,
-        {
-          method: "POST",
-          agent,
-          headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("end", () =>
-            (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`${path}: ${res.statusCode} ${text}`)),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(JSON.stringify(body));
-    });
+  // node:http with keep-alive (sequential): fetch costs this machine about 1.2 ms of CPU per
+  // request, which would be counted against the processes it shares the cores with.
   const headers = { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" };
-  const scenarios: [string, () => Promise<void>, string, string][] = [
+  const scenarios: [string, string, string][] = [
     [
       "POST /api/setup/verify (API key)",
-      () => post("/api/setup/verify", { organizationId: flow.organizationId }),
       `${base}/api/setup/verify`,
       JSON.stringify({ organizationId: flow.organizationId }),
     ],
@@ -86,27 +59,21 @@ try {
     const body = { organizationId: flow.organizationId, variables: { city: "Paris" } };
     scenarios.push([
       `POST /api/prompts/:id/run, ${model}`,
-      () => post(`/api/prompts/${promptId}/run`, body),
       `${base}/api/prompts/${promptId}/run`,
       JSON.stringify(body),
     ]);
   }
-  for (const [scenario, run, url, body] of scenarios) {
-    for (let i = 0; i < 200; i++) await run();
+  for (const [scenario, url, body] of scenarios) {
+    const init = { method: "POST" as const, headers, body };
+    const warm = await sequential(url, init, { requests: 200 });
     const before = processes.map(([, p]) => cpuMs(p.pid ?? 0));
     const self = process.cpuUsage();
-    const times: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const t = performance.now();
-      await run();
-      times.push(performance.now() - t);
-    }
+    const measured = await sequential(url, init, { requests: RUNS });
     const selfCpu = process.cpuUsage(self);
     const after = processes.map(([, p]) => cpuMs(p.pid ?? 0));
-    times.sort((a, b) => a - b);
-    const pct = (q: number) => (times[Math.floor(q * (times.length - 1))] ?? 0).toFixed(1);
+    if (warm.errors + measured.errors > 0) throw new Error(`${scenario}: ${warm.errors + measured.errors} failed`);
     process.stdout.write(
-      `\n${scenario}: ${RUNS} sequential runs, wall p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms\n` +
+      `\n${scenario}: ${RUNS} sequential runs, wall p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms\n` +
         "| process | CPU ms per run |\n|---|---:|\n" +
         processes
           .map(([name], i) => `| ${name} | ${(((after[i] ?? 0) - (before[i] ?? 0)) / RUNS).toFixed(2)} |`)

@@ -8,7 +8,8 @@
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) tune the runs; BENCH_MODES
  * (default "embedded,distributed") picks the modes. Then, side by side in the same run: the stub
  * called directly, Portkey's open-source gateway passing through to it (test/bench/portkey.ts), and
- * a Kiln prompt run in each mode, at 1 connection (latency) and 256 (throughput), each Kiln row as
+ * a Kiln prompt run in each mode, at 1 connection (latency: sequential requests timed to 0.01 ms,
+ * load.ts `sequential`) and 256 (throughput, autocannon), each Kiln row as
  * ratios to Portkey's throughput and to the stub's latency. The three are measured in turn
  * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds.
  */
@@ -26,6 +27,7 @@ import {
   load,
   publishedPrompt,
   ROOT,
+  sequential,
   startBenchPlatform,
   startStubProcess,
   stubProviders,
@@ -129,7 +131,7 @@ async function interleaved(targets: Target[]): Promise<SideBySide[]> {
     // Latency at 1 connection of each, then throughput at 256 of each: no latency is measured
     // while another target is still busy with a load run.
     const latencies = [];
-    for (const [, url, init] of targets) latencies.push(await load(url, init, BENCH.seconds, 1));
+    for (const [, url, init] of targets) latencies.push(await sequential(url, init, { seconds: BENCH.seconds }));
     for (const [i, [target, url, init]] of targets.entries()) {
       const many = await load(url, init, BENCH.seconds, 256);
       await settle();
@@ -230,7 +232,7 @@ process.stdout.write(
 
 // The comparison: each Kiln row as ratios to the Portkey row and the stub row measured beside it.
 process.stdout.write(
-  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection, throughput at 256 connections, ${BENCH.seconds} s each; the stub, Portkey and Kiln measured in turn, ${ROUNDS} rounds, each cell the median of its rounds\n\n` +
+  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection (sequential requests on one keep-alive connection, timed to 0.01 ms), throughput at 256 connections (autocannon), ${BENCH.seconds} s each; the stub, Portkey and Kiln measured in turn, ${ROUNDS} rounds, each cell the median of its rounds\n\n` +
     "| mode | target | p50 ms | p99 ms | req/s | errors | req/s ÷ Portkey | added p50 ms | added p99 ms |\n" +
     "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" +
     [...compared]
@@ -238,7 +240,8 @@ process.stdout.write(
         [direct, portkeyRow, ...kiln].map((r) => {
           if (!r || !direct || !portkeyRow) return "";
           const ratio = portkeyRow.rps > 0 ? (r.rps / portkeyRow.rps).toFixed(2) : "n/a";
-          return `| ${mode} | ${r.target} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.errors} | ${ratio} | ${r.p50 - direct.p50} | ${r.p99 - direct.p99} |`;
+          const ms = (x: number) => x.toFixed(1);
+          return `| ${mode} | ${r.target} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.rps} | ${r.errors} | ${ratio} | ${ms(r.p50 - direct.p50)} | ${ms(r.p99 - direct.p99)} |`;
         }),
       )
       .join("\n") +
