@@ -38,11 +38,16 @@ export async function startKilnProcess(
     stderr += chunk;
   });
   const base = await new Promise<string>((resolve, reject) => {
-    let out = "";
+    // Read until the address is found; what follows (logs at LOG_LEVEL) is drained, not kept.
+    let out: string | null = "";
     child.stdout?.on("data", (chunk: Buffer) => {
+      if (out === null) return;
       out += chunk;
       const found = /listening on (http:\/\/\S+)/.exec(out);
-      if (found?.[1]) resolve(found[1]);
+      if (found?.[1]) {
+        resolve(found[1]);
+        out = null;
+      }
     });
     void exited.then((code) => reject(new Error(`kiln exited (${code}) before listening: ${stderr}`)));
   });
