@@ -8,9 +8,9 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-function appWith(validators = lazyValidators()) {
+function appWith(validators = lazyValidators(), coerceTypes: boolean | "array" = false) {
   const app = fastify({
-    ajv: { customOptions: { allErrors: true, coerceTypes: false } },
+    ajv: { customOptions: { allErrors: true, coerceTypes } },
     schemaController: { compilersFactory: { buildValidator: validators.buildValidator } },
   });
   apps.push(app);
@@ -55,6 +55,29 @@ describe("lazyValidators", () => {
     expect(again.statusCode).toBe(400);
     expect(again.json().message).toContain("count");
     expect(again.json().message).not.toContain("body/name");
+  });
+
+  it("hands Ajv the parent data, so that a schema may replace the whole body", async () => {
+    // Coercing the root value to an array replaces request.body: Ajv can only do that through
+    // the parent Fastify passes when the function carries Ajv's `schemaEnv`.
+    const app = appWith(lazyValidators(), "array");
+    app.post("/tags", { schema: { body: { type: "array", items: { type: "string" } } } }, async (request) => ({
+      got: request.body,
+    }));
+    const first = await app.inject({
+      method: "POST",
+      url: "/tags",
+      payload: JSON.stringify("a"),
+      headers: { "content-type": "application/json" },
+    });
+    expect(first.json()).toEqual({ got: ["a"] });
+    const second = await app.inject({
+      method: "POST",
+      url: "/tags",
+      payload: JSON.stringify("b"),
+      headers: { "content-type": "application/json" },
+    });
+    expect(second.json()).toEqual({ got: ["b"] });
   });
 
   it("matches header schemas that name headers in any case", async () => {

@@ -30,8 +30,8 @@ export interface LazyValidators {
  */
 export function lazyValidators(): LazyValidators {
   const build = AjvCompiler() as unknown as BuildValidator;
-  const pending = new Set<() => unknown>();
-  let handedOut = 0;
+  /** One per schema handed out; each compiles its schema once, on its first call. */
+  const compilers: (() => Validate)[] = [];
   const buildValidator: BuildValidator = (externalSchemas, ajvOptions) => {
     const compile = build(externalSchemas, ajvOptions);
     return (route: RouteSchema) => {
@@ -40,12 +40,12 @@ export function lazyValidators(): LazyValidators {
       const compiledNow = (): Validate => {
         if (!compiled) {
           compiled = compile(routeSchema);
-          pending.delete(compiledNow);
+          // From now on a plain property, not a getter, on every request's path.
+          Object.defineProperty(validate, "schemaEnv", { value: compiled.schemaEnv });
         }
         return compiled;
       };
-      pending.add(compiledNow);
-      handedOut++;
+      compilers.push(compiledNow);
       const validate: Validate = (...args) => {
         const v = compiledNow();
         const valid = v(...args);
@@ -53,16 +53,20 @@ export function lazyValidators(): LazyValidators {
         validate.errors = v.errors;
         return valid;
       };
-      // Fastify looks for Ajv's `schemaEnv` before it calls (to pass the parent data along).
-      Object.defineProperty(validate, "schemaEnv", { get: () => compiledNow().schemaEnv });
+      // Fastify looks for Ajv's `schemaEnv` before it calls (to pass the parent data along): the
+      // first look compiles.
+      Object.defineProperty(validate, "schemaEnv", {
+        get: () => compiledNow().schemaEnv,
+        configurable: true,
+      });
       return validate;
     };
   };
   return {
     buildValidator: buildValidator as unknown as ValidatorFactory,
     compileAll() {
-      for (const compileNow of [...pending]) compileNow();
-      return handedOut;
+      for (const compileNow of compilers) compileNow();
+      return compilers.length;
     },
   };
 }

@@ -27,15 +27,17 @@ describe("the launcher bundle", () => {
       cwd: ROOT,
       stdio: "ignore",
     });
-    maps = new Map(
-      ["kiln.mjs.map", ...readdirSync(join(dir, "chunks")).map((f) => `chunks/${f}`)]
-        .filter((f) => f.endsWith(".map"))
-        .map((f) => [f, JSON.parse(readFileSync(join(dir, f), "utf8"))]),
-    );
     outDir = dir;
+    maps = new Map(outputs(".map").map((f) => [f, JSON.parse(readFileSync(join(dir, f), "utf8"))]));
   }, 60_000);
 
   afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+  /** The build's files ending in `ext`, relative to the output directory: the launcher's and its chunks'. */
+  const outputs = (ext: string) =>
+    ["kiln.mjs", "kiln.mjs.map", ...readdirSync(join(outDir, "chunks")).map((f) => `chunks/${f}`)].filter((f) =>
+      f.endsWith(ext),
+    );
 
   it("maps Kiln's own code to its TypeScript, and no dependency", () => {
     const mapped = new Set<string>();
@@ -65,8 +67,7 @@ describe("the launcher bundle", () => {
 
   it("comes in chunks, the largest a fraction of the whole", () => {
     // V8 keeps the memory of its largest parse: one 3.6 MB bundle left 30 MB behind it.
-    const files = ["kiln.mjs", ...readdirSync(join(outDir, "chunks")).map((f) => `chunks/${f}`)];
-    const sizes = files.filter((f) => f.endsWith(".mjs")).map((f) => statSync(join(outDir, f)).size);
+    const sizes = outputs(".mjs").map((f) => statSync(join(outDir, f)).size);
     const whole = sizes.reduce((a, b) => a + b, 0);
     expect(sizes.length).toBeGreaterThan(20);
     expect(Math.max(...sizes)).toBeLessThan(whole / 5);

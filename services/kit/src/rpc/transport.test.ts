@@ -20,6 +20,8 @@ import { buildRpcServer, defineService, type RpcServer, type ServiceModule } fro
 import { createDirectTransport, createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
 
 const tokens = createInternalTokens("x".repeat(32));
+/** A caller's interceptors: the service `test`'s own token on every call. */
+const asTestService = [createForwardInterceptor(tokens, { type: "service", id: "test" })];
 
 /** A service named `name` answering ExecutionService with `impl`, behind the kit's interceptors. */
 const executionService = (
@@ -66,7 +68,7 @@ describe("createNetworkTransport", () => {
     servers.push(a.server, b.server);
     const network = createNetworkTransport({
       baseUrl: `${a.url},${b.url}`,
-      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+      interceptors: asTestService,
     });
     transports.push(network);
     return { a, b, client: createClient(ExecutionService, network.transport) };
@@ -116,7 +118,7 @@ describe("createNetworkTransport", () => {
     const url = await server.app.listen({ host: "127.0.0.1", port: 0 });
     const network = createNetworkTransport({
       baseUrl: url,
-      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+      interceptors: asTestService,
     });
     transports.push(network);
     let encoding: string | null = "unset";
@@ -135,7 +137,7 @@ describe("createNetworkTransport", () => {
           baseUrl: url,
           httpVersion: "2",
           sessionManager,
-          interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+          interceptors: asTestService,
         }),
       ).listModels({}, { onHeader: (h) => (defaultEncoding = h.get("content-encoding")) });
     } finally {
@@ -180,7 +182,7 @@ describe("createNetworkTransport", () => {
     const looked: string[] = [];
     const network = createNetworkTransport({
       baseUrl: `http://execution.kiln.svc:${port}`,
-      interceptors: [createForwardInterceptor(tokens, { type: "service", id: "test" })],
+      interceptors: asTestService,
       resolve: async (host) => {
         looked.push(host);
         return ["127.0.0.1"];
