@@ -9,7 +9,6 @@ import {
   createContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
@@ -17,6 +16,7 @@ import { createInFlight, sleep } from "../lifecycle.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
+import { connectRoutes } from "./connect-routes.js";
 import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
 import { REFLECTION_PATHS, registerReflection } from "./reflection.js";
 
@@ -174,7 +174,7 @@ export async function buildRpcServer(service: ServiceModule) {
     requestIdHeader: "x-request-id",
     genReqId: () => newId("req"),
   });
-  await app.register(fastifyConnectPlugin, {
+  await app.register(connectRoutes, {
     routes: service.routes,
     interceptors: service.interceptors,
     // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
