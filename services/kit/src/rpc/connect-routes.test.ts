@@ -18,8 +18,8 @@ import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
 let server: RpcServer;
 let relay: Server;
 let relayUrl: string;
-/** What the server sent through the relay since the last reset. */
-let fromServer: Buffer[] = [];
+/** What the server sent through the relay, per connection opened since the last reset. */
+let connections: Buffer[][] = [];
 
 beforeAll(async () => {
   server = await buildRpcServer(
@@ -39,9 +39,11 @@ beforeAll(async () => {
   const address = new URL(await server.app.listen({ host: "127.0.0.1", port: 0 }));
   relay = createServer((client) => {
     const upstream = tcpConnect(Number(address.port), address.hostname);
+    const sent: Buffer[] = [];
+    connections.push(sent);
     client.pipe(upstream);
     upstream.on("data", (chunk: Buffer) => {
-      fromServer.push(chunk);
+      sent.push(chunk);
       client.write(chunk);
     });
     upstream.on("close", () => client.destroy());
@@ -58,7 +60,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  fromServer = [];
+  connections = [];
 });
 
 interface Frame {
@@ -88,8 +90,9 @@ function framesOf(bytes: Buffer): Frame[] {
   return frames;
 }
 
-/** The frames the server sent on the streams that carried calls (not the connection's own). */
-const callFrames = () => framesOf(Buffer.concat(fromServer)).filter((f) => f.streamId !== 0 && f.type !== "other");
+/** The frames the server sent, on the connections of this test, on the streams that carried calls. */
+const callFrames = () =>
+  connections.flatMap((sent) => framesOf(Buffer.concat(sent))).filter((f) => f.streamId !== 0 && f.type !== "other");
 
 describe("a service's answers on the wire", () => {
   it("ends a unary Connect answer with its one DATA frame", async () => {
