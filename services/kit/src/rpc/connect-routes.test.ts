@@ -11,9 +11,8 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createInternalTokens } from "../auth/internal-token.js";
-import { createLogger } from "../logger.js";
-import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
+import { buildRpcServer, type RpcServer } from "./rpc-server.js";
+import { executionTestService } from "./test-services.js";
 
 let server: RpcServer;
 let relay: Server;
@@ -23,17 +22,10 @@ let connections: Buffer[][] = [];
 
 beforeAll(async () => {
   server = await buildRpcServer(
-    defineService({
-      name: "execution",
-      logger: createLogger({ name: "connect-routes", level: "silent" }),
-      register: (router) =>
-        router.service(ExecutionService, {
-          async listModels() {
-            return { models: [] };
-          },
-        }),
-      readiness: [],
-      auth: { tokens: createInternalTokens("x".repeat(32)), verifyApiKey: () => Promise.reject(new Error("none")) },
+    executionTestService("execution", {
+      async listModels() {
+        return { models: [] };
+      },
     }),
   );
   const address = new URL(await server.app.listen({ host: "127.0.0.1", port: 0 }));

@@ -20,14 +20,12 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { CatalogService } from "@kiln/proto/catalog";
-import { ExecutionService } from "@kiln/proto/execution";
 import { HealthCheckRequestSchema, HealthCheckResponseSchema } from "@kiln/proto/health";
 import * as v1 from "@kiln/proto/reflection/v1";
 import * as v1alpha from "@kiln/proto/reflection/v1alpha";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createInternalTokens } from "../auth/internal-token.js";
-import { createLogger } from "../logger.js";
-import { buildRpcServer, defineService, type RpcServer } from "./rpc-server.js";
+import { buildRpcServer, type RpcServer } from "./rpc-server.js";
+import { executionTestService } from "./test-services.js";
 
 let server: RpcServer;
 let target: string;
@@ -35,17 +33,10 @@ let client: grpc.Client;
 
 beforeAll(async () => {
   server = await buildRpcServer(
-    defineService({
-      name: "execution",
-      logger: createLogger({ name: "grpc-polish", level: "silent" }),
-      register: (router) =>
-        router.service(ExecutionService, {
-          async listModels() {
-            return { models: [] };
-          },
-        }),
-      readiness: [],
-      auth: { tokens: createInternalTokens("x".repeat(32)), verifyApiKey: () => Promise.reject(new Error("none")) },
+    executionTestService("execution", {
+      async listModels() {
+        return { models: [] };
+      },
     }),
   );
   const address = await server.app.listen({ host: "127.0.0.1", port: 0 });

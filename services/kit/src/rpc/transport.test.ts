@@ -1,48 +1,24 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  Code,
-  ConnectError,
-  createClient,
-  createContextKey,
-  createContextValues,
-  type ServiceImpl,
-} from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createContextKey, createContextValues } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { ExecutionService } from "@kiln/proto/execution";
 import { afterEach, describe, expect, it } from "vitest";
-import { createInternalTokens } from "../auth/internal-token.js";
 import { kPrincipal } from "../auth/principal.js";
 import { invalidArgument } from "../errors.js";
-import { createLogger } from "../logger.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
-import { buildRpcServer, defineService, type RpcServer, type ServiceModule } from "./rpc-server.js";
+import { buildRpcServer, type RpcServer } from "./rpc-server.js";
+import { executionTestService, testTokens as tokens } from "./test-services.js";
 import { createDirectTransport, createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
 
-const tokens = createInternalTokens("x".repeat(32));
 /** A caller's interceptors: the service `test`'s own token on every call. */
 const asTestService = [createForwardInterceptor(tokens, { type: "service", id: "test" })];
-
-/** A service named `name` answering ExecutionService with `impl`, behind the kit's interceptors. */
-const executionService = (
-  name: string,
-  impl: Partial<ServiceImpl<typeof ExecutionService>>,
-  contextValues?: ServiceModule["contextValues"],
-) =>
-  defineService({
-    name,
-    logger: createLogger({ name, level: "silent" }),
-    register: (router) => router.service(ExecutionService, impl),
-    readiness: [],
-    auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
-    contextValues,
-  });
 
 /** A real h2c server whose ListModels takes `delayMs` and answers with the replica's name. */
 async function startReplica(name: string, delayMs: number) {
   let calls = 0;
   const server = await buildRpcServer(
-    executionService(name, {
+    executionTestService(name, {
       async listModels() {
         calls++;
         await sleep(delayMs);
@@ -113,7 +89,7 @@ describe("createNetworkTransport", () => {
 
   it("asks for uncompressed answers: a large one arrives as it was written", async () => {
     const big = Array.from({ length: 200 }, (_, i) => ({ id: `model-${i}`, provider: "p".repeat(40) }));
-    const server = await buildRpcServer(executionService("big", { listModels: async () => ({ models: big }) }));
+    const server = await buildRpcServer(executionTestService("big", { listModels: async () => ({ models: big }) }));
     servers.push(server);
     const url = await server.app.listen({ host: "127.0.0.1", port: 0 });
     const network = createNetworkTransport({
@@ -198,7 +174,7 @@ describe("createNetworkTransport", () => {
 describe("createDirectTransport", () => {
   const models = [{ id: "a" }];
   let seenPrincipal: unknown;
-  const service = executionService("direct", {
+  const service = executionTestService("direct", {
     async listModels(_req, context) {
       seenPrincipal = context.values.get(kPrincipal);
       return { models };
@@ -242,7 +218,7 @@ describe("createDirectTransport", () => {
 
 describe("a service's contextValues hook", () => {
   const kArrived = createContextKey<string>("", { description: "the path the call arrived on" });
-  const service = executionService(
+  const service = executionTestService(
     "hook",
     {
       async listModels(_req, context) {
