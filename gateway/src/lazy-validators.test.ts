@@ -64,20 +64,16 @@ describe("lazyValidators", () => {
     app.post("/tags", { schema: { body: { type: "array", items: { type: "string" } } } }, async (request) => ({
       got: request.body,
     }));
-    const first = await app.inject({
-      method: "POST",
-      url: "/tags",
-      payload: JSON.stringify("a"),
-      headers: { "content-type": "application/json" },
-    });
-    expect(first.json()).toEqual({ got: ["a"] });
-    const second = await app.inject({
-      method: "POST",
-      url: "/tags",
-      payload: JSON.stringify("b"),
-      headers: { "content-type": "application/json" },
-    });
-    expect(second.json()).toEqual({ got: ["b"] });
+    // The first request compiles the schema, the second finds it compiled: both hand the parent on.
+    for (const tag of ["a", "b"]) {
+      const answer = await app.inject({
+        method: "POST",
+        url: "/tags",
+        payload: JSON.stringify(tag),
+        headers: { "content-type": "application/json" },
+      });
+      expect(answer.json()).toEqual({ got: [tag] });
+    }
   });
 
   it("matches header schemas that name headers in any case", async () => {
