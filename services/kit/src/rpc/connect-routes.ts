@@ -37,7 +37,7 @@ export interface ConnectRoutesOptions {
  * reached the socket: two socket writes and a round through JavaScript between them, and the caller
  * reads the answer only at the second. Measured on the run path at one connection (a run's answer
  * from the execution service to the gateway): from the handler's return to the stream's end,
- * 0.62–0.69× the time it took with the compatibility response's writer.
+ * 0.63–0.69× the time it took with the compatibility response's writer.
  * Calls whose answer has trailers (gRPC) or a stream of messages keep Connect's own writer.
  */
 export async function connectRoutes(app: FastifyInstance, options: ConnectRoutesOptions): Promise<void> {
