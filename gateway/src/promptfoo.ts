@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { BUNDLE_FORMAT, type Bundle, type BundleCase, type BundlePrompt, type BundleSkill } from "@kiln/kit/bundle";
 import { invalidArgument } from "@kiln/kit/errors";
 import { safeRegexProblem } from "@kiln/kit/safe-regex";
-import Mustache from "mustache";
+import { parseTemplate, templateRenderer } from "@kiln/kit/templates";
 import { parse as parseYaml } from "yaml";
 
 export interface PromptfooConversion {
@@ -298,7 +298,7 @@ function variablesSchemaOf(
           if (children) walk(children);
         }
       };
-      walk(new Mustache.Writer().parse(t) as unknown as unknown[]);
+      walk(parseTemplate(t));
     } catch (e) {
       warnings.push(`${at}: the template does not parse (${e instanceof Error ? e.message : String(e)})`);
     }
@@ -317,6 +317,9 @@ function variablesSchemaOf(
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** Assertion values rendered with the test's variables (a bounded cache, not Mustache's unbounded one). */
+const assertionValues = templateRenderer({ maxChars: 1_000_000 });
+
 /** One promptfoo assertion as Kiln assertions (none when it cannot map, with a warning). */
 function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: string[]): unknown[] {
   if (!isObject(a) || typeof a.type !== "string") {
@@ -324,7 +327,7 @@ function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: string[])
     return [];
   }
   const render = (v: Json | undefined): Json | undefined =>
-    typeof v === "string" ? Mustache.render(v, vars, {}, { escape: (s: string) => s }) : v;
+    typeof v === "string" ? assertionValues.render(v, vars, String) : v;
   const value = render(a.value);
   const strings = (v: Json | undefined) =>
     (Array.isArray(v) ? v.map((x) => render(x)) : [v]).filter((x): x is string => typeof x === "string");

@@ -3,11 +3,9 @@
  * Every placeholder must be declared by the version's variables schema, so a typo is a 400 at save
  * time rather than an empty string at run time.
  */
-import Mustache from "mustache";
+import { parseTemplate, type TemplateToken } from "@kiln/kit/templates";
 import type { Issues } from "./issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue } from "./json-schema.js";
-
-type Span = [string, string, number, number, Span[]?, ...unknown[]];
 
 export interface Placeholder {
   /** As written: `city`, `user.name`, `.` (the current item of a section). */
@@ -22,10 +20,9 @@ export interface Placeholder {
  * message) when the template does not parse.
  */
 export function placeholdersOf(template: string): Placeholder[] {
-  // A writer of its own: the default one caches every template it ever parsed.
-  const spans = new Mustache.Writer().parse(template) as unknown as Span[];
+  const spans = parseTemplate(template);
   const found: Placeholder[] = [];
-  const walk = (list: Span[], sections: string[]) => {
+  const walk = (list: TemplateToken[], sections: string[]) => {
     for (const [type, value, , , children] of list) {
       if (type === "name" || type === "&") found.push({ name: value, kind: "variable", sections });
       else if (type === "#" || type === "^") {

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import Mustache from "mustache";
+import { templateRenderer } from "@kiln/kit/templates";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import type { ChatMessage, ModelResult, ResponseFormat, ToolDefinition } from "../providers/provider.js";
 import { isProviderError, providerFailureOf } from "../providers/provider.js";
@@ -59,7 +59,6 @@ function viewOf(value: unknown): unknown {
   return view;
 }
 
-/** Mustache without HTML escaping (api.md "Prompts"); non-string values render as JSON. */
 /** A call that failed before the model answered anything: no tokens, no cost. */
 export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, latencyMs = 0): PromptExecution {
   return {
@@ -75,13 +74,13 @@ export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, lat
   };
 }
 
+/** The parse of recent templates, bounded (Mustache's default cache keeps every template forever). */
+const templates = templateRenderer();
+const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** Mustache without HTML escaping (api.md "Prompts"); non-string values render as JSON. */
 export function renderTemplate(template: string, variables: Record<string, unknown>): string {
-  return Mustache.render(
-    template,
-    viewOf(variables),
-    {},
-    { escape: (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v)) },
-  );
+  return templates.render(template, viewOf(variables), asText);
 }
 
 export interface ExecuteOptions {
