@@ -4,6 +4,7 @@ import rateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
+import { LIMITS } from "@kiln/kit/limits";
 import type { Logger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
@@ -17,8 +18,10 @@ import type { WebhookService } from "@kiln/proto/webhooks";
 import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
 import type { Authenticator } from "./auth/authenticator.js";
+import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
+import { jsonBytesKeyword } from "./json-limits.js";
 import { lazyValidators } from "./lazy-validators.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
@@ -32,7 +35,7 @@ import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = LIMITS.bodyBytes;
 
 export interface GatewayClients {
   identity: Client<typeof IdentityService>;
@@ -112,6 +115,7 @@ export async function buildGateway(deps: GatewayDeps) {
       return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : newId("req");
     },
     ajv: {
+      plugins: [jsonBytesKeyword],
       customOptions: {
         coerceTypes: false,
         removeAdditional: false,
@@ -145,8 +149,8 @@ export async function buildGateway(deps: GatewayDeps) {
   // JSON only. An empty body reads as {} so routes whose fields are all optional take none;
   // "__proto__" keys stay plain data (JSON.parse never touches prototypes).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, raw, done) => {
+    const text = typeof raw === "string" ? raw : raw.toString("utf8");
     if (text.trim() === "") return done(null, {});
     if (jsonDepthExceeds(text)) {
       return done(
@@ -156,11 +160,19 @@ export async function buildGateway(deps: GatewayDeps) {
         undefined,
       );
     }
+    let body: unknown;
     try {
-      done(null, JSON.parse(text));
+      body = JSON.parse(text);
     } catch {
-      done(new HttpError("invalid_argument", "the request body is not valid JSON"), undefined);
+      return done(new HttpError("invalid_argument", "the request body is not valid JSON"), undefined);
     }
+    const malformed = malformedTextIssues(text, body);
+    if (malformed.length > 0) {
+      return done(
+        new HttpError("invalid_argument", "the request body holds text that is not valid Unicode", malformed),
+      );
+    }
+    done(null, body);
   });
 
   await registerOpenApi(app);

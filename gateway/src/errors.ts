@@ -69,6 +69,9 @@ function fieldOf(prefix: string, issue: AjvIssue): string {
 function issueOf(issue: AjvIssue): string {
   if (issue.keyword === "required") return "is required";
   if (issue.keyword === "additionalProperties") return "is not allowed";
+  // Limits name their value (docs/api.md "Limits"), in the words the services use.
+  if (issue.keyword === "maxLength") return `must be at most ${issue.params.limit} characters`;
+  if (issue.keyword === "maxItems") return `must hold at most ${issue.params.limit} items`;
   if (issue.keyword === "discriminator") {
     return issue.params.error === "mapping" ? "is not a known type" : "is required and must be a string";
   }

@@ -1,16 +1,18 @@
+import { LIMITS } from "@kiln/kit/limits";
 import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { Body, errorResponses, List, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {
+  Description,
   DiffQuerystring,
   Id,
   IdParams,
   JsonObject,
   ListQuerystring,
   listRequest,
+  Name,
   organizationOf,
-  Text,
   VersionIdQuerystring,
   VersionParams,
 } from "./catalog-requests.js";
@@ -81,7 +83,7 @@ export const WorkflowStepView = Type.Object(
 /** An agent version's workflow (api.md "Agents"): configuration, never a resource of its own. */
 export const WorkflowView = Type.Object(
   {
-    inputSchema: JsonObject("a JSON Schema of the inputs"),
+    inputSchema: JsonObject("a JSON Schema of the inputs", LIMITS.jsonSchemaBytes),
     entry: Type.String({ description: "the first step's id" }),
     steps: Type.Array(ref(WorkflowStepView), { maxItems: 100 }),
     output: Type.String({ description: '"{{steps.<id>.output}}"' }),
@@ -177,7 +179,7 @@ export const WorkflowValidationView = Type.Object(
   { $id: "WorkflowValidation" },
 );
 
-const Workflow = JsonObject(WORKFLOW_DESCRIPTION);
+const Workflow = JsonObject(WORKFLOW_DESCRIPTION, LIMITS.workflowBytes);
 
 export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
@@ -212,8 +214,8 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
           organizationId: Type.Optional(
             Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
           ),
-          name: Text,
-          description: Type.Optional(Text),
+          name: Name,
+          description: Type.Optional(Description),
         }),
         response: { 201: ref(AgentView), ...errorResponses(400, 401, 403, 404) },
       },
@@ -260,7 +262,7 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
         operationId: "updateAgent",
         summary: "Change an agent's name or description",
         params: IdParams,
-        body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
+        body: Body({ name: Type.Optional(Name), description: Type.Optional(Description) }),
         response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404) },
       },
     },

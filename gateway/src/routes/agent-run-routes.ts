@@ -1,3 +1,4 @@
+import { LIMITS } from "@kiln/kit/limits";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
@@ -119,7 +120,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         headers: IdempotencyHeaders,
         body: Body({
           organizationId: Type.Optional(OrganizationId),
-          inputs: JsonObject("the agent inputs, matching the version's inputSchema"),
+          inputs: JsonObject("the agent inputs, matching the version's inputSchema", LIMITS.variablesBytes),
           versionId: Type.Optional(Id),
           label: Type.Optional(LabelName),
           mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
@@ -205,7 +206,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         headers: IdempotencyHeaders,
         body: Body({
           stepId: Type.String({ minLength: 1, maxLength: 200 }),
-          inputs: Type.Optional(JsonObject("new inputs, in effect from stepId on")),
+          inputs: Type.Optional(JsonObject("new inputs, in effect from stepId on", LIMITS.variablesBytes)),
         }),
         response: { 201: ref(AgentRunView), ...runErrors },
       },

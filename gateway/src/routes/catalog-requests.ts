@@ -1,9 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { LIMITS } from "@kiln/kit/limits";
 import type { ToolSelectorSchema } from "@kiln/proto/catalog";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import { principalOf } from "../app.js";
 import { HttpError } from "../errors.js";
+import { MAX_JSON_BYTES } from "../json-limits.js";
 import { Body, ListQuery } from "../schemas.js";
 
 /**
@@ -19,13 +21,29 @@ export const LabelName = Type.String({
   pattern: "^[a-z][a-z0-9-]{0,39}$",
   description: "a label: production (the published version), latest (the newest version) or your own",
 });
-/** Names and descriptions: the service trims them and checks their length. */
-export const Text = Type.String({ maxLength: 10_000 });
+/** A name (the service trims it; docs/api.md "Limits"). */
+export const Name = Type.String({ maxLength: LIMITS.nameChars });
+/** A description (the service trims it). */
+export const Description = Type.String({ maxLength: LIMITS.descriptionChars });
+/** A prompt version's system or developer prompt: a Mustache template. */
+export const PromptText = (description: string) => Type.String({ maxLength: LIMITS.promptTextChars, description });
 export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 'a model id, e.g. "local/echo"' });
 
-/** A free-form JSON object (schemas, tool config, bindings): sent to the service as JSON text, unchanged. */
-export const JsonObject = (description: string) =>
-  Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true, description });
+/**
+ * A free-form JSON object (schemas, tool config, bindings): sent to the service as JSON text,
+ * unchanged, and at most `maxBytes` of it (docs/api.md "Limits").
+ */
+export const JsonObject = (description: string, maxBytes: number) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    additionalProperties: true,
+    description,
+    [MAX_JSON_BYTES]: maxBytes,
+  });
+
+/** Any JSON value, at most `maxBytes` of it. */
+export const JsonValue = (description: string, maxBytes: number) =>
+  Type.Unknown({ description, [MAX_JSON_BYTES]: maxBytes });
 
 /** A tool to attach: a bare tool id pins the tool's current version (api.md "Prompts", "Skills"). */
 export const ToolSelectorBody = Type.Union([

@@ -1,7 +1,9 @@
+import { LIMITS } from "@kiln/kit/limits";
 import type { EvaluationCase, EvaluationRun } from "@kiln/proto/evaluation";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import { MAX_JSON_BYTES } from "../json-limits.js";
 import {
   Body,
   errorResponses,
@@ -13,7 +15,16 @@ import {
   ref,
   Timestamp,
 } from "../schemas.js";
-import { Id, IdParams, JsonObject, jsonText, OrganizationId, organizationOf, Text } from "./catalog-requests.js";
+import {
+  Id,
+  IdParams,
+  JsonObject,
+  JsonValue,
+  jsonText,
+  Name,
+  OrganizationId,
+  organizationOf,
+} from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
 import { OutputView, RunErrorView, UsageView } from "./run-routes.js";
 import { isObject, iso } from "./views.js";
@@ -40,16 +51,26 @@ const TargetLabel = Type.String({
  * and JSONPath are valid, bounds are not negative) is for the evaluation service to judge.
  */
 const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; optional?: Record<string, unknown> }> = {
-  equals: { required: { value: { description: "compared with output.text, or with the JSON output" } } },
-  contains: { required: { value: { type: "string" } } },
+  equals: {
+    required: {
+      value: {
+        description: "compared with output.text, or with the JSON output",
+        [MAX_JSON_BYTES]: LIMITS.expectedOutputBytes,
+      },
+    },
+  },
+  contains: { required: { value: { type: "string", maxLength: LIMITS.assertionTextChars } } },
   regex: {
     required: {
       pattern: {
         type: "string",
+        maxLength: 1_000,
         description: "a regular expression in RE2 syntax (no backreferences or lookaround), run in linear time",
       },
     },
-    optional: { flags: { type: "string", description: "of d, g, i, m, s, u, y (d, g, u and y change nothing)" } },
+    optional: {
+      flags: { type: "string", maxLength: 10, description: "of d, g, i, m, s, u, y (d, g, u and y change nothing)" },
+    },
   },
   json_schema: {
     required: {
@@ -57,22 +78,26 @@ const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; opti
         type: ["object", "boolean"],
         additionalProperties: true,
         description: "a JSON Schema (2020-12) the JSON output must match",
+        [MAX_JSON_BYTES]: LIMITS.jsonSchemaBytes,
       },
     },
   },
   json_path: {
     required: {
-      path: { type: "string", description: 'a JSONPath into the JSON output, e.g. "$.summary"' },
-      equals: {},
+      path: { type: "string", maxLength: 1_000, description: 'a JSONPath into the JSON output, e.g. "$.summary"' },
+      equals: { [MAX_JSON_BYTES]: LIMITS.expectedOutputBytes },
     },
   },
   max_latency_ms: { required: { value: { type: "number", description: "≥ 0" } } },
   max_cost_usd: { required: { value: { type: "number", description: "≥ 0" } } },
   llm_judge: {
-    required: { rubric: { type: "string", description: "what a passing output does" } },
+    required: {
+      rubric: { type: "string", maxLength: LIMITS.assertionTextChars, description: "what a passing output does" },
+    },
     optional: {
       model: {
         type: "string",
+        maxLength: 200,
         description: "the judge, e.g. openai/gpt-4o-mini; default: the deployment's default model",
       },
       threshold: { type: "number", description: "the passing score, 0 to 1; default 0.5" },
@@ -118,12 +143,17 @@ export const AssertionView = Type.Unsafe<Record<string, unknown> & { type: strin
 const Assertion = ref(AssertionView);
 
 const NewCase = Body({
-  name: Type.Optional(Text),
-  input: JsonObject("the skill input, matching its inputSchema"),
+  name: Type.Optional(Name),
+  input: JsonObject("the skill input, matching its inputSchema", LIMITS.variablesBytes),
   expectedOutput: Type.Optional(
-    Type.Unknown({ description: "the output the skill should give (alone it means an equals assertion); null: none" }),
+    JsonValue(
+      "the output the skill should give (alone it means an equals assertion); null: none",
+      LIMITS.expectedOutputBytes,
+    ),
   ),
-  assertions: Type.Optional(Type.Array(Assertion)),
+  assertions: Type.Optional(
+    Type.Array(Assertion, { maxItems: LIMITS.assertionsPerCase, [MAX_JSON_BYTES]: LIMITS.assertionsBytes }),
+  ),
 });
 
 export const EvaluationCaseView = Type.Object(
@@ -510,7 +540,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
         headers: IdempotencyHeaders,
         body: Body({
           organizationId: Type.Optional(OrganizationId),
-          cases: Type.Array(NewCase, { minItems: 1, maxItems: 500 }),
+          cases: Type.Array(NewCase, { minItems: 1, maxItems: LIMITS.casesPerRequest }),
         }),
         response: { 201: List(ref(EvaluationCaseView)), ...errorResponses(400, 401, 403, 404) },
       },

@@ -1,15 +1,18 @@
+import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { Body, errorResponses, List, Nullable, ref } from "../schemas.js";
 import {
+  Description,
   IdParams,
   JsonObject,
   jsonText,
   ListQuerystring,
   listRequest,
   ModelId,
+  Name,
   OrganizationId,
-  Text,
+  PromptText,
   ToolSelectorBody,
   toolSelectors,
   VersionIdQuerystring,
@@ -51,8 +54,8 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         summary: "Create a prompt (it has no version yet)",
         body: Body({
           organizationId: OrganizationId,
-          name: Text,
-          description: Type.Optional(Text),
+          name: Name,
+          description: Type.Optional(Description),
           defaultModel: Type.Optional(Nullable(ModelId)),
         }),
         response: { 201: ref(PromptView), ...errorResponses(400, 401, 403, 404) },
@@ -100,8 +103,8 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         summary: "Change a prompt's name, description or default model (null clears it)",
         params: IdParams,
         body: Body({
-          name: Type.Optional(Text),
-          description: Type.Optional(Text),
+          name: Type.Optional(Name),
+          description: Type.Optional(Description),
           defaultModel: Type.Optional(Nullable(ModelId)),
         }),
         response: { 200: ref(PromptView), ...errorResponses(400, 401, 403, 404) },
@@ -133,11 +136,13 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         summary: "Create an immutable draft version of a prompt",
         params: IdParams,
         body: Body({
-          systemPrompt: Type.String({ description: "Mustache template; every {{placeholder}} must be declared" }),
-          developerPrompt: Type.Optional(Nullable(Type.String())),
-          variablesSchema: Type.Optional(JsonObject('a JSON Schema of type object; default {"type":"object"}')),
+          systemPrompt: PromptText("Mustache template; every {{placeholder}} must be declared"),
+          developerPrompt: Type.Optional(Nullable(PromptText("Mustache template, sent after the system prompt"))),
+          variablesSchema: Type.Optional(
+            JsonObject('a JSON Schema of type object; default {"type":"object"}', LIMITS.jsonSchemaBytes),
+          ),
           responseFormat: Type.Optional(
-            JsonObject('{"type":"text"} (default) or {"type":"json_schema","name"?,"schema"}'),
+            JsonObject('{"type":"text"} (default) or {"type":"json_schema","name"?,"schema"}', LIMITS.jsonSchemaBytes),
           ),
           temperature: Type.Optional(Nullable(Type.Number({ description: "0–2" }))),
           // Within the wire's int32; the catalog answers its own bound (1 to 128 000) on the field.
@@ -145,7 +150,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
             Nullable(Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, description: "1 to 128000" })),
           ),
           model: Type.Optional(Nullable(ModelId)),
-          tools: Type.Optional(Type.Array(ToolSelectorBody)),
+          tools: Type.Optional(Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion })),
         }),
         response: { 201: ref(PromptVersionView), ...errorResponses(400, 401, 403, 404) },
       },

@@ -1,3 +1,4 @@
+import { LIMITS } from "@kiln/kit/limits";
 import type { Run, RunStep, ToolCall } from "@kiln/proto/execution";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
@@ -277,7 +278,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         headers: IdempotencyHeaders,
         body: Body({
           organizationId: OrganizationId,
-          variables: JsonObject("values of the version's variables schema"),
+          variables: JsonObject("values of the version's variables schema", LIMITS.variablesBytes),
           versionId: Type.Optional(Id),
           label: Type.Optional(LabelName),
           model: Type.Optional(ModelId),
@@ -304,7 +305,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   const skillRunBody = Body({
     organizationId: Type.Optional(OrganizationId),
-    input: JsonObject("the skill input, matching its inputSchema"),
+    input: JsonObject("the skill input, matching its inputSchema", LIMITS.variablesBytes),
     versionId: Type.Optional(Id),
     label: Type.Optional(LabelName),
   });

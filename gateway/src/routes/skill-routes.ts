@@ -1,7 +1,9 @@
+import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { Body, errorResponses, List, ref } from "../schemas.js";
 import {
+  Description,
   DiffQuerystring,
   Id,
   IdParams,
@@ -9,8 +11,8 @@ import {
   jsonText,
   ListQuerystring,
   listRequest,
+  Name,
   organizationOf,
-  Text,
   ToolSelectorBody,
   toolSelectors,
   VersionIdQuerystring,
@@ -33,10 +35,11 @@ const PromptStep = Body({
   promptVersionId: Type.Optional(
     Type.String({ minLength: 1, maxLength: 100, description: "default: the prompt's published version" }),
   ),
-  alias: Type.Optional(Type.String({ description: "default step<order>; unique in the composition" })),
+  alias: Type.Optional(Type.String({ maxLength: 100, description: "default step<order>; unique in the composition" })),
   variables: Type.Optional(
     JsonObject(
       'bindings: {name: "{{input.x}}" | "{{steps.<alias>.output}}" | "{{steps.<alias>.output.field}}" | literal}',
+      LIMITS.variablesBytes,
     ),
   ),
 });
@@ -75,8 +78,8 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
           organizationId: Type.Optional(
             Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
           ),
-          name: Text,
-          description: Type.Optional(Text),
+          name: Name,
+          description: Type.Optional(Description),
         }),
         response: { 201: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
       },
@@ -123,7 +126,7 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
         operationId: "updateSkill",
         summary: "Change a skill's name or description",
         params: IdParams,
-        body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
+        body: Body({ name: Type.Optional(Name), description: Type.Optional(Description) }),
         response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
       },
     },
@@ -213,7 +216,7 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
         operationId: "replaceSkillPrompts",
         summary: "replacePrompts: replace the prompt composition of a draft skill version; answers the skill",
         params: IdParams,
-        body: Body({ prompts: Type.Array(PromptStep) }),
+        body: Body({ prompts: Type.Array(PromptStep, { maxItems: LIMITS.promptsPerSkill }) }),
         response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
@@ -243,7 +246,7 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
         operationId: "replaceSkillTools",
         summary: "Replace the tools every step of a draft skill version may call; answers the skill",
         params: IdParams,
-        body: Body({ tools: Type.Array(ToolSelectorBody) }),
+        body: Body({ tools: Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion }) }),
         response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },

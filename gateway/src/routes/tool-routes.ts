@@ -1,15 +1,17 @@
+import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { Body, errorResponses, List, OneOf, ref } from "../schemas.js";
 import {
+  Description,
   DiffQuerystring,
   IdParams,
   JsonObject,
   jsonText,
   ListQuerystring,
   listRequest,
+  Name,
   OrganizationId,
-  Text,
   VersionParams,
 } from "./catalog-requests.js";
 import {
@@ -27,8 +29,9 @@ const config = { stability: "beta" as const };
 const ToolType = OneOf(["manual_stub", "http"]);
 const ToolConfig = JsonObject(
   'manual_stub: {"result": {...}}; http: {"url", "method": "GET" | "POST", "headers"?, "timeoutMs"? (≤ 10000)}',
+  LIMITS.toolConfigBytes,
 );
-const InputSchema = JsonObject("a JSON Schema of type object describing the tool input");
+const InputSchema = JsonObject("a JSON Schema of type object describing the tool input", LIMITS.jsonSchemaBytes);
 
 /** Tools and their versions (api.md "Tools", "Version diffs"; spec §9: public beta). */
 export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -63,11 +66,11 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
         body: Body({
           organizationId: OrganizationId,
           toolKey: Type.String({ pattern: "^[a-zA-Z0-9_-]{1,64}$", description: "unique per organization" }),
-          name: Text,
+          name: Name,
           type: ToolType,
           config: ToolConfig,
           inputSchema: InputSchema,
-          description: Type.Optional(Text),
+          description: Type.Optional(Description),
         }),
         response: { 201: ref(ToolView), ...errorResponses(400, 401, 403, 404, 409) },
       },
@@ -118,7 +121,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
         operationId: "updateTool",
         summary: "Change a tool's name or description (metadata lives on the tool, not on versions)",
         params: IdParams,
-        body: Body({ name: Type.Optional(Text), description: Type.Optional(Text) }),
+        body: Body({ name: Type.Optional(Name), description: Type.Optional(Description) }),
         response: { 200: ref(ToolView), ...errorResponses(400, 401, 403, 404) },
       },
     },

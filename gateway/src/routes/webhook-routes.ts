@@ -1,3 +1,4 @@
+import { LIMITS } from "@kiln/kit/limits";
 import type { Delivery, Webhook } from "@kiln/proto/webhooks";
 import { WEBHOOK_EVENTS } from "@kiln/webhooks/events";
 import Type from "typebox";
@@ -19,8 +20,12 @@ import { iso } from "./views.js";
 const EVENTS = WEBHOOK_EVENTS;
 
 const EventName = OneOf(EVENTS);
-const Url = Type.String({ minLength: 1, maxLength: 2_048, description: "http or https; public addresses only" });
-const Description = Type.String({ maxLength: 2_000 });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.webhookUrlChars,
+  description: "http or https; public addresses only",
+});
+const Description = Type.String({ maxLength: LIMITS.descriptionChars });
 
 export const WebhookView = Type.Object(
   {
@@ -133,7 +138,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
         body: Body({
           organizationId: Type.Optional(OrganizationId),
           url: Url,
-          events: Type.Array(EventName, { minItems: 1, uniqueItems: true }),
+          events: Type.Array(EventName, { minItems: 1, maxItems: EVENTS.length, uniqueItems: true }),
           description: Type.Optional(Description),
         }),
         response: { 201: ref(WebhookWithSecretView), ...errorResponses(400, 401, 403, 404) },
@@ -206,7 +211,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
         params: IdParams,
         body: Body({
           url: Type.Optional(Url),
-          events: Type.Optional(Type.Array(EventName, { minItems: 1, uniqueItems: true })),
+          events: Type.Optional(Type.Array(EventName, { minItems: 1, maxItems: EVENTS.length, uniqueItems: true })),
           description: Type.Optional(Description),
           status: Type.Optional(OneOf(["enabled", "disabled"])),
         }),

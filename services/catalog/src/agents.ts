@@ -1,6 +1,7 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -261,7 +262,11 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.agentsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      const description = issues.text("description", input.description, {
+        min: 0,
+        max: LIMITS.descriptionChars,
+        lines: true,
+      });
       issues.throwIfAny();
       const at = deps.now();
       const agent: AgentDoc = {
@@ -317,7 +322,11 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       const set: Partial<AgentDoc> = {};
       if (input.name !== undefined) set.name = issues.text("name", input.name);
       if (input.description !== undefined)
-        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+        set.description = issues.text("description", input.description, {
+          min: 0,
+          max: LIMITS.descriptionChars,
+          lines: true,
+        });
       issues.throwIfAny();
       const updated =
         Object.keys(set).length === 0

@@ -28,6 +28,7 @@ import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notF
 import { type IdPrefix, newId } from "@kiln/kit/ids";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
+import { LIMITS } from "@kiln/kit/limits";
 import type { Logger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -610,7 +611,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
         issues.add(fieldPath(field, "toolKey"), "must be 1 to 64 letters, digits, _ or -");
       sub(field, (s) => {
         s.text("name", t.name);
-        s.text("description", t.description, { min: 0, max: 2_000 });
+        s.text("description", t.description, { min: 0, max: LIMITS.descriptionChars, lines: true });
       });
       checkNumbering(fieldPath(field, "versions"), t.versions);
       for (const [j, v] of t.versions.entries()) {
@@ -703,7 +704,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
       const field = fieldPath(spec.parents, index);
       sub(field, (s) => {
         s.text("name", thing.name);
-        s.text("description", thing.description, { min: 0, max: 2_000 });
+        s.text("description", thing.description, { min: 0, max: LIMITS.descriptionChars, lines: true });
       });
       checkNumbering(fieldPath(field, "versions"), thing.versions);
       checkLabels(field, thing.labels, thing.versions);

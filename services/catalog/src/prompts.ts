@@ -1,6 +1,7 @@
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
@@ -70,7 +71,11 @@ export function createPrompts(deps: CatalogDeps) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      const description = issues.text("description", input.description, {
+        min: 0,
+        max: LIMITS.descriptionChars,
+        lines: true,
+      });
       if (input.defaultModel !== undefined) checkModelId(issues, "defaultModel", input.defaultModel);
       issues.throwIfAny();
       const at = deps.now();
@@ -117,7 +122,11 @@ export function createPrompts(deps: CatalogDeps) {
       const set: Partial<PromptDoc> = {};
       if (input.name !== undefined) set.name = issues.text("name", input.name);
       if (input.description !== undefined)
-        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+        set.description = issues.text("description", input.description, {
+          min: 0,
+          max: LIMITS.descriptionChars,
+          lines: true,
+        });
       if (input.defaultModel !== undefined && input.clearDefaultModel) {
         issues.add("defaultModel", "cannot be set and cleared at once");
       } else if (input.defaultModel !== undefined) {

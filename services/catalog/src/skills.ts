@@ -1,6 +1,7 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -200,7 +201,11 @@ export function createSkills(deps: CatalogDeps) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      const description = issues.text("description", input.description, {
+        min: 0,
+        max: LIMITS.descriptionChars,
+        lines: true,
+      });
       issues.throwIfAny();
       const at = deps.now();
       const skill: SkillDoc = {
@@ -259,7 +264,11 @@ export function createSkills(deps: CatalogDeps) {
       const set: Partial<SkillDoc> = {};
       if (input.name !== undefined) set.name = issues.text("name", input.name);
       if (input.description !== undefined)
-        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+        set.description = issues.text("description", input.description, {
+          min: 0,
+          max: LIMITS.descriptionChars,
+          lines: true,
+        });
       issues.throwIfAny();
       const updated =
         Object.keys(set).length === 0

@@ -1,5 +1,6 @@
 import { alreadyExists, DomainError, type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -146,7 +147,11 @@ export function createTools(deps: CatalogDeps) {
       const issues = new Issues();
       if (!TOOL_KEY_PATTERN.test(input.toolKey)) issues.add("toolKey", "must be 1 to 64 letters, digits, _ or -");
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, { min: 0, max: 2_000 });
+      const description = issues.text("description", input.description, {
+        min: 0,
+        max: LIMITS.descriptionChars,
+        lines: true,
+      });
       checkToolVersion(issues, deps, input.organizationId, input.type, input.configJson, input.inputSchemaJson);
       issues.throwIfAny();
       const at = deps.now();
@@ -206,7 +211,11 @@ export function createTools(deps: CatalogDeps) {
       const set: Partial<ToolDoc> = {};
       if (input.name !== undefined) set.name = issues.text("name", input.name);
       if (input.description !== undefined)
-        set.description = issues.text("description", input.description, { min: 0, max: 2_000 });
+        set.description = issues.text("description", input.description, {
+          min: 0,
+          max: LIMITS.descriptionChars,
+          lines: true,
+        });
       issues.throwIfAny();
       if (Object.keys(set).length === 0) return viewOf(tool);
       const updated = await c.tools.findOneAndUpdate({ _id: tool._id }, { $set: { ...set, updatedAt: deps.now() } });

@@ -180,13 +180,9 @@ export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number }
         tokens = parseTemplate(template);
         if (template.length <= maxChars) parsed.set(template, tokens);
       }
-      return writer.renderTokens(
-        tokens as unknown as Mustache.TemplateSpans,
-        new Mustache.Context(view),
-        undefined,
-        template,
-        { escape: format },
-      );
+      return writer.renderTokens(tokens as unknown as string[][], new Mustache.Context(view), undefined, template, {
+        escape: format,
+      });
     },
   };
 }

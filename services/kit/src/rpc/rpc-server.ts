@@ -18,6 +18,7 @@ import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-inter
 import { createErrorInterceptor } from "./connect-errors.js";
 import { connectRoutes } from "./connect-routes.js";
 import { createIdempotencyInterceptor, type IdempotencyOptions } from "./idempotency-interceptor.js";
+import { createInputInterceptor } from "./input-interceptor.js";
 import { REFLECTION_PATHS, registerReflection } from "./reflection.js";
 
 export interface ReadinessCheck {
@@ -109,7 +110,7 @@ export interface ServiceModule {
   name: string;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
-  /** Error mapping first, then authentication. */
+  /** Error mapping first, then authentication, then the request's text and sizes (docs/api.md "Limits"). */
   interceptors: Interceptor[];
   /**
    * The context values a call starts with, made as it arrives (before its message is read and its
@@ -148,6 +149,8 @@ export function defineService(
           ...(options.auth.publicPaths ?? []),
         ]),
       }),
+      // Text and sizes checked before a key is claimed: a refused request changes nothing.
+      createInputInterceptor(),
       ...(options.idempotency ? [createIdempotencyInterceptor(options.idempotency)] : []),
     ],
     contextValues: options.contextValues,

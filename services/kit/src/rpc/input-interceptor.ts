@@ -1,0 +1,86 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { type FieldIssue, invalidArgument } from "../errors.js";
+import { bytesText, LIMITS } from "../limits.js";
+
+/**
+ * Every service's first look at a request's text (docs/api.md "Limits"), so that an internal caller
+ * meets the bounds the gateway checks for REST callers: a string that is not well-formed UTF-16 (a
+ * lone surrogate, which UTF-8 and so protobuf cannot carry) and a field past its size limit are
+ * refused as invalid_argument naming the field, before the service does any work.
+ *
+ * Fields are known by their name in any message: `systemPrompt`, `variablesJson`… (the REST field
+ * is the name without `Json`).
+ */
+const CHARS: Record<string, number> = {
+  systemPrompt: LIMITS.promptTextChars,
+  developerPrompt: LIMITS.promptTextChars,
+  name: LIMITS.nameChars,
+  description: LIMITS.descriptionChars,
+};
+const JSON_BYTES: Record<string, number> = {
+  variablesJson: LIMITS.variablesBytes,
+  inputJson: LIMITS.variablesBytes,
+  inputsJson: LIMITS.variablesBytes,
+  variablesSchemaJson: LIMITS.jsonSchemaBytes,
+  responseFormatJson: LIMITS.jsonSchemaBytes,
+  inputSchemaJson: LIMITS.jsonSchemaBytes,
+  configJson: LIMITS.toolConfigBytes,
+  workflowJson: LIMITS.workflowBytes,
+  expectedOutputJson: LIMITS.expectedOutputBytes,
+  assertionsJson: LIMITS.assertionsBytes,
+};
+
+const restName = (key: string) => (key.endsWith("Json") ? key.slice(0, -4) : key);
+const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
+
+function checkString(key: string, at: string, value: string, issues: FieldIssue[]): void {
+  if (!value.isWellFormed()) {
+    issues.push({ field: at, issue: "is not valid Unicode text (it holds a lone UTF-16 surrogate)" });
+    return;
+  }
+  const chars = CHARS[key];
+  if (chars !== undefined && value.length > chars) {
+    issues.push({ field: at, issue: `must be at most ${chars} characters` });
+    return;
+  }
+  const bytes = JSON_BYTES[key];
+  // A string's UTF-8 size is at most 3 bytes per unit: only a long one is measured.
+  if (bytes !== undefined && value.length * 3 > bytes && Buffer.byteLength(value, "utf8") > bytes) {
+    issues.push({ field: at, issue: `must be at most ${bytesText(bytes)} as JSON` });
+  }
+}
+
+/** Walks a protobuf-es message (plain objects, arrays, maps and oneofs), collecting issues. */
+export function messageIssues(message: unknown): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const walk = (value: unknown, key: string, at: string) => {
+    if (issues.length >= 20) return;
+    if (typeof value === "string") checkString(key, at, value, issues);
+    else if (Array.isArray(value)) for (const [i, item] of value.entries()) walk(item, key, `${at}[${i}]`);
+    else if (value instanceof Map) for (const [k, v] of value) walk(v, key, join(at, String(k)));
+    else if (value !== null && typeof value === "object" && !(value instanceof Uint8Array)) {
+      const object = value as Record<string, unknown>;
+      // A oneof: { case: "fieldName", value }.
+      if (typeof object.case === "string" && "value" in object && Object.keys(object).length === 2) {
+        walk(object.value, object.case, join(at, restName(object.case)));
+        return;
+      }
+      for (const [k, v] of Object.entries(object)) {
+        if (k === "$typeName" || k === "$unknown") continue;
+        walk(v, k, join(at, restName(k)));
+      }
+    }
+  };
+  walk(message, "", "");
+  return issues;
+}
+
+export function createInputInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    if (!req.stream) {
+      const issues = messageIssues(req.message);
+      if (issues.length > 0) throw invalidArgument("invalid request", issues);
+    }
+    return next(req);
+  };
+}
