@@ -1,6 +1,6 @@
 /**
  * Calls an `http` tool (api.md "Tools"), safe against server-side request forgery:
- * 1. the URL's host must be on the allowlist (the catalog checked it at save time; rules change);
+ * 1. the URL's host must be on the allowlist (`isUrlAllowed`, as the catalog checked it at save time);
  * 2. the host is resolved once and every address must be public, unless the host is explicitly
  *    allowed private addresses (IP literals reach here already normalized by the WHATWG URL
  *    parser: `2130706433`, `0x7f.1` and `127.1` all read `127.0.0.1`);
@@ -10,8 +10,8 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { OutgoingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
+import { type HostAllowlist, type HostPattern, isUrlAllowed, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
 import { classifyAddress } from "./address-policy.js";
-import { type HostAllowlist, isHostAllowed, matchesAnyPattern } from "./host-allowlist.js";
 import { type HttpToolConfig, parseHttpToolConfig, urlWithQuery } from "./http-tool-config.js";
 import { bareHostname, isRedirect, type PinnedResponse, sendPinnedRequest } from "./pinned-request.js";
 import { type JsonValue, ToolFailure } from "./tool-failure.js";
@@ -25,10 +25,9 @@ export const resolveWithDns: ResolveHost = (hostname) =>
   );
 
 export interface HttpToolOptions {
-  /** Normalized patterns (`normalizeAllowlist`). */
   allowlist: HostAllowlist;
-  /** Normalized patterns of hosts that may resolve to private, loopback or link-local addresses. */
-  privateHosts: readonly string[];
+  /** Hosts that may resolve to private, loopback or link-local addresses. */
+  privateHosts: readonly HostPattern[];
   maxResponseBytes: number;
   resolve: ResolveHost;
 }
@@ -71,7 +70,7 @@ function refusal(host: string, literal: boolean, range: string, who: string): To
  */
 export async function checkedAddressesOf(
   url: URL,
-  options: { privateHosts: readonly string[]; resolve: ResolveHost; signal: AbortSignal; who: string },
+  options: { privateHosts: readonly HostPattern[]; resolve: ResolveHost; signal: AbortSignal; who: string },
 ): Promise<LookupAddress[]> {
   const { signal } = options;
   const host = bareHostname(url);
@@ -87,7 +86,7 @@ export async function checkedAddressesOf(
     }
   }
   if (answers.length === 0) throw new ToolFailure("network_error", `host "${host}" has no address`);
-  const privateAllowed = matchesAnyPattern(options.privateHosts, url.hostname);
+  const privateAllowed = urlMatchesAny(options.privateHosts, url);
   // One refused address refuses the host: the client could pick any of them.
   for (const { address } of answers) {
     const { scope, range } = classifyAddress(address);
@@ -165,7 +164,8 @@ export function createHttpTool(options: HttpToolOptions): HttpToolCallFn {
   return async (call) => {
     const config = parseHttpToolConfig(call.config);
     const { url, headers, body } = requestOf(config, call.input);
-    if (!isHostAllowed(options.allowlist, url.hostname, call.organizationId)) {
+    // The catalog decided with this same function when the tool was saved; rules may have changed since.
+    if (!isUrlAllowed(options.allowlist, url, call.organizationId)) {
       throw new ToolFailure("host_not_allowed", `host "${url.hostname}" is not on the allowlist of this deployment`);
     }
 

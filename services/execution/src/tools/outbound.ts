@@ -4,7 +4,6 @@
  * follow no redirect.
  */
 export { classifyAddress } from "./address-policy.js";
-export { matchesAnyPattern, parseHostPatterns } from "./host-allowlist.js";
 export { checkedAddressesOf, type ResolveHost, resolveWithDns } from "./http-tool.js";
 export { bareHostname, isRedirect, type PinnedResponse, sendPinnedRequest } from "./pinned-request.js";
 export { ToolFailure as OutboundFailure } from "./tool-failure.js";

@@ -6,7 +6,7 @@
  * variable and the entry.
  */
 import { parseEnv, Type } from "../config.js";
-import { type HostAllowlist, HostPatternError, type HostPattern, parseHostPattern } from "./host-patterns.js";
+import { type HostAllowlist, type HostPattern, HostPatternError, parseHostPattern } from "./host-patterns.js";
 
 /** The `http` tool allowlist (read by the catalog at save and by execution at call). */
 export const HostAllowlistEnv = {
@@ -88,7 +88,10 @@ function byOrganizationOf(text: string): Map<string, HostPattern[]> | undefined 
 }
 
 /** The allowlist of HTTP_TOOL_ALLOWED_HOSTS and HTTP_TOOL_ALLOWED_HOSTS_BY_ORG, as parseEnv read them. */
-export function hostAllowlistOf(vars: { HTTP_TOOL_ALLOWED_HOSTS: string; HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: string }): HostAllowlist {
+export function hostAllowlistOf(vars: {
+  HTTP_TOOL_ALLOWED_HOSTS: string;
+  HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: string;
+}): HostAllowlist {
   const hosts = hostPatternsOf("HTTP_TOOL_ALLOWED_HOSTS", vars.HTTP_TOOL_ALLOWED_HOSTS);
   const byOrganization = byOrganizationOf(vars.HTTP_TOOL_ALLOWED_HOSTS_BY_ORG);
   return byOrganization === undefined ? { hosts } : { hosts, byOrganization };

@@ -99,8 +99,18 @@ const url = (text: string) => new URL(text);
 const MATCHES: [string, string[], string[]][] = [
   [
     "api.example.com",
-    ["https://api.example.com/v1", "https://API.EXAMPLE.COM/", "https://api.example.com./", "http://api.example.com:8080/"],
-    ["https://example.com/", "https://x.api.example.com/", "https://api.example.com.evil.test/", "https://api-example.com/"],
+    [
+      "https://api.example.com/v1",
+      "https://API.EXAMPLE.COM/",
+      "https://api.example.com./",
+      "http://api.example.com:8080/",
+    ],
+    [
+      "https://example.com/",
+      "https://x.api.example.com/",
+      "https://api.example.com.evil.test/",
+      "https://api-example.com/",
+    ],
   ],
   [
     "*.example.com",
@@ -114,7 +124,11 @@ const MATCHES: [string, string[], string[]][] = [
     ["https://bucher.example/"],
   ],
   ["xn--bcher-kva.example", ["https://bücher.example/"], []],
-  ["*.bücher.example", ["https://shop.xn--bcher-kva.example/", "https://shop.bücher.example/"], ["https://bücher.example/"]],
+  [
+    "*.bücher.example",
+    ["https://shop.xn--bcher-kva.example/", "https://shop.bücher.example/"],
+    ["https://bücher.example/"],
+  ],
   [
     "127.1",
     ["http://127.0.0.1:8080/", "http://127.1/", "http://0x7f.0.0.1/", "http://2130706433/"],
@@ -184,9 +198,13 @@ describe("the configuration loader", () => {
     expect(() => hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", "ok.test, *.127.0.0.1 api.test:80")).toThrow(
       'invalid configuration: WEBHOOK_PRIVATE_HOSTS: "*.127.0.0.1" is a wildcard over an IP address, which matches no host: list the address itself; WEBHOOK_PRIVATE_HOSTS: "api.test:80" is not a host pattern',
     );
-    const load = (hosts: string, byOrg = "") =>
-      () => loadHostAllowlist({ HTTP_TOOL_ALLOWED_HOSTS: hosts, HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: byOrg });
-    expect(load("https://api.example.com")).toThrow(/^invalid configuration: HTTP_TOOL_ALLOWED_HOSTS: "https:\/\/api.example.com" is not/);
+    const load =
+      (hosts: string, byOrg = "") =>
+      () =>
+        loadHostAllowlist({ HTTP_TOOL_ALLOWED_HOSTS: hosts, HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: byOrg });
+    expect(load("https://api.example.com")).toThrow(
+      /^invalid configuration: HTTP_TOOL_ALLOWED_HOSTS: "https:\/\/api.example.com" is not/,
+    );
     expect(load("a.test", "{")).toThrow("invalid configuration: HTTP_TOOL_ALLOWED_HOSTS_BY_ORG is not JSON");
     expect(load("a.test", '["a.test"]')).toThrow(/HTTP_TOOL_ALLOWED_HOSTS_BY_ORG must be \{/);
     expect(load("a.test", '{"org_1": "a.test"}')).toThrow(
