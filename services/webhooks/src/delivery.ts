@@ -3,7 +3,7 @@
  * tools' SSRF rules (every resolved address checked, the connection pinned to them, no redirect,
  * one deadline of at most 10 s, the response ignored beyond its status and Retry-After).
  */
-import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/execution/outbound";
+import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { signatureHeader } from "./signing.js";
 import type { AttemptDoc, DeliveryDoc, WebhookDoc } from "./store.js";

@@ -5,10 +5,10 @@
  */
 
 import type { ConnectRouter } from "@connectrpc/connect";
-import { type ResolveHost, resolveWithDns } from "@kiln/execution/outbound";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
+import { type ResolveHost, resolveWithDns } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Store } from "@kiln/kit/store";
 import {

@@ -5,10 +5,10 @@
  */
 
 import { isIP } from "node:net";
-import { classifyAddress } from "@kiln/execution/outbound";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
