@@ -6,7 +6,13 @@
  * variable and the entry.
  */
 import { parseEnv, Type } from "../config.js";
-import { type HostAllowlist, type HostPattern, HostPatternError, parseHostPattern } from "./host-patterns.js";
+import {
+  type HostAllowlist,
+  type HostPattern,
+  HostPatternError,
+  hostListEntries,
+  parseHostPattern,
+} from "./host-patterns.js";
 
 /** The `http` tool allowlist (read by the catalog at save and by execution at call). */
 export const HostAllowlistEnv = {
@@ -42,7 +48,7 @@ function reasonOf(error: unknown): string {
 export function hostPatternsOf(variable: string, text: string): HostPattern[] {
   const problems: string[] = [];
   const patterns: HostPattern[] = [];
-  for (const entry of text.split(/[\s,]+/).filter((e) => e !== "")) {
+  for (const entry of hostListEntries(text)) {
     try {
       patterns.push(parseHostPattern(entry));
     } catch (error) {

@@ -87,13 +87,14 @@ export function parseHostPattern(raw: string): HostPattern {
   return (wildcard ? `*.${host}` : host) as HostPattern;
 }
 
-/**
- * A list of patterns separated by commas and/or whitespace (`a.example, *.b.example c.example`),
- * each canonical, duplicates dropped; throws on the first entry that is not a pattern.
- */
+/** The entries of a list separated by commas and/or whitespace (`a.example, *.b.example c.example`). */
+export function hostListEntries(text: string): string[] {
+  return text.split(/[\s,]+/).filter((entry) => entry !== "");
+}
+
+/** A list's patterns (`hostListEntries`), each canonical, duplicates dropped; throws on the first bad entry. */
 export function parseHostPatterns(text: string): HostPattern[] {
-  const entries = text.split(/[\s,]+/).filter((entry) => entry !== "");
-  return [...new Set(entries.map(parseHostPattern))];
+  return [...new Set(hostListEntries(text).map(parseHostPattern))];
 }
 
 /** Whether `host`, canonical (`canonicalHost`), is matched by `pattern`. */
