@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { loadProvidersConfig } from "@kiln/execution/config";
+import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_INPUT_SCHEMA } from "./support/agent-fixture.js";
@@ -68,7 +69,7 @@ beforeAll(async () => {
   stub = await startOpenAIStub({ latencyMs: 100 });
   ({ kiln, baseUrl } = await startEmbedded({
     // Webhooks may call 127.0.0.1 here (port 9: nothing listens, the attempt fails at once).
-    webhooks: { privateHosts: ["127.0.0.1"] },
+    webhooks: { privateHosts: parseHostPatterns("127.0.0.1") },
     providers: loadProvidersConfig({
       OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
         { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "slow", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },

@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -125,7 +126,7 @@ const modes = [
     distributed: false,
     async start() {
       const { kiln, baseUrl } = await startEmbedded({
-        webhooks: { privateHosts: ["127.0.0.1"], retry: { baseDelayMs: 300 }, ackWaitMs: 3_000 },
+        webhooks: { privateHosts: parseHostPatterns("127.0.0.1"), retry: { baseDelayMs: 300 }, ackWaitMs: 3_000 },
       });
       return { base: baseUrl, stop: () => kiln.close(), kill: undefined };
     },

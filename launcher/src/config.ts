@@ -1,4 +1,5 @@
 import { parseEnv, Type } from "@kiln/kit/config";
+import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 
 export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
@@ -13,8 +14,8 @@ export const EmbeddedEnv = Type.Object({
    * at most those milliseconds), "commit" before each acknowledgement.
    */
   KILN_DATA_SYNC: Type.Union([Type.Literal("interval"), Type.Literal("commit")], { default: "interval" }),
-  /** Hosts webhook URLs may resolve to private or loopback addresses for (comma-separated patterns). */
-  WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** Hosts webhook URLs may resolve to private or loopback addresses for (host patterns). */
+  ...WebhookPrivateHostsEnv,
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
   CONSOLE_DIR: Type.String({ default: "" }),
 });

@@ -25,7 +25,7 @@ export interface EmbeddedOptions {
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
   providerOptions?: ProviderRegistryOptions;
-  /** Hosts http tools may call, and the tool loop bound; default: no host. */
+  /** Hosts http tools may call (parsed: loadToolsConfig), and the tool loop bound; default: no host. */
   tools?: ToolsConfig;
   tokenIssuer?: string;
   accessTokenTtlSeconds?: number;
@@ -81,6 +81,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     tokens,
     identityAuth: identityFor(name),
   });
+  // One parsed allowlist for both: the catalog checks a tool at save with what execution checks at call.
   const tools = options.tools ?? loadToolsConfig({});
   const catalogService = await createCatalogService({
     ...serviceDeps("catalog"),

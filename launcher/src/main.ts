@@ -11,9 +11,9 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
-import { parseHostPatterns } from "@kiln/execution/outbound";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
+import { hostPatternsOf } from "@kiln/kit/outbound/host-config";
 import { bundleCommand, CommandError } from "./bundle-command.js";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { loadEmbeddedConfig } from "./config.js";
@@ -42,7 +42,7 @@ if (command === "embedded") {
     providers: loadProvidersConfig(),
     tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
-    webhooks: { privateHosts: parseHostPatterns(config.WEBHOOK_PRIVATE_HOSTS) },
+    webhooks: { privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS) },
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });

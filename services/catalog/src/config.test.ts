@@ -30,9 +30,9 @@ describe("catalog config", () => {
   it("refuses malformed patterns and maps at start-up", () => {
     const of = (hosts: string, byOrg = "") =>
       httpAllowlistOf({ HTTP_TOOL_ALLOWED_HOSTS: hosts, HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: byOrg });
-    expect(() => of("*")).toThrow(/invalid host pattern/);
+    expect(() => of("*")).toThrow('invalid configuration: HTTP_TOOL_ALLOWED_HOSTS: "*" is not a host pattern');
     expect(() => of("a.com", "{")).toThrow(/HTTP_TOOL_ALLOWED_HOSTS_BY_ORG is not JSON/);
     expect(() => of("a.com", '["a.com"]')).toThrow(/must be/);
-    expect(() => of("a.com", '{"org_1":"a.com"}')).toThrow(/must be a list of hosts/);
+    expect(() => of("a.com", '{"org_1":"a.com"}')).toThrow(/must be a list of host patterns/);
   });
 });

@@ -1,6 +1,6 @@
+import { hostAllowlistOf } from "@kiln/kit/outbound/host-config";
 import type { Principal } from "@kiln/kit/principal";
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseHostPatterns } from "./domain/tool-config.js";
 import { createTestCatalog, ORG_A, ORG_B, principals, rejectionOf, snapshotOf } from "./test-catalog.js";
 
 const { userA, userB, keyAReadOnly } = principals;
@@ -8,7 +8,10 @@ const { userA, userB, keyAReadOnly } = principals;
 let catalog: Awaited<ReturnType<typeof createTestCatalog>>;
 beforeEach(async () => {
   catalog = await createTestCatalog({
-    allowlist: { hosts: parseHostPatterns("*.weather.test"), byOrganization: new Map([[ORG_B, ["eu.weather.test"]]]) },
+    allowlist: hostAllowlistOf({
+      HTTP_TOOL_ALLOWED_HOSTS: "*.weather.test",
+      HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: JSON.stringify({ [ORG_B]: ["eu.weather.test"] }),
+    }),
   });
 });
 

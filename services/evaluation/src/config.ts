@@ -1,5 +1,5 @@
-import { parseHostPatterns } from "@kiln/execution/outbound";
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { hostPatternsOf, WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 
 /** The variables of the evaluation workers (also all a worker-only process reads besides its store and bus). */
 export const WorkerEnv = {
@@ -8,8 +8,8 @@ export const WorkerEnv = {
   /** Redelivery of an item whose worker went silent (workers report progress well within it). */
   EVALUATION_ACK_WAIT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 30_000 }),
   EXECUTION_URL: Type.String({ minLength: 1 }),
-  /** Hosts webhook URLs may resolve to private, loopback or link-local addresses for (comma-separated patterns). */
-  WEBHOOK_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** Hosts webhook URLs may resolve to private, loopback or link-local addresses for (host patterns). */
+  ...WebhookPrivateHostsEnv,
   /** Deadline of one webhook delivery attempt. */
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 10_000 }),
   /** Redelivery of a webhook delivery whose dispatcher went silent (died mid-attempt). */
@@ -26,7 +26,7 @@ export function webhookOptionsOf(config: {
   WEBHOOK_RETRY_BASE_MS: number;
 }) {
   return {
-    privateHosts: parseHostPatterns(config.WEBHOOK_PRIVATE_HOSTS),
+    privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     ackWaitMs: config.WEBHOOK_ACK_WAIT_MS,
     retry: { baseDelayMs: config.WEBHOOK_RETRY_BASE_MS },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configuredProviders, loadConfig, loadProvidersConfig } from "./config.js";
+import { configuredProviders, loadConfig, loadProvidersConfig, loadToolsConfig } from "./config.js";
 
 const SERVICE_ENV = {
   MONGODB_URL: "mongodb://127.0.0.1:27017",
@@ -183,5 +183,29 @@ describe("loadConfig", () => {
     expect(config.PORT).toBe(7003);
     expect(config.providers.openai.apiKey).toBe("sk-abc");
     expect(configuredProviders(config)).toEqual(["openai"]);
+  });
+});
+
+describe("loadToolsConfig", () => {
+  it("reads the host variables with kit's one loader: canonical patterns, not the text", () => {
+    const tools = loadToolsConfig({
+      HTTP_TOOL_ALLOWED_HOSTS: "API.example.com. *.Bücher.example\n127.1",
+      HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: '{"org_1": ["[0:0::1]"]}',
+      HTTP_TOOL_PRIVATE_HOSTS: "127.1 , localhost",
+    });
+    expect(tools.allowlist).toEqual({
+      hosts: ["api.example.com", "*.xn--bcher-kva.example", "127.0.0.1"],
+      byOrganization: new Map([["org_1", ["[::1]"]]]),
+    });
+    expect(tools.allowPrivateFor).toEqual(["127.0.0.1", "localhost"]);
+  });
+
+  it("fails at start-up naming the variable and the entry", () => {
+    expect(() => loadToolsConfig({ HTTP_TOOL_PRIVATE_HOSTS: "*.10.0.0.1" })).toThrow(
+      /^invalid configuration: HTTP_TOOL_PRIVATE_HOSTS: "\*\.10\.0\.0\.1" is a wildcard over an IP address/,
+    );
+    expect(() => loadConfig({ ...SERVICE_ENV, HTTP_TOOL_ALLOWED_HOSTS: "api.example.com:443" })).toThrow(
+      'invalid configuration: HTTP_TOOL_ALLOWED_HOSTS: "api.example.com:443" is not a host pattern',
+    );
   });
 });

@@ -1,7 +1,15 @@
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import {
+  HostAllowlistEnv,
+  HttpToolPrivateHostsEnv,
+  hostAllowlistOf,
+  hostPatternsOf,
+} from "@kiln/kit/outbound/host-config";
+import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
 import type { CompatibleProviderConfig, ProvidersConfig } from "./providers/provider-registry.js";
+import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
 export const ProvidersEnv = {
@@ -28,50 +36,29 @@ export const ModelConcurrencySchema = Type.Record(Type.String(), Type.Integer({ 
 
 /** The variables of tool calls (also read by the embedded launcher through loadToolsConfig). */
 export const ToolsEnv = {
-  /** Hosts `http` tools may call, comma-separated: `api.example.com`, `*.example.com` (same as the catalog's). */
-  HTTP_TOOL_ALLOWED_HOSTS: Type.String({ default: "" }),
-  /** Optional narrowing per organization, JSON: `{"org_…": ["api.example.com"]}`. */
-  HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: Type.String({ default: "" }),
-  /** Allowed hosts that may also resolve to private, loopback or link-local addresses, comma-separated. */
-  HTTP_TOOL_PRIVATE_HOSTS: Type.String({ default: "" }),
+  /** HTTP_TOOL_ALLOWED_HOSTS(_BY_ORG): the catalog reads the same variables with the same loader. */
+  ...HostAllowlistEnv,
+  /** Allowed hosts that may also resolve to private, loopback or link-local addresses (same patterns). */
+  ...HttpToolPrivateHostsEnv,
   /** Model turns that may call tools in one prompt execution before it fails. */
   MAX_TOOL_ROUNDS: Type.Integer({ minimum: 1, maximum: 50, default: 8 }),
 };
 
 export interface ToolsConfig {
-  allowlist: { hosts: string[]; byOrganization?: Map<string, string[]> };
-  allowPrivateFor: string[];
+  /** Parsed by kit's one loader; the embedded launcher hands this same value to the catalog. */
+  allowlist: HostAllowlist;
+  allowPrivateFor: readonly HostPattern[];
   maxToolRounds: number;
+  /** Name resolution of http tools, default `dns.lookup`; tests point names at a local server. */
+  resolve?: ResolveHost;
 }
 
-const hostList = (text: string) =>
-  text
-    .split(",")
-    .map((h) => h.trim())
-    .filter(Boolean);
-
+/** Throws naming the variable and the entry at fault (kit/outbound/host-config). */
 export function loadToolsConfig(env: Record<string, string | undefined> = process.env): ToolsConfig {
   const vars = parseEnv(Type.Object(ToolsEnv), env);
-  let byOrganization: Map<string, string[]> | undefined;
-  if (vars.HTTP_TOOL_ALLOWED_HOSTS_BY_ORG.trim() !== "") {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(vars.HTTP_TOOL_ALLOWED_HOSTS_BY_ORG);
-    } catch {
-      throw new Error("invalid configuration: HTTP_TOOL_ALLOWED_HOSTS_BY_ORG is not JSON");
-    }
-    const entries =
-      parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? Object.entries(parsed) : null;
-    if (!entries || entries.some(([, v]) => !Array.isArray(v) || v.some((h) => typeof h !== "string"))) {
-      throw new Error(
-        'invalid configuration: HTTP_TOOL_ALLOWED_HOSTS_BY_ORG must be {"<organizationId>": ["host", ...]}',
-      );
-    }
-    byOrganization = new Map(entries as [string, string[]][]);
-  }
   return {
-    allowlist: { hosts: hostList(vars.HTTP_TOOL_ALLOWED_HOSTS), byOrganization },
-    allowPrivateFor: hostList(vars.HTTP_TOOL_PRIVATE_HOSTS),
+    allowlist: hostAllowlistOf(vars),
+    allowPrivateFor: hostPatternsOf("HTTP_TOOL_PRIVATE_HOSTS", vars.HTTP_TOOL_PRIVATE_HOSTS),
     maxToolRounds: vars.MAX_TOOL_ROUNDS,
   };
 }

@@ -74,7 +74,11 @@ export async function createExecutionService(
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
-    tools: createToolExecutor({ allowlist: deps.tools.allowlist, allowPrivateFor: deps.tools.allowPrivateFor }),
+    tools: createToolExecutor({
+      allowlist: deps.tools.allowlist,
+      allowPrivateFor: deps.tools.allowPrivateFor,
+      ...(deps.tools.resolve ? { lookup: deps.tools.resolve } : {}),
+    }),
     validator: createInputValidator(),
     maxToolRounds: deps.tools.maxToolRounds,
   };

@@ -3,7 +3,8 @@
  * tools' SSRF rules (every resolved address checked, the connection pinned to them, no redirect,
  * one deadline of at most 10 s, the response ignored beyond its status and Retry-After).
  */
-import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/execution/outbound";
+import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/kit/outbound";
+import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { signatureHeader } from "./signing.js";
 import type { AttemptDoc, DeliveryDoc, WebhookDoc } from "./store.js";
 
@@ -13,7 +14,7 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export interface DeliveryOptions {
   /** Host patterns that may resolve to private, loopback or link-local addresses (WEBHOOK_PRIVATE_HOSTS). */
-  privateHosts: readonly string[];
+  privateHosts: readonly HostPattern[];
   resolve: ResolveHost;
   /** At most 10 s. */
   timeoutMs: number;

@@ -5,10 +5,11 @@
  */
 
 import type { ConnectRouter } from "@connectrpc/connect";
-import { type ResolveHost, resolveWithDns } from "@kiln/execution/outbound";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
+import { type ResolveHost, resolveWithDns } from "@kiln/kit/outbound";
+import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Store } from "@kiln/kit/store";
 import {
   createDispatcher,
@@ -28,7 +29,7 @@ export { sign, signatureHeader, verify } from "./signing.js";
 
 export interface WebhookOptions {
   /** Host patterns webhook URLs may resolve to private addresses for (WEBHOOK_PRIVATE_HOSTS); default none. */
-  privateHosts?: readonly string[];
+  privateHosts?: readonly HostPattern[];
   /** Deadline of one attempt, at most 10 s (default 10 s). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;

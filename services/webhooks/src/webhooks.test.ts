@@ -1,3 +1,4 @@
+import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { describe, expect, it } from "vitest";
 import { backoffMs, DEFAULT_RETRY } from "./dispatcher.js";
 import { webhookEventOf } from "./events.js";
@@ -61,7 +62,7 @@ describe("webhook URLs", () => {
       expect(urlIssues(bad, []), bad).toHaveLength(1);
     }
     // A deployment may allow its own private hosts.
-    expect(urlIssues("http://127.0.0.1:9/", ["127.0.0.1"])).toEqual([]);
+    expect(urlIssues("http://127.0.0.1:9/", parseHostPatterns("127.1"))).toEqual([]);
   });
 });
 

@@ -5,10 +5,11 @@
  */
 
 import { isIP } from "node:net";
-import { classifyAddress, matchesAnyPattern } from "@kiln/execution/outbound";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { classifyAddress } from "@kiln/kit/outbound";
+import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import type { Dispatcher } from "./dispatcher.js";
@@ -27,14 +28,14 @@ export interface WebhooksDeps {
   identityAuth: IdentityAuth;
   dispatcher: Dispatcher;
   /** Host patterns allowed private addresses (WEBHOOK_PRIVATE_HOSTS). */
-  privateHosts: readonly string[];
+  privateHosts: readonly HostPattern[];
   now: () => Date;
 }
 
 type Issue = { field: string; issue: string };
 
 /** Syntax and, for an address literal, the address rules; a name is resolved and checked per attempt. */
-export function urlIssues(raw: string, privateHosts: readonly string[]): Issue[] {
+export function urlIssues(raw: string, privateHosts: readonly HostPattern[]): Issue[] {
   let url: URL;
   try {
     url = new URL(raw);
@@ -48,7 +49,7 @@ export function urlIssues(raw: string, privateHosts: readonly string[]): Issue[]
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   if (isIP(host) !== 0) {
     const { scope, range } = classifyAddress(host);
-    if (scope === "unroutable" || (scope === "internal" && !matchesAnyPattern(privateHosts, url.hostname))) {
+    if (scope === "unroutable" || (scope === "internal" && !urlMatchesAny(privateHosts, url))) {
       return [
         { field: "url", issue: `address ${host} is in the "${range}" range; webhooks call public addresses only` },
       ];

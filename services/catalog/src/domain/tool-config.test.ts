@@ -1,21 +1,15 @@
 import { DomainError } from "@kiln/kit/errors";
+import { hostAllowlistOf } from "@kiln/kit/outbound/host-config";
 import { describe, expect, it } from "vitest";
 import { Issues } from "./issues.js";
 import type { JsonValue } from "./json-schema.js";
-import {
-  checkToolConfig,
-  type HttpAllowlist,
-  hostMatches,
-  isHostAllowed,
-  parseHostPattern,
-  parseHostPatterns,
-  type ToolType,
-} from "./tool-config.js";
+import { checkToolConfig, type ToolType } from "./tool-config.js";
 
-const allowlist: HttpAllowlist = {
-  hosts: parseHostPatterns("api.example.com, *.weather.test 127.0.0.1"),
-  byOrganization: new Map([["org_narrow", ["eu.weather.test"]]]),
-};
+// The patterns' own forms are tested once, in kit/src/outbound/host-patterns.test.ts.
+const allowlist = hostAllowlistOf({
+  HTTP_TOOL_ALLOWED_HOSTS: "api.example.com, *.weather.test 127.1 bücher.example",
+  HTTP_TOOL_ALLOWED_HOSTS_BY_ORG: '{"org_narrow": ["eu.weather.test"]}',
+});
 
 function configIssues(type: ToolType, config: JsonValue, organizationId = "org_a") {
   const issues = new Issues();
@@ -28,35 +22,6 @@ function configIssues(type: ToolType, config: JsonValue, organizationId = "org_a
     return e.details;
   }
 }
-
-describe("host patterns", () => {
-  it("matches exact hosts case-insensitively and wildcards on subdomains only", () => {
-    expect(hostMatches("api.example.com", "API.example.com")).toBe(true);
-    expect(hostMatches("api.example.com", "api.example.com.")).toBe(true);
-    expect(hostMatches("api.example.com", "x.api.example.com")).toBe(false);
-    expect(hostMatches("*.weather.test", "eu.weather.test")).toBe(true);
-    expect(hostMatches("*.weather.test", "a.b.weather.test")).toBe(true);
-    expect(hostMatches("*.weather.test", "weather.test")).toBe(false);
-    expect(hostMatches("*.weather.test", "evilweather.test")).toBe(false);
-    expect(hostMatches("*.weather.test", "weather.test.evil.com")).toBe(false);
-  });
-
-  it("normalizes patterns and refuses malformed ones", () => {
-    expect(parseHostPattern(" API.Example.com. ")).toBe("api.example.com");
-    expect(parseHostPattern("::1")).toBe("[::1]");
-    expect(() => parseHostPattern("*")).toThrow(/invalid host pattern/);
-    expect(() => parseHostPattern("a.*.com")).toThrow(/invalid host pattern/);
-    expect(() => parseHostPattern("https://api.example.com")).toThrow(/invalid host pattern/);
-    expect(parseHostPatterns("")).toEqual([]);
-  });
-
-  it("narrows the deployment list per organization", () => {
-    expect(isHostAllowed(allowlist, "org_a", "us.weather.test")).toBe(true);
-    expect(isHostAllowed(allowlist, "org_narrow", "us.weather.test")).toBe(false);
-    expect(isHostAllowed(allowlist, "org_narrow", "eu.weather.test")).toBe(true);
-    expect(isHostAllowed({ hosts: [] }, "org_a", "api.example.com")).toBe(false);
-  });
-});
 
 describe("checkToolConfig", () => {
   it("accepts a manual_stub result object", () => {
@@ -83,6 +48,7 @@ describe("checkToolConfig", () => {
     };
     expect(configIssues("http", config)).toEqual([]);
     expect(configIssues("http", { url: "http://127.0.0.1:8080/x", method: "GET" })).toEqual([]);
+    expect(configIssues("http", { url: "https://xn--bcher-kva.example./", method: "GET" })).toEqual([]);
   });
 
   it("refuses hosts off the allowlist, for the deployment and for a narrowed organization", () => {

@@ -1,9 +1,10 @@
 /**
  * Tool types and their configuration (spec §2 "Tool", api.md "Tools"). `manual_stub` returns a
  * fixed `result`; `http` calls a URL whose host is on the deployment's allowlist. The host is
- * checked here when a tool is saved; execution checks it again, against the resolved address, when
- * the tool is called.
+ * checked here when a tool is saved, with the same function (`isUrlAllowed`) that execution uses
+ * when the tool is called; execution also checks the resolved addresses.
  */
+import { EMPTY_HOST_ALLOWLIST, type HostAllowlist, isUrlAllowed } from "@kiln/kit/outbound/host-patterns";
 import { fieldPath, type Issues } from "./issues.js";
 import { isJsonObject, type JsonValue } from "./json-schema.js";
 
@@ -21,48 +22,10 @@ export function isToolType(value: string): value is ToolType {
   return (TOOL_TYPES as readonly string[]).includes(value);
 }
 
-/**
- * Hosts `http` tools may call: `api.example.com` (that host only) or `*.example.com` (any
- * subdomain, at any depth, but not `example.com` itself). `byOrganization` narrows the list for
- * some organizations: their hosts must match both lists.
- */
-export interface HttpAllowlist {
-  hosts: readonly string[];
-  byOrganization?: ReadonlyMap<string, readonly string[]>;
-}
+/** Hosts `http` tools may call: the platform's one allowlist type (kit/outbound/host-patterns). */
+export type HttpAllowlist = HostAllowlist;
 
-export const EMPTY_ALLOWLIST: HttpAllowlist = { hosts: [] };
-
-const HOST_PATTERN = /^(\*\.)?([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/;
-
-/** A host pattern as configured, normalized (lower case, no trailing dot); throws when malformed. */
-export function parseHostPattern(raw: string): string {
-  let pattern = raw.trim().toLowerCase().replace(/\.$/, "");
-  if (pattern.includes(":") && !pattern.startsWith("[")) pattern = `[${pattern}]`;
-  if (!HOST_PATTERN.test(pattern))
-    throw new Error(`invalid host pattern "${raw}": use "api.example.com" or "*.example.com"`);
-  return pattern;
-}
-
-/** Comma- or whitespace-separated host patterns, e.g. `api.example.com, *.weather.example`. */
-export function parseHostPatterns(text: string): string[] {
-  return text
-    .split(/[\s,]+/)
-    .filter((p) => p !== "")
-    .map(parseHostPattern);
-}
-
-export function hostMatches(pattern: string, host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "");
-  if (pattern.startsWith("*.")) return h.endsWith(pattern.slice(1)) && h.length > pattern.length - 1;
-  return h === pattern;
-}
-
-export function isHostAllowed(allowlist: HttpAllowlist, organizationId: string, host: string): boolean {
-  if (!allowlist.hosts.some((p) => hostMatches(p, host))) return false;
-  const narrowed = allowlist.byOrganization?.get(organizationId);
-  return narrowed === undefined || narrowed.some((p) => hostMatches(p, host));
-}
+export const EMPTY_ALLOWLIST: HttpAllowlist = EMPTY_HOST_ALLOWLIST;
 
 function refuseUnknownKeys(
   issues: Issues,
@@ -90,7 +53,7 @@ function checkHttpUrl(issues: Issues, field: string, value: unknown, allowlist: 
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") issues.add(field, "must use http or https");
   else if (url.username !== "" || url.password !== "") issues.add(field, "must not contain credentials");
-  else if (!isHostAllowed(allowlist, organizationId, url.hostname)) {
+  else if (!isUrlAllowed(allowlist, url, organizationId)) {
     issues.add(field, `host "${url.hostname}" is not on the allowlist of this deployment`);
   }
 }

@@ -3,6 +3,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createLogger } from "@kiln/kit/logger";
+import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import type { Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { remoteErrorOf } from "@kiln/kit/rpc/errors";
@@ -11,7 +12,6 @@ import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { CatalogService } from "@kiln/proto/catalog";
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseHostPatterns } from "../domain/tool-config.js";
 import { createCatalogService } from "../service.js";
 import { createFakeIdentityAuth, createTickingClock, ORG_A, principals } from "../test-catalog.js";
 

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as tls from "node:tls";
+import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_TLS_CERT, TEST_TLS_KEY } from "./test-tls-cert.js";
 import {
@@ -67,7 +68,12 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown) {
 }
 
 const OPEN_SCHEMA = { type: "object" };
-const LOOPBACK = { allowlist: { hosts: ["127.0.0.1"] }, allowPrivateFor: ["127.0.0.1"] } satisfies ToolExecutorOptions;
+/** Host patterns as the configuration loader makes them (its forms: kit/src/outbound/host-patterns.test.ts). */
+const patterns = (...entries: string[]) => parseHostPatterns(entries.join(","));
+const LOOPBACK = {
+  allowlist: { hosts: patterns("127.0.0.1") },
+  allowPrivateFor: patterns("127.0.0.1"),
+} satisfies ToolExecutorOptions;
 
 function httpTool(config: Record<string, unknown>, inputSchema: unknown = OPEN_SCHEMA): ExecutableTool {
   return { toolKey: "weather", toolVersionId: "tv_1", type: "http", config, inputSchema };
@@ -227,7 +233,10 @@ describe("http tools: requests and responses", () => {
 describe("http tools: allowlist", () => {
   it("refuses a host that is not on the allowlist, without connecting", async () => {
     const server = await startServer((_req, res) => sendJson(res, 200, {}));
-    const executor = createToolExecutor({ allowlist: { hosts: ["api.tools.test"] }, allowPrivateFor: ["127.0.0.1"] });
+    const executor = createToolExecutor({
+      allowlist: { hosts: patterns("api.tools.test") },
+      allowPrivateFor: patterns("127.0.0.1"),
+    });
     const result = await executor.execute(httpTool({ url: `http://127.0.0.1:${server.port}/`, method: "GET" }), {});
     expect(result.error).toEqual({
       code: "host_not_allowed",
@@ -246,8 +255,8 @@ describe("http tools: allowlist", () => {
       "eviltools.test": ["127.0.0.1"],
     });
     const executor = createToolExecutor({
-      allowlist: { hosts: ["*.TOOLS.test."] },
-      allowPrivateFor: ["*.tools.test", "tools.test", "eviltools.test"],
+      allowlist: { hosts: patterns("*.TOOLS.test.") },
+      allowPrivateFor: patterns("*.tools.test", "tools.test", "eviltools.test"),
       lookup: dns,
     });
     const call = (host: string) =>
@@ -262,20 +271,14 @@ describe("http tools: allowlist", () => {
 
   it("narrows the allowlist for an organization", async () => {
     const executor = createToolExecutor({
-      allowlist: { hosts: ["*.tools.test"], byOrganization: new Map([["org_narrow", ["eu.tools.test"]]]) },
+      allowlist: {
+        hosts: patterns("*.tools.test"),
+        byOrganization: new Map([["org_narrow", patterns("eu.tools.test")]]),
+      },
       lookup: fakeDns({ "us.tools.test": ["203.0.113.10"] }),
     });
     const tool = { ...httpTool({ url: "http://us.tools.test/", method: "GET" }), organizationId: "org_narrow" };
     expect((await executor.execute(tool, {})).error?.code).toBe("host_not_allowed");
-  });
-
-  it("throws at construction on a malformed pattern", () => {
-    expect(() => createToolExecutor({ allowlist: { hosts: ["https://api.tools.test/path"] } })).toThrow(
-      /invalid host pattern/,
-    );
-    expect(() => createToolExecutor({ allowlist: { hosts: [] }, allowPrivateFor: ["*.*.test"] })).toThrow(
-      /invalid host pattern/,
-    );
   });
 });
 
@@ -283,7 +286,7 @@ describe("http tools: addresses", () => {
   it("refuses loopback unless the host is allowed private addresses", async () => {
     const server = await startServer((_req, res) => sendJson(res, 200, { ok: true }));
     const tool = httpTool({ url: `http://127.0.0.1:${server.port}/`, method: "GET" });
-    const refused = await createToolExecutor({ allowlist: { hosts: ["127.0.0.1"] } }).execute(tool, {});
+    const refused = await createToolExecutor({ allowlist: { hosts: patterns("127.0.0.1") } }).execute(tool, {});
     expect(refused.error).toMatchObject({ code: "address_not_allowed" });
     expect(refused.error?.message).toContain('"loopback"');
     expect(server.connections).toBe(0);
@@ -305,7 +308,7 @@ describe("http tools: addresses", () => {
     ["[64:ff9b::a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]"],
     ["[::]", "[::]"],
   ])("refuses the IP literal %s", async (literal, canonical) => {
-    const executor = createToolExecutor({ allowlist: { hosts: [canonical] } });
+    const executor = createToolExecutor({ allowlist: { hosts: patterns(canonical) } });
     const result = await executor.execute(httpTool({ url: `http://${literal}:9/`, method: "GET" }), {});
     expect(result.error).toMatchObject({ code: "address_not_allowed" });
   });
@@ -321,7 +324,7 @@ describe("http tools: addresses", () => {
     async (spelling) => {
       const server = await startServer((_req, res) => sendJson(res, 200, { ok: true }));
       const tool = httpTool({ url: `http://${spelling}:${server.port}/`, method: "GET" });
-      const refused = await createToolExecutor({ allowlist: { hosts: ["127.0.0.1"] } }).execute(tool, {});
+      const refused = await createToolExecutor({ allowlist: { hosts: patterns("127.0.0.1") } }).execute(tool, {});
       expect(refused.error).toMatchObject({ code: "address_not_allowed" });
       expect(server.connections).toBe(0);
       expect((await createToolExecutor(LOOPBACK).execute(tool, {})).output).toEqual({ ok: true });
@@ -330,7 +333,7 @@ describe("http tools: addresses", () => {
 
   it("refuses a hostname that resolves to a private address", async () => {
     const dns = fakeDns({ "internal.tools.test": ["10.0.0.5"] });
-    const executor = createToolExecutor({ allowlist: { hosts: ["*.tools.test"] }, lookup: dns });
+    const executor = createToolExecutor({ allowlist: { hosts: patterns("*.tools.test") }, lookup: dns });
     const result = await executor.execute(httpTool({ url: "http://internal.tools.test/", method: "GET" }), {});
     expect(result.error).toEqual({
       code: "address_not_allowed",
@@ -347,7 +350,7 @@ describe("http tools: addresses", () => {
     [["2606:4700::1111", "fe80::1"]],
   ])("refuses a host when any of its addresses is not public: %j", async (addresses) => {
     const executor = createToolExecutor({
-      allowlist: { hosts: ["mixed.tools.test"] },
+      allowlist: { hosts: patterns("mixed.tools.test") },
       lookup: fakeDns({ "mixed.tools.test": addresses }),
     });
     const result = await executor.execute(httpTool({ url: "http://mixed.tools.test/", method: "GET" }), {});
@@ -356,8 +359,8 @@ describe("http tools: addresses", () => {
 
   it("refuses unroutable addresses even for hosts allowed private ones", async () => {
     const executor = createToolExecutor({
-      allowlist: { hosts: ["*.tools.test"] },
-      allowPrivateFor: ["*.tools.test"],
+      allowlist: { hosts: patterns("*.tools.test") },
+      allowPrivateFor: patterns("*.tools.test"),
       lookup: fakeDns({ "zero.tools.test": ["0.0.0.0"], "multi.tools.test": ["ff02::1"] }),
     });
     for (const host of ["zero.tools.test", "multi.tools.test"]) {
@@ -367,13 +370,13 @@ describe("http tools: addresses", () => {
   });
 
   it("refuses localhost through the real resolver", async () => {
-    const executor = createToolExecutor({ allowlist: { hosts: ["localhost"] } });
+    const executor = createToolExecutor({ allowlist: { hosts: patterns("localhost") } });
     const result = await executor.execute(httpTool({ url: "http://localhost:9/", method: "GET" }), {});
     expect(result.error?.code).toBe("address_not_allowed");
   });
 
   it("reports a name that does not resolve as a network error", async () => {
-    const executor = createToolExecutor({ allowlist: { hosts: ["*.tools.test"] }, lookup: fakeDns({}) });
+    const executor = createToolExecutor({ allowlist: { hosts: patterns("*.tools.test") }, lookup: fakeDns({}) });
     const result = await executor.execute(httpTool({ url: "http://gone.tools.test/", method: "GET" }), {});
     expect(result.error).toEqual({ code: "network_error", message: 'could not resolve host "gone.tools.test"' });
   });
@@ -382,8 +385,8 @@ describe("http tools: addresses", () => {
     const server = await startServer((req, res) => sendJson(res, 200, { host: req.headers.host }));
     const dns = fakeDns({ "api.tools.test": ["127.0.0.1"] });
     const executor = createToolExecutor({
-      allowlist: { hosts: ["api.tools.test"] },
-      allowPrivateFor: ["api.tools.test"],
+      allowlist: { hosts: patterns("api.tools.test") },
+      allowPrivateFor: patterns("api.tools.test"),
       lookup: dns,
     });
     // api.tools.test has no real DNS entry: only the checked address can have been used.
@@ -412,8 +415,8 @@ describe("http tools: addresses", () => {
     closers.push(() => new Promise((resolve) => server.close(() => resolve())));
     const { port } = server.address() as AddressInfo;
     const executor = createToolExecutor({
-      allowlist: { hosts: ["api.tools.test"] },
-      allowPrivateFor: ["api.tools.test"],
+      allowlist: { hosts: patterns("api.tools.test") },
+      allowPrivateFor: patterns("api.tools.test"),
       lookup: fakeDns({ "api.tools.test": ["127.0.0.1"] }),
     });
     const result = await executor.execute(httpTool({ url: `https://api.tools.test:${port}/`, method: "GET" }), {});
@@ -458,7 +461,7 @@ describe("http tools: redirects, limits and cancellation", () => {
 
   it("counts name resolution in the timeout", async () => {
     const executor = createToolExecutor({
-      allowlist: { hosts: ["slow.tools.test"] },
+      allowlist: { hosts: patterns("slow.tools.test") },
       lookup: () => new Promise(() => {}),
     });
     const result = await executor.execute(

@@ -1,34 +1,33 @@
 /**
  * Calls an `http` tool (api.md "Tools"), safe against server-side request forgery:
- * 1. the URL's host must be on the allowlist (the catalog checked it at save time; rules change);
+ * 1. the URL's host must be on the allowlist (`isUrlAllowed`, as the catalog checked it at save time);
  * 2. the host is resolved once and every address must be public, unless the host is explicitly
  *    allowed private addresses (IP literals reach here already normalized by the WHATWG URL
  *    parser: `2130706433`, `0x7f.1` and `127.1` all read `127.0.0.1`);
- * 3. the connection goes to those checked addresses and nowhere else (`pinned-request.ts`);
+ * 3. the connection goes to those checked addresses and nowhere else (kit/src/outbound: the
+ *    address rules, resolution and pinned request are shared with webhook deliveries);
  * 4. no redirects, one deadline for resolution, connection and response, a capped body.
  */
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { OutgoingHttpHeaders } from "node:http";
-import { isIP } from "node:net";
-import { classifyAddress } from "./address-policy.js";
-import { type HostAllowlist, isHostAllowed, matchesAnyPattern } from "./host-allowlist.js";
+import {
+  checkedAddressesOf,
+  isRedirect,
+  OutboundFailure,
+  type PinnedResponse,
+  type ResolveHost,
+  sendPinnedRequest,
+} from "@kiln/kit/outbound";
+import { type HostAllowlist, type HostPattern, isUrlAllowed } from "@kiln/kit/outbound/host-patterns";
 import { type HttpToolConfig, parseHttpToolConfig, urlWithQuery } from "./http-tool-config.js";
-import { bareHostname, isRedirect, type PinnedResponse, sendPinnedRequest } from "./pinned-request.js";
 import { type JsonValue, ToolFailure } from "./tool-failure.js";
 
-/** Every address of `hostname`, as `dns.lookup(hostname, {all: true})` gives them. */
-export type ResolveHost = (hostname: string) => Promise<readonly LookupAddress[]>;
-
-export const resolveWithDns: ResolveHost = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
-  );
+export type { ResolveHost } from "@kiln/kit/outbound";
+export { resolveWithDns } from "@kiln/kit/outbound";
 
 export interface HttpToolOptions {
-  /** Normalized patterns (`normalizeAllowlist`). */
   allowlist: HostAllowlist;
-  /** Normalized patterns of hosts that may resolve to private, loopback or link-local addresses. */
-  privateHosts: readonly string[];
+  /** Hosts that may resolve to private, loopback or link-local addresses. */
+  privateHosts: readonly HostPattern[];
   maxResponseBytes: number;
   resolve: ResolveHost;
 }
@@ -46,55 +45,9 @@ export type HttpToolCallFn = (call: HttpToolCall) => Promise<JsonValue>;
 const USER_AGENT = "kiln-http-tool/1";
 const MAX_ERROR_SNIPPET_CHARS = 300;
 
-/** Resolves with `promise`, or rejects with the signal's reason as soon as it aborts. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
-function refusal(host: string, literal: boolean, range: string, who: string): ToolFailure {
-  const subject = literal ? `address ${host} is` : `host "${host}" resolves to an address`;
-  return new ToolFailure(
-    "address_not_allowed",
-    `${subject} in the "${range}" range; ${who} may only call public addresses unless the host is allowed private ones`,
-  );
-}
-
-/**
- * Every address `url`'s host resolves to (once), each checked: none may be unroutable, and none
- * private, loopback or link-local unless the host matches `privateHosts`. The caller connects to
- * these and nowhere else (`sendPinnedRequest`). Shared by http tools and webhook deliveries.
- */
-export async function checkedAddressesOf(
-  url: URL,
-  options: { privateHosts: readonly string[]; resolve: ResolveHost; signal: AbortSignal; who: string },
-): Promise<LookupAddress[]> {
-  const { signal } = options;
-  const host = bareHostname(url);
-  const literal = isIP(host) !== 0;
-  let answers: readonly LookupAddress[];
-  if (literal) answers = [{ address: host, family: isIP(host) }];
-  else {
-    try {
-      answers = await abortable(options.resolve(host), signal);
-    } catch {
-      if (signal.aborted) throw signal.reason;
-      throw new ToolFailure("network_error", `could not resolve host "${host}"`);
-    }
-  }
-  if (answers.length === 0) throw new ToolFailure("network_error", `host "${host}" has no address`);
-  const privateAllowed = matchesAnyPattern(options.privateHosts, url.hostname);
-  // One refused address refuses the host: the client could pick any of them.
-  for (const { address } of answers) {
-    const { scope, range } = classifyAddress(address);
-    if (scope === "unroutable" || (scope === "internal" && !privateAllowed))
-      throw refusal(host, literal, range, options.who);
-  }
-  return answers.map(({ address }) => ({ address, family: isIP(address) }));
+/** The kit's outbound failures are tool failures of the same code (tool-failure.ts lists them). */
+function asToolFailure(error: unknown): unknown {
+  return error instanceof OutboundFailure ? new ToolFailure(error.code, error.message) : error;
 }
 
 function requestOf(config: HttpToolConfig, input: unknown) {
@@ -160,12 +113,15 @@ export function createHttpTool(options: HttpToolOptions): HttpToolCallFn {
       resolve: options.resolve,
       signal,
       who: "http tools",
+    }).catch((error: unknown) => {
+      throw asToolFailure(error);
     });
 
   return async (call) => {
     const config = parseHttpToolConfig(call.config);
     const { url, headers, body } = requestOf(config, call.input);
-    if (!isHostAllowed(options.allowlist, url.hostname, call.organizationId)) {
+    // The catalog decided with this same function when the tool was saved; rules may have changed since.
+    if (!isUrlAllowed(options.allowlist, url, call.organizationId)) {
       throw new ToolFailure("host_not_allowed", `host "${url.hostname}" is not on the allowlist of this deployment`);
     }
 
@@ -191,7 +147,7 @@ export function createHttpTool(options: HttpToolOptions): HttpToolCallFn {
         signal: deadline.signal,
       }).catch((error: unknown) => {
         if (deadline.signal.aborted) throw deadline.signal.reason;
-        throw error instanceof ToolFailure ? error : networkFailure(url.hostname, error);
+        throw error instanceof OutboundFailure ? asToolFailure(error) : networkFailure(url.hostname, error);
       });
       return outputOf(response);
     } finally {

@@ -5,26 +5,26 @@
  * `toolCalls`. Only the caller's own abort, and bugs, reject.
  */
 import { performance } from "node:perf_hooks";
-import { type HostAllowlist, normalizeAllowlist, parseHostPattern } from "./host-allowlist.js";
+import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { createHttpTool, type ResolveHost, resolveWithDns } from "./http-tool.js";
 import { createInputValidator } from "./input-validator.js";
 import { type JsonValue, type ToolError, ToolFailure } from "./tool-failure.js";
 
-export type { HostAllowlist } from "./host-allowlist.js";
+export type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 export type { ResolveHost } from "./http-tool.js";
 export type { JsonValue, ToolError, ToolErrorCode } from "./tool-failure.js";
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export interface ToolExecutorOptions {
-  /** Hosts `http` tools may call: `api.example.com`, `*.example.com`, `203.0.113.7`, `[2001:db8::1]`. */
+  /** Hosts `http` tools may call, parsed by kit's one loader (`hostAllowlistOf`). */
   allowlist: HostAllowlist;
   /**
    * Host patterns (same syntax) that may also reach private, loopback, link-local, CGNAT and
    * unique-local addresses. A host must still be on `allowlist`. Unspecified, broadcast and
    * multicast addresses are refused whatever this says.
    */
-  allowPrivateFor?: readonly string[];
+  allowPrivateFor?: readonly HostPattern[];
   /** Default 1 MiB (api.md). */
   maxResponseBytes?: number;
   /** Name resolution, default `dns.lookup(host, {all: true})`; injectable for tests. */
@@ -83,13 +83,12 @@ function summarize(issues: readonly { field: string; issue: string }[]): string 
   return `${shown.join("; ")}${more}`;
 }
 
-/** Throws on a malformed allowlist pattern, so a bad configuration fails at start-up. */
 export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const now = options.now ?? (() => performance.now());
   const validator = createInputValidator();
   const callHttp = createHttpTool({
-    allowlist: normalizeAllowlist(options.allowlist),
-    privateHosts: (options.allowPrivateFor ?? []).map(parseHostPattern),
+    allowlist: options.allowlist,
+    privateHosts: options.allowPrivateFor ?? [],
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     resolve: options.lookup ?? resolveWithDns,
   });

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { LookupFunction } from "node:net";
-import { ToolFailure } from "./tool-failure.js";
+import { OutboundFailure } from "./outbound-failure.js";
 
 export interface PinnedRequest {
   url: URL;
@@ -83,7 +83,7 @@ export function sendPinnedRequest(request: PinnedRequest): Promise<PinnedRespons
       signal: request.signal,
     });
     const tooLarge = () =>
-      new ToolFailure("response_too_large", `response exceeds ${formatBytes(maxResponseBytes)}; reading stopped`);
+      new OutboundFailure("response_too_large", `response exceeds ${formatBytes(maxResponseBytes)}; reading stopped`);
 
     outgoing.on("error", reject);
     outgoing.on("response", (response) => {
