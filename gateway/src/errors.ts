@@ -1,5 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import { DomainError, type FieldIssue } from "@kiln/kit/errors";
+import { bytesText, LIMITS } from "@kiln/kit/limits";
 import { remoteErrorOf } from "@kiln/kit/rpc/errors";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ERROR_CODES } from "./schemas.js";
@@ -79,7 +80,7 @@ function issueOf(issue: AjvIssue): string {
 }
 
 /** Fastify's own errors (validation, parsing, limits) in contract terms. */
-function fromFastifyError(error: FastifyError): HttpError | undefined {
+function fromFastifyError(error: FastifyError, bodyLimit: number): HttpError | undefined {
   if (error.validation) {
     const context = (error as FastifyError & { validationContext?: string }).validationContext;
     const prefix = context === "body" ? "" : context === "querystring" ? "" : (context ?? "");
@@ -90,7 +91,10 @@ function fromFastifyError(error: FastifyError): HttpError | undefined {
   }
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new HttpError("payload_too_large", "the request body exceeds 1 MiB");
+      return new HttpError(
+        "payload_too_large",
+        `the request body exceeds ${bytesText(bodyLimit)} (docs/api.md "Limits")`,
+      );
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return new HttpError("invalid_argument", "the request body must be JSON (Content-Type: application/json)");
@@ -108,6 +112,7 @@ function fromFastifyError(error: FastifyError): HttpError | undefined {
 export function envelopeOf(
   error: unknown,
   requestId: string,
+  bodyLimit: number = LIMITS.bodyBytes,
 ): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   let e: HttpError | undefined;
   if (error instanceof HttpError) e = error;
@@ -115,7 +120,7 @@ export function envelopeOf(
   else if (error instanceof ConnectError) {
     const r = remoteErrorOf(error);
     e = new HttpError(r.kind, r.message, r.details);
-  } else if (error instanceof Error && "code" in error) e = fromFastifyError(error as FastifyError);
+  } else if (error instanceof Error && "code" in error) e = fromFastifyError(error as FastifyError, bodyLimit);
   const final = e ?? new HttpError("internal", "internal error");
   const headers: Record<string, string> = { ...final.headers };
   if (final.code === "unauthenticated") headers["www-authenticate"] = 'Bearer error="invalid_token"';
@@ -128,7 +133,7 @@ export function envelopeOf(
 
 /** Fastify's error handler: every failure leaves in the envelope; 5xx are logged with their cause. */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { status, body, headers } = envelopeOf(error, request.id);
+  const { status, body, headers } = envelopeOf(error, request.id, request.routeOptions.bodyLimit);
   if (status >= 500) request.log.error({ err: error }, "request failed");
   return reply.code(status).headers(headers).send(body);
 }

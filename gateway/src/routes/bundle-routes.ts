@@ -8,6 +8,7 @@
  * When the cases fail the catalog's part is undone; nothing is left half-imported.
  */
 import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/kit/bundle";
+import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
@@ -17,8 +18,16 @@ import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
 import { isObject } from "./views.js";
 
-/** Bundles are larger than other bodies: 32 MB. */
-export const MAX_IMPORT_BYTES = 32 * 1024 * 1024;
+/** Bundles are larger than other bodies (docs/api.md "Limits"). */
+export const MAX_IMPORT_BYTES = LIMITS.importBytes;
+
+/**
+ * Imports run one at a time in a gateway process, their bodies read only when their turn comes (a
+ * waiting request holds its socket, not its body): an import at the limit takes about five times
+ * its size while it is parsed, checked and sent (docs/operations.md "Memory headroom"), so 16 at
+ * once would not fit a process's heap bound. Past IMPORT_QUEUE waiting, 429.
+ */
+const IMPORT_QUEUE = 32;
 
 const DRY_RUN_VALUES = ["true", "false", "1", "0"] as const;
 
@@ -219,6 +228,18 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
   }
 
   app.register(async (scope) => {
+    const turns = oneAtATime(IMPORT_QUEUE);
+    const done = new WeakMap<FastifyRequest, () => void>();
+    // Authentication (onRequest) first; the body is read once the turn has come.
+    scope.addHook("preParsing", async (request) => {
+      done.set(request, await turns.take());
+    });
+    const release = async (request: FastifyRequest) => {
+      done.get(request)?.();
+      done.delete(request);
+    };
+    scope.addHook("onResponse", release);
+    scope.addHook("onRequestAbort", release);
     // A promptfoo YAML file as it is on disk.
     scope.addContentTypeParser(YAML_TYPES, { parseAs: "string", bodyLimit: MAX_IMPORT_BYTES }, (_req, body, done) => {
       done(null, { format: "promptfoo", config: typeof body === "string" ? body : body.toString("utf8") });
@@ -254,4 +275,31 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
       },
     );
   });
+}
+
+/** A queue of turns, one at a time; `take` answers the function that ends the turn. */
+function oneAtATime(maxWaiting: number): { take(): Promise<() => void> } {
+  let busy = false;
+  const waiting: (() => void)[] = [];
+  const next = () => {
+    const wake = waiting.shift();
+    if (wake) wake();
+    else busy = false;
+  };
+  return {
+    async take() {
+      if (busy) {
+        if (waiting.length >= maxWaiting)
+          throw new HttpError("resource_exhausted", `${maxWaiting} imports are waiting already; retry later`);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+      busy = true;
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        next();
+      };
+    },
+  };
 }

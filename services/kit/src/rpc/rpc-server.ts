@@ -13,6 +13,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { fastify, LogController } from "fastify";
 import { newId } from "../ids.js";
 import { createInFlight, sleep } from "../lifecycle.js";
+import { LIMITS } from "../limits.js";
 import type { Logger } from "../logger.js";
 import { type AuthInterceptorOptions, createAuthInterceptor } from "./auth-interceptor.js";
 import { createErrorInterceptor } from "./connect-errors.js";
@@ -180,8 +181,8 @@ export async function buildRpcServer(service: ServiceModule) {
   await app.register(connectRoutes, {
     routes: service.routes,
     interceptors: service.interceptors,
-    // Large enough for any REST body the gateway accepts (1 MiB) plus encoding overhead.
-    readMaxBytes: 4 * 1024 * 1024,
+    // Large enough for any body the gateway accepts (an import is the largest) plus encoding overhead.
+    readMaxBytes: 2 * LIMITS.importBytes,
     // The call's path without its query; the plugin makes empty values for a service without the hook.
     contextValues: (request) => service.contextValues?.(request.url.split("?")[0] as string) ?? createContextValues(),
   });
