@@ -31,6 +31,7 @@ import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } fro
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
+import { registerSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -127,6 +128,8 @@ export async function buildGateway(deps: GatewayDeps) {
     // Errors Fastify raises before routing (a malformed URL such as "/api/%zz") leave in the
     // envelope with the request id too, instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
+      // No hook runs for these: they carry the security headers themselves.
+      reply.headers(securityHeadersOf("application/json"));
       reply.header("x-request-id", request.id);
       if (isApiPath(request.url)) reply.header("x-api-stability", "non-public");
       handleError(error, request, reply);
@@ -135,6 +138,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   app.decorateRequest("principal", null);
   app.decorateRequest("idempotentReplayed", false);
+  registerSecurityHeaders(app);
   app.addHook("onSend", async (request, reply) => {
     if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
   });
