@@ -45,7 +45,7 @@ function headersOf(res: Response): Record<string, string | null> {
 }
 
 /** The policy's directives by name. */
-function directives(policy: string | null): Record<string, string> {
+function directives(policy: string | null | undefined): Record<string, string> {
   return Object.fromEntries(
     (policy ?? "")
       .split(";")

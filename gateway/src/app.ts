@@ -31,7 +31,7 @@ import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } fro
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
-import { registerSecurityHeaders, securityHeadersOf } from "./security-headers.js";
+import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -138,7 +138,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   app.decorateRequest("principal", null);
   app.decorateRequest("idempotentReplayed", false);
-  registerSecurityHeaders(app);
+  app.addHook("onSend", addSecurityHeaders);
   app.addHook("onSend", async (request, reply) => {
     if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
   });

@@ -10,7 +10,7 @@
  * console's assets over https from a gateway served over plain http on a LAN address, and
  * Strict-Transport-Security belongs to the TLS terminator in front, not to the gateway).
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 
 /** The console's pages: its own scripts, styles and API only. */
 export const CONSOLE_CSP = [
@@ -42,11 +42,9 @@ export function securityHeadersOf(contentType: string | undefined): Record<strin
   return { ...COMMON_SECURITY_HEADERS, "content-security-policy": page ? CONSOLE_CSP : API_CSP };
 }
 
-/** Adds the headers to every answer sent through Fastify (a hijacked reply sets them itself). */
-export function registerSecurityHeaders(app: Pick<FastifyInstance, "addHook">): void {
-  app.addHook("onSend", async (_request, reply, payload) => {
-    const type = reply.getHeader("content-type");
-    reply.headers(securityHeadersOf(typeof type === "string" ? type : undefined));
-    return payload;
-  });
+/** An onSend hook: the headers on every answer sent through Fastify (a hijacked reply sets them itself). */
+export async function addSecurityHeaders<P>(_request: FastifyRequest, reply: FastifyReply, payload: P): Promise<P> {
+  const type = reply.getHeader("content-type");
+  reply.headers(securityHeadersOf(typeof type === "string" ? type : undefined));
+  return payload;
 }
