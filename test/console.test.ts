@@ -4,7 +4,8 @@
  * sign up → onboarding (workspace, plan, starting place) → a prompt with a version and a
  * {{variable}} → publish → run it in the playground → models, users, billing → sign out and in.
  * Every screen is checked with axe-core (no serious or critical violation) at 1280 px and 390 px,
- * and photographed into test-artifacts/console/.
+ * and photographed into test-artifacts/console/. The gateway's Content-Security-Policy is on
+ * (issue #32): the browser reports no violation of it along the way.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -22,10 +23,11 @@ let kiln: EmbeddedKiln;
 let base: string;
 let browser: Browser;
 let page: Page;
+/** What the browser said about the Content-Security-Policy (it logs every refusal to the console). */
+const cspViolations: string[] = [];
 
-/** axe-core on the page as it is: the serious and critical violations, by rule. */
+/** axe-core on the page as it is (injected by setUpPage): the serious and critical violations, by rule. */
 async function accessibilityViolations(p: Page): Promise<string[]> {
-  await p.addScriptTag({ content: AXE });
   // Evaluated in the page (a string: this file is compiled without the DOM's types).
   const result = (await p.evaluate("axe.run(document)")) as {
     violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
@@ -57,6 +59,12 @@ beforeAll(async () => {
     args: ["--no-sandbox", "--disable-background-networking"],
   });
   page = await browser.newPage();
+  page.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  // axe-core in every document the page loads, as the browser's own script: an inline script tag
+  // (page.addScriptTag) is what the policy refuses.
+  await page.addInitScript({ content: AXE });
 }, 60_000);
 
 afterAll(async () => {
@@ -366,4 +374,13 @@ describe("the console", () => {
     await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
     await page.getByRole("link", { name: "Greeter" }).waitFor();
   }, 120_000);
+
+  it("met no Content-Security-Policy violation, and would have seen one", async () => {
+    expect(cspViolations).toEqual([]);
+    // The listener hears a refusal: an inline script does not run, and the browser says why.
+    await page.addScriptTag({ content: "window.inlineScriptRan = true;" }).catch(() => undefined);
+    expect(await page.evaluate("window.inlineScriptRan === true")).toBe(false);
+    await expect.poll(() => cspViolations.length).toBeGreaterThan(0);
+    expect(cspViolations[0]).toContain("script-src 'self'");
+  });
 });

@@ -34,6 +34,7 @@ import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } fro
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
+import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
 export const MAX_BODY_BYTES = LIMITS.bodyBytes;
 
@@ -131,6 +132,8 @@ export async function buildGateway(deps: GatewayDeps) {
     // Errors Fastify raises before routing (a malformed URL such as "/api/%zz") leave in the
     // envelope with the request id too, instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
+      // No hook runs for these: they carry the security headers themselves.
+      reply.headers(securityHeadersOf("application/json"));
       reply.header("x-request-id", request.id);
       if (isApiPath(request.url)) reply.header("x-api-stability", "non-public");
       handleError(error, request, reply);
@@ -139,6 +142,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   app.decorateRequest("principal", null);
   app.decorateRequest("idempotentReplayed", false);
+  app.addHook("onSend", addSecurityHeaders);
   app.addHook("onSend", async (request, reply) => {
     if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
   });

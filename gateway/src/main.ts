@@ -17,7 +17,7 @@ const forward = createForwardInterceptor(createInternalTokens(config.INTERNAL_AU
   id: "gateway",
 });
 const connect = (baseUrl: string, defaultTimeoutMs?: number) =>
-  createNetworkTransport({ baseUrl, interceptors: [forward], defaultTimeoutMs });
+  createNetworkTransport({ baseUrl, interceptors: [forward], defaultTimeoutMs, logger });
 const services = {
   identity: connect(config.IDENTITY_URL),
   catalog: connect(config.CATALOG_URL),

@@ -9,6 +9,7 @@ import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { envelopeOf } from "../errors.js";
+import { securityHeadersOf } from "../security-headers.js";
 
 /** The label a model name without `@label` means: the published version. */
 export const DEFAULT_LABEL = "production";
@@ -335,7 +336,9 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
       if (includeUsage)
         events.push({ id: run.id, object: "chat.completion.chunk", created, model, choices: [], usage });
       reply.hijack();
+      // Hijacked: the onSend hook never sees this answer, so it carries the headers itself.
       reply.raw.writeHead(200, {
+        ...securityHeadersOf("text/event-stream"),
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
         "x-request-id": request.id,

@@ -12,11 +12,12 @@ await runServiceProcess("evaluation", config, async ({ logger, store, bus, token
   if (!bus || !identity) throw new Error("evaluation needs NATS_URL and IDENTITY_URL");
   // Calls to the catalog and execution act as the evaluation service itself.
   const asEvaluation = () => [createForwardInterceptor(tokens, { type: "service", id: "evaluation" })];
-  const catalog = createNetworkTransport({ baseUrl: config.CATALOG_URL, interceptors: asEvaluation() });
+  const catalog = createNetworkTransport({ baseUrl: config.CATALOG_URL, interceptors: asEvaluation(), logger });
   const execution = createNetworkTransport({
     baseUrl: config.EXECUTION_URL,
     interceptors: asEvaluation(),
     defaultTimeoutMs: 300_000,
+    logger,
   });
   const service = await createEvaluationService({
     logger,

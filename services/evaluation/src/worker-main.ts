@@ -22,6 +22,7 @@ await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus
     baseUrl: config.EXECUTION_URL,
     interceptors: [createForwardInterceptor(tokens, { type: "service", id: "evaluation" })],
     defaultTimeoutMs: 300_000,
+    logger,
   });
   const workers = createEvaluationWorkers({
     bus,

@@ -13,6 +13,7 @@ await runServiceProcess("execution", config, async ({ logger, store, bus, tokens
   const catalog = createNetworkTransport({
     baseUrl: config.CATALOG_URL,
     interceptors: [createForwardInterceptor(tokens, { type: "service", id: "execution" })],
+    logger,
   });
   const service = await createExecutionService({
     logger,

@@ -107,3 +107,15 @@ export interface Bus {
   /** Stops every subscription (waiting for handlers in flight) and disconnects. */
   close(): Promise<void>;
 }
+
+/**
+ * Thrown by a backend when the bus cannot be reached now (disconnected, closed, draining, no
+ * answer in time, JetStream not answering while the server restarts): a retry later may succeed.
+ * The RPC layer answers it as `unavailable`; `cause` holds the client's own error.
+ */
+export class BusUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the message bus is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "BusUnavailableError";
+  }
+}

@@ -16,18 +16,29 @@ import {
   StorageType,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import { connect, headers as createHeaders, type MsgHdrs, nanos } from "@nats-io/transport-node";
+import {
+  ClosedConnectionError,
+  ConnectionError,
+  connect,
+  headers as createHeaders,
+  DrainingConnectionError,
+  type MsgHdrs,
+  NoRespondersError,
+  nanos,
+  TimeoutError,
+} from "@nats-io/transport-node";
 import { sleep } from "../lifecycle.js";
-import type {
-  Bus,
-  ConsumeOptions,
-  ConsumerSpec,
-  MessageHandler,
-  PublishAck,
-  PublishOptions,
-  Retention,
-  StreamSpec,
-  Subscription,
+import {
+  type Bus,
+  BusUnavailableError,
+  type ConsumeOptions,
+  type ConsumerSpec,
+  type MessageHandler,
+  type PublishAck,
+  type PublishOptions,
+  type Retention,
+  type StreamSpec,
+  type Subscription,
 } from "./bus.js";
 import { resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
 import { runHandler, type SettleableMessage } from "./run-handler.js";
@@ -154,11 +165,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       });
       return { stream: unprefixed(ack.stream), seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
-      // The client reports "no responders" on a publish as "jetstream is not enabled".
+      // The client reports "no responders" on a publish as "jetstream is not enabled": no stream
+      // owns the subject, or JetStream is not up yet on a server that is (re)starting.
       if (error instanceof Error && error.name === "JetStreamNotEnabled") {
-        throw new Error(`no stream owns subject ${subject} (no responders)`, { cause: error });
+        throw new BusUnavailableError(new Error(`no stream owns subject ${subject} (no responders)`, { cause: error }));
       }
-      throw error;
+      throw busErrorOf(error);
     }
   }
 
@@ -228,7 +240,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   async function streamInfo(name: string) {
-    const info = await jsm.streams.info(streamName(name));
+    const info = await jsm.streams.info(streamName(name)).catch((error: unknown) => Promise.reject(busErrorOf(error)));
     return { name, messages: info.state.messages, lastSeq: info.state.last_seq };
   }
 
@@ -317,6 +329,22 @@ function headersToRecord(hdrs: MsgHdrs | undefined): Record<string, string> {
     if (!key.toLowerCase().startsWith("nats-")) out[key] = hdrs?.get(key) ?? "";
   }
   return out;
+}
+
+/** A failure of the connection (anywhere in the cause chain) as BusUnavailableError; anything else as it is. */
+export function busErrorOf(error: unknown): unknown {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (
+      e instanceof ClosedConnectionError ||
+      e instanceof DrainingConnectionError ||
+      e instanceof ConnectionError ||
+      e instanceof TimeoutError ||
+      e instanceof NoRespondersError
+    ) {
+      return new BusUnavailableError(error);
+    }
+  }
+  return error;
 }
 
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {

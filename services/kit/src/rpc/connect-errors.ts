@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@kiln/proto/rpc";
+import { BusUnavailableError } from "../bus/bus.js";
 import { DomainError, type ErrorKind, type FieldIssue } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { isDuplicateKeyError } from "../store/store.js";
+import { isDuplicateKeyError, StoreUnavailableError } from "../store/store.js";
 
 /** The one mapping of domain error kinds to Connect codes. */
 export function codeOfKind(kind: ErrorKind): Code {
@@ -48,10 +49,23 @@ export function toConnectError(error: DomainError): ConnectError {
   return new ConnectError(error.message, codeOfKind(error.kind), undefined, [{ desc: ErrorDetailSchema, value }]);
 }
 
+/** What a store or bus outage (anywhere in the cause chain) tells the caller; undefined for any other error. */
+export function outageOf(error: unknown): DomainError | undefined {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (e instanceof StoreUnavailableError) {
+      return new DomainError("unavailable", "the document store is unavailable; retry later");
+    }
+    if (e instanceof BusUnavailableError) {
+      return new DomainError("unavailable", "the message bus is unavailable; retry later");
+    }
+  }
+  return undefined;
+}
+
 /**
  * Server interceptor: domain errors become Connect errors with an ErrorDetail; a unique-key clash
- * becomes already_exists; anything else is logged once here and reaches the caller only as
- * "internal error".
+ * becomes already_exists; a store or bus outage becomes unavailable (logged at warn, with its
+ * cause); anything else is logged once here and reaches the caller only as "internal error".
  */
 export function createErrorInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
@@ -61,6 +75,11 @@ export function createErrorInterceptor(logger: Logger): Interceptor {
       if (e instanceof ConnectError) throw e;
       if (e instanceof DomainError) throw toConnectError(e);
       if (isDuplicateKeyError(e)) throw toConnectError(new DomainError("already_exists", "already exists"));
+      const outage = outageOf(e);
+      if (outage) {
+        logger.warn({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, outage.message);
+        throw toConnectError(outage);
+      }
       logger.error({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, "internal error");
       throw new ConnectError("internal error", Code.Internal);
     }

@@ -81,6 +81,7 @@ export async function runServiceProcess(
     ? createNetworkTransport({
         baseUrl: config.IDENTITY_URL,
         interceptors: [createForwardInterceptor(tokens, { type: "service", id: name })],
+        logger,
       })
     : undefined;
   const identityClient = identityTransport ? createClient(IdentityService, identityTransport.transport) : undefined;

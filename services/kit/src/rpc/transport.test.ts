@@ -1,7 +1,9 @@
+import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createClient, createContextKey, createContextValues } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { ExecutionService } from "@kiln/proto/execution";
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { kPrincipal } from "../auth/principal.js";
 import { invalidArgument } from "../errors.js";
@@ -28,6 +30,15 @@ async function startReplica(name: string, delayMs: number) {
   );
   const address = await server.app.listen({ host: "127.0.0.1", port: 0 });
   return { server, url: address, calls: () => calls };
+}
+
+/** A port nothing listens on (yet). */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 describe("createNetworkTransport", () => {
@@ -149,6 +160,40 @@ describe("createNetworkTransport", () => {
     expect(
       isNeverStarted(new ConnectError("Stream closed with error code NGHTTP2_INTERNAL_ERROR", Code.Internal)),
     ).toBe(false);
+  });
+
+  it("calls a replica again soon after it refused a connection and came up, and says so", async () => {
+    const a = await startReplica("a", 20);
+    const port = await unusedPort();
+    const bUrl = `http://127.0.0.1:${port}`;
+    // Built before the refusal, so that it listens within a few ms of it.
+    const b = await buildRpcServer(
+      executionTestService("b", { listModels: async () => sleep(20).then(() => ({ models: [{ id: "b" }] })) }),
+    );
+    servers.push(a.server, b);
+    const logged: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const network = createNetworkTransport({
+      baseUrl: `${a.url},${bUrl}`,
+      interceptors: asTestService,
+      logger,
+    });
+    transports.push(network);
+    const client = createClient(ExecutionService, network.transport);
+    const ids = async (n: number) =>
+      (await Promise.all(Array.from({ length: n }, () => client.listModels({})))).map((r) => r.models[0]?.id);
+    // Two at once: one goes to b, is refused, and is answered by a.
+    expect(await ids(2)).toEqual(["a", "a"]);
+    expect(logged).toMatchObject([{ level: 40, msg: "endpoint down", endpoint: bUrl }]);
+    await b.app.listen({ host: "127.0.0.1", port });
+    const listening = Date.now();
+    // Back in rotation well before the 2 s a refusal used to keep it out.
+    await expect.poll(async () => (await ids(4)).includes("b"), { timeout: 1_500, interval: 50 }).toBe(true);
+    expect(Date.now() - listening).toBeLessThan(1_500);
+    expect(logged.slice(1)).toMatchObject([{ level: 30, msg: "endpoint back", endpoint: bUrl }]);
+    // And shares the load again.
+    const spread = await ids(10);
+    expect(spread.filter((id) => id === "b")).toHaveLength(5);
   });
 
   it("follows the addresses a name resolves to", async () => {

@@ -27,6 +27,8 @@ import {
 } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { raceAbort } from "../abort.js";
+import type { Logger } from "../logger.js";
+import { createEndpointHealth, type ProbedEndpoint } from "./endpoint-health.js";
 import type { ServiceModule } from "./rpc-server.js";
 
 export interface NetworkTransport {
@@ -48,20 +50,20 @@ export interface NetworkTransportOptions {
   resolveIntervalMs?: number;
   /** Name resolution; tests replace it. Default: every address the system resolver knows. */
   resolve?: (hostname: string) => Promise<string[]>;
+  /** Where "endpoint down" (warn) and "endpoint back" (info) are said. */
+  logger?: Pick<Logger, "warn" | "info">;
 }
 
-interface Endpoint {
-  url: string;
+interface Endpoint extends ProbedEndpoint {
   transport: Transport;
   sessions: Http2SessionManager;
   inFlight: number;
-  /** Not picked before this time (ms) after it refused a connection or a stream. */
-  downUntil: number;
+  /** It refused a connection or a stream, and no probe has connected since (endpoint-health.ts). */
+  down: boolean;
   removed: boolean;
 }
 
-/** How long an endpoint that refused is left out, and how many attempts one call gets. */
-const DOWN_MS = 2_000;
+/** How many attempts one call gets. */
 const MAX_ATTEMPTS = 4;
 const RETRY_DELAY_MS = 100;
 
@@ -71,6 +73,7 @@ const RETRY_DELAY_MS = 100;
  * A call that no replica started (connection refused, stream refused, a GOAWAY before the stream
  * opened: what a replica that is shutting down answers) is retried on another replica, so a
  * rolling restart loses no request. Nothing else is retried: a call a server may have run is not.
+ * A replica that refused is left out until a background probe connects to it again.
  *
  * HTTP/2 multiplexes every call over one long-lived connection, so a Kubernetes ClusterIP Service
  * would send all of one client's calls to one pod: balancing here, over a headless Service, is what
@@ -87,6 +90,7 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
   let endpoints: Endpoint[] = [];
   let next = 0;
   let refreshing: Promise<void> | undefined;
+  const health = createEndpointHealth({ logger: options.logger });
 
   function endpointOf(url: string): Endpoint {
     const sessions = new Http2SessionManager(
@@ -106,7 +110,8 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
       // runs or a run with a long output, and the caller would inflate it).
       acceptCompression: [],
     });
-    return { url, transport, sessions, inFlight: 0, downUntil: 0, removed: false };
+    const connect = async () => (await sessions.connect()) !== "error";
+    return { url, transport, sessions, connect, inFlight: 0, down: false, removed: false };
   }
 
   /** The URLs the targets resolve to now; a target that does not resolve keeps its name (the call then fails as unavailable). */
@@ -150,9 +155,8 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
 
   /** The endpoint with the fewest calls in flight among those up (round robin between equals), avoiding `tried`. */
   function pick(tried: Set<Endpoint>): Endpoint | undefined {
-    const now = Date.now();
     const candidates = endpoints.filter((e) => !tried.has(e));
-    const up = candidates.filter((e) => e.downUntil <= now);
+    const up = candidates.filter((e) => !e.down);
     const pool = up.length > 0 ? up : candidates;
     if (pool.length === 0) return undefined;
     next = (next + 1) % pool.length;
@@ -184,9 +188,10 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
       try {
         return await attempt(endpoint.transport, remainingMs);
       } catch (e) {
-        if (n >= maxAttempts || !isNeverStarted(e)) throw e;
-        endpoint.downUntil = Date.now() + DOWN_MS;
+        if (!isNeverStarted(e)) throw e;
+        health.markDown(endpoint, e);
         void refresh().catch(() => undefined);
+        if (n >= maxAttempts) throw e;
       } finally {
         endpoint.inFlight--;
         if (endpoint.removed && endpoint.inFlight === 0) endpoint.sessions.abort();
@@ -211,6 +216,7 @@ export function createNetworkTransport(options: NetworkTransportOptions): Networ
     transport,
     close() {
       clearInterval(timer);
+      health.close();
       for (const e of endpoints) e.sessions.abort();
     },
   };

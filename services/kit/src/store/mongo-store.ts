@@ -15,9 +15,15 @@ import {
   type Collection as DriverCollection,
   MongoBulkWriteError,
   MongoClient,
+  MongoClientClosedError,
   type MongoClientOptions,
   MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
   MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
   type UpdateFilter,
 } from "mongodb";
 import {
@@ -37,6 +43,7 @@ import {
   type FindOptions,
   type IndexSpec,
   type Store,
+  StoreUnavailableError,
   type UpdateResult,
 } from "./store.js";
 
@@ -111,7 +118,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
           if (missing.length > 0) await run(`${options.database}.${collection}`, () => coll.createIndexes(missing));
           return;
         } catch (e) {
-          if (attempt >= 3 || !(e instanceof MongoNetworkError)) throw e;
+          if (attempt >= 3 || !(e instanceof StoreUnavailableError && e.cause instanceof MongoNetworkError)) throw e;
           await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
         }
       }
@@ -234,8 +241,35 @@ async function run<R>(namespace: string, op: () => Promise<R>): Promise<R> {
   }
 }
 
-/** Unique clashes become `DuplicateKeyError`; everything else is rethrown as the driver raised it. */
+/**
+ * Server answers the driver itself treats as transient (its retryable-read codes): HostUnreachable,
+ * HostNotFound, NetworkTimeout, ShutdownInProgress, PrimarySteppedDown, ExceededTimeLimit,
+ * ReadConcernMajorityNotAvailableYet, SocketException, NotWritablePrimary, InterruptedAtShutdown,
+ * InterruptedDueToReplStateChange, NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
+ */
+const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 189, 262, 134, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/** The server could not be reached, or is going away: a later try may succeed. */
+export function isMongoUnavailable(e: unknown): boolean {
+  if (e instanceof MongoServerError) return UNAVAILABLE_CODES.has(Number(e.code));
+  // MongoNetworkError covers a refused or lost connection, a socket timeout and a cleared pool.
+  return (
+    e instanceof MongoNetworkError ||
+    e instanceof MongoServerSelectionError ||
+    e instanceof MongoTopologyClosedError ||
+    e instanceof MongoClientClosedError ||
+    e instanceof MongoServerClosedError ||
+    e instanceof MongoNotConnectedError ||
+    e instanceof MongoOperationTimeoutError
+  );
+}
+
+/**
+ * Unique clashes become `DuplicateKeyError`, connection failures `StoreUnavailableError`;
+ * everything else is rethrown as the driver raised it.
+ */
 function toStoreError(e: unknown, namespace: string): unknown {
+  if (isMongoUnavailable(e)) return new StoreUnavailableError(e);
   if (!(e instanceof MongoServerError)) return e;
   const isDuplicate = e.code === 11000 || (e.code === 1 && BACKEND_UNIQUE_VIOLATION.test(e.message));
   if (!isDuplicate) return e;

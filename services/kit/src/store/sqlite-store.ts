@@ -35,7 +35,16 @@ import {
   type Table,
   tryIndexKeyOf,
 } from "./document-engine.js";
-import type { Collection, Doc, Filter, IndexSpec, Sort, Store } from "./store.js";
+import {
+  type Collection,
+  type Doc,
+  type Filter,
+  type IndexSpec,
+  mapCollectionErrors,
+  type Sort,
+  type Store,
+  StoreUnavailableError,
+} from "./store.js";
 
 type Key = Buffer;
 const key = (text: string): Key => Buffer.from(text, "utf8");
@@ -111,6 +120,15 @@ interface MetaSpace {
   put(k: string, value: StoredIndex[]): void;
 }
 
+/** Result codes of a database that is there but cannot be used now (another writer, the disk). */
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/;
+
+/** The database was closed (the process is stopping), or SQLite says it cannot be used now. */
+function isSqliteUnavailable(db: Database.Database, e: unknown): boolean {
+  if (!db.open) return true;
+  return e instanceof Database.SqliteError && UNAVAILABLE_CODES.test(e.code);
+}
+
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const readonly = options.readonly === true;
   const db = new Database(options.path, { readonly, fileMustExist: readonly });
@@ -166,7 +184,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const vacuumInto = db.prepare<[string]>("VACUUM INTO ?");
   const view = (prefix: string): Store => ({
     collection: <T extends Doc>(name: string): Collection<T> =>
-      createDocumentCollection<T>(tableOf(prefix + name), atomic),
+      mapCollectionErrors(createDocumentCollection<T>(tableOf(prefix + name), atomic), (e) =>
+        isSqliteUnavailable(db, e) ? new StoreUnavailableError(e) : e,
+      ),
     async ensureIndexes(name: string, indexes: IndexSpec[]) {
       const table = tableOf(prefix + name);
       for (const index of indexes) {

@@ -102,6 +102,36 @@ export function isDuplicateKeyError(e: unknown): e is DuplicateKeyError {
 }
 
 /**
+ * Thrown by both backends when the store cannot be reached now (connection refused or lost, no
+ * server to select, the server shutting down or stepping down, the database closed or locked):
+ * the operation may succeed later. The RPC layer answers it as `unavailable`; `cause` holds the
+ * backend's own error.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the document store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** The collection with every rejection passed through `map` (a backend's own errors in store terms). */
+export function mapCollectionErrors<T extends Doc>(
+  collection: Collection<T>,
+  map: (error: unknown) => unknown,
+): Collection<T> {
+  const guarded = { name: collection.name } as Collection<T>;
+  for (const key of Object.keys(collection) as (keyof Collection<T>)[]) {
+    const member = collection[key];
+    if (typeof member !== "function") continue;
+    const method = member as (...args: unknown[]) => Promise<unknown>;
+    Object.assign(guarded, {
+      [key]: (...args: unknown[]) => method.apply(collection, args).catch((e: unknown) => Promise.reject(map(e))),
+    });
+  }
+  return guarded;
+}
+
+/**
  * Free-form user JSON (schemas, tool config, variables, outputs) is stored as JSON text so that
  * every key survives (`$ref`, `a.b`, `__proto__`), key order is kept and nothing in it can reach
  * a query as an operator.
