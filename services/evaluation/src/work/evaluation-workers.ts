@@ -9,12 +9,14 @@ import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { DomainError } from "@kiln/kit/errors";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
+import { actingFor } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
 import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks";
 import { LRUCache } from "lru-cache";
+import { EVALUATION_SERVICE } from "../access.js";
 import {
   type Assertion,
   type AssertionResult,
@@ -36,7 +38,7 @@ import {
 } from "../store/evaluation-store.js";
 import { EVALUATIONS_STREAM, WORKERS_DURABLE, type WorkItem } from "./work-queue.js";
 
-/** The execution calls the workers make, always as the evaluation service itself. */
+/** The execution calls the workers make, always as the evaluation service acting in the run's organization. */
 export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "complete">;
 
 export interface EvaluationWorkersDeps {
@@ -180,7 +182,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
             ].join("\n\n"),
             responseSchemaJson: JUDGE_SCHEMA,
           },
-          { signal: aborter.signal },
+          { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, run.organizationId) },
         );
       } catch (e) {
         throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
@@ -224,6 +226,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         },
         {
           signal: aborter.signal,
+          // The run's organization is the only one these calls act in (docs/security.md "Service principals").
+          contextValues: actingFor(EVALUATION_SERVICE, run.organizationId),
           timeoutMs: deps.caseTimeoutMs ?? 300_000,
           // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
           headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
