@@ -14,10 +14,8 @@ const HOSTILE = [
 ];
 
 /** The lines of a message that are exactly one fence line. */
-const fenceLines = (message: string) =>
-  message
-    .split("\n")
-    .filter((l) => [DATA_FENCE.open, DATA_FENCE.close, RUBRIC_FENCE.open, RUBRIC_FENCE.close].includes(l));
+const FENCE_LINES: readonly string[] = [DATA_FENCE.open, DATA_FENCE.close, RUBRIC_FENCE.open, RUBRIC_FENCE.close];
+const fenceLines = (message: string) => message.split("\n").filter((l) => FENCE_LINES.includes(l));
 
 /** The data block as a reader of the prompt finds it: the first opening line to the next closing line. */
 function dataBlockOf(message: string): string {
