@@ -17,6 +17,23 @@ describe("internalTokenCommand", () => {
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(120);
   });
 
+  it("signs a service token acting for one organization, with its org claim", async () => {
+    const organizationId = `org_${"b".repeat(32)}`;
+    const token = await internalTokenCommand(["--service", "billing", "--organization", organizationId], env);
+    expect(await createInternalTokens(env.INTERNAL_AUTH_SECRET).verify(token)).toEqual({
+      type: "service",
+      id: "billing",
+      organizationId,
+    });
+    expect(decodeJwt(token)).toMatchObject({ sub: "billing", typ: "service", org: organizationId });
+    await expect(internalTokenCommand(["--service", "x", "--organization", "acme"], env)).rejects.toThrow(
+      /--organization must be/,
+    );
+    await expect(
+      internalTokenCommand(["--user", `usr_${"a".repeat(32)}`, "--organization", organizationId], env),
+    ).rejects.toThrow(/goes with --service/);
+  });
+
   it("signs a token acting as a user", async () => {
     const id = `usr_${"a".repeat(32)}`;
     const token = await internalTokenCommand(["--user", id], env);

@@ -45,7 +45,7 @@ export function createAccess(identityAuth: IdentityAuth): Access {
   const authorize = (principal: Principal, organizationId: string, scope: Scope) =>
     identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
   const onResource = (principal: Principal, organizationId: string, scope: Scope, what: string) =>
-    authorizeOnResource(identityAuth, principal, organizationId, scope, what);
+    authorizeOnResource(identityAuth, principal, { organizationId, scope, what });
   return {
     async inOrganization(principal, organizationId, scope) {
       if (organizationId === "")

@@ -9,7 +9,7 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
 import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { createLogger } from "@kiln/kit/logger";
-import type { Principal } from "@kiln/kit/principal";
+import { isOutside, type Principal } from "@kiln/kit/principal";
 import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
@@ -65,7 +65,8 @@ export const principals = {
   /** Keys that may run (the resolve calls) and nothing else. */
   keyARunner: { type: "api_key", id: "key_a_run", organizationId: ORG_A, scopes: ["runs:write"] },
   keyBRunner: { type: "api_key", id: "key_b_run", organizationId: ORG_B, scopes: ["runs:write"] },
-  service: { type: "service", id: "execution" },
+  /** The execution service acting in ORG_A. */
+  service: { type: "service", id: "execution", organizationId: ORG_A },
 } satisfies Record<string, Principal>;
 
 const ORGANIZATIONS: Record<string, { aiEnabled: boolean }> = {
@@ -107,6 +108,8 @@ export function createFakeIdentityAuth(): IdentityAuth & { calls: { principal: P
           throw permissionDenied(`lacks the scope ${input.scope}`);
         if (input.requireAi && !organization.aiEnabled)
           throw permissionDenied("AI is not enabled for this organization");
+      } else if (isOutside(principal, input.organizationId)) {
+        throw permissionDenied("service token of another organization");
       } else if (input.requireAi && !organization.aiEnabled) {
         throw permissionDenied("AI is not enabled for this organization");
       }

@@ -1,7 +1,7 @@
-import type { Client } from "@connectrpc/connect";
-import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument, notFound } from "@kiln/kit/errors";
-import type { Principal } from "@kiln/kit/principal";
+import { actingFor, kPrincipal, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { CatalogService, Skill } from "@kiln/proto/catalog";
 
@@ -23,67 +23,74 @@ export interface Access {
    * than `organizationId` (when given), or of one the caller cannot see, is not found.
    */
   skill(principal: Principal, organizationId: string, skillId: string, scope: Scope): Promise<Skill>;
-  /** The skill at `versionId` (its top-level schemas describe that version). */
-  skillVersion(skillId: string, versionId: string): Promise<Skill>;
+  /** The skill at `versionId` (its top-level schemas describe that version), read in its organization. */
+  skillVersion(organizationId: string, skillId: string, versionId: string): Promise<Skill>;
   /** The skill's labels (docs/labels.md): label → version id. */
-  skillLabels(skillId: string): Promise<Map<string, string>>;
+  skillLabels(organizationId: string, skillId: string): Promise<Map<string, string>>;
   /** Where a catalog import stands (applying, applied, committed, undone, unknown): asked as this service. */
   importStatus(organizationId: string, importId: string): Promise<string>;
   /** Authorizes `scope` in the organization of a resource; one the caller cannot see is `what` not found. */
   onResource(principal: Principal, organizationId: string, scope: Scope, what: string): Promise<void>;
 }
 
+/** The name the evaluation service signs its own calls with. */
+export const EVALUATION_SERVICE = "evaluation";
+
+/** Call options of a call the evaluation service makes for itself in one organization. */
+const inOrganization = (organizationId: string) => ({ contextValues: actingFor(EVALUATION_SERVICE, organizationId) });
+
+async function remoteCall<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
+  }
+}
+
 /**
- * The catalog is asked as the evaluation service itself (the call options carry no principal, so
- * the forward interceptor signs as "evaluation"), after the caller was authorized here for the
- * evaluation scope: an API key holding `evaluations:write` alone may evaluate a skill (spec §5.4)
- * although the catalog would refuse it `skills:read`.
+ * The catalog is asked as the evaluation service acting in the skill's organization (a token that
+ * reads nothing elsewhere), after the caller was authorized here for the evaluation scope: an API
+ * key holding `evaluations:write` alone may evaluate a skill (spec §5.4) although the catalog
+ * would refuse it `skills:read`. A user naming no organization is the one case where the
+ * organization is not known before the skill is read: that lookup is made as the user, whose
+ * memberships the catalog checks.
  */
 export function createAccess(identityAuth: IdentityAuth, catalog: CatalogClient): Access {
-  async function getSkill(skillId: string, versionId: string): Promise<Skill> {
+  async function getSkill(skillId: string, versionId: string, options: CallOptions): Promise<Skill> {
     if (skillId === "") throw invalidArgument("skillId is required", [{ field: "skillId", issue: "is required" }]);
-    try {
-      const res = await catalog.getSkill({ id: skillId, versionId });
-      if (!res.skill) throw new Error("catalog returned no skill");
-      return res.skill;
-    } catch (e) {
-      throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
-    }
+    const res = await remoteCall(catalog.getSkill({ id: skillId, versionId }, options));
+    if (!res.skill) throw new Error("catalog returned no skill");
+    return res.skill;
   }
 
   async function onResource(principal: Principal, organizationId: string, scope: Scope, what: string) {
-    // A key sees only its own organization's resources: another's do not exist for it (404).
-    if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
-    try {
-      await identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
-    } catch (e) {
-      if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
-      throw e;
-    }
+    await authorizeOnResource(identityAuth, principal, { organizationId, scope, what });
   }
 
   return {
     async skill(principal, organizationId, skillId, scope) {
-      const skill = await getSkill(skillId, "");
-      if (organizationId !== "" && organizationId !== skill.organizationId) throw notFound("skill");
-      await onResource(principal, skill.organizationId, scope, "skill");
+      const known = organizationId || (principal.type === "user" ? "" : (principal.organizationId ?? ""));
+      if (known === "") {
+        const skill = await getSkill(skillId, "", { contextValues: createContextValues().set(kPrincipal, principal) });
+        await onResource(principal, skill.organizationId, scope, "skill");
+        return skill;
+      }
+      // The caller is authorized in the organization before this service acts there for it.
+      if (skillId === "") throw invalidArgument("skillId is required", [{ field: "skillId", issue: "is required" }]);
+      await onResource(principal, known, scope, "skill");
+      const skill = await getSkill(skillId, "", inOrganization(known));
+      if (skill.organizationId !== known) throw notFound("skill");
       return skill;
     },
-    skillVersion: getSkill,
-    async skillLabels(skillId) {
-      try {
-        const res = await catalog.listLabels({ kind: "skill", parentId: skillId });
-        return new Map(res.labels.map((l) => [l.label, l.versionId]));
-      } catch (e) {
-        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
-      }
+    skillVersion: (organizationId, skillId, versionId) => getSkill(skillId, versionId, inOrganization(organizationId)),
+    async skillLabels(organizationId, skillId) {
+      const res = await remoteCall(
+        catalog.listLabels({ kind: "skill", parentId: skillId }, inOrganization(organizationId)),
+      );
+      return new Map(res.labels.map((l) => [l.label, l.versionId]));
     },
     async importStatus(organizationId, importId) {
-      try {
-        return (await catalog.getImport({ organizationId, importId })).status;
-      } catch (e) {
-        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
-      }
+      return (await remoteCall(catalog.getImport({ organizationId, importId }, inOrganization(organizationId)))).status;
     },
     onResource,
   };

@@ -30,6 +30,7 @@ export function createRuns(deps: EvaluationDeps) {
    * first, then labels in the order named), else whichever of draft and published exist.
    */
   async function targetsOf(
+    organizationId: string,
     skillId: string,
     requested: string[],
     versions: Record<string, string | undefined>,
@@ -45,7 +46,9 @@ export function createRuns(deps: EvaluationDeps) {
     }
     const named = [...LABELS.filter((l) => requested.includes(l)), ...requested.filter((t) => !LABELS.includes(t))];
     // Labels are read only when one is named.
-    const labels = named.some((t) => !LABELS.includes(t)) ? await deps.access.skillLabels(skillId) : new Map();
+    const labels = named.some((t) => !LABELS.includes(t))
+      ? await deps.access.skillLabels(organizationId, skillId)
+      : new Map();
     const versionOf = (t: string) => (LABELS.includes(t) ? versions[t] : labels.get(t));
     const missing = named.filter((t) => versionOf(t) === undefined);
     if (missing.length > 0) {
@@ -78,7 +81,7 @@ export function createRuns(deps: EvaluationDeps) {
         draft: skill.draftVersionId,
         published: skill.publishedVersionId,
       };
-      const named = await targetsOf(skill.id, input.targets, versions);
+      const named = await targetsOf(skill.organizationId, skill.id, input.targets, versions);
 
       const scope = { skillId: skill.id, organizationId: skill.organizationId };
       let caseIds: string[];
@@ -100,7 +103,7 @@ export function createRuns(deps: EvaluationDeps) {
 
       const targets: TargetDoc[] = [];
       for (const { label, versionId } of named) {
-        const version = await deps.access.skillVersion(skill.id, versionId);
+        const version = await deps.access.skillVersion(skill.organizationId, skill.id, versionId);
         targets.push({
           label,
           skillVersionId: versionId,

@@ -4,12 +4,13 @@
  * (a skill run whose output a test decides), passed through the deps. Only tests import this file.
  */
 import { create } from "@bufbuild/protobuf";
+import type { ContextValues } from "@connectrpc/connect";
 import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { createLogger } from "@kiln/kit/logger";
-import type { Principal } from "@kiln/kit/principal";
+import { isOutside, kPrincipal, type Principal } from "@kiln/kit/principal";
 import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { GetSkillResponseSchema } from "@kiln/proto/catalog";
@@ -52,6 +53,8 @@ export function createFakeIdentityAuth(): IdentityAuth & { calls: { principal: P
       if (![ORG_A, ORG_B].includes(input.organizationId)) throw notFound("organization");
       if (principal.type === "user" && !MEMBERS[principal.id]?.includes(input.organizationId))
         throw notFound("organization");
+      if (principal.type === "service" && isOutside(principal, input.organizationId))
+        throw permissionDenied("service token of another organization");
       if (principal.type === "api_key") {
         if (principal.organizationId !== input.organizationId) throw permissionDenied("key of another organization");
         if (input.scope && !principal.scopes.includes(input.scope))
@@ -79,6 +82,19 @@ export interface FakeSkill {
   labels?: Record<string, string>;
 }
 
+type CallOptionsLike = { contextValues?: ContextValues };
+
+/**
+ * Refuses as the real services do a call made for a principal that cannot act in `organizationId`
+ * (the forward interceptor signs the call's principal, else the platform principal, which acts
+ * in no organization): not found, as for a resource of another organization.
+ */
+function checkActsIn(options: CallOptionsLike | undefined, organizationId: string, what: string): void {
+  const principal = options?.contextValues?.get(kPrincipal) ?? { type: "service", id: "evaluation" };
+  const member = principal.type === "user" && MEMBERS[principal.id]?.includes(organizationId);
+  if (principal.type === "user" ? !member : isOutside(principal, organizationId)) throw notFound(what);
+}
+
 /** The catalog's GetSkill over a map of skills; records each call. */
 export function createFakeCatalog(
   skills: FakeSkill[],
@@ -87,10 +103,11 @@ export function createFakeCatalog(
   const fake = {
     skills: byId,
     calls: 0,
-    async getSkill(req: { id: string; versionId?: string }) {
+    async getSkill(req: { id: string; versionId?: string }, options?: CallOptionsLike) {
       fake.calls++;
       const skill = byId.get(req.id);
       if (!skill) throw notFound("skill");
+      checkActsIn(options, skill.organizationId, "skill");
       const versions = [skill.draft, skill.published].filter((v): v is FakeVersion => v !== undefined);
       const described = req.versionId ? versions.find((v) => v.id === req.versionId) : versions[0];
       if (!described) throw notFound("skill version");
@@ -110,14 +127,16 @@ export function createFakeCatalog(
   const withLabels = Object.assign(fake, {
     /** Import statuses the fake catalog answers (catalog GetImport); "unknown" for any other. */
     imports: new Map<string, string>(),
-    async getImport(req: { organizationId: string; importId: string }) {
+    async getImport(req: { organizationId: string; importId: string }, options?: CallOptionsLike) {
       fake.calls++;
+      checkActsIn(options, req.organizationId, "organization");
       return { status: withLabels.imports.get(req.importId) ?? "unknown" };
     },
-    async listLabels(req: { kind: string; parentId: string }) {
+    async listLabels(req: { kind: string; parentId: string }, options?: CallOptionsLike) {
       fake.calls++;
       const skill = byId.get(req.parentId);
       if (!skill) throw notFound("skill");
+      checkActsIn(options, skill.organizationId, "skill");
       const labels = Object.entries({
         ...(skill.published ? { production: skill.published.id } : {}),
         ...skill.labels,
@@ -160,8 +179,9 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
     beforeRun: undefined as undefined | ((call: SkillRunCall) => void),
     async runSkill(
       req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
-      opts?: { headers?: Record<string, string> },
+      opts?: { headers?: Record<string, string> } & CallOptionsLike,
     ) {
+      checkActsIn(opts, req.organizationId, "skill");
       const call = {
         organizationId: req.organizationId,
         skillId: req.skillId,
@@ -192,7 +212,8 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       if (call.idempotencyKey) replies.set(call.idempotencyKey, reply);
       return reply;
     },
-    async complete() {
+    async complete(req: { organizationId: string }, opts?: CallOptionsLike) {
+      checkActsIn(opts, req.organizationId, "organization");
       return create(CompleteResponseSchema, {
         text: "",
         json: JSON.stringify({ score: options.judgeScore ?? 1, reason: "fake judge" }),

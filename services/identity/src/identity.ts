@@ -2,7 +2,7 @@ import { alreadyExists, DomainError, notFound, permissionDenied, unauthenticated
 import { newId } from "@kiln/kit/ids";
 import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/kit/labels";
 import { findPage, type Page } from "@kiln/kit/pagination";
-import type { Principal } from "@kiln/kit/principal";
+import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { generateApiKey, parseApiKey, secretMatches } from "./domain/api-keys.js";
 import { hashPassword, verifyPassword } from "./domain/passwords.js";
@@ -145,9 +145,7 @@ export function createIdentity(deps: IdentityDeps) {
     if (principal.type === "user") return memberAccess(principal.id, organizationId);
     if (principal.type === "api_key") await activeKey(principal.id);
     const organization = await c.organizations.findOne({ _id: organizationId });
-    if (!organization || (principal.type === "api_key" && principal.organizationId !== organizationId)) {
-      throw notFound("organization");
-    }
+    if (!organization || isOutside(principal, organizationId)) throw notFound("organization");
     return { organization, membership: null };
   }
 
@@ -413,6 +411,13 @@ export function createIdentity(deps: IdentityDeps) {
         if (input.scope && !principal.scopes.includes(input.scope)) {
           throw permissionDenied(`this API key lacks the scope ${input.scope}`);
         }
+      } else if (isOutside(principal, input.organizationId)) {
+        // A service acts for the one organization its token names; the platform principal for none.
+        throw permissionDenied(
+          principal.organizationId === undefined
+            ? "this service token acts for no organization"
+            : "this service token acts for another organization",
+        );
       }
       if (input.requireAi && !organization.entitlements.aiEnabled) {
         throw permissionDenied("AI is not enabled for this organization");
@@ -429,15 +434,16 @@ export function createIdentity(deps: IdentityDeps) {
       let organization: OrganizationDoc | null = null;
       let membership: MembershipDoc | null = null;
       let orgId = organizationId;
-      if (!orgId && principal.type === "api_key") orgId = principal.organizationId;
+      if (!orgId && principal.type !== "user") orgId = principal.organizationId ?? "";
       if (!orgId && principal.type === "user") {
         const [first] = await c.memberships.find({ userId: principal.id }, { sort: { createdAt: 1 }, limit: 1 });
         orgId = first?.organizationId ?? "";
       }
       if (!orgId) {
         checks.push({ name: "organization", ok: false, message: "no organization: complete onboarding first" });
-      } else if (principal.type === "api_key" && principal.organizationId !== orgId) {
-        checks.push({ name: "organization", ok: false, message: "this API key belongs to another organization" });
+      } else if (isOutside(principal, orgId)) {
+        const who = principal.type === "api_key" ? "API key belongs to" : "service token acts for";
+        checks.push({ name: "organization", ok: false, message: `this ${who} another organization` });
       } else {
         organization = await c.organizations.findOne({ _id: orgId });
         if (organization && principal.type === "user") membership = await membershipOf(orgId, principal.id);

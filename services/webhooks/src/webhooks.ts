@@ -5,8 +5,8 @@
  */
 
 import { isIP } from "node:net";
-import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
+import { invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
@@ -74,18 +74,12 @@ export function createWebhooks(deps: WebhooksDeps) {
   const c = deps.collections;
 
   async function authorize(principal: Principal, organizationId: string, write: boolean, what = "webhook") {
-    if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
-    let decision: Awaited<ReturnType<IdentityAuth["authorize"]>>;
-    try {
-      decision = await deps.identityAuth.authorize(principal, {
-        organizationId,
-        requireAi: false,
-        scope: write ? SCOPES.write : SCOPES.read,
-      });
-    } catch (e) {
-      if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
-      throw e;
-    }
+    const decision = await authorizeOnResource(deps.identityAuth, principal, {
+      organizationId,
+      scope: write ? SCOPES.write : SCOPES.read,
+      what,
+      requireAi: false,
+    });
     if (write && principal.type === "user" && decision.role !== "owner" && decision.role !== "admin") {
       throw permissionDenied("only organization owners and admins manage webhooks");
     }

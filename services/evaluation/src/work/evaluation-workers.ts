@@ -9,12 +9,14 @@ import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { DomainError } from "@kiln/kit/errors";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
+import { actingFor } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
 import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks";
 import { LRUCache } from "lru-cache";
+import { EVALUATION_SERVICE } from "../access.js";
 import {
   type Assertion,
   type AssertionResult,
@@ -23,6 +25,7 @@ import {
   type Judge,
   type Observation,
 } from "../domain/assertions.js";
+import { JUDGE_SCHEMA, JUDGE_SYSTEM, judgeUserMessage, parseJudgeVerdict } from "../domain/judge-prompt.js";
 import { contractCheckOf, type JudgeRun, outcomeOf } from "../domain/report.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "../run-completion.js";
 import {
@@ -36,7 +39,7 @@ import {
 } from "../store/evaluation-store.js";
 import { EVALUATIONS_STREAM, WORKERS_DURABLE, type WorkItem } from "./work-queue.js";
 
-/** The execution calls the workers make, always as the evaluation service itself. */
+/** The execution calls the workers make, always as the evaluation service acting in the run's organization. */
 export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "complete">;
 
 export interface EvaluationWorkersDeps {
@@ -93,16 +96,8 @@ interface RateLimitDoc {
   retries: number;
 }
 
-const JUDGE_SCHEMA = JSON.stringify({
-  type: "object",
-  properties: { score: { type: "number", minimum: 0, maximum: 1 }, reason: { type: "string" } },
-  required: ["score", "reason"],
-  additionalProperties: false,
-});
-
-const JUDGE_SYSTEM =
-  "You grade the output of an AI skill against a rubric. Answer with JSON: " +
-  '{"score": a number from 0 (fails the rubric) to 1 (fully meets it), "reason": one sentence}.';
+/** The judge's response format, as execution's Complete takes it. */
+const JUDGE_SCHEMA_JSON = JSON.stringify(JUDGE_SCHEMA);
 
 export function createEvaluationWorkers(deps: EvaluationWorkersDeps): EvaluationWorkers {
   const c = evaluationCollections(deps.store);
@@ -172,15 +167,16 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
             organizationId: run.organizationId,
             model: assertion.model ?? "",
             system: JUDGE_SYSTEM,
-            user: [
-              `Rubric:\n${assertion.rubric}`,
-              `Input:\n${kase.inputJson}`,
-              ...(kase.expectedOutputJson !== null ? [`Expected output:\n${kase.expectedOutputJson}`] : []),
-              `Output:\n${outputText}`,
-            ].join("\n\n"),
-            responseSchemaJson: JUDGE_SCHEMA,
+            // The graded output is data in a fence it cannot close (domain/judge-prompt.ts).
+            user: judgeUserMessage({
+              rubric: assertion.rubric,
+              inputJson: kase.inputJson,
+              expectedOutputJson: kase.expectedOutputJson,
+              output: outputText,
+            }),
+            responseSchemaJson: JUDGE_SCHEMA_JSON,
           },
-          { signal: aborter.signal },
+          { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, run.organizationId) },
         );
       } catch (e) {
         throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
@@ -190,15 +186,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         usage: { inputTokens: Number(res.usage?.inputTokens ?? 0), outputTokens: Number(res.usage?.outputTokens ?? 0) },
         estimatedCostUsd: res.estimatedCostUsd ?? null,
       });
-      let verdict: unknown;
-      try {
-        verdict = JSON.parse(res.json ?? res.text);
-      } catch {
-        throw new Error("the judge did not answer with JSON");
-      }
-      const { score, reason } = (verdict ?? {}) as { score?: unknown; reason?: unknown };
-      if (typeof score !== "number" || !Number.isFinite(score)) throw new Error("the judge gave no score");
-      return { score: Math.min(1, Math.max(0, score)), reason: typeof reason === "string" ? reason : "" };
+      // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.
+      return parseJudgeVerdict(res.json);
     };
   }
 
@@ -224,6 +213,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         },
         {
           signal: aborter.signal,
+          // The run's organization is the only one these calls act in (docs/security.md "Service principals").
+          contextValues: actingFor(EVALUATION_SERVICE, run.organizationId),
           timeoutMs: deps.caseTimeoutMs ?? 300_000,
           // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
           headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },

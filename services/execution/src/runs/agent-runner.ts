@@ -6,8 +6,8 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { type Client, createContextValues } from "@connectrpc/connect";
-import type { IdentityAuth } from "@kiln/kit/authorizer";
-import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
+import { type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
@@ -514,15 +514,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
   async function loadRun(id: string, scope: string, ctx: CallContext): Promise<RunDoc> {
     const run = await deps.runs.findOne({ _id: id });
     if (run?.kind !== "agent") throw notFound("agent run");
-    if (ctx.principal.type === "api_key" && ctx.principal.organizationId !== run.organizationId) {
-      throw notFound("agent run");
-    }
-    try {
-      await authorize(run.organizationId, scope, ctx);
-    } catch (e) {
-      if (e instanceof DomainError && e.kind === "not_found") throw notFound("agent run");
-      throw e;
-    }
+    await authorizeOnResource(deps.identityAuth, ctx.principal, {
+      organizationId: run.organizationId,
+      scope,
+      what: "agent run",
+      requestId: ctx.requestId,
+    });
     return run;
   }
 

@@ -68,7 +68,7 @@ export function createCompleter(
     if (input.organizationId === "") {
       throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
     }
-    // A `service` principal (the evaluation service) passes; an API key needs runs:write.
+    // A service principal (the evaluation service) passes in the organization it acts for; an API key needs runs:write.
     await deps.identityAuth.authorize(
       ctx.principal,
       { organizationId: input.organizationId, requireAi: true, scope: "runs:write" },

@@ -96,7 +96,7 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
         return call(req, options);
       }
       // The catalog authorized the call this caller made; an answer made for another is authorized here.
-      if (!asked) await authorizeOnResource(deps.identityAuth, principal, organizationId, RUNS_WRITE, what);
+      if (!asked) await authorizeOnResource(deps.identityAuth, principal, { organizationId, scope: RUNS_WRITE, what });
       return found.answer as Res;
     };
   }

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, createContextValues } from "@connectrpc/connect";
-import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
@@ -422,21 +422,12 @@ export function createRunner(deps: RunnerDeps) {
       const what = req.kind === "skill" || req.kind === "judge" ? `${req.kind} run` : "run";
       const run = await deps.runs.findOne({ _id: req.id });
       if (!run || (req.kind && run.kind !== req.kind)) throw notFound(what);
-      // A key sees only its own organization's runs: another's do not exist for it (404), where
-      // identity would answer "key of another organization" (403) (api.md "Organization scoping").
-      if (ctx.principal.type === "api_key" && ctx.principal.organizationId !== run.organizationId) {
-        throw notFound(what);
-      }
-      try {
-        await deps.identityAuth.authorize(
-          ctx.principal,
-          { organizationId: run.organizationId, requireAi: true, scope: "runs:read" },
-          ctx.requestId,
-        );
-      } catch (e) {
-        if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
-        throw e;
-      }
+      await authorizeOnResource(deps.identityAuth, ctx.principal, {
+        organizationId: run.organizationId,
+        scope: "runs:read",
+        what,
+        requestId: ctx.requestId,
+      });
       return run;
     },
   };

@@ -12,9 +12,16 @@ function principalOf(ctx: HandlerContext): Principal {
   return p;
 }
 
-/** Calls only the deployment's own processes may make (sign-up, tokens, key verification). */
+/**
+ * Calls only the deployment's own processes may make (sign-up, tokens, key verification), as the
+ * platform principal: a service token acting for an organization makes none of them.
+ */
 function requireService(ctx: HandlerContext): void {
-  if (principalOf(ctx).type !== "service") throw permissionDenied("this call is reserved to Kiln services");
+  const p = principalOf(ctx);
+  if (p.type !== "service") throw permissionDenied("this call is reserved to Kiln services");
+  if (p.organizationId !== undefined) {
+    throw permissionDenied("this call is reserved to Kiln services acting for the platform, not an organization");
+  }
 }
 
 function requireUser(ctx: HandlerContext): string {
@@ -65,7 +72,7 @@ const apiKeyToProto = (k: ApiKeyDoc) => ({
 const principalToProto = (p: Principal) => ({
   type: p.type,
   id: p.id,
-  organizationId: p.type === "api_key" ? p.organizationId : "",
+  organizationId: p.type === "user" ? "" : (p.organizationId ?? ""),
   scopes: p.type === "api_key" ? p.scopes : [],
 });
 

@@ -4,7 +4,7 @@ import type { AuthorizeResponse, IdentityService } from "@kiln/proto/identity";
 import { createCallCache } from "../call-cache.js";
 import { DomainError, notFound } from "../errors.js";
 import { remote } from "../rpc/connect-errors.js";
-import { kPrincipal, kRequestId, type Principal, principalKey } from "./principal.js";
+import { isOutside, kPrincipal, kRequestId, type Principal, principalKey } from "./principal.js";
 
 export interface AuthorizeInput {
   organizationId: string;
@@ -72,22 +72,33 @@ export function createRemoteIdentityAuth(
   };
 }
 
+export interface ResourceAccess {
+  organizationId: string;
+  /** The API-key scope the call needs. */
+  scope: string;
+  /** How the resource is named when the caller cannot see it: "<what> not found". */
+  what: string;
+  /** Default true: the organization must have aiEnabled (and a user the ai_platform permission). */
+  requireAi?: boolean;
+  requestId?: string;
+}
+
 /**
- * Authorization on a resource of an organization (catalog calls addressed by id, and what the
- * execution service answers from its resolve cache): a key sees only its own organization's
- * resources, and one the caller cannot see is reported as not existing (404), where identity would
- * say "key of another organization" (403) for a create or list.
+ * Authorization on a resource of an organization (a call addressed by id): a principal bound to
+ * one organization (an API key, a service principal) sees only that organization's resources, and
+ * a resource the caller cannot see is reported as not existing (404), where identity would say
+ * "another organization" (403) for a create or list (api.md "Organization scoping"). The one
+ * place every service makes this check.
  */
 export async function authorizeOnResource(
   identityAuth: IdentityAuth,
   principal: Principal,
-  organizationId: string,
-  scope: string,
-  what: string,
+  access: ResourceAccess,
 ): Promise<AuthorizeResponse> {
-  if (principal.type === "api_key" && principal.organizationId !== organizationId) throw notFound(what);
+  const { organizationId, scope, what, requireAi = true, requestId } = access;
+  if (isOutside(principal, organizationId)) throw notFound(what);
   try {
-    return await identityAuth.authorize(principal, { organizationId, requireAi: true, scope });
+    return await identityAuth.authorize(principal, { organizationId, requireAi, scope }, requestId);
   } catch (e) {
     if (e instanceof DomainError && e.kind === "not_found") throw notFound(what);
     throw e;
@@ -104,8 +115,11 @@ export function principalFromProto(p: {
     case "api_key":
       return { type: "api_key", id: p.id, organizationId: p.organizationId, scopes: [...p.scopes] };
     case "user":
+      return { type: "user", id: p.id };
     case "service":
-      return { type: p.type, id: p.id };
+      return p.organizationId === ""
+        ? { type: "service", id: p.id }
+        : { type: "service", id: p.id, organizationId: p.organizationId };
     default:
       throw new Error(`unknown principal type ${p.type}`);
   }

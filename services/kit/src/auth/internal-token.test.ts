@@ -9,6 +9,11 @@ const OTHER_SECRET = "fedcba9876543210fedcba9876543210-other";
 
 const user: Principal = { type: "user", id: "usr_0190a1b2c3d4e5f60718293a4b5c6d7e" };
 const service: Principal = { type: "service", id: "gateway" };
+const serviceInOrg: Principal = {
+  type: "service",
+  id: "evaluation",
+  organizationId: "org_0190a1b2c3d4e5f60718293a4b5c6d7f",
+};
 const apiKey: Principal = {
   type: "api_key",
   id: "key_0190a1b2c3d4e5f60718293a4b5c6d7e",
@@ -53,6 +58,7 @@ describe("createInternalTokens", () => {
   it.each([
     ["user", user],
     ["service", service],
+    ["service acting in one organization", serviceInOrg],
     ["api_key", apiKey],
   ])("round-trips a %s principal", async (_, principal) => {
     const tokens = createInternalTokens(SECRET);
@@ -138,6 +144,25 @@ describe("createInternalTokens", () => {
       tokens.verify(await handMade({ claims: { typ: "api_key", org: apiKey.organizationId } })),
     );
     await expectUnauthenticated(tokens.verify(await handMade({ claims: { typ: "admin" } })));
+  });
+
+  it("signs the organization a service acts for as its org claim, and keeps tokens of two organizations apart", async () => {
+    const tokens = createInternalTokens(SECRET);
+    const inA = await tokens.sign(serviceInOrg);
+    const inB = await tokens.sign({ ...serviceInOrg, organizationId: "org_b" });
+    const platform = await tokens.sign({ type: "service", id: "evaluation" });
+    expect(new Set([inA, inB, platform]).size).toBe(3);
+    expect(await tokens.verify(inB)).toEqual({ type: "service", id: "evaluation", organizationId: "org_b" });
+    expect(await tokens.verify(platform)).toEqual({ type: "service", id: "evaluation" });
+  });
+
+  it("refuses a service token whose organization claim is empty or not a string", async () => {
+    const tokens = createInternalTokens(SECRET);
+    for (const org of ["", 42, ["org_a"]]) {
+      await expectUnauthenticated(
+        tokens.verify(await handMade({ subject: "evaluation", claims: { typ: "service", org } })),
+      );
+    }
   });
 
   it("refuses an unsigned token", async () => {

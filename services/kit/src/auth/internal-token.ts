@@ -15,6 +15,7 @@ export interface InternalTokens {
 
 interface Claims {
   typ: Principal["type"];
+  /** The organization an api_key belongs to, or the one a service acts for (none: the platform). */
   org?: string;
   scp?: string[];
 }
@@ -40,6 +41,8 @@ export function createInternalTokens(secret: string, options: { ttlSeconds?: num
       if (principal.type === "api_key") {
         claims.org = principal.organizationId;
         claims.scp = principal.scopes;
+      } else if (principal.type === "service" && principal.organizationId !== undefined) {
+        claims.org = principal.organizationId;
       }
       const nowSeconds = Math.floor(Date.now() / 1000);
       const token = await new SignJWT({ ...claims })
@@ -76,8 +79,12 @@ export function createInternalTokens(secret: string, options: { ttlSeconds?: num
 function principalFromClaims(sub: string, claims: Claims): Principal {
   switch (claims.typ) {
     case "user":
+      return { type: "user", id: sub };
     case "service":
-      return { type: claims.typ, id: sub };
+      if (claims.org === undefined) return { type: "service", id: sub };
+      // An empty or non-string organization would read as "acts for none" or worse: refused.
+      if (typeof claims.org !== "string" || claims.org === "") throw new Error("service organization malformed");
+      return { type: "service", id: sub, organizationId: claims.org };
     case "api_key":
       if (typeof claims.org !== "string" || !Array.isArray(claims.scp)) throw new Error("api_key claims incomplete");
       return { type: "api_key", id: sub, organizationId: claims.org, scopes: claims.scp };

@@ -1,13 +1,41 @@
-import { createContextKey } from "@connectrpc/connect";
+import { type ContextValues, createContextKey, createContextValues } from "@connectrpc/connect";
 
 /**
  * Who is calling. Access tokens and API keys both become one of these, so code below the edge
  * does not care which credential was used.
+ *
+ * A `service` principal (one of the deployment's own processes acting for itself) acts for the
+ * one organization it names, like an API key: a token minted for organization A reads and writes
+ * nothing in B. Without `organizationId` it is the platform principal, which acts in no
+ * organization at all: it may only make identity's platform calls (sign-up, tokens, the JWKS,
+ * external users, API key verification), which the gateway and every service's key check need.
  */
 export type Principal =
   | { type: "user"; id: string }
   | { type: "api_key"; id: string; organizationId: string; scopes: string[] }
-  | { type: "service"; id: string };
+  | ServicePrincipal;
+
+export type ServicePrincipal = { type: "service"; id: string; organizationId?: string };
+
+/** The service `id` acting for itself in `organizationId` (and nowhere else). */
+export function serviceFor(id: string, organizationId: string): ServicePrincipal {
+  return { type: "service", id, organizationId };
+}
+
+/** Call context values making a call as the service `id` acting in `organizationId`. */
+export function actingFor(id: string, organizationId: string, values: ContextValues = createContextValues()) {
+  return values.set(kPrincipal, serviceFor(id, organizationId));
+}
+
+/**
+ * True when the principal is bound to one organization (an API key, a service principal) and that
+ * organization is not `organizationId`; a platform service principal is bound to none, so every
+ * organization is outside it. Users are bound by their memberships, which identity decides.
+ */
+export function isOutside(principal: Principal, organizationId: string): boolean {
+  if (principal.type === "user") return false;
+  return principal.organizationId !== organizationId || organizationId === "";
+}
 
 /** The authenticated principal of an RPC (server side) or the one to forward (client side). */
 export const kPrincipal = createContextKey<Principal | undefined>(undefined, { description: "principal" });
@@ -17,7 +45,8 @@ export const kRequestId = createContextKey<string | undefined>(undefined, { desc
 
 /** Cache key of a principal: stable, and never holds a secret. */
 export function principalKey(p: Principal): string {
-  return p.type === "api_key" ? `api_key:${p.id}:${p.organizationId}:${p.scopes.join(",")}` : `${p.type}:${p.id}`;
+  if (p.type === "api_key") return `api_key:${p.id}:${p.organizationId}:${p.scopes.join(",")}`;
+  return p.type === "service" ? `service:${p.id}:${p.organizationId ?? ""}` : `user:${p.id}`;
 }
 
 /** API keys look like `sk_<key id without its prefix>_<secret>` (api.md "Authentication"). */
