@@ -7,6 +7,7 @@ import {
   type DescMethodUnary,
   type DescService,
   type MessageInitShape,
+  type MessageShape,
 } from "@bufbuild/protobuf";
 import type {
   ConnectRouter,
@@ -354,7 +355,7 @@ export function createDirectTransport(service: ServiceModule, clientInterceptors
           signal: context.signal,
           header: context.requestHeader,
           contextValues: context.values,
-          message: clone(method.input, req.message),
+          message: decodedAsAfterTheWire(method.input, req.message),
         });
         try {
           // A deadline or a cancelled caller ends the call even if the handler does not listen.
@@ -389,3 +390,18 @@ export function createDirectTransport(service: ServiceModule, clientInterceptors
 }
 
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
+
+/**
+ * The request as a server holds it after decoding: a copy, refused as invalid_argument where the
+ * wire's decoding refuses it (a string that is not valid Unicode, which protobuf cannot carry).
+ */
+function decodedAsAfterTheWire<I extends DescMessage>(schema: I, message: MessageShape<I>): MessageShape<I> {
+  try {
+    return clone(schema, message);
+  } catch (e) {
+    throw new ConnectError(
+      `cannot decode message ${schema.typeName}: ${e instanceof Error ? e.message : String(e)}`,
+      Code.InvalidArgument,
+    );
+  }
+}
