@@ -93,12 +93,14 @@ describe("messageIssues", () => {
       skillId: "s",
       cases: [
         { name: "ok", inputJson: "{}" },
+        { name: "two\nlines", inputJson: "{}" },
         { name: "n".repeat(LIMITS.nameChars + 1), inputJson: '"\\u0000"' },
       ],
     });
     expect(messageIssues(request)).toEqual([
-      { field: "cases[1].input", issue: "must not contain NUL characters" },
-      { field: "cases[1].name", issue: `must be at most ${LIMITS.nameChars} characters` },
+      { field: "cases[1].name", issue: "must be one line without control characters" },
+      { field: "cases[2].input", issue: "must not contain NUL characters" },
+      { field: "cases[2].name", issue: `must be at most ${LIMITS.nameChars} characters` },
     ]);
   });
 });

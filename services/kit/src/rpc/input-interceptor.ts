@@ -6,7 +6,7 @@ import { bytesText, LIMITS } from "../limits.js";
  * Every service's first look at a request's text (docs/api.md "Limits"), so that an internal caller
  * meets the bounds the gateway checks for REST callers: a NUL character (which no store keeps) and
  * a field past its size limit are refused as invalid_argument naming the field, before the service
- * does any work. Other control characters are kept as they are. A string that is not valid Unicode
+ * does any work. A name must be one line without control characters; elsewhere they are kept. A string that is not valid Unicode
  * (a lone surrogate) never gets here: protobuf's decoding refuses it as invalid_argument, on the
  * wire and in process (transport.ts).
  *
@@ -35,6 +35,9 @@ const JSON_BYTES: Record<string, number> = {
 const restName = (key: string) => (key.endsWith("Json") ? key.slice(0, -4) : key);
 const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 /** A `\u0000` escape in JSON text (not an escaped backslash followed by "u0000"). */
 const NUL_ESCAPE = /(^|[^\\])(\\\\)*\\u0000/;
 
@@ -42,6 +45,10 @@ function checkString(key: string, at: string, value: string, issues: FieldIssue[
   // No store keeps NUL in a string (FerretDB refuses it; docs/api.md "Limits").
   if (value.includes("\0") || (key.endsWith("Json") && value.includes("\\u0000") && NUL_ESCAPE.test(value))) {
     issues.push({ field: at, issue: "must not contain NUL characters" });
+    return;
+  }
+  if (key === "name" && CONTROL.test(value)) {
+    issues.push({ field: at, issue: "must be one line without control characters" });
     return;
   }
   const chars = CHARS[key];
