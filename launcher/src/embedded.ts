@@ -16,6 +16,7 @@ import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import { createSecretBox } from "@kiln/kit/secret-box";
 import type { WebhookOptions } from "@kiln/webhooks";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
@@ -101,7 +102,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
-    webhooks: options.webhooks,
+    // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
+    webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     soleProcess: true,
   });
 
