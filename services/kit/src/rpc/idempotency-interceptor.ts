@@ -146,7 +146,8 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
           ]),
         );
       }
-      if (!answered?.response) {
+      // An empty answer is "" (an empty message encodes to no bytes): answered all the same.
+      if (typeof answered?.response !== "string") {
         throw toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
       }
       // The protocol answers in the content type it was asked in (Connect, gRPC, gRPC-Web alike).
