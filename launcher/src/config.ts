@@ -1,5 +1,5 @@
 import { parseEnv, Type } from "@kiln/kit/config";
-import { parseSecretKeys, type SecretKeys, SecretKeyError } from "@kiln/kit/secret-box";
+import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
 
 export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
@@ -38,9 +38,13 @@ export function loadEmbeddedConfig(env: Record<string, string | undefined> = pro
  * KILN_SECRET_KEY and KILN_SECRET_KEY_PREVIOUS when the key is set (undefined: the data directory's
  * own key). A malformed key ends the process with a message naming the variable, never its value.
  */
-export function embeddedSecretKeys(config: { KILN_SECRET_KEY: string; KILN_SECRET_KEY_PREVIOUS: string }): SecretKeys | undefined {
+export function embeddedSecretKeys(config: {
+  KILN_SECRET_KEY: string;
+  KILN_SECRET_KEY_PREVIOUS: string;
+}): SecretKeys | undefined {
   if (config.KILN_SECRET_KEY === "") {
-    if (config.KILN_SECRET_KEY_PREVIOUS !== "") throw new SecretKeyError("KILN_SECRET_KEY_PREVIOUS is set without KILN_SECRET_KEY");
+    if (config.KILN_SECRET_KEY_PREVIOUS !== "")
+      throw new SecretKeyError("KILN_SECRET_KEY_PREVIOUS is set without KILN_SECRET_KEY");
     return undefined;
   }
   return parseSecretKeys(config.KILN_SECRET_KEY, config.KILN_SECRET_KEY_PREVIOUS);

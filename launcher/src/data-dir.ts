@@ -11,8 +11,8 @@
 import { randomBytes } from "node:crypto";
 import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { Store } from "@kiln/kit/store";
 import { newSecretKey, type SecretKeys } from "@kiln/kit/secret-box";
+import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { createSqliteStore, type SqliteStore, type StoreSync } from "@kiln/kit/store/sqlite";
 import { exportPKCS8, generateKeyPair } from "jose";

@@ -13,10 +13,10 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createDirectTransport } from "@kiln/kit/rpc/transport";
+import { createSecretBox } from "@kiln/kit/secret-box";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
-import { createSecretBox } from "@kiln/kit/secret-box";
 import type { WebhookOptions } from "@kiln/webhooks";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 

@@ -40,9 +40,19 @@ describe("secret box", () => {
 
   it("reads 32-byte keys in hex, base64 and base64url, and names the variable (never the value) otherwise", () => {
     const key = newSecretKey();
-    for (const text of [key.toString("hex"), key.toString("base64"), key.toString("base64url"), ` ${key.toString("hex")}\n`])
+    for (const text of [
+      key.toString("hex"),
+      key.toString("base64"),
+      key.toString("base64url"),
+      ` ${key.toString("hex")}\n`,
+    ])
       expect(parseSecretKey(text, "K").equals(key)).toBe(true);
-    for (const bad of ["short", "z".repeat(64), newSecretKey().toString("hex").slice(2), Buffer.alloc(31).toString("base64")]) {
+    for (const bad of [
+      "short",
+      "z".repeat(64),
+      newSecretKey().toString("hex").slice(2),
+      Buffer.alloc(31).toString("base64"),
+    ]) {
       expect(() => parseSecretKey(bad, "KILN_SECRET_KEY")).toThrow(/^KILN_SECRET_KEY must be 32 bytes/);
       try {
         parseSecretKey(bad, "KILN_SECRET_KEY");
@@ -50,7 +60,10 @@ describe("secret box", () => {
         expect((e as Error).message).not.toContain(bad);
       }
     }
-    const keys = parseSecretKeys(key.toString("base64"), `${newSecretKey().toString("hex")}, ${newSecretKey().toString("base64")}`);
+    const keys = parseSecretKeys(
+      key.toString("base64"),
+      `${newSecretKey().toString("hex")}, ${newSecretKey().toString("base64")}`,
+    );
     expect(keys.previous).toHaveLength(2);
     expect(() => parseSecretKeys(key.toString("hex"), "nope")).toThrow(/KILN_SECRET_KEY_PREVIOUS \(key 1\)/);
   });

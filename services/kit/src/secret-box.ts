@@ -32,7 +32,8 @@ export class SecretKeyError extends Error {
   override name = "SecretKeyError";
 }
 
-const keyIdOf = (key: Buffer) => createHash("sha256").update("kiln-secret-key\n").update(key).digest("hex").slice(0, 12);
+const keyIdOf = (key: Buffer) =>
+  createHash("sha256").update("kiln-secret-key\n").update(key).digest("hex").slice(0, 12);
 
 /**
  * A key from configuration: 32 bytes as 64 hex digits or as base64 / base64url (44 or 43
@@ -46,7 +47,9 @@ export function parseSecretKey(text: string, name: string): Buffer {
       ? Buffer.from(value, "base64")
       : undefined;
   if (key?.length !== KEY_BYTES) {
-    throw new SecretKeyError(`${name} must be ${KEY_BYTES} bytes, as 64 hex digits or in base64 (openssl rand -base64 32)`);
+    throw new SecretKeyError(
+      `${name} must be ${KEY_BYTES} bytes, as 64 hex digits or in base64 (openssl rand -base64 32)`,
+    );
   }
   return key;
 }
@@ -93,9 +96,10 @@ export function createSecretBox(keys: SecretKeys): SecretBox {
       decipher.setAAD(Buffer.from(context, "utf8"));
       decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
       try {
-        return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString(
-          "utf8",
-        );
+        return Buffer.concat([
+          decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)),
+          decipher.final(),
+        ]).toString("utf8");
       } catch {
         throw new SecretKeyError("a stored secret does not open: altered, or moved from another document");
       }

@@ -1,16 +1,16 @@
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { ExecutionService } from "@kiln/proto/execution";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ExecutionService } from "@kiln/proto/execution";
 import { afterAll, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
 import type { Principal } from "../auth/principal.js";
 import { createLogger } from "../logger.js";
 import { createMemoryStore } from "../store/memory-store.js";
+import { createSqliteStore } from "../store/sqlite-store.js";
 import type { Store } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
-import { createSqliteStore } from "../store/sqlite-store.js";
 import {
   ensureIdempotencyIndexes,
   IDEMPOTENCY_KEY_HEADER,

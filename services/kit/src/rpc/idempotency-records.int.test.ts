@@ -30,7 +30,10 @@ describe("idempotency records on MongoDB (FerretDB)", () => {
     try {
       for (const name of ["idempotency_keys", "idempotency_responses"]) {
         const indexes = await client.db(database).collection(name).listIndexes().toArray();
-        expect(indexes.filter((i) => JSON.stringify(i.key) === '{"createdAt":1}'), name).toHaveLength(1);
+        expect(
+          indexes.filter((i) => JSON.stringify(i.key) === '{"createdAt":1}'),
+          name,
+        ).toHaveLength(1);
       }
     } finally {
       await client.close();
