@@ -194,7 +194,13 @@ describe.each(OVERLAYS)("deploy/overlays/%s", (overlay) => {
       ).toEqual([]);
       // Secret values are not in the manifests: stand-ins of the right shape for the schema check.
       const stand = (name: string) =>
-        name === "IDENTITY_SIGNING_KEY" ? signingKey : name === "MONGODB_URL" ? "mongodb://db" : "s".repeat(40);
+        name === "IDENTITY_SIGNING_KEY"
+          ? signingKey
+          : name === "MONGODB_URL"
+            ? "mongodb://db"
+            : name.startsWith("KILN_SECRET_KEY")
+              ? randomBytes(32).toString("base64")
+              : "s".repeat(40);
       const env = { ...values, ...Object.fromEntries(Object.keys(secrets).map((n) => [n, stand(n)])) };
       expect(() => parseEnv(schema, env), command).not.toThrow();
       const required = (schema.required ?? []).filter(
@@ -423,6 +429,7 @@ describe("the prod overlay's processes, started as the image starts them", () =>
       INTERNAL_AUTH_SECRET: randomBytes(32).toString("base64url"),
       IDENTITY_SIGNING_KEY: await newSigningKeyPem(),
       MONGODB_URL: inject("mongoUrl"),
+      KILN_SECRET_KEY: randomBytes(32).toString("base64"),
     };
     // In-cluster addresses become local ones; the names still go through the resolver (localhost).
     const localUrl = (value: string) => {

@@ -14,6 +14,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
+import type { Store } from "@kiln/kit/store";
+import { createMongoStore } from "@kiln/kit/store/mongo";
+import { IN_MEMORY, openEmbeddedData } from "@kiln/launcher/data-dir";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -125,10 +128,14 @@ const modes = [
     name: "embedded mode",
     distributed: false,
     async start() {
+      const data = await openEmbeddedData(IN_MEMORY);
       const { kiln, baseUrl } = await startEmbedded({
+        data,
         webhooks: { privateHosts: parseHostPatterns("127.0.0.1"), retry: { baseDelayMs: 300 }, ackWaitMs: 3_000 },
       });
-      return { base: baseUrl, stop: () => kiln.close(), kill: undefined };
+      // The evaluation service's own store, read as it is stored.
+      const store: Store = data.stores.evaluation;
+      return { base: baseUrl, stop: () => kiln.close(), kill: undefined, store };
     },
   },
   {
@@ -151,7 +158,12 @@ const modes = [
           }),
         );
       }
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop(), kill: workers.map((w) => w.process) };
+      const store: Store = createMongoStore({ url: inject("mongoUrl"), database: kiln.databases.evaluation });
+      const stop = async () => {
+        await store.close();
+        await kiln.stop();
+      };
+      return { base: kiln.gatewayUrl, stop, kill: workers.map((w) => w.process), store };
     },
   },
 ];
@@ -333,6 +345,49 @@ describe.each(modes)("webhooks in $name", (mode) => {
     // The old secret still signs it too, beside the new one, for a day.
     expect(String(again?.headers["webhook-signature"]).split(" ")).toHaveLength(2);
     expect(signatureValid(oldSecret ?? "", again?.headers ?? {}, again?.text ?? "")).toBe(true);
+  });
+
+  it("stores the secret sealed, signs with it, and never answers it again on a replayed create", async () => {
+    const body = { organizationId, url: `http://127.0.0.1:${port}/sealed`, events: ["label.moved"] };
+    const headers = { "idempotency-key": `sealed-${mode.distributed}` };
+    const created = await api.post<{ id: string; secret: string }>("/api/webhooks", body, { token, headers });
+    expect(created.status).toBe(201);
+    const { id, secret } = created.body;
+    expect(secret).toMatch(/^whsec_/);
+    const key = secret.slice("whsec_".length);
+    // At rest: the stored document holds the secret sealed, neither it nor its key bytes in clear.
+    const stored = await running.store.collection<{ _id: string; secret: string }>("webhooks").findOne({ _id: id });
+    expect(stored?.secret).toMatch(/^enc:v1:/);
+    expect(JSON.stringify(stored)).not.toContain(key);
+    // The stored answer of the create, which a replay reads, does not hold it either.
+    const answers = await running.store.collection<{ _id: string; response: string }>("idempotency_responses").find({});
+    const decoded = answers.map((a) => Buffer.from(a.response, "base64").toString("latin1"));
+    expect(decoded.some((d) => d.includes(id))).toBe(true);
+    expect(decoded.filter((d) => d.includes(key))).toEqual([]);
+    // It still signs: the receiver checks the delivery with the secret the create answered.
+    receiver.secrets.push(secret);
+    const before = receiver.received.length;
+    const test = await api.post<{ status: string }>(`/api/webhooks/${id}/test`, undefined, { token });
+    expect(test.body.status).toBe("succeeded");
+    expect(receiver.received.slice(before).map((r) => [r.type, r.valid])).toEqual([["webhook.test", true]]);
+
+    const replay = async () => {
+      const r = await api.post<Record<string, unknown>>("/api/webhooks", body, { token, headers });
+      expect(r.status).toBe(201);
+      expect(r.headers["idempotent-replayed"]).toBe("true");
+      expect(r.body.id).toBe(id);
+      expect(r.body).not.toHaveProperty("secret");
+      return JSON.stringify(r.body);
+    };
+    expect(await replay()).not.toContain(key);
+    const rotated = await api.post<{ secret: string }>(`/api/webhooks/${id}/rotate-secret`, undefined, { token });
+    expect(rotated.status).toBe(200);
+    const afterRotation = await replay();
+    expect(afterRotation).not.toContain(key);
+    expect(afterRotation).not.toContain(rotated.body.secret.slice("whsec_".length));
+    expect((await api.delete(`/api/webhooks/${id}`, { token })).status).toBe(200);
+    expect(await replay()).not.toContain(key);
+    receiver.secrets.splice(receiver.secrets.indexOf(secret), 1);
   });
 
   it("refuses, at delivery, a name that resolves to a private address", async () => {

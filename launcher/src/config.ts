@@ -1,5 +1,6 @@
 import { parseEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
+import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
 
 export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
@@ -16,6 +17,12 @@ export const EmbeddedEnv = Type.Object({
   KILN_DATA_SYNC: Type.Union([Type.Literal("interval"), Type.Literal("commit")], { default: "interval" }),
   /** Hosts webhook URLs may resolve to private or loopback addresses for (host patterns). */
   ...WebhookPrivateHostsEnv,
+  /** Seals webhook signing secrets at rest (32 bytes, base64 or hex); default: `secret.key` in KILN_DATA_DIR, made on the first start. */
+  KILN_SECRET_KEY: Type.String({ default: "" }),
+  /** Keys KILN_SECRET_KEY replaced, comma-separated (docs/operations.md "Secret key"). */
+  KILN_SECRET_KEY_PREVIOUS: Type.String({ default: "" }),
+  /** Days a webhook delivery is kept after it was made or last redelivered. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
   CONSOLE_DIR: Type.String({ default: "" }),
 });
@@ -26,4 +33,20 @@ export const EmbeddedEnv = Type.Object({
  */
 export function loadEmbeddedConfig(env: Record<string, string | undefined> = process.env) {
   return parseEnv(EmbeddedEnv, env);
+}
+
+/**
+ * KILN_SECRET_KEY and KILN_SECRET_KEY_PREVIOUS when the key is set (undefined: the data directory's
+ * own key). A malformed key ends the process with a message naming the variable, never its value.
+ */
+export function embeddedSecretKeys(config: {
+  KILN_SECRET_KEY: string;
+  KILN_SECRET_KEY_PREVIOUS: string;
+}): SecretKeys | undefined {
+  if (config.KILN_SECRET_KEY === "") {
+    if (config.KILN_SECRET_KEY_PREVIOUS !== "")
+      throw new SecretKeyError("KILN_SECRET_KEY_PREVIOUS is set without KILN_SECRET_KEY");
+    return undefined;
+  }
+  return parseSecretKeys(config.KILN_SECRET_KEY, config.KILN_SECRET_KEY_PREVIOUS);
 }

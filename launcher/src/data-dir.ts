@@ -11,10 +11,12 @@
 import { randomBytes } from "node:crypto";
 import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { newSecretKey, type SecretKeys } from "@kiln/kit/secret-box";
 import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { createSqliteStore, type SqliteStore, type StoreSync } from "@kiln/kit/store/sqlite";
 import { exportPKCS8, generateKeyPair } from "jose";
+import { dataDirSecretKeys } from "./secret-key-file.js";
 
 export const IN_MEMORY = ":memory:";
 /** The layout this Kiln writes and reads; a directory written by a newer Kiln is refused. */
@@ -29,6 +31,8 @@ const SQLITE_HEADER = "SQLite format 3\u0000";
 export interface DataDirOptions {
   /** When an acknowledged write is on disk (the store's `sync`; default "interval"). */
   sync?: StoreSync;
+  /** KILN_SECRET_KEY (and its previous keys) when set; otherwise the directory's own `secret.key`. */
+  secretKeys?: SecretKeys;
 }
 
 export interface EmbeddedStores {
@@ -48,6 +52,8 @@ export interface EmbeddedData {
   signingKeyPem: string;
   /** The secret that signs internal service tokens. */
   internalSecret: string;
+  /** The keys that seal secrets at rest (webhook signing secrets); in memory, made for this process. */
+  secretKeys: SecretKeys;
   close(): Promise<void>;
 }
 
@@ -64,6 +70,7 @@ export async function openEmbeddedData(dir: string, options: DataDirOptions = {}
       stores,
       signingKeyPem: await newSigningKey(),
       internalSecret: randomBytes(32).toString("base64url"),
+      secretKeys: options.secretKeys ?? { current: newSecretKey(), previous: [] },
       close: async () => {
         await Promise.all(Object.values(stores).map((s) => s.close()));
       },
@@ -78,6 +85,7 @@ export async function openEmbeddedData(dir: string, options: DataDirOptions = {}
     if (format < DATA_FORMAT) await upgrade(location);
     store = createSqliteStore({ path: join(location, STORE_FILE), sync: options.sync });
     const secrets = await platformSecrets(store.scope("platform"));
+    const secretKeys = await dataDirSecretKeys(location, options.secretKeys);
     const opened = store;
     return {
       location,
@@ -89,6 +97,7 @@ export async function openEmbeddedData(dir: string, options: DataDirOptions = {}
         evaluation: store.scope("evaluation"),
       },
       ...secrets,
+      secretKeys,
       async close() {
         await opened.close();
         await releaseLock();

@@ -13,6 +13,7 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createDirectTransport } from "@kiln/kit/rpc/transport";
+import { createSecretBox } from "@kiln/kit/secret-box";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
@@ -102,7 +103,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
-    webhooks: options.webhooks,
+    // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
+    webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     soleProcess: true,
   });
 

@@ -16,7 +16,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { hostPatternsOf } from "@kiln/kit/outbound/host-config";
 import { bundleCommand, CommandError } from "./bundle-command.js";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
-import { loadEmbeddedConfig } from "./config.js";
+import { embeddedSecretKeys, loadEmbeddedConfig } from "./config.js";
 import { internalTokenCommand, UsageError } from "./internal-token-command.js";
 
 const command = process.argv[2] ?? "embedded";
@@ -35,14 +35,20 @@ if (command === "embedded") {
   const [{ openEmbeddedData, IN_MEMORY }, { buildEmbedded }] = await Promise.all([dataDir(), import("./embedded.js")]);
   const config = loadEmbeddedConfig();
   const logger = createLogger({ name: "kiln", level: config.LOG_LEVEL });
-  const data = await openEmbeddedData(config.KILN_DATA_DIR, { sync: config.KILN_DATA_SYNC }).catch(exitOnDataDirError);
+  const secretKeys = embeddedSecretKeys(config);
+  const data = await openEmbeddedData(config.KILN_DATA_DIR, { sync: config.KILN_DATA_SYNC, secretKeys }).catch(
+    exitOnDataDirError,
+  );
   const kiln = await buildEmbedded({
     data,
     logger,
     providers: loadProvidersConfig(),
     tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
-    webhooks: { privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS) },
+    webhooks: {
+      privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
+      deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,
+    },
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });

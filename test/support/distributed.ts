@@ -252,6 +252,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Dis
     NATS_URL: options.natsUrl,
     NATS_PREFIX: natsPrefix,
     INTERNAL_AUTH_SECRET: randomBytes(32).toString("base64url"),
+    KILN_SECRET_KEY: randomBytes(32).toString("base64"),
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_MS: "5000",
     // What the image runs: its allocator settings with its node flags.

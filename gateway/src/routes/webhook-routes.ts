@@ -46,7 +46,12 @@ export const WebhookView = Type.Object(
 export const WebhookWithSecretView = Type.Object(
   {
     ...WebhookView.properties,
-    secret: Type.String({ description: "whsec_…: shown once; sign checks use it (docs/webhooks.md)" }),
+    secret: Type.Optional(
+      Type.String({
+        description:
+          "whsec_…: shown once; sign checks use it (docs/webhooks.md). Absent from an Idempotency-Key replay of the create",
+      }),
+    ),
   },
   { $id: "WebhookWithSecret" },
 );
@@ -155,7 +160,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
         },
         rpcOptions(request),
       );
-      return reply.code(201).send({ ...webhookView(r.webhook), secret: r.secret });
+      // A replay (Idempotent-Replayed: true) answers the webhook without its secret.
+      return reply.code(201).send({ ...webhookView(r.webhook), ...(r.secret && { secret: r.secret }) });
     },
   );
 

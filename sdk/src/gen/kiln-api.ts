@@ -1862,8 +1862,8 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            /** @description whsec_…: shown once; sign checks use it (docs/webhooks.md) */
-            secret: string;
+            /** @description whsec_…: shown once; sign checks use it (docs/webhooks.md). Absent from an Idempotency-Key replay of the create */
+            secret?: string;
         };
         /**
          * Kiln export bundle

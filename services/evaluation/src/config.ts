@@ -1,5 +1,6 @@
 import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
 import { hostPatternsOf, WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
+import { createSecretBox, parseSecretKeys } from "@kiln/kit/secret-box";
 
 /** The variables of the evaluation workers (also all a worker-only process reads besides its store and bus). */
 export const WorkerEnv = {
@@ -16,20 +17,31 @@ export const WorkerEnv = {
   WEBHOOK_ACK_WAIT_MS: Type.Integer({ minimum: 1_000, maximum: 300_000, default: 30_000 }),
   /** First retry of a failed delivery after about this long, doubling per attempt up to an hour. */
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5_000 }),
+  /** Seals webhook signing secrets at rest: 32 bytes in base64 or hex, the same in every process (docs/operations.md "Secret key"). */
+  KILN_SECRET_KEY: Type.String({ minLength: 1 }),
+  /** Keys KILN_SECRET_KEY replaced, comma-separated: they still open what they sealed until the next start re-seals it. */
+  KILN_SECRET_KEY_PREVIOUS: Type.String({ default: "" }),
 };
 
-/** The webhook options of the environment (both process kinds run a dispatcher). */
+/** The webhook options of the environment (both process kinds run a dispatcher); a malformed key throws, naming the variable. */
 export function webhookOptionsOf(config: {
   WEBHOOK_PRIVATE_HOSTS: string;
   WEBHOOK_TIMEOUT_MS: number;
   WEBHOOK_ACK_WAIT_MS: number;
   WEBHOOK_RETRY_BASE_MS: number;
+  KILN_SECRET_KEY: string;
+  KILN_SECRET_KEY_PREVIOUS: string;
+  WEBHOOK_DELIVERY_RETENTION_DAYS?: number;
 }) {
   return {
     privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     ackWaitMs: config.WEBHOOK_ACK_WAIT_MS,
     retry: { baseDelayMs: config.WEBHOOK_RETRY_BASE_MS },
+    secrets: createSecretBox(parseSecretKeys(config.KILN_SECRET_KEY, config.KILN_SECRET_KEY_PREVIOUS)),
+    ...(config.WEBHOOK_DELIVERY_RETENTION_DAYS !== undefined && {
+      deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,
+    }),
   };
 }
 
@@ -43,6 +55,8 @@ export const EvaluationEnv = Type.Object({
   CATALOG_URL: Type.String({ minLength: 1 }),
   /** Run a webhook dispatcher in this process beside its workers (false: only evaluation-worker processes deliver). */
   WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
+  /** Days a webhook delivery is kept after it was made or last redelivered. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
 });
 
 export const EvaluationWorkerEnv = Type.Object({

@@ -8,6 +8,8 @@ import { loadConfig, webhookOptionsOf } from "./config.js";
 import { createEvaluationService } from "./service.js";
 
 const config = loadConfig();
+// Before anything starts: a malformed KILN_SECRET_KEY stops the process here, naming the variable.
+const webhookOptions = webhookOptionsOf(config);
 await runServiceProcess("evaluation", config, async ({ logger, store, bus, tokens, identity }) => {
   if (!bus || !identity) throw new Error("evaluation needs NATS_URL and IDENTITY_URL");
   // Calls to the catalog and execution act as the evaluation service itself.
@@ -28,7 +30,7 @@ await runServiceProcess("evaluation", config, async ({ logger, store, bus, token
     catalog: createClient(CatalogService, catalog.transport),
     execution: createClient(ExecutionService, execution.transport),
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
-    webhooks: webhookOptionsOf(config),
+    webhooks: webhookOptions,
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
   });
   return {

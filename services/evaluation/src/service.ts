@@ -3,9 +3,10 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
+import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
-import { createWebhookModule, type WebhookOptions } from "@kiln/webhooks";
+import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks";
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
@@ -78,6 +79,8 @@ export async function createEvaluationService(
   await retryStartupStep(deps.logger, "the EVALUATION_EVENTS stream", () =>
     deps.bus.ensureStream(EVALUATION_EVENTS_STREAM),
   );
+  // Idempotency records go after their 24 h (docs/operations.md "Retention").
+  const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const collections = evaluationCollections(deps.store);
   const events = evaluationEventOutbox(deps.store, deps.bus, deps.logger);
   events.start();
@@ -142,7 +145,13 @@ export async function createEvaluationService(
       { name: "bus", check: () => deps.bus.ping() },
     ],
     auth: { tokens: deps.tokens, verifyApiKey: (key) => deps.identityAuth.verifyApiKey(key) },
-    idempotency: { store: deps.store, methods: new Set(CREATE_METHODS), soleProcess: deps.soleProcess },
+    idempotency: {
+      store: deps.store,
+      methods: new Set(CREATE_METHODS),
+      soleProcess: deps.soleProcess,
+      // A replayed create never answers the webhook's secret again (docs/webhooks.md).
+      secretFields: WEBHOOK_SECRET_FIELDS,
+    },
   });
   return {
     ...service,
@@ -152,6 +161,8 @@ export async function createEvaluationService(
       await relay.stop();
       await workers?.stop(graceMs);
       await events.stop();
+      await webhooks.close();
+      await idempotencySweeper.stop();
     },
   };
 }

@@ -16,6 +16,8 @@ import { loadWorkerConfig, webhookOptionsOf } from "./config.js";
 import { createEvaluationWorkers } from "./work/evaluation-workers.js";
 
 const config = loadWorkerConfig();
+// Before anything starts: a malformed KILN_SECRET_KEY stops the process here, naming the variable.
+const webhookOptions = webhookOptionsOf(config);
 await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus, tokens }) => {
   if (!bus) throw new Error("evaluation-worker needs NATS_URL");
   const execution = createNetworkTransport({
@@ -31,7 +33,7 @@ await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus
     logger,
     concurrency: config.EVALUATION_WORKER_CONCURRENCY,
     ackWaitMs: config.EVALUATION_ACK_WAIT_MS,
-    webhooks: webhookOptionsOf(config),
+    webhooks: webhookOptions,
   });
   await workers.start();
   logger.info({ concurrency: config.EVALUATION_WORKER_CONCURRENCY }, "evaluation workers started");

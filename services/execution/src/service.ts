@@ -4,6 +4,7 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { CATALOG_GENERATION, createGeneration } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
+import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import type { CatalogService } from "@kiln/proto/catalog";
@@ -56,6 +57,8 @@ export async function createExecutionService(
 ): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void> }> {
   await ensureRunIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
+  // Idempotency records go after their 24 h (docs/operations.md "Retention").
+  const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   await deps.bus.ensureStream(CATALOG_GENERATION);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
   const runs = runCollection(deps.store);
@@ -102,6 +105,7 @@ export async function createExecutionService(
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
       await outbox.stop();
+      await idempotencySweeper.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */
     settle: () => outbox.settled(),

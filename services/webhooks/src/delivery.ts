@@ -5,6 +5,7 @@
  */
 import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
+import type { SecretBox } from "@kiln/kit/secret-box";
 import { signatureHeader } from "./signing.js";
 import type { AttemptDoc, DeliveryDoc, WebhookDoc } from "./store.js";
 
@@ -19,6 +20,8 @@ export interface DeliveryOptions {
   /** At most 10 s. */
   timeoutMs: number;
   now: () => Date;
+  /** Opens the signing secrets, which are stored sealed (docs/security.md "Secrets at rest and in answers"). */
+  secrets: SecretBox;
 }
 
 export interface AttemptOutcome {
@@ -27,13 +30,13 @@ export interface AttemptOutcome {
   retryAfterMs?: number;
 }
 
-/** The secrets that sign now: the current one, and the one before a rotation for a day after it. */
-export function signingSecrets(webhook: WebhookDoc, now: Date): string[] {
+/** The secrets that sign now, opened: the current one, and the one before a rotation for a day after it. */
+export function signingSecrets(webhook: WebhookDoc, now: Date, secrets: SecretBox): string[] {
   const previous =
     webhook.previousSecret && webhook.previousSecretUntil && webhook.previousSecretUntil > now
       ? [webhook.previousSecret]
       : [];
-  return [webhook.secret, ...previous];
+  return [webhook.secret, ...previous].map((s) => secrets.open(s, webhook._id));
 }
 
 function retryAfterOf(header: string | string[] | undefined, now: Date): number | undefined {
@@ -78,7 +81,12 @@ export async function attemptDelivery(
         "user-agent": "kiln-webhooks/1",
         "webhook-id": delivery._id,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signatureHeader(signingSecrets(webhook, at), delivery._id, timestamp, delivery.payload),
+        "webhook-signature": signatureHeader(
+          signingSecrets(webhook, at, options.secrets),
+          delivery._id,
+          timestamp,
+          delivery.payload,
+        ),
         host: url.host,
       },
       body,

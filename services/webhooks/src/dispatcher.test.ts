@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createLogger } from "@kiln/kit/logger";
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
+import { createSecretBox, newSecretKey } from "@kiln/kit/secret-box";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDispatcher, createSubscriberCache, DEFAULT_RETRY, type RetryPolicy } from "./dispatcher.js";
@@ -80,6 +81,8 @@ async function setUp(url: string, retry: Partial<RetryPolicy>, dispatchers = 1, 
         resolve: async () => [],
         timeoutMs: 2_000,
         now: () => new Date(),
+        // The webhook below holds its secret in plaintext, as documents written before encryption do.
+        secrets: createSecretBox({ current: newSecretKey(), previous: [] }),
       },
       retry: { ...DEFAULT_RETRY, ...retry },
       ackWaitMs: 2_000,

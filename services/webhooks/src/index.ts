@@ -10,7 +10,9 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { type ResolveHost, resolveWithDns } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
+import { createSecretBox, newSecretKey, type SecretBox } from "@kiln/kit/secret-box";
 import type { Store } from "@kiln/kit/store";
+import { startSweeper } from "@kiln/kit/sweeper";
 import {
   createDispatcher,
   createSubscriberCache,
@@ -19,12 +21,17 @@ import {
   type RetryPolicy,
   type SubscriberCache,
 } from "./dispatcher.js";
+import { DEFAULT_DELIVERY_RETENTION_MS, resealSecrets, sweepDeliveries } from "./retention.js";
 import { registerWebhookRpc } from "./rpc.js";
 import { ensureWebhookIndexes, webhookCollections } from "./store.js";
 import { createWebhooks } from "./webhooks.js";
 
 export { backoffMs, DEFAULT_RETRY, type Dispatcher, type RetryPolicy, WEBHOOKS_STREAM } from "./dispatcher.js";
 export { WEBHOOK_EVENTS } from "./events.js";
+export { DEFAULT_DELIVERY_RETENTION_MS, resealSecrets, sweepDeliveries } from "./retention.js";
+
+/** What a create answers once: an Idempotency-Key replay answers the webhook without it. */
+export const WEBHOOK_SECRET_FIELDS = { "/kiln.webhooks.v1.WebhookService/CreateWebhook": ["secret"] } as const;
 export { sign, signatureHeader, verify } from "./signing.js";
 
 export interface WebhookOptions {
@@ -36,6 +43,15 @@ export interface WebhookOptions {
   /** Ack wait of the delivery queue and lease of an attempt (default 30 s). */
   ackWaitMs?: number;
   resolve?: ResolveHost;
+  /**
+   * Seals the signing secrets at rest (KILN_SECRET_KEY). Default: a key made for this store and
+   * this process, for tests and `:memory:` only: what it seals does not open after a restart.
+   */
+  secrets?: SecretBox;
+  /** How long deliveries are kept after their last activity (WEBHOOK_DELIVERY_RETENTION_DAYS); default 30 days. */
+  deliveryRetentionMs?: number;
+  /** Between two sweeps of expired deliveries; default one hour. */
+  sweepIntervalMs?: number;
   now?: () => Date;
 }
 
@@ -62,6 +78,20 @@ function subscribersOf(store: Store): SubscriberCache {
   return cache;
 }
 
+/** One made-up key per store, so the RPC service and the dispatchers of one process agree. */
+const ephemeralBoxes = new WeakMap<Store, SecretBox>();
+
+function secretsOf(deps: WebhookDeps): SecretBox {
+  const given = deps.options?.secrets;
+  if (given) return given;
+  let box = ephemeralBoxes.get(deps.store);
+  if (!box) {
+    box = createSecretBox({ current: newSecretKey(), previous: [] });
+    ephemeralBoxes.set(deps.store, box);
+  }
+  return box;
+}
+
 async function dispatcherOf(deps: WebhookDeps) {
   await ensureWebhookIndexes(deps.store);
   const o = deps.options ?? {};
@@ -76,6 +106,7 @@ async function dispatcherOf(deps: WebhookDeps) {
       resolve: o.resolve ?? resolveWithDns,
       timeoutMs: o.timeoutMs ?? 10_000,
       now,
+      secrets: secretsOf(deps),
     },
     retry: { ...DEFAULT_RETRY, ...o.retry },
     ackWaitMs: o.ackWaitMs,
@@ -89,9 +120,35 @@ export async function createWebhookDispatcher(deps: WebhookDeps): Promise<Dispat
   return (await dispatcherOf(deps)).dispatcher;
 }
 
-/** The RPC service and this process's dispatcher (started by the caller). */
+/**
+ * The RPC service and this process's dispatcher (started by the caller). Every secret not sealed
+ * under the current key is re-sealed before it serves, and expired deliveries are swept until close().
+ */
 export async function createWebhookModule(deps: WebhookDeps & { identityAuth: IdentityAuth }) {
   const { collections, dispatcher, now, privateHosts } = await dispatcherOf(deps);
-  const webhooks = createWebhooks({ collections, identityAuth: deps.identityAuth, dispatcher, privateHosts, now });
-  return { dispatcher, register: (router: ConnectRouter) => registerWebhookRpc(router, webhooks) };
+  const secrets = secretsOf(deps);
+  const resealed = await resealSecrets(collections, secrets);
+  if (resealed > 0) deps.logger.info({ webhooks: resealed }, "webhook secrets re-sealed under the current secret key");
+  const retentionMs = deps.options?.deliveryRetentionMs ?? DEFAULT_DELIVERY_RETENTION_MS;
+  const sweeper = startSweeper({
+    logger: deps.logger,
+    what: "webhook deliveries",
+    intervalMs: deps.options?.sweepIntervalMs,
+    sweep: () => sweepDeliveries(collections, new Date(now().getTime() - retentionMs)),
+  });
+  const webhooks = createWebhooks({
+    collections,
+    identityAuth: deps.identityAuth,
+    dispatcher,
+    privateHosts,
+    secrets,
+    now,
+  });
+  return {
+    dispatcher,
+    register: (router: ConnectRouter) => registerWebhookRpc(router, webhooks),
+    /** One sweep now; resolves to how many deliveries went. */
+    sweepDeliveries: () => sweeper.runOnce(),
+    close: () => sweeper.stop(),
+  };
 }

@@ -9,9 +9,13 @@ export interface WebhookDoc {
   status: "enabled" | "disabled";
   disabledReason: string;
   failingSince: Date | null;
-  /** Needed to sign, so kept as is; never answered after creation or rotation. */
+  /**
+   * Sealed with the platform's secret key (SecretBox, the webhook's id as context); plaintext in
+   * documents written before encryption, re-sealed at the next start. Never answered after
+   * creation or rotation.
+   */
   secret: string;
-  /** The secret before the last rotation, still signing beside the new one until `previousSecretUntil`. */
+  /** The secret before the last rotation (sealed likewise), still signing beside the new one until `previousSecretUntil`. */
   previousSecret: string | null;
   previousSecretUntil: Date | null;
   createdAt: Date;
@@ -59,5 +63,7 @@ export async function ensureWebhookIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("webhook_deliveries", [
     { keys: { webhookId: 1, eventId: 1 }, unique: true },
     { keys: { webhookId: 1, _id: -1 } },
+    // What the retention sweep reads by (docs/webhooks.md "Retention").
+    { keys: { createdAt: 1 } },
   ]);
 }

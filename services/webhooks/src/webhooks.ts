@@ -12,8 +12,10 @@ import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
+import type { SecretBox } from "@kiln/kit/secret-box";
 import type { Dispatcher } from "./dispatcher.js";
 import { WEBHOOK_EVENTS } from "./events.js";
+import { resealed } from "./retention.js";
 import { newSecret } from "./signing.js";
 import type { DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
 
@@ -29,6 +31,8 @@ export interface WebhooksDeps {
   dispatcher: Dispatcher;
   /** Host patterns allowed private addresses (WEBHOOK_PRIVATE_HOSTS). */
   privateHosts: readonly HostPattern[];
+  /** Seals the signing secrets before they are stored. */
+  secrets: SecretBox;
   now: () => Date;
 }
 
@@ -106,8 +110,9 @@ export function createWebhooks(deps: WebhooksDeps) {
       await authorize(principal, input.organizationId, true, "organization");
       const at = deps.now();
       const secret = newSecret();
+      const id = newId("whk");
       const webhook: WebhookDoc = {
-        _id: newId("whk"),
+        _id: id,
         organizationId: input.organizationId,
         url: input.url,
         events: [...new Set(input.events)],
@@ -115,7 +120,7 @@ export function createWebhooks(deps: WebhooksDeps) {
         status: "enabled",
         disabledReason: "",
         failingSince: null,
-        secret,
+        secret: deps.secrets.seal(secret, id),
         previousSecret: null,
         previousSecretUntil: null,
         createdAt: at,
@@ -187,8 +192,8 @@ export function createWebhooks(deps: WebhooksDeps) {
           { _id: webhook._id },
           {
             $set: {
-              secret,
-              previousSecret: webhook.secret,
+              secret: deps.secrets.seal(secret, webhook._id),
+              previousSecret: resealed(deps.secrets, webhook.secret, webhook._id),
               previousSecretUntil: new Date(at.getTime() + ROTATION_OVERLAP_MS),
               updatedAt: at,
             },

@@ -1,13 +1,22 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createInternalTokens } from "../auth/internal-token.js";
 import type { Principal } from "../auth/principal.js";
 import { createLogger } from "../logger.js";
 import { createMemoryStore } from "../store/memory-store.js";
+import { createSqliteStore } from "../store/sqlite-store.js";
 import type { Store } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency-interceptor.js";
+import {
+  ensureIdempotencyIndexes,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  sweepIdempotencyRecords,
+} from "./idempotency-interceptor.js";
 import { defineService } from "./rpc-server.js";
 import { createInProcessTransport } from "./transport.js";
 
@@ -15,7 +24,15 @@ const tokens = createInternalTokens("x".repeat(32));
 const METHOD = "/kiln.execution.v1.ExecutionService/ListModels";
 
 /** A service whose ListModels stands in for a creating RPC: every real call makes a new "model". */
-function setup(options: { now?: () => Date; gate?: Promise<void>; store?: Store; soleProcess?: boolean } = {}) {
+function setup(
+  options: {
+    now?: () => Date;
+    gate?: Promise<void>;
+    store?: Store;
+    soleProcess?: boolean;
+    secretFields?: Record<string, string[]>;
+  } = {},
+) {
   const store = options.store ?? createMemoryStore();
   let calls = 0;
   const service = defineService({
@@ -33,7 +50,13 @@ function setup(options: { now?: () => Date; gate?: Promise<void>; store?: Store;
       }),
     readiness: [],
     auth: { tokens, verifyApiKey: async () => Promise.reject(new Error("no keys")) },
-    idempotency: { store, methods: new Set([METHOD]), now: options.now, soleProcess: options.soleProcess },
+    idempotency: {
+      store,
+      methods: new Set([METHOD]),
+      now: options.now,
+      soleProcess: options.soleProcess,
+      secretFields: options.secretFields,
+    },
   });
   const clientFor = (principal: Principal) =>
     createClient(ExecutionService, createInProcessTransport(service, [createForwardInterceptor(tokens, principal)]));
@@ -122,5 +145,81 @@ describe("idempotency interceptor", () => {
     const sole = setup({ store, soleProcess: true });
     expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: null });
     expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: "true" });
+  });
+});
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** The embedded mode's store: SQLite in a file. */
+function sqliteStore(): Store {
+  const dir = mkdtempSync(join(tmpdir(), "kiln-idem-"));
+  dirs.push(dir);
+  return createSqliteStore({ path: join(dir, "store.db") });
+}
+
+const HOUR = 3_600_000;
+
+describe.each([
+  ["the in-memory store", createMemoryStore],
+  ["the embedded (SQLite) store", sqliteStore],
+])("idempotency records in %s", (_name, makeStore) => {
+  it("expire after 24 h: an older record is not replayed and the sweep deletes it; a younger one is replayed and kept", async () => {
+    const store = makeStore();
+    await ensureIdempotencyIndexes(store);
+    let now = new Date("2026-01-01T00:00:00Z");
+    const clock = () => now;
+    const s = setup({ store, now: clock });
+    const client = s.clientFor(alice);
+    expect(await call(client, "old")).toEqual({ id: "model-1", replayed: null });
+    now = new Date(now.getTime() + 23 * HOUR);
+    expect(await call(client, "young")).toEqual({ id: "model-2", replayed: null });
+    now = new Date(now.getTime() + 1 * HOUR + 60_000);
+    const stored = async () =>
+      (await store.collection("idempotency_keys").countDocuments({})) +
+      (await store.collection("idempotency_responses").countDocuments({}));
+    expect(await stored()).toBe(4);
+    // 24 h 1 min after "old" (a claim and its answer), 1 h 1 min after "young".
+    expect(await sweepIdempotencyRecords(store, { now: clock })).toBe(2);
+    expect(await stored()).toBe(2);
+    expect(await sweepIdempotencyRecords(store, { now: clock })).toBe(0);
+    expect(await call(client, "young")).toEqual({ id: "model-2", replayed: "true" });
+    // The expired key runs the request again, and is remembered afresh.
+    expect(await call(client, "old")).toEqual({ id: "model-3", replayed: null });
+    expect(await call(client, "old")).toEqual({ id: "model-3", replayed: "true" });
+    expect(s.calls()).toBe(3);
+    await store.close();
+  });
+
+  it("never store nor replay a response field named secret for its method", async () => {
+    const store = makeStore();
+    const s = setup({ store, secretFields: { [METHOD]: ["models"] } });
+    const client = s.clientFor(alice);
+    // The first answer carries it, once.
+    expect(await call(client, "k")).toEqual({ id: "model-1", replayed: null });
+    const answers = await store.collection<{ _id: string; response: string }>("idempotency_responses").find({});
+    expect(answers).toHaveLength(1);
+    expect(Buffer.from(answers[0]?.response ?? "", "base64").toString("latin1")).not.toContain("model-1");
+    // The replay answers everything else (here: nothing) and no longer the field.
+    expect(await call(client, "k")).toEqual({ id: undefined, replayed: "true" });
+    expect(s.calls()).toBe(1);
+    await store.close();
+  });
+});
+
+describe("idempotency secret fields", () => {
+  it("clear the field from an answer stored before the rule, when it is replayed", async () => {
+    const store = createMemoryStore();
+    await call(setup({ store }).clientFor(alice), "k");
+    const redacting = setup({ store, secretFields: { [METHOD]: ["models"] } });
+    expect(await call(redacting.clientFor(alice), "k")).toEqual({ id: undefined, replayed: "true" });
+  });
+
+  it("refuse a field the response does not have, rather than store the secret", async () => {
+    const s = setup({ secretFields: { [METHOD]: ["secret"] } });
+    const err = await call(s.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e));
+    expect(err).toMatchObject({ code: Code.Internal });
   });
 });

@@ -1,9 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { clone, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { reflect } from "@bufbuild/protobuf/reflect";
 import type { Interceptor, UnaryResponse } from "@connectrpc/connect";
 import { kPrincipal, principalKey } from "../auth/principal.js";
 import { failedPrecondition, invalidArgument, unauthenticated } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError, type Store } from "../store/store.js";
+import { type Sweeper, startSweeper } from "../sweeper.js";
 import { toConnectError } from "./connect-errors.js";
 
 /** Request header carrying the client's key (the gateway forwards REST's Idempotency-Key). */
@@ -37,8 +40,19 @@ export interface IdempotencyOptions {
    * when a retry meets it instead of after `abandonedAfterMs`.
    */
   soleProcess?: boolean;
+  /**
+   * Response fields a method answers once and never again (a webhook's signing secret), by method
+   * path: they are cleared before the answer is stored, and again from what a replay reads (answers
+   * stored before this rule), so a replay answers everything but them.
+   */
+  secretFields?: Readonly<Record<string, readonly string[]>>;
   now?: () => Date;
 }
+
+/** How long a key is remembered (docs/api.md "Conventions"). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+const KEYS = "idempotency_keys";
+const RESPONSES = "idempotency_responses";
 
 /** The first response to a claimed key. */
 interface AnswerDoc {
@@ -60,14 +74,14 @@ const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).
  * is atomic on every backend; a failed call releases its key so that it can be retried.
  */
 export function createIdempotencyInterceptor(options: IdempotencyOptions): Interceptor {
-  const ttlMs = options.ttlMs ?? 24 * 3_600_000;
+  const ttlMs = options.ttlMs ?? IDEMPOTENCY_TTL_MS;
   const abandonedAfterMs = options.abandonedAfterMs ?? 5 * 60_000;
   const now = options.now ?? (() => new Date());
   const owner = randomUUID();
   let records: Collection<IdempotencyDoc> | undefined;
   let answers: Collection<AnswerDoc> | undefined;
   const collection = () => {
-    records ??= options.store.collection<IdempotencyDoc>("idempotency_keys");
+    records ??= options.store.collection<IdempotencyDoc>(KEYS);
     return records;
   };
   /**
@@ -75,7 +89,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
    * by `_id` reads the whole collection on FerretDB, an insert does not.
    */
   const responses = () => {
-    answers ??= options.store.collection<AnswerDoc>("idempotency_responses");
+    answers ??= options.store.collection<AnswerDoc>(RESPONSES);
     return answers;
   };
 
@@ -132,7 +146,8 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
           ]),
         );
       }
-      if (!answered?.response) {
+      // An empty answer is "" (an empty message encodes to no bytes): answered all the same.
+      if (typeof answered?.response !== "string") {
         throw toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
       }
       // The protocol answers in the content type it was asked in (Connect, gRPC, gRPC-Web alike).
@@ -145,7 +160,11 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
         method: req.method,
         header,
         trailer: new Headers(),
-        message: fromBinary(req.method.output, Buffer.from(answered.response, "base64")),
+        message: withoutSecrets(
+          req.method.output,
+          fromBinary(req.method.output, Buffer.from(answered.response, "base64")),
+          options.secretFields?.[path],
+        ),
       };
       return replay;
     }
@@ -158,9 +177,76 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       throw e;
     }
     if (!res.stream) {
-      const response = Buffer.from(toBinary(req.method.output, res.message)).toString("base64");
-      await responses().insertOne({ _id: id, response, createdAt: claim.createdAt });
+      const stored = withoutSecrets(req.method.output, res.message, options.secretFields?.[path]);
+      const response = Buffer.from(toBinary(req.method.output, stored)).toString("base64");
+      const answer = { _id: id, response, createdAt: claim.createdAt };
+      // An expired answer whose claim went first (deleted out of order) is replaced, not a failure.
+      await responses()
+        .insertOne(answer)
+        .catch(async (e: unknown) => {
+          if (!isDuplicateKeyError(e)) throw e;
+          await responses().replaceOne({ _id: id }, answer);
+        });
     }
     return res;
   };
+}
+
+/** A copy of `message` with the named top-level fields cleared; `message` itself when none are named. */
+function withoutSecrets(schema: DescMessage, message: Message, fields: readonly string[] | undefined): Message {
+  if (!fields || fields.length === 0) return message;
+  const copy = clone(schema, message);
+  const r = reflect(schema, copy);
+  for (const name of fields) {
+    const field = schema.fields.find((f) => f.localName === name);
+    // A misnamed field would silently store the secret: refuse loudly instead.
+    if (!field) throw new Error(`${schema.typeName} has no field "${name}"`);
+    r.clear(field);
+  }
+  return copy;
+}
+
+/**
+ * The indexes the sweep reads by, on `createdAt`. On MongoDB they are also TTL indexes, which
+ * FerretDB 1.24 does not have (there the sweep alone deletes): answers expire with the time to
+ * live, claims an hour later, so MongoDB's monitor, which deletes in no set order, removes an
+ * answer before its claim as the sweep does.
+ */
+export async function ensureIdempotencyIndexes(store: Store, ttlMs = IDEMPOTENCY_TTL_MS): Promise<void> {
+  const ttlSeconds = Math.ceil(ttlMs / 1000);
+  await store.ensureIndexes(RESPONSES, [{ keys: { createdAt: 1 }, expireAfterSeconds: ttlSeconds }]);
+  await store.ensureIndexes(KEYS, [{ keys: { createdAt: 1 }, expireAfterSeconds: ttlSeconds + 3_600 }]);
+}
+
+/**
+ * Deletes the records older than the time to live, answers first: a key is never claimed again
+ * while its old answer is still stored (the new answer's insert would clash with it). Resolves to
+ * how many documents went.
+ */
+export async function sweepIdempotencyRecords(
+  store: Store,
+  options: { ttlMs?: number; now?: () => Date } = {},
+): Promise<number> {
+  const now = options.now ?? (() => new Date());
+  const expired = { createdAt: { $lt: new Date(now().getTime() - (options.ttlMs ?? IDEMPOTENCY_TTL_MS)) } };
+  const answers = await store.collection<AnswerDoc>(RESPONSES).deleteMany(expired);
+  const claims = await store.collection<IdempotencyDoc>(KEYS).deleteMany(expired);
+  return answers.deletedCount + claims.deletedCount;
+}
+
+/** The indexes, then a sweep shortly after start and every `intervalMs` (default hourly) until stop(). */
+export async function startIdempotencySweeper(options: {
+  store: Store;
+  logger: Logger;
+  ttlMs?: number;
+  now?: () => Date;
+  intervalMs?: number;
+}): Promise<Sweeper> {
+  await ensureIdempotencyIndexes(options.store, options.ttlMs);
+  return startSweeper({
+    logger: options.logger,
+    what: "idempotency records",
+    intervalMs: options.intervalMs,
+    sweep: () => sweepIdempotencyRecords(options.store, options),
+  });
 }

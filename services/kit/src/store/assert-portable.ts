@@ -239,6 +239,11 @@ export function assertPortableIndex(index: IndexSpec): void {
     assertPortablePath(path, "index key");
     if (direction !== 1 && direction !== -1) refuse(`index direction ${String(direction)} for "${path}"`);
   }
+  const ttl = index.expireAfterSeconds;
+  if (ttl !== undefined && (keys.length !== 1 || !Number.isInteger(ttl) || ttl < 0 || index.unique)) {
+    // MongoDB's own rule: a TTL index has one key, a whole number of seconds, and is not unique.
+    refuse(`TTL index on ${keys.map(([k]) => k).join(", ")}`);
+  }
 }
 
 /**

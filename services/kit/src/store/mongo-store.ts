@@ -94,6 +94,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
         key: i.keys,
         ...(i.unique && { unique: true }),
         ...(i.name && { name: i.name }),
+        ...(i.expireAfterSeconds !== undefined && { expireAfterSeconds: i.expireAfterSeconds }),
       }));
       // Replicas starting together create the same indexes at once. FerretDB 1.24 may then drop the
       // connection of one (a panic in its createIndexes), and again on every later createIndexes of
@@ -115,7 +116,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
           );
           const have = new Set(existing.map((i) => signature({ key: i.key, unique: i.unique })));
           const missing = descriptions.filter((d) => !have.has(signature(d)));
-          if (missing.length > 0) await run(`${options.database}.${collection}`, () => coll.createIndexes(missing));
+          if (missing.length > 0) await createIndexes(coll, `${options.database}.${collection}`, missing);
           return;
         } catch (e) {
           if (attempt >= 3 || !(e instanceof StoreUnavailableError && e.cause instanceof MongoNetworkError)) throw e;
@@ -214,6 +215,26 @@ function createMongoCollection<T extends Doc>(
       return { deletedCount };
     },
   };
+}
+
+type IndexDescription = { key: Record<string, 1 | -1>; unique?: boolean; name?: string; expireAfterSeconds?: number };
+
+/** FerretDB 1.24's answer to an index option it does not have (`expireAfterSeconds`). */
+const NOT_IMPLEMENTED = 238;
+
+/**
+ * Creates the indexes; a server without TTL indexes (FerretDB 1.24 answers NotImplemented) gets
+ * them without `expireAfterSeconds`: their owners sweep expired documents themselves (IndexSpec).
+ */
+async function createIndexes(coll: DriverCollection<Document>, namespace: string, missing: IndexDescription[]) {
+  try {
+    await run(namespace, () => coll.createIndexes(missing));
+  } catch (e) {
+    const withTtl = missing.some((d) => d.expireAfterSeconds !== undefined);
+    if (!withTtl || !(e instanceof MongoServerError) || e.code !== NOT_IMPLEMENTED) throw e;
+    const plain = missing.map(({ expireAfterSeconds: _, ...d }) => d);
+    await run(namespace, () => coll.createIndexes(plain));
+  }
 }
 
 /** Runs operations one after another in call order; a failure does not stop the ones queued after it. */

@@ -31,6 +31,12 @@ export interface IndexSpec {
   keys: Record<string, 1 | -1>;
   unique?: boolean;
   name?: string;
+  /**
+   * A TTL index (one Date key): MongoDB deletes a document this long after that date. FerretDB 1.24
+   * and the embedded stores cannot, so they get the plain index and whoever sets this must also
+   * delete expired documents itself (a sweep); the TTL is MongoDB's extra, never the only remover.
+   */
+  expireAfterSeconds?: number;
 }
 
 export interface FindOptions {
