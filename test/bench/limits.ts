@@ -48,7 +48,7 @@ async function kindsFor(base: string): Promise<Kind[]> {
   const bare = await api.createPrompt(token, organizationId);
   const skill = await api.createSkill(token, organizationId);
   const version = {
-    systemPrompt: `{{doc}}\n${"The assistant answers in full sentences. ".repeat(LIMITS.promptTextChars / 41).padEnd(LIMITS.promptTextChars - 8, "s")}`,
+    systemPrompt: `{{doc}}\n${"The assistant answers in full sentences. ".repeat(LIMITS.promptTextChars / 41).slice(0, LIMITS.promptTextChars - 8)}`,
     developerPrompt: "v".repeat(LIMITS.promptTextChars),
     variablesSchema: sized(LIMITS.jsonSchemaBytes, (pad) => ({
       type: "object",
