@@ -21,7 +21,13 @@ import {
   type WorkflowIssue,
 } from "./domain/workflow.js";
 import { recordPublish } from "./labels.js";
-import { type AgentDoc, type AgentVersionDoc, insertNextVersion } from "./store/catalog-store.js";
+import {
+  type AgentDoc,
+  type AgentVersionDoc,
+  insertNextVersion,
+  versionSummaries,
+  wholeVersions,
+} from "./store/catalog-store.js";
 import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
 
 /** An agent with its versions (oldest first) and the version its `workflow` describes. */
@@ -207,7 +213,17 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
     return { agent, version };
   }
 
-  const versionsOf = (agentId: string) => c.agentVersions.find({ agentId }, { sort: { version: 1 } });
+  const versionsOf = (agentId: string) => versionSummaries(c.agentVersions, { agentId });
+  /** The view with the version it describes read whole (versionsOf reads summaries). */
+  const whole = async (view: AgentView): Promise<AgentView> =>
+    (
+      await wholeVersions(
+        c.agentVersions,
+        [view],
+        (v) => v.described,
+        (v, described) => ({ ...v, described }),
+      )
+    )[0] ?? view;
 
   /**
    * Takes the agent's one draft slot for `versionId`. A slot whose version was published (publish
@@ -297,20 +313,26 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
 
     async getAgent(principal: Principal, input: { id: string; versionId: string }): Promise<AgentView> {
       const agent = await agentFor(principal, input.id, SCOPES.agentsRead);
-      return agentView(agent, await versionsOf(agent._id), input.versionId);
+      return whole(agentView(agent, await versionsOf(agent._id), input.versionId));
     },
 
     async listAgents(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.agentsRead);
       const page = await findPage(c.agents, { organizationId: input.organizationId }, input);
       const ids = page.items.map((a) => a._id);
-      const versions = ids.length > 0 ? await c.agentVersions.find({ agentId: { $in: ids } }) : [];
+      const versions = ids.length > 0 ? await versionSummaries(c.agentVersions, { agentId: { $in: ids } }) : [];
+      const views = page.items.map((a) =>
+        agentView(
+          a,
+          versions.filter((v) => v.agentId === a._id),
+        ),
+      );
       return {
-        items: page.items.map((a) =>
-          agentView(
-            a,
-            versions.filter((v) => v.agentId === a._id),
-          ),
+        items: await wholeVersions(
+          c.agentVersions,
+          views,
+          (v) => v.described,
+          (v, described) => ({ ...v, described }),
         ),
         nextCursor: page.nextCursor,
       };
@@ -333,7 +355,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
           ? agent
           : ((await c.agents.findOneAndUpdate({ _id: agent._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
             agent);
-      return agentView(updated, await versionsOf(agent._id));
+      return whole(agentView(updated, await versionsOf(agent._id)));
     },
 
     /** A new draft copied from `fromVersionId` (default: the latest); at most one draft per agent. */
@@ -445,7 +467,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       await c.agentDraftSlots.deleteOne({ _id: agent._id, versionId: version._id });
       await touch(agent._id, at);
       await recordPublish(deps, principal, "agent", agent, version, before, at);
-      return agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id));
+      return whole(agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id)));
     },
 
     async diffAgentVersions(
@@ -498,7 +520,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       }));
       await touch(agent._id, at);
       await recordPublish(deps, principal, "agent", agent, rolledBack, before, at);
-      return agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id));
+      return whole(agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id)));
     },
   };
 }

@@ -20,7 +20,13 @@ import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
 import type { Prompts } from "./prompts.js";
 import type { Skills } from "./skills.js";
-import type { LabelDoc, LabelKind, LabelMoveDoc, VersionStatus } from "./store/catalog-store.js";
+import {
+  type LabelDoc,
+  type LabelKind,
+  type LabelMoveDoc,
+  type VersionStatus,
+  versionSummaries,
+} from "./store/catalog-store.js";
 
 export interface LabelView {
   kind: LabelKind;
@@ -172,7 +178,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
   }
 
   const versionsOf = (family: Family, parentId: string) =>
-    family.versions.find({ [family.parentField]: parentId }, { sort: { version: 1 } });
+    versionSummaries(family.versions, { [family.parentField]: parentId });
 
   async function lastMove(kind: LabelKind, parentId: string, label: string) {
     const [move] = await c.labelMoves.find({ kind, parentId, label }, { sort: { _id: -1 }, limit: 1 });

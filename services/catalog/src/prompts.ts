@@ -11,7 +11,13 @@ import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./dom
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import { recordPublish } from "./labels.js";
-import { insertNextVersion, type PromptDoc, type PromptVersionDoc } from "./store/catalog-store.js";
+import {
+  insertNextVersion,
+  type PromptDoc,
+  type PromptVersionDoc,
+  versionSummaries,
+  wholeVersions,
+} from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 
 /** A prompt with its versions (oldest first) and the one version it describes. */
@@ -61,7 +67,17 @@ export function createPrompts(deps: CatalogDeps) {
     return prompt;
   }
 
-  const versionsOf = (promptId: string) => c.promptVersions.find({ promptId }, { sort: { version: 1 } });
+  const versionsOf = (promptId: string) => versionSummaries(c.promptVersions, { promptId });
+  /** The view with the version it describes read whole (versionsOf reads summaries). */
+  const whole = async (view: PromptView): Promise<PromptView> =>
+    (
+      await wholeVersions(
+        c.promptVersions,
+        [view],
+        (v) => v.version,
+        (v, version) => ({ ...v, version }),
+      )
+    )[0] ?? view;
 
   return {
     async createPrompt(
@@ -94,20 +110,26 @@ export function createPrompts(deps: CatalogDeps) {
 
     async getPrompt(principal: Principal, input: { id: string; versionId: string }): Promise<PromptView> {
       const prompt = await promptFor(principal, input.id, SCOPES.promptsRead);
-      return promptView(prompt, await versionsOf(prompt._id), input.versionId);
+      return whole(promptView(prompt, await versionsOf(prompt._id), input.versionId));
     },
 
     async listPrompts(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsRead);
       const page = await findPage(c.prompts, { organizationId: input.organizationId }, input);
       const ids = page.items.map((p) => p._id);
-      const versions = ids.length > 0 ? await c.promptVersions.find({ promptId: { $in: ids } }) : [];
+      const versions = ids.length > 0 ? await versionSummaries(c.promptVersions, { promptId: { $in: ids } }) : [];
+      const views = page.items.map((p) =>
+        promptView(
+          p,
+          versions.filter((v) => v.promptId === p._id),
+        ),
+      );
       return {
-        items: page.items.map((p) =>
-          promptView(
-            p,
-            versions.filter((v) => v.promptId === p._id),
-          ),
+        items: await wholeVersions(
+          c.promptVersions,
+          views,
+          (v) => v.version,
+          (v, version) => ({ ...v, version }),
         ),
         nextCursor: page.nextCursor,
       };
@@ -140,7 +162,7 @@ export function createPrompts(deps: CatalogDeps) {
           : ((await c.prompts.findOneAndUpdate({ _id: prompt._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
             prompt);
       deps.live.forgetPrompt(prompt._id);
-      return promptView(updated, await versionsOf(prompt._id));
+      return whole(promptView(updated, await versionsOf(prompt._id)));
     },
 
     /** A new immutable draft version; `model` is fixed now (api.md: request, else the prompt's default). */
@@ -202,7 +224,7 @@ export function createPrompts(deps: CatalogDeps) {
       deps.live.forgetPrompt(prompt._id);
       await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
       await recordPublish(deps, principal, "prompt", prompt, published, before, at);
-      return promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id));
+      return whole(promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id)));
     },
   };
 }

@@ -27,6 +27,8 @@ import {
   type PromptVersionDoc,
   type SkillDoc,
   type SkillVersionDoc,
+  versionSummaries,
+  wholeVersions,
 } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
@@ -135,7 +137,17 @@ export function createSkills(deps: CatalogDeps) {
     return { skill, version };
   }
 
-  const versionsOf = (skillId: string) => c.skillVersions.find({ skillId }, { sort: { version: 1 } });
+  const versionsOf = (skillId: string) => versionSummaries(c.skillVersions, { skillId });
+  /** The view with the version it describes read whole (versionsOf reads summaries). */
+  const whole = async (view: SkillView): Promise<SkillView> =>
+    (
+      await wholeVersions(
+        c.skillVersions,
+        [view],
+        (v) => v.described,
+        (v, described) => ({ ...v, described }),
+      )
+    )[0] ?? view;
 
   /**
    * Takes the skill's one draft slot for `versionId`. A slot whose version was published (publish
@@ -239,20 +251,26 @@ export function createSkills(deps: CatalogDeps) {
 
     async getSkill(principal: Principal, input: { id: string; versionId: string }): Promise<SkillView> {
       const skill = await skillFor(principal, input.id, SCOPES.skillsRead);
-      return skillView(skill, await versionsOf(skill._id), input.versionId);
+      return whole(skillView(skill, await versionsOf(skill._id), input.versionId));
     },
 
     async listSkills(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsRead);
       const page = await findPage(c.skills, { organizationId: input.organizationId }, input);
       const ids = page.items.map((s) => s._id);
-      const versions = ids.length > 0 ? await c.skillVersions.find({ skillId: { $in: ids } }) : [];
+      const versions = ids.length > 0 ? await versionSummaries(c.skillVersions, { skillId: { $in: ids } }) : [];
+      const views = page.items.map((s) =>
+        skillView(
+          s,
+          versions.filter((v) => v.skillId === s._id),
+        ),
+      );
       return {
-        items: page.items.map((s) =>
-          skillView(
-            s,
-            versions.filter((v) => v.skillId === s._id),
-          ),
+        items: await wholeVersions(
+          c.skillVersions,
+          views,
+          (v) => v.described,
+          (v, described) => ({ ...v, described }),
         ),
         nextCursor: page.nextCursor,
       };
@@ -276,7 +294,7 @@ export function createSkills(deps: CatalogDeps) {
           : ((await c.skills.findOneAndUpdate({ _id: skill._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
             skill);
       deps.live.forgetSkill(skill._id);
-      return skillView(updated, await versionsOf(skill._id));
+      return whole(skillView(updated, await versionsOf(skill._id)));
     },
 
     /** A new draft copied from `fromVersionId` (default: the latest); at most one draft per skill. */
@@ -374,7 +392,7 @@ export function createSkills(deps: CatalogDeps) {
       await c.skillDraftSlots.deleteOne({ _id: skill._id, versionId: version._id });
       await touch(skill._id, at);
       await recordPublish(deps, principal, "skill", skill, version, before, at);
-      return skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id));
+      return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id)));
     },
 
     async diffSkillVersions(
@@ -511,7 +529,7 @@ export function createSkills(deps: CatalogDeps) {
       );
       if (!updated) throw publishedVersionRefused(version);
       await touch(skill._id, at);
-      return skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id);
+      return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id));
     },
 
     /** The tools every step of a draft version may call besides its prompt version's own. */
@@ -539,7 +557,7 @@ export function createSkills(deps: CatalogDeps) {
       );
       if (!updated) throw publishedVersionRefused(version);
       await touch(skill._id, at);
-      return skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id);
+      return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id));
     },
   };
 }

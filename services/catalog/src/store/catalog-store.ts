@@ -8,7 +8,7 @@
  * one draft per skill (a slot document keyed by the skill id), one toolKey per organization.
  */
 import { DomainError } from "@kiln/kit/errors";
-import { type Collection, type Filter, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import { type Collection, type Doc, type Filter, isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ToolType } from "../domain/tool-config.js";
 import type { ToolPin } from "../domain/tool-pins.js";
 
@@ -287,7 +287,12 @@ export async function insertNextVersion<T extends { _id: string; version: number
   build: (version: number) => T,
 ): Promise<T> {
   for (let attempt = 0; attempt < MAX_VERSION_ATTEMPTS; attempt++) {
-    const [last] = await collection.find(parent, { sort: { version: -1 }, limit: 1 });
+    // The number alone: a parent's versions are not read whole to find the highest.
+    const [last] = await collection.find(parent, {
+      sort: { version: -1 },
+      limit: 1,
+      projection: { _id: 1, version: 1 },
+    });
     const doc = build((last?.version ?? 0) + 1);
     try {
       await collection.insertOne(doc);
@@ -299,4 +304,49 @@ export async function insertNextVersion<T extends { _id: string; version: number
     }
   }
   throw new DomainError("unavailable", "too many concurrent version changes; retry");
+}
+
+/**
+ * The fields a list of versions needs: a view lists every version by these and describes one,
+ * read whole (`wholeVersions`). A prompt's 200 versions of 300 KB each, read whole for every view,
+ * took the catalog past its heap bound. The summaries are typed as the documents they come from;
+ * only these fields are there.
+ */
+export const VERSION_SUMMARY = {
+  _id: 1,
+  version: 1,
+  status: 1,
+  createdAt: 1,
+  publishedAt: 1,
+  organizationId: 1,
+  // The parent, whichever family the version is of (a list groups versions by it).
+  promptId: 1,
+  toolId: 1,
+  skillId: 1,
+  agentId: 1,
+} as const;
+
+/** Summaries of the versions matching `filter` (one parent or several), in version order. */
+export function versionSummaries<T extends Doc>(collection: Collection<T>, filter: Filter): Promise<T[]> {
+  return collection.find(filter, { sort: { version: 1 }, projection: VERSION_SUMMARY });
+}
+
+/**
+ * Each view with the version it describes read whole (one read for all of them); `described`
+ * picks that version out of a view, `withVersion` puts the whole one in.
+ */
+export async function wholeVersions<V extends Doc, W>(
+  collection: Collection<V>,
+  views: W[],
+  described: (view: W) => V | null | undefined,
+  withVersion: (view: W, version: V) => W,
+): Promise<W[]> {
+  const ids = [...new Set(views.map(described).flatMap((v) => (v ? [v._id] : [])))];
+  if (ids.length === 0) return views;
+  const whole = new Map((await collection.find({ _id: { $in: ids } })).map((v) => [v._id, v]));
+  return views.map((view) => {
+    const version = described(view);
+    const full = version ? whole.get(version._id) : undefined;
+    return full ? withVersion(view, full) : view;
+  });
 }
