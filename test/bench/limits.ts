@@ -15,14 +15,12 @@ import { join } from "node:path";
 import { createTestClient } from "@kiln/gateway/test-client";
 import { jsonBytes, LIMITS } from "@kiln/kit/limits";
 import { startKilnProcess } from "../support/kiln-process.js";
+import { sized } from "../support/sized.js";
 import { ROOT, startBenchPlatform, startStubProcess } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_LIMITS_ROUNDS ?? 3);
 const modes = (process.env.BENCH_MODES ?? "embedded,distributed").split(",");
 const CONCURRENCY = 16;
-
-/** `make(pad)` whose JSON text is exactly `bytes` bytes. */
-const sized = <T>(bytes: number, make: (pad: string) => T): T => make("a".repeat(bytes - jsonBytes(make(""))));
 
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8").split("\n");

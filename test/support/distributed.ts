@@ -243,7 +243,20 @@ export async function newSigningKeyPem(): Promise<string> {
   return exportPKCS8(privateKey);
 }
 
+/**
+ * Starts the platform; once more when a process found its port taken (a free port is picked, then
+ * released for the process to take, and another may take it first: EADDRINUSE).
+ */
 export async function startDistributed(options: DistributedOptions): Promise<Distributed> {
+  try {
+    return await startPlatform(options);
+  } catch (e) {
+    if (!(e instanceof Error && e.message.includes("EADDRINUSE"))) throw e;
+    return await startPlatform(options);
+  }
+}
+
+async function startPlatform(options: DistributedOptions): Promise<Distributed> {
   const run = randomBytes(4).toString("hex");
   const logLevel = options.logLevel ?? process.env.KILN_TEST_LOG_LEVEL ?? "silent";
   const natsPrefix = `t${run}`;

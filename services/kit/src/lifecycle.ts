@@ -75,6 +75,9 @@ export function guardUncaughtExceptions(logger: Logger): void {
       return;
     }
     logger.fatal({ err }, "uncaught exception");
+    // A process that dies says why even when its logs are off (LOG_LEVEL=silent).
+    if (!logger.isLevelEnabled("fatal"))
+      process.stderr.write(`uncaught exception: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   });
 }
