@@ -9,6 +9,7 @@
  */
 import { DomainError } from "@kiln/kit/errors";
 import { type Collection, type Doc, type Filter, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import { LRUCache } from "lru-cache";
 import type { ToolType } from "../domain/tool-config.js";
 import type { ToolPin } from "../domain/tool-pins.js";
 
@@ -278,6 +279,26 @@ export async function ensureCatalogIndexes(store: Store): Promise<void> {
 const MAX_VERSION_ATTEMPTS = 25;
 
 /**
+ * The version this process last numbered, per parent: the next number is read from it instead of
+ * from every version of the parent (each of which the embedded store and FerretDB decode whole: a
+ * prompt's 400th version at the text limit took 1.4 s to number). It is checked, not trusted: the
+ * version must still exist (an undone import may have removed it), and a clash with a number
+ * another replica took sends the next attempt to the versions themselves.
+ */
+const lastNumbered = new WeakMap<object, LRUCache<string, { version: number; id: string }>>();
+
+async function highestVersion<T extends Doc & { version: number }>(
+  collection: Collection<T>,
+  parent: Filter,
+  known: { version: number; id: string } | undefined,
+): Promise<number> {
+  if (known && (await collection.findOne({ _id: known.id }, { projection: { _id: 1 } }))) return known.version;
+  // The number alone: a parent's versions are not kept whole to find the highest.
+  const [last] = await collection.find(parent, { sort: { version: -1 }, limit: 1, projection: { _id: 1, version: 1 } });
+  return last?.version ?? 0;
+}
+
+/**
  * Inserts the next version of a parent: number = highest + 1, and on a clash with a concurrent
  * writer (unique index on parent + version) reads again and retries with the next number.
  */
@@ -286,19 +307,21 @@ export async function insertNextVersion<T extends { _id: string; version: number
   parent: Filter,
   build: (version: number) => T,
 ): Promise<T> {
+  let numbered = lastNumbered.get(collection);
+  if (!numbered) {
+    numbered = new LRUCache({ max: 10_000 });
+    lastNumbered.set(collection, numbered);
+  }
+  const key = JSON.stringify(parent);
   for (let attempt = 0; attempt < MAX_VERSION_ATTEMPTS; attempt++) {
-    // The number alone: a parent's versions are not read whole to find the highest.
-    const [last] = await collection.find(parent, {
-      sort: { version: -1 },
-      limit: 1,
-      projection: { _id: 1, version: 1 },
-    });
-    const doc = build((last?.version ?? 0) + 1);
+    const doc = build((await highestVersion(collection, parent, numbered.get(key))) + 1);
     try {
       await collection.insertOne(doc);
+      numbered.set(key, { version: doc.version, id: doc._id });
       return doc;
     } catch (e) {
       if (!isDuplicateKeyError(e)) throw e;
+      numbered.delete(key);
       // Spread the contenders out a little before they read again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
     }
