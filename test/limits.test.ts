@@ -311,6 +311,100 @@ describe.each(modes)("limits in $name", (mode) => {
     expect(past.body).toMatchObject({ error: { code: "payload_too_large" } });
   });
 
+  it("imports a bundle of exactly the import limit (dry run) and answers 413 one byte past it", async () => {
+    const version = (i: number) => ({
+      id: `pv_${i}`,
+      version: 1,
+      status: "draft",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      publishedAt: null,
+      systemPrompt: "s".repeat(90_000),
+      developerPrompt: null,
+      variablesSchema: { type: "object" },
+      responseFormat: { type: "text" },
+      temperature: null,
+      maxOutputTokens: null,
+      model: null,
+      tools: [],
+    });
+    const bundle = (prompts: number, pad: string) => ({
+      format: "kiln.bundle/v1",
+      exportedAt: "2026-01-01T00:00:00.000Z",
+      organization: { id: "org_x", name: "O" },
+      tools: [],
+      prompts: Array.from({ length: prompts }, (_, i) => ({
+        id: `prm_${i}`,
+        name: `p${i}`,
+        description: i === 0 ? pad : "",
+        createdAt: "2026-01-01T00:00:00.000Z",
+        labels: {},
+        defaultModel: null,
+        versions: [version(i)],
+      })),
+      skills: [],
+      agents: [],
+    });
+    const perPrompt = jsonBytes(bundle(2, "")) - jsonBytes(bundle(1, ""));
+    // One prompt fewer than fits: the rest (more than a prompt) is made up below.
+    const prompts = Math.floor((LIMITS.importBytes - jsonBytes(bundle(0, ""))) / perPrompt) - 1;
+    // The rest of the limit (more than one prompt's worth) in a second version of the first prompt.
+    const base = bundle(prompts, "");
+    const first = base.prompts[0] as { versions: { systemPrompt: string; developerPrompt: string | null }[] };
+    const extra = { ...version(prompts), id: "pv_last", version: 2, systemPrompt: "", developerPrompt: "" };
+    first.versions.push(extra);
+    const need = LIMITS.importBytes - jsonBytes(base);
+    extra.systemPrompt = "t".repeat(Math.min(need, 99_000));
+    extra.developerPrompt = "u".repeat(need - extra.systemPrompt.length);
+    expect(jsonBytes(base)).toBe(LIMITS.importBytes);
+    const path = `/api/organizations/${organizationId}/import`;
+    const json = { "content-type": "application/json" };
+    const served = await api.request("POST", path, {
+      token,
+      query: { dryRun: "true" },
+      rawBody: JSON.stringify(base),
+      headers: json,
+    });
+    expect(served.status, served.text.slice(0, 300)).toBe(200);
+    expect(served.body).toMatchObject({ dryRun: true, summary: { created: prompts } });
+    const past = await api.request("POST", path, {
+      token,
+      query: { dryRun: "true" },
+      rawBody: `${JSON.stringify(base)} `,
+      headers: json,
+    });
+    expect(past.status, past.text.slice(0, 300)).toBe(413);
+    expect(past.body).toMatchObject({
+      error: { code: "payload_too_large", message: expect.stringContaining("8 MiB") },
+    });
+  });
+
+  it("serves assertion texts at their limits and refuses one past", async () => {
+    const skill = await api.createSkill(token, organizationId);
+    const path = `/api/skills/${skill.id}/evaluation-cases`;
+    const atLimit = {
+      organizationId,
+      cases: [
+        {
+          input: {},
+          assertions: [
+            { type: "contains", value: "c".repeat(LIMITS.assertionTextChars) },
+            { type: "llm_judge", rubric: "r".repeat(LIMITS.assertionTextChars) },
+          ],
+        },
+      ],
+    };
+    const served = await post(path, atLimit);
+    expect(served.status, served.text.slice(0, 300)).toBe(201);
+    expectRefused(
+      await post(path, {
+        organizationId,
+        cases: [{ input: {}, assertions: [{ type: "llm_judge", rubric: "r".repeat(LIMITS.assertionTextChars + 1) }] }],
+      }),
+      "cases[0].assertions[0].rubric",
+      `${LIMITS.assertionTextChars}`,
+    );
+  });
+
   it("refuses a webhook URL past its limit", async () => {
     const url = `https://hooks.example.com/${"p".repeat(LIMITS.webhookUrlChars)}`;
     expectRefused(
