@@ -132,31 +132,32 @@ describe("a service token minted for one organization", () => {
 
   it("reads nothing in another organization: its resources are not found, its lists refused", async () => {
     const asA = clientsAs(serviceFor("billing", a.organizationId));
-    const refusals: [string, Promise<unknown>, Code][] = [
-      ["GetPrompt of B", asA.catalog.getPrompt({ id: b.promptId }), Code.NotFound],
-      ["GetSkill of B", asA.catalog.getSkill({ id: b.skillId }), Code.NotFound],
-      ["ListPrompts of B", asA.catalog.listPrompts({ organizationId: b.organizationId }), Code.PermissionDenied],
+    // Each call made when its turn comes: a refusal made early and awaited late is an unhandled rejection.
+    const refusals: [string, () => Promise<unknown>, Code][] = [
+      ["GetPrompt of B", () => asA.catalog.getPrompt({ id: b.promptId }), Code.NotFound],
+      ["GetSkill of B", () => asA.catalog.getSkill({ id: b.skillId }), Code.NotFound],
+      ["ListPrompts of B", () => asA.catalog.listPrompts({ organizationId: b.organizationId }), Code.PermissionDenied],
       [
         "ResolvePromptVersion of B",
-        asA.catalog.resolvePromptVersion({ organizationId: b.organizationId, promptId: b.promptId }),
+        () => asA.catalog.resolvePromptVersion({ organizationId: b.organizationId, promptId: b.promptId }),
         Code.NotFound,
       ],
-      ["GetRun of B", asA.execution.getRun({ id: b.runId }), Code.NotFound],
-      ["ListRuns of B", asA.execution.listRuns({ organizationId: b.organizationId }), Code.PermissionDenied],
+      ["GetRun of B", () => asA.execution.getRun({ id: b.runId }), Code.NotFound],
+      ["ListRuns of B", () => asA.execution.listRuns({ organizationId: b.organizationId }), Code.PermissionDenied],
       [
         "ListEvaluationCases of B's skill",
-        asA.evaluation.listEvaluationCases({ organizationId: b.organizationId, skillId: b.skillId }),
+        () => asA.evaluation.listEvaluationCases({ organizationId: b.organizationId, skillId: b.skillId }),
         Code.NotFound,
       ],
       [
         "ListEvaluationCases of B's skill, no organization named",
-        asA.evaluation.listEvaluationCases({ skillId: b.skillId }),
+        () => asA.evaluation.listEvaluationCases({ skillId: b.skillId }),
         Code.NotFound,
       ],
-      ["ListWebhooks of B", asA.webhooks.listWebhooks({ organizationId: b.organizationId }), Code.NotFound],
-      ["GetOrganization B", asA.identity.getOrganization({ organizationId: b.organizationId }), Code.NotFound],
+      ["ListWebhooks of B", () => asA.webhooks.listWebhooks({ organizationId: b.organizationId }), Code.NotFound],
+      ["GetOrganization B", () => asA.identity.getOrganization({ organizationId: b.organizationId }), Code.NotFound],
     ];
-    for (const [what, call, code] of refusals) expect([what, await codeOf(call)]).toEqual([what, code]);
+    for (const [what, call, code] of refusals) expect([what, await codeOf(call())]).toEqual([what, code]);
   });
 
   it("writes nothing in another organization", async () => {
@@ -169,39 +170,41 @@ describe("a service token minted for one organization", () => {
       token: b.token,
       query: { organizationId: b.organizationId },
     });
-    const refusals: [string, Promise<unknown>, Code][] = [
+    // Each call made when its turn comes: a refusal made early and awaited late is an unhandled rejection.
+    const refusals: [string, () => Promise<unknown>, Code][] = [
       [
         "CreatePrompt in B",
-        asA.catalog.createPrompt({ organizationId: b.organizationId, name: "x" }),
+        () => asA.catalog.createPrompt({ organizationId: b.organizationId, name: "x" }),
         Code.PermissionDenied,
       ],
-      ["UpdatePrompt of B", asA.catalog.updatePrompt({ id: b.promptId, name: "taken" }), Code.NotFound],
+      ["UpdatePrompt of B", () => asA.catalog.updatePrompt({ id: b.promptId, name: "taken" }), Code.NotFound],
       [
         "CreatePromptVersion of B",
-        asA.catalog.createPromptVersion({ promptId: b.promptId, systemPrompt: "x" }),
+        () => asA.catalog.createPromptVersion({ promptId: b.promptId, systemPrompt: "x" }),
         Code.NotFound,
       ],
       [
         "RunPrompt in B",
-        asA.execution.runPrompt({ organizationId: b.organizationId, promptId: b.promptId }),
+        () => asA.execution.runPrompt({ organizationId: b.organizationId, promptId: b.promptId }),
         Code.PermissionDenied,
       ],
       [
         "Complete in B",
-        asA.execution.complete({ organizationId: b.organizationId, user: "hi" }),
+        () => asA.execution.complete({ organizationId: b.organizationId, user: "hi" }),
         Code.PermissionDenied,
       ],
       [
         "CreateWebhook in B",
-        asA.webhooks.createWebhook({
-          organizationId: b.organizationId,
-          url: "https://hooks.example.com/x",
-          events: ["run.completed"],
-        }),
+        () =>
+          asA.webhooks.createWebhook({
+            organizationId: b.organizationId,
+            url: "https://hooks.example.com/x",
+            events: ["run.completed"],
+          }),
         Code.NotFound,
       ],
     ];
-    for (const [what, call, code] of refusals) expect([what, await codeOf(call)]).toEqual([what, code]);
+    for (const [what, call, code] of refusals) expect([what, await codeOf(call())]).toEqual([what, code]);
     const after = await api.get("/api/prompts", { token: b.token, query: { organizationId: b.organizationId } });
     expect(after.body).toEqual(before.body);
     const runsAfter = await api.get("/api/runs", { token: b.token, query: { organizationId: b.organizationId } });
