@@ -63,5 +63,8 @@ describe("isMongoUnavailable", () => {
     expect(isMongoUnavailable(new MongoServerError({ message: "shutting down", code: 91 }))).toBe(true);
     expect(isMongoUnavailable(new MongoServerError({ message: "E11000 duplicate key", code: 11000 }))).toBe(false);
     expect(isMongoUnavailable(new Error("connection refused"))).toBe(false);
+    // A socket error the driver let through as it was, when the server stopped mid-write.
+    const epipe = Object.assign(new Error("This socket has been ended by the other party"), { code: "EPIPE" });
+    expect(isMongoUnavailable(epipe)).toBe(true);
   });
 });

@@ -270,9 +270,24 @@ async function run<R>(namespace: string, op: () => Promise<R>): Promise<R> {
  */
 const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 189, 262, 134, 9001, 10107, 11600, 11602, 13435, 13436]);
 
+/**
+ * Socket errors the driver lets through as they are (seen: EPIPE, "This socket has been ended by
+ * the other party", writing to a connection the server closed as it stopped).
+ */
+const SOCKET_ERRORS = new Set([
+  "EPIPE",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
 /** The server could not be reached, or is going away: a later try may succeed. */
 export function isMongoUnavailable(e: unknown): boolean {
   if (e instanceof MongoServerError) return UNAVAILABLE_CODES.has(Number(e.code));
+  if (e instanceof Error && SOCKET_ERRORS.has(String((e as NodeJS.ErrnoException).code))) return true;
   // MongoNetworkError covers a refused or lost connection, a socket timeout and a cleared pool.
   return (
     e instanceof MongoNetworkError ||
