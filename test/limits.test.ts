@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROOT } from "./bench/load.js";
 import { startDistributed } from "./support/distributed.js";
 import { startKilnProcess } from "./support/kiln-process.js";
-import { sized } from "./support/sized.js";
+import { bundleOfSize, sized } from "./support/sized.js";
 
 interface Running {
   base: string;
@@ -312,49 +312,7 @@ describe.each(modes)("limits in $name", (mode) => {
   });
 
   it("imports a bundle of exactly the import limit (dry run) and answers 413 one byte past it", async () => {
-    const version = (i: number) => ({
-      id: `pv_${i}`,
-      version: 1,
-      status: "draft",
-      createdAt: "2026-01-01T00:00:00.000Z",
-      publishedAt: null,
-      systemPrompt: "s".repeat(90_000),
-      developerPrompt: null,
-      variablesSchema: { type: "object" },
-      responseFormat: { type: "text" },
-      temperature: null,
-      maxOutputTokens: null,
-      model: null,
-      tools: [],
-    });
-    const bundle = (prompts: number, pad: string) => ({
-      format: "kiln.bundle/v1",
-      exportedAt: "2026-01-01T00:00:00.000Z",
-      organization: { id: "org_x", name: "O" },
-      tools: [],
-      prompts: Array.from({ length: prompts }, (_, i) => ({
-        id: `prm_${i}`,
-        name: `p${i}`,
-        description: i === 0 ? pad : "",
-        createdAt: "2026-01-01T00:00:00.000Z",
-        labels: {},
-        defaultModel: null,
-        versions: [version(i)],
-      })),
-      skills: [],
-      agents: [],
-    });
-    const perPrompt = jsonBytes(bundle(2, "")) - jsonBytes(bundle(1, ""));
-    // One prompt fewer than fits: the rest (more than a prompt) is made up below.
-    const prompts = Math.floor((LIMITS.importBytes - jsonBytes(bundle(0, ""))) / perPrompt) - 1;
-    // The rest of the limit (more than one prompt's worth) in a second version of the first prompt.
-    const base = bundle(prompts, "");
-    const first = base.prompts[0] as { versions: { systemPrompt: string; developerPrompt: string | null }[] };
-    const extra = { ...version(prompts), id: "pv_last", version: 2, systemPrompt: "", developerPrompt: "" };
-    first.versions.push(extra);
-    const need = LIMITS.importBytes - jsonBytes(base);
-    extra.systemPrompt = "t".repeat(Math.min(need, 99_000));
-    extra.developerPrompt = "u".repeat(need - extra.systemPrompt.length);
+    const { bundle: base, prompts } = bundleOfSize(LIMITS.importBytes);
     expect(jsonBytes(base)).toBe(LIMITS.importBytes);
     const path = `/api/organizations/${organizationId}/import`;
     const json = { "content-type": "application/json" };

@@ -1,10 +1,12 @@
+import { LIMITS } from "@kiln/kit/limits";
+
 /**
  * The nesting limit of request bodies, checked on the raw text before JSON.parse: a body nested
  * deeper than any real request is refused before anything (the parser, schema validation,
  * serialization for the services, the services' own walkers) can recurse on it. The same limit as
  * the catalog's for stored JSON (MAX_JSON_DEPTH there).
  */
-export const MAX_BODY_DEPTH = 64;
+export const MAX_BODY_DEPTH = LIMITS.bodyDepth;
 
 const OPEN_OBJECT = 0x7b;
 const OPEN_ARRAY = 0x5b;

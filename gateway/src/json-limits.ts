@@ -1,5 +1,21 @@
-import { bytesText, jsonBytes } from "@kiln/kit/limits";
+import { bytesText } from "@kiln/kit/limits";
 import type { ErrorObject, Plugin, SchemaValidateFunction } from "ajv";
+
+const texts = new WeakMap<object, string>();
+
+/**
+ * The JSON text of a request's free-form value, made once: the size check below measures it and
+ * the route sends the same text to the service (a run's variables were serialized twice).
+ */
+export function jsonTextOf(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "";
+  let text = texts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    texts.set(value, text);
+  }
+  return text;
+}
 
 /** The schema keyword that bounds a free-form JSON field by the size of its JSON text. */
 export const MAX_JSON_BYTES = "x-maxJsonBytes";
@@ -11,7 +27,9 @@ export const MAX_JSON_BYTES = "x-maxJsonBytes";
  */
 export const jsonBytesKeyword: Plugin<unknown> = (ajv) => {
   const check: SchemaValidateFunction = (max: number, data: unknown) => {
-    if (jsonBytes(data) <= max) return true;
+    const text = jsonTextOf(data);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text is measured.
+    if (text.length * 3 <= max || Buffer.byteLength(text, "utf8") <= max) return true;
     // Ajv fills in the paths of a keyword's errors that have none.
     const error = {
       keyword: MAX_JSON_BYTES,

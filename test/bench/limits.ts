@@ -13,9 +13,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestClient } from "@kiln/gateway/test-client";
-import { jsonBytes, LIMITS } from "@kiln/kit/limits";
+import { LIMITS } from "@kiln/kit/limits";
 import { startKilnProcess } from "../support/kiln-process.js";
-import { sized } from "../support/sized.js";
+import { bundleOfSize, sized } from "../support/sized.js";
 import { ROOT, startBenchPlatform, startStubProcess } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_LIMITS_ROUNDS ?? 3);
@@ -62,40 +62,7 @@ async function kindsFor(base: string): Promise<Kind[]> {
   const cases = Array.from({ length: 4 }, () => ({
     input: sized(LIMITS.variablesBytes - 2_000, (pad) => ({ doc: pad })),
   }));
-  const promptVersion = (i: number) => ({
-    id: `pv_${i}`,
-    version: 1,
-    status: "draft",
-    createdAt: "2026-01-01T00:00:00.000Z",
-    publishedAt: null,
-    systemPrompt: "s".repeat(LIMITS.promptTextChars - 1_000),
-    developerPrompt: null,
-    variablesSchema: { type: "object" },
-    responseFormat: { type: "text" },
-    temperature: null,
-    maxOutputTokens: null,
-    model: null,
-    tools: [],
-  });
-  const bundle = (prompts: number) => ({
-    format: "kiln.bundle/v1",
-    exportedAt: "2026-01-01T00:00:00.000Z",
-    organization: { id: "org_x", name: "O" },
-    tools: [],
-    prompts: Array.from({ length: prompts }, (_, i) => ({
-      id: `prm_${i}`,
-      name: `p${i}`,
-      description: "",
-      createdAt: "2026-01-01T00:00:00.000Z",
-      labels: {},
-      defaultModel: null,
-      versions: [promptVersion(i)],
-    })),
-    skills: [],
-    agents: [],
-  });
-  const perPrompt = jsonBytes(bundle(2)) - jsonBytes(bundle(1));
-  const importText = JSON.stringify(bundle(Math.floor((LIMITS.importBytes - jsonBytes(bundle(0))) / perPrompt)));
+  const importText = JSON.stringify(bundleOfSize(LIMITS.importBytes).bundle);
   const importPath = `/api/organizations/${organizationId}/import?dryRun=true`;
   return [
     {

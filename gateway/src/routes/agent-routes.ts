@@ -2,6 +2,7 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, List, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {
   Description,
@@ -9,6 +10,7 @@ import {
   Id,
   IdParams,
   JsonObject,
+  jsonText,
   ListQuerystring,
   listRequest,
   Name,
@@ -310,7 +312,7 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
     },
     async (request) => {
       const r = await catalog.saveAgentWorkflow(
-        { agentVersionId: request.params.id, workflowJson: JSON.stringify(request.body.workflow) },
+        { agentVersionId: request.params.id, workflowJson: jsonTextOf(request.body.workflow) },
         rpcOptions(request),
       );
       return agentVersionView(r.version);
@@ -335,7 +337,7 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
       const r = await catalog.validateAgentWorkflow(
         {
           agentVersionId: request.params.id,
-          workflowJson: workflow === undefined ? undefined : JSON.stringify(workflow),
+          workflowJson: jsonText(workflow),
         },
         rpcOptions(request),
       );

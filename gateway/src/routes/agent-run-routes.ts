@@ -2,6 +2,7 @@ import { LIMITS } from "@kiln/kit/limits";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
@@ -134,7 +135,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         {
           organizationId: organizationOf(request, request.body.organizationId),
           agentId: request.params.id,
-          inputsJson: JSON.stringify(request.body.inputs),
+          inputsJson: jsonTextOf(request.body.inputs),
           versionId: request.body.versionId,
           label: request.body.label,
           async,
@@ -216,7 +217,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         {
           runId: request.params.id,
           stepId: request.body.stepId,
-          inputsJson: request.body.inputs === undefined ? undefined : JSON.stringify(request.body.inputs),
+          inputsJson: request.body.inputs === undefined ? undefined : jsonTextOf(request.body.inputs),
         },
         rpcOptions(request),
       );

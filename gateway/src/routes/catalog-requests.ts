@@ -5,7 +5,7 @@ import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import { principalOf } from "../app.js";
 import { HttpError } from "../errors.js";
-import { MAX_JSON_BYTES } from "../json-limits.js";
+import { jsonTextOf, MAX_JSON_BYTES } from "../json-limits.js";
 import { Body, ListQuery } from "../schemas.js";
 
 /**
@@ -60,8 +60,7 @@ export const toolSelectors = (
   );
 
 /** Free-form JSON → the JSON text of an RPC `*_json` field (undefined stays "not given"). */
-export const jsonText = (value: unknown): string | undefined =>
-  value === undefined ? undefined : JSON.stringify(value);
+export const jsonText = (value: unknown): string | undefined => (value === undefined ? undefined : jsonTextOf(value));
 
 export const IdParams = Type.Object({ id: Id });
 export const VersionParams = Type.Object({ id: Id, versionId: Id });

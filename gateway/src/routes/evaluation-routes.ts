@@ -3,7 +3,7 @@ import type { EvaluationCase, EvaluationRun } from "@kiln/proto/evaluation";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
 import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
-import { MAX_JSON_BYTES } from "../json-limits.js";
+import { jsonTextOf, MAX_JSON_BYTES } from "../json-limits.js";
 import {
   Body,
   errorResponses,
@@ -553,7 +553,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           skillId: request.params.id,
           cases: b.cases.map((c) => ({
             name: c.name,
-            inputJson: JSON.stringify(c.input),
+            inputJson: jsonTextOf(c.input),
             // null means "none", like every optional field of a create.
             expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
             assertionsJson: jsonText(c.assertions),
@@ -588,7 +588,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           caseId: request.params.caseId,
           evaluationCase: {
             name: c.name,
-            inputJson: JSON.stringify(c.input),
+            inputJson: jsonTextOf(c.input),
             expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
             assertionsJson: jsonText(c.assertions),
           },

@@ -2,6 +2,7 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { Run, RunStep, ToolCall } from "@kiln/proto/execution";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
@@ -292,7 +293,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId,
           promptId: request.params.id,
-          variablesJson: JSON.stringify(variables),
+          variablesJson: jsonTextOf(variables),
           versionId,
           label,
           model,
@@ -329,7 +330,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId: organizationOf(request, request.body.organizationId),
           skillId: request.params.id,
-          inputJson: JSON.stringify(request.body.input),
+          inputJson: jsonTextOf(request.body.input),
           versionId: request.body.versionId,
           label: request.body.label,
         },
@@ -359,7 +360,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId: organizationOf(request, request.body.organizationId),
           skillId: request.params.id,
-          inputJson: JSON.stringify(request.body.input),
+          inputJson: jsonTextOf(request.body.input),
           versionId: request.body.versionId,
           label: request.body.label,
         },

@@ -1,6 +1,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, List, OneOf, ref } from "../schemas.js";
 import {
   Description,
@@ -84,8 +85,8 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
           name: b.name,
           description: b.description ?? "",
           type: b.type,
-          configJson: JSON.stringify(b.config),
-          inputSchemaJson: JSON.stringify(b.inputSchema),
+          configJson: jsonTextOf(b.config),
+          inputSchemaJson: jsonTextOf(b.inputSchema),
         },
         rpcOptions(request),
       );

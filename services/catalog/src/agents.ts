@@ -26,6 +26,7 @@ import {
   type AgentVersionDoc,
   insertNextVersion,
   versionSummaries,
+  wholeVersion,
   wholeVersions,
 } from "./store/catalog-store.js";
 import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
@@ -215,15 +216,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
 
   const versionsOf = (agentId: string) => versionSummaries(c.agentVersions, { agentId });
   /** The view with the version it describes read whole (versionsOf reads summaries). */
-  const whole = async (view: AgentView): Promise<AgentView> =>
-    (
-      await wholeVersions(
-        c.agentVersions,
-        [view],
-        (v) => v.described,
-        (v, described) => ({ ...v, described }),
-      )
-    )[0] ?? view;
+  const whole = (view: AgentView) => wholeVersion(c.agentVersions, view, "described");
 
   /**
    * Takes the agent's one draft slot for `versionId`. A slot whose version was published (publish
@@ -328,12 +321,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
         ),
       );
       return {
-        items: await wholeVersions(
-          c.agentVersions,
-          views,
-          (v) => v.described,
-          (v, described) => ({ ...v, described }),
-        ),
+        items: await wholeVersions(c.agentVersions, views, "described"),
         nextCursor: page.nextCursor,
       };
     },

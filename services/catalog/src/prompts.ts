@@ -16,6 +16,7 @@ import {
   type PromptDoc,
   type PromptVersionDoc,
   versionSummaries,
+  wholeVersion,
   wholeVersions,
 } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
@@ -69,15 +70,7 @@ export function createPrompts(deps: CatalogDeps) {
 
   const versionsOf = (promptId: string) => versionSummaries(c.promptVersions, { promptId });
   /** The view with the version it describes read whole (versionsOf reads summaries). */
-  const whole = async (view: PromptView): Promise<PromptView> =>
-    (
-      await wholeVersions(
-        c.promptVersions,
-        [view],
-        (v) => v.version,
-        (v, version) => ({ ...v, version }),
-      )
-    )[0] ?? view;
+  const whole = (view: PromptView) => wholeVersion(c.promptVersions, view, "version");
 
   return {
     async createPrompt(
@@ -125,12 +118,7 @@ export function createPrompts(deps: CatalogDeps) {
         ),
       );
       return {
-        items: await wholeVersions(
-          c.promptVersions,
-          views,
-          (v) => v.version,
-          (v, version) => ({ ...v, version }),
-        ),
+        items: await wholeVersions(c.promptVersions, views, "version"),
         nextCursor: page.nextCursor,
       };
     },

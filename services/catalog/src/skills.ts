@@ -28,6 +28,7 @@ import {
   type SkillDoc,
   type SkillVersionDoc,
   versionSummaries,
+  wholeVersion,
   wholeVersions,
 } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
@@ -139,15 +140,7 @@ export function createSkills(deps: CatalogDeps) {
 
   const versionsOf = (skillId: string) => versionSummaries(c.skillVersions, { skillId });
   /** The view with the version it describes read whole (versionsOf reads summaries). */
-  const whole = async (view: SkillView): Promise<SkillView> =>
-    (
-      await wholeVersions(
-        c.skillVersions,
-        [view],
-        (v) => v.described,
-        (v, described) => ({ ...v, described }),
-      )
-    )[0] ?? view;
+  const whole = (view: SkillView) => wholeVersion(c.skillVersions, view, "described");
 
   /**
    * Takes the skill's one draft slot for `versionId`. A slot whose version was published (publish
@@ -266,12 +259,7 @@ export function createSkills(deps: CatalogDeps) {
         ),
       );
       return {
-        items: await wholeVersions(
-          c.skillVersions,
-          views,
-          (v) => v.described,
-          (v, described) => ({ ...v, described }),
-        ),
+        items: await wholeVersions(c.skillVersions, views, "described"),
         nextCursor: page.nextCursor,
       };
     },

@@ -8,6 +8,7 @@ import { isIP } from "node:net";
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { LIMITS } from "@kiln/kit/limits";
 import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
 import { findPage } from "@kiln/kit/pagination";
@@ -23,7 +24,7 @@ export const SCOPES = { read: "webhooks:read", write: "webhooks:write" } as cons
 
 /** How long a rotated secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-const MAX_URL = 2_048;
+const MAX_URL = LIMITS.webhookUrlChars;
 
 export interface WebhooksDeps {
   collections: WebhookCollections;

@@ -3,8 +3,10 @@
  * inputs. Schemas arrive as JSON text and are kept as text (api.md: free-form JSON round-trips
  * byte-for-byte); this module only parses them to judge them.
  */
+
 import type { FieldIssue } from "@kiln/kit/errors";
 import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { LIMITS } from "@kiln/kit/limits";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
 import { fieldPath, type Issues } from "./issues.js";
@@ -12,7 +14,7 @@ import { fieldPath, type Issues } from "./issues.js";
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 
 /** Deeper documents are refused: every walker below (and ajv's) recurses. */
-export const MAX_JSON_DEPTH = 64;
+export const MAX_JSON_DEPTH = LIMITS.jsonSchemaDepth;
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

@@ -3,12 +3,13 @@
  * input, to earlier steps' outputs, or to literals; and the skill's input and output schemas derived
  * from them. Pure: the use case resolves prompts and versions first.
  */
+import { LIMITS } from "@kiln/kit/limits";
 import { fieldPath, type Issues } from "./issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue } from "./json-schema.js";
 import type { ResponseFormat } from "./prompt-version.js";
 
 export const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-export const MAX_STEPS = 50;
+export const MAX_STEPS = LIMITS.promptsPerSkill;
 
 export type Binding =
   | { kind: "input"; field: string }

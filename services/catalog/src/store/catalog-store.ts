@@ -355,21 +355,27 @@ export function versionSummaries<T extends Doc>(collection: Collection<T>, filte
 }
 
 /**
- * Each view with the version it describes read whole (one read for all of them); `described`
- * picks that version out of a view, `withVersion` puts the whole one in.
+ * Each view with the version it describes (its `field`) read whole, one read for all of them.
  */
-export async function wholeVersions<V extends Doc, W>(
+export async function wholeVersions<V extends Doc, K extends string, W extends { [key in K]: V | null }>(
   collection: Collection<V>,
   views: W[],
-  described: (view: W) => V | null | undefined,
-  withVersion: (view: W, version: V) => W,
+  field: K,
 ): Promise<W[]> {
-  const ids = [...new Set(views.map(described).flatMap((v) => (v ? [v._id] : [])))];
+  const ids = [...new Set(views.flatMap((view) => (view[field] ? [view[field]._id] : [])))];
   if (ids.length === 0) return views;
   const whole = new Map((await collection.find({ _id: { $in: ids } })).map((v) => [v._id, v]));
   return views.map((view) => {
-    const version = described(view);
-    const full = version ? whole.get(version._id) : undefined;
-    return full ? withVersion(view, full) : view;
+    const full = view[field] ? whole.get(view[field]._id) : undefined;
+    return full ? { ...view, [field]: full } : view;
   });
+}
+
+/** One view with the version it describes read whole. */
+export async function wholeVersion<V extends Doc, K extends string, W extends { [key in K]: V | null }>(
+  collection: Collection<V>,
+  view: W,
+  field: K,
+): Promise<W> {
+  return (await wholeVersions(collection, [view], field))[0] ?? view;
 }

@@ -1,10 +1,12 @@
 /** Checks a batch of new evaluation cases as a whole: one bad case refuses the batch. */
+
 import type { FieldIssue } from "@kiln/kit/errors";
+import { LIMITS } from "@kiln/kit/limits";
 import { checkAssertions } from "./assertions.js";
 import { isPlainObject, tryParseJson } from "./json-value.js";
 
-export const MAX_CASES_PER_BATCH = 500;
-export const MAX_CASE_NAME_LENGTH = 200;
+export const MAX_CASES_PER_BATCH = LIMITS.casesPerRequest;
+export const MAX_CASE_NAME_LENGTH = LIMITS.nameChars;
 
 export interface NewCaseInput {
   name?: string;
