@@ -1,9 +1,10 @@
 /**
  * A store or bus outage answers 503 `unavailable`, never 500 (issue #32): the distributed platform
- * on a FerretDB and a nats-server of its own, each stopped and started again (same data, same
- * port) while requests keep coming; the embedded platform with its store closed under it.
+ * on a FerretDB and a nats-server of its own, each stopped and started again (same data, behind a
+ * relay that keeps their address) while requests keep coming; the embedded platform with its store closed under it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,6 +14,47 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Distributed, startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
 import { type RunningServer, startFerretDb, startNatsServer } from "./support/servers.js";
+
+/**
+ * A TCP relay in front of a server that the test stops and starts: the platform keeps one address
+ * while the server comes back on a new port. Restarting on the same port let another test's process
+ * take it in the seconds it was free (all four request kinds then answered 503 for a minute).
+ */
+async function relay(targetPort: number) {
+  let target = targetPort;
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(target, "127.0.0.1");
+    open.add(client).add(upstream);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+    client.pipe(upstream).pipe(client);
+  });
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+  );
+  return {
+    port,
+    /** From now on connections go to `next`; the open ones are cut, as a server's stop cuts them. */
+    retarget(next: number) {
+      target = next;
+      for (const socket of open) socket.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
 
 interface Session {
   api: TestClient;
@@ -70,13 +112,16 @@ describe("the distributed platform through a store and a bus outage", () => {
   let nats: RunningServer;
   let kiln: Distributed;
   let session: Session;
+  let ferretRelay: Awaited<ReturnType<typeof relay>>;
+  let natsRelay: Awaited<ReturnType<typeof relay>>;
 
   beforeAll(async () => {
     [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
+    [ferretRelay, natsRelay] = await Promise.all([relay(portOf(ferret.url)), relay(portOf(nats.url))]);
     kiln = await startDistributed({
       // An operation waits 1.5 s (not the driver's 30 s) for a server to come back.
-      mongoUrl: `${ferret.url}&serverSelectionTimeoutMS=1500`,
-      natsUrl: nats.url,
+      mongoUrl: `mongodb://127.0.0.1:${ferretRelay.port}/?directConnection=true&serverSelectionTimeoutMS=1500`,
+      natsUrl: `nats://127.0.0.1:${natsRelay.port}`,
     });
     session = await signedUp(kiln.gatewayUrl);
     await recovered(session);
@@ -84,16 +129,18 @@ describe("the distributed platform through a store and a bus outage", () => {
 
   afterAll(async () => {
     await kiln?.stop();
+    await Promise.all([ferretRelay?.close(), natsRelay?.close()]);
     await Promise.all([ferret?.stop({ removeData: true }), nats?.stop({ removeData: true })]);
   });
 
   it("answers 503 unavailable while the document store is down and restarts, then serves again", async () => {
-    const port = Number(new URL(ferret.url).port);
     const seen = await answersWhile(session, async () => {
       await sleep(300);
       await ferret.stop();
+      ferretRelay.retarget(portOf(ferret.url));
       await sleep(4_000);
-      ferret = await startFerretDb({ dir: ferret.dir, port });
+      ferret = await startFerretDb({ dir: ferret.dir });
+      ferretRelay.retarget(portOf(ferret.url));
       await sleep(1_000);
     });
     await recovered(session);
@@ -103,8 +150,8 @@ describe("the distributed platform through a store and a bus outage", () => {
   }, 120_000);
 
   it("answers 503 unavailable for what needs the bus while it is down, then serves again", async () => {
-    const port = Number(new URL(nats.url).port);
     await nats.stop();
+    natsRelay.retarget(portOf(nats.url));
     // A catalog write moves the catalog's change counter on the bus before it answers.
     const write = await session.api.post(
       "/api/prompts",
@@ -115,7 +162,8 @@ describe("the distributed platform through a store and a bus outage", () => {
       status: 503,
       code: "unavailable",
     });
-    nats = await startNatsServer({ dir: nats.dir, port });
+    nats = await startNatsServer({ dir: nats.dir });
+    natsRelay.retarget(portOf(nats.url));
     await recovered(session);
   }, 120_000);
 });
