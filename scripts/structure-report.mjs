@@ -26,7 +26,9 @@ function isProduction(file) {
   if (isTestFile(file)) return false;
   return !/(^|\/)(gen|dist|node_modules|docs|examples|vendor)\//.test(file);
 }
-const sources = tracked.filter((file) => SOURCE.test(file) && !file.endsWith(".d.ts") && !/(^|\/)(gen|dist)\//.test(file));
+const sources = tracked.filter(
+  (file) => SOURCE.test(file) && !file.endsWith(".d.ts") && !/(^|\/)(gen|dist)\//.test(file),
+);
 const production = sources.filter(isProduction);
 
 if (process.argv.includes("--list")) {
@@ -53,7 +55,14 @@ function exportTarget(value) {
   return undefined;
 }
 function asSource(path) {
-  const candidates = [path, path.replace(/\.(m?js)$/, ".ts"), path.replace(/\.js$/, ".tsx"), `${path}.ts`, `${path}.tsx`, `${path}/index.ts`];
+  const candidates = [
+    path,
+    path.replace(/\.(m?js)$/, ".ts"),
+    path.replace(/\.js$/, ".tsx"),
+    `${path}.ts`,
+    `${path}.tsx`,
+    `${path}/index.ts`,
+  ];
   return candidates.find((candidate) => sourceSet.has(candidate));
 }
 function resolveImport(from, specifier) {
@@ -63,10 +72,16 @@ function resolveImport(from, specifier) {
   if (!pkg) return undefined;
   const subpath = match[2] ? `.${match[2]}` : ".";
   const exports = pkg.exports;
-  const target = exports && typeof exports === "object" && !Array.isArray(exports) && !exportTarget(exports) ? exportTarget(exports[subpath]) : subpath === "." ? exportTarget(exports) : undefined;
+  const target =
+    exports && typeof exports === "object" && !Array.isArray(exports) && !exportTarget(exports)
+      ? exportTarget(exports[subpath])
+      : subpath === "."
+        ? exportTarget(exports)
+        : undefined;
   return target ? asSource(normalize(join(pkg.dir, target))) : undefined;
 }
-const IMPORT = /(?:^|[;\s])(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+const IMPORT =
+  /(?:^|[;\s])(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 function importsOf(file) {
   const text = readFileSync(join(root, file), "utf8");
   const found = new Set();
@@ -119,7 +134,10 @@ function circles(files) {
 
 // ---- the figures -------------------------------------------------------------------------------
 const lineCount = (file) => readFileSync(join(root, file), "utf8").split("\n").length - 1;
-const large = production.map((file) => [file, lineCount(file)]).filter(([, lines]) => lines > 300).sort((a, b) => b[1] - a[1]);
+const large = production
+  .map((file) => [file, lineCount(file)])
+  .filter(([, lines]) => lines > 300)
+  .sort((a, b) => b[1] - a[1]);
 
 const protoFiles = tracked.filter((file) => file.endsWith(".proto") && !/(^|\/)vendor\//.test(file));
 const jsonFields = protoFiles.flatMap((file) =>
@@ -131,7 +149,8 @@ const jsonFields = protoFiles.flatMap((file) =>
 );
 
 const importers = new Map();
-for (const [file, targets] of graph) for (const target of targets) importers.set(target, [...(importers.get(target) ?? []), file]);
+for (const [file, targets] of graph)
+  for (const target of targets) importers.set(target, [...(importers.get(target) ?? []), file]);
 const scaffolding = production
   .filter((file) => /(^|\/)src\//.test(file))
   .filter((file) => {
@@ -145,18 +164,30 @@ const headingsOf = new Map();
 function headings(doc) {
   if (!headingsOf.has(doc)) {
     const path = join(root, doc);
-    headingsOf.set(doc, existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((line) => /^#{1,6}\s/.test(line)).map((line) => line.replace(/^#+\s*/, "").trim()) : undefined);
+    headingsOf.set(
+      doc,
+      existsSync(path)
+        ? readFileSync(path, "utf8")
+            .split("\n")
+            .filter((line) => /^#{1,6}\s/.test(line))
+            .map((line) => line.replace(/^#+\s*/, "").trim())
+        : undefined,
+    );
   }
   return headingsOf.get(doc);
 }
-const REFERENCE = /\b((?:docs\/)?[\w-]+\.md)((?:\s*(?:"[^"\n]+"|,|and|;)\s*)*)/g;
+const REFERENCE = /\b((?:docs\/)?[\w-]+\.md)\b((?:\s*(?:"[^"\n]+"|,|and|;)\s*)*)/g;
 const FORBIDDEN = /\bspec\s*§|\btech-notes\b|\bstyle\.md\b/;
 const badReferences = [];
 for (const file of sources.filter((f) => !f.startsWith("docs/"))) {
   const lines = readFileSync(join(root, file), "utf8").split("\n");
   lines.forEach((whole, at) => {
     // Only what a comment says: `//` to the end of the line, or a line of a block comment.
-    const comment = /^\s*(\*|\/\*)/.test(whole) ? whole : /(^|\s)\/\/\s/.test(whole) ? whole.slice(whole.search(/(^|\s)\/\/\s/)) : "";
+    const comment = /^\s*(\*|\/\*)/.test(whole)
+      ? whole
+      : /(^|\s)\/\/\s/.test(whole)
+        ? whole.slice(whole.search(/(^|\s)\/\/\s/))
+        : "";
     const line = comment;
     if (line === "") return;
     const where = `${file}:${at + 1}`;
@@ -188,7 +219,8 @@ const report = {
 if (process.argv.includes("--json")) {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 } else {
-  const section = (title, items) => `${title}: ${items.length}${items.length ? `\n  ${items.map((item) => (Array.isArray(item) ? item.join(" -> ") : item)).join("\n  ")}` : ""}`;
+  const section = (title, items) =>
+    `${title}: ${items.length}${items.length ? `\n  ${items.map((item) => (Array.isArray(item) ? item.join(" -> ") : item)).join("\n  ")}` : ""}`;
   console.log(`production source files: ${report.productionFiles}`);
   console.log(section("import circles", report.circles));
   console.log(section("production files over 300 lines", report.filesOver300Lines));
