@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
-import { createBatchDeleter, createRelayer } from "@kiln/kit/bus/outbox";
+import { createBatchDeleter, createRelayer, type RelayStep, relayIntents } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import { type Collection, createGroupInserter, type Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
@@ -96,8 +96,6 @@ export interface RunEventOutboxOptions {
   now?: () => Date;
 }
 
-const RELAY_PAGE = 100;
-
 /**
  * How long after a run is stored its run.completed is handed to the bus. What the event sets off
  * (the payload built and written to NATS, the webhook fan-out's delivery and acknowledgement, the
@@ -143,28 +141,17 @@ export function createRunEventOutbox(
     return true;
   }
 
-  async function relay(): Promise<number> {
-    let published = 0;
-    let after = "";
-    for (;;) {
-      const page = await intents.find(after ? { _id: { $gt: after } } : {}, { sort: { _id: 1 }, limit: RELAY_PAGE });
-      const at = now().getTime();
-      for (const intent of page) {
-        const age = at - intent.createdAt.getTime();
-        if (age < relayAfterMs) continue;
-        const run = await runs.findOne({ _id: intent._id });
-        if (!run) {
-          if (age >= orphanAfterMs) await cleared.add(intent._id);
-          continue;
-        }
-        if (run.status === "running") continue;
-        if (!(await send(run))) return published;
-        published++;
+  /** An intent whose run exists in a final state is published; one with no run is cleared once orphaned. */
+  const relay = () =>
+    relayIntents(intents, { relayAfterMs, now }, async (intent, ageMs): Promise<RelayStep> => {
+      const run = await runs.findOne({ _id: intent._id });
+      if (!run) {
+        if (ageMs >= orphanAfterMs) await cleared.add(intent._id);
+        return "skipped";
       }
-      if (page.length < RELAY_PAGE) return published;
-      after = page[page.length - 1]?._id ?? after;
-    }
-  }
+      if (run.status === "running") return "skipped";
+      return (await send(run)) ? "published" : "stop";
+    });
 
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);
   return {

@@ -58,21 +58,10 @@ export function createEventOutbox(
     return true;
   }
 
-  async function relay(): Promise<number> {
-    let published = 0;
-    let after = "";
-    for (;;) {
-      const page = await intents.find(after ? { _id: { $gt: after } } : {}, { sort: { _id: 1 }, limit: RELAY_PAGE });
-      const at = now().getTime();
-      for (const intent of page) {
-        if (at - intent.createdAt.getTime() < relayAfterMs) continue;
-        if (!(await send({ id: intent._id, subject: intent.subject, payload: intent.payload }))) return published;
-        published++;
-      }
-      if (page.length < RELAY_PAGE) return published;
-      after = page[page.length - 1]?._id ?? after;
-    }
-  }
+  const relay = () =>
+    relayIntents(intents, { relayAfterMs, now }, async (intent) =>
+      (await send({ id: intent._id, subject: intent.subject, payload: intent.payload })) ? "published" : "stop",
+    );
 
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);
   return {
@@ -94,6 +83,36 @@ export function createEventOutbox(
       for (const event of events) void relayer.track(send(event));
     },
   };
+}
+
+/** What relaying one intent came to: published, left for a later relay, or the bus refused (stop). */
+export type RelayStep = "published" | "skipped" | "stop";
+
+/**
+ * The relay's walk over the pending intents, shared by every outbox: oldest first, a page at a
+ * time, each intent at least `relayAfterMs` old handed to `relayOne` with its age; stops at the
+ * first the bus refused. Returns how many were published.
+ */
+export async function relayIntents<T extends { _id: string; createdAt: Date }>(
+  intents: Collection<T>,
+  options: { relayAfterMs: number; now: () => Date },
+  relayOne: (intent: T, ageMs: number) => Promise<RelayStep>,
+): Promise<number> {
+  let published = 0;
+  let after = "";
+  for (;;) {
+    const page = await intents.find(after ? { _id: { $gt: after } } : {}, { sort: { _id: 1 }, limit: RELAY_PAGE });
+    const at = options.now().getTime();
+    for (const intent of page) {
+      const ageMs = at - intent.createdAt.getTime();
+      if (ageMs < options.relayAfterMs) continue;
+      const step = await relayOne(intent, ageMs);
+      if (step === "stop") return published;
+      if (step === "published") published++;
+    }
+    if (page.length < RELAY_PAGE) return published;
+    after = page[page.length - 1]?._id ?? after;
+  }
 }
 
 /**
