@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "./json-schema.js";
+import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "./json-schema.js";
 import { compileSafeRegex } from "./safe-regex.js";
 
 describe("compileSafeRegex", () => {
@@ -72,5 +72,37 @@ describe("endlessRefsOf", () => {
     );
     const validate = createSchemaAjv().compile(tree);
     expect(validate({ name: "a", children: [{ name: "b", children: [] }] })).toBe(true);
+  });
+});
+
+describe("createSchemaCompiler", () => {
+  it("compiles a schema once per text, from text or from the parsed value", () => {
+    const schemas = createSchemaCompiler();
+    const schema = { type: "object", required: ["a"] };
+    const first = schemas.compile(JSON.stringify(schema));
+    expect(schemas.compileValue(schema)).toBe(first);
+    expect(first({ a: 1 })).toBe(true);
+    expect(first({})).toBe(false);
+  });
+
+  it("keeps schemas of different organizations declaring the same $id apart", () => {
+    const schemas = createSchemaCompiler();
+    const one = schemas.compileValue({ $id: "https://x.test/s", type: "string" });
+    const two = schemas.compileValue({ $id: "https://x.test/s", type: "number" });
+    expect(one("a")).toBe(true);
+    expect(two("a")).toBe(false);
+  });
+
+  it("keeps at most maxSchemas validators, dropping the least recently used", () => {
+    const schemas = createSchemaCompiler({ maxSchemas: 1 });
+    const a = schemas.compileValue({ type: "string" });
+    schemas.compileValue({ type: "number" });
+    expect(schemas.compileValue({ type: "string" })).not.toBe(a);
+  });
+
+  it("throws on a schema that cannot be compiled", () => {
+    const schemas = createSchemaCompiler();
+    expect(() => schemas.compile("{")).toThrow();
+    expect(() => schemas.compileValue({ $ref: "#/$defs/missing" })).toThrow();
   });
 });

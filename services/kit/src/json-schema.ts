@@ -3,8 +3,9 @@
  * (unknown keywords are legal annotations), no console logging, formats, and RE2 for `pattern`,
  * `patternProperties` and `propertyNames` (safe-regex.ts), so validation runs in linear time.
  */
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
+import { LRUCache } from "lru-cache";
 import { compileSafeRegex, safeRegexProblem } from "./safe-regex.js";
 
 // ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
@@ -25,6 +26,40 @@ export function createSchemaAjv(options: { allErrors?: boolean; validateSchema?:
   });
   addFormats(ajv);
   return ajv;
+}
+
+/** Compiles tenant schemas and keeps their validators, keyed by the schema's JSON text. */
+export interface SchemaCompiler {
+  /** The validator of schema JSON text; throws when the text is not a usable schema. */
+  compile(text: string): ValidateFunction;
+  /** The validator of a parsed schema, cached under its JSON text; throws when it is not usable. */
+  compileValue(schema: unknown): ValidateFunction;
+}
+
+/**
+ * The one compiler and cache of tenant schemas (prompt variables, tool inputs, assertion and output
+ * schemas): each schema gets an ajv instance of its own, because schemas of different organizations
+ * may declare the same `$id`, which one shared instance refuses (and remembers forever). Schemas
+ * are judged against the meta-schema when they are saved, so they are not validated again here.
+ * The cache keeps the `maxSchemas` most recently used (default 1,000).
+ */
+export function createSchemaCompiler(options: { maxSchemas?: number } = {}): SchemaCompiler {
+  const compiled = new LRUCache<string, ValidateFunction>({ max: options.maxSchemas ?? 1_000 });
+  const compileAs = (text: string, schema: unknown): ValidateFunction => {
+    const validate = createSchemaAjv({ validateSchema: false }).compile(schema as object);
+    compiled.set(text, validate);
+    return validate;
+  };
+  return {
+    compile(text) {
+      return compiled.get(text) ?? compileAs(text, JSON.parse(text));
+    },
+    compileValue(schema) {
+      const text: string | undefined = JSON.stringify(schema);
+      if (text === undefined) throw new Error("the schema is not JSON");
+      return compiled.get(text) ?? compileAs(text, schema);
+    },
+  };
 }
 
 /**

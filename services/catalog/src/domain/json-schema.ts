@@ -5,10 +5,9 @@
  */
 
 import type { FieldIssue } from "@kiln/kit/errors";
-import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
 import { LIMITS } from "@kiln/kit/limits";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import { LRUCache } from "lru-cache";
 import { fieldPath, type Issues } from "./issues.js";
 
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
@@ -81,27 +80,15 @@ function messageOf(error: ErrorObject): string {
   return error.message ?? "is invalid";
 }
 
-/**
- * Compiles with an ajv instance of its own: schemas of different organizations may declare the
- * same `$id`, which one shared instance refuses (and remembers forever). Already judged against
- * the meta-schema, so it is not validated again here.
- */
-function compileFresh(schema: JsonValue): ValidateFunction {
-  return createSchemaAjv({ validateSchema: false }).compile(schema as object);
-}
-
-const compiled = new LRUCache<string, ValidateFunction>({ max: 1_000 });
+/** The validators of the schemas this process has checked or used, by their text (kit's compiler). */
+const schemas = createSchemaCompiler();
 
 /**
  * The validator of a stored schema (JSON text), compiled once and cached by its text. Throws when
  * the text is not a usable schema, which the checks at save time rule out.
  */
 export function compileSchema(text: string): ValidateFunction {
-  const hit = compiled.get(text);
-  if (hit) return hit;
-  const validate = compileFresh(JSON.parse(text) as JsonValue);
-  compiled.set(text, validate);
-  return validate;
+  return schemas.compile(text);
 }
 
 /** Validates `value` against a stored schema; issues are named under `base`, e.g. `variables.city`. */
@@ -175,8 +162,7 @@ export function checkJsonSchema(
   if (unsafe.length > 0 || endless.length > 0) return false;
   try {
     // Unresolvable `$ref`s and bad `pattern`s surface only when compiling.
-    const text = JSON.stringify(schema);
-    if (!compiled.has(text)) compiled.set(text, compileFresh(schema));
+    schemas.compileValue(schema);
   } catch (e) {
     issues.add(field, `is not a usable JSON Schema: ${e instanceof Error ? e.message : String(e)}`);
     return false;

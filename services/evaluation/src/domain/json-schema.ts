@@ -2,29 +2,16 @@
  * JSON Schema 2020-12 for evaluations: judging the schemas of `json_schema` assertions when a case
  * is saved, and validating outputs against them and against a skill version's output schema.
  */
-import { createSchemaAjv, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 
 const metaValidator = createSchemaAjv();
 
-const MAX_CACHED = 1_000;
-const compiled = new Map<string, ValidateFunction>();
-
-/**
- * Compiles with an ajv instance of its own (schemas of different organizations may declare the
- * same `$id`, which one shared instance refuses), cached by the schema's text.
- */
-function compile(schema: unknown): ValidateFunction {
-  const text = JSON.stringify(schema);
-  const hit = compiled.get(text);
-  if (hit) return hit;
-  const validate = createSchemaAjv({ validateSchema: false }).compile(schema as object);
-  if (compiled.size >= MAX_CACHED) compiled.clear();
-  compiled.set(text, validate);
-  return validate;
-}
+/** Assertion and output schemas, compiled once and cached by their text (kit's compiler). */
+const schemas = createSchemaCompiler();
+const compile = (schema: unknown): ValidateFunction => schemas.compileValue(schema);
 
 /** Why `schema` is not a usable JSON Schema 2020-12; undefined when it is. */
 export function schemaProblemOf(schema: unknown): string | undefined {

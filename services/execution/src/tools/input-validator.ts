@@ -1,12 +1,11 @@
 /**
  * Validates a tool call's input against the tool version's `inputSchema` (JSON Schema 2020-12).
- * The catalog judged the schema when the version was saved; here it is compiled once per schema
- * text and cached.
+ * The catalog judged the schema when the version was saved; here kit's schema compiler compiles it
+ * once per schema text and caches it.
  */
 import type { FieldIssue } from "@kiln/kit/errors";
-import { createSchemaAjv } from "@kiln/kit/json-schema";
-import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import { LRUCache } from "lru-cache";
+import { createSchemaCompiler } from "@kiln/kit/json-schema";
+import type { ErrorObject } from "ajv/dist/2020.js";
 
 export type InputCheck = { ok: true } | { ok: false; issues: FieldIssue[] };
 
@@ -42,23 +41,11 @@ function issueOf(error: ErrorObject): FieldIssue {
 }
 
 export function createInputValidator(options: { maxCachedSchemas?: number } = {}): InputValidator {
-  const compiled = new LRUCache<string, ValidateFunction>({ max: options.maxCachedSchemas ?? 1_000 });
-
-  function validatorOf(schema: unknown): ValidateFunction {
-    const text: string | undefined = JSON.stringify(schema);
-    if (text === undefined) throw new Error("the input schema is not JSON");
-    const hit = compiled.get(text);
-    if (hit) return hit;
-    // An ajv instance per schema: schemas of different organizations may declare the same `$id`,
-    // which one shared instance refuses (and remembers forever).
-    const validate = createSchemaAjv({ validateSchema: false }).compile(schema as object);
-    compiled.set(text, validate);
-    return validate;
-  }
+  const schemas = createSchemaCompiler({ maxSchemas: options.maxCachedSchemas });
 
   return {
     check(schema, input) {
-      const validate = validatorOf(schema);
+      const validate = schemas.compileValue(schema);
       if (validate(input)) return { ok: true };
       const seen = new Set<string>();
       const issues: FieldIssue[] = [];
