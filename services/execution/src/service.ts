@@ -16,8 +16,9 @@ import {
   type ProvidersConfig,
 } from "./providers/provider-registry.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
-import { createAgentRunner, failOrphanedRuns } from "./runs/agent-runner.js";
+import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
+import { failOrphanedRuns } from "./runs/orphaned-runs.js";
 import { readGenerationEarly, withResolveCache } from "./runs/resolve-cache.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";

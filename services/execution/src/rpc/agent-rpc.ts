@@ -3,8 +3,9 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
+import type { CallContext } from "../runs/call-context.js";
 import { kGenerationRead } from "../runs/resolve-cache.js";
-import { type CallContext, runToProto } from "../runs/runner.js";
+import { runToProto } from "./run-proto.js";
 
 /** What the use cases need of a call: who makes it, its request id, its signal, the counter read as it arrived. */
 export function callContext(ctx: HandlerContext): CallContext {

@@ -4,8 +4,9 @@ import { ExecutionService } from "@kiln/proto/execution";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
-import { type Runner, runToProto } from "../runs/runner.js";
+import type { Runner } from "../runs/runner.js";
 import { agentRpcHandlers, callContext } from "./agent-rpc.js";
+import { runToProto } from "./run-proto.js";
 
 export function registerExecutionRpc(
   router: ConnectRouter,

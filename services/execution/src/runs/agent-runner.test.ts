@@ -24,7 +24,7 @@ import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
 import { createAgentRunner } from "./agent-runner.js";
-import type { CallContext } from "./runner.js";
+import type { CallContext } from "./call-context.js";
 
 /**
  * The agent runtime use cases (api.md "Agents", "Runs") against a fake catalog and identity, a

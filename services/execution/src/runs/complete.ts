@@ -12,8 +12,10 @@ import { newId } from "@kiln/kit/ids";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import { type ChatMessage, isProviderError, providerFailureOf, type ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
+import type { CallContext } from "./call-context.js";
 import { failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
-import { type CallContext, type RunnerDeps, runDocOf, storeRun } from "./runner.js";
+import { runDocOf } from "./run-record.js";
+import { type RunStoreDeps, storeRun } from "./store-run.js";
 
 export interface CompleteInput {
   organizationId: string;
@@ -61,7 +63,7 @@ function responseFormatOf(text: string): ResponseFormat {
 }
 
 export function createCompleter(
-  deps: Pick<RunnerDeps, "runs" | "outbox" | "now"> & { identityAuth: IdentityAuth; models: ProviderRegistry },
+  deps: RunStoreDeps & { identityAuth: IdentityAuth; models: ProviderRegistry; now?: () => Date },
 ): Completer {
   const now = deps.now ?? (() => new Date());
   return async (input, ctx) => {

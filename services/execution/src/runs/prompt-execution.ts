@@ -1,26 +1,13 @@
 import { performance } from "node:perf_hooks";
-import { templateRenderer } from "@kiln/kit/templates";
 import { estimateCostUsd } from "../domain/model-catalog.js";
-import type { ChatMessage, ModelResult, ResponseFormat, ToolDefinition } from "../providers/provider.js";
+import type { ChatMessage, ModelResult, ToolCall, ToolDefinition } from "../providers/provider.js";
 import { isProviderError, providerFailureOf } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
-
-/** A prompt version ready to run: what the catalog resolved, with its JSON parsed. */
-export interface RunnablePrompt {
-  promptId: string;
-  promptVersionId: string;
-  systemPrompt: string;
-  developerPrompt: string | null;
-  variablesSchema: unknown;
-  responseFormat: ResponseFormat;
-  temperature: number | null;
-  maxOutputTokens: number | null;
-  model: string | null;
-  tools: (ExecutableTool & { description: string })[];
-}
+import { renderMessages } from "./render.js";
+import type { RunnablePrompt } from "./runnable.js";
 
 export interface ToolCallRecord {
   toolKey: string;
@@ -44,21 +31,6 @@ export interface PromptExecution {
   error?: RunErrorDoc;
 }
 
-/**
- * The variables as Mustache's view: objects without a prototype, so that a placeholder naming an
- * absent variable such as `{{constructor}}`, `{{toString}}` or `{{__proto__}}` renders nothing
- * instead of what Object.prototype holds (Mustache looks names up with `in` and calls functions).
- */
-function viewOf(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(viewOf);
-  if (value === null || typeof value !== "object") return value;
-  const view = Object.create(null) as Record<string, unknown>;
-  for (const [key, item] of Object.entries(value)) {
-    Object.defineProperty(view, key, { value: viewOf(item), enumerable: true, writable: true, configurable: true });
-  }
-  return view;
-}
-
 /** A call that failed before the model answered anything: no tokens, no cost. */
 export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, latencyMs = 0): PromptExecution {
   return {
@@ -74,15 +46,6 @@ export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, lat
   };
 }
 
-/** The parse of recent templates, bounded (Mustache's default cache keeps every template forever). */
-const templates = templateRenderer();
-const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
-
-/** Mustache without HTML escaping (api.md "Prompts"); non-string values render as JSON. */
-export function renderTemplate(template: string, variables: Record<string, unknown>): string {
-  return templates.render(template, viewOf(variables), asText);
-}
-
 export interface ExecuteOptions {
   model: ResolvedModel;
   tools: ToolExecutor;
@@ -93,8 +56,49 @@ export interface ExecuteOptions {
   extraMessages?: ChatMessage[];
 }
 
+/** What a tool call is recorded as in a run: its output, or its error and no output. */
+export function toolCallRecordOf(
+  toolKey: string,
+  toolVersionId: string,
+  input: unknown,
+  executed: { output: JsonValue | null; latencyMs: number; error?: { code: string; message: string } },
+): ToolCallRecord {
+  return {
+    toolKey,
+    toolVersionId,
+    input,
+    output: executed.error ? null : executed.output,
+    latencyMs: Math.round(executed.latencyMs),
+    ...(executed.error ? { error: { code: executed.error.code, message: executed.error.message } } : {}),
+  };
+}
+
+/** Runs one tool the model asked for: its record, and the message that hands its result back. */
+async function callTool(
+  byKey: Map<string, ExecutableTool>,
+  call: ToolCall,
+  options: ExecuteOptions,
+): Promise<{ record: ToolCallRecord; message: ChatMessage }> {
+  const tool = byKey.get(call.name);
+  const executed = tool
+    ? await options.tools.execute(tool, call.input, { signal: options.signal })
+    : {
+        output: null,
+        latencyMs: 0,
+        error: { code: "unknown_tool", message: `no tool "${call.name}" is attached` },
+      };
+  return {
+    record: toolCallRecordOf(call.name, tool?.toolVersionId ?? "", call.input, executed),
+    message: {
+      role: "tool",
+      toolCallId: call.id,
+      content: executed.error ? JSON.stringify({ error: executed.error }) : JSON.stringify(executed.output),
+    },
+  };
+}
+
 /**
- * One prompt version against one model: render, call, run the tools the model asks for and call
+ * Stage three of a run, call the model and tools: one prompt version against one model: render, call, run the tools the model asks for and call
  * again with their results, until the model answers or `maxToolRounds` is spent. Provider
  * failures become a failed execution (kind as the error code), never a throw: the caller stores it.
  */
@@ -105,10 +109,7 @@ export async function executePrompt(
 ): Promise<PromptExecution> {
   const started = performance.now();
   const { entry } = options.model;
-  const messages: ChatMessage[] = [{ role: "system", content: renderTemplate(prompt.systemPrompt, variables) }];
-  if (prompt.developerPrompt)
-    messages.push({ role: "developer", content: renderTemplate(prompt.developerPrompt, variables) });
-  if (options.extraMessages) messages.push(...options.extraMessages);
+  const messages = renderMessages(prompt, variables, options.extraMessages);
   const definitions: ToolDefinition[] = prompt.tools.map((t) => ({
     name: t.toolKey,
     description: t.description || undefined,
@@ -162,27 +163,9 @@ export async function executePrompt(
     }
     messages.push({ role: "assistant", content: answer.text, toolCalls: answer.toolCalls });
     for (const call of answer.toolCalls) {
-      const tool = byKey.get(call.name);
-      const executed = tool
-        ? await options.tools.execute(tool, call.input, { signal: options.signal })
-        : {
-            output: null,
-            latencyMs: 0,
-            error: { code: "unknown_tool", message: `no tool "${call.name}" is attached` },
-          };
-      toolCalls.push({
-        toolKey: call.name,
-        toolVersionId: tool?.toolVersionId ?? "",
-        input: call.input,
-        output: executed.error ? null : executed.output,
-        latencyMs: Math.round(executed.latencyMs),
-        ...(executed.error ? { error: { code: executed.error.code, message: executed.error.message } } : {}),
-      });
-      messages.push({
-        role: "tool",
-        toolCallId: call.id,
-        content: executed.error ? JSON.stringify({ error: executed.error }) : JSON.stringify(executed.output),
-      });
+      const { record, message } = await callTool(byKey, call, options);
+      toolCalls.push(record);
+      messages.push(message);
     }
   }
 }

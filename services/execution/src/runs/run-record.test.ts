@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { runToProto } from "../rpc/run-proto.js";
 import type { PromptExecution } from "./prompt-execution.js";
-import { runDocOf, runToProto } from "./runner.js";
+import { runDocOf } from "./run-record.js";
 
 /** api.md "Runs": the record of a run, summed over its steps. */
 

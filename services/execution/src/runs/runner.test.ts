@@ -29,11 +29,13 @@ import {
   type ProviderErrorKind,
 } from "../providers/provider.js";
 import { createProviderRegistry, type ProvidersConfig } from "../providers/provider-registry.js";
+import { runToProto } from "../rpc/run-proto.js";
 import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
+import type { CallContext } from "./call-context.js";
 import { promptRunFixture } from "./prompt-run-fixture.js";
-import { type CallContext, createRunner, runToProto } from "./runner.js";
+import { createRunner } from "./runner.js";
 
 /**
  * The run use cases (api.md "Prompts" run rules, "Skills", "Runs", "Events") against a fake catalog,

@@ -1,0 +1,74 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { RunSchema } from "@kiln/proto/execution";
+import type { RunDoc } from "../store/run-store.js";
+
+/** The proto of a stored (or previewed) run. */
+export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeof RunSchema> {
+  const steps = JSON.parse(run.stepsJson) as Array<Record<string, unknown>>;
+  const callOf = (c: {
+    toolKey: string;
+    toolVersionId: string;
+    input: unknown;
+    output: unknown;
+    latencyMs: number;
+    error?: { code: string; message: string };
+  }) => ({
+    toolKey: c.toolKey,
+    toolVersionId: c.toolVersionId,
+    inputJson: JSON.stringify(c.input ?? null),
+    outputJson: c.error ? undefined : JSON.stringify(c.output ?? null),
+    latencyMs: BigInt(c.latencyMs),
+    error: c.error,
+  });
+  return {
+    id: run._id,
+    kind: run.kind,
+    organizationId: run.organizationId,
+    status: run.status,
+    inputJson: run.inputJson,
+    outputJson: run.outputJson ?? undefined,
+    provider: run.provider ?? undefined,
+    model: run.model ?? undefined,
+    usage: { inputTokens: BigInt(run.usage.inputTokens), outputTokens: BigInt(run.usage.outputTokens) },
+    estimatedCostUsd: run.estimatedCostUsd ?? undefined,
+    latencyMs: BigInt(run.latencyMs),
+    toolCallCount: BigInt(run.toolCallCount),
+    toolCallCounts: Object.fromEntries(run.toolCallCounts.map((c) => [c.toolKey, BigInt(c.count)])),
+    toolCalls: (JSON.parse(run.toolCallsJson) as Parameters<typeof callOf>[0][]).map(callOf),
+    error: run.error ?? undefined,
+    createdAt: timestampFromDate(run.createdAt),
+    // A running (asynchronous agent) run has not completed.
+    completedAt: run.status === "running" ? undefined : timestampFromDate(run.completedAt),
+    promptId: run.promptId,
+    promptVersionId: run.promptVersionId,
+    skillId: run.skillId,
+    skillVersionId: run.skillVersionId,
+    preview,
+    agentId: run.agentId ?? "",
+    agentVersionId: run.agentVersionId ?? "",
+    parentRunId: run.parentRunId ?? "",
+    rerunFromStepId: run.rerunFromStepId ?? "",
+    steps: steps.map((s) => {
+      const usage = s.usage as { inputTokens: number; outputTokens: number };
+      return {
+        stepId: String(s.stepId),
+        type: String(s.type),
+        status: String(s.status),
+        inputJson: JSON.stringify(s.input ?? {}),
+        outputJson: s.output ? JSON.stringify(s.output) : undefined,
+        provider: (s.provider as string | null) ?? undefined,
+        model: (s.model as string | null) ?? undefined,
+        usage: { inputTokens: BigInt(usage.inputTokens), outputTokens: BigInt(usage.outputTokens) },
+        estimatedCostUsd: (s.estimatedCostUsd as number | null) ?? undefined,
+        latencyMs: BigInt(Number(s.latencyMs)),
+        toolCalls: (s.toolCalls as Parameters<typeof callOf>[0][]).map(callOf),
+        error: (s.error as { code: string; message: string } | null) ?? undefined,
+        reused: s.reused === true,
+        runId: String(s.runId ?? ""),
+        promptId: String(s.promptId ?? ""),
+        promptVersionId: String(s.promptVersionId ?? ""),
+      };
+    }),
+  };
+}

@@ -1,0 +1,95 @@
+/** The agent run record, built from the workflow's step results, and its steps read back. */
+import type { RunDoc } from "../store/run-store.js";
+import type { AgentStepRecord, WorkflowResult } from "./workflow-engine.js";
+
+/** No tokens: a step that called no model, or one reused from an earlier run. */
+export const ZERO_USAGE = { inputTokens: 0, outputTokens: 0 };
+
+/** A stored step record as JSON (runToProto and the gateway read these field names). */
+function stepJsonOf(r: AgentStepRecord) {
+  return {
+    stepId: r.stepId,
+    type: r.type,
+    status: r.status,
+    input: r.input,
+    output: r.output,
+    ...(r.runId ? { runId: r.runId } : {}),
+    ...(r.promptId ? { promptId: r.promptId, promptVersionId: r.promptVersionId } : {}),
+    provider: r.provider,
+    model: r.model,
+    usage: r.usage,
+    estimatedCostUsd: r.estimatedCostUsd,
+    latencyMs: r.latencyMs,
+    toolCalls: r.toolCalls,
+    error: r.error ?? null,
+    reused: r.reused,
+  };
+}
+
+export function stepRecordsOf(run: RunDoc): AgentStepRecord[] {
+  return (JSON.parse(run.stepsJson) as (AgentStepRecord & { error: AgentStepRecord["error"] | null })[]).map((s) => {
+    const { error, ...rest } = s;
+    return { ...rest, ...(error ? { error } : {}) };
+  });
+}
+
+interface AgentRunDocInput {
+  id: string;
+  organizationId: string;
+  inputs: Record<string, unknown>;
+  agentId: string;
+  agentVersionId: string;
+  createdAt: Date;
+  completedAt: Date;
+  result: WorkflowResult;
+  parentRunId?: string;
+  rerunFromStepId?: string;
+}
+
+/**
+ * The agent run record (api.md "Runs"): usage, cost and tool calls summed over the steps (a tool
+ * step is one call; reused steps cost nothing); provider and model only when every step agrees.
+ */
+export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
+  const steps = r.result.steps;
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  let cost: number | null = 0;
+  for (const s of steps) {
+    usage.inputTokens += s.usage.inputTokens;
+    usage.outputTokens += s.usage.outputTokens;
+    cost = cost === null || s.estimatedCostUsd === null ? null : cost + s.estimatedCostUsd;
+  }
+  const toolCalls = steps.flatMap((s) => s.toolCalls);
+  const counts = new Map<string, number>();
+  for (const c of toolCalls) counts.set(c.toolKey, (counts.get(c.toolKey) ?? 0) + 1);
+  const agree = (key: "provider" | "model") =>
+    steps.length > 0 && steps.every((s) => s[key] === steps[0]?.[key]) ? (steps[0]?.[key] ?? null) : null;
+  const succeeded = r.result.error === null && r.result.output !== null;
+  return {
+    _id: r.id,
+    kind: "agent",
+    organizationId: r.organizationId,
+    status: succeeded ? "succeeded" : "failed",
+    inputJson: JSON.stringify({ inputs: r.inputs }),
+    outputJson: succeeded ? JSON.stringify(r.result.output) : null,
+    provider: agree("provider"),
+    model: agree("model"),
+    usage,
+    estimatedCostUsd: cost,
+    latencyMs: Math.max(0, r.completedAt.getTime() - r.createdAt.getTime()),
+    toolCallCount: toolCalls.length,
+    toolCallCounts: [...counts].map(([toolKey, count]) => ({ toolKey, count })),
+    toolCallsJson: JSON.stringify(toolCalls),
+    stepsJson: JSON.stringify(steps.map(stepJsonOf)),
+    error: succeeded ? null : (r.result.error ?? { code: "no_output", message: "the run produced no output" }),
+    promptId: "",
+    promptVersionId: "",
+    skillId: "",
+    skillVersionId: "",
+    agentId: r.agentId,
+    agentVersionId: r.agentVersionId,
+    ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId ?? "" } : {}),
+    createdAt: r.createdAt,
+    completedAt: r.completedAt,
+  };
+}

@@ -1,0 +1,22 @@
+import { createContextValues } from "@connectrpc/connect";
+import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
+import { kGenerationRead } from "./resolve-cache.js";
+
+/** What the run use cases need of an RPC call. */
+export interface CallContext {
+  principal: Principal;
+  requestId?: string;
+  signal?: AbortSignal;
+  /** The catalog's change counter, read since the call arrived (resolve-cache.ts). */
+  generationRead?: Promise<number>;
+}
+
+/** The options of a catalog call made for the caller: its principal, request id and counter read. */
+export function catalogCallOptions(ctx: CallContext) {
+  return {
+    contextValues: createContextValues()
+      .set(kPrincipal, ctx.principal)
+      .set(kRequestId, ctx.requestId)
+      .set(kGenerationRead, ctx.generationRead),
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Stage one of prompt and skill runs, resolve: the caller authorized, its JSON parsed, the version
+ * resolved by the catalog, and what is about to run checked (variables, input, every step's model)
+ * before any model is called.
+ */
+import type { Client } from "@connectrpc/connect";
+import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { failedPrecondition, invalidArgument } from "@kiln/kit/errors";
+import { remote } from "@kiln/kit/rpc/errors";
+import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
+import type { ChatMessage } from "../providers/provider.js";
+import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
+import type { InputValidator } from "../tools/input-validator.js";
+import { type CallContext, catalogCallOptions } from "./call-context.js";
+import { parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
+import { type RunnablePrompt, resolveModelFor, runnableOf, type SkillStep, skillStepsOf } from "./runnable.js";
+
+export interface ResolveDeps {
+  catalog: Client<typeof CatalogService>;
+  identityAuth: IdentityAuth;
+  models: ProviderRegistry;
+  validator: InputValidator;
+}
+
+export interface PromptRunRequest {
+  organizationId: string;
+  promptId: string;
+  variablesJson: string;
+  versionId: string;
+  label?: string;
+  model: string;
+  messagesJson?: string;
+}
+
+export interface SkillRunRequest {
+  organizationId: string;
+  skillId: string;
+  inputJson: string;
+  versionId: string;
+  label?: string;
+}
+
+const authorizeRun = (deps: ResolveDeps, organizationId: string, ctx: CallContext) =>
+  deps.identityAuth.authorize(ctx.principal, { organizationId, requireAi: true, scope: "runs:write" }, ctx.requestId);
+
+export interface ResolvedPromptRun {
+  prompt: RunnablePrompt;
+  model: ResolvedModel;
+  variables: Record<string, unknown>;
+  extraMessages: ChatMessage[];
+}
+
+/** A prompt run's version, model, variables and messages; 400 when the variables do not match. */
+export async function resolvePromptRun(
+  deps: ResolveDeps,
+  req: PromptRunRequest,
+  ctx: CallContext,
+): Promise<ResolvedPromptRun> {
+  await authorizeRun(deps, req.organizationId, ctx);
+  const variables = parseObject(req.variablesJson, "variables");
+  const extraMessages = parseMessages(req.messagesJson ?? "");
+  const { prompt: resolved } = await remote(
+    deps.catalog.resolvePromptVersion(
+      { organizationId: req.organizationId, promptId: req.promptId, versionId: req.versionId, label: req.label ?? "" },
+      catalogCallOptions(ctx),
+    ),
+  );
+  if (!resolved) throw new Error("catalog returned no prompt");
+  const prompt = runnableOf(resolved);
+  const model = resolveModelFor(deps.models, req.model || prompt.model, "model");
+  const check = deps.validator.check(prompt.variablesSchema, variables);
+  const issues = check.ok ? [] : renamed(check.issues, "variables");
+  if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);
+  return { prompt, model, variables, extraMessages };
+}
+
+export interface ResolvedSkillRun {
+  version: SkillVersion;
+  input: Record<string, unknown>;
+  steps: SkillStep[];
+}
+
+/** A skill run's version (the draft first when `preferDraft`), input and steps; 400/409 before anything runs. */
+export async function resolveSkillRun(
+  deps: ResolveDeps,
+  req: SkillRunRequest,
+  ctx: CallContext,
+  preferDraft: boolean,
+): Promise<ResolvedSkillRun> {
+  await authorizeRun(deps, req.organizationId, ctx);
+  const input = parseObject(req.inputJson, "input");
+  const resolved = await remote(
+    deps.catalog.resolveSkillVersion(
+      {
+        organizationId: req.organizationId,
+        skillId: req.skillId,
+        versionId: req.versionId,
+        preferDraft,
+        label: req.label ?? "",
+      },
+      catalogCallOptions(ctx),
+    ),
+  );
+  const version = resolved.version;
+  if (!version) throw new Error("catalog returned no skill version");
+  // A state conflict (api.md "Conventions"), not a run: an empty draft has nothing to execute.
+  if (resolved.steps.length === 0) {
+    throw failedPrecondition(`skill version ${version.version} has no prompts to run`, [
+      { field: "promptComposition", issue: "is empty" },
+    ]);
+  }
+  const check = deps.validator.check(parseJson(version.inputSchemaJson, { type: "object" }), input);
+  if (!check.ok) throw invalidArgument("the input does not match the skill's input schema", check.issues);
+  // Every step's model must exist before anything runs.
+  const steps = skillStepsOf(
+    deps.models,
+    resolved,
+    (alias) => `steps.${alias}.model`,
+    "catalog returned an incomplete step",
+  );
+  return { version, input, steps };
+}

@@ -1,0 +1,86 @@
+/** The run record of prompt, skill and judge runs, built from their executions. */
+import type { RunDoc } from "../store/run-store.js";
+import type { PromptExecution } from "./prompt-execution.js";
+import type { StepRecord } from "./skill-steps.js";
+
+interface RunDocInput {
+  id: string;
+  kind: RunDoc["kind"];
+  organizationId: string;
+  input: Record<string, unknown>;
+  createdAt: Date;
+  completedAt: Date;
+  promptId?: string;
+  promptVersionId?: string;
+  skillId?: string;
+  skillVersionId?: string;
+  steps: StepRecord[];
+  /** A prompt run: its one execution. */
+  single?: PromptExecution;
+}
+
+/**
+ * The run record (api.md "Runs"): multi-step runs sum usage, cost and tool calls over their steps;
+ * provider and model are set when every step agrees; the cost is null when any part has no price.
+ */
+export function runDocOf(r: RunDocInput): RunDoc {
+  const executions = r.single ? [r.single] : r.steps.map((s) => s.execution);
+  const last = executions.at(-1);
+  const failed = executions.find((e) => e.status === "failed");
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  let cost: number | null = 0;
+  const counts = new Map<string, number>();
+  const toolCalls = executions.flatMap((e) => e.toolCalls);
+  for (const e of executions) {
+    usage.inputTokens += e.usage.inputTokens;
+    usage.outputTokens += e.usage.outputTokens;
+    cost = cost === null || e.estimatedCostUsd === null ? null : cost + e.estimatedCostUsd;
+  }
+  for (const call of toolCalls) counts.set(call.toolKey, (counts.get(call.toolKey) ?? 0) + 1);
+  const agree = <K extends "provider" | "model">(key: K) =>
+    executions.length > 0 && executions.every((e) => e[key] === executions[0]?.[key])
+      ? (executions[0]?.[key] ?? null)
+      : null;
+  const succeeded = !failed && last?.status === "succeeded" && last.output !== null;
+  return {
+    _id: r.id,
+    kind: r.kind,
+    organizationId: r.organizationId,
+    status: succeeded ? "succeeded" : "failed",
+    inputJson: JSON.stringify(r.input),
+    outputJson: succeeded && last?.output ? JSON.stringify(last.output) : null,
+    provider: agree("provider"),
+    model: agree("model"),
+    usage,
+    estimatedCostUsd: cost,
+    latencyMs: Math.max(0, r.completedAt.getTime() - r.createdAt.getTime()),
+    toolCallCount: toolCalls.length,
+    toolCallCounts: [...counts].map(([toolKey, count]) => ({ toolKey, count })),
+    toolCallsJson: JSON.stringify(toolCalls),
+    stepsJson: JSON.stringify(
+      r.steps.map((s) => ({
+        stepId: s.stepId,
+        type: s.type,
+        status: s.status,
+        input: s.input,
+        output: s.output,
+        promptId: s.promptId,
+        promptVersionId: s.promptVersionId,
+        provider: s.execution.provider,
+        model: s.execution.model,
+        usage: s.execution.usage,
+        estimatedCostUsd: s.execution.estimatedCostUsd,
+        latencyMs: s.execution.latencyMs,
+        toolCalls: s.execution.toolCalls,
+        error: s.execution.error ?? null,
+      })),
+    ),
+    error: failed?.error ?? (succeeded ? null : { code: "no_output", message: "the run produced no output" }),
+    promptId: r.promptId ?? "",
+    promptVersionId: r.promptVersionId ?? "",
+    skillId: r.skillId ?? "",
+    skillVersionId: r.skillVersionId ?? "",
+    createdAt: r.createdAt,
+    completedAt: r.completedAt,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Stage one of a run, resolve: what the catalog answered, as something to run (JSON parsed, tools
+ * attached, the model checked to exist before anything runs).
+ */
+import { DomainError } from "@kiln/kit/errors";
+import type { ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
+import type { ResponseFormat } from "../providers/provider.js";
+import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
+import type { ExecutableTool } from "../tools/tool-executor.js";
+import { parseJson } from "./run-input.js";
+
+/** A prompt version ready to run: what the catalog resolved, with its JSON parsed. */
+export interface RunnablePrompt {
+  promptId: string;
+  promptVersionId: string;
+  systemPrompt: string;
+  developerPrompt: string | null;
+  variablesSchema: unknown;
+  responseFormat: ResponseFormat;
+  temperature: number | null;
+  maxOutputTokens: number | null;
+  model: string | null;
+  tools: (ExecutableTool & { description: string })[];
+}
+
+/** One step of a skill's composition, ready to run. */
+export interface SkillStep {
+  alias: string;
+  variables: Record<string, unknown>;
+  prompt: RunnablePrompt;
+}
+
+export function toolOf(t: ResolvedTool, organizationId: string): ExecutableTool & { description: string } {
+  return {
+    toolKey: t.toolKey,
+    toolVersionId: t.toolVersionId,
+    type: t.type,
+    config: parseJson(t.configJson, {}),
+    inputSchema: parseJson(t.inputSchemaJson, { type: "object" }),
+    organizationId,
+    description: t.description,
+  };
+}
+
+function responseFormatOf(text: string): ResponseFormat {
+  const rf = parseJson(text, { type: "text" }) as { type?: string; name?: string; schema?: Record<string, unknown> };
+  return rf.type === "json_schema" && rf.schema
+    ? { type: "json_schema", name: rf.name ?? "response", schema: rf.schema }
+    : { type: "text" };
+}
+
+/** The catalog's resolved prompt version as something to run, with extra (skill-level) tools. */
+export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] = []): RunnablePrompt {
+  const v = resolved.version;
+  if (!v) throw new Error("catalog returned no prompt version");
+  const byKey = new Map<string, ResolvedTool>();
+  for (const t of [...resolved.tools, ...extraTools]) byKey.set(t.toolKey, t);
+  return {
+    promptId: v.promptId,
+    promptVersionId: v.id,
+    systemPrompt: v.systemPrompt,
+    developerPrompt: v.developerPrompt ?? null,
+    variablesSchema: parseJson(v.variablesSchemaJson, { type: "object" }),
+    responseFormat: responseFormatOf(v.responseFormatJson),
+    temperature: v.temperature ?? null,
+    maxOutputTokens: v.maxOutputTokens ?? null,
+    model: v.model ?? null,
+    tools: [...byKey.values()].map((t) => toolOf(t, v.organizationId)),
+  };
+}
+
+/** The names a prompt version declares as its variables. */
+export const declaredVariables = (prompt: RunnablePrompt): string[] =>
+  Object.keys((prompt.variablesSchema as { properties?: Record<string, unknown> }).properties ?? {});
+
+/** The request's model, else the version's, else the deployment's default; 400 naming `field` when unusable. */
+export function resolveModelFor(
+  models: ProviderRegistry,
+  requested: string | null | undefined,
+  field: string,
+): ResolvedModel {
+  try {
+    return models.resolve(requested ?? undefined);
+  } catch (e) {
+    if (e instanceof DomainError && field !== "model") {
+      throw new DomainError(
+        e.kind,
+        e.message,
+        e.details.map((d) => ({ ...d, field })),
+      );
+    }
+    throw e;
+  }
+}
+
+/**
+ * A skill version's composition as steps to run, every step's model checked first; `field` names
+ * where a missing model is reported (`steps.<alias>.model`, or the agent step's id).
+ */
+export function skillStepsOf(
+  models: ProviderRegistry,
+  resolved: {
+    steps: { prompt?: ResolvedPrompt; step?: { alias: string; variablesJson: string } }[];
+    tools: ResolvedTool[];
+  },
+  fieldOf: (alias: string) => string,
+  incomplete: string,
+): SkillStep[] {
+  return resolved.steps.map((s) => {
+    if (!s.prompt || !s.step) throw new Error(incomplete);
+    const prompt = runnableOf(s.prompt, resolved.tools);
+    resolveModelFor(models, prompt.model, fieldOf(s.step.alias));
+    return { alias: s.step.alias, variables: parseJson(s.step.variablesJson, {}) as Record<string, unknown>, prompt };
+  });
+}

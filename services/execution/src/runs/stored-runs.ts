@@ -1,0 +1,84 @@
+/**
+ * A prompt run and a skill run from resolved versions to the stored record: execute, build the
+ * record, store and publish. Prompt and skill runs use them, and so do an agent's prompt and
+ * skill steps (each stores a child run).
+ */
+import { newId } from "@kiln/kit/ids";
+import type { ChatMessage } from "../providers/provider.js";
+import type { ResolvedModel } from "../providers/provider-registry.js";
+import type { RunDoc } from "../store/run-store.js";
+import { executePrompt } from "./prompt-execution.js";
+import { runDocOf } from "./run-record.js";
+import type { RunnablePrompt, SkillStep } from "./runnable.js";
+import { type ExecutionDeps, executeSkillSteps } from "./skill-steps.js";
+import { type RunStoreDeps, storeRun } from "./store-run.js";
+
+export interface StoredRunDeps extends ExecutionDeps, RunStoreDeps {
+  now: () => Date;
+}
+
+export interface PromptRunInput {
+  organizationId: string;
+  prompt: RunnablePrompt;
+  model: ResolvedModel;
+  variables: Record<string, unknown>;
+  /** The caller's messages after the version's own; none for agent steps. */
+  extraMessages?: ChatMessage[];
+  signal?: AbortSignal;
+}
+
+/** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
+export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
+  const createdAt = deps.now();
+  const id = newId("run");
+  const extraMessages = r.extraMessages ?? [];
+  return storeRun(deps, id, async () =>
+    runDocOf({
+      id,
+      kind: "prompt",
+      organizationId: r.organizationId,
+      input:
+        extraMessages.length > 0 ? { variables: r.variables, messages: extraMessages } : { variables: r.variables },
+      createdAt,
+      promptId: r.prompt.promptId,
+      promptVersionId: r.prompt.promptVersionId,
+      steps: [],
+      single: await executePrompt(r.prompt, r.variables, {
+        model: r.model,
+        tools: deps.tools,
+        maxToolRounds: deps.maxToolRounds,
+        signal: r.signal,
+        ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
+      }),
+      completedAt: deps.now(),
+    }),
+  );
+}
+
+export interface SkillRunInput {
+  organizationId: string;
+  skillId: string;
+  skillVersionId: string;
+  steps: SkillStep[];
+  input: Record<string, unknown>;
+  signal?: AbortSignal;
+}
+
+/** Runs a skill version's steps and stores the run. */
+export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<RunDoc> {
+  const createdAt = deps.now();
+  const id = newId("srun");
+  return storeRun(deps, id, async () =>
+    runDocOf({
+      id,
+      kind: "skill",
+      organizationId: r.organizationId,
+      input: { input: r.input },
+      createdAt,
+      skillId: r.skillId,
+      skillVersionId: r.skillVersionId,
+      steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
+      completedAt: deps.now(),
+    }),
+  );
+}
