@@ -25,6 +25,7 @@ const outfile = outAt > 0 ? process.argv[outAt + 1] : "launcher/dist/kiln.mjs";
 const bundleSources = [
   "launcher/src",
   "services",
+  "libs",
   "gateway/src",
   "proto",
   "package.json",

@@ -17,7 +17,7 @@ import { createSecretBox } from "@kiln/kit/secret-box";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
-import type { WebhookOptions } from "@kiln/webhooks";
+import type { WebhookOptions } from "@kiln/webhooks-lib";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
 export interface EmbeddedOptions {

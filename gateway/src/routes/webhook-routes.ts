@@ -1,6 +1,6 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Delivery, Webhook } from "@kiln/proto/webhooks";
-import { WEBHOOK_EVENTS } from "@kiln/webhooks/events";
+import { WEBHOOK_EVENTS } from "@kiln/webhooks-lib/events";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import {

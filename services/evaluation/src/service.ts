@@ -6,7 +6,7 @@ import type { Logger } from "@kiln/kit/logger";
 import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
-import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks";
+import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks-lib";
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
@@ -46,7 +46,7 @@ export interface EvaluationServiceDeps {
   execution: ExecutionClient;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
-  /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks. */
+  /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
   webhooks?: WebhookOptions;
   /** Run a webhook dispatcher beside the workers (WEBHOOK_DISPATCHER); default true. */
   webhookDispatcher?: boolean;

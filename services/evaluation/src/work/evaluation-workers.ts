@@ -14,7 +14,7 @@ import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
-import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks";
+import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks-lib";
 import { LRUCache } from "lru-cache";
 import { EVALUATION_SERVICE } from "../access.js";
 import {

@@ -1,7 +1,8 @@
 /**
- * Webhooks (docs/webhooks.md): endpoints, their deliveries, and the dispatchers. The evaluation
- * process hosts the RPC service beside its own (asynchronous work lives there), and every process
- * that runs evaluation workers runs a dispatcher: scale the workers to scale delivery.
+ * Webhooks (docs/webhooks.md), a library with no process of its own: endpoints, their deliveries,
+ * and the dispatchers. The evaluation process hosts the RPC service beside its own (asynchronous
+ * work lives there), and every process that runs evaluation workers runs a dispatcher: scale the
+ * workers to scale delivery.
  */
 
 import type { ConnectRouter } from "@connectrpc/connect";
