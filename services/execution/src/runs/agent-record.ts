@@ -1,5 +1,6 @@
 /** The agent run record, built from the workflow's step results, and its steps read back. */
 import type { RunDoc } from "../store/run-store.js";
+import { runTotalsOf } from "./run-totals.js";
 import type { AgentStepRecord, WorkflowResult } from "./workflow-engine.js";
 
 /** No tokens: a step that called no model, or one reused from an earlier run. */
@@ -52,18 +53,6 @@ interface AgentRunDocInput {
  */
 export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
   const steps = r.result.steps;
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  let cost: number | null = 0;
-  for (const s of steps) {
-    usage.inputTokens += s.usage.inputTokens;
-    usage.outputTokens += s.usage.outputTokens;
-    cost = cost === null || s.estimatedCostUsd === null ? null : cost + s.estimatedCostUsd;
-  }
-  const toolCalls = steps.flatMap((s) => s.toolCalls);
-  const counts = new Map<string, number>();
-  for (const c of toolCalls) counts.set(c.toolKey, (counts.get(c.toolKey) ?? 0) + 1);
-  const agree = (key: "provider" | "model") =>
-    steps.length > 0 && steps.every((s) => s[key] === steps[0]?.[key]) ? (steps[0]?.[key] ?? null) : null;
   const succeeded = r.result.error === null && r.result.output !== null;
   return {
     _id: r.id,
@@ -72,14 +61,7 @@ export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
     status: succeeded ? "succeeded" : "failed",
     inputJson: JSON.stringify({ inputs: r.inputs }),
     outputJson: succeeded ? JSON.stringify(r.result.output) : null,
-    provider: agree("provider"),
-    model: agree("model"),
-    usage,
-    estimatedCostUsd: cost,
-    latencyMs: Math.max(0, r.completedAt.getTime() - r.createdAt.getTime()),
-    toolCallCount: toolCalls.length,
-    toolCallCounts: [...counts].map(([toolKey, count]) => ({ toolKey, count })),
-    toolCallsJson: JSON.stringify(toolCalls),
+    ...runTotalsOf(steps, r.createdAt, r.completedAt),
     stepsJson: JSON.stringify(steps.map(stepJsonOf)),
     error: succeeded ? null : (r.result.error ?? { code: "no_output", message: "the run produced no output" }),
     promptId: "",

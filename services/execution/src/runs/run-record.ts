@@ -1,6 +1,7 @@
 /** The run record of prompt, skill and judge runs, built from their executions. */
 import type { RunDoc } from "../store/run-store.js";
 import type { PromptExecution } from "./prompt-execution.js";
+import { runTotalsOf } from "./run-totals.js";
 import type { StepRecord } from "./skill-steps.js";
 
 interface RunDocInput {
@@ -27,20 +28,6 @@ export function runDocOf(r: RunDocInput): RunDoc {
   const executions = r.single ? [r.single] : r.steps.map((s) => s.execution);
   const last = executions.at(-1);
   const failed = executions.find((e) => e.status === "failed");
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  let cost: number | null = 0;
-  const counts = new Map<string, number>();
-  const toolCalls = executions.flatMap((e) => e.toolCalls);
-  for (const e of executions) {
-    usage.inputTokens += e.usage.inputTokens;
-    usage.outputTokens += e.usage.outputTokens;
-    cost = cost === null || e.estimatedCostUsd === null ? null : cost + e.estimatedCostUsd;
-  }
-  for (const call of toolCalls) counts.set(call.toolKey, (counts.get(call.toolKey) ?? 0) + 1);
-  const agree = <K extends "provider" | "model">(key: K) =>
-    executions.length > 0 && executions.every((e) => e[key] === executions[0]?.[key])
-      ? (executions[0]?.[key] ?? null)
-      : null;
   const succeeded = !failed && last?.status === "succeeded" && last.output !== null;
   return {
     _id: r.id,
@@ -49,14 +36,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
     status: succeeded ? "succeeded" : "failed",
     inputJson: JSON.stringify(r.input),
     outputJson: succeeded && last?.output ? JSON.stringify(last.output) : null,
-    provider: agree("provider"),
-    model: agree("model"),
-    usage,
-    estimatedCostUsd: cost,
-    latencyMs: Math.max(0, r.completedAt.getTime() - r.createdAt.getTime()),
-    toolCallCount: toolCalls.length,
-    toolCallCounts: [...counts].map(([toolKey, count]) => ({ toolKey, count })),
-    toolCallsJson: JSON.stringify(toolCalls),
+    ...runTotalsOf(executions, r.createdAt, r.completedAt),
     stepsJson: JSON.stringify(
       r.steps.map((s) => ({
         stepId: s.stepId,
