@@ -11,8 +11,10 @@ import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { createSecretBox, newSecretKey } from "@kiln/kit/secret-box";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDispatcher, createSubscriberCache, DEFAULT_RETRY, type RetryPolicy } from "./dispatcher.js";
+import { createDispatcher } from "./dispatcher.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry-policy.js";
 import { ensureWebhookIndexes, type WebhookDoc, webhookCollections } from "./store.js";
+import { createSubscriberCache } from "./subscriber-cache.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 const servers: Server[] = [];

@@ -15,14 +15,15 @@
  *    (the receiver de-duplicates by `webhook-id`).
  */
 import type { Bus, BusMessage, StreamSpec, Subscription } from "@kiln/kit/bus";
-import { type CallCache, createCallCache } from "@kiln/kit/call-cache";
 import { newId } from "@kiln/kit/ids";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { attemptDelivery, type DeliveryOptions } from "./delivery.js";
 import { SOURCES, type WebhookEvent, webhookEventOf } from "./events.js";
+import { backoffMs, type RetryPolicy } from "./retry-policy.js";
 import type { AttemptDoc, DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
+import { createSubscriberCache, type SubscriberCache } from "./subscriber-cache.js";
 
 export const WEBHOOKS_STREAM: StreamSpec = {
   name: "WEBHOOKS",
@@ -33,30 +34,6 @@ export const WEBHOOKS_STREAM: StreamSpec = {
 
 const DELIVER = { stream: "WEBHOOKS", durable: "webhook-dispatchers" };
 const EPOCH = new Date(0);
-
-export interface RetryPolicy {
-  /** First retry after about this long; doubles per attempt (default 5 s). */
-  baseDelayMs: number;
-  /** The longest wait between two attempts (default 1 h). */
-  maxDelayMs: number;
-  /** Attempts stop this long after the first (default 24 h). */
-  windowMs: number;
-  /** An endpoint failing every delivery this long is disabled (default 3 days). */
-  disableAfterMs: number;
-}
-
-export const DEFAULT_RETRY: RetryPolicy = {
-  baseDelayMs: 5_000,
-  maxDelayMs: 3_600_000,
-  windowMs: 24 * 3_600_000,
-  disableAfterMs: 3 * 24 * 3_600_000,
-};
-
-/** The wait before attempt `n + 1` after `n` failed ones: exponential, with jitter (half to whole). */
-export function backoffMs(failedAttempts: number, policy: RetryPolicy, random = Math.random): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, failedAttempts - 1));
-  return Math.round(exponential * (0.5 + random() / 2));
-}
 
 export interface DispatcherDeps {
   collections: WebhookCollections;
@@ -82,21 +59,6 @@ export interface Dispatcher {
   /** An organization's webhooks changed in this process: its next event reads them afresh. */
   forget(organizationId: string): void;
 }
-
-/**
- * How long a dispatcher reuses an organization's webhooks for fan-out. Every run is an event, and
- * reading the webhooks per event was the whole per-run cost of the evaluation process (on FerretDB
- * a scan of every webhook, pushed down only by `_id`). A change made through this process applies
- * at once; one made through another replica within this time. Deliveries read their webhook again
- * before each attempt, so a disabled or deleted webhook is never called.
- */
-export const SUBSCRIBERS_TTL_MS = 1_000;
-
-/** Organization id → its webhooks, shared by the dispatchers of one process. */
-export type SubscriberCache = CallCache<WebhookDoc[]>;
-
-export const createSubscriberCache = (): SubscriberCache =>
-  createCallCache<WebhookDoc[]>({ max: 10_000, ttl: SUBSCRIBERS_TTL_MS });
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const c = deps.collections;

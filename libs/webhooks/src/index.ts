@@ -14,22 +14,18 @@ import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { createSecretBox, newSecretKey, type SecretBox } from "@kiln/kit/secret-box";
 import type { Store } from "@kiln/kit/store";
 import { startSweeper } from "@kiln/kit/sweeper";
-import {
-  createDispatcher,
-  createSubscriberCache,
-  DEFAULT_RETRY,
-  type Dispatcher,
-  type RetryPolicy,
-  type SubscriberCache,
-} from "./dispatcher.js";
+import { createDispatcher, type Dispatcher } from "./dispatcher.js";
 import { DEFAULT_DELIVERY_RETENTION_MS, resealSecrets, sweepDeliveries } from "./retention.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry-policy.js";
 import { registerWebhookRpc } from "./rpc.js";
 import { ensureWebhookIndexes, webhookCollections } from "./store.js";
+import { createSubscriberCache, type SubscriberCache } from "./subscriber-cache.js";
 import { createWebhooks } from "./webhooks.js";
 
-export { backoffMs, DEFAULT_RETRY, type Dispatcher, type RetryPolicy, WEBHOOKS_STREAM } from "./dispatcher.js";
+export { type Dispatcher, WEBHOOKS_STREAM } from "./dispatcher.js";
 export { WEBHOOK_EVENTS } from "./events.js";
 export { DEFAULT_DELIVERY_RETENTION_MS, resealSecrets, sweepDeliveries } from "./retention.js";
+export { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry-policy.js";
 
 /** What a create answers once: an Idempotency-Key replay answers the webhook without it. */
 export const WEBHOOK_SECRET_FIELDS = { "/kiln.webhooks.v1.WebhookService/CreateWebhook": ["secret"] } as const;

@@ -1,7 +1,7 @@
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { describe, expect, it } from "vitest";
-import { backoffMs, DEFAULT_RETRY } from "./dispatcher.js";
 import { webhookEventOf } from "./events.js";
+import { backoffMs, DEFAULT_RETRY } from "./retry-policy.js";
 import { newSecret, sign, signatureHeader, verify } from "./signing.js";
 import { urlIssues } from "./webhooks.js";
 

@@ -8,6 +8,15 @@
  * branches that are not mutually exclusive.
  */
 import type { JsonSchema } from "./provider.js";
+import {
+  additionalSchema,
+  asArray,
+  chooseBranch,
+  findAnchor,
+  isObject,
+  mentionsRef,
+  type Schema,
+} from "./schema-walk.js";
 
 export interface SchemaInstanceOptions {
   /** What string fields hold (cut or padded to the schema's length limits). */
@@ -16,7 +25,6 @@ export interface SchemaInstanceOptions {
   topLevelValues?: Record<string, unknown>;
 }
 
-type Schema = JsonSchema | boolean;
 type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "array" | "object";
 
 const MAX_DEPTH = 64;
@@ -280,52 +288,4 @@ function mergeSchemas(a: JsonSchema, b: JsonSchema): JsonSchema {
     if (typeof a[key] === "number" && typeof b[key] === "number") out[key] = Math.min(a[key], b[key]);
   }
   return out;
-}
-
-/**
- * The first branch, passing over a bare `{ "type": "null" }` so nullable fields get a real value,
- * and over branches that lead back into a schema being expanded (so recursion can end).
- */
-function chooseBranch(branches: unknown[], refs: string[]): unknown {
-  const finite = branches.filter((b) => !mentionsRef(b, refs));
-  const candidates = finite.length > 0 ? finite : branches;
-  return candidates.find((b) => !(isObject(b) && b.type === "null" && Object.keys(b).length === 1)) ?? candidates[0];
-}
-
-function additionalSchema(schema: JsonSchema): Schema | undefined {
-  const extra = schema.additionalProperties;
-  return typeof extra === "boolean" || isObject(extra) ? (extra as Schema) : undefined;
-}
-
-/** Whether a schema (without following refs) names one of the refs being expanded. */
-function mentionsRef(schema: unknown, refs: string[]): boolean {
-  if (Array.isArray(schema)) return schema.some((s) => mentionsRef(s, refs));
-  if (!isObject(schema)) return false;
-  if (typeof schema.$ref === "string" && refs.includes(schema.$ref)) return true;
-  return Object.entries(schema).some(([key, value]) => key !== "const" && key !== "enum" && mentionsRef(value, refs));
-}
-
-function findAnchor(node: unknown, anchor: string): Schema | undefined {
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = findAnchor(item, anchor);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (!isObject(node)) return undefined;
-  if (node.$anchor === anchor) return node;
-  for (const value of Object.values(node)) {
-    const found = findAnchor(value, anchor);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
