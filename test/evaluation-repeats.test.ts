@@ -7,9 +7,9 @@
  */
 
 import { loadProvidersConfig } from "@kiln/execution/config";
-import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";

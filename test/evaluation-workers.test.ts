@@ -9,7 +9,7 @@
  * here): those items' runs are stored as failed and the workers run them again after the wait.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
+import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Distributed, type Replica, startDistributed } from "./support/distributed.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";

@@ -2,9 +2,10 @@
  * The OpenAI-compatible endpoint (docs/openai-compatible.md) called with the real `openai` npm SDK:
  * a Kiln API key as the SDK's apiKey, Kiln prompts and skills as models, local/echo as the model.
  */
-import { createTestClient } from "@kiln/gateway/test-client";
+
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { createTestClient } from "@kiln/testing/test-client";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";

@@ -13,11 +13,11 @@
  *   sooner than the ack wait would bring them back.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import type { Bus } from "@kiln/kit/bus";
 import { createNatsBus } from "@kiln/kit/bus/nats";
 import type { Store } from "@kiln/kit/store";
 import { createMongoStore } from "@kiln/kit/store/mongo";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Distributed, startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";

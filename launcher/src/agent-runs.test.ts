@@ -1,5 +1,5 @@
-import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentFixture, createPublishedAgent } from "../../test/support/agent-fixture.js";
 import { buildEmbedded } from "./embedded.js";

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createLogger } from "@kiln/kit/logger";
 import {
   createTestClient,
   type ErrorBody,
@@ -13,8 +14,7 @@ import {
   type Tool,
   type ToolVersion,
   type VersionDiff,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
+} from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEmbedded } from "./embedded.js";
 

@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createLogger } from "@kiln/kit/logger";
 import {
   type ApiKey,
   type CreatedApiKey,
@@ -17,8 +18,7 @@ import {
   type TestClient,
   type TestResponse,
   type TokenResult,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
+} from "@kiln/testing/test-client";
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEmbedded } from "./embedded.js";

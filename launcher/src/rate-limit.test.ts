@@ -1,5 +1,5 @@
-import { createTestClient, type ErrorBody } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { createTestClient, type ErrorBody } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEmbedded } from "./embedded.js";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { loadProvidersConfig } from "@kiln/execution/config";
-import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "../../test/support/openai-stub.js";
 import { buildEmbedded } from "./embedded.js";

@@ -1,9 +1,9 @@
 /**
- * The behaviour every `Store` backend must share (style.md "Tests"): run by memory-store.test.ts
+ * The behaviour every `Store` backend must share: run by memory-store.test.ts
  * against mingo and by mongo-store.int.test.ts against FerretDB. Each test uses its own collection.
  * Order among equal sort keys is unspecified on the servers, so sorts here always end on `_id`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import {
   type Collection,
   createGroupInserter,
@@ -15,7 +15,8 @@ import {
   isDuplicateKeyError,
   type Store,
   type Update,
-} from "./store.js";
+} from "@kiln/kit/store";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 interface Item extends Doc {
   name?: string | null;

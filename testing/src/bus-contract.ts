@@ -3,8 +3,9 @@
  * nats-server (integration). Timing tests use ackWait of a few hundred ms; each test makes its own
  * streams, named uniquely, and `cleanup` removes them with the bus.
  */
+
+import type { Bus, BusMessage, Retention, StreamSpec } from "@kiln/kit/bus";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Bus, BusMessage, Retention, StreamSpec } from "./bus.js";
 
 export type MakeBus = () => Promise<{ bus: Bus; cleanup: () => Promise<void> }>;
 
