@@ -5,13 +5,13 @@
 
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-import { startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
 type Loose = any;
