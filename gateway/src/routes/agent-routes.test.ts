@@ -4,7 +4,7 @@ import { createTestClient, type ErrorBody, type TestClient, type TestResponse } 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * Agent authoring (api.md "Agents", "Version diffs"; spec §9 rule 3: create version, save
+ * Agent authoring (api.md "Agents", "Version diffs": create version, save
  * workflow, validate, publish, diff, rollback) through the embedded platform: every route's happy
  * path, refused input, other organizations and scopes.
  */

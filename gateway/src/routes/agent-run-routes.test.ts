@@ -5,7 +5,7 @@ import { createTestClient, type ErrorBody, type TestClient, type TestResponse } 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * The agent runtime routes (api.md "Agents"; spec §9: stable, compare beta) through the embedded
+ * The agent runtime routes (api.md "Agent runs", "Stability": stable, compare beta) through the embedded
  * platform: the stable response shapes pinned field by field, refused input, other organizations
  * and scopes on every route.
  */

@@ -227,7 +227,7 @@ describe("prompts", () => {
               send({ organizationId: org, name: "x", defaultModel: "gpt4" }),
               "400 defaultModel",
             ],
-            // Required on this body even for an API key (spec §4 fixes it).
+            // Required on this body even for an API key (api.md "Organization scoping").
             ["a key without organizationId", send({ name: "x" }, ownerKey), "400 organizationId"],
             [
               "a body that is not JSON",
