@@ -12,6 +12,7 @@ import type {
 import Papa from "papaparse";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
+import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { DiffTable, Empty, ErrorBox, Field, Link, Loading, TableWrap, ToolPicker } from "./ui.js";
 
@@ -28,60 +29,17 @@ function parseObject(text: string, what: string): Record<string, unknown> {
 }
 
 /** Skills of the organization: list, create, open. */
-export function SkillList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const [skills, setSkills] = useState<Skill[] | null>(null);
-  const [name, setName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    kiln.skills
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => setSkills(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const skill = await kiln.skills.create({ organizationId: session.organizationId, name });
-      navigate(`/skills/${skill.id}`);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  return (
-    <main>
-      <h1>Skills</h1>
-      <div className="columns">
-        <section className="card" aria-labelledby="new-skill">
-          <h2 id="new-skill">New skill</h2>
-          <form onSubmit={create} noValidate>
-            <Field label="Skill name" value={name} onChange={setName} issue={error?.fields.name} required />
-            <ErrorBox error={error && !error.fields.name ? error : null} />
-            <button type="submit">Create skill</button>
-          </form>
-        </section>
-        <section aria-labelledby="all-skills">
-          <h2 id="all-skills">All skills</h2>
-          {skills === null ? (
-            <Loading what="skills" />
-          ) : skills.length === 0 ? (
-            <Empty>No skill yet: compose one from published prompts.</Empty>
-          ) : (
-            <ul>
-              {skills.map((s) => (
-                <li key={s.id}>
-                  <Link to={`/skills/${s.id}`} navigate={navigate}>
-                    {s.name}
-                  </Link>{" "}
-                  {s.publishedVersionId ? "published" : "draft"}
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      </div>
-    </main>
-  );
+export const skillList: FamilyList<Skill> = {
+  client: (kiln) => kiln.skills,
+  noun: "skill",
+  plural: "skills",
+  path: "/skills",
+  nameLabel: "Skill name",
+  emptyText: "No skill yet: compose one from published prompts.",
+};
+
+export function SkillList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  return <ResourceList family={skillList} {...props} />;
 }
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
