@@ -4,7 +4,7 @@ import { errorOf, type Session, type ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Link, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
+import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {
