@@ -1,7 +1,7 @@
 import type { Agent, AgentRun, Kiln } from "@kiln/sdk";
 import { useState } from "react";
 import type { Session } from "./api.js";
-import { Field, TableWrap } from "./ui.js";
+import { DataTable, Field } from "./ui.js";
 
 /** Runs an action, showing what the API said if it fails. */
 export type Act = (what: () => Promise<void>) => Promise<void>;
@@ -36,30 +36,18 @@ export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: 
       </button>
       {lastRun && (
         <>
-          <TableWrap label="Steps of the last run">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Step</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Output</th>
-                  <th scope="col">Reused</th>
-                </tr>
-              </thead>
-              <tbody>
-                {lastRun.steps.map((s) => (
-                  <tr key={s.stepId}>
-                    <td>{s.stepId}</td>
-                    <td>{s.status}</td>
-                    <td>
-                      <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
-                    </td>
-                    <td>{s.reused ? "yes" : "no"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Steps of the last run" columns={["Step", "Status", "Output", "Reused"]}>
+            {lastRun.steps.map((s) => (
+              <tr key={s.stepId}>
+                <td>{s.stepId}</td>
+                <td>{s.status}</td>
+                <td>
+                  <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
+                </td>
+                <td>{s.reused ? "yes" : "no"}</td>
+              </tr>
+            ))}
+          </DataTable>
           <div className="field">
             <label htmlFor="rerun-step">Rerun from step</label>
             <select id="rerun-step" value={rerunStep} onChange={(e) => setRerunStep(e.target.value)}>

@@ -1,7 +1,7 @@
 import type { ApiKey, RequestBody } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Loading } from "./ui.js";
 
 /**
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops
@@ -107,34 +107,23 @@ export function ApiKeys({ session }: { session: Session }) {
           ) : keys.length === 0 ? (
             <Empty>No key yet.</Empty>
           ) : (
-            <TableWrap label="API keys">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">State</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.map((k) => (
-                    <tr key={k.id}>
-                      <td>{k.name}</td>
-                      <td>{k.scopes.join(", ")}</td>
-                      <td>
-                        {k.revokedAt ? (
-                          "revoked"
-                        ) : (
-                          <button type="button" className="secondary" onClick={() => revoke(k.id)}>
-                            Revoke {k.name}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
+              {keys.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name}</td>
+                  <td>{k.scopes.join(", ")}</td>
+                  <td>
+                    {k.revokedAt ? (
+                      "revoked"
+                    ) : (
+                      <button type="button" className="secondary" onClick={() => revoke(k.id)}>
+                        Revoke {k.name}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
       </div>

@@ -4,7 +4,7 @@ import { errorOf, type Session, type ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Loading, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {
@@ -181,32 +181,21 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
           {prompt.versions.length === 0 ? (
             <Empty>No version yet.</Empty>
           ) : (
-            <TableWrap label="Versions table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Version</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Action</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...prompt.versions].reverse().map((v) => (
-                    <tr key={v.id}>
-                      <td>{v.version}</td>
-                      <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
-                      <td>
-                        {v.status === "draft" && (
-                          <button type="button" onClick={() => publish(v.id)}>
-                            Publish version {v.version}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
+              {[...prompt.versions].reverse().map((v) => (
+                <tr key={v.id}>
+                  <td>{v.version}</td>
+                  <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
+                  <td>
+                    {v.status === "draft" && (
+                      <button type="button" onClick={() => publish(v.id)}>
+                        Publish version {v.version}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
       </div>

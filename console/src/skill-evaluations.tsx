@@ -4,7 +4,7 @@ import { useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { parseObject } from "./json-input.js";
 import type { Navigate } from "./router.js";
-import { ErrorBox, Field, Link, Loading, TableWrap } from "./ui.js";
+import { DataTable, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /**
  * Cases from a JSON array, or from CSV with a header row: `input.<field>` columns make the input,
@@ -152,44 +152,32 @@ export function Evaluations({
         </form>
       </div>
       {cases && cases.length > 0 && (
-        <TableWrap label="Cases">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Case</th>
-                <th scope="col">Input</th>
-                <th scope="col">Assertions</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {cases.map((c, i) => (
-                <tr key={c.id}>
-                  <td>{c.name || `case ${cases.length - i}`}</td>
-                  <td>
-                    <code>{JSON.stringify(c.input)}</code>
-                  </td>
-                  <td>{c.assertions.map((a) => a.type).join(", ") || (c.expectedOutput === null ? "—" : "equals")}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => {
-                        setEditing(c.id);
-                        setCaseName(c.name);
-                        setCaseInput(JSON.stringify(c.input));
-                        const first = c.assertions.find((a) => a.type === "contains");
-                        setContains(first && "value" in first ? String(first.value) : "");
-                      }}
-                    >
-                      Edit {c.name || `case ${cases.length - i}`}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Cases" columns={["Case", "Input", "Assertions", "Action"]}>
+          {cases.map((c, i) => (
+            <tr key={c.id}>
+              <td>{c.name || `case ${cases.length - i}`}</td>
+              <td>
+                <code>{JSON.stringify(c.input)}</code>
+              </td>
+              <td>{c.assertions.map((a) => a.type).join(", ") || (c.expectedOutput === null ? "—" : "equals")}</td>
+              <td>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => {
+                    setEditing(c.id);
+                    setCaseName(c.name);
+                    setCaseInput(JSON.stringify(c.input));
+                    const first = c.assertions.find((a) => a.type === "contains");
+                    setContains(first && "value" in first ? String(first.value) : "");
+                  }}
+                >
+                  Edit {c.name || `case ${cases.length - i}`}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {cases === null ? (
         <Loading what="cases" />
@@ -224,42 +212,27 @@ export function Evaluations({
                 `: ${run.contractValidity.breakingChanges.map((b) => b.message).join("; ")}`}
             </p>
           )}
-          <TableWrap label="Evaluation results">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Case</th>
-                  {targets.map((t) => (
-                    <th key={t} scope="col">
-                      {t}
-                    </th>
-                  ))}
-                  <th scope="col">Change</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.results.map((r) => (
-                  <tr key={r.caseId}>
-                    <td>{cases?.find((c) => c.id === r.caseId)?.name || r.caseId}</td>
-                    {targets.map((t) => (
-                      <td key={t}>
-                        {r.byTarget[t]?.outcome ?? "—"}
-                        {r.byTarget[t]?.runId && (
-                          <>
-                            {" "}
-                            <Link to={`/runs/${r.byTarget[t]?.runId}`} navigate={navigate}>
-                              run
-                            </Link>
-                          </>
-                        )}
-                      </td>
-                    ))}
-                    <td>{r.change ?? "—"}</td>
-                  </tr>
+          <DataTable label="Evaluation results" columns={["Case", ...targets, "Change"]}>
+            {run.results.map((r) => (
+              <tr key={r.caseId}>
+                <td>{cases?.find((c) => c.id === r.caseId)?.name || r.caseId}</td>
+                {targets.map((t) => (
+                  <td key={t}>
+                    {r.byTarget[t]?.outcome ?? "—"}
+                    {r.byTarget[t]?.runId && (
+                      <>
+                        {" "}
+                        <Link to={`/runs/${r.byTarget[t]?.runId}`} navigate={navigate}>
+                          run
+                        </Link>
+                      </>
+                    )}
+                  </td>
                 ))}
-              </tbody>
-            </table>
-          </TableWrap>
+                <td>{r.change ?? "—"}</td>
+              </tr>
+            ))}
+          </DataTable>
         </article>
       )}
     </section>
