@@ -5,6 +5,7 @@ import { errorOf, type Session, type ShownError } from "./api.js";
 import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Empty, ErrorBox, Field, Loading } from "./ui.js";
+import { NewVersionButton } from "./versioned.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 
 /** Agents of the organization: list, create, open. */
@@ -88,20 +89,7 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
             >
               Publish
             </button>{" "}
-            {!draft && (
-              <button
-                type="button"
-                className="secondary"
-                onClick={() =>
-                  act(async () => {
-                    await kiln.agents.createVersion(id);
-                    load();
-                  })
-                }
-              >
-                New version
-              </button>
-            )}
+            {!draft && <NewVersionButton act={act} create={() => kiln.agents.createVersion(id)} reload={load} />}
           </div>
           {validation && (
             <div role="status">

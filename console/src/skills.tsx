@@ -6,7 +6,7 @@ import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
 import { Empty, ErrorBox, Field, Loading, ToolPicker } from "./ui.js";
-import { type DiffFamily, VersionDiffPanel } from "./version-diff.js";
+import { type DiffFamily, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
 export const skillList: FamilyList<Skill> = {
@@ -179,20 +179,7 @@ export function SkillDetail({
                 Publish the draft
               </button>
             )}{" "}
-            {!draft && (
-              <button
-                type="button"
-                className="secondary"
-                onClick={() =>
-                  act(async () => {
-                    await kiln.skills.createVersion(id);
-                    load();
-                  })
-                }
-              >
-                New version
-              </button>
-            )}
+            {!draft && <NewVersionButton act={act} create={() => kiln.skills.createVersion(id)} reload={load} />}
           </div>
         </section>
         <section className="card" aria-labelledby="try">

@@ -4,6 +4,40 @@ import { errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
 import { DiffTable, Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
 
+type TextState = [string, (value: string) => void];
+
+/** What a tool version holds, as typed JSON: its configuration and its input schema. */
+function ToolVersionFields(props: {
+  rows: number;
+  config: TextState;
+  inputSchema: TextState;
+  error: ShownError | null;
+}) {
+  const [config, setConfig] = props.config;
+  const [inputSchema, setInputSchema] = props.inputSchema;
+  const issues = props.error?.fields;
+  return (
+    <>
+      <Field
+        label="Configuration (JSON)"
+        multiline
+        rows={props.rows}
+        value={config}
+        onChange={setConfig}
+        issue={issues?.config}
+      />
+      <Field
+        label="Input schema (JSON Schema)"
+        multiline
+        rows={props.rows}
+        value={inputSchema}
+        onChange={setInputSchema}
+        issue={issues?.inputSchema}
+      />
+    </>
+  );
+}
+
 /** Tools: create manual_stub and http tools; the list with their current versions. */
 export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
   const [tools, setTools] = useState<Tool[] | null>(null);
@@ -52,21 +86,11 @@ export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Sessio
               <option value="http">http (allowlisted hosts only)</option>
             </select>
           </div>
-          <Field
-            label="Configuration (JSON)"
-            multiline
+          <ToolVersionFields
             rows={3}
-            value={config}
-            onChange={setConfig}
-            issue={error?.fields.config}
-          />
-          <Field
-            label="Input schema (JSON Schema)"
-            multiline
-            rows={3}
-            value={inputSchema}
-            onChange={setInputSchema}
-            issue={error?.fields.inputSchema}
+            config={[config, setConfig]}
+            inputSchema={[inputSchema, setInputSchema]}
+            error={error}
           />
           <ErrorBox error={error} />
           <button type="submit">Create tool</button>
@@ -139,21 +163,11 @@ export function ToolDetail({ kiln, id }: { kiln: Kiln; id: string }) {
           <button type="button" className="secondary" onClick={() => act(() => kiln.tools.update(id, { name }))}>
             Rename
           </button>
-          <Field
-            label="Configuration (JSON)"
-            multiline
+          <ToolVersionFields
             rows={5}
-            value={config}
-            onChange={setConfig}
-            issue={error?.fields.config}
-          />
-          <Field
-            label="Input schema (JSON Schema)"
-            multiline
-            rows={5}
-            value={inputSchema}
-            onChange={setInputSchema}
-            issue={error?.fields.inputSchema}
+            config={[config, setConfig]}
+            inputSchema={[inputSchema, setInputSchema]}
+            error={error}
           />
           <button
             type="button"

@@ -55,3 +55,29 @@ export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamil
     </section>
   );
 }
+
+/** Opens a new draft version (shown while there is none), then reloads the resource. */
+export function NewVersionButton({
+  act,
+  create,
+  reload,
+}: {
+  act: (what: () => Promise<void>) => Promise<void>;
+  create: () => Promise<unknown>;
+  reload: () => void;
+}) {
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={() =>
+        act(async () => {
+          await create();
+          reload();
+        })
+      }
+    >
+      New version
+    </button>
+  );
+}
