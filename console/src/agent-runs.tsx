@@ -1,7 +1,7 @@
 import type { Agent, AgentRun, Kiln } from "@kiln/sdk";
 import { useState } from "react";
 import type { Session } from "./api.js";
-import { DataTable, Field } from "./ui.js";
+import { DataTable, Field, StepCells } from "./ui.js";
 
 /** Runs an action, showing what the API said if it fails. */
 export type Act = (what: () => Promise<void>) => Promise<void>;
@@ -39,11 +39,7 @@ export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: 
           <DataTable label="Steps of the last run" columns={["Step", "Status", "Output", "Reused"]}>
             {lastRun.steps.map((s) => (
               <tr key={s.stepId}>
-                <td>{s.stepId}</td>
-                <td>{s.status}</td>
-                <td>
-                  <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
-                </td>
+                <StepCells step={s} />
                 <td>{s.reused ? "yes" : "no"}</td>
               </tr>
             ))}

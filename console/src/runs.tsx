@@ -2,7 +2,7 @@ import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DataTable, Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Link, Loading, StepCells } from "./ui.js";
 
 type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
 type ToolCall = PromptRun["toolCalls"][number];
@@ -159,11 +159,7 @@ export function RunDetail({ session, id }: { session: Session; id: string }) {
           <DataTable label="Steps" columns={["Step", "Status", "Output", "Tool calls"]}>
             {run.steps.map((s) => (
               <tr key={s.stepId}>
-                <td>{s.stepId}</td>
-                <td>{s.status}</td>
-                <td>
-                  <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
-                </td>
+                <StepCells step={s} />
                 <td>
                   <ToolCalls calls={s.toolCalls} />
                 </td>

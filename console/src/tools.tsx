@@ -13,27 +13,24 @@ function ToolVersionFields(props: {
   inputSchema: TextState;
   error: ShownError | null;
 }) {
-  const [config, setConfig] = props.config;
-  const [inputSchema, setInputSchema] = props.inputSchema;
   const issues = props.error?.fields;
+  const fields: [string, TextState, string][] = [
+    ["Configuration (JSON)", props.config, "config"],
+    ["Input schema (JSON Schema)", props.inputSchema, "inputSchema"],
+  ];
   return (
     <>
-      <Field
-        label="Configuration (JSON)"
-        multiline
-        rows={props.rows}
-        value={config}
-        onChange={setConfig}
-        issue={issues?.config}
-      />
-      <Field
-        label="Input schema (JSON Schema)"
-        multiline
-        rows={props.rows}
-        value={inputSchema}
-        onChange={setInputSchema}
-        issue={issues?.inputSchema}
-      />
+      {fields.map(([label, [value, onChange], field]) => (
+        <Field
+          key={field}
+          label={label}
+          multiline
+          rows={props.rows}
+          value={value}
+          onChange={onChange}
+          issue={issues?.[field]}
+        />
+      ))}
     </>
   );
 }

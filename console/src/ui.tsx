@@ -124,6 +124,23 @@ export function DataTable({ label, columns, children }: { label: string; columns
   );
 }
 
+/** The cells every step row starts with: the step, its status, and its output or error. */
+export function StepCells({
+  step,
+}: {
+  step: { stepId: string; status: string; output?: { text?: string } | null; error?: { message: string } | null };
+}) {
+  return (
+    <>
+      <td>{step.stepId}</td>
+      <td>{step.status}</td>
+      <td>
+        <pre className="output">{step.output?.text ?? step.error?.message ?? ""}</pre>
+      </td>
+    </>
+  );
+}
+
 export interface DiffChange {
   op: "add" | "remove" | "replace";
   path: string;
