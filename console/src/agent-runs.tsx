@@ -1,10 +1,8 @@
 import type { Agent, AgentRun, Kiln } from "@kiln/sdk";
 import { useState } from "react";
+import type { Act } from "./action.js";
 import type { Session } from "./api.js";
 import { DataTable, Field, StepCells } from "./ui.js";
-
-/** Runs an action, showing what the API said if it fails. */
-export type Act = (what: () => Promise<void>) => Promise<void>;
 
 /** An agent's runs this session: run the published version, rerun from a step, load inputs, compare. */
 export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: Session; agent: Agent; act: Act }) {

@@ -1,7 +1,8 @@
 import type { Agent, Kiln, Workflow, WorkflowValidation } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
+import { useAction } from "./action.js";
 import { AgentRuns } from "./agent-runs.js";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { errorOf, type Session } from "./api.js";
 import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Empty, ErrorBox, Field, Loading } from "./ui.js";
@@ -27,7 +28,7 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   const [agent, setAgent] = useState<Agent | null>(null);
   const [text, setText] = useState("");
   const [validation, setValidation] = useState<WorkflowValidation | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, act } = useAction();
   const load = useCallback(() => {
     kiln.agents
       .get(id)
@@ -36,16 +37,8 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
         setText(JSON.stringify(a.workflow, null, 2));
       })
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, id]);
+  }, [kiln, id, setError]);
   useEffect(load, [load]);
-  const act = async (what: () => Promise<void>) => {
-    setError(null);
-    try {
-      await what();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  };
   let parsed: Workflow | null = null;
   let parseIssue: string | undefined;
   try {

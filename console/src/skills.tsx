@@ -1,6 +1,7 @@
 import type { Kiln, Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { useAction } from "./action.js";
+import { errorOf, type Session } from "./api.js";
 import { parseObject } from "./json-input.js";
 import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
@@ -46,13 +47,13 @@ export function SkillDetail({
   const [tools, setTools] = useState<Tool[]>([]);
   const [input, setInput] = useState("{}");
   const [preview, setPreview] = useState<SkillPreview | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, act } = useAction();
   const load = useCallback(() => {
     kiln.skills
       .get(id)
       .then(setSkill)
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, id]);
+  }, [kiln, id, setError]);
   useEffect(load, [load]);
   useEffect(() => {
     kiln.prompts
@@ -67,15 +68,7 @@ export function SkillDetail({
       .list({ organizationId: session.organizationId, limit: 200 })
       .then((page) => setTools(page.data))
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  const act = async (what: () => Promise<void>) => {
-    setError(null);
-    try {
-      await what();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  };
+  }, [kiln, session.organizationId, setError]);
   if (!skill) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the skill" />}</main>;
   const steps = skill.promptComposition;
   const draft = skill.draftVersionId;

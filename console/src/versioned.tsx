@@ -1,5 +1,6 @@
 import type { Kiln, VersionDiff } from "@kiln/sdk";
 import { useState } from "react";
+import type { Act } from "./action.js";
 import { errorOf, type ShownError } from "./api.js";
 import { DiffTable, ErrorBox } from "./ui.js";
 
@@ -62,7 +63,7 @@ export function NewVersionButton({
   create,
   reload,
 }: {
-  act: (what: () => Promise<void>) => Promise<void>;
+  act: Act;
   create: () => Promise<unknown>;
   reload: () => void;
 }) {
