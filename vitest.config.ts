@@ -13,7 +13,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["{proto,services/*,libs/*,gateway,launcher,sdk}/src/**/*.test.ts"],
+          include: ["{proto,services/*,libs/*,gateway,launcher,sdk,testing}/src/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
         },
       },
@@ -21,7 +21,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "integration",
-          include: ["{services/*,libs/*,gateway,launcher}/src/**/*.int.test.ts", "test/**/*.test.ts"],
+          include: ["{services/*,libs/*,gateway,launcher,testing}/src/**/*.int.test.ts", "test/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 60_000,

@@ -4,11 +4,12 @@
  * with a changed input reusing step 1, compare the two runs, diff two versions, roll back, and load
  * the first run's inputs against the new version. The model is the built-in local/echo.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { AGENT_INPUT_SCHEMA, type AgentFixture, createAgentFixture } from "@kiln/testing/agent-fixture";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { AGENT_INPUT_SCHEMA, type AgentFixture, createAgentFixture } from "./support/agent-fixture.js";
 import { startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 

@@ -5,6 +5,8 @@
  * publish the skill and diff its versions; and a tool's create, version and diff on the way.
  */
 
+import { createLogger } from "@kiln/kit/logger";
+import { buildEmbedded } from "@kiln/launcher/embedded";
 import {
   createTestClient,
   type Prompt,
@@ -15,9 +17,7 @@ import {
   type Tool,
   type ToolVersion,
   type VersionDiff,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
+} from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";

@@ -5,7 +5,7 @@
  * field; NUL and other control characters answer a refusal naming the field or are stored; nothing
  * answers 5xx.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";

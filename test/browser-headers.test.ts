@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestClient } from "@kiln/gateway/test-client";
+import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 import { runIdentityFlow } from "./support/identity-flow.js";

@@ -8,13 +8,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import { BundleSchema } from "@kiln/kit/bundle";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { API_KEY_SCOPES } from "@kiln/kit/principal";
 import { bundleCommand } from "@kiln/launcher/bundle-command";
+import { createPublishedAgent } from "@kiln/testing/agent-fixture";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createPublishedAgent } from "./support/agent-fixture.js";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";

@@ -9,14 +9,14 @@ import { randomUUID } from "node:crypto";
 import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createTestClient, type Prompt, type TestClient } from "@kiln/gateway/test-client";
 import { createSqliteStore } from "@kiln/kit/store/sqlite";
+import { startOpenAIStub } from "@kiln/testing/openai-stub";
+import { createTestClient, type Prompt, type TestClient } from "@kiln/testing/test-client";
 import Database from "better-sqlite3";
 import { open as openLmdb } from "lmdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, stubProviders } from "./bench/load.js";
 import { type KilnProcess, startKilnProcess } from "./support/kiln-process.js";
-import { startOpenAIStub } from "./support/openai-stub.js";
 
 const SCOPES = ["prompts:read", "prompts:write", "skills:read", "skills:write", "runs:read", "runs:write"];
 

@@ -7,14 +7,14 @@
  */
 
 import { loadProvidersConfig } from "@kiln/execution/config";
-import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: bodies are asserted field by field.
 type Loose = any;

@@ -9,12 +9,12 @@
  * here): those items' runs are stored as failed and the workers run them again after the wait.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/gateway/test-client";
+import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Distributed, type Replica, startDistributed } from "./support/distributed.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 const CASES = 20;
 const LATENCY_MS = 200;

@@ -5,6 +5,9 @@
  * draft needs a new input, drops an output field and retypes another) are asserted. The model is
  * the built-in local/echo: a json_schema answer holds the rendered system prompt in its strings.
  */
+
+import { createLogger } from "@kiln/kit/logger";
+import { buildEmbedded } from "@kiln/launcher/embedded";
 import {
   createTestClient,
   type EvaluationCase,
@@ -12,9 +15,7 @@ import {
   type EvaluationTargetResult,
   type Skill,
   type TestClient,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
+} from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";

@@ -7,14 +7,14 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTestClient } from "@kiln/gateway/test-client";
 import type { Bus } from "@kiln/kit/bus";
 import { createNatsBus } from "@kiln/kit/bus/nats";
+import { createPublishedAgent } from "@kiln/testing/agent-fixture";
+import { createTestClient } from "@kiln/testing/test-client";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROOT } from "./bench/load.js";
-import { createPublishedAgent } from "./support/agent-fixture.js";
 import { type Distributed, startDistributed } from "./support/distributed.js";
 import { runIdentityFlow } from "./support/identity-flow.js";
 

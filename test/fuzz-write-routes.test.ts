@@ -6,10 +6,11 @@
  * real objects of the caller's organization so that bodies reach the services. Nothing may answer
  * 5xx, and every refusal is the error envelope. FUZZ_RUNS (default 25 per route) and FUZZ_SEED tune it.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+
+import { createPublishedAgent } from "@kiln/testing/agent-fixture";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublishedAgent } from "./support/agent-fixture.js";
 import { startEmbedded } from "./support/embedded.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);

@@ -4,7 +4,7 @@
  * bodies nested deeper than the limit are refused before anything recurses, and a control
  * character in a path id names nothing. Every answer is the error envelope, never a 5xx.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";

@@ -3,9 +3,10 @@
  * refusal (a member, and an API key without labels:write), history, publish ⇔ production, latest
  * read-only, the organization's protected labels setting; the same routes for skills and agents.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+
+import { createPublishedAgent } from "@kiln/testing/agent-fixture";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createPublishedAgent } from "./support/agent-fixture.js";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";

@@ -2,15 +2,16 @@
  * The OpenAI-compatible endpoint (docs/openai-compatible.md) called with the real `openai` npm SDK:
  * a Kiln API key as the SDK's apiKey, Kiln prompts and skills as models, local/echo as the model.
  */
-import { createTestClient } from "@kiln/gateway/test-client";
+
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient } from "@kiln/testing/test-client";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-import { startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
 type Loose = any;

@@ -6,7 +6,7 @@
  * imported skill evaluates; importing again changes nothing.
  */
 import { readFileSync } from "node:fs";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbedded } from "./support/embedded.js";
 

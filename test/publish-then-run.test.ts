@@ -5,7 +5,7 @@
  * records the version just published and answers with its text (local/echo echoes the prompt).
  */
 import { readFileSync } from "node:fs";
-import { createTestClient } from "@kiln/gateway/test-client";
+import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";

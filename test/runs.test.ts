@@ -3,9 +3,10 @@
  * (nothing stored), run it and read the run back, run a prompt; every run field is asserted. The
  * model is the built-in local/echo, which calls attached tools and answers JSON schemas offline.
  */
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
+
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";

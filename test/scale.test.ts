@@ -13,15 +13,15 @@
  *   sooner than the ack wait would bring them back.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import type { Bus } from "@kiln/kit/bus";
 import { createNatsBus } from "@kiln/kit/bus/nats";
 import type { Store } from "@kiln/kit/store";
 import { createMongoStore } from "@kiln/kit/store/mongo";
+import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Distributed, startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "./support/openai-stub.js";
 
 const CONCURRENCY = 2;
 /** Long enough that the work queue's own redelivery could not explain a quick finish. */

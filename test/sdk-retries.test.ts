@@ -6,10 +6,10 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createTestClient } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
 import { Kiln, KilnError, KilnTimeoutError } from "@kiln/sdk";
+import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 

@@ -8,10 +8,10 @@ import { randomUUID } from "node:crypto";
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
+import { AGENT_INPUT_SCHEMA } from "@kiln/testing/agent-fixture";
+import { type OpenAIStub, startOpenAIStub } from "@kiln/testing/openai-stub";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_INPUT_SCHEMA } from "./support/agent-fixture.js";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
-import { type OpenAIStub, startOpenAIStub } from "./support/openai-stub.js";
 import { createConformanceChecker, type OpenApiDocument } from "./support/openapi-conformance.js";
 
 const PASSWORD = "correct-horse-battery";

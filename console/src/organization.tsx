@@ -1,7 +1,7 @@
 import type { Kiln, Member, Membership, Model, Organization } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
-import { Empty, ErrorBox, Loading, TableWrap } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Loading } from "./ui.js";
 
 /** The model catalog with prices (GET /api/models). */
 export function Models({ kiln }: { kiln: Kiln }) {
@@ -20,28 +20,19 @@ export function Models({ kiln }: { kiln: Kiln }) {
       {models.length === 0 ? (
         <Empty>No model is configured.</Empty>
       ) : (
-        <TableWrap label="Models">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Model</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Input, $ per million tokens</th>
-                <th scope="col">Output, $ per million tokens</th>
-              </tr>
-            </thead>
-            <tbody>
-              {models.map((m) => (
-                <tr key={m.id}>
-                  <td>{m.id}</td>
-                  <td>{m.provider}</td>
-                  <td>{m.pricing?.inputPerMTokUsd ?? "—"}</td>
-                  <td>{m.pricing?.outputPerMTokUsd ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable
+          label="Models"
+          columns={["Model", "Provider", "Input, $ per million tokens", "Output, $ per million tokens"]}
+        >
+          {models.map((m) => (
+            <tr key={m.id}>
+              <td>{m.id}</td>
+              <td>{m.provider}</td>
+              <td>{m.pricing?.inputPerMTokUsd ?? "—"}</td>
+              <td>{m.pricing?.outputPerMTokUsd ?? "—"}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </main>
   );
@@ -65,26 +56,15 @@ export function Users({ session }: { session: Session }) {
   return (
     <main>
       <h1>Users</h1>
-      <TableWrap label="Members">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => (
-              <tr key={m.user.id}>
-                <td>{m.user.fullName}</td>
-                <td>{m.user.email}</td>
-                <td>{m.membership.role}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
+      <DataTable label="Members" columns={["Name", "Email", "Role"]}>
+        {members.map((m) => (
+          <tr key={m.user.id}>
+            <td>{m.user.fullName}</td>
+            <td>{m.user.email}</td>
+            <td>{m.membership.role}</td>
+          </tr>
+        ))}
+      </DataTable>
     </main>
   );
 }

@@ -1,7 +1,7 @@
 import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type ShownError } from "./api.js";
-import { ErrorBox, Field, TableWrap } from "./ui.js";
+import { DataTable, ErrorBox, Field } from "./ui.js";
 
 /** The fields of a version a person compares, as text. */
 function fieldsOf(v: PromptVersion): [string, string][] {
@@ -62,37 +62,29 @@ export function CompareVersions({ kiln, prompt }: { kiln: Kiln; prompt: Prompt }
       </form>
       <ErrorBox error={error} />
       {pair && (
-        <TableWrap label="Version comparison">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Field</th>
-                <th scope="col">Version {pair[0].version}</th>
-                <th scope="col">Version {pair[1].version}</th>
+        <DataTable
+          label="Version comparison"
+          columns={["Field", `Version ${pair[0].version}`, `Version ${pair[1].version}`]}
+        >
+          {fieldsOf(pair[0]).map(([name, before], i) => {
+            const after = fieldsOf(pair[1])[i]?.[1] ?? "";
+            const changed = before !== after;
+            return (
+              <tr key={name} className={changed ? "changed" : undefined}>
+                <th scope="row">
+                  {name}
+                  {changed ? " (changed)" : ""}
+                </th>
+                <td>
+                  <pre className="output">{before}</pre>
+                </td>
+                <td>
+                  <pre className="output">{after}</pre>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {fieldsOf(pair[0]).map(([name, before], i) => {
-                const after = fieldsOf(pair[1])[i]?.[1] ?? "";
-                const changed = before !== after;
-                return (
-                  <tr key={name} className={changed ? "changed" : undefined}>
-                    <th scope="row">
-                      {name}
-                      {changed ? " (changed)" : ""}
-                    </th>
-                    <td>
-                      <pre className="output">{before}</pre>
-                    </td>
-                    <td>
-                      <pre className="output">{after}</pre>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </TableWrap>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );

@@ -2,70 +2,29 @@ import type { Kiln, Prompt, PromptVersion, Tool } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
+import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Link, Loading, TableWrap, TemplatePreview, ToolPicker } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Loading, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
-export function PromptList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const [prompts, setPrompts] = useState<Prompt[] | null>(null);
-  const [query, setQuery] = useState("");
-  const [name, setName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    kiln.prompts
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => setPrompts(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const prompt = await kiln.prompts.create({ organizationId: session.organizationId ?? "", name });
-      navigate(`/prompts/${prompt.id}`);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  const shown = (prompts ?? []).filter((p) => p.name.toLowerCase().includes(query.toLowerCase()));
-  return (
-    <main>
-      <h1>Prompts</h1>
-      <div className="columns">
-        <section className="card" aria-labelledby="new-prompt">
-          <h2 id="new-prompt">New prompt</h2>
-          <form onSubmit={create} noValidate>
-            <Field label="Name" value={name} onChange={setName} issue={error?.fields.name} required />
-            <ErrorBox error={error && !error.fields.name ? error : null} />
-            <button type="submit">Create prompt</button>
-          </form>
-        </section>
-        <section aria-labelledby="all-prompts">
-          <h2 id="all-prompts">All prompts</h2>
-          <Field label="Search prompts" type="search" value={query} onChange={setQuery} />
-          {prompts === null ? (
-            <Loading what="prompts" />
-          ) : shown.length === 0 ? (
-            <Empty>{prompts.length === 0 ? "No prompt yet: create the first one." : "No prompt matches."}</Empty>
-          ) : (
-            <ul>
-              {shown.map((p) => (
-                <li key={p.id}>
-                  <Link to={`/prompts/${p.id}`} navigate={navigate}>
-                    {p.name}
-                  </Link>{" "}
-                  <span>
-                    {p.latestVersion} version{p.latestVersion === 1 ? "" : "s"}
-                    {p.publishedVersionId ? ", published" : ""}
-                  </span>
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      </div>
-    </main>
-  );
+export const promptList: FamilyList<Prompt> = {
+  client: (kiln) => kiln.prompts,
+  noun: "prompt",
+  plural: "prompts",
+  path: "/prompts",
+  nameLabel: "Name",
+  emptyText: "No prompt yet: create the first one.",
+  search: { noneMatch: "No prompt matches." },
+  summary: (p) => (
+    <span>
+      {p.latestVersion} version{p.latestVersion === 1 ? "" : "s"}
+      {p.publishedVersionId ? ", published" : ""}
+    </span>
+  ),
+};
+
+export function PromptList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  return <ResourceList family={promptList} {...props} />;
 }
 
 const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "required": []\n}';
@@ -222,32 +181,21 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
           {prompt.versions.length === 0 ? (
             <Empty>No version yet.</Empty>
           ) : (
-            <TableWrap label="Versions table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Version</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Action</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...prompt.versions].reverse().map((v) => (
-                    <tr key={v.id}>
-                      <td>{v.version}</td>
-                      <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
-                      <td>
-                        {v.status === "draft" && (
-                          <button type="button" onClick={() => publish(v.id)}>
-                            Publish version {v.version}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
+              {[...prompt.versions].reverse().map((v) => (
+                <tr key={v.id}>
+                  <td>{v.version}</td>
+                  <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
+                  <td>
+                    {v.status === "draft" && (
+                      <button type="button" onClick={() => publish(v.id)}>
+                        Publish version {v.version}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
       </div>

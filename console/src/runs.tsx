@@ -2,7 +2,7 @@ import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Link, Loading, TableWrap } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Link, Loading, StepCells } from "./ui.js";
 
 type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
 type ToolCall = PromptRun["toolCalls"][number];
@@ -79,40 +79,25 @@ export function Runs({ session, navigate }: { session: Session; navigate: Naviga
       ) : runs.length === 0 ? (
         <Empty>No run matches.</Empty>
       ) : (
-        <TableWrap label="Runs">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Status</th>
-                <th scope="col">Model</th>
-                <th scope="col">Tokens</th>
-                <th scope="col">Latency</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Link to={`/runs/${r.id}`} navigate={navigate}>
-                      {r.id}
-                    </Link>
-                  </td>
-                  <td>{r.kind}</td>
-                  <td>{r.status}</td>
-                  <td>{r.model ?? "—"}</td>
-                  <td>
-                    {r.usage.inputTokens} / {r.usage.outputTokens}
-                  </td>
-                  <td>{r.latencyMs} ms</td>
-                  <td>{new Date(r.createdAt).toLocaleString()}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Runs" columns={["Run", "Kind", "Status", "Model", "Tokens", "Latency", "Created"]}>
+          {runs.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <Link to={`/runs/${r.id}`} navigate={navigate}>
+                  {r.id}
+                </Link>
+              </td>
+              <td>{r.kind}</td>
+              <td>{r.status}</td>
+              <td>{r.model ?? "—"}</td>
+              <td>
+                {r.usage.inputTokens} / {r.usage.outputTokens}
+              </td>
+              <td>{r.latencyMs} ms</td>
+              <td>{new Date(r.createdAt).toLocaleString()}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </main>
   );
@@ -171,32 +156,16 @@ export function RunDetail({ session, id }: { session: Session; id: string }) {
       {"steps" in run && run.steps.length > 0 ? (
         <>
           <h2>Steps</h2>
-          <TableWrap label="Steps">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Step</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Output</th>
-                  <th scope="col">Tool calls</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.steps.map((s) => (
-                  <tr key={s.stepId}>
-                    <td>{s.stepId}</td>
-                    <td>{s.status}</td>
-                    <td>
-                      <pre className="output">{s.output?.text ?? s.error?.message ?? ""}</pre>
-                    </td>
-                    <td>
-                      <ToolCalls calls={s.toolCalls} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Steps" columns={["Step", "Status", "Output", "Tool calls"]}>
+            {run.steps.map((s) => (
+              <tr key={s.stepId}>
+                <StepCells step={s} />
+                <td>
+                  <ToolCalls calls={s.toolCalls} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         </>
       ) : (
         <>

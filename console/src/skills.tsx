@@ -1,87 +1,31 @@
-import type {
-  EvaluationCase,
-  EvaluationRun,
-  Kiln,
-  NewEvaluationCase,
-  Prompt,
-  Skill,
-  SkillPreview,
-  Tool,
-  VersionDiff,
-} from "@kiln/sdk";
-import Papa from "papaparse";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import type { Kiln, Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
+import { useCallback, useEffect, useState } from "react";
+import { useAction } from "./action.js";
+import { errorOf, type Session } from "./api.js";
+import { parseObject } from "./json-input.js";
+import { type FamilyList, ResourceList } from "./resource-list.js";
 import type { Navigate } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Link, Loading, TableWrap, ToolPicker } from "./ui.js";
-
-function parseObject(text: string, what: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw { message: `${what} is not JSON: ${(e as Error).message}`, fields: {} } satisfies ShownError;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw { message: `${what} must be a JSON object`, fields: {} } satisfies ShownError;
-  return value as Record<string, unknown>;
-}
+import { Evaluations } from "./skill-evaluations.js";
+import { Empty, ErrorBox, Field, Loading, ToolPicker } from "./ui.js";
+import { type DiffFamily, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
-export function SkillList({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const [skills, setSkills] = useState<Skill[] | null>(null);
-  const [name, setName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    kiln.skills
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => setSkills(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const skill = await kiln.skills.create({ organizationId: session.organizationId, name });
-      navigate(`/skills/${skill.id}`);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  return (
-    <main>
-      <h1>Skills</h1>
-      <div className="columns">
-        <section className="card" aria-labelledby="new-skill">
-          <h2 id="new-skill">New skill</h2>
-          <form onSubmit={create} noValidate>
-            <Field label="Skill name" value={name} onChange={setName} issue={error?.fields.name} required />
-            <ErrorBox error={error && !error.fields.name ? error : null} />
-            <button type="submit">Create skill</button>
-          </form>
-        </section>
-        <section aria-labelledby="all-skills">
-          <h2 id="all-skills">All skills</h2>
-          {skills === null ? (
-            <Loading what="skills" />
-          ) : skills.length === 0 ? (
-            <Empty>No skill yet: compose one from published prompts.</Empty>
-          ) : (
-            <ul>
-              {skills.map((s) => (
-                <li key={s.id}>
-                  <Link to={`/skills/${s.id}`} navigate={navigate}>
-                    {s.name}
-                  </Link>{" "}
-                  {s.publishedVersionId ? "published" : "draft"}
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      </div>
-    </main>
-  );
+export const skillList: FamilyList<Skill> = {
+  client: (kiln) => kiln.skills,
+  noun: "skill",
+  plural: "skills",
+  path: "/skills",
+  nameLabel: "Skill name",
+  emptyText: "No skill yet: compose one from published prompts.",
+};
+
+const skillDiff: DiffFamily = {
+  noun: "skill",
+  diff: (kiln, id, versionId) => kiln.skills.diff(id, versionId),
+};
+
+export function SkillList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  return <ResourceList family={skillList} {...props} />;
 }
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
@@ -103,13 +47,13 @@ export function SkillDetail({
   const [tools, setTools] = useState<Tool[]>([]);
   const [input, setInput] = useState("{}");
   const [preview, setPreview] = useState<SkillPreview | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, act } = useAction();
   const load = useCallback(() => {
     kiln.skills
       .get(id)
       .then(setSkill)
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, id]);
+  }, [kiln, id, setError]);
   useEffect(load, [load]);
   useEffect(() => {
     kiln.prompts
@@ -124,15 +68,7 @@ export function SkillDetail({
       .list({ organizationId: session.organizationId, limit: 200 })
       .then((page) => setTools(page.data))
       .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  const act = async (what: () => Promise<void>) => {
-    setError(null);
-    try {
-      await what();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  };
+  }, [kiln, session.organizationId, setError]);
   if (!skill) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the skill" />}</main>;
   const steps = skill.promptComposition;
   const draft = skill.draftVersionId;
@@ -236,20 +172,7 @@ export function SkillDetail({
                 Publish the draft
               </button>
             )}{" "}
-            {!draft && (
-              <button
-                type="button"
-                className="secondary"
-                onClick={() =>
-                  act(async () => {
-                    await kiln.skills.createVersion(id);
-                    load();
-                  })
-                }
-              >
-                New version
-              </button>
-            )}
+            {!draft && <NewVersionButton act={act} create={() => kiln.skills.createVersion(id)} reload={load} />}
           </div>
         </section>
         <section className="card" aria-labelledby="try">
@@ -281,307 +204,8 @@ export function SkillDetail({
           )}
         </section>
       </div>
-      <SkillDiff kiln={kiln} skill={skill} />
+      <VersionDiffPanel family={skillDiff} kiln={kiln} resource={skill} />
       <Evaluations kiln={kiln} session={session} skillId={id} navigate={navigate} />
     </main>
-  );
-}
-
-/**
- * Cases from a JSON array, or from CSV with a header row: `input.<field>` columns make the input,
- * `name`, `expectedOutput` and `contains` (an assertion) are those; any other column is refused.
- */
-export function casesOf(text: string): NewEvaluationCase[] {
-  if (text.trim().startsWith("[")) {
-    const parsed = JSON.parse(text) as NewEvaluationCase[];
-    if (!Array.isArray(parsed)) throw new Error("a JSON array of cases is expected");
-    return parsed;
-  }
-  const csv = Papa.parse<Record<string, string>>(text.trim(), { header: true, skipEmptyLines: true });
-  if (csv.errors.length > 0) throw new Error(`CSV row ${(csv.errors[0]?.row ?? 0) + 1}: ${csv.errors[0]?.message}`);
-  const unknown = (csv.meta.fields ?? []).filter(
-    (f) => !f.startsWith("input.") && !["name", "expectedOutput", "contains"].includes(f),
-  );
-  if (unknown.length > 0) throw new Error(`unknown CSV columns: ${unknown.join(", ")} (use input.<field>)`);
-  return csv.data.map((row) => {
-    const { name, expectedOutput, contains } = row;
-    const input = Object.fromEntries(
-      Object.entries(row).flatMap(([k, v]) => (k.startsWith("input.") ? [[k.slice("input.".length), v]] : [])),
-    );
-    return {
-      ...(name ? { name } : {}),
-      input,
-      ...(expectedOutput ? { expectedOutput } : {}),
-      ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
-    };
-  });
-}
-
-/** A version of the skill against the one before it. */
-function SkillDiff({ kiln, skill }: { kiln: Kiln; skill: Skill }) {
-  const later = skill.versions.filter((v) => v.version > 1);
-  const [picked, setVersionId] = useState("");
-  // The newest version until one is picked (versions appear after this mounted).
-  const versionId = picked || later.at(-1)?.id || "";
-  const [diff, setDiff] = useState<VersionDiff | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  if (later.length === 0) return null;
-  return (
-    <section className="card" aria-labelledby="skill-diff">
-      <h2 id="skill-diff">Version diff</h2>
-      <div className="field">
-        <label htmlFor="skill-diff-version">Version (against the one before)</label>
-        <select id="skill-diff-version" value={versionId} onChange={(e) => setVersionId(e.target.value)}>
-          {later.map((v) => (
-            <option key={v.id} value={v.id}>
-              Version {v.version}
-            </option>
-          ))}
-        </select>
-      </div>
-      <button
-        type="button"
-        onClick={() =>
-          kiln.skills
-            .diff(skill.id, versionId)
-            .then(setDiff)
-            .catch((e) => setError(errorOf(e)))
-        }
-      >
-        Show diff
-      </button>
-      <ErrorBox error={error} />
-      {diff && <DiffTable label="Skill version diff" changes={diff.changes} />}
-    </section>
-  );
-}
-
-/** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */
-function Evaluations({
-  kiln,
-  session,
-  skillId,
-  navigate,
-}: {
-  kiln: Kiln;
-  session: Session;
-  skillId: string;
-  navigate: Navigate;
-}) {
-  const [cases, setCases] = useState<EvaluationCase[] | null>(null);
-  const [caseInput, setCaseInput] = useState("{}");
-  const [contains, setContains] = useState("");
-  const [caseName, setCaseName] = useState("");
-  const [editing, setEditing] = useState<string | null>(null);
-  const [imported, setImported] = useState("");
-  const [run, setRun] = useState<EvaluationRun | null>(null);
-  const [against, setAgainst] = useState<string[]>([]);
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(() => {
-    kiln.evaluations
-      .listCases(skillId, { limit: 200 })
-      .then((page) => setCases(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, skillId]);
-  useEffect(load, [load]);
-  const add = async (newCases: NewEvaluationCase[]) => {
-    setError(null);
-    try {
-      await kiln.evaluations.createCases(skillId, { organizationId: session.organizationId, cases: newCases });
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  };
-  async function start() {
-    setError(null);
-    try {
-      const started = await kiln.evaluations.run(skillId, {
-        organizationId: session.organizationId,
-        ...(against.length > 0 ? { targets: against } : {}),
-      });
-      let current = await kiln.evaluations.get(skillId, started.id);
-      setRun(current);
-      while (current.status === "queued" || current.status === "running") {
-        await new Promise((r) => setTimeout(r, 300));
-        current = await kiln.evaluations.get(skillId, started.id);
-        setRun(current);
-      }
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  const targets = run?.targets.map((t) => t.label) ?? [];
-  return (
-    <section aria-labelledby="evaluations">
-      <h2 id="evaluations">Evaluations</h2>
-      <ErrorBox error={error} />
-      <div className="columns">
-        <form
-          className="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            try {
-              const input = parseObject(caseInput, "The case input");
-              const content = {
-                ...(caseName ? { name: caseName } : {}),
-                input,
-                ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
-              };
-              if (editing) {
-                setError(null);
-                kiln.evaluations
-                  .updateCase(skillId, editing, { organizationId: session.organizationId, ...content })
-                  .then(() => {
-                    setEditing(null);
-                    load();
-                  })
-                  .catch((err) => setError(errorOf(err)));
-              } else void add([content]);
-            } catch (err) {
-              setError(errorOf(err));
-            }
-          }}
-        >
-          <h3>{editing ? "Edit the case" : "Add a case"}</h3>
-          <Field label="Case name" value={caseName} onChange={setCaseName} />
-          <Field label="Case input (JSON)" multiline rows={3} value={caseInput} onChange={setCaseInput} />
-          <Field label="Output contains" value={contains} onChange={setContains} />
-          <button type="submit">{editing ? "Save case" : "Add case"}</button>
-        </form>
-        <form
-          className="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            try {
-              void add(casesOf(imported));
-            } catch (err) {
-              setError(errorOf(err));
-            }
-          }}
-        >
-          <h3>Import cases</h3>
-          <Field
-            label="Cases: a JSON array of {name?, input, expectedOutput?, assertions?}, or CSV (name, input.<field>…, expectedOutput, contains)"
-            multiline
-            rows={3}
-            value={imported}
-            onChange={setImported}
-          />
-          <button type="submit">Import</button>
-        </form>
-      </div>
-      {cases && cases.length > 0 && (
-        <TableWrap label="Cases">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Case</th>
-                <th scope="col">Input</th>
-                <th scope="col">Assertions</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {cases.map((c, i) => (
-                <tr key={c.id}>
-                  <td>{c.name || `case ${cases.length - i}`}</td>
-                  <td>
-                    <code>{JSON.stringify(c.input)}</code>
-                  </td>
-                  <td>{c.assertions.map((a) => a.type).join(", ") || (c.expectedOutput === null ? "—" : "equals")}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => {
-                        setEditing(c.id);
-                        setCaseName(c.name);
-                        setCaseInput(JSON.stringify(c.input));
-                        const first = c.assertions.find((a) => a.type === "contains");
-                        setContains(first && "value" in first ? String(first.value) : "");
-                      }}
-                    >
-                      Edit {c.name || `case ${cases.length - i}`}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-      {cases === null ? (
-        <Loading what="cases" />
-      ) : (
-        <p>
-          {cases.length} case{cases.length === 1 ? "" : "s"}.{" "}
-          {["draft", "published"].map((t) => (
-            <label key={t} className="check inline">
-              <input
-                type="checkbox"
-                checked={against.includes(t)}
-                onChange={(e) => setAgainst((cur) => (e.target.checked ? [...cur, t] : cur.filter((x) => x !== t)))}
-              />{" "}
-              against {t}
-            </label>
-          ))}{" "}
-          <button type="button" onClick={start} disabled={cases.length === 0}>
-            Run evaluation
-          </button>
-        </p>
-      )}
-      {run && (
-        <article aria-label="Evaluation run" className="card">
-          <p role="status" aria-live="polite">
-            Evaluation {run.status}
-            {run.status === "completed" || run.status === "cancelled" ? `: ${run.summary?.text ?? ""}` : "…"}
-          </p>
-          {run.contractValidity && (
-            <p>
-              Contract {run.contractValidity.valid ? "holds" : "broken"}
-              {run.contractValidity.breakingChanges.length > 0 &&
-                `: ${run.contractValidity.breakingChanges.map((b) => b.message).join("; ")}`}
-            </p>
-          )}
-          <TableWrap label="Evaluation results">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Case</th>
-                  {targets.map((t) => (
-                    <th key={t} scope="col">
-                      {t}
-                    </th>
-                  ))}
-                  <th scope="col">Change</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.results.map((r) => (
-                  <tr key={r.caseId}>
-                    <td>{cases?.find((c) => c.id === r.caseId)?.name || r.caseId}</td>
-                    {targets.map((t) => (
-                      <td key={t}>
-                        {r.byTarget[t]?.outcome ?? "—"}
-                        {r.byTarget[t]?.runId && (
-                          <>
-                            {" "}
-                            <Link to={`/runs/${r.byTarget[t]?.runId}`} navigate={navigate}>
-                              run
-                            </Link>
-                          </>
-                        )}
-                      </td>
-                    ))}
-                    <td>{r.change ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        </article>
-      )}
-    </section>
   );
 }

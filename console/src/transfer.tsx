@@ -1,7 +1,7 @@
 import type { ImportReport, Kiln } from "@kiln/sdk";
 import { type ChangeEvent, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
-import { ErrorBox, TableWrap } from "./ui.js";
+import { DataTable, ErrorBox } from "./ui.js";
 
 /** What a chosen file is imported as: a bundle, or a promptfoo config (YAML, or JSON without a bundle's format). */
 function importBodyOf(name: string, text: string): Parameters<Kiln["bundles"]["import"]>[1] {
@@ -119,28 +119,16 @@ export function Transfer({ kiln, session }: { kiln: Kiln; session: Session }) {
               ))}
             </ul>
           )}
-          <TableWrap label="Import items">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {report.items.map((i) => (
-                  <tr key={`${i.kind}/${i.sourceId}`}>
-                    <td>{i.kind.replace("_", " ")}</td>
-                    <td>{i.name}</td>
-                    <td>{i.outcome}</td>
-                    <td>{i.detail ?? ""}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Import items" columns={["Kind", "Name", "Outcome", "Detail"]}>
+            {report.items.map((i) => (
+              <tr key={`${i.kind}/${i.sourceId}`}>
+                <td>{i.kind.replace("_", " ")}</td>
+                <td>{i.name}</td>
+                <td>{i.outcome}</td>
+                <td>{i.detail ?? ""}</td>
+              </tr>
+            ))}
+          </DataTable>
         </section>
       )}
     </main>

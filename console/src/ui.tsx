@@ -104,6 +104,43 @@ export function TableWrap({ label, children }: { label: string; children: ReactN
   );
 }
 
+/** A table with a header row of columns, scrolling sideways on a narrow screen; the rows are the children. */
+export function DataTable({ label, columns, children }: { label: string; columns: string[]; children: ReactNode }) {
+  return (
+    <TableWrap label={label}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+/** The cells every step row starts with: the step, its status, and its output or error. */
+export function StepCells({
+  step,
+}: {
+  step: { stepId: string; status: string; output?: { text?: string } | null; error?: { message: string } | null };
+}) {
+  return (
+    <>
+      <td>{step.stepId}</td>
+      <td>{step.status}</td>
+      <td>
+        <pre className="output">{step.output?.text ?? step.error?.message ?? ""}</pre>
+      </td>
+    </>
+  );
+}
+
 export interface DiffChange {
   op: "add" | "remove" | "replace";
   path: string;
@@ -116,34 +153,22 @@ export function DiffTable({ label, changes }: { label: string; changes: DiffChan
   if (changes.length === 0) return <Empty>No change.</Empty>;
   const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
   return (
-    <TableWrap label={label}>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Change</th>
-            <th scope="col">Where</th>
-            <th scope="col">Before</th>
-            <th scope="col">After</th>
-          </tr>
-        </thead>
-        <tbody>
-          {changes.map((c) => (
-            <tr key={`${c.op}${c.path}`} className="changed">
-              <td>{c.op}</td>
-              <td>
-                <code>{c.path}</code>
-              </td>
-              <td>
-                <pre className="output">{show(c.before)}</pre>
-              </td>
-              <td>
-                <pre className="output">{show(c.after)}</pre>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
+      {changes.map((c) => (
+        <tr key={`${c.op}${c.path}`} className="changed">
+          <td>{c.op}</td>
+          <td>
+            <code>{c.path}</code>
+          </td>
+          <td>
+            <pre className="output">{show(c.before)}</pre>
+          </td>
+          <td>
+            <pre className="output">{show(c.after)}</pre>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 

@@ -3,8 +3,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { httpAllowlistOf, loadConfig as loadCatalogConfig } from "@kiln/catalog/config";
 import { loadToolsConfig } from "@kiln/execution/config";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEmbedded } from "./embedded.js";
 

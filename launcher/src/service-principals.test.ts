@@ -1,5 +1,4 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createTestClient, type TestClient } from "@kiln/gateway/test-client";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createLogger } from "@kiln/kit/logger";
 import { type Principal, serviceFor } from "@kiln/kit/principal";
@@ -11,6 +10,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
 import { WebhookService } from "@kiln/proto/webhooks";
+import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 import { buildEmbedded } from "./embedded.js";

@@ -11,11 +11,11 @@
 import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient, type EvaluationRun } from "@kiln/gateway/test-client";
+import { type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient, type EvaluationRun } from "@kiln/testing/test-client";
 import { startDistributed } from "../support/distributed.js";
 import { twoVersionSkill } from "../support/evaluation-fixture.js";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { type ReceivedRequest, startOpenAIStub, stubReply } from "../support/openai-stub.js";
 import { startFerretDb, startNatsServer } from "../support/servers.js";
 import { ROOT } from "./load.js";
 

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestClient } from "@kiln/gateway/test-client";
 import { IN_MEMORY, openEmbeddedData } from "@kiln/launcher/data-dir";
+import { createTestClient } from "@kiln/testing/test-client";
 import { startEmbedded } from "../support/embedded.js";
 
 const N = Number(process.env.BENCH_IMPORT_PROMPTS ?? 1000);

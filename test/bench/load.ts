@@ -6,7 +6,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createTestClient } from "@kiln/gateway/test-client";
+import { createTestClient } from "@kiln/testing/test-client";
 import autocannon from "autocannon";
 import { type Distributed, startDistributed } from "../support/distributed.js";
 import { type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestClient } from "@kiln/gateway/test-client";
+import { createTestClient } from "@kiln/testing/test-client";
 import { startDistributed } from "../support/distributed.js";
 import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { startFerretDb, startNatsServer } from "../support/servers.js";

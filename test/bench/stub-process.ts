@@ -3,7 +3,7 @@
  * machine, so it must not share an event loop with the load generator. Prints its base URL as the
  * first line on stdout; stops on SIGTERM. `node --import tsx test/bench/stub-process.ts <latencyMs>`.
  */
-import { startOpenAIStub } from "../support/openai-stub.js";
+import { startOpenAIStub } from "@kiln/testing/openai-stub";
 
 const stub = await startOpenAIStub({ latencyMs: Number(process.argv[2] ?? 0), recordRequests: false });
 process.stdout.write(`${stub.baseUrl}\n`);

@@ -2,7 +2,7 @@
  * A skill to evaluate draft against published: its published version runs one prompt and its
  * draft another, both taking `{name}` and calling `model`.
  */
-import type { TestClient } from "@kiln/gateway/test-client";
+import type { TestClient } from "@kiln/testing/test-client";
 
 export interface TwoVersionSkill {
   skillId: string;

@@ -1,6 +1,6 @@
 import type { Principal } from "@kiln/kit/principal";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createTestCatalog, ORG_A, ORG_B, principals, rejectionOf, snapshotOf } from "./test-catalog.js";
+import { createTestCatalog, ORG_A, ORG_B, principals, rejectionOf, snapshotOf } from "../test/test-catalog.js";
 
 const { userA, userB, keyA, keyB, keyAReadOnly, keyARunner, keyBRunner } = principals;
 

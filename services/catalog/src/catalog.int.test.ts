@@ -1,7 +1,7 @@
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createTestCatalog, ORG_A, principals, rejectionOf } from "./test-catalog.js";
+import { createTestCatalog, ORG_A, principals, rejectionOf } from "../test/test-catalog.js";
 
 const url = inject("mongoUrl");
 const database = `catalog_int_${Date.now()}`;

@@ -4,8 +4,8 @@ import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
 import { createLogger } from "@kiln/kit/logger";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
+import { createTestCatalog, ORG_A, principals } from "../test/test-catalog.js";
 import { CATALOG_STREAM, type CatalogEvent } from "./events.js";
-import { createTestCatalog, ORG_A, principals } from "./test-catalog.js";
 
 const { userA } = principals;
 

@@ -1,6 +1,14 @@
 import type { Principal } from "@kiln/kit/principal";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createTestCatalog, ORG_A, ORG_B, ORG_NO_AI, principals, rejectionOf, snapshotOf } from "./test-catalog.js";
+import {
+  createTestCatalog,
+  ORG_A,
+  ORG_B,
+  ORG_NO_AI,
+  principals,
+  rejectionOf,
+  snapshotOf,
+} from "../test/test-catalog.js";
 
 const { userA, userB, keyA, keyAReadOnly, userNoAiPermission, service } = principals;
 

@@ -2,8 +2,8 @@ import type { Principal } from "@kiln/kit/principal";
 import type { Collection, Doc, Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createTestCatalog, ORG_A, ORG_B, ORG_NO_AI, principals, rejectionOf } from "../test/test-catalog.js";
 import type { ResolvedToolView } from "./resolve.js";
-import { createTestCatalog, ORG_A, ORG_B, ORG_NO_AI, principals, rejectionOf } from "./test-catalog.js";
 
 const { userA, userB, userNoAiPermission, keyA, keyAReadOnly, keyARunner, keyBRunner } = principals;
 

@@ -1,7 +1,7 @@
 import type { Principal } from "@kiln/kit/principal";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createTestCatalog, ORG_A, ORG_B, principals, rejectionOf, snapshotOf } from "../test/test-catalog.js";
 import type { PromptSelector } from "./skills.js";
-import { createTestCatalog, ORG_A, ORG_B, principals, rejectionOf, snapshotOf } from "./test-catalog.js";
 
 const { userA, userB, keyAReadOnly } = principals;
 

@@ -1,6 +1,6 @@
 import type { CaseToImport } from "@kiln/kit/bundle";
 import { describe, expect, it } from "vitest";
-import { createTestEvaluation, ORG_A, principals } from "./test-evaluation.js";
+import { createTestEvaluation, ORG_A, principals } from "../test/test-evaluation.js";
 
 const { userA } = principals;
 const SKILL = "skl_both";

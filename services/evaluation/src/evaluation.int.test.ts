@@ -3,7 +3,7 @@ import { createMongoStore } from "@kiln/kit/store/mongo";
 import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../test/support/servers.js";
-import { createTestEvaluation, eventually, ORG_A, principals, silentLogger } from "./test-evaluation.js";
+import { createTestEvaluation, eventually, ORG_A, principals, silentLogger } from "../test/test-evaluation.js";
 import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation-workers.js";
 import { EVALUATIONS_STREAM, publishWork } from "./work/work-queue.js";
 

@@ -2,8 +2,6 @@ import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError } from "@kiln/kit/errors";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Report } from "./domain/report.js";
-import { comparedTargets } from "./domain/report.js";
 import {
   createTestEvaluation,
   eventually,
@@ -13,7 +11,9 @@ import {
   rejectionOf,
   skillWithBoth,
   TEXT_SCHEMA,
-} from "./test-evaluation.js";
+} from "../test/test-evaluation.js";
+import type { Report } from "./domain/report.js";
+import { comparedTargets } from "./domain/report.js";
 import type { EvaluationWorkers } from "./work/evaluation-workers.js";
 import { createWorkRelay, EVALUATIONS_STREAM } from "./work/work-queue.js";
 
@@ -374,7 +374,7 @@ describe("evaluation workers", () => {
     expect((await t.collections.runs.findOne({ _id: run._id }))?.workPublished).toBe(false);
     expect((await memory.streamInfo(EVALUATIONS_STREAM.name)).messages).toBe(0);
 
-    const relay = createWorkRelay(t.collections.runs, flaky, (await import("./test-evaluation.js")).silentLogger);
+    const relay = createWorkRelay(t.collections.runs, flaky, (await import("../test/test-evaluation.js")).silentLogger);
     expect(await relay.relayPending()).toBe(0);
     down = false;
     expect(await relay.relayPending()).toBe(1);
@@ -390,7 +390,11 @@ describe("evaluation workers", () => {
     const restarted = createMemoryBus();
     await restarted.ensureStream(EVALUATIONS_STREAM);
     await t.collections.runs.updateOne({ _id: run._id }, { $set: { workPublished: false } });
-    const again = createWorkRelay(t.collections.runs, restarted, (await import("./test-evaluation.js")).silentLogger);
+    const again = createWorkRelay(
+      t.collections.runs,
+      restarted,
+      (await import("../test/test-evaluation.js")).silentLogger,
+    );
     expect(await again.relayPending()).toBe(1);
     expect((await restarted.streamInfo(EVALUATIONS_STREAM.name)).messages).toBe(4);
     await startWorkers(t.workers({ bus: restarted }));

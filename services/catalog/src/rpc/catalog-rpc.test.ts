@@ -12,8 +12,8 @@ import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { CatalogService } from "@kiln/proto/catalog";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createFakeIdentityAuth, createTickingClock, ORG_A, principals } from "../../test/test-catalog.js";
 import { createCatalogService } from "../service.js";
-import { createFakeIdentityAuth, createTickingClock, ORG_A, principals } from "../test-catalog.js";
 
 const tokens = createInternalTokens("internal-secret-for-catalog-rpc-tests");
 

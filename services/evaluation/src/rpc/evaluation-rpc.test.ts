@@ -7,7 +7,6 @@ import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { afterAll, describe, expect, it } from "vitest";
-import { createEvaluationService } from "../service.js";
 import {
   createFakeCatalog,
   createFakeExecution,
@@ -16,7 +15,8 @@ import {
   principals,
   silentLogger,
   skillWithBoth,
-} from "../test-evaluation.js";
+} from "../../test/test-evaluation.js";
+import { createEvaluationService } from "../service.js";
 
 const tokens = createInternalTokens("x".repeat(32));
 const bus = createMemoryBus();

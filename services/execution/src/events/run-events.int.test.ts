@@ -3,7 +3,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../../test/support/servers.js";
-import { promptRunFixture } from "../runs/prompt-run-fixture.js";
+import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import { ensureRunIndexes, type RunDoc, runCollection } from "../store/run-store.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./run-events.js";
 

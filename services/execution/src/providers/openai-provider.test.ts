@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
+import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type OpenAIStub, startOpenAIStub, stubReply } from "../../../../test/support/openai-stub.js";
 import { createOpenAIProvider, type OpenAIProviderOptions, safeExcerpt } from "./openai-provider.js";
 import { type ChatMessage, type ModelRequest, ProviderError } from "./provider.js";
 

@@ -1,6 +1,6 @@
 import { DomainError } from "@kiln/kit/errors";
+import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type OpenAIStub, startOpenAIStub, stubReply } from "../../../../test/support/openai-stub.js";
 import type { ModelProvider } from "./provider.js";
 import { createProviderRegistry, type ProvidersConfig } from "./provider-registry.js";
 

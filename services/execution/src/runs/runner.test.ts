@@ -19,6 +19,7 @@ import {
 } from "@kiln/proto/catalog";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import type { ModelEntry } from "../domain/model-catalog.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import {
@@ -34,7 +35,6 @@ import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
 import type { CallContext } from "./call-context.js";
-import { promptRunFixture } from "./prompt-run-fixture.js";
 import { createRunner } from "./runner.js";
 
 /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import * as tls from "node:tls";
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { afterEach, describe, expect, it } from "vitest";
-import { TEST_TLS_CERT, TEST_TLS_KEY } from "./test-tls-cert.js";
+import { TEST_TLS_CERT, TEST_TLS_KEY } from "../../test/test-tls-cert.js";
 import {
   createToolExecutor,
   type ExecutableTool,

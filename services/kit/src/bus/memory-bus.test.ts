@@ -1,4 +1,4 @@
-import { describeBusContract } from "./bus-contract.js";
+import { describeBusContract } from "@kiln/testing/bus-contract";
 import { createMemoryBus } from "./memory-bus.js";
 
 describeBusContract("memory bus", async () => {

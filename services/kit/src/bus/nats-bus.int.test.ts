@@ -1,9 +1,9 @@
+import { describeBusContract } from "@kiln/testing/bus-contract";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../../test/support/servers.js";
 import type { Bus } from "./bus.js";
-import { describeBusContract } from "./bus-contract.js";
 import { createNatsBus } from "./nats-bus.js";
 
 const natsUrl = inject("natsUrl");

@@ -11,8 +11,8 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { executionTestService } from "../../test/test-services.js";
 import { buildRpcServer, type RpcServer } from "./rpc-server.js";
-import { executionTestService } from "./test-services.js";
 
 let server: RpcServer;
 let relay: Server;

@@ -24,8 +24,8 @@ import { HealthCheckRequestSchema, HealthCheckResponseSchema } from "@kiln/proto
 import * as v1 from "@kiln/proto/reflection/v1";
 import * as v1alpha from "@kiln/proto/reflection/v1alpha";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executionTestService } from "../../test/test-services.js";
 import { buildRpcServer, type RpcServer } from "./rpc-server.js";
-import { executionTestService } from "./test-services.js";
 
 let server: RpcServer;
 let target: string;

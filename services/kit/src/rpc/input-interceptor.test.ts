@@ -4,12 +4,12 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { CreateEvaluationCasesRequestSchema } from "@kiln/proto/evaluation";
 import { ExecutionService, RunPromptResponseSchema } from "@kiln/proto/execution";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executionTestService, testTokens } from "../../test/test-services.js";
 import { LIMITS } from "../limits.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
 import { messageIssues } from "./input-interceptor.js";
 import { buildRpcServer, type RpcServer } from "./rpc-server.js";
-import { executionTestService, testTokens } from "./test-services.js";
 import { createDirectTransport } from "./transport.js";
 
 const caller = [createForwardInterceptor(testTokens, { type: "service", id: "caller" })];

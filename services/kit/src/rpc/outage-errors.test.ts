@@ -2,13 +2,13 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
 import { MongoNetworkError, MongoServerError, MongoTopologyClosedError } from "mongodb";
 import { describe, expect, it } from "vitest";
+import { executionTestService, testTokens } from "../../test/test-services.js";
 import { BusUnavailableError } from "../bus/bus.js";
 import { isMongoUnavailable } from "../store/mongo-store.js";
 import { StoreUnavailableError } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
 import { buildRpcServer } from "./rpc-server.js";
-import { executionTestService, testTokens } from "./test-services.js";
 import { createDirectTransport, createNetworkTransport } from "./transport.js";
 
 const caller = [createForwardInterceptor(testTokens, { type: "service", id: "caller" })];

@@ -5,12 +5,12 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import { ExecutionService } from "@kiln/proto/execution";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { executionTestService, testTokens as tokens } from "../../test/test-services.js";
 import { kPrincipal } from "../auth/principal.js";
 import { invalidArgument } from "../errors.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
 import { buildRpcServer, type RpcServer } from "./rpc-server.js";
-import { executionTestService, testTokens as tokens } from "./test-services.js";
 import { createDirectTransport, createNetworkTransport, isNeverStarted, type NetworkTransport } from "./transport.js";
 
 /** A caller's interceptors: the service `test`'s own token on every call. */

@@ -1,7 +1,7 @@
+import { describeStoreContract } from "@kiln/testing/store-contract";
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "./memory-store.js";
 import { afterWrites, type Doc, DuplicateKeyError, type Filter, type Update } from "./store.js";
-import { describeStoreContract } from "./store-contract.js";
 
 describeStoreContract("memory", async () => {
   const store = createMemoryStore();

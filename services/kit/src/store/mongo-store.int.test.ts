@@ -1,8 +1,8 @@
 import { createServer } from "node:net";
+import { describeStoreContract } from "@kiln/testing/store-contract";
 import { MongoClient } from "mongodb";
 import { describe, expect, inject, it } from "vitest";
 import { createMongoStore } from "./mongo-store.js";
-import { describeStoreContract } from "./store-contract.js";
 
 const url = inject("mongoUrl");
 const databasePrefix = `kit_store_${Date.now()}`;

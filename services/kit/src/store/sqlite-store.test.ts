@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { describeStoreContract } from "@kiln/testing/store-contract";
 import { open } from "lmdb";
 import { BSON } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,7 +9,6 @@ import { keyPart } from "./document-engine.js";
 import { readLmdbEntries } from "./lmdb-import.js";
 import { createSqliteStore } from "./sqlite-store.js";
 import type { Doc } from "./store.js";
-import { describeStoreContract } from "./store-contract.js";
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {

@@ -1,5 +1,5 @@
-import type { RunDoc } from "../store/run-store.js";
-import { runDocOf } from "./run-record.js";
+import { runDocOf } from "../src/runs/run-record.js";
+import type { RunDoc } from "../src/store/run-store.js";
 
 /** A stored, succeeded prompt run for tests of what happens to runs once stored (events, relays). */
 export function promptRunFixture(id: string, organizationId: string, at = new Date()): RunDoc {

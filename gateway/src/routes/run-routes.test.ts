@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { loadProvidersConfig } from "@kiln/execution/config";
-import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { buildTestPlatform } from "@kiln/testing/platform";
+import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type OpenAIStub, startOpenAIStub, stubReply } from "../../test/support/openai-stub.js";
-import { buildEmbedded } from "./embedded.js";
 
 /**
  * Prompt and skill runs through the REST gateway of the embedded platform (api.md "Runs",
@@ -23,7 +23,7 @@ const MAX_RETRIES = 2;
 /** gpt-4o-mini list prices, USD per million tokens (model-catalog.ts). */
 const PRICE = { input: 0.15, output: 0.6 };
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 
 interface Member {
   token: string;
@@ -38,7 +38,7 @@ let stranger: Member;
 
 beforeAll(async () => {
   stub = await startOpenAIStub({ apiKey: STUB_KEY });
-  kiln = await buildEmbedded({
+  kiln = await buildTestPlatform({
     logger: createLogger({ name: "test", level: "silent" }),
     providers: {
       ...loadProvidersConfig({}),

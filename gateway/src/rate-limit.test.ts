@@ -1,13 +1,13 @@
-import { createTestClient, type ErrorBody } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { buildTestPlatform } from "@kiln/testing/platform";
+import { createTestClient, type ErrorBody } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmbedded } from "./embedded.js";
 
 describe("rate limiting", () => {
-  let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+  let kiln: Awaited<ReturnType<typeof buildTestPlatform>>;
 
   beforeAll(async () => {
-    kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }), rateLimitPerMinute: 3 });
+    kiln = await buildTestPlatform({ logger: createLogger({ name: "test", level: "silent" }), rateLimitPerMinute: 3 });
   });
 
   afterAll(async () => {

@@ -1,11 +1,11 @@
-import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { type AgentFixture, createPublishedAgent } from "@kiln/testing/agent-fixture";
+import { buildTestPlatform } from "@kiln/testing/platform";
+import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentFixture, createPublishedAgent } from "../../test/support/agent-fixture.js";
-import { buildEmbedded } from "./embedded.js";
 
 /**
- * The agent runtime routes (api.md "Agents"; spec §9: stable, compare beta) through the embedded
+ * The agent runtime routes (api.md "Agent runs", "Stability": stable, compare beta) through the embedded
  * platform: the stable response shapes pinned field by field, refused input, other organizations
  * and scopes on every route.
  */
@@ -13,7 +13,7 @@ import { buildEmbedded } from "./embedded.js";
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field.
 type Loose = any;
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 
 let kiln: Embedded;
 let api: TestClient;
@@ -40,7 +40,7 @@ async function newMember(): Promise<Member> {
 }
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
+  kiln = await buildTestPlatform({ logger: createLogger({ name: "test", level: "silent" }) });
   api = createTestClient(kiln.gateway.app);
   owner = await newMember();
   stranger = await newMember();

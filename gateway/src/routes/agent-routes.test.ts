@@ -1,15 +1,15 @@
-import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/gateway/test-client";
 import { createLogger } from "@kiln/kit/logger";
+import { buildTestPlatform } from "@kiln/testing/platform";
+import { createTestClient, type ErrorBody, type TestClient, type TestResponse } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmbedded } from "./embedded.js";
 
 /**
- * Agent authoring (api.md "Agents", "Version diffs"; spec §9 rule 3: create version, save
+ * Agent authoring (api.md "Agents", "Version diffs": create version, save
  * workflow, validate, publish, diff, rollback) through the embedded platform: every route's happy
  * path, refused input, other organizations and scopes.
  */
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 
 interface VersionSummary {
   id: string;
@@ -63,7 +63,7 @@ let promptVersionId: string;
 let toolId: string;
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
+  kiln = await buildTestPlatform({ logger: createLogger({ name: "test", level: "silent" }) });
   api = createTestClient(kiln.gateway.app);
   owner = await newMember();
   ownerKey = (await api.createApiKey(owner.token, owner.organizationId, ["agents:read", "agents:write"])).key;

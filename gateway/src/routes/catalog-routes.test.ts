@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createLogger } from "@kiln/kit/logger";
+import { buildTestPlatform } from "@kiln/testing/platform";
 import {
   createTestClient,
   type ErrorBody,
@@ -13,10 +15,8 @@ import {
   type Tool,
   type ToolVersion,
   type VersionDiff,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
+} from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmbedded } from "./embedded.js";
 
 /**
  * The catalog's REST routes (api.md "Prompts", "Tools", "Version diffs", "Skills") through the
@@ -24,7 +24,7 @@ import { buildEmbedded } from "./embedded.js";
  * organizations and scopes, free-form JSON round trips and pagination.
  */
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 
 let kiln: Embedded;
 let api: TestClient;
@@ -44,7 +44,7 @@ let stranger: Member;
 let strangerKey: string;
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
+  kiln = await buildTestPlatform({ logger: createLogger({ name: "test", level: "silent" }) });
   api = createTestClient(kiln.gateway.app);
   owner = await newMember();
   ownerKey = (await api.createApiKey(owner.token, owner.organizationId, CATALOG_SCOPES)).key;
@@ -227,7 +227,7 @@ describe("prompts", () => {
               send({ organizationId: org, name: "x", defaultModel: "gpt4" }),
               "400 defaultModel",
             ],
-            // Required on this body even for an API key (spec §4 fixes it).
+            // Required on this body even for an API key (api.md "Organization scoping").
             ["a key without organizationId", send({ name: "x" }, ownerKey), "400 organizationId"],
             [
               "a body that is not JSON",

@@ -3,6 +3,8 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createLogger } from "@kiln/kit/logger";
+import { buildTestPlatform } from "@kiln/testing/platform";
 import {
   type ApiKey,
   type CreatedApiKey,
@@ -17,11 +19,9 @@ import {
   type TestClient,
   type TestResponse,
   type TokenResult,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
+} from "@kiln/testing/test-client";
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmbedded } from "./embedded.js";
 
 /**
  * The gateway's REST contract (api.md "Conventions", "Authentication", "Identity") through the
@@ -34,7 +34,7 @@ const OIDC_AUDIENCE = "kiln-test-api";
 const MIB = 1024 * 1024;
 const KEY_SCOPES = ["prompts:read", "runs:write"];
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 
 let kiln: Embedded;
@@ -66,7 +66,7 @@ beforeAll(async () => {
   await once(jwksServer, "listening");
   const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
 
-  kiln = await buildEmbedded({
+  kiln = await buildTestPlatform({
     logger: createLogger({ name: "test", level: "silent" }),
     apiKeyCacheTtlMs: API_KEY_CACHE_TTL_MS,
     oidc: { issuer: OIDC_ISSUER, audience: OIDC_AUDIENCE, jwksUrl },

@@ -1,4 +1,4 @@
-import type { TestClient } from "@kiln/gateway/test-client";
+import type { TestClient } from "@kiln/testing/test-client";
 
 /**
  * An agent of three steps and a branch, through the public routes: `draft` (prompt) → unless

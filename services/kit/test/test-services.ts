@@ -1,8 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
-import { createInternalTokens } from "../auth/internal-token.js";
-import { createLogger } from "../logger.js";
-import { defineService, type ServiceModule } from "./rpc-server.js";
+import { createInternalTokens } from "../src/auth/internal-token.js";
+import { createLogger } from "../src/logger.js";
+import { defineService, type ServiceModule } from "../src/rpc/rpc-server.js";
 
 /** The internal tokens the RPC tests' services accept (and their callers sign with). */
 export const testTokens = createInternalTokens("x".repeat(32));

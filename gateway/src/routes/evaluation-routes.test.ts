@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createLogger } from "@kiln/kit/logger";
+import { buildTestPlatform } from "@kiln/testing/platform";
 import {
   createTestClient,
   type ErrorBody,
@@ -9,10 +11,8 @@ import {
   type Skill,
   type TestClient,
   type TestResponse,
-} from "@kiln/gateway/test-client";
-import { createLogger } from "@kiln/kit/logger";
+} from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmbedded } from "./embedded.js";
 
 /**
  * The evaluation REST routes (api.md "Evaluations") through the embedded platform: each route's
@@ -20,7 +20,7 @@ import { buildEmbedded } from "./embedded.js";
  * targets, and the OpenAPI document.
  */
 
-type Embedded = Awaited<ReturnType<typeof buildEmbedded>>;
+type Embedded = Awaited<ReturnType<typeof buildTestPlatform>>;
 
 let kiln: Embedded;
 let api: TestClient;
@@ -53,7 +53,7 @@ let strangerSkill: Skill;
 const NAME_SCHEMA = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
 
 beforeAll(async () => {
-  kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
+  kiln = await buildTestPlatform({ logger: createLogger({ name: "test", level: "silent" }) });
   api = createTestClient(kiln.gateway.app);
   owner = await newMember();
   ownerKey = (await api.createApiKey(owner.token, owner.organizationId, [...CATALOG_SCOPES, ...EVALUATION_SCOPES])).key;

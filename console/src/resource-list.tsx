@@ -1,0 +1,115 @@
+import type { Kiln } from "@kiln/sdk";
+import { type FormEvent, type ReactNode, useEffect, useState } from "react";
+import { errorOf, type Session, type ShownError } from "./api.js";
+import type { Navigate } from "./router.js";
+import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
+
+/** What every versioned resource (prompt, skill, agent) shows in a list: a name and where it stands. */
+export interface ListedResource {
+  id: string;
+  name: string;
+  publishedVersionId: string | null;
+}
+
+/** The part of an SDK family client the list page uses. */
+export interface ListingClient<T extends ListedResource> {
+  list(query: { organizationId: string; limit: number }): PromiseLike<{ data: T[] }>;
+  create(input: { organizationId: string; name: string }): Promise<{ id: string }>;
+}
+
+/** How one family fills the shared list page: its words, its path, and the line shown per item. */
+export interface FamilyList<T extends ListedResource> {
+  /** The family's client, picked from the SDK. */
+  client: (kiln: Kiln) => ListingClient<T>;
+  /** Singular and plural nouns ("skill", "skills"), used for headings, ids and loading text. */
+  noun: string;
+  plural: string;
+  /** The path a created or listed item opens at, `/skills/<id>`. */
+  path: string;
+  /** The name field's label. */
+  nameLabel: string;
+  /** What the page says when the organization has none. */
+  emptyText: string;
+  /** Items filtered by a search field, with what to say when none match. */
+  search?: { noneMatch: string };
+  /** What follows the item's link. */
+  summary?: (item: T) => ReactNode;
+}
+
+const draftOrPublished = (item: ListedResource): ReactNode => (item.publishedVersionId ? "published" : "draft");
+const capital = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** The list page of a versioned-resource family: create one by name, search, open one. */
+export function ResourceList<T extends ListedResource>({
+  family,
+  kiln,
+  session,
+  navigate,
+}: {
+  family: FamilyList<T>;
+  kiln: Kiln;
+  session: Session;
+  navigate: Navigate;
+}) {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [query, setQuery] = useState("");
+  const [name, setName] = useState("");
+  const [error, setError] = useState<ShownError | null>(null);
+  const client = family.client(kiln);
+  useEffect(() => {
+    client.list({ organizationId: session.organizationId ?? "", limit: 200 }).then(
+      (page) => setItems(page.data),
+      (e: unknown) => setError(errorOf(e)),
+    );
+  }, [client, session.organizationId]);
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      const created = await client.create({ organizationId: session.organizationId ?? "", name });
+      navigate(`${family.path}/${created.id}`);
+    } catch (err) {
+      setError(errorOf(err));
+    }
+  }
+  const { noun, plural } = family;
+  const shown = family.search
+    ? (items ?? []).filter((item) => item.name.toLowerCase().includes(query.toLowerCase()))
+    : (items ?? []);
+  const summary = family.summary ?? draftOrPublished;
+  return (
+    <main>
+      <h1>{capital(plural)}</h1>
+      <div className="columns">
+        <section className="card" aria-labelledby={`new-${noun}`}>
+          <h2 id={`new-${noun}`}>New {noun}</h2>
+          <form onSubmit={create} noValidate>
+            <Field label={family.nameLabel} value={name} onChange={setName} issue={error?.fields.name} required />
+            <ErrorBox error={error && !error.fields.name ? error : null} />
+            <button type="submit">Create {noun}</button>
+          </form>
+        </section>
+        <section aria-labelledby={`all-${plural}`}>
+          <h2 id={`all-${plural}`}>All {plural}</h2>
+          {family.search && <Field label={`Search ${plural}`} type="search" value={query} onChange={setQuery} />}
+          {items === null ? (
+            <Loading what={plural} />
+          ) : shown.length === 0 ? (
+            <Empty>{items.length === 0 || !family.search ? family.emptyText : family.search.noneMatch}</Empty>
+          ) : (
+            <ul>
+              {shown.map((item) => (
+                <li key={item.id}>
+                  <Link to={`${family.path}/${item.id}`} navigate={navigate}>
+                    {item.name}
+                  </Link>{" "}
+                  {summary(item)}
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </main>
+  );
+}

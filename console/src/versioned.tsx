@@ -1,0 +1,84 @@
+import type { Kiln, VersionDiff } from "@kiln/sdk";
+import { useState } from "react";
+import type { Act } from "./action.js";
+import { errorOf, type ShownError } from "./api.js";
+import { DiffTable, ErrorBox } from "./ui.js";
+
+/** How a family shows a version against the one before it: its noun and its client's diff call. */
+export interface DiffFamily {
+  noun: string;
+  diff: (kiln: Kiln, id: string, versionId: string) => Promise<VersionDiff>;
+}
+
+/** A versioned resource as the diff panel needs it: its id and its numbered versions. */
+export interface Versioned {
+  id: string;
+  versions: { id: string; version: number }[];
+}
+
+/** A version of the resource against the one before it (nothing while it has a single version). */
+export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamily; kiln: Kiln; resource: Versioned }) {
+  const later = resource.versions.filter((v) => v.version > 1);
+  const [picked, setVersionId] = useState("");
+  // The newest version until one is picked (versions appear after this mounted).
+  const versionId = picked || later.at(-1)?.id || "";
+  const [diff, setDiff] = useState<VersionDiff | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  if (later.length === 0) return null;
+  const { noun } = family;
+  const capital = noun.charAt(0).toUpperCase() + noun.slice(1);
+  return (
+    <section className="card" aria-labelledby={`${noun}-diff`}>
+      <h2 id={`${noun}-diff`}>Version diff</h2>
+      <div className="field">
+        <label htmlFor={`${noun}-diff-version`}>Version (against the one before)</label>
+        <select id={`${noun}-diff-version`} value={versionId} onChange={(e) => setVersionId(e.target.value)}>
+          {later.map((v) => (
+            <option key={v.id} value={v.id}>
+              Version {v.version}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button
+        type="button"
+        onClick={() =>
+          family
+            .diff(kiln, resource.id, versionId)
+            .then(setDiff)
+            .catch((e) => setError(errorOf(e)))
+        }
+      >
+        Show diff
+      </button>
+      <ErrorBox error={error} />
+      {diff && <DiffTable label={`${capital} version diff`} changes={diff.changes} />}
+    </section>
+  );
+}
+
+/** Opens a new draft version (shown while there is none), then reloads the resource. */
+export function NewVersionButton({
+  act,
+  create,
+  reload,
+}: {
+  act: Act;
+  create: () => Promise<unknown>;
+  reload: () => void;
+}) {
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={() =>
+        act(async () => {
+          await create();
+          reload();
+        })
+      }
+    >
+      New version
+    </button>
+  );
+}
