@@ -9,7 +9,6 @@ import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { Issues } from "./domain/issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, parseJsonText } from "./domain/json-schema.js";
-import { diffDocuments } from "./domain/version-diff.js";
 import { byVersionAscending, LIVE_PUBLISHED_SORT, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import {
   checkWorkflow,
@@ -20,16 +19,10 @@ import {
   sortIssues,
   type WorkflowIssue,
 } from "./domain/workflow.js";
-import { recordPublish } from "./labels.js";
-import {
-  type AgentDoc,
-  type AgentVersionDoc,
-  insertNextVersion,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import type { AgentDoc, AgentVersionDoc } from "./store/catalog-store.js";
+import { diffVersions, type VersionDiffView, versionIdRequired } from "./versioned/diff.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { insertNextVersion, versionSummaries, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** An agent with its versions (oldest first) and the version its `workflow` describes. */
 export interface AgentView {
@@ -463,22 +456,11 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       input: { agentId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const agent = await agentFor(principal, input.agentId, SCOPES.agentsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.agentVersions.findOne({ _id: input.versionId, agentId: agent._id });
-      if (!to) throw notFound("agent version");
-      let from: AgentVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.agentVersions.findOne({ _id: input.againstVersionId, agentId: agent._id });
-        if (!from) throw notFound("agent version");
-      } else if (to.version > 1) {
-        from = await c.agentVersions.findOne({ agentId: agent._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? agentVersionDocument(from) : null, agentVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.agentVersions, parentField: "agentId", noun: "agent version", document: agentVersionDocument },
+        agent._id,
+        input,
+      );
     },
 
     /**

@@ -10,16 +10,10 @@ import { Issues } from "./domain/issues.js";
 import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
-import { recordPublish } from "./labels.js";
-import {
-  insertNextVersion,
-  type PromptDoc,
-  type PromptVersionDoc,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
+import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { insertNextVersion, versionSummaries, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** A prompt with its versions (oldest first) and the one version it describes. */
 export interface PromptView {

@@ -18,21 +18,12 @@ import {
   type StepContract,
 } from "./domain/skill-composition.js";
 import { checkDistinctToolKeys, conflictingPin, type ToolPin } from "./domain/tool-pins.js";
-import { diffDocuments } from "./domain/version-diff.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
-import { recordPublish } from "./labels.js";
-import {
-  type CompositionStepDoc,
-  insertNextVersion,
-  type PromptVersionDoc,
-  type SkillDoc,
-  type SkillVersionDoc,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
+import type { CompositionStepDoc, PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { insertNextVersion, versionSummaries, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** A skill with its versions (oldest first) and the version its composition fields describe. */
 export interface SkillView {
@@ -388,22 +379,11 @@ export function createSkills(deps: CatalogDeps) {
       input: { skillId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const skill = await skillFor(principal, input.skillId, SCOPES.skillsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.skillVersions.findOne({ _id: input.versionId, skillId: skill._id });
-      if (!to) throw notFound("skill version");
-      let from: SkillVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.skillVersions.findOne({ _id: input.againstVersionId, skillId: skill._id });
-        if (!from) throw notFound("skill version");
-      } else if (to.version > 1) {
-        from = await c.skillVersions.findOne({ skillId: skill._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? skillVersionDocument(from) : null, skillVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.skillVersions, parentField: "skillId", noun: "skill version", document: skillVersionDocument },
+        skill._id,
+        input,
+      );
     },
 
     /** `replacePrompts`: the whole composition of a draft version, pinned to published prompt versions. */

@@ -10,9 +10,9 @@ import { fieldPath, Issues } from "./domain/issues.js";
 import { checkJsonSchema, type JsonObject, parseJsonText } from "./domain/json-schema.js";
 import { checkToolConfig, isToolType, TOOL_KEY_PATTERN, TOOL_TYPES, type ToolType } from "./domain/tool-config.js";
 import type { ToolPin } from "./domain/tool-pins.js";
-import { diffDocuments } from "./domain/version-diff.js";
-import { insertNextVersion, type ToolDoc, type ToolVersionDoc } from "./store/catalog-store.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import type { ToolDoc, ToolVersionDoc } from "./store/catalog-store.js";
+import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
+import { insertNextVersion } from "./versioned/version-store.js";
 
 /** A tool with its current (highest-numbered) version. */
 export interface ToolView {
@@ -256,22 +256,11 @@ export function createTools(deps: CatalogDeps) {
       input: { toolId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const tool = await toolFor(principal, input.toolId, SCOPES.toolsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.toolVersions.findOne({ _id: input.versionId, toolId: tool._id });
-      if (!to) throw notFound("tool version");
-      let from: ToolVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.toolVersions.findOne({ _id: input.againstVersionId, toolId: tool._id });
-        if (!from) throw notFound("tool version");
-      } else if (to.version > 1) {
-        from = await c.toolVersions.findOne({ toolId: tool._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? toolVersionDocument(from) : null, toolVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.toolVersions, parentField: "toolId", noun: "tool version", document: toolVersionDocument },
+        tool._id,
+        input,
+      );
     },
   };
 }

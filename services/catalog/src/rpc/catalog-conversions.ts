@@ -37,7 +37,7 @@ import type {
   ToolVersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
-import type { VersionDiffView } from "../version-diff-view.js";
+import type { VersionDiffView } from "../versioned/diff.js";
 
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
