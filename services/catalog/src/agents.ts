@@ -1,7 +1,6 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { LIMITS } from "@kiln/kit/limits";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
@@ -21,7 +20,7 @@ import type { AgentDoc, AgentVersionDoc } from "./store/catalog-store.js";
 import { diffVersions, type VersionDiffView, versionIdRequired } from "./versioned/diff.js";
 import { claimDraftSlot } from "./versioned/draft-slot.js";
 import { recordPublish } from "./versioned/label-moves.js";
-import { alreadyPublished, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
 import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** An agent with its versions (oldest first) and the version its `workflow` describes. */
@@ -235,11 +234,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.agentsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       issues.throwIfAny();
       const at = deps.now();
       const agent: AgentDoc = {

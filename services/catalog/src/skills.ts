@@ -1,7 +1,6 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { LIMITS } from "@kiln/kit/limits";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
@@ -22,7 +21,7 @@ import { resolveToolPins, type ToolSelector } from "./tools.js";
 import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
 import { claimDraftSlot } from "./versioned/draft-slot.js";
 import { recordPublish } from "./versioned/label-moves.js";
-import { alreadyPublished, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
 import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** A skill with its versions (oldest first) and the version its composition fields describe. */
@@ -168,11 +167,7 @@ export function createSkills(deps: CatalogDeps) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       issues.throwIfAny();
       const at = deps.now();
       const skill: SkillDoc = {
