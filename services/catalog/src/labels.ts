@@ -16,28 +16,16 @@ import { isDuplicateKeyError } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { type LabelView, labelView } from "./label-view.js";
 import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
 import { actorOf, labelId, recordLabelMove } from "./versioned/label-moves.js";
 import {
-  type AnyVersion,
   type LabelledFamily,
   labelledFamilies,
   labelledFamilyOf,
   type Publishers,
 } from "./versioned/labelled-families.js";
 import { versionSummaries } from "./versioned/version-store.js";
-
-export interface LabelView {
-  kind: LabelKind;
-  parentId: string;
-  label: string;
-  versionId: string;
-  version: number;
-  updatedAt: Date;
-  updatedBy: string;
-  readOnly: boolean;
-  protected: boolean;
-}
 
 export type Labels = ReturnType<typeof createLabels>;
 
@@ -67,28 +55,6 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     return move;
   }
 
-  function view(
-    kind: LabelKind,
-    parentId: string,
-    label: string,
-    version: AnyVersion,
-    at: Date,
-    by: string,
-    protectedLabels: readonly string[],
-  ): LabelView {
-    return {
-      kind,
-      parentId,
-      label,
-      versionId: version._id,
-      version: version.version,
-      updatedAt: at,
-      updatedBy: by,
-      readOnly: label === LATEST,
-      protected: protectedLabels.includes(label),
-    };
-  }
-
   /** Every label of one parent: production and latest first (when they exist), then by name. */
   async function labelsOf(
     kind: LabelKind,
@@ -106,13 +72,14 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     const live = livePublishedVersion(versions);
     if (live?.publishedAt) {
       const by = productionMove?.versionId === live._id ? productionMove.by : "";
-      out.push(view(kind, parentId, PRODUCTION, live, live.publishedAt, by, protectedLabels));
+      out.push(labelView(kind, parentId, PRODUCTION, live, live.publishedAt, by, protectedLabels));
     }
     const latest = latestVersion(versions);
-    if (latest) out.push(view(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
+    if (latest) out.push(labelView(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
     for (const doc of [...stored].sort((a, b) => a.label.localeCompare(b.label))) {
       const version = byId.get(doc.versionId);
-      if (version) out.push(view(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
+      if (version)
+        out.push(labelView(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
     }
     return out;
   }
@@ -255,7 +222,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
       const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
       const at = deps.now();
       if (!version) throw notFound(`${kind} version`);
-      return view(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
+      return labelView(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
     },
 
     /**
