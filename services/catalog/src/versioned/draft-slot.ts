@@ -42,9 +42,10 @@ export async function claimDraftSlot(
       ? holder.status === "published"
       : deps.now().getTime() - slot.createdAt.getTime() > ORPHAN_SLOT_MS;
     if (!stale) {
-      throw failedPrecondition(`${family.noun} already has a draft version (${slot.versionId}); publish it or edit it`, [
-        { field: "draftVersionId", issue: slot.versionId },
-      ]);
+      throw failedPrecondition(
+        `${family.noun} already has a draft version (${slot.versionId}); publish it or edit it`,
+        [{ field: "draftVersionId", issue: slot.versionId }],
+      );
     }
     await family.slots.deleteOne({ _id: parentId, versionId: slot.versionId });
   }
