@@ -1,15 +1,11 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { LIMITS } from "@kiln/kit/limits";
-import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import { isDuplicateKeyError } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { Issues } from "./domain/issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, parseJsonText } from "./domain/json-schema.js";
-import { diffDocuments } from "./domain/version-diff.js";
 import { byVersionAscending, LIVE_PUBLISHED_SORT, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import {
   checkWorkflow,
@@ -20,16 +16,12 @@ import {
   sortIssues,
   type WorkflowIssue,
 } from "./domain/workflow.js";
-import { recordPublish } from "./labels.js";
-import {
-  type AgentDoc,
-  type AgentVersionDoc,
-  insertNextVersion,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import type { AgentDoc, AgentVersionDoc } from "./store/catalog-store.js";
+import { diffVersions, type VersionDiffView, versionIdRequired } from "./versioned/diff.js";
+import { claimDraftSlot } from "./versioned/draft-slot.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** An agent with its versions (oldest first) and the version its `workflow` describes. */
 export interface AgentView {
@@ -49,8 +41,6 @@ export interface WorkflowValidation {
 
 /** The empty workflow of a new agent's first draft. */
 export const EMPTY_WORKFLOW = "{}";
-/** A draft slot whose version never appeared is taken over after this long (a crashed creation). */
-const ORPHAN_SLOT_MS = 60_000;
 
 export function agentView(agent: AgentDoc, versions: AgentVersionDoc[], versionId = ""): AgentView {
   const sorted = [...versions].sort(byVersionAscending);
@@ -193,13 +183,16 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
   const c = deps.collections;
   type AgentScope = typeof SCOPES.agentsRead | typeof SCOPES.agentsWrite;
 
-  async function agentFor(principal: Principal, id: string, scope: AgentScope): Promise<AgentDoc> {
-    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
-    const agent = await c.agents.findOne({ _id: id });
-    if (!agent) throw notFound("agent");
-    await deps.access.onResource(principal, agent.organizationId, scope, "agent");
-    return agent;
-  }
+  const resource = versionedResource(deps, {
+    noun: "agent",
+    parents: c.agents,
+    versions: c.agentVersions,
+    parentField: "agentId",
+    parentOf: (v) => v.agentId,
+  });
+  const slots = { noun: "agent", slots: c.agentDraftSlots, versions: c.agentVersions };
+  const agentFor = (principal: Principal, id: string, scope: AgentScope): Promise<AgentDoc> =>
+    resource.parentFor(principal, id, scope);
 
   /** A version addressed by its own id (the workflow routes). */
   async function versionFor(principal: Principal, versionId: string, scope: AgentScope) {
@@ -214,41 +207,11 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
     return { agent, version };
   }
 
-  const versionsOf = (agentId: string) => versionSummaries(c.agentVersions, { agentId });
+  const versionsOf = resource.versionsOf;
   /** The view with the version it describes read whole (versionsOf reads summaries). */
   const whole = (view: AgentView) => wholeVersion(c.agentVersions, view, "described");
 
-  /**
-   * Takes the agent's one draft slot for `versionId`. A slot whose version was published (publish
-   * releases it right after) or never appeared (a creation that crashed) is taken over.
-   */
-  async function claimDraftSlot(agentId: string, versionId: string): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await c.agentDraftSlots.insertOne({ _id: agentId, versionId, createdAt: deps.now() });
-        return;
-      } catch (e) {
-        if (!isDuplicateKeyError(e)) throw e;
-      }
-      const slot = await c.agentDraftSlots.findOne({ _id: agentId });
-      if (!slot) continue;
-      const holder = await c.agentVersions.findOne({ _id: slot.versionId });
-      const stale = holder
-        ? holder.status === "published"
-        : deps.now().getTime() - slot.createdAt.getTime() > ORPHAN_SLOT_MS;
-      if (!stale) {
-        throw failedPrecondition(`agent already has a draft version (${slot.versionId}); publish it or edit it`, [
-          { field: "draftVersionId", issue: slot.versionId },
-        ]);
-      }
-      await c.agentDraftSlots.deleteOne({ _id: agentId, versionId: slot.versionId });
-    }
-    throw new DomainError("unavailable", "the agent's draft changed concurrently; retry");
-  }
-
-  async function touch(agentId: string, at: Date) {
-    await c.agents.updateOne({ _id: agentId }, { $set: { updatedAt: at } });
-  }
+  const touch = resource.touch;
 
   /** Validates a stored version's workflow; an invalid one is failed_precondition with the errors. */
   async function validForPublishing(agent: AgentDoc, version: AgentVersionDoc, what: string): Promise<string> {
@@ -271,11 +234,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.agentsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       issues.throwIfAny();
       const at = deps.now();
       const agent: AgentDoc = {
@@ -310,39 +269,17 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
     },
 
     async listAgents(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
-      await deps.access.inOrganization(principal, input.organizationId, SCOPES.agentsRead);
-      const page = await findPage(c.agents, { organizationId: input.organizationId }, input);
-      const ids = page.items.map((a) => a._id);
-      const versions = ids.length > 0 ? await versionSummaries(c.agentVersions, { agentId: { $in: ids } }) : [];
-      const views = page.items.map((a) =>
-        agentView(
-          a,
-          versions.filter((v) => v.agentId === a._id),
-        ),
-      );
-      return {
-        items: await wholeVersions(c.agentVersions, views, "described"),
-        nextCursor: page.nextCursor,
-      };
+      const page = await resource.page(principal, input, SCOPES.agentsRead);
+      const views = page.items.map(({ parent, versions }) => agentView(parent, versions));
+      return { items: await wholeVersions(c.agentVersions, views, "described"), nextCursor: page.nextCursor };
     },
 
     async updateAgent(principal: Principal, input: { id: string; name?: string; description?: string }) {
       const agent = await agentFor(principal, input.id, SCOPES.agentsWrite);
       const issues = new Issues();
-      const set: Partial<AgentDoc> = {};
-      if (input.name !== undefined) set.name = issues.text("name", input.name);
-      if (input.description !== undefined)
-        set.description = issues.text("description", input.description, {
-          min: 0,
-          max: LIMITS.descriptionChars,
-          lines: true,
-        });
+      const set = metadataChanges(issues, input);
       issues.throwIfAny();
-      const updated =
-        Object.keys(set).length === 0
-          ? agent
-          : ((await c.agents.findOneAndUpdate({ _id: agent._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
-            agent);
+      const updated = await resource.applyChanges(agent, set);
       return whole(agentView(updated, await versionsOf(agent._id)));
     },
 
@@ -355,7 +292,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
           : await c.agentVersions.findOne({ _id: input.fromVersionId, agentId: agent._id });
       if (!source) throw notFound("agent version");
       const id = newId("av");
-      await claimDraftSlot(agent._id, id);
+      await claimDraftSlot(deps, slots, agent._id, id);
       const at = deps.now();
       try {
         const version = await insertNextVersion(c.agentVersions, { agentId: agent._id }, (n) => ({
@@ -435,11 +372,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
           { field: "versionId", issue: "no draft exists" },
         ]);
       }
-      const alreadyPublished = () =>
-        failedPrecondition(`agent version ${version.version} is already published`, [
-          { field: "versionId", issue: "is already published" },
-        ]);
-      if (version.status === "published") throw alreadyPublished();
+      if (version.status === "published") throw alreadyPublished("agent", version);
       const workflow = await validForPublishing(agent, version, "published");
       const before = livePublishedVersion(await versionsOf(agent._id));
       const at = deps.now();
@@ -449,7 +382,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       );
       if (!published) {
         const now = await c.agentVersions.findOne({ _id: version._id });
-        if (now?.status === "published") throw alreadyPublished();
+        if (now?.status === "published") throw alreadyPublished("agent", version);
         throw new DomainError("unavailable", "the workflow changed while it was being published; retry");
       }
       await c.agentDraftSlots.deleteOne({ _id: agent._id, versionId: version._id });
@@ -463,22 +396,11 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       input: { agentId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const agent = await agentFor(principal, input.agentId, SCOPES.agentsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.agentVersions.findOne({ _id: input.versionId, agentId: agent._id });
-      if (!to) throw notFound("agent version");
-      let from: AgentVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.agentVersions.findOne({ _id: input.againstVersionId, agentId: agent._id });
-        if (!from) throw notFound("agent version");
-      } else if (to.version > 1) {
-        from = await c.agentVersions.findOne({ agentId: agent._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? agentVersionDocument(from) : null, agentVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.agentVersions, parentField: "agentId", noun: "agent version", document: agentVersionDocument },
+        agent._id,
+        input,
+      );
     },
 
     /**

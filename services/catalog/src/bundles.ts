@@ -43,7 +43,6 @@ import { TOOL_KEY_PATTERN, type ToolType } from "./domain/tool-config.js";
 import type { ToolPin } from "./domain/tool-pins.js";
 import { livePublishedVersion, type VersionLike } from "./domain/versions.js";
 import { parseWorkflow, REF_KEYS } from "./domain/workflow.js";
-import { actorOf, labelId, labelMoveDoc } from "./labels.js";
 import { contractOf } from "./skills.js";
 import type {
   AgentDoc,
@@ -63,6 +62,7 @@ import type {
   UndoStep,
 } from "./store/catalog-store.js";
 import { checkToolVersion } from "./tools.js";
+import { actorOf, labelId, labelMoveDoc } from "./versioned/label-moves.js";
 
 /** The catalog's part of a bundle: evaluation cases are the evaluation service's to add. */
 export type CatalogBundle = Bundle;

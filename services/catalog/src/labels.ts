@@ -9,160 +9,30 @@
  * - Every other label is a document, and every move of any label is kept in `label_moves`.
  */
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
-import { newId } from "@kiln/kit/ids";
 import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import { type Collection, isDuplicateKeyError } from "@kiln/kit/store";
-import { SCOPES, type Scope } from "./access.js";
-import type { Agents } from "./agents.js";
+import { isDuplicateKeyError } from "@kiln/kit/store";
+import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
-import type { Prompts } from "./prompts.js";
-import type { Skills } from "./skills.js";
+import { type LabelView, labelView } from "./label-view.js";
+import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
+import { actorOf, labelId, recordLabelMove } from "./versioned/label-moves.js";
 import {
-  type LabelDoc,
-  type LabelKind,
-  type LabelMoveDoc,
-  type VersionStatus,
-  versionSummaries,
-} from "./store/catalog-store.js";
-
-export interface LabelView {
-  kind: LabelKind;
-  parentId: string;
-  label: string;
-  versionId: string;
-  version: number;
-  updatedAt: Date;
-  updatedBy: string;
-  readOnly: boolean;
-  protected: boolean;
-}
-
-interface AnyVersion {
-  _id: string;
-  version: number;
-  status: VersionStatus;
-  organizationId: string;
-  createdAt: Date;
-  publishedAt: Date | null;
-}
-
-interface AnyParent {
-  _id: string;
-  organizationId: string;
-}
-
-/** How each kind of labelled resource is stored and authorized. */
-interface Family {
-  parents: Collection<AnyParent>;
-  versions: Collection<AnyVersion>;
-  parentField: "promptId" | "skillId" | "agentId";
-  read: Scope;
-  write: Scope;
-  forget: (parentId: string) => void;
-}
-
-/** The publish use cases moving production to a draft calls (each with its own checks). */
-export interface Publishers {
-  prompts: Pick<Prompts, "publishPromptVersion">;
-  skills: Pick<Skills, "publishSkillVersion">;
-  agents: Pick<Agents, "publishAgentVersion">;
-}
-
-const KINDS: readonly LabelKind[] = ["prompt", "skill", "agent"];
-
-export const labelId = (kind: LabelKind, parentId: string, label: string) => `${kind}/${parentId}/${label}`;
-
-/**
- * Records one move of a label; the publish use cases call it for `production`. A failure to
- * record is not the move's failure (the move already happened): it is thrown to the caller, who
- * retries a request whose answer it did not get.
- */
-export async function recordLabelMove(
-  deps: CatalogDeps,
-  move: Omit<LabelMoveDoc, "_id" | "at"> & { at?: Date },
-): Promise<LabelMoveDoc> {
-  const doc = labelMoveDoc({ ...move, at: move.at ?? deps.now() });
-  await deps.collections.labelMoves.insertOne(doc);
-  await deps.events.labelMoved(doc);
-  return doc;
-}
-
-/** A move of a label as it is kept, with a new id. */
-export const labelMoveDoc = (move: Omit<LabelMoveDoc, "_id">): LabelMoveDoc => ({ _id: newId("lbm"), ...move });
-
-/** Records that publishing `version` moved production from `before` (the live version until then). */
-export async function recordPublish(
-  deps: CatalogDeps,
-  principal: Principal,
-  kind: LabelKind,
-  parent: { _id: string; organizationId: string },
-  version: { _id: string; version: number },
-  before: { _id: string } | undefined,
-  at: Date,
-): Promise<void> {
-  await recordLabelMove(deps, {
-    organizationId: parent.organizationId,
-    kind,
-    parentId: parent._id,
-    label: PRODUCTION,
-    versionId: version._id,
-    version: version.version,
-    previousVersionId: before?._id ?? null,
-    action: "published",
-    at,
-    by: actorOf(principal),
-  });
-}
-
-/** The principal's id as labels record it ("" for the platform's own services). */
-export const actorOf = (principal: Principal) => (principal.type === "service" ? "" : principal.id);
+  type LabelledFamily,
+  labelledFamilies,
+  labelledFamilyOf,
+  type Publishers,
+} from "./versioned/labelled-families.js";
+import { versionSummaries } from "./versioned/version-store.js";
 
 export type Labels = ReturnType<typeof createLabels>;
 
 export function createLabels(deps: CatalogDeps, publishers: Publishers) {
   const c = deps.collections;
-  const publish: Record<LabelKind, (principal: Principal, parentId: string, versionId: string) => Promise<unknown>> = {
-    prompt: (principal, promptId, versionId) =>
-      publishers.prompts.publishPromptVersion(principal, { promptId, versionId }),
-    skill: (principal, skillId, versionId) => publishers.skills.publishSkillVersion(principal, { skillId, versionId }),
-    agent: (principal, agentId, versionId) => publishers.agents.publishAgentVersion(principal, { agentId, versionId }),
-  };
-  const families: Record<LabelKind, Family> = {
-    prompt: {
-      parents: c.prompts as unknown as Collection<AnyParent>,
-      versions: c.promptVersions as unknown as Collection<AnyVersion>,
-      parentField: "promptId",
-      read: SCOPES.promptsRead,
-      write: SCOPES.promptsWrite,
-      forget: (id) => deps.live.forgetPrompt(id),
-    },
-    skill: {
-      parents: c.skills as unknown as Collection<AnyParent>,
-      versions: c.skillVersions as unknown as Collection<AnyVersion>,
-      parentField: "skillId",
-      read: SCOPES.skillsRead,
-      write: SCOPES.skillsWrite,
-      forget: (id) => deps.live.forgetSkill(id),
-    },
-    agent: {
-      parents: c.agents as unknown as Collection<AnyParent>,
-      versions: c.agentVersions as unknown as Collection<AnyVersion>,
-      parentField: "agentId",
-      read: SCOPES.agentsRead,
-      write: SCOPES.agentsWrite,
-      forget: () => {},
-    },
-  };
-
-  function familyOf(kind: string): Family & { kind: LabelKind } {
-    if (!(KINDS as readonly string[]).includes(kind)) {
-      throw invalidArgument("invalid kind", [{ field: "kind", issue: 'must be "prompt", "skill" or "agent"' }]);
-    }
-    return { ...families[kind as LabelKind], kind: kind as LabelKind };
-  }
+  const families = labelledFamilies(deps, publishers);
+  const familyOf = (kind: string) => labelledFamilyOf(families, kind);
 
   function checkLabel(label: string, field = "label"): void {
     const issue = labelNameIssue(label);
@@ -177,7 +47,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     return { family, parent };
   }
 
-  const versionsOf = (family: Family, parentId: string) =>
+  const versionsOf = (family: LabelledFamily, parentId: string) =>
     versionSummaries(family.versions, { [family.parentField]: parentId });
 
   async function lastMove(kind: LabelKind, parentId: string, label: string) {
@@ -185,30 +55,13 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     return move;
   }
 
-  function view(
-    kind: LabelKind,
-    parentId: string,
-    label: string,
-    version: AnyVersion,
-    at: Date,
-    by: string,
-    protectedLabels: readonly string[],
-  ): LabelView {
-    return {
-      kind,
-      parentId,
-      label,
-      versionId: version._id,
-      version: version.version,
-      updatedAt: at,
-      updatedBy: by,
-      readOnly: label === LATEST,
-      protected: protectedLabels.includes(label),
-    };
-  }
-
   /** Every label of one parent: production and latest first (when they exist), then by name. */
-  async function labelsOf(kind: LabelKind, family: Family, parentId: string, protectedLabels: readonly string[]) {
+  async function labelsOf(
+    kind: LabelKind,
+    family: LabelledFamily,
+    parentId: string,
+    protectedLabels: readonly string[],
+  ) {
     const [versions, stored, productionMove] = await Promise.all([
       versionsOf(family, parentId),
       c.labels.find({ kind, parentId }),
@@ -219,13 +72,14 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     const live = livePublishedVersion(versions);
     if (live?.publishedAt) {
       const by = productionMove?.versionId === live._id ? productionMove.by : "";
-      out.push(view(kind, parentId, PRODUCTION, live, live.publishedAt, by, protectedLabels));
+      out.push(labelView(kind, parentId, PRODUCTION, live, live.publishedAt, by, protectedLabels));
     }
     const latest = latestVersion(versions);
-    if (latest) out.push(view(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
+    if (latest) out.push(labelView(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
     for (const doc of [...stored].sort((a, b) => a.label.localeCompare(b.label))) {
       const version = byId.get(doc.versionId);
-      if (version) out.push(view(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
+      if (version)
+        out.push(labelView(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
     }
     return out;
   }
@@ -278,7 +132,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
         if (live?._id === version._id) return find(PRODUCTION);
         if (version.status === "draft") {
           // Publishing records the move (and checks what publishing checks).
-          await publish[kind](principal, parent._id, version._id);
+          await family.publish(principal, parent._id, version._id);
           return find(PRODUCTION);
         }
         const at = deps.now();
@@ -368,7 +222,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
       const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
       const at = deps.now();
       if (!version) throw notFound(`${kind} version`);
-      return view(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
+      return labelView(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
     },
 
     /**

@@ -1,8 +1,6 @@
-import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { LIMITS } from "@kiln/kit/limits";
-import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
@@ -10,16 +8,11 @@ import { Issues } from "./domain/issues.js";
 import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
-import { recordPublish } from "./labels.js";
-import {
-  insertNextVersion,
-  type PromptDoc,
-  type PromptVersionDoc,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
+import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** A prompt with its versions (oldest first) and the one version it describes. */
 export interface PromptView {
@@ -56,19 +49,20 @@ export type Prompts = ReturnType<typeof createPrompts>;
 export function createPrompts(deps: CatalogDeps) {
   const c = deps.collections;
 
-  async function promptFor(
+  const resource = versionedResource(deps, {
+    noun: "prompt",
+    parents: c.prompts,
+    versions: c.promptVersions,
+    parentField: "promptId",
+    parentOf: (v) => v.promptId,
+  });
+  const promptFor = (
     principal: Principal,
     id: string,
     scope: typeof SCOPES.promptsRead | typeof SCOPES.promptsWrite,
-  ) {
-    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
-    const prompt = await c.prompts.findOne({ _id: id });
-    if (!prompt) throw notFound("prompt");
-    await deps.access.onResource(principal, prompt.organizationId, scope, "prompt");
-    return prompt;
-  }
+  ): Promise<PromptDoc> => resource.parentFor(principal, id, scope);
 
-  const versionsOf = (promptId: string) => versionSummaries(c.promptVersions, { promptId });
+  const versionsOf = resource.versionsOf;
   /** The view with the version it describes read whole (versionsOf reads summaries). */
   const whole = (view: PromptView) => wholeVersion(c.promptVersions, view, "version");
 
@@ -80,11 +74,7 @@ export function createPrompts(deps: CatalogDeps) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       if (input.defaultModel !== undefined) checkModelId(issues, "defaultModel", input.defaultModel);
       issues.throwIfAny();
       const at = deps.now();
@@ -107,20 +97,9 @@ export function createPrompts(deps: CatalogDeps) {
     },
 
     async listPrompts(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
-      await deps.access.inOrganization(principal, input.organizationId, SCOPES.promptsRead);
-      const page = await findPage(c.prompts, { organizationId: input.organizationId }, input);
-      const ids = page.items.map((p) => p._id);
-      const versions = ids.length > 0 ? await versionSummaries(c.promptVersions, { promptId: { $in: ids } }) : [];
-      const views = page.items.map((p) =>
-        promptView(
-          p,
-          versions.filter((v) => v.promptId === p._id),
-        ),
-      );
-      return {
-        items: await wholeVersions(c.promptVersions, views, "version"),
-        nextCursor: page.nextCursor,
-      };
+      const page = await resource.page(principal, input, SCOPES.promptsRead);
+      const views = page.items.map(({ parent, versions }) => promptView(parent, versions));
+      return { items: await wholeVersions(c.promptVersions, views, "version"), nextCursor: page.nextCursor };
     },
 
     async updatePrompt(
@@ -129,14 +108,7 @@ export function createPrompts(deps: CatalogDeps) {
     ): Promise<PromptView> {
       const prompt = await promptFor(principal, input.id, SCOPES.promptsWrite);
       const issues = new Issues();
-      const set: Partial<PromptDoc> = {};
-      if (input.name !== undefined) set.name = issues.text("name", input.name);
-      if (input.description !== undefined)
-        set.description = issues.text("description", input.description, {
-          min: 0,
-          max: LIMITS.descriptionChars,
-          lines: true,
-        });
+      const set: Partial<PromptDoc> = metadataChanges(issues, input);
       if (input.defaultModel !== undefined && input.clearDefaultModel) {
         issues.add("defaultModel", "cannot be set and cleared at once");
       } else if (input.defaultModel !== undefined) {
@@ -144,11 +116,7 @@ export function createPrompts(deps: CatalogDeps) {
         set.defaultModel = input.defaultModel;
       } else if (input.clearDefaultModel) set.defaultModel = null;
       issues.throwIfAny();
-      const updated =
-        Object.keys(set).length === 0
-          ? prompt
-          : ((await c.prompts.findOneAndUpdate({ _id: prompt._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
-            prompt);
+      const updated = await resource.applyChanges(prompt, set);
       deps.live.forgetPrompt(prompt._id);
       return whole(promptView(updated, await versionsOf(prompt._id)));
     },
@@ -179,7 +147,7 @@ export function createPrompts(deps: CatalogDeps) {
         createdAt: at,
         publishedAt: null,
       }));
-      await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      await resource.touch(prompt._id, at);
       await deps.events.versionCreated(version);
       return version;
     },
@@ -196,21 +164,17 @@ export function createPrompts(deps: CatalogDeps) {
       await deps.access.moveLabel(principal, prompt.organizationId, SCOPES.promptsWrite, "prompt", PRODUCTION);
       const version = await c.promptVersions.findOne({ _id: input.versionId, promptId: prompt._id });
       if (!version) throw notFound("prompt version");
-      const alreadyPublished = () =>
-        failedPrecondition(`prompt version ${version.version} is already published`, [
-          { field: "versionId", issue: "is already published" },
-        ]);
-      if (version.status === "published") throw alreadyPublished();
+      if (version.status === "published") throw alreadyPublished("prompt", version);
       const before = livePublishedVersion(await versionsOf(prompt._id));
       const at = deps.now();
       const published = await c.promptVersions.findOneAndUpdate(
         { _id: version._id, status: "draft" },
         { $set: { status: "published", publishedAt: at } },
       );
-      if (!published) throw alreadyPublished();
+      if (!published) throw alreadyPublished("prompt", version);
       // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
       deps.live.forgetPrompt(prompt._id);
-      await c.prompts.updateOne({ _id: prompt._id }, { $set: { updatedAt: at } });
+      await resource.touch(prompt._id, at);
       await recordPublish(deps, principal, "prompt", prompt, published, before, at);
       return whole(promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id)));
     },

@@ -15,7 +15,6 @@ import { fieldPath, Issues } from "./domain/issues.js";
 import type { ToolPin } from "./domain/tool-pins.js";
 import { LIVE_PUBLISHED_SORT } from "./domain/versions.js";
 import { parseWorkflow, type StepType } from "./domain/workflow.js";
-import { labelId } from "./labels.js";
 import type {
   AgentVersionDoc,
   CompositionStepDoc,
@@ -27,6 +26,7 @@ import type {
   ToolVersionDoc,
 } from "./store/catalog-store.js";
 import { type ImmutableVersion, VersionCache } from "./version-cache.js";
+import { labelId } from "./versioned/label-moves.js";
 
 /** An attached tool at its pinned version; `description` is the tool's current one. */
 export interface ResolvedToolView {

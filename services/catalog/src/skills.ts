@@ -1,10 +1,7 @@
 import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { LIMITS } from "@kiln/kit/limits";
-import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import { isDuplicateKeyError } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { fieldPath, Issues } from "./domain/issues.js";
@@ -18,21 +15,14 @@ import {
   type StepContract,
 } from "./domain/skill-composition.js";
 import { checkDistinctToolKeys, conflictingPin, type ToolPin } from "./domain/tool-pins.js";
-import { diffDocuments } from "./domain/version-diff.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
-import { recordPublish } from "./labels.js";
-import {
-  type CompositionStepDoc,
-  insertNextVersion,
-  type PromptVersionDoc,
-  type SkillDoc,
-  type SkillVersionDoc,
-  versionSummaries,
-  wholeVersion,
-  wholeVersions,
-} from "./store/catalog-store.js";
+import type { CompositionStepDoc, PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
+import { claimDraftSlot } from "./versioned/draft-slot.js";
+import { recordPublish } from "./versioned/label-moves.js";
+import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
 /** A skill with its versions (oldest first) and the version its composition fields describe. */
 export interface SkillView {
@@ -52,8 +42,6 @@ export interface PromptSelector {
 }
 
 const EMPTY_SCHEMAS = deriveSkillSchemas([]);
-/** A draft slot whose version never appeared is taken over after this long (a crashed creation). */
-const ORPHAN_SLOT_MS = 60_000;
 
 export function skillView(skill: SkillDoc, versions: SkillVersionDoc[], versionId = ""): SkillView {
   const sorted = [...versions].sort(byVersionAscending);
@@ -116,13 +104,16 @@ export function createSkills(deps: CatalogDeps) {
   const c = deps.collections;
   type SkillScope = typeof SCOPES.skillsRead | typeof SCOPES.skillsWrite;
 
-  async function skillFor(principal: Principal, id: string, scope: SkillScope): Promise<SkillDoc> {
-    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
-    const skill = await c.skills.findOne({ _id: id });
-    if (!skill) throw notFound("skill");
-    await deps.access.onResource(principal, skill.organizationId, scope, "skill");
-    return skill;
-  }
+  const resource = versionedResource(deps, {
+    noun: "skill",
+    parents: c.skills,
+    versions: c.skillVersions,
+    parentField: "skillId",
+    parentOf: (v) => v.skillId,
+  });
+  const slots = { noun: "skill", slots: c.skillDraftSlots, versions: c.skillVersions };
+  const skillFor = (principal: Principal, id: string, scope: SkillScope): Promise<SkillDoc> =>
+    resource.parentFor(principal, id, scope);
 
   /** A draft version addressed by its own id (the replace routes). */
   async function draftFor(principal: Principal, versionId: string) {
@@ -138,41 +129,11 @@ export function createSkills(deps: CatalogDeps) {
     return { skill, version };
   }
 
-  const versionsOf = (skillId: string) => versionSummaries(c.skillVersions, { skillId });
+  const versionsOf = resource.versionsOf;
   /** The view with the version it describes read whole (versionsOf reads summaries). */
   const whole = (view: SkillView) => wholeVersion(c.skillVersions, view, "described");
 
-  /**
-   * Takes the skill's one draft slot for `versionId`. A slot whose version was published (publish
-   * releases it right after) or never appeared (a creation that crashed) is taken over.
-   */
-  async function claimDraftSlot(skillId: string, versionId: string): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await c.skillDraftSlots.insertOne({ _id: skillId, versionId, createdAt: deps.now() });
-        return;
-      } catch (e) {
-        if (!isDuplicateKeyError(e)) throw e;
-      }
-      const slot = await c.skillDraftSlots.findOne({ _id: skillId });
-      if (!slot) continue;
-      const holder = await c.skillVersions.findOne({ _id: slot.versionId });
-      const stale = holder
-        ? holder.status === "published"
-        : deps.now().getTime() - slot.createdAt.getTime() > ORPHAN_SLOT_MS;
-      if (!stale) {
-        throw failedPrecondition(`skill already has a draft version (${slot.versionId}); publish it or edit it`, [
-          { field: "draftVersionId", issue: slot.versionId },
-        ]);
-      }
-      await c.skillDraftSlots.deleteOne({ _id: skillId, versionId: slot.versionId });
-    }
-    throw new DomainError("unavailable", "the skill's draft changed concurrently; retry");
-  }
-
-  async function touch(skillId: string, at: Date) {
-    await c.skills.updateOne({ _id: skillId }, { $set: { updatedAt: at } });
-  }
+  const touch = resource.touch;
 
   /** Steps whose prompt version pins a tool key that `tools` pins to another version. */
   function checkToolConflicts(
@@ -206,11 +167,7 @@ export function createSkills(deps: CatalogDeps) {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsWrite);
       const issues = new Issues();
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       issues.throwIfAny();
       const at = deps.now();
       const skill: SkillDoc = {
@@ -248,39 +205,17 @@ export function createSkills(deps: CatalogDeps) {
     },
 
     async listSkills(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
-      await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsRead);
-      const page = await findPage(c.skills, { organizationId: input.organizationId }, input);
-      const ids = page.items.map((s) => s._id);
-      const versions = ids.length > 0 ? await versionSummaries(c.skillVersions, { skillId: { $in: ids } }) : [];
-      const views = page.items.map((s) =>
-        skillView(
-          s,
-          versions.filter((v) => v.skillId === s._id),
-        ),
-      );
-      return {
-        items: await wholeVersions(c.skillVersions, views, "described"),
-        nextCursor: page.nextCursor,
-      };
+      const page = await resource.page(principal, input, SCOPES.skillsRead);
+      const views = page.items.map(({ parent, versions }) => skillView(parent, versions));
+      return { items: await wholeVersions(c.skillVersions, views, "described"), nextCursor: page.nextCursor };
     },
 
     async updateSkill(principal: Principal, input: { id: string; name?: string; description?: string }) {
       const skill = await skillFor(principal, input.id, SCOPES.skillsWrite);
       const issues = new Issues();
-      const set: Partial<SkillDoc> = {};
-      if (input.name !== undefined) set.name = issues.text("name", input.name);
-      if (input.description !== undefined)
-        set.description = issues.text("description", input.description, {
-          min: 0,
-          max: LIMITS.descriptionChars,
-          lines: true,
-        });
+      const set = metadataChanges(issues, input);
       issues.throwIfAny();
-      const updated =
-        Object.keys(set).length === 0
-          ? skill
-          : ((await c.skills.findOneAndUpdate({ _id: skill._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
-            skill);
+      const updated = await resource.applyChanges(skill, set);
       deps.live.forgetSkill(skill._id);
       return whole(skillView(updated, await versionsOf(skill._id)));
     },
@@ -294,7 +229,7 @@ export function createSkills(deps: CatalogDeps) {
           : await c.skillVersions.findOne({ _id: input.fromVersionId, skillId: skill._id });
       if (!source) throw notFound("skill version");
       const id = newId("sv");
-      await claimDraftSlot(skill._id, id);
+      await claimDraftSlot(deps, slots, skill._id, id);
       const at = deps.now();
       try {
         const version = await insertNextVersion(c.skillVersions, { skillId: skill._id }, (n) => ({
@@ -337,11 +272,7 @@ export function createSkills(deps: CatalogDeps) {
           { field: "versionId", issue: "no draft exists" },
         ]);
       }
-      const alreadyPublished = () =>
-        failedPrecondition(`skill version ${version.version} is already published`, [
-          { field: "versionId", issue: "is already published" },
-        ]);
-      if (version.status === "published") throw alreadyPublished();
+      if (version.status === "published") throw alreadyPublished("skill", version);
       const problems: FieldIssue[] = [];
       if (version.promptComposition.length === 0) problems.push({ field: "promptComposition", issue: "is empty" });
       await Promise.all(
@@ -374,7 +305,7 @@ export function createSkills(deps: CatalogDeps) {
         { _id: version._id, status: "draft" },
         { $set: { status: "published", publishedAt: at, updatedAt: at } },
       );
-      if (!published) throw alreadyPublished();
+      if (!published) throw alreadyPublished("skill", version);
       // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
       deps.live.forgetSkill(skill._id);
       await c.skillDraftSlots.deleteOne({ _id: skill._id, versionId: version._id });
@@ -388,22 +319,11 @@ export function createSkills(deps: CatalogDeps) {
       input: { skillId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const skill = await skillFor(principal, input.skillId, SCOPES.skillsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.skillVersions.findOne({ _id: input.versionId, skillId: skill._id });
-      if (!to) throw notFound("skill version");
-      let from: SkillVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.skillVersions.findOne({ _id: input.againstVersionId, skillId: skill._id });
-        if (!from) throw notFound("skill version");
-      } else if (to.version > 1) {
-        from = await c.skillVersions.findOne({ skillId: skill._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? skillVersionDocument(from) : null, skillVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.skillVersions, parentField: "skillId", noun: "skill version", document: skillVersionDocument },
+        skill._id,
+        input,
+      );
     },
 
     /** `replacePrompts`: the whole composition of a draft version, pinned to published prompt versions. */

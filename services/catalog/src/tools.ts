@@ -1,6 +1,5 @@
-import { alreadyExists, DomainError, type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
+import { alreadyExists, DomainError, type FieldIssue } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -10,9 +9,10 @@ import { fieldPath, Issues } from "./domain/issues.js";
 import { checkJsonSchema, type JsonObject, parseJsonText } from "./domain/json-schema.js";
 import { checkToolConfig, isToolType, TOOL_KEY_PATTERN, TOOL_TYPES, type ToolType } from "./domain/tool-config.js";
 import type { ToolPin } from "./domain/tool-pins.js";
-import { diffDocuments } from "./domain/version-diff.js";
-import { insertNextVersion, type ToolDoc, type ToolVersionDoc } from "./store/catalog-store.js";
-import { type VersionDiffView, versionIdRequired } from "./version-diff-view.js";
+import type { ToolDoc, ToolVersionDoc } from "./store/catalog-store.js";
+import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
+import { checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
+import { insertNextVersion } from "./versioned/version-store.js";
 
 /** A tool with its current (highest-numbered) version. */
 export interface ToolView {
@@ -122,13 +122,15 @@ export function createTools(deps: CatalogDeps) {
     return { tool, current, latestVersion: current.version };
   }
 
-  async function toolFor(principal: Principal, id: string, scope: typeof SCOPES.toolsRead | typeof SCOPES.toolsWrite) {
-    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
-    const tool = await c.tools.findOne({ _id: id });
-    if (!tool) throw notFound("tool");
-    await deps.access.onResource(principal, tool.organizationId, scope, "tool");
-    return tool;
-  }
+  const resource = versionedResource(deps, {
+    noun: "tool",
+    parents: c.tools,
+    versions: c.toolVersions,
+    parentField: "toolId",
+    parentOf: (v) => v.toolId,
+  });
+  const toolFor = (principal: Principal, id: string, scope: typeof SCOPES.toolsRead | typeof SCOPES.toolsWrite) =>
+    resource.parentFor(principal, id, scope);
 
   return {
     async createTool(
@@ -147,11 +149,7 @@ export function createTools(deps: CatalogDeps) {
       const issues = new Issues();
       if (!TOOL_KEY_PATTERN.test(input.toolKey)) issues.add("toolKey", "must be 1 to 64 letters, digits, _ or -");
       const name = issues.text("name", input.name);
-      const description = issues.text("description", input.description, {
-        min: 0,
-        max: LIMITS.descriptionChars,
-        lines: true,
-      });
+      const description = checkDescription(issues, input.description);
       checkToolVersion(issues, deps, input.organizationId, input.type, input.configJson, input.inputSchemaJson);
       issues.throwIfAny();
       const at = deps.now();
@@ -208,18 +206,9 @@ export function createTools(deps: CatalogDeps) {
     ): Promise<ToolView> {
       const tool = await toolFor(principal, input.id, SCOPES.toolsWrite);
       const issues = new Issues();
-      const set: Partial<ToolDoc> = {};
-      if (input.name !== undefined) set.name = issues.text("name", input.name);
-      if (input.description !== undefined)
-        set.description = issues.text("description", input.description, {
-          min: 0,
-          max: LIMITS.descriptionChars,
-          lines: true,
-        });
+      const set = metadataChanges(issues, input);
       issues.throwIfAny();
-      if (Object.keys(set).length === 0) return viewOf(tool);
-      const updated = await c.tools.findOneAndUpdate({ _id: tool._id }, { $set: { ...set, updatedAt: deps.now() } });
-      return viewOf(updated ?? tool);
+      return viewOf(await resource.applyChanges(tool, set));
     },
 
     /** A full snapshot (omitted fields copied from the current version) that becomes current. */
@@ -247,7 +236,7 @@ export function createTools(deps: CatalogDeps) {
         inputSchema,
         createdAt: at,
       }));
-      await c.tools.updateOne({ _id: tool._id }, { $set: { updatedAt: at } });
+      await resource.touch(tool._id, at);
       return version;
     },
 
@@ -256,22 +245,11 @@ export function createTools(deps: CatalogDeps) {
       input: { toolId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
       const tool = await toolFor(principal, input.toolId, SCOPES.toolsRead);
-      versionIdRequired(input.versionId);
-      const to = await c.toolVersions.findOne({ _id: input.versionId, toolId: tool._id });
-      if (!to) throw notFound("tool version");
-      let from: ToolVersionDoc | null = null;
-      if (input.againstVersionId !== "") {
-        from = await c.toolVersions.findOne({ _id: input.againstVersionId, toolId: tool._id });
-        if (!from) throw notFound("tool version");
-      } else if (to.version > 1) {
-        from = await c.toolVersions.findOne({ toolId: tool._id, version: to.version - 1 });
-      }
-      const diff = diffDocuments(from ? toolVersionDocument(from) : null, toolVersionDocument(to));
-      return {
-        from: from ? { versionId: from._id, version: from.version } : null,
-        to: { versionId: to._id, version: to.version },
-        ...diff,
-      };
+      return diffVersions(
+        { versions: c.toolVersions, parentField: "toolId", noun: "tool version", document: toolVersionDocument },
+        tool._id,
+        input,
+      );
     },
   };
 }

@@ -37,9 +37,43 @@ import type {
   ToolVersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
-import type { VersionDiffView } from "../version-diff-view.js";
+import type { VersionDiffView } from "../versioned/diff.js";
 
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
+
+/** The fields every version message carries, whichever family it is of. */
+const versionMetadataToProto = (v: {
+  _id: string;
+  organizationId: string;
+  version: number;
+  status: string;
+  createdAt: Date;
+  publishedAt: Date | null;
+}) => ({
+  id: v._id,
+  organizationId: v.organizationId,
+  version: v.version,
+  status: v.status,
+  createdAt: timestampFromDate(v.createdAt),
+  publishedAt: optionalTimestamp(v.publishedAt),
+});
+
+/** The fields every versioned resource message carries. */
+const resourceMetadataToProto = (r: {
+  _id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}) => ({
+  id: r._id,
+  organizationId: r.organizationId,
+  name: r.name,
+  description: r.description,
+  createdAt: timestampFromDate(r.createdAt),
+  updatedAt: timestampFromDate(r.updatedAt),
+});
 
 export function versionSummaryToProto(v: {
   _id: string;
@@ -157,27 +191,19 @@ export const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<
 
 export function skillVersionToProto(v: SkillVersionDoc): MessageInitShape<typeof SkillVersionSchema> {
   return {
-    id: v._id,
+    ...versionMetadataToProto(v),
     skillId: v.skillId,
-    organizationId: v.organizationId,
-    version: v.version,
-    status: v.status,
     promptComposition: v.promptComposition.map(compositionStepToProto),
     tools: v.tools.map(toolRefToProto),
     inputSchemaJson: v.inputSchema,
     outputSchemaJson: v.outputSchema,
-    createdAt: timestampFromDate(v.createdAt),
-    publishedAt: optionalTimestamp(v.publishedAt),
   };
 }
 
 export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSchema> {
   const { skill, described } = view;
   return {
-    id: skill._id,
-    organizationId: skill.organizationId,
-    name: skill.name,
-    description: skill.description,
+    ...resourceMetadataToProto(skill),
     draftVersionId: view.draftVersionId ?? undefined,
     publishedVersionId: view.publishedVersionId ?? undefined,
     versions: view.versions.map(versionSummaryToProto),
@@ -186,8 +212,6 @@ export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSche
     tools: described.tools.map(toolRefToProto),
     inputSchemaJson: described.inputSchema,
     outputSchemaJson: described.outputSchema,
-    createdAt: timestampFromDate(skill.createdAt),
-    updatedAt: timestampFromDate(skill.updatedAt),
   };
 }
 
@@ -220,31 +244,21 @@ export const resolvedSkillToProto = (
 
 export function agentVersionToProto(v: AgentVersionDoc): MessageInitShape<typeof AgentVersionSchema> {
   return {
-    id: v._id,
+    ...versionMetadataToProto(v),
     agentId: v.agentId,
-    organizationId: v.organizationId,
-    version: v.version,
-    status: v.status,
     workflowJson: v.workflow,
-    createdAt: timestampFromDate(v.createdAt),
-    publishedAt: optionalTimestamp(v.publishedAt),
   };
 }
 
 export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSchema> {
   const { agent, described } = view;
   return {
-    id: agent._id,
-    organizationId: agent.organizationId,
-    name: agent.name,
-    description: agent.description,
+    ...resourceMetadataToProto(agent),
     publishedVersionId: view.publishedVersionId ?? undefined,
     draftVersionId: view.draftVersionId ?? undefined,
     versions: view.versions.map(versionSummaryToProto),
     describedVersionId: described._id,
     workflowJson: described.workflow,
-    createdAt: timestampFromDate(agent.createdAt),
-    updatedAt: timestampFromDate(agent.updatedAt),
   };
 }
 

@@ -1,6 +1,6 @@
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
-import { insertNextVersion } from "./catalog-store.js";
+import { insertNextVersion } from "./version-store.js";
 
 interface V {
   _id: string;

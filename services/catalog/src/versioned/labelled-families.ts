@@ -1,0 +1,98 @@
+/**
+ * The families a label can point into (prompts, skills, agents), as labels see them: where their
+ * resources and versions are kept, the scopes that read and write them, the cache to forget on a
+ * move, and the publish use case a move of `production` to a draft runs. Labels depend on this
+ * table, never on the family modules themselves.
+ */
+import { invalidArgument } from "@kiln/kit/errors";
+import type { Principal } from "@kiln/kit/principal";
+import type { Collection } from "@kiln/kit/store";
+import { SCOPES, type Scope } from "../access.js";
+import type { CatalogDeps } from "../catalog-deps.js";
+import type { LabelKind, VersionStatus } from "../store/catalog-store.js";
+
+export interface AnyVersion {
+  _id: string;
+  version: number;
+  status: VersionStatus;
+  organizationId: string;
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+export interface AnyParent {
+  _id: string;
+  organizationId: string;
+}
+
+/** Publishes one version with the family's own checks. */
+export type PublishVersion = (principal: Principal, parentId: string, versionId: string) => Promise<unknown>;
+
+/** How each kind of labelled resource is stored, authorized and published. */
+export interface LabelledFamily {
+  parents: Collection<AnyParent>;
+  versions: Collection<AnyVersion>;
+  parentField: "promptId" | "skillId" | "agentId";
+  read: Scope;
+  write: Scope;
+  forget: (parentId: string) => void;
+  publish: PublishVersion;
+}
+
+type Publish<K extends string> = (principal: Principal, input: Record<K | "versionId", string>) => Promise<unknown>;
+
+/** The publish use cases moving production to a draft calls (each with its own checks). */
+export interface Publishers {
+  prompts: { publishPromptVersion: Publish<"promptId"> };
+  skills: { publishSkillVersion: Publish<"skillId"> };
+  agents: { publishAgentVersion: Publish<"agentId"> };
+}
+
+const KINDS: readonly LabelKind[] = ["prompt", "skill", "agent"];
+
+export function labelledFamilies(deps: CatalogDeps, publishers: Publishers): Record<LabelKind, LabelledFamily> {
+  const c = deps.collections;
+  return {
+    prompt: {
+      parents: c.prompts as unknown as Collection<AnyParent>,
+      versions: c.promptVersions as unknown as Collection<AnyVersion>,
+      parentField: "promptId",
+      read: SCOPES.promptsRead,
+      write: SCOPES.promptsWrite,
+      forget: (id) => deps.live.forgetPrompt(id),
+      publish: (principal, promptId, versionId) =>
+        publishers.prompts.publishPromptVersion(principal, { promptId, versionId }),
+    },
+    skill: {
+      parents: c.skills as unknown as Collection<AnyParent>,
+      versions: c.skillVersions as unknown as Collection<AnyVersion>,
+      parentField: "skillId",
+      read: SCOPES.skillsRead,
+      write: SCOPES.skillsWrite,
+      forget: (id) => deps.live.forgetSkill(id),
+      publish: (principal, skillId, versionId) =>
+        publishers.skills.publishSkillVersion(principal, { skillId, versionId }),
+    },
+    agent: {
+      parents: c.agents as unknown as Collection<AnyParent>,
+      versions: c.agentVersions as unknown as Collection<AnyVersion>,
+      parentField: "agentId",
+      read: SCOPES.agentsRead,
+      write: SCOPES.agentsWrite,
+      forget: () => {},
+      publish: (principal, agentId, versionId) =>
+        publishers.agents.publishAgentVersion(principal, { agentId, versionId }),
+    },
+  };
+}
+
+/** The family of `kind`, or invalid argument when it is no labelled kind. */
+export function labelledFamilyOf(
+  families: Record<LabelKind, LabelledFamily>,
+  kind: string,
+): LabelledFamily & { kind: LabelKind } {
+  if (!(KINDS as readonly string[]).includes(kind)) {
+    throw invalidArgument("invalid kind", [{ field: "kind", issue: 'must be "prompt", "skill" or "agent"' }]);
+  }
+  return { ...families[kind as LabelKind], kind: kind as LabelKind };
+}
