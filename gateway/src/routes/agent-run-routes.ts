@@ -6,14 +6,8 @@ import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
-import {
-  agentRunView,
-  OutputView,
-  RunCommonFields,
-  RunStatus,
-  STEP_EXECUTION_FIELDS,
-  UsageView,
-} from "./run-routes.js";
+import { agentRunView } from "./run-view-mappers.js";
+import { OutputView, RunCommonFields, RunStatus, STEP_EXECUTION_FIELDS, UsageView } from "./run-views.js";
 
 const MAX_COMPARED = 10;
 
