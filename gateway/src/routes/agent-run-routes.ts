@@ -245,7 +245,11 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         inputs: parseJson(r.inputsJson),
         validation: {
           valid: r.valid,
-          errors: parseJson(r.errorsJson) as Static<typeof InputIssueView>[],
+          errors: r.errors.map((e) => ({
+            path: e.path,
+            code: e.code as Static<typeof InputIssueView>["code"],
+            message: e.message,
+          })),
         },
       };
     },
