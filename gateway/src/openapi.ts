@@ -28,14 +28,8 @@ import {
   VersionRefView,
   VersionSummaryView,
 } from "./routes/catalog-views.js";
-import {
-  ASSERTION_SCHEMA_NAMES,
-  ASSERTION_SCHEMAS,
-  AssertionView,
-  EvaluationCaseView,
-  EvaluationComparisonView,
-  EvaluationRunView,
-} from "./routes/evaluation-routes.js";
+import { ASSERTION_SCHEMA_NAMES, ASSERTION_SCHEMAS, AssertionView } from "./routes/evaluation-assertion-views.js";
+import { EvaluationCaseView, EvaluationComparisonView, EvaluationRunView } from "./routes/evaluation-views.js";
 import { LabelMoveView, LabelView } from "./routes/label-routes.js";
 import { ModelView } from "./routes/model-routes.js";
 import {
@@ -48,7 +42,7 @@ import {
   SkillRunView,
   ToolCallView,
   UsageView,
-} from "./routes/run-routes.js";
+} from "./routes/run-views.js";
 import {
   ApiKeyView,
   MembershipView,

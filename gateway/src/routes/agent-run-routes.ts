@@ -6,14 +6,8 @@ import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { FreeJson, parseJson } from "./catalog-views.js";
-import {
-  agentRunView,
-  OutputView,
-  RunCommonFields,
-  RunStatus,
-  STEP_EXECUTION_FIELDS,
-  UsageView,
-} from "./run-routes.js";
+import { agentRunView } from "./run-view-mappers.js";
+import { OutputView, RunCommonFields, RunStatus, STEP_EXECUTION_FIELDS, UsageView } from "./run-views.js";
 
 const MAX_COMPARED = 10;
 
@@ -251,7 +245,11 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         inputs: parseJson(r.inputsJson),
         validation: {
           valid: r.valid,
-          errors: parseJson(r.errorsJson) as Static<typeof InputIssueView>[],
+          errors: r.errors.map((e) => ({
+            path: e.path,
+            code: e.code as Static<typeof InputIssueView>["code"],
+            message: e.message,
+          })),
         },
       };
     },

@@ -6,15 +6,8 @@ import { HttpError } from "../errors.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
 import { AgentRunView } from "./agent-run-routes.js";
 import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
-import {
-  agentRunView,
-  JudgeRunView,
-  judgeRunView,
-  PromptRunView,
-  promptRunView,
-  SkillRunView,
-  skillRunView,
-} from "./run-routes.js";
+import { agentRunView, judgeRunView, promptRunView, skillRunView } from "./run-view-mappers.js";
+import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";
 
 /** Any stored run, in the shape of its kind (api.md "Runs"). */
 const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);

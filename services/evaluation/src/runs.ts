@@ -6,6 +6,7 @@ import { SCOPES } from "./access.js";
 import { type Comparison, compareReports, type ReportResult } from "./domain/report.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { type EvaluationRunDoc, type TargetDoc, type TargetLabel, updateProgress } from "./store/evaluation-store.js";
+import { resultsOf } from "./store/stored-report.js";
 import { publishWork } from "./work/work-queue.js";
 
 const LABELS: readonly TargetLabel[] = ["draft", "published"];
@@ -220,8 +221,8 @@ export function createRuns(deps: EvaluationDeps) {
         );
       }
       return compareReports(
-        { run: base, label, results: JSON.parse(base.resultsJson) as ReportResult[] },
-        { run: head, label, results: JSON.parse(head.resultsJson) as ReportResult[] },
+        { run: base, label, results: resultsOf(base.resultsJson) },
+        { run: head, label, results: resultsOf(head.resultsJson) },
       );
     },
   };

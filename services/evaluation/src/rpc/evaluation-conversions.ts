@@ -3,6 +3,8 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EvaluationCaseSchema, EvaluationRunSchema } from "@kiln/proto/evaluation";
 import type { RunView } from "../runs.js";
 import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
+import { contractValidityOf, resultsOf, summaryOf } from "../store/stored-report.js";
+import { caseResultToProto, contractValidityToProto, summaryToProto } from "./report-to-proto.js";
 
 export function caseToProto(doc: CaseDoc): MessageInitShape<typeof EvaluationCaseSchema> {
   return {
@@ -17,7 +19,10 @@ export function caseToProto(doc: CaseDoc): MessageInitShape<typeof EvaluationCas
   };
 }
 
-/** A run as the proto carries it: the report as JSON text (api.md "Evaluations"). */
+/**
+ * A run as the proto carries it: its results (those stored so far while it runs, `view.results`),
+ * and once it has completed or was cancelled its summary and contract validity.
+ */
 export function runToProto(doc: EvaluationRunDoc, view?: RunView): MessageInitShape<typeof EvaluationRunSchema> {
   return {
     id: doc._id,
@@ -25,11 +30,21 @@ export function runToProto(doc: EvaluationRunDoc, view?: RunView): MessageInitSh
     organizationId: doc.organizationId,
     status: doc.status,
     targets: doc.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
-    resultsJson: view?.results ? JSON.stringify(view.results) : doc.resultsJson,
-    summaryJson: doc.summaryJson,
-    contractValidityJson: doc.contractValidityJson,
+    results: (view?.results ?? resultsOf(doc.resultsJson)).map(caseResultToProto),
+    summary: summaryProto(doc.summaryJson),
+    contractValidity: contractValidityProto(doc.contractValidityJson),
     createdAt: timestampFromDate(doc.createdAt),
     completedAt: doc.completedAt ? timestampFromDate(doc.completedAt) : undefined,
     repeats: doc.repeats ?? 1,
   };
+}
+
+function summaryProto(summaryJson: string) {
+  const summary = summaryOf(summaryJson);
+  return summary ? summaryToProto(summary) : undefined;
+}
+
+function contractValidityProto(contractValidityJson: string) {
+  const validity = contractValidityOf(contractValidityJson);
+  return validity ? contractValidityToProto(validity) : undefined;
 }

@@ -1,3 +1,4 @@
+import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createContextValues } from "@connectrpc/connect";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
@@ -5,7 +6,7 @@ import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
-import { EvaluationService } from "@kiln/proto/evaluation";
+import { ContractValiditySchema, EvaluationRunSchema, EvaluationService } from "@kiln/proto/evaluation";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   createFakeCatalog,
@@ -60,7 +61,9 @@ describe("EvaluationService over Connect", () => {
     expect(listed.cases.map((c) => c.id)).toEqual([cases[0]?.id]);
 
     const { run } = await client.startEvaluationRun({ skillId: "skl_both" }, as(principals.keyA));
-    expect(run).toMatchObject({ status: "queued", resultsJson: "[]", summaryJson: "{}", contractValidityJson: "{}" });
+    expect(run).toMatchObject({ status: "queued", results: [] });
+    expect(run?.summary).toBeUndefined();
+    expect(run?.contractValidity).toBeUndefined();
     expect(run?.targets.map((t) => t.label)).toEqual(["draft", "published"]);
     const done = await eventually(async () => {
       const got = await client.getEvaluationRun(
@@ -70,7 +73,7 @@ describe("EvaluationService over Connect", () => {
       return got.run?.status === "completed" && got.run;
     });
     expect(done.completedAt).toBeDefined();
-    const results = JSON.parse(done.resultsJson);
+    const { results } = toJson(EvaluationRunSchema, done) as { results?: unknown };
     expect(results).toEqual([
       {
         caseId: cases[0]?.id,
@@ -84,10 +87,12 @@ describe("EvaluationService over Connect", () => {
         change: "unchanged",
       },
     ]);
-    expect(JSON.parse(done.summaryJson).text).toBe(
+    expect(done.summary?.text).toBe(
       "1 case: draft 1/1 passed, published 1/1 passed; 0 fixed, 0 regressed, 0 output changed, 1 unchanged.",
     );
-    expect(JSON.parse(done.contractValidityJson)).toEqual({ valid: true, violations: [], breakingChanges: [] });
+    const validity =
+      done.contractValidity && toJson(ContractValiditySchema, done.contractValidity, { alwaysEmitImplicit: true });
+    expect(validity).toEqual({ valid: true, violations: [], breakingChanges: [] });
   });
 
   it("maps a missing scope to PermissionDenied and a bad case to InvalidArgument", async () => {

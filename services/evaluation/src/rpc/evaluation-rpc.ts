@@ -7,6 +7,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import type { Cases } from "../cases.js";
 import type { Runs } from "../runs.js";
 import { caseToProto, runToProto } from "./evaluation-conversions.js";
+import { comparisonToProto } from "./report-to-proto.js";
 
 function principalOf(ctx: HandlerContext): Principal {
   const principal = ctx.values.get(kPrincipal);
@@ -71,7 +72,7 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
       return { run: runToProto(view.run, view) };
     },
     async compareEvaluationRuns(req, ctx) {
-      return { comparisonJson: JSON.stringify(await runs.compareRuns(principalOf(ctx), req)) };
+      return comparisonToProto(await runs.compareRuns(principalOf(ctx), req));
     },
   });
 }

@@ -40,7 +40,7 @@ export function agentRpcHandlers(
         agentVersionId: loaded.agentVersionId,
         inputsJson: JSON.stringify(loaded.inputs),
         valid: loaded.valid,
-        errorsJson: JSON.stringify(loaded.errors),
+        errors: loaded.errors,
       };
     },
     async compareAgentRuns(req, ctx) {

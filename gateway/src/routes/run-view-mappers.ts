@@ -1,0 +1,148 @@
+/** Run messages as the REST API shows them (docs/api.md "Runs"): JSON text parsed, int64 numbers. */
+import type { Run, RunStep, ToolCall, Usage } from "@kiln/proto/execution";
+import { parseJson } from "./catalog-views.js";
+import { iso } from "./views.js";
+
+export const toolCallView = (c: ToolCall) => ({
+  toolKey: c.toolKey,
+  toolVersionId: c.toolVersionId,
+  input: parseJson(c.inputJson),
+  output: c.outputJson === undefined ? null : parseJson(c.outputJson),
+  latencyMs: Number(c.latencyMs),
+  ...(c.error?.code ? { error: { code: c.error.code, message: c.error.message } } : {}),
+});
+
+/** A run that reached no model (a failed preview, a tool step) carries no usage: zero tokens. */
+export const usageView = (u: Usage | undefined) =>
+  u
+    ? { inputTokens: Number(u.inputTokens), outputTokens: Number(u.outputTokens) }
+    : { inputTokens: 0, outputTokens: 0 };
+
+const stepView = (s: RunStep) => ({
+  stepId: s.stepId,
+  alias: s.stepId,
+  type: "prompt" as const,
+  status: s.status as "succeeded" | "failed",
+  input: parseJson(s.inputJson),
+  output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
+  promptId: s.promptId,
+  promptVersionId: s.promptVersionId,
+  provider: s.provider ?? null,
+  model: s.model ?? null,
+  usage: usageView(s.usage),
+  estimatedCostUsd: s.estimatedCostUsd ?? null,
+  latencyMs: Number(s.latencyMs),
+  toolCalls: s.toolCalls.map(toolCallView),
+  ...(s.error?.code ? { error: { code: s.error.code, message: s.error.message } } : {}),
+  reused: s.reused,
+});
+
+/**
+ * Calls per toolKey, in the order the tools were first called. protobuf-es drops a map entry keyed
+ * "__proto__" (a valid toolKey) on its way through the RPC, so a key the map lost is counted again
+ * from the run's tool calls; Object.fromEntries keeps it an own property.
+ */
+function toolCallCountsView(r: Run): Record<string, number> {
+  const fromMap = new Map(Object.entries(r.toolCallCounts).map(([k, v]): [string, number] => [k, Number(v)]));
+  const tally = new Map<string, number>();
+  for (const c of r.toolCalls) tally.set(c.toolKey, (tally.get(c.toolKey) ?? 0) + 1);
+  const counts = new Map<string, number>();
+  for (const [key, n] of tally) counts.set(key, fromMap.get(key) ?? n);
+  for (const [key, n] of fromMap) if (!counts.has(key)) counts.set(key, n);
+  return Object.fromEntries(counts);
+}
+
+/** The fields every run kind shares. */
+function runFieldsView(r: Run) {
+  return {
+    organizationId: r.organizationId,
+    status: r.status as "succeeded" | "failed",
+    input: parseJson(r.inputJson),
+    output: r.outputJson === undefined ? null : (parseJson(r.outputJson) as { text: string; json?: unknown }),
+    provider: r.provider ?? null,
+    model: r.model ?? null,
+    usage: usageView(r.usage),
+    estimatedCostUsd: r.estimatedCostUsd ?? null,
+    latencyMs: Number(r.latencyMs),
+    toolCallCount: Number(r.toolCallCount),
+    toolCallCounts: toolCallCountsView(r),
+    toolCalls: r.toolCalls.map(toolCallView),
+    ...(r.error?.code ? { error: { code: r.error.code, message: r.error.message } } : {}),
+    createdAt: iso(r.createdAt) ?? "",
+  };
+}
+
+export function judgeRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return { id: r.id, kind: "judge" as const, ...runFieldsView(r), completedAt: iso(r.completedAt) ?? "" };
+}
+
+export function promptRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return {
+    id: r.id,
+    kind: "prompt" as const,
+    ...runFieldsView(r),
+    completedAt: iso(r.completedAt) ?? "",
+    promptId: r.promptId,
+    promptVersionId: r.promptVersionId,
+  };
+}
+
+function skillRunFieldsView(r: Run) {
+  return {
+    kind: "skill" as const,
+    ...runFieldsView(r),
+    completedAt: iso(r.completedAt) ?? "",
+    skillId: r.skillId,
+    skillVersionId: r.skillVersionId,
+    steps: r.steps.map(stepView),
+  };
+}
+
+export function skillRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return { id: r.id, ...skillRunFieldsView(r) };
+}
+
+export function skillPreviewView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no preview");
+  return { id: null, ...skillRunFieldsView(r), preview: true as const };
+}
+
+/** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
+export const agentStepView = (s: RunStep) => ({
+  stepId: s.stepId,
+  type: s.type as "prompt" | "skill" | "tool",
+  status: s.status as "succeeded" | "failed",
+  input: parseJson(s.inputJson),
+  output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
+  ...(s.runId ? { runId: s.runId } : {}),
+  provider: s.provider ?? null,
+  model: s.model ?? null,
+  usage: usageView(s.usage),
+  estimatedCostUsd: s.estimatedCostUsd ?? null,
+  latencyMs: Number(s.latencyMs),
+  toolCalls: s.toolCalls.map(toolCallView),
+  ...(s.error?.code ? { error: { code: s.error.code, message: s.error.message } } : {}),
+  reused: s.reused,
+});
+
+/**
+ * An agent run: the shared run shape plus `agentId, agentVersionId, steps, parentRunId?,
+ * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
+ */
+export function agentRunView(r: Run | undefined) {
+  if (!r) throw new Error("execution returned no run");
+  return {
+    id: r.id,
+    kind: "agent" as const,
+    ...runFieldsView(r),
+    status: r.status as "succeeded" | "failed" | "running",
+    completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
+    agentId: r.agentId,
+    agentVersionId: r.agentVersionId,
+    steps: r.steps.map(agentStepView),
+    ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId } : {}),
+  };
+}

@@ -1,0 +1,114 @@
+/** The view schemas of runs: prompt, skill, judge runs and previews (docs/api.md "Runs"). */
+import Type from "typebox";
+import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import { FreeJson } from "./catalog-views.js";
+
+export const UsageView = Type.Object(
+  { inputTokens: Type.Integer(), outputTokens: Type.Integer() },
+  { $id: "Usage", description: "whitespace-separated words for local/echo" },
+);
+export const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() }, { $id: "RunError" });
+export const RunOutputView = Type.Object(
+  {
+    text: Type.String(),
+    json: Type.Optional(FreeJson),
+  },
+  { $id: "RunOutput", description: "json is there when the response format is json_schema" },
+);
+export const OutputView = Nullable(ref(RunOutputView), { description: "null when the run failed" });
+
+export const ToolCallView = Type.Object(
+  {
+    toolKey: Type.String(),
+    toolVersionId: Type.String(),
+    input: FreeJson,
+    output: Type.Unknown({ description: "the tool's JSON output; null when the call failed" }),
+    latencyMs: Type.Integer(),
+    error: Type.Optional(ref(RunErrorView)),
+  },
+  { $id: "ToolCall" },
+);
+
+export const RunStatus = OneOf(["succeeded", "failed"]);
+
+/** What every step of a multi-step run records of its execution (api.md "Runs"). */
+export const STEP_EXECUTION_FIELDS = {
+  provider: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+  usage: ref(UsageView),
+  estimatedCostUsd: Nullable(Type.Number()),
+  latencyMs: Type.Integer(),
+  toolCalls: Type.Array(ref(ToolCallView)),
+  error: Type.Optional(ref(RunErrorView)),
+};
+
+export const SkillRunStepView = Type.Object(
+  {
+    stepId: Type.String({ description: "the composition alias" }),
+    alias: Type.String(),
+    type: OneOf(["prompt"]),
+    status: RunStatus,
+    input: FreeJson,
+    output: OutputView,
+    promptId: Type.String(),
+    promptVersionId: Type.String(),
+    ...STEP_EXECUTION_FIELDS,
+    reused: Type.Boolean(),
+  },
+  { $id: "SkillRunStep" },
+);
+
+/** The fields every run kind shares (api.md "Runs"); each kind adds its own. */
+export const RunCommonFields = {
+  organizationId: Type.String(),
+  status: RunStatus,
+  input: FreeJson,
+  output: OutputView,
+  provider: Nullable(Type.String({ description: "null when the steps used different providers" })),
+  model: Nullable(Type.String({ description: "null when the steps used different models" })),
+  usage: ref(UsageView),
+  estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
+  latencyMs: Type.Integer(),
+  toolCallCount: Type.Integer(),
+  toolCallCounts: Type.Record(Type.String(), Type.Integer(), { description: "calls per toolKey" }),
+  toolCalls: Type.Array(ref(ToolCallView)),
+  error: Type.Optional(ref(RunErrorView)),
+  createdAt: Timestamp,
+};
+
+/** A stored prompt run (api.md "Runs"). */
+export const PromptRunView = Type.Object(
+  {
+    id: Type.String(),
+    kind: OneOf(["prompt"]),
+    ...RunCommonFields,
+    completedAt: Timestamp,
+    promptId: Type.String(),
+    promptVersionId: Type.String(),
+  },
+  { $id: "PromptRun" },
+);
+
+const skillRunFields = {
+  kind: OneOf(["skill"]),
+  ...RunCommonFields,
+  completedAt: Timestamp,
+  skillId: Type.String(),
+  skillVersionId: Type.String(),
+  steps: Type.Array(ref(SkillRunStepView)),
+};
+
+/** A stored skill run (api.md "Runs", "Skills"). */
+export const SkillRunView = Type.Object({ id: Type.String(), ...skillRunFields }, { $id: "SkillRun" });
+
+/** The stored run of an llm_judge call of an evaluation: `input` is `{system, user}` (docs/api.md "Evaluations"). */
+export const JudgeRunView = Type.Object(
+  { id: Type.String(), kind: OneOf(["judge"]), ...RunCommonFields, completedAt: Timestamp },
+  { $id: "JudgeRun" },
+);
+
+/** A skill preview: the skill run shape, stored nowhere (api.md "Skills"). */
+export const SkillPreviewView = Type.Object(
+  { id: Type.Null({ description: "a preview is not stored" }), ...skillRunFields, preview: Type.Literal(true) },
+  { $id: "SkillPreview" },
+);
