@@ -15,7 +15,7 @@ import { createMemoryStore } from "@kiln/kit/store/memory";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
-import { createBundles } from "./bundles.js";
+import { createBundles } from "./bundles/index.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { CATALOG_STREAM, createCatalogEvents } from "./events.js";
