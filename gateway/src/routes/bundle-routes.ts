@@ -7,13 +7,14 @@
  * the catalog's part (planned whole, then applied), the evaluation cases, then the catalog's commit.
  * When the cases fail the catalog's part is undone; nothing is left half-imported.
  */
+
+import { parsePromptfooConfig, promptfooToBundle } from "@kiln/catalog/promptfoo";
 import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/kit/bundle";
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
-import { parsePromptfooConfig, promptfooToBundle } from "../promptfoo.js";
 import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
 import { isObject } from "./views.js";

@@ -9,7 +9,7 @@ import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import { afterWrites, type Store } from "@kiln/kit/store";
 import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
-import { createBundles } from "./bundles.js";
+import { createBundles } from "./bundles/index.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { CATALOG_STREAM, createCatalogEvents } from "./events.js";

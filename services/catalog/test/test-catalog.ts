@@ -15,7 +15,7 @@ import { createMemoryStore } from "@kiln/kit/store/memory";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { createAccess } from "../src/access.js";
 import { createAgents } from "../src/agents.js";
-import { createBundles } from "../src/bundles.js";
+import { createBundles } from "../src/bundles/index.js";
 import type { CatalogDeps } from "../src/catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "../src/domain/tool-config.js";
 import { CATALOG_STREAM, createCatalogEvents } from "../src/events.js";

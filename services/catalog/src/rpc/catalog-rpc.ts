@@ -4,7 +4,7 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
-import type { Bundles } from "../bundles.js";
+import type { Bundles } from "../bundles/index.js";
 import type { LabelView } from "../label-view.js";
 import type { Labels } from "../labels.js";
 import type { Prompts } from "../prompts.js";
