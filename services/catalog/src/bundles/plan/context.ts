@@ -10,8 +10,8 @@ import type { CatalogDeps } from "../../catalog-deps.js";
 import { fieldPath, Issues } from "../../domain/issues.js";
 import type { ToolPin } from "../../domain/tool-pins.js";
 import { livePublishedVersion } from "../../domain/versions.js";
-import { actorOf, labelMoveDoc } from "../../versioned/label-moves.js";
 import type { CatalogCollections, PromptVersionDoc } from "../../store/catalog-store.js";
+import { actorOf, labelMoveDoc } from "../../versioned/label-moves.js";
 import { type Plan, toDate, type Versioned } from "../shared.js";
 
 export type PlanContext = ReturnType<typeof createPlanContext>;

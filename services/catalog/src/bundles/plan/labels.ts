@@ -1,7 +1,7 @@
 import { LATEST, PRODUCTION } from "@kiln/kit/labels";
 import { livePublishedVersion } from "../../domain/versions.js";
-import { labelId } from "../../versioned/label-moves.js";
 import type { LabelDoc, LabelKind } from "../../store/catalog-store.js";
+import { labelId } from "../../versioned/label-moves.js";
 import { toDate, type Versioned } from "../shared.js";
 import type { PlanContext } from "./context.js";
 
