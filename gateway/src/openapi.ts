@@ -2,7 +2,7 @@ import swagger from "@fastify/swagger";
 import { BundleSchema } from "@kiln/kit/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
-import type { GatewayApp } from "./app.js";
+import type { GatewayApp } from "./http/gateway-app.js";
 import {
   AgentVersionView,
   AgentView,

@@ -1,7 +1,8 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, List, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {

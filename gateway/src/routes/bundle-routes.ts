@@ -11,8 +11,9 @@ import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItem
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { parsePromptfooConfig, promptfooToBundle } from "../promptfoo.js";
 import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";

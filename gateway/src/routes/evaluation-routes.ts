@@ -2,7 +2,8 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { EvaluationCase, EvaluationRun } from "@kiln/proto/evaluation";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
-import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { principalOf, rpcOptions } from "../http/request.js";
 import { jsonTextOf, MAX_JSON_BYTES } from "../json-limits.js";
 import {
   Body,

@@ -1,7 +1,8 @@
 import { API_KEY_SCOPES } from "@kiln/kit/principal";
 import Type, { type Static } from "typebox";
-import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { principalOf, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, List, ListQuery, ref, Timestamp } from "../schemas.js";
 import {
   ApiKeyView,

@@ -1,6 +1,7 @@
 import type { Label, LabelMove } from "@kiln/proto/catalog";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, List, ListQuery, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, LabelName } from "./catalog-requests.js";
 import { iso } from "./views.js";

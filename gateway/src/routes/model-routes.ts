@@ -1,5 +1,6 @@
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { errorResponses, List, Nullable, ref } from "../schemas.js";
 
 export const ModelView = Type.Object(

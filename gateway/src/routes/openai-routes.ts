@@ -7,8 +7,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { envelopeOf } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { principalOf, rpcOptions } from "../http/request.js";
 import { securityHeadersOf } from "../security-headers.js";
 
 /** The label a model name without `@label` means: the published version. */

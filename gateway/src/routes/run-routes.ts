@@ -1,7 +1,8 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Run, RunStep, ToolCall } from "@kiln/proto/execution";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";

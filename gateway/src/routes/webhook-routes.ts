@@ -2,7 +2,8 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { Delivery, Webhook } from "@kiln/proto/webhooks";
 import { WEBHOOK_EVENTS } from "@kiln/webhooks/events";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import {
   Body,
   errorResponses,
