@@ -3,6 +3,7 @@ import { BundleSchema } from "@kiln/kit/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
 import type { GatewayApp } from "./http/gateway-app.js";
+import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
 import {
   AgentVersionView,
   AgentView,
@@ -10,8 +11,7 @@ import {
   WorkflowStepView,
   WorkflowValidationView,
   WorkflowView,
-} from "./routes/agent-routes.js";
-import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
+} from "./routes/agent-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
   CompositionStepView,
