@@ -3,7 +3,7 @@ import { BundleSchema } from "@kiln/kit/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
 import type { GatewayApp } from "./http/gateway-app.js";
-import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
+import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-views.js";
 import {
   AgentVersionView,
   AgentView,
@@ -36,8 +36,8 @@ import {
   EvaluationComparisonView,
   EvaluationRunView,
 } from "./routes/evaluation-routes.js";
-import { LabelMoveView, LabelView } from "./routes/label-routes.js";
-import { ModelView } from "./routes/model-routes.js";
+import { LabelMoveView, LabelView } from "./routes/label-views.js";
+import { ModelView } from "./routes/model-views.js";
 import {
   JudgeRunView,
   PromptRunView,
@@ -60,7 +60,7 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
-import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-routes.js";
+import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 
 /**

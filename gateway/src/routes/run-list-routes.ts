@@ -5,7 +5,7 @@ import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
-import { AgentRunView } from "./agent-run-routes.js";
+import { AgentRunView } from "./agent-run-views.js";
 import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import {
   agentRunView,
