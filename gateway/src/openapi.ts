@@ -14,12 +14,9 @@ import {
 } from "./routes/agent-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
-  CompositionStepView,
   PromptVersionView,
   PromptView,
   ResponseFormatView,
-  SkillVersionView,
-  SkillView,
   ToolConfigView,
   ToolRefView,
   ToolVersionView,
@@ -49,6 +46,7 @@ import {
   ToolCallView,
   UsageView,
 } from "./routes/run-routes.js";
+import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import {
   ApiKeyView,
   MembershipView,

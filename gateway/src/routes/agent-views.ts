@@ -3,14 +3,17 @@ import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { JsonObject } from "./catalog-requests.js";
-import { parseJson, VersionSummaryView, versionSummaryView } from "./catalog-views.js";
+import {
+  parseJson,
+  timestampOf,
+  VersionStatus,
+  VersionSummaryView,
+  versionStatusOf,
+  versionSummaryView,
+} from "./catalog-views.js";
 import { iso } from "./views.js";
 
 /** The response schemas of agent authoring and their conversions from the catalog's messages. */
-
-const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
-const VersionStatus = OneOf(["draft", "published"]);
-const status = (s: string) => s as "draft" | "published";
 
 const Binding = Type.Unknown({
   description: '"{{inputs.x}}", "{{steps.<id>.output}}", "{{steps.<id>.output.field}}" or a literal',
@@ -102,8 +105,8 @@ export const agentView = (a: Agent | undefined) => {
     name: a.name,
     description: a.description,
     publishedVersionId: a.publishedVersionId || null,
-    createdAt: ts(a.createdAt),
-    updatedAt: ts(a.updatedAt),
+    createdAt: timestampOf(a.createdAt),
+    updatedAt: timestampOf(a.updatedAt),
     draftVersionId: a.draftVersionId || null,
     versions: a.versions.map(versionSummaryView),
     describedVersionId: a.describedVersionId,
@@ -129,9 +132,9 @@ export const agentVersionView = (v: AgentVersion | undefined) => {
     id: v.id,
     agentId: v.agentId,
     version: v.version,
-    status: status(v.status),
+    status: versionStatusOf(v.status),
     workflow: parseJson(v.workflowJson) as Workflow | Record<string, never> | null,
-    createdAt: ts(v.createdAt),
+    createdAt: timestampOf(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };
 };

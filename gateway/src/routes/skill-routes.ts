@@ -13,7 +13,7 @@ import {
   toolSelectors,
   VersionIdQuerystring,
 } from "./catalog-requests.js";
-import { SkillVersionView, SkillView, skillVersionView, skillView } from "./catalog-views.js";
+import { SkillVersionView, SkillView, skillVersionView, skillView } from "./skill-views.js";
 import { FromVersionBody, MetadataBody, NamedBody, OptionalVersionBody } from "./versioned-bodies.js";
 import { registerVersionedRoutes } from "./versioned-routes.js";
 
