@@ -1,25 +1,15 @@
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import { type CallOptions, type Client, createContextValues } from "@connectrpc/connect";
 import rateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
-import type { Logger } from "@kiln/kit/logger";
-import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "@kiln/kit/rpc/idempotency";
-import { failedReadiness, type ReadinessCheck } from "@kiln/kit/rpc/server";
-import type { CatalogService } from "@kiln/proto/catalog";
-import type { EvaluationService } from "@kiln/proto/evaluation";
-import type { ExecutionService } from "@kiln/proto/execution";
-import type { IdentityService } from "@kiln/proto/identity";
-import type { WebhookService } from "@kiln/proto/webhooks";
-import { type FastifyInstance, type FastifyRequest, fastify } from "fastify";
+import { failedReadiness } from "@kiln/kit/rpc/server";
+import { fastify } from "fastify";
 import Type from "typebox";
-import type { Authenticator } from "./auth/authenticator.js";
 import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
+import type { GatewayApp, GatewayDeps } from "./http/gateway-app.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { jsonBytesKeyword } from "./json-limits.js";
 import { lazyValidators } from "./lazy-validators.js";
@@ -30,66 +20,16 @@ import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
-import { handleOpenAiError, isOpenAiPath, registerOpenAiRoutes, unknownUrl } from "./routes/openai-routes.js";
+import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
+import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
+export type { GatewayApp, GatewayClients, GatewayDeps } from "./http/gateway-app.js";
+
 export const MAX_BODY_BYTES = LIMITS.bodyBytes;
-
-export interface GatewayClients {
-  identity: Client<typeof IdentityService>;
-  catalog: Client<typeof CatalogService>;
-  execution: Client<typeof ExecutionService>;
-  evaluation: Client<typeof EvaluationService>;
-  webhooks: Client<typeof WebhookService>;
-}
-
-export interface GatewayDeps {
-  logger: Logger;
-  clients: GatewayClients;
-  authenticator: Authenticator;
-  /** The built-in issuer's sign-up, token and JWKS routes are served. */
-  builtinIssuer: boolean;
-  /** Requests per minute per principal (per client address when anonymous); 0 turns limiting off. */
-  rateLimitPerMinute: number;
-  readiness: ReadinessCheck[];
-  /** The built console (console/dist) served at / (docs/console.md); none: the gateway serves the API only. */
-  consoleDir?: string;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** Set by authentication on every route that is not public. */
-    principal: Principal | null;
-    /** A service answered with the replay of an earlier request with the same Idempotency-Key. */
-    idempotentReplayed: boolean;
-  }
-}
-
-/** The authenticated principal of a request (routes that are not public always have one). */
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new HttpError("unauthenticated", "missing credentials");
-  return request.principal;
-}
-
-/**
- * Call options that forward the request's principal, id and Idempotency-Key to a service; a
- * service that replays an earlier answer says so, and the reply then carries Idempotent-Replayed.
- */
-export function rpcOptions(request: FastifyRequest, principal: Principal | null = request.principal): CallOptions {
-  const values = createContextValues().set(kRequestId, request.id);
-  if (principal) values.set(kPrincipal, principal);
-  const key = request.headers["idempotency-key"];
-  return {
-    contextValues: values,
-    headers: typeof key === "string" ? { [IDEMPOTENCY_KEY_HEADER]: key } : undefined,
-    onHeader: (header) => {
-      if (header.get(IDEMPOTENT_REPLAYED_HEADER) === "true") request.idempotentReplayed = true;
-    },
-  };
-}
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
@@ -304,5 +244,3 @@ export async function buildGateway(deps: GatewayDeps) {
     },
   };
 }
-
-export type GatewayApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, TypeBoxTypeProvider>;

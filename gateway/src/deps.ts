@@ -8,8 +8,8 @@ import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
 import { WebhookService } from "@kiln/proto/webhooks";
-import type { GatewayDeps } from "./app.js";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
+import type { GatewayDeps } from "./http/gateway-app.js";
 
 export interface GatewayWiring {
   logger: Logger;

@@ -2,7 +2,8 @@ import swagger from "@fastify/swagger";
 import { BundleSchema } from "@kiln/kit/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
-import type { GatewayApp } from "./app.js";
+import type { GatewayApp } from "./http/gateway-app.js";
+import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-views.js";
 import {
   AgentVersionView,
   AgentView,
@@ -10,16 +11,12 @@ import {
   WorkflowStepView,
   WorkflowValidationView,
   WorkflowView,
-} from "./routes/agent-routes.js";
-import { AgentRunComparisonView, AgentRunView, AgentStepView, LoadedInputsView } from "./routes/agent-run-routes.js";
+} from "./routes/agent-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
-  CompositionStepView,
   PromptVersionView,
   PromptView,
   ResponseFormatView,
-  SkillVersionView,
-  SkillView,
   ToolConfigView,
   ToolRefView,
   ToolVersionView,
@@ -30,8 +27,8 @@ import {
 } from "./routes/catalog-views.js";
 import { ASSERTION_SCHEMA_NAMES, ASSERTION_SCHEMAS, AssertionView } from "./routes/evaluation-assertion-views.js";
 import { EvaluationCaseView, EvaluationComparisonView, EvaluationRunView } from "./routes/evaluation-views.js";
-import { LabelMoveView, LabelView } from "./routes/label-routes.js";
-import { ModelView } from "./routes/model-routes.js";
+import { LabelMoveView, LabelView } from "./routes/label-views.js";
+import { ModelView } from "./routes/model-views.js";
 import {
   JudgeRunView,
   PromptRunView,
@@ -43,6 +40,7 @@ import {
   ToolCallView,
   UsageView,
 } from "./routes/run-views.js";
+import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import {
   ApiKeyView,
   MembershipView,
@@ -54,7 +52,7 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
-import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-routes.js";
+import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 
 /**

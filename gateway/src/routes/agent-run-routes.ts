@@ -1,101 +1,16 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type, { type Static } from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { jsonTextOf } from "../json-limits.js";
-import { Body, errorResponses, IdempotencyHeaders, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
+import { AgentRunComparisonView, AgentRunView, type InputIssueView, LoadedInputsView } from "./agent-run-views.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
-import { FreeJson, parseJson } from "./catalog-views.js";
+import { parseJson } from "./catalog-views.js";
 import { agentRunView } from "./run-view-mappers.js";
-import { OutputView, RunCommonFields, RunStatus, STEP_EXECUTION_FIELDS, UsageView } from "./run-views.js";
 
 const MAX_COMPARED = 10;
-
-/** A step of an agent run (api.md "Agents"): stable contract. */
-export const AgentStepView = Type.Object(
-  {
-    stepId: Type.String(),
-    type: OneOf(["prompt", "skill", "tool"]),
-    status: RunStatus,
-    input: FreeJson,
-    output: OutputView,
-    runId: Type.Optional(Type.String({ description: "the child prompt or skill run the step stored" })),
-    ...STEP_EXECUTION_FIELDS,
-    reused: Type.Boolean({ description: "true when a rerun reused the parent run's recorded output" }),
-  },
-  { $id: "AgentRunStep" },
-);
-
-/** The agent run: the shared run shape of api.md "Runs" with the agent fields. Stable contract. */
-export const AgentRunView = Type.Object(
-  {
-    id: Type.String(),
-    kind: OneOf(["agent"]),
-    ...RunCommonFields,
-    status: OneOf(["succeeded", "failed", "running"], {
-      description: "running: an asynchronous run not finished yet (poll it)",
-    }),
-    completedAt: Nullable(Timestamp, { description: "null while running" }),
-    agentId: Type.String(),
-    agentVersionId: Type.String(),
-    steps: Type.Array(ref(AgentStepView)),
-    parentRunId: Type.Optional(Type.String({ description: "set on a rerun: the run it reused" })),
-    rerunFromStepId: Type.Optional(Type.String()),
-  },
-  { $id: "AgentRun" },
-);
-
-const InputIssueView = Type.Object({
-  path: Type.String({ description: 'e.g. "inputs.language"' }),
-  code: OneOf(["required", "not_allowed", "invalid_value"]),
-  message: Type.String(),
-});
-
-export const LoadedInputsView = Type.Object(
-  {
-    agentId: Type.String(),
-    agentVersionId: Type.String(),
-    inputs: FreeJson,
-    validation: Type.Object({ valid: Type.Boolean(), errors: Type.Array(InputIssueView) }),
-  },
-  { $id: "LoadedAgentInputs" },
-);
-
-const StepTotalsView = Type.Object({
-  usage: ref(UsageView),
-  estimatedCostUsd: Nullable(Type.Number()),
-  latencyMs: Type.Integer(),
-});
-
-export const AgentRunComparisonView = Type.Object(
-  {
-    runs: Type.Array(
-      Type.Object({
-        id: Type.String(),
-        agentId: Type.String(),
-        agentVersionId: Type.String(),
-        status: OneOf(["succeeded", "failed", "running"]),
-        createdAt: Timestamp,
-      }),
-    ),
-    steps: Type.Array(
-      Type.Object({
-        stepId: Type.String(),
-        byRun: Type.Record(
-          Type.String(),
-          Nullable(
-            Type.Object({ status: RunStatus, output: OutputView, usage: ref(UsageView), latencyMs: Type.Integer() }),
-            { description: "null: that run did not execute the step" },
-          ),
-          { description: "by run id" },
-        ),
-        outputsEqual: Type.Boolean(),
-      }),
-    ),
-    totals: Type.Record(Type.String(), StepTotalsView, { description: "by run id" }),
-  },
-  { $id: "AgentRunComparison" },
-);
 
 const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
 

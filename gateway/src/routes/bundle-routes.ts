@@ -13,8 +13,9 @@ import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItem
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
 import { isObject } from "./views.js";

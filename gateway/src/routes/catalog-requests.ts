@@ -3,8 +3,8 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { ToolSelectorSchema } from "@kiln/proto/catalog";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
-import { principalOf } from "../app.js";
 import { HttpError } from "../errors.js";
+import { principalOf } from "../http/request.js";
 import { jsonTextOf, MAX_JSON_BYTES } from "../json-limits.js";
 import { Body, ListQuery } from "../schemas.js";
 

@@ -1,4 +1,4 @@
-import type { GatewayApp, GatewayDeps } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { registerAgentRoutes } from "./agent-routes.js";
 import { registerLabelRoutes } from "./label-routes.js";
 import { registerPromptRoutes } from "./prompt-routes.js";

@@ -1,10 +1,7 @@
 import type {
   Change,
-  CompositionStep,
   Prompt,
   PromptVersion,
-  Skill,
-  SkillVersion,
   Tool,
   ToolRef,
   ToolVersion,
@@ -74,10 +71,11 @@ export function parseJson(text: string | undefined): unknown {
 
 type ToolConfig = Static<typeof ToolConfigView>;
 
-const ts = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
+/** A timestamp the catalog always sets, as ISO 8601. */
+export const timestampOf = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
 
-const VersionStatus = OneOf(["draft", "published"]);
-const status = (s: string) => s as "draft" | "published";
+export const VersionStatus = OneOf(["draft", "published"]);
+export const versionStatusOf = (s: string) => s as "draft" | "published";
 
 export const VersionSummaryView = Type.Object(
   {
@@ -92,8 +90,8 @@ export const VersionSummaryView = Type.Object(
 export const versionSummaryView = (v: VersionSummary) => ({
   id: v.id,
   version: v.version,
-  status: status(v.status),
-  createdAt: ts(v.createdAt),
+  status: versionStatusOf(v.status),
+  createdAt: timestampOf(v.createdAt),
   publishedAt: iso(v.publishedAt),
 });
 
@@ -128,7 +126,7 @@ export const promptVersionView = (v: PromptVersion) => ({
   promptId: v.promptId,
   organizationId: v.organizationId,
   version: v.version,
-  status: status(v.status),
+  status: versionStatusOf(v.status),
   systemPrompt: v.systemPrompt,
   developerPrompt: v.developerPrompt ?? null,
   variablesSchema: parseJson(v.variablesSchemaJson) as Record<string, unknown>,
@@ -137,7 +135,7 @@ export const promptVersionView = (v: PromptVersion) => ({
   maxOutputTokens: v.maxOutputTokens ?? null,
   model: v.model ?? null,
   tools: v.tools.map(toolRefView),
-  createdAt: ts(v.createdAt),
+  createdAt: timestampOf(v.createdAt),
   publishedAt: iso(v.publishedAt),
 });
 
@@ -169,8 +167,8 @@ export const promptView = (p: Prompt | undefined) => {
     latestVersion: p.latestVersion,
     versions: p.versions.map(versionSummaryView),
     version: p.version ? promptVersionView(p.version) : null,
-    createdAt: ts(p.createdAt),
-    updatedAt: ts(p.updatedAt),
+    createdAt: timestampOf(p.createdAt),
+    updatedAt: timestampOf(p.updatedAt),
   };
 };
 
@@ -207,8 +205,8 @@ export const toolView = (t: Tool | undefined) => {
     latestVersion: t.latestVersion,
     config: parseJson(t.configJson) as ToolConfig,
     inputSchema: parseJson(t.inputSchemaJson) as Record<string, unknown>,
-    createdAt: ts(t.createdAt),
-    updatedAt: ts(t.updatedAt),
+    createdAt: timestampOf(t.createdAt),
+    updatedAt: timestampOf(t.updatedAt),
   };
 };
 
@@ -233,7 +231,7 @@ export const toolVersionView = (v: ToolVersion | undefined) => {
     type: toolType(v.type),
     config: parseJson(v.configJson) as ToolConfig,
     inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
-    createdAt: ts(v.createdAt),
+    createdAt: timestampOf(v.createdAt),
   };
 };
 
@@ -268,102 +266,5 @@ export const versionDiffView = (d: VersionDiff | undefined) => {
     to: { versionId: d.to.versionId, version: d.to.version },
     changes: d.changes.map(changeView),
     summary: d.summary,
-  };
-};
-
-export const CompositionStepView = Type.Object(
-  {
-    order: Type.Integer({ description: "from 1" }),
-    alias: Type.String({ description: "default step<order>" }),
-    promptId: Type.String(),
-    promptVersionId: Type.String(),
-    promptName: Type.String(),
-    version: Type.Integer({ description: "the prompt version's number" }),
-    variables: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'bindings: {name: "{{input.x}}" | "{{steps.<alias>.output}}" | "{{steps.<alias>.output.field}}" | literal}',
-    }),
-  },
-  { $id: "CompositionStep" },
-);
-const compositionStepView = (s: CompositionStep) => ({
-  order: s.order,
-  alias: s.alias,
-  promptId: s.promptId,
-  promptVersionId: s.promptVersionId,
-  promptName: s.promptName,
-  version: s.version,
-  variables: parseJson(s.variablesJson) as Record<string, unknown>,
-});
-
-export const SkillView = Type.Object(
-  {
-    id: Type.String(),
-    organizationId: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    draftVersionId: Nullable(Type.String()),
-    publishedVersionId: Nullable(Type.String()),
-    versions: Type.Array(ref(VersionSummaryView)),
-    describedVersionId: Type.String({
-      description: "the version the fields below describe: ?versionId=, else the draft, else the published one",
-    }),
-    promptComposition: Type.Array(ref(CompositionStepView)),
-    tools: Type.Array(ref(ToolRefView)),
-    inputSchema: JsonSchemaView,
-    outputSchema: JsonSchemaView,
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: "Skill" },
-);
-export const skillView = (s: Skill | undefined) => {
-  if (!s) throw new Error("catalog returned no skill");
-  return {
-    id: s.id,
-    organizationId: s.organizationId,
-    name: s.name,
-    description: s.description,
-    draftVersionId: s.draftVersionId || null,
-    publishedVersionId: s.publishedVersionId || null,
-    versions: s.versions.map(versionSummaryView),
-    describedVersionId: s.describedVersionId,
-    promptComposition: s.promptComposition.map(compositionStepView),
-    tools: s.tools.map(toolRefView),
-    inputSchema: parseJson(s.inputSchemaJson) as Record<string, unknown>,
-    outputSchema: parseJson(s.outputSchemaJson) as Record<string, unknown>,
-    createdAt: ts(s.createdAt),
-    updatedAt: ts(s.updatedAt),
-  };
-};
-
-export const SkillVersionView = Type.Object(
-  {
-    id: Type.String(),
-    skillId: Type.String(),
-    version: Type.Integer(),
-    status: VersionStatus,
-    promptComposition: Type.Array(ref(CompositionStepView)),
-    tools: Type.Array(ref(ToolRefView)),
-    inputSchema: JsonSchemaView,
-    outputSchema: JsonSchemaView,
-    createdAt: Timestamp,
-    publishedAt: Nullable(Timestamp),
-  },
-  { $id: "SkillVersion" },
-);
-export const skillVersionView = (v: SkillVersion | undefined) => {
-  if (!v) throw new Error("catalog returned no skill version");
-  return {
-    id: v.id,
-    skillId: v.skillId,
-    version: v.version,
-    status: status(v.status),
-    promptComposition: v.promptComposition.map(compositionStepView),
-    tools: v.tools.map(toolRefView),
-    inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
-    outputSchema: parseJson(v.outputSchemaJson) as Record<string, unknown>,
-    createdAt: ts(v.createdAt),
-    publishedAt: iso(v.publishedAt),
   };
 };

@@ -1,7 +1,8 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { principalOf, rpcOptions } from "../http/request.js";
 import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, List, ListQuery, ref } from "../schemas.js";
 import { Id, IdParams, jsonText, OrganizationId, organizationOf } from "./catalog-requests.js";

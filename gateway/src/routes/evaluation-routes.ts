@@ -1,5 +1,6 @@
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { TargetLabel } from "./evaluation-assertion-views.js";

@@ -1,23 +1,20 @@
 import { API_KEY_SCOPES } from "@kiln/kit/principal";
 import Type, { type Static } from "typebox";
-import { type GatewayApp, type GatewayDeps, principalOf, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { principalOf, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, List, ListQuery, ref, Timestamp } from "../schemas.js";
+import { registerAuthRoutes } from "./auth-routes.js";
+import { registerOrganizationRoutes } from "./organization-routes.js";
 import {
   ApiKeyView,
   apiKeyView,
-  iso,
-  MembershipView,
-  MemberView,
   membershipView,
-  memberView,
   OnboardingView,
-  OrganizationView,
   organizationView,
   principalView,
   type SetupCheckView,
   SetupVerificationView,
-  UserView,
   userView,
 } from "./views.js";
 
@@ -30,90 +27,7 @@ const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
 export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
 
-  if (deps.builtinIssuer) {
-    app.post(
-      "/api/auth/signup",
-      {
-        config: { public: true, stability: "non-public" },
-        schema: {
-          tags: ["auth"],
-          operationId: "signUp",
-          summary: "Create an account with the built-in issuer",
-          security: [],
-          body: Body({
-            email: Type.String({ minLength: 3, maxLength: 254 }),
-            password: Type.String({ minLength: 8, maxLength: 256 }),
-            fullName: Type.Optional(Type.String({ maxLength: 200 })),
-          }),
-          response: {
-            201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
-            ...errorResponses(400, 409),
-          },
-        },
-      },
-      async (request, reply) => {
-        const r = await identity.signUp(
-          { ...request.body, fullName: request.body.fullName ?? "" },
-          rpcOptions(request),
-        );
-        return reply
-          .code(201)
-          .send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
-      },
-    );
-
-    app.post(
-      "/api/auth/token",
-      {
-        config: { public: true, stability: "non-public" },
-        schema: {
-          tags: ["auth"],
-          operationId: "issueToken",
-          summary: "Exchange e-mail and password for an access token",
-          security: [],
-          body: Body({
-            email: Type.String({ minLength: 1, maxLength: 254 }),
-            password: Type.String({ minLength: 1, maxLength: 256 }),
-          }),
-          response: {
-            200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }),
-            ...errorResponses(400, 401),
-          },
-        },
-      },
-      async (request) => {
-        const r = await identity.issueToken(request.body, rpcOptions(request));
-        return { accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" };
-      },
-    );
-
-    app.get(
-      "/.well-known/jwks.json",
-      {
-        config: { public: true, stability: "non-public" },
-        schema: {
-          tags: ["auth"],
-          operationId: "getJwks",
-          summary: "Public keys of the built-in issuer",
-          security: [],
-          response: {
-            200: Type.Object({
-              keys: Type.Array(
-                Type.Object(
-                  { kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() },
-                  { additionalProperties: true, description: "a public JWK" },
-                ),
-              ),
-            }),
-          },
-        },
-      },
-      async (request, reply) => {
-        const r = await identity.getJwks({}, rpcOptions(request));
-        return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwksJson));
-      },
-    );
-  }
+  registerAuthRoutes(app, deps);
 
   app.post(
     "/api/onboarding/complete",
@@ -257,134 +171,4 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
   );
 
   registerOrganizationRoutes(app, deps);
-}
-
-const OrganizationWithRole = Type.Object({
-  organization: ref(OrganizationView),
-  membership: Type.Union([ref(MembershipView), Type.Null()], { description: "the caller's; null for API keys" }),
-});
-
-/** The organization, its settings and its members (non-public: console and administration; docs/labels.md). */
-function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): void {
-  const { identity } = deps.clients;
-  const config = { stability: "non-public" as const };
-  const tags = ["organizations"];
-
-  app.get(
-    "/api/organizations/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "getOrganization",
-        summary: "An organization you are a member of (or your API key's), with your membership",
-        params: IdParams,
-        response: { 200: OrganizationWithRole, ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await identity.getOrganization({ organizationId: request.params.id }, rpcOptions(request));
-      if (!r.organization) throw new Error("identity returned no organization");
-      return {
-        organization: organizationView(r.organization),
-        membership: r.membership ? membershipView(r.membership) : null,
-      };
-    },
-  );
-
-  app.patch(
-    "/api/organizations/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "updateOrganization",
-        security: [{ accessToken: [] }],
-        summary: "Rename an organization or change its settings (owners and admins)",
-        params: IdParams,
-        body: Body({
-          name: Type.Optional(Name),
-          settings: Type.Optional(
-            Body({
-              protectedLabels: Type.Optional(
-                Type.Array(Type.String({ maxLength: 40 }), {
-                  maxItems: 20,
-                  description: "labels only owners and admins move (API keys: labels:write)",
-                }),
-              ),
-            }),
-          ),
-        }),
-        response: { 200: ref(OrganizationView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const protectedLabels = request.body.settings?.protectedLabels;
-      const r = await identity.updateOrganization(
-        {
-          organizationId: request.params.id,
-          name: request.body.name,
-          setProtectedLabels: protectedLabels !== undefined,
-          protectedLabels: protectedLabels ?? [],
-        },
-        rpcOptions(request),
-      );
-      if (!r.organization) throw new Error("identity returned no organization");
-      return organizationView(r.organization);
-    },
-  );
-
-  app.get(
-    "/api/organizations/:id/members",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "listMembers",
-        security: [{ accessToken: [] }],
-        summary: "The members of an organization with their roles, newest first",
-        params: IdParams,
-        querystring: Type.Object(ListQuery, { additionalProperties: false }),
-        response: { 200: List(ref(MemberView)), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await identity.listMembers(
-        {
-          organizationId: request.params.id,
-          limit: request.query.limit ? Number(request.query.limit) : 0,
-          cursor: request.query.cursor ?? "",
-        },
-        rpcOptions(request),
-      );
-      return { data: r.members.map(memberView), nextCursor: r.nextCursor || null };
-    },
-  );
-
-  app.post(
-    "/api/organizations/:id/members",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "addMember",
-        security: [{ accessToken: [] }],
-        summary: "Add a signed-up user to an organization with a role (owners and admins; owners add owners)",
-        params: IdParams,
-        body: Body({
-          email: Type.String({ minLength: 1, maxLength: 254 }),
-          role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
-        }),
-        response: { 201: ref(MemberView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
-    async (request, reply) => {
-      const r = await identity.addMember(
-        { organizationId: request.params.id, email: request.body.email, role: request.body.role },
-        rpcOptions(request),
-      );
-      if (!r.member) throw new Error("identity returned no member");
-      return reply.code(201).send(memberView(r.member));
-    },
-  );
 }

@@ -1,60 +1,9 @@
-import type { Label, LabelMove } from "@kiln/proto/catalog";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List, ListQuery, Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
+import { Body, errorResponses, List, ListQuery, ref } from "../schemas.js";
 import { Id, IdParams, LabelName } from "./catalog-requests.js";
-import { iso } from "./views.js";
-
-export const LabelView = Type.Object(
-  {
-    label: Type.String(),
-    versionId: Type.String(),
-    version: Type.Integer(),
-    updatedAt: Timestamp,
-    updatedBy: Nullable(Type.String({ description: "the user or API key id that moved it last" })),
-    readOnly: Type.Boolean({ description: "latest: it moves when a version is created" }),
-    protected: Type.Boolean({ description: "only owners and admins (or keys with labels:write) move it" }),
-  },
-  { $id: "Label", description: "production is the published version; latest the newest version" },
-);
-
-export const LabelMoveView = Type.Object(
-  {
-    id: Type.String(),
-    label: Type.String(),
-    action: OneOf(["moved", "published", "deleted"]),
-    versionId: Nullable(Type.String({ description: "null when the label was deleted" })),
-    version: Nullable(Type.Integer()),
-    previousVersionId: Nullable(Type.String({ description: "null when the label did not exist before" })),
-    at: Timestamp,
-    by: Nullable(Type.String()),
-  },
-  { $id: "LabelMove" },
-);
-
-export function labelView(l: Label | undefined) {
-  if (!l) throw new Error("catalog returned no label");
-  return {
-    label: l.label,
-    versionId: l.versionId,
-    version: l.version,
-    updatedAt: iso(l.updatedAt) ?? "",
-    updatedBy: l.updatedBy || null,
-    readOnly: l.readOnly,
-    protected: l.protected,
-  };
-}
-
-const labelMoveView = (m: LabelMove) => ({
-  id: m.id,
-  label: m.label,
-  action: m.action as "moved" | "published" | "deleted",
-  versionId: m.versionId || null,
-  version: m.versionId ? m.version : null,
-  previousVersionId: m.previousVersionId || null,
-  at: iso(m.at) ?? "",
-  by: m.by || null,
-});
+import { LabelMoveView, LabelView, labelMoveView, labelView } from "./label-views.js";
 
 const LabelParams = Type.Object({ id: Id, label: LabelName });
 

@@ -1,18 +1,7 @@
-import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { errorResponses, List, Nullable, ref } from "../schemas.js";
-
-export const ModelView = Type.Object(
-  {
-    id: Type.String({ description: '"<provider>/<model>", e.g. "local/echo"' }),
-    provider: Type.String(),
-    model: Type.String(),
-    available: Type.Boolean({ description: "whether this deployment has credentials for the provider" }),
-    capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean() }),
-    pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
-  },
-  { $id: "Model" },
-);
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
+import { errorResponses, List, ref } from "../schemas.js";
+import { ModelView } from "./model-views.js";
 
 /** GET /api/models (stable: model discovery). */
 export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {

@@ -1,10 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Run } from "@kiln/proto/execution";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
 import { HttpError } from "../errors.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
-import { AgentRunView } from "./agent-run-routes.js";
+import { AgentRunView } from "./agent-run-views.js";
 import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { agentRunView, judgeRunView, promptRunView, skillRunView } from "./run-view-mappers.js";
 import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";

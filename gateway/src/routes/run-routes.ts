@@ -1,6 +1,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
 import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";

@@ -1,31 +1,21 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
-import { type GatewayApp, type GatewayDeps, rpcOptions } from "../app.js";
-import { Body, errorResponses, List, ref } from "../schemas.js";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
+import { Body, errorResponses, ref } from "../schemas.js";
 import {
-  Description,
-  DiffQuerystring,
   Id,
   IdParams,
   JsonObject,
   jsonText,
-  ListQuerystring,
-  listRequest,
-  Name,
   organizationOf,
   ToolSelectorBody,
   toolSelectors,
   VersionIdQuerystring,
-  VersionParams,
 } from "./catalog-requests.js";
-import {
-  SkillVersionView,
-  SkillView,
-  skillVersionView,
-  skillView,
-  VersionDiffView,
-  versionDiffView,
-} from "./catalog-views.js";
+import { SkillVersionView, SkillView, skillVersionView, skillView } from "./skill-views.js";
+import { FromVersionBody, MetadataBody, NamedBody, OptionalVersionBody } from "./versioned-bodies.js";
+import { registerVersionedRoutes } from "./versioned-routes.js";
 
 const tags = ["skills"];
 const config = { stability: "beta" as const };
@@ -47,165 +37,60 @@ const PromptStep = Body({
 /** Skills, their versions and compositions (api.md "Skills", "Version diffs"; spec §9: public beta). */
 export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
-
-  app.get(
-    "/api/skills",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "listSkills",
-        summary: "List an organization's skills, newest first",
-        querystring: ListQuerystring,
-        response: { 200: List(ref(SkillView)), ...errorResponses(400, 401, 403, 404) },
+  registerVersionedRoutes(app, {
+    path: "/api/skills",
+    tag: "skills",
+    name: "Skill",
+    view: SkillView,
+    versionView: SkillVersionView,
+    list: async (request, options) => {
+      const r = await catalog.listSkills(request, options);
+      return { data: r.skills.map(skillView), nextCursor: r.nextCursor };
+    },
+    create: {
+      summary: "Create a skill with an empty draft version",
+      body: NamedBody,
+      call: async ({ body: b, request }, options) => {
+        const organizationId = organizationOf(request, b.organizationId);
+        const r = await catalog.createSkill(
+          { organizationId, name: b.name, description: b.description ?? "" },
+          options,
+        );
+        return skillView(r.skill);
       },
     },
-    async (request) => {
-      const r = await catalog.listSkills(listRequest(request, request.query), rpcOptions(request));
-      return { data: r.skills.map(skillView), nextCursor: r.nextCursor || null };
+    get: {
+      summary:
+        "A skill; its promptComposition, tools and schemas describe ?versionId= (default: the draft, else the published version)",
+      querystring: VersionIdQuerystring,
+      call: async (request, options) => skillView((await catalog.getSkill(request, options)).skill),
     },
-  );
-
-  app.post(
-    "/api/skills",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "createSkill",
-        summary: "Create a skill with an empty draft version",
-        body: Body({
-          organizationId: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
-          ),
-          name: Name,
-          description: Type.Optional(Description),
-        }),
-        response: { 201: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
+    update: {
+      summary: "Change a skill's name or description",
+      body: MetadataBody,
+      call: async ({ id, body }, options) =>
+        skillView((await catalog.updateSkill({ id, name: body.name, description: body.description }, options)).skill),
+    },
+    createVersion: {
+      summary: "Create the skill's draft version, copied from fromVersionId (default: the latest); one draft at most",
+      body: FromVersionBody,
+      conflicts: true,
+      call: async ({ id, body }, options) => {
+        const r = await catalog.createSkillVersion({ skillId: id, fromVersionId: body.fromVersionId ?? "" }, options);
+        return skillVersionView(r.version);
       },
     },
-    async (request, reply) => {
-      const b = request.body;
-      const r = await catalog.createSkill(
-        { organizationId: organizationOf(request, b.organizationId), name: b.name, description: b.description ?? "" },
-        rpcOptions(request),
-      );
-      return reply.code(201).send(skillView(r.skill));
-    },
-  );
-
-  app.get(
-    "/api/skills/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "getSkill",
-        summary:
-          "A skill; its promptComposition, tools and schemas describe ?versionId= (default: the draft, else the published version)",
-        params: IdParams,
-        querystring: VersionIdQuerystring,
-        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
+    publish: {
+      summary: "Publish a skill version (default: the draft); answers the skill",
+      body: OptionalVersionBody,
+      call: async ({ id, body }, options) => {
+        const r = await catalog.publishSkillVersion({ skillId: id, versionId: body.versionId ?? "" }, options);
+        return skillView(r.skill);
       },
     },
-    async (request) => {
-      const r = await catalog.getSkill(
-        { id: request.params.id, versionId: request.query.versionId ?? "" },
-        rpcOptions(request),
-      );
-      return skillView(r.skill);
-    },
-  );
-
-  app.patch(
-    "/api/skills/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "updateSkill",
-        summary: "Change a skill's name or description",
-        params: IdParams,
-        body: Body({ name: Type.Optional(Name), description: Type.Optional(Description) }),
-        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const { name, description } = request.body;
-      const r = await catalog.updateSkill({ id: request.params.id, name, description }, rpcOptions(request));
-      return skillView(r.skill);
-    },
-  );
-
-  app.post(
-    "/api/skills/:id/versions",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "createSkillVersion",
-        summary: "Create the skill's draft version, copied from fromVersionId (default: the latest); one draft at most",
-        params: IdParams,
-        body: Body({ fromVersionId: Type.Optional(Id) }),
-        response: { 201: ref(SkillVersionView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
-    async (request, reply) => {
-      const r = await catalog.createSkillVersion(
-        { skillId: request.params.id, fromVersionId: request.body.fromVersionId ?? "" },
-        rpcOptions(request),
-      );
-      return reply.code(201).send(skillVersionView(r.version));
-    },
-  );
-
-  app.post(
-    "/api/skills/:id/publish",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "publishSkillVersion",
-        summary: "Publish a skill version (default: the draft); answers the skill",
-        params: IdParams,
-        body: Body({ versionId: Type.Optional(Id) }),
-        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
-    async (request) => {
-      const r = await catalog.publishSkillVersion(
-        { skillId: request.params.id, versionId: request.body.versionId ?? "" },
-        rpcOptions(request),
-      );
-      return skillView(r.skill);
-    },
-  );
-
-  app.get(
-    "/api/skills/:id/versions/:versionId/diff",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "diffSkillVersions",
-        summary: "The changes from ?against= (default: the version before) to this skill version",
-        params: VersionParams,
-        querystring: DiffQuerystring,
-        response: { 200: ref(VersionDiffView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await catalog.diffSkillVersions(
-        {
-          skillId: request.params.id,
-          versionId: request.params.versionId,
-          againstVersionId: request.query.against ?? "",
-        },
-        rpcOptions(request),
-      );
-      return versionDiffView(r.diff);
-    },
-  );
+    diff: async ({ id, versionId, againstVersionId }, options) =>
+      (await catalog.diffSkillVersions({ skillId: id, versionId, againstVersionId }, options)).diff,
+  });
 
   app.post(
     "/api/skill-versions/:id/prompts",

@@ -1,0 +1,37 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Client } from "@connectrpc/connect";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Logger } from "@kiln/kit/logger";
+import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import type { CatalogService } from "@kiln/proto/catalog";
+import type { EvaluationService } from "@kiln/proto/evaluation";
+import type { ExecutionService } from "@kiln/proto/execution";
+import type { IdentityService } from "@kiln/proto/identity";
+import type { WebhookService } from "@kiln/proto/webhooks";
+import type { FastifyInstance } from "fastify";
+import type { Authenticator } from "../auth/authenticator.js";
+
+/** The types every route module is written against: the Fastify instance and what the gateway is built from. */
+
+export interface GatewayClients {
+  identity: Client<typeof IdentityService>;
+  catalog: Client<typeof CatalogService>;
+  execution: Client<typeof ExecutionService>;
+  evaluation: Client<typeof EvaluationService>;
+  webhooks: Client<typeof WebhookService>;
+}
+
+export interface GatewayDeps {
+  logger: Logger;
+  clients: GatewayClients;
+  authenticator: Authenticator;
+  /** The built-in issuer's sign-up, token and JWKS routes are served. */
+  builtinIssuer: boolean;
+  /** Requests per minute per principal (per client address when anonymous); 0 turns limiting off. */
+  rateLimitPerMinute: number;
+  readiness: ReadinessCheck[];
+  /** The built console (console/dist) served at / (docs/console.md); none: the gateway serves the API only. */
+  consoleDir?: string;
+}
+
+export type GatewayApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, TypeBoxTypeProvider>;

@@ -1,0 +1,43 @@
+import { type CallOptions, createContextValues } from "@connectrpc/connect";
+import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "@kiln/kit/rpc/idempotency";
+import type { FastifyRequest } from "fastify";
+import { HttpError } from "../errors.js";
+
+/**
+ * What a route handler reads from its request besides the schema-checked parts: the principal
+ * authentication set, and the call options that carry it to a service. Routes import these from
+ * here, below them; app.ts decorates every request with the two fields.
+ */
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by authentication on every route that is not public. */
+    principal: Principal | null;
+    /** A service answered with the replay of an earlier request with the same Idempotency-Key. */
+    idempotentReplayed: boolean;
+  }
+}
+
+/** The authenticated principal of a request (routes that are not public always have one). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new HttpError("unauthenticated", "missing credentials");
+  return request.principal;
+}
+
+/**
+ * Call options that forward the request's principal, id and Idempotency-Key to a service; a
+ * service that replays an earlier answer says so, and the reply then carries Idempotent-Replayed.
+ */
+export function rpcOptions(request: FastifyRequest, principal: Principal | null = request.principal): CallOptions {
+  const values = createContextValues().set(kRequestId, request.id);
+  if (principal) values.set(kPrincipal, principal);
+  const key = request.headers["idempotency-key"];
+  return {
+    contextValues: values,
+    headers: typeof key === "string" ? { [IDEMPOTENCY_KEY_HEADER]: key } : undefined,
+    onHeader: (header) => {
+      if (header.get(IDEMPOTENT_REPLAYED_HEADER) === "true") request.idempotentReplayed = true;
+    },
+  };
+}

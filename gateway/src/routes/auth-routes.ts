@@ -1,0 +1,91 @@
+import Type from "typebox";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { rpcOptions } from "../http/request.js";
+import { Body, errorResponses, ref, Timestamp } from "../schemas.js";
+import { iso, UserView, userView } from "./views.js";
+
+/** The built-in issuer's sign-up, token and JWKS routes (docs/api.md "Routes outside /api"), when it is on. */
+export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  if (!deps.builtinIssuer) return;
+  const { identity } = deps.clients;
+
+  app.post(
+    "/api/auth/signup",
+    {
+      config: { public: true, stability: "non-public" },
+      schema: {
+        tags: ["auth"],
+        operationId: "signUp",
+        summary: "Create an account with the built-in issuer",
+        security: [],
+        body: Body({
+          email: Type.String({ minLength: 3, maxLength: 254 }),
+          password: Type.String({ minLength: 8, maxLength: 256 }),
+          fullName: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+        response: {
+          201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
+          ...errorResponses(400, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const r = await identity.signUp({ ...request.body, fullName: request.body.fullName ?? "" }, rpcOptions(request));
+      return reply
+        .code(201)
+        .send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
+    },
+  );
+
+  app.post(
+    "/api/auth/token",
+    {
+      config: { public: true, stability: "non-public" },
+      schema: {
+        tags: ["auth"],
+        operationId: "issueToken",
+        summary: "Exchange e-mail and password for an access token",
+        security: [],
+        body: Body({
+          email: Type.String({ minLength: 1, maxLength: 254 }),
+          password: Type.String({ minLength: 1, maxLength: 256 }),
+        }),
+        response: {
+          200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request) => {
+      const r = await identity.issueToken(request.body, rpcOptions(request));
+      return { accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" };
+    },
+  );
+
+  app.get(
+    "/.well-known/jwks.json",
+    {
+      config: { public: true, stability: "non-public" },
+      schema: {
+        tags: ["auth"],
+        operationId: "getJwks",
+        summary: "Public keys of the built-in issuer",
+        security: [],
+        response: {
+          200: Type.Object({
+            keys: Type.Array(
+              Type.Object(
+                { kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() },
+                { additionalProperties: true, description: "a public JWK" },
+              ),
+            ),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const r = await identity.getJwks({}, rpcOptions(request));
+      return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwksJson));
+    },
+  );
+}

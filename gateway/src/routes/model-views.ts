@@ -1,0 +1,16 @@
+import Type from "typebox";
+import { Nullable } from "../schemas.js";
+
+/** The view of one model of the model catalog (GET /api/models). */
+
+export const ModelView = Type.Object(
+  {
+    id: Type.String({ description: '"<provider>/<model>", e.g. "local/echo"' }),
+    provider: Type.String(),
+    model: Type.String(),
+    available: Type.Boolean({ description: "whether this deployment has credentials for the provider" }),
+    capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean() }),
+    pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
+  },
+  { $id: "Model" },
+);
