@@ -22,22 +22,16 @@ import { invalidArgument } from "@kiln/kit/errors";
 import { assertionsOf, testsOf } from "./assertions.js";
 import { hash, type JsonObject } from "./config.js";
 import { labelOf, promptsOf } from "./prompts.js";
-import { providersOf } from "./providers.js";
+import { type ModelCatalog, providersOf } from "./providers.js";
 import { variablesSchemaOf } from "./schema.js";
 
 export { parsePromptfooConfig } from "./config.js";
+export type { ModelCatalog };
 
 export interface PromptfooConversion {
   bundle: Bundle;
   /** What could not be imported as it is, each with its place in the config. */
   warnings: string[];
-}
-
-export interface ModelCatalog {
-  /** Model ids this deployment offers ("openai/gpt-4o-mini"). */
-  ids: readonly string[];
-  /** Where a provider maps to no model here. */
-  fallback: string;
 }
 
 export function promptfooToBundle(config: JsonObject, models: ModelCatalog, now: Date): PromptfooConversion {

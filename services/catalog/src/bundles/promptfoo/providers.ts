@@ -1,6 +1,12 @@
 /** The providers of a promptfoo config as model settings Kiln has (or the fallback model, reported). */
 import { isObject, type Json, type JsonObject, type ProviderSource } from "./config.js";
-import type { ModelCatalog } from "./index.js";
+
+export interface ModelCatalog {
+  /** Model ids this deployment offers ("openai/gpt-4o-mini"). */
+  ids: readonly string[];
+  /** Where a provider maps to no model here. */
+  fallback: string;
+}
 
 /** promptfoo's provider id → a Kiln model id ("openai:chat:gpt-4o" → "openai/gpt-4o"). */
 export function modelIdOf(providerId: string): string {
