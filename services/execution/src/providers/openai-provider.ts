@@ -14,50 +14,27 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { callDeadline } from "@kiln/kit/abort";
-import type {
-  ChatCompletion,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionMessageParam,
-} from "openai/resources/chat/completions";
+import type { ChatCompletion } from "openai/resources/chat/completions";
 import { createHttpFetch } from "./http-fetch.js";
 import {
-  abortedCallError,
-  type ChatMessage,
-  type FinishReason,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResult,
-  ProviderError,
-  type ProviderErrorKind,
-  type ToolCall,
-} from "./provider.js";
+  backoffMs,
+  connectionDetail,
+  isRetryable,
+  isRetryableFailure,
+  providerMessageOf,
+  retryAfterMsOf,
+  safeExcerpt,
+} from "./openai-retry.js";
+import { type OpenAIProviderOptions, toRequestBody, toResult } from "./openai-wire.js";
+import { abortedCallError, type ModelProvider, ProviderError, type ProviderErrorKind } from "./provider.js";
+
+export type { OpenAIProviderOptions };
+export { safeExcerpt };
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
-export interface OpenAIProviderOptions {
-  /** "openai", or the id of a configured compatible provider ("ollama"). */
-  id: string;
-  /** Absent for a keyless endpoint: then no Authorization header is sent. */
-  apiKey?: string;
-  /** Default https://api.openai.com/v1. */
-  baseUrl?: string;
-  /** Deadline of a call whose request names none (PROVIDER_TIMEOUT_MS). */
-  timeoutMs: number;
-  /** Retries after the first attempt (PROVIDER_MAX_RETRIES). */
-  maxRetries: number;
-  /** false: send developer messages with role "system", for endpoints without the developer role. */
-  developerRole?: boolean;
-  /** Where maxOutputTokens goes; older compatible servers know only "max_tokens". */
-  maxTokensParam?: "max_completion_tokens" | "max_tokens";
-  /** The fetch the requests go through (default node:http's, see http-fetch.ts). */
-  fetch?: typeof fetch;
-}
-
-const EXCERPT_CHARS = 200;
 /** A wait asked for by the provider is honoured below this; above it the backoff applies (as the SDK does). */
 const MAX_ASKED_WAIT_MS = 60_000;
-const INITIAL_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 8_000;
 
 /** One attempt's outcome: an answer with its status, or a connection that failed. */
 type Attempt = { status: number; headers: Headers; text: string } | { failed: unknown };
@@ -182,198 +159,4 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
       }
     },
   };
-}
-
-function toRequestBody(request: ModelRequest, options: OpenAIProviderOptions): ChatCompletionCreateParamsNonStreaming {
-  const developerRole = options.developerRole ?? true;
-  const body: ChatCompletionCreateParamsNonStreaming = {
-    model: request.model,
-    messages: request.messages.map((m) => toMessageParam(m, developerRole)),
-  };
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((t) => ({
-      type: "function",
-      function: {
-        name: t.name,
-        ...(t.description ? { description: t.description } : {}),
-        parameters: t.inputSchema,
-      },
-    }));
-  }
-  if (request.responseFormat?.type === "json_schema") {
-    body.response_format = {
-      type: "json_schema",
-      // strict: false accepts any JSON Schema; strict mode would demand additionalProperties: false everywhere.
-      json_schema: {
-        name: schemaName(request.responseFormat.name),
-        schema: request.responseFormat.schema,
-        strict: false,
-      },
-    };
-  }
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.maxOutputTokens !== undefined) {
-    body[options.maxTokensParam ?? "max_completion_tokens"] = request.maxOutputTokens;
-  }
-  return body;
-}
-
-function toMessageParam(message: ChatMessage, developerRole: boolean): ChatCompletionMessageParam {
-  switch (message.role) {
-    case "system":
-    case "user":
-      return { role: message.role, content: message.content };
-    case "developer":
-      return { role: developerRole ? "developer" : "system", content: message.content };
-    case "assistant": {
-      const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: message.content };
-      return {
-        role: "assistant",
-        content: message.content === "" ? null : message.content,
-        tool_calls: calls.map((c) => ({
-          id: c.id,
-          type: "function",
-          function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
-        })),
-      };
-    }
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
-  }
-}
-
-function toResult(
-  completion: ChatCompletion,
-  request: ModelRequest,
-  provider: string,
-  retries: number,
-  fail: (kind: ProviderErrorKind, message: string) => ProviderError,
-): ModelResult {
-  const choice = completion.choices?.[0];
-  if (!choice?.message) throw fail("provider_error", `${provider} answered without a choice`);
-  const { message } = choice;
-  const toolCalls: ToolCall[] = [];
-  for (const call of message.tool_calls ?? []) {
-    if (call.type !== "function") continue;
-    const args = call.function.arguments;
-    let input: unknown = {};
-    try {
-      if (args.trim() !== "") input = JSON.parse(args);
-    } catch {
-      throw fail("provider_error", `${provider} called tool "${call.function.name}" with arguments that are not JSON`);
-    }
-    toolCalls.push({ id: call.id, name: call.function.name, input });
-  }
-  const text = message.content ?? message.refusal ?? "";
-  const result: ModelResult = {
-    text,
-    toolCalls,
-    usage: {
-      inputTokens: completion.usage?.prompt_tokens ?? 0,
-      outputTokens: completion.usage?.completion_tokens ?? 0,
-    },
-    finishReason: toolCalls.length > 0 ? "tool_calls" : finishReasonOf(choice.finish_reason),
-    provider,
-    model: request.model,
-    retries,
-  };
-  if (request.responseFormat?.type === "json_schema" && toolCalls.length === 0 && text.trim() !== "") {
-    try {
-      result.json = JSON.parse(text);
-    } catch {
-      // Left to the executor: a truncated or non-JSON answer has no `json`.
-    }
-  }
-  return result;
-}
-
-function finishReasonOf(reason: string | null | undefined): FinishReason {
-  switch (reason) {
-    case "stop":
-    case "length":
-    case "tool_calls":
-    case "content_filter":
-      return reason;
-    case "function_call":
-      return "tool_calls";
-    default:
-      return "other";
-  }
-}
-
-function isRetryable(status: number, headers: Headers): boolean {
-  const told = headers.get("x-should-retry");
-  if (told === "true") return true;
-  if (told === "false") return false;
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-/** A connection that failed is tried again, except a refused redirect (a wrong base URL stays wrong). */
-function isRetryableFailure(failed: unknown): boolean {
-  return codeOf(failed) !== "REDIRECT_REFUSED";
-}
-
-/** The SDK's backoff before retry number `retriesSoFar + 1`: 0.5 s doubling up to 8 s, less up to 25 %. */
-function backoffMs(retriesSoFar: number): number {
-  return Math.min(INITIAL_BACKOFF_MS * 2 ** retriesSoFar, MAX_BACKOFF_MS) * (1 - Math.random() * 0.25);
-}
-
-/** The wait a response asks for: retry-after-ms first, then Retry-After (seconds or an HTTP date). */
-function retryAfterMsOf(headers: Headers): number | undefined {
-  const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "");
-  if (!Number.isNaN(ms) && ms > 0) return ms;
-  const raw = headers.get("retry-after");
-  if (!raw) return undefined;
-  const seconds = Number.parseFloat(raw);
-  if (!Number.isNaN(seconds)) return seconds * 1000;
-  const at = Date.parse(raw);
-  return Number.isNaN(at) ? undefined : at - Date.now();
-}
-
-/** The socket error's code of a failed fetch: TypeError("fetch failed") with cause { code: "ECONNREFUSED" }. */
-function codeOf(failed: unknown): string | undefined {
-  const cause = (failed as { cause?: { code?: unknown; message?: unknown; cause?: { code?: unknown } } } | undefined)
-    ?.cause;
-  // The global fetch (a `fetch` option) refuses a redirect with this message and no code.
-  if (cause?.message === "unexpected redirect") return "REDIRECT_REFUSED";
-  const code = cause?.code ?? cause?.cause?.code;
-  return typeof code === "string" && /^[A-Z_]+$/.test(code) ? code : undefined;
-}
-
-function connectionDetail(failed: unknown): string {
-  const code = codeOf(failed);
-  return code ? ` (${code})` : "";
-}
-
-/** The provider's own message of an error answer: `error.message` of a JSON body, else the raw body. */
-function providerMessageOf(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } | string } | null;
-    const error = body?.error;
-    if (typeof error === "string") return error;
-    if (error && typeof error.message === "string") return error.message;
-    if (error !== undefined) return JSON.stringify(error);
-  } catch {
-    // Not JSON: the text itself.
-  }
-  return text;
-}
-
-/** A short, single-line excerpt with credentials removed: the only provider text shown to clients. */
-export function safeExcerpt(text: string, secrets: string[] = []): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, "[redacted]");
-  out = out
-    .replace(/\bBearer\s+\S+/gi, "Bearer [redacted]")
-    .replace(/\b(sk|rk|pk|sess)[-_][A-Za-z0-9*._-]{4,}/g, "[redacted]")
-    .replace(/\s+/g, " ")
-    .trim();
-  return out.length > EXCERPT_CHARS ? `${Array.from(out).slice(0, EXCERPT_CHARS).join("")}…` : out;
-}
-
-/** OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name. */
-function schemaName(name: string): string {
-  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
-  return cleaned === "" ? "response" : cleaned;
 }

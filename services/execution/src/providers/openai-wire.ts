@@ -1,0 +1,162 @@
+/** The Chat Completions wire: a model request as the request body, the answer as a model result. */
+
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
+import type {
+  ChatMessage,
+  FinishReason,
+  ModelRequest,
+  ModelResult,
+  ProviderError,
+  ProviderErrorKind,
+  ToolCall,
+} from "./provider.js";
+
+export interface OpenAIProviderOptions {
+  /** "openai", or the id of a configured compatible provider ("ollama"). */
+  id: string;
+  /** Absent for a keyless endpoint: then no Authorization header is sent. */
+  apiKey?: string;
+  /** Default https://api.openai.com/v1. */
+  baseUrl?: string;
+  /** Deadline of a call whose request names none (PROVIDER_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Retries after the first attempt (PROVIDER_MAX_RETRIES). */
+  maxRetries: number;
+  /** false: send developer messages with role "system", for endpoints without the developer role. */
+  developerRole?: boolean;
+  /** Where maxOutputTokens goes; older compatible servers know only "max_tokens". */
+  maxTokensParam?: "max_completion_tokens" | "max_tokens";
+  /** The fetch the requests go through (default node:http's, see http-fetch.ts). */
+  fetch?: typeof fetch;
+}
+
+export function toRequestBody(
+  request: ModelRequest,
+  options: OpenAIProviderOptions,
+): ChatCompletionCreateParamsNonStreaming {
+  const developerRole = options.developerRole ?? true;
+  const body: ChatCompletionCreateParamsNonStreaming = {
+    model: request.model,
+    messages: request.messages.map((m) => toMessageParam(m, developerRole)),
+  };
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        parameters: t.inputSchema,
+      },
+    }));
+  }
+  if (request.responseFormat?.type === "json_schema") {
+    body.response_format = {
+      type: "json_schema",
+      // strict: false accepts any JSON Schema; strict mode would demand additionalProperties: false everywhere.
+      json_schema: {
+        name: schemaName(request.responseFormat.name),
+        schema: request.responseFormat.schema,
+        strict: false,
+      },
+    };
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.maxOutputTokens !== undefined) {
+    body[options.maxTokensParam ?? "max_completion_tokens"] = request.maxOutputTokens;
+  }
+  return body;
+}
+
+function toMessageParam(message: ChatMessage, developerRole: boolean): ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "developer":
+      return { role: developerRole ? "developer" : "system", content: message.content };
+    case "assistant": {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: "assistant", content: message.content };
+      return {
+        role: "assistant",
+        content: message.content === "" ? null : message.content,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+        })),
+      };
+    }
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+export function toResult(
+  completion: ChatCompletion,
+  request: ModelRequest,
+  provider: string,
+  retries: number,
+  fail: (kind: ProviderErrorKind, message: string) => ProviderError,
+): ModelResult {
+  const choice = completion.choices?.[0];
+  if (!choice?.message) throw fail("provider_error", `${provider} answered without a choice`);
+  const { message } = choice;
+  const toolCalls: ToolCall[] = [];
+  for (const call of message.tool_calls ?? []) {
+    if (call.type !== "function") continue;
+    const args = call.function.arguments;
+    let input: unknown = {};
+    try {
+      if (args.trim() !== "") input = JSON.parse(args);
+    } catch {
+      throw fail("provider_error", `${provider} called tool "${call.function.name}" with arguments that are not JSON`);
+    }
+    toolCalls.push({ id: call.id, name: call.function.name, input });
+  }
+  const text = message.content ?? message.refusal ?? "";
+  const result: ModelResult = {
+    text,
+    toolCalls,
+    usage: {
+      inputTokens: completion.usage?.prompt_tokens ?? 0,
+      outputTokens: completion.usage?.completion_tokens ?? 0,
+    },
+    finishReason: toolCalls.length > 0 ? "tool_calls" : finishReasonOf(choice.finish_reason),
+    provider,
+    model: request.model,
+    retries,
+  };
+  if (request.responseFormat?.type === "json_schema" && toolCalls.length === 0 && text.trim() !== "") {
+    try {
+      result.json = JSON.parse(text);
+    } catch {
+      // Left to the executor: a truncated or non-JSON answer has no `json`.
+    }
+  }
+  return result;
+}
+
+function finishReasonOf(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "tool_calls":
+    case "content_filter":
+      return reason;
+    case "function_call":
+      return "tool_calls";
+    default:
+      return "other";
+  }
+}
+
+/** OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name. */
+function schemaName(name: string): string {
+  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  return cleaned === "" ? "response" : cleaned;
+}
