@@ -12,7 +12,7 @@ import {
   skillWithBoth,
   TEXT_SCHEMA,
 } from "../test/test-evaluation.js";
-import type { Report } from "./domain/report.js";
+import type { Report } from "./domain/build-report.js";
 import { comparedTargets } from "./domain/report.js";
 import type { EvaluationWorkers } from "./work/evaluation-workers.js";
 import { createWorkRelay, EVALUATIONS_STREAM } from "./work/work-queue.js";

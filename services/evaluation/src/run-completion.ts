@@ -3,14 +3,8 @@ import { createEventOutbox, type EventIntentDoc, type EventOutbox } from "@kiln/
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { AssertionResult } from "./domain/assertions.js";
-import {
-  type AttemptResult,
-  buildReport,
-  type CaseResults,
-  combineAttempts,
-  type Label,
-  type ReportResult,
-} from "./domain/report.js";
+import { buildReport, type CaseResults, type ReportResult } from "./domain/build-report.js";
+import { type AttemptResult, combineAttempts, type Label } from "./domain/report.js";
 import {
   caseIdsOf,
   type EvaluationCollections,

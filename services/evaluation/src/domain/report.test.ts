@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { breakingChangesOf } from "./breaking-changes.js";
+import { buildReport, type ReportTarget } from "./build-report.js";
+import { compareReports } from "./comparison.js";
 import {
   type AttemptResult,
-  buildReport,
   changeOf,
   combineAttempts,
-  compareReports,
   contractCheckOf,
   outcomeOf,
-  type ReportTarget,
   summarizeTarget,
   type TargetResult,
 } from "./report.js";

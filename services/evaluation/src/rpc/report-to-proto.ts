@@ -15,17 +15,9 @@ import type {
   TargetSummarySchema,
   UsageSchema,
 } from "@kiln/proto/evaluation";
-import type {
-  AttemptSummary,
-  ComparedSide,
-  Comparison,
-  JudgeRun,
-  Report,
-  ReportResult,
-  TargetResult,
-  TargetSummary,
-  Usage,
-} from "../domain/report.js";
+import type { Report, ReportResult } from "../domain/build-report.js";
+import type { ComparedSide, Comparison } from "../domain/comparison.js";
+import type { AttemptSummary, JudgeRun, TargetResult, TargetSummary, Usage } from "../domain/report.js";
 
 const usageToProto = (u: Usage): MessageInitShape<typeof UsageSchema> => ({
   inputTokens: BigInt(Math.round(u.inputTokens)),

@@ -4,7 +4,9 @@
  * existed lack those fields: each gets the value it would have had (one attempt, no judge, every
  * percentile the average), here and nowhere else.
  */
-import type { ChangeCounts, JudgeRun, Report, ReportResult, TargetResult, TargetSummary } from "../domain/report.js";
+
+import type { ChangeCounts, Report, ReportResult } from "../domain/build-report.js";
+import type { JudgeRun, TargetResult, TargetSummary } from "../domain/report.js";
 import { verdictOf } from "../domain/report.js";
 
 /** A case on one target as older reports stored it. */
