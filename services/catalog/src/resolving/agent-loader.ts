@@ -4,7 +4,7 @@
  */
 import { DomainError, type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
 import { PRODUCTION } from "@kiln/kit/labels";
-import { createWorkflowValidator, workflowDetails } from "../agents.js";
+import { createWorkflowValidator, workflowDetails } from "../agent-workflow-validator.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { LIVE_PUBLISHED_SORT } from "../domain/versions.js";
 import { parseWorkflow } from "../domain/workflow.js";
