@@ -13,6 +13,7 @@ import type { AgentDoc, AgentVersionDoc } from "./store/catalog-store.js";
 import { diffVersions, type VersionDiffView, versionIdRequired } from "./versioned/diff.js";
 import { claimDraftSlot } from "./versioned/draft-slot.js";
 import { recordPublish } from "./versioned/label-moves.js";
+import { commitPublish, insertWithFirstVersion, type PublishingFamily } from "./versioned/publish.js";
 import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
 import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
@@ -47,6 +48,13 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
   const whole = (view: AgentView) => wholeVersion(c.agentVersions, view, "described");
 
   const touch = resource.touch;
+  const publishing: PublishingFamily<AgentVersionDoc> = {
+    kind: "agent",
+    versions: c.agentVersions,
+    versionsOf,
+    touch,
+    draftSlots: c.agentDraftSlots,
+  };
 
   /** Validates a stored version's workflow; an invalid one is failed_precondition with the errors. */
   async function validForPublishing(agent: AgentDoc, version: AgentVersionDoc, what: string): Promise<string> {
@@ -93,10 +101,12 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
         updatedAt: at,
         publishedAt: null,
       };
-      // Version and slot first: a visible agent always has its version.
-      await c.agentVersions.insertOne(version);
-      await c.agentDraftSlots.insertOne({ _id: agent._id, versionId: version._id, createdAt: at });
-      await c.agents.insertOne(agent);
+      await insertWithFirstVersion(
+        { parents: c.agents, versions: c.agentVersions, draftSlots: c.agentDraftSlots },
+        agent,
+        version,
+        at,
+      );
       return agentView(agent, [version]);
     },
 
@@ -171,20 +181,15 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       }
       if (version.status === "published") throw alreadyPublished("agent", version);
       const workflow = await validForPublishing(agent, version, "published");
-      const before = livePublishedVersion(await versionsOf(agent._id));
-      const at = deps.now();
-      const published = await c.agentVersions.findOneAndUpdate(
-        { _id: version._id, status: "draft", workflow: version.workflow },
-        { $set: { status: "published", workflow, publishedAt: at, updatedAt: at } },
-      );
-      if (!published) {
-        const now = await c.agentVersions.findOne({ _id: version._id });
-        if (now?.status === "published") throw alreadyPublished("agent", version);
-        throw new DomainError("unavailable", "the workflow changed while it was being published; retry");
-      }
-      await c.agentDraftSlots.deleteOne({ _id: agent._id, versionId: version._id });
-      await touch(agent._id, at);
-      await recordPublish(deps, principal, "agent", agent, version, before, at);
+      const at = await commitPublish(deps, principal, publishing, agent, version, {
+        filter: { workflow: version.workflow },
+        set: { workflow },
+        lost: async () => {
+          const now = await c.agentVersions.findOne({ _id: version._id });
+          if (now?.status === "published") return alreadyPublished("agent", version);
+          return new DomainError("unavailable", "the workflow changed while it was being published; retry");
+        },
+      });
       return whole(agentView({ ...agent, updatedAt: at }, await versionsOf(agent._id)));
     },
 

@@ -5,13 +5,12 @@ import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { fieldPath, Issues } from "./domain/issues.js";
-import { livePublishedVersion } from "./domain/versions.js";
 import { createSkillComposition } from "./skill-composition-cases.js";
 import { EMPTY_SCHEMAS, type SkillView, skillVersionDocument, skillView } from "./skill-view.js";
 import type { SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
 import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
 import { claimDraftSlot } from "./versioned/draft-slot.js";
-import { recordPublish } from "./versioned/label-moves.js";
+import { commitPublish, insertWithFirstVersion, type PublishingFamily } from "./versioned/publish.js";
 import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
 import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
@@ -40,6 +39,14 @@ export function createSkills(deps: CatalogDeps) {
   const whole = (view: SkillView) => wholeVersion(c.skillVersions, view, "described");
 
   const touch = resource.touch;
+  const publishing: PublishingFamily<SkillVersionDoc> = {
+    kind: "skill",
+    versions: c.skillVersions,
+    versionsOf,
+    touch,
+    forgetLive: (id) => deps.live.forgetSkill(id),
+    draftSlots: c.skillDraftSlots,
+  };
 
   return {
     ...createSkillComposition(deps, resource),
@@ -74,10 +81,12 @@ export function createSkills(deps: CatalogDeps) {
         updatedAt: at,
         publishedAt: null,
       };
-      // Version and slot first: a visible skill always has its version.
-      await c.skillVersions.insertOne(version);
-      await c.skillDraftSlots.insertOne({ _id: skill._id, versionId: version._id, createdAt: at });
-      await c.skills.insertOne(skill);
+      await insertWithFirstVersion(
+        { parents: c.skills, versions: c.skillVersions, draftSlots: c.skillDraftSlots },
+        skill,
+        version,
+        at,
+      );
       return skillView(skill, [version]);
     },
 
@@ -181,18 +190,7 @@ export function createSkills(deps: CatalogDeps) {
           problems,
         );
       }
-      const before = livePublishedVersion(await versionsOf(skill._id));
-      const at = deps.now();
-      const published = await c.skillVersions.findOneAndUpdate(
-        { _id: version._id, status: "draft" },
-        { $set: { status: "published", publishedAt: at, updatedAt: at } },
-      );
-      if (!published) throw alreadyPublished("skill", version);
-      // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
-      deps.live.forgetSkill(skill._id);
-      await c.skillDraftSlots.deleteOne({ _id: skill._id, versionId: version._id });
-      await touch(skill._id, at);
-      await recordPublish(deps, principal, "skill", skill, version, before, at);
+      const at = await commitPublish(deps, principal, publishing, skill, version);
       return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id)));
     },
 
