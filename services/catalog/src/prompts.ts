@@ -10,7 +10,7 @@ import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
-import { recordPublish } from "./versioned/label-moves.js";
+import { commitPublish, type PublishingFamily } from "./versioned/publish.js";
 import { alreadyPublished, checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
 import { insertNextVersion, wholeVersion, wholeVersions } from "./versioned/version-store.js";
 
@@ -65,6 +65,13 @@ export function createPrompts(deps: CatalogDeps) {
   const versionsOf = resource.versionsOf;
   /** The view with the version it describes read whole (versionsOf reads summaries). */
   const whole = (view: PromptView) => wholeVersion(c.promptVersions, view, "version");
+  const publishing: PublishingFamily<PromptVersionDoc> = {
+    kind: "prompt",
+    versions: c.promptVersions,
+    versionsOf,
+    touch: resource.touch,
+    forgetLive: (id) => deps.live.forgetPrompt(id),
+  };
 
   return {
     async createPrompt(
@@ -165,17 +172,7 @@ export function createPrompts(deps: CatalogDeps) {
       const version = await c.promptVersions.findOne({ _id: input.versionId, promptId: prompt._id });
       if (!version) throw notFound("prompt version");
       if (version.status === "published") throw alreadyPublished("prompt", version);
-      const before = livePublishedVersion(await versionsOf(prompt._id));
-      const at = deps.now();
-      const published = await c.promptVersions.findOneAndUpdate(
-        { _id: version._id, status: "draft" },
-        { $set: { status: "published", publishedAt: at } },
-      );
-      if (!published) throw alreadyPublished("prompt", version);
-      // Runs resolved by this replica see the new version from now on (live-version-cache.ts).
-      deps.live.forgetPrompt(prompt._id);
-      await resource.touch(prompt._id, at);
-      await recordPublish(deps, principal, "prompt", prompt, published, before, at);
+      const at = await commitPublish(deps, principal, publishing, prompt, version);
       return whole(promptView({ ...prompt, updatedAt: at }, await versionsOf(prompt._id)));
     },
   };

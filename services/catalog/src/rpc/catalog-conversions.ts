@@ -42,6 +42,14 @@ import type { VersionDiffView } from "../versioned/diff.js";
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
 /** The fields every version message carries, whichever family it is of. */
+const versionIdentityToProto = (v: { _id: string; organizationId: string; version: number; createdAt: Date }) => ({
+  id: v._id,
+  organizationId: v.organizationId,
+  version: v.version,
+  createdAt: timestampFromDate(v.createdAt),
+});
+
+/** The fields of a version that is drafted and published (every family but tools). */
 const versionMetadataToProto = (v: {
   _id: string;
   organizationId: string;
@@ -50,11 +58,8 @@ const versionMetadataToProto = (v: {
   createdAt: Date;
   publishedAt: Date | null;
 }) => ({
-  id: v._id,
-  organizationId: v.organizationId,
-  version: v.version,
+  ...versionIdentityToProto(v),
   status: v.status,
-  createdAt: timestampFromDate(v.createdAt),
   publishedAt: optionalTimestamp(v.publishedAt),
 });
 
@@ -99,11 +104,8 @@ export const toolRefToProto = (pin: ToolPin): MessageInitShape<typeof ToolRefSch
 
 export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<typeof PromptVersionSchema> {
   return {
-    id: v._id,
+    ...versionMetadataToProto(v),
     promptId: v.promptId,
-    organizationId: v.organizationId,
-    version: v.version,
-    status: v.status,
     systemPrompt: v.systemPrompt,
     developerPrompt: v.developerPrompt ?? undefined,
     variablesSchemaJson: v.variablesSchema,
@@ -112,56 +114,41 @@ export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<type
     maxOutputTokens: v.maxOutputTokens ?? undefined,
     model: v.model ?? undefined,
     tools: v.tools.map(toolRefToProto),
-    createdAt: timestampFromDate(v.createdAt),
-    publishedAt: optionalTimestamp(v.publishedAt),
   };
 }
 
 export function promptToProto(view: PromptView): MessageInitShape<typeof PromptSchema> {
   const p = view.prompt;
   return {
-    id: p._id,
-    organizationId: p.organizationId,
-    name: p.name,
-    description: p.description,
+    ...resourceMetadataToProto(p),
     defaultModel: p.defaultModel ?? undefined,
     publishedVersionId: view.publishedVersionId ?? undefined,
     latestVersion: view.latestVersion,
     versions: view.versions.map(versionSummaryToProto),
     version: view.version ? promptVersionToProto(view.version) : undefined,
-    createdAt: timestampFromDate(p.createdAt),
-    updatedAt: timestampFromDate(p.updatedAt),
   };
 }
 
 export function toolToProto(view: ToolView): MessageInitShape<typeof ToolSchema> {
   const { tool, current } = view;
   return {
-    id: tool._id,
-    organizationId: tool.organizationId,
+    ...resourceMetadataToProto(tool),
     toolKey: tool.toolKey,
-    name: tool.name,
-    description: tool.description,
     type: current.type,
     currentVersionId: current._id,
     latestVersion: view.latestVersion,
     configJson: current.config,
     inputSchemaJson: current.inputSchema,
-    createdAt: timestampFromDate(tool.createdAt),
-    updatedAt: timestampFromDate(tool.updatedAt),
   };
 }
 
 export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof ToolVersionSchema> {
   return {
-    id: v._id,
+    ...versionIdentityToProto(v),
     toolId: v.toolId,
-    organizationId: v.organizationId,
-    version: v.version,
     type: v.type,
     configJson: v.config,
     inputSchemaJson: v.inputSchema,
-    createdAt: timestampFromDate(v.createdAt),
   };
 }
 

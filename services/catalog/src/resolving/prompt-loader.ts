@@ -1,0 +1,55 @@
+/** Resolves a prompt version: the one named, the one a label points at, or the live one. */
+import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { PRODUCTION } from "@kiln/kit/labels";
+import type { CatalogDeps } from "../catalog-deps.js";
+import { type Loading, NO_TOOLS } from "./loading.js";
+import type { ResolvedPromptView } from "./views.js";
+
+export function createPromptLoader(deps: CatalogDeps, l: Loading) {
+  const c = deps.collections;
+  const { versionsById, livePublished, labelTarget, loadTools, toolsOf, unresolvable } = l;
+
+  async function loadPrompt(input: {
+    organizationId: string;
+    promptId: string;
+    versionId: string;
+    label?: string;
+  }): Promise<ResolvedPromptView> {
+    const organizationId = input.organizationId;
+    const label = input.label ?? "";
+    const viaLabel = label !== "" && label !== PRODUCTION;
+    const wantsLive = input.versionId === "" && !viaLabel;
+    const stamp = deps.live.stamp();
+    const cached = wantsLive ? deps.live.prompt(input.promptId) : undefined;
+    const labelled = viaLabel ? await labelTarget("prompt", input.promptId, label) : null;
+    // The version asked for, else the cached live one; without either, a query finds the live one.
+    const named = input.versionId || labelled || cached?.versionId;
+    const [prompt, { version, tools }] = await Promise.all([
+      cached ? cached.parent : c.prompts.findOne({ _id: input.promptId }),
+      (named
+        ? versionsById(c.promptVersions, [named]).then((found) => found.get(named))
+        : livePublished(c.promptVersions, { promptId: input.promptId })
+      ).then(async (v) => {
+        // Tools are read only for a version that can be answered.
+        const answerable =
+          (!viaLabel || labelled !== null) && v?.promptId === input.promptId && v.organizationId === organizationId;
+        return { version: answerable ? v : undefined, tools: answerable ? await loadTools(v.tools) : NO_TOOLS };
+      }),
+    ]);
+    if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
+    if (!version) {
+      if (label !== "") throw notFound(`label ${label}`);
+      if (input.versionId !== "") throw notFound("prompt version");
+      throw failedPrecondition("prompt has no published version", [
+        { field: "versionId", issue: "is required: the prompt has no published version" },
+      ]);
+    }
+    const problems: FieldIssue[] = [];
+    const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
+    if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
+    if (wantsLive && !cached) deps.live.rememberPrompt(prompt, version._id, stamp);
+    return { version, promptName: prompt.name, tools: resolved };
+  }
+
+  return loadPrompt;
+}

@@ -1,0 +1,47 @@
+import type { ToolPin } from "../domain/tool-pins.js";
+import type { StepType } from "../domain/workflow.js";
+import type {
+  AgentVersionDoc,
+  CompositionStepDoc,
+  PromptVersionDoc,
+  SkillVersionDoc,
+  ToolVersionDoc,
+} from "../store/catalog-store.js";
+
+/** An attached tool at its pinned version; `description` is the tool's current one. */
+export interface ResolvedToolView {
+  pin: ToolPin;
+  description: string;
+  version: ToolVersionDoc;
+}
+
+export interface ResolvedPromptView {
+  version: PromptVersionDoc;
+  /** The prompt's current name. */
+  promptName: string;
+  /** The version's own tools, in the order it pins them. */
+  tools: ResolvedToolView[];
+}
+
+export interface ResolvedSkillView {
+  version: SkillVersionDoc;
+  /** The composition in order, each step with its pinned prompt version resolved. */
+  steps: { step: CompositionStepDoc; prompt: ResolvedPromptView }[];
+  /** The skill version's own tools, offered to every step besides the step's prompt tools. */
+  tools: ResolvedToolView[];
+}
+
+export interface ResolvedAgentStepView {
+  stepId: string;
+  type: StepType;
+  prompt?: ResolvedPromptView;
+  skill?: ResolvedSkillView;
+  tool?: ResolvedToolView;
+}
+
+export interface ResolvedAgentView {
+  /** Its workflow has every reference pinned (a draft's pinned at resolve time). */
+  version: AgentVersionDoc;
+  /** One per workflow step, in the order of `steps`. */
+  steps: ResolvedAgentStepView[];
+}
