@@ -1,5 +1,5 @@
 /**
- * The attach flow of the specification (§4) with the SDK, end to end, then an agent run:
+ * The attach flow (docs/concepts.md "The attach flow") with the SDK, end to end, then an agent run:
  *
  *   pnpm start                                   # the embedded platform, in another terminal
  *   pnpm --filter @kiln/examples attach-flow     # KILN_URL=http://127.0.0.1:8080 by default

@@ -1,5 +1,5 @@
 /**
- * The attach flow of spec §4, steps 1–3, over real HTTP in both run modes: create prompts and
+ * The attach flow of docs/concepts.md "The attach flow", steps 1–3, over real HTTP in both run modes: create prompts and
  * versions and publish them, attach them to a draft skill version with `replacePrompts` (the second
  * step bound to the first's output), read `GET /api/skills/:id` and its `promptComposition`; then
  * publish the skill and diff its versions; and a tool's create, version and diff on the way.

@@ -1,5 +1,5 @@
 /**
- * Evaluation workers share one JetStream work queue (architecture.md "Processes"): two worker
+ * Evaluation workers share one JetStream work queue (docs/architecture.md "Processes and contracts"): two worker
  * processes (the evaluation service's own and a worker-only `kiln evaluation-worker`) take the
  * items of one evaluation run (20 cases × 2 targets) against one FerretDB and one nats-server with
  * the rest of the distributed platform; the worker-only one is killed with SIGKILL while it holds

@@ -1,5 +1,5 @@
 /**
- * The attach flow of spec §4, step 5, over real HTTP in both run modes: a skill whose draft differs
+ * The attach flow of docs/concepts.md "The attach flow", step 5, over real HTTP in both run modes: a skill whose draft differs
  * from its published version is evaluated against both; each case's outcome per target, the change
  * from published to draft, the skill runs behind them, the summary and the contract check (the
  * draft needs a new input, drops an output field and retypes another) are asserted. The model is

@@ -1,5 +1,5 @@
 /**
- * The attach flow of spec §4, steps 4 and 5, over real HTTP in both run modes: preview a skill
+ * The attach flow of docs/concepts.md "The attach flow", steps 4 and 5, over real HTTP in both run modes: preview a skill
  * (nothing stored), run it and read the run back, run a prompt; every run field is asserted. The
  * model is the built-in local/echo, which calls attached tools and answers JSON schemas offline.
  */

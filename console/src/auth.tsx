@@ -115,7 +115,7 @@ const PLACES = [
   { path: "/billing", name: "Billing", what: "your plan and what it includes" },
 ];
 
-/** Spec §1–§2: create the workspace, review the Free plan, choose where to start. */
+/** docs/concepts.md "Onboarding": create the workspace, review the Free plan, choose where to start. */
 export function Onboarding({
   session,
   onSession,

@@ -58,7 +58,7 @@ import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 /**
  * The OpenAPI 3.1 document of GET /api/openapi.json, generated from the route schemas: the
  * components are the named schemas (`ref()` points at them), each operation carries its
- * stability class (`x-api-stability`, spec §9) and the error statuses every route of its kind
+ * stability class (`x-api-stability`, docs/api.md "Stability") and the error statuses every route of its kind
  * can answer (api.md "Errors"). The SDK's types are generated from it (sdk/openapi.json).
  */
 
@@ -199,7 +199,7 @@ export async function registerOpenApi(app: GatewayApp): Promise<void> {
         title: "Kiln API",
         version: "0.1.0",
         description:
-          "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope; lists are {data, nextCursor} with ?limit= and ?cursor=. Each operation's x-api-stability is its class in spec §9 (stable, beta, non-public, legacy); every response carries it as the x-api-stability header, and x-request-id.",
+          "Prompts, tools, skills, agents, runs and evaluations. Errors use the ErrorEnvelope; lists are {data, nextCursor} with ?limit= and ?cursor=. Each operation's x-api-stability is its class (stable, beta, non-public, legacy: docs/api.md, section Stability); every response carries it as the x-api-stability header, and x-request-id.",
       },
       servers: [
         {

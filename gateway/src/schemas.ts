@@ -92,7 +92,7 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
-/** Stability classes of spec §9, sent as x-api-stability. */
+/** Stability classes of docs/api.md "Stability", sent as x-api-stability. */
 export type Stability = "stable" | "beta" | "non-public" | "legacy";
 
 declare module "fastify" {

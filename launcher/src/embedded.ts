@@ -44,8 +44,8 @@ export interface EmbeddedOptions {
 }
 
 /**
- * The embedded mode (architecture.md "Two ways to run"): every service and the gateway in one
- * process on the stores of `data` (LMDB in a data directory, or in memory), an in-process bus and
+ * The embedded mode (docs/architecture.md "Two run modes, one code path"): every service and the gateway in one
+ * process on the stores of `data` (SQLite in a data directory, docs/store.md, or in memory), an in-process bus and
  * direct calls between services through the same interceptors as the distributed mode. Nothing is
  * listening yet.
  */

@@ -12,7 +12,7 @@ import { Webhooks } from "./webhooks.js";
 
 /**
  * The Kiln API client: `new Kiln({ baseUrl, accessToken })` or `new Kiln({ baseUrl, apiKey })`,
- * with one property per route family of the public contract (spec §4).
+ * with one property per route family of the public contract (docs/api.md "Stability").
  */
 export class Kiln {
   readonly prompts: Prompts;

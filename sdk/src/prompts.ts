@@ -3,7 +3,7 @@ import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { CreatePromptVersionRequest, Prompt, PromptRun, PromptVersion, Query, RequestBody } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
-/** Prompts and their immutable versions (spec §4, public beta). */
+/** Prompts and their immutable versions (docs/api.md "Stability", public beta). */
 export class Prompts {
   /** Named pointers to versions: production (the published version), latest, and your own. */
   readonly labels: Labels;

@@ -3,7 +3,7 @@ import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import type { Query, RequestBody, Skill, SkillPreview, SkillRun, SkillVersion, VersionDiff } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
-/** Skills, their versions, prompt compositions and tools; previews and runs (spec §4, public beta). */
+/** Skills, their versions, prompt compositions and tools; previews and runs (docs/api.md "Stability", public beta). */
 export class Skills {
   /** Named pointers to versions: production (the published version), latest, and your own. */
   readonly labels: Labels;
@@ -128,7 +128,7 @@ export class Skills {
   }
 }
 
-/** Stored skill runs (spec §4, public beta). */
+/** Stored skill runs (docs/api.md "Stability", public beta). */
 export class SkillRuns {
   constructor(private readonly t: Transport) {}
 

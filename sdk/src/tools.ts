@@ -10,7 +10,7 @@ import type {
 } from "./resources.js";
 import type { RequestOptions, Transport } from "./transport.js";
 
-/** Tools prompts and skills can call, and their versions (spec §4, public beta). */
+/** Tools prompts and skills can call, and their versions (docs/api.md "Stability", public beta). */
 export class Tools {
   constructor(private readonly t: Transport) {}
 

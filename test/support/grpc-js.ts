@@ -1,6 +1,6 @@
 /**
  * A @grpc/grpc-js client for any Kiln service, built from the protobuf-es service descriptor:
- * no extra code generation (tech-notes §1.9). What an internal caller on plain gRPC would do.
+ * no extra code generation (docs/architecture.md "RPC transport"). What an internal caller on plain gRPC would do.
  */
 import {
   create,

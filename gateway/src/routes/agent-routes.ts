@@ -24,9 +24,9 @@ import { FromVersionBody, MetadataBody, NamedBody, OptionalVersionBody } from ".
 import { registerVersionedRoutes } from "./versioned-routes.js";
 
 /**
- * Agent authoring (api.md "Agents", "Version diffs"; spec §9: public beta, except GET
+ * Agent authoring (api.md "Agents", "Version diffs"; docs/api.md "Stability": public beta, except GET
  * /api/agents/:id, which the agent runtime family shares and which is stable up to `updatedAt`).
- * The workflow is configuration of an agent version, never a resource of its own (spec §9 rule 5).
+ * The workflow is configuration of an agent version, never a resource of its own (docs/concepts.md "Agent").
  */
 
 const tags = ["agents"];

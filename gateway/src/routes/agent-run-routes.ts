@@ -14,7 +14,7 @@ const MAX_COMPARED = 10;
 
 const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
 
-/** The agent runtime (api.md "Agents", spec §9: stable) and run comparison (beta). */
+/** The agent runtime (api.md "Agents", docs/api.md "Stability": stable) and run comparison (beta). */
 export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { execution } = deps.clients;
 

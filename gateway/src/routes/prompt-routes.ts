@@ -17,7 +17,7 @@ import {
 import { PromptVersionView, PromptView, promptVersionView, promptView } from "./catalog-views.js";
 import { registerVersionedRoutes } from "./versioned-routes.js";
 
-/** Prompts and their immutable versions (api.md "Prompts"; spec §9: public beta). */
+/** Prompts and their immutable versions (api.md "Prompts"; docs/api.md "Stability": public beta). */
 export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
   registerVersionedRoutes(app, {

@@ -34,7 +34,7 @@ const PromptStep = Body({
   ),
 });
 
-/** Skills, their versions and compositions (api.md "Skills", "Version diffs"; spec §9: public beta). */
+/** Skills, their versions and compositions (api.md "Skills", "Version diffs"; docs/api.md "Stability": public beta). */
 export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
   registerVersionedRoutes(app, {

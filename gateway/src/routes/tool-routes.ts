@@ -15,7 +15,7 @@ const ToolConfig = JsonObject(
 );
 const InputSchema = JsonObject("a JSON Schema of type object describing the tool input", LIMITS.jsonSchemaBytes);
 
-/** Tools and their versions (api.md "Tools", "Version diffs"; spec §9: public beta). */
+/** Tools and their versions (api.md "Tools", "Version diffs"; docs/api.md "Stability": public beta). */
 export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
   registerVersionedRoutes(app, {

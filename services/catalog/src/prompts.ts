@@ -45,7 +45,7 @@ export function promptView(prompt: PromptDoc, versions: PromptVersionDoc[], vers
 
 export type Prompts = ReturnType<typeof createPrompts>;
 
-/** The prompt use cases (spec §2 "Prompt", "Prompt version"; api.md "Prompts"). */
+/** The prompt use cases (docs/concepts.md "Prompt", "Prompt version"; api.md "Prompts"). */
 export function createPrompts(deps: CatalogDeps) {
   const c = deps.collections;
 

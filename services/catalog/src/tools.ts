@@ -106,7 +106,7 @@ export function checkToolVersion(
 
 export type Tools = ReturnType<typeof createTools>;
 
-/** The tool use cases (spec §2 "Tool", api.md "Tools"). */
+/** The tool use cases (docs/concepts.md "Tool", api.md "Tools"). */
 export function createTools(deps: CatalogDeps) {
   const c = deps.collections;
 

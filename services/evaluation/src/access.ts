@@ -50,7 +50,7 @@ async function remoteCall<T>(call: Promise<T>): Promise<T> {
 /**
  * The catalog is asked as the evaluation service acting in the skill's organization (a token that
  * reads nothing elsewhere), after the caller was authorized here for the evaluation scope: an API
- * key holding `evaluations:write` alone may evaluate a skill (spec §5.4) although the catalog
+ * key holding `evaluations:write` alone may evaluate a skill (docs/concepts.md "What an evaluation key may do") although the catalog
  * would refuse it `skills:read`. A user naming no organization is the one case where the
  * organization is not known before the skill is read: that lookup is made as the user, whose
  * memberships the catalog checks.

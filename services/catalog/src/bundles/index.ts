@@ -13,7 +13,7 @@
  * content is checked as creating it would check it. A dry run stops there. A real import writes a
  * journal first (what to delete, what to put back), then the map entries (a unique key per bundle
  * id: two concurrent imports of one bundle cannot both create), then the documents; a failure
- * undoes the journal. FerretDB has no transactions (tech-notes §3), so "whole or nothing" is this
+ * undoes the journal. FerretDB has no transactions (docs/architecture.md "Store backends"), so "whole or nothing" is this
  * undo, and an import whose caller died half-way is undone by `sweep` after `staleAfterMs`.
  */
 import { DomainError, failedPrecondition, notFound } from "@kiln/kit/errors";

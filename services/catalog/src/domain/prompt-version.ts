@@ -1,5 +1,5 @@
 /**
- * The content rules of a prompt version (spec §2 "Prompt version", api.md "Prompts"): templates,
+ * The content rules of a prompt version (docs/concepts.md "Prompt version", api.md "Prompts"): templates,
  * variables schema, response format, sampling settings and model. Pure: tools are resolved by the
  * use case.
  */

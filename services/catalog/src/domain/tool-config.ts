@@ -1,5 +1,5 @@
 /**
- * Tool types and their configuration (spec §2 "Tool", api.md "Tools"). `manual_stub` returns a
+ * Tool types and their configuration (docs/concepts.md "Tool", api.md "Tools"). `manual_stub` returns a
  * fixed `result`; `http` calls a URL whose host is on the deployment's allowlist. The host is
  * checked here when a tool is saved, with the same function (`isUrlAllowed`) that execution uses
  * when the tool is called; execution also checks the resolved addresses.

@@ -1,7 +1,7 @@
 /**
  * The catalog's collections. Free-form user JSON (schemas, tool config, bindings) is held as JSON
  * text in string fields, never as nested documents, so no user key reaches a query or the
- * backend's key rules (tech-notes §3.3).
+ * backend's key rules (docs/architecture.md "Store backends").
  *
  * FerretDB 1.24 makes only inserts against unique indexes atomic across processes, so every
  * invariant that must hold under concurrency is an insert: version numbers (unique parent+version),
@@ -125,7 +125,7 @@ export interface AgentDoc {
 }
 
 /**
- * A version of an agent; its workflow is configuration of the version (spec §2 "Agent"). Drafts
+ * A version of an agent; its workflow is configuration of the version (docs/concepts.md "Agent"). Drafts
  * change only through the workflow save; a published version never changes again, and its workflow
  * has every reference pinned to a version.
  */

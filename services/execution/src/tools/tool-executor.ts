@@ -1,5 +1,5 @@
 /**
- * Runs one tool call of the model's tool-calling loop (spec §2 "Tool", api.md "Tools"). Every
+ * Runs one tool call of the model's tool-calling loop (docs/concepts.md "Tool", api.md "Tools"). Every
  * failure the model should hear about (bad input, a refused host, an HTTP error, a timeout) comes
  * back as `error` in the result, so the loop can hand it to the model and record it in the run's
  * `toolCalls`. Only the caller's own abort, and bugs, reject.

@@ -3,7 +3,7 @@ import { isApiKeyScope } from "./api-keys.js";
 
 export const AI_PLATFORM_PERMISSION = "ai_platform";
 
-/** What onboarding gives a new organization: the Free plan, with AI enabled (spec §1). */
+/** What onboarding gives a new organization: the Free plan, with AI enabled (docs/concepts.md "Onboarding"). */
 export const FREE_PLAN = { plan: "free" as const, entitlements: { aiEnabled: true, monthlyRunLimit: 1_000 } };
 
 /** The permissions of each role; every role may use the AI platform. */

@@ -1,4 +1,4 @@
-// Catalog: prompts, tools and skills with their immutable versions (agents arrive later).
+// Catalog: prompts, tools, skills and agents with their immutable versions, labels and bundles.
 // Free-form user JSON (schemas, tool config, variables, literal bindings) travels as JSON text in
 // `*_json` fields, so every key survives unchanged ($ref, a.b, __proto__) and key order is kept.
 // Every call is authorized inside the service against the resource's organization.
