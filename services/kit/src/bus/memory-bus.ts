@@ -1,6 +1,6 @@
 /**
  * The bus in process, for tests and the embedded mode. It reproduces what Kiln relies on from
- * JetStream (tech-notes §2.2), checked by the same contract suite as the NATS backend: streams own
+ * JetStream, checked by the same contract suite as the NATS backend: streams own
  * subjects, msgId de-duplication, limits/interest/workqueue retention, durable pull consumers with
  * ackWait, nak delays, term, working, maxDeliver and maxAckPending. Error messages follow the
  * server's wording. Nothing survives the process.
@@ -16,62 +16,23 @@ import type {
   StreamSpec,
   Subscription,
 } from "./bus.js";
+import { MemoryBusMessage } from "./memory-bus-message.js";
 import {
-  type ResolvedConsumerSpec,
-  type ResolvedStreamSpec,
-  resolveConsumerSpec,
-  resolveStreamSpec,
-} from "./resolve-spec.js";
-import { runHandler, type SettleableMessage } from "./run-handler.js";
+  type MemoryConsumer,
+  type MemoryStream,
+  type MemorySubscription,
+  newConsumer,
+  type Pending,
+  type StoredMessage,
+} from "./memory-bus-state.js";
+import { clearTimers, purgeExpired, purgeMsgIds, releaseMessage, scheduleExpiry } from "./memory-retention.js";
+import { assertFilterFits, assertStreamFits, filterMatches, subjectMatches } from "./memory-subjects.js";
+import { type ResolvedConsumerSpec, resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
+import { runHandler } from "./run-handler.js";
+
+export { subjectMatches, subjectsOverlap } from "./memory-subjects.js";
 
 const CONSUME_RETRY_MS = 500;
-
-interface StoredMessage {
-  seq: number;
-  subject: string;
-  data: Uint8Array;
-  headers: Record<string, string>;
-  storedAtMs: number;
-}
-
-interface MemoryStream {
-  spec: ResolvedStreamSpec;
-  /** Insertion order is sequence order, which the age and window purges rely on. */
-  messages: Map<number, StoredMessage>;
-  lastSeq: number;
-  msgIds: Map<string, { seq: number; atMs: number }>;
-  consumers: Map<string, MemoryConsumer>;
-  expiryTimer?: NodeJS.Timeout;
-}
-
-/** A delivered, unacknowledged message: out with a handler, waiting out a nak delay, or queued. */
-interface Pending {
-  seq: number;
-  deliveryCount: number;
-  state: "delivered" | "delayed" | "queued";
-  timer?: NodeJS.Timeout;
-}
-
-interface MemoryConsumer {
-  stream: MemoryStream;
-  spec: ResolvedConsumerSpec;
-  /** Next stream sequence this consumer has never delivered. */
-  cursor: number;
-  /** Counts toward maxAckPending, like the server's pending list, including queued redeliveries. */
-  pending: Map<number, Pending>;
-  redeliver: number[];
-  subscriptions: MemorySubscription[];
-  nextSubscription: number;
-  dispatchScheduled: boolean;
-}
-
-interface MemorySubscription {
-  handler: MessageHandler;
-  options: ConsumeOptions;
-  concurrency: number;
-  inFlight: Set<Promise<void>>;
-  stopped: boolean;
-}
 
 export function createMemoryBus(): Bus {
   const streams = new Map<string, MemoryStream>();
@@ -91,15 +52,7 @@ export function createMemoryBus(): Bus {
   async function ensureStream(spec: StreamSpec): Promise<void> {
     assertOpen();
     const s = resolveStreamSpec(spec);
-    if (s.maxAgeMs !== undefined && s.duplicateWindowMs > s.maxAgeMs) {
-      throw new Error("duplicates window can not be larger then max age");
-    }
-    for (const other of streams.values()) {
-      if (other.spec.name === s.name) continue;
-      if (s.subjects.some((a) => other.spec.subjects.some((b) => subjectsOverlap(a, b)))) {
-        throw new Error("subjects overlap with an existing stream");
-      }
-    }
+    assertStreamFits(streams.values(), s);
     const existing = streams.get(s.name);
     if (!existing) {
       streams.set(s.name, { spec: s, messages: new Map(), lastSeq: 0, msgIds: new Map(), consumers: new Map() });
@@ -109,7 +62,7 @@ export function createMemoryBus(): Bus {
       throw new Error("stream configuration update can not change retention policy");
     }
     existing.spec = s;
-    scheduleExpiry(existing);
+    scheduleExpiry(existing, () => closed);
   }
 
   async function ensureConsumer(spec: ConsumerSpec): Promise<void> {
@@ -119,18 +72,7 @@ export function createMemoryBus(): Bus {
 
   function upsertConsumer(c: ResolvedConsumerSpec): MemoryConsumer {
     const stream = getStream(c.stream);
-    const filter = c.filterSubject;
-    if (filter && !stream.spec.subjects.some((s) => subjectsOverlap(s, filter))) {
-      throw new Error("consumer filter subject is not a valid subset of the interest subjects");
-    }
-    if (stream.spec.retention === "workqueue") {
-      for (const other of stream.consumers.values()) {
-        if (other.spec.durable === c.durable) continue;
-        const otherFilter = other.spec.filterSubject;
-        if (!filter || !otherFilter) throw new Error("multiple non-filtered consumers not allowed on workqueue stream");
-        if (subjectsOverlap(filter, otherFilter)) throw new Error("filtered consumer not unique on workqueue stream");
-      }
-    }
+    assertFilterFits(stream, c);
     const existing = stream.consumers.get(c.durable);
     if (existing) {
       // Like nats-server 2.9, adding an existing durable updates its settings.
@@ -138,18 +80,7 @@ export function createMemoryBus(): Bus {
       scheduleDispatch(existing);
       return existing;
     }
-    // Deliver policy "all": start at the oldest message still stored.
-    const first = stream.messages.keys().next();
-    const consumer: MemoryConsumer = {
-      stream,
-      spec: c,
-      cursor: first.done ? stream.lastSeq + 1 : first.value,
-      pending: new Map(),
-      redeliver: [],
-      subscriptions: [],
-      nextSubscription: 0,
-      dispatchScheduled: false,
-    };
+    const consumer = newConsumer(stream, c);
     stream.consumers.set(c.durable, consumer);
     return consumer;
   }
@@ -177,52 +108,9 @@ export function createMemoryBus(): Bus {
     }
     const data = typeof payload === "string" ? new TextEncoder().encode(payload) : payload.slice();
     stream.messages.set(seq, { seq, subject, data, headers: { ...options.headers }, storedAtMs: now });
-    scheduleExpiry(stream);
+    scheduleExpiry(stream, () => closed);
     for (const c of consumers) scheduleDispatch(c);
     return { stream: stream.spec.name, seq, duplicate: false };
-  }
-
-  function purgeMsgIds(stream: MemoryStream, now: number): void {
-    for (const [id, { atMs }] of stream.msgIds) {
-      if (atMs + stream.spec.duplicateWindowMs > now) break;
-      stream.msgIds.delete(id);
-    }
-  }
-
-  function purgeExpired(stream: MemoryStream): void {
-    const maxAgeMs = stream.spec.maxAgeMs;
-    if (maxAgeMs === undefined) return;
-    const now = Date.now();
-    for (const [seq, m] of stream.messages) {
-      if (m.storedAtMs + maxAgeMs > now) break;
-      stream.messages.delete(seq);
-    }
-  }
-
-  /** One timer per stream, set for the oldest message's expiry. */
-  function scheduleExpiry(stream: MemoryStream): void {
-    clearTimeout(stream.expiryTimer);
-    stream.expiryTimer = undefined;
-    const maxAgeMs = stream.spec.maxAgeMs;
-    const oldest = stream.messages.values().next();
-    if (maxAgeMs === undefined || oldest.done || closed) return;
-    const dueInMs = Math.max(0, oldest.value.storedAtMs + maxAgeMs - Date.now());
-    stream.expiryTimer = setTimeout(() => {
-      purgeExpired(stream);
-      scheduleExpiry(stream);
-    }, dueInMs).unref();
-  }
-
-  /** After an ack or term: drop the message if the retention policy says nobody needs it now. */
-  function releaseMessage(stream: MemoryStream, seq: number): void {
-    const m = stream.messages.get(seq);
-    if (!m || stream.spec.retention === "limits") return;
-    if (stream.spec.retention === "interest") {
-      for (const c of stream.consumers.values()) {
-        if (filterMatches(c, m.subject) && (seq >= c.cursor || c.pending.has(seq))) return;
-      }
-    }
-    stream.messages.delete(seq);
   }
 
   function scheduleDispatch(c: MemoryConsumer): void {
@@ -400,102 +288,9 @@ export function createMemoryBus(): Bus {
     await Promise.all([...subscriptions].map((s) => s.stop()));
     closed = true;
     for (const stream of streams.values()) {
-      clearTimeout(stream.expiryTimer);
-      for (const c of stream.consumers.values()) {
-        for (const p of c.pending.values()) clearTimeout(p.timer);
-      }
+      clearTimers(stream);
     }
   }
 
   return { ensureStream, ensureConsumer, publish, consume, streamInfo, ping, close };
-}
-
-interface Settlers {
-  ack(): void;
-  nak(delayMs?: number): void;
-  term(): void;
-  working(): void;
-}
-
-class MemoryBusMessage implements SettleableMessage {
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly headers: Record<string, string>;
-  readonly redelivered: boolean;
-  readonly seq: number;
-  #settled = false;
-  readonly #settlers: Settlers;
-
-  constructor(
-    message: StoredMessage,
-    readonly deliveryCount: number,
-    settlers: Settlers,
-  ) {
-    this.subject = message.subject;
-    this.data = message.data.slice();
-    this.headers = { ...message.headers };
-    this.redelivered = deliveryCount > 1;
-    this.seq = message.seq;
-    this.#settlers = settlers;
-  }
-
-  get settled(): boolean {
-    return this.#settled;
-  }
-
-  json<T = unknown>(): T {
-    return JSON.parse(this.string()) as T;
-  }
-
-  string(): string {
-    return new TextDecoder().decode(this.data);
-  }
-
-  async ack(): Promise<void> {
-    if (this.settle()) this.#settlers.ack();
-  }
-
-  nak(delayMs?: number): void {
-    if (this.settle()) this.#settlers.nak(delayMs);
-  }
-
-  term(): void {
-    if (this.settle()) this.#settlers.term();
-  }
-
-  working(): void {
-    if (!this.#settled) this.#settlers.working();
-  }
-
-  private settle(): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    return true;
-  }
-}
-
-function filterMatches(c: MemoryConsumer, subject: string): boolean {
-  return c.spec.filterSubject === undefined || subjectMatches(c.spec.filterSubject, subject);
-}
-
-/** NATS subject matching: `*` is one token, `>` one or more trailing tokens. */
-export function subjectMatches(pattern: string, subject: string): boolean {
-  const p = pattern.split(".");
-  const s = subject.split(".");
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === ">") return s.length > i;
-    if (i >= s.length || (p[i] !== "*" && p[i] !== s[i])) return false;
-  }
-  return p.length === s.length;
-}
-
-/** True when some subject matches both patterns. */
-export function subjectsOverlap(a: string, b: string): boolean {
-  const x = a.split(".");
-  const y = b.split(".");
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] === ">" || y[i] === ">") return true;
-    if (x[i] !== "*" && y[i] !== "*" && x[i] !== y[i]) return false;
-  }
-  return x.length === y.length;
 }

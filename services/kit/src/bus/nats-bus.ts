@@ -1,5 +1,5 @@
 /**
- * The bus on NATS JetStream (tech-notes §2), kept inside the nats-server 2.9 feature set: one
+ * The bus on NATS JetStream, kept inside the nats-server 2.9 feature set: one
  * filter subject per consumer, no metadata. Streams use file storage; durations go to the server in
  * nanoseconds. The connection reconnects forever, and each consume loop outlives server restarts.
  */
@@ -9,24 +9,13 @@ import {
   type ConsumerMessages,
   DeliverPolicy,
   JetStreamApiError,
-  type JsMsg,
   jetstream,
   jetstreamManager,
   RetentionPolicy,
   StorageType,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import {
-  ClosedConnectionError,
-  ConnectionError,
-  connect,
-  headers as createHeaders,
-  DrainingConnectionError,
-  type MsgHdrs,
-  NoRespondersError,
-  nanos,
-  TimeoutError,
-} from "@nats-io/transport-node";
+import { connect, headers as createHeaders, type MsgHdrs, nanos } from "@nats-io/transport-node";
 import { sleep } from "../lifecycle.js";
 import {
   type Bus,
@@ -40,8 +29,12 @@ import {
   type StreamSpec,
   type Subscription,
 } from "./bus.js";
+import { NatsBusMessage } from "./nats-bus-message.js";
+import { busErrorOf, withTimeout } from "./nats-errors.js";
 import { resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
-import { runHandler, type SettleableMessage } from "./run-handler.js";
+import { runHandler } from "./run-handler.js";
+
+export { busErrorOf } from "./nats-errors.js";
 
 export interface NatsBusOptions {
   url: string;
@@ -263,98 +256,4 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   return { ensureStream, ensureConsumer, publish, consume, streamInfo, ping, close };
-}
-
-class NatsBusMessage implements SettleableMessage {
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly headers: Record<string, string>;
-  readonly deliveryCount: number;
-  readonly redelivered: boolean;
-  readonly seq: number;
-  #settled = false;
-
-  constructor(
-    private readonly msg: JsMsg,
-    subject: string,
-  ) {
-    this.subject = subject;
-    this.data = msg.data;
-    this.headers = headersToRecord(msg.headers);
-    this.deliveryCount = msg.info.deliveryCount;
-    this.redelivered = msg.redelivered;
-    this.seq = msg.seq;
-  }
-
-  get settled(): boolean {
-    return this.#settled;
-  }
-
-  json<T = unknown>(): T {
-    return this.msg.json<T>();
-  }
-
-  string(): string {
-    return this.msg.string();
-  }
-
-  async ack(): Promise<void> {
-    if (!this.settle()) return;
-    await this.msg.ackAck();
-  }
-
-  nak(delayMs?: number): void {
-    if (this.settle()) this.msg.nak(delayMs);
-  }
-
-  term(): void {
-    if (this.settle()) this.msg.term();
-  }
-
-  working(): void {
-    if (!this.#settled) this.msg.working();
-  }
-
-  private settle(): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    return true;
-  }
-}
-
-/** First value of each header; JetStream's own `Nats-*` headers (e.g. Nats-Msg-Id) are left out. */
-function headersToRecord(hdrs: MsgHdrs | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const key of hdrs?.keys() ?? []) {
-    if (!key.toLowerCase().startsWith("nats-")) out[key] = hdrs?.get(key) ?? "";
-  }
-  return out;
-}
-
-/** A failure of the connection (anywhere in the cause chain) as BusUnavailableError; anything else as it is. */
-export function busErrorOf(error: unknown): unknown {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if (
-      e instanceof ClosedConnectionError ||
-      e instanceof DrainingConnectionError ||
-      e instanceof ConnectionError ||
-      e instanceof TimeoutError ||
-      e instanceof NoRespondersError
-    ) {
-      return new BusUnavailableError(error);
-    }
-  }
-  return error;
-}
-
-async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -13,17 +13,10 @@
 import {
   type Document,
   type Collection as DriverCollection,
-  MongoBulkWriteError,
   MongoClient,
-  MongoClientClosedError,
   type MongoClientOptions,
   MongoNetworkError,
-  MongoNotConnectedError,
-  MongoOperationTimeoutError,
-  MongoServerClosedError,
   MongoServerError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
   type UpdateFilter,
 } from "mongodb";
 import {
@@ -33,19 +26,20 @@ import {
   assertPortableProjection,
   assertPortableSort,
   assertPortableUpdate,
-  isPlainObject,
   upsertIdOf,
 } from "./assert-portable.js";
+import { run } from "./mongo-errors.js";
 import {
   type Collection,
   type Doc,
-  DuplicateKeyError,
   type FindOptions,
   type IndexSpec,
   type Store,
   StoreUnavailableError,
   type UpdateResult,
 } from "./store.js";
+
+export { isMongoUnavailable } from "./mongo-errors.js";
 
 export interface MongoStoreOptions {
   /** e.g. `mongodb://127.0.0.1:27017/?directConnection=true` (127.0.0.1: `localhost` may resolve to ::1). */
@@ -59,12 +53,6 @@ export interface MongoStoreOptions {
 /** What the driver sees: our documents always carry a string `_id`. */
 type StoredDoc = Document & { _id: string };
 type Serializer = <R>(op: () => Promise<R>) => Promise<R>;
-
-/**
- * FerretDB 1.24 reports a unique clash found while updating (update, replace, findAndModify) as
- * InternalError (code 1) carrying the SQL backend's text rather than as E11000.
- */
-const BACKEND_UNIQUE_VIOLATION = /UNIQUE constraint failed|duplicate key value violates unique constraint/;
 
 export function createMongoStore(options: MongoStoreOptions): Store {
   const clientOptions: MongoClientOptions = {};
@@ -252,72 +240,4 @@ function toUpdateResult(result: { matchedCount: number; modifiedCount: number; u
   return upsertedId == null
     ? { matchedCount, modifiedCount }
     : { matchedCount, modifiedCount, upsertedId: String(upsertedId) };
-}
-
-async function run<R>(namespace: string, op: () => Promise<R>): Promise<R> {
-  try {
-    return await op();
-  } catch (e) {
-    throw toStoreError(e, namespace);
-  }
-}
-
-/**
- * Server answers the driver itself treats as transient (its retryable-read codes): HostUnreachable,
- * HostNotFound, NetworkTimeout, ShutdownInProgress, PrimarySteppedDown, ExceededTimeLimit,
- * ReadConcernMajorityNotAvailableYet, SocketException, NotWritablePrimary, InterruptedAtShutdown,
- * InterruptedDueToReplStateChange, NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
- */
-const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 189, 262, 134, 9001, 10107, 11600, 11602, 13435, 13436]);
-
-/**
- * Socket errors the driver lets through as they are (seen: EPIPE, "This socket has been ended by
- * the other party", writing to a connection the server closed as it stopped).
- */
-const SOCKET_ERRORS = new Set([
-  "EPIPE",
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-]);
-
-/** The server could not be reached, or is going away: a later try may succeed. */
-export function isMongoUnavailable(e: unknown): boolean {
-  if (e instanceof MongoServerError) return UNAVAILABLE_CODES.has(Number(e.code));
-  if (e instanceof Error && SOCKET_ERRORS.has(String((e as NodeJS.ErrnoException).code))) return true;
-  // MongoNetworkError covers a refused or lost connection, a socket timeout and a cleared pool.
-  return (
-    e instanceof MongoNetworkError ||
-    e instanceof MongoServerSelectionError ||
-    e instanceof MongoTopologyClosedError ||
-    e instanceof MongoClientClosedError ||
-    e instanceof MongoServerClosedError ||
-    e instanceof MongoNotConnectedError ||
-    e instanceof MongoOperationTimeoutError
-  );
-}
-
-/**
- * Unique clashes become `DuplicateKeyError`, connection failures `StoreUnavailableError`;
- * everything else is rethrown as the driver raised it.
- */
-function toStoreError(e: unknown, namespace: string): unknown {
-  if (isMongoUnavailable(e)) return new StoreUnavailableError(e);
-  if (!(e instanceof MongoServerError)) return e;
-  const isDuplicate = e.code === 11000 || (e.code === 1 && BACKEND_UNIQUE_VIOLATION.test(e.message));
-  if (!isDuplicate) return e;
-  const message = e.code === 11000 ? e.message : `E11000 duplicate key error collection: ${namespace}`;
-  const error = new DuplicateKeyError(message, keyValueOf(e));
-  error.cause = e;
-  return error;
-}
-
-/** MongoDB reports the clashing key; FerretDB 1.24 does not. */
-function keyValueOf(e: MongoServerError): Record<string, unknown> | undefined {
-  const writeError = e instanceof MongoBulkWriteError ? [e.writeErrors].flat()[0]?.err : undefined;
-  const keyValue: unknown = Reflect.get(writeError ?? e, "keyValue");
-  return isPlainObject(keyValue) ? keyValue : undefined;
 }
