@@ -1,6 +1,6 @@
 /**
  * Domain errors: a closed `kind` and data. Services throw these; one switch in `rpc/connect-errors`
- * maps them to Connect codes and one table in the gateway maps Connect codes to HTTP (style.md).
+ * maps them to Connect codes and one table in the gateway maps Connect codes to HTTP (docs/architecture.md "Errors").
  */
 export type ErrorKind =
   | "invalid_argument"

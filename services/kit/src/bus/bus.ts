@@ -1,6 +1,6 @@
 /**
  * The message bus interface: a subset of NATS JetStream that the NATS backend maps one to one and
- * the in-process backend reproduces (tech-notes §2). Delivery is at least once; consumers must be
+ * the in-process backend reproduces (docs/architecture.md "Bus"). Delivery is at least once; consumers must be
  * idempotent. Publishing with a `msgId` is de-duplicated within the stream's duplicate window.
  */
 

@@ -170,7 +170,7 @@ export function defineService(
 export async function buildRpcServer(service: ServiceModule) {
   const app = fastify({
     http2: true,
-    // Idle HTTP/2 sessions of clients would otherwise hold close() open (tech-notes §1.3).
+    // Idle HTTP/2 sessions of clients would otherwise hold close() open (docs/architecture.md "RPC transport").
     forceCloseConnections: true,
     loggerInstance: service.logger,
     // The gateway logs each REST request; services log only what goes wrong.

@@ -1,5 +1,5 @@
 /**
- * The portable subset of tech-notes §3.3, checked before any data reaches a backend. Both backends
+ * The portable subset of docs/architecture.md "Store backends", checked before any data reaches a backend. Both backends
  * call these guards, so a document, filter or update that FerretDB 1.24 would refuse fails the same
  * way in memory, on FerretDB and on MongoDB. Checking on the client also matters on FerretDB itself:
  * it drops the connection (no error reply) when a message holds NaN.
@@ -49,7 +49,7 @@ const UPDATE_OPERATORS = new Set([
 ]);
 
 function refuse(what: string): never {
-  throw new Error(`not portable: ${what} (see tech-notes §3.3)`);
+  throw new Error(`not portable: ${what} (see docs/architecture.md "Store backends")`);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

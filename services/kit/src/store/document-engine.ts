@@ -1,6 +1,6 @@
 /**
  * The document semantics every embedded `Store` backend shares: mingo matches, sorts and applies
- * updates (tech-notes §6), and this module enforces unique indexes, upserts and the portable subset
+ * updates (docs/architecture.md "Store backends"), and this module enforces unique indexes, upserts and the portable subset
  * exactly as FerretDB 1.24 and MongoDB do. A backend provides only a `Table`: where documents and
  * index entries live (a Map in memory, LMDB on disk) and how a filter's candidates are found.
  *

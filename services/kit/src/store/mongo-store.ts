@@ -1,5 +1,5 @@
 /**
- * `Store` on the official MongoDB driver, for MongoDB and FerretDB 1.24 (tech-notes §3). One
+ * `Store` on the official MongoDB driver, for MongoDB and FerretDB 1.24 (docs/architecture.md "Store backends"). One
  * MongoClient per store; the driver connects on the first operation, so `collection()` is
  * synchronous and creating a store never fails. Inputs go through the same portability guards as
  * the in-memory store, so both refuse the same things.

@@ -1,7 +1,7 @@
 /**
  * The collection interface every service's store layer is written against. It is the subset of
  * the MongoDB driver that MongoDB, FerretDB 1.24 and the in-memory (mingo) backend all support
- * (tech-notes §3.3, §6): no transactions, no change streams, no TTL or partial indexes, no
+ * (docs/architecture.md "Store backends"): no transactions, no change streams, no TTL or partial indexes, no
  * `$lookup`/`$facet`, `$group` only with `$sum`/`$count`.
  *
  * Documents must not hold user-supplied free-form JSON as nested objects: keys with `.` or a
