@@ -2,21 +2,16 @@
  * What a skill answers with: the skill with its versions and the version described, the document
  * a skill version diff compares, and the step contract of a pinned prompt version.
  */
-import { type DomainError, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { type DomainError, failedPrecondition } from "@kiln/kit/errors";
 import type { JsonObject } from "./domain/json-schema.js";
 import { parseResponseFormat } from "./domain/prompt-version.js";
 import { deriveSkillSchemas, type StepContract } from "./domain/skill-composition.js";
-import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import type { PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
+import { type DescribedVersions, describeVersions } from "./versioned/described.js";
 
 /** A skill with its versions (oldest first) and the version its composition fields describe. */
-export interface SkillView {
+export interface SkillView extends DescribedVersions<SkillVersionDoc> {
   skill: SkillDoc;
-  versions: SkillVersionDoc[];
-  draftVersionId: string | null;
-  publishedVersionId: string | null;
-  /** The version asked for, else the draft, else the live published one. */
-  described: SkillVersionDoc;
 }
 
 export interface PromptSelector {
@@ -29,23 +24,7 @@ export interface PromptSelector {
 export const EMPTY_SCHEMAS = deriveSkillSchemas([]);
 
 export function skillView(skill: SkillDoc, versions: SkillVersionDoc[], versionId = ""): SkillView {
-  const sorted = [...versions].sort(byVersionAscending);
-  const draft = sorted.find((v) => v.status === "draft");
-  const published = livePublishedVersion(sorted);
-  let described = draft ?? published ?? latestVersion(sorted);
-  if (versionId !== "") {
-    described = sorted.find((v) => v._id === versionId);
-    if (!described) throw notFound("skill version");
-  }
-  // Every skill is created with version 1.
-  if (!described) throw new Error(`skill ${skill._id} has no version`);
-  return {
-    skill,
-    versions: sorted,
-    draftVersionId: draft?._id ?? null,
-    publishedVersionId: published?._id ?? null,
-    described,
-  };
+  return { skill, ...describeVersions("skill", skill._id, versions, versionId) };
 }
 
 /** The document a skill version diff compares (api.md "Version diffs"). */
