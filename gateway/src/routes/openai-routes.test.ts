@@ -1,7 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { HttpError } from "../errors.js";
-import { openAiErrorOf, parseModel } from "./openai-routes.js";
+import { openAiErrorOf } from "./openai-errors.js";
+import { parseModel } from "./openai-model-ref.js";
 
 describe("parseModel", () => {
   it("reads prompts, skills and labels", () => {

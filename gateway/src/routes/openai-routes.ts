@@ -255,5 +255,3 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
 }
 
 // The error mapping and the model-name parser, where their tests import them from.
-export { openAiErrorOf } from "./openai-errors.js";
-export { parseModel } from "./openai-model-ref.js";
