@@ -144,7 +144,7 @@ const jsonFields = protoFiles.flatMap((file) =>
   readFileSync(join(root, file), "utf8")
     .split("\n")
     .map((line, at) => [line, at])
-    .filter(([line]) => /^\s*(optional\s+|repeated\s+)?string\s+\w+_json\s*=/.test(line))
+    .filter(([line]) => /^\s*(optional\s+|repeated\s+)?string\s+(\w+_)?json\s*=/.test(line))
     .map(([line, at]) => `${file}:${at + 1}: ${line.trim()}`),
 );
 

@@ -5,6 +5,7 @@ import { CreateEvaluationCasesRequestSchema } from "@kiln/proto/evaluation";
 import { ExecutionService, RunPromptResponseSchema } from "@kiln/proto/execution";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { executionTestService, testTokens } from "../../test/test-services.js";
+import { jsonTextOf } from "../json-text.js";
 import { LIMITS } from "../limits.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { remoteErrorOf } from "./connect-errors.js";
@@ -101,6 +102,18 @@ describe("messageIssues", () => {
       { field: "cases[1].name", issue: "must be one line without control characters" },
       { field: "cases[2].input", issue: "must not contain NUL characters" },
       { field: "cases[2].name", issue: `must be at most ${LIMITS.nameChars} characters` },
+    ]);
+  });
+
+  it("measures a JsonText by the name of the field that holds it", () => {
+    const message = {
+      variables: jsonTextOf(JSON.stringify({ doc: "é".repeat(LIMITS.variablesBytes / 2) })),
+      inputSchema: jsonTextOf('{"description":"\\u0000"}'),
+      workflow: jsonTextOf("{}"),
+    };
+    expect(messageIssues(message)).toEqual([
+      { field: "variables", issue: "must be at most 256 KiB as JSON" },
+      { field: "inputSchema", issue: "must not contain NUL characters" },
     ]);
   });
 });

@@ -11,7 +11,8 @@ import { bytesText, LIMITS } from "../limits.js";
  * wire and in process (transport.ts).
  *
  * Fields are known by their name in any message: `systemPrompt`, `variablesJson`… (the REST field
- * is the name without `Json`).
+ * is the name without `Json`). A `kiln.common.v1.JsonText` is measured as JSON by the name of the
+ * field that holds it (`variables`, `inputSchema`…).
  */
 const CHARS: Record<string, number> = {
   systemPrompt: LIMITS.promptTextChars,
@@ -19,18 +20,26 @@ const CHARS: Record<string, number> = {
   name: LIMITS.nameChars,
   description: LIMITS.descriptionChars,
 };
-const JSON_BYTES: Record<string, number> = {
-  variablesJson: LIMITS.variablesBytes,
-  inputJson: LIMITS.variablesBytes,
-  inputsJson: LIMITS.variablesBytes,
-  variablesSchemaJson: LIMITS.jsonSchemaBytes,
-  responseFormatJson: LIMITS.jsonSchemaBytes,
-  inputSchemaJson: LIMITS.jsonSchemaBytes,
-  configJson: LIMITS.toolConfigBytes,
-  workflowJson: LIMITS.workflowBytes,
-  expectedOutputJson: LIMITS.expectedOutputBytes,
-  assertionsJson: LIMITS.assertionsBytes,
+const JSON_LIMITS: Record<string, number> = {
+  variables: LIMITS.variablesBytes,
+  input: LIMITS.variablesBytes,
+  inputs: LIMITS.variablesBytes,
+  variablesSchema: LIMITS.jsonSchemaBytes,
+  responseFormat: LIMITS.jsonSchemaBytes,
+  inputSchema: LIMITS.jsonSchemaBytes,
+  config: LIMITS.toolConfigBytes,
+  workflow: LIMITS.workflowBytes,
+  expectedOutput: LIMITS.expectedOutputBytes,
+  assertions: LIMITS.assertionsBytes,
 };
+/** Limits by field name: `variablesJson` (a JSON string field) and `variables` (a JsonText). */
+const JSON_BYTES: Record<string, number> = Object.fromEntries(
+  Object.entries(JSON_LIMITS).flatMap(([name, bytes]) => [
+    [name, bytes],
+    [`${name}Json`, bytes],
+  ]),
+);
+const JSON_TEXT = "kiln.common.v1.JsonText";
 
 const restName = (key: string) => (key.endsWith("Json") ? key.slice(0, -4) : key);
 const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
@@ -41,9 +50,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** A `\u0000` escape in JSON text (not an escaped backslash followed by "u0000"). */
 const NUL_ESCAPE = /(^|[^\\])(\\\\)*\\u0000/;
 
-function checkString(key: string, at: string, value: string, issues: FieldIssue[]): void {
+function checkString(key: string, at: string, value: string, issues: FieldIssue[], json = key.endsWith("Json")): void {
   // No store keeps NUL in a string (FerretDB refuses it; docs/api.md "Limits").
-  if (value.includes("\0") || (key.endsWith("Json") && value.includes("\\u0000") && NUL_ESCAPE.test(value))) {
+  if (value.includes("\0") || (json && value.includes("\\u0000") && NUL_ESCAPE.test(value))) {
     issues.push({ field: at, issue: "must not contain NUL characters" });
     return;
   }
@@ -73,6 +82,10 @@ export function messageIssues(message: unknown): FieldIssue[] {
     else if (value instanceof Map) for (const [k, v] of value) walk(v, key, join(at, String(k)));
     else if (value !== null && typeof value === "object" && !(value instanceof Uint8Array)) {
       const object = value as Record<string, unknown>;
+      if (object.$typeName === JSON_TEXT) {
+        if (typeof object.json === "string") checkString(key, at, object.json, issues, true);
+        return;
+      }
       // A oneof: { case: "fieldName", value }.
       if (typeof object.case === "string" && "value" in object && Object.keys(object).length === 2) {
         walk(object.value, object.case, join(at, restName(object.case)));
