@@ -1,3 +1,4 @@
+import { type JsonText, jsonTextOf as jsonTextMessage } from "@kiln/kit/json-text";
 import { bytesText } from "@kiln/kit/limits";
 import type { ErrorObject, Plugin, SchemaValidateFunction } from "ajv";
 
@@ -41,3 +42,8 @@ export const jsonBytesKeyword: Plugin<unknown> = (ajv) => {
   };
   return ajv.addKeyword({ keyword: MAX_JSON_BYTES, schemaType: "number", errors: true, validate: check });
 };
+
+/** A request's free-form value as the `kiln.common.v1.JsonText` a service takes: the text measured above, made once. */
+export function requestJsonText(value: unknown): JsonText {
+  return jsonTextMessage(jsonTextOf(value));
+}

@@ -52,7 +52,7 @@ function builtinVerifier(identity: Client<typeof IdentityService>): Verifier {
   const load = () => {
     fetchedAt = Date.now();
     current = identity.getJwks({}).then((r) => ({
-      keys: createLocalJWKSet(JSON.parse(r.jwksJson) as JSONWebKeySet),
+      keys: createLocalJWKSet(JSON.parse(r.jwks?.json ?? "{}") as JSONWebKeySet),
       issuer: r.issuer,
       audience: r.audience,
     }));

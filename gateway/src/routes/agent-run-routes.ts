@@ -3,12 +3,12 @@ import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
-import { jsonTextOf } from "../json-limits.js";
+import { requestJsonText } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
 import { AgentRunComparisonView, AgentRunView, type InputIssueView, LoadedInputsView } from "./agent-run-views.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { parseJson } from "./catalog-views.js";
-import { agentRunView } from "./run-view-mappers.js";
+import { agentRunComparisonView, agentRunView } from "./run-view-mappers.js";
 
 const MAX_COMPARED = 10;
 
@@ -44,7 +44,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         {
           organizationId: organizationOf(request, request.body.organizationId),
           agentId: request.params.id,
-          inputsJson: jsonTextOf(request.body.inputs),
+          inputs: requestJsonText(request.body.inputs),
           versionId: request.body.versionId,
           label: request.body.label,
           async,
@@ -82,7 +82,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         ]);
       }
       const r = await execution.compareAgentRuns({ runIds }, rpcOptions(request));
-      return parseJson(r.comparisonJson) as never;
+      return agentRunComparisonView(r);
     },
   );
 
@@ -126,7 +126,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         {
           runId: request.params.id,
           stepId: request.body.stepId,
-          inputsJson: request.body.inputs === undefined ? undefined : jsonTextOf(request.body.inputs),
+          inputs: request.body.inputs === undefined ? undefined : requestJsonText(request.body.inputs),
         },
         rpcOptions(request),
       );
@@ -157,7 +157,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
       return {
         agentId: r.agentId,
         agentVersionId: r.agentVersionId,
-        inputs: parseJson(r.inputsJson),
+        inputs: parseJson(r.inputs?.json),
         validation: {
           valid: r.valid,
           errors: r.errors.map((e) => ({

@@ -85,7 +85,7 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
     },
     async (request, reply) => {
       const r = await identity.getJwks({}, rpcOptions(request));
-      return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwksJson));
+      return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwks?.json ?? "{}"));
     },
   );
 }

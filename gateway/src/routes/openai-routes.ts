@@ -5,6 +5,7 @@
  * Errors leave in OpenAI's error shape (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import { jsonText } from "@kiln/kit/json-text";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyRequest } from "fastify";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
@@ -164,8 +165,8 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
               {
                 organizationId,
                 promptId: prompt.id,
-                variablesJson: JSON.stringify(variables),
-                messagesJson: messages.length > 0 ? JSON.stringify(messages) : "",
+                variables: jsonText(variables),
+                messages,
                 label,
               },
               rpcOptions(request),
@@ -183,7 +184,7 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
         async () =>
           (
             await execution.runSkill(
-              { organizationId, skillId: skill.id, inputJson: JSON.stringify(variables), label },
+              { organizationId, skillId: skill.id, input: jsonText(variables), label },
               rpcOptions(request),
             )
           ).run,
@@ -191,7 +192,7 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     }
     if (!run) throw new Error("execution returned no run");
     reply.header("x-kiln-run-id", run.id);
-    if (run.status !== "succeeded" || run.outputJson === undefined) {
+    if (run.status !== "succeeded" || run.output === undefined) {
       const status = run.error?.code === "provider_timeout" ? 504 : 502;
       throw new OpenAiHttpError(status, {
         error: {
@@ -202,7 +203,7 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
         },
       });
     }
-    const output = JSON.parse(run.outputJson) as { text: string; json?: unknown };
+    const output = JSON.parse(run.output.json) as { text: string; json?: unknown };
     const content = output.json !== undefined ? JSON.stringify(output.json) : output.text;
     const created = seconds(run.createdAt);
     const usage = {

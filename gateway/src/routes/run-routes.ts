@@ -2,7 +2,7 @@ import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
-import { jsonTextOf } from "../json-limits.js";
+import { requestJsonText } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { judgeRunView, promptRunView, skillPreviewView, skillRunView } from "./run-view-mappers.js";
@@ -40,7 +40,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId,
           promptId: request.params.id,
-          variablesJson: jsonTextOf(variables),
+          variables: requestJsonText(variables),
           versionId,
           label,
           model,
@@ -77,7 +77,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId: organizationOf(request, request.body.organizationId),
           skillId: request.params.id,
-          inputJson: jsonTextOf(request.body.input),
+          input: requestJsonText(request.body.input),
           versionId: request.body.versionId,
           label: request.body.label,
         },
@@ -107,7 +107,7 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
         {
           organizationId: organizationOf(request, request.body.organizationId),
           skillId: request.params.id,
-          inputJson: jsonTextOf(request.body.input),
+          input: requestJsonText(request.body.input),
           versionId: request.body.versionId,
           label: request.body.label,
         },

@@ -1,13 +1,19 @@
 /** Run messages as the REST API shows them (docs/api.md "Runs"): JSON text parsed, int64 numbers. */
-import type { Run, RunStep, ToolCall, Usage } from "@kiln/proto/execution";
+import type { JsonText } from "@kiln/kit/json-text";
+import type { CompareAgentRunsResponse, Run, RunStep, ToolCall, Usage } from "@kiln/proto/execution";
 import { parseJson } from "./catalog-views.js";
 import { iso } from "./views.js";
+
+type Output = { text: string; json?: unknown };
+/** A JsonText's value; null when it is unset (no output: the run or step failed). */
+const jsonValue = (t: JsonText | undefined): unknown => (t === undefined ? null : parseJson(t.json));
+const outputOf = (t: JsonText | undefined) => jsonValue(t) as Output | null;
 
 export const toolCallView = (c: ToolCall) => ({
   toolKey: c.toolKey,
   toolVersionId: c.toolVersionId,
-  input: parseJson(c.inputJson),
-  output: c.outputJson === undefined ? null : parseJson(c.outputJson),
+  input: jsonValue(c.input),
+  output: jsonValue(c.output),
   latencyMs: Number(c.latencyMs),
   ...(c.error?.code ? { error: { code: c.error.code, message: c.error.message } } : {}),
 });
@@ -23,8 +29,8 @@ const stepView = (s: RunStep) => ({
   alias: s.stepId,
   type: "prompt" as const,
   status: s.status as "succeeded" | "failed",
-  input: parseJson(s.inputJson),
-  output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
+  input: jsonValue(s.input),
+  output: outputOf(s.output),
   promptId: s.promptId,
   promptVersionId: s.promptVersionId,
   provider: s.provider ?? null,
@@ -57,8 +63,8 @@ function runFieldsView(r: Run) {
   return {
     organizationId: r.organizationId,
     status: r.status as "succeeded" | "failed",
-    input: parseJson(r.inputJson),
-    output: r.outputJson === undefined ? null : (parseJson(r.outputJson) as { text: string; json?: unknown }),
+    input: jsonValue(r.input),
+    output: outputOf(r.output),
     provider: r.provider ?? null,
     model: r.model ?? null,
     usage: usageView(r.usage),
@@ -115,8 +121,8 @@ export const agentStepView = (s: RunStep) => ({
   stepId: s.stepId,
   type: s.type as "prompt" | "skill" | "tool",
   status: s.status as "succeeded" | "failed",
-  input: parseJson(s.inputJson),
-  output: s.outputJson === undefined ? null : (parseJson(s.outputJson) as { text: string; json?: unknown }),
+  input: jsonValue(s.input),
+  output: outputOf(s.output),
   ...(s.runId ? { runId: s.runId } : {}),
   provider: s.provider ?? null,
   model: s.model ?? null,
@@ -144,5 +150,53 @@ export function agentRunView(r: Run | undefined) {
     agentVersionId: r.agentVersionId,
     steps: r.steps.map(agentStepView),
     ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId } : {}),
+  };
+}
+
+/**
+ * The comparison of agent runs (api.md "Agent runs"): `byRun` and `totals` keyed by run id in the
+ * order of `runs`; a run that did not execute a step shows null.
+ */
+export function agentRunComparisonView(c: CompareAgentRunsResponse) {
+  return {
+    runs: c.runs.map((r) => ({
+      id: r.id,
+      agentId: r.agentId,
+      agentVersionId: r.agentVersionId,
+      status: r.status as "succeeded" | "failed" | "running",
+      createdAt: iso(r.createdAt) ?? "",
+    })),
+    steps: c.steps.map((s) => ({
+      stepId: s.stepId,
+      byRun: Object.fromEntries(
+        c.runs.map(({ id }) => {
+          const step = s.byRun[id];
+          return [
+            id,
+            step
+              ? {
+                  status: step.status as "succeeded" | "failed",
+                  output: outputOf(step.output),
+                  usage: usageView(step.usage),
+                  latencyMs: Number(step.latencyMs),
+                }
+              : null,
+          ];
+        }),
+      ),
+      outputsEqual: s.outputsEqual,
+    })),
+    totals: Object.fromEntries(
+      c.runs.flatMap(({ id }) => {
+        const t = c.totals[id];
+        if (!t) return [];
+        const totals = {
+          usage: usageView(t.usage),
+          estimatedCostUsd: t.estimatedCostUsd ?? null,
+          latencyMs: Number(t.latencyMs),
+        };
+        return [[id, totals]];
+      }),
+    ),
   };
 }

@@ -9,6 +9,7 @@ import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { type JsonText, jsonText } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import { isOutside, kPrincipal, type Principal } from "@kiln/kit/principal";
 import type { Store } from "@kiln/kit/store";
@@ -178,14 +179,14 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
     /** Called before each run; throwing makes RunSkill reject (an outage, say). */
     beforeRun: undefined as undefined | ((call: SkillRunCall) => void),
     async runSkill(
-      req: { organizationId: string; skillId: string; inputJson: string; versionId: string },
+      req: { organizationId: string; skillId: string; input?: JsonText; versionId: string },
       opts?: { headers?: Record<string, string> } & CallOptionsLike,
     ) {
       checkActsIn(opts, req.organizationId, "skill");
       const call = {
         organizationId: req.organizationId,
         skillId: req.skillId,
-        inputJson: req.inputJson,
+        inputJson: req.input?.json ?? "",
         versionId: req.versionId,
         idempotencyKey: opts?.headers?.["idempotency-key"],
       };
@@ -193,7 +194,7 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       fake.beforeRun?.(call);
       const replay = call.idempotencyKey ? replies.get(call.idempotencyKey) : undefined;
       if (replay) return replay;
-      const result = behaviour(JSON.parse(req.inputJson), req.versionId);
+      const result = behaviour(JSON.parse(call.inputJson), req.versionId);
       const id = `srun_${(++runs).toString(16).padStart(32, "0")}`;
       const reply = create(RunSkillResponseSchema, {
         run:
@@ -203,7 +204,7 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
                 id,
                 kind: "skill",
                 status: "succeeded",
-                outputJson: JSON.stringify(result),
+                output: jsonText(result),
                 latencyMs: 10n,
                 estimatedCostUsd: 0.001,
                 skillVersionId: req.versionId,
@@ -216,7 +217,7 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       checkActsIn(opts, req.organizationId, "organization");
       return create(CompleteResponseSchema, {
         text: "",
-        json: JSON.stringify({ score: options.judgeScore ?? 1, reason: "fake judge" }),
+        structured: jsonText({ score: options.judgeScore ?? 1, reason: "fake judge" }),
         provider: "local",
         model: "local/echo",
       });

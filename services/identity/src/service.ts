@@ -1,4 +1,5 @@
 import type { InternalTokens } from "@kiln/kit/auth";
+import { jsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
@@ -19,7 +20,7 @@ export async function createIdentityService(deps: IdentityServiceDeps): Promise<
   await ensureIdentityIndexes(deps.store);
   const issuer = await createTokenIssuer(deps.issuer);
   const identity = createIdentity({ collections: identityCollections(deps.store), issuer });
-  const jwks = { jwksJson: JSON.stringify(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
+  const jwks = { jwks: jsonText(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
   return defineService({
     name: "identity",
     logger: deps.logger,

@@ -7,6 +7,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { DomainError } from "@kiln/kit/errors";
+import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
 import { actingFor } from "@kiln/kit/principal";
@@ -97,7 +98,7 @@ interface RateLimitDoc {
 }
 
 /** The judge's response format, as execution's Complete takes it. */
-const JUDGE_SCHEMA_JSON = JSON.stringify(JUDGE_SCHEMA);
+const JUDGE_SCHEMA_TEXT = jsonText(JUDGE_SCHEMA);
 
 export function createEvaluationWorkers(deps: EvaluationWorkersDeps): EvaluationWorkers {
   const c = evaluationCollections(deps.store);
@@ -174,7 +175,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
               expectedOutputJson: kase.expectedOutputJson,
               output: outputText,
             }),
-            responseSchemaJson: JUDGE_SCHEMA_JSON,
+            responseSchema: JUDGE_SCHEMA_TEXT,
           },
           { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, run.organizationId) },
         );
@@ -187,7 +188,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         estimatedCostUsd: res.estimatedCostUsd ?? null,
       });
       // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.
-      return parseJudgeVerdict(res.json);
+      return parseJudgeVerdict(res.structured?.json);
     };
   }
 
@@ -208,7 +209,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
         {
           organizationId: run.organizationId,
           skillId: run.skillId,
-          inputJson: kase.inputJson,
+          input: jsonTextOf(kase.inputJson),
           versionId: skillVersionId,
         },
         {
@@ -354,8 +355,8 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       };
     }
     const run = executed.run;
-    const succeeded = run.status === "succeeded" && run.outputJson !== undefined;
-    const output = succeeded ? (JSON.parse(run.outputJson as string) as Observation["output"]) : null;
+    const succeeded = run.status === "succeeded" && run.output !== undefined;
+    const output = succeeded ? (JSON.parse(run.output?.json ?? "null") as Observation["output"]) : null;
     const observation: Observation = {
       output,
       latencyMs: Number(run.latencyMs),

@@ -1,10 +1,12 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
+import { jsonText } from "@kiln/kit/json-text";
 import { kPrincipal, kRequestId } from "@kiln/kit/principal";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { CallContext } from "../runs/call-context.js";
 import { kGenerationRead } from "../runs/resolve-cache.js";
+import { comparisonToProto } from "./comparison-proto.js";
 import { runToProto } from "./run-proto.js";
 
 /** What the use cases need of a call: who makes it, its request id, its signal, the counter read as it arrived. */
@@ -38,13 +40,13 @@ export function agentRpcHandlers(
       return {
         agentId: loaded.agentId,
         agentVersionId: loaded.agentVersionId,
-        inputsJson: JSON.stringify(loaded.inputs),
+        inputs: jsonText(loaded.inputs),
         valid: loaded.valid,
         errors: loaded.errors,
       };
     },
     async compareAgentRuns(req, ctx) {
-      return { comparisonJson: JSON.stringify(await agents.compare({ runIds: req.runIds }, callContext(ctx))) };
+      return comparisonToProto(await agents.compare({ runIds: req.runIds }, callContext(ctx)));
     },
   };
 }

@@ -12,6 +12,7 @@ import { createInternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { notFound, permissionDenied } from "@kiln/kit/errors";
+import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
@@ -209,7 +210,7 @@ const streamed = async () => {
 const runRequest = (variables: unknown) => ({
   organizationId: ORG,
   promptId: "prm_rpc",
-  variablesJson: JSON.stringify(variables),
+  variables: jsonText(variables),
   versionId: "",
   model: "",
 });
@@ -234,8 +235,8 @@ describe("ExecutionService over Connect", () => {
       kind: "prompt",
       organizationId: ORG,
       status: "succeeded",
-      inputJson: '{"variables":{"city":"Paris"}}',
-      outputJson: '{"text":"21 degrees"}',
+      input: jsonTextOf('{"variables":{"city":"Paris"}}'),
+      output: jsonTextOf('{"text":"21 degrees"}'),
       provider: "fake",
       model: "fake/model",
       usage: { inputTokens: 8n, outputTokens: 4n },
@@ -248,7 +249,12 @@ describe("ExecutionService over Connect", () => {
     });
     expect(run?.estimatedCostUsd).toBeCloseTo((8 * 1 + 4 * 2) / 1e6, 12);
     expect(run?.toolCalls).toMatchObject([
-      { toolKey: "weather", toolVersionId: "tv_w", inputJson: '{"city":"Paris"}', outputJson: '{"c":21}' },
+      {
+        toolKey: "weather",
+        toolVersionId: "tv_w",
+        input: jsonTextOf('{"city":"Paris"}'),
+        output: jsonTextOf('{"c":21}'),
+      },
     ]);
     expect(run?.error).toBeUndefined();
     const read = await client.getRun({ id: run?.id ?? "", kind: "prompt" }, as(alice));
@@ -260,7 +266,7 @@ describe("ExecutionService over Connect", () => {
     const before = await streamed();
     const { run } = await client.runPrompt(runRequest({ city: "Paris" }), as(alice));
     expect(run).toMatchObject({ status: "failed", error: { code: "provider_error", message: "upstream 500" } });
-    expect(run?.outputJson).toBeUndefined();
+    expect(run?.output).toBeUndefined();
     expect((await client.getRun({ id: run?.id ?? "", kind: "" }, as(alice))).run?.status).toBe("failed");
     expect(await streamed()).toBe(before + 1);
   });
@@ -281,7 +287,10 @@ describe("ExecutionService over Connect", () => {
     script.push(new ProviderError(kind, `the model failed: ${kind}`, { provider: "fake", model: "model" }));
     const before = await streamed();
     const error = await rpcError(
-      client.previewSkill({ organizationId: ORG, skillId: "skl_rpc", inputJson: '{"city":"Paris"}' }, as(alice)),
+      client.previewSkill(
+        { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') },
+        as(alice),
+      ),
     );
     expect(error.code).toBe(code);
     expect(remoteErrorOf(error)).toMatchObject({ kind, message: `the model failed: ${kind}` });
@@ -291,7 +300,7 @@ describe("ExecutionService over Connect", () => {
   it("answers a preview with preview set, no id, and stores nothing", async () => {
     const before = await streamed();
     const { run } = await client.previewSkill(
-      { organizationId: ORG, skillId: "skl_rpc", inputJson: '{"city":"Paris"}' },
+      { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') },
       as(alice),
     );
     expect(run).toMatchObject({ id: "", preview: true, kind: "skill", status: "succeeded", skillVersionId: "sv_rpc" });
@@ -313,7 +322,7 @@ describe("ExecutionService over Connect", () => {
     const other = await rpcError(client.runPrompt(runRequest({ city: "Lyon" }), options("k-prompt")));
     expect(other.code).toBe(Code.InvalidArgument);
 
-    const skill = { organizationId: ORG, skillId: "skl_rpc", inputJson: '{"city":"Paris"}' };
+    const skill = { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') };
     const s1 = await client.runSkill(skill, options("k-skill"));
     const s2 = await client.runSkill(skill, options("k-skill"));
     expect(s2.run?.id).toBe(s1.run?.id);
@@ -322,9 +331,9 @@ describe("ExecutionService over Connect", () => {
 
   it("ignores Idempotency-Key on previews: each one runs", async () => {
     const options = as(alice, { headers: { "idempotency-key": "k-preview" } });
-    const input = { organizationId: ORG, skillId: "skl_rpc", inputJson: '{"city":"Paris"}' };
+    const input = { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') };
     await client.previewSkill(input, options);
-    await client.previewSkill({ ...input, inputJson: '{"city":"Lyon"}' }, options);
+    await client.previewSkill({ ...input, input: jsonTextOf('{"city":"Lyon"}') }, options);
     expect(requests).toHaveLength(2);
   });
 

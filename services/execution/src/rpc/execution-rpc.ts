@@ -1,5 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { optionalJsonText } from "@kiln/kit/json-text";
 import { ExecutionService } from "@kiln/proto/execution";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
@@ -61,7 +62,7 @@ export function registerExecutionRpc(
       const c = await complete(req, callContext(ctx));
       return {
         text: c.text,
-        json: c.json !== undefined ? JSON.stringify(c.json) : undefined,
+        structured: optionalJsonText(c.json),
         provider: c.provider,
         model: c.model,
         usage: { inputTokens: BigInt(c.usage.inputTokens), outputTokens: BigInt(c.usage.outputTokens) },

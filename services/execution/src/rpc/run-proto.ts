@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import type { RunSchema } from "@kiln/proto/execution";
 import type { RunDoc } from "../store/run-store.js";
 
@@ -16,8 +17,8 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
   }) => ({
     toolKey: c.toolKey,
     toolVersionId: c.toolVersionId,
-    inputJson: JSON.stringify(c.input ?? null),
-    outputJson: c.error ? undefined : JSON.stringify(c.output ?? null),
+    input: jsonText(c.input ?? null),
+    output: c.error ? undefined : jsonText(c.output ?? null),
     latencyMs: BigInt(c.latencyMs),
     error: c.error,
   });
@@ -26,8 +27,9 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     kind: run.kind,
     organizationId: run.organizationId,
     status: run.status,
-    inputJson: run.inputJson,
-    outputJson: run.outputJson ?? undefined,
+    // The stored text as it is: no parse on the way out.
+    input: jsonTextOf(run.inputJson),
+    output: run.outputJson === null ? undefined : jsonTextOf(run.outputJson),
     provider: run.provider ?? undefined,
     model: run.model ?? undefined,
     usage: { inputTokens: BigInt(run.usage.inputTokens), outputTokens: BigInt(run.usage.outputTokens) },
@@ -55,8 +57,8 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
         stepId: String(s.stepId),
         type: String(s.type),
         status: String(s.status),
-        inputJson: JSON.stringify(s.input ?? {}),
-        outputJson: s.output ? JSON.stringify(s.output) : undefined,
+        input: jsonText(s.input ?? {}),
+        output: s.output ? jsonText(s.output) : undefined,
         provider: (s.provider as string | null) ?? undefined,
         model: (s.model as string | null) ?? undefined,
         usage: { inputTokens: BigInt(usage.inputTokens), outputTokens: BigInt(usage.outputTokens) },

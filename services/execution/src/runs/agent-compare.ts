@@ -6,7 +6,7 @@ import type { StepOutput } from "./bindings.js";
 import type { AgentStepRecord } from "./workflow-engine.js";
 
 export interface AgentRunComparison {
-  runs: { id: string; agentId: string; agentVersionId: string; status: string; createdAt: string }[];
+  runs: { id: string; agentId: string; agentVersionId: string; status: string; createdAt: Date }[];
   steps: {
     stepId: string;
     byRun: Record<
@@ -36,7 +36,7 @@ export function compareAgentRuns(runs: RunDoc[]): AgentRunComparison {
       agentId: r.agentId ?? "",
       agentVersionId: r.agentVersionId ?? "",
       status: r.status,
-      createdAt: r.createdAt.toISOString(),
+      createdAt: r.createdAt,
     })),
     steps: order.map((stepId) => {
       const found = perRun.map(({ byStep }) => byStep.get(stepId));

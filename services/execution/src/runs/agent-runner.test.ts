@@ -3,6 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError, notFound, permissionDenied } from "@kiln/kit/errors";
+import { jsonText } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { toConnectError } from "@kiln/kit/rpc/errors";
@@ -280,7 +281,7 @@ const run = (inputs: unknown, extra: { async?: boolean; versionId?: string } = {
     {
       organizationId: ORG_A,
       agentId: "agt_a",
-      inputsJson: JSON.stringify(inputs),
+      inputs: jsonText(inputs),
       versionId: extra.versionId ?? "",
       async: extra.async ?? false,
     },
@@ -410,7 +411,7 @@ describe("rerunFromStep", () => {
     const first = await run({ text: "hello", city: "Paris" });
     const before = t.fake.requests.length;
     const rerun = await t.agents.rerunFromStep(
-      { runId: first._id, stepId: "weather", inputsJson: JSON.stringify({ text: "hello", city: "Rome" }) },
+      { runId: first._id, stepId: "weather", inputs: jsonText({ text: "hello", city: "Rome" }) },
       asAlice,
     );
     expect(rerun).toMatchObject({
@@ -492,7 +493,7 @@ describe("compare", () => {
   it("aligns steps by id with outputs compared, and totals per run", async () => {
     const a = await run({ text: "hello", city: "Paris" });
     const b = await t.agents.rerunFromStep(
-      { runId: a._id, stepId: "weather", inputsJson: JSON.stringify({ text: "hello", city: "Rome" }) },
+      { runId: a._id, stepId: "weather", inputs: jsonText({ text: "hello", city: "Rome" }) },
       asAlice,
     );
     const c = await t.agents.compare({ runIds: [a._id, b._id] }, asAlice);

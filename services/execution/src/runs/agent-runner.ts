@@ -9,6 +9,7 @@
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import type { JsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
 import type { RunDoc } from "../store/run-store.js";
 import { type AgentRunComparison, compareAgentRuns } from "./agent-compare.js";
@@ -128,7 +129,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       req: {
         organizationId: string;
         agentId: string;
-        inputsJson: string;
+        inputs?: JsonText;
         versionId: string;
         label?: string;
         async: boolean;
@@ -136,7 +137,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       ctx: CallContext,
     ): Promise<RunDoc> {
       await authorize(req.organizationId, "runs:write", ctx);
-      const inputs = parseObject(req.inputsJson, "inputs");
+      const inputs = parseObject(req.inputs, "inputs");
       const agent = await resolveAgent(deps, req, ctx);
       const issues = checkInputs(agent, inputs);
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
@@ -181,10 +182,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       return running;
     },
 
-    async rerunFromStep(
-      req: { runId: string; stepId: string; inputsJson?: string },
-      ctx: CallContext,
-    ): Promise<RunDoc> {
+    async rerunFromStep(req: { runId: string; stepId: string; inputs?: JsonText }, ctx: CallContext): Promise<RunDoc> {
       const original = await loadRun(req.runId, "runs:write", ctx);
       if (original.status === "running") throw failedPrecondition("the run is still running");
       const executed = stepRecordsOf(original);
@@ -194,7 +192,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           { field: "stepId", issue: "is not a step this run executed" },
         ]);
       }
-      const inputs = req.inputsJson === undefined ? inputsOf(original) : parseObject(req.inputsJson, "inputs");
+      const inputs = req.inputs === undefined ? inputsOf(original) : parseObject(req.inputs, "inputs");
       const agent = await resolveAgent(
         deps,
         {

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError, permissionDenied } from "@kiln/kit/errors";
+import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { createMemoryStore } from "@kiln/kit/store/memory";
@@ -25,7 +26,7 @@ const identityAuth: IdentityAuth = {
 };
 const service: Principal = { type: "service", id: "evaluation" };
 const config = { openai: {}, compatible: [], defaultModel: "local/echo", timeoutMs: 1_000, maxRetries: 0 };
-const input = { organizationId: "org_a", model: "", system: "grade it", user: "the output", responseSchemaJson: "" };
+const input = { organizationId: "org_a", model: "", system: "grade it", user: "the output" };
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
   const e = await p.then(
@@ -82,7 +83,7 @@ describe("createCompleter", () => {
 
   it("answers JSON for a response schema", async () => {
     const schema = { type: "object", properties: { score: { type: "number" } }, required: ["score"] };
-    const c = await complete({ ...input, responseSchemaJson: JSON.stringify(schema) }, { principal: service });
+    const c = await complete({ ...input, responseSchema: jsonText(schema) }, { principal: service });
     expect(c.json).toEqual({ score: expect.any(Number) });
   });
 
@@ -92,7 +93,7 @@ describe("createCompleter", () => {
     expect((await rejection(complete({ ...input, model: "nope/x" }, { principal: service }))).kind).toBe(
       "invalid_argument",
     );
-    const bad = await rejection(complete({ ...input, responseSchemaJson: "[1" }, { principal: service }));
+    const bad = await rejection(complete({ ...input, responseSchema: jsonTextOf("[1") }, { principal: service }));
     expect(bad.details).toEqual([{ field: "responseSchema", issue: "is not valid JSON" }]);
   });
 

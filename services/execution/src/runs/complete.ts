@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { type JsonText, readJsonText } from "@kiln/kit/json-text";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import { type ChatMessage, isProviderError, providerFailureOf, type ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
@@ -23,8 +24,8 @@ export interface CompleteInput {
   model: string;
   system: string;
   user: string;
-  /** JSON Schema of the answer; "" for text. */
-  responseSchemaJson: string;
+  /** JSON Schema of the answer; unset for text. */
+  responseSchema?: JsonText;
 }
 
 export interface Completion {
@@ -44,16 +45,13 @@ export interface Completion {
 
 export type Completer = (input: CompleteInput, ctx: CallContext) => Promise<Completion>;
 
-function responseFormatOf(text: string): ResponseFormat {
-  if (text === "") return { type: "text" };
-  let schema: unknown;
-  try {
-    schema = JSON.parse(text);
-  } catch {
-    throw invalidArgument("responseSchema is not valid JSON", [
-      { field: "responseSchema", issue: "is not valid JSON" },
-    ]);
+function responseFormatOf(text: JsonText | undefined): ResponseFormat {
+  if (text === undefined) return { type: "text" };
+  const read = readJsonText(text);
+  if (!read.ok) {
+    throw invalidArgument(`responseSchema ${read.issue}`, [{ field: "responseSchema", issue: read.issue }]);
   }
+  const schema = read.value;
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     throw invalidArgument("responseSchema must be a JSON Schema object", [
       { field: "responseSchema", issue: "must be a JSON Schema object" },
@@ -77,7 +75,7 @@ export function createCompleter(
       ctx.requestId,
     );
     if (input.user.trim() === "") throw invalidArgument("user is required", [{ field: "user", issue: "is required" }]);
-    const responseFormat = responseFormatOf(input.responseSchemaJson);
+    const responseFormat = responseFormatOf(input.responseSchema);
     const model = deps.models.resolve(input.model || undefined);
     const messages: ChatMessage[] = [
       ...(input.system ? [{ role: "system" as const, content: input.system }] : []),

@@ -6,6 +6,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { failedPrecondition, invalidArgument } from "@kiln/kit/errors";
+import type { JsonText } from "@kiln/kit/json-text";
 import { remote } from "@kiln/kit/rpc/errors";
 import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
 import type { ChatMessage } from "../providers/provider.js";
@@ -25,17 +26,17 @@ export interface ResolveDeps {
 export interface PromptRunRequest {
   organizationId: string;
   promptId: string;
-  variablesJson: string;
+  variables?: JsonText;
   versionId: string;
   label?: string;
   model: string;
-  messagesJson?: string;
+  messages?: readonly { role: string; content: string }[];
 }
 
 export interface SkillRunRequest {
   organizationId: string;
   skillId: string;
-  inputJson: string;
+  input?: JsonText;
   versionId: string;
   label?: string;
 }
@@ -57,8 +58,8 @@ export async function resolvePromptRun(
   ctx: CallContext,
 ): Promise<ResolvedPromptRun> {
   await authorizeRun(deps, req.organizationId, ctx);
-  const variables = parseObject(req.variablesJson, "variables");
-  const extraMessages = parseMessages(req.messagesJson ?? "");
+  const variables = parseObject(req.variables, "variables");
+  const extraMessages = parseMessages(req.messages ?? []);
   const { prompt: resolved } = await remote(
     deps.catalog.resolvePromptVersion(
       { organizationId: req.organizationId, promptId: req.promptId, versionId: req.versionId, label: req.label ?? "" },
@@ -88,7 +89,7 @@ export async function resolveSkillRun(
   preferDraft: boolean,
 ): Promise<ResolvedSkillRun> {
   await authorizeRun(deps, req.organizationId, ctx);
-  const input = parseObject(req.inputJson, "input");
+  const input = parseObject(req.input, "input");
   const resolved = await remote(
     deps.catalog.resolveSkillVersion(
       {

@@ -3,46 +3,33 @@
  * boundary, with the field names api.md gives them.
  */
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
+import { type JsonText, readJsonText } from "@kiln/kit/json-text";
 import type { ChatMessage } from "../providers/provider.js";
 
 /** JSON text of a stored document, or `fallback` for "". */
 export const parseJson = (text: string | undefined, fallback: unknown): unknown => (text ? JSON.parse(text) : fallback);
 
-/** A JSON object the caller sent as `field` ("" is {}); 400 naming the field otherwise. */
-export function parseObject(text: string, field: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = text ? JSON.parse(text) : {};
-  } catch {
-    throw invalidArgument(`${field} is not valid JSON`, [{ field, issue: "must be a JSON object" }]);
+/** A JSON object the caller sent as `field` (unset is {}); 400 naming the field otherwise. */
+export function parseObject(text: JsonText | undefined, field: string): Record<string, unknown> {
+  const read = readJsonText(text);
+  if (!read.ok) {
+    throw invalidArgument(`${field} ${read.issue}`, [
+      { field, issue: read.issue === "is not valid JSON" ? "must be a JSON object" : read.issue },
+    ]);
   }
+  const value = read.value ?? {};
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw invalidArgument(`${field} must be an object`, [{ field, issue: "must be an object" }]);
   }
   return value as Record<string, unknown>;
 }
 
-/** RunPromptRequest.messages_json: user and assistant messages with text content; "" is none. */
-export function parseMessages(text: string): ChatMessage[] {
-  if (text === "") return [];
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw invalidArgument("messages is not valid JSON", [{ field: "messages", issue: "must be a JSON array" }]);
-  }
-  if (!Array.isArray(value))
-    throw invalidArgument("messages must be an array", [{ field: "messages", issue: "must be an array" }]);
-  return value.map((m: unknown, i): ChatMessage => {
-    const { role, content } = (m ?? {}) as { role?: unknown; content?: unknown };
+/** RunPromptRequest.messages: user and assistant messages with text content; 400 on another role. */
+export function parseMessages(messages: readonly { role: string; content: string }[]): ChatMessage[] {
+  return messages.map(({ role, content }, i): ChatMessage => {
     if (role !== "user" && role !== "assistant") {
       throw invalidArgument("a message has an unsupported role", [
         { field: `messages[${i}].role`, issue: 'must be "user" or "assistant"' },
-      ]);
-    }
-    if (typeof content !== "string") {
-      throw invalidArgument("a message has no text content", [
-        { field: `messages[${i}].content`, issue: "must be a string" },
       ]);
     }
     return { role, content };

@@ -1,3 +1,4 @@
+import { jsonTextOf } from "@kiln/kit/json-text";
 import { describe, expect, it } from "vitest";
 import { runToProto } from "../rpc/run-proto.js";
 import type { PromptExecution } from "./prompt-execution.js";
@@ -276,8 +277,8 @@ describe("runToProto", () => {
       kind: "skill",
       organizationId: "org_a",
       status: "failed",
-      inputJson: '{"input":{"city":"Paris"}}',
-      outputJson: undefined,
+      input: jsonTextOf('{"input":{"city":"Paris"}}'),
+      output: undefined,
       provider: "openai",
       model: "openai/gpt-4o-mini",
       usage: { inputTokens: 20n, outputTokens: 10n },
@@ -294,21 +295,21 @@ describe("runToProto", () => {
       {
         toolKey: "weather",
         toolVersionId: "tv_weather",
-        inputJson: '{"city":"Paris"}',
-        outputJson: '{"ok":true}',
+        input: jsonTextOf('{"city":"Paris"}'),
+        output: jsonTextOf('{"ok":true}'),
         latencyMs: 3n,
         error: undefined,
       },
       {
         toolKey: "news",
         toolVersionId: "tv_news",
-        inputJson: '{"city":"Paris"}',
-        outputJson: undefined,
+        input: jsonTextOf('{"city":"Paris"}'),
+        output: undefined,
         latencyMs: 3n,
         error: { code: "http_error", message: "503" },
       },
     ]);
-    expect(proto.steps?.map((s) => [s.stepId, s.status, s.outputJson, s.error, s.inputJson])).toEqual([
+    expect(proto.steps?.map((s) => [s.stepId, s.status, s.output?.json, s.error, s.input?.json])).toEqual([
       ["a", "succeeded", '{"text":"answer"}', undefined, '{"city":"Paris"}'],
       ["b", "failed", undefined, { code: "provider_error", message: "down" }, "{}"],
     ]);

@@ -4,6 +4,7 @@ import type { AuthorizeInput, IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { DomainError, notFound, permissionDenied } from "@kiln/kit/errors";
+import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { toConnectError } from "@kiln/kit/rpc/errors";
@@ -382,17 +383,22 @@ function addPrompt(fields: Parameters<typeof promptOf>[0] = {}) {
 const runPrompt = (
   promptId: string,
   variables: unknown,
-  extra: { versionId?: string; model?: string; organizationId?: string; messagesJson?: string } = {},
+  extra: {
+    versionId?: string;
+    model?: string;
+    organizationId?: string;
+    messages?: { role: string; content: string }[];
+  } = {},
   ctx: CallContext = asAlice,
 ) =>
   t.runner.runPrompt(
     {
       organizationId: extra.organizationId ?? ORG_A,
       promptId,
-      variablesJson: JSON.stringify(variables),
+      variables: jsonText(variables),
       versionId: extra.versionId ?? "",
       model: extra.model ?? "",
-      messagesJson: extra.messagesJson,
+      messages: extra.messages,
     },
     ctx,
   );
@@ -539,7 +545,7 @@ describe("runPrompt", () => {
       {
         organizationId: ORG_A,
         promptId,
-        variablesJson: '{"__proto__":"P","constructor":"C"}',
+        variables: jsonTextOf('{"__proto__":"P","constructor":"C"}'),
         versionId: "",
         model: "",
       },
@@ -579,24 +585,19 @@ describe("runPrompt", () => {
       { role: "user", content: "And tomorrow?" },
       { role: "assistant", content: "Rain" },
     ];
-    const run = await runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify(messages) });
+    const run = await runPrompt(promptId, { city: "Paris" }, { messages });
     expect(JSON.parse(run.inputJson)).toEqual({ variables: { city: "Paris" }, messages });
     expect(t.fake.requests[0]?.messages).toEqual([{ role: "system", content: "Weather for Paris." }, ...messages]);
   });
 
-  it("refuses caller messages that are not user or assistant text: 400 on messages[i], nothing stored", async () => {
+  it("refuses caller messages that are not user or assistant messages: 400 on messages[i], nothing stored", async () => {
     const { promptId } = addPrompt({ variablesSchema: CITY_VARIABLES });
     const system = await rejection(
-      runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify([{ role: "system", content: "x" }]) }),
+      runPrompt(promptId, { city: "Paris" }, { messages: [{ role: "system", content: "x" }] }),
     );
     expect(system.kind).toBe("invalid_argument");
     expect(system.details).toEqual([{ field: "messages[0].role", issue: 'must be "user" or "assistant"' }]);
-    const noText = await rejection(
-      runPrompt(promptId, { city: "Paris" }, { messagesJson: JSON.stringify([{ role: "user", content: 3 }]) }),
-    );
-    expect(noText.details.map((d) => d.field)).toEqual(["messages[0].content"]);
-    const notArray = await rejection(runPrompt(promptId, { city: "Paris" }, { messagesJson: "{}" }));
-    expect(notArray.details.map((d) => d.field)).toEqual(["messages"]);
+    // Text content and the list itself are the message types' own (ChatMessage.content is a string).
     expect(t.fake.requests).toEqual([]);
     await expectNothingStored();
   });
@@ -809,7 +810,7 @@ describe("runPrompt", () => {
       variablesSchema: { type: "object", properties: { __proto__: { type: "object" } }, required: ["__proto__"] },
     });
     const run = await t.runner.runPrompt(
-      { organizationId: ORG_A, promptId, variablesJson: '{"__proto__":{"x":1}}', versionId: "", model: "" },
+      { organizationId: ORG_A, promptId, variables: jsonTextOf('{"__proto__":{"x":1}}'), versionId: "", model: "" },
       asAlice,
     );
     expect(run.status).toBe("succeeded");
@@ -828,7 +829,7 @@ describe("runSkill", () => {
   }
 
   const runSkill = (skillId: string, input: unknown, ctx: CallContext = asAlice) =>
-    t.runner.runSkill({ organizationId: ORG_A, skillId, inputJson: JSON.stringify(input), versionId: "" }, ctx);
+    t.runner.runSkill({ organizationId: ORG_A, skillId, input: jsonText(input), versionId: "" }, ctx);
 
   function tripSkill() {
     const forecastSchema = {
@@ -1009,7 +1010,10 @@ describe("runSkill", () => {
     expect(run.kind).toBe("failed_precondition");
     expect(run.details).toEqual([{ field: "promptComposition", issue: "is empty" }]);
     const preview = await rejection(
-      t.runner.previewSkill({ organizationId: ORG_A, skillId: empty.id, inputJson: "{}", versionId: "" }, asAlice),
+      t.runner.previewSkill(
+        { organizationId: ORG_A, skillId: empty.id, input: jsonTextOf("{}"), versionId: "" },
+        asAlice,
+      ),
     );
     expect(preview.kind).toBe("failed_precondition");
     await expectNothingStored();
@@ -1067,7 +1071,7 @@ describe("previewSkill", () => {
 
   const preview = (ctx: CallContext = asAlice) =>
     t.runner.previewSkill(
-      { organizationId: ORG_A, skillId: "skl_preview", inputJson: '{"city":"Paris"}', versionId: "" },
+      { organizationId: ORG_A, skillId: "skl_preview", input: jsonTextOf('{"city":"Paris"}'), versionId: "" },
       ctx,
     );
 
@@ -1126,7 +1130,7 @@ describe("getRun", () => {
     };
     t.catalog.skills.set(skill.id, skill);
     const skillRun = await t.runner.runSkill(
-      { organizationId: ORG_A, skillId: skill.id, inputJson: "{}", versionId: "" },
+      { organizationId: ORG_A, skillId: skill.id, input: jsonTextOf("{}"), versionId: "" },
       asAlice,
     );
     return { promptRun, skillRun };

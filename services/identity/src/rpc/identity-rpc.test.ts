@@ -214,8 +214,8 @@ describe("IdentityService service-only calls", () => {
     const signed = await gw.signUp({ email: " Ada@Example.com", password: PASSWORD, fullName: "Ada" });
     expect(signed.user?.email).toBe("ada@example.com");
     const issued = await gw.issueToken({ email: "ada@example.com", password: PASSWORD });
-    const { jwksJson, issuer, audience } = await gw.getJwks({});
-    const jwks = createLocalJWKSet(JSON.parse(jwksJson) as JSONWebKeySet);
+    const { jwks: set, issuer, audience } = await gw.getJwks({});
+    const jwks = createLocalJWKSet(JSON.parse(set?.json ?? "") as JSONWebKeySet);
     for (const token of [signed.accessToken, issued.accessToken]) {
       const { payload } = await jwtVerify(token, jwks, { issuer, audience });
       expect(payload.sub).toBe(signed.user?.id);

@@ -1,6 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import type { JsonText } from "@kiln/kit/json-text";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { IdentityService } from "@kiln/proto/identity";
 import { type Identity, settingsOf } from "../identity.js";
@@ -79,7 +80,7 @@ const principalToProto = (p: Principal) => ({
 export function registerIdentityRpc(
   router: ConnectRouter,
   identity: Identity,
-  jwks: () => { jwksJson: string; issuer: string; audience: string },
+  jwks: () => { jwks: JsonText; issuer: string; audience: string },
 ): void {
   router.service(IdentityService, {
     async signUp(req, ctx) {

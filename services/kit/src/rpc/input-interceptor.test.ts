@@ -51,18 +51,19 @@ describe("a service's own check of a request's text and sizes", () => {
     // In process (the embedded mode): the message reaches the service as it is.
     const direct = createClient(ExecutionService, createDirectTransport(service, caller));
     const inProcess = ConnectError.from(
-      await direct.runPrompt({ promptId: "p1", variablesJson: '{"a":"\ud800"}' }).catch((e) => e),
+      await direct.runPrompt({ promptId: "p1", variables: jsonTextOf('{"a":"\ud800"}') }).catch((e) => e),
     );
     expect(inProcess.code).toBe(Code.InvalidArgument);
     expect(inProcess.rawMessage).toContain("invalid UTF8");
     // Over the wire, Connect's JSON can spell one; protobuf's decoding refuses it first.
     const wire = ConnectError.from(
       await client(false)
-        .runPrompt({ promptId: "p1", variablesJson: '{"a":"\ud800"}' })
+        .runPrompt({ promptId: "p1", variables: jsonTextOf('{"a":"\ud800"}') })
         .catch((e) => e),
     );
     expect(wire.code).toBe(Code.InvalidArgument);
-    expect(wire.rawMessage).toContain("variables_json");
+    // protobuf-es names the innermost field it could not decode: the JsonText's own.
+    expect(wire.rawMessage).toContain("kiln.common.v1.JsonText.json");
     expect(handled).not.toContain("p1");
   });
 
@@ -71,19 +72,23 @@ describe("a service's own check of a request's text and sizes", () => {
       { field: "promptId", issue: "must not contain NUL characters" },
     ]);
     expect(
-      await refusal(client(true).runPrompt({ promptId: "p3", variablesJson: JSON.stringify({ a: "x\u0000" }) })),
+      await refusal(
+        client(true).runPrompt({ promptId: "p3", variables: jsonTextOf(JSON.stringify({ a: "x\u0000" })) }),
+      ),
     ).toEqual([{ field: "variables", issue: "must not contain NUL characters" }]);
-    await client(true).runPrompt({ promptId: "p4", variablesJson: JSON.stringify({ a: "\\u0000 \u001b[1m" }) });
+    await client(true).runPrompt({ promptId: "p4", variables: jsonTextOf(JSON.stringify({ a: "\\u0000 \u001b[1m" })) });
     expect(handled).toEqual(["p4"]);
   });
 
   it("serves variables at their limit and refuses them one byte past it", async () => {
     const variables = (bytes: number) => JSON.stringify({ doc: "é".repeat((bytes - 10) / 2) });
     expect(Buffer.byteLength(variables(LIMITS.variablesBytes))).toBe(LIMITS.variablesBytes);
-    await client(true).runPrompt({ promptId: "p5", variablesJson: variables(LIMITS.variablesBytes) });
+    await client(true).runPrompt({ promptId: "p5", variables: jsonTextOf(variables(LIMITS.variablesBytes)) });
     expect(handled).toContain("p5");
     expect(
-      await refusal(client(true).runPrompt({ promptId: "p6", variablesJson: `${variables(LIMITS.variablesBytes)} ` })),
+      await refusal(
+        client(true).runPrompt({ promptId: "p6", variables: jsonTextOf(`${variables(LIMITS.variablesBytes)} `) }),
+      ),
     ).toEqual([{ field: "variables", issue: "must be at most 256 KiB as JSON" }]);
   });
 });
