@@ -1,6 +1,6 @@
+import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/contracts/labels";
 import { alreadyExists, DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/kit/labels";
 import { findPage, type Page } from "@kiln/kit/pagination";
 import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
