@@ -8,9 +8,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BundleSchema } from "@kiln/kit/bundle";
+import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
+import { BundleSchema } from "@kiln/contracts/bundle";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
-import { API_KEY_SCOPES } from "@kiln/kit/principal";
 import { bundleCommand } from "@kiln/launcher/bundle-command";
 import { createPublishedAgent } from "@kiln/testing/agent-fixture";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";

@@ -1,5 +1,5 @@
 import swagger from "@fastify/swagger";
-import { BundleSchema } from "@kiln/kit/bundle";
+import { BundleSchema } from "@kiln/contracts/bundle";
 import type { RouteOptions } from "fastify";
 import type { TSchema } from "typebox";
 import type { GatewayApp } from "./http/gateway-app.js";

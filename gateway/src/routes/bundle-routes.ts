@@ -9,7 +9,7 @@
  */
 
 import { parsePromptfooConfig, promptfooToBundle } from "@kiln/catalog/promptfoo";
-import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/kit/bundle";
+import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/contracts/bundle";
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type from "typebox";

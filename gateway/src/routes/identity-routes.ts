@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES } from "@kiln/kit/principal";
+import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
 import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";

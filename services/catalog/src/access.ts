@@ -1,6 +1,6 @@
+import { DEFAULT_PROTECTED_LABELS } from "@kiln/contracts/labels";
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, permissionDenied } from "@kiln/kit/errors";
-import { DEFAULT_PROTECTED_LABELS } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import type { AuthorizeResponse } from "@kiln/proto/identity";
 

@@ -1,5 +1,5 @@
 /** A label as the label RPCs answer it: where it points, who moved it last, and what may move it. */
-import { LATEST } from "@kiln/kit/labels";
+import { LATEST } from "@kiln/contracts/labels";
 import type { LabelKind } from "./store/catalog-store.js";
 import type { AnyVersion } from "./versioned/labelled-families.js";
 

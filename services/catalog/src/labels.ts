@@ -8,8 +8,9 @@
  * - `latest` is the newest version, derived too, and read-only.
  * - Every other label is a document, and every move of any label is kept in `label_moves`.
  */
+
+import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/contracts/labels";
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
-import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";

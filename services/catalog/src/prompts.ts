@@ -1,6 +1,6 @@
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { PRODUCTION } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";

@@ -1,4 +1,4 @@
-import type { CaseToImport } from "@kiln/kit/bundle";
+import type { CaseToImport } from "@kiln/contracts/bundle";
 import { describe, expect, it } from "vitest";
 import { createTestEvaluation, ORG_A, principals } from "../test/test-evaluation.js";
 

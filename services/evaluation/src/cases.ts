@@ -1,4 +1,4 @@
-import type { CaseToImport, ImportItem } from "@kiln/kit/bundle";
+import type { CaseToImport, ImportItem } from "@kiln/contracts/bundle";
 import { type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";

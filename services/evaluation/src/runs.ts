@@ -1,6 +1,6 @@
+import { LABEL_NAME } from "@kiln/contracts/labels";
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { LABEL_NAME } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { ReportResult } from "./domain/build-report.js";

@@ -3,9 +3,9 @@
  * an import that creates them in bundle order gives an organization whose export is the same bundle
  * with other ids.
  */
-import type { BundleAgent, BundlePrompt, BundleSkill, BundleTool, BundleToolPin } from "@kiln/kit/bundle";
-import { BUNDLE_FORMAT } from "@kiln/kit/bundle";
-import { PRODUCTION } from "@kiln/kit/labels";
+import type { BundleAgent, BundlePrompt, BundleSkill, BundleTool, BundleToolPin } from "@kiln/contracts/bundle";
+import { BUNDLE_FORMAT } from "@kiln/contracts/bundle";
+import { PRODUCTION } from "@kiln/contracts/labels";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES, type Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";

@@ -1,5 +1,5 @@
-import type { Bundle } from "@kiln/kit/bundle";
-import { BUNDLE_FORMAT, BundleSchema } from "@kiln/kit/bundle";
+import type { Bundle } from "@kiln/contracts/bundle";
+import { BUNDLE_FORMAT, BundleSchema } from "@kiln/contracts/bundle";
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { fieldPath } from "../domain/issues.js";

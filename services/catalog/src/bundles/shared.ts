@@ -1,5 +1,5 @@
 /** What the parts of bundle import and export share: the kinds, the plan they fill, small conversions. */
-import type { Bundle, ImportItem } from "@kiln/kit/bundle";
+import type { Bundle, ImportItem } from "@kiln/contracts/bundle";
 import type { FieldIssue } from "@kiln/kit/errors";
 import type { IdPrefix } from "@kiln/kit/ids";
 import type { JsonObject } from "../domain/json-schema.js";

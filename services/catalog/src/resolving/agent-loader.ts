@@ -2,8 +2,9 @@
  * Resolves an agent version with its workflow's references pinned and each step resolved as a
  * prompt, skill or tool run resolves it.
  */
+
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { DomainError, type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
-import { PRODUCTION } from "@kiln/kit/labels";
 import { createWorkflowValidator, workflowDetails } from "../agent-workflow-validator.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { LIVE_PUBLISHED_SORT } from "../domain/versions.js";

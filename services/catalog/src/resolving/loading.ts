@@ -2,8 +2,9 @@
  * The reads every resolve use case shares: version documents through the version cache, the
  * live published version, label targets and pinned tools, each collection read at most once.
  */
+
+import { LATEST } from "@kiln/contracts/labels";
 import { type FieldIssue, failedPrecondition } from "@kiln/kit/errors";
-import { LATEST } from "@kiln/kit/labels";
 import type { Collection } from "@kiln/kit/store";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { fieldPath } from "../domain/issues.js";

@@ -1,6 +1,7 @@
 /** Resolves a prompt version: the one named, the one a label points at, or the live one. */
+
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
-import { PRODUCTION } from "@kiln/kit/labels";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { type Loading, NO_TOOLS } from "./loading.js";
 import type { ResolvedPromptView } from "./views.js";

@@ -2,8 +2,9 @@
  * Resolves a skill version (named, labelled, the draft for previews, or the live one) with its
  * composition's prompt versions and every tool they pin.
  */
+
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
-import { PRODUCTION } from "@kiln/kit/labels";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { fieldPath } from "../domain/issues.js";
 import type { PromptDoc, PromptVersionDoc, SkillVersionDoc } from "../store/catalog-store.js";

@@ -2,8 +2,9 @@
  * Moves of labels as every versioned family records them: publishing a version moves
  * `production` (docs/labels.md), and each move is kept in `label_moves`.
  */
+
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { newId } from "@kiln/kit/ids";
-import { PRODUCTION } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "../catalog-deps.js";
 import type { LabelKind, LabelMoveDoc } from "../store/catalog-store.js";

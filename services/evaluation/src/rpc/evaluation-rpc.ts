@@ -1,5 +1,5 @@
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { CasesToImportSchema, type CaseToImport } from "@kiln/kit/bundle";
+import { CasesToImportSchema, type CaseToImport } from "@kiln/contracts/bundle";
 import { invalidArgument, unauthenticated } from "@kiln/kit/errors";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
@@ -79,7 +79,7 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
 
 const validCasesToImport = createSchemaAjv().compile(CasesToImportSchema);
 
-/** The cases of an import request, in the shape the bundle's schema gives them (kit/bundle.ts). */
+/** The cases of an import request, in the shape the bundle's schema gives them (contracts/bundle.ts). */
 function casesToImport(text: string): CaseToImport[] {
   let value: unknown;
   try {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { API_KEY_PATTERN, API_KEY_SCOPES } from "@kiln/kit/principal";
+import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
+import { API_KEY_PATTERN } from "@kiln/kit/principal";
 
 export { API_KEY_SCOPES };
 

@@ -55,22 +55,3 @@ export const API_KEY_PATTERN = /^sk_([0-9a-f]{32})_([0-9A-Za-z]{22,64})$/;
 export function looksLikeApiKey(credential: string): boolean {
   return credential.startsWith("sk_");
 }
-
-/** The scopes an API key may hold (api.md "Authentication"): one vocabulary for every process. */
-export const API_KEY_SCOPES = [
-  "prompts:read",
-  "prompts:write",
-  "tools:read",
-  "tools:write",
-  "skills:read",
-  "skills:write",
-  "agents:read",
-  "agents:write",
-  "runs:read",
-  "runs:write",
-  "evaluations:read",
-  "evaluations:write",
-  "labels:write",
-  "webhooks:read",
-  "webhooks:write",
-] as const;

@@ -4,15 +4,9 @@
  * awaits. It is deliberately as strict as the strictest backend: whatever FerretDB 1.24 or MongoDB
  * refuses, it refuses too.
  */
-import {
-  createDocumentCollection,
-  ensureIndex,
-  ID_INDEX,
-  type Index,
-  indexKeyOf,
-  type Stored,
-  type Table,
-} from "./document-engine.js";
+import { createDocumentCollection } from "./document-engine.js";
+import { ID_INDEX, type Index, type Stored, type Table } from "./document-table.js";
+import { ensureIndex, indexKeyOf } from "./index-keys.js";
 import type { Collection, Doc, IndexSpec, Store } from "./store.js";
 
 /**

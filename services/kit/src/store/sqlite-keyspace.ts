@@ -4,7 +4,7 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import type Database from "better-sqlite3";
-import type { Index } from "./document-engine.js";
+import type { Index } from "./document-table.js";
 
 export type Key = Buffer;
 export const key = (text: string): Key => Buffer.from(text, "utf8");

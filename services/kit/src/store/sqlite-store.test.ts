@@ -5,7 +5,7 @@ import { describeStoreContract } from "@kiln/testing/store-contract";
 import { open } from "lmdb";
 import { BSON } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
-import { keyPart } from "./document-engine.js";
+import { keyPart } from "./index-keys.js";
 import { readLmdbEntries } from "./lmdb-import.js";
 import { createSqliteStore } from "./sqlite-store.js";
 import type { Doc } from "./store.js";

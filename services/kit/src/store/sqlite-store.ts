@@ -20,7 +20,9 @@
  */
 import { chmod, rm } from "node:fs/promises";
 import Database from "better-sqlite3";
-import { type Atomic, createDocumentCollection, ensureIndex, type Table } from "./document-engine.js";
+import { createDocumentCollection } from "./document-engine.js";
+import type { Atomic, Table } from "./document-table.js";
+import { ensureIndex } from "./index-keys.js";
 import { EMPTY, keySpace, logSyncer, type MetaSpace, prepareDatabase, type StoredIndex } from "./sqlite-keyspace.js";
 import { createTable } from "./sqlite-table.js";
 import {

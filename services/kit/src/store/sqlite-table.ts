@@ -4,16 +4,9 @@
  */
 import { createHash } from "node:crypto";
 import { BSON } from "bson";
-import {
-  equalitiesOf,
-  ID_INDEX,
-  type Index,
-  idBoundsOf,
-  keyPart,
-  type Stored,
-  type Table,
-  tryIndexKeyOf,
-} from "./document-engine.js";
+import { ID_INDEX, type Index, type Stored, type Table } from "./document-table.js";
+import { equalitiesOf, idBoundsOf } from "./filter-bounds.js";
+import { keyPart, tryIndexKeyOf } from "./index-keys.js";
 import {
   AFTER,
   EMPTY,

@@ -1,4 +1,4 @@
-import type { Bundle } from "@kiln/kit/bundle";
+import type { Bundle } from "@kiln/contracts/bundle";
 import { workflowDetails } from "../../agents.js";
 import { fieldPath } from "../../domain/issues.js";
 import type { JsonObject } from "../../domain/json-schema.js";

@@ -2,9 +2,9 @@
  * What planning an import keeps while it walks the bundle: the writes planned so far, the map from
  * bundle ids to ids here, the problems found, and the helpers every kind's planner uses.
  */
-import type { BundleToolPin, ImportItem } from "@kiln/kit/bundle";
+import type { BundleToolPin, ImportItem } from "@kiln/contracts/bundle";
+import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/contracts/labels";
 import { type IdPrefix, newId } from "@kiln/kit/ids";
-import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/kit/labels";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "../../catalog-deps.js";
 import { fieldPath, Issues } from "../../domain/issues.js";

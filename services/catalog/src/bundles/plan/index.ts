@@ -5,7 +5,7 @@
  * content is checked as creating it would check it. Kinds are planned in the order they refer to
  * each other: tools, prompts, skills, agents.
  */
-import type { Bundle } from "@kiln/kit/bundle";
+import type { Bundle } from "@kiln/contracts/bundle";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "../../catalog-deps.js";
 import type { Plan } from "../shared.js";

@@ -1,4 +1,4 @@
-import { LATEST, PRODUCTION } from "@kiln/kit/labels";
+import { LATEST, PRODUCTION } from "@kiln/contracts/labels";
 import { livePublishedVersion } from "../../domain/versions.js";
 import type { LabelDoc, LabelKind } from "../../store/catalog-store.js";
 import { labelId } from "../../versioned/label-moves.js";

@@ -1,4 +1,4 @@
-import type { Bundle } from "@kiln/kit/bundle";
+import type { Bundle } from "@kiln/contracts/bundle";
 import { fieldPath } from "../../domain/issues.js";
 import { checkPromptVersion } from "../../domain/prompt-version.js";
 import type { PromptDoc, PromptVersionDoc } from "../../store/catalog-store.js";

@@ -1,4 +1,4 @@
-import type { Bundle } from "@kiln/kit/bundle";
+import type { Bundle } from "@kiln/contracts/bundle";
 import { fieldPath } from "../../domain/issues.js";
 import type { JsonObject } from "../../domain/json-schema.js";
 import { checkAliases, checkBindings, deriveSkillSchemas, type StepContract } from "../../domain/skill-composition.js";

@@ -1,4 +1,4 @@
-import type { Bundle, BundleTool } from "@kiln/kit/bundle";
+import type { Bundle, BundleTool } from "@kiln/contracts/bundle";
 import { LIMITS } from "@kiln/kit/limits";
 import { fieldPath } from "../../domain/issues.js";
 import { TOOL_KEY_PATTERN, type ToolType } from "../../domain/tool-config.js";

@@ -1,5 +1,5 @@
-import type { ImportItem } from "@kiln/kit/bundle";
-import { PRODUCTION } from "@kiln/kit/labels";
+import type { ImportItem } from "@kiln/contracts/bundle";
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { LIMITS } from "@kiln/kit/limits";
 import { fieldPath } from "../../domain/issues.js";
 import type { LabelKind } from "../../store/catalog-store.js";

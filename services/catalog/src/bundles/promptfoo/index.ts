@@ -17,7 +17,13 @@
  *
  * Ids are derived from the content (hashes), so importing the same config twice changes nothing.
  */
-import { BUNDLE_FORMAT, type Bundle, type BundleCase, type BundlePrompt, type BundleSkill } from "@kiln/kit/bundle";
+import {
+  BUNDLE_FORMAT,
+  type Bundle,
+  type BundleCase,
+  type BundlePrompt,
+  type BundleSkill,
+} from "@kiln/contracts/bundle";
 import { invalidArgument } from "@kiln/kit/errors";
 import { assertionsOf, testsOf } from "./assertions.js";
 import { hash, type JsonObject } from "./config.js";

@@ -1,0 +1,94 @@
+import { notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { isOutside, type Principal } from "@kiln/kit/principal";
+import { isDuplicateKeyError } from "@kiln/kit/store";
+import type { TokenIssuer } from "../domain/token-issuer.js";
+import type { ApiKeyDoc, IdentityCollections, MembershipDoc, UserDoc } from "../store/identity-store.js";
+
+export interface IdentityDeps {
+  collections: IdentityCollections;
+  issuer: TokenIssuer;
+  now?: () => Date;
+}
+
+export async function ignoreDuplicate(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (e) {
+    if (!isDuplicateKeyError(e)) throw e;
+  }
+}
+
+export type Access = ReturnType<typeof createAccess>;
+
+/**
+ * The reads every identity use case starts from: who the caller is, which organization they may
+ * see or manage, and whether an API key still works.
+ */
+export function createAccess(deps: IdentityDeps) {
+  const c = deps.collections;
+  const now = deps.now ?? (() => new Date());
+
+  async function getUser(userId: string): Promise<UserDoc> {
+    const user = await c.users.findOne({ _id: userId });
+    if (!user) throw unauthenticated("unknown user");
+    return user;
+  }
+
+  async function membershipOf(organizationId: string, userId: string): Promise<MembershipDoc | null> {
+    return c.memberships.findOne({ _id: `${organizationId}:${userId}` });
+  }
+
+  /** Org and membership, or not_found for both a missing org and a non-member (no leak). */
+  async function memberAccess(userId: string, organizationId: string) {
+    const [organization, membership] = await Promise.all([
+      c.organizations.findOne({ _id: organizationId }),
+      membershipOf(organizationId, userId),
+    ]);
+    if (!organization || !membership) throw notFound("organization");
+    return { organization, membership };
+  }
+
+  async function activeKey(keyId: string): Promise<ApiKeyDoc> {
+    const key = await c.apiKeys.findOne({ _id: keyId });
+    if (!key || key.revokedAt) throw unauthenticated("invalid API key");
+    return key;
+  }
+
+  async function manageableKeyOrg(userId: string, organizationId: string) {
+    const { organization, membership } = await memberAccess(userId, organizationId);
+    if (membership.role !== "owner" && membership.role !== "admin") {
+      throw permissionDenied("only organization owners and admins manage API keys");
+    }
+    return organization;
+  }
+
+  async function managedOrganization(userId: string, organizationId: string, what: string) {
+    const access = await memberAccess(userId, organizationId);
+    if (access.membership.role !== "owner" && access.membership.role !== "admin") {
+      throw permissionDenied(`only organization owners and admins ${what}`);
+    }
+    return access;
+  }
+
+  /** Members (any role) see their organization; an API key sees its own. */
+  async function visibleOrganization(principal: Principal, organizationId: string) {
+    if (principal.type === "user") return memberAccess(principal.id, organizationId);
+    if (principal.type === "api_key") await activeKey(principal.id);
+    const organization = await c.organizations.findOne({ _id: organizationId });
+    if (!organization || isOutside(principal, organizationId)) throw notFound("organization");
+    return { organization, membership: null };
+  }
+
+  return {
+    c,
+    now,
+    issuer: deps.issuer,
+    getUser,
+    membershipOf,
+    memberAccess,
+    activeKey,
+    manageableKeyOrg,
+    managedOrganization,
+    visibleOrganization,
+  };
+}
