@@ -5,7 +5,7 @@ import { Body, Nullable } from "../schemas.js";
 import {
   Description,
   JsonObject,
-  jsonText,
+  optionalJsonTextMessage,
   ModelId,
   Name,
   OrganizationId,
@@ -75,13 +75,15 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         const r = await catalog.createPromptVersion(
           {
             promptId: id,
-            systemPrompt: b.systemPrompt,
-            developerPrompt: b.developerPrompt ?? undefined,
-            variablesSchemaJson: jsonText(b.variablesSchema),
-            responseFormatJson: jsonText(b.responseFormat),
-            temperature: b.temperature ?? undefined,
-            maxOutputTokens: b.maxOutputTokens ?? undefined,
-            model: b.model ?? undefined,
+            content: {
+              systemPrompt: b.systemPrompt,
+              developerPrompt: b.developerPrompt ?? undefined,
+              variablesSchema: optionalJsonTextMessage(b.variablesSchema),
+              responseFormat: optionalJsonTextMessage(b.responseFormat),
+              temperature: b.temperature ?? undefined,
+              maxOutputTokens: b.maxOutputTokens ?? undefined,
+              model: b.model ?? undefined,
+            },
             tools: toolSelectors(b.tools),
           },
           options,
