@@ -5,10 +5,10 @@ import { Body, Nullable } from "../schemas.js";
 import {
   Description,
   JsonObject,
-  optionalJsonTextMessage,
   ModelId,
   Name,
   OrganizationId,
+  optionalJsonTextMessage,
   PromptText,
   ToolSelectorBody,
   toolSelectors,

@@ -5,6 +5,8 @@
  * current version's value). The use cases check the text (valid JSON, depth, schema rules) and name
  * the REST field in every issue (`variablesSchema.properties.city.type`).
  */
+
+import { textOf } from "@kiln/kit/json-text";
 import type {
   CreatePromptVersionRequest,
   CreateToolRequest,
@@ -14,7 +16,6 @@ import type {
   ToolSelector,
   ValidateAgentWorkflowRequest,
 } from "@kiln/proto/catalog";
-import { textOf } from "@kiln/kit/json-text";
 import type { PromptVersionInput } from "../domain/prompt-version.js";
 import type { PromptSelector } from "../skill-view.js";
 import type { ToolSelector as ToolSelectorInput, ToolVersionInput } from "../tools.js";

@@ -106,7 +106,9 @@ describe("CatalogService over Connect", () => {
       prompts: [{ promptId: prompt?.id ?? "", variables: { json: variables } }],
     });
     expect(replaced.skill?.content?.promptComposition[0]?.variables?.json).toBe(variables);
-    expect(replaced.skill?.content?.outputSchema?.json).toBe('{"type":"object","properties":{"a.b":{"type":"string"}}}');
+    expect(replaced.skill?.content?.outputSchema?.json).toBe(
+      '{"type":"object","properties":{"a.b":{"type":"string"}}}',
+    );
     const input = JSON.parse(replaced.skill?.content?.inputSchema?.json ?? "{}");
     expect(Object.keys(input.properties)).toEqual(["10", "two", "$city", "$x", "__proto__"]);
     expect(input.properties.$city).toEqual({ type: "string" });
@@ -197,7 +199,10 @@ describe("CatalogService over Connect", () => {
   it("converts skills, skill versions and tools through the whole flow", async () => {
     const client = clientAs(principals.userA);
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "Echo" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", content: { systemPrompt: "Hi" } });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "Hi" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const { skill } = await client.createSkill({ organizationId: ORG_A, name: "S" });
     expect(skill).toMatchObject({
@@ -247,7 +252,10 @@ describe("CatalogService over Connect", () => {
     expect((await connectErrorOf(client.createTool(tool))).code).toBe(Code.AlreadyExists);
 
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", content: { systemPrompt: "x" } });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "x" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const twice = await connectErrorOf(
       client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" }),
@@ -357,7 +365,10 @@ describe("CatalogService over Connect", () => {
   it("authors and resolves agents: workflow JSON text, validation issues, pinned refs", async () => {
     const client = clientAs(principals.userA);
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", content: { systemPrompt: "Hi" } });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "Hi" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const { agent } = await client.createAgent({ organizationId: ORG_A, name: "Agent" });
     expect(agent).toMatchObject({ workflow: { json: "{}" }, draftVersionId: agent?.describedVersionId });
@@ -392,7 +403,9 @@ describe("CatalogService over Connect", () => {
     expect(resolved.version?.status).toBe("published");
     expect(resolved.steps[0]?.stepId).toBe("a");
     expect(resolved.steps[0]?.prompt?.version?.id).toBe(version?.id);
-    const e = await connectErrorOf(client.saveAgentWorkflow({ agentVersionId: draftId, workflow: { json: workflowJson } }));
+    const e = await connectErrorOf(
+      client.saveAgentWorkflow({ agentVersionId: draftId, workflow: { json: workflowJson } }),
+    );
     expect(e.code).toBe(Code.FailedPrecondition);
     const hidden = await connectErrorOf(clientAs(principals.userB).getAgent({ id: agent?.id ?? "" }));
     expect(hidden.code).toBe(Code.NotFound);

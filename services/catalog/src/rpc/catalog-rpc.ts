@@ -85,7 +85,9 @@ export function registerCatalogRpc(
       return { prompt: promptToProto(await prompts.updatePrompt(principalOf(ctx), req)) };
     },
     async createPromptVersion(req, ctx) {
-      return { version: promptVersionToProto(await prompts.createPromptVersion(principalOf(ctx), promptVersionInputOf(req))) };
+      return {
+        version: promptVersionToProto(await prompts.createPromptVersion(principalOf(ctx), promptVersionInputOf(req))),
+      };
     },
     async publishPromptVersion(req, ctx) {
       return { prompt: promptToProto(await prompts.publishPromptVersion(principalOf(ctx), req)) };
@@ -200,7 +202,9 @@ export function registerCatalogRpc(
       return { version: agentVersionToProto(await agents.createAgentVersion(principalOf(ctx), req)) };
     },
     async saveAgentWorkflow(req, ctx) {
-      return { version: agentVersionToProto(await agents.saveAgentWorkflow(principalOf(ctx), saveWorkflowInputOf(req))) };
+      return {
+        version: agentVersionToProto(await agents.saveAgentWorkflow(principalOf(ctx), saveWorkflowInputOf(req))),
+      };
     },
     async validateAgentWorkflow(req, ctx) {
       const result = await agents.validateAgentWorkflow(principalOf(ctx), validateWorkflowInputOf(req));
