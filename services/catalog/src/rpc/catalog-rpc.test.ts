@@ -411,6 +411,48 @@ describe("CatalogService over Connect", () => {
     expect(hidden.code).toBe(Code.NotFound);
   });
 
+  it("names content fields as the REST body does, and copies a tool version's unset content fields", async () => {
+    const client = clientAs(principals.userA);
+    const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
+    const invalid = await connectErrorOf(
+      client.createPromptVersion({
+        promptId: prompt?.id ?? "",
+        content: {
+          systemPrompt: "{{city}}",
+          variablesSchema: { json: '{"type":"object","properties":{"city":{"type":"strin"}}}' },
+          responseFormat: { json: '{"type":"xml"}' },
+        },
+      }),
+    );
+    expect(invalid.code).toBe(Code.InvalidArgument);
+    expect(remoteErrorOf(invalid).details.map((d) => d.field)).toEqual([
+      "variablesSchema.properties.city.type",
+      "responseFormat.type",
+    ]);
+
+    const config = '{"result":{"b":1,"a":2}}';
+    const { tool } = await client.createTool({
+      organizationId: ORG_A,
+      toolKey: "copy",
+      name: "Copy",
+      content: { type: "manual_stub", config: { json: config }, inputSchema: { json: AWKWARD_SCHEMA } },
+    });
+    const missing = await connectErrorOf(
+      client.createTool({ organizationId: ORG_A, toolKey: "none", name: "None", content: { type: "manual_stub" } }),
+    );
+    expect(remoteErrorOf(missing).details).toEqual([
+      { field: "config", issue: "is required" },
+      { field: "inputSchema", issue: "is required" },
+    ]);
+    const copied = await client.createToolVersion({ toolId: tool?.id ?? "" });
+    expect(copied.version?.version).toBe(2);
+    expect(copied.version?.content).toMatchObject({
+      type: "manual_stub",
+      config: { json: config },
+      inputSchema: { json: AWKWARD_SCHEMA },
+    });
+  });
+
   it("refuses calls without credentials", async () => {
     const none: Interceptor = (next) => (req) => next(req);
     const client = createClient(CatalogService, createInProcessTransport(service, [none]));
