@@ -180,7 +180,7 @@ describe("a service token minted for one organization", () => {
       ["UpdatePrompt of B", () => asA.catalog.updatePrompt({ id: b.promptId, name: "taken" }), Code.NotFound],
       [
         "CreatePromptVersion of B",
-        () => asA.catalog.createPromptVersion({ promptId: b.promptId, systemPrompt: "x" }),
+        () => asA.catalog.createPromptVersion({ promptId: b.promptId, content: { systemPrompt: "x" } }),
         Code.NotFound,
       ],
       [

@@ -2,7 +2,6 @@ import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
-import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, ref } from "../schemas.js";
 import {
   AgentVersionView,
@@ -15,7 +14,8 @@ import {
 import {
   IdParams,
   JsonObject,
-  jsonText,
+  jsonTextMessage,
+  optionalJsonTextMessage,
   organizationOf,
   VersionIdQuerystring,
   VersionParams,
@@ -139,7 +139,7 @@ function registerWorkflowRoutes(app: GatewayApp, deps: GatewayDeps): void {
     },
     async (request) => {
       const r = await catalog.saveAgentWorkflow(
-        { agentVersionId: request.params.id, workflowJson: jsonTextOf(request.body.workflow) },
+        { agentVersionId: request.params.id, workflow: jsonTextMessage(request.body.workflow) },
         rpcOptions(request),
       );
       return agentVersionView(r.version);
@@ -164,7 +164,7 @@ function registerWorkflowRoutes(app: GatewayApp, deps: GatewayDeps): void {
       const r = await catalog.validateAgentWorkflow(
         {
           agentVersionId: request.params.id,
-          workflowJson: jsonText(workflow),
+          workflow: optionalJsonTextMessage(workflow),
         },
         rpcOptions(request),
       );

@@ -110,7 +110,7 @@ export const agentView = (a: Agent | undefined) => {
     draftVersionId: a.draftVersionId || null,
     versions: a.versions.map(versionSummaryView),
     describedVersionId: a.describedVersionId,
-    workflow: parseJson(a.workflowJson) as Workflow | Record<string, never> | null,
+    workflow: parseJson(a.workflow?.json) as Workflow | Record<string, never> | null,
   };
 };
 
@@ -133,7 +133,7 @@ export const agentVersionView = (v: AgentVersion | undefined) => {
     agentId: v.agentId,
     version: v.version,
     status: versionStatusOf(v.status),
-    workflow: parseJson(v.workflowJson) as Workflow | Record<string, never> | null,
+    workflow: parseJson(v.workflow?.json) as Workflow | Record<string, never> | null,
     createdAt: timestampOf(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };

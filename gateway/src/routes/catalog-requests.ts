@@ -1,4 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type JsonText, jsonTextOf as jsonTextMessageOf } from "@kiln/kit/json-text";
 import { LIMITS } from "@kiln/kit/limits";
 import type { ToolSelectorSchema } from "@kiln/proto/catalog";
 import type { FastifyRequest } from "fastify";
@@ -61,6 +62,13 @@ export const toolSelectors = (
 
 /** Free-form JSON → the JSON text of an RPC `*_json` field (undefined stays "not given"). */
 export const jsonText = (value: unknown): string | undefined => (value === undefined ? undefined : jsonTextOf(value));
+
+/** Free-form JSON → the `kiln.common.v1.JsonText` of a catalog RPC, with the text the size check measured. */
+export const jsonTextMessage = (value: unknown): JsonText => jsonTextMessageOf(jsonTextOf(value));
+
+/** As jsonTextMessage; undefined stays "not given" (the catalog's default, or the current version's). */
+export const optionalJsonTextMessage = (value: unknown): JsonText | undefined =>
+  value === undefined ? undefined : jsonTextMessage(value);
 
 export const IdParams = Type.Object({ id: Id });
 export const VersionParams = Type.Object({ id: Id, versionId: Id });

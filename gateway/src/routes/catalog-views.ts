@@ -1,8 +1,10 @@
 import type {
   Change,
   Prompt,
+  PromptContent,
   PromptVersion,
   Tool,
+  ToolContent,
   ToolRef,
   ToolVersion,
   VersionDiff,
@@ -16,8 +18,9 @@ import { iso } from "./views.js";
  * Catalog proto messages → REST JSON (api.md "Prompts", "Tools", "Version diffs", "Skills"), with
  * their response schemas beside them.
  *
- * Free-form user JSON (schemas, tool config, bindings, diff values) travels as JSON text in the
- * RPC's `*_json` fields and is parsed here. Responses are written with JSON.stringify (app.ts), so
+ * Free-form user JSON (schemas, tool config, bindings, diff values) travels as the RPC's
+ * `kiln.common.v1.JsonText` and is parsed here; each family's content message (PromptContent,
+ * ToolContent, SkillContent) is read by one function, whichever message carries it. Responses are written with JSON.stringify (app.ts), so
  * no key is stripped, renamed or reordered, whatever its name (`$ref`, `a.b`, `__proto__`); the
  * response schemas describe the shapes for the OpenAPI document and its conformance test.
  */
@@ -64,7 +67,7 @@ export const ToolConfigView = Type.Union(
   { $id: "ToolConfig" },
 );
 
-/** JSON text of an RPC `*_json` field → its value (JSON.parse keeps "__proto__" an own key). */
+/** JSON text of an RPC JsonText → its value (JSON.parse keeps "__proto__" an own key); null when unset. */
 export function parseJson(text: string | undefined): unknown {
   return text === undefined || text === "" ? null : JSON.parse(text);
 }
@@ -121,19 +124,24 @@ export const PromptVersionView = Type.Object(
   },
   { $id: "PromptVersion" },
 );
+/** A prompt version's content, as the version's fields. */
+const promptContentView = (c: PromptContent | undefined) => ({
+  systemPrompt: c?.systemPrompt ?? "",
+  developerPrompt: c?.developerPrompt ?? null,
+  variablesSchema: parseJson(c?.variablesSchema?.json) as Record<string, unknown>,
+  responseFormat: parseJson(c?.responseFormat?.json) as Static<typeof ResponseFormatView>,
+  temperature: c?.temperature ?? null,
+  maxOutputTokens: c?.maxOutputTokens ?? null,
+  model: c?.model ?? null,
+});
+
 export const promptVersionView = (v: PromptVersion) => ({
   id: v.id,
   promptId: v.promptId,
   organizationId: v.organizationId,
   version: v.version,
   status: versionStatusOf(v.status),
-  systemPrompt: v.systemPrompt,
-  developerPrompt: v.developerPrompt ?? null,
-  variablesSchema: parseJson(v.variablesSchemaJson) as Record<string, unknown>,
-  responseFormat: parseJson(v.responseFormatJson) as Static<typeof ResponseFormatView>,
-  temperature: v.temperature ?? null,
-  maxOutputTokens: v.maxOutputTokens ?? null,
-  model: v.model ?? null,
+  ...promptContentView(v.content),
   tools: v.tools.map(toolRefView),
   createdAt: timestampOf(v.createdAt),
   publishedAt: iso(v.publishedAt),
@@ -173,7 +181,14 @@ export const promptView = (p: Prompt | undefined) => {
 };
 
 const ToolType = OneOf(["manual_stub", "http"]);
-const toolType = (t: string) => t as "manual_stub" | "http";
+const toolType = (t: string | undefined) => (t ?? "") as "manual_stub" | "http";
+
+/** A tool version's content, as the fields of the tool or version that carries it. */
+const toolContentView = (c: ToolContent | undefined) => ({
+  type: toolType(c?.type),
+  config: parseJson(c?.config?.json) as ToolConfig,
+  inputSchema: parseJson(c?.inputSchema?.json) as Record<string, unknown>,
+});
 
 export const ToolView = Type.Object(
   {
@@ -194,17 +209,18 @@ export const ToolView = Type.Object(
 );
 export const toolView = (t: Tool | undefined) => {
   if (!t) throw new Error("catalog returned no tool");
+  const content = toolContentView(t.content);
   return {
     id: t.id,
     organizationId: t.organizationId,
     toolKey: t.toolKey,
     name: t.name,
     description: t.description,
-    type: toolType(t.type),
+    type: content.type,
     currentVersionId: t.currentVersionId,
     latestVersion: t.latestVersion,
-    config: parseJson(t.configJson) as ToolConfig,
-    inputSchema: parseJson(t.inputSchemaJson) as Record<string, unknown>,
+    config: content.config,
+    inputSchema: content.inputSchema,
     createdAt: timestampOf(t.createdAt),
     updatedAt: timestampOf(t.updatedAt),
   };
@@ -228,9 +244,7 @@ export const toolVersionView = (v: ToolVersion | undefined) => {
     id: v.id,
     toolId: v.toolId,
     version: v.version,
-    type: toolType(v.type),
-    config: parseJson(v.configJson) as ToolConfig,
-    inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
+    ...toolContentView(v.content),
     createdAt: timestampOf(v.createdAt),
   };
 };
@@ -256,8 +270,8 @@ export const VersionDiffView = Type.Object(
 const changeView = (c: Change) => ({
   op: c.op as "add" | "remove" | "replace",
   path: c.path,
-  ...(c.beforeJson === undefined ? {} : { before: parseJson(c.beforeJson) }),
-  ...(c.afterJson === undefined ? {} : { after: parseJson(c.afterJson) }),
+  ...(c.before === undefined ? {} : { before: parseJson(c.before.json) }),
+  ...(c.after === undefined ? {} : { after: parseJson(c.after.json) }),
 });
 export const versionDiffView = (d: VersionDiff | undefined) => {
   if (!d?.to) throw new Error("catalog returned no diff");

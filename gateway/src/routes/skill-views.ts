@@ -1,4 +1,4 @@
-import type { CompositionStep, Skill, SkillVersion } from "@kiln/proto/catalog";
+import type { CompositionStep, Skill, SkillContent, SkillVersion } from "@kiln/proto/catalog";
 import Type from "typebox";
 import { Nullable, ref, Timestamp } from "../schemas.js";
 import {
@@ -38,7 +38,15 @@ const compositionStepView = (s: CompositionStep) => ({
   promptVersionId: s.promptVersionId,
   promptName: s.promptName,
   version: s.version,
-  variables: parseJson(s.variablesJson) as Record<string, unknown>,
+  variables: parseJson(s.variables?.json) as Record<string, unknown>,
+});
+
+/** A skill version's content, as the fields of the skill or version that carries it. */
+const skillContentView = (c: SkillContent | undefined) => ({
+  promptComposition: (c?.promptComposition ?? []).map(compositionStepView),
+  tools: (c?.tools ?? []).map(toolRefView),
+  inputSchema: parseJson(c?.inputSchema?.json) as Record<string, unknown>,
+  outputSchema: parseJson(c?.outputSchema?.json) as Record<string, unknown>,
 });
 
 export const SkillView = Type.Object(
@@ -73,10 +81,7 @@ export const skillView = (s: Skill | undefined) => {
     publishedVersionId: s.publishedVersionId || null,
     versions: s.versions.map(versionSummaryView),
     describedVersionId: s.describedVersionId,
-    promptComposition: s.promptComposition.map(compositionStepView),
-    tools: s.tools.map(toolRefView),
-    inputSchema: parseJson(s.inputSchemaJson) as Record<string, unknown>,
-    outputSchema: parseJson(s.outputSchemaJson) as Record<string, unknown>,
+    ...skillContentView(s.content),
     createdAt: timestampOf(s.createdAt),
     updatedAt: timestampOf(s.updatedAt),
   };
@@ -104,10 +109,7 @@ export const skillVersionView = (v: SkillVersion | undefined) => {
     skillId: v.skillId,
     version: v.version,
     status: versionStatusOf(v.status),
-    promptComposition: v.promptComposition.map(compositionStepView),
-    tools: v.tools.map(toolRefView),
-    inputSchema: parseJson(v.inputSchemaJson) as Record<string, unknown>,
-    outputSchema: parseJson(v.outputSchemaJson) as Record<string, unknown>,
+    ...skillContentView(v.content),
     createdAt: timestampOf(v.createdAt),
     publishedAt: iso(v.publishedAt),
   };

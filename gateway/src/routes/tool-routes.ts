@@ -1,9 +1,15 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { jsonTextOf } from "../json-limits.js";
 import { Body, OneOf } from "../schemas.js";
-import { Description, JsonObject, jsonText, Name, OrganizationId } from "./catalog-requests.js";
+import {
+  Description,
+  JsonObject,
+  jsonTextMessage,
+  Name,
+  OrganizationId,
+  optionalJsonTextMessage,
+} from "./catalog-requests.js";
 import { ToolVersionView, ToolView, toolVersionView, toolView } from "./catalog-views.js";
 import { MetadataBody } from "./versioned-bodies.js";
 import { registerVersionedRoutes } from "./versioned-routes.js";
@@ -47,9 +53,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
             toolKey: b.toolKey,
             name: b.name,
             description: b.description ?? "",
-            type: b.type,
-            configJson: jsonTextOf(b.config),
-            inputSchemaJson: jsonTextOf(b.inputSchema),
+            content: { type: b.type, config: jsonTextMessage(b.config), inputSchema: jsonTextMessage(b.inputSchema) },
           },
           options,
         );
@@ -76,7 +80,14 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       }),
       call: async ({ id, body: b }, options) => {
         const r = await catalog.createToolVersion(
-          { toolId: id, type: b.type, configJson: jsonText(b.config), inputSchemaJson: jsonText(b.inputSchema) },
+          {
+            toolId: id,
+            content: {
+              type: b.type,
+              config: optionalJsonTextMessage(b.config),
+              inputSchema: optionalJsonTextMessage(b.inputSchema),
+            },
+          },
           options,
         );
         return toolVersionView(r.version);

@@ -109,8 +109,8 @@ export function createRuns(deps: EvaluationDeps) {
         targets.push({
           label,
           skillVersionId: versionId,
-          inputSchemaJson: version.inputSchemaJson,
-          outputSchemaJson: version.outputSchemaJson,
+          inputSchemaJson: version.content?.inputSchema?.json ?? "",
+          outputSchemaJson: version.content?.outputSchema?.json ?? "",
         });
       }
 

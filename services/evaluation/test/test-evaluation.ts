@@ -119,8 +119,10 @@ export function createFakeCatalog(
           draftVersionId: skill.draft?.id,
           publishedVersionId: skill.published?.id,
           describedVersionId: described.id,
-          inputSchemaJson: JSON.stringify(described.inputSchema),
-          outputSchemaJson: JSON.stringify(described.outputSchema),
+          content: {
+            inputSchema: { json: JSON.stringify(described.inputSchema) },
+            outputSchema: { json: JSON.stringify(described.outputSchema) },
+          },
         },
       });
     },

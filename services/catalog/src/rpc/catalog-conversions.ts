@@ -1,21 +1,26 @@
 /**
- * Domain views → proto messages. JSON text goes into the `*_json` fields exactly as stored, so
- * user JSON reaches the gateway byte for byte.
+ * Domain views → proto messages. Stored JSON text goes into `kiln.common.v1.JsonText` exactly as
+ * stored, so user JSON reaches the gateway byte for byte. Each family's content (PromptContent,
+ * ToolContent, SkillContent) is made by one function, whichever message carries it.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { jsonTextOf, optionalJsonText } from "@kiln/kit/json-text";
 import type {
   AgentSchema,
   AgentVersionSchema,
   CompositionStepSchema,
+  PromptContentSchema,
   PromptSchema,
   PromptVersionSchema,
   ResolveAgentVersionResponseSchema,
   ResolvedPromptSchema,
   ResolvedToolSchema,
   ResolveSkillVersionResponseSchema,
+  SkillContentSchema,
   SkillSchema,
   SkillVersionSchema,
+  ToolContentSchema,
   ToolRefSchema,
   ToolSchema,
   ToolVersionSchema,
@@ -102,17 +107,21 @@ export const toolRefToProto = (pin: ToolPin): MessageInitShape<typeof ToolRefSch
   toolKey: pin.toolKey,
 });
 
+export const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
+  systemPrompt: v.systemPrompt,
+  developerPrompt: v.developerPrompt ?? undefined,
+  variablesSchema: jsonTextOf(v.variablesSchema),
+  responseFormat: jsonTextOf(v.responseFormat),
+  temperature: v.temperature ?? undefined,
+  maxOutputTokens: v.maxOutputTokens ?? undefined,
+  model: v.model ?? undefined,
+});
+
 export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<typeof PromptVersionSchema> {
   return {
     ...versionMetadataToProto(v),
     promptId: v.promptId,
-    systemPrompt: v.systemPrompt,
-    developerPrompt: v.developerPrompt ?? undefined,
-    variablesSchemaJson: v.variablesSchema,
-    responseFormatJson: v.responseFormat,
-    temperature: v.temperature ?? undefined,
-    maxOutputTokens: v.maxOutputTokens ?? undefined,
-    model: v.model ?? undefined,
+    content: promptContentToProto(v),
     tools: v.tools.map(toolRefToProto),
   };
 }
@@ -129,16 +138,20 @@ export function promptToProto(view: PromptView): MessageInitShape<typeof PromptS
   };
 }
 
+export const toolContentToProto = (v: ToolVersionDoc): MessageInitShape<typeof ToolContentSchema> => ({
+  type: v.type,
+  config: jsonTextOf(v.config),
+  inputSchema: jsonTextOf(v.inputSchema),
+});
+
 export function toolToProto(view: ToolView): MessageInitShape<typeof ToolSchema> {
   const { tool, current } = view;
   return {
     ...resourceMetadataToProto(tool),
     toolKey: tool.toolKey,
-    type: current.type,
     currentVersionId: current._id,
     latestVersion: view.latestVersion,
-    configJson: current.config,
-    inputSchemaJson: current.inputSchema,
+    content: toolContentToProto(current),
   };
 }
 
@@ -146,9 +159,7 @@ export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof T
   return {
     ...versionIdentityToProto(v),
     toolId: v.toolId,
-    type: v.type,
-    configJson: v.config,
-    inputSchemaJson: v.inputSchema,
+    content: toolContentToProto(v),
   };
 }
 
@@ -159,8 +170,8 @@ export function versionDiffToProto(diff: VersionDiffView): MessageInitShape<type
     changes: diff.changes.map((c) => ({
       op: c.op,
       path: c.path,
-      beforeJson: c.before === undefined ? undefined : JSON.stringify(c.before),
-      afterJson: c.after === undefined ? undefined : JSON.stringify(c.after),
+      before: optionalJsonText(c.before),
+      after: optionalJsonText(c.after),
     })),
     summary: diff.summary,
   };
@@ -173,17 +184,21 @@ export const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<
   promptVersionId: s.promptVersionId,
   promptName: s.promptName,
   version: s.version,
-  variablesJson: s.variables,
+  variables: jsonTextOf(s.variables),
+});
+
+export const skillContentToProto = (v: SkillVersionDoc): MessageInitShape<typeof SkillContentSchema> => ({
+  promptComposition: v.promptComposition.map(compositionStepToProto),
+  tools: v.tools.map(toolRefToProto),
+  inputSchema: jsonTextOf(v.inputSchema),
+  outputSchema: jsonTextOf(v.outputSchema),
 });
 
 export function skillVersionToProto(v: SkillVersionDoc): MessageInitShape<typeof SkillVersionSchema> {
   return {
     ...versionMetadataToProto(v),
     skillId: v.skillId,
-    promptComposition: v.promptComposition.map(compositionStepToProto),
-    tools: v.tools.map(toolRefToProto),
-    inputSchemaJson: v.inputSchema,
-    outputSchemaJson: v.outputSchema,
+    content: skillContentToProto(v),
   };
 }
 
@@ -195,10 +210,7 @@ export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSche
     publishedVersionId: view.publishedVersionId ?? undefined,
     versions: view.versions.map(versionSummaryToProto),
     describedVersionId: described._id,
-    promptComposition: described.promptComposition.map(compositionStepToProto),
-    tools: described.tools.map(toolRefToProto),
-    inputSchemaJson: described.inputSchema,
-    outputSchemaJson: described.outputSchema,
+    content: skillContentToProto(described),
   };
 }
 
@@ -207,9 +219,7 @@ export const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeo
   toolVersionId: t.pin.toolVersionId,
   toolKey: t.pin.toolKey,
   description: t.description,
-  type: t.version.type,
-  configJson: t.version.config,
-  inputSchemaJson: t.version.inputSchema,
+  content: toolContentToProto(t.version),
 });
 
 export const resolvedPromptToProto = (p: ResolvedPromptView): MessageInitShape<typeof ResolvedPromptSchema> => ({
@@ -233,7 +243,7 @@ export function agentVersionToProto(v: AgentVersionDoc): MessageInitShape<typeof
   return {
     ...versionMetadataToProto(v),
     agentId: v.agentId,
-    workflowJson: v.workflow,
+    workflow: jsonTextOf(v.workflow),
   };
 }
 
@@ -245,7 +255,7 @@ export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSche
     draftVersionId: view.draftVersionId ?? undefined,
     versions: view.versions.map(versionSummaryToProto),
     describedVersionId: described._id,
-    workflowJson: described.workflow,
+    workflow: jsonTextOf(described.workflow),
   };
 }
 

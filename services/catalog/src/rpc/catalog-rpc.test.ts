@@ -58,16 +58,14 @@ describe("CatalogService over Connect", () => {
       organizationId: ORG_A,
       toolKey: "weather",
       name: "Weather",
-      type: "manual_stub",
-      configJson: config,
-      inputSchemaJson: AWKWARD_SCHEMA,
+      content: { type: "manual_stub", config: { json: config }, inputSchema: { json: AWKWARD_SCHEMA } },
     });
-    expect(tool?.configJson).toBe(config);
-    expect(tool?.inputSchemaJson).toBe(AWKWARD_SCHEMA);
+    expect(tool?.content?.config?.json).toBe(config);
+    expect(tool?.content?.inputSchema?.json).toBe(AWKWARD_SCHEMA);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const fetched = await client.getTool({ id: tool?.id ?? "" });
-    expect(fetched.tool?.configJson).toBe(config);
-    expect(fetched.tool?.inputSchemaJson).toBe(AWKWARD_SCHEMA);
+    expect(fetched.tool?.content?.config?.json).toBe(config);
+    expect(fetched.tool?.content?.inputSchema?.json).toBe(AWKWARD_SCHEMA);
 
     const { prompt } = await client.createPrompt({
       organizationId: ORG_A,
@@ -78,34 +76,40 @@ describe("CatalogService over Connect", () => {
       '{"type":"json_schema","name":"out","schema":{"type":"object","properties":{"a.b":{"type":"string"}}}}';
     const { version } = await client.createPromptVersion({
       promptId: prompt?.id ?? "",
-      systemPrompt: "City {{z}}",
-      variablesSchemaJson: AWKWARD_SCHEMA,
-      responseFormatJson: responseFormat,
+      content: {
+        systemPrompt: "City {{z}}",
+        variablesSchema: { json: AWKWARD_SCHEMA },
+        responseFormat: { json: responseFormat },
+      },
       tools: [{ toolId: tool?.id ?? "" }],
     });
     expect(version).toMatchObject({
       version: 1,
       status: "draft",
-      variablesSchemaJson: AWKWARD_SCHEMA,
-      responseFormatJson: responseFormat,
-      model: "local/echo",
+      content: {
+        variablesSchema: { json: AWKWARD_SCHEMA },
+        responseFormat: { json: responseFormat },
+        model: "local/echo",
+      },
       tools: [{ toolId: tool?.id, toolVersionId: tool?.currentVersionId, toolKey: "weather" }],
     });
-    expect(version?.developerPrompt).toBeUndefined();
-    expect(version?.temperature).toBeUndefined();
+    expect(version?.content?.developerPrompt).toBeUndefined();
+    expect(version?.content?.temperature).toBeUndefined();
     expect(version?.publishedAt).toBeUndefined();
     const published = await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
-    expect(published.prompt?.version?.variablesSchemaJson).toBe(AWKWARD_SCHEMA);
+    expect(published.prompt?.version?.content?.variablesSchema?.json).toBe(AWKWARD_SCHEMA);
 
     const { skill } = await client.createSkill({ organizationId: ORG_A, name: "Trip" });
     const variables = '{"z":"{{input.$city}}","a.b":"literal","2":"{{input.two}}"}';
     const replaced = await client.replaceSkillPrompts({
       skillVersionId: skill?.describedVersionId ?? "",
-      prompts: [{ promptId: prompt?.id ?? "", variablesJson: variables }],
+      prompts: [{ promptId: prompt?.id ?? "", variables: { json: variables } }],
     });
-    expect(replaced.skill?.promptComposition[0]?.variablesJson).toBe(variables);
-    expect(replaced.skill?.outputSchemaJson).toBe('{"type":"object","properties":{"a.b":{"type":"string"}}}');
-    const input = JSON.parse(replaced.skill?.inputSchemaJson ?? "{}");
+    expect(replaced.skill?.content?.promptComposition[0]?.variables?.json).toBe(variables);
+    expect(replaced.skill?.content?.outputSchema?.json).toBe(
+      '{"type":"object","properties":{"a.b":{"type":"string"}}}',
+    );
+    const input = JSON.parse(replaced.skill?.content?.inputSchema?.json ?? "{}");
     expect(Object.keys(input.properties)).toEqual(["10", "two", "$city", "$x", "__proto__"]);
     expect(input.properties.$city).toEqual({ type: "string" });
     expect(input.required).toEqual(["$city"]);
@@ -129,18 +133,15 @@ describe("CatalogService over Connect", () => {
     );
     const { version } = await client.createPromptVersion({
       promptId: prompt?.id ?? "",
-      systemPrompt: "Hi",
+      content: { systemPrompt: "Hi", developerPrompt: "", temperature: 0, maxOutputTokens: 10 },
+    });
+    expect(version?.content).toMatchObject({
       developerPrompt: "",
       temperature: 0,
       maxOutputTokens: 10,
+      variablesSchema: { json: '{"type":"object"}' },
     });
-    expect(version).toMatchObject({
-      developerPrompt: "",
-      temperature: 0,
-      maxOutputTokens: 10,
-      variablesSchemaJson: '{"type":"object"}',
-    });
-    expect(version?.responseFormatJson).toBe('{"type":"text"}');
+    expect(version?.content?.responseFormat?.json).toBe('{"type":"text"}');
     const after = await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     expect(after.prompt).toMatchObject({ publishedVersionId: version?.id, latestVersion: 1 });
     expect(after.prompt?.versions).toEqual([
@@ -159,20 +160,26 @@ describe("CatalogService over Connect", () => {
       organizationId: ORG_A,
       toolKey: "fetch",
       name: "Fetch",
-      type: "http",
-      configJson: '{"url":"https://api.example.com/a","method":"GET"}',
-      inputSchemaJson: '{"type":"object"}',
+      content: {
+        type: "http",
+        config: { json: '{"url":"https://api.example.com/a","method":"GET"}' },
+        inputSchema: { json: '{"type":"object"}' },
+      },
     });
     const { version } = await client.createToolVersion({
       toolId: tool?.id ?? "",
-      configJson: '{"url":"https://api.example.com/b","method":"GET","headers":{"a.b":"1"}}',
+      content: { config: { json: '{"url":"https://api.example.com/b","method":"GET","headers":{"a.b":"1"}}' } },
     });
-    expect(version).toMatchObject({ toolId: tool?.id, version: 2, type: "http", inputSchemaJson: '{"type":"object"}' });
+    expect(version).toMatchObject({
+      toolId: tool?.id,
+      version: 2,
+      content: { type: "http", inputSchema: { json: '{"type":"object"}' } },
+    });
     const { diff } = await client.diffToolVersions({ toolId: tool?.id ?? "", versionId: version?.id ?? "" });
     expect(diff?.from).toMatchObject({ versionId: tool?.currentVersionId, version: 1 });
     expect(diff?.to).toMatchObject({ versionId: version?.id, version: 2 });
     expect(
-      diff?.changes.map((c) => ({ op: c.op, path: c.path, beforeJson: c.beforeJson, afterJson: c.afterJson })),
+      diff?.changes.map((c) => ({ op: c.op, path: c.path, beforeJson: c.before?.json, afterJson: c.after?.json })),
     ).toEqual([
       {
         op: "replace",
@@ -192,12 +199,15 @@ describe("CatalogService over Connect", () => {
   it("converts skills, skill versions and tools through the whole flow", async () => {
     const client = clientAs(principals.userA);
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "Echo" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", systemPrompt: "Hi" });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "Hi" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const { skill } = await client.createSkill({ organizationId: ORG_A, name: "S" });
     expect(skill).toMatchObject({
       draftVersionId: skill?.describedVersionId,
-      inputSchemaJson: '{"type":"object","properties":{}}',
+      content: { inputSchema: { json: '{"type":"object","properties":{}}' } },
     });
     expect(skill?.publishedVersionId).toBeUndefined();
     const draftId = skill?.describedVersionId ?? "";
@@ -208,9 +218,10 @@ describe("CatalogService over Connect", () => {
     const published = await client.publishSkillVersion({ skillId: skill?.id ?? "" });
     expect(published.skill).toMatchObject({ publishedVersionId: draftId, describedVersionId: draftId });
     expect(published.skill?.draftVersionId).toBeUndefined();
-    expect(published.skill?.promptComposition).toEqual([
-      expect.objectContaining({ order: 1, alias: "hello", promptName: "Echo", version: 1, variablesJson: "{}" }),
+    expect(published.skill?.content?.promptComposition).toEqual([
+      expect.objectContaining({ order: 1, alias: "hello", promptName: "Echo", version: 1 }),
     ]);
+    expect(published.skill?.content?.promptComposition[0]?.variables?.json).toBe("{}");
     const next = await client.createSkillVersion({ skillId: skill?.id ?? "" });
     expect(next.version).toMatchObject({ version: 2, status: "draft", skillId: skill?.id, organizationId: ORG_A });
     expect(next.version?.publishedAt).toBeUndefined();
@@ -221,7 +232,7 @@ describe("CatalogService over Connect", () => {
     expect((await client.listSkills({ organizationId: ORG_A })).skills).toHaveLength(1);
     expect((await client.updateSkill({ id: skill?.id ?? "", name: "S2" })).skill?.name).toBe("S2");
     expect(
-      (await client.replaceSkillTools({ skillVersionId: next.version?.id ?? "", tools: [] })).skill?.tools,
+      (await client.replaceSkillTools({ skillVersionId: next.version?.id ?? "", tools: [] })).skill?.content?.tools,
     ).toEqual([]);
   });
 
@@ -235,15 +246,16 @@ describe("CatalogService over Connect", () => {
       organizationId: ORG_A,
       toolKey: "k",
       name: "K",
-      type: "manual_stub",
-      configJson: '{"result":{}}',
-      inputSchemaJson: '{"type":"object"}',
+      content: { type: "manual_stub", config: { json: '{"result":{}}' }, inputSchema: { json: '{"type":"object"}' } },
     };
     await client.createTool(tool);
     expect((await connectErrorOf(client.createTool(tool))).code).toBe(Code.AlreadyExists);
 
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", systemPrompt: "x" });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "x" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const twice = await connectErrorOf(
       client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" }),
@@ -270,9 +282,7 @@ describe("CatalogService over Connect", () => {
       toolKey: "weather",
       name: "Weather",
       description: "Forecasts",
-      type: "manual_stub",
-      configJson: config,
-      inputSchemaJson: AWKWARD_SCHEMA,
+      content: { type: "manual_stub", config: { json: config }, inputSchema: { json: AWKWARD_SCHEMA } },
     });
     const { prompt } = await author.createPrompt({
       organizationId: ORG_A,
@@ -286,8 +296,7 @@ describe("CatalogService over Connect", () => {
     expect(nothing.rawMessage).toBe("prompt has no published version");
     const { version } = await author.createPromptVersion({
       promptId,
-      systemPrompt: "City {{z}}",
-      variablesSchemaJson: AWKWARD_SCHEMA,
+      content: { systemPrompt: "City {{z}}", variablesSchema: { json: AWKWARD_SCHEMA } },
       tools: [{ toolId: tool?.id ?? "" }],
     });
     await author.publishPromptVersion({ promptId, versionId: version?.id ?? "" });
@@ -297,9 +306,7 @@ describe("CatalogService over Connect", () => {
     expect(resolved?.version).toMatchObject({
       id: version?.id,
       status: "published",
-      systemPrompt: "City {{z}}",
-      variablesSchemaJson: AWKWARD_SCHEMA,
-      model: "local/echo",
+      content: { systemPrompt: "City {{z}}", variablesSchema: { json: AWKWARD_SCHEMA }, model: "local/echo" },
       tools: [{ toolId: tool?.id, toolVersionId: tool?.currentVersionId, toolKey: "weather" }],
     });
     expect(resolved?.version?.publishedAt).toBeDefined();
@@ -309,9 +316,11 @@ describe("CatalogService over Connect", () => {
         toolVersionId: tool?.currentVersionId,
         toolKey: "weather",
         description: "Forecasts",
-        type: "manual_stub",
-        configJson: config,
-        inputSchemaJson: AWKWARD_SCHEMA,
+        content: expect.objectContaining({
+          type: "manual_stub",
+          config: expect.objectContaining({ json: config }),
+          inputSchema: expect.objectContaining({ json: AWKWARD_SCHEMA }),
+        }),
       }),
     ]);
 
@@ -319,7 +328,7 @@ describe("CatalogService over Connect", () => {
     const variables = '{"z":"{{input.city}}"}';
     await author.replaceSkillPrompts({
       skillVersionId: skill?.describedVersionId ?? "",
-      prompts: [{ promptId, alias: "forecast", variablesJson: variables }],
+      prompts: [{ promptId, alias: "forecast", variables: { json: variables } }],
     });
     const preview = await runner.resolveSkillVersion({ organizationId: ORG_A, skillId: skill?.id, preferDraft: true });
     expect(preview.version).toMatchObject({ id: skill?.describedVersionId, status: "draft" });
@@ -336,10 +345,10 @@ describe("CatalogService over Connect", () => {
       alias: "forecast",
       promptId,
       promptVersionId: version?.id,
-      variablesJson: variables,
+      variables: { json: variables },
     });
     expect(run.steps[0]?.prompt?.version?.id).toBe(version?.id);
-    expect(run.steps[0]?.prompt?.tools[0]?.configJson).toBe(config);
+    expect(run.steps[0]?.prompt?.tools[0]?.content?.config?.json).toBe(config);
     expect(run.tools).toEqual([]);
 
     const foreign = await connectErrorOf(
@@ -356,24 +365,30 @@ describe("CatalogService over Connect", () => {
   it("authors and resolves agents: workflow JSON text, validation issues, pinned refs", async () => {
     const client = clientAs(principals.userA);
     const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
-    const { version } = await client.createPromptVersion({ promptId: prompt?.id ?? "", systemPrompt: "Hi" });
+    const { version } = await client.createPromptVersion({
+      promptId: prompt?.id ?? "",
+      content: { systemPrompt: "Hi" },
+    });
     await client.publishPromptVersion({ promptId: prompt?.id ?? "", versionId: version?.id ?? "" });
     const { agent } = await client.createAgent({ organizationId: ORG_A, name: "Agent" });
-    expect(agent).toMatchObject({ workflowJson: "{}", draftVersionId: agent?.describedVersionId });
+    expect(agent).toMatchObject({ workflow: { json: "{}" }, draftVersionId: agent?.describedVersionId });
     expect(agent?.publishedVersionId).toBeUndefined();
     const draftId = agent?.draftVersionId ?? "";
     const workflowJson =
       '{"inputSchema":{"type":"object"},"entry":"a",' +
       `"steps":[{"id":"a","type":"prompt","ref":{"promptId":"${prompt?.id}"}}],"output":"{{steps.a.output}}"}`;
-    const saved = await client.saveAgentWorkflow({ agentVersionId: draftId, workflowJson });
-    expect(saved.version?.workflowJson).toBe(workflowJson);
-    const invalid = await client.validateAgentWorkflow({ agentVersionId: draftId, workflowJson: '{"entry":"x"}' });
+    const saved = await client.saveAgentWorkflow({ agentVersionId: draftId, workflow: { json: workflowJson } });
+    expect(saved.version?.workflow?.json).toBe(workflowJson);
+    const invalid = await client.validateAgentWorkflow({
+      agentVersionId: draftId,
+      workflow: { json: '{"entry":"x"}' },
+    });
     expect(invalid.valid).toBe(false);
     expect(invalid.errors.map((e) => `${e.path} ${e.code}`)).toContain("steps required");
     expect((await client.validateAgentWorkflow({ agentVersionId: draftId })).valid).toBe(true);
     const published = await client.publishAgentVersion({ agentId: agent?.id ?? "", versionId: "" });
     expect(published.agent?.publishedVersionId).toBe(draftId);
-    expect(JSON.parse(published.agent?.workflowJson ?? "").steps[0].ref.promptVersionId).toBe(version?.id);
+    expect(JSON.parse(published.agent?.workflow?.json ?? "").steps[0].ref.promptVersionId).toBe(version?.id);
     const diff = await client.diffAgentVersions({ agentId: agent?.id ?? "", versionId: draftId });
     expect(diff.diff?.from).toBeUndefined();
     const rolled = await client.rollbackAgentVersion({ agentId: agent?.id ?? "", versionId: draftId });
@@ -388,10 +403,54 @@ describe("CatalogService over Connect", () => {
     expect(resolved.version?.status).toBe("published");
     expect(resolved.steps[0]?.stepId).toBe("a");
     expect(resolved.steps[0]?.prompt?.version?.id).toBe(version?.id);
-    const e = await connectErrorOf(client.saveAgentWorkflow({ agentVersionId: draftId, workflowJson }));
+    const e = await connectErrorOf(
+      client.saveAgentWorkflow({ agentVersionId: draftId, workflow: { json: workflowJson } }),
+    );
     expect(e.code).toBe(Code.FailedPrecondition);
     const hidden = await connectErrorOf(clientAs(principals.userB).getAgent({ id: agent?.id ?? "" }));
     expect(hidden.code).toBe(Code.NotFound);
+  });
+
+  it("names content fields as the REST body does, and copies a tool version's unset content fields", async () => {
+    const client = clientAs(principals.userA);
+    const { prompt } = await client.createPrompt({ organizationId: ORG_A, name: "P" });
+    const invalid = await connectErrorOf(
+      client.createPromptVersion({
+        promptId: prompt?.id ?? "",
+        content: {
+          systemPrompt: "{{city}}",
+          variablesSchema: { json: '{"type":"object","properties":{"city":{"type":"strin"}}}' },
+          responseFormat: { json: '{"type":"xml"}' },
+        },
+      }),
+    );
+    expect(invalid.code).toBe(Code.InvalidArgument);
+    expect(remoteErrorOf(invalid).details.map((d) => d.field)).toEqual([
+      "variablesSchema.properties.city.type",
+      "responseFormat.type",
+    ]);
+
+    const config = '{"result":{"b":1,"a":2}}';
+    const { tool } = await client.createTool({
+      organizationId: ORG_A,
+      toolKey: "copy",
+      name: "Copy",
+      content: { type: "manual_stub", config: { json: config }, inputSchema: { json: AWKWARD_SCHEMA } },
+    });
+    const missing = await connectErrorOf(
+      client.createTool({ organizationId: ORG_A, toolKey: "none", name: "None", content: { type: "manual_stub" } }),
+    );
+    expect(remoteErrorOf(missing).details).toEqual([
+      { field: "config", issue: "is required" },
+      { field: "inputSchema", issue: "is required" },
+    ]);
+    const copied = await client.createToolVersion({ toolId: tool?.id ?? "" });
+    expect(copied.version?.version).toBe(2);
+    expect(copied.version?.content).toMatchObject({
+      type: "manual_stub",
+      config: { json: config },
+      inputSchema: { json: AWKWARD_SCHEMA },
+    });
   });
 
   it("refuses calls without credentials", async () => {

@@ -27,15 +27,21 @@ import {
   versionDiffToProto,
   workflowIssueToProto,
 } from "./catalog-conversions.js";
+import {
+  promptVersionInputOf,
+  saveWorkflowInputOf,
+  skillPromptsInputOf,
+  toolInputOf,
+  toolSelectorsOf,
+  toolVersionInputOf,
+  validateWorkflowInputOf,
+} from "./catalog-requests.js";
 
 function principalOf(ctx: HandlerContext): Principal {
   const p = ctx.values.get(kPrincipal);
   if (!p) throw unauthenticated("missing credentials");
   return p;
 }
-
-/** Optional ids arrive as "" or unset from proto; the use cases take undefined for "not given". */
-const given = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
 
 export interface CatalogUseCases {
   prompts: Prompts;
@@ -79,15 +85,16 @@ export function registerCatalogRpc(
       return { prompt: promptToProto(await prompts.updatePrompt(principalOf(ctx), req)) };
     },
     async createPromptVersion(req, ctx) {
-      const tools = req.tools.map((t) => ({ toolId: t.toolId, toolVersionId: given(t.toolVersionId) }));
-      return { version: promptVersionToProto(await prompts.createPromptVersion(principalOf(ctx), { ...req, tools })) };
+      return {
+        version: promptVersionToProto(await prompts.createPromptVersion(principalOf(ctx), promptVersionInputOf(req))),
+      };
     },
     async publishPromptVersion(req, ctx) {
       return { prompt: promptToProto(await prompts.publishPromptVersion(principalOf(ctx), req)) };
     },
 
     async createTool(req, ctx) {
-      return { tool: toolToProto(await tools.createTool(principalOf(ctx), req)) };
+      return { tool: toolToProto(await tools.createTool(principalOf(ctx), toolInputOf(req))) };
     },
     async getTool(req, ctx) {
       return { tool: toolToProto(await tools.getTool(principalOf(ctx), req)) };
@@ -100,7 +107,7 @@ export function registerCatalogRpc(
       return { tool: toolToProto(await tools.updateTool(principalOf(ctx), req)) };
     },
     async createToolVersion(req, ctx) {
-      return { version: toolVersionToProto(await tools.createToolVersion(principalOf(ctx), req)) };
+      return { version: toolVersionToProto(await tools.createToolVersion(principalOf(ctx), toolVersionInputOf(req))) };
     },
     async diffToolVersions(req, ctx) {
       return { diff: versionDiffToProto(await tools.diffToolVersions(principalOf(ctx), req)) };
@@ -129,19 +136,11 @@ export function registerCatalogRpc(
       return { diff: versionDiffToProto(await skills.diffSkillVersions(principalOf(ctx), req)) };
     },
     async replaceSkillPrompts(req, ctx) {
-      const selectors = req.prompts.map((p) => ({
-        promptId: p.promptId,
-        promptVersionId: given(p.promptVersionId),
-        alias: p.alias,
-        variablesJson: p.variablesJson,
-      }));
-      return {
-        skill: skillToProto(await skills.replaceSkillPrompts(principalOf(ctx), { ...req, prompts: selectors })),
-      };
+      return { skill: skillToProto(await skills.replaceSkillPrompts(principalOf(ctx), skillPromptsInputOf(req))) };
     },
     async replaceSkillTools(req, ctx) {
-      const selectors = req.tools.map((t) => ({ toolId: t.toolId, toolVersionId: given(t.toolVersionId) }));
-      return { skill: skillToProto(await skills.replaceSkillTools(principalOf(ctx), { ...req, tools: selectors })) };
+      const input = { skillVersionId: req.skillVersionId, tools: toolSelectorsOf(req.tools) };
+      return { skill: skillToProto(await skills.replaceSkillTools(principalOf(ctx), input)) };
     },
 
     // For the execution service, with the end user's principal forwarded.
@@ -203,10 +202,12 @@ export function registerCatalogRpc(
       return { version: agentVersionToProto(await agents.createAgentVersion(principalOf(ctx), req)) };
     },
     async saveAgentWorkflow(req, ctx) {
-      return { version: agentVersionToProto(await agents.saveAgentWorkflow(principalOf(ctx), req)) };
+      return {
+        version: agentVersionToProto(await agents.saveAgentWorkflow(principalOf(ctx), saveWorkflowInputOf(req))),
+      };
     },
     async validateAgentWorkflow(req, ctx) {
-      const result = await agents.validateAgentWorkflow(principalOf(ctx), req);
+      const result = await agents.validateAgentWorkflow(principalOf(ctx), validateWorkflowInputOf(req));
       return {
         valid: result.valid,
         errors: result.errors.map(workflowIssueToProto),

@@ -65,14 +65,14 @@ const prompt: MessageInitShape<typeof ResolvedPromptSchema> = {
     organizationId: ORG,
     version: 1,
     status: "published",
-    systemPrompt: "Weather in {{city}}",
-    variablesSchemaJson: JSON.stringify({
-      type: "object",
-      properties: { city: { type: "string" } },
-      required: ["city"],
-    }),
-    responseFormatJson: '{"type":"text"}',
-    model: "fake/model",
+    content: {
+      systemPrompt: "Weather in {{city}}",
+      variablesSchema: {
+        json: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+      },
+      responseFormat: { json: '{"type":"text"}' },
+      model: "fake/model",
+    },
     tools: [{ toolId: "tool_w", toolVersionId: "tv_w", toolKey: "weather" }],
   },
   tools: [
@@ -81,9 +81,11 @@ const prompt: MessageInitShape<typeof ResolvedPromptSchema> = {
       toolVersionId: "tv_w",
       toolKey: "weather",
       description: "weather",
-      type: "manual_stub",
-      configJson: '{"result":{"c":21}}',
-      inputSchemaJson: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+      content: {
+        type: "manual_stub",
+        config: { json: '{"result":{"c":21}}' },
+        inputSchema: { json: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}' },
+      },
     },
   ],
 };
@@ -102,12 +104,11 @@ const catalog = {
         organizationId: ORG,
         version: 1,
         status: req.preferDraft ? "draft" : "published",
-        inputSchemaJson: '{"type":"object"}',
-        outputSchemaJson: '{"type":"string"}',
+        content: { inputSchema: { json: '{"type":"object"}' }, outputSchema: { json: '{"type":"string"}' } },
       },
       steps: [
         {
-          step: { order: 1, alias: "only", promptId: "prm_rpc", promptVersionId: "pv_rpc", variablesJson: "{}" },
+          step: { order: 1, alias: "only", promptId: "prm_rpc", promptVersionId: "pv_rpc", variables: { json: "{}" } },
           prompt,
         },
       ],

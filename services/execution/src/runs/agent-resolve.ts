@@ -56,7 +56,7 @@ export async function resolveAgent(
   );
   const version = resolved.version;
   if (!version) throw new Error("catalog returned no agent version");
-  const workflow = workflowOf(version.workflowJson);
+  const workflow = workflowOf(version.workflow?.json ?? "");
   const agent: RunnableAgent = {
     agentId: version.agentId,
     agentVersionId: version.id,
@@ -79,7 +79,7 @@ export async function resolveAgent(
       agent.skills.set(step.id, {
         skillId: skill.version?.skillId ?? "",
         skillVersionId: skill.version?.id ?? "",
-        inputSchema: parseJson(skill.version?.inputSchemaJson, { type: "object" }),
+        inputSchema: parseJson(skill.version?.content?.inputSchema?.json, { type: "object" }),
         steps: skillStepsOf(deps.models, skill, () => field, "catalog returned an incomplete skill step"),
       });
     } else if (step.type === "tool" && r?.tool) {

@@ -108,13 +108,17 @@ const promptOf = (id: string, systemPrompt: string, variables: string[]): Prompt
     organizationId: ORG_A,
     version: 1,
     status: "published",
-    systemPrompt,
-    variablesSchemaJson: JSON.stringify({
-      type: "object",
-      properties: Object.fromEntries(variables.map((v) => [v, {}])),
-      required: variables,
-    }),
-    responseFormatJson: JSON.stringify({ type: "text" }),
+    content: {
+      systemPrompt,
+      variablesSchema: {
+        json: JSON.stringify({
+          type: "object",
+          properties: Object.fromEntries(variables.map((v) => [v, {}])),
+          required: variables,
+        }),
+      },
+      responseFormat: { json: JSON.stringify({ type: "text" }) },
+    },
   },
   tools: [],
 });
@@ -161,9 +165,13 @@ const STEPS: StepInit[] = [
       toolId: "tool_weather",
       toolVersionId: "tv_weather",
       toolKey: "weather",
-      type: "manual_stub",
-      configJson: JSON.stringify({ result: { sky: "clear", temperatureC: 21 } }),
-      inputSchemaJson: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+      content: {
+        type: "manual_stub",
+        config: { json: JSON.stringify({ result: { sky: "clear", temperatureC: 21 } }) },
+        inputSchema: {
+          json: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+        },
+      },
     },
   },
   { stepId: "reply", prompt: promptOf("reply", "reply {{label}} {{sky}} in {{city}}", ["label", "sky", "city"]) },
@@ -193,7 +201,7 @@ function fakeCatalog() {
           organizationId: agent.organizationId,
           version: 1,
           status: "published",
-          workflowJson: JSON.stringify(version.workflow),
+          workflow: { json: JSON.stringify(version.workflow) },
         },
         steps: version.steps,
       });
@@ -377,7 +385,13 @@ describe("runAgent", () => {
       steps: STEPS.map(
         (s): StepInit =>
           s.stepId === "weather" && s.tool
-            ? { stepId: s.stepId, tool: { ...(s.tool as object), configJson: '{"result":"not an object"}' } }
+            ? {
+                stepId: s.stepId,
+                tool: {
+                  ...(s.tool as object),
+                  content: { ...(s.tool.content as object), config: { json: '{"result":"not an object"}' } },
+                },
+              }
             : s,
       ),
     };

@@ -110,7 +110,7 @@ export async function resolveSkillRun(
       { field: "promptComposition", issue: "is empty" },
     ]);
   }
-  const check = deps.validator.check(parseJson(version.inputSchemaJson, { type: "object" }), input);
+  const check = deps.validator.check(parseJson(version.content?.inputSchema?.json, { type: "object" }), input);
   if (!check.ok) throw invalidArgument("the input does not match the skill's input schema", check.issues);
   // Every step's model must exist before anything runs.
   const steps = skillStepsOf(

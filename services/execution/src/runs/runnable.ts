@@ -4,6 +4,7 @@
  */
 import { DomainError } from "@kiln/kit/errors";
 import type { ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
+import type { JsonText } from "@kiln/proto/common";
 import type { ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
@@ -34,15 +35,15 @@ export function toolOf(t: ResolvedTool, organizationId: string): ExecutableTool 
   return {
     toolKey: t.toolKey,
     toolVersionId: t.toolVersionId,
-    type: t.type,
-    config: parseJson(t.configJson, {}),
-    inputSchema: parseJson(t.inputSchemaJson, { type: "object" }),
+    type: t.content?.type ?? "",
+    config: parseJson(t.content?.config?.json, {}),
+    inputSchema: parseJson(t.content?.inputSchema?.json, { type: "object" }),
     organizationId,
     description: t.description,
   };
 }
 
-function responseFormatOf(text: string): ResponseFormat {
+function responseFormatOf(text: string | undefined): ResponseFormat {
   const rf = parseJson(text, { type: "text" }) as { type?: string; name?: string; schema?: Record<string, unknown> };
   return rf.type === "json_schema" && rf.schema
     ? { type: "json_schema", name: rf.name ?? "response", schema: rf.schema }
@@ -53,18 +54,19 @@ function responseFormatOf(text: string): ResponseFormat {
 export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] = []): RunnablePrompt {
   const v = resolved.version;
   if (!v) throw new Error("catalog returned no prompt version");
+  const c = v.content;
   const byKey = new Map<string, ResolvedTool>();
   for (const t of [...resolved.tools, ...extraTools]) byKey.set(t.toolKey, t);
   return {
     promptId: v.promptId,
     promptVersionId: v.id,
-    systemPrompt: v.systemPrompt,
-    developerPrompt: v.developerPrompt ?? null,
-    variablesSchema: parseJson(v.variablesSchemaJson, { type: "object" }),
-    responseFormat: responseFormatOf(v.responseFormatJson),
-    temperature: v.temperature ?? null,
-    maxOutputTokens: v.maxOutputTokens ?? null,
-    model: v.model ?? null,
+    systemPrompt: c?.systemPrompt ?? "",
+    developerPrompt: c?.developerPrompt ?? null,
+    variablesSchema: parseJson(c?.variablesSchema?.json, { type: "object" }),
+    responseFormat: responseFormatOf(c?.responseFormat?.json),
+    temperature: c?.temperature ?? null,
+    maxOutputTokens: c?.maxOutputTokens ?? null,
+    model: c?.model ?? null,
     tools: [...byKey.values()].map((t) => toolOf(t, v.organizationId)),
   };
 }
@@ -100,7 +102,7 @@ export function resolveModelFor(
 export function skillStepsOf(
   models: ProviderRegistry,
   resolved: {
-    steps: { prompt?: ResolvedPrompt; step?: { alias: string; variablesJson: string } }[];
+    steps: { prompt?: ResolvedPrompt; step?: { alias: string; variables?: JsonText } }[];
     tools: ResolvedTool[];
   },
   fieldOf: (alias: string) => string,
@@ -110,6 +112,6 @@ export function skillStepsOf(
     if (!s.prompt || !s.step) throw new Error(incomplete);
     const prompt = runnableOf(s.prompt, resolved.tools);
     resolveModelFor(models, prompt.model, fieldOf(s.step.alias));
-    return { alias: s.step.alias, variables: parseJson(s.step.variablesJson, {}) as Record<string, unknown>, prompt };
+    return { alias: s.step.alias, variables: parseJson(s.step.variables?.json, {}) as Record<string, unknown>, prompt };
   });
 }

@@ -125,8 +125,10 @@ function fakeCatalog() {
           organizationId: skill.organizationId,
           version: 1,
           status: "published",
-          inputSchemaJson: JSON.stringify(skill.inputSchema ?? { type: "object" }),
-          outputSchemaJson: '{"type":"string"}',
+          content: {
+            inputSchema: { json: JSON.stringify(skill.inputSchema ?? { type: "object" }) },
+            outputSchema: { json: '{"type":"string"}' },
+          },
         },
         steps: skill.steps.map((s, i) => ({
           step: {
@@ -136,7 +138,7 @@ function fakeCatalog() {
             promptVersionId: s.prompt.version?.id,
             promptName: s.prompt.promptName,
             version: 1,
-            variablesJson: JSON.stringify(s.variables ?? {}),
+            variables: { json: JSON.stringify(s.variables ?? {}) },
           },
           prompt: s.prompt,
         })),
@@ -172,13 +174,15 @@ function promptOf(
       organizationId: fields.organizationId ?? ORG_A,
       version: 1,
       status: "published",
-      systemPrompt: fields.systemPrompt ?? "Answer.",
-      developerPrompt: fields.developerPrompt,
-      variablesSchemaJson: JSON.stringify(fields.variablesSchema ?? { type: "object" }),
-      responseFormatJson: JSON.stringify(fields.responseFormat ?? { type: "text" }),
-      temperature: fields.temperature,
-      maxOutputTokens: fields.maxOutputTokens,
-      model: fields.model,
+      content: {
+        systemPrompt: fields.systemPrompt ?? "Answer.",
+        developerPrompt: fields.developerPrompt,
+        variablesSchema: { json: JSON.stringify(fields.variablesSchema ?? { type: "object" }) },
+        responseFormat: { json: JSON.stringify(fields.responseFormat ?? { type: "text" }) },
+        temperature: fields.temperature,
+        maxOutputTokens: fields.maxOutputTokens,
+        model: fields.model,
+      },
       tools: (fields.tools ?? []).map((t) => ({
         toolId: t.toolId,
         toolVersionId: t.toolVersionId,
@@ -195,9 +199,11 @@ function stubTool(toolKey: string, result: unknown, inputSchema: unknown = CITY_
     toolVersionId: `tv_${toolKey}`,
     toolKey,
     description: `The ${toolKey} tool`,
-    type: "manual_stub",
-    configJson: JSON.stringify({ result }),
-    inputSchemaJson: JSON.stringify(inputSchema),
+    content: {
+      type: "manual_stub",
+      config: { json: JSON.stringify({ result }) },
+      inputSchema: { json: JSON.stringify(inputSchema) },
+    },
   };
 }
 

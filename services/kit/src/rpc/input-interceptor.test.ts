@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { CreatePromptVersionRequestSchema } from "@kiln/proto/catalog";
 import { CreateEvaluationCasesRequestSchema } from "@kiln/proto/evaluation";
 import { ExecutionService, RunPromptResponseSchema } from "@kiln/proto/execution";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -119,6 +120,20 @@ describe("messageIssues", () => {
     expect(messageIssues(message)).toEqual([
       { field: "variables", issue: "must be at most 256 KiB as JSON" },
       { field: "inputSchema", issue: "must not contain NUL characters" },
+    ]);
+  });
+
+  it("names the fields of a content message as the REST body names them (no content. prefix)", () => {
+    const request = create(CreatePromptVersionRequestSchema, {
+      promptId: "p",
+      content: {
+        systemPrompt: "s".repeat(LIMITS.promptTextChars + 1),
+        variablesSchema: jsonTextOf('{"description":"\\u0000"}'),
+      },
+    });
+    expect(messageIssues(request)).toEqual([
+      { field: "systemPrompt", issue: `must be at most ${LIMITS.promptTextChars} characters` },
+      { field: "variablesSchema", issue: "must not contain NUL characters" },
     ]);
   });
 });

@@ -12,7 +12,9 @@ import { bytesText, LIMITS } from "../limits.js";
  *
  * Fields are known by their name in any message: `systemPrompt`, `variablesJson`… (the REST field
  * is the name without `Json`). A `kiln.common.v1.JsonText` is measured as JSON by the name of the
- * field that holds it (`variables`, `inputSchema`…).
+ * field that holds it (`variables`, `inputSchema`…). A family's content message (`content`:
+ * kiln.catalog.v1.PromptContent, ToolContent) adds nothing to the path: its fields are the REST
+ * body's own (`variablesSchema`, not `content.variablesSchema`).
  */
 const CHARS: Record<string, number> = {
   systemPrompt: LIMITS.promptTextChars,
@@ -40,6 +42,8 @@ const JSON_BYTES: Record<string, number> = Object.fromEntries(
   ]),
 );
 const JSON_TEXT = "kiln.common.v1.JsonText";
+/** Fields whose message's fields sit at the holder's level in the REST body. */
+const FLATTENED = new Set(["content"]);
 
 const restName = (key: string) => (key.endsWith("Json") ? key.slice(0, -4) : key);
 const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
@@ -93,7 +97,7 @@ export function messageIssues(message: unknown): FieldIssue[] {
       }
       for (const [k, v] of Object.entries(object)) {
         if (k === "$typeName" || k === "$unknown") continue;
-        walk(v, k, join(at, restName(k)));
+        walk(v, k, FLATTENED.has(k) ? at : join(at, restName(k)));
       }
     }
   };
