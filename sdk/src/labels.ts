@@ -1,4 +1,4 @@
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import { type ListQuery, type PaginatedList, pageQuery } from "./paginated-list.js";
 import type { Label, LabelMove } from "./resources.js";
 import type { RequestOptions, Transport } from "./transport.js";
 
@@ -50,17 +50,11 @@ export class Labels {
     query: ListQuery<{ limit?: string; cursor?: string }> = {},
     options?: RequestOptions,
   ): PaginatedList<LabelMove> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) =>
-            this.t.api.GET(this.path("/{label}/history"), {
-              ...init,
-              params: { path: { id, label }, query: pageQuery(query, cursor) },
-            }),
-          options,
-        ),
+    const params = (cursor: string | undefined) => ({ path: { id, label }, query: pageQuery(query, cursor) });
+    return this.t.page(
       query.cursor,
+      (init, cursor) => this.t.api.GET(this.path("/{label}/history"), { ...init, params: params(cursor) }),
+      options,
     );
   }
 }
