@@ -3,25 +3,20 @@ import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { AgentRuns } from "./agent-runs.js";
 import type { Session } from "./api.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
-import type { Navigate } from "./router.js";
+import { type FamilyList, listPage } from "./resource-list.js";
 import { ActButton, Empty, ErrorBox, Field, Pending } from "./ui.js";
-import { NewVersionButton } from "./versioned.js";
+import { DraftStatus, NewVersionButton } from "./versioned.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 
 /** Agents of the organization: list, create, open. */
 export const agentList: FamilyList<Agent> = {
   client: (kiln) => kiln.agents,
   noun: "agent",
-  plural: "agents",
-  path: "/agents",
   nameLabel: "Agent name",
   emptyText: "No agent yet.",
 };
 
-export function AgentList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={agentList} {...props} />;
-}
+export const AgentList = listPage(agentList);
 
 /** One agent: the workflow (graph beside its JSON), validate, publish, roll back, run, rerun, compare. */
 export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
@@ -52,10 +47,7 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   return (
     <main>
       <h1>{agent.name}</h1>
-      <p>
-        {draft ? "Editing the draft." : "No draft."}{" "}
-        {agent.publishedVersionId ? "A version is published." : "Nothing published yet."}
-      </p>
+      <DraftStatus resource={agent} noDraft="No draft." />
       <ErrorBox error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="workflow">

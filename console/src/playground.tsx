@@ -1,7 +1,8 @@
-import type { Kiln, Prompt } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import { type FormEvent, useEffect, useMemo, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
-import { Empty, ErrorBox, Field, Loading } from "./ui.js";
+import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
+import { VersionPicker } from "./versioned.js";
 
 interface Property {
   name: string;
@@ -53,6 +54,25 @@ interface Target {
   publishedVersionId: string | null;
 }
 
+const GROUPS = [
+  { kind: "prompt", label: "Prompts" },
+  { kind: "skill", label: "Skills" },
+] as const;
+
+/** The prompts or skills the playground can run: those with a version. */
+function targetsOf(kind: Target["kind"], items: Omit<Target, "key" | "kind">[]): Target[] {
+  return items
+    .filter((item) => item.versions.length > 0)
+    .map((item) => ({
+      key: `${kind}:${item.id}`,
+      kind,
+      id: item.id,
+      name: item.name,
+      versions: item.versions,
+      publishedVersionId: item.publishedVersionId,
+    }));
+}
+
 /** Pick a prompt or skill and one of its versions, fill its variables, run; the session's runs stay listed. */
 export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) {
   const [targets, setTargets] = useState<Target[] | null>(null);
@@ -70,28 +90,7 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
       kiln.skills.list({ organizationId: org, limit: 200 }),
     ])
       .then(([prompts, skills]) => {
-        const all: Target[] = [
-          ...prompts.data
-            .filter((p: Prompt) => p.versions.length > 0)
-            .map((p: Prompt) => ({
-              key: `prompt:${p.id}`,
-              kind: "prompt" as const,
-              id: p.id,
-              name: p.name,
-              versions: p.versions,
-              publishedVersionId: p.publishedVersionId,
-            })),
-          ...skills.data
-            .filter((s) => s.versions.length > 0)
-            .map((s) => ({
-              key: `skill:${s.id}`,
-              kind: "skill" as const,
-              id: s.id,
-              name: s.name,
-              versions: s.versions,
-              publishedVersionId: s.publishedVersionId,
-            })),
-        ];
+        const all = [...targetsOf("prompt", prompts.data), ...targetsOf("skill", skills.data)];
         setTargets(all);
         const first = all.find((t) => t.publishedVersionId) ?? all[0];
         setKey((k) => k || first?.key || "");
@@ -132,8 +131,13 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
       setRunning(false);
     }
   }
-  if (targets === null)
-    return <main>{error ? <ErrorBox error={error} /> : <Loading what="prompts and skills" />}</main>;
+  const pick = (nextKey: string) => {
+    const next = targets?.find((t) => t.key === nextKey);
+    setKey(nextKey);
+    setVersionId(next?.publishedVersionId || next?.versions.at(-1)?.id || "");
+    setValues({});
+  };
+  if (targets === null) return <Pending error={error} what="prompts and skills" />;
   return (
     <main>
       <h1>Playground</h1>
@@ -144,48 +148,29 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
           <section className="card" aria-labelledby="run-form">
             <h2 id="run-form">Run a prompt or a skill</h2>
             <form onSubmit={run} noValidate>
-              <div className="field">
-                <label htmlFor="target-select">Prompt or skill</label>
-                <select
-                  id="target-select"
-                  value={key}
-                  onChange={(e) => {
-                    const next = targets.find((t) => t.key === e.target.value);
-                    setKey(e.target.value);
-                    setVersionId(next?.publishedVersionId || next?.versions.at(-1)?.id || "");
-                    setValues({});
-                  }}
-                >
-                  <optgroup label="Prompts">
+              <SelectField id="target-select" label="Prompt or skill" value={key} onChange={pick}>
+                {GROUPS.map((group) => (
+                  <optgroup key={group.kind} label={group.label}>
                     {targets
-                      .filter((t) => t.kind === "prompt")
+                      .filter((t) => t.kind === group.kind)
                       .map((t) => (
                         <option key={t.key} value={t.key}>
                           {t.name}
                         </option>
                       ))}
                   </optgroup>
-                  <optgroup label="Skills">
-                    {targets
-                      .filter((t) => t.kind === "skill")
-                      .map((t) => (
-                        <option key={t.key} value={t.key}>
-                          {t.name}
-                        </option>
-                      ))}
-                  </optgroup>
-                </select>
-              </div>
-              <div className="field">
-                <label htmlFor="version-select">Version</label>
-                <select id="version-select" value={versionId} onChange={(e) => setVersionId(e.target.value)}>
-                  {[...(target?.versions ?? [])].reverse().map((v) => (
-                    <option key={v.id} value={v.id}>
-                      Version {v.version} ({v.id === target?.publishedVersionId ? "published" : v.status})
-                    </option>
-                  ))}
-                </select>
-              </div>
+                ))}
+              </SelectField>
+              <VersionPicker
+                id="version-select"
+                label="Version"
+                value={versionId}
+                onChange={setVersionId}
+                versions={[...(target?.versions ?? [])].reverse()}
+                describe={(v) =>
+                  `Version ${v.version} (${v.id === target?.publishedVersionId ? "published" : v.status})`
+                }
+              />
               {properties.map((p) => (
                 <Field
                   key={p.name}

@@ -1,18 +1,15 @@
 import type { Kiln, Prompt, PromptVersion, Tool } from "@kiln/sdk";
 import { useCallback, useMemo, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
-import type { Session, ShownError } from "./api.js";
+import type { ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
-import type { Navigate } from "./router.js";
+import { type FamilyList, listPage } from "./resource-list.js";
 import { DataTable, Empty, ErrorBox, Field, Pending, SelectField, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {
   client: (kiln) => kiln.prompts,
   noun: "prompt",
-  plural: "prompts",
-  path: "/prompts",
   nameLabel: "Name",
   emptyText: "No prompt yet: create the first one.",
   search: { noneMatch: "No prompt matches." },
@@ -24,9 +21,7 @@ export const promptList: FamilyList<Prompt> = {
   ),
 };
 
-export function PromptList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={promptList} {...props} />;
-}
+export const PromptList = listPage(promptList);
 
 const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "required": []\n}';
 

@@ -1,7 +1,7 @@
 import type { Kiln } from "@kiln/sdk";
 import { type FormEvent, type ReactNode, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
-import type { Navigate } from "./router.js";
+import { errorOf, type ShownError } from "./api.js";
+import type { PageProps } from "./router.js";
 import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /** What every versioned resource (prompt, skill, agent) shows in a list: a name and where it stands. */
@@ -21,11 +21,8 @@ export interface ListingClient<T extends ListedResource> {
 export interface FamilyList<T extends ListedResource> {
   /** The family's client, picked from the SDK. */
   client: (kiln: Kiln) => ListingClient<T>;
-  /** Singular and plural nouns ("skill", "skills"), used for headings, ids and loading text. */
+  /** The singular noun ("skill"): with an "s", the plural, for headings, ids and loading text, and the path (`/skills`). */
   noun: string;
-  plural: string;
-  /** The path a created or listed item opens at, `/skills/<id>`. */
-  path: string;
   /** The name field's label. */
   nameLabel: string;
   /** What the page says when the organization has none. */
@@ -39,18 +36,18 @@ export interface FamilyList<T extends ListedResource> {
 const draftOrPublished = (item: ListedResource): ReactNode => (item.publishedVersionId ? "published" : "draft");
 const capital = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
+/** The list page of a family, as the router mounts it. */
+export function listPage<T extends ListedResource>(family: FamilyList<T>) {
+  return (props: PageProps) => <ResourceList family={family} {...props} />;
+}
+
 /** The list page of a versioned-resource family: create one by name, search, open one. */
 export function ResourceList<T extends ListedResource>({
   family,
   kiln,
   session,
   navigate,
-}: {
-  family: FamilyList<T>;
-  kiln: Kiln;
-  session: Session;
-  navigate: Navigate;
-}) {
+}: PageProps & { family: FamilyList<T> }) {
   const [items, setItems] = useState<T[] | null>(null);
   const [query, setQuery] = useState("");
   const [name, setName] = useState("");
@@ -67,12 +64,13 @@ export function ResourceList<T extends ListedResource>({
     setError(null);
     try {
       const created = await client.create({ organizationId: session.organizationId ?? "", name });
-      navigate(`${family.path}/${created.id}`);
+      navigate(`/${family.noun}s/${created.id}`);
     } catch (err) {
       setError(errorOf(err));
     }
   }
-  const { noun, plural } = family;
+  const { noun } = family;
+  const plural = `${noun}s`;
   const shown = family.search
     ? (items ?? []).filter((item) => item.name.toLowerCase().includes(query.toLowerCase()))
     : (items ?? []);
@@ -100,7 +98,7 @@ export function ResourceList<T extends ListedResource>({
             <ul>
               {shown.map((item) => (
                 <li key={item.id}>
-                  <Link to={`${family.path}/${item.id}`} navigate={navigate}>
+                  <Link to={`/${plural}/${item.id}`} navigate={navigate}>
                     {item.name}
                   </Link>{" "}
                   {summary(item)}

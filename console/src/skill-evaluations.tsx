@@ -1,9 +1,9 @@
-import type { EvaluationCase, EvaluationRun, Kiln, NewEvaluationCase } from "@kiln/sdk";
+import type { EvaluationCase, EvaluationRun, NewEvaluationCase } from "@kiln/sdk";
 import Papa from "papaparse";
 import { useCallback, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { errorOf, type ShownError } from "./api.js";
 import { parseObject } from "./json-input.js";
-import type { Navigate } from "./router.js";
+import type { PageProps } from "./router.js";
 import { DataTable, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /**
@@ -37,17 +37,7 @@ export function casesOf(text: string): NewEvaluationCase[] {
 }
 
 /** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */
-export function Evaluations({
-  kiln,
-  session,
-  skillId,
-  navigate,
-}: {
-  kiln: Kiln;
-  session: Session;
-  skillId: string;
-  navigate: Navigate;
-}) {
+export function Evaluations({ kiln, session, skillId, navigate }: PageProps & { skillId: string }) {
   const [cases, setCases] = useState<EvaluationCase[] | null>(null);
   const [caseInput, setCaseInput] = useState("{}");
   const [contains, setContains] = useState("");

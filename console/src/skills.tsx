@@ -3,18 +3,16 @@ import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
 import { parseObject } from "./json-input.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
+import { type FamilyList, listPage } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
 import { ActButton, Empty, ErrorBox, Field, Pending, SelectField, ToolPicker } from "./ui.js";
-import { type DiffFamily, NewVersionButton, VersionDiffPanel } from "./versioned.js";
+import { type DiffFamily, DraftStatus, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
 export const skillList: FamilyList<Skill> = {
   client: (kiln) => kiln.skills,
   noun: "skill",
-  plural: "skills",
-  path: "/skills",
   nameLabel: "Skill name",
   emptyText: "No skill yet: compose one from published prompts.",
 };
@@ -24,9 +22,7 @@ const skillDiff: DiffFamily = {
   diff: (kiln, id, versionId) => kiln.skills.diff(id, versionId),
 };
 
-export function SkillList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={skillList} {...props} />;
-}
+export const SkillList = listPage(skillList);
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
 export function SkillDetail({
@@ -79,10 +75,7 @@ export function SkillDetail({
   return (
     <main>
       <h1>{skill.name}</h1>
-      <p>
-        {draft ? "Editing the draft." : "No draft: create a new version to edit."}{" "}
-        {skill.publishedVersionId ? "A version is published." : "Nothing published yet."}
-      </p>
+      <DraftStatus resource={skill} noDraft="No draft: create a new version to edit." />
       <ErrorBox error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="composition">

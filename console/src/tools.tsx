@@ -1,8 +1,8 @@
 import type { Kiln, Tool, VersionDiff } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { type FieldBinding, useAction, useFields, useLoaded } from "./action.js";
-import { errorOf, type Session } from "./api.js";
-import type { Navigate } from "./router.js";
+import { errorOf } from "./api.js";
+import type { PageProps } from "./router.js";
 import { DiffTable, Empty, ErrorBox, Field, Link, Loading, Pending, SelectField } from "./ui.js";
 
 type VersionField = "config" | "inputSchema";
@@ -18,7 +18,7 @@ function ToolVersionFields({ rows, field }: { rows: number; field: (name: Versio
 }
 
 /** Tools: create manual_stub and http tools; the list with their current versions. */
-export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
+export function Tools({ kiln, session, navigate }: PageProps) {
   const [type, setType] = useState<"manual_stub" | "http">("manual_stub");
   const { error, setError, submit } = useAction();
   const { values, field } = useFields(

@@ -78,6 +78,22 @@ export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamil
   );
 }
 
+/** Where a resource stands: whether its draft is being edited, whether a version is published. */
+export function DraftStatus({
+  resource,
+  noDraft,
+}: {
+  resource: { draftVersionId?: string | null; publishedVersionId: string | null };
+  noDraft: string;
+}) {
+  return (
+    <p>
+      {resource.draftVersionId ? "Editing the draft." : noDraft}{" "}
+      {resource.publishedVersionId ? "A version is published." : "Nothing published yet."}
+    </p>
+  );
+}
+
 /** Opens a new draft version (shown while there is none), then reloads the resource. */
 export function NewVersionButton({
   act,
