@@ -4,8 +4,8 @@ import { useAction, useLoaded } from "./action.js";
 import { AgentRuns } from "./agent-runs.js";
 import type { Session } from "./api.js";
 import { type FamilyList, listPage } from "./resource-list.js";
-import { ActButton, Empty, ErrorBox, Field, Pending } from "./ui.js";
-import { DraftStatus, NewVersionButton } from "./versioned.js";
+import { ActButton, Empty, Field, Pending } from "./ui.js";
+import { DraftHeading, NewVersionButton } from "./versioned.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 
 /** Agents of the organization: list, create, open. */
@@ -46,9 +46,7 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   };
   return (
     <main>
-      <h1>{agent.name}</h1>
-      <DraftStatus resource={agent} noDraft="No draft." />
-      <ErrorBox error={error} />
+      <DraftHeading resource={agent} noDraft="No draft." error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>

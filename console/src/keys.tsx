@@ -2,7 +2,7 @@ import type { ApiKey, RequestBody } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { call, type Session } from "./api.js";
-import { CheckList, DataTable, Empty, ErrorBox, Field, Loading } from "./ui.js";
+import { ActButton, CheckList, DataTable, ErrorBox, Field, Listed } from "./ui.js";
 
 /**
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops
@@ -46,11 +46,10 @@ export function ApiKeys({ session }: { session: Session }) {
     setName("");
     reload();
   });
-  const revoke = (id: string) =>
-    act(async () => {
-      await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
-      reload();
-    });
+  const revoke = async (id: string) => {
+    await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
+    reload();
+  };
   return (
     <main>
       <h1>API keys</h1>
@@ -73,29 +72,27 @@ export function ApiKeys({ session }: { session: Session }) {
         </form>
         <section aria-labelledby="keys">
           <h2 id="keys">Keys</h2>
-          {keys === null ? (
-            <Loading what="keys" />
-          ) : keys.length === 0 ? (
-            <Empty>No key yet.</Empty>
-          ) : (
-            <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
-              {keys.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.scopes.join(", ")}</td>
-                  <td>
-                    {k.revokedAt ? (
-                      "revoked"
-                    ) : (
-                      <button type="button" className="secondary" onClick={() => revoke(k.id)}>
-                        Revoke {k.name}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
+          <Listed items={keys} what="keys" empty="No key yet.">
+            {(keys) => (
+              <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
+                {keys.map((k) => (
+                  <tr key={k.id}>
+                    <td>{k.name}</td>
+                    <td>{k.scopes.join(", ")}</td>
+                    <td>
+                      {k.revokedAt ? (
+                        "revoked"
+                      ) : (
+                        <ActButton act={act} run={() => revoke(k.id)} className="secondary">
+                          Revoke {k.name}
+                        </ActButton>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+            )}
+          </Listed>
         </section>
       </div>
     </main>

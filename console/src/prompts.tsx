@@ -4,7 +4,17 @@ import { useAction, useFields, useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import { type FamilyList, listPage } from "./resource-list.js";
-import { DataTable, Empty, ErrorBox, Field, Pending, SelectField, TemplatePreview, ToolPicker } from "./ui.js";
+import {
+  ActButton,
+  DataTable,
+  ErrorBox,
+  Field,
+  Listed,
+  Pending,
+  SelectField,
+  TemplatePreview,
+  ToolPicker,
+} from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {
@@ -79,10 +89,7 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
     setSaved(version);
     reload();
   });
-  const publish = (versionId: string) =>
-    act(async () => {
-      setPrompt(await kiln.prompts.publish(id, { versionId }));
-    });
+  const publish = async (versionId: string) => setPrompt(await kiln.prompts.publish(id, { versionId }));
   if (!prompt) return <Pending error={error} what="the prompt" />;
   return (
     <main>
@@ -131,25 +138,25 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         </section>
         <section aria-labelledby="versions">
           <h2 id="versions">Versions</h2>
-          {prompt.versions.length === 0 ? (
-            <Empty>No version yet.</Empty>
-          ) : (
-            <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
-              {[...prompt.versions].reverse().map((v) => (
-                <tr key={v.id}>
-                  <td>{v.version}</td>
-                  <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
-                  <td>
-                    {v.status === "draft" && (
-                      <button type="button" onClick={() => publish(v.id)}>
-                        Publish version {v.version}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
+          <Listed items={prompt.versions} what="versions" empty="No version yet.">
+            {(versions) => (
+              <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
+                {[...versions].reverse().map((v) => (
+                  <tr key={v.id}>
+                    <td>{v.version}</td>
+                    <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
+                    <td>
+                      {v.status === "draft" && (
+                        <ActButton act={act} run={() => publish(v.id)}>
+                          Publish version {v.version}
+                        </ActButton>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+            )}
+          </Listed>
         </section>
       </div>
       <div className="columns">

@@ -2,7 +2,7 @@ import type { Kiln } from "@kiln/sdk";
 import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import { errorOf, type ShownError } from "./api.js";
 import type { PageProps } from "./router.js";
-import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
+import { ErrorBox, Field, LinkList, Listed } from "./ui.js";
 
 /** What every versioned resource (prompt, skill, agent) shows in a list: a name and where it stands. */
 export interface ListedResource {
@@ -90,22 +90,21 @@ export function ResourceList<T extends ListedResource>({
         <section aria-labelledby={`all-${plural}`}>
           <h2 id={`all-${plural}`}>All {plural}</h2>
           {family.search && <Field label={`Search ${plural}`} type="search" value={query} onChange={setQuery} />}
-          {items === null ? (
-            <Loading what={plural} />
-          ) : shown.length === 0 ? (
-            <Empty>{items.length === 0 || !family.search ? family.emptyText : family.search.noneMatch}</Empty>
-          ) : (
-            <ul>
-              {shown.map((item) => (
-                <li key={item.id}>
-                  <Link to={`/${plural}/${item.id}`} navigate={navigate}>
-                    {item.name}
-                  </Link>{" "}
-                  {summary(item)}
-                </li>
-              ))}
-            </ul>
-          )}
+          <Listed
+            items={items && shown}
+            what={plural}
+            empty={items?.length === 0 || !family.search ? family.emptyText : family.search.noneMatch}
+          >
+            {(shown) => (
+              <LinkList
+                items={shown}
+                to={(item) => `/${plural}/${item.id}`}
+                label={(item) => item.name}
+                summary={summary}
+                navigate={navigate}
+              />
+            )}
+          </Listed>
         </section>
       </div>
     </main>

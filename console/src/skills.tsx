@@ -6,8 +6,8 @@ import { parseObject } from "./json-input.js";
 import { type FamilyList, listPage } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
-import { ActButton, Empty, ErrorBox, Field, Pending, SelectField, ToolPicker } from "./ui.js";
-import { type DiffFamily, DraftStatus, NewVersionButton, VersionDiffPanel } from "./versioned.js";
+import { ActButton, Empty, Field, Pending, SelectField, ToolPicker } from "./ui.js";
+import { type DiffFamily, DraftHeading, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
 export const skillList: FamilyList<Skill> = {
@@ -74,9 +74,7 @@ export function SkillDetail({
     });
   return (
     <main>
-      <h1>{skill.name}</h1>
-      <DraftStatus resource={skill} noDraft="No draft: create a new version to edit." />
-      <ErrorBox error={error} />
+      <DraftHeading resource={skill} noDraft="No draft: create a new version to edit." error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="composition">
           <h2 id="composition">Prompt composition</h2>

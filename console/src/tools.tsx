@@ -3,7 +3,7 @@ import { useCallback, useState } from "react";
 import { type FieldBinding, useAction, useFields, useLoaded } from "./action.js";
 import { errorOf } from "./api.js";
 import type { PageProps } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Link, Loading, Pending, SelectField } from "./ui.js";
+import { DiffTable, Empty, ErrorBox, Field, LinkList, Listed, Pending, SelectField } from "./ui.js";
 
 type VersionField = "config" | "inputSchema";
 
@@ -60,22 +60,17 @@ export function Tools({ kiln, session, navigate }: PageProps) {
         </form>
         <section aria-labelledby="tools">
           <h2 id="tools">All tools</h2>
-          {tools === null ? (
-            <Loading what="tools" />
-          ) : tools.length === 0 ? (
-            <Empty>No tool yet.</Empty>
-          ) : (
-            <ul>
-              {tools.map((t) => (
-                <li key={t.id}>
-                  <Link to={`/tools/${t.id}`} navigate={navigate}>
-                    {t.toolKey}
-                  </Link>{" "}
-                  {t.name} ({t.type}, version {t.latestVersion})
-                </li>
-              ))}
-            </ul>
-          )}
+          <Listed items={tools} what="tools" empty="No tool yet.">
+            {(tools) => (
+              <LinkList
+                items={tools}
+                to={(t) => `/tools/${t.id}`}
+                label={(t) => t.toolKey}
+                summary={(t) => `${t.name} (${t.type}, version ${t.latestVersion})`}
+                navigate={navigate}
+              />
+            )}
+          </Listed>
         </section>
       </div>
     </main>

@@ -148,6 +148,51 @@ export function Pending({ error, what }: { error: ShownError | null; what: strin
   return <main>{error ? <ErrorBox error={error} /> : <Loading what={what} />}</main>;
 }
 
+/** A list as it loads: that it is loading (`null`), what to say when it is empty, else `children` of the items. */
+export function Listed<T>({
+  items,
+  what,
+  empty,
+  children,
+}: {
+  items: T[] | null;
+  what: string;
+  empty: ReactNode;
+  children: (items: T[]) => ReactNode;
+}) {
+  if (items === null) return <Loading what={what} />;
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return children(items);
+}
+
+/** Items as links to their pages, each followed by what `summary` says of it. */
+export function LinkList<T extends { id: string }>({
+  items,
+  to,
+  label,
+  summary,
+  navigate,
+}: {
+  items: T[];
+  to: (item: T) => string;
+  label: (item: T) => ReactNode;
+  summary: (item: T) => ReactNode;
+  navigate: (path: string) => void;
+}) {
+  return (
+    <ul>
+      {items.map((item) => (
+        <li key={item.id}>
+          <Link to={to(item)} navigate={navigate}>
+            {label(item)}
+          </Link>{" "}
+          {summary(item)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function Loading({ what }: { what: string }) {
   return (
     <p role="status" aria-live="polite">

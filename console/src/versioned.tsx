@@ -78,19 +78,25 @@ export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamil
   );
 }
 
-/** Where a resource stands: whether its draft is being edited, whether a version is published. */
-export function DraftStatus({
+/** A draftable resource's heading: its name, whether its draft is being edited and a version published, the page's error. */
+export function DraftHeading({
   resource,
   noDraft,
+  error,
 }: {
-  resource: { draftVersionId?: string | null; publishedVersionId: string | null };
+  resource: { name: string; draftVersionId?: string | null; publishedVersionId: string | null };
   noDraft: string;
+  error: ShownError | null;
 }) {
   return (
-    <p>
-      {resource.draftVersionId ? "Editing the draft." : noDraft}{" "}
-      {resource.publishedVersionId ? "A version is published." : "Nothing published yet."}
-    </p>
+    <>
+      <h1>{resource.name}</h1>
+      <p>
+        {resource.draftVersionId ? "Editing the draft." : noDraft}{" "}
+        {resource.publishedVersionId ? "A version is published." : "Nothing published yet."}
+      </p>
+      <ErrorBox error={error} />
+    </>
   );
 }
 

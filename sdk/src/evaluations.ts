@@ -1,4 +1,4 @@
-import { type ListQuery, type PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   Assertion,
@@ -11,7 +11,7 @@ import type {
   RequestBody,
   StartedEvaluationRun,
 } from "./resources.js";
-import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import type { CallInit, IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /** Evaluation cases of a skill and evaluation runs against its draft and/or published version (public beta). */
 export class Evaluations {
@@ -23,12 +23,9 @@ export class Evaluations {
     options?: RequestOptions,
   ): PaginatedList<EvaluationCase> {
     const path = "/api/skills/{id}/evaluation-cases";
-    return this.t.page(
-      query.cursor,
-      (init, cursor) =>
-        this.t.api.GET(path, { ...init, params: { path: { id: skillId }, query: pageQuery(query, cursor) } }),
-      options,
-    );
+    const send = (init: CallInit, wire: Query<"listEvaluationCases">) =>
+      this.t.api.GET(path, { ...init, params: { path: { id: skillId }, query: wire } });
+    return this.t.page(query, send, options);
   }
 
   /** Creates 1 to 500 cases at once (all or none); answers them as one page. */

@@ -1,6 +1,6 @@
-import { type ListQuery, type PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Label, LabelMove } from "./resources.js";
-import type { RequestOptions, Transport } from "./transport.js";
+import type { CallInit, RequestOptions, Transport } from "./transport.js";
 
 /**
  * The labels of one family of resources (prompts, skills or agents): named pointers to versions.
@@ -50,11 +50,8 @@ export class Labels {
     query: ListQuery<{ limit?: string; cursor?: string }> = {},
     options?: RequestOptions,
   ): PaginatedList<LabelMove> {
-    const params = (cursor: string | undefined) => ({ path: { id, label }, query: pageQuery(query, cursor) });
-    return this.t.page(
-      query.cursor,
-      (init, cursor) => this.t.api.GET(this.path("/{label}/history"), { ...init, params: params(cursor) }),
-      options,
-    );
+    const send = (init: CallInit, wire: { limit?: string; cursor?: string }) =>
+      this.t.api.GET(this.path("/{label}/history"), { ...init, params: { path: { id, label }, query: wire } });
+    return this.t.page(query, send, options);
   }
 }

@@ -1,7 +1,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "./gen/kiln-api.js";
 import { KilnError, KilnTimeoutError, retryAfterMsOf } from "./kiln-error.js";
-import { type Page, PaginatedList } from "./paginated-list.js";
+import { type ListQuery, type Page, PaginatedList, pageQuery } from "./paginated-list.js";
 
 export interface KilnOptions {
   /** Where the gateway listens, e.g. `http://127.0.0.1:8080` (without `/api`). */
@@ -141,13 +141,19 @@ export class Transport {
     return this.call((init) => send({ ...init, params: { path: { id } } }), options, idempotent);
   }
 
-  /** A list route as a PaginatedList: `send` asks for the page at `cursor` (undefined: the first). */
-  page<T>(
-    cursor: string | undefined,
-    send: (init: CallInit, cursor: string | undefined) => Promise<FetchAnswer & { data?: Page<T> }>,
+  /**
+   * A list route as a PaginatedList: `send` asks for one page with the wire's query (the caller's,
+   * `limit` as digits, the page's cursor).
+   */
+  page<T, Q extends { limit?: string; cursor?: string }>(
+    query: ListQuery<Q> | undefined,
+    send: (init: CallInit, query: Q) => Promise<FetchAnswer & { data?: Page<T> }>,
     options?: RequestOptions,
   ): PaginatedList<T> {
-    return new PaginatedList((at) => this.call((init) => send(init, at), options), cursor);
+    return new PaginatedList(
+      (cursor) => this.call((init) => send(init, pageQuery(query, cursor)), options),
+      query?.cursor,
+    );
   }
 
   async #send(request: Request, options: RequestOptions): Promise<Response> {

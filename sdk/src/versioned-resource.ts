@@ -1,6 +1,6 @@
 import type { components } from "./gen/kiln-api.js";
 import { Labels } from "./labels.js";
-import { type ListQuery, type PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Query, RequestBody, VersionDiff } from "./resources.js";
 import type { CallInit, FetchAnswer, IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
@@ -107,9 +107,9 @@ export class VersionedResource<F extends VersionedFamily> {
 
   /** The organization's resources of this family, newest first (an API key may omit organizationId). */
   list(query?: ListQuery<F["listQuery"]>, options?: RequestOptions): PaginatedList<F["resource"]> {
-    return this.t.page<F["resource"]>(
-      query?.cursor,
-      (call, cursor) => this.route("GET", "", { params: { query: pageQuery(query, cursor) } }, call),
+    return this.t.page<F["resource"], F["listQuery"]>(
+      query,
+      (call, wire) => this.route("GET", "", { params: { query: wire } }, call),
       options,
     );
   }

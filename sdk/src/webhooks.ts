@@ -1,6 +1,6 @@
-import { type ListQuery, type PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Query, RequestBody, Webhook, WebhookDelivery, WebhookWithSecret } from "./resources.js";
-import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import type { CallInit, IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /**
  * Webhooks: signed callbacks for runs, publishes, label moves and evaluations (public beta). A
@@ -14,11 +14,9 @@ export class Webhooks {
   }
 
   list(query: ListQuery<Query<"listWebhooks">> = {}, options?: RequestOptions): PaginatedList<Webhook> {
-    return this.t.page(
-      query.cursor,
-      (init, cursor) => this.t.api.GET("/api/webhooks", { ...init, params: { query: pageQuery(query, cursor) } }),
-      options,
-    );
+    const send = (init: CallInit, wire: Query<"listWebhooks">) =>
+      this.t.api.GET("/api/webhooks", { ...init, params: { query: wire } });
+    return this.t.page(query, send, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<Webhook> {
@@ -51,11 +49,9 @@ export class Webhooks {
     options?: RequestOptions,
   ): PaginatedList<WebhookDelivery> {
     const path = "/api/webhooks/{id}/deliveries";
-    return this.t.page(
-      query.cursor,
-      (init, cursor) => this.t.api.GET(path, { ...init, params: { path: { id }, query: pageQuery(query, cursor) } }),
-      options,
-    );
+    const send = (init: CallInit, wire: Query<"listWebhookDeliveries">) =>
+      this.t.api.GET(path, { ...init, params: { path: { id }, query: wire } });
+    return this.t.page(query, send, options);
   }
 
   /** Queues a delivery again, with the same webhook-id and body. */
