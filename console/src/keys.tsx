@@ -2,7 +2,8 @@ import type { ApiKey, RequestBody } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { call, type Session } from "./api.js";
-import { ActButton, CheckList, DataTable, ErrorBox, Field, Listed } from "./ui.js";
+import { Listed } from "./resource-list.js";
+import { ActButton, CheckList, DataTable, ErrorBox, Field } from "./ui.js";
 
 /**
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops

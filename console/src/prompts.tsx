@@ -3,18 +3,8 @@ import { useCallback, useMemo, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
-import { type FamilyList, listPage } from "./resource-list.js";
-import {
-  ActButton,
-  DataTable,
-  ErrorBox,
-  Field,
-  Listed,
-  Pending,
-  SelectField,
-  TemplatePreview,
-  ToolPicker,
-} from "./ui.js";
+import { type FamilyList, Listed, listPage } from "./resource-list.js";
+import { ActButton, DataTable, ErrorBox, Field, Pending, SelectField, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {

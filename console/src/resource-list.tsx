@@ -2,7 +2,7 @@ import type { Kiln } from "@kiln/sdk";
 import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import { errorOf, type ShownError } from "./api.js";
 import type { PageProps } from "./router.js";
-import { ErrorBox, Field, LinkList, Listed } from "./ui.js";
+import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /** What every versioned resource (prompt, skill, agent) shows in a list: a name and where it stands. */
 export interface ListedResource {
@@ -108,5 +108,50 @@ export function ResourceList<T extends ListedResource>({
         </section>
       </div>
     </main>
+  );
+}
+
+/** A list as it loads: that it is loading (`null`), what to say when it is empty, else `children` of the items. */
+export function Listed<T>({
+  items,
+  what,
+  empty,
+  children,
+}: {
+  items: T[] | null;
+  what: string;
+  empty: ReactNode;
+  children: (items: T[]) => ReactNode;
+}) {
+  if (items === null) return <Loading what={what} />;
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return children(items);
+}
+
+/** Items as links to their pages, each followed by what `summary` says of it. */
+export function LinkList<T extends { id: string }>({
+  items,
+  to,
+  label,
+  summary,
+  navigate,
+}: {
+  items: T[];
+  to: (item: T) => string;
+  label: (item: T) => ReactNode;
+  summary: (item: T) => ReactNode;
+  navigate: (path: string) => void;
+}) {
+  return (
+    <ul>
+      {items.map((item) => (
+        <li key={item.id}>
+          <Link to={to(item)} navigate={navigate}>
+            {label(item)}
+          </Link>{" "}
+          {summary(item)}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -2,8 +2,10 @@ import type { Kiln, Tool, VersionDiff } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { type FieldBinding, useAction, useFields, useLoaded } from "./action.js";
 import { errorOf } from "./api.js";
+import { LinkList, Listed } from "./resource-list.js";
 import type { PageProps } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, LinkList, Listed, Pending, SelectField } from "./ui.js";
+import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
+import { DiffTable } from "./versioned.js";
 
 type VersionField = "config" | "inputSchema";
 

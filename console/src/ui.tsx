@@ -148,51 +148,6 @@ export function Pending({ error, what }: { error: ShownError | null; what: strin
   return <main>{error ? <ErrorBox error={error} /> : <Loading what={what} />}</main>;
 }
 
-/** A list as it loads: that it is loading (`null`), what to say when it is empty, else `children` of the items. */
-export function Listed<T>({
-  items,
-  what,
-  empty,
-  children,
-}: {
-  items: T[] | null;
-  what: string;
-  empty: ReactNode;
-  children: (items: T[]) => ReactNode;
-}) {
-  if (items === null) return <Loading what={what} />;
-  if (items.length === 0) return <Empty>{empty}</Empty>;
-  return children(items);
-}
-
-/** Items as links to their pages, each followed by what `summary` says of it. */
-export function LinkList<T extends { id: string }>({
-  items,
-  to,
-  label,
-  summary,
-  navigate,
-}: {
-  items: T[];
-  to: (item: T) => string;
-  label: (item: T) => ReactNode;
-  summary: (item: T) => ReactNode;
-  navigate: (path: string) => void;
-}) {
-  return (
-    <ul>
-      {items.map((item) => (
-        <li key={item.id}>
-          <Link to={to(item)} navigate={navigate}>
-            {label(item)}
-          </Link>{" "}
-          {summary(item)}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
 export function Loading({ what }: { what: string }) {
   return (
     <p role="status" aria-live="polite">
@@ -267,37 +222,6 @@ export function StepCells({
         <pre className="output">{step.output?.text ?? step.error?.message ?? ""}</pre>
       </td>
     </>
-  );
-}
-
-export interface DiffChange {
-  op: "add" | "remove" | "replace";
-  path: string;
-  before?: unknown;
-  after?: unknown;
-}
-
-/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
-export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
-  if (changes.length === 0) return <Empty>No change.</Empty>;
-  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
-  return (
-    <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
-      {changes.map((c) => (
-        <tr key={`${c.op}${c.path}`} className="changed">
-          <td>{c.op}</td>
-          <td>
-            <code>{c.path}</code>
-          </td>
-          <td>
-            <pre className="output">{show(c.before)}</pre>
-          </td>
-          <td>
-            <pre className="output">{show(c.after)}</pre>
-          </td>
-        </tr>
-      ))}
-    </DataTable>
   );
 }
 

@@ -2,7 +2,7 @@ import type { Kiln, VersionDiff } from "@kiln/sdk";
 import { useState } from "react";
 import type { Act } from "./action.js";
 import { errorOf, type ShownError } from "./api.js";
-import { ActButton, DiffTable, ErrorBox, SelectField } from "./ui.js";
+import { ActButton, DataTable, Empty, ErrorBox, SelectField } from "./ui.js";
 
 /** How a family shows a version against the one before it: its noun and its client's diff call. */
 export interface DiffFamily {
@@ -118,5 +118,36 @@ export function NewVersionButton({
     <ActButton act={act} run={run} className="secondary">
       New version
     </ActButton>
+  );
+}
+
+export interface DiffChange {
+  op: "add" | "remove" | "replace";
+  path: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
+export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
+  if (changes.length === 0) return <Empty>No change.</Empty>;
+  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
+  return (
+    <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
+      {changes.map((c) => (
+        <tr key={`${c.op}${c.path}`} className="changed">
+          <td>{c.op}</td>
+          <td>
+            <code>{c.path}</code>
+          </td>
+          <td>
+            <pre className="output">{show(c.before)}</pre>
+          </td>
+          <td>
+            <pre className="output">{show(c.after)}</pre>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
