@@ -12,10 +12,11 @@ interface RouteInit {
   body?: unknown;
 }
 
-type Send = (path: string, init: CallInit & RouteInit) => Promise<FetchAnswer>;
-
 /** What openapi-fetch answers, typed by the family: `T` on a 2xx. */
 type Answer<T> = FetchAnswer & { data?: T };
+
+/** openapi-fetch's methods as a family calls them: any path, the answer typed by the family. */
+type Send = <T>(path: string, init: CallInit & RouteInit) => Promise<Answer<T>>;
 
 /**
  * What a family of versioned resources (prompts, tools, skills, agents) is: its path under /api
@@ -85,13 +86,13 @@ export class VersionedResource<F extends VersionedFamily> {
   ) {}
 
   /**
-   * Sends `/api/{family}{suffix}` through openapi-fetch. openapi-fetch types each literal path, and a family's path is
-   * built from `family`: this is the one place the SDK sends a path it cannot type, so the answer
-   * is typed by the family (`T`), from the same generated types.
+   * Sends `/api/{family}{suffix}` through openapi-fetch. openapi-fetch types each literal path, and
+   * a family's path is built from `family`: this is the one place the SDK sends a path it cannot
+   * type (the one cast), so the answer is typed by the family (`T`), from the same generated types.
    */
   protected route<T>(method: Method, suffix: string, init: RouteInit, call: CallInit): Promise<Answer<T>> {
     const api = this.t.api as unknown as Record<Method, Send>;
-    return api[method](`/api/${this.family}${suffix}`, { ...call, ...init }) as Promise<Answer<T>>;
+    return api[method]<T>(`/api/${this.family}${suffix}`, { ...call, ...init });
   }
 
   /** One call of `/api/{family}{suffix}`: its 2xx answer, or KilnError. */
@@ -102,7 +103,7 @@ export class VersionedResource<F extends VersionedFamily> {
     options?: IdempotentRequestOptions,
     idempotent = false,
   ): Promise<T> {
-    return this.t.call((call) => this.route<T>(method, suffix, init, call), options, idempotent) as Promise<T>;
+    return this.t.call((call) => this.route<T>(method, suffix, init, call), options, idempotent);
   }
 
   /** The organization's resources of this family, newest first (an API key may omit organizationId). */
