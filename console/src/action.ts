@@ -6,21 +6,26 @@ export type Act = (what: () => Promise<void>) => Promise<void>;
 
 /**
  * The error a page shows; `act`, which clears it, runs an action and keeps what the API said if it
- * fails; `submit`, the same as a form's submit handler.
+ * fails; `submit`, the same as a form's submit handler; `busy` while an action runs.
  */
 export function useAction(): {
   error: ShownError | null;
   setError: (error: ShownError | null) => void;
   act: Act;
   submit: (what: () => Promise<void>) => (e: FormEvent) => void;
+  busy: boolean;
 } {
   const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
   const act = useCallback<Act>(async (what) => {
     setError(null);
+    setBusy(true);
     try {
       await what();
     } catch (err) {
       setError(errorOf(err));
+    } finally {
+      setBusy(false);
     }
   }, []);
   const submit = useCallback(
@@ -30,7 +35,7 @@ export function useAction(): {
     },
     [act],
   );
-  return { error, setError, act, submit };
+  return { error, setError, act, submit, busy };
 }
 
 /**

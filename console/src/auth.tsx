@@ -7,18 +7,12 @@ import { ErrorBox, Field, Link } from "./ui.js";
 
 /** Sign up (built-in issuer), then onboarding. */
 export function SignUp({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
-  const { error, submit } = useAction();
+  const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", email: "", password: "" }, error);
-  const [busy, setBusy] = useState(false);
   const signUp = submit(async () => {
-    setBusy(true);
-    try {
-      const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", values);
-      onSession({ accessToken: r.accessToken, email: values.email });
-      navigate("/onboarding");
-    } finally {
-      setBusy(false);
-    }
+    const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", values);
+    onSession({ accessToken: r.accessToken, email: values.email });
+    navigate("/onboarding");
   });
   return (
     <main className="narrow">

@@ -1,6 +1,7 @@
 import type { Kiln } from "@kiln/sdk";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
+import { errorOf, type Session } from "./api.js";
 import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
 import { VersionPicker } from "./versioned.js";
 
@@ -75,29 +76,25 @@ function targetsOf(kind: Target["kind"], items: Omit<Target, "key" | "kind">[]):
 
 /** Pick a prompt or skill and one of its versions, fill its variables, run; the session's runs stay listed. */
 export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) {
-  const [targets, setTargets] = useState<Target[] | null>(null);
   const [key, setKey] = useState("");
   const [versionId, setVersionId] = useState("");
   const [schema, setSchema] = useState<unknown>(null);
   const [values, setValues] = useState<Record<string, string>>({});
-  const [running, setRunning] = useState(false);
   const [runs, setRuns] = useState<RunShown[]>([]);
-  const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    const org = session.organizationId;
-    Promise.all([
-      kiln.prompts.list({ organizationId: org, limit: 200 }),
-      kiln.skills.list({ organizationId: org, limit: 200 }),
-    ])
-      .then(([prompts, skills]) => {
-        const all = [...targetsOf("prompt", prompts.data), ...targetsOf("skill", skills.data)];
-        setTargets(all);
-        const first = all.find((t) => t.publishedVersionId) ?? all[0];
-        setKey((k) => k || first?.key || "");
-        setVersionId((v) => v || first?.publishedVersionId || first?.versions.at(-1)?.id || "");
-      })
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
+  const { error, setError, submit, busy: running } = useAction();
+  const organizationId = session.organizationId;
+  const readTargets = useCallback(async () => {
+    const [prompts, skills] = await Promise.all([
+      kiln.prompts.list({ organizationId, limit: 200 }),
+      kiln.skills.list({ organizationId, limit: 200 }),
+    ]);
+    const all = [...targetsOf("prompt", prompts.data), ...targetsOf("skill", skills.data)];
+    const first = all.find((t) => t.publishedVersionId) ?? all[0];
+    setKey((k) => k || first?.key || "");
+    setVersionId((v) => v || first?.publishedVersionId || first?.versions.at(-1)?.id || "");
+    return all;
+  }, [kiln, organizationId]);
+  const targets = useLoaded(readTargets, setError).value;
   const target = targets?.find((t) => t.key === key);
   useEffect(() => {
     if (!target || !versionId) return;
@@ -106,31 +103,21 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
         ? kiln.prompts.get(target.id, { versionId }).then((p) => p.version?.variablesSchema)
         : kiln.skills.get(target.id, { versionId }).then((s) => s.inputSchema);
     read.then(setSchema).catch((e) => setError(errorOf(e)));
-  }, [kiln, target, versionId]);
+  }, [kiln, target, versionId, setError]);
   const properties = useMemo(() => propertiesOf(schema), [schema]);
-  async function run(e: FormEvent) {
-    e.preventDefault();
+  const run = submit(async () => {
     if (!target) return;
-    setRunning(true);
-    setError(null);
-    try {
-      const fields: Record<string, unknown> = {};
-      for (const p of properties) {
-        const v = variableValue(p, values[p.name] ?? "");
-        if (v !== undefined && !(v === "" && !p.required)) fields[p.name] = v;
-      }
-      const organizationId = session.organizationId ?? "";
-      const result: RunShown =
-        target.kind === "prompt"
-          ? await kiln.prompts.run(target.id, { organizationId, variables: fields, versionId })
-          : await kiln.skills.run(target.id, { organizationId, input: fields, versionId });
-      setRuns((rs) => [result, ...rs].slice(0, 20));
-    } catch (err) {
-      setError(errorOf(err));
-    } finally {
-      setRunning(false);
+    const fields: Record<string, unknown> = {};
+    for (const p of properties) {
+      const v = variableValue(p, values[p.name] ?? "");
+      if (v !== undefined && !(v === "" && !p.required)) fields[p.name] = v;
     }
-  }
+    const result: RunShown =
+      target.kind === "prompt"
+        ? await kiln.prompts.run(target.id, { organizationId: organizationId ?? "", variables: fields, versionId })
+        : await kiln.skills.run(target.id, { organizationId: organizationId ?? "", input: fields, versionId });
+    setRuns((rs) => [result, ...rs].slice(0, 20));
+  });
   const pick = (nextKey: string) => {
     const next = targets?.find((t) => t.key === nextKey);
     setKey(nextKey);

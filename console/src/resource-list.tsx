@@ -1,6 +1,6 @@
 import type { Kiln } from "@kiln/sdk";
-import { type FormEvent, type ReactNode, useEffect, useState } from "react";
-import { errorOf, type ShownError } from "./api.js";
+import { type ReactNode, useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
 import type { PageProps } from "./router.js";
 import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
 
@@ -48,27 +48,20 @@ export function ResourceList<T extends ListedResource>({
   session,
   navigate,
 }: PageProps & { family: FamilyList<T> }) {
-  const [items, setItems] = useState<T[] | null>(null);
   const [query, setQuery] = useState("");
   const [name, setName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, submit } = useAction();
   const client = family.client(kiln);
-  useEffect(() => {
-    client.list({ organizationId: session.organizationId ?? "", limit: 200 }).then(
-      (page) => setItems(page.data),
-      (e: unknown) => setError(errorOf(e)),
-    );
-  }, [client, session.organizationId]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const created = await client.create({ organizationId: session.organizationId ?? "", name });
-      navigate(`/${family.noun}s/${created.id}`);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
+  const organizationId = session.organizationId ?? "";
+  const read = useCallback(
+    async () => (await client.list({ organizationId, limit: 200 })).data,
+    [client, organizationId],
+  );
+  const items = useLoaded(read, setError).value;
+  const create = submit(async () => {
+    const created = await client.create({ organizationId, name });
+    navigate(`/${family.noun}s/${created.id}`);
+  });
   const { noun } = family;
   const plural = `${noun}s`;
   const shown = family.search
