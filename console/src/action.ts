@@ -1,19 +1,77 @@
-import { useCallback, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { errorOf, type ShownError } from "./api.js";
 
 /** Runs an action, showing what the API said if it fails. */
 export type Act = (what: () => Promise<void>) => Promise<void>;
 
-/** The error a page shows, and `act`, which clears it, runs an action and keeps what the API said if it fails. */
-export function useAction(): { error: ShownError | null; setError: (error: ShownError | null) => void; act: Act } {
+/**
+ * The error a page shows; `act`, which clears it, runs an action and keeps what the API said if it
+ * fails; `submit`, the same as a form's submit handler; `busy` while an action runs.
+ */
+export function useAction(): {
+  error: ShownError | null;
+  setError: (error: ShownError | null) => void;
+  act: Act;
+  submit: (what: () => Promise<void>) => (e: FormEvent) => void;
+  busy: boolean;
+} {
   const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
   const act = useCallback<Act>(async (what) => {
     setError(null);
+    setBusy(true);
     try {
       await what();
     } catch (err) {
       setError(errorOf(err));
+    } finally {
+      setBusy(false);
     }
   }, []);
-  return { error, setError, act };
+  const submit = useCallback(
+    (what: () => Promise<void>) => (e: FormEvent) => {
+      e.preventDefault();
+      void act(what);
+    },
+    [act],
+  );
+  return { error, setError, act, submit, busy };
+}
+
+/**
+ * What `read` answers, read on mount and whenever `read` changes (a useCallback of the caller's),
+ * and again on `reload`; a failure goes to `onError` as the API said it.
+ */
+export function useLoaded<T>(
+  read: () => PromiseLike<T>,
+  onError: (error: ShownError) => void,
+): { value: T | null; setValue: (value: T | null) => void; reload: () => void } {
+  const [value, setValue] = useState<T | null>(null);
+  const reload = useCallback(() => {
+    read().then(setValue, (e: unknown) => onError(errorOf(e)));
+  }, [read, onError]);
+  useEffect(reload, [reload]);
+  return { value, setValue, reload };
+}
+
+/** What binds a `<Field>` to a form's value: the value, its setter and the API's issue for it. */
+export interface FieldBinding {
+  value: string;
+  onChange: (value: string) => void;
+  issue: string | undefined;
+}
+
+/**
+ * The values of a form's text fields and `field(name)`, the props that bind one to a `<Field>`:
+ * its value, its setter and the issue the API gave for it in `error`.
+ */
+export function useFields<K extends string>(initial: Record<K, string>, error: ShownError | null) {
+  const [values, setValues] = useState(initial);
+  const set = useCallback((name: K, value: string) => setValues((v) => ({ ...v, [name]: value })), []);
+  const field = (name: K): FieldBinding => ({
+    value: values[name],
+    onChange: (value: string) => set(name, value),
+    issue: error?.fields[name],
+  });
+  return { values, set, field };
 }

@@ -2,7 +2,7 @@ import type { Agent, AgentRun, Kiln } from "@kiln/sdk";
 import { useState } from "react";
 import type { Act } from "./action.js";
 import type { Session } from "./api.js";
-import { DataTable, Field, StepCells } from "./ui.js";
+import { ActButton, DataTable, Field, SelectField, StepCells } from "./ui.js";
 
 /** An agent's runs this session: run the published version, rerun from a step, load inputs, compare. */
 export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: Session; agent: Agent; act: Act }) {
@@ -12,26 +12,32 @@ export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: 
   const [rerunStep, setRerunStep] = useState("");
   const [comparison, setComparison] = useState<string | null>(null);
   const lastRun = runs[0];
+  const runPublished = async () => {
+    const inputsObject = JSON.parse(inputs) as Record<string, unknown>;
+    const run = await kiln.agents.run(id, { organizationId: session.organizationId, inputs: inputsObject });
+    setRuns((rs) => [run, ...rs]);
+    setRerunStep(run.steps[0]?.stepId ?? "");
+  };
+  const rerun = async (runId: string) => {
+    const again = await kiln.agentRuns.rerunFromStep(runId, { stepId: rerunStep });
+    setRuns((rs) => [again, ...rs]);
+  };
+  const loadInputs = async (runId: string) => {
+    const loaded = await kiln.agentRuns.loadInputs(runId);
+    setInputs(JSON.stringify(loaded.inputs, null, 2));
+  };
+  const compareLastTwo = async () => {
+    const c = await kiln.agentRuns.compare([runs[1]?.id ?? "", runs[0]?.id ?? ""]);
+    const same = (s: (typeof c.steps)[number]) => (s.outputsEqual ? "same output" : "different output");
+    setComparison(c.steps.map((s) => `${s.stepId}: ${same(s)}`).join("; "));
+  };
   return (
     <section className="card" aria-labelledby="agent-runs">
       <h2 id="agent-runs">Runs</h2>
       <Field label="Inputs (JSON)" multiline rows={3} value={inputs} onChange={setInputs} />
-      <button
-        type="button"
-        disabled={!agent.publishedVersionId}
-        onClick={() =>
-          act(async () => {
-            const run = await kiln.agents.run(id, {
-              organizationId: session.organizationId,
-              inputs: JSON.parse(inputs) as Record<string, unknown>,
-            });
-            setRuns((rs) => [run, ...rs]);
-            setRerunStep(run.steps[0]?.stepId ?? "");
-          })
-        }
-      >
+      <ActButton act={act} run={runPublished} disabled={!agent.publishedVersionId}>
         Run the published version
-      </button>
+      </ActButton>
       {lastRun && (
         <>
           <DataTable label="Steps of the last run" columns={["Step", "Status", "Output", "Reused"]}>
@@ -42,56 +48,23 @@ export function AgentRuns({ kiln, session, agent, act }: { kiln: Kiln; session: 
               </tr>
             ))}
           </DataTable>
-          <div className="field">
-            <label htmlFor="rerun-step">Rerun from step</label>
-            <select id="rerun-step" value={rerunStep} onChange={(e) => setRerunStep(e.target.value)}>
-              {lastRun.steps.map((s) => (
-                <option key={s.stepId} value={s.stepId}>
-                  {s.stepId}
-                </option>
-              ))}
-            </select>
-          </div>
-          <button
-            type="button"
-            onClick={() =>
-              act(async () => {
-                const rerun = await kiln.agentRuns.rerunFromStep(lastRun.id, { stepId: rerunStep });
-                setRuns((rs) => [rerun, ...rs]);
-              })
-            }
-          >
+          <SelectField id="rerun-step" label="Rerun from step" value={rerunStep} onChange={setRerunStep}>
+            {lastRun.steps.map((s) => (
+              <option key={s.stepId} value={s.stepId}>
+                {s.stepId}
+              </option>
+            ))}
+          </SelectField>
+          <ActButton act={act} run={() => rerun(lastRun.id)}>
             Rerun
-          </button>{" "}
-          <button
-            type="button"
-            className="secondary"
-            onClick={() =>
-              act(async () => {
-                const loaded = await kiln.agentRuns.loadInputs(lastRun.id);
-                setInputs(JSON.stringify(loaded.inputs, null, 2));
-              })
-            }
-          >
+          </ActButton>{" "}
+          <ActButton act={act} run={() => loadInputs(lastRun.id)} className="secondary">
             Load inputs
-          </button>{" "}
+          </ActButton>{" "}
           {runs.length >= 2 && (
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                act(async () => {
-                  const c = await kiln.agentRuns.compare([runs[1]?.id ?? "", runs[0]?.id ?? ""]);
-                  setComparison(
-                    c.steps
-                      .map((s) => `${s.stepId}: ${s.outputsEqual ? "same output" : "different output"}`)
-                      .join("; "),
-                  );
-                })
-              }
-            >
+            <ActButton act={act} run={compareLastTwo} className="secondary">
               Compare the last two runs
-            </button>
+            </ActButton>
           )}
           {comparison && <p role="status">{comparison}</p>}
           <p>

@@ -1,44 +1,34 @@
 import type { Agent, Kiln, Workflow, WorkflowValidation } from "@kiln/sdk";
-import { useCallback, useEffect, useState } from "react";
-import { useAction } from "./action.js";
+import { useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
 import { AgentRuns } from "./agent-runs.js";
-import { errorOf, type Session } from "./api.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
-import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Field, Loading } from "./ui.js";
-import { NewVersionButton } from "./versioned.js";
+import type { Session } from "./api.js";
+import { type FamilyList, listPage } from "./resource-list.js";
+import { ActButton, Empty, Field, Pending } from "./ui.js";
+import { DraftHeading, NewVersionButton } from "./versioned.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 
 /** Agents of the organization: list, create, open. */
 export const agentList: FamilyList<Agent> = {
   client: (kiln) => kiln.agents,
   noun: "agent",
-  plural: "agents",
-  path: "/agents",
   nameLabel: "Agent name",
   emptyText: "No agent yet.",
 };
 
-export function AgentList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={agentList} {...props} />;
-}
+export const AgentList = listPage(agentList);
 
 /** One agent: the workflow (graph beside its JSON), validate, publish, roll back, run, rerun, compare. */
 export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
-  const [agent, setAgent] = useState<Agent | null>(null);
   const [text, setText] = useState("");
   const [validation, setValidation] = useState<WorkflowValidation | null>(null);
   const { error, setError, act } = useAction();
-  const load = useCallback(() => {
-    kiln.agents
-      .get(id)
-      .then((a) => {
-        setAgent(a);
-        setText(JSON.stringify(a.workflow, null, 2));
-      })
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, id, setError]);
-  useEffect(load, [load]);
+  const read = useCallback(async () => {
+    const a = await kiln.agents.get(id);
+    setText(JSON.stringify(a.workflow, null, 2));
+    return a;
+  }, [kiln, id]);
+  const { value: agent, setValue: setAgent, reload } = useLoaded(read, setError);
   let parsed: Workflow | null = null;
   let parseIssue: string | undefined;
   try {
@@ -46,43 +36,29 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
   } catch (e) {
     parseIssue = `is not JSON: ${(e as Error).message}`;
   }
-  if (!agent) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the agent" />}</main>;
+  if (!agent) return <Pending error={error} what="the agent" />;
   const draft = agent.draftVersionId;
   const issues = issuesByStep(parsed, validation);
+  const saveAndValidate = async () => {
+    if (!draft || !parsed) return;
+    await kiln.agents.saveWorkflow(draft, parsed);
+    setValidation(await kiln.agents.validateWorkflow(draft));
+  };
   return (
     <main>
-      <h1>{agent.name}</h1>
-      <p>
-        {draft ? "Editing the draft." : "No draft."}{" "}
-        {agent.publishedVersionId ? "A version is published." : "Nothing published yet."}
-      </p>
-      <ErrorBox error={error} />
+      <DraftHeading resource={agent} noDraft="No draft." error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>
           <Field label="Workflow (JSON)" multiline rows={14} value={text} onChange={setText} issue={parseIssue} />
           <div className="buttons">
-            <button
-              type="button"
-              disabled={!draft || parsed === null}
-              onClick={() =>
-                act(async () => {
-                  if (!draft || !parsed) return;
-                  await kiln.agents.saveWorkflow(draft, parsed);
-                  setValidation(await kiln.agents.validateWorkflow(draft));
-                })
-              }
-            >
+            <ActButton act={act} run={saveAndValidate} disabled={!draft || parsed === null}>
               Save and validate
-            </button>{" "}
-            <button
-              type="button"
-              disabled={!draft}
-              onClick={() => act(async () => setAgent(await kiln.agents.publish(id)))}
-            >
+            </ActButton>{" "}
+            <ActButton act={act} run={async () => setAgent(await kiln.agents.publish(id))} disabled={!draft}>
               Publish
-            </button>{" "}
-            {!draft && <NewVersionButton act={act} create={() => kiln.agents.createVersion(id)} reload={load} />}
+            </ActButton>{" "}
+            {!draft && <NewVersionButton act={act} create={() => kiln.agents.createVersion(id)} reload={reload} />}
           </div>
           {validation && (
             <div role="status">
@@ -113,13 +89,13 @@ export function AgentDetail({ kiln, session, id }: { kiln: Kiln; session: Sessio
               <li key={v.id}>
                 Version {v.version} {v.id === agent.publishedVersionId ? "(published, live)" : `(${v.status})`}{" "}
                 {v.status === "published" && v.id !== agent.publishedVersionId && (
-                  <button
-                    type="button"
+                  <ActButton
+                    act={act}
+                    run={async () => setAgent(await kiln.agents.rollback(id, v.id))}
                     className="secondary"
-                    onClick={() => act(async () => setAgent(await kiln.agents.rollback(id, v.id)))}
                   >
                     Roll back to version {v.version}
-                  </button>
+                  </ActButton>
                 )}
               </li>
             ))}

@@ -1,53 +1,26 @@
 import type { OnboardingResult } from "@kiln/sdk";
-import { type FormEvent, useState } from "react";
-import { call, clientOf, errorOf, type Session, type ShownError } from "./api.js";
+import { useState } from "react";
+import { useAction, useFields } from "./action.js";
+import { call, clientOf, type Session } from "./api.js";
 import type { Navigate } from "./router.js";
 import { ErrorBox, Field, Link } from "./ui.js";
 
 /** Sign up (built-in issuer), then onboarding. */
 export function SignUp({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [fullName, setFullName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", { email, password, fullName });
-      onSession({ accessToken: r.accessToken, email });
-      navigate("/onboarding");
-    } catch (err) {
-      setError(errorOf(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { error, submit, busy } = useAction();
+  const { values, field } = useFields({ fullName: "", email: "", password: "" }, error);
+  const signUp = submit(async () => {
+    const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", values);
+    onSession({ accessToken: r.accessToken, email: values.email });
+    navigate("/onboarding");
+  });
   return (
     <main className="narrow">
       <h1>Create your Kiln account</h1>
-      <form onSubmit={submit} noValidate>
-        <Field label="Full name" value={fullName} onChange={setFullName} issue={error?.fields.fullName} />
-        <Field
-          label="Email"
-          type="email"
-          value={email}
-          onChange={setEmail}
-          issue={error?.fields.email}
-          autoComplete="email"
-          required
-        />
-        <Field
-          label="Password"
-          type="password"
-          value={password}
-          onChange={setPassword}
-          issue={error?.fields.password}
-          autoComplete="new-password"
-          required
-        />
+      <form onSubmit={signUp} noValidate>
+        <Field label="Full name" {...field("fullName")} />
+        <Field label="Email" type="email" {...field("email")} autoComplete="email" required />
+        <Field label="Password" type="password" {...field("password")} autoComplete="new-password" required />
         <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
         <button type="submit" disabled={busy}>
           {busy ? "Creating…" : "Sign up"}
@@ -64,37 +37,24 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
 }
 
 export function SignIn({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const r = await call<{ accessToken: string }>("POST", "/api/auth/token", { email, password });
-      const session: Session = { accessToken: r.accessToken, email };
-      // An onboarded user goes straight to the product: setup/verify finds their organization.
-      const verified = await clientOf(session).setup.verify({});
-      const org = verified.organization;
-      onSession(org ? { ...session, organizationId: org.id, organizationName: org.name } : session);
-      navigate(org ? "/prompts" : "/onboarding");
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
+  const { error, submit } = useAction();
+  // Sign-in names no field: what the API says shows above the button.
+  const { values, field } = useFields({ email: "", password: "" }, null);
+  const signIn = submit(async () => {
+    const r = await call<{ accessToken: string }>("POST", "/api/auth/token", values);
+    const session: Session = { accessToken: r.accessToken, email: values.email };
+    // An onboarded user goes straight to the product: setup/verify finds their organization.
+    const verified = await clientOf(session).setup.verify({});
+    const org = verified.organization;
+    onSession(org ? { ...session, organizationId: org.id, organizationName: org.name } : session);
+    navigate(org ? "/prompts" : "/onboarding");
+  });
   return (
     <main className="narrow">
       <h1>Sign in to Kiln</h1>
-      <form onSubmit={submit} noValidate>
-        <Field label="Email" type="email" value={email} onChange={setEmail} autoComplete="email" required />
-        <Field
-          label="Password"
-          type="password"
-          value={password}
-          onChange={setPassword}
-          autoComplete="current-password"
-          required
-        />
+      <form onSubmit={signIn} noValidate>
+        <Field label="Email" type="email" {...field("email")} autoComplete="email" required />
+        <Field label="Password" type="password" {...field("password")} autoComplete="current-password" required />
         <ErrorBox error={error} />
         <button type="submit">Sign in</button>
       </form>
@@ -126,22 +86,15 @@ export function Onboarding({
   navigate: Navigate;
 }) {
   const [step, setStep] = useState<1 | 2 | 3>(1);
-  const [fullName, setFullName] = useState("");
-  const [organizationName, setOrganizationName] = useState("");
+  const { error, submit } = useAction();
+  const { values, field } = useFields({ fullName: "", organizationName: "" }, error);
   const [result, setResult] = useState<OnboardingResult | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  async function createWorkspace(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const r = await clientOf(session).onboarding.complete({ fullName, organizationName });
-      setResult(r);
-      onSession({ ...session, organizationId: r.organization.id, organizationName: r.organization.name });
-      setStep(2);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
+  const createWorkspace = submit(async () => {
+    const r = await clientOf(session).onboarding.complete(values);
+    setResult(r);
+    onSession({ ...session, organizationId: r.organization.id, organizationName: r.organization.name });
+    setStep(2);
+  });
   return (
     <main className="narrow">
       <p className="steps">Step {step} of 3</p>
@@ -149,14 +102,8 @@ export function Onboarding({
         <>
           <h1>Create your workspace</h1>
           <form onSubmit={createWorkspace} noValidate>
-            <Field label="Your name" value={fullName} onChange={setFullName} issue={error?.fields.fullName} required />
-            <Field
-              label="Organization name"
-              value={organizationName}
-              onChange={setOrganizationName}
-              issue={error?.fields.organizationName}
-              required
-            />
+            <Field label="Your name" {...field("fullName")} required />
+            <Field label="Organization name" {...field("organizationName")} required />
             <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
             <button type="submit">Create workspace</button>
           </form>

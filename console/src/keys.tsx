@@ -1,7 +1,9 @@
 import type { ApiKey, RequestBody } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { call, errorOf, type Session, type ShownError } from "./api.js";
-import { DataTable, Empty, ErrorBox, Field, Loading } from "./ui.js";
+import { useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
+import { call, type Session } from "./api.js";
+import { Listed } from "./resource-list.js";
+import { ActButton, CheckList, DataTable, ErrorBox, Field } from "./ui.js";
 
 /**
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops
@@ -29,48 +31,26 @@ const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 
 /** API keys (non-public routes, owners and admins): create with scopes, the key shown once, revoke. */
 export function ApiKeys({ session }: { session: Session }) {
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Scope[]>(["prompts:read", "runs:write"]);
   const [created, setCreated] = useState<string | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(() => {
-    call<{ data: ApiKey[] }>(
-      "GET",
-      `/api/api-keys?organizationId=${session.organizationId}`,
-      undefined,
-      session.accessToken,
-    )
-      .then((r) => setKeys(r.data))
-      .catch((e) => setError(errorOf(e)));
+  const { error, setError, act, submit } = useAction();
+  const read = useCallback(async () => {
+    const path = `/api/api-keys?organizationId=${session.organizationId}`;
+    return (await call<{ data: ApiKey[] }>("GET", path, undefined, session.accessToken)).data;
   }, [session]);
-  useEffect(load, [load]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const r = await call<{ key: string }>(
-        "POST",
-        "/api/api-keys",
-        { organizationId: session.organizationId, name, scopes },
-        session.accessToken,
-      );
-      setCreated(r.key);
-      setName("");
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  async function revoke(id: string) {
-    setError(null);
-    try {
-      await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
+  const { value: keys, reload } = useLoaded(read, setError);
+  const create = submit(async () => {
+    const body = { organizationId: session.organizationId, name, scopes };
+    const r = await call<{ key: string }>("POST", "/api/api-keys", body, session.accessToken);
+    setCreated(r.key);
+    setName("");
+    reload();
+  });
+  const revoke = async (id: string) => {
+    await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
+    reload();
+  };
   return (
     <main>
       <h1>API keys</h1>
@@ -80,16 +60,7 @@ export function ApiKeys({ session }: { session: Session }) {
           <Field label="Key name" value={name} onChange={setName} issue={error?.fields.name} required />
           <fieldset>
             <legend>Scopes</legend>
-            {SCOPES.map((s) => (
-              <label key={s} className="check">
-                <input
-                  type="checkbox"
-                  checked={scopes.includes(s)}
-                  onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))}
-                />{" "}
-                {s}
-              </label>
-            ))}
+            <CheckList values={SCOPES} chosen={scopes} onChange={setScopes} label={(s) => s} />
           </fieldset>
           <ErrorBox error={error} />
           <button type="submit">Create key</button>
@@ -102,29 +73,27 @@ export function ApiKeys({ session }: { session: Session }) {
         </form>
         <section aria-labelledby="keys">
           <h2 id="keys">Keys</h2>
-          {keys === null ? (
-            <Loading what="keys" />
-          ) : keys.length === 0 ? (
-            <Empty>No key yet.</Empty>
-          ) : (
-            <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
-              {keys.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.scopes.join(", ")}</td>
-                  <td>
-                    {k.revokedAt ? (
-                      "revoked"
-                    ) : (
-                      <button type="button" className="secondary" onClick={() => revoke(k.id)}>
-                        Revoke {k.name}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
+          <Listed items={keys} what="keys" empty="No key yet.">
+            {(keys) => (
+              <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
+                {keys.map((k) => (
+                  <tr key={k.id}>
+                    <td>{k.name}</td>
+                    <td>{k.scopes.join(", ")}</td>
+                    <td>
+                      {k.revokedAt ? (
+                        "revoked"
+                      ) : (
+                        <ActButton act={act} run={() => revoke(k.id)} className="secondary">
+                          Revoke {k.name}
+                        </ActButton>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+            )}
+          </Listed>
         </section>
       </div>
     </main>

@@ -1,19 +1,15 @@
 import type { Kiln, Member, Membership, Model, Organization } from "@kiln/sdk";
-import { useEffect, useState } from "react";
-import { call, errorOf, type Session, type ShownError } from "./api.js";
-import { DataTable, Empty, ErrorBox, Loading } from "./ui.js";
+import { useCallback, useState } from "react";
+import { useLoaded } from "./action.js";
+import { call, type Session, type ShownError } from "./api.js";
+import { DataTable, Empty, Pending } from "./ui.js";
 
 /** The model catalog with prices (GET /api/models). */
 export function Models({ kiln }: { kiln: Kiln }) {
-  const [models, setModels] = useState<Model[] | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    kiln.models
-      .list()
-      .then((page) => setModels(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln]);
-  if (!models) return <main>{error ? <ErrorBox error={error} /> : <Loading what="models" />}</main>;
+  const read = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
+  const models = useLoaded(read, setError).value;
+  if (!models) return <Pending error={error} what="models" />;
   return (
     <main>
       <h1>Models</h1>
@@ -40,19 +36,13 @@ export function Models({ kiln }: { kiln: Kiln }) {
 
 /** Members and roles (non-public GET /api/organizations/:id/members). */
 export function Users({ session }: { session: Session }) {
-  const [members, setMembers] = useState<Member[] | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    call<{ data: Member[] }>(
-      "GET",
-      `/api/organizations/${session.organizationId}/members`,
-      undefined,
-      session.accessToken,
-    )
-      .then((r) => setMembers(r.data))
-      .catch((e) => setError(errorOf(e)));
+  const read = useCallback(async () => {
+    const path = `/api/organizations/${session.organizationId}/members`;
+    return (await call<{ data: Member[] }>("GET", path, undefined, session.accessToken)).data;
   }, [session]);
-  if (!members) return <main>{error ? <ErrorBox error={error} /> : <Loading what="members" />}</main>;
+  const members = useLoaded(read, setError).value;
+  if (!members) return <Pending error={error} what="members" />;
   return (
     <main>
       <h1>Users</h1>
@@ -76,14 +66,13 @@ interface OrganizationView {
 
 /** The plan summary and entitlements (non-public GET /api/organizations/:id). */
 export function Billing({ session }: { session: Session }) {
-  const [org, setOrg] = useState<OrganizationView | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    call<OrganizationView>("GET", `/api/organizations/${session.organizationId}`, undefined, session.accessToken)
-      .then(setOrg)
-      .catch((e) => setError(errorOf(e)));
-  }, [session]);
-  if (!org) return <main>{error ? <ErrorBox error={error} /> : <Loading what="your plan" />}</main>;
+  const read = useCallback(
+    () => call<OrganizationView>("GET", `/api/organizations/${session.organizationId}`, undefined, session.accessToken),
+    [session],
+  );
+  const org = useLoaded(read, setError).value;
+  if (!org) return <Pending error={error} what="your plan" />;
   const o = org.organization;
   return (
     <main>

@@ -1,7 +1,9 @@
-import type { Kiln, Prompt } from "@kiln/sdk";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
-import { Empty, ErrorBox, Field, Loading } from "./ui.js";
+import type { Kiln } from "@kiln/sdk";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
+import { errorOf, type Session } from "./api.js";
+import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
+import { VersionPicker } from "./versioned.js";
 
 interface Property {
   name: string;
@@ -53,52 +55,46 @@ interface Target {
   publishedVersionId: string | null;
 }
 
+const GROUPS = [
+  { kind: "prompt", label: "Prompts" },
+  { kind: "skill", label: "Skills" },
+] as const;
+
+/** The prompts or skills the playground can run: those with a version. */
+function targetsOf(kind: Target["kind"], items: Omit<Target, "key" | "kind">[]): Target[] {
+  return items
+    .filter((item) => item.versions.length > 0)
+    .map((item) => ({
+      key: `${kind}:${item.id}`,
+      kind,
+      id: item.id,
+      name: item.name,
+      versions: item.versions,
+      publishedVersionId: item.publishedVersionId,
+    }));
+}
+
 /** Pick a prompt or skill and one of its versions, fill its variables, run; the session's runs stay listed. */
 export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) {
-  const [targets, setTargets] = useState<Target[] | null>(null);
   const [key, setKey] = useState("");
   const [versionId, setVersionId] = useState("");
   const [schema, setSchema] = useState<unknown>(null);
   const [values, setValues] = useState<Record<string, string>>({});
-  const [running, setRunning] = useState(false);
   const [runs, setRuns] = useState<RunShown[]>([]);
-  const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    const org = session.organizationId;
-    Promise.all([
-      kiln.prompts.list({ organizationId: org, limit: 200 }),
-      kiln.skills.list({ organizationId: org, limit: 200 }),
-    ])
-      .then(([prompts, skills]) => {
-        const all: Target[] = [
-          ...prompts.data
-            .filter((p: Prompt) => p.versions.length > 0)
-            .map((p: Prompt) => ({
-              key: `prompt:${p.id}`,
-              kind: "prompt" as const,
-              id: p.id,
-              name: p.name,
-              versions: p.versions,
-              publishedVersionId: p.publishedVersionId,
-            })),
-          ...skills.data
-            .filter((s) => s.versions.length > 0)
-            .map((s) => ({
-              key: `skill:${s.id}`,
-              kind: "skill" as const,
-              id: s.id,
-              name: s.name,
-              versions: s.versions,
-              publishedVersionId: s.publishedVersionId,
-            })),
-        ];
-        setTargets(all);
-        const first = all.find((t) => t.publishedVersionId) ?? all[0];
-        setKey((k) => k || first?.key || "");
-        setVersionId((v) => v || first?.publishedVersionId || first?.versions.at(-1)?.id || "");
-      })
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
+  const { error, setError, submit, busy: running } = useAction();
+  const organizationId = session.organizationId;
+  const readTargets = useCallback(async () => {
+    const [prompts, skills] = await Promise.all([
+      kiln.prompts.list({ organizationId, limit: 200 }),
+      kiln.skills.list({ organizationId, limit: 200 }),
+    ]);
+    const all = [...targetsOf("prompt", prompts.data), ...targetsOf("skill", skills.data)];
+    const first = all.find((t) => t.publishedVersionId) ?? all[0];
+    setKey((k) => k || first?.key || "");
+    setVersionId((v) => v || first?.publishedVersionId || first?.versions.at(-1)?.id || "");
+    return all;
+  }, [kiln, organizationId]);
+  const targets = useLoaded(readTargets, setError).value;
   const target = targets?.find((t) => t.key === key);
   useEffect(() => {
     if (!target || !versionId) return;
@@ -107,33 +103,28 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
         ? kiln.prompts.get(target.id, { versionId }).then((p) => p.version?.variablesSchema)
         : kiln.skills.get(target.id, { versionId }).then((s) => s.inputSchema);
     read.then(setSchema).catch((e) => setError(errorOf(e)));
-  }, [kiln, target, versionId]);
+  }, [kiln, target, versionId, setError]);
   const properties = useMemo(() => propertiesOf(schema), [schema]);
-  async function run(e: FormEvent) {
-    e.preventDefault();
+  const run = submit(async () => {
     if (!target) return;
-    setRunning(true);
-    setError(null);
-    try {
-      const fields: Record<string, unknown> = {};
-      for (const p of properties) {
-        const v = variableValue(p, values[p.name] ?? "");
-        if (v !== undefined && !(v === "" && !p.required)) fields[p.name] = v;
-      }
-      const organizationId = session.organizationId ?? "";
-      const result: RunShown =
-        target.kind === "prompt"
-          ? await kiln.prompts.run(target.id, { organizationId, variables: fields, versionId })
-          : await kiln.skills.run(target.id, { organizationId, input: fields, versionId });
-      setRuns((rs) => [result, ...rs].slice(0, 20));
-    } catch (err) {
-      setError(errorOf(err));
-    } finally {
-      setRunning(false);
+    const fields: Record<string, unknown> = {};
+    for (const p of properties) {
+      const v = variableValue(p, values[p.name] ?? "");
+      if (v !== undefined && !(v === "" && !p.required)) fields[p.name] = v;
     }
-  }
-  if (targets === null)
-    return <main>{error ? <ErrorBox error={error} /> : <Loading what="prompts and skills" />}</main>;
+    const result: RunShown =
+      target.kind === "prompt"
+        ? await kiln.prompts.run(target.id, { organizationId: organizationId ?? "", variables: fields, versionId })
+        : await kiln.skills.run(target.id, { organizationId: organizationId ?? "", input: fields, versionId });
+    setRuns((rs) => [result, ...rs].slice(0, 20));
+  });
+  const pick = (nextKey: string) => {
+    const next = targets?.find((t) => t.key === nextKey);
+    setKey(nextKey);
+    setVersionId(next?.publishedVersionId || next?.versions.at(-1)?.id || "");
+    setValues({});
+  };
+  if (targets === null) return <Pending error={error} what="prompts and skills" />;
   return (
     <main>
       <h1>Playground</h1>
@@ -144,48 +135,29 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
           <section className="card" aria-labelledby="run-form">
             <h2 id="run-form">Run a prompt or a skill</h2>
             <form onSubmit={run} noValidate>
-              <div className="field">
-                <label htmlFor="target-select">Prompt or skill</label>
-                <select
-                  id="target-select"
-                  value={key}
-                  onChange={(e) => {
-                    const next = targets.find((t) => t.key === e.target.value);
-                    setKey(e.target.value);
-                    setVersionId(next?.publishedVersionId || next?.versions.at(-1)?.id || "");
-                    setValues({});
-                  }}
-                >
-                  <optgroup label="Prompts">
+              <SelectField id="target-select" label="Prompt or skill" value={key} onChange={pick}>
+                {GROUPS.map((group) => (
+                  <optgroup key={group.kind} label={group.label}>
                     {targets
-                      .filter((t) => t.kind === "prompt")
+                      .filter((t) => t.kind === group.kind)
                       .map((t) => (
                         <option key={t.key} value={t.key}>
                           {t.name}
                         </option>
                       ))}
                   </optgroup>
-                  <optgroup label="Skills">
-                    {targets
-                      .filter((t) => t.kind === "skill")
-                      .map((t) => (
-                        <option key={t.key} value={t.key}>
-                          {t.name}
-                        </option>
-                      ))}
-                  </optgroup>
-                </select>
-              </div>
-              <div className="field">
-                <label htmlFor="version-select">Version</label>
-                <select id="version-select" value={versionId} onChange={(e) => setVersionId(e.target.value)}>
-                  {[...(target?.versions ?? [])].reverse().map((v) => (
-                    <option key={v.id} value={v.id}>
-                      Version {v.version} ({v.id === target?.publishedVersionId ? "published" : v.status})
-                    </option>
-                  ))}
-                </select>
-              </div>
+                ))}
+              </SelectField>
+              <VersionPicker
+                id="version-select"
+                label="Version"
+                value={versionId}
+                onChange={setVersionId}
+                versions={[...(target?.versions ?? [])].reverse()}
+                describe={(v) =>
+                  `Version ${v.version} (${v.id === target?.publishedVersionId ? "published" : v.status})`
+                }
+              />
               {properties.map((p) => (
                 <Field
                   key={p.name}

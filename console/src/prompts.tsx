@@ -1,17 +1,15 @@
 import type { Kiln, Prompt, PromptVersion, Tool } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { useCallback, useMemo, useState } from "react";
+import { useAction, useFields, useLoaded } from "./action.js";
+import type { ShownError } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
-import type { Navigate } from "./router.js";
-import { DataTable, Empty, ErrorBox, Field, Loading, TemplatePreview, ToolPicker } from "./ui.js";
+import { type FamilyList, Listed, listPage } from "./resource-list.js";
+import { ActButton, DataTable, ErrorBox, Field, Pending, SelectField, TemplatePreview, ToolPicker } from "./ui.js";
 
 /** Prompts of the organization: search, create, open. */
 export const promptList: FamilyList<Prompt> = {
   client: (kiln) => kiln.prompts,
   noun: "prompt",
-  plural: "prompts",
-  path: "/prompts",
   nameLabel: "Name",
   emptyText: "No prompt yet: create the first one.",
   search: { noneMatch: "No prompt matches." },
@@ -23,9 +21,7 @@ export const promptList: FamilyList<Prompt> = {
   ),
 };
 
-export function PromptList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={promptList} {...props} />;
-}
+export const PromptList = listPage(promptList);
 
 const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "required": []\n}';
 
@@ -44,64 +40,47 @@ function schemaIssue(text: string): string | undefined {
 
 /** One prompt: its versions, a version editor, publish. */
 export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
-  const [prompt, setPrompt] = useState<Prompt | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  const [systemPrompt, setSystemPrompt] = useState("");
-  const [developerPrompt, setDeveloperPrompt] = useState("");
-  const [schema, setSchema] = useState(DEFAULT_SCHEMA);
-  const [temperature, setTemperature] = useState("");
-  const [maxOutputTokens, setMaxOutputTokens] = useState("");
+  const { error, setError, act, submit } = useAction();
+  const { values, field } = useFields(
+    {
+      systemPrompt: "",
+      developerPrompt: "",
+      variablesSchema: DEFAULT_SCHEMA,
+      temperature: "",
+      maxOutputTokens: "",
+      outputSchema: '{"type": "object", "properties": {}}',
+    },
+    error,
+  );
   const [saved, setSaved] = useState<PromptVersion | null>(null);
-  const [tools, setTools] = useState<Tool[]>([]);
   const [format, setFormat] = useState<"text" | "json_schema">("text");
-  const [outputSchema, setOutputSchema] = useState('{"type": "object", "properties": {}}');
   const [attached, setAttached] = useState<string[]>([]);
-  const load = useCallback(() => {
-    kiln.prompts
-      .get(id)
-      .then(setPrompt)
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, id]);
-  useEffect(load, [load]);
+  const read = useCallback(() => kiln.prompts.get(id), [kiln, id]);
+  const { value: prompt, setValue: setPrompt, reload } = useLoaded(read, setError);
   const organizationId = prompt?.organizationId;
-  useEffect(() => {
-    if (!organizationId) return;
-    kiln.tools
-      .list({ organizationId, limit: 200 })
-      .then((page) => setTools(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, organizationId]);
-  const typedIssue = useMemo(() => schemaIssue(schema), [schema]);
-  async function createVersion(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
+  const readTools = useCallback(
+    async () => (organizationId ? (await kiln.tools.list({ organizationId, limit: 200 })).data : []),
+    [kiln, organizationId],
+  );
+  const tools = useLoaded<Tool[]>(readTools, setError).value ?? [];
+  const typedIssue = useMemo(() => schemaIssue(values.variablesSchema), [values.variablesSchema]);
+  const createVersion = submit(async () => {
     if (typedIssue) return;
-    try {
-      const version = await kiln.prompts.createVersion(id, {
-        systemPrompt,
-        developerPrompt: developerPrompt || null,
-        variablesSchema: JSON.parse(schema),
-        temperature: temperature === "" ? null : Number(temperature),
-        maxOutputTokens: maxOutputTokens === "" ? null : Number(maxOutputTokens),
-        tools: attached,
-        responseFormat:
-          format === "text" ? { type: "text" } : { type: "json_schema", schema: JSON.parse(outputSchema) },
-      });
-      setSaved(version);
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  async function publish(versionId: string) {
-    setError(null);
-    try {
-      setPrompt(await kiln.prompts.publish(id, { versionId }));
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  if (!prompt) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the prompt" />}</main>;
+    const version = await kiln.prompts.createVersion(id, {
+      systemPrompt: values.systemPrompt,
+      developerPrompt: values.developerPrompt || null,
+      variablesSchema: JSON.parse(values.variablesSchema),
+      temperature: values.temperature === "" ? null : Number(values.temperature),
+      maxOutputTokens: values.maxOutputTokens === "" ? null : Number(values.maxOutputTokens),
+      tools: attached,
+      responseFormat:
+        format === "text" ? { type: "text" } : { type: "json_schema", schema: JSON.parse(values.outputSchema) },
+    });
+    setSaved(version);
+    reload();
+  });
+  const publish = async (versionId: string) => setPrompt(await kiln.prompts.publish(id, { versionId }));
+  if (!prompt) return <Pending error={error} what="the prompt" />;
   return (
     <main>
       <h1>{prompt.name}</h1>
@@ -109,62 +88,33 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         <section className="card" aria-labelledby="editor">
           <h2 id="editor">New version</h2>
           <form onSubmit={createVersion} noValidate>
-            <Field
-              label="System prompt"
-              multiline
-              value={systemPrompt}
-              onChange={setSystemPrompt}
-              issue={error?.fields.systemPrompt}
-            />
-            <TemplatePreview text={systemPrompt} />
-            <Field
-              label="Developer prompt"
-              multiline
-              rows={2}
-              value={developerPrompt}
-              onChange={setDeveloperPrompt}
-              issue={error?.fields.developerPrompt}
-            />
+            <Field label="System prompt" multiline {...field("systemPrompt")} />
+            <TemplatePreview text={values.systemPrompt} />
+            <Field label="Developer prompt" multiline rows={2} {...field("developerPrompt")} />
             <Field
               label="Variables schema (JSON Schema)"
               multiline
               rows={8}
-              value={schema}
-              onChange={setSchema}
+              {...field("variablesSchema")}
               issue={typedIssue ?? firstIssue(error, "variablesSchema")}
             />
-            <Field
-              label="Temperature"
-              type="number"
-              value={temperature}
-              onChange={setTemperature}
-              issue={error?.fields.temperature}
-            />
-            <Field
-              label="Output token limit"
-              type="number"
-              value={maxOutputTokens}
-              onChange={setMaxOutputTokens}
-              issue={error?.fields.maxOutputTokens}
-            />
-            <div className="field">
-              <label htmlFor="response-format">Response format</label>
-              <select
-                id="response-format"
-                value={format}
-                onChange={(e) => setFormat(e.target.value as "text" | "json_schema")}
-              >
-                <option value="text">text</option>
-                <option value="json_schema">JSON matching a schema</option>
-              </select>
-            </div>
+            <Field label="Temperature" type="number" {...field("temperature")} />
+            <Field label="Output token limit" type="number" {...field("maxOutputTokens")} />
+            <SelectField
+              id="response-format"
+              label="Response format"
+              value={format}
+              onChange={(v) => setFormat(v as "text" | "json_schema")}
+            >
+              <option value="text">text</option>
+              <option value="json_schema">JSON matching a schema</option>
+            </SelectField>
             {format === "json_schema" && (
               <Field
                 label="Output schema (JSON Schema)"
                 multiline
                 rows={4}
-                value={outputSchema}
-                onChange={setOutputSchema}
+                {...field("outputSchema")}
                 issue={firstIssue(error, "responseFormat")}
               />
             )}
@@ -178,29 +128,29 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         </section>
         <section aria-labelledby="versions">
           <h2 id="versions">Versions</h2>
-          {prompt.versions.length === 0 ? (
-            <Empty>No version yet.</Empty>
-          ) : (
-            <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
-              {[...prompt.versions].reverse().map((v) => (
-                <tr key={v.id}>
-                  <td>{v.version}</td>
-                  <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
-                  <td>
-                    {v.status === "draft" && (
-                      <button type="button" onClick={() => publish(v.id)}>
-                        Publish version {v.version}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
+          <Listed items={prompt.versions} what="versions" empty="No version yet.">
+            {(versions) => (
+              <DataTable label="Versions table" columns={["Version", "Status", "Action"]}>
+                {[...versions].reverse().map((v) => (
+                  <tr key={v.id}>
+                    <td>{v.version}</td>
+                    <td>{v.id === prompt.publishedVersionId ? "published (live)" : v.status}</td>
+                    <td>
+                      {v.status === "draft" && (
+                        <ActButton act={act} run={() => publish(v.id)}>
+                          Publish version {v.version}
+                        </ActButton>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+            )}
+          </Listed>
         </section>
       </div>
       <div className="columns">
-        <Labels kiln={kiln} prompt={prompt} onMoved={load} />
+        <Labels kiln={kiln} prompt={prompt} onMoved={reload} />
         <CompareVersions key={prompt.versions.length} kiln={kiln} prompt={prompt} />
       </div>
     </main>

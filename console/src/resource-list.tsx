@@ -1,7 +1,7 @@
 import type { Kiln } from "@kiln/sdk";
-import { type FormEvent, type ReactNode, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
-import type { Navigate } from "./router.js";
+import { type ReactNode, useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
+import type { PageProps } from "./router.js";
 import { Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /** What every versioned resource (prompt, skill, agent) shows in a list: a name and where it stands. */
@@ -21,11 +21,8 @@ export interface ListingClient<T extends ListedResource> {
 export interface FamilyList<T extends ListedResource> {
   /** The family's client, picked from the SDK. */
   client: (kiln: Kiln) => ListingClient<T>;
-  /** Singular and plural nouns ("skill", "skills"), used for headings, ids and loading text. */
+  /** The singular noun ("skill"): with an "s", the plural, for headings, ids and loading text, and the path (`/skills`). */
   noun: string;
-  plural: string;
-  /** The path a created or listed item opens at, `/skills/<id>`. */
-  path: string;
   /** The name field's label. */
   nameLabel: string;
   /** What the page says when the organization has none. */
@@ -39,40 +36,34 @@ export interface FamilyList<T extends ListedResource> {
 const draftOrPublished = (item: ListedResource): ReactNode => (item.publishedVersionId ? "published" : "draft");
 const capital = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
+/** The list page of a family, as the router mounts it. */
+export function listPage<T extends ListedResource>(family: FamilyList<T>) {
+  return (props: PageProps) => <ResourceList family={family} {...props} />;
+}
+
 /** The list page of a versioned-resource family: create one by name, search, open one. */
 export function ResourceList<T extends ListedResource>({
   family,
   kiln,
   session,
   navigate,
-}: {
-  family: FamilyList<T>;
-  kiln: Kiln;
-  session: Session;
-  navigate: Navigate;
-}) {
-  const [items, setItems] = useState<T[] | null>(null);
+}: PageProps & { family: FamilyList<T> }) {
   const [query, setQuery] = useState("");
   const [name, setName] = useState("");
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, submit } = useAction();
   const client = family.client(kiln);
-  useEffect(() => {
-    client.list({ organizationId: session.organizationId ?? "", limit: 200 }).then(
-      (page) => setItems(page.data),
-      (e: unknown) => setError(errorOf(e)),
-    );
-  }, [client, session.organizationId]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      const created = await client.create({ organizationId: session.organizationId ?? "", name });
-      navigate(`${family.path}/${created.id}`);
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
-  const { noun, plural } = family;
+  const organizationId = session.organizationId ?? "";
+  const read = useCallback(
+    async () => (await client.list({ organizationId, limit: 200 })).data,
+    [client, organizationId],
+  );
+  const items = useLoaded(read, setError).value;
+  const create = submit(async () => {
+    const created = await client.create({ organizationId, name });
+    navigate(`/${family.noun}s/${created.id}`);
+  });
+  const { noun } = family;
+  const plural = `${noun}s`;
   const shown = family.search
     ? (items ?? []).filter((item) => item.name.toLowerCase().includes(query.toLowerCase()))
     : (items ?? []);
@@ -92,24 +83,68 @@ export function ResourceList<T extends ListedResource>({
         <section aria-labelledby={`all-${plural}`}>
           <h2 id={`all-${plural}`}>All {plural}</h2>
           {family.search && <Field label={`Search ${plural}`} type="search" value={query} onChange={setQuery} />}
-          {items === null ? (
-            <Loading what={plural} />
-          ) : shown.length === 0 ? (
-            <Empty>{items.length === 0 || !family.search ? family.emptyText : family.search.noneMatch}</Empty>
-          ) : (
-            <ul>
-              {shown.map((item) => (
-                <li key={item.id}>
-                  <Link to={`${family.path}/${item.id}`} navigate={navigate}>
-                    {item.name}
-                  </Link>{" "}
-                  {summary(item)}
-                </li>
-              ))}
-            </ul>
-          )}
+          <Listed
+            items={items && shown}
+            what={plural}
+            empty={items?.length === 0 || !family.search ? family.emptyText : family.search.noneMatch}
+          >
+            {(shown) => (
+              <LinkList
+                items={shown}
+                to={(item) => `/${plural}/${item.id}`}
+                label={(item) => item.name}
+                summary={summary}
+                navigate={navigate}
+              />
+            )}
+          </Listed>
         </section>
       </div>
     </main>
+  );
+}
+
+/** A list as it loads: that it is loading (`null`), what to say when it is empty, else `children` of the items. */
+export function Listed<T>({
+  items,
+  what,
+  empty,
+  children,
+}: {
+  items: T[] | null;
+  what: string;
+  empty: ReactNode;
+  children: (items: T[]) => ReactNode;
+}) {
+  if (items === null) return <Loading what={what} />;
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return children(items);
+}
+
+/** Items as links to their pages, each followed by what `summary` says of it. */
+export function LinkList<T extends { id: string }>({
+  items,
+  to,
+  label,
+  summary,
+  navigate,
+}: {
+  items: T[];
+  to: (item: T) => string;
+  label: (item: T) => ReactNode;
+  summary: (item: T) => ReactNode;
+  navigate: (path: string) => void;
+}) {
+  return (
+    <ul>
+      {items.map((item) => (
+        <li key={item.id}>
+          <Link to={to(item)} navigate={navigate}>
+            {label(item)}
+          </Link>{" "}
+          {summary(item)}
+        </li>
+      ))}
+    </ul>
   );
 }

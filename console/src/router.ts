@@ -1,6 +1,15 @@
+import type { Kiln } from "@kiln/sdk";
 import { useEffect, useState } from "react";
+import type { Session } from "./api.js";
 
 export type Navigate = (path: string) => void;
+
+/** What every page of the signed-in console is given. */
+export interface PageProps {
+  kiln: Kiln;
+  session: Session;
+  navigate: Navigate;
+}
 
 /** The path of the page, kept in step with the history (back and forward included). */
 export function usePath(): [string, Navigate] {

@@ -1,8 +1,9 @@
 import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { useLoaded } from "./action.js";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DataTable, Empty, ErrorBox, Field, Link, Loading, StepCells } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Link, Loading, Pending, SelectField, StepCells } from "./ui.js";
 
 type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
 type ToolCall = PromptRun["toolCalls"][number];
@@ -48,25 +49,12 @@ export function Runs({ session, navigate }: { session: Session; navigate: Naviga
     <main>
       <h1>Runs</h1>
       <form onSubmit={filter} className="columns">
-        <div className="field">
-          <label htmlFor="runs-kind">Kind</label>
-          <select id="runs-kind" value={kind} onChange={(e) => setKind(e.target.value)}>
-            <option value="">any</option>
-            <option value="prompt">prompt</option>
-            <option value="skill">skill</option>
-            <option value="agent">agent</option>
-            <option value="judge">judge</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="runs-status">Status</label>
-          <select id="runs-status" value={status} onChange={(e) => setStatus(e.target.value)}>
-            <option value="">any</option>
-            <option value="succeeded">succeeded</option>
-            <option value="failed">failed</option>
-            <option value="running">running</option>
-          </select>
-        </div>
+        <SelectField id="runs-kind" label="Kind" value={kind} onChange={setKind}>
+          <Options values={["", "prompt", "skill", "agent", "judge"]} />
+        </SelectField>
+        <SelectField id="runs-status" label="Status" value={status} onChange={setStatus}>
+          <Options values={["", "succeeded", "failed", "running"]} />
+        </SelectField>
         <Field label="Model" value={model} onChange={setModel} issue={error?.fields.model} />
         <Field label="Created after" type="datetime-local" value={after} onChange={setAfter} />
         <div>
@@ -103,6 +91,15 @@ export function Runs({ session, navigate }: { session: Session; navigate: Naviga
   );
 }
 
+/** A filter's options, each shown as its value ("any" for the empty one). */
+function Options({ values }: { values: string[] }) {
+  return values.map((v) => (
+    <option key={v} value={v}>
+      {v || "any"}
+    </option>
+  ));
+}
+
 function ToolCalls({ calls }: { calls: ToolCall[] }) {
   if (calls.length === 0) return <span>none</span>;
   return (
@@ -120,14 +117,10 @@ function ToolCalls({ calls }: { calls: ToolCall[] }) {
 
 /** One run with every step and tool call (non-public GET /api/runs/:id). */
 export function RunDetail({ session, id }: { session: Session; id: string }) {
-  const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  useEffect(() => {
-    call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken)
-      .then(setRun)
-      .catch((e) => setError(errorOf(e)));
-  }, [session, id]);
-  if (!run) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the run" />}</main>;
+  const read = useCallback(() => call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken), [session, id]);
+  const run = useLoaded(read, setError).value;
+  if (!run) return <Pending error={error} what="the run" />;
   return (
     <main>
       <h1>

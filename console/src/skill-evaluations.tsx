@@ -1,10 +1,10 @@
-import type { EvaluationCase, EvaluationRun, Kiln, NewEvaluationCase } from "@kiln/sdk";
+import type { EvaluationCase, EvaluationRun, NewEvaluationCase } from "@kiln/sdk";
 import Papa from "papaparse";
-import { useCallback, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
 import { parseObject } from "./json-input.js";
-import type { Navigate } from "./router.js";
-import { DataTable, ErrorBox, Field, Link, Loading } from "./ui.js";
+import type { PageProps } from "./router.js";
+import { ActButton, CheckList, DataTable, ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /**
  * Cases from a JSON array, or from CSV with a header row: `input.<field>` columns make the input,
@@ -37,18 +37,7 @@ export function casesOf(text: string): NewEvaluationCase[] {
 }
 
 /** Cases (add, import JSON or CSV), a run against draft and/or published, the summary and per-case table. */
-export function Evaluations({
-  kiln,
-  session,
-  skillId,
-  navigate,
-}: {
-  kiln: Kiln;
-  session: Session;
-  skillId: string;
-  navigate: Navigate;
-}) {
-  const [cases, setCases] = useState<EvaluationCase[] | null>(null);
+export function Evaluations({ kiln, session, skillId, navigate }: PageProps & { skillId: string }) {
   const [caseInput, setCaseInput] = useState("{}");
   const [contains, setContains] = useState("");
   const [caseName, setCaseName] = useState("");
@@ -56,39 +45,41 @@ export function Evaluations({
   const [imported, setImported] = useState("");
   const [run, setRun] = useState<EvaluationRun | null>(null);
   const [against, setAgainst] = useState<string[]>([]);
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(() => {
-    kiln.evaluations
-      .listCases(skillId, { limit: 200 })
-      .then((page) => setCases(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, skillId]);
-  useEffect(load, [load]);
+  const { error, setError, act, submit } = useAction();
+  const read = useCallback(
+    async () => (await kiln.evaluations.listCases(skillId, { limit: 200 })).data,
+    [kiln, skillId],
+  );
+  const { value: cases, reload } = useLoaded<EvaluationCase[]>(read, setError);
+  const organizationId = session.organizationId;
   const add = async (newCases: NewEvaluationCase[]) => {
-    setError(null);
-    try {
-      await kiln.evaluations.createCases(skillId, { organizationId: session.organizationId, cases: newCases });
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
+    await kiln.evaluations.createCases(skillId, { organizationId, cases: newCases });
+    reload();
   };
+  const saveCase = submit(async () => {
+    const input = parseObject(caseInput, "The case input");
+    const content = {
+      ...(caseName ? { name: caseName } : {}),
+      input,
+      ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
+    };
+    if (!editing) return add([content]);
+    await kiln.evaluations.updateCase(skillId, editing, { organizationId, ...content });
+    setEditing(null);
+    reload();
+  });
+  const importCases = submit(() => add(casesOf(imported)));
   async function start() {
-    setError(null);
-    try {
-      const started = await kiln.evaluations.run(skillId, {
-        organizationId: session.organizationId,
-        ...(against.length > 0 ? { targets: against } : {}),
-      });
-      let current = await kiln.evaluations.get(skillId, started.id);
+    const started = await kiln.evaluations.run(skillId, {
+      organizationId,
+      ...(against.length > 0 ? { targets: against } : {}),
+    });
+    let current = await kiln.evaluations.get(skillId, started.id);
+    setRun(current);
+    while (current.status === "queued" || current.status === "running") {
+      await new Promise((r) => setTimeout(r, 300));
+      current = await kiln.evaluations.get(skillId, started.id);
       setRun(current);
-      while (current.status === "queued" || current.status === "running") {
-        await new Promise((r) => setTimeout(r, 300));
-        current = await kiln.evaluations.get(skillId, started.id);
-        setRun(current);
-      }
-    } catch (err) {
-      setError(errorOf(err));
     }
   }
   const targets = run?.targets.map((t) => t.label) ?? [];
@@ -97,49 +88,14 @@ export function Evaluations({
       <h2 id="evaluations">Evaluations</h2>
       <ErrorBox error={error} />
       <div className="columns">
-        <form
-          className="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            try {
-              const input = parseObject(caseInput, "The case input");
-              const content = {
-                ...(caseName ? { name: caseName } : {}),
-                input,
-                ...(contains ? { assertions: [{ type: "contains" as const, value: contains }] } : {}),
-              };
-              if (editing) {
-                setError(null);
-                kiln.evaluations
-                  .updateCase(skillId, editing, { organizationId: session.organizationId, ...content })
-                  .then(() => {
-                    setEditing(null);
-                    load();
-                  })
-                  .catch((err) => setError(errorOf(err)));
-              } else void add([content]);
-            } catch (err) {
-              setError(errorOf(err));
-            }
-          }}
-        >
+        <form className="card" onSubmit={saveCase}>
           <h3>{editing ? "Edit the case" : "Add a case"}</h3>
           <Field label="Case name" value={caseName} onChange={setCaseName} />
           <Field label="Case input (JSON)" multiline rows={3} value={caseInput} onChange={setCaseInput} />
           <Field label="Output contains" value={contains} onChange={setContains} />
           <button type="submit">{editing ? "Save case" : "Add case"}</button>
         </form>
-        <form
-          className="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            try {
-              void add(casesOf(imported));
-            } catch (err) {
-              setError(errorOf(err));
-            }
-          }}
-        >
+        <form className="card" onSubmit={importCases}>
           <h3>Import cases</h3>
           <Field
             label="Cases: a JSON array of {name?, input, expectedOutput?, assertions?}, or CSV (name, input.<field>…, expectedOutput, contains)"
@@ -184,19 +140,16 @@ export function Evaluations({
       ) : (
         <p>
           {cases.length} case{cases.length === 1 ? "" : "s"}.{" "}
-          {["draft", "published"].map((t) => (
-            <label key={t} className="check inline">
-              <input
-                type="checkbox"
-                checked={against.includes(t)}
-                onChange={(e) => setAgainst((cur) => (e.target.checked ? [...cur, t] : cur.filter((x) => x !== t)))}
-              />{" "}
-              against {t}
-            </label>
-          ))}{" "}
-          <button type="button" onClick={start} disabled={cases.length === 0}>
+          <CheckList
+            values={["draft", "published"]}
+            chosen={against}
+            onChange={setAgainst}
+            label={(t) => `against ${t}`}
+            className="check inline"
+          />{" "}
+          <ActButton act={act} run={start} disabled={cases.length === 0}>
             Run evaluation
-          </button>
+          </ActButton>
         </p>
       )}
       {run && (

@@ -1,20 +1,18 @@
 import type { Kiln, Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
-import { useCallback, useEffect, useState } from "react";
-import { useAction } from "./action.js";
+import { useCallback, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
 import { parseObject } from "./json-input.js";
-import { type FamilyList, ResourceList } from "./resource-list.js";
+import { type FamilyList, listPage } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
-import { Empty, ErrorBox, Field, Loading, ToolPicker } from "./ui.js";
-import { type DiffFamily, NewVersionButton, VersionDiffPanel } from "./versioned.js";
+import { ActButton, Empty, Field, Pending, SelectField, ToolPicker } from "./ui.js";
+import { type DiffFamily, DraftHeading, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
 export const skillList: FamilyList<Skill> = {
   client: (kiln) => kiln.skills,
   noun: "skill",
-  plural: "skills",
-  path: "/skills",
   nameLabel: "Skill name",
   emptyText: "No skill yet: compose one from published prompts.",
 };
@@ -24,9 +22,7 @@ const skillDiff: DiffFamily = {
   diff: (kiln, id, versionId) => kiln.skills.diff(id, versionId),
 };
 
-export function SkillList(props: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  return <ResourceList family={skillList} {...props} />;
-}
+export const SkillList = listPage(skillList);
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
 export function SkillDetail({
@@ -40,36 +36,27 @@ export function SkillDetail({
   id: string;
   navigate: Navigate;
 }) {
-  const [skill, setSkill] = useState<Skill | null>(null);
-  const [prompts, setPrompts] = useState<Prompt[]>([]);
   const [adding, setAdding] = useState("");
   const [bindings, setBindings] = useState("");
-  const [tools, setTools] = useState<Tool[]>([]);
   const [input, setInput] = useState("{}");
   const [preview, setPreview] = useState<SkillPreview | null>(null);
   const { error, setError, act } = useAction();
-  const load = useCallback(() => {
-    kiln.skills
-      .get(id)
-      .then(setSkill)
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, id, setError]);
-  useEffect(load, [load]);
-  useEffect(() => {
-    kiln.prompts
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => {
-        const published = page.data.filter((p) => p.publishedVersionId);
-        setPrompts(published);
-        setAdding((a) => a || published[0]?.id || "");
-      })
-      .catch((e) => setError(errorOf(e)));
-    kiln.tools
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => setTools(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId, setError]);
-  if (!skill) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the skill" />}</main>;
+  const read = useCallback(() => kiln.skills.get(id), [kiln, id]);
+  const { value: skill, setValue: setSkill, reload } = useLoaded<Skill>(read, setError);
+  const organizationId = session.organizationId;
+  const readPrompts = useCallback(async () => {
+    const page = await kiln.prompts.list({ organizationId, limit: 200 });
+    const published = page.data.filter((p) => p.publishedVersionId);
+    setAdding((a) => a || published[0]?.id || "");
+    return published;
+  }, [kiln, organizationId]);
+  const prompts = useLoaded<Prompt[]>(readPrompts, setError).value ?? [];
+  const readTools = useCallback(
+    async () => (await kiln.tools.list({ organizationId, limit: 200 })).data,
+    [kiln, organizationId],
+  );
+  const tools = useLoaded<Tool[]>(readTools, setError).value ?? [];
+  if (!skill) return <Pending error={error} what="the skill" />;
   const steps = skill.promptComposition;
   const draft = skill.draftVersionId;
   type StepInput = { promptId: string; alias: string; variables?: Record<string, unknown> };
@@ -78,6 +65,8 @@ export function SkillDetail({
     alias: s.alias,
     variables: s.variables,
   });
+  const runPreview = async () =>
+    setPreview(await kiln.skills.preview(id, { organizationId, input: parseObject(input, "The input") }));
   const replace = (prompts: StepInput[]) =>
     act(async () => {
       if (!draft) return;
@@ -85,12 +74,7 @@ export function SkillDetail({
     });
   return (
     <main>
-      <h1>{skill.name}</h1>
-      <p>
-        {draft ? "Editing the draft." : "No draft: create a new version to edit."}{" "}
-        {skill.publishedVersionId ? "A version is published." : "Nothing published yet."}
-      </p>
-      <ErrorBox error={error} />
+      <DraftHeading resource={skill} noDraft="No draft: create a new version to edit." error={error} />
       <div className="columns">
         <section className="card" aria-labelledby="composition">
           <h2 id="composition">Prompt composition</h2>
@@ -132,16 +116,13 @@ export function SkillDetail({
                 ]);
               }}
             >
-              <div className="field">
-                <label htmlFor="add-prompt">Published prompt</label>
-                <select id="add-prompt" value={adding} onChange={(e) => setAdding(e.target.value)}>
-                  {prompts.map((p) => (
-                    <option key={p.id} value={p.id}>
-                      {p.name}
-                    </option>
-                  ))}
-                </select>
-              </div>
+              <SelectField id="add-prompt" label="Published prompt" value={adding} onChange={setAdding}>
+                {prompts.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </SelectField>
               <Field
                 label='Bindings (JSON, optional: {"variable": "{{input.x}}" or "{{steps.<alias>.output}}"})'
                 value={bindings}
@@ -168,31 +149,19 @@ export function SkillDetail({
           <pre className="output">{JSON.stringify(skill.inputSchema, null, 2)}</pre>
           <div>
             {draft && (
-              <button type="button" onClick={() => act(async () => setSkill(await kiln.skills.publish(id)))}>
+              <ActButton act={act} run={async () => setSkill(await kiln.skills.publish(id))}>
                 Publish the draft
-              </button>
+              </ActButton>
             )}{" "}
-            {!draft && <NewVersionButton act={act} create={() => kiln.skills.createVersion(id)} reload={load} />}
+            {!draft && <NewVersionButton act={act} create={() => kiln.skills.createVersion(id)} reload={reload} />}
           </div>
         </section>
         <section className="card" aria-labelledby="try">
           <h2 id="try">Preview</h2>
           <Field label="Skill input (JSON)" multiline rows={4} value={input} onChange={setInput} />
-          <button
-            type="button"
-            onClick={() =>
-              act(async () =>
-                setPreview(
-                  await kiln.skills.preview(id, {
-                    organizationId: session.organizationId,
-                    input: parseObject(input, "The input"),
-                  }),
-                ),
-              )
-            }
-          >
+          <ActButton act={act} run={runPreview}>
             Preview
-          </button>
+          </ActButton>
           {preview && (
             <article aria-label="Preview output" className="card">
               <p>

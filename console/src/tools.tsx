@@ -1,115 +1,78 @@
 import type { Kiln, Tool, VersionDiff } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
-import type { Navigate } from "./router.js";
-import { DiffTable, Empty, ErrorBox, Field, Link, Loading } from "./ui.js";
+import { useCallback, useState } from "react";
+import { type FieldBinding, useAction, useFields, useLoaded } from "./action.js";
+import { errorOf } from "./api.js";
+import { LinkList, Listed } from "./resource-list.js";
+import type { PageProps } from "./router.js";
+import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
+import { DiffTable } from "./versioned.js";
 
-type TextState = [string, (value: string) => void];
+type VersionField = "config" | "inputSchema";
 
 /** What a tool version holds, as typed JSON: its configuration and its input schema. */
-function ToolVersionFields(props: {
-  rows: number;
-  config: TextState;
-  inputSchema: TextState;
-  error: ShownError | null;
-}) {
-  const issues = props.error?.fields;
-  const fields: [string, TextState, string][] = [
-    ["Configuration (JSON)", props.config, "config"],
-    ["Input schema (JSON Schema)", props.inputSchema, "inputSchema"],
-  ];
+function ToolVersionFields({ rows, field }: { rows: number; field: (name: VersionField) => FieldBinding }) {
   return (
     <>
-      {fields.map(([label, [value, onChange], field]) => (
-        <Field
-          key={field}
-          label={label}
-          multiline
-          rows={props.rows}
-          value={value}
-          onChange={onChange}
-          issue={issues?.[field]}
-        />
-      ))}
+      <Field label="Configuration (JSON)" multiline rows={rows} {...field("config")} />
+      <Field label="Input schema (JSON Schema)" multiline rows={rows} {...field("inputSchema")} />
     </>
   );
 }
 
 /** Tools: create manual_stub and http tools; the list with their current versions. */
-export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const [tools, setTools] = useState<Tool[] | null>(null);
-  const [toolKey, setToolKey] = useState("");
-  const [name, setName] = useState("");
+export function Tools({ kiln, session, navigate }: PageProps) {
   const [type, setType] = useState<"manual_stub" | "http">("manual_stub");
-  const [config, setConfig] = useState('{"result": {"ok": true}}');
-  const [inputSchema, setInputSchema] = useState('{"type": "object", "properties": {}}');
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(() => {
-    kiln.tools
-      .list({ organizationId: session.organizationId, limit: 200 })
-      .then((page) => setTools(page.data))
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, session.organizationId]);
-  useEffect(load, [load]);
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setError(null);
-    try {
-      await kiln.tools.create({
-        organizationId: session.organizationId ?? "",
-        toolKey,
-        name,
-        type,
-        config: JSON.parse(config),
-        inputSchema: JSON.parse(inputSchema),
-      });
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  }
+  const { error, setError, submit } = useAction();
+  const { values, field } = useFields(
+    { toolKey: "", name: "", config: '{"result": {"ok": true}}', inputSchema: '{"type": "object", "properties": {}}' },
+    error,
+  );
+  const organizationId = session.organizationId;
+  const read = useCallback(
+    async () => (await kiln.tools.list({ organizationId, limit: 200 })).data,
+    [kiln, organizationId],
+  );
+  const { value: tools, reload } = useLoaded<Tool[]>(read, setError);
+  const create = submit(async () => {
+    await kiln.tools.create({
+      organizationId: organizationId ?? "",
+      toolKey: values.toolKey,
+      name: values.name,
+      type,
+      config: JSON.parse(values.config),
+      inputSchema: JSON.parse(values.inputSchema),
+    });
+    reload();
+  });
   return (
     <main>
       <h1>Tools</h1>
       <div className="columns">
         <form className="card" onSubmit={create} noValidate>
           <h2>New tool</h2>
-          <Field label="Tool key" value={toolKey} onChange={setToolKey} issue={error?.fields.toolKey} required />
-          <Field label="Tool name" value={name} onChange={setName} issue={error?.fields.name} required />
-          <div className="field">
-            <label htmlFor="tool-type">Type</label>
-            <select id="tool-type" value={type} onChange={(e) => setType(e.target.value as "manual_stub" | "http")}>
-              <option value="manual_stub">manual_stub (a fixed result)</option>
-              <option value="http">http (allowlisted hosts only)</option>
-            </select>
-          </div>
-          <ToolVersionFields
-            rows={3}
-            config={[config, setConfig]}
-            inputSchema={[inputSchema, setInputSchema]}
-            error={error}
-          />
+          <Field label="Tool key" {...field("toolKey")} required />
+          <Field label="Tool name" {...field("name")} required />
+          <SelectField id="tool-type" label="Type" value={type} onChange={(v) => setType(v as "manual_stub" | "http")}>
+            <option value="manual_stub">manual_stub (a fixed result)</option>
+            <option value="http">http (allowlisted hosts only)</option>
+          </SelectField>
+          <ToolVersionFields rows={3} field={field} />
           <ErrorBox error={error} />
           <button type="submit">Create tool</button>
         </form>
         <section aria-labelledby="tools">
           <h2 id="tools">All tools</h2>
-          {tools === null ? (
-            <Loading what="tools" />
-          ) : tools.length === 0 ? (
-            <Empty>No tool yet.</Empty>
-          ) : (
-            <ul>
-              {tools.map((t) => (
-                <li key={t.id}>
-                  <Link to={`/tools/${t.id}`} navigate={navigate}>
-                    {t.toolKey}
-                  </Link>{" "}
-                  {t.name} ({t.type}, version {t.latestVersion})
-                </li>
-              ))}
-            </ul>
-          )}
+          <Listed items={tools} what="tools" empty="No tool yet.">
+            {(tools) => (
+              <LinkList
+                items={tools}
+                to={(t) => `/tools/${t.id}`}
+                label={(t) => t.toolKey}
+                summary={(t) => `${t.name} (${t.type}, version ${t.latestVersion})`}
+                navigate={navigate}
+              />
+            )}
+          </Listed>
         </section>
       </div>
     </main>
@@ -118,35 +81,29 @@ export function Tools({ kiln, session, navigate }: { kiln: Kiln; session: Sessio
 
 /** One tool: rename, a new version (configuration, input schema), the current version's diff. */
 export function ToolDetail({ kiln, id }: { kiln: Kiln; id: string }) {
-  const [tool, setTool] = useState<Tool | null>(null);
-  const [name, setName] = useState("");
-  const [config, setConfig] = useState("");
-  const [inputSchema, setInputSchema] = useState("");
   const [diff, setDiff] = useState<VersionDiff | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(() => {
-    kiln.tools
-      .get(id)
-      .then(async (t) => {
-        setTool(t);
-        setName(t.name);
-        setConfig(JSON.stringify(t.config, null, 2));
-        setInputSchema(JSON.stringify(t.inputSchema, null, 2));
-        setDiff(t.latestVersion > 1 ? await kiln.tools.diff(id, t.currentVersionId) : null);
-      })
-      .catch((e) => setError(errorOf(e)));
-  }, [kiln, id]);
-  useEffect(load, [load]);
-  const act = async (what: () => Promise<unknown>) => {
-    setError(null);
-    try {
+  const { error, setError, act } = useAction();
+  const { values, set, field } = useFields({ name: "", config: "", inputSchema: "" }, error);
+  const read = useCallback(async () => {
+    const t = await kiln.tools.get(id);
+    set("name", t.name);
+    set("config", JSON.stringify(t.config, null, 2));
+    set("inputSchema", JSON.stringify(t.inputSchema, null, 2));
+    if (t.latestVersion > 1) {
+      kiln.tools.diff(id, t.currentVersionId).then(setDiff, (e: unknown) => setError(errorOf(e)));
+    } else setDiff(null);
+    return t;
+  }, [kiln, id, set, setError]);
+  const { value: tool, reload } = useLoaded(read, setError);
+  /** Runs a change, then reads the tool again. */
+  const change = (what: () => Promise<unknown>) =>
+    act(async () => {
       await what();
-      load();
-    } catch (err) {
-      setError(errorOf(err));
-    }
-  };
-  if (!tool) return <main>{error ? <ErrorBox error={error} /> : <Loading what="the tool" />}</main>;
+      reload();
+    });
+  if (!tool) return <Pending error={error} what="the tool" />;
+  const newVersion = () =>
+    kiln.tools.createVersion(id, { config: JSON.parse(values.config), inputSchema: JSON.parse(values.inputSchema) });
   return (
     <main>
       <h1>
@@ -156,24 +113,16 @@ export function ToolDetail({ kiln, id }: { kiln: Kiln; id: string }) {
       <div className="columns">
         <section className="card" aria-labelledby="tool-edit">
           <h2 id="tool-edit">Version {tool.latestVersion}</h2>
-          <Field label="Tool name" value={name} onChange={setName} issue={error?.fields.name} />
-          <button type="button" className="secondary" onClick={() => act(() => kiln.tools.update(id, { name }))}>
-            Rename
-          </button>
-          <ToolVersionFields
-            rows={5}
-            config={[config, setConfig]}
-            inputSchema={[inputSchema, setInputSchema]}
-            error={error}
-          />
+          <Field label="Tool name" {...field("name")} />
           <button
             type="button"
-            onClick={() =>
-              act(() =>
-                kiln.tools.createVersion(id, { config: JSON.parse(config), inputSchema: JSON.parse(inputSchema) }),
-              )
-            }
+            className="secondary"
+            onClick={() => change(() => kiln.tools.update(id, { name: values.name }))}
           >
+            Rename
+          </button>
+          <ToolVersionFields rows={5} field={field} />
+          <button type="button" onClick={() => change(newVersion)}>
             Create version
           </button>
         </section>

@@ -1,6 +1,7 @@
 import type { ImportReport, Kiln } from "@kiln/sdk";
 import { type ChangeEvent, useState } from "react";
-import { errorOf, type Session, type ShownError } from "./api.js";
+import { useAction } from "./action.js";
+import type { Session, ShownError } from "./api.js";
 import { DataTable, ErrorBox } from "./ui.js";
 
 /** What a chosen file is imported as: a bundle, or a promptfoo config (YAML, or JSON without a bundle's format). */
@@ -27,13 +28,10 @@ export function Transfer({ kiln, session }: { kiln: Kiln; session: Session }) {
   const [exported, setExported] = useState<string | null>(null);
   const [file, setFile] = useState<{ name: string; text: string } | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ShownError | null>(null);
+  const { error, setError, act, busy } = useAction();
 
-  async function exportNow() {
-    setError(null);
-    setBusy(true);
-    try {
+  const exportNow = () =>
+    act(async () => {
       const bundle = await kiln.bundles.export(organizationId);
       const blob = new Blob([`${JSON.stringify(bundle, null, 2)}\n`], { type: "application/json" });
       const url = URL.createObjectURL(blob);
@@ -45,12 +43,7 @@ export function Transfer({ kiln, session }: { kiln: Kiln; session: Session }) {
       setExported(
         `${bundle.prompts.length} prompts, ${bundle.tools.length} tools, ${bundle.skills.length} skills, ${bundle.agents.length} agents`,
       );
-    } catch (e) {
-      setError(errorOf(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
   async function choose(event: ChangeEvent<HTMLInputElement>) {
     setReport(null);
@@ -59,19 +52,16 @@ export function Transfer({ kiln, session }: { kiln: Kiln; session: Session }) {
     setFile(chosen ? { name: chosen.name, text: await chosen.text() } : null);
   }
 
-  async function importNow(dryRun: boolean) {
-    if (!file) return;
-    setError(null);
-    setBusy(true);
-    try {
-      setReport(await kiln.bundles.import(organizationId, importBodyOf(file.name, file.text), { dryRun }));
-    } catch (e) {
-      setReport(null);
-      setError(errorOf(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const importNow = (dryRun: boolean) =>
+    act(async () => {
+      if (!file) return;
+      try {
+        setReport(await kiln.bundles.import(organizationId, importBodyOf(file.name, file.text), { dryRun }));
+      } catch (e) {
+        setReport(null);
+        throw e;
+      }
+    });
 
   return (
     <main>

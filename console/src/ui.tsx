@@ -1,4 +1,5 @@
 import { type ReactNode, useId } from "react";
+import type { Act } from "./action.js";
 import type { ShownError } from "./api.js";
 
 /** The API's error envelope, shown where a person reads it: the message, and the fields it names. */
@@ -62,6 +63,89 @@ export function Field(props: {
       )}
     </div>
   );
+}
+
+/** A button that runs `run` through `act`: the page shows what the API said if it fails. */
+export function ActButton({
+  act,
+  run,
+  children,
+  ...button
+}: {
+  act: Act;
+  run: () => Promise<unknown>;
+  children: ReactNode;
+  className?: string;
+  disabled?: boolean;
+}) {
+  return (
+    <button
+      type="button"
+      {...button}
+      onClick={() =>
+        act(async () => {
+          await run();
+        })
+      }
+    >
+      {children}
+    </button>
+  );
+}
+
+/** A labelled select; the options are the children. */
+export function SelectField({
+  id,
+  label,
+  value,
+  onChange,
+  children,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: ReactNode;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {children}
+      </select>
+    </div>
+  );
+}
+
+/** Checkboxes that choose some of `values`: each adds or removes its value from `chosen`. */
+export function CheckList<T extends string>({
+  values,
+  chosen,
+  onChange,
+  label,
+  className = "check",
+}: {
+  values: T[];
+  chosen: T[];
+  onChange: (chosen: T[]) => void;
+  label: (value: T) => ReactNode;
+  className?: string;
+}) {
+  return values.map((v) => (
+    <label key={v} className={className}>
+      <input
+        type="checkbox"
+        checked={chosen.includes(v)}
+        onChange={(e) => onChange(e.target.checked ? [...chosen, v] : chosen.filter((x) => x !== v))}
+      />{" "}
+      {label(v)}
+    </label>
+  ));
+}
+
+/** What a page shows until its resource is loaded: the API's error, else that it is loading. */
+export function Pending({ error, what }: { error: ShownError | null; what: string }) {
+  return <main>{error ? <ErrorBox error={error} /> : <Loading what={what} />}</main>;
 }
 
 export function Loading({ what }: { what: string }) {
@@ -141,37 +225,6 @@ export function StepCells({
   );
 }
 
-export interface DiffChange {
-  op: "add" | "remove" | "replace";
-  path: string;
-  before?: unknown;
-  after?: unknown;
-}
-
-/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
-export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
-  if (changes.length === 0) return <Empty>No change.</Empty>;
-  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
-  return (
-    <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
-      {changes.map((c) => (
-        <tr key={`${c.op}${c.path}`} className="changed">
-          <td>{c.op}</td>
-          <td>
-            <code>{c.path}</code>
-          </td>
-          <td>
-            <pre className="output">{show(c.before)}</pre>
-          </td>
-          <td>
-            <pre className="output">{show(c.after)}</pre>
-          </td>
-        </tr>
-      ))}
-    </DataTable>
-  );
-}
-
 /** Tools to attach, as checkboxes (each pins the tool's current version). */
 export function ToolPicker({
   tools,
@@ -185,19 +238,11 @@ export function ToolPicker({
   legend: string;
 }) {
   if (tools.length === 0) return null;
+  const keyOf = new Map(tools.map((t) => [t.id, t.toolKey]));
   return (
     <fieldset>
       <legend>{legend}</legend>
-      {tools.map((t) => (
-        <label key={t.id} className="check">
-          <input
-            type="checkbox"
-            checked={chosen.includes(t.id)}
-            onChange={(e) => onChange(e.target.checked ? [...chosen, t.id] : chosen.filter((x) => x !== t.id))}
-          />{" "}
-          {t.toolKey}
-        </label>
-      ))}
+      <CheckList values={tools.map((t) => t.id)} chosen={chosen} onChange={onChange} label={(id) => keyOf.get(id)} />
     </fieldset>
   );
 }

@@ -2,7 +2,7 @@ import type { Kiln, VersionDiff } from "@kiln/sdk";
 import { useState } from "react";
 import type { Act } from "./action.js";
 import { errorOf, type ShownError } from "./api.js";
-import { DiffTable, ErrorBox } from "./ui.js";
+import { ActButton, DataTable, Empty, ErrorBox, SelectField } from "./ui.js";
 
 /** How a family shows a version against the one before it: its noun and its client's diff call. */
 export interface DiffFamily {
@@ -14,6 +14,30 @@ export interface DiffFamily {
 export interface Versioned {
   id: string;
   versions: { id: string; version: number }[];
+}
+
+/** A select of versions, each shown as "Version 3" (or as `describe` says). */
+export function VersionPicker<V extends { id: string; version: number }>({
+  versions,
+  describe = (v) => `Version ${v.version}`,
+  ...select
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (versionId: string) => void;
+  versions: V[];
+  describe?: (version: V) => string;
+}) {
+  return (
+    <SelectField {...select}>
+      {versions.map((v) => (
+        <option key={v.id} value={v.id}>
+          {describe(v)}
+        </option>
+      ))}
+    </SelectField>
+  );
 }
 
 /** A version of the resource against the one before it (nothing while it has a single version). */
@@ -30,16 +54,13 @@ export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamil
   return (
     <section className="card" aria-labelledby={`${noun}-diff`}>
       <h2 id={`${noun}-diff`}>Version diff</h2>
-      <div className="field">
-        <label htmlFor={`${noun}-diff-version`}>Version (against the one before)</label>
-        <select id={`${noun}-diff-version`} value={versionId} onChange={(e) => setVersionId(e.target.value)}>
-          {later.map((v) => (
-            <option key={v.id} value={v.id}>
-              Version {v.version}
-            </option>
-          ))}
-        </select>
-      </div>
+      <VersionPicker
+        id={`${noun}-diff-version`}
+        label="Version (against the one before)"
+        value={versionId}
+        onChange={setVersionId}
+        versions={later}
+      />
       <button
         type="button"
         onClick={() =>
@@ -57,6 +78,28 @@ export function VersionDiffPanel({ family, kiln, resource }: { family: DiffFamil
   );
 }
 
+/** A draftable resource's heading: its name, whether its draft is being edited and a version published, the page's error. */
+export function DraftHeading({
+  resource,
+  noDraft,
+  error,
+}: {
+  resource: { name: string; draftVersionId?: string | null; publishedVersionId: string | null };
+  noDraft: string;
+  error: ShownError | null;
+}) {
+  return (
+    <>
+      <h1>{resource.name}</h1>
+      <p>
+        {resource.draftVersionId ? "Editing the draft." : noDraft}{" "}
+        {resource.publishedVersionId ? "A version is published." : "Nothing published yet."}
+      </p>
+      <ErrorBox error={error} />
+    </>
+  );
+}
+
 /** Opens a new draft version (shown while there is none), then reloads the resource. */
 export function NewVersionButton({
   act,
@@ -67,18 +110,44 @@ export function NewVersionButton({
   create: () => Promise<unknown>;
   reload: () => void;
 }) {
+  const run = async () => {
+    await create();
+    reload();
+  };
   return (
-    <button
-      type="button"
-      className="secondary"
-      onClick={() =>
-        act(async () => {
-          await create();
-          reload();
-        })
-      }
-    >
+    <ActButton act={act} run={run} className="secondary">
       New version
-    </button>
+    </ActButton>
+  );
+}
+
+export interface DiffChange {
+  op: "add" | "remove" | "replace";
+  path: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
+export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
+  if (changes.length === 0) return <Empty>No change.</Empty>;
+  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
+  return (
+    <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
+      {changes.map((c) => (
+        <tr key={`${c.op}${c.path}`} className="changed">
+          <td>{c.op}</td>
+          <td>
+            <code>{c.path}</code>
+          </td>
+          <td>
+            <pre className="output">{show(c.before)}</pre>
+          </td>
+          <td>
+            <pre className="output">{show(c.after)}</pre>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

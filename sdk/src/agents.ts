@@ -1,5 +1,3 @@
-import { Labels } from "./labels.js";
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
 import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   Agent,
@@ -14,128 +12,54 @@ import type {
   WorkflowValidation,
 } from "./resources.js";
 import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import { type FamilyOf, LabelledResource } from "./versioned-resource.js";
 
-/** Agents, their versions and workflows (authoring: public beta; `get` and `run`: stable). */
-export class Agents {
-  /** Named pointers to versions: production (the published version), latest, and your own. */
-  readonly labels: Labels;
+type AgentFamily = FamilyOf<"Agent">;
+type DiffQuery = Query<"diffAgentVersions">;
 
-  constructor(private readonly t: Transport) {
-    this.labels = new Labels(t, "agents");
-  }
-
-  list(query: ListQuery<Query<"listAgents">> = {}, options?: RequestOptions): PaginatedList<Agent> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) => this.t.api.GET("/api/agents", { ...init, params: { query: pageQuery(query, cursor) } }),
-          options,
-        ),
-      query.cursor,
-    );
-  }
-
-  /** Creates the agent with an empty draft version 1. */
-  create(body: RequestBody<"createAgent">, options?: RequestOptions): Promise<Agent> {
-    return this.t.call((init) => this.t.api.POST("/api/agents", { ...init, body }), options);
-  }
-
-  /** The agent; `workflow` belongs to `versionId` (default: the draft, else the published one). */
-  get(id: string, query: Query<"getAgent"> = {}, options?: RequestOptions): Promise<Agent> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/agents/{id}", { ...init, params: { path: { id }, query } }),
-      options,
-    );
-  }
-
-  update(id: string, body: RequestBody<"updateAgent">, options?: RequestOptions): Promise<Agent> {
-    return this.t.call(
-      (init) => this.t.api.PATCH("/api/agents/{id}", { ...init, params: { path: { id } }, body }),
-      options,
-    );
-  }
-
-  /** The agent's new draft, copied from `fromVersionId` (default: the latest); a second draft is 409. */
-  createVersion(
-    id: string,
-    body: RequestBody<"createAgentVersion"> = {},
-    options?: RequestOptions,
-  ): Promise<AgentVersion> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/agents/{id}/versions", { ...init, params: { path: { id } }, body }),
-      options,
-    );
+/**
+ * Agents, their versions and workflows (authoring: public beta; `get` and `run`: stable). `create`
+ * makes the agent with an empty draft version 1; `get` answers the `workflow` of `versionId`
+ * (default: the draft, else the published one); `createVersion` copies `fromVersionId` (default:
+ * the latest) to the new draft (a second draft is 409); `publish` publishes `versionId` (default:
+ * the draft), an invalid workflow is 409 with its errors in details; `run` with `mode: "async"`
+ * answers at once with a running run to poll.
+ */
+export class Agents extends LabelledResource<AgentFamily> {
+  constructor(t: Transport) {
+    super(t, "agents");
   }
 
   /** Saves the workflow of a draft agent version (400 for a malformed shape, 409 when published). */
   saveWorkflow(agentVersionId: string, workflow: Workflow, options?: RequestOptions): Promise<AgentVersion> {
+    const params = { path: { id: agentVersionId } };
+    const body = { workflow };
     return this.t.call(
-      (init) =>
-        this.t.api.PUT("/api/agent-versions/{id}/workflow", {
-          ...init,
-          params: { path: { id: agentVersionId } },
-          body: { workflow },
-        }),
+      (init) => this.t.api.PUT("/api/agent-versions/{id}/workflow", { ...init, params, body }),
       options,
     );
   }
 
   /** Every finding about `workflow` (default: the version's saved one); never throws for what it finds. */
   validateWorkflow(agentVersionId: string, workflow?: Workflow, options?: RequestOptions): Promise<WorkflowValidation> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/agent-versions/{id}/workflow/validate", {
-          ...init,
-          params: { path: { id: agentVersionId } },
-          body: workflow === undefined ? {} : { workflow },
-        }),
-      options,
-    );
+    const params = { path: { id: agentVersionId } };
+    const body = workflow === undefined ? {} : { workflow };
+    const path = "/api/agent-versions/{id}/workflow/validate";
+    return this.t.call((init) => this.t.api.POST(path, { ...init, params, body }), options);
   }
 
-  /** Publishes `versionId` (default: the draft); an invalid workflow is 409 with its errors in details. */
-  publish(id: string, body: RequestBody<"publishAgentVersion"> = {}, options?: RequestOptions): Promise<Agent> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/agents/{id}/publish", { ...init, params: { path: { id } }, body }),
-      options,
-    );
-  }
-
-  diff(
-    id: string,
-    versionId: string,
-    query: Query<"diffAgentVersions"> = {},
-    options?: RequestOptions,
-  ): Promise<VersionDiff> {
-    return this.t.call(
-      (init) =>
-        this.t.api.GET("/api/agents/{id}/versions/{versionId}/diff", {
-          ...init,
-          params: { path: { id, versionId }, query },
-        }),
-      options,
-    );
+  /** The changes from `against` (default: the version before) to `versionId`. */
+  diff(id: string, versionId: string, query: DiffQuery = {}, options?: RequestOptions): Promise<VersionDiff> {
+    return this.versionDiff(id, versionId, query, options);
   }
 
   /** Publishes a new version with that version's workflow; answers the agent. */
   rollback(id: string, versionId: string, options?: RequestOptions): Promise<Agent> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/agents/{id}/versions/{versionId}/rollback", {
-          ...init,
-          params: { path: { id, versionId } },
-          body: {},
-        }),
+    return this.send(
+      "POST",
+      "/{id}/versions/{versionId}/rollback",
+      { params: { path: { id, versionId } }, body: {} },
       options,
-    );
-  }
-
-  /** Runs the published version (or `versionId`); `mode: "async"` answers at once with a running run to poll. */
-  run(id: string, body: RequestBody<"runAgent">, options?: IdempotentRequestOptions): Promise<AgentRun> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/agents/{id}/run", { ...init, params: { path: { id } }, body }),
-      options,
-      true,
     );
   }
 }
@@ -145,10 +69,7 @@ export class AgentRuns {
   constructor(private readonly t: Transport) {}
 
   get(id: string, options?: RequestOptions): Promise<AgentRun> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/agent-runs/{id}", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.GET("/api/agent-runs/{id}", { ...init }), options);
   }
 
   /** Polls an asynchronous run until it is no longer running. */
@@ -166,11 +87,8 @@ export class AgentRuns {
     body: RequestBody<"rerunAgentFromStep">,
     options?: IdempotentRequestOptions,
   ): Promise<AgentRun> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/agent-runs/{id}/rerun-from-step", { ...init, params: { path: { id } }, body }),
-      options,
-      true,
-    );
+    const path = "/api/agent-runs/{id}/rerun-from-step";
+    return this.t.withId(id, (init) => this.t.api.POST(path, { ...init, body }), options, true);
   }
 
   /** The run's inputs checked against `versionId` (default: the published version). */
@@ -179,17 +97,12 @@ export class AgentRuns {
     body: RequestBody<"loadAgentRunInputs"> = {},
     options?: RequestOptions,
   ): Promise<LoadedAgentInputs> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/agent-runs/{id}/load-inputs", { ...init, params: { path: { id } }, body }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.POST("/api/agent-runs/{id}/load-inputs", { ...init, body }), options);
   }
 
   /** Compares 2 to 10 runs of one organization step by step. */
   compare(runIds: string[], options?: RequestOptions): Promise<AgentRunComparison> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/agent-runs/compare", { ...init, params: { query: { runIds: runIds.join(",") } } }),
-      options,
-    );
+    const params = { query: { runIds: runIds.join(",") } };
+    return this.t.call((init) => this.t.api.GET("/api/agent-runs/compare", { ...init, params }), options);
   }
 }

@@ -11,8 +11,9 @@ export class Bundles {
 
   /** The organization's bundle (never secrets, runs or members). */
   export(organizationId: string, options?: RequestOptions): Promise<Bundle> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/organizations/{id}/export", { ...init, params: { path: { id: organizationId } } }),
+    return this.t.withId(
+      organizationId,
+      (init) => this.t.api.GET("/api/organizations/{id}/export", { ...init }),
       options,
     );
   }
@@ -28,17 +29,8 @@ export class Bundles {
     importOptions: { dryRun?: boolean } = {},
     options?: RequestOptions,
   ): Promise<ImportReport> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/organizations/{id}/import", {
-          ...init,
-          params: {
-            path: { id: organizationId },
-            query: importOptions.dryRun ? { dryRun: "true" } : {},
-          },
-          body,
-        }),
-      options,
-    );
+    const query = importOptions.dryRun ? { dryRun: "true" as const } : {};
+    const params = { path: { id: organizationId }, query };
+    return this.t.call((init) => this.t.api.POST("/api/organizations/{id}/import", { ...init, params, body }), options);
   }
 }

@@ -1,4 +1,4 @@
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import { pollUntil, type WaitOptions } from "./poll-until.js";
 import type {
   Assertion,
@@ -11,7 +11,7 @@ import type {
   RequestBody,
   StartedEvaluationRun,
 } from "./resources.js";
-import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import type { CallInit, IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /** Evaluation cases of a skill and evaluation runs against its draft and/or published version (public beta). */
 export class Evaluations {
@@ -22,18 +22,10 @@ export class Evaluations {
     query: ListQuery<Query<"listEvaluationCases">> = {},
     options?: RequestOptions,
   ): PaginatedList<EvaluationCase> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) =>
-            this.t.api.GET("/api/skills/{id}/evaluation-cases", {
-              ...init,
-              params: { path: { id: skillId }, query: pageQuery(query, cursor) },
-            }),
-          options,
-        ),
-      query.cursor,
-    );
+    const path = "/api/skills/{id}/evaluation-cases";
+    const send = (init: CallInit, wire: Query<"listEvaluationCases">) =>
+      this.t.api.GET(path, { ...init, params: { path: { id: skillId }, query: wire } });
+    return this.t.page(query, send, options);
   }
 
   /** Creates 1 to 500 cases at once (all or none); answers them as one page. */
@@ -42,12 +34,8 @@ export class Evaluations {
     body: CreateEvaluationCasesRequest,
     options?: IdempotentRequestOptions,
   ): Promise<{ data: EvaluationCase[]; nextCursor: string | null }> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/skills/{id}/evaluation-cases", { ...init, params: { path: { id: skillId } }, body }),
-      options,
-      true,
-    );
+    const path = "/api/skills/{id}/evaluation-cases";
+    return this.t.withId(skillId, (init) => this.t.api.POST(path, { ...init, body }), options, true);
   }
 
   /** Replaces a case's name, input, expected output and assertions; runs started after use them. */
@@ -57,15 +45,10 @@ export class Evaluations {
     body: Omit<RequestBody<"updateEvaluationCase">, "assertions"> & { assertions?: Assertion[] },
     options?: RequestOptions,
   ): Promise<EvaluationCase> {
-    return this.t.call(
-      (init) =>
-        this.t.api.PUT("/api/skills/{id}/evaluation-cases/{caseId}", {
-          ...init,
-          params: { path: { id: skillId, caseId } },
-          body: body as RequestBody<"updateEvaluationCase">,
-        }),
-      options,
-    );
+    const params = { path: { id: skillId, caseId } };
+    const typed = body as RequestBody<"updateEvaluationCase">;
+    const path = "/api/skills/{id}/evaluation-cases/{caseId}";
+    return this.t.call((init) => this.t.api.PUT(path, { ...init, params, body: typed }), options);
   }
 
   /** Starts an evaluation run (202, queued); read it with `get` or `waitForResult`. */
@@ -74,21 +57,14 @@ export class Evaluations {
     body: RequestBody<"startEvaluationRun"> = {},
     options?: IdempotentRequestOptions,
   ): Promise<StartedEvaluationRun> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/skills/{id}/evaluations/run", { ...init, params: { path: { id: skillId } }, body }),
-      options,
-      true,
-    );
+    const path = "/api/skills/{id}/evaluations/run";
+    return this.t.withId(skillId, (init) => this.t.api.POST(path, { ...init, body }), options, true);
   }
 
   get(skillId: string, evaluationRunId: string, options?: RequestOptions): Promise<EvaluationRun> {
+    const params = { path: { id: skillId, evaluationRunId } };
     return this.t.call(
-      (init) =>
-        this.t.api.GET("/api/skills/{id}/evaluations/{evaluationRunId}", {
-          ...init,
-          params: { path: { id: skillId, evaluationRunId } },
-        }),
+      (init) => this.t.api.GET("/api/skills/{id}/evaluations/{evaluationRunId}", { ...init, params }),
       options,
     );
   }
@@ -98,14 +74,9 @@ export class Evaluations {
    * keeps what finished. Cancelling it again changes nothing; a completed run is a 409.
    */
   cancel(skillId: string, evaluationRunId: string, options?: RequestOptions): Promise<EvaluationRun> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/skills/{id}/evaluations/{evaluationRunId}/cancel", {
-          ...init,
-          params: { path: { id: skillId, evaluationRunId } },
-        }),
-      options,
-    );
+    const params = { path: { id: skillId, evaluationRunId } };
+    const path = "/api/skills/{id}/evaluations/{evaluationRunId}/cancel";
+    return this.t.call((init) => this.t.api.POST(path, { ...init, params }), options);
   }
 
   /** Two completed runs of the skill, case by case on one target: verdicts, pass rates, changes. */
@@ -114,14 +85,8 @@ export class Evaluations {
     query: Query<"compareEvaluationRuns">,
     options?: RequestOptions,
   ): Promise<EvaluationComparison> {
-    return this.t.call(
-      (init) =>
-        this.t.api.GET("/api/skills/{id}/evaluations/compare", {
-          ...init,
-          params: { path: { id: skillId }, query },
-        }),
-      options,
-    );
+    const params = { path: { id: skillId }, query };
+    return this.t.call((init) => this.t.api.GET("/api/skills/{id}/evaluations/compare", { ...init, params }), options);
   }
 
   /** Polls the run until it has completed, failed or was cancelled. */
@@ -144,9 +109,6 @@ export class JudgeRuns {
   constructor(private readonly t: Transport) {}
 
   get(id: string, options?: RequestOptions): Promise<JudgeRun> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/judge-runs/{id}", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.GET("/api/judge-runs/{id}", { ...init }), options);
   }
 }

@@ -1,6 +1,6 @@
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Label, LabelMove } from "./resources.js";
-import type { RequestOptions, Transport } from "./transport.js";
+import type { CallInit, RequestOptions, Transport } from "./transport.js";
 
 /**
  * The labels of one family of resources (prompts, skills or agents): named pointers to versions.
@@ -50,17 +50,8 @@ export class Labels {
     query: ListQuery<{ limit?: string; cursor?: string }> = {},
     options?: RequestOptions,
   ): PaginatedList<LabelMove> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) =>
-            this.t.api.GET(this.path("/{label}/history"), {
-              ...init,
-              params: { path: { id, label }, query: pageQuery(query, cursor) },
-            }),
-          options,
-        ),
-      query.cursor,
-    );
+    const send = (init: CallInit, wire: { limit?: string; cursor?: string }) =>
+      this.t.api.GET(this.path("/{label}/history"), { ...init, params: { path: { id, label }, query: wire } });
+    return this.t.page(query, send, options);
   }
 }

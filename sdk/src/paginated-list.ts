@@ -47,12 +47,12 @@ export class PaginatedList<T> implements PromiseLike<Page<T>>, AsyncIterable<T> 
 /** The query of a list route as the SDK takes it: `limit` as a number (1–200). */
 export type ListQuery<Q extends { limit?: string; cursor?: string }> = Omit<Q, "limit"> & { limit?: number };
 
-/** The query of one page: the caller's, with `limit` as the wire's digits and the page's cursor. */
+/** The query of one page: the caller's (if any), with `limit` as the wire's digits and the page's cursor. */
 export function pageQuery<Q extends { limit?: string; cursor?: string }>(
-  query: ListQuery<Q>,
+  query: ListQuery<Q> | undefined,
   cursor: string | undefined,
 ): Q {
-  const { limit, ...rest } = query;
+  const { limit, ...rest } = query ?? { limit: undefined };
   return {
     ...rest,
     ...(limit === undefined ? {} : { limit: String(limit) }),

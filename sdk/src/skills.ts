@@ -1,66 +1,20 @@
-import { Labels } from "./labels.js";
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
-import type { Query, RequestBody, Skill, SkillPreview, SkillRun, SkillVersion, VersionDiff } from "./resources.js";
-import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import type { Query, RequestBody, Skill, SkillPreview, SkillRun, VersionDiff } from "./resources.js";
+import type { RequestOptions, Transport } from "./transport.js";
+import { type FamilyOf, LabelledResource } from "./versioned-resource.js";
 
-/** Skills, their versions, prompt compositions and tools; previews and runs (docs/api.md "Stability", public beta). */
-export class Skills {
-  /** Named pointers to versions: production (the published version), latest, and your own. */
-  readonly labels: Labels;
+type SkillFamily = FamilyOf<"Skill">;
+type DiffQuery = Query<"diffSkillVersions">;
 
-  constructor(private readonly t: Transport) {
-    this.labels = new Labels(t, "skills");
-  }
-
-  list(query: ListQuery<Query<"listSkills">> = {}, options?: RequestOptions): PaginatedList<Skill> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) => this.t.api.GET("/api/skills", { ...init, params: { query: pageQuery(query, cursor) } }),
-          options,
-        ),
-      query.cursor,
-    );
-  }
-
-  /** Creates the skill with an empty draft version. */
-  create(body: RequestBody<"createSkill">, options?: RequestOptions): Promise<Skill> {
-    return this.t.call((init) => this.t.api.POST("/api/skills", { ...init, body }), options);
-  }
-
-  /** The skill; `promptComposition`, `tools` and the schemas describe `versionId` (default: the draft, else the published one). */
-  get(id: string, query: Query<"getSkill"> = {}, options?: RequestOptions): Promise<Skill> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/skills/{id}", { ...init, params: { path: { id }, query } }),
-      options,
-    );
-  }
-
-  update(id: string, body: RequestBody<"updateSkill">, options?: RequestOptions): Promise<Skill> {
-    return this.t.call(
-      (init) => this.t.api.PATCH("/api/skills/{id}", { ...init, params: { path: { id } }, body }),
-      options,
-    );
-  }
-
-  /** The skill's new draft, copied from `fromVersionId` (default: the latest); a second draft is 409. */
-  createVersion(
-    id: string,
-    body: RequestBody<"createSkillVersion"> = {},
-    options?: RequestOptions,
-  ): Promise<SkillVersion> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/skills/{id}/versions", { ...init, params: { path: { id } }, body }),
-      options,
-    );
-  }
-
-  /** Publishes `versionId` (default: the draft); answers the skill. */
-  publish(id: string, body: RequestBody<"publishSkillVersion"> = {}, options?: RequestOptions): Promise<Skill> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/skills/{id}/publish", { ...init, params: { path: { id } }, body }),
-      options,
-    );
+/**
+ * Skills, their versions, prompt compositions and tools; previews and runs (docs/api.md "Stability",
+ * public beta). `create` makes the skill with an empty draft version; `get` answers
+ * `promptComposition`, `tools` and the schemas of `versionId` (default: the draft, else the published
+ * one); `createVersion` copies `fromVersionId` (default: the latest) to the new draft (a second draft
+ * is 409); `publish` publishes `versionId` (default: the draft).
+ */
+export class Skills extends LabelledResource<SkillFamily> {
+  constructor(t: Transport) {
+    super(t, "skills");
   }
 
   /** replacePrompts: replaces the prompt composition of a draft skill version; answers the skill. */
@@ -69,13 +23,9 @@ export class Skills {
     body: RequestBody<"replaceSkillPrompts">,
     options?: RequestOptions,
   ): Promise<Skill> {
+    const params = { path: { id: skillVersionId } };
     return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/skill-versions/{id}/prompts", {
-          ...init,
-          params: { path: { id: skillVersionId } },
-          body,
-        }),
+      (init) => this.t.api.POST("/api/skill-versions/{id}/prompts", { ...init, params, body }),
       options,
     );
   }
@@ -86,45 +36,19 @@ export class Skills {
     body: RequestBody<"replaceSkillTools">,
     options?: RequestOptions,
   ): Promise<Skill> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/skill-versions/{id}/tools", { ...init, params: { path: { id: skillVersionId } }, body }),
-      options,
-    );
+    const params = { path: { id: skillVersionId } };
+    return this.t.call((init) => this.t.api.POST("/api/skill-versions/{id}/tools", { ...init, params, body }), options);
   }
 
   /** Runs the draft (else the published) version without storing anything. */
   preview(id: string, body: RequestBody<"previewSkill">, options?: RequestOptions): Promise<SkillPreview> {
     // openapi-fetch's response typing drops `id: null`; the document's SkillPreview keeps it.
-    return this.t.call(
-      (init) => this.t.api.POST("/api/skills/{id}/preview", { ...init, params: { path: { id } }, body }),
-      options,
-    ) as Promise<unknown> as Promise<SkillPreview>;
+    return this.send("POST", "/{id}/preview", { params: { path: { id } }, body }, options);
   }
 
-  /** Runs the published version (or `versionId`) and stores the run. */
-  run(id: string, body: RequestBody<"runSkill">, options?: IdempotentRequestOptions): Promise<SkillRun> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/skills/{id}/run", { ...init, params: { path: { id } }, body }),
-      options,
-      true,
-    );
-  }
-
-  diff(
-    id: string,
-    versionId: string,
-    query: Query<"diffSkillVersions"> = {},
-    options?: RequestOptions,
-  ): Promise<VersionDiff> {
-    return this.t.call(
-      (init) =>
-        this.t.api.GET("/api/skills/{id}/versions/{versionId}/diff", {
-          ...init,
-          params: { path: { id, versionId }, query },
-        }),
-      options,
-    );
+  /** The changes from `against` (default: the version before) to `versionId`. */
+  diff(id: string, versionId: string, query: DiffQuery = {}, options?: RequestOptions): Promise<VersionDiff> {
+    return this.versionDiff(id, versionId, query, options);
   }
 }
 
@@ -133,9 +57,6 @@ export class SkillRuns {
   constructor(private readonly t: Transport) {}
 
   get(id: string, options?: RequestOptions): Promise<SkillRun> {
-    return this.t.call(
-      (init) => this.t.api.GET("/api/skill-runs/{id}", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.GET("/api/skill-runs/{id}", { ...init }), options);
   }
 }

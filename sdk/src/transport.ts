@@ -1,6 +1,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "./gen/kiln-api.js";
 import { KilnError, KilnTimeoutError, retryAfterMsOf } from "./kiln-error.js";
+import { type ListQuery, type Page, PaginatedList, pageQuery } from "./paginated-list.js";
 
 export interface KilnOptions {
   /** Where the gateway listens, e.g. `http://127.0.0.1:8080` (without `/api`). */
@@ -42,6 +43,13 @@ export interface IdempotentRequestOptions extends RequestOptions {
 export interface CallInit {
   headers: Record<string, string>;
   fetch: (request: Request) => Promise<Response>;
+}
+
+/** What openapi-fetch answers for one request. */
+export interface FetchAnswer {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
 }
 
 /** Statuses that mean "try again later": rate limit or plan quota, and a dependency that is down. */
@@ -111,7 +119,7 @@ export class Transport {
   }
 
   /** Runs one call: answers its 2xx body, or throws KilnError (or KilnTimeoutError). */
-  async call<R extends { data?: unknown; error?: unknown; response: Response }>(
+  async call<R extends FetchAnswer>(
     send: (init: CallInit) => Promise<R>,
     options: IdempotentRequestOptions = {},
     idempotent = false,
@@ -121,6 +129,31 @@ export class Transport {
     const { data, error, response } = await send({ headers, fetch: (request) => this.#send(request, options) });
     if (!response.ok) throw KilnError.fromResponse(response, error);
     return data as NonNullable<R["data"]>;
+  }
+
+  /** One call of a route whose path names the resource `{id}`: `send` gets the params with it. */
+  withId<R extends FetchAnswer>(
+    id: string,
+    send: (init: CallInit & { params: { path: { id: string } } }) => Promise<R>,
+    options?: IdempotentRequestOptions,
+    idempotent = false,
+  ): Promise<NonNullable<R["data"]>> {
+    return this.call((init) => send({ ...init, params: { path: { id } } }), options, idempotent);
+  }
+
+  /**
+   * A list route as a PaginatedList: `send` asks for one page with the wire's query (the caller's,
+   * `limit` as digits, the page's cursor).
+   */
+  page<T, Q extends { limit?: string; cursor?: string }>(
+    query: ListQuery<Q> | undefined,
+    send: (init: CallInit, query: Q) => Promise<FetchAnswer & { data?: Page<T> }>,
+    options?: RequestOptions,
+  ): PaginatedList<T> {
+    return new PaginatedList(
+      (cursor) => this.call((init) => send(init, pageQuery(query, cursor)), options),
+      query?.cursor,
+    );
   }
 
   async #send(request: Request, options: RequestOptions): Promise<Response> {

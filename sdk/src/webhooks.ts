@@ -1,6 +1,6 @@
-import { type ListQuery, PaginatedList, pageQuery } from "./paginated-list.js";
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Query, RequestBody, Webhook, WebhookDelivery, WebhookWithSecret } from "./resources.js";
-import type { IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
+import type { CallInit, IdempotentRequestOptions, RequestOptions, Transport } from "./transport.js";
 
 /**
  * Webhooks: signed callbacks for runs, publishes, label moves and evaluations (public beta). A
@@ -14,49 +14,32 @@ export class Webhooks {
   }
 
   list(query: ListQuery<Query<"listWebhooks">> = {}, options?: RequestOptions): PaginatedList<Webhook> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) => this.t.api.GET("/api/webhooks", { ...init, params: { query: pageQuery(query, cursor) } }),
-          options,
-        ),
-      query.cursor,
-    );
+    const send = (init: CallInit, wire: Query<"listWebhooks">) =>
+      this.t.api.GET("/api/webhooks", { ...init, params: { query: wire } });
+    return this.t.page(query, send, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<Webhook> {
-    return this.t.call((init) => this.t.api.GET("/api/webhooks/{id}", { ...init, params: { path: { id } } }), options);
+    return this.t.withId(id, (init) => this.t.api.GET("/api/webhooks/{id}", { ...init }), options);
   }
 
   /** `status: "enabled"` re-enables a webhook the platform disabled (see `disabledReason`). */
   update(id: string, body: RequestBody<"updateWebhook">, options?: RequestOptions): Promise<Webhook> {
-    return this.t.call(
-      (init) => this.t.api.PATCH("/api/webhooks/{id}", { ...init, params: { path: { id } }, body }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.PATCH("/api/webhooks/{id}", { ...init, body }), options);
   }
 
   delete(id: string, options?: RequestOptions): Promise<Webhook> {
-    return this.t.call(
-      (init) => this.t.api.DELETE("/api/webhooks/{id}", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.DELETE("/api/webhooks/{id}", { ...init }), options);
   }
 
   /** A new secret; the old one keeps signing beside it for 24 hours. */
   rotateSecret(id: string, options?: RequestOptions): Promise<WebhookWithSecret> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/webhooks/{id}/rotate-secret", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.POST("/api/webhooks/{id}/rotate-secret", { ...init }), options);
   }
 
   /** Sends a webhook.test event now and answers the delivery with its attempt. */
   test(id: string, options?: RequestOptions): Promise<WebhookDelivery> {
-    return this.t.call(
-      (init) => this.t.api.POST("/api/webhooks/{id}/test", { ...init, params: { path: { id } } }),
-      options,
-    );
+    return this.t.withId(id, (init) => this.t.api.POST("/api/webhooks/{id}/test", { ...init }), options);
   }
 
   /** The webhook's deliveries, newest first, each with every attempt. */
@@ -65,29 +48,16 @@ export class Webhooks {
     query: ListQuery<Query<"listWebhookDeliveries">> = {},
     options?: RequestOptions,
   ): PaginatedList<WebhookDelivery> {
-    return new PaginatedList(
-      (cursor) =>
-        this.t.call(
-          (init) =>
-            this.t.api.GET("/api/webhooks/{id}/deliveries", {
-              ...init,
-              params: { path: { id }, query: pageQuery(query, cursor) },
-            }),
-          options,
-        ),
-      query.cursor,
-    );
+    const path = "/api/webhooks/{id}/deliveries";
+    const send = (init: CallInit, wire: Query<"listWebhookDeliveries">) =>
+      this.t.api.GET(path, { ...init, params: { path: { id }, query: wire } });
+    return this.t.page(query, send, options);
   }
 
   /** Queues a delivery again, with the same webhook-id and body. */
   redeliver(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> {
-    return this.t.call(
-      (init) =>
-        this.t.api.POST("/api/webhooks/{id}/deliveries/{deliveryId}/redeliver", {
-          ...init,
-          params: { path: { id, deliveryId } },
-        }),
-      options,
-    );
+    const params = { path: { id, deliveryId } };
+    const path = "/api/webhooks/{id}/deliveries/{deliveryId}/redeliver";
+    return this.t.call((init) => this.t.api.POST(path, { ...init, params }), options);
   }
 }
