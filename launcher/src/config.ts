@@ -1,10 +1,10 @@
-import { parseEnv, Type } from "@kiln/kit/config";
+import { parseEnv, portEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
 
 export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
+  PORT: portEnv(8080),
   LOG_LEVEL: Type.String({ default: "info" }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
   /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */

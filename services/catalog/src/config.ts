@@ -1,12 +1,10 @@
-import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { BusEnv, parseEnv, serviceEnv, Type } from "@kiln/kit/config";
 import { HostAllowlistEnv, hostAllowlistOf } from "@kiln/kit/outbound/host-config";
 import type { HttpAllowlist } from "./domain/tool-config.js";
 
 export const CatalogEnv = Type.Object({
-  ...ServiceEnv,
+  ...serviceEnv({ port: 7002, database: "kiln_catalog" }),
   ...BusEnv,
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7002 }),
-  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_catalog" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
   ...HostAllowlistEnv,
   /** How long a replica reuses a prompt's or skill's live version for runs (0: off); see service.ts. */

@@ -1,4 +1,4 @@
-import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { BusEnv, parseEnv, serviceEnv, Type } from "@kiln/kit/config";
 import { hostPatternsOf, WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 import { createSecretBox, parseSecretKeys } from "@kiln/kit/secret-box";
 
@@ -46,11 +46,9 @@ export function webhookOptionsOf(config: {
 }
 
 export const EvaluationEnv = Type.Object({
-  ...ServiceEnv,
+  ...serviceEnv({ port: 7004, database: "kiln_evaluation" }),
   ...BusEnv,
   ...WorkerEnv,
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7004 }),
-  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
   CATALOG_URL: Type.String({ minLength: 1 }),
   /** Run a webhook dispatcher in this process beside its workers (false: only evaluation-worker processes deliver). */
@@ -60,12 +58,10 @@ export const EvaluationEnv = Type.Object({
 });
 
 export const EvaluationWorkerEnv = Type.Object({
-  ...ServiceEnv,
+  /** PORT: its health endpoints only (grpc.health.v1, /healthz, /readyz over h2c): it serves no RPC. */
+  ...serviceEnv({ port: 7005, database: "kiln_evaluation" }),
   ...BusEnv,
   ...WorkerEnv,
-  /** Port of its health endpoints only (grpc.health.v1, /healthz, /readyz over h2c): it serves no RPC. */
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7005 }),
-  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_evaluation" }),
 });
 
 /** The only reader of the environment in the evaluation service. */

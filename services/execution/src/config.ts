@@ -1,4 +1,4 @@
-import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { BusEnv, parseEnv, serviceEnv, Type } from "@kiln/kit/config";
 import {
   HostAllowlistEnv,
   HttpToolPrivateHostsEnv,
@@ -64,10 +64,8 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
 }
 
 export const ExecutionEnv = Type.Object({
-  ...ServiceEnv,
+  ...serviceEnv({ port: 7003, database: "kiln_execution" }),
   ...BusEnv,
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7003 }),
-  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_execution" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
   CATALOG_URL: Type.String({ minLength: 1 }),
   ...ProvidersEnv,

@@ -1,9 +1,7 @@
-import { parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { parseEnv, serviceEnv, Type } from "@kiln/kit/config";
 
 export const IdentityEnv = Type.Object({
-  ...ServiceEnv,
-  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7001 }),
-  MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_identity" }),
+  ...serviceEnv({ port: 7001, database: "kiln_identity" }),
   /** ES256 private key (PKCS#8 PEM) of the built-in token issuer; every replica must share it. */
   IDENTITY_SIGNING_KEY: Type.String({ minLength: 1 }),
   TOKEN_ISSUER: Type.String({ minLength: 1, default: "kiln" }),

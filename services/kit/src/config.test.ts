@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEnv, ServiceEnv, Type } from "./config.js";
+import { parseEnv, ServiceEnv, serviceEnv, Type } from "./config.js";
 
 const TestEnv = Type.Object({
   ...ServiceEnv,
@@ -111,5 +111,22 @@ describe("parseEnv", () => {
     expect(message).not.toContain(shortSecret);
     expect(message).not.toContain("hunter2");
     expect(message).not.toContain("pa55word");
+  });
+});
+
+describe("serviceEnv", () => {
+  const Env = Type.Object(serviceEnv({ port: 7009, database: "kiln_test" }));
+
+  it("defaults the port and the database to the service's own", () => {
+    const config = parseEnv(Env, valid);
+    expect(config.PORT).toBe(7009);
+    expect(config.MONGODB_DATABASE).toBe("kiln_test");
+    expect(config.SHUTDOWN_GRACE_MS).toBe(20_000);
+  });
+
+  it("reads both from the environment", () => {
+    const config = parseEnv(Env, { ...valid, PORT: "9000", MONGODB_DATABASE: "other" });
+    expect(config).toMatchObject({ PORT: 9000, MONGODB_DATABASE: "other" });
+    expect(errorOf(() => parseEnv(Env, { ...valid, PORT: "70000" }))).toContain("PORT");
   });
 });

@@ -54,6 +54,18 @@ export const ServiceEnv = {
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 20_000 }),
 };
 
+/** A listening port variable, `port` by default. */
+export const portEnv = (port: number) => Type.Integer({ minimum: 0, maximum: 65_535, default: port });
+
+/** The variables every service process reads, with the port it listens on and the database it uses by default. */
+export function serviceEnv(defaults: { port: number; database: string }) {
+  return {
+    ...ServiceEnv,
+    PORT: portEnv(defaults.port),
+    MONGODB_DATABASE: Type.String({ minLength: 1, default: defaults.database }),
+  };
+}
+
 /** The variables of a service that uses the bus. */
 export const BusEnv = {
   NATS_URL: Type.String({ minLength: 1 }),
