@@ -1,3 +1,4 @@
+import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { IdentityService } from "@kiln/proto/identity";
 import { createRemoteIdentityAuth, type IdentityAuth } from "../auth/authorizer.js";
@@ -10,7 +11,7 @@ import { createMongoStore } from "../store/mongo-store.js";
 import type { Store } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import { buildRpcServer, type ServiceModule } from "./rpc-server.js";
-import { createNetworkTransport } from "./transport.js";
+import { createNetworkTransport, type NetworkTransport } from "./transport.js";
 
 export interface ServiceProcessConfig {
   HOST: string;
@@ -26,15 +27,29 @@ export interface ServiceProcessConfig {
   IDENTITY_URL?: string;
 }
 
+type IdentityPeer = { client: Client<typeof IdentityService>; auth: IdentityAuth };
+
+export interface PeerOptions {
+  /** The service the calls are made as when no caller's principal is forwarded; default the process's name. */
+  as?: string;
+  defaultTimeoutMs?: number;
+}
+
 /** What the distributed mode gives a service to build itself from. */
-export interface ServiceProcessDeps {
+export interface ServiceProcessDeps<C extends ServiceProcessConfig = ServiceProcessConfig> {
   logger: Logger;
   store: Store;
   tokens: InternalTokens;
-  /** Set when the config has NATS_URL. */
-  bus?: Bus;
-  /** Set when the config has IDENTITY_URL. */
-  identity?: { client: Client<typeof IdentityService>; auth: IdentityAuth };
+  /** Set when the config has NATS_URL (always, when its type requires it). */
+  bus: C extends { NATS_URL: string } ? Bus : Bus | undefined;
+  /** Set when the config has IDENTITY_URL (always, when its type requires it). */
+  identity: C extends { IDENTITY_URL: string } ? IdentityPeer : IdentityPeer | undefined;
+  /**
+   * A client of another service at `baseUrl` (createNetworkTransport): a call forwards the
+   * caller's principal, or acts as the service `as` without one. Closed once the server has drained
+   * and the service settled: calls still finishing need it.
+   */
+  peer<S extends DescService>(service: S, baseUrl: string, options?: PeerOptions): Client<S>;
 }
 
 /**
@@ -56,10 +71,10 @@ const CLOSE_RESERVE_MS = 1_000;
  * connections and streams, the service stops taking bus work; then the RPCs and the work in hand
  * get the grace period to finish (what is left is handed back), then everything closes.
  */
-export async function runServiceProcess(
+export async function runServiceProcess<C extends ServiceProcessConfig>(
   name: string,
-  config: ServiceProcessConfig,
-  build: (deps: ServiceProcessDeps) => Promise<ClosableService>,
+  config: C,
+  build: (deps: ServiceProcessDeps<C>) => ClosableService | Promise<ClosableService>,
 ): Promise<void> {
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   guardUncaughtExceptions(logger);
@@ -77,21 +92,28 @@ export async function runServiceProcess(
         streamReplicas: config.NATS_STREAM_REPLICAS,
       })
     : undefined;
-  const identityTransport = config.IDENTITY_URL
-    ? createNetworkTransport({
-        baseUrl: config.IDENTITY_URL,
-        interceptors: [createForwardInterceptor(tokens, { type: "service", id: name })],
-        logger,
-      })
-    : undefined;
-  const identityClient = identityTransport ? createClient(IdentityService, identityTransport.transport) : undefined;
-  const service = await build({
+  const peers: NetworkTransport[] = [];
+  const peer = <S extends DescService>(service: S, baseUrl: string, options: PeerOptions = {}): Client<S> => {
+    const transport = createNetworkTransport({
+      baseUrl,
+      interceptors: [createForwardInterceptor(tokens, { type: "service", id: options.as ?? name })],
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      logger,
+    });
+    peers.push(transport);
+    return createClient(service, transport.transport);
+  };
+  const identityClient = config.IDENTITY_URL ? peer(IdentityService, config.IDENTITY_URL) : undefined;
+  const deps: ServiceProcessDeps = {
     logger,
     store,
     tokens,
     bus,
     identity: identityClient ? { client: identityClient, auth: createRemoteIdentityAuth(identityClient) } : undefined,
-  });
+    peer,
+  };
+  // The config's type says which of bus and identity it sets; the values above follow the config.
+  const service = await build(deps as ServiceProcessDeps<C>);
   const server = await buildRpcServer(service);
   const address = await server.app.listen({ host: config.HOST, port: config.PORT });
   logger.info({ address }, `${name} listening`);
@@ -99,7 +121,7 @@ export async function runServiceProcess(
     const workMs = Math.max(0, config.SHUTDOWN_GRACE_MS - CLOSE_RESERVE_MS);
     await Promise.all([server.drainAndClose(workMs), service.close?.(workMs)]);
     await service.settle?.();
-    identityTransport?.close();
+    for (const transport of peers) transport.close();
     await bus?.close();
     await store.close();
   });
