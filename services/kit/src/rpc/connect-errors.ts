@@ -7,42 +7,30 @@ import type { Logger } from "../logger.js";
 import { isDuplicateKeyError, StoreUnavailableError } from "../store/store.js";
 
 /** The one mapping of domain error kinds to Connect codes. */
-export function codeOfKind(kind: ErrorKind): Code {
-  switch (kind) {
-    case "invalid_argument":
-      return Code.InvalidArgument;
-    case "not_found":
-      return Code.NotFound;
-    case "already_exists":
-      return Code.AlreadyExists;
-    case "failed_precondition":
-      return Code.FailedPrecondition;
-    case "permission_denied":
-      return Code.PermissionDenied;
-    case "unauthenticated":
-      return Code.Unauthenticated;
-    case "resource_exhausted":
-      return Code.ResourceExhausted;
-    case "unavailable":
-      return Code.Unavailable;
-    case "provider_error":
-      return Code.Unknown;
-    case "provider_timeout":
-      return Code.DeadlineExceeded;
-  }
-}
-
-const KIND_OF_CODE: Partial<Record<Code, ErrorKind>> = {
-  [Code.InvalidArgument]: "invalid_argument",
-  [Code.NotFound]: "not_found",
-  [Code.AlreadyExists]: "already_exists",
-  [Code.FailedPrecondition]: "failed_precondition",
-  [Code.PermissionDenied]: "permission_denied",
-  [Code.Unauthenticated]: "unauthenticated",
-  [Code.ResourceExhausted]: "resource_exhausted",
-  [Code.Unavailable]: "unavailable",
-  [Code.DeadlineExceeded]: "unavailable",
+const CODE_OF_KIND: Record<ErrorKind, Code> = {
+  invalid_argument: Code.InvalidArgument,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  failed_precondition: Code.FailedPrecondition,
+  permission_denied: Code.PermissionDenied,
+  unauthenticated: Code.Unauthenticated,
+  resource_exhausted: Code.ResourceExhausted,
+  unavailable: Code.Unavailable,
+  provider_error: Code.Unknown,
+  provider_timeout: Code.DeadlineExceeded,
 };
+
+export const codeOfKind = (kind: ErrorKind): Code => CODE_OF_KIND[kind];
+
+/**
+ * The same mapping read back, for a failed call that carries no ErrorDetail: the provider kinds
+ * are not guessed from a code (Unknown stays internal), and a deadline is a service unavailable.
+ */
+const KIND_OF_CODE = new Map<Code, ErrorKind>(
+  (Object.entries(CODE_OF_KIND) as [ErrorKind, Code][])
+    .filter(([kind]) => !kind.startsWith("provider_"))
+    .map(([kind, code]) => [code, kind]),
+).set(Code.DeadlineExceeded, "unavailable");
 
 export function toConnectError(error: DomainError): ConnectError {
   const value = create(ErrorDetailSchema, { kind: error.kind, issues: error.details });
@@ -96,7 +84,7 @@ export interface RemoteError {
 export function remoteErrorOf(error: unknown): RemoteError {
   const ce = ConnectError.from(error);
   const [detail] = ce.findDetails(ErrorDetailSchema);
-  const kind = (detail?.kind as ErrorKind | undefined) ?? KIND_OF_CODE[ce.code] ?? "internal";
+  const kind = (detail?.kind as ErrorKind | undefined) ?? KIND_OF_CODE.get(ce.code) ?? "internal";
   const message = kind === "internal" ? "internal error" : ce.rawMessage;
   return { kind, message, details: detail?.issues.map((i) => ({ field: i.field, issue: i.issue })) ?? [] };
 }
