@@ -1,16 +1,9 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { unauthenticated } from "@kiln/kit/errors";
-import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { withPrincipal } from "@kiln/kit/principal";
 import { WebhookService } from "@kiln/proto/webhooks";
 import type { DeliveryDoc, WebhookDoc } from "./store.js";
 import type { Webhooks } from "./webhooks.js";
-
-function principalOf(ctx: HandlerContext): Principal {
-  const p = ctx.values.get(kPrincipal);
-  if (!p) throw unauthenticated("missing credentials");
-  return p;
-}
 
 /** Never the secret. */
 export const webhookToProto = (w: WebhookDoc) => ({
@@ -43,45 +36,40 @@ export const deliveryToProto = (d: DeliveryDoc) => ({
   createdAt: timestampFromDate(d.createdAt),
 });
 
+/** The answers of the webhook RPCs: one webhook (with its secret, when just made), one delivery. */
+const webhookAnswer = (w: WebhookDoc) => ({ webhook: webhookToProto(w) });
+const secretAnswer = (r: { webhook: WebhookDoc; secret: string }) => ({
+  ...webhookAnswer(r.webhook),
+  secret: r.secret,
+});
+const deliveryAnswer = (d: DeliveryDoc) => ({ delivery: deliveryToProto(d) });
+
 export function registerWebhookRpc(router: ConnectRouter, webhooks: Webhooks): void {
   router.service(WebhookService, {
-    async createWebhook(req, ctx) {
-      const r = await webhooks.createWebhook(principalOf(ctx), req);
-      return { webhook: webhookToProto(r.webhook), secret: r.secret };
-    },
-    async getWebhook(req, ctx) {
-      return { webhook: webhookToProto(await webhooks.getWebhook(principalOf(ctx), req.id)) };
-    },
-    async listWebhooks(req, ctx) {
-      const page = await webhooks.listWebhooks(principalOf(ctx), req);
+    createWebhook: withPrincipal(async (p, req) => secretAnswer(await webhooks.createWebhook(p, req))),
+    getWebhook: withPrincipal(async (p, req) => webhookAnswer(await webhooks.getWebhook(p, req.id))),
+    listWebhooks: withPrincipal(async (p, req) => {
+      const page = await webhooks.listWebhooks(p, req);
       return { webhooks: page.items.map(webhookToProto), nextCursor: page.nextCursor };
-    },
-    async updateWebhook(req, ctx) {
-      const updated = await webhooks.updateWebhook(principalOf(ctx), {
-        id: req.id,
-        url: req.url,
-        events: req.setEvents ? req.events : undefined,
-        description: req.description,
-        status: req.status,
-      });
-      return { webhook: webhookToProto(updated) };
-    },
-    async deleteWebhook(req, ctx) {
-      return { webhook: webhookToProto(await webhooks.deleteWebhook(principalOf(ctx), req.id)) };
-    },
-    async rotateWebhookSecret(req, ctx) {
-      const r = await webhooks.rotateSecret(principalOf(ctx), req.id);
-      return { webhook: webhookToProto(r.webhook), secret: r.secret };
-    },
-    async testWebhook(req, ctx) {
-      return { delivery: deliveryToProto(await webhooks.testWebhook(principalOf(ctx), req.id)) };
-    },
-    async listDeliveries(req, ctx) {
-      const page = await webhooks.listDeliveries(principalOf(ctx), req);
+    }),
+    updateWebhook: withPrincipal(async (p, req) =>
+      webhookAnswer(
+        await webhooks.updateWebhook(p, {
+          id: req.id,
+          url: req.url,
+          events: req.setEvents ? req.events : undefined,
+          description: req.description,
+          status: req.status,
+        }),
+      ),
+    ),
+    deleteWebhook: withPrincipal(async (p, req) => webhookAnswer(await webhooks.deleteWebhook(p, req.id))),
+    rotateWebhookSecret: withPrincipal(async (p, req) => secretAnswer(await webhooks.rotateSecret(p, req.id))),
+    testWebhook: withPrincipal(async (p, req) => deliveryAnswer(await webhooks.testWebhook(p, req.id))),
+    listDeliveries: withPrincipal(async (p, req) => {
+      const page = await webhooks.listDeliveries(p, req);
       return { deliveries: page.items.map(deliveryToProto), nextCursor: page.nextCursor };
-    },
-    async redeliver(req, ctx) {
-      return { delivery: deliveryToProto(await webhooks.redeliver(principalOf(ctx), req)) };
-    },
+    }),
+    redeliver: withPrincipal(async (p, req) => deliveryAnswer(await webhooks.redeliver(p, req))),
   });
 }

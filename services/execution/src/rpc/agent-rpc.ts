@@ -1,7 +1,6 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { unauthenticated } from "@kiln/kit/errors";
 import { jsonText } from "@kiln/kit/json-text";
-import { kPrincipal, kRequestId } from "@kiln/kit/principal";
+import { kRequestId, principalOf } from "@kiln/kit/principal";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { CallContext } from "../runs/call-context.js";
@@ -11,10 +10,8 @@ import { runToProto } from "./run-proto.js";
 
 /** What the use cases need of a call: who makes it, its request id, its signal, the counter read as it arrived. */
 export function callContext(ctx: HandlerContext): CallContext {
-  const principal = ctx.values.get(kPrincipal);
-  if (!principal) throw unauthenticated("missing credentials");
   return {
-    principal,
+    principal: principalOf(ctx),
     requestId: ctx.values.get(kRequestId),
     signal: ctx.signal,
     generationRead: ctx.values.get(kGenerationRead),

@@ -1,17 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { permissionDenied } from "@kiln/kit/errors";
 import type { JsonText } from "@kiln/kit/json-text";
-import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { type Principal, principalOf } from "@kiln/kit/principal";
 import { IdentityService } from "@kiln/proto/identity";
 import { type Identity, settingsOf } from "../identity.js";
 import type { ApiKeyDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
-
-function principalOf(ctx: HandlerContext): Principal {
-  const p = ctx.values.get(kPrincipal);
-  if (!p) throw unauthenticated("missing credentials");
-  return p;
-}
 
 /**
  * Calls only the deployment's own processes may make (sign-up, tokens, key verification), as the

@@ -1,4 +1,5 @@
-import { type ContextValues, createContextKey, createContextValues } from "@connectrpc/connect";
+import { type ContextValues, createContextKey, createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { unauthenticated } from "../errors.js";
 
 /**
  * Who is calling. Access tokens and API keys both become one of these, so code below the edge
@@ -39,6 +40,19 @@ export function isOutside(principal: Principal, organizationId: string): boolean
 
 /** The authenticated principal of an RPC (server side) or the one to forward (client side). */
 export const kPrincipal = createContextKey<Principal | undefined>(undefined, { description: "principal" });
+
+/** The principal an RPC handler serves (the auth interceptor set it); without one the call is unauthenticated. */
+export function principalOf(ctx: Pick<HandlerContext, "values">): Principal {
+  const principal = ctx.values.get(kPrincipal);
+  if (!principal) throw unauthenticated("missing credentials");
+  return principal;
+}
+
+/** An RPC handler of a use case that takes the caller's principal and the request. */
+export const withPrincipal =
+  <Req, Res>(handle: (principal: Principal, req: Req) => Promise<Res>) =>
+  (req: Req, ctx: HandlerContext): Promise<Res> =>
+    handle(principalOf(ctx), req);
 
 /** The request id of the REST request an RPC serves, forwarded as x-request-id. */
 export const kRequestId = createContextKey<string | undefined>(undefined, { description: "request id" });
