@@ -3,18 +3,10 @@
  * publish, a label moved. Each is written to the catalog's outbox beside the change and published
  * from there, so an event the bus refused is published later (kit/bus/event-outbox.ts).
  */
-import type { StreamSpec } from "@kiln/kit/bus";
-import type { EventOutbox } from "@kiln/kit/bus/outbox";
+import { type EventEnvelope, type EventOutbox, eventStream, outboxEventOf } from "@kiln/kit/bus/outbox";
 import type { LabelKind, LabelMoveDoc, PromptVersionDoc } from "./store/catalog-store.js";
 
-/** Kept a week (limits retention): consumers that attach later, webhooks included, still find them. */
-export const CATALOG_STREAM: StreamSpec = {
-  name: "CATALOG",
-  subjects: ["catalog.>"],
-  retention: "limits",
-  duplicateWindowMs: 120_000,
-  maxAgeMs: 7 * 24 * 3_600_000,
-};
+export const CATALOG_STREAM = eventStream("CATALOG", ["catalog.>"]);
 
 export type CatalogEventType =
   | "prompt.version.created"
@@ -26,13 +18,7 @@ export type CatalogEventType =
 export const catalogSubject = (type: CatalogEventType) => `catalog.${type}`;
 
 /** Every catalog event: `{id, type, organizationId, occurredAt, data}`. */
-export interface CatalogEvent<D = Record<string, unknown>> {
-  id: string;
-  type: CatalogEventType;
-  organizationId: string;
-  occurredAt: string;
-  data: D;
-}
+export type CatalogEvent<D = Record<string, unknown>> = EventEnvelope<CatalogEventType, D>;
 
 /** What the catalog's use cases emit through. */
 export interface CatalogEvents {
@@ -43,11 +29,8 @@ export interface CatalogEvents {
 
 const parentField: Record<LabelKind, string> = { prompt: "promptId", skill: "skillId", agent: "agentId" };
 
-function event(type: CatalogEventType, sourceId: string, organizationId: string, at: Date, data: object) {
-  const id = `${type}:${sourceId}`;
-  const payload: CatalogEvent<object> = { id, type, organizationId, occurredAt: at.toISOString(), data };
-  return { id, subject: catalogSubject(type), payload: JSON.stringify(payload) };
-}
+const event = (type: CatalogEventType, sourceId: string, organizationId: string, at: Date, data: object) =>
+  outboxEventOf(catalogSubject(type), { type, sourceId, organizationId, at, data });
 
 export function createCatalogEvents(outbox: EventOutbox): CatalogEvents {
   return {

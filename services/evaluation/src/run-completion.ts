@@ -1,5 +1,11 @@
-import type { Bus, StreamSpec } from "@kiln/kit/bus";
-import { createEventOutbox, type EventIntentDoc, type EventOutbox } from "@kiln/kit/bus/outbox";
+import type { Bus } from "@kiln/kit/bus";
+import {
+  createEventOutbox,
+  type EventIntentDoc,
+  type EventOutbox,
+  eventStream,
+  outboxEventOf,
+} from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { AssertionResult } from "./domain/assertions.js";
@@ -61,13 +67,7 @@ export interface RunCompletion {
 }
 
 /** Evaluation events (docs/events/evaluation.completed.schema.json): limits retention, a week. */
-export const EVALUATION_EVENTS_STREAM: StreamSpec = {
-  name: "EVALUATION_EVENTS",
-  subjects: ["evaluation-events.>"],
-  retention: "limits",
-  duplicateWindowMs: 120_000,
-  maxAgeMs: 7 * 24 * 3_600_000,
-};
+export const EVALUATION_EVENTS_STREAM = eventStream("EVALUATION_EVENTS", ["evaluation-events.>"]);
 
 /** The outbox of evaluation events, in the evaluation store (every process that completes runs writes to it). */
 export function evaluationEventOutbox(store: Store, bus: Bus, logger: Logger): EventOutbox {
@@ -75,12 +75,11 @@ export function evaluationEventOutbox(store: Store, bus: Bus, logger: Logger): E
 }
 
 function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildReport>, cancelled: boolean, at: Date) {
-  const id = `evaluation.completed:${run._id}`;
-  const payload = {
-    id,
+  return outboxEventOf("evaluation-events.completed", {
     type: "evaluation.completed",
+    sourceId: run._id,
     organizationId: run.organizationId,
-    occurredAt: at.toISOString(),
+    at,
     data: {
       evaluationRunId: run._id,
       skillId: run.skillId,
@@ -92,8 +91,7 @@ function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildRe
       changes: report.summary.changes,
       contractValid: report.contractValidity.valid,
     },
-  };
-  return { id, subject: "evaluation-events.completed", payload: JSON.stringify(payload) };
+  });
 }
 
 export function createRunCompletion(c: EvaluationCollections, events?: EventOutbox): RunCompletion {

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError } from "../store/store.js";
-import type { Bus } from "./bus.js";
+import type { Bus, StreamSpec } from "./bus.js";
 
 export interface EventIntentDoc {
   /** The event's id: the JetStream message id. */
@@ -22,6 +22,35 @@ export interface OutboxEvent {
   id: string;
   subject: string;
   payload: string;
+}
+
+/** An event as the services publish it (docs/events/*.schema.json). */
+export interface EventEnvelope<T extends string = string, D = Record<string, unknown>> {
+  id: string;
+  type: T;
+  organizationId: string;
+  occurredAt: string;
+  data: D;
+}
+
+/**
+ * The outbox entry of one event `type` about the source `sourceId` (a version, a label move, a
+ * run): its id is `<type>:<sourceId>`, the message id the stream de-duplicates on, so the same
+ * change repeated publishes it once.
+ */
+export function outboxEventOf(
+  subject: string,
+  envelope: Omit<EventEnvelope<string, object>, "id" | "occurredAt"> & { sourceId: string; at: Date },
+): OutboxEvent {
+  const { type, sourceId, organizationId, at, data } = envelope;
+  const id = `${type}:${sourceId}`;
+  const payload: EventEnvelope<string, object> = { id, type, organizationId, occurredAt: at.toISOString(), data };
+  return { id, subject, payload: JSON.stringify(payload) };
+}
+
+/** A stream of events kept a week (limits retention): consumers that attach later, webhooks included, still find them. */
+export function eventStream(name: string, subjects: string[]): StreamSpec {
+  return { name, subjects, retention: "limits", duplicateWindowMs: 120_000, maxAgeMs: 7 * 24 * 3_600_000 };
 }
 
 export interface EventOutbox {
