@@ -5,6 +5,7 @@ import { createBatchDeleter, createRelayer, type RelayStep, relayIntents } from 
 import type { Logger } from "@kiln/kit/logger";
 import { type Collection, createGroupInserter, type Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
+import { runSummaryToProto } from "../rpc/run-proto.js";
 import type { RunDoc } from "../store/run-store.js";
 
 /** Stream of run events (api.md "Events"): interest retention, one durable consumer per service. */
@@ -29,19 +30,8 @@ export function runCompletedPayload(run: RunDoc): string {
       kind: run.kind,
       organizationId: run.organizationId,
       status: run.status,
-      provider: run.provider ?? undefined,
-      model: run.model ?? undefined,
-      usage: { inputTokens: BigInt(run.usage.inputTokens), outputTokens: BigInt(run.usage.outputTokens) },
-      estimatedCostUsd: run.estimatedCostUsd ?? undefined,
-      latencyMs: BigInt(run.latencyMs),
-      toolCallCount: BigInt(run.toolCallCount),
+      ...runSummaryToProto(run),
       completedAt: run.completedAt.toISOString(),
-      promptId: run.promptId,
-      promptVersionId: run.promptVersionId,
-      skillId: run.skillId,
-      skillVersionId: run.skillVersionId,
-      agentId: run.agentId ?? "",
-      agentVersionId: run.agentVersionId ?? "",
     }),
     { alwaysEmitImplicit: true },
   );

@@ -4,6 +4,29 @@ import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import type { RunSchema } from "@kiln/proto/execution";
 import type { RunDoc } from "../store/run-store.js";
 
+const usageToProto = (usage: { inputTokens: number; outputTokens: number }) => ({
+  inputTokens: BigInt(usage.inputTokens),
+  outputTokens: BigInt(usage.outputTokens),
+});
+
+/** What a run used and cost, and what it ran: the fields Run and the RunCompleted event share. */
+export function runSummaryToProto(run: RunDoc) {
+  return {
+    provider: run.provider ?? undefined,
+    model: run.model ?? undefined,
+    usage: usageToProto(run.usage),
+    estimatedCostUsd: run.estimatedCostUsd ?? undefined,
+    latencyMs: BigInt(run.latencyMs),
+    toolCallCount: BigInt(run.toolCallCount),
+    promptId: run.promptId,
+    promptVersionId: run.promptVersionId,
+    skillId: run.skillId,
+    skillVersionId: run.skillVersionId,
+    agentId: run.agentId ?? "",
+    agentVersionId: run.agentVersionId ?? "",
+  };
+}
+
 /** The proto of a stored (or previewed) run. */
 export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeof RunSchema> {
   const steps = JSON.parse(run.stepsJson) as Array<Record<string, unknown>>;
@@ -30,25 +53,14 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     // The stored text as it is: no parse on the way out.
     input: jsonTextOf(run.inputJson),
     output: run.outputJson === null ? undefined : jsonTextOf(run.outputJson),
-    provider: run.provider ?? undefined,
-    model: run.model ?? undefined,
-    usage: { inputTokens: BigInt(run.usage.inputTokens), outputTokens: BigInt(run.usage.outputTokens) },
-    estimatedCostUsd: run.estimatedCostUsd ?? undefined,
-    latencyMs: BigInt(run.latencyMs),
-    toolCallCount: BigInt(run.toolCallCount),
+    ...runSummaryToProto(run),
     toolCallCounts: Object.fromEntries(run.toolCallCounts.map((c) => [c.toolKey, BigInt(c.count)])),
     toolCalls: (JSON.parse(run.toolCallsJson) as Parameters<typeof callOf>[0][]).map(callOf),
     error: run.error ?? undefined,
     createdAt: timestampFromDate(run.createdAt),
     // A running (asynchronous agent) run has not completed.
     completedAt: run.status === "running" ? undefined : timestampFromDate(run.completedAt),
-    promptId: run.promptId,
-    promptVersionId: run.promptVersionId,
-    skillId: run.skillId,
-    skillVersionId: run.skillVersionId,
     preview,
-    agentId: run.agentId ?? "",
-    agentVersionId: run.agentVersionId ?? "",
     parentRunId: run.parentRunId ?? "",
     rerunFromStepId: run.rerunFromStepId ?? "",
     steps: steps.map((s) => {
@@ -61,7 +73,7 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
         output: s.output ? jsonText(s.output) : undefined,
         provider: (s.provider as string | null) ?? undefined,
         model: (s.model as string | null) ?? undefined,
-        usage: { inputTokens: BigInt(usage.inputTokens), outputTokens: BigInt(usage.outputTokens) },
+        usage: usageToProto(usage),
         estimatedCostUsd: (s.estimatedCostUsd as number | null) ?? undefined,
         latencyMs: BigInt(Number(s.latencyMs)),
         toolCalls: (s.toolCalls as Parameters<typeof callOf>[0][]).map(callOf),
