@@ -232,22 +232,15 @@ function stringFor(schema: JsonSchema, text: string): string {
   return chars.join("");
 }
 
+/** An exclusive bound; draft 4 wrote it as a boolean qualifying the inclusive one (`bound`). */
+const exclusiveBound = (exclusive: unknown, bound: number | undefined): number | undefined =>
+  typeof exclusive === "number" ? exclusive : exclusive === true ? bound : undefined;
+
 function numberFor(schema: JsonSchema, integer: boolean): number {
   const minimum = typeof schema.minimum === "number" ? schema.minimum : undefined;
   const maximum = typeof schema.maximum === "number" ? schema.maximum : undefined;
-  // Draft 4 wrote exclusiveMinimum/Maximum as booleans qualifying minimum/maximum.
-  const exMin =
-    typeof schema.exclusiveMinimum === "number"
-      ? schema.exclusiveMinimum
-      : schema.exclusiveMinimum === true
-        ? minimum
-        : undefined;
-  const exMax =
-    typeof schema.exclusiveMaximum === "number"
-      ? schema.exclusiveMaximum
-      : schema.exclusiveMaximum === true
-        ? maximum
-        : undefined;
+  const exMin = exclusiveBound(schema.exclusiveMinimum, minimum);
+  const exMax = exclusiveBound(schema.exclusiveMaximum, maximum);
   const step = typeof schema.multipleOf === "number" && schema.multipleOf > 0 ? schema.multipleOf : integer ? 1 : 0;
   // toPrecision drops binary noise such as 0.30000000000000004.
   const up = (v: number) => (step > 0 ? Number((Math.ceil(v / step) * step).toPrecision(15)) : v);

@@ -3,12 +3,14 @@
  * stores a child run (stored-runs.ts) and its summary is the step's result; a tool step is one
  * tool call.
  */
+import type { FieldIssue } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { ZERO_USAGE } from "./agent-record.js";
 import type { AgentSkill, RunnableAgent } from "./agent-resolve.js";
 import type { StepOutput } from "./bindings.js";
 import { type ToolCallRecord, toolCallRecordOf } from "./prompt-execution.js";
+import { renamed } from "./run-input.js";
 import { type RunnablePrompt, resolveModelFor } from "./runnable.js";
 import { type StoredRunDeps, storePromptRun, storeSkillRun } from "./stored-runs.js";
 import type { StepResult, WorkflowStep } from "./workflow-engine.js";
@@ -42,6 +44,10 @@ const failedStep = (error: { code: string; message: string }): StepResult => ({
   error,
 });
 
+/** A step whose input its schema refuses: failed before it runs, the issues in its message. */
+const refusedStep = (code: string, issues: FieldIssue[]): StepResult =>
+  failedStep({ code, message: issues.map((i) => `${i.field} ${i.issue}`).join("; ") });
+
 async function runPromptStep(
   deps: StoredRunDeps,
   prompt: RunnablePrompt,
@@ -51,15 +57,7 @@ async function runPromptStep(
 ): Promise<StepResult> {
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const ids = { promptId: prompt.promptId, promptVersionId: prompt.promptVersionId };
-  if (!check.ok) {
-    return {
-      ...failedStep({
-        code: "invalid_variables",
-        message: check.issues.map((i) => `${i.field.replace(/^input/, "variables")} ${i.issue}`).join("; "),
-      }),
-      ...ids,
-    };
-  }
+  if (!check.ok) return { ...refusedStep("invalid_variables", renamed(check.issues, "variables")), ...ids };
   const model = resolveModelFor(deps.models, prompt.model, "model");
   const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal });
   return stepResultOfRun(child, ids);
@@ -73,12 +71,7 @@ async function runSkillStep(
   signal?: AbortSignal,
 ): Promise<StepResult> {
   const check = deps.validator.check(skill.inputSchema, input);
-  if (!check.ok) {
-    return failedStep({
-      code: "invalid_input",
-      message: check.issues.map((i) => `${i.field} ${i.issue}`).join("; "),
-    });
-  }
+  if (!check.ok) return refusedStep("invalid_input", check.issues);
   const { skillId, skillVersionId, steps } = skill;
   return stepResultOfRun(await storeSkillRun(deps, { organizationId, skillId, skillVersionId, steps, input, signal }));
 }

@@ -41,8 +41,25 @@ export interface SkillRunRequest {
   label?: string;
 }
 
-const authorizeRun = (deps: ResolveDeps, organizationId: string, ctx: CallContext) =>
-  deps.identityAuth.authorize(ctx.principal, { organizationId, requireAi: true, scope: "runs:write" }, ctx.requestId);
+/** The caller authorized to run in the organization, then the request's JSON object `field` parsed (403 before 400). */
+async function authorizedObject(
+  deps: ResolveDeps,
+  req: { organizationId: string },
+  json: JsonText | undefined,
+  field: string,
+  ctx: CallContext,
+): Promise<Record<string, unknown>> {
+  const scope = { organizationId: req.organizationId, requireAi: true, scope: "runs:write" } as const;
+  await deps.identityAuth.authorize(ctx.principal, scope, ctx.requestId);
+  return parseObject(json, field);
+}
+
+/** The version a run names, as the catalog's resolve calls take it: an id, a label, or the live one. */
+const versionRefOf = (req: { organizationId: string; versionId: string; label?: string }) => ({
+  organizationId: req.organizationId,
+  versionId: req.versionId,
+  label: req.label ?? "",
+});
 
 export interface ResolvedPromptRun {
   prompt: RunnablePrompt;
@@ -57,14 +74,10 @@ export async function resolvePromptRun(
   req: PromptRunRequest,
   ctx: CallContext,
 ): Promise<ResolvedPromptRun> {
-  await authorizeRun(deps, req.organizationId, ctx);
-  const variables = parseObject(req.variables, "variables");
+  const variables = await authorizedObject(deps, req, req.variables, "variables", ctx);
   const extraMessages = parseMessages(req.messages ?? []);
   const { prompt: resolved } = await remote(
-    deps.catalog.resolvePromptVersion(
-      { organizationId: req.organizationId, promptId: req.promptId, versionId: req.versionId, label: req.label ?? "" },
-      catalogCallOptions(ctx),
-    ),
+    deps.catalog.resolvePromptVersion({ ...versionRefOf(req), promptId: req.promptId }, catalogCallOptions(ctx)),
   );
   if (!resolved) throw new Error("catalog returned no prompt");
   const prompt = runnableOf(resolved);
@@ -88,17 +101,10 @@ export async function resolveSkillRun(
   ctx: CallContext,
   preferDraft: boolean,
 ): Promise<ResolvedSkillRun> {
-  await authorizeRun(deps, req.organizationId, ctx);
-  const input = parseObject(req.input, "input");
+  const input = await authorizedObject(deps, req, req.input, "input", ctx);
   const resolved = await remote(
     deps.catalog.resolveSkillVersion(
-      {
-        organizationId: req.organizationId,
-        skillId: req.skillId,
-        versionId: req.versionId,
-        preferDraft,
-        label: req.label ?? "",
-      },
+      { ...versionRefOf(req), skillId: req.skillId, preferDraft },
       catalogCallOptions(ctx),
     ),
   );
