@@ -7,12 +7,9 @@ import { createEvaluationService } from "./service.js";
 const config = loadConfig();
 // Before anything starts: a malformed KILN_SECRET_KEY stops the process here, naming the variable.
 const webhookOptions = webhookOptionsOf(config);
-await runServiceProcess("evaluation", config, ({ logger, store, bus, tokens, identity, peer }) =>
+await runServiceProcess("evaluation", config, ({ identity, peer, ...deps }) =>
   createEvaluationService({
-    logger,
-    store,
-    bus,
-    tokens,
+    ...deps,
     identityAuth: identity.auth,
     // Calls to the catalog and execution act as the evaluation service itself.
     catalog: peer(CatalogService, config.CATALOG_URL),

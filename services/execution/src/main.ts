@@ -4,12 +4,9 @@ import { loadConfig } from "./config.js";
 import { createExecutionService } from "./service.js";
 
 const config = loadConfig();
-await runServiceProcess("execution", config, ({ logger, store, bus, tokens, identity, peer }) =>
+await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
   createExecutionService({
-    logger,
-    store,
-    bus,
-    tokens,
+    ...deps,
     identityAuth: identity.auth,
     // Calls to the catalog carry the caller's principal (or act as the execution service).
     catalog: peer(CatalogService, config.CATALOG_URL),
