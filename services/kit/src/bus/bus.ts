@@ -43,7 +43,8 @@ export interface PublishAck {
   duplicate: boolean;
 }
 
-export interface BusMessage {
+/** What one delivery of a message carries. */
+export interface Delivery {
   readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: Record<string, string>;
@@ -52,6 +53,10 @@ export interface BusMessage {
   readonly redelivered: boolean;
   /** Stream sequence number. */
   readonly seq: number;
+}
+
+export interface BusMessage extends Delivery {
+  /** The data as JSON text. */
   json<T = unknown>(): T;
   string(): string;
   /** Done: the message will not be delivered again. Resolves when the bus confirmed it. */

@@ -16,7 +16,7 @@ import type {
   StreamSpec,
   Subscription,
 } from "./bus.js";
-import { MemoryBusMessage } from "./memory-bus-message.js";
+import { memoryBusMessage } from "./memory-bus-message.js";
 import {
   type MemoryConsumer,
   type MemoryStream,
@@ -176,7 +176,7 @@ export function createMemoryBus(): Bus {
     startAckTimer(c, pending);
     // nak and working from an older delivery are ignored; ack and term count, as on the server.
     const isCurrent = () => c.pending.get(pending.seq) === pending && pending.deliveryCount === deliveryCount;
-    const msg = new MemoryBusMessage(message, deliveryCount, {
+    const msg = memoryBusMessage(message, deliveryCount, {
       ack: () => finish(c, pending),
       nak: (delayMs) => {
         if (isCurrent() && pending.state === "delivered") nak(c, pending, delayMs);

@@ -2,62 +2,26 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import type { MsgHdrs } from "@nats-io/transport-node";
 import type { SettleableMessage } from "./run-handler.js";
+import { settledOnce } from "./settled-once.js";
 
-export class NatsBusMessage implements SettleableMessage {
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly headers: Record<string, string>;
-  readonly deliveryCount: number;
-  readonly redelivered: boolean;
-  readonly seq: number;
-  #settled = false;
-
-  constructor(
-    private readonly msg: JsMsg,
-    subject: string,
-  ) {
-    this.subject = subject;
-    this.data = msg.data;
-    this.headers = headersToRecord(msg.headers);
-    this.deliveryCount = msg.info.deliveryCount;
-    this.redelivered = msg.redelivered;
-    this.seq = msg.seq;
-  }
-
-  get settled(): boolean {
-    return this.#settled;
-  }
-
-  json<T = unknown>(): T {
-    return this.msg.json<T>();
-  }
-
-  string(): string {
-    return this.msg.string();
-  }
-
-  async ack(): Promise<void> {
-    if (!this.settle()) return;
-    await this.msg.ackAck();
-  }
-
-  nak(delayMs?: number): void {
-    if (this.settle()) this.msg.nak(delayMs);
-  }
-
-  term(): void {
-    if (this.settle()) this.msg.term();
-  }
-
-  working(): void {
-    if (!this.#settled) this.msg.working();
-  }
-
-  private settle(): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    return true;
-  }
+/** `subject` is the message's subject without the platform's prefix. */
+export function natsBusMessage(msg: JsMsg, subject: string): SettleableMessage {
+  const delivery = {
+    subject,
+    data: msg.data,
+    headers: headersToRecord(msg.headers),
+    deliveryCount: msg.info.deliveryCount,
+    redelivered: msg.redelivered,
+    seq: msg.seq,
+  };
+  return settledOnce(delivery, {
+    ack: async () => {
+      await msg.ackAck();
+    },
+    nak: (delayMs) => msg.nak(delayMs),
+    term: () => msg.term(),
+    working: () => msg.working(),
+  });
 }
 
 /** First value of each header; JetStream's own `Nats-*` headers (e.g. Nats-Msg-Id) are left out. */

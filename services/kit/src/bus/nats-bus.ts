@@ -29,7 +29,7 @@ import {
   type StreamSpec,
   type Subscription,
 } from "./bus.js";
-import { NatsBusMessage } from "./nats-bus-message.js";
+import { natsBusMessage } from "./nats-bus-message.js";
 import { busErrorOf, withTimeout } from "./nats-errors.js";
 import { resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
 import { runHandler } from "./run-handler.js";
@@ -198,7 +198,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
               continue;
             }
             failures = 0;
-            const msg = new NatsBusMessage(m, unprefixed(m.subject));
+            const msg = natsBusMessage(m, unprefixed(m.subject));
             const done: Promise<void> = runHandler(msg, handler, consumeOptions, report).finally(() =>
               inFlight.delete(done),
             );
