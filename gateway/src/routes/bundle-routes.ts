@@ -18,6 +18,7 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
 import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
+import { bundleCaseOf } from "./evaluation-case-mappers.js";
 import { isObject } from "./views.js";
 
 /** Bundles are larger than other bodies (docs/api.md "Limits"). */
@@ -106,10 +107,7 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
       ]);
       const bundle = JSON.parse(catalogPart.bundleJson) as Bundle;
       const bySkill = new Map<string, BundleCase[]>();
-      for (const k of JSON.parse(cases.casesJson) as (BundleCase & { skillId: string })[]) {
-        const { skillId, ...bundled } = k;
-        bySkill.set(skillId, [...(bySkill.get(skillId) ?? []), bundled]);
-      }
+      for (const k of cases.cases) bySkill.set(k.skillId, [...(bySkill.get(k.skillId) ?? []), bundleCaseOf(k)]);
       for (const skill of bundle.skills) skill.evaluationCases = bySkill.get(skill.id) ?? [];
       return {
         format: bundle.format,
