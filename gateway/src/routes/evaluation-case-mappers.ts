@@ -13,7 +13,8 @@ import type { AssertionJson } from "./evaluation-assertion-views.js";
 import type { NewCase } from "./evaluation-views.js";
 import { isObject, iso } from "./views.js";
 
-const valueOf = (message: JsonText | undefined): unknown => (message === undefined ? null : JSON.parse(message.json));
+const jsonValueOf = (message: JsonText | undefined): unknown =>
+  message === undefined ? null : JSON.parse(message.json);
 
 export function assertionMessage(a: AssertionJson): MessageInitShape<typeof AssertionSchema> {
   switch (a.type) {
@@ -41,7 +42,7 @@ export function assertionView(message: Assertion): AssertionJson {
   const { kind } = message;
   switch (kind.case) {
     case "equals":
-      return { type: "equals", value: valueOf(kind.value.value) };
+      return { type: "equals", value: jsonValueOf(kind.value.value) };
     case "contains":
       return { type: "contains", value: kind.value.value };
     case "regex":
@@ -51,9 +52,9 @@ export function assertionView(message: Assertion): AssertionJson {
         ...(kind.value.flags !== undefined && { flags: kind.value.flags }),
       };
     case "jsonSchema":
-      return { type: "json_schema", schema: valueOf(kind.value.schema) };
+      return { type: "json_schema", schema: jsonValueOf(kind.value.schema) };
     case "jsonPath":
-      return { type: "json_path", path: kind.value.path, equals: valueOf(kind.value.equals) };
+      return { type: "json_path", path: kind.value.path, equals: jsonValueOf(kind.value.equals) };
     case "maxLatencyMs":
       return { type: "max_latency_ms", value: kind.value.value };
     case "maxCostUsd":
@@ -90,8 +91,8 @@ export function evaluationCaseView(c: EvaluationCase) {
     skillId: c.skillId,
     organizationId: c.organizationId,
     name: content?.name ?? "",
-    input: valueOf(content?.input),
-    expectedOutput: valueOf(content?.expectedOutput),
+    input: jsonValueOf(content?.input),
+    expectedOutput: jsonValueOf(content?.expectedOutput),
     assertions: (content?.assertions ?? []).map(assertionView),
     createdAt: iso(c.createdAt) ?? "",
   };

@@ -147,7 +147,10 @@ function checkAssertion(raw: unknown, at: string, issues: FieldIssue[]): void {
         add("rubric", "must be a non-empty string");
       if (raw.model !== undefined && (typeof raw.model !== "string" || !/^[^/\s]+\/\S+$/.test(raw.model)))
         add("model", 'must be a model id such as "openai/gpt-4o-mini"');
-      if (raw.threshold !== undefined && (typeof raw.threshold !== "number" || !(raw.threshold >= 0 && raw.threshold <= 1)))
+      if (
+        raw.threshold !== undefined &&
+        (typeof raw.threshold !== "number" || !(raw.threshold >= 0 && raw.threshold <= 1))
+      )
         add("threshold", "must be a number from 0 to 1");
       break;
   }

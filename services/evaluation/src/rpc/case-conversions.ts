@@ -8,7 +8,12 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, jsonText, jsonTextOf, readJsonText, textOf } from "@kiln/kit/json-text";
 import { bytesText, LIMITS } from "@kiln/kit/limits";
-import type { Assertion as AssertionMessage, AssertionSchema, CaseContent, EvaluationCaseSchema } from "@kiln/proto/evaluation";
+import type {
+  Assertion as AssertionMessage,
+  AssertionSchema,
+  CaseContent,
+  EvaluationCaseSchema,
+} from "@kiln/proto/evaluation";
 import { type Assertion, UnreadableJson } from "../domain/assertions.js";
 import type { NewCaseInput } from "../domain/new-cases.js";
 import type { CaseDoc } from "../store/evaluation-store.js";

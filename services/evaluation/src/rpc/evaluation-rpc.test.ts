@@ -1,8 +1,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createContextValues } from "@connectrpc/connect";
 import { createInternalTokens } from "@kiln/kit/auth";
-import { jsonTextOf } from "@kiln/kit/json-text";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { jsonTextOf } from "@kiln/kit/json-text";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
