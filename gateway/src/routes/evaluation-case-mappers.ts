@@ -13,7 +13,8 @@ import type { AssertionJson } from "./evaluation-assertion-views.js";
 import type { NewCase } from "./evaluation-views.js";
 import { isObject, iso } from "./views.js";
 
-const jsonValueOf = (message: JsonText | undefined): unknown =>
+/** The value a JsonText carries; null when it is unset. */
+export const jsonValueOf = (message: JsonText | undefined): unknown =>
   message === undefined ? null : JSON.parse(message.json);
 
 export function assertionMessage(a: AssertionJson): MessageInitShape<typeof AssertionSchema> {

@@ -20,7 +20,7 @@ import type {
   TargetSummary,
   Usage,
 } from "@kiln/proto/evaluation";
-import { parseJson } from "./catalog-views.js";
+import { jsonValueOf } from "./evaluation-case-mappers.js";
 import type { EvaluationStatus } from "./evaluation-views.js";
 import { iso } from "./views.js";
 
@@ -46,7 +46,7 @@ const judgeRunView = (j: JudgeRun) => ({
 });
 
 const outputView = (o: RunOutput | undefined) =>
-  o ? { text: o.text, ...(o.json === undefined ? {} : { json: parseJson(o.json) }) } : null;
+  o ? { text: o.text, ...(o.json === undefined ? {} : { json: jsonValueOf(o.json) }) } : null;
 
 const attemptView = (a: Attempt) => ({
   attempt: a.attempt,
