@@ -42,3 +42,6 @@ export const operations =
 export function answers<S extends TSchema>(view: S, ...errors: number[]) {
   return { 200: ref(view), ...errorResponses(...errors) };
 }
+
+/** The security of routes for signed-in users only: an access token, not an API key. */
+export const ACCESS_TOKEN_ONLY = [{ accessToken: [] }];

@@ -53,3 +53,8 @@ export function byId<R, V>(
   return async (request: FastifyRequest & { params: { id: string } }) =>
     view(await call({ id: request.params.id }, rpcOptions(request)));
 }
+
+/** Call options of a call that stores nothing (a preview, a check), so takes no Idempotency-Key. */
+export function storelessRpcOptions(request: FastifyRequest): CallOptions {
+  return { ...rpcOptions(request), headers: undefined };
+}
