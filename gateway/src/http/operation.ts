@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifySchema } from "fastify";
 import type { TSchema } from "typebox";
-import { errorResponses, ref, type Stability } from "../schemas.js";
+import { errorResponses, List, ref, type Stability } from "../schemas.js";
 
 /** What the routes of one module share in their declaration: OpenAPI tags, stability, security. */
 export interface OperationGroup {
@@ -41,6 +41,11 @@ export const operations =
 /** `response` of a route that answers 200 with `view` (a named schema), else one of the error statuses. */
 export function answers<S extends TSchema>(view: S, ...errors: number[]) {
   return { 200: ref(view), ...errorResponses(...errors) };
+}
+
+/** `response` of a list route: `{ data, nextCursor }` of `view` (a named schema), else one of the error statuses. */
+export function listAnswers<S extends TSchema>(view: S, ...errors: number[]) {
+  return { 200: List(ref(view)), ...errorResponses(...errors) };
 }
 
 /** The security of routes for signed-in users only: an access token, not an API key. */

@@ -3,9 +3,9 @@ import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
-import { ACCESS_TOKEN_ONLY, answers, operation, operations } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, answers, listAnswers, operation, operations } from "../http/operation.js";
 import { principalOf, rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, List, ListQuery, ref, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, ref, Timestamp } from "../schemas.js";
 import { registerAuthRoutes } from "./auth-routes.js";
 import { registerOrganizationRoutes } from "./organization-routes.js";
 import {
@@ -121,7 +121,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
     "/api/api-keys",
     apiKeys("listApiKeys", "List an organization's API keys, newest first", {
       querystring: Type.Object({ organizationId: OrganizationId, ...ListQuery }, { additionalProperties: false }),
-      response: { 200: List(ref(ApiKeyView)), ...errorResponses(400, 401, 403, 404) },
+      response: listAnswers(ApiKeyView, 400, 401, 403, 404),
     }),
     async (request) => {
       const q = request.query;

@@ -1,9 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
-import { answers, operations } from "../http/operation.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, List, ListQuery, ref } from "../schemas.js";
+import { Body, ListQuery } from "../schemas.js";
 import { Id, IdParams, LabelName } from "./catalog-requests.js";
 import { LabelMoveView, LabelView, labelMoveView, labelView } from "./label-views.js";
 
@@ -26,7 +26,7 @@ export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
       `${base}/:id/labels`,
       op(`list${name}Labels`, `Every label of a ${kind}: production and latest first, then the others by name`, {
         params: IdParams,
-        response: { 200: List(ref(LabelView)), ...errorResponses(400, 401, 403, 404) },
+        response: listAnswers(LabelView, 400, 401, 403, 404),
       }),
       async (request) => {
         const r = await catalog.listLabels({ kind, parentId: request.params.id }, rpcOptions(request));
@@ -69,7 +69,7 @@ export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
       op(`list${name}LabelHistory`, `Every move of one label of a ${kind}, newest first`, {
         params: LabelParams,
         querystring: Type.Object(ListQuery),
-        response: { 200: List(ref(LabelMoveView)), ...errorResponses(400, 401, 403, 404) },
+        response: listAnswers(LabelMoveView, 400, 401, 403, 404),
       }),
       async (request) => {
         const { id, label } = request.params;

@@ -1,8 +1,7 @@
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage } from "../http/list-page.js";
-import { operation } from "../http/operation.js";
+import { listAnswers, operation } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { errorResponses, List, ref } from "../schemas.js";
 import { ModelView } from "./model-views.js";
 
 /** GET /api/models (stable: model discovery). */
@@ -13,7 +12,7 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
       { tags: ["models"], stability: "stable" },
       "listModels",
       "The models this deployment offers, with prices per million tokens",
-      { response: { 200: List(ref(ModelView)), ...errorResponses(401) } },
+      { response: listAnswers(ModelView, 401) },
     ),
     async (request) => {
       const r = await deps.clients.execution.listModels({}, rpcOptions(request));

@@ -1,9 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
-import { ACCESS_TOKEN_ONLY, answers, operations } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, List, ListQuery, ref } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
 import { MembershipView, MemberView, membershipView, memberView, OrganizationView, organizationView } from "./views.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -78,7 +78,7 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
       security,
       params: IdParams,
       querystring: Type.Object(ListQuery, { additionalProperties: false }),
-      response: { 200: List(ref(MemberView)), ...errorResponses(400, 401, 403, 404) },
+      response: listAnswers(MemberView, 400, 401, 403, 404),
     }),
     async (request) => {
       const r = await identity.listMembers(

@@ -72,9 +72,16 @@ function toolCallCountsView(r: Run): Record<string, number> {
   return Object.fromEntries(counts);
 }
 
+/** The run an execution response carries (`what` names it in the error when it carries none). */
+function present(r: Run | undefined, what = "run"): Run {
+  if (!r) throw new Error(`execution returned no ${what}`);
+  return r;
+}
+
 /** The fields every run kind shares. */
-function runFieldsView(r: Run) {
+function runFieldsView<K extends string>(r: Run, kind: K) {
   return {
+    kind,
     organizationId: r.organizationId,
     status: r.status as "succeeded" | "failed",
     input: jsonValue(r.input),
@@ -83,45 +90,36 @@ function runFieldsView(r: Run) {
     toolCallCount: Number(r.toolCallCount),
     toolCallCounts: toolCallCountsView(r),
     createdAt: iso(r.createdAt) ?? "",
-  };
-}
-
-export function judgeRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
-  return { id: r.id, kind: "judge" as const, ...runFieldsView(r), completedAt: iso(r.completedAt) ?? "" };
-}
-
-export function promptRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
-  return {
-    id: r.id,
-    kind: "prompt" as const,
-    ...runFieldsView(r),
     completedAt: iso(r.completedAt) ?? "",
-    promptId: r.promptId,
-    promptVersionId: r.promptVersionId,
   };
+}
+
+export function judgeRunView(run: Run | undefined) {
+  const r = present(run);
+  return { id: r.id, ...runFieldsView(r, "judge") };
+}
+
+export function promptRunView(run: Run | undefined) {
+  const r = present(run);
+  return { id: r.id, ...runFieldsView(r, "prompt"), promptId: r.promptId, promptVersionId: r.promptVersionId };
 }
 
 function skillRunFieldsView(r: Run) {
   return {
-    kind: "skill" as const,
-    ...runFieldsView(r),
-    completedAt: iso(r.completedAt) ?? "",
+    ...runFieldsView(r, "skill"),
     skillId: r.skillId,
     skillVersionId: r.skillVersionId,
     steps: r.steps.map(stepView),
   };
 }
 
-export function skillRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
+export function skillRunView(run: Run | undefined) {
+  const r = present(run);
   return { id: r.id, ...skillRunFieldsView(r) };
 }
 
-export function skillPreviewView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no preview");
-  return { id: null, ...skillRunFieldsView(r), preview: true as const };
+export function skillPreviewView(run: Run | undefined) {
+  return { id: null, ...skillRunFieldsView(present(run, "preview")), preview: true as const };
 }
 
 /** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
@@ -135,12 +133,11 @@ export const agentStepView = (s: RunStep) => ({
  * An agent run: the shared run shape plus `agentId, agentVersionId, steps, parentRunId?,
  * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
  */
-export function agentRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
+export function agentRunView(run: Run | undefined) {
+  const r = present(run);
   return {
     id: r.id,
-    kind: "agent" as const,
-    ...runFieldsView(r),
+    ...runFieldsView(r, "agent"),
     status: r.status as "succeeded" | "failed" | "running",
     completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
     agentId: r.agentId,

@@ -1,9 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
-import { answers, operations } from "../http/operation.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdempotencyHeaders, List, ListQuery, OneOf, ref } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, ListQuery, OneOf, ref } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import {
   DeliveryView,
@@ -57,7 +57,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
     "/api/webhooks",
     op("listWebhooks", "An organization's webhooks, newest first", {
       querystring: Type.Object({ organizationId: Type.Optional(OrganizationId), ...ListQuery }),
-      response: { 200: List(ref(WebhookView)), ...errorResponses(400, 401, 403, 404) },
+      response: listAnswers(WebhookView, 400, 401, 403, 404),
     }),
     async (request) => {
       const q = request.query;
@@ -139,7 +139,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
     op("listWebhookDeliveries", "A webhook's deliveries, newest first, each with every attempt", {
       params: IdParams,
       querystring: Type.Object(ListQuery),
-      response: { 200: List(ref(DeliveryView)), ...errorResponses(400, 401, 403, 404) },
+      response: listAnswers(DeliveryView, 400, 401, 403, 404),
     }),
     async (request) => {
       const r = await webhooks.listDeliveries(
