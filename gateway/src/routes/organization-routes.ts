@@ -1,6 +1,6 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { listPage, pageOf } from "../http/list-page.js";
+import { pageById } from "../http/list-page.js";
 import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
@@ -80,13 +80,11 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
       querystring: Type.Object(ListQuery, { additionalProperties: false }),
       response: listAnswers(MemberView, 400, 401, 403, 404),
     }),
-    async (request) => {
-      const r = await identity.listMembers(
-        { organizationId: request.params.id, ...pageOf(request.query) },
-        rpcOptions(request),
-      );
-      return listPage(r.members, memberView, r.nextCursor);
-    },
+    pageById(
+      (organizationId, page, options) => identity.listMembers({ organizationId, ...page }, options),
+      (r) => r.members,
+      memberView,
+    ),
   );
 
   app.post(

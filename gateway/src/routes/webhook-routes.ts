@@ -1,6 +1,6 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { listPage, pageOf } from "../http/list-page.js";
+import { listPage, pageById, pageOf } from "../http/list-page.js";
 import { answers, listAnswers, operations } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, ListQuery, OneOf, ref } from "../schemas.js";
@@ -141,13 +141,11 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
       querystring: Type.Object(ListQuery),
       response: listAnswers(DeliveryView, 400, 401, 403, 404),
     }),
-    async (request) => {
-      const r = await webhooks.listDeliveries(
-        { webhookId: request.params.id, ...pageOf(request.query) },
-        rpcOptions(request),
-      );
-      return listPage(r.deliveries, deliveryView, r.nextCursor);
-    },
+    pageById(
+      (webhookId, page, options) => webhooks.listDeliveries({ webhookId, ...page }, options),
+      (r) => r.deliveries,
+      deliveryView,
+    ),
   );
 
   app.post(
