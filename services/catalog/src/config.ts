@@ -8,6 +8,10 @@ export const CatalogEnv = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 7002 }),
   MONGODB_DATABASE: Type.String({ minLength: 1, default: "kiln_catalog" }),
   IDENTITY_URL: Type.String({ minLength: 1 }),
+  /** An import's evaluation cases (bundles/run-import.ts). */
+  EVALUATION_URL: Type.String({ minLength: 1 }),
+  /** The models a promptfoo import's providers land on (bundles/run-import.ts). */
+  EXECUTION_URL: Type.String({ minLength: 1 }),
   ...HostAllowlistEnv,
   /** How long a replica reuses a prompt's or skill's live version for runs (0: off); see service.ts. */
   RESOLVE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1_000 }),

@@ -24,7 +24,8 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
     },
     async importEvaluationCases(req, ctx) {
       const items = await cases.importCases(principalOf(ctx), { ...req, cases: casesToImport(req.casesJson) });
-      return { itemsJson: JSON.stringify(items) };
+      // The catalog's ImportItem: a conflict's id and a missing detail are unset.
+      return { items: items.map((i) => ({ ...i, id: i.id ?? undefined })) };
     },
     async undoEvaluationCaseImport(req, ctx) {
       return { deleted: await cases.undoImport(principalOf(ctx), req) };
