@@ -165,8 +165,8 @@ export function createCases(deps: EvaluationDeps) {
     },
 
     /**
-     * Settles cases stored by imports that are `staleAfterMs` old and still pending: the gateway
-     * that ran the import died before it could say how it ended. The catalog's journal decides:
+     * Settles cases stored by imports that are `staleAfterMs` old and still pending: the catalog
+     * replica that ran the import died before it could say how it ended. The catalog's journal decides:
      * committed keeps them, undone (or no such import) deletes them, unfinished waits for the
      * catalog's own sweep. Answers how many imports were settled.
      */
