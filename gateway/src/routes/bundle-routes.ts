@@ -99,7 +99,7 @@ const ImportBody = Type.Unsafe<Record<string, unknown>>({
 const ImportBodyCheck = Type.Unsafe<Record<string, unknown> & { dryRun?: boolean }>({
   type: "object",
   properties: { dryRun: { type: "boolean" } },
-  if: { properties: { format: { const: "promptfoo" } }, required: ["format"] },
+  if: { type: "object", properties: { format: { const: "promptfoo" } }, required: ["format"] },
   // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a promise.
   then: { $ref: "PromptfooImport" },
 });
