@@ -41,6 +41,12 @@ export const MAX_IMPORT_BYTES = LIMITS.importBytes;
  */
 const IMPORT_QUEUE = 32;
 
+/**
+ * The budget of the one catalog call an import is: the three steps it runs (its part, the
+ * evaluation cases, the commit) had a call's default budget each when the gateway ran them.
+ */
+const IMPORT_TIMEOUT_MS = 90_000;
+
 const FORMATS = ["kiln.bundle/v1", "promptfoo"] as const;
 
 const DRY_RUN_VALUES = ["true", "false", "1", "0"] as const;
@@ -229,7 +235,7 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
       async (request) => {
         const r = await catalog.importOrganization(
           importRequestOf(request.params.id, request.body, request.query),
-          rpcOptions(request),
+          { ...rpcOptions(request), timeoutMs: IMPORT_TIMEOUT_MS },
         );
         return importReportOf(r);
       },
