@@ -233,11 +233,9 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
         },
       },
       async (request) => {
-        const r = await catalog.importOrganization(
-          importRequestOf(request.params.id, request.body, request.query),
-          { ...rpcOptions(request), timeoutMs: IMPORT_TIMEOUT_MS },
-        );
-        return importReportOf(r);
+        const input = importRequestOf(request.params.id, request.body, request.query);
+        const options = { ...rpcOptions(request), timeoutMs: IMPORT_TIMEOUT_MS };
+        return importReportOf(await catalog.importOrganization(input, options));
       },
     );
   });
