@@ -2,9 +2,10 @@
  * The structure targets of docs/architecture.md "Measuring the structure", measured on the tree as
  * git sees it by scripts/structure-report.mjs: no import circles, at most ten production source
  * files over 300 lines, no test scaffolding under src/, and no comment that cites a document or
- * heading the repository does not have. The `string …_json` protobuf fields are bounded by today's
- * count, which may only fall: the target is fifteen (free-form user JSON only), see
- * docs/architecture.md "Measuring the structure".
+ * heading the repository does not have. The protobuf fields that carry JSON as a string (`…_json`,
+ * and `kiln.common.v1.JsonText.json`, which every free-form user JSON field uses) are bounded by
+ * today's count, which may only fall (the target was fifteen), see docs/architecture.md
+ * "Measuring the structure" and "Free-form JSON on the wire".
  */
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -27,7 +28,7 @@ describe("the structure of the tree", () => {
     expect(report.filesOver300Lines.length, report.filesOver300Lines.join("\n")).toBeLessThanOrEqual(10);
   });
   it("adds no JSON strings to the protobuf contracts", () => {
-    expect(report.jsonStringFields.length, report.jsonStringFields.join("\n")).toBeLessThanOrEqual(55);
+    expect(report.jsonStringFields.length, report.jsonStringFields.join("\n")).toBeLessThanOrEqual(3);
   });
   it("has no test scaffolding under src/", () => {
     expect(report.scaffoldingUnderSrc).toEqual([]);

@@ -378,6 +378,7 @@ describe("bad input answers with the error envelope and changes nothing", () => 
         send: (c, { subject: email }) => c.post("/api/auth/signup", [{ email, password: TEST_PASSWORD }]),
         status: 400,
         code: "invalid_argument",
+        field: "body",
       },
       {
         name: "an unknown field",

@@ -86,7 +86,11 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): HttpError | u
     const prefix = context === "body" ? "" : context === "querystring" ? "" : (context ?? "");
     // An if/then schema reports the field that failed and, besides, that "then" failed: only the first says something.
     const issues = (error.validation as AjvIssue[]).filter((v) => v.keyword !== "if");
-    const details = issues.map((v) => ({ field: fieldOf(prefix, v), issue: issueOf(v) }));
+    // An issue with the body as a whole (not an object, say) names the body.
+    const details = issues.map((v) => ({
+      field: fieldOf(prefix, v) || (context === "body" ? "body" : ""),
+      issue: issueOf(v),
+    }));
     return new HttpError("invalid_argument", "the request is invalid", details);
   }
   switch (error.code) {

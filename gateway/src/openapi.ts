@@ -218,6 +218,7 @@ export async function registerOpenApi(app: GatewayApp): Promise<void> {
     transform: ({ schema, url, route }) => ({
       schema: {
         ...schema,
+        ...(route.config?.documentedBody !== undefined && { body: route.config.documentedBody }),
         response: describedResponses(schema?.response as Record<string, unknown> | undefined),
         "x-api-stability": route.config?.stability ?? "non-public",
       } as typeof schema,

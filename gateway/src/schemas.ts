@@ -100,5 +100,10 @@ declare module "fastify" {
     stability?: Stability;
     /** Served without credentials. */
     public?: boolean;
+    /**
+     * The body as the OpenAPI document shows it, where the route checks a looser schema and the
+     * service behind it checks the rest (openapi.ts).
+     */
+    documentedBody?: unknown;
   }
 }

@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createCatalogService } from "@kiln/catalog";
+import { createCatalogService, type ImportPeers } from "@kiln/catalog";
 import { createEvaluationService } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
 import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
@@ -15,6 +15,7 @@ import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { createSecretBox } from "@kiln/kit/secret-box";
 import { CatalogService } from "@kiln/proto/catalog";
+import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
 import type { WebhookOptions } from "@kiln/webhooks-lib";
@@ -84,10 +85,17 @@ export async function buildEmbedded(options: EmbeddedOptions) {
   });
   // One parsed allowlist for both: the catalog checks a tool at save with what execution checks at call.
   const tools = options.tools ?? loadToolsConfig({});
+  // An import calls evaluation and execution (catalog bundles/run-import.ts), which are built
+  // after the catalog: it asks for them on each import.
+  let importPeers: ImportPeers | undefined;
   const catalogService = await createCatalogService({
     ...serviceDeps("catalog"),
     store: stores.catalog,
     httpAllowlist: tools.allowlist,
+    importPeers: () => {
+      if (!importPeers) throw new Error("an import before the evaluation and execution services are built");
+      return importPeers;
+    },
   });
   const executionService = await createExecutionService({
     ...serviceDeps("execution"),
@@ -107,6 +115,10 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     soleProcess: true,
   });
+  importPeers = {
+    evaluation: createClient(EvaluationService, createDirectTransport(evaluationService, as("catalog"))),
+    execution: createClient(ExecutionService, createDirectTransport(executionService, as("catalog"))),
+  };
 
   const gateway = await buildGateway(
     createGatewayDeps({

@@ -290,6 +290,7 @@ async function startPlatform(options: DistributedOptions): Promise<Distributed> 
     IDENTITY_URL: callerUrls.identity,
     CATALOG_URL: callerUrls.catalog,
     EXECUTION_URL: callerUrls.execution,
+    EVALUATION_URL: callerUrls.evaluation,
     ...(name === "identity" ? { IDENTITY_SIGNING_KEY: signingKey } : {}),
     ...options.envOf?.[name],
   });

@@ -41,3 +41,20 @@ export function rpcOptions(request: FastifyRequest, principal: Principal | null 
     },
   };
 }
+
+/**
+ * The handler of a "get by id" route: calls the service with the route's `:id` (and the request's
+ * call options) and answers the response through `view`.
+ */
+export function byId<R, V>(
+  call: (input: { id: string }, options: CallOptions) => Promise<R>,
+  view: (response: R) => V,
+) {
+  return async (request: FastifyRequest & { params: { id: string } }) =>
+    view(await call({ id: request.params.id }, rpcOptions(request)));
+}
+
+/** Call options of a call that stores nothing (a preview, a check), so takes no Idempotency-Key. */
+export function storelessRpcOptions(request: FastifyRequest): CallOptions {
+  return { ...rpcOptions(request), headers: undefined };
+}

@@ -2,17 +2,20 @@ import { LIMITS } from "@kiln/kit/limits";
 import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { rpcOptions } from "../http/request.js";
+import { answers, operation, operations } from "../http/operation.js";
+import { rpcOptions, storelessRpcOptions } from "../http/request.js";
 import { requestJsonText } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
 import { AgentRunComparisonView, AgentRunView, type InputIssueView, LoadedInputsView } from "./agent-run-views.js";
 import { Id, IdParams, JsonObject, LabelName, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { parseJson } from "./catalog-views.js";
+import { runById } from "./run-list-routes.js";
 import { agentRunComparisonView, agentRunView } from "./run-view-mappers.js";
 
 const MAX_COMPARED = 10;
 
 const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
+const stable = operations({ tags: ["agent runtime"], stability: "stable" });
 
 /** The agent runtime (api.md "Agents", docs/api.md "Stability": stable) and run comparison (beta). */
 export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -20,24 +23,18 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.post(
     "/api/agents/:id/run",
-    {
-      config: { stability: "stable" },
-      schema: {
-        tags: ["agent runtime"],
-        operationId: "runAgent",
-        summary: "Run an agent's published version (or versionId); mode async answers 202 with a running run",
-        params: IdParams,
-        headers: IdempotencyHeaders,
-        body: Body({
-          organizationId: Type.Optional(OrganizationId),
-          inputs: JsonObject("the agent inputs, matching the version's inputSchema", LIMITS.variablesBytes),
-          versionId: Type.Optional(Id),
-          label: Type.Optional(LabelName),
-          mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
-        }),
-        response: { 201: ref(AgentRunView), 202: ref(AgentRunView), ...runErrors },
-      },
-    },
+    stable("runAgent", "Run an agent's published version (or versionId); mode async answers 202 with a running run", {
+      params: IdParams,
+      headers: IdempotencyHeaders,
+      body: Body({
+        organizationId: Type.Optional(OrganizationId),
+        inputs: JsonObject("the agent inputs, matching the version's inputSchema", LIMITS.variablesBytes),
+        versionId: Type.Optional(Id),
+        label: Type.Optional(LabelName),
+        mode: Type.Optional(Type.Union([Type.Literal("sync"), Type.Literal("async")])),
+      }),
+      response: { 201: ref(AgentRunView), 202: ref(AgentRunView), ...runErrors },
+    }),
     async (request, reply) => {
       const async = request.body.mode === "async";
       const r = await execution.runAgent(
@@ -58,19 +55,18 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
   // Routed before /api/agent-runs/:id (api.md).
   app.get(
     "/api/agent-runs/compare",
-    {
-      config: { stability: "beta" },
-      schema: {
-        tags: ["agent runtime"],
-        operationId: "compareAgentRuns",
-        summary: "Compare 2 to 10 agent runs of one organization step by step",
+    operation(
+      { tags: ["agent runtime"], stability: "beta" },
+      "compareAgentRuns",
+      "Compare 2 to 10 agent runs of one organization step by step",
+      {
         querystring: Type.Object(
           { runIds: Type.String({ minLength: 1, maxLength: 2_000, description: "comma-separated run ids" }) },
           { additionalProperties: false },
         ),
-        response: { 200: ref(AgentRunComparisonView), ...errorResponses(400, 401, 403, 404) },
+        response: answers(AgentRunComparisonView, 400, 401, 403, 404),
       },
-    },
+    ),
     async (request) => {
       const runIds = request.query.runIds
         .split(",")
@@ -88,30 +84,19 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.get(
     "/api/agent-runs/:id",
-    {
-      config: { stability: "stable" },
-      schema: {
-        tags: ["agent runtime"],
-        operationId: "getAgentRun",
-        summary: "A stored agent run (poll an asynchronous run until its status is not running)",
-        params: IdParams,
-        response: { 200: ref(AgentRunView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await execution.getRun({ id: request.params.id, kind: "agent" }, rpcOptions(request));
-      return agentRunView(r.run);
-    },
+    stable("getAgentRun", "A stored agent run (poll an asynchronous run until its status is not running)", {
+      params: IdParams,
+      response: answers(AgentRunView, 401, 403, 404),
+    }),
+    runById(execution, "agent", agentRunView),
   );
 
   app.post(
     "/api/agent-runs/:id/rerun-from-step",
-    {
-      config: { stability: "stable" },
-      schema: {
-        tags: ["agent runtime"],
-        operationId: "rerunAgentFromStep",
-        summary: "A new run of the same agent version that reuses the outputs of the steps before stepId",
+    stable(
+      "rerunAgentFromStep",
+      "A new run of the same agent version that reuses the outputs of the steps before stepId",
+      {
         params: IdParams,
         headers: IdempotencyHeaders,
         body: Body({
@@ -120,7 +105,7 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
         }),
         response: { 201: ref(AgentRunView), ...runErrors },
       },
-    },
+    ),
     async (request, reply) => {
       const r = await execution.rerunAgentFromStep(
         {
@@ -136,23 +121,15 @@ export function registerAgentRunRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.post(
     "/api/agent-runs/:id/load-inputs",
-    {
-      config: { stability: "stable" },
-      schema: {
-        tags: ["agent runtime"],
-        operationId: "loadAgentRunInputs",
-        summary: "A run's inputs checked against an agent version (default: the published one)",
-        params: IdParams,
-        body: Body({ versionId: Type.Optional(Id) }),
-        response: { 200: ref(LoadedInputsView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
+    stable("loadAgentRunInputs", "A run's inputs checked against an agent version (default: the published one)", {
+      params: IdParams,
+      body: Body({ versionId: Type.Optional(Id) }),
+      response: answers(LoadedInputsView, 400, 401, 403, 404, 409),
+    }),
     async (request) => {
-      // Stores nothing, so it takes no Idempotency-Key.
-      const options = rpcOptions(request);
       const r = await execution.loadAgentInputs(
         { runId: request.params.id, versionId: request.body.versionId },
-        { ...options, headers: undefined },
+        storelessRpcOptions(request),
       );
       return {
         agentId: r.agentId,

@@ -1,8 +1,17 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, ref, Timestamp } from "../schemas.js";
 import { iso, UserView, userView } from "./views.js";
+
+/** The e-mail and password of a body; sign-up asks for longer ones than a token exchange. */
+const credentials = (min: { email: number; password: number }) => ({
+  email: Type.String({ minLength: min.email, maxLength: 254 }),
+  password: Type.String({ minLength: min.password, maxLength: 256 }),
+});
+
+const op = operations({ tags: ["auth"], stability: "non-public", public: true });
 
 /** The built-in issuer's sign-up, token and JWKS routes (docs/api.md "Routes outside /api"), when it is on. */
 export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -11,24 +20,16 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/auth/signup",
-    {
-      config: { public: true, stability: "non-public" },
-      schema: {
-        tags: ["auth"],
-        operationId: "signUp",
-        summary: "Create an account with the built-in issuer",
-        security: [],
-        body: Body({
-          email: Type.String({ minLength: 3, maxLength: 254 }),
-          password: Type.String({ minLength: 8, maxLength: 256 }),
-          fullName: Type.Optional(Type.String({ maxLength: 200 })),
-        }),
-        response: {
-          201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
-          ...errorResponses(400, 409),
-        },
+    op("signUp", "Create an account with the built-in issuer", {
+      body: Body({
+        ...credentials({ email: 3, password: 8 }),
+        fullName: Type.Optional(Type.String({ maxLength: 200 })),
+      }),
+      response: {
+        201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
+        ...errorResponses(400, 409),
       },
-    },
+    }),
     async (request, reply) => {
       const r = await identity.signUp({ ...request.body, fullName: request.body.fullName ?? "" }, rpcOptions(request));
       return reply
@@ -39,23 +40,13 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/auth/token",
-    {
-      config: { public: true, stability: "non-public" },
-      schema: {
-        tags: ["auth"],
-        operationId: "issueToken",
-        summary: "Exchange e-mail and password for an access token",
-        security: [],
-        body: Body({
-          email: Type.String({ minLength: 1, maxLength: 254 }),
-          password: Type.String({ minLength: 1, maxLength: 256 }),
-        }),
-        response: {
-          200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }),
-          ...errorResponses(400, 401),
-        },
+    op("issueToken", "Exchange e-mail and password for an access token", {
+      body: Body(credentials({ email: 1, password: 1 })),
+      response: {
+        200: Type.Object({ accessToken: Type.String(), expiresAt: Timestamp }),
+        ...errorResponses(400, 401),
       },
-    },
+    }),
     async (request) => {
       const r = await identity.issueToken(request.body, rpcOptions(request));
       return { accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" };
@@ -64,25 +55,18 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get(
     "/.well-known/jwks.json",
-    {
-      config: { public: true, stability: "non-public" },
-      schema: {
-        tags: ["auth"],
-        operationId: "getJwks",
-        summary: "Public keys of the built-in issuer",
-        security: [],
-        response: {
-          200: Type.Object({
-            keys: Type.Array(
-              Type.Object(
-                { kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() },
-                { additionalProperties: true, description: "a public JWK" },
-              ),
+    op("getJwks", "Public keys of the built-in issuer", {
+      response: {
+        200: Type.Object({
+          keys: Type.Array(
+            Type.Object(
+              { kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() },
+              { additionalProperties: true, description: "a public JWK" },
             ),
-          }),
-        },
+          ),
+        }),
       },
-    },
+    }),
     async (request, reply) => {
       const r = await identity.getJwks({}, rpcOptions(request));
       return reply.header("cache-control", "public, max-age=300").send(JSON.parse(r.jwks?.json ?? "{}"));

@@ -3,22 +3,32 @@
  * organization's bundle (`kiln.bundle/v1`); `POST /api/organizations/:id/import` takes a bundle or a
  * promptfoo config (JSON with `format: "promptfoo"`, or the YAML itself as `application/yaml`).
  *
- * The catalog and the evaluation service each import their part; this route runs them in order:
- * the catalog's part (planned whole, then applied), the evaluation cases, then the catalog's commit.
- * When the cases fail the catalog's part is undone; nothing is left half-imported.
+ * The catalog runs the import whole behind one RPC (ImportOrganization: its part planned and
+ * applied, the evaluation cases, the commit, or the undo of both); this route translates the body
+ * and the report, and lets one import at a time through per gateway process.
  */
 
-import { parsePromptfooConfig, promptfooToBundle } from "@kiln/catalog/promptfoo";
-import { type Bundle, type BundleCase, BundleSchema, type ImportItem, ImportItemSchema } from "@kiln/contracts/bundle";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import {
+  type Bundle,
+  type BundleCase,
+  BundleSchema,
+  IMPORT_ITEM_KINDS,
+  IMPORT_OUTCOMES,
+  ImportItemSchema,
+} from "@kiln/contracts/bundle";
+import { jsonText } from "@kiln/kit/json-text";
 import { LIMITS } from "@kiln/kit/limits";
+import type { ImportOrganizationRequestSchema, ImportOrganizationResponse } from "@kiln/proto/catalog";
 import type { FastifyRequest } from "fastify";
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
 import { errorResponses, OneOf, ref } from "../schemas.js";
 import { IdParams } from "./catalog-requests.js";
-import { isObject } from "./views.js";
+import { bundleCaseOf } from "./evaluation-case-mappers.js";
 
 /** Bundles are larger than other bodies (docs/api.md "Limits"). */
 export const MAX_IMPORT_BYTES = LIMITS.importBytes;
@@ -31,6 +41,14 @@ export const MAX_IMPORT_BYTES = LIMITS.importBytes;
  */
 const IMPORT_QUEUE = 32;
 
+/**
+ * The budget of the one catalog call an import is: the three steps it runs (its part, the
+ * evaluation cases, the commit) had a call's default budget each when the gateway ran them.
+ */
+const IMPORT_TIMEOUT_MS = 90_000;
+
+const FORMATS = ["kiln.bundle/v1", "promptfoo"] as const;
+
 const DRY_RUN_VALUES = ["true", "false", "1", "0"] as const;
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"];
@@ -41,7 +59,7 @@ export const ImportItemView = ImportItemSchema;
 export const ImportReportView = Type.Object(
   {
     dryRun: Type.Boolean(),
-    format: OneOf(["kiln.bundle/v1", "promptfoo"]),
+    format: OneOf(FORMATS),
     summary: Type.Object({
       created: Type.Integer(),
       updated: Type.Integer(),
@@ -69,6 +87,7 @@ export const PromptfooImportBody = Type.Object(
   { $id: "PromptfooImport", additionalProperties: false },
 );
 
+/** The body as the OpenAPI document shows it. */
 const ImportBody = Type.Unsafe<Record<string, unknown>>({
   description:
     'A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml.',
@@ -78,8 +97,67 @@ const ImportBody = Type.Unsafe<Record<string, unknown>>({
   ],
 });
 
+/**
+ * The body as the route checks it: an object whose `dryRun` is a boolean, and with
+ * `format: "promptfoo"` a promptfoo import. A bundle is the catalog's to check, which names the
+ * place of every problem (the union of ImportBody would answer each branch's complaints instead).
+ */
+const ImportBodyCheck = Type.Unsafe<Record<string, unknown> & { dryRun?: boolean }>({
+  type: "object",
+  properties: { dryRun: { type: "boolean" } },
+  if: { type: "object", properties: { format: { const: "promptfoo" } }, required: ["format"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a promise.
+  then: { $ref: "PromptfooImport" },
+});
+
+const ImportQuery = Type.Object({ dryRun: Type.Optional(OneOf(DRY_RUN_VALUES)) });
+
+/** The RPC request of a checked body: a promptfoo config as its text or value, else the bundle. */
+function importRequestOf(
+  organizationId: string,
+  body: Static<typeof ImportBodyCheck>,
+  query: Static<typeof ImportQuery>,
+): MessageInitShape<typeof ImportOrganizationRequestSchema> {
+  const dryRun = query.dryRun === "true" || query.dryRun === "1" || body.dryRun === true;
+  if (body.format === "promptfoo") {
+    const config =
+      typeof body.config === "string"
+        ? { case: "text" as const, value: body.config }
+        : { case: "value" as const, value: jsonText(body.config) };
+    return { organizationId, dryRun, document: { case: "promptfoo", value: { config } } };
+  }
+  const { dryRun: _, ...bundle } = body;
+  return { organizationId, dryRun, document: { case: "bundle", value: jsonText(bundle) } };
+}
+
+/** A value the catalog answers, as one of those the view lists. */
+function oneOf<const V extends readonly string[]>(values: V, value: string): V[number] {
+  const known = values.find((v) => v === value);
+  if (known === undefined) throw new Error(`the catalog answered "${value}", not one of ${values.join(", ")}`);
+  return known;
+}
+
+/** The REST report of the catalog's (a conflict's id is null; a missing detail stays out). */
+function importReportOf(r: ImportOrganizationResponse): Static<typeof ImportReportView> {
+  const { created = 0, updated = 0, skipped = 0, conflicts = 0 } = r.summary ?? {};
+  return {
+    dryRun: r.dryRun,
+    format: oneOf(FORMATS, r.format),
+    summary: { created, updated, skipped, conflicts },
+    items: r.items.map((i) => ({
+      kind: oneOf(IMPORT_ITEM_KINDS, i.kind),
+      sourceId: i.sourceId,
+      id: i.id ?? null,
+      name: i.name,
+      outcome: oneOf(IMPORT_OUTCOMES, i.outcome),
+      ...(i.detail !== undefined && { detail: i.detail }),
+    })),
+    warnings: r.warnings,
+  };
+}
+
 export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
-  const { catalog, evaluation, identity, execution } = deps.clients;
+  const { catalog, evaluation, identity } = deps.clients;
   const config = { stability: "beta" as const };
   const tags = ["organizations"];
 
@@ -106,10 +184,7 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
       ]);
       const bundle = JSON.parse(catalogPart.bundleJson) as Bundle;
       const bySkill = new Map<string, BundleCase[]>();
-      for (const k of JSON.parse(cases.casesJson) as (BundleCase & { skillId: string })[]) {
-        const { skillId, ...bundled } = k;
-        bySkill.set(skillId, [...(bySkill.get(skillId) ?? []), bundled]);
-      }
+      for (const k of cases.cases) bySkill.set(k.skillId, [...(bySkill.get(k.skillId) ?? []), bundleCaseOf(k)]);
       for (const skill of bundle.skills) skill.evaluationCases = bySkill.get(skill.id) ?? [];
       return {
         format: bundle.format,
@@ -123,113 +198,8 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
     },
   );
 
-  /** Where a promptfoo config's providers land: the models here, else local/echo (always there). */
-  async function modelCatalog(request: FastifyRequest) {
-    const r = await execution.listModels({}, rpcOptions(request));
-    const ids = r.models.filter((m) => m.available).map((m) => m.id);
-    return { ids, fallback: ids.includes("local/echo") ? "local/echo" : (ids[0] ?? "local/echo") };
-  }
-
-  async function runImport(request: FastifyRequest, organizationId: string, body: unknown, queryDryRun: boolean) {
-    if (!isObject(body)) {
-      throw new HttpError("invalid_argument", "the body must be a bundle or a promptfoo import", [
-        { field: "body", issue: "must be an object" },
-      ]);
-    }
-    let dryRun = queryDryRun;
-    if (body.dryRun !== undefined) {
-      if (typeof body.dryRun !== "boolean")
-        throw new HttpError("invalid_argument", "dryRun must be a boolean", [
-          { field: "dryRun", issue: "must be a boolean" },
-        ]);
-      dryRun = dryRun || body.dryRun;
-    }
-    let bundle: Record<string, unknown>;
-    let warnings: string[] = [];
-    const format = body.format === "promptfoo" ? "promptfoo" : "kiln.bundle/v1";
-    if (format === "promptfoo") {
-      for (const key of Object.keys(body)) {
-        if (!["format", "config", "dryRun"].includes(key))
-          throw new HttpError("invalid_argument", `${key} is not a field of a promptfoo import`, [
-            { field: key, issue: "is not a field of a promptfoo import" },
-          ]);
-      }
-      const converted = promptfooToBundle(parsePromptfooConfig(body.config), await modelCatalog(request), new Date());
-      bundle = converted.bundle;
-      warnings = converted.warnings;
-    } else {
-      const { dryRun: _, ...rest } = body;
-      bundle = rest;
-    }
-    const options = rpcOptions(request);
-    const planned = await catalog.importBundle({ organizationId, bundleJson: JSON.stringify(bundle), dryRun }, options);
-    const items = JSON.parse(planned.itemsJson) as ImportItem[];
-    const skills = new Map(
-      (JSON.parse(planned.skillsJson) as { sourceId: string; id: string; created: boolean }[]).map((s) => [
-        s.sourceId,
-        s,
-      ]),
-    );
-    // The catalog checked the bundle's shape, evaluation cases included.
-    const cases = ((bundle as Bundle).skills ?? []).flatMap((s, i) => {
-      const skill = skills.get(s.id);
-      if (!skill) return [];
-      return s.evaluationCases.map((k, j) => ({
-        skillId: skill.id,
-        skillCreated: skill.created,
-        field: `skills[${i}].evaluationCases[${j}]`,
-        case: k,
-      }));
-    });
-    const finish = (commit: boolean) =>
-      catalog.finishImport({ organizationId, importId: planned.importId, commit }, options);
-    if (cases.length > 0) {
-      try {
-        const r = await evaluation.importEvaluationCases(
-          { organizationId, importId: planned.importId, dryRun, casesJson: JSON.stringify(cases) },
-          options,
-        );
-        items.push(...(JSON.parse(r.itemsJson) as ImportItem[]));
-      } catch (e) {
-        if (!dryRun) await undoQuietly(request, () => finish(false));
-        throw e;
-      }
-    }
-    if (!dryRun) {
-      try {
-        await finish(true);
-      } catch (e) {
-        await undoQuietly(request, () =>
-          evaluation.undoEvaluationCaseImport({ organizationId, importId: planned.importId }, options),
-        );
-        await undoQuietly(request, () => finish(false));
-        throw e;
-      }
-    }
-    const count = (outcome: ImportItem["outcome"]) => items.filter((i) => i.outcome === outcome).length;
-    return {
-      dryRun,
-      format,
-      summary: {
-        created: count("created"),
-        updated: count("updated"),
-        skipped: count("skipped"),
-        conflicts: count("conflict"),
-      },
-      items,
-      warnings,
-    };
-  }
-
-  async function undoQuietly(request: FastifyRequest, undo: () => Promise<unknown>) {
-    try {
-      await undo();
-    } catch (err) {
-      request.log.error({ err }, "undoing a failed import failed; the catalog's sweep undoes it later");
-    }
-  }
-
-  app.register(async (scope) => {
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     const turns = oneAtATime(IMPORT_QUEUE);
     const done = new WeakMap<FastifyRequest, () => void>();
     // Authentication (onRequest) first; the body is read once the turn has come.
@@ -249,31 +219,23 @@ export function registerBundleRoutes(app: GatewayApp, deps: GatewayDeps): void {
     scope.post(
       "/api/organizations/:id/import",
       {
-        config,
+        config: { ...config, documentedBody: ImportBody },
         bodyLimit: MAX_IMPORT_BYTES,
-        // The catalog checks a bundle (every problem with its place), the converter a promptfoo
-        // config: the union here only documents the body.
-        validatorCompiler: () => () => true,
         schema: {
           tags,
           operationId: "importOrganization",
           summary:
             "Import a bundle or a promptfoo config: dryRun reports what would be created, updated, skipped or conflict; a real import is idempotent and applies whole or not at all",
           params: IdParams,
-          querystring: Type.Object({ dryRun: Type.Optional(OneOf(DRY_RUN_VALUES)) }),
-          body: ImportBody,
+          querystring: ImportQuery,
+          body: ImportBodyCheck,
           response: { 200: ref(ImportReportView), ...errorResponses(400, 401, 403, 404, 409, 413) },
         },
       },
       async (request) => {
-        const { id } = request.params as { id: string };
-        // The route's validator passes everything (see above), so the query is checked here.
-        const { dryRun } = request.query as { dryRun?: unknown };
-        if (dryRun !== undefined && !(DRY_RUN_VALUES as readonly string[]).includes(String(dryRun)))
-          throw new HttpError("invalid_argument", "dryRun must be true or false", [
-            { field: "dryRun", issue: "must be true or false" },
-          ]);
-        return runImport(request, id, request.body, dryRun === "true" || dryRun === "1");
+        const input = importRequestOf(request.params.id, request.body, request.query);
+        const options = { ...rpcOptions(request), timeoutMs: IMPORT_TIMEOUT_MS };
+        return importReportOf(await catalog.importOrganization(input, options));
       },
     );
   });

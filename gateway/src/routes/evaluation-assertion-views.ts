@@ -90,12 +90,23 @@ export const ASSERTION_SCHEMAS = Object.entries(ASSERTION_FIELDS).map(([type, fi
   }),
 );
 
+/** An assertion as AssertionView admits and shows it (api.md "Evaluations"). */
+export type AssertionJson =
+  | { type: "equals"; value: unknown }
+  | { type: "contains"; value: string }
+  | { type: "regex"; pattern: string; flags?: string }
+  | { type: "json_schema"; schema: unknown }
+  | { type: "json_path"; path: string; equals: unknown }
+  | { type: "max_latency_ms"; value: number }
+  | { type: "max_cost_usd"; value: number }
+  | { type: "llm_judge"; rubric: string; model?: string; threshold?: number };
+
 /**
  * An assertion: the union of ASSERTION_SCHEMAS, discriminated by `type` (ajv's `discriminator`
  * validates only the branch the type names, so errors speak of that branch; openapi-typescript
  * turns it into a discriminated union). Requests and case views use the same schema.
  */
-export const AssertionView = Type.Unsafe<Record<string, unknown> & { type: string }>({
+export const AssertionView = Type.Unsafe<AssertionJson>({
   $id: "Assertion",
   type: "object",
   description:

@@ -3,10 +3,9 @@ import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { principalOf, rpcOptions } from "../http/request.js";
-import { jsonTextOf } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, List, ListQuery, ref } from "../schemas.js";
-import { Id, IdParams, jsonText, OrganizationId, organizationOf } from "./catalog-requests.js";
-import { evaluationCaseView } from "./evaluation-view-mappers.js";
+import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { caseContentOf, evaluationCaseView } from "./evaluation-case-mappers.js";
 import { EvaluationCaseView, NewCase } from "./evaluation-views.js";
 
 /** Evaluation cases of a skill: list, create in batches, replace one (docs/api.md "Evaluations"). */
@@ -88,13 +87,7 @@ export function registerEvaluationCaseRoutes(app: GatewayApp, deps: GatewayDeps)
         {
           organizationId: organizationOf(request, b.organizationId),
           skillId: request.params.id,
-          cases: b.cases.map((c) => ({
-            name: c.name,
-            inputJson: jsonTextOf(c.input),
-            // null means "none", like every optional field of a create.
-            expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
-            assertionsJson: jsonText(c.assertions),
-          })),
+          cases: b.cases.map(caseContentOf),
         },
         rpcOptions(request),
       );
@@ -123,12 +116,7 @@ export function registerEvaluationCaseRoutes(app: GatewayApp, deps: GatewayDeps)
           organizationId: organizationOf(request, organizationId),
           skillId: request.params.id,
           caseId: request.params.caseId,
-          evaluationCase: {
-            name: c.name,
-            inputJson: jsonTextOf(c.input),
-            expectedOutputJson: c.expectedOutput === null ? undefined : jsonText(c.expectedOutput),
-            assertionsJson: jsonText(c.assertions),
-          },
+          evaluationCase: caseContentOf(c),
         },
         rpcOptions(request),
       );

@@ -10,7 +10,6 @@ import type {
   CompareEvaluationRunsResponse,
   ComparisonSummary,
   ContractValidity,
-  EvaluationCase,
   EvaluationRun,
   EvaluationSummary,
   JudgeRun,
@@ -21,28 +20,13 @@ import type {
   TargetSummary,
   Usage,
 } from "@kiln/proto/evaluation";
-import type { Static } from "typebox";
-import { parseJson } from "./catalog-views.js";
-import type { AssertionView } from "./evaluation-assertion-views.js";
+import { jsonValueOf } from "./evaluation-case-mappers.js";
 import type { EvaluationStatus } from "./evaluation-views.js";
 import { iso } from "./views.js";
 
 type Outcome = "pass" | "fail" | "error";
 type Verdict = "passed" | "failed" | "flaky";
 type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
-
-export function evaluationCaseView(c: EvaluationCase) {
-  return {
-    id: c.id,
-    skillId: c.skillId,
-    organizationId: c.organizationId,
-    name: c.name,
-    input: parseJson(c.inputJson),
-    expectedOutput: c.expectedOutputJson === undefined ? null : parseJson(c.expectedOutputJson),
-    assertions: (parseJson(c.assertionsJson) as Static<typeof AssertionView>[] | null) ?? [],
-    createdAt: iso(c.createdAt) ?? "",
-  };
-}
 
 /** A message field the service always sets (proto3 makes every message field optional). */
 function present<T>(value: T | undefined, what: string): T {
@@ -62,7 +46,7 @@ const judgeRunView = (j: JudgeRun) => ({
 });
 
 const outputView = (o: RunOutput | undefined) =>
-  o ? { text: o.text, ...(o.json === undefined ? {} : { json: parseJson(o.json) }) } : null;
+  o ? { text: o.text, ...(o.json === undefined ? {} : { json: jsonValueOf(o.json) }) } : null;
 
 const attemptView = (a: Attempt) => ({
   attempt: a.attempt,

@@ -2,8 +2,10 @@ import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
 import Type, { type Static } from "typebox";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { ACCESS_TOKEN_ONLY, answers, listAnswers, operation, operations } from "../http/operation.js";
 import { principalOf, rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, List, ListQuery, ref, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, ref, Timestamp } from "../schemas.js";
 import { registerAuthRoutes } from "./auth-routes.js";
 import { registerOrganizationRoutes } from "./organization-routes.js";
 import {
@@ -23,6 +25,8 @@ type SetupCheckName = Static<typeof SetupCheckView>["name"];
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
 
+const apiKeys = operations({ tags: ["api-keys"], stability: "non-public", security: ACCESS_TOKEN_ONLY });
+
 /** Sign-up, tokens, JWKS, onboarding, setup verification and API keys (api.md "Authentication", "Identity"). */
 export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
@@ -31,21 +35,15 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.post(
     "/api/onboarding/complete",
-    {
-      config: { stability: "beta" },
-      schema: {
-        tags: ["onboarding"],
-        operationId: "completeOnboarding",
-        security: [{ accessToken: [] }],
-        summary: "Create the signed-in user's organization on the Free plan (idempotent per user)",
+    operation(
+      { tags: ["onboarding"], stability: "beta", security: ACCESS_TOKEN_ONLY },
+      "completeOnboarding",
+      "Create the signed-in user's organization on the Free plan (idempotent per user)",
+      {
         body: Body({ fullName: Name, organizationName: Name }),
-        response: {
-          200: ref(OnboardingView),
-          201: ref(OnboardingView),
-          ...errorResponses(400, 401, 403),
-        },
+        response: { 201: ref(OnboardingView), ...answers(OnboardingView, 400, 401, 403) },
       },
-    },
+    ),
     async (request, reply) => {
       if (principalOf(request).type !== "user") {
         throw new HttpError("permission_denied", "onboarding needs a signed-in user, not an API key");
@@ -62,16 +60,15 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.post(
     "/api/setup/verify",
-    {
-      config: { stability: "stable" },
-      schema: {
-        tags: ["setup"],
-        operationId: "verifySetup",
-        summary: "Check authentication and the organization (each check with its verdict)",
+    operation(
+      { tags: ["setup"], stability: "stable" },
+      "verifySetup",
+      "Check authentication and the organization (each check with its verdict)",
+      {
         body: Body({ organizationId: Type.Optional(OrganizationId) }),
-        response: { 200: ref(SetupVerificationView), ...errorResponses(400, 401) },
+        response: answers(SetupVerificationView, 400, 401),
       },
-    },
+    ),
     async (request) => {
       const r = await identity.verifySetup({ organizationId: request.body.organizationId ?? "" }, rpcOptions(request));
       return {
@@ -85,34 +82,27 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.post(
     "/api/api-keys",
-    {
-      config: { stability: "non-public" },
-      schema: {
-        tags: ["api-keys"],
-        operationId: "createApiKey",
-        security: [{ accessToken: [] }],
-        summary: "Create an API key (organization owners and admins); the key is shown once",
-        body: Body({
-          organizationId: OrganizationId,
-          name: Name,
-          scopes: Type.Array(Type.String({ enum: [...API_KEY_SCOPES] }), {
-            minItems: 1,
-            maxItems: API_KEY_SCOPES.length,
-          }),
+    apiKeys("createApiKey", "Create an API key (organization owners and admins); the key is shown once", {
+      body: Body({
+        organizationId: OrganizationId,
+        name: Name,
+        scopes: Type.Array(Type.String({ enum: [...API_KEY_SCOPES] }), {
+          minItems: 1,
+          maxItems: API_KEY_SCOPES.length,
         }),
-        response: {
-          201: Type.Object({
-            id: Type.String(),
-            name: Type.String(),
-            scopes: Type.Array(Type.String()),
-            organizationId: Type.String(),
-            key: Type.String({ description: "sk_<id>_<secret>: store it now, it is never shown again" }),
-            createdAt: Timestamp,
-          }),
-          ...errorResponses(400, 401, 403, 404),
-        },
+      }),
+      response: {
+        201: Type.Object({
+          id: Type.String(),
+          name: Type.String(),
+          scopes: Type.Array(Type.String()),
+          organizationId: Type.String(),
+          key: Type.String({ description: "sk_<id>_<secret>: store it now, it is never shown again" }),
+          createdAt: Timestamp,
+        }),
+        ...errorResponses(400, 401, 403, 404),
       },
-    },
+    }),
     async (request, reply) => {
       const r = await identity.createApiKey(request.body, rpcOptions(request));
       const k = apiKeyView(r.apiKey);
@@ -129,40 +119,23 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
 
   app.get(
     "/api/api-keys",
-    {
-      config: { stability: "non-public" },
-      schema: {
-        tags: ["api-keys"],
-        operationId: "listApiKeys",
-        security: [{ accessToken: [] }],
-        summary: "List an organization's API keys, newest first",
-        querystring: Type.Object({ organizationId: OrganizationId, ...ListQuery }, { additionalProperties: false }),
-        response: { 200: List(ref(ApiKeyView)), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    apiKeys("listApiKeys", "List an organization's API keys, newest first", {
+      querystring: Type.Object({ organizationId: OrganizationId, ...ListQuery }, { additionalProperties: false }),
+      response: listAnswers(ApiKeyView, 400, 401, 403, 404),
+    }),
     async (request) => {
-      const { organizationId, limit, cursor } = request.query;
-      const r = await identity.listApiKeys(
-        { organizationId, limit: limit ? Number(limit) : 0, cursor: cursor ?? "" },
-        rpcOptions(request),
-      );
-      return { data: r.apiKeys.map(apiKeyView), nextCursor: r.nextCursor || null };
+      const q = request.query;
+      const r = await identity.listApiKeys({ organizationId: q.organizationId, ...pageOf(q) }, rpcOptions(request));
+      return listPage(r.apiKeys, apiKeyView, r.nextCursor);
     },
   );
 
   app.delete(
     "/api/api-keys/:id",
-    {
-      config: { stability: "non-public" },
-      schema: {
-        tags: ["api-keys"],
-        operationId: "revokeApiKey",
-        security: [{ accessToken: [] }],
-        summary: "Revoke an API key at once",
-        params: IdParams,
-        response: { 200: ref(ApiKeyView), ...errorResponses(401, 403, 404) },
-      },
-    },
+    apiKeys("revokeApiKey", "Revoke an API key at once", {
+      params: IdParams,
+      response: answers(ApiKeyView, 401, 403, 404),
+    }),
     async (request) => {
       const r = await identity.revokeApiKey({ id: request.params.id }, rpcOptions(request));
       deps.authenticator.forgetApiKey(request.params.id);

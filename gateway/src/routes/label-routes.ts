@@ -1,7 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, List, ListQuery, ref } from "../schemas.js";
+import { Body, ListQuery } from "../schemas.js";
 import { Id, IdParams, LabelName } from "./catalog-requests.js";
 import { LabelMoveView, LabelView, labelMoveView, labelView } from "./label-views.js";
 
@@ -16,45 +18,33 @@ const FAMILIES = [
 /** Labels of prompts, skills and agents (docs/labels.md; issue #17). */
 export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
-  const config = { stability: "beta" as const };
 
   for (const { kind, base, tag, name } of FAMILIES) {
-    const tags = [tag];
+    const op = operations({ tags: [tag], stability: "beta" });
 
     app.get(
       `${base}/:id/labels`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `list${name}Labels`,
-          summary: `Every label of a ${kind}: production and latest first, then the others by name`,
-          params: IdParams,
-          response: { 200: List(ref(LabelView)), ...errorResponses(400, 401, 403, 404) },
-        },
-      },
+      op(`list${name}Labels`, `Every label of a ${kind}: production and latest first, then the others by name`, {
+        params: IdParams,
+        response: listAnswers(LabelView, 400, 401, 403, 404),
+      }),
       async (request) => {
         const r = await catalog.listLabels({ kind, parentId: request.params.id }, rpcOptions(request));
-        return { data: r.labels.map(labelView), nextCursor: null };
+        return listPage(r.labels, labelView);
       },
     );
 
     app.put(
       `${base}/:id/labels/:label`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `set${name}Label`,
-          summary: `Point a label of a ${kind} at a version; moving production publishes it (latest is read-only)`,
-          params: LabelParams,
-          body: Body({ versionId: Id }),
-          response: { 200: ref(LabelView), ...errorResponses(400, 401, 403, 404, 409) },
-        },
-      },
+      op(
+        `set${name}Label`,
+        `Point a label of a ${kind} at a version; moving production publishes it (latest is read-only)`,
+        { params: LabelParams, body: Body({ versionId: Id }), response: answers(LabelView, 400, 401, 403, 404, 409) },
+      ),
       async (request) => {
+        const { id, label } = request.params;
         const r = await catalog.setLabel(
-          { kind, parentId: request.params.id, label: request.params.label, versionId: request.body.versionId },
+          { kind, parentId: id, label, versionId: request.body.versionId },
           rpcOptions(request),
         );
         return labelView(r.label);
@@ -63,50 +53,31 @@ export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
     app.delete(
       `${base}/:id/labels/:label`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `delete${name}Label`,
-          summary: `Remove a label of a ${kind} (not production or latest); answers it as it was`,
-          params: LabelParams,
-          response: { 200: ref(LabelView), ...errorResponses(400, 401, 403, 404, 409) },
-        },
-      },
+      op(`delete${name}Label`, `Remove a label of a ${kind} (not production or latest); answers it as it was`, {
+        params: LabelParams,
+        response: answers(LabelView, 400, 401, 403, 404, 409),
+      }),
       async (request) => {
-        const r = await catalog.deleteLabel(
-          { kind, parentId: request.params.id, label: request.params.label },
-          rpcOptions(request),
-        );
+        const { id, label } = request.params;
+        const r = await catalog.deleteLabel({ kind, parentId: id, label }, rpcOptions(request));
         return labelView(r.label);
       },
     );
 
     app.get(
       `${base}/:id/labels/:label/history`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `list${name}LabelHistory`,
-          summary: `Every move of one label of a ${kind}, newest first`,
-          params: LabelParams,
-          querystring: Type.Object(ListQuery),
-          response: { 200: List(ref(LabelMoveView)), ...errorResponses(400, 401, 403, 404) },
-        },
-      },
+      op(`list${name}LabelHistory`, `Every move of one label of a ${kind}, newest first`, {
+        params: LabelParams,
+        querystring: Type.Object(ListQuery),
+        response: listAnswers(LabelMoveView, 400, 401, 403, 404),
+      }),
       async (request) => {
+        const { id, label } = request.params;
         const r = await catalog.listLabelHistory(
-          {
-            kind,
-            parentId: request.params.id,
-            label: request.params.label,
-            limit: request.query.limit ? Number(request.query.limit) : 0,
-            cursor: request.query.cursor ?? "",
-          },
+          { kind, parentId: id, label, ...pageOf(request.query) },
           rpcOptions(request),
         );
-        return { data: r.moves.map(labelMoveView), nextCursor: r.nextCursor || null };
+        return listPage(r.moves, labelMoveView, r.nextCursor);
       },
     );
   }

@@ -9,6 +9,7 @@ import { jsonText } from "@kiln/kit/json-text";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyRequest } from "fastify";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { everyPage } from "../http/list-page.js";
 import { principalOf, rpcOptions } from "../http/request.js";
 import { securityHeadersOf } from "../security-headers.js";
 import { badRequest, modelNotFound, OpenAiHttpError } from "./openai-errors.js";
@@ -36,27 +37,17 @@ const seconds = (t: { seconds: bigint } | undefined) => (t ? Number(t.seconds) :
 export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog, execution } = deps.clients;
 
-  async function allPrompts(request: FastifyRequest, organizationId: string) {
-    const out = [];
-    let cursor = "";
-    do {
+  const allPrompts = (request: FastifyRequest, organizationId: string) =>
+    everyPage(async (cursor) => {
       const page = await catalog.listPrompts({ organizationId, limit: 100, cursor }, rpcOptions(request));
-      out.push(...page.prompts);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return out;
-  }
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
 
-  async function allSkills(request: FastifyRequest, organizationId: string) {
-    const out = [];
-    let cursor = "";
-    do {
+  const allSkills = (request: FastifyRequest, organizationId: string) =>
+    everyPage(async (cursor) => {
       const page = await catalog.listSkills({ organizationId, limit: 100, cursor }, rpcOptions(request));
-      out.push(...page.skills);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return out;
-  }
+      return { items: page.skills, nextCursor: page.nextCursor };
+    });
 
   /** The organization of the API key (or the `organization` an access token's caller names). */
   function organizationOfCaller(request: FastifyRequest): string {
@@ -79,26 +70,21 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
       readable(allPrompts(request, organizationId)),
       readable(allSkills(request, organizationId)),
     ]);
-    const data = [
-      ...prompts
-        .filter((p) => p.publishedVersionId)
-        .map((p) => ({
-          id: `kiln/${p.id}`,
+    // Published prompts and skills, each a model named by its id.
+    const modelsOf = (
+      items: { id: string; name: string; publishedVersionId?: string; createdAt?: { seconds: bigint } }[],
+      prefix: string,
+    ) =>
+      items
+        .filter((i) => i.publishedVersionId)
+        .map((i) => ({
+          id: `${prefix}${i.id}`,
           object: "model",
-          created: seconds(p.createdAt),
+          created: seconds(i.createdAt),
           owned_by: organizationId,
-          name: p.name,
-        })),
-      ...skills
-        .filter((s) => s.publishedVersionId)
-        .map((s) => ({
-          id: `kiln/skill/${s.id}`,
-          object: "model",
-          created: seconds(s.createdAt),
-          owned_by: organizationId,
-          name: s.name,
-        })),
-    ];
+          name: i.name,
+        }));
+    const data = [...modelsOf(prompts, "kiln/"), ...modelsOf(skills, "kiln/skill/")];
     return { object: "list", data };
   });
 

@@ -1,7 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { pageById } from "../http/list-page.js";
+import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, List, ListQuery, ref } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
 import { MembershipView, MemberView, membershipView, memberView, OrganizationView, organizationView } from "./views.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -11,24 +13,19 @@ const OrganizationWithRole = Type.Object({
   membership: Type.Union([ref(MembershipView), Type.Null()], { description: "the caller's; null for API keys" }),
 });
 
+const op = operations({ tags: ["organizations"], stability: "non-public" });
+const security = ACCESS_TOKEN_ONLY;
+
 /** The organization, its settings and its members (non-public: console and administration; docs/labels.md). */
 export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
-  const config = { stability: "non-public" as const };
-  const tags = ["organizations"];
 
   app.get(
     "/api/organizations/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "getOrganization",
-        summary: "An organization you are a member of (or your API key's), with your membership",
-        params: IdParams,
-        response: { 200: OrganizationWithRole, ...errorResponses(401, 403, 404) },
-      },
-    },
+    op("getOrganization", "An organization you are a member of (or your API key's), with your membership", {
+      params: IdParams,
+      response: { 200: OrganizationWithRole, ...errorResponses(401, 403, 404) },
+    }),
     async (request) => {
       const r = await identity.getOrganization({ organizationId: request.params.id }, rpcOptions(request));
       if (!r.organization) throw new Error("identity returned no organization");
@@ -41,30 +38,24 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
 
   app.patch(
     "/api/organizations/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "updateOrganization",
-        security: [{ accessToken: [] }],
-        summary: "Rename an organization or change its settings (owners and admins)",
-        params: IdParams,
-        body: Body({
-          name: Type.Optional(Name),
-          settings: Type.Optional(
-            Body({
-              protectedLabels: Type.Optional(
-                Type.Array(Type.String({ maxLength: 40 }), {
-                  maxItems: 20,
-                  description: "labels only owners and admins move (API keys: labels:write)",
-                }),
-              ),
-            }),
-          ),
-        }),
-        response: { 200: ref(OrganizationView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    op("updateOrganization", "Rename an organization or change its settings (owners and admins)", {
+      security,
+      params: IdParams,
+      body: Body({
+        name: Type.Optional(Name),
+        settings: Type.Optional(
+          Body({
+            protectedLabels: Type.Optional(
+              Type.Array(Type.String({ maxLength: 40 }), {
+                maxItems: 20,
+                description: "labels only owners and admins move (API keys: labels:write)",
+              }),
+            ),
+          }),
+        ),
+      }),
+      response: answers(OrganizationView, 400, 401, 403, 404),
+    }),
     async (request) => {
       const protectedLabels = request.body.settings?.protectedLabels;
       const r = await identity.updateOrganization(
@@ -83,48 +74,30 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
 
   app.get(
     "/api/organizations/:id/members",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "listMembers",
-        security: [{ accessToken: [] }],
-        summary: "The members of an organization with their roles, newest first",
-        params: IdParams,
-        querystring: Type.Object(ListQuery, { additionalProperties: false }),
-        response: { 200: List(ref(MemberView)), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await identity.listMembers(
-        {
-          organizationId: request.params.id,
-          limit: request.query.limit ? Number(request.query.limit) : 0,
-          cursor: request.query.cursor ?? "",
-        },
-        rpcOptions(request),
-      );
-      return { data: r.members.map(memberView), nextCursor: r.nextCursor || null };
-    },
+    op("listMembers", "The members of an organization with their roles, newest first", {
+      security,
+      params: IdParams,
+      querystring: Type.Object(ListQuery, { additionalProperties: false }),
+      response: listAnswers(MemberView, 400, 401, 403, 404),
+    }),
+    pageById(
+      (organizationId, page, options) => identity.listMembers({ organizationId, ...page }, options),
+      (r) => r.members,
+      memberView,
+    ),
   );
 
   app.post(
     "/api/organizations/:id/members",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "addMember",
-        security: [{ accessToken: [] }],
-        summary: "Add a signed-up user to an organization with a role (owners and admins; owners add owners)",
-        params: IdParams,
-        body: Body({
-          email: Type.String({ minLength: 1, maxLength: 254 }),
-          role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
-        }),
-        response: { 201: ref(MemberView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
+    op("addMember", "Add a signed-up user to an organization with a role (owners and admins; owners add owners)", {
+      security,
+      params: IdParams,
+      body: Body({
+        email: Type.String({ minLength: 1, maxLength: 254 }),
+        role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
+      }),
+      response: { 201: ref(MemberView), ...errorResponses(400, 401, 403, 404, 409) },
+    }),
     async (request, reply) => {
       const r = await identity.addMember(
         { organizationId: request.params.id, email: request.body.email, role: request.body.role },

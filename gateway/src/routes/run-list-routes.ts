@@ -2,8 +2,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Run } from "@kiln/proto/execution";
 import Type from "typebox";
 import { HttpError } from "../errors.js";
-import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { rpcOptions } from "../http/request.js";
+import type { GatewayApp, GatewayClients, GatewayDeps } from "../http/gateway-app.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { operations } from "../http/operation.js";
+import { byId, rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
 import { AgentRunView } from "./agent-run-views.js";
 import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
@@ -30,41 +32,42 @@ function dateOf(field: string, value: string | undefined) {
   return timestampFromDate(new Date(at));
 }
 
+/** The handler of a route answering a stored run of `kind` ("": any) by its id, through `view`. */
+export function runById<V>(execution: GatewayClients["execution"], kind: string, view: (run: Run | undefined) => V) {
+  return byId(
+    (input, options) => execution.getRun({ ...input, kind }, options),
+    (r) => view(r.run),
+  );
+}
+
 /** The runs list and any run by id (non-public: the console's runs screen; docs/console.md). */
 export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { execution } = deps.clients;
-  const config = { stability: "non-public" as const };
+  const op = operations({ tags: ["runs"], stability: "non-public" });
 
   app.get(
     "/api/runs",
-    {
-      config,
-      schema: {
-        tags: ["runs"],
-        operationId: "listRuns",
-        summary: "An organization's runs, newest first, filtered by kind, status, model and creation time",
-        querystring: Type.Object(
-          {
-            organizationId: Type.Optional(OrganizationId),
-            kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
-            status: Type.Optional(OneOf(["succeeded", "failed", "running"])),
-            model: Type.Optional(ModelId),
-            createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
-            createdBefore: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, exclusive" })),
-            ...ListQuery,
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: List(AnyRun), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    op("listRuns", "An organization's runs, newest first, filtered by kind, status, model and creation time", {
+      querystring: Type.Object(
+        {
+          organizationId: Type.Optional(OrganizationId),
+          kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
+          status: Type.Optional(OneOf(["succeeded", "failed", "running"])),
+          model: Type.Optional(ModelId),
+          createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
+          createdBefore: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, exclusive" })),
+          ...ListQuery,
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: List(AnyRun), ...errorResponses(400, 401, 403, 404) },
+    }),
     async (request) => {
       const q = request.query;
       const r = await execution.listRuns(
         {
           organizationId: organizationOf(request, q.organizationId),
-          limit: q.limit ? Number(q.limit) : 0,
-          cursor: q.cursor ?? "",
+          ...pageOf(q),
           kind: q.kind ?? "",
           status: q.status ?? "",
           model: q.model ?? "",
@@ -73,23 +76,16 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
         },
         rpcOptions(request),
       );
-      return { data: r.runs.map(anyRunView), nextCursor: r.nextCursor || null };
+      return listPage(r.runs, anyRunView, r.nextCursor);
     },
   );
 
   app.get(
     "/api/runs/:id",
-    {
-      config,
-      schema: {
-        tags: ["runs"],
-        operationId: "getRun",
-        summary: "Any stored run (prompt, skill, agent, judge) with every step and tool call",
-        params: IdParams,
-        response: { 200: AnyRun, ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) =>
-      anyRunView((await execution.getRun({ id: request.params.id, kind: "" }, rpcOptions(request))).run),
+    op("getRun", "Any stored run (prompt, skill, agent, judge) with every step and tool call", {
+      params: IdParams,
+      response: { 200: AnyRun, ...errorResponses(401, 403, 404) },
+    }),
+    runById(execution, "", anyRunView),
   );
 }

@@ -9,13 +9,17 @@ type Output = { text: string; json?: unknown };
 const jsonValue = (t: JsonText | undefined): unknown => (t === undefined ? null : parseJson(t.json));
 const outputOf = (t: JsonText | undefined) => jsonValue(t) as Output | null;
 
+/** An error the run or step ended with, when it failed. */
+const errorView = (e: { code: string; message: string } | undefined) =>
+  e?.code ? { error: { code: e.code, message: e.message } } : {};
+
 export const toolCallView = (c: ToolCall) => ({
   toolKey: c.toolKey,
   toolVersionId: c.toolVersionId,
   input: jsonValue(c.input),
   output: jsonValue(c.output),
   latencyMs: Number(c.latencyMs),
-  ...(c.error?.code ? { error: { code: c.error.code, message: c.error.message } } : {}),
+  ...errorView(c.error),
 });
 
 /** A run that reached no model (a failed preview, a tool step) carries no usage: zero tokens. */
@@ -24,23 +28,33 @@ export const usageView = (u: Usage | undefined) =>
     ? { inputTokens: Number(u.inputTokens), outputTokens: Number(u.outputTokens) }
     : { inputTokens: 0, outputTokens: 0 };
 
-const stepView = (s: RunStep) => ({
+/** What a run and each of its steps say of their model call: provider, model, usage, cost, latency, tool calls, error. */
+const callView = (c: Run | RunStep) => ({
+  provider: c.provider ?? null,
+  model: c.model ?? null,
+  usage: usageView(c.usage),
+  estimatedCostUsd: c.estimatedCostUsd ?? null,
+  latencyMs: Number(c.latencyMs),
+  toolCalls: c.toolCalls.map(toolCallView),
+  ...errorView(c.error),
+});
+
+/** The fields every step shares: its status, input and output, its call and whether a rerun reused it. */
+const stepFieldsView = (s: RunStep) => ({
   stepId: s.stepId,
-  alias: s.stepId,
-  type: "prompt" as const,
   status: s.status as "succeeded" | "failed",
   input: jsonValue(s.input),
   output: outputOf(s.output),
+  ...callView(s),
+  reused: s.reused,
+});
+
+const stepView = (s: RunStep) => ({
+  ...stepFieldsView(s),
+  alias: s.stepId,
+  type: "prompt" as const,
   promptId: s.promptId,
   promptVersionId: s.promptVersionId,
-  provider: s.provider ?? null,
-  model: s.model ?? null,
-  usage: usageView(s.usage),
-  estimatedCostUsd: s.estimatedCostUsd ?? null,
-  latencyMs: Number(s.latencyMs),
-  toolCalls: s.toolCalls.map(toolCallView),
-  ...(s.error?.code ? { error: { code: s.error.code, message: s.error.message } } : {}),
-  reused: s.reused,
 });
 
 /**
@@ -58,92 +72,72 @@ function toolCallCountsView(r: Run): Record<string, number> {
   return Object.fromEntries(counts);
 }
 
+/** The run an execution response carries (`what` names it in the error when it carries none). */
+function present(r: Run | undefined, what = "run"): Run {
+  if (!r) throw new Error(`execution returned no ${what}`);
+  return r;
+}
+
 /** The fields every run kind shares. */
-function runFieldsView(r: Run) {
+function runFieldsView<K extends string>(r: Run, kind: K) {
   return {
+    kind,
     organizationId: r.organizationId,
     status: r.status as "succeeded" | "failed",
     input: jsonValue(r.input),
     output: outputOf(r.output),
-    provider: r.provider ?? null,
-    model: r.model ?? null,
-    usage: usageView(r.usage),
-    estimatedCostUsd: r.estimatedCostUsd ?? null,
-    latencyMs: Number(r.latencyMs),
+    ...callView(r),
     toolCallCount: Number(r.toolCallCount),
     toolCallCounts: toolCallCountsView(r),
-    toolCalls: r.toolCalls.map(toolCallView),
-    ...(r.error?.code ? { error: { code: r.error.code, message: r.error.message } } : {}),
     createdAt: iso(r.createdAt) ?? "",
-  };
-}
-
-export function judgeRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
-  return { id: r.id, kind: "judge" as const, ...runFieldsView(r), completedAt: iso(r.completedAt) ?? "" };
-}
-
-export function promptRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
-  return {
-    id: r.id,
-    kind: "prompt" as const,
-    ...runFieldsView(r),
     completedAt: iso(r.completedAt) ?? "",
-    promptId: r.promptId,
-    promptVersionId: r.promptVersionId,
   };
+}
+
+export function judgeRunView(run: Run | undefined) {
+  const r = present(run);
+  return { id: r.id, ...runFieldsView(r, "judge") };
+}
+
+export function promptRunView(run: Run | undefined) {
+  const r = present(run);
+  return { id: r.id, ...runFieldsView(r, "prompt"), promptId: r.promptId, promptVersionId: r.promptVersionId };
 }
 
 function skillRunFieldsView(r: Run) {
   return {
-    kind: "skill" as const,
-    ...runFieldsView(r),
-    completedAt: iso(r.completedAt) ?? "",
+    ...runFieldsView(r, "skill"),
     skillId: r.skillId,
     skillVersionId: r.skillVersionId,
     steps: r.steps.map(stepView),
   };
 }
 
-export function skillRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
+export function skillRunView(run: Run | undefined) {
+  const r = present(run);
   return { id: r.id, ...skillRunFieldsView(r) };
 }
 
-export function skillPreviewView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no preview");
-  return { id: null, ...skillRunFieldsView(r), preview: true as const };
+export function skillPreviewView(run: Run | undefined) {
+  return { id: null, ...skillRunFieldsView(present(run, "preview")), preview: true as const };
 }
 
 /** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
 export const agentStepView = (s: RunStep) => ({
-  stepId: s.stepId,
+  ...stepFieldsView(s),
   type: s.type as "prompt" | "skill" | "tool",
-  status: s.status as "succeeded" | "failed",
-  input: jsonValue(s.input),
-  output: outputOf(s.output),
   ...(s.runId ? { runId: s.runId } : {}),
-  provider: s.provider ?? null,
-  model: s.model ?? null,
-  usage: usageView(s.usage),
-  estimatedCostUsd: s.estimatedCostUsd ?? null,
-  latencyMs: Number(s.latencyMs),
-  toolCalls: s.toolCalls.map(toolCallView),
-  ...(s.error?.code ? { error: { code: s.error.code, message: s.error.message } } : {}),
-  reused: s.reused,
 });
 
 /**
  * An agent run: the shared run shape plus `agentId, agentVersionId, steps, parentRunId?,
  * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
  */
-export function agentRunView(r: Run | undefined) {
-  if (!r) throw new Error("execution returned no run");
+export function agentRunView(run: Run | undefined) {
+  const r = present(run);
   return {
     id: r.id,
-    kind: "agent" as const,
-    ...runFieldsView(r),
+    ...runFieldsView(r, "agent"),
     status: r.status as "succeeded" | "failed" | "running",
     completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
     agentId: r.agentId,

@@ -1,7 +1,9 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdempotencyHeaders, List, ListQuery, OneOf, ref } from "../schemas.js";
+import { listPage, pageById, pageOf } from "../http/list-page.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
+import { byId, rpcOptions } from "../http/request.js";
+import { Body, errorResponses, IdempotencyHeaders, ListQuery, OneOf, ref } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import {
   DeliveryView,
@@ -15,9 +17,9 @@ import {
   webhookView,
 } from "./webhook-views.js";
 
-const tags = ["webhooks"];
-const config = { stability: "beta" as const };
+const op = operations({ tags: ["webhooks"], stability: "beta" });
 const DeliveryParams = Type.Object({ id: Id, deliveryId: Id });
+const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENTS.length, uniqueItems: true });
 
 /** Webhooks (docs/webhooks.md; issue #17): endpoints, secrets, tests, deliveries. */
 export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -25,22 +27,16 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
 
   app.post(
     "/api/webhooks",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "createWebhook",
-        summary: "Create a webhook; its secret is answered once",
-        headers: IdempotencyHeaders,
-        body: Body({
-          organizationId: Type.Optional(OrganizationId),
-          url: Url,
-          events: Type.Array(EventName, { minItems: 1, maxItems: EVENTS.length, uniqueItems: true }),
-          description: Type.Optional(Description),
-        }),
-        response: { 201: ref(WebhookWithSecretView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    op("createWebhook", "Create a webhook; its secret is answered once", {
+      headers: IdempotencyHeaders,
+      body: Body({
+        organizationId: Type.Optional(OrganizationId),
+        url: Url,
+        events: Events,
+        description: Type.Optional(Description),
+      }),
+      response: { 201: ref(WebhookWithSecretView), ...errorResponses(400, 401, 403, 404) },
+    }),
     async (request, reply) => {
       const b = request.body;
       const r = await webhooks.createWebhook(
@@ -59,63 +55,41 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
 
   app.get(
     "/api/webhooks",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "listWebhooks",
-        summary: "An organization's webhooks, newest first",
-        querystring: Type.Object({ organizationId: Type.Optional(OrganizationId), ...ListQuery }),
-        response: { 200: List(ref(WebhookView)), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    op("listWebhooks", "An organization's webhooks, newest first", {
+      querystring: Type.Object({ organizationId: Type.Optional(OrganizationId), ...ListQuery }),
+      response: listAnswers(WebhookView, 400, 401, 403, 404),
+    }),
     async (request) => {
       const q = request.query;
       const r = await webhooks.listWebhooks(
-        {
-          organizationId: organizationOf(request, q.organizationId),
-          limit: q.limit ? Number(q.limit) : 0,
-          cursor: q.cursor ?? "",
-        },
+        { organizationId: organizationOf(request, q.organizationId), ...pageOf(q) },
         rpcOptions(request),
       );
-      return { data: r.webhooks.map(webhookView), nextCursor: r.nextCursor || null };
+      return listPage(r.webhooks, webhookView, r.nextCursor);
     },
   );
 
   app.get(
     "/api/webhooks/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "getWebhook",
-        summary: "A webhook (never its secret); a disabled one says why",
-        params: IdParams,
-        response: { 200: ref(WebhookView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => webhookView((await webhooks.getWebhook({ id: request.params.id }, rpcOptions(request))).webhook),
+    op("getWebhook", "A webhook (never its secret); a disabled one says why", {
+      params: IdParams,
+      response: answers(WebhookView, 401, 403, 404),
+    }),
+    byId(webhooks.getWebhook, (r) => webhookView(r.webhook)),
   );
 
   app.patch(
     "/api/webhooks/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "updateWebhook",
-        summary: "Change a webhook's URL, events or description; status enabled re-enables a disabled one",
-        params: IdParams,
-        body: Body({
-          url: Type.Optional(Url),
-          events: Type.Optional(Type.Array(EventName, { minItems: 1, maxItems: EVENTS.length, uniqueItems: true })),
-          description: Type.Optional(Description),
-          status: Type.Optional(OneOf(["enabled", "disabled"])),
-        }),
-        response: { 200: ref(WebhookView), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    op("updateWebhook", "Change a webhook's URL, events or description; status enabled re-enables a disabled one", {
+      params: IdParams,
+      body: Body({
+        url: Type.Optional(Url),
+        events: Type.Optional(Events),
+        description: Type.Optional(Description),
+        status: Type.Optional(OneOf(["enabled", "disabled"])),
+      }),
+      response: answers(WebhookView, 400, 401, 403, 404),
+    }),
     async (request) => {
       const b = request.body;
       const r = await webhooks.updateWebhook(
@@ -135,92 +109,51 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
 
   app.delete(
     "/api/webhooks/:id",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "deleteWebhook",
-        summary: "Delete a webhook and its deliveries; answers it as it was",
-        params: IdParams,
-        response: { 200: ref(WebhookView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) =>
-      webhookView((await webhooks.deleteWebhook({ id: request.params.id }, rpcOptions(request))).webhook),
+    op("deleteWebhook", "Delete a webhook and its deliveries; answers it as it was", {
+      params: IdParams,
+      response: answers(WebhookView, 401, 403, 404),
+    }),
+    byId(webhooks.deleteWebhook, (r) => webhookView(r.webhook)),
   );
 
   app.post(
     "/api/webhooks/:id/rotate-secret",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "rotateWebhookSecret",
-        summary: "A new secret, answered once; the old one keeps signing beside it for 24 hours",
-        params: IdParams,
-        response: { 200: ref(WebhookWithSecretView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await webhooks.rotateWebhookSecret({ id: request.params.id }, rpcOptions(request));
-      return { ...webhookView(r.webhook), secret: r.secret };
-    },
+    op("rotateWebhookSecret", "A new secret, answered once; the old one keeps signing beside it for 24 hours", {
+      params: IdParams,
+      response: answers(WebhookWithSecretView, 401, 403, 404),
+    }),
+    byId(webhooks.rotateWebhookSecret, (r) => ({ ...webhookView(r.webhook), secret: r.secret })),
   );
 
   app.post(
     "/api/webhooks/:id/test",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "testWebhook",
-        summary: "Send a webhook.test event now; answers the delivery with its attempt (not retried)",
-        params: IdParams,
-        response: { 200: ref(DeliveryView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) =>
-      deliveryView((await webhooks.testWebhook({ id: request.params.id }, rpcOptions(request))).delivery),
+    op("testWebhook", "Send a webhook.test event now; answers the delivery with its attempt (not retried)", {
+      params: IdParams,
+      response: answers(DeliveryView, 401, 403, 404),
+    }),
+    byId(webhooks.testWebhook, (r) => deliveryView(r.delivery)),
   );
 
   app.get(
     "/api/webhooks/:id/deliveries",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "listWebhookDeliveries",
-        summary: "A webhook's deliveries, newest first, each with every attempt",
-        params: IdParams,
-        querystring: Type.Object(ListQuery),
-        response: { 200: List(ref(DeliveryView)), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await webhooks.listDeliveries(
-        {
-          webhookId: request.params.id,
-          limit: request.query.limit ? Number(request.query.limit) : 0,
-          cursor: request.query.cursor ?? "",
-        },
-        rpcOptions(request),
-      );
-      return { data: r.deliveries.map(deliveryView), nextCursor: r.nextCursor || null };
-    },
+    op("listWebhookDeliveries", "A webhook's deliveries, newest first, each with every attempt", {
+      params: IdParams,
+      querystring: Type.Object(ListQuery),
+      response: listAnswers(DeliveryView, 400, 401, 403, 404),
+    }),
+    pageById(
+      (webhookId, page, options) => webhooks.listDeliveries({ webhookId, ...page }, options),
+      (r) => r.deliveries,
+      deliveryView,
+    ),
   );
 
   app.post(
     "/api/webhooks/:id/deliveries/:deliveryId/redeliver",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "redeliverWebhookDelivery",
-        summary: "Queue a delivery again (same webhook-id and body); answers 202 with it pending",
-        params: DeliveryParams,
-        response: { 202: ref(DeliveryView), ...errorResponses(401, 403, 404) },
-      },
-    },
+    op("redeliverWebhookDelivery", "Queue a delivery again (same webhook-id and body); answers 202 with it pending", {
+      params: DeliveryParams,
+      response: { 202: ref(DeliveryView), ...errorResponses(401, 403, 404) },
+    }),
     async (request, reply) => {
       const r = await webhooks.redeliver(
         { webhookId: request.params.id, deliveryId: request.params.deliveryId },

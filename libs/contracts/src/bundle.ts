@@ -184,14 +184,17 @@ export type BundleCase = Static<typeof EvaluationCase>;
 const Enum = <const V extends readonly string[]>(values: V) =>
   Type.Unsafe<V[number]>({ type: "string", enum: [...values] });
 
+export const IMPORT_ITEM_KINDS = ["tool", "prompt", "skill", "agent", "evaluation_case"] as const;
+export const IMPORT_OUTCOMES = ["created", "updated", "skipped", "conflict"] as const;
+
 /** What an import does with one thing of the bundle (docs/bundles.md "Import"): one line of its report. */
 export const ImportItemSchema = Type.Object(
   {
-    kind: Enum(["tool", "prompt", "skill", "agent", "evaluation_case"]),
+    kind: Enum(IMPORT_ITEM_KINDS),
     sourceId: Type.String({ description: "the id in the bundle" }),
     id: Nullable(Type.String({ description: "the id here (new or existing); null for a conflict" })),
     name: Type.String(),
-    outcome: Enum(["created", "updated", "skipped", "conflict"]),
+    outcome: Enum(IMPORT_OUTCOMES),
     detail: Type.Optional(Type.String({ description: "what changes (updated) or why it cannot (conflict)" })),
   },
   { $id: "ImportItem" },

@@ -6,6 +6,8 @@ const BASE = {
   INTERNAL_AUTH_SECRET: "x".repeat(32),
   NATS_URL: "nats://127.0.0.1:4222",
   IDENTITY_URL: "http://127.0.0.1:7001",
+  EXECUTION_URL: "http://127.0.0.1:7003",
+  EVALUATION_URL: "http://127.0.0.1:7004",
 };
 
 describe("catalog config", () => {

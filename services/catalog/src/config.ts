@@ -6,6 +6,10 @@ export const CatalogEnv = Type.Object({
   ...serviceEnv({ port: 7002, database: "kiln_catalog" }),
   ...BusEnv,
   IDENTITY_URL: Type.String({ minLength: 1 }),
+  /** An import's evaluation cases (bundles/run-import.ts). */
+  EVALUATION_URL: Type.String({ minLength: 1 }),
+  /** The models a promptfoo import's providers land on (bundles/run-import.ts). */
+  EXECUTION_URL: Type.String({ minLength: 1 }),
   ...HostAllowlistEnv,
   /** How long a replica reuses a prompt's or skill's live version for runs (0: off); see service.ts. */
   RESOLVE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1_000 }),

@@ -10,6 +10,7 @@ import { afterWrites, type Store } from "@kiln/kit/store";
 import { createAccess } from "./access.js";
 import { createAgents } from "./agents.js";
 import { createBundles } from "./bundles/index.js";
+import { createImportRun, type ImportPeers } from "./bundles/run-import.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { EMPTY_ALLOWLIST, type HttpAllowlist } from "./domain/tool-config.js";
 import { CATALOG_STREAM, createCatalogEvents } from "./events.js";
@@ -22,6 +23,7 @@ import { createSkills } from "./skills.js";
 import { catalogCollections, ensureCatalogIndexes } from "./store/catalog-store.js";
 import { createTools } from "./tools.js";
 
+export type { ImportPeers } from "./bundles/run-import.js";
 export type { HttpAllowlist } from "./domain/tool-config.js";
 
 export interface CatalogServiceDeps {
@@ -40,6 +42,11 @@ export interface CatalogServiceDeps {
   resolveCacheTtlMs?: number;
   /** How often the outbox relays events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
+  /**
+   * The services an import calls (bundles/run-import.ts): evaluation for the cases, execution for
+   * the models. Asked for on each import, so they may be built after the catalog (embedded mode).
+   */
+  importPeers: () => ImportPeers;
   /** How long an unfinished import is left before it is undone (bundles.ts); default 15 minutes. */
   staleImportMs?: number;
   /** The clock; tests pass a fixed one. */
@@ -91,6 +98,7 @@ export async function createCatalogService(
     resolver: createResolver(catalog),
     labels: createLabels(catalog, { prompts, skills, agents }),
     bundles,
+    importOrganization: createImportRun(bundles, deps.importPeers, deps.logger),
   };
   const service = defineService({
     name: "catalog",

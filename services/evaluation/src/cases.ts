@@ -8,8 +8,6 @@ import { checkNewCases, type NewCaseInput } from "./domain/new-cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import type { CaseDoc, CaseImportDoc } from "./store/evaluation-store.js";
 
-const parseJson = (text: string | null) => (text === null ? undefined : (JSON.parse(text) as unknown));
-
 /** Evaluation cases: created in batches per skill, listed newest first. */
 export function createCases(deps: EvaluationDeps) {
   const c = deps.collections;
@@ -72,16 +70,7 @@ export function createCases(deps: EvaluationDeps) {
     /** Every case of the organization, oldest first (docs/bundles.md). */
     async exportCases(principal: Principal, input: { organizationId: string }) {
       await deps.access.onResource(principal, input.organizationId, SCOPES.evaluationsRead, "organization");
-      const docs = await c.cases.find({ organizationId: input.organizationId }, { sort: { _id: 1 } });
-      return docs.map((d) => ({
-        skillId: d.skillId,
-        id: d._id,
-        name: d.name,
-        input: parseJson(d.inputJson) as Record<string, unknown>,
-        ...(d.expectedOutputJson !== null && { expectedOutput: parseJson(d.expectedOutputJson) }),
-        assertions: parseJson(d.assertionsJson) as unknown[],
-        createdAt: d.createdAt.toISOString(),
-      }));
+      return c.cases.find({ organizationId: input.organizationId }, { sort: { _id: 1 } });
     },
 
     /**
@@ -125,7 +114,7 @@ export function createCases(deps: EvaluationDeps) {
             name: bundled.name,
             inputJson: JSON.stringify(bundled.input),
             ...(bundled.expectedOutput !== undefined && { expectedOutputJson: JSON.stringify(bundled.expectedOutput) }),
-            assertionsJson: JSON.stringify(bundled.assertions),
+            assertions: bundled.assertions,
           },
         ]);
         for (const i of checked.issues) issues.push({ field: i.field.replace(/^cases\[0\]/, k.field), issue: i.issue });
@@ -176,8 +165,8 @@ export function createCases(deps: EvaluationDeps) {
     },
 
     /**
-     * Settles cases stored by imports that are `staleAfterMs` old and still pending: the gateway
-     * that ran the import died before it could say how it ended. The catalog's journal decides:
+     * Settles cases stored by imports that are `staleAfterMs` old and still pending: the catalog
+     * replica that ran the import died before it could say how it ended. The catalog's journal decides:
      * committed keeps them, undone (or no such import) deletes them, unfinished waits for the
      * catalog's own sweep. Answers how many imports were settled.
      */

@@ -42,7 +42,7 @@ describe("evaluation workers on FerretDB and nats-server", () => {
         skillId: "skl_both",
         cases: cities.map((city) => ({
           inputJson: JSON.stringify({ city }),
-          assertionsJson: JSON.stringify([{ type: "regex", pattern: "^hello" }]),
+          assertions: [{ type: "regex", pattern: "^hello" }],
         })),
       });
       const run = await t.runs.startRun(principals.userA, {

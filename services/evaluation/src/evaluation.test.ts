@@ -35,7 +35,7 @@ const cityCases = (...cities: string[]) =>
   cities.map((city) => ({
     name: city,
     inputJson: JSON.stringify({ city }),
-    assertionsJson: JSON.stringify([{ type: "contains", value: city }]),
+    assertions: [{ type: "contains", value: city }],
   }));
 
 describe("evaluation cases", () => {
@@ -71,7 +71,7 @@ describe("evaluation cases", () => {
         skillId: SKILL,
         cases: [
           ...cityCases("Oslo"),
-          { inputJson: '{"city":"Rome"}', assertionsJson: '[{"type":"regex","pattern":"(["}]' },
+          { inputJson: '{"city":"Rome"}', assertions: [{ type: "regex", pattern: "([" }] },
           { inputJson: "[]" },
         ],
       }),

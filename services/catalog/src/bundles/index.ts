@@ -1,7 +1,8 @@
 /**
  * Export and import of an organization's catalog (docs/bundles.md, format `kiln.bundle/v1`):
  * parse.ts checks a bundle's shape, export.ts writes one, plan/ plans an import kind by kind,
- * journal.ts applies and undoes it, and this module ties them to the catalog's RPCs.
+ * journal.ts applies and undoes it, this module gives them their use cases, and run-import.ts runs
+ * a whole import (the evaluation cases included) behind the ImportOrganization RPC.
  *
  * Export reads every prompt, tool, skill and agent with their versions and labels, oldest first, so
  * an import that creates them in bundle order gives an organization whose export is the same bundle
@@ -26,9 +27,9 @@ import { authorize, createExport } from "./export.js";
 import { createJournal } from "./journal.js";
 import { parseBundle } from "./parse.js";
 import { plan } from "./plan/index.js";
-import { DEFAULT_STALE_IMPORT_MS, type ImportPlanResult, type SkillMapping } from "./shared.js";
+import { type CatalogBundle, DEFAULT_STALE_IMPORT_MS, type ImportPlanResult, type SkillMapping } from "./shared.js";
 
-export { parseBundle } from "./parse.js";
+export { checkBundle, parseBundle } from "./parse.js";
 export {
   type CatalogBundle,
   DEFAULT_STALE_IMPORT_MS,
@@ -56,15 +57,16 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
     exportBundle,
 
     /**
-     * Plans an import and, unless `dryRun`, applies the catalog's part of it. The caller imports
-     * the evaluation cases next and then calls `finishImport` (commit, or undo when they failed).
+     * Plans an import and, unless `dryRun`, applies the catalog's part of it. The caller
+     * (run-import.ts) imports the evaluation cases next and then calls `finishImport` (commit, or
+     * undo when they failed). The bundle is its JSON text, or already checked (parse.ts).
      */
     async importBundle(
       principal: Principal,
-      input: { organizationId: string; bundleJson: string; dryRun: boolean },
+      input: { organizationId: string; dryRun: boolean } & ({ bundleJson: string } | { bundle: CatalogBundle }),
     ): Promise<ImportPlanResult> {
       await authorizeImport(principal, input.organizationId);
-      const bundle = parseBundle(input.bundleJson);
+      const bundle = "bundle" in input ? input.bundle : parseBundle(input.bundleJson);
       const p = await plan(deps, principal, input.organizationId, bundle);
       // Publishing and moving labels in an import takes what moving them takes (docs/labels.md).
       const kinds = [
@@ -115,7 +117,7 @@ export function createBundles(deps: CatalogDeps, options: { logger?: Logger; sta
 
     /**
      * Where an import stands ("unknown" when there is none): the evaluation service asks it of
-     * cases stored for an import whose gateway never said how it ended.
+     * cases stored for an import whose catalog call never said how it ended.
      */
     async getImport(principal: Principal, input: { organizationId: string; importId: string }): Promise<string> {
       await deps.access.inOrganization(principal, input.organizationId, SCOPES.skillsRead);

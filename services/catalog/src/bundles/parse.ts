@@ -15,6 +15,11 @@ export function parseBundle(text: string): Bundle {
   } catch {
     throw invalidArgument("the bundle is not JSON", [{ field: "bundle", issue: "is not valid JSON" }]);
   }
+  return checkBundle(value);
+}
+
+/** Checks the shape of a parsed bundle; 400 with every problem's place otherwise. */
+export function checkBundle(value: unknown): Bundle {
   if (!validateBundle(value)) {
     const issues: FieldIssue[] = (validateBundle.errors ?? []).slice(0, 50).map((e) => {
       const extra = (e.params as { additionalProperty?: string }).additionalProperty;

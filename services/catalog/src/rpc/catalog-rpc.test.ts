@@ -27,6 +27,9 @@ beforeEach(async () => {
     identityAuth: createFakeIdentityAuth(),
     httpAllowlist: { hosts: parseHostPatterns("api.example.com") },
     now: createTickingClock(),
+    importPeers: () => {
+      throw new Error("these tests import nothing");
+    },
   });
 });
 

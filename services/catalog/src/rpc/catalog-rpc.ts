@@ -1,10 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
-import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
 import type { Bundles } from "../bundles/index.js";
+import type { ImportRun } from "../bundles/run-import.js";
 import type { LabelView } from "../label-view.js";
 import type { Labels } from "../labels.js";
 import type { Prompts } from "../prompts.js";
@@ -36,6 +37,7 @@ import {
   toolVersionInputOf,
   validateWorkflowInputOf,
 } from "./catalog-requests.js";
+import { importDocumentOf, importReportToProto } from "./import-conversions.js";
 
 function principalOf(ctx: HandlerContext): Principal {
   const p = ctx.values.get(kPrincipal);
@@ -51,6 +53,8 @@ export interface CatalogUseCases {
   resolver: Resolver;
   labels: Labels;
   bundles: Bundles;
+  /** The whole import of an organization, evaluation cases included. */
+  importOrganization: ImportRun;
 }
 
 const labelToProto = (l: LabelView) => ({ ...l, updatedAt: timestampFromDate(l.updatedAt) });
@@ -68,7 +72,7 @@ const labelMoveToProto = (m: LabelMoveDoc) => ({
 
 export function registerCatalogRpc(
   router: ConnectRouter,
-  { prompts, tools, skills, agents, resolver, labels, bundles }: CatalogUseCases,
+  { prompts, tools, skills, agents, resolver, labels, bundles, importOrganization }: CatalogUseCases,
 ): void {
   router.service(CatalogService, {
     async createPrompt(req, ctx) {
@@ -160,17 +164,10 @@ export function registerCatalogRpc(
     async exportBundle(req, ctx) {
       return { bundleJson: JSON.stringify(await bundles.exportBundle(principalOf(ctx), req)) };
     },
-    async importBundle(req, ctx) {
-      const result = await bundles.importBundle(principalOf(ctx), req);
-      return {
-        importId: result.importId,
-        itemsJson: JSON.stringify(result.items),
-        skillsJson: JSON.stringify(result.skills),
-      };
-    },
-    async finishImport(req, ctx) {
-      await bundles.finishImport(principalOf(ctx), req);
-      return {};
+    async importOrganization(req, ctx) {
+      const call = { principal: principalOf(ctx), requestId: ctx.values.get(kRequestId) };
+      const input = { organizationId: req.organizationId, dryRun: req.dryRun, document: importDocumentOf(req) };
+      return importReportToProto(await importOrganization(call, input));
     },
     async getImport(req, ctx) {
       return { status: await bundles.getImport(principalOf(ctx), req) };

@@ -65,81 +65,95 @@ function jsonPathProblemOf(path: string): string | undefined {
 const isNonNegative = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 /**
- * Checks one case's assertions (already parsed JSON). Issues name the place, e.g.
+ * A JSON field of an assertion whose text could not be read (an assertion message's JsonText that
+ * is not JSON): checkAssertions reports its issue at the field.
+ */
+export class UnreadableJson {
+  constructor(readonly issue: string) {}
+}
+
+/**
+ * Checks one case's assertions (JSON values). Issues name the place, e.g.
  * `cases[0].assertions[1].pattern`; the assertions come back only when there was none.
  */
 export function checkAssertions(value: unknown, field: string): { assertions: Assertion[]; issues: FieldIssue[] } {
-  const issues: FieldIssue[] = [];
   if (!Array.isArray(value)) return { assertions: [], issues: [{ field, issue: "must be an array" }] };
+  const issues: FieldIssue[] = [];
   value.forEach((raw, j) => {
-    const at = `${field}[${j}]`;
-    if (!isPlainObject(raw)) {
-      issues.push({ field: at, issue: "must be an object" });
-      return;
-    }
-    const type = raw.type;
-    if (!isAssertionType(type)) {
-      issues.push({ field: `${at}.type`, issue: `must be one of ${Object.keys(FIELDS).join(", ")}` });
-      return;
-    }
-    const { required, optional } = FIELDS[type];
-    for (const key of Object.keys(raw)) {
-      if (key !== "type" && !required.includes(key) && !optional.includes(key))
-        issues.push({ field: `${at}.${key}`, issue: "is not allowed" });
-    }
-    for (const key of required)
-      if (!Object.hasOwn(raw, key)) issues.push({ field: `${at}.${key}`, issue: "is required" });
-    const add = (key: string, issue: string) => issues.push({ field: `${at}.${key}`, issue });
-    switch (type) {
-      case "equals":
-        break;
-      case "contains":
-        if (Object.hasOwn(raw, "value") && typeof raw.value !== "string") add("value", "must be a string");
-        break;
-      case "regex": {
-        if (raw.flags !== undefined && (typeof raw.flags !== "string" || !/^[dgimsuvy]*$/.test(raw.flags))) {
-          add("flags", "must be regular expression flags (d, g, i, m, s, u, v, y)");
-          break;
-        }
-        if (typeof raw.pattern !== "string") {
-          if (Object.hasOwn(raw, "pattern")) add("pattern", "must be a string");
-          break;
-        }
-        // Run with RE2 (linear time in the output, whatever the pattern): refused here when it cannot.
-        const problem = safeRegexProblem(raw.pattern, raw.flags as string | undefined);
-        if (problem) add(problem.includes("flag") ? "flags" : "pattern", problem);
-        break;
-      }
-      case "json_schema": {
-        if (!Object.hasOwn(raw, "schema")) break;
-        const problem = schemaProblemOf(raw.schema);
-        if (problem) add("schema", problem);
-        break;
-      }
-      case "json_path": {
-        if (!Object.hasOwn(raw, "path")) break;
-        const problem = typeof raw.path === "string" ? jsonPathProblemOf(raw.path) : "must be a string";
-        if (problem) add("path", problem);
-        break;
-      }
-      case "max_latency_ms":
-      case "max_cost_usd":
-        if (Object.hasOwn(raw, "value") && !isNonNegative(raw.value)) add("value", "must be a number ≥ 0");
-        break;
-      case "llm_judge":
-        if (Object.hasOwn(raw, "rubric") && (typeof raw.rubric !== "string" || raw.rubric.trim() === ""))
-          add("rubric", "must be a non-empty string");
-        if (raw.model !== undefined && (typeof raw.model !== "string" || !/^[^/\s]+\/\S+$/.test(raw.model)))
-          add("model", 'must be a model id such as "openai/gpt-4o-mini"');
-        if (
-          raw.threshold !== undefined &&
-          (typeof raw.threshold !== "number" || !(raw.threshold >= 0 && raw.threshold <= 1))
-        )
-          add("threshold", "must be a number from 0 to 1");
-        break;
-    }
+    checkAssertion(raw, `${field}[${j}]`, issues);
   });
   return { assertions: issues.length === 0 ? (value as Assertion[]) : [], issues };
+}
+
+function checkAssertion(raw: unknown, at: string, issues: FieldIssue[]): void {
+  if (!isPlainObject(raw)) {
+    issues.push({ field: at, issue: "must be an object" });
+    return;
+  }
+  const type = raw.type;
+  if (!isAssertionType(type)) {
+    issues.push({ field: `${at}.type`, issue: `must be one of ${Object.keys(FIELDS).join(", ")}` });
+    return;
+  }
+  const add = (key: string, issue: string) => issues.push({ field: `${at}.${key}`, issue });
+  const unreadable = Object.entries(raw).filter((e): e is [string, UnreadableJson] => e[1] instanceof UnreadableJson);
+  if (unreadable.length > 0) {
+    for (const [key, value] of unreadable) add(key, value.issue);
+    return;
+  }
+  const { required, optional } = FIELDS[type];
+  for (const key of Object.keys(raw)) {
+    if (key !== "type" && !required.includes(key) && !optional.includes(key)) add(key, "is not allowed");
+  }
+  for (const key of required) if (!Object.hasOwn(raw, key)) add(key, "is required");
+  switch (type) {
+    case "equals":
+      break;
+    case "contains":
+      if (Object.hasOwn(raw, "value") && typeof raw.value !== "string") add("value", "must be a string");
+      break;
+    case "regex": {
+      if (raw.flags !== undefined && (typeof raw.flags !== "string" || !/^[dgimsuvy]*$/.test(raw.flags))) {
+        add("flags", "must be regular expression flags (d, g, i, m, s, u, v, y)");
+        break;
+      }
+      if (typeof raw.pattern !== "string") {
+        if (Object.hasOwn(raw, "pattern")) add("pattern", "must be a string");
+        break;
+      }
+      // Run with RE2 (linear time in the output, whatever the pattern): refused here when it cannot.
+      const problem = safeRegexProblem(raw.pattern, raw.flags as string | undefined);
+      if (problem) add(problem.includes("flag") ? "flags" : "pattern", problem);
+      break;
+    }
+    case "json_schema": {
+      if (!Object.hasOwn(raw, "schema")) break;
+      const problem = schemaProblemOf(raw.schema);
+      if (problem) add("schema", problem);
+      break;
+    }
+    case "json_path": {
+      if (!Object.hasOwn(raw, "path")) break;
+      const problem = typeof raw.path === "string" ? jsonPathProblemOf(raw.path) : "must be a string";
+      if (problem) add("path", problem);
+      break;
+    }
+    case "max_latency_ms":
+    case "max_cost_usd":
+      if (Object.hasOwn(raw, "value") && !isNonNegative(raw.value)) add("value", "must be a number ≥ 0");
+      break;
+    case "llm_judge":
+      if (Object.hasOwn(raw, "rubric") && (typeof raw.rubric !== "string" || raw.rubric.trim() === ""))
+        add("rubric", "must be a non-empty string");
+      if (raw.model !== undefined && (typeof raw.model !== "string" || !/^[^/\s]+\/\S+$/.test(raw.model)))
+        add("model", 'must be a model id such as "openai/gpt-4o-mini"');
+      if (
+        raw.threshold !== undefined &&
+        (typeof raw.threshold !== "number" || !(raw.threshold >= 0 && raw.threshold <= 1))
+      )
+        add("threshold", "must be a number from 0 to 1");
+      break;
+  }
 }
 
 /** The assertions a case runs: its own, or `equals` its expected output when it has none. */

@@ -13,8 +13,8 @@ describe("checkNewCases", () => {
   it("reports every problem of every case, and returns no case", () => {
     const { cases, issues } = checkNewCases([
       { inputJson: '{"ok":true}' },
-      { inputJson: "[1]", expectedOutputJson: "{", assertionsJson: '[{"type":"regex","pattern":"["}]' },
-      { inputJson: "nope", assertionsJson: "not json" },
+      { inputJson: "[1]", expectedOutputJson: "{", assertions: [{ type: "regex", pattern: "[" }] },
+      { inputJson: "nope", assertions: "not an array" },
     ]);
     expect(cases).toEqual([]);
     expect(issues.map((i) => i.field)).toEqual([

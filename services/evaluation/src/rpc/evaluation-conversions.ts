@@ -1,23 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EvaluationCaseSchema, EvaluationRunSchema } from "@kiln/proto/evaluation";
+import type { EvaluationRunSchema } from "@kiln/proto/evaluation";
 import type { RunView } from "../runs.js";
-import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
+import type { EvaluationRunDoc } from "../store/evaluation-store.js";
 import { contractValidityOf, resultsOf, summaryOf } from "../store/stored-report.js";
 import { caseResultToProto, contractValidityToProto, summaryToProto } from "./report-to-proto.js";
-
-export function caseToProto(doc: CaseDoc): MessageInitShape<typeof EvaluationCaseSchema> {
-  return {
-    id: doc._id,
-    skillId: doc.skillId,
-    organizationId: doc.organizationId,
-    name: doc.name,
-    inputJson: doc.inputJson,
-    expectedOutputJson: doc.expectedOutputJson ?? undefined,
-    assertionsJson: doc.assertionsJson,
-    createdAt: timestampFromDate(doc.createdAt),
-  };
-}
 
 /**
  * A run as the proto carries it: its results (those stored so far while it runs, `view.results`),

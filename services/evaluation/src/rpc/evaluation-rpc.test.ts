@@ -2,6 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createContextValues } from "@connectrpc/connect";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { jsonTextOf } from "@kiln/kit/json-text";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
@@ -47,15 +48,13 @@ describe("EvaluationService over Connect", () => {
     const { cases } = await client.createEvaluationCases(
       {
         skillId: "skl_both",
-        cases: [{ name: "oslo", inputJson: '{"city":"Oslo"}', expectedOutputJson: '"hello Oslo"' }],
+        cases: [{ name: "oslo", input: jsonTextOf('{"city":"Oslo"}'), expectedOutput: jsonTextOf('"hello Oslo"') }],
       },
       as(principals.keyA),
     );
     expect(cases[0]).toMatchObject({
-      name: "oslo",
       organizationId: "org_a",
-      expectedOutputJson: '"hello Oslo"',
-      assertionsJson: "[]",
+      content: { name: "oslo", expectedOutput: { json: '"hello Oslo"' }, assertions: [] },
     });
     const listed = await client.listEvaluationCases({ skillId: "skl_both" }, as(principals.keyAReadOnly));
     expect(listed.cases.map((c) => c.id)).toEqual([cases[0]?.id]);
@@ -102,7 +101,7 @@ describe("EvaluationService over Connect", () => {
     expect(denied).toBeInstanceOf(ConnectError);
     expect((denied as ConnectError).code).toBe(Code.PermissionDenied);
     const invalid = await client
-      .createEvaluationCases({ skillId: "skl_both", cases: [{ inputJson: "1" }] }, as(principals.keyA))
+      .createEvaluationCases({ skillId: "skl_both", cases: [{ input: jsonTextOf("1") }] }, as(principals.keyA))
       .catch((e: unknown) => ConnectError.from(e));
     expect((invalid as ConnectError).code).toBe(Code.InvalidArgument);
   });

@@ -6,7 +6,8 @@ import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import type { Cases } from "../cases.js";
 import type { Runs } from "../runs.js";
-import { caseToProto, runToProto } from "./evaluation-conversions.js";
+import { caseToProto, newCaseOf } from "./case-conversions.js";
+import { runToProto } from "./evaluation-conversions.js";
 import { comparisonToProto } from "./report-to-proto.js";
 
 function principalOf(ctx: HandlerContext): Principal {
@@ -19,11 +20,12 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
   const { cases, runs } = useCases;
   router.service(EvaluationService, {
     async exportEvaluationCases(req, ctx) {
-      return { casesJson: JSON.stringify(await cases.exportCases(principalOf(ctx), req)) };
+      return { cases: (await cases.exportCases(principalOf(ctx), req)).map(caseToProto) };
     },
     async importEvaluationCases(req, ctx) {
       const items = await cases.importCases(principalOf(ctx), { ...req, cases: casesToImport(req.casesJson) });
-      return { itemsJson: JSON.stringify(items) };
+      // The catalog's ImportItem: a conflict's id and a missing detail are unset.
+      return { items: items.map((i) => ({ ...i, id: i.id ?? undefined })) };
     },
     async undoEvaluationCaseImport(req, ctx) {
       return { deleted: await cases.undoImport(principalOf(ctx), req) };
@@ -32,27 +34,16 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
       const docs = await cases.createCases(principalOf(ctx), {
         organizationId: req.organizationId,
         skillId: req.skillId,
-        cases: req.cases.map((c) => ({
-          name: c.name,
-          inputJson: c.inputJson,
-          expectedOutputJson: c.expectedOutputJson,
-          assertionsJson: c.assertionsJson,
-        })),
+        cases: req.cases.map((c, i) => newCaseOf(c, `cases[${i}].assertions`)),
       });
       return { cases: docs.map(caseToProto) };
     },
     async updateEvaluationCase(req, ctx) {
-      const c = req.evaluationCase;
       const doc = await cases.updateCase(principalOf(ctx), {
         organizationId: req.organizationId,
         skillId: req.skillId,
         caseId: req.caseId,
-        evaluationCase: {
-          name: c?.name,
-          inputJson: c?.inputJson ?? "",
-          expectedOutputJson: c?.expectedOutputJson,
-          assertionsJson: c?.assertionsJson,
-        },
+        evaluationCase: newCaseOf(req.evaluationCase, "evaluationCase.assertions"),
       });
       return { evaluationCase: caseToProto(doc) };
     },

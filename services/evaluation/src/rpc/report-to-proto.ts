@@ -3,6 +3,7 @@
  * unset fields; token counts and latencies are int64 (latencies rounded to whole milliseconds).
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { optionalJsonText } from "@kiln/kit/json-text";
 import type {
   AttemptSchema,
   CaseResultSchema,
@@ -48,9 +49,7 @@ function targetResultToProto(r: TargetResult): MessageInitShape<typeof TargetRes
   return {
     outcome: r.outcome,
     runId: r.runId || undefined,
-    output: r.output
-      ? { text: r.output.text, json: r.output.json === undefined ? undefined : JSON.stringify(r.output.json) }
-      : undefined,
+    output: r.output ? { text: r.output.text, json: optionalJsonText(r.output.json) } : undefined,
     assertions: r.assertions.map((a) => ({ type: a.type, passed: a.passed, message: a.message })),
     contractValid: r.contractValid ?? undefined,
     latencyMs: msToProto(r.latencyMs),

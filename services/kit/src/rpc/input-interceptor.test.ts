@@ -99,9 +99,9 @@ describe("messageIssues", () => {
     const request = create(CreateEvaluationCasesRequestSchema, {
       skillId: "s",
       cases: [
-        { name: "ok", inputJson: "{}" },
-        { name: "two\nlines", inputJson: "{}" },
-        { name: "n".repeat(LIMITS.nameChars + 1), inputJson: '"\\u0000"' },
+        { name: "ok", input: jsonTextOf("{}") },
+        { name: "two\nlines", input: jsonTextOf("{}") },
+        { name: "n".repeat(LIMITS.nameChars + 1), input: jsonTextOf('"\\u0000"') },
       ],
     });
     expect(messageIssues(request)).toEqual([

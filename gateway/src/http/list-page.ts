@@ -1,0 +1,42 @@
+import type { CallOptions } from "@connectrpc/connect";
+import type { FastifyRequest } from "fastify";
+import { rpcOptions } from "./request.js";
+
+/** The pieces of every list route (api.md "Conventions": `?limit=&cursor=` in, `{ data, nextCursor }` out). */
+
+/** The RPC's limit and cursor from a list route's query (limit 0: the service's default). */
+export function pageOf(query: { limit?: string; cursor?: string }): { limit: number; cursor: string } {
+  return { limit: query.limit ? Number(query.limit) : 0, cursor: query.cursor ?? "" };
+}
+
+/** `{ data, nextCursor }` of a page: its items through their view; no cursor (the last page) is null. */
+export function listPage<T, V>(items: readonly T[], view: (item: T) => V, nextCursor = "") {
+  return { data: items.map((item) => view(item)), nextCursor: nextCursor || null };
+}
+
+/** Every item of a paged RPC, page after page (`page` fetches the page at a cursor). */
+export async function everyPage<T>(page: (cursor: string) => Promise<{ items: T[]; nextCursor: string }>) {
+  const out: T[] = [];
+  let cursor = "";
+  do {
+    const next = await page(cursor);
+    out.push(...next.items);
+    cursor = next.nextCursor;
+  } while (cursor);
+  return out;
+}
+
+/**
+ * The handler of a route that lists, a page at a time, what belongs to its `:id`: `call` asks the
+ * service for that page, `items` picks the page's items from the answer, `view` shows each.
+ */
+export function pageById<R extends { nextCursor: string }, T, V>(
+  call: (id: string, page: { limit: number; cursor: string }, options: CallOptions) => Promise<R>,
+  items: (response: R) => readonly T[],
+  view: (item: T) => V,
+) {
+  return async (request: FastifyRequest & { params: { id: string }; query: { limit?: string; cursor?: string } }) => {
+    const r = await call(request.params.id, pageOf(request.query), rpcOptions(request));
+    return listPage(items(r), view, r.nextCursor);
+  };
+}
