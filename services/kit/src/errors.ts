@@ -1,5 +1,5 @@
 /**
- * Domain errors: a closed `kind` and data. Services throw these; one switch in `rpc/connect-errors`
+ * Domain errors: a closed `kind` and data. Services throw these; one table in `rpc/connect-errors`
  * maps them to Connect codes and one table in the gateway maps Connect codes to HTTP (docs/architecture.md "Errors").
  */
 export type ErrorKind =
