@@ -5,12 +5,9 @@
  * (runServiceProcess): on SIGTERM readiness fails, it stops taking work, finishes the items in hand
  * within the grace period and naks the rest (they go back to the queue at once), then closes.
  */
-import { createClient } from "@connectrpc/connect";
 import { unauthenticated } from "@kiln/kit/errors";
-import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { defineService } from "@kiln/kit/rpc/server";
-import { createNetworkTransport } from "@kiln/kit/rpc/transport";
 import { ExecutionService } from "@kiln/proto/execution";
 import { loadWorkerConfig, webhookOptionsOf } from "./config.js";
 import { createEvaluationWorkers } from "./work/evaluation-workers.js";
@@ -18,18 +15,12 @@ import { createEvaluationWorkers } from "./work/evaluation-workers.js";
 const config = loadWorkerConfig();
 // Before anything starts: a malformed KILN_SECRET_KEY stops the process here, naming the variable.
 const webhookOptions = webhookOptionsOf(config);
-await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus, tokens }) => {
+await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus, tokens, peer }) => {
   if (!bus) throw new Error("evaluation-worker needs NATS_URL");
-  const execution = createNetworkTransport({
-    baseUrl: config.EXECUTION_URL,
-    interceptors: [createForwardInterceptor(tokens, { type: "service", id: "evaluation" })],
-    defaultTimeoutMs: 300_000,
-    logger,
-  });
   const workers = createEvaluationWorkers({
     bus,
     store,
-    execution: createClient(ExecutionService, execution.transport),
+    execution: peer(ExecutionService, config.EXECUTION_URL, { as: "evaluation", defaultTimeoutMs: 300_000 }),
     logger,
     concurrency: config.EVALUATION_WORKER_CONCURRENCY,
     ackWaitMs: config.EVALUATION_ACK_WAIT_MS,
@@ -54,8 +45,7 @@ await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus
         },
       },
     }),
+    // The execution client (a peer) closes after this, once the workers, its only users, have stopped.
     close: (graceMs) => workers.stop(graceMs),
-    // The execution client closes once the workers, its only users, have stopped.
-    settle: async () => execution.close(),
   };
 });

@@ -1,20 +1,14 @@
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { CasesToImportSchema, type CaseToImport } from "@kiln/contracts/bundle";
-import { invalidArgument, unauthenticated } from "@kiln/kit/errors";
+import { invalidArgument } from "@kiln/kit/errors";
 import { createSchemaAjv } from "@kiln/kit/json-schema";
-import { kPrincipal, type Principal } from "@kiln/kit/principal";
+import { principalOf } from "@kiln/kit/principal";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import type { Cases } from "../cases.js";
 import type { Runs } from "../runs.js";
 import { caseToProto, newCaseOf } from "./case-conversions.js";
 import { runToProto } from "./evaluation-conversions.js";
 import { comparisonToProto } from "./report-to-proto.js";
-
-function principalOf(ctx: HandlerContext): Principal {
-  const principal = ctx.values.get(kPrincipal);
-  if (!principal) throw unauthenticated("missing credentials");
-  return principal;
-}
 
 export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: Cases; runs: Runs }): void {
   const { cases, runs } = useCases;
