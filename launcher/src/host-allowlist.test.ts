@@ -111,7 +111,14 @@ const saveTool = (url: string) =>
 describe("one host allowlist from save to call (embedded)", () => {
   it("gives the catalog the allowlist execution reads, as the catalog's own loader reads it", () => {
     const env = { HTTP_TOOL_ALLOWED_HOSTS: RULES };
-    const base = { MONGODB_URL: "x", INTERNAL_AUTH_SECRET: "x".repeat(32), NATS_URL: "x", IDENTITY_URL: "x" };
+    const base = {
+      MONGODB_URL: "x",
+      INTERNAL_AUTH_SECRET: "x".repeat(32),
+      NATS_URL: "x",
+      IDENTITY_URL: "x",
+      EVALUATION_URL: "x",
+      EXECUTION_URL: "x",
+    };
     expect(loadToolsConfig(env).allowlist).toEqual(httpAllowlistOf(loadCatalogConfig({ ...base, ...env })));
   });
 
