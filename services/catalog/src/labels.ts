@@ -19,7 +19,7 @@ import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
 import { type LabelView, labelView } from "./label-view.js";
 import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
-import { actorOf, labelId, recordLabelMove } from "./versioned/label-moves.js";
+import { actorOf, labelId, recordLabelMove, recordPublish } from "./versioned/label-moves.js";
 import {
   type LabelledFamily,
   labelledFamilies,
@@ -143,18 +143,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
         );
         if (!moved) throw failedPrecondition("the version changed while it was being promoted; retry");
         family.forget(parent._id);
-        await recordLabelMove(deps, {
-          organizationId: parent.organizationId,
-          kind,
-          parentId: parent._id,
-          label: PRODUCTION,
-          versionId: version._id,
-          version: version.version,
-          previousVersionId: live?._id ?? null,
-          action: "moved",
-          at,
-          by,
-        });
+        await recordPublish(deps, principal, kind, parent, version, live, at, "moved");
         return find(PRODUCTION);
       }
 

@@ -29,7 +29,10 @@ export async function recordLabelMove(
 /** A move of a label as it is kept, with a new id. */
 export const labelMoveDoc = (move: Omit<LabelMoveDoc, "_id">): LabelMoveDoc => ({ _id: newId("lbm"), ...move });
 
-/** Records that publishing `version` moved production from `before` (the live version until then). */
+/**
+ * Records that publishing `version` (or promoting it, `action` "moved") moved production from
+ * `before` (the live version until then).
+ */
 export async function recordPublish(
   deps: CatalogDeps,
   principal: Principal,
@@ -38,6 +41,7 @@ export async function recordPublish(
   version: { _id: string; version: number },
   before: { _id: string } | undefined,
   at: Date,
+  action: "published" | "moved" = "published",
 ): Promise<void> {
   await recordLabelMove(deps, {
     organizationId: parent.organizationId,
@@ -47,7 +51,7 @@ export async function recordPublish(
     versionId: version._id,
     version: version.version,
     previousVersionId: before?._id ?? null,
-    action: "published",
+    action,
     at,
     by: actorOf(principal),
   });
