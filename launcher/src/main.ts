@@ -63,9 +63,10 @@ if (command === "embedded") {
       ? undefined
       : await kiln.listenRpc({ host: rpcHost, port: config.RPC_PORT }).then(
           (address) => Number(new URL(address).port),
-          (e: unknown) => {
+          async (e: unknown) => {
             if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
             process.stderr.write(`RPC_PORT ${config.RPC_PORT} is in use: set another, 0 for a free one, or off\n`);
+            await kiln.close();
             process.exit(1);
           },
         );
