@@ -19,6 +19,7 @@ import * as grpc from "@grpc/grpc-js";
 import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
 import { internalTokenCommand } from "@kiln/launcher/internal-token-command";
 import { CatalogService } from "@kiln/proto/catalog";
+import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
 import * as reflection from "@kiln/proto/reflection/v1";
@@ -210,6 +211,24 @@ describe("the embedded platform's RPC port", () => {
       { "x-api-key": a.apiKey },
     );
     await expect(serviceOnly).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+  });
+
+  it("runs a prompt for an API key over gRPC, a run the gateway then serves", async () => {
+    const execution = createClient(
+      ExecutionService,
+      createGrpcTransport({ baseUrl: rpcUrl, sessionManager: sessions }),
+    );
+    const { run } = await execution.runPrompt(
+      { organizationId: a.organizationId, promptId: a.promptId },
+      { headers: { "x-api-key": a.apiKey } },
+    );
+    expect(run?.status).toBe("succeeded");
+    const stored = await createTestClient(kiln.gateway.app).get<{ id: string; status: string }>(
+      `/api/runs/${run?.id}`,
+      { token: a.token },
+    );
+    expect(stored.status).toBe(200);
+    expect(stored.body).toMatchObject({ id: run?.id, status: "succeeded" });
   });
 
   it("refuses a call without a credential, with a token of another secret, and with a user's access token", async () => {
