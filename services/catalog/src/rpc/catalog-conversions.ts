@@ -24,10 +24,12 @@ import type {
   ToolRefSchema,
   ToolSchema,
   ToolVersionSchema,
+  ValidateAgentWorkflowResponseSchema,
   VersionDiffSchema,
   VersionSummarySchema,
   WorkflowIssueSchema,
 } from "@kiln/proto/catalog";
+import type { WorkflowValidation } from "../agent-workflow-validator.js";
 import type { AgentView } from "../agents.js";
 import type { ToolPin } from "../domain/tool-pins.js";
 import type { WorkflowIssue } from "../domain/workflow.js";
@@ -259,10 +261,18 @@ export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSche
   };
 }
 
-export const workflowIssueToProto = (i: WorkflowIssue): MessageInitShape<typeof WorkflowIssueSchema> => ({
+const workflowIssueToProto = (i: WorkflowIssue): MessageInitShape<typeof WorkflowIssueSchema> => ({
   path: i.path,
   code: i.code,
   message: i.message,
+});
+
+export const workflowValidationToProto = (
+  r: WorkflowValidation,
+): MessageInitShape<typeof ValidateAgentWorkflowResponseSchema> => ({
+  valid: r.valid,
+  errors: r.errors.map(workflowIssueToProto),
+  warnings: r.warnings.map(workflowIssueToProto),
 });
 
 export const resolvedAgentToProto = (

@@ -7,11 +7,13 @@
  */
 
 import { textOf } from "@kiln/kit/json-text";
+import type { PrincipalCall } from "@kiln/kit/principal";
 import type {
   CreatePromptVersionRequest,
   CreateToolRequest,
   CreateToolVersionRequest,
   ReplaceSkillPromptsRequest,
+  ReplaceSkillToolsRequest,
   SaveAgentWorkflowRequest,
   ToolSelector,
   ValidateAgentWorkflowRequest,
@@ -19,6 +21,12 @@ import type {
 import type { PromptVersionInput } from "../domain/prompt-version.js";
 import type { PromptSelector } from "../skill-view.js";
 import type { ToolSelector as ToolSelectorInput, ToolVersionInput } from "../tools.js";
+
+/** A use case called with the input `inputOf` makes of the request. */
+export const withInput =
+  <Req, Input, Res>(inputOf: (req: Req) => Input, call: PrincipalCall<Input, Res>): PrincipalCall<Req, Res> =>
+  (principal, req) =>
+    call(principal, inputOf(req));
 
 /** Optional ids arrive as "" or unset from proto; the use cases take undefined for "not given". */
 export const given = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
@@ -77,6 +85,11 @@ export function skillPromptsInputOf(req: ReplaceSkillPromptsRequest): {
     })),
   };
 }
+
+export const skillToolsInputOf = (req: ReplaceSkillToolsRequest) => ({
+  skillVersionId: req.skillVersionId,
+  tools: toolSelectorsOf(req.tools),
+});
 
 /** A workflow to save: unset is "" (not JSON, refused naming `workflow`). */
 export const saveWorkflowInputOf = (req: SaveAgentWorkflowRequest) => ({
