@@ -71,6 +71,9 @@ const skill = answeringOne("skill", skillToProto);
 const agent = answeringOne("agent", agentToProto);
 const label = answeringOne("label", labelToProto);
 const diff = answeringOne("diff", versionDiffToProto);
+const promptVersion = answeringOne("version", promptVersionToProto);
+const toolVersion = answeringOne("version", toolVersionToProto);
+const skillVersion = answeringOne("version", skillVersionToProto);
 const agentVersion = answeringOne("version", agentVersionToProto);
 
 export function registerCatalogRpc(
@@ -82,27 +85,21 @@ export function registerCatalogRpc(
     getPrompt: prompt(prompts.getPrompt),
     listPrompts: answeringPage("prompts", promptToProto)(prompts.listPrompts),
     updatePrompt: prompt(prompts.updatePrompt),
-    createPromptVersion: answeringOne(
-      "version",
-      promptVersionToProto,
-    )(withInput(promptVersionInputOf, prompts.createPromptVersion)),
+    createPromptVersion: promptVersion(withInput(promptVersionInputOf, prompts.createPromptVersion)),
     publishPromptVersion: prompt(prompts.publishPromptVersion),
 
     createTool: tool(withInput(toolInputOf, tools.createTool)),
     getTool: tool(tools.getTool),
     listTools: answeringPage("tools", toolToProto)(tools.listTools),
     updateTool: tool(tools.updateTool),
-    createToolVersion: answeringOne(
-      "version",
-      toolVersionToProto,
-    )(withInput(toolVersionInputOf, tools.createToolVersion)),
+    createToolVersion: toolVersion(withInput(toolVersionInputOf, tools.createToolVersion)),
     diffToolVersions: diff(tools.diffToolVersions),
 
     createSkill: skill(skills.createSkill),
     getSkill: skill(skills.getSkill),
     listSkills: answeringPage("skills", skillToProto)(skills.listSkills),
     updateSkill: skill(skills.updateSkill),
-    createSkillVersion: answeringOne("version", skillVersionToProto)(skills.createSkillVersion),
+    createSkillVersion: skillVersion(skills.createSkillVersion),
     publishSkillVersion: skill(skills.publishSkillVersion),
     diffSkillVersions: diff(skills.diffSkillVersions),
     replaceSkillPrompts: skill(withInput(skillPromptsInputOf, skills.replaceSkillPrompts)),
