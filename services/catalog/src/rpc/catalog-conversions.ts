@@ -21,7 +21,6 @@ import type {
   SkillSchema,
   SkillVersionSchema,
   ToolContentSchema,
-  ToolRefSchema,
   ToolSchema,
   ToolVersionSchema,
   ValidateAgentWorkflowResponseSchema,
@@ -31,17 +30,20 @@ import type {
 } from "@kiln/proto/catalog";
 import type { WorkflowValidation } from "../agent-workflow-validator.js";
 import type { AgentView } from "../agents.js";
-import type { ToolPin } from "../domain/tool-pins.js";
+import { toolPinOf } from "../domain/tool-pins.js";
 import type { WorkflowIssue } from "../domain/workflow.js";
 import type { PromptView } from "../prompts.js";
 import type { ResolvedAgentView, ResolvedPromptView, ResolvedSkillView, ResolvedToolView } from "../resolve.js";
-import type { SkillView } from "../skills.js";
+import { compositionStepOf, type SkillView } from "../skill-view.js";
 import type {
   AgentVersionDoc,
   CompositionStepDoc,
+  DraftedVersionDoc,
   PromptVersionDoc,
+  ResourceDoc,
   SkillVersionDoc,
   ToolVersionDoc,
+  VersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
 import type { VersionDiffView } from "../versioned/diff.js";
@@ -49,7 +51,7 @@ import type { VersionDiffView } from "../versioned/diff.js";
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
 /** The fields every version message carries, whichever family it is of. */
-const versionIdentityToProto = (v: { _id: string; organizationId: string; version: number; createdAt: Date }) => ({
+const versionIdentityToProto = (v: VersionDoc) => ({
   id: v._id,
   organizationId: v.organizationId,
   version: v.version,
@@ -57,28 +59,14 @@ const versionIdentityToProto = (v: { _id: string; organizationId: string; versio
 });
 
 /** The fields of a version that is drafted and published (every family but tools). */
-const versionMetadataToProto = (v: {
-  _id: string;
-  organizationId: string;
-  version: number;
-  status: string;
-  createdAt: Date;
-  publishedAt: Date | null;
-}) => ({
+const versionMetadataToProto = (v: DraftedVersionDoc) => ({
   ...versionIdentityToProto(v),
   status: v.status,
   publishedAt: optionalTimestamp(v.publishedAt),
 });
 
 /** The fields every versioned resource message carries. */
-const resourceMetadataToProto = (r: {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  createdAt: Date;
-  updatedAt: Date;
-}) => ({
+const resourceMetadataToProto = (r: ResourceDoc) => ({
   id: r._id,
   organizationId: r.organizationId,
   name: r.name,
@@ -87,29 +75,15 @@ const resourceMetadataToProto = (r: {
   updatedAt: timestampFromDate(r.updatedAt),
 });
 
-export function versionSummaryToProto(v: {
-  _id: string;
-  version: number;
-  status: string;
-  createdAt: Date;
-  publishedAt: Date | null;
-}): MessageInitShape<typeof VersionSummarySchema> {
-  return {
-    id: v._id,
-    version: v.version,
-    status: v.status,
-    createdAt: timestampFromDate(v.createdAt),
-    publishedAt: optionalTimestamp(v.publishedAt),
-  };
-}
-
-export const toolRefToProto = (pin: ToolPin): MessageInitShape<typeof ToolRefSchema> => ({
-  toolId: pin.toolId,
-  toolVersionId: pin.toolVersionId,
-  toolKey: pin.toolKey,
+const versionSummaryToProto = (v: DraftedVersionDoc): MessageInitShape<typeof VersionSummarySchema> => ({
+  id: v._id,
+  version: v.version,
+  status: v.status,
+  createdAt: timestampFromDate(v.createdAt),
+  publishedAt: optionalTimestamp(v.publishedAt),
 });
 
-export const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
+const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
   systemPrompt: v.systemPrompt,
   developerPrompt: v.developerPrompt ?? undefined,
   variablesSchema: jsonTextOf(v.variablesSchema),
@@ -124,7 +98,7 @@ export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<type
     ...versionMetadataToProto(v),
     promptId: v.promptId,
     content: promptContentToProto(v),
-    tools: v.tools.map(toolRefToProto),
+    tools: v.tools.map(toolPinOf),
   };
 }
 
@@ -140,7 +114,7 @@ export function promptToProto(view: PromptView): MessageInitShape<typeof PromptS
   };
 }
 
-export const toolContentToProto = (v: ToolVersionDoc): MessageInitShape<typeof ToolContentSchema> => ({
+const toolContentToProto = (v: ToolVersionDoc): MessageInitShape<typeof ToolContentSchema> => ({
   type: v.type,
   config: jsonTextOf(v.config),
   inputSchema: jsonTextOf(v.inputSchema),
@@ -179,19 +153,12 @@ export function versionDiffToProto(diff: VersionDiffView): MessageInitShape<type
   };
 }
 
-export const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<typeof CompositionStepSchema> => ({
-  order: s.order,
-  alias: s.alias,
-  promptId: s.promptId,
-  promptVersionId: s.promptVersionId,
-  promptName: s.promptName,
-  version: s.version,
-  variables: jsonTextOf(s.variables),
-});
+const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<typeof CompositionStepSchema> =>
+  compositionStepOf(s, jsonTextOf);
 
-export const skillContentToProto = (v: SkillVersionDoc): MessageInitShape<typeof SkillContentSchema> => ({
+const skillContentToProto = (v: SkillVersionDoc): MessageInitShape<typeof SkillContentSchema> => ({
   promptComposition: v.promptComposition.map(compositionStepToProto),
-  tools: v.tools.map(toolRefToProto),
+  tools: v.tools.map(toolPinOf),
   inputSchema: jsonTextOf(v.inputSchema),
   outputSchema: jsonTextOf(v.outputSchema),
 });
@@ -216,7 +183,7 @@ export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSche
   };
 }
 
-export const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
+const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
   toolId: t.pin.toolId,
   toolVersionId: t.pin.toolVersionId,
   toolKey: t.pin.toolKey,
