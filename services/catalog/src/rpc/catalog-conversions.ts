@@ -25,7 +25,6 @@ import type {
   ToolVersionSchema,
   ValidateAgentWorkflowResponseSchema,
   VersionDiffSchema,
-  VersionSummarySchema,
   WorkflowIssueSchema,
 } from "@kiln/proto/catalog";
 import type { WorkflowValidation } from "../agent-workflow-validator.js";
@@ -43,27 +42,12 @@ import type {
   ResourceDoc,
   SkillVersionDoc,
   ToolVersionDoc,
-  VersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
+import type { DescribedVersions } from "../versioned/described.js";
 import type { VersionDiffView } from "../versioned/diff.js";
 
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
-
-/** The fields every version message carries, whichever family it is of. */
-const versionIdentityToProto = (v: VersionDoc) => ({
-  id: v._id,
-  organizationId: v.organizationId,
-  version: v.version,
-  createdAt: timestampFromDate(v.createdAt),
-});
-
-/** The fields of a version that is drafted and published (every family but tools). */
-const versionMetadataToProto = (v: DraftedVersionDoc) => ({
-  ...versionIdentityToProto(v),
-  status: v.status,
-  publishedAt: optionalTimestamp(v.publishedAt),
-});
 
 /** The fields every versioned resource message carries. */
 const resourceMetadataToProto = (r: ResourceDoc) => ({
@@ -75,12 +59,27 @@ const resourceMetadataToProto = (r: ResourceDoc) => ({
   updatedAt: timestampFromDate(r.updatedAt),
 });
 
-const versionSummaryToProto = (v: DraftedVersionDoc): MessageInitShape<typeof VersionSummarySchema> => ({
+/** A version as a resource's list of versions shows it. */
+const versionSummaryToProto = (v: DraftedVersionDoc) => ({
   id: v._id,
   version: v.version,
   status: v.status,
   createdAt: timestampFromDate(v.createdAt),
   publishedAt: optionalTimestamp(v.publishedAt),
+});
+
+/** The fields of a version message of a family that drafts and publishes (every family but tools). */
+const versionMetadataToProto = (v: DraftedVersionDoc) => ({
+  ...versionSummaryToProto(v),
+  organizationId: v.organizationId,
+});
+
+/** The versions of a skill or agent, and which of them its answer describes. */
+const describedVersionsToProto = (view: DescribedVersions<DraftedVersionDoc>) => ({
+  draftVersionId: view.draftVersionId ?? undefined,
+  publishedVersionId: view.publishedVersionId ?? undefined,
+  versions: view.versions.map(versionSummaryToProto),
+  describedVersionId: view.described._id,
 });
 
 const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
@@ -133,7 +132,10 @@ export function toolToProto(view: ToolView): MessageInitShape<typeof ToolSchema>
 
 export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof ToolVersionSchema> {
   return {
-    ...versionIdentityToProto(v),
+    id: v._id,
+    organizationId: v.organizationId,
+    version: v.version,
+    createdAt: timestampFromDate(v.createdAt),
     toolId: v.toolId,
     content: toolContentToProto(v),
   };
@@ -172,21 +174,15 @@ export function skillVersionToProto(v: SkillVersionDoc): MessageInitShape<typeof
 }
 
 export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSchema> {
-  const { skill, described } = view;
   return {
-    ...resourceMetadataToProto(skill),
-    draftVersionId: view.draftVersionId ?? undefined,
-    publishedVersionId: view.publishedVersionId ?? undefined,
-    versions: view.versions.map(versionSummaryToProto),
-    describedVersionId: described._id,
-    content: skillContentToProto(described),
+    ...resourceMetadataToProto(view.skill),
+    ...describedVersionsToProto(view),
+    content: skillContentToProto(view.described),
   };
 }
 
 const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
-  toolId: t.pin.toolId,
-  toolVersionId: t.pin.toolVersionId,
-  toolKey: t.pin.toolKey,
+  ...toolPinOf(t.pin),
   description: t.description,
   content: toolContentToProto(t.version),
 });
@@ -217,14 +213,10 @@ export function agentVersionToProto(v: AgentVersionDoc): MessageInitShape<typeof
 }
 
 export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSchema> {
-  const { agent, described } = view;
   return {
-    ...resourceMetadataToProto(agent),
-    publishedVersionId: view.publishedVersionId ?? undefined,
-    draftVersionId: view.draftVersionId ?? undefined,
-    versions: view.versions.map(versionSummaryToProto),
-    describedVersionId: described._id,
-    workflow: jsonTextOf(described.workflow),
+    ...resourceMetadataToProto(view.agent),
+    ...describedVersionsToProto(view),
+    workflow: jsonTextOf(view.described.workflow),
   };
 }
 
