@@ -7,7 +7,6 @@
  */
 
 import { textOf } from "@kiln/kit/json-text";
-import type { PrincipalCall } from "@kiln/kit/principal";
 import type {
   CreatePromptVersionRequest,
   CreateToolRequest,
@@ -21,12 +20,6 @@ import type {
 import type { PromptVersionInput } from "../domain/prompt-version.js";
 import type { PromptSelector } from "../skill-view.js";
 import type { ToolSelector as ToolSelectorInput, ToolVersionInput } from "../tools.js";
-
-/** A use case called with the input `inputOf` makes of the request. */
-export const withInput =
-  <Req, Input, Res>(inputOf: (req: Req) => Input, call: PrincipalCall<Input, Res>): PrincipalCall<Req, Res> =>
-  (principal, req) =>
-    call(principal, inputOf(req));
 
 /** Optional ids arrive as "" or unset from proto; the use cases take undefined for "not given". */
 export const given = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);

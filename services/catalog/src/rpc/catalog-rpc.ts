@@ -1,6 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { answering, answeringOne, answeringPage, kRequestId, principalOf } from "@kiln/kit/principal";
+import { answering, answeringOne, answeringPage, kRequestId, principalOf, withInput } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
 import type { Bundles } from "../bundles/index.js";
@@ -35,7 +35,6 @@ import {
   toolInputOf,
   toolVersionInputOf,
   validateWorkflowInputOf,
-  withInput,
 } from "./catalog-requests.js";
 import { importDocumentOf, importReportToProto } from "./import-conversions.js";
 

@@ -51,6 +51,12 @@ export function principalOf(ctx: Pick<HandlerContext, "values">): Principal {
 /** A use case as RPC handlers call it: with the caller's principal and the request (or its input). */
 export type PrincipalCall<Req, Res> = (principal: Principal, req: Req) => Promise<Res>;
 
+/** A use case called with the input `inputOf` makes of the request. */
+export const withInput =
+  <Req, Input, Res>(inputOf: (req: Req) => Input, call: PrincipalCall<Input, Res>): PrincipalCall<Req, Res> =>
+  (principal, req) =>
+    call(principal, inputOf(req));
+
 /** An RPC handler of a use case that takes the caller's principal and the request. */
 export const withPrincipal =
   <Req, Res>(handle: PrincipalCall<Req, Res>) =>
