@@ -8,8 +8,8 @@
  */
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { Kiln, KilnError, type Prompt, type PromptVersion } from "@kiln/sdk";
-import { createTestClient } from "@kiln/testing/test-client";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 
