@@ -4,7 +4,7 @@
  * shared loads) and the fallback when the server cannot be reached.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type FakePromptApi, fakePrompt, fakePromptApi } from "./fake-prompt-api.test-support.js";
+import { type FakePromptApi, fakePrompt, fakePromptApi } from "../test/fake-prompt-api.js";
 import { Kiln } from "./kiln.js";
 import { KilnError } from "./kiln-error.js";
 

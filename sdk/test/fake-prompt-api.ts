@@ -3,7 +3,7 @@
  * `GET /api/prompts` (paged), `GET /api/prompts/:id[?versionId=]`, `GET /api/prompts/:id/labels`.
  * It records every request and can be switched to fail as an unreachable or overloaded server.
  */
-import type { Label, Prompt, PromptVersion } from "./resources.js";
+import type { Label, Prompt, PromptVersion } from "../src/resources.js";
 
 export interface FakePrompt {
   id: string;
