@@ -1,4 +1,3 @@
-import type { TemplateFiller } from "./prompt-render.js";
 import { checkSelector, isUnreachable, PromptResolver } from "./prompt-resolution.js";
 import { ResolvedPrompt, type ResolvePromptOptions } from "./resolved-prompt.js";
 import type { CreatePromptVersionRequest, RequestBody } from "./resources.js";
@@ -25,9 +24,7 @@ type Compile = ConstructorParameters<typeof ResolvedPrompt>[1];
 let rendering: Promise<Compile> | undefined;
 function loadRendering(): Promise<Compile> {
   rendering ??= import("./prompt-render.js").then(
-    (m): Compile =>
-      (content): TemplateFiller =>
-        m.compileTemplates(content),
+    (m): Compile => m.compileTemplates,
     (e: unknown) => {
       rendering = undefined;
       throw e;

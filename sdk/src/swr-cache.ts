@@ -49,16 +49,6 @@ export class SwrCache<T> {
     return [entry.value, "stale"];
   }
 
-  /** Whether a load of `key` is under way (a background revalidation included). */
-  isLoading(key: string): boolean {
-    return this.#loading.has(key);
-  }
-
-  /** Forgets every value (loads under way still store theirs). */
-  clear(): void {
-    this.#entries.clear();
-  }
-
   #load(key: string, load: (previous: T | undefined) => Promise<T>, previous: T | undefined): Promise<T> {
     const running = this.#loading.get(key);
     if (running) return running;
