@@ -3,6 +3,7 @@ import { safeRegexProblem } from "@kiln/kit/safe-regex";
 import { templateRenderer } from "@kiln/kit/templates";
 import { isObject, type Json, type JsonObject } from "./config.js";
 import { type ConfigFiles, extensionOf, filePathOf, isCodeRef, isFileRef, parseStructured, readRef } from "./files.js";
+import type { Grader } from "./tests.js";
 
 export const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -14,7 +15,7 @@ export interface AssertionContext {
   vars: JsonObject;
   files: ConfigFiles;
   /** The test's grader (`options.provider`), for model-graded assertions without their own. */
-  grader: Json | undefined;
+  grader: Grader | undefined;
   /** A grader provider as a model here; undefined (reported) when there is none. */
   modelOf: (provider: Json, at: string) => string | undefined;
 }
@@ -132,8 +133,8 @@ export function assertionsOf(a: Json, ctx: AssertionContext, at: string, warning
         : unsupported("no threshold");
     case "llm-rubric": {
       if (typeof value !== "string") return unsupported(value === undefined ? "no rubric" : "a non-text rubric");
-      const provider = a.provider ?? ctx.grader;
-      const model = provider === undefined ? undefined : ctx.modelOf(provider, a.provider ? `${at}.provider` : at);
+      const grader = a.provider !== undefined ? { provider: a.provider, at: `${at}.provider` } : ctx.grader;
+      const model = grader && ctx.modelOf(grader.provider, grader.at);
       return [
         {
           type: "llm_judge",

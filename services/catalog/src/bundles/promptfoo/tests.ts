@@ -11,15 +11,17 @@ export interface TestSource {
   name: string;
   vars: JsonObject;
   asserts: { a: Json; at: string }[];
-  /** The grader promptfoo's `options.provider` names, for the model-graded assertions. */
-  grader: Json | undefined;
+  /** The grader promptfoo's `options.provider` names (and where), for the model-graded assertions. */
+  grader: Grader | undefined;
   at: string;
 }
+
+export type Grader = { provider: Json; at: string };
 
 const TEST_KEYS = new Set(["description", "vars", "assert", "options"]);
 
 /** A test's (or defaultTest's) `options`, reported by name; the grader provider is kept. */
-function optionsOf(options: Json | undefined, at: string, warnings: string[]): Json | undefined {
+function optionsOf(options: Json | undefined, at: string, warnings: string[]): Grader | undefined {
   if (options === undefined) return undefined;
   if (!isObject(options)) {
     warnings.push(`${at}.options: not an object; skipped`);
@@ -35,7 +37,7 @@ function optionsOf(options: Json | undefined, at: string, warnings: string[]): J
           : "Kiln has no such option";
     warnings.push(`${at}.options.${key} is not imported (${why})`);
   }
-  return options.provider;
+  return options.provider === undefined ? undefined : { provider: options.provider, at: `${at}.options.provider` };
 }
 
 /** The fields of a test Kiln has no place for, each reported by name. */
