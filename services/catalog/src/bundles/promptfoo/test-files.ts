@@ -115,15 +115,14 @@ function testOfRow(row: Record<string, string>, at: string, warnings: string[]):
   const test: JsonObject = {};
   const metadata: JsonObject = {};
   for (const [column, cell] of Object.entries(row)) {
-    if (/^__expected\d*$/.test(column)) {
-      if (cell.trim() !== "") assert.push(assertionOfCell(cell));
-    } else if (column === "__description") test.description = cell;
+    if (column.startsWith("__") && cell.trim() === "") continue;
+    if (/^__expected\d*$/.test(column)) assert.push(assertionOfCell(cell));
+    else if (column === "__description") test.description = cell;
     else if (column === "__threshold") test.threshold = Number(cell);
     else if (column === "__metric") test.metric = cell;
     else if (column.startsWith("__metadata:")) metadata[column.slice("__metadata:".length)] = cell;
-    else if (column.startsWith("__")) {
-      if (cell !== "") warnings.push(`${at}: the column ${column} is not imported`);
-    } else vars[column] = cell;
+    else if (column.startsWith("__")) warnings.push(`${at}: the column ${column} is not imported`);
+    else vars[column] = cell;
   }
   if (typeof test.metric === "string") {
     for (const a of assert) if (isObject(a)) a.metric = test.metric;
