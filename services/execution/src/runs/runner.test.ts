@@ -596,13 +596,15 @@ describe("runPrompt", () => {
     expect(t.fake.requests[0]?.messages).toEqual([{ role: "system", content: "Weather for Paris." }, ...messages]);
   });
 
-  it("refuses caller messages that are not user or assistant messages: 400 on messages[i], nothing stored", async () => {
+  it("refuses caller messages of an unknown role: 400 on messages[i], nothing stored", async () => {
     const { promptId } = addPrompt({ variablesSchema: CITY_VARIABLES });
     const system = await rejection(
-      runPrompt(promptId, { city: "Paris" }, { messages: [{ role: "system", content: "x" }] }),
+      runPrompt(promptId, { city: "Paris" }, { messages: [{ role: "function", content: "x" }] }),
     );
     expect(system.kind).toBe("invalid_argument");
-    expect(system.details).toEqual([{ field: "messages[0].role", issue: 'must be "user" or "assistant"' }]);
+    expect(system.details).toEqual([
+      { field: "messages[0].role", issue: 'must be "system", "developer", "user", "assistant" or "tool"' },
+    ]);
     // Text content and the list itself are the message types' own (ChatMessage.content is a string).
     expect(t.fake.requests).toEqual([]);
     await expectNothingStored();
