@@ -40,6 +40,8 @@ export interface EmbeddedOptions {
   data?: EmbeddedData;
   /** The built console served at / (docs/console.md); default: none (the API only). */
   consoleDir?: string;
+  /** Origins browsers may call from (CORS_ORIGINS); default: none, CORS off. */
+  corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
 }
@@ -134,6 +136,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 6_000,
       consoleDir: options.consoleDir,
+      corsOrigins: options.corsOrigins,
     }),
   );
 
