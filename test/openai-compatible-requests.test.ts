@@ -336,5 +336,9 @@ describe("OpenAI-compatible Chat Completions: what clients send", () => {
     });
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(allowed.headers.get("access-control-expose-headers")).toContain("x-kiln-cost-usd");
+    // Errors carry the headers too, so that the page can read them.
+    const refused = await fetch(`${base}/v1/models`, { headers: { origin: "https://app.example.com" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
   });
 });
