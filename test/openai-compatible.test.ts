@@ -186,6 +186,20 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       toolCallCount: 1,
     });
     expect(typeof JSON.parse(data.choices[0]?.message.content ?? "").summary).toBe("string");
+    // A skill runs with its prompts' own settings: a prompt-only field is a 400 naming it.
+    const error = await openai.chat.completions
+      .create({
+        model: `kiln/skill/${skill.name}`,
+        messages: [],
+        variables: { city: "Oslo" },
+        temperature: 0.5,
+      } as never)
+      .then(
+        () => null,
+        (e) => e,
+      );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe("temperature");
   });
 
   itFull("streams the completed run in chunks, with usage when asked", async () => {

@@ -103,7 +103,8 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
         throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
       }
       const body = request.body as Record<string, unknown>;
-      const field = PROMPT_ONLY.find((f) => body[f] !== undefined && body[f] !== null);
+      const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+      const field = PROMPT_ONLY.find((f) => sent(body[f]));
       if (field) throw badRequest(`a skill runs with its prompts' own settings: \`${field}\` is for prompts`, field);
       done = await run(() =>
         execution.runSkill({ organizationId, skillId: item.id, input: chat.run.variables, label }, rpcOptions(request)),
