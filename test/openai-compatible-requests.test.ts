@@ -326,6 +326,7 @@ describe("OpenAI-compatible Chat Completions: what clients send", () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("DELETE");
     const other = await fetch(`${base}/v1/models`, {
       headers: { origin: "https://evil.example.com", authorization: `Bearer ${flow.apiKey}` },
     });

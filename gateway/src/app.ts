@@ -127,6 +127,7 @@ export async function buildGateway(deps: GatewayDeps) {
   if (deps.corsOrigins && deps.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: deps.corsOrigins,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
       exposedHeaders: ["x-request-id", "x-kiln-run-id", "x-kiln-cost-usd", "x-should-retry"],
       maxAge: 600,
     });
