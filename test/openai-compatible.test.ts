@@ -150,13 +150,17 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
   });
 
   itFull("answers the JSON of the prompt's own schema (the prompt has an attached manual_stub tool)", async () => {
+    // The caller may send the prompt's own schema (any other one is a 400: openai-compatible-requests.test.ts).
     const data = await openai.chat.completions.create({
       model: `kiln/${forecast.id}`,
       messages: [],
       variables: { city: "Paris" },
       response_format: {
         type: "json_schema",
-        json_schema: { name: "forecast", schema: { type: "object", properties: { summary: { type: "string" } } } },
+        json_schema: {
+          name: "forecast",
+          schema: { type: "object", properties: { summary: { type: "string" } }, required: ["summary"] },
+        },
       },
     } as never);
     const parsed = JSON.parse(data.choices[0]?.message.content ?? "");
@@ -182,6 +186,20 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       toolCallCount: 1,
     });
     expect(typeof JSON.parse(data.choices[0]?.message.content ?? "").summary).toBe("string");
+    // A skill runs with its prompts' own settings: a prompt-only field is a 400 naming it.
+    const error = await openai.chat.completions
+      .create({
+        model: `kiln/skill/${skill.name}`,
+        messages: [],
+        variables: { city: "Oslo" },
+        temperature: 0.5,
+      } as never)
+      .then(
+        () => null,
+        (e) => e,
+      );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe("temperature");
   });
 
   itFull("streams the completed run in chunks, with usage when asked", async () => {
@@ -291,11 +309,11 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
     expect(text.indexOf("Second question about engines")).toBeGreaterThan(text.indexOf("First question about Babbage"));
   });
 
-  itFull("refuses caller system messages and caller tools with 400 naming the parameter", async () => {
+  itFull("refuses legacy function messages and legacy functions with 400 naming the parameter", async () => {
     const messages = await openai.chat.completions
       .create({
         model: `kiln/${greeting.id}`,
-        messages: [{ role: "system", content: "hi" }],
+        messages: [{ role: "function", name: "f", content: "hi" }],
         variables: { person: "A" },
       } as never)
       .then(
@@ -304,19 +322,53 @@ describe.each(modes)("OpenAI-compatible endpoint in $name", (mode) => {
       );
     expect(messages).toBeInstanceOf(OpenAI.BadRequestError);
     expect(messages.param).toBe("messages[0].role");
-    const tools = await openai.chat.completions
+    const functions = await openai.chat.completions
       .create({
         model: `kiln/${greeting.id}`,
         messages: [],
         variables: { person: "A" },
-        tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }],
+        functions: [{ name: "f", parameters: { type: "object" } }],
       } as never)
       .then(
         () => null,
         (e) => e,
       );
-    expect(tools).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(tools.param).toBe("tools");
+    expect(functions).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(functions.param).toBe("functions");
+  });
+
+  itFull("local/echo calls a caller tool, and answers with its result on the round trip", async () => {
+    const tools = [{ type: "function" as const, function: { name: "lookup", parameters: { type: "object" } } }];
+    const first = await openai.chat.completions.create({
+      model: `kiln/${greeting.id}`,
+      messages: [{ role: "system", content: "Caller rules." }],
+      variables: { person: "Ada" },
+      tools,
+    } as never);
+    const call = first.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(call.function.name).toBe("lookup");
+    const second = await openai.chat.completions.create({
+      model: `kiln/${greeting.id}`,
+      messages: [
+        { role: "system", content: "Caller rules." },
+        first.choices[0]?.message,
+        { role: "tool", tool_call_id: call.id, content: "looked up: 42" },
+      ],
+      variables: { person: "Ada" },
+      tools,
+    } as never);
+    // local/echo answers the system messages (the prompt's, then the caller's), then the tool result.
+    expect(second.choices[0]?.message.content).toBe("Greet Ada warmly.\n\nCaller rules.\n\nlooked up: 42");
+    expect(second.choices[0]?.finish_reason).toBe("stop");
+  });
+
+  itFull("sends no CORS headers unless origins are configured", async () => {
+    const answer = await fetch(`${running.base}/v1/models`, {
+      headers: { origin: "https://app.example.com", authorization: `Bearer ${flow.apiKey}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   itFull("lists published prompts and skills as models", async () => {
@@ -385,7 +437,8 @@ describe("OpenAI-compatible endpoint over a provider (the OpenAI stub), distribu
         messages: [{ role: "user", content: "Hello there" }],
       });
       expect(data.choices[0]?.message.content).toBe("Stubbed answer");
-      expect(data.usage).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
+      // Kiln's extension: the run's estimated cost (the model's price here is 0).
+      expect(data.usage).toEqual({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, cost_usd: 0 });
       // The provider saw the prompt's system message, then the caller's.
       expect(stub.requests.at(-1)?.body.messages).toEqual([
         { role: "system", content: "Be terse." },
@@ -403,6 +456,8 @@ describe("OpenAI-compatible endpoint over a provider (the OpenAI stub), distribu
       expect(error.status).toBe(502);
       expect(error.type).toBe("api_error");
       expect(runId).toMatch(RUN_ID);
+      // The run is stored: a retry would only run again.
+      expect(error.headers.get("x-should-retry")).toBe("false");
     } finally {
       await kiln.stop();
       await stub.close();

@@ -1,3 +1,4 @@
+import cors from "@fastify/cors";
 import rateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -120,6 +121,17 @@ export async function buildGateway(deps: GatewayDeps) {
   });
 
   await registerOpenApi(app);
+
+  // CORS (docs/openai-compatible.md "CORS"), off unless origins are configured. Registered before
+  // authentication so that a preflight (which carries no credentials) is answered first.
+  if (deps.corsOrigins && deps.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: deps.corsOrigins,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+      exposedHeaders: ["x-request-id", "x-kiln-run-id", "x-kiln-cost-usd", "x-should-retry"],
+      maxAge: 600,
+    });
+  }
 
   // Authentication runs before the body is read: an anonymous caller never gets a body parsed.
   app.addHook("onRequest", async (request, reply) => {

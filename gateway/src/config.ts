@@ -2,6 +2,34 @@ import { parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
 
 const { MONGODB_URL: _m, ...Common } = ServiceEnv;
 
+/** CORS (docs/openai-compatible.md "CORS"): the origins browsers may call from; empty: off. */
+export const CorsEnv = {
+  /** Comma-separated origins such as `https://app.example.com,http://localhost:5173`. */
+  CORS_ORIGINS: Type.String({ default: "" }),
+};
+
+/** CORS_ORIGINS as a list of origins; a value that is not an origin (`scheme://host[:port]`) is an error. */
+export function corsOriginsOf(text: string): string[] {
+  const origins = text
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin) {
+      throw new Error(
+        `invalid configuration: CORS_ORIGINS holds "${origin}", not an origin such as https://app.example.com`,
+      );
+    }
+  }
+  return origins;
+}
+
 export const GatewayEnv = Type.Object({
   ...Common,
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080 }),
@@ -23,6 +51,7 @@ export const GatewayEnv = Type.Object({
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
   /** The built console served at / (docs/console.md); empty: the API only. The image sets it. */
   CONSOLE_DIR: Type.String({ default: "" }),
+  ...CorsEnv,
 });
 
 export type GatewayConfig = ReturnType<typeof loadConfig>;
@@ -37,6 +66,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!config.BUILTIN_ISSUER_ENABLED && !config.OIDC_ISSUER) {
     throw new Error("invalid configuration: with BUILTIN_ISSUER_ENABLED=false an OIDC issuer is required");
   }
+  corsOriginsOf(config.CORS_ORIGINS);
   return config;
 }
 

@@ -21,6 +21,8 @@ export interface GatewayWiring {
   rateLimitPerMinute: number;
   /** The built console served at /; none: the API only. */
   consoleDir?: string;
+  /** Origins browsers may call from (CORS); none: CORS off. */
+  corsOrigins?: string[];
 }
 
 /** The gateway's dependencies, the same for both run modes. */
@@ -56,5 +58,6 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
     rateLimitPerMinute: w.rateLimitPerMinute,
     readiness,
     consoleDir: w.consoleDir,
+    corsOrigins: w.corsOrigins ?? [],
   };
 }

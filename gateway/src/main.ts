@@ -6,7 +6,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createNetworkTransport } from "@kiln/kit/rpc/transport";
 import { buildGateway } from "./app.js";
-import { loadConfig, oidcOf } from "./config.js";
+import { corsOriginsOf, loadConfig, oidcOf } from "./config.js";
 import { createGatewayDeps } from "./deps.js";
 
 const config = loadConfig();
@@ -47,6 +47,7 @@ const gateway = await buildGateway(
     apiKeyCacheTtlMs: config.API_KEY_CACHE_TTL_MS,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     consoleDir: consoleDirOf(config.CONSOLE_DIR),
+    corsOrigins: corsOriginsOf(config.CORS_ORIGINS),
   }),
 );
 const address = await gateway.app.listen({ host: config.HOST, port: config.PORT });

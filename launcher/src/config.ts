@@ -1,3 +1,4 @@
+import { CorsEnv } from "@kiln/gateway/config";
 import { parseEnv, portEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
@@ -19,6 +20,7 @@ export const EmbeddedEnv = Type.Object({
   INTERNAL_AUTH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.String({ default: "info" }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
+  ...CorsEnv,
   /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */
   KILN_DATA_DIR: Type.String({ minLength: 1, default: ".kiln" }),
   /**

@@ -42,6 +42,8 @@ export interface EmbeddedOptions {
   data?: EmbeddedData;
   /** The built console served at / (docs/console.md); default: none (the API only). */
   consoleDir?: string;
+  /** Origins browsers may call from (CORS_ORIGINS); default: none, CORS off. */
+  corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
@@ -141,6 +143,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       apiKeyCacheTtlMs: options.apiKeyCacheTtlMs ?? 5_000,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 6_000,
       consoleDir: options.consoleDir,
+      corsOrigins: options.corsOrigins,
     }),
   );
 

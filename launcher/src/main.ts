@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
+import { corsOriginsOf } from "@kiln/gateway/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { hostPatternsOf } from "@kiln/kit/outbound/host-config";
@@ -45,6 +46,7 @@ if (command === "embedded") {
     providers: loadProvidersConfig(),
     tools: loadToolsConfig(),
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    corsOrigins: corsOriginsOf(config.CORS_ORIGINS),
     webhooks: {
       privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
       deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,

@@ -32,6 +32,8 @@ export interface GatewayDeps {
   readiness: ReadinessCheck[];
   /** The built console (console/dist) served at / (docs/console.md); none: the gateway serves the API only. */
   consoleDir?: string;
+  /** Origins browsers may call from (CORS, docs/openai-compatible.md "CORS"); empty or none: CORS off. */
+  corsOrigins?: string[];
 }
 
 export type GatewayApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, TypeBoxTypeProvider>;

@@ -6,7 +6,16 @@ import { envelopeOf } from "../errors.js";
 type OpenAiErrorType = "invalid_request_error" | "authentication_error" | "permission_error" | "requests" | "api_error";
 
 export interface OpenAiError {
-  error: { message: string; type: OpenAiErrorType; param: string | null; code: string | null };
+  error: {
+    message: string;
+    type: OpenAiErrorType;
+    param: string | null;
+    code: string | null;
+    /** Kiln's: the stored run a failure belongs to. */
+    kiln_run_id?: string;
+    /** Kiln's: false when a retry would only run (and store) again; the `x-should-retry` header says the same. */
+    should_retry?: boolean;
+  };
 }
 
 /** A Kiln error (any kind `envelopeOf` reads) in OpenAI's error shape, with OpenAI's status. */
@@ -40,11 +49,12 @@ export function openAiErrorOf(error: unknown, requestId: string): { status: numb
   }
 }
 
-/** An error already in OpenAI's shape. */
+/** An error already in OpenAI's shape, with the headers it leaves with. */
 export class OpenAiHttpError extends Error {
   constructor(
     readonly status: number,
     readonly body: OpenAiError,
+    readonly headers: Record<string, string> = {},
   ) {
     super(body.error.message);
   }
@@ -80,7 +90,7 @@ export const isOpenAiPath = (url: string) => url === "/v1" || url.startsWith("/v
 export function handleOpenAiError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { status, body } = openAiErrorOf(error, request.id);
   if (status >= 500) request.log.error({ err: error }, "request failed");
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = error instanceof OpenAiHttpError ? { ...error.headers } : {};
   if (status === 401) headers["www-authenticate"] = 'Bearer error="invalid_token"';
   return reply.code(status).headers(headers).send(body);
 }

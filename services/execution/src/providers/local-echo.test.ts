@@ -166,3 +166,23 @@ describe("local/echo", () => {
     await expect(echo.generate(request({ signal: timedOut }))).rejects.toMatchObject({ kind: "provider_timeout" });
   });
 });
+
+describe("local/echo: tool choice and JSON mode", () => {
+  it("calls no tool for tool choice none, only the named one for a named choice", async () => {
+    const tools = [WEATHER_TOOL, CLOCK_TOOL];
+    const none = await echo.generate(request({ tools, toolChoice: "none" }));
+    expect(none.toolCalls).toEqual([]);
+    expect(none.finishReason).toBe("stop");
+    const named = await echo.generate(request({ tools, toolChoice: { name: "get_time" } }));
+    expect(named.toolCalls.map((c) => c.name)).toEqual(["get_time"]);
+    const auto = await echo.generate(request({ tools, toolChoice: "auto" }));
+    expect(auto.toolCalls.map((c) => c.name)).toEqual(["get_weather", "get_time"]);
+  });
+
+  it("answers a JSON object holding the text for json_object", async () => {
+    const result = await echo.generate(request({ responseFormat: { type: "json_object" } }));
+    const text = "You are a weather bot.\n\nAnswer in one line.\n\nWeather in Paris?";
+    expect(result.json).toEqual({ text });
+    expect(JSON.parse(result.text)).toEqual({ text });
+  });
+});

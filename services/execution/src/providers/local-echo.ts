@@ -1,11 +1,12 @@
 /**
  * `local/echo`: the built-in deterministic model, so every flow runs offline (api.md "Identity").
  * - The request offers tools and the conversation holds no tool result yet: it calls each offered
- *   tool once, with an input made up from the tool's input schema (same-named variables where they
- *   fit, other strings the rendered text).
+ *   tool once (none for tool choice "none", only the named one for a named choice), with an input
+ *   made up from the tool's input schema (same-named variables where they fit, other strings the
+ *   rendered text).
  * - Otherwise it answers with the rendered text: the system, developer and user contents joined by
  *   a blank line, then the tool results; for a json_schema response format, an instance of the
- *   schema whose strings hold that text (see schema-instance.ts).
+ *   schema whose strings hold that text (see schema-instance.ts); for json_object, `{"text": …}`.
  * Usage counts whitespace-separated words: input = every message's content (and the JSON of the
  * tool calls assistant messages carry), output = the answer text or the tool inputs' JSON.
  * No randomness and no clock: equal requests give equal results.
@@ -55,7 +56,9 @@ function answer(request: ModelRequest): ModelResult {
   const text = renderText(messages);
   const base = { provider: LOCAL_PROVIDER_ID, model: ECHO_MODEL, retries: 0 };
   const inputTokens = countInputWords(messages);
-  const tools = request.tools ?? [];
+  const choice = request.toolChoice;
+  const offered = choice === "none" ? [] : (request.tools ?? []);
+  const tools = typeof choice === "object" ? offered.filter((t) => t.name === choice.name) : offered;
 
   if (tools.length > 0 && !messages.some((m) => m.role === "tool")) {
     const toolCalls = tools.map((tool, i) => ({
@@ -74,6 +77,17 @@ function answer(request: ModelRequest): ModelResult {
       ...base,
       text: serialized,
       json,
+      toolCalls: [],
+      usage: { inputTokens, outputTokens: countWords(serialized) },
+      finishReason: "stop",
+    };
+  }
+  if (request.responseFormat?.type === "json_object") {
+    const serialized = JSON.stringify({ text });
+    return {
+      ...base,
+      text: serialized,
+      json: { text },
       toolCalls: [],
       usage: { inputTokens, outputTokens: countWords(serialized) },
       finishReason: "stop",

@@ -72,6 +72,34 @@ describe("createOpenAIProvider: requests and answers", () => {
     });
   });
 
+  it("sends the tool choice, JSON mode and the caller's sampling settings", async () => {
+    stub.script(stubReply.json({ ok: true }));
+    const result = await provider().generate(
+      request({
+        tools: [{ name: "lookup", inputSchema: { type: "object" } }],
+        toolChoice: { name: "lookup" },
+        parallelToolCalls: false,
+        responseFormat: { type: "json_object" },
+        stop: ["END"],
+        seed: 7,
+        topP: 0.5,
+        frequencyPenalty: 0.1,
+        presencePenalty: -0.1,
+      }),
+    );
+    expect(result.json).toEqual({ ok: true });
+    expect(stub.requests[0]?.body).toMatchObject({
+      tool_choice: { type: "function", function: { name: "lookup" } },
+      parallel_tool_calls: false,
+      response_format: { type: "json_object" },
+      stop: ["END"],
+      seed: 7,
+      top_p: 0.5,
+      frequency_penalty: 0.1,
+      presence_penalty: -0.1,
+    });
+  });
+
   it("asks for a json_schema answer (strict: false) and parses it", async () => {
     const schema = { type: "object", properties: { tempC: { type: "number" } }, required: ["tempC"] };
     stub.script(stubReply.json({ tempC: 21 }));

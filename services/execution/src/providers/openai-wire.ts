@@ -64,7 +64,20 @@ export function toRequestBody(
       },
     };
   }
+  if (request.responseFormat?.type === "json_object") body.response_format = { type: "json_object" };
+  if (request.toolChoice !== undefined && body.tools) {
+    body.tool_choice =
+      typeof request.toolChoice === "string"
+        ? request.toolChoice
+        : { type: "function", function: { name: request.toolChoice.name } };
+  }
+  if (request.parallelToolCalls !== undefined && body.tools) body.parallel_tool_calls = request.parallelToolCalls;
   if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
+  if (request.stop !== undefined && request.stop.length > 0) body.stop = request.stop;
+  if (request.seed !== undefined) body.seed = request.seed;
   if (request.maxOutputTokens !== undefined) {
     body[options.maxTokensParam ?? "max_completion_tokens"] = request.maxOutputTokens;
   }
@@ -131,7 +144,8 @@ export function toResult(
     model: request.model,
     retries,
   };
-  if (request.responseFormat?.type === "json_schema" && toolCalls.length === 0 && text.trim() !== "") {
+  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
+  if (json && toolCalls.length === 0 && text.trim() !== "") {
     try {
       result.json = JSON.parse(text);
     } catch {

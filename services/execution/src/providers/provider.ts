@@ -38,7 +38,14 @@ export interface ToolDefinition {
   inputSchema: JsonSchema;
 }
 
-export type ResponseFormat = { type: "text" } | { type: "json_schema"; name: string; schema: JsonSchema };
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_schema"; name: string; schema: JsonSchema }
+  /** Any JSON object (Chat Completions' JSON mode). */
+  | { type: "json_object" };
+
+/** Which tools the model may call in this turn; omitted = "auto". */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
 export interface ModelRequest {
   /** The model name within its provider: "gpt-4o-mini", not "openai/gpt-4o-mini". */
@@ -50,6 +57,14 @@ export interface ModelRequest {
   responseFormat?: ResponseFormat;
   temperature?: number;
   maxOutputTokens?: number;
+  toolChoice?: ToolChoice;
+  /** Up to 4 sequences the answer stops at. */
+  stop?: string[];
+  seed?: number;
+  topP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  parallelToolCalls?: boolean;
   /**
    * The run's variables (name → value). Only `local/echo` reads them, to fill same-named fields of
    * the tool inputs it makes up; other providers ignore them. Messages arrive rendered already.

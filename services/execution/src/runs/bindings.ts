@@ -4,10 +4,15 @@
  * without a binding takes the skill input field of the same name. A step's `output` is its
  * `output.json` when there is one, else its `output.text`.
  */
+import type { ToolCall } from "../providers/provider.js";
 
 export interface StepOutput {
   text: string;
   json?: unknown;
+  /** A prompt run's calls to its caller's tools (RunPromptRequest.tools): the run ended on them. */
+  toolCalls?: ToolCall[];
+  /** Why the model stopped, when not with a complete answer: "length" or "content_filter". */
+  finishReason?: "length" | "content_filter";
 }
 
 // Field names as the catalog accepts them in bindings (skill-composition.ts): anything but ".",

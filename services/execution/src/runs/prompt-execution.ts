@@ -6,6 +6,7 @@ import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
+import type { CallerOptions } from "./caller-options.js";
 import { renderMessages } from "./render.js";
 import type { RunnablePrompt } from "./runnable.js";
 
@@ -52,8 +53,10 @@ export interface ExecuteOptions {
   /** Model turns that may call tools before the run is failed (bounded loop). */
   maxToolRounds: number;
   signal?: AbortSignal;
-  /** The caller's messages, after the version's own (RunPromptRequest.messages_json). */
+  /** The caller's messages, after the version's own (RunPromptRequest.messages). */
   extraMessages?: ChatMessage[];
+  /** The caller's tools, tool choice and sampling settings (RunPromptRequest). */
+  caller?: CallerOptions;
 }
 
 /** What a tool call is recorded as in a run: its output, or its error and no output. */
@@ -110,11 +113,17 @@ export async function executePrompt(
   const started = performance.now();
   const { entry } = options.model;
   const messages = renderMessages(prompt, variables, options.extraMessages);
-  const definitions: ToolDefinition[] = prompt.tools.map((t) => ({
-    name: t.toolKey,
-    description: t.description || undefined,
-    inputSchema: t.inputSchema as Record<string, unknown>,
-  }));
+  const callerTools = options.caller?.tools ?? [];
+  const definitions: ToolDefinition[] = [
+    ...prompt.tools.map((t) => ({
+      name: t.toolKey,
+      description: t.description || undefined,
+      inputSchema: t.inputSchema as Record<string, unknown>,
+    })),
+    ...callerTools,
+  ];
+  const isCallerTool = new Set(callerTools.map((t) => t.name));
+  const sampling = options.caller?.sampling ?? {};
   const byKey = new Map(prompt.tools.map((t) => [t.toolKey, t]));
   const usage = { inputTokens: 0, outputTokens: 0 };
   const toolCalls: ToolCallRecord[] = [];
@@ -140,6 +149,9 @@ export async function executePrompt(
         responseFormat: prompt.responseFormat,
         temperature: prompt.temperature ?? undefined,
         maxOutputTokens: prompt.maxOutputTokens ?? undefined,
+        ...sampling,
+        // The caller's choice holds for the first turn; after Kiln's own tools ran, the model may answer.
+        ...(round === 0 && options.caller?.toolChoice !== undefined ? { toolChoice: options.caller.toolChoice } : {}),
         variables,
         signal: options.signal,
       });
@@ -149,13 +161,9 @@ export async function executePrompt(
     }
     usage.inputTokens += answer.usage.inputTokens;
     usage.outputTokens += answer.usage.outputTokens;
-    if (answer.toolCalls.length === 0) {
-      return result(
-        "succeeded",
-        answer.json !== undefined ? { text: answer.text, json: answer.json } : { text: answer.text },
-      );
-    }
-    if (round >= options.maxToolRounds) {
+    if (answer.toolCalls.length === 0) return result("succeeded", outputOf(answer));
+    const forCaller = answer.toolCalls.filter((c) => isCallerTool.has(c.name));
+    if (forCaller.length === 0 && round >= options.maxToolRounds) {
       return result("failed", null, {
         code: "max_tool_rounds",
         message: `the model still called tools after ${options.maxToolRounds} rounds`,
@@ -163,9 +171,23 @@ export async function executePrompt(
     }
     messages.push({ role: "assistant", content: answer.text, toolCalls: answer.toolCalls });
     for (const call of answer.toolCalls) {
+      if (isCallerTool.has(call.name)) continue;
       const { record, message } = await callTool(byKey, call, options);
       toolCalls.push(record);
       messages.push(message);
     }
+    // A call to a caller's tool ends the run (Kiln's own calls of that turn ran and are recorded):
+    // the caller runs it and sends the result back.
+    if (forCaller.length > 0) return result("succeeded", { text: answer.text, toolCalls: forCaller });
   }
+}
+
+/** What a model turn without tool calls answered, as a run's output. */
+function outputOf(answer: ModelResult): StepOutput {
+  const output: StepOutput =
+    answer.json !== undefined ? { text: answer.text, json: answer.json } : { text: answer.text };
+  if (answer.finishReason === "length" || answer.finishReason === "content_filter") {
+    output.finishReason = answer.finishReason;
+  }
+  return output;
 }

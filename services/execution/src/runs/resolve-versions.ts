@@ -13,7 +13,8 @@ import type { ChatMessage } from "../providers/provider.js";
 import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
-import { parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
+import { type CallerFields, type CallerOptions, checkAgainstVersion, parseCallerOptions } from "./caller-options.js";
+import { type CallerMessage, parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
 import { type RunnablePrompt, resolveModelFor, runnableOf, type SkillStep, skillStepsOf } from "./runnable.js";
 
 export interface ResolveDeps {
@@ -23,14 +24,14 @@ export interface ResolveDeps {
   validator: InputValidator;
 }
 
-export interface PromptRunRequest {
+export interface PromptRunRequest extends CallerFields {
   organizationId: string;
   promptId: string;
   variables?: JsonText;
   versionId: string;
   label?: string;
   model: string;
-  messages?: readonly { role: string; content: string }[];
+  messages?: readonly CallerMessage[];
 }
 
 export interface SkillRunRequest {
@@ -66,9 +67,11 @@ export interface ResolvedPromptRun {
   model: ResolvedModel;
   variables: Record<string, unknown>;
   extraMessages: ChatMessage[];
+  /** The caller's tools, tool choice and sampling (its response format is the prompt's now). */
+  caller: CallerOptions;
 }
 
-/** A prompt run's version, model, variables and messages; 400 when the variables do not match. */
+/** A prompt run's version, model, variables, messages and caller options; 400 when they do not fit the version. */
 export async function resolvePromptRun(
   deps: ResolveDeps,
   req: PromptRunRequest,
@@ -76,16 +79,18 @@ export async function resolvePromptRun(
 ): Promise<ResolvedPromptRun> {
   const variables = await authorizedObject(deps, req, req.variables, "variables", ctx);
   const extraMessages = parseMessages(req.messages ?? []);
+  const caller = parseCallerOptions(req);
   const { prompt: resolved } = await remote(
     deps.catalog.resolvePromptVersion({ ...versionRefOf(req), promptId: req.promptId }, catalogCallOptions(ctx)),
   );
   if (!resolved) throw new Error("catalog returned no prompt");
-  const prompt = runnableOf(resolved);
+  const version = runnableOf(resolved);
+  const prompt = { ...version, responseFormat: checkAgainstVersion(version, caller) };
   const model = resolveModelFor(deps.models, req.model || prompt.model, "model");
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const issues = check.ok ? [] : renamed(check.issues, "variables");
   if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);
-  return { prompt, model, variables, extraMessages };
+  return { prompt, model, variables, extraMessages, caller };
 }
 
 export interface ResolvedSkillRun {

@@ -24,15 +24,65 @@ export function parseObject(text: JsonText | undefined, field: string): Record<s
   return value as Record<string, unknown>;
 }
 
-/** RunPromptRequest.messages: user and assistant messages with text content; 400 on another role. */
-export function parseMessages(messages: readonly { role: string; content: string }[]): ChatMessage[] {
-  return messages.map(({ role, content }, i): ChatMessage => {
-    if (role !== "user" && role !== "assistant") {
+/** A RunPromptRequest message as the proto carries it. */
+export interface CallerMessage {
+  role: string;
+  content: string;
+  toolCalls?: readonly { id: string; name: string; arguments?: JsonText }[];
+  toolCallId?: string;
+}
+
+const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
+
+/**
+ * RunPromptRequest.messages: system, developer, user, assistant (with the tool calls a run
+ * answered) and tool messages (each answering a call of an earlier assistant message); 400 naming
+ * the field otherwise.
+ */
+export function parseMessages(messages: readonly CallerMessage[]): ChatMessage[] {
+  const calls = new Set<string>();
+  return messages.map((m, i): ChatMessage => {
+    const at = `messages[${i}]`;
+    if (!ROLES.has(m.role)) {
       throw invalidArgument("a message has an unsupported role", [
-        { field: `messages[${i}].role`, issue: 'must be "user" or "assistant"' },
+        { field: `${at}.role`, issue: 'must be "system", "developer", "user", "assistant" or "tool"' },
       ]);
     }
-    return { role, content };
+    const toolCalls = m.toolCalls ?? [];
+    if (toolCalls.length > 0 && m.role !== "assistant") {
+      throw invalidArgument("only assistant messages carry tool calls", [
+        { field: `${at}.toolCalls`, issue: "is only for assistant messages" },
+      ]);
+    }
+    switch (m.role) {
+      case "assistant": {
+        if (toolCalls.length === 0) return { role: "assistant", content: m.content };
+        return {
+          role: "assistant",
+          content: m.content,
+          toolCalls: toolCalls.map((c, j) => {
+            if (c.id === "" || c.name === "") {
+              throw invalidArgument("a tool call needs an id and a name", [
+                { field: `${at}.toolCalls[${j}]`, issue: "needs an id and a name" },
+              ]);
+            }
+            calls.add(c.id);
+            return { id: c.id, name: c.name, input: parseObject(c.arguments, `${at}.toolCalls[${j}].arguments`) };
+          }),
+        };
+      }
+      case "tool": {
+        const id = m.toolCallId ?? "";
+        if (!calls.has(id)) {
+          throw invalidArgument("a tool message answers no earlier tool call", [
+            { field: `${at}.toolCallId`, issue: "names no tool call of an earlier assistant message" },
+          ]);
+        }
+        return { role: "tool", toolCallId: id, content: m.content };
+      }
+      default:
+        return { role: m.role as "system" | "developer" | "user", content: m.content };
+    }
   });
 }
 

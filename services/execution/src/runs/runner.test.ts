@@ -596,16 +596,61 @@ describe("runPrompt", () => {
     expect(t.fake.requests[0]?.messages).toEqual([{ role: "system", content: "Weather for Paris." }, ...messages]);
   });
 
-  it("refuses caller messages that are not user or assistant messages: 400 on messages[i], nothing stored", async () => {
+  it("refuses caller messages of an unknown role: 400 on messages[i], nothing stored", async () => {
     const { promptId } = addPrompt({ variablesSchema: CITY_VARIABLES });
     const system = await rejection(
-      runPrompt(promptId, { city: "Paris" }, { messages: [{ role: "system", content: "x" }] }),
+      runPrompt(promptId, { city: "Paris" }, { messages: [{ role: "function", content: "x" }] }),
     );
     expect(system.kind).toBe("invalid_argument");
-    expect(system.details).toEqual([{ field: "messages[0].role", issue: 'must be "user" or "assistant"' }]);
+    expect(system.details).toEqual([
+      { field: "messages[0].role", issue: 'must be "system", "developer", "user", "assistant" or "tool"' },
+    ]);
     // Text content and the list itself are the message types' own (ChatMessage.content is a string).
     expect(t.fake.requests).toEqual([]);
     await expectNothingStored();
+  });
+
+  it("offers the caller's tools beside the version's and ends the run on a call to one", async () => {
+    const weather = stubTool("weather", { tempC: 21 });
+    const { promptId } = addPrompt({ tools: [weather], temperature: 0.2 });
+    // First turn: Kiln's own tool only, under the caller's tool choice; second: Kiln's and the caller's.
+    t.fake.script(
+      { toolCalls: [{ id: "call_1", name: "weather", input: { city: "Paris" } }] },
+      {
+        toolCalls: [
+          { id: "call_2", name: "weather", input: { city: "Oslo" } },
+          { id: "call_3", name: "lookup", input: { q: "x" } },
+        ],
+      },
+    );
+    const run = await t.runner.runPrompt(
+      {
+        organizationId: ORG_A,
+        promptId,
+        versionId: "",
+        model: "",
+        tools: [{ name: "lookup", description: "Looks up", parameters: jsonText({ type: "object" }) }],
+        toolChoice: { mode: "required", name: "" },
+        parameters: { temperature: 0.9, stop: ["END"] },
+      },
+      asAlice,
+    );
+    expect(run.status).toBe("succeeded");
+    expect(parse(run.outputJson)).toEqual({
+      text: "",
+      toolCalls: [{ id: "call_3", name: "lookup", input: { q: "x" } }],
+    });
+    // Kiln ran its own tool in both turns; the caller's call was left to the caller.
+    expect(run.toolCallCount).toBe(2);
+    expect(t.fake.requests).toHaveLength(2);
+    expect(t.fake.requests[0]?.tools?.map((d) => d.name)).toEqual(["weather", "lookup"]);
+    expect(t.fake.requests[0]).toMatchObject({ toolChoice: "required", temperature: 0.9, stop: ["END"] });
+    expect(t.fake.requests[1]?.toolChoice).toBeUndefined();
+    expect(parse(run.inputJson)).toMatchObject({
+      tools: [{ name: "lookup" }],
+      toolChoice: "required",
+      parameters: { temperature: 0.9, stop: ["END"] },
+    });
   });
 
   it("refuses an unknown or unavailable model with 400 on field model, nothing stored", async () => {

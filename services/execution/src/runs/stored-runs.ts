@@ -7,6 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import type { ChatMessage } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
+import type { CallerOptions } from "./caller-options.js";
 import { executePrompt } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
 import type { RunnablePrompt, SkillStep } from "./runnable.js";
@@ -24,6 +25,8 @@ export interface PromptRunInput {
   variables: Record<string, unknown>;
   /** The caller's messages after the version's own; none for agent steps. */
   extraMessages?: ChatMessage[];
+  /** The caller's tools, tool choice and sampling; none for agent steps. */
+  caller?: CallerOptions;
   signal?: AbortSignal;
 }
 
@@ -37,8 +40,7 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
       id,
       kind: "prompt",
       organizationId: r.organizationId,
-      input:
-        extraMessages.length > 0 ? { variables: r.variables, messages: extraMessages } : { variables: r.variables },
+      input: inputOf(r.variables, extraMessages, r.caller),
       createdAt,
       promptId: r.prompt.promptId,
       promptVersionId: r.prompt.promptVersionId,
@@ -49,10 +51,26 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
         maxToolRounds: deps.maxToolRounds,
         signal: r.signal,
         ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
+        ...(r.caller ? { caller: r.caller } : {}),
       }),
       completedAt: deps.now(),
     }),
   );
+}
+
+/** A prompt run's recorded input: the variables, and what the caller sent besides when it did. */
+function inputOf(
+  variables: Record<string, unknown>,
+  messages: ChatMessage[],
+  caller: CallerOptions | undefined,
+): Record<string, unknown> {
+  const input: Record<string, unknown> = { variables };
+  if (messages.length > 0) input.messages = messages;
+  if (caller && caller.tools.length > 0) input.tools = caller.tools;
+  if (caller?.toolChoice !== undefined) input.toolChoice = caller.toolChoice;
+  if (caller?.responseFormat !== undefined) input.responseFormat = caller.responseFormat;
+  if (caller && Object.keys(caller.sampling).length > 0) input.parameters = caller.sampling;
+  return input;
 }
 
 export interface SkillRunInput {

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIiwKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCSL6AQoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEisKCXZhcmlhYmxlcxgIIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkSMAoIbWVzc2FnZXMYCSADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0TWVzc2FnZRINCgVsYWJlbBgHIAEoCUoECAMQBEoECAYQB1IOdmFyaWFibGVzX2pzb25SDW1lc3NhZ2VzX2pzb24iOAoRUnVuUHJvbXB0UmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIpoBCg9SdW5Ta2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCUoECAMQBFIKaW5wdXRfanNvbiI3ChBSdW5Ta2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKeAQoTUHJldmlld1NraWxsUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSJwoFaW5wdXQYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWxhYmVsGAUgASgJSgQIAxAEUgppbnB1dF9qc29uIjsKFFByZXZpZXdTa2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biLdAQoPTGlzdFJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkSDAoEa2luZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDQoFbW9kZWwYBiABKAkSMQoNY3JlYXRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KEExpc3RSdW5zUmVzcG9uc2USJAoEcnVucxgBIAMoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bhITCgtuZXh0X2N1cnNvchgCIAEoCSIpCg1HZXRSdW5SZXF1ZXN0EgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkiNQoOR2V0UnVuUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIqsBCg9SdW5BZ2VudFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFYXN5bmMYBSABKAgSDQoFbGFiZWwYBiABKAlKBAgDEARSC2lucHV0c19qc29uIjcKEFJ1bkFnZW50UmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuInkKGVJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEg8KB3N0ZXBfaWQYAiABKAkSKAoGaW5wdXRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgDEARSC2lucHV0c19qc29uIkEKGlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biI8ChZMb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgJIjkKCklucHV0SXNzdWUSDAoEcGF0aBgBIAEoCRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAki0wEKF0xvYWRBZ2VudElucHV0c1Jlc3BvbnNlEhAKCGFnZW50X2lkGAEgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAiABKAkSKAoGaW5wdXRzGAcgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSDQoFdmFsaWQYBCABKAgSLQoGZXJyb3JzGAYgAygLMh0ua2lsbi5leGVjdXRpb24udjEuSW5wdXRJc3N1ZUoECAMQBEoECAUQBlILaW5wdXRzX2pzb25SC2Vycm9yc19qc29uIioKF0NvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Eg8KB3J1bl9pZHMYASADKAkihQEKC0NvbXBhcmVkUnVuEgoKAmlkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIogBCg9Db21wYXJlZFN0ZXBSdW4SDgoGc3RhdHVzGAEgASgJEigKBm91dHB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EicKBXVzYWdlGAMgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USEgoKbGF0ZW5jeV9tcxgEIAEoAyLEAQoMQ29tcGFyZWRTdGVwEg8KB3N0ZXBfaWQYASABKAkSOgoGYnlfcnVuGAIgAygLMioua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwLkJ5UnVuRW50cnkSFQoNb3V0cHV0c19lcXVhbBgDIAEoCBpQCgpCeVJ1bkVudHJ5EgsKA2tleRgBIAEoCRIxCgV2YWx1ZRgCIAEoCzIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcFJ1bjoCOAEiiAEKEUNvbXBhcmVkUnVuVG90YWxzEicKBXVzYWdlGAEgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAIgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgDIAEoA0IVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIq0CChhDb21wYXJlQWdlbnRSdW5zUmVzcG9uc2USLAoEcnVucxgCIAMoCzIeLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkUnVuEi4KBXN0ZXBzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwEkcKBnRvdGFscxgEIAMoCzI3LmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZS5Ub3RhbHNFbnRyeRpTCgtUb3RhbHNFbnRyeRILCgNrZXkYASABKAkSMwoFdmFsdWUYAiABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1blRvdGFsczoCOAFKBAgBEAJSD2NvbXBhcmlzb25fanNvbiKmAQoPQ29tcGxldGVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVtb2RlbBgCIAEoCRIOCgZzeXN0ZW0YAyABKAkSDAoEdXNlchgEIAEoCRIxCg9yZXNwb25zZV9zY2hlbWEYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dEoECAUQBlIUcmVzcG9uc2Vfc2NoZW1hX2pzb24igAIKEENvbXBsZXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIsCgpzdHJ1Y3R1cmVkGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEAoIcHJvdmlkZXIYAyABKAkSDQoFbW9kZWwYBCABKAkSJwoFdXNhZ2UYBSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYBiABKAFIAIgBARISCgpsYXRlbmN5X21zGAcgASgDEg4KBnJ1bl9pZBgIIAEoCUIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkSgQIAhADUgRqc29uMpMIChBFeGVjdXRpb25TZXJ2aWNlElkKCkxpc3RNb2RlbHMSJC5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVxdWVzdBolLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJWCglSdW5Qcm9tcHQSIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXF1ZXN0GiQua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVzcG9uc2USUwoIUnVuU2tpbGwSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Ta2lsbFJlc3BvbnNlEl8KDFByZXZpZXdTa2lsbBImLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlcXVlc3QaJy5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXNwb25zZRJNCgZHZXRSdW4SIC5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXF1ZXN0GiEua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVzcG9uc2USUwoITGlzdFJ1bnMSIi5raWxuLmV4ZWN1dGlvbi52MS5MaXN0UnVuc1JlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5MaXN0UnVuc1Jlc3BvbnNlElMKCENvbXBsZXRlEiIua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuQ29tcGxldGVSZXNwb25zZRJTCghSdW5BZ2VudBIiLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkFnZW50UmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkFnZW50UmVzcG9uc2UScQoSUmVydW5BZ2VudEZyb21TdGVwEiwua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVxdWVzdBotLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEmgKD0xvYWRBZ2VudElucHV0cxIpLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1JlcXVlc3QaKi5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXNwb25zZRJrChBDb21wYXJlQWdlbnRSdW5zEioua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QaKy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIncKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCRIzCgp0b29sX2NhbGxzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ2hhdFRvb2xDYWxsEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSJVCgxDaGF0VG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIrCglhcmd1bWVudHMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCJdCgpDYWxsZXJUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLAoKcGFyYW1ldGVycxgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IigKClRvb2xDaG9pY2USDAoEbW9kZRgBIAEoCRIMCgRuYW1lGAIgASgJIuACChJTYW1wbGluZ1BhcmFtZXRlcnMSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARIeChFtYXhfb3V0cHV0X3Rva2VucxgCIAEoBUgBiAEBEgwKBHN0b3AYAyADKAkSEQoEc2VlZBgEIAEoA0gCiAEBEhIKBXRvcF9wGAUgASgBSAOIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYBiABKAFIBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAcgASgBSAWIAQESIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgIIAEoCEgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCCAoGX3RvcF9wQhQKEl9mcmVxdWVuY3lfcGVuYWx0eUITChFfcHJlc2VuY2VfcGVuYWx0eUIWChRfcGFyYWxsZWxfdG9vbF9jYWxscyLKAwoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEisKCXZhcmlhYmxlcxgIIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkSMAoIbWVzc2FnZXMYCSADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0TWVzc2FnZRINCgVsYWJlbBgHIAEoCRIsCgV0b29scxgKIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLkNhbGxlclRvb2wSMgoLdG9vbF9jaG9pY2UYCyABKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5Ub29sQ2hvaWNlEjEKD3Jlc3BvbnNlX2Zvcm1hdBgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjkKCnBhcmFtZXRlcnMYDSABKAsyJS5raWxuLmV4ZWN1dGlvbi52MS5TYW1wbGluZ1BhcmFtZXRlcnNKBAgDEARKBAgGEAdSDnZhcmlhYmxlc19qc29uUg1tZXNzYWdlc19qc29uIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKaAQoPUnVuU2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iNwoQUnVuU2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ingEKE1ByZXZpZXdTa2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCUoECAMQBFIKaW5wdXRfanNvbiI7ChRQcmV2aWV3U2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4i3QEKD0xpc3RSdW5zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg0KBW1vZGVsGAYgASgJEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChBMaXN0UnVuc1Jlc3BvbnNlEiQKBHJ1bnMYASADKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkiKQoNR2V0UnVuUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJIjUKDkdldFJ1blJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKrAQoPUnVuQWdlbnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWFzeW5jGAUgASgIEg0KBWxhYmVsGAYgASgJSgQIAxAEUgtpbnB1dHNfanNvbiI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ5ChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEigKBmlucHV0cxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0SgQIAxAEUgtpbnB1dHNfanNvbiJBChpSZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iPAoWTG9hZEFnZW50SW5wdXRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoCSI5CgpJbnB1dElzc3VlEgwKBHBhdGgYASABKAkSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJItMBChdMb2FkQWdlbnRJbnB1dHNSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg0KBXZhbGlkGAQgASgIEi0KBmVycm9ycxgGIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLklucHV0SXNzdWVKBAgDEARKBAgFEAZSC2lucHV0c19qc29uUgtlcnJvcnNfanNvbiIqChdDb21wYXJlQWdlbnRSdW5zUmVxdWVzdBIPCgdydW5faWRzGAEgAygJIoUBCgtDb21wYXJlZFJ1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAQoPQ29tcGFyZWRTdGVwUnVuEg4KBnN0YXR1cxgBIAEoCRIoCgZvdXRwdXQYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBInCgV1c2FnZRgDIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBCABKAMixAEKDENvbXBhcmVkU3RlcBIPCgdzdGVwX2lkGAEgASgJEjoKBmJ5X3J1bhgCIAMoCzIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcC5CeVJ1bkVudHJ5EhUKDW91dHB1dHNfZXF1YWwYAyABKAgaUAoKQnlSdW5FbnRyeRILCgNrZXkYASABKAkSMQoFdmFsdWUYAiABKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXBSdW46AjgBIogBChFDb21wYXJlZFJ1blRvdGFscxInCgV1c2FnZRgBIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgCIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYAyABKANCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKtAgoYQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlEiwKBHJ1bnMYAiADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1bhIuCgVzdGVwcxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcBJHCgZ0b3RhbHMYBCADKAsyNy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2UuVG90YWxzRW50cnkaUwoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEjMKBXZhbHVlGAIgASgLMiQua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW5Ub3RhbHM6AjgBSgQIARACUg9jb21wYXJpc29uX2pzb24ipgEKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSMQoPcmVzcG9uc2Vfc2NoZW1hGAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgFEAZSFHJlc3BvbnNlX3NjaGVtYV9qc29uIoACChBDb21wbGV0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSLAoKc3RydWN0dXJlZBgJIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEicKBXVzYWdlGAUgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAYgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgHIAEoAxIOCgZydW5faWQYCCABKAlCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAIQA1IEanNvbjKTCAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCExpc3RSdW5zEiIua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXNwb25zZRJTCghDb21wbGV0ZRIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVzcG9uc2USUwoIUnVuQWdlbnQSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlc3BvbnNlEnEKElJlcnVuQWdlbnRGcm9tU3RlcBIsLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QaLS5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRJoCg9Mb2FkQWdlbnRJbnB1dHMSKS5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USawoQQ29tcGFyZUFnZW50UnVucxIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Gisua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -510,13 +510,13 @@ export const RunSchema: GenMessage<Run> = /*@__PURE__*/
 
 /**
  * A chat message the caller adds to a prompt's own. Role and content are plain strings so that
- * the message can grow (tool calls, system messages) without a new type.
+ * the message can grow without a new type.
  *
  * @generated from message kiln.execution.v1.ChatMessage
  */
 export type ChatMessage = Message<"kiln.execution.v1.ChatMessage"> & {
   /**
-   * "user" or "assistant" today.
+   * "system", "developer", "user", "assistant" or "tool".
    *
    * @generated from field: string role = 1;
    */
@@ -526,6 +526,20 @@ export type ChatMessage = Message<"kiln.execution.v1.ChatMessage"> & {
    * @generated from field: string content = 2;
    */
   content: string;
+
+  /**
+   * An assistant message's calls to the caller's tools (what a run answered with, sent back).
+   *
+   * @generated from field: repeated kiln.execution.v1.ChatToolCall tool_calls = 3;
+   */
+  toolCalls: ChatToolCall[];
+
+  /**
+   * A tool message: the id of the call it answers.
+   *
+   * @generated from field: string tool_call_id = 4;
+   */
+  toolCallId: string;
 };
 
 /**
@@ -534,6 +548,156 @@ export type ChatMessage = Message<"kiln.execution.v1.ChatMessage"> & {
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_kiln_execution_v1_execution, 10);
+
+/**
+ * A tool call of an assistant message.
+ *
+ * @generated from message kiln.execution.v1.ChatToolCall
+ */
+export type ChatToolCall = Message<"kiln.execution.v1.ChatToolCall"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The tool's name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The call's input (a JSON object).
+   *
+   * @generated from field: kiln.common.v1.JsonText arguments = 3;
+   */
+  arguments?: JsonText | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ChatToolCall.
+ * Use `create(ChatToolCallSchema)` to create a new message.
+ */
+export const ChatToolCallSchema: GenMessage<ChatToolCall> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 11);
+
+/**
+ * A tool the caller offers the model besides the version's own tools. Kiln does not run it: a
+ * model turn that calls it ends the run, whose output carries the calls (`output.toolCalls`).
+ *
+ * @generated from message kiln.execution.v1.CallerTool
+ */
+export type CallerTool = Message<"kiln.execution.v1.CallerTool"> & {
+  /**
+   * ^[a-zA-Z0-9_-]{1,64}$, distinct from the version's tool keys.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * JSON Schema of the tool's input; unset: {"type": "object"}.
+   *
+   * @generated from field: kiln.common.v1.JsonText parameters = 3;
+   */
+  parameters?: JsonText | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.CallerTool.
+ * Use `create(CallerToolSchema)` to create a new message.
+ */
+export const CallerToolSchema: GenMessage<CallerTool> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 12);
+
+/**
+ * Which tools the model may call on the run's first model turn (later turns: "auto").
+ *
+ * @generated from message kiln.execution.v1.ToolChoice
+ */
+export type ToolChoice = Message<"kiln.execution.v1.ToolChoice"> & {
+  /**
+   * "auto" (the default when empty), "none", "required" or "tool" (the tool `name`).
+   *
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ToolChoice.
+ * Use `create(ToolChoiceSchema)` to create a new message.
+ */
+export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 13);
+
+/**
+ * Sampling settings the caller sets for this run, over the version's; unset: the version's
+ * setting, else the provider's default.
+ *
+ * @generated from message kiln.execution.v1.SamplingParameters
+ */
+export type SamplingParameters = Message<"kiln.execution.v1.SamplingParameters"> & {
+  /**
+   * @generated from field: optional double temperature = 1;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 max_output_tokens = 2;
+   */
+  maxOutputTokens?: number | undefined;
+
+  /**
+   * Up to 4 stop sequences.
+   *
+   * @generated from field: repeated string stop = 3;
+   */
+  stop: string[];
+
+  /**
+   * @generated from field: optional int64 seed = 4;
+   */
+  seed?: bigint | undefined;
+
+  /**
+   * @generated from field: optional double top_p = 5;
+   */
+  topP?: number | undefined;
+
+  /**
+   * @generated from field: optional double frequency_penalty = 6;
+   */
+  frequencyPenalty?: number | undefined;
+
+  /**
+   * @generated from field: optional double presence_penalty = 7;
+   */
+  presencePenalty?: number | undefined;
+
+  /**
+   * @generated from field: optional bool parallel_tool_calls = 8;
+   */
+  parallelToolCalls?: boolean | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.SamplingParameters.
+ * Use `create(SamplingParametersSchema)` to create a new message.
+ */
+export const SamplingParametersSchema: GenMessage<SamplingParameters> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 14);
 
 /**
  * @generated from message kiln.execution.v1.RunPromptRequest
@@ -584,6 +748,33 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
    * @generated from field: string label = 7;
    */
   label: string;
+
+  /**
+   * Tools the caller offers besides the version's own; empty: none.
+   *
+   * @generated from field: repeated kiln.execution.v1.CallerTool tools = 10;
+   */
+  tools: CallerTool[];
+
+  /**
+   * Unset: "auto".
+   *
+   * @generated from field: kiln.execution.v1.ToolChoice tool_choice = 11;
+   */
+  toolChoice?: ToolChoice | undefined;
+
+  /**
+   * The response format when the version has none: {"type": "json_schema", "name", "schema"} or
+   * {"type": "json_object"} ({"type": "text"}: none). One other than the version's own is a 400.
+   *
+   * @generated from field: kiln.common.v1.JsonText response_format = 12;
+   */
+  responseFormat?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.execution.v1.SamplingParameters parameters = 13;
+   */
+  parameters?: SamplingParameters | undefined;
 };
 
 /**
@@ -591,7 +782,7 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
  * Use `create(RunPromptRequestSchema)` to create a new message.
  */
 export const RunPromptRequestSchema: GenMessage<RunPromptRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 11);
+  messageDesc(file_kiln_execution_v1_execution, 15);
 
 /**
  * @generated from message kiln.execution.v1.RunPromptResponse
@@ -608,7 +799,7 @@ export type RunPromptResponse = Message<"kiln.execution.v1.RunPromptResponse"> &
  * Use `create(RunPromptResponseSchema)` to create a new message.
  */
 export const RunPromptResponseSchema: GenMessage<RunPromptResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 12);
+  messageDesc(file_kiln_execution_v1_execution, 16);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillRequest
@@ -651,7 +842,7 @@ export type RunSkillRequest = Message<"kiln.execution.v1.RunSkillRequest"> & {
  * Use `create(RunSkillRequestSchema)` to create a new message.
  */
 export const RunSkillRequestSchema: GenMessage<RunSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 13);
+  messageDesc(file_kiln_execution_v1_execution, 17);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillResponse
@@ -668,7 +859,7 @@ export type RunSkillResponse = Message<"kiln.execution.v1.RunSkillResponse"> & {
  * Use `create(RunSkillResponseSchema)` to create a new message.
  */
 export const RunSkillResponseSchema: GenMessage<RunSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 14);
+  messageDesc(file_kiln_execution_v1_execution, 18);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillRequest
@@ -711,7 +902,7 @@ export type PreviewSkillRequest = Message<"kiln.execution.v1.PreviewSkillRequest
  * Use `create(PreviewSkillRequestSchema)` to create a new message.
  */
 export const PreviewSkillRequestSchema: GenMessage<PreviewSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 15);
+  messageDesc(file_kiln_execution_v1_execution, 19);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillResponse
@@ -728,7 +919,7 @@ export type PreviewSkillResponse = Message<"kiln.execution.v1.PreviewSkillRespon
  * Use `create(PreviewSkillResponseSchema)` to create a new message.
  */
 export const PreviewSkillResponseSchema: GenMessage<PreviewSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 16);
+  messageDesc(file_kiln_execution_v1_execution, 20);
 
 /**
  * The runs of an organization, newest first, filtered (the console's runs list; non-public).
@@ -788,7 +979,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 17);
+  messageDesc(file_kiln_execution_v1_execution, 21);
 
 /**
  * @generated from message kiln.execution.v1.ListRunsResponse
@@ -810,7 +1001,7 @@ export type ListRunsResponse = Message<"kiln.execution.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 22);
 
 /**
  * @generated from message kiln.execution.v1.GetRunRequest
@@ -834,7 +1025,7 @@ export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 23);
 
 /**
  * @generated from message kiln.execution.v1.GetRunResponse
@@ -851,7 +1042,7 @@ export type GetRunResponse = Message<"kiln.execution.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 20);
+  messageDesc(file_kiln_execution_v1_execution, 24);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentRequest
@@ -901,7 +1092,7 @@ export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
  * Use `create(RunAgentRequestSchema)` to create a new message.
  */
 export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 21);
+  messageDesc(file_kiln_execution_v1_execution, 25);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentResponse
@@ -918,7 +1109,7 @@ export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
  * Use `create(RunAgentResponseSchema)` to create a new message.
  */
 export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 22);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
@@ -947,7 +1138,7 @@ export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFro
  * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
  */
 export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 23);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
@@ -964,7 +1155,7 @@ export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFr
  * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
  */
 export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 24);
+  messageDesc(file_kiln_execution_v1_execution, 28);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsRequest
@@ -988,7 +1179,7 @@ export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsR
  * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
  */
 export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 25);
+  messageDesc(file_kiln_execution_v1_execution, 29);
 
 /**
  * A problem with one of an agent's inputs.
@@ -1021,7 +1212,7 @@ export type InputIssue = Message<"kiln.execution.v1.InputIssue"> & {
  * Use `create(InputIssueSchema)` to create a new message.
  */
 export const InputIssueSchema: GenMessage<InputIssue> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 26);
+  messageDesc(file_kiln_execution_v1_execution, 30);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsResponse
@@ -1058,7 +1249,7 @@ export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputs
  * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
  */
 export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 27);
+  messageDesc(file_kiln_execution_v1_execution, 31);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsRequest
@@ -1075,7 +1266,7 @@ export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRun
  * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
  */
 export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 28);
+  messageDesc(file_kiln_execution_v1_execution, 32);
 
 /**
  * A compared run (api.md "Agent runs", GET /api/agent-runs/compare).
@@ -1116,7 +1307,7 @@ export type ComparedRun = Message<"kiln.execution.v1.ComparedRun"> & {
  * Use `create(ComparedRunSchema)` to create a new message.
  */
 export const ComparedRunSchema: GenMessage<ComparedRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 29);
+  messageDesc(file_kiln_execution_v1_execution, 33);
 
 /**
  * One step as one compared run executed it (its last execution, when it ran in a loop).
@@ -1154,7 +1345,7 @@ export type ComparedStepRun = Message<"kiln.execution.v1.ComparedStepRun"> & {
  * Use `create(ComparedStepRunSchema)` to create a new message.
  */
 export const ComparedStepRunSchema: GenMessage<ComparedStepRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 30);
+  messageDesc(file_kiln_execution_v1_execution, 34);
 
 /**
  * @generated from message kiln.execution.v1.ComparedStep
@@ -1185,7 +1376,7 @@ export type ComparedStep = Message<"kiln.execution.v1.ComparedStep"> & {
  * Use `create(ComparedStepSchema)` to create a new message.
  */
 export const ComparedStepSchema: GenMessage<ComparedStep> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 31);
+  messageDesc(file_kiln_execution_v1_execution, 35);
 
 /**
  * @generated from message kiln.execution.v1.ComparedRunTotals
@@ -1214,7 +1405,7 @@ export type ComparedRunTotals = Message<"kiln.execution.v1.ComparedRunTotals"> &
  * Use `create(ComparedRunTotalsSchema)` to create a new message.
  */
 export const ComparedRunTotalsSchema: GenMessage<ComparedRunTotals> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 32);
+  messageDesc(file_kiln_execution_v1_execution, 36);
 
 /**
  * The api.md comparison `{runs, steps, totals}`: the runs in the order asked, their steps aligned
@@ -1246,7 +1437,7 @@ export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRu
  * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
  */
 export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 33);
+  messageDesc(file_kiln_execution_v1_execution, 37);
 
 /**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
@@ -1290,7 +1481,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 34);
+  messageDesc(file_kiln_execution_v1_execution, 38);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -1346,7 +1537,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 35);
+  messageDesc(file_kiln_execution_v1_execution, 39);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService

@@ -1,0 +1,271 @@
+/**
+ * An OpenAI Chat Completions request as a Kiln prompt run request (docs/openai-compatible.md
+ * "Request"): every field of the request either maps onto the run or is refused with a 400 naming
+ * it. Kept apart from the route so that other OpenAI-shaped routes map the same way.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { jsonText } from "@kiln/kit/json-text";
+import type { RunPromptRequestSchema } from "@kiln/proto/execution";
+import { runMessagesOf } from "./openai-chat-messages.js";
+import { badRequest } from "./openai-errors.js";
+
+/** What a prompt run takes from the caller, besides the organization and the prompt. */
+export type KilnRunFields = Pick<
+  MessageInitShape<typeof RunPromptRequestSchema>,
+  "variables" | "messages" | "tools" | "toolChoice" | "responseFormat" | "parameters"
+>;
+
+export interface ChatRequest {
+  model: string;
+  /** The run's fields; `variables` as an object (a skill takes them as its input). */
+  run: KilnRunFields;
+  variables: Record<string, unknown>;
+  stream: boolean;
+  includeUsage: boolean;
+  /** The request's names of the run's fields, to name them in errors (see openAiParamOf). */
+  maxTokensParam: "max_tokens" | "max_completion_tokens";
+}
+
+type Loose = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Loose => typeof v === "object" && v !== null && !Array.isArray(v);
+const given = (v: unknown) => v !== undefined && v !== null;
+
+/** Fields read below; any other field given (not null) is refused by name. */
+const READ = new Set([
+  "model",
+  "messages",
+  "variables",
+  "metadata",
+  "stream",
+  "stream_options",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+  "temperature",
+  "top_p",
+  "frequency_penalty",
+  "presence_penalty",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "seed",
+  "n",
+  "logprobs",
+  "store",
+  "modalities",
+]);
+
+/** Why a field is refused, where there is more to say than "not supported". */
+const REFUSED: Record<string, string> = {
+  functions: "legacy `functions` are not supported: send them as `tools`",
+  function_call: "legacy `function_call` is not supported: send `tool_choice`",
+  audio: "audio output is not supported",
+  user: "`user` is not supported: Kiln records the API key that made the run",
+};
+
+const number = (body: Loose, key: string): number | undefined => {
+  const value = body[key];
+  if (!given(value)) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value)) throw badRequest(`${key} must be a number`, key);
+  return value;
+};
+
+const integer = (body: Loose, key: string): number | undefined => {
+  const value = number(body, key);
+  if (value !== undefined && !Number.isSafeInteger(value)) throw badRequest(`${key} must be an integer`, key);
+  return value;
+};
+
+function variablesOf(body: Loose): Record<string, unknown> {
+  const metadata = body.metadata;
+  let fromMetadata: unknown;
+  if (given(metadata)) {
+    if (!isObject(metadata)) throw badRequest("metadata must be an object", "metadata");
+    for (const key of Object.keys(metadata)) {
+      if (key !== "variables") {
+        throw badRequest(`metadata.${key} is not supported: metadata carries only \`variables\``, `metadata.${key}`);
+      }
+    }
+    fromMetadata = metadata.variables;
+    // OpenAI's metadata values are strings: the variables may come as their JSON text.
+    if (typeof fromMetadata === "string") {
+      try {
+        fromMetadata = JSON.parse(fromMetadata);
+      } catch {
+        throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
+      }
+    }
+    if (!isObject(fromMetadata)) {
+      throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
+    }
+  }
+  if (given(body.variables)) {
+    if (!isObject(body.variables)) throw badRequest("variables must be an object", "variables");
+    if (fromMetadata !== undefined) {
+      throw badRequest("send the variables in `variables` or in `metadata.variables`, not both", "metadata.variables");
+    }
+    return body.variables;
+  }
+  return (fromMetadata as Record<string, unknown> | undefined) ?? {};
+}
+
+function toolsOf(tools: unknown): NonNullable<KilnRunFields["tools"]> {
+  if (!given(tools)) return [];
+  if (!Array.isArray(tools)) throw badRequest("tools must be an array", "tools");
+  return tools.map((tool: unknown, i) => {
+    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
+      throw badRequest("only function tools are supported", `tools[${i}].type`);
+    }
+    const { name, description, parameters, strict } = tool.function;
+    if (typeof name !== "string") throw badRequest("a tool needs its function name", `tools[${i}].function.name`);
+    if (given(description) && typeof description !== "string") {
+      throw badRequest("a tool's description must be text", `tools[${i}].function.description`);
+    }
+    if (given(parameters) && !isObject(parameters)) {
+      throw badRequest("a tool's parameters must be a JSON Schema object", `tools[${i}].function.parameters`);
+    }
+    if (strict === true) throw badRequest("strict function tools are not supported", `tools[${i}].function.strict`);
+    return {
+      name,
+      description: typeof description === "string" ? description : "",
+      ...(isObject(parameters) ? { parameters: jsonText(parameters) } : {}),
+    };
+  });
+}
+
+function toolChoiceOf(choice: unknown): KilnRunFields["toolChoice"] {
+  if (!given(choice)) return undefined;
+  if (choice === "auto" || choice === "none" || choice === "required") return { mode: choice, name: "" };
+  if (isObject(choice) && choice.type === "function" && isObject(choice.function)) {
+    const name = choice.function.name;
+    if (typeof name !== "string") throw badRequest("tool_choice needs the function name", "tool_choice.function.name");
+    return { mode: "tool", name };
+  }
+  throw badRequest('tool_choice must be "auto", "none", "required" or a function tool', "tool_choice");
+}
+
+function responseFormatOf(format: unknown): KilnRunFields["responseFormat"] {
+  if (!given(format)) return undefined;
+  if (!isObject(format)) throw badRequest("response_format must be an object", "response_format");
+  if (format.type === "text" || format.type === "json_object") return jsonText({ type: format.type });
+  if (format.type === "json_schema" && isObject(format.json_schema)) {
+    const { name, schema } = format.json_schema;
+    if (!isObject(schema)) {
+      throw badRequest(
+        "response_format.json_schema.schema must be a JSON Schema object",
+        "response_format.json_schema.schema",
+      );
+    }
+    return jsonText({ type: "json_schema", name: typeof name === "string" ? name : "response", schema });
+  }
+  throw badRequest('response_format.type must be "text", "json_object" or "json_schema"', "response_format.type");
+}
+
+function stopOf(stop: unknown): string[] {
+  if (!given(stop)) return [];
+  const list = typeof stop === "string" ? [stop] : stop;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === "string")) {
+    throw badRequest("stop must be a string or an array of strings", "stop");
+  }
+  return list;
+}
+
+function parametersOf(body: Loose): KilnRunFields["parameters"] {
+  if (given(body.max_tokens) && given(body.max_completion_tokens)) {
+    throw badRequest("send max_completion_tokens or max_tokens, not both", "max_tokens");
+  }
+  const maxOutputTokens = integer(body, "max_completion_tokens") ?? integer(body, "max_tokens");
+  const seed = integer(body, "seed");
+  const parallel = body.parallel_tool_calls;
+  if (given(parallel) && typeof parallel !== "boolean") {
+    throw badRequest("parallel_tool_calls must be a boolean", "parallel_tool_calls");
+  }
+  return {
+    temperature: number(body, "temperature"),
+    topP: number(body, "top_p"),
+    frequencyPenalty: number(body, "frequency_penalty"),
+    presencePenalty: number(body, "presence_penalty"),
+    maxOutputTokens,
+    stop: stopOf(body.stop),
+    seed: seed === undefined ? undefined : BigInt(seed),
+    parallelToolCalls: typeof parallel === "boolean" ? parallel : undefined,
+  };
+}
+
+/** Fields whose only supported value is OpenAI's default: the default passes, anything else is a 400. */
+function checkDefaults(body: Loose): void {
+  if (given(body.n) && body.n !== 1) throw badRequest("only n: 1 is supported (one choice per run)", "n");
+  if (given(body.logprobs) && body.logprobs !== false) throw badRequest("logprobs are not supported", "logprobs");
+  // Kiln stores every run (GET /api/runs/:id): store: false cannot be honoured.
+  if (body.store === false) throw badRequest("Kiln stores every run: store: false is not supported", "store");
+  const modalities = body.modalities;
+  if (given(modalities) && !(Array.isArray(modalities) && modalities.every((m) => m === "text"))) {
+    throw badRequest('only the "text" modality is supported', "modalities");
+  }
+  const options = body.stream_options;
+  if (given(options)) {
+    if (!isObject(options)) throw badRequest("stream_options must be an object", "stream_options");
+    for (const [key, value] of Object.entries(options)) {
+      if (key !== "include_usage" && given(value) && !(key === "include_obfuscation" && value === false)) {
+        throw badRequest(`stream_options.${key} is not supported`, `stream_options.${key}`);
+      }
+    }
+  }
+}
+
+/** The Chat Completions body as a prompt run; 400 (OpenAI's shape, `param` the field) for what Kiln cannot honour. */
+export function chatRequestOf(raw: unknown): ChatRequest {
+  const body: Loose = isObject(raw) ? raw : {};
+  if (typeof body.model !== "string" || body.model === "")
+    throw badRequest("you must provide a model parameter", "model");
+  for (const [key, value] of Object.entries(body)) {
+    if (READ.has(key) || !given(value)) continue;
+    throw badRequest(REFUSED[key] ?? `\`${key}\` is not supported by Kiln's Chat Completions`, key);
+  }
+  checkDefaults(body);
+  const variables = variablesOf(body);
+  return {
+    model: body.model,
+    variables,
+    run: {
+      variables: jsonText(variables),
+      messages: runMessagesOf(body.messages),
+      tools: toolsOf(body.tools),
+      toolChoice: toolChoiceOf(body.tool_choice),
+      responseFormat: responseFormatOf(body.response_format),
+      parameters: parametersOf(body),
+    },
+    stream: body.stream === true,
+    includeUsage: isObject(body.stream_options) && body.stream_options.include_usage === true,
+    maxTokensParam: given(body.max_tokens) ? "max_tokens" : "max_completion_tokens",
+  };
+}
+
+const PARAMS: [RegExp, string | ((m: RegExpMatchArray, r: ChatRequest) => string)][] = [
+  [
+    /^messages\[(\d+)\]\.toolCalls\[(\d+)\]\.arguments$/,
+    (m) => `messages[${m[1]}].tool_calls[${m[2]}].function.arguments`,
+  ],
+  [/^messages\[(\d+)\]\.toolCalls(.*)$/, (m) => `messages[${m[1]}].tool_calls${m[2]}`],
+  [/^messages\[(\d+)\]\.toolCallId$/, (m) => `messages[${m[1]}].tool_call_id`],
+  [/^tools\[(\d+)\]\.(name|description|parameters)$/, (m) => `tools[${m[1]}].function.${m[2]}`],
+  [/^toolChoice.*$/, "tool_choice"],
+  [/^responseFormat.*$/, "response_format"],
+  [/^parameters\.maxOutputTokens$/, (_m, r) => r.maxTokensParam],
+  [/^parameters\.topP$/, "top_p"],
+  [/^parameters\.frequencyPenalty$/, "frequency_penalty"],
+  [/^parameters\.presencePenalty$/, "presence_penalty"],
+  [/^parameters\.parallelToolCalls$/, "parallel_tool_calls"],
+  [/^parameters\.(\w+)$/, (m) => m[1] ?? "parameters"],
+];
+
+/** The OpenAI request's name of a field the run request named (`parameters.topP` is `top_p`). */
+export function openAiParamOf(field: string, request: ChatRequest): string {
+  for (const [pattern, to] of PARAMS) {
+    const m = field.match(pattern);
+    if (m) return typeof to === "string" ? to : to(m, request);
+  }
+  return field;
+}
