@@ -1,8 +1,9 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { answers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, ref } from "../schemas.js";
+import { Body } from "../schemas.js";
 import {
   AgentVersionView,
   AgentView,
@@ -29,8 +30,7 @@ import { registerVersionedRoutes } from "./versioned-routes.js";
  * The workflow is configuration of an agent version, never a resource of its own (docs/concepts.md "Agent").
  */
 
-const tags = ["agents"];
-const config = { stability: "beta" as const };
+const op = operations({ tags: ["agents"], stability: "beta" });
 
 const WORKFLOW_DESCRIPTION =
   '{inputSchema, entry, steps: [{id, type: "prompt"|"skill"|"tool", ref: {promptId|skillId|toolId, …VersionId?}, input?: {name: binding}, next?: stepId | [{when: JSON Logic, to: stepId}]}], output: "{{steps.<id>.output}}", maxSteps?}';
@@ -99,17 +99,11 @@ export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/agents/:id/versions/:versionId/rollback",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "rollbackAgentVersion",
-        summary: "Publish a new version copying this version's workflow (validated like publish); answers the agent",
-        params: VersionParams,
-        body: Body({}),
-        response: { 200: ref(AgentView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
+    op(
+      "rollbackAgentVersion",
+      "Publish a new version copying this version's workflow (validated like publish); answers the agent",
+      { params: VersionParams, body: Body({}), response: answers(AgentView, 400, 401, 403, 404, 409) },
+    ),
     async (request) => {
       const r = await catalog.rollbackAgentVersion(
         { agentId: request.params.id, versionId: request.params.versionId },
@@ -126,17 +120,15 @@ function registerWorkflowRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.put(
     "/api/agent-versions/:id/workflow",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "saveAgentWorkflow",
-        summary: "Save the workflow of a draft agent version (400 for a malformed shape, 409 when published)",
+    op(
+      "saveAgentWorkflow",
+      "Save the workflow of a draft agent version (400 for a malformed shape, 409 when published)",
+      {
         params: IdParams,
         body: Body({ workflow: Workflow }),
-        response: { 200: ref(AgentVersionView), ...errorResponses(400, 401, 403, 404, 409) },
+        response: answers(AgentVersionView, 400, 401, 403, 404, 409),
       },
-    },
+    ),
     async (request) => {
       const r = await catalog.saveAgentWorkflow(
         { agentVersionId: request.params.id, workflow: jsonTextMessage(request.body.workflow) },
@@ -148,17 +140,15 @@ function registerWorkflowRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/agent-versions/:id/workflow/validate",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "validateAgentWorkflow",
-        summary: "Validate a workflow (default: the version's saved one); always 200 with every finding",
+    op(
+      "validateAgentWorkflow",
+      "Validate a workflow (default: the version's saved one); always 200 with every finding",
+      {
         params: IdParams,
         body: Body({ workflow: Type.Optional(Workflow) }),
-        response: { 200: ref(WorkflowValidationView), ...errorResponses(400, 401, 403, 404) },
+        response: answers(WorkflowValidationView, 400, 401, 403, 404),
       },
-    },
+    ),
     async (request) => {
       const workflow = request.body.workflow;
       const r = await catalog.validateAgentWorkflow(

@@ -1,8 +1,9 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { answers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, ref } from "../schemas.js";
+import { Body } from "../schemas.js";
 import {
   Id,
   IdParams,
@@ -17,8 +18,7 @@ import { SkillVersionView, SkillView, skillVersionView, skillView } from "./skil
 import { FromVersionBody, MetadataBody, NamedBody, OptionalVersionBody } from "./versioned-bodies.js";
 import { registerVersionedRoutes } from "./versioned-routes.js";
 
-const tags = ["skills"];
-const config = { stability: "beta" as const };
+const op = operations({ tags: ["skills"], stability: "beta" });
 
 const PromptStep = Body({
   promptId: Id,
@@ -94,17 +94,15 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/skill-versions/:id/prompts",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "replaceSkillPrompts",
-        summary: "replacePrompts: replace the prompt composition of a draft skill version; answers the skill",
+    op(
+      "replaceSkillPrompts",
+      "replacePrompts: replace the prompt composition of a draft skill version; answers the skill",
+      {
         params: IdParams,
         body: Body({ prompts: Type.Array(PromptStep, { maxItems: LIMITS.promptsPerSkill }) }),
-        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
+        response: answers(SkillView, 400, 401, 403, 404, 409),
       },
-    },
+    ),
     async (request) => {
       const r = await catalog.replaceSkillPrompts(
         {
@@ -124,17 +122,11 @@ export function registerSkillRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post(
     "/api/skill-versions/:id/tools",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "replaceSkillTools",
-        summary: "Replace the tools every step of a draft skill version may call; answers the skill",
-        params: IdParams,
-        body: Body({ tools: Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion }) }),
-        response: { 200: ref(SkillView), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
+    op("replaceSkillTools", "Replace the tools every step of a draft skill version may call; answers the skill", {
+      params: IdParams,
+      body: Body({ tools: Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion }) }),
+      response: answers(SkillView, 400, 401, 403, 404, 409),
+    }),
     async (request) => {
       const r = await catalog.replaceSkillTools(
         { skillVersionId: request.params.id, tools: toolSelectors(request.body.tools) },
