@@ -12,16 +12,8 @@ import {
   issueView,
   WorkflowValidationView,
 } from "./agent-views.js";
-import {
-  IdParams,
-  JsonObject,
-  jsonTextMessage,
-  optionalJsonTextMessage,
-  organizationOf,
-  VersionIdQuerystring,
-  VersionParams,
-} from "./catalog-requests.js";
-import { FromVersionBody, MetadataBody, NamedBody, OptionalVersionBody } from "./versioned-bodies.js";
+import { IdParams, JsonObject, jsonTextMessage, optionalJsonTextMessage, VersionParams } from "./catalog-requests.js";
+import { changeMetadata, copyToDraft, createByName, publishVersion } from "./versioned-bodies.js";
 import { registerVersionedRoutes } from "./versioned-routes.js";
 
 /**
@@ -39,62 +31,28 @@ const Workflow = JsonObject(WORKFLOW_DESCRIPTION, LIMITS.workflowBytes);
 
 export function registerAgentRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
-  registerVersionedRoutes(app, {
-    path: "/api/agents",
-    tag: "agents",
-    name: "Agent",
-    view: AgentView,
-    versionView: AgentVersionView,
-    list: async (request, options) => {
-      const r = await catalog.listAgents(request, options);
-      return { data: r.agents.map(agentView), nextCursor: r.nextCursor };
-    },
-    create: {
-      summary: "Create an agent with an empty draft version 1",
-      body: NamedBody,
-      call: async ({ body: b, request }, options) => {
-        const organizationId = organizationOf(request, b.organizationId);
-        const r = await catalog.createAgent(
-          { organizationId, name: b.name, description: b.description ?? "" },
-          options,
-        );
-        return agentView(r.agent);
-      },
-    },
+  registerVersionedRoutes(app, "Agent", {
+    view: agentView,
+    versionView: agentVersionView,
+    list: catalog.listAgents,
+    create: createByName("Create an agent with an empty draft version 1", catalog.createAgent),
     get: {
       summary:
         "An agent (stable up to updatedAt); workflow describes ?versionId= (default: the draft, else the published version)",
-      querystring: VersionIdQuerystring,
       stability: "stable",
-      call: async (request, options) => agentView((await catalog.getAgent(request, options)).agent),
+      call: catalog.getAgent,
     },
-    update: {
-      summary: "Change an agent's name or description",
-      body: MetadataBody,
-      call: async ({ id, body }, options) =>
-        agentView((await catalog.updateAgent({ id, name: body.name, description: body.description }, options)).agent),
-    },
-    createVersion: {
-      summary: "Create the agent's draft version, copied from fromVersionId (default: the latest); one draft at most",
-      body: FromVersionBody,
-      conflicts: true,
-      call: async ({ id, body }, options) => {
-        const r = await catalog.createAgentVersion({ agentId: id, fromVersionId: body.fromVersionId ?? "" }, options);
-        return agentVersionView(r.version);
-      },
-    },
+    update: changeMetadata("Change an agent's name or description", catalog.updateAgent),
+    createVersion: copyToDraft(
+      "Create the agent's draft version, copied from fromVersionId (default: the latest); one draft at most",
+      (agentId, fromVersionId, options) => catalog.createAgentVersion({ agentId, fromVersionId }, options),
+    ),
     afterCreateVersion: (app) => registerWorkflowRoutes(app, deps),
-    publish: {
-      summary:
-        "Publish an agent version (default: the draft), pinning unversioned references; an invalid workflow is 409",
-      body: OptionalVersionBody,
-      call: async ({ id, body }, options) => {
-        const r = await catalog.publishAgentVersion({ agentId: id, versionId: body.versionId ?? "" }, options);
-        return agentView(r.agent);
-      },
-    },
-    diff: async ({ id, versionId, againstVersionId }, options) =>
-      (await catalog.diffAgentVersions({ agentId: id, versionId, againstVersionId }, options)).diff,
+    publish: publishVersion(
+      "Publish an agent version (default: the draft), pinning unversioned references; an invalid workflow is 409",
+      (agentId, versionId, options) => catalog.publishAgentVersion({ agentId, versionId }, options),
+    ),
+    diff: ({ id, ...versions }, options) => catalog.diffAgentVersions({ agentId: id, ...versions }, options),
   });
 
   app.post(
