@@ -62,10 +62,7 @@ export interface VersionedFamily<
   /** The resource's view and a version's view. */
   view(resource: M | undefined): unknown;
   versionView(version: VM | undefined): unknown;
-  list(
-    request: ReturnType<typeof listRequest>,
-    options: CallOptions,
-  ): Promise<Page<N, M> & { nextCursor: string }>;
+  list(request: ReturnType<typeof listRequest>, options: CallOptions): Promise<Page<N, M> & { nextCursor: string }>;
   create: VersionedWrite<C, { body: Static<C>; request: FastifyRequest }, Answer<N, M>>;
   get: {
     summary: string;
