@@ -78,11 +78,7 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
       security,
       ...pageByIdSchema(MemberView, Type.Object(ListQuery, { additionalProperties: false })),
     }),
-    pageById(
-      (organizationId, page, options) => identity.listMembers({ organizationId, ...page }, options),
-      (r) => r.members,
-      memberView,
-    ),
+    pageById(identity.listMembers, "organizationId", "members", memberView),
   );
 
   app.post(

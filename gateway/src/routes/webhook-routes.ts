@@ -141,11 +141,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
       "A webhook's deliveries, newest first, each with every attempt",
       pageByIdSchema(DeliveryView, Type.Object(ListQuery)),
     ),
-    pageById(
-      (webhookId, page, options) => webhooks.listDeliveries({ webhookId, ...page }, options),
-      (r) => r.deliveries,
-      deliveryView,
-    ),
+    pageById(webhooks.listDeliveries, "webhookId", "deliveries", deliveryView),
   );
 
   app.post(
