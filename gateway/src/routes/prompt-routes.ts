@@ -15,7 +15,7 @@ import {
   toolSelectors,
 } from "./catalog-requests.js";
 import { promptVersionView, promptView } from "./catalog-views.js";
-import { registerVersionedRoutes } from "./versioned-routes.js";
+import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 /** Prompts and their immutable versions (api.md "Prompts"; docs/api.md "Stability": public beta). */
 export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -27,7 +27,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
       return promptVersionView(v);
     },
     list: catalog.listPrompts,
-    create: {
+    create: createWrite({
       summary: "Create a prompt (it has no version yet)",
       body: Body({
         organizationId: OrganizationId,
@@ -40,12 +40,12 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           { organizationId, name, description: description ?? "", defaultModel: defaultModel ?? undefined },
           options,
         ),
-    },
+    }),
     get: {
       summary: "A prompt with the version ?versionId= names (default: the published one, else the latest)",
       call: catalog.getPrompt,
     },
-    update: {
+    update: byIdWrite({
       summary: "Change a prompt's name, description or default model (null clears it)",
       body: Body({
         name: Type.Optional(Name),
@@ -57,8 +57,8 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           { id, name, description, defaultModel: defaultModel ?? undefined, clearDefaultModel: defaultModel === null },
           options,
         ),
-    },
-    createVersion: {
+    }),
+    createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
       call: ({ id, body: b }, options) =>
@@ -78,13 +78,13 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           },
           options,
         ),
-    },
-    publish: {
+    }),
+    publish: byIdWrite({
       summary: "Publish a draft version of the prompt; answers the prompt",
       body: Body({ versionId: Type.String({ minLength: 1, maxLength: 100 }) }),
       call: ({ id, body }, options) =>
         catalog.publishPromptVersion({ promptId: id, versionId: body.versionId }, options),
-    },
+    }),
   });
 }
 

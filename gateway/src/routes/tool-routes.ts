@@ -12,7 +12,7 @@ import {
 } from "./catalog-requests.js";
 import { toolVersionView, toolView } from "./catalog-views.js";
 import { changeMetadata } from "./versioned-bodies.js";
-import { registerVersionedRoutes } from "./versioned-routes.js";
+import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 const ToolType = OneOf(["manual_stub", "http"]);
 const ToolConfig = JsonObject(
@@ -28,7 +28,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
     view: toolView,
     versionView: toolVersionView,
     list: catalog.listTools,
-    create: {
+    create: createWrite({
       summary: "Create a tool with its version 1",
       body: Body({
         organizationId: OrganizationId,
@@ -51,7 +51,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
           },
           options,
         ),
-    },
+    }),
     get: {
       summary: "A tool with its current version's type, config and input schema",
       querystring: Type.Object({}, { additionalProperties: false }),
@@ -61,7 +61,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
       "Change a tool's name or description (metadata lives on the tool, not on versions)",
       catalog.updateTool,
     ),
-    createVersion: {
+    createVersion: byIdWrite({
       summary: "Create a tool version (a full snapshot: omitted fields are copied) that becomes current",
       body: Body({
         type: Type.Optional(ToolType),
@@ -80,7 +80,7 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
           },
           options,
         ),
-    },
+    }),
     diff: ({ id, ...versions }, options) => catalog.diffToolVersions({ toolId: id, ...versions }, options),
   });
 }

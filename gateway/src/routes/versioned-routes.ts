@@ -37,8 +37,18 @@ export interface VersionedWrite<B extends TSchema, A, R> {
   call(args: A, options: CallOptions): Promise<R>;
 }
 
+/** What a create passes to its call: the checked body and the request. */
+export type CreateArgs<B extends TSchema> = { body: Static<B>; request: FastifyRequest };
 /** What a write on one resource (`:id`) passes to its call: the id and the checked body. */
 export type ByIdArgs<B extends TSchema> = { id: string; body: Static<B> };
+
+/**
+ * A family's create or write on `:id` with a body of its own: the call's `body` is typed by the
+ * body's schema (a family holds its writes whatever their bodies; each is checked here).
+ */
+export const createWrite = <B extends TSchema, R>(write: VersionedWrite<B, CreateArgs<B>, R>) => write;
+export const byIdWrite = <B extends TSchema, R>(write: VersionedWrite<B, ByIdArgs<B>, R>) => write;
+type AnyWrite<A, R> = VersionedWrite<TSchema, A, R>;
 
 /** The field of the catalog's answers that carries a resource of the family `N` ("Prompt": `prompt`). */
 type Key<N extends string> = Uncapitalize<N>;
@@ -50,20 +60,12 @@ type Page<N extends string, M> = { [K in `${Key<N>}s`]: M[] };
 /** The schema of the document's component `id`. */
 const component = (id: string) => Type.Unsafe<unknown>(Type.Ref(id));
 
-export interface VersionedFamily<
-  N extends string,
-  M,
-  VM,
-  C extends TSchema,
-  U extends TSchema,
-  V extends TSchema,
-  P extends TSchema,
-> {
+export interface VersionedFamily<N extends string, M, VM> {
   /** The resource's view and a version's view. */
   view(resource: M | undefined): unknown;
   versionView(version: VM | undefined): unknown;
   list(request: ReturnType<typeof listRequest>, options: CallOptions): Promise<Page<N, M> & { nextCursor: string }>;
-  create: VersionedWrite<C, { body: Static<C>; request: FastifyRequest }, Answer<N, M>>;
+  create: AnyWrite<CreateArgs<TSchema>, Answer<N, M>>;
   get: {
     summary: string;
     /** Default: `?versionId=`. */
@@ -71,11 +73,11 @@ export interface VersionedFamily<
     stability?: Stability;
     call(args: { id: string; versionId: string }, options: CallOptions): Promise<Answer<N, M>>;
   };
-  update: VersionedWrite<U, ByIdArgs<U>, Answer<N, M>>;
-  createVersion: VersionedWrite<V, ByIdArgs<V>, { version?: VM }>;
+  update: AnyWrite<ByIdArgs<TSchema>, Answer<N, M>>;
+  createVersion: AnyWrite<ByIdArgs<TSchema>, { version?: VM }>;
   /** Routes of the family registered after create version, before publish (their place in the document). */
   afterCreateVersion?(app: GatewayApp): void;
-  publish?: VersionedWrite<P, ByIdArgs<P>, Answer<N, M>>;
+  publish?: AnyWrite<ByIdArgs<TSchema>, Answer<N, M>>;
   diff?(
     args: { id: string; versionId: string; againstVersionId: string },
     options: CallOptions,
@@ -86,15 +88,11 @@ const errors = (conflicts?: boolean) =>
   conflicts ? errorResponses(400, 401, 403, 404, 409) : errorResponses(400, 401, 403, 404);
 
 /** Registers a versioned family's shared routes. */
-export function registerVersionedRoutes<
-  N extends string,
-  M,
-  VM,
-  C extends TSchema,
-  U extends TSchema,
-  V extends TSchema,
-  P extends TSchema,
->(app: GatewayApp, name: N, family: VersionedFamily<N, M, VM, C, U, V, P>): void {
+export function registerVersionedRoutes<N extends string, M, VM>(
+  app: GatewayApp,
+  name: N,
+  family: VersionedFamily<N, M, VM>,
+): void {
   const { get, create } = family;
   const key = (name.charAt(0).toLowerCase() + name.slice(1)) as Key<N>;
   const view = component(name);
@@ -124,7 +122,7 @@ export function registerVersionedRoutes<
       response: { 201: view, ...errors(create.conflicts) },
     }),
     async (request, reply) => {
-      const r = await create.call({ body: bodyOf(request, create.body), request }, rpcOptions(request));
+      const r = await create.call({ body: request.body, request }, rpcOptions(request));
       return reply.code(201).send(answer(r));
     },
   );
@@ -144,11 +142,11 @@ export function registerVersionedRoutes<
   );
 
   /** A write on `:id`: `method` at `url`, answered with `status` and the `schema` of what `shown` makes of the call's answer. */
-  const writeById = <B extends TSchema, T>(
+  const writeById = <T>(
     method: "PATCH" | "POST",
     url: string,
     operationId: string,
-    write: VersionedWrite<B, ByIdArgs<B>, T>,
+    write: AnyWrite<ByIdArgs<TSchema>, T>,
     shown: { status: 200 | 201; schema: TSchema; view(response: T): unknown },
   ) =>
     app.route({
@@ -160,7 +158,7 @@ export function registerVersionedRoutes<
         response: { [shown.status]: shown.schema, ...errors(write.conflicts) },
       }),
       handler: async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>, reply: FastifyReply) => {
-        const args = { id: request.params.id, body: bodyOf(request, write.body) };
+        const args = { id: request.params.id, body: request.body };
         return reply.code(shown.status).send(shown.view(await write.call(args, rpcOptions(request))));
       },
     });
@@ -197,9 +195,4 @@ export function registerVersionedRoutes<
       },
     );
   }
-}
-
-/** The body as the route's schema describes it: Fastify validated it against that schema before the handler ran. */
-function bodyOf<B extends TSchema>(request: FastifyRequest, _schema: B): Static<B> {
-  return request.body as Static<B>;
 }
