@@ -48,6 +48,7 @@ export type ByIdArgs<B extends TSchema> = { id: string; body: Static<B> };
  */
 export const createWrite = <B extends TSchema, R>(write: VersionedWrite<B, CreateArgs<B>, R>) => write;
 export const byIdWrite = <B extends TSchema, R>(write: VersionedWrite<B, ByIdArgs<B>, R>) => write;
+/** A write of any body (`call` is a method, so a write typed by its own body fits). */
 type AnyWrite<A, R> = VersionedWrite<TSchema, A, R>;
 
 /** The field of the catalog's answers that carries a resource of the family `N` ("Prompt": `prompt`). */
@@ -60,6 +61,7 @@ type Page<N extends string, M> = { [K in `${Key<N>}s`]: M[] };
 /** The schema of the document's component `id`. */
 const component = (id: string) => Type.Unsafe<unknown>(Type.Ref(id));
 
+/** A family named `N` (e.g. "Prompt"), of resources `M` with versions `VM`: its views and the call behind each route. */
 export interface VersionedFamily<N extends string, M, VM> {
   /** The resource's view and a version's view. */
   view(resource: M | undefined): unknown;
