@@ -1,5 +1,4 @@
 import { LIMITS } from "@kiln/kit/limits";
-import type { PromptVersion } from "@kiln/proto/catalog";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { Body, Nullable } from "../schemas.js";
@@ -14,7 +13,7 @@ import {
   ToolSelectorBody,
   toolSelectors,
 } from "./catalog-requests.js";
-import { promptVersionView, promptView } from "./catalog-views.js";
+import { fromCatalog, promptVersionView, promptView } from "./catalog-views.js";
 import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 /** Prompts and their immutable versions (api.md "Prompts"; docs/api.md "Stability": public beta). */
@@ -22,10 +21,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
   registerVersionedRoutes(app, "Prompt", {
     view: promptView,
-    versionView: (v: PromptVersion | undefined) => {
-      if (!v) throw new Error("catalog returned no prompt version");
-      return promptVersionView(v);
-    },
+    versionView: fromCatalog.view("prompt version", promptVersionView),
     list: catalog.listPrompts,
     create: createWrite({
       summary: "Create a prompt (it has no version yet)",
