@@ -26,17 +26,24 @@ export async function everyPage<T>(page: (cursor: string) => Promise<{ items: T[
   return out;
 }
 
+type PageRequest = ReturnType<typeof pageOf>;
+type PageAnswer = { nextCursor: string };
+
 /**
  * The handler of a route that lists, a page at a time, what belongs to its `:id`: `call` asks the
- * service for that page, `items` picks the page's items from the answer, `view` shows each.
+ * service for that page with the id in the request field `idField`; the answer's `itemsField`
+ * holds the page's items, each shown through `view`.
  */
-export function pageById<R extends { nextCursor: string }, T, V>(
-  call: (id: string, page: { limit: number; cursor: string }, options: CallOptions) => Promise<R>,
-  items: (response: R) => readonly T[],
+export function pageById<K extends string, I extends string, T, V>(
+  call: (request: Record<K, string> & PageRequest, options: CallOptions) => Promise<Record<I, T[]> & PageAnswer>,
+  idField: K,
+  itemsField: I,
   view: (item: T) => V,
 ) {
   return async (request: FastifyRequest & { params: { id: string }; query: { limit?: string; cursor?: string } }) => {
-    const r = await call(request.params.id, pageOf(request.query), rpcOptions(request));
-    return listPage(items(r), view, r.nextCursor);
+    const owner = { [idField]: request.params.id } as Record<K, string>;
+    const r = await call({ ...owner, ...pageOf(request.query) }, rpcOptions(request));
+    const items: Record<I, T[]> = r;
+    return listPage(items[itemsField], view, r.nextCursor);
   };
 }

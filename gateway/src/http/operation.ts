@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifySchema } from "fastify";
 import type { TSchema } from "typebox";
-import { errorResponses, List, ref, type Stability } from "../schemas.js";
+import { errorResponses, IdParams, List, ref, type Stability } from "../schemas.js";
 
 /** What the routes of one module share in their declaration: OpenAPI tags, stability, security. */
 export interface OperationGroup {
@@ -46,6 +46,14 @@ export function answers<S extends TSchema>(view: S, ...errors: number[]) {
 /** `response` of a list route: `{ data, nextCursor }` of `view` (a named schema), else one of the error statuses. */
 export function listAnswers<S extends TSchema>(view: S, ...errors: number[]) {
   return { 200: List(ref(view)), ...errorResponses(...errors) };
+}
+
+/**
+ * The schema of a route that lists, a page at a time, what belongs to its `:id` (its handler:
+ * `pageById`): the id, the page query and `{ data, nextCursor }` of `view`.
+ */
+export function pageByIdSchema<S extends TSchema, Q extends TSchema>(view: S, querystring: Q) {
+  return { params: IdParams, querystring, response: listAnswers(view, 400, 401, 403, 404) };
 }
 
 /** The security of routes for signed-in users only: an access token, not an API key. */

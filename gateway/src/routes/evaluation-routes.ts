@@ -1,7 +1,12 @@
+import type { CallOptions } from "@connectrpc/connect";
+import type { EvaluationRun } from "@kiln/proto/evaluation";
+import type { FastifyRequest } from "fastify";
+import type { Static } from "typebox";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { answers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { TargetLabel } from "./evaluation-assertion-views.js";
 import { organizationOfRead, registerEvaluationCaseRoutes } from "./evaluation-case-routes.js";
@@ -14,10 +19,20 @@ import { EvaluationComparisonView, EvaluationRunView } from "./evaluation-views.
  * cases belong to the skill, scoring) and the organization checks.
  */
 
-const tags = ["evaluations"];
-const config = { stability: "beta" as const };
+const op = operations({ tags: ["evaluations"], stability: "beta" });
 
 const RunParams = Type.Object({ id: Id, evaluationRunId: Id });
+type RunRequest = { organizationId: string; skillId: string; evaluationRunId: string };
+
+/** The handler of a route on one run (`:evaluationRunId` of the skill `:id`): `call` with it, answered as the run. */
+function byRun(call: (run: RunRequest, options: CallOptions) => Promise<{ run?: EvaluationRun }>) {
+  return async (request: FastifyRequest<{ Params: Static<typeof RunParams> }>) => {
+    const { id, evaluationRunId } = request.params;
+    const organizationId = organizationOfRead(request, undefined);
+    const r = await call({ organizationId, skillId: id, evaluationRunId }, rpcOptions(request));
+    return evaluationRunView(r.run);
+  };
+}
 
 /** Evaluation cases and runs of a skill (api.md "Evaluations"). */
 export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -26,13 +41,10 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.post(
     "/api/skills/:id/evaluations/run",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "startEvaluationRun",
-        summary:
-          "Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run",
+    op(
+      "startEvaluationRun",
+      "Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run",
+      {
         params: IdParams,
         headers: IdempotencyHeaders,
         body: Body({
@@ -66,7 +78,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           ...errorResponses(400, 401, 403, 404, 409),
         },
       },
-    },
+    ),
     async (request, reply) => {
       const b = request.body;
       const r = await evaluation.startEvaluationRun(
@@ -86,13 +98,10 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.get(
     "/api/skills/:id/evaluations/compare",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "compareEvaluationRuns",
-        summary:
-          "Compare two completed evaluation runs of the skill case by case: base and head verdicts and pass rates, the change, the summary",
+    op(
+      "compareEvaluationRuns",
+      "Compare two completed evaluation runs of the skill case by case: base and head verdicts and pass rates, the change, the summary",
+      {
         params: IdParams,
         querystring: Type.Object(
           {
@@ -107,9 +116,9 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           },
           { additionalProperties: false },
         ),
-        response: { 200: ref(EvaluationComparisonView), ...errorResponses(400, 401, 403, 404, 409) },
+        response: answers(EvaluationComparisonView, 400, 401, 403, 404, 409),
       },
-    },
+    ),
     async (request) => {
       const q = request.query;
       const r = await evaluation.compareEvaluationRuns(
@@ -128,52 +137,20 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.post(
     "/api/skills/:id/evaluations/:evaluationRunId/cancel",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "cancelEvaluationRun",
-        summary:
-          "Cancel an evaluation run: pending attempts are not run; the report keeps what finished and says it was cancelled",
-        params: RunParams,
-        response: { 200: ref(EvaluationRunView), ...errorResponses(401, 403, 404, 409) },
-      },
-    },
-    async (request) => {
-      const r = await evaluation.cancelEvaluationRun(
-        {
-          organizationId: organizationOfRead(request, undefined),
-          skillId: request.params.id,
-          evaluationRunId: request.params.evaluationRunId,
-        },
-        rpcOptions(request),
-      );
-      return evaluationRunView(r.run);
-    },
+    op(
+      "cancelEvaluationRun",
+      "Cancel an evaluation run: pending attempts are not run; the report keeps what finished and says it was cancelled",
+      { params: RunParams, response: answers(EvaluationRunView, 401, 403, 404, 409) },
+    ),
+    byRun(evaluation.cancelEvaluationRun),
   );
 
   app.get(
     "/api/skills/:id/evaluations/:evaluationRunId",
-    {
-      config,
-      schema: {
-        tags,
-        operationId: "getEvaluationRun",
-        summary: "An evaluation run: per-case outcomes by target, changes, summary and contract validity",
-        params: RunParams,
-        response: { 200: ref(EvaluationRunView), ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const r = await evaluation.getEvaluationRun(
-        {
-          organizationId: organizationOfRead(request, undefined),
-          skillId: request.params.id,
-          evaluationRunId: request.params.evaluationRunId,
-        },
-        rpcOptions(request),
-      );
-      return evaluationRunView(r.run);
-    },
+    op("getEvaluationRun", "An evaluation run: per-case outcomes by target, changes, summary and contract validity", {
+      params: RunParams,
+      response: answers(EvaluationRunView, 401, 403, 404),
+    }),
+    byRun(evaluation.getEvaluationRun),
   );
 }

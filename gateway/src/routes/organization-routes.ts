@@ -1,7 +1,7 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { pageById } from "../http/list-page.js";
-import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, answers, operations, pageByIdSchema } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
 import { MembershipView, MemberView, membershipView, memberView, OrganizationView, organizationView } from "./views.js";
@@ -76,15 +76,9 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
     "/api/organizations/:id/members",
     op("listMembers", "The members of an organization with their roles, newest first", {
       security,
-      params: IdParams,
-      querystring: Type.Object(ListQuery, { additionalProperties: false }),
-      response: listAnswers(MemberView, 400, 401, 403, 404),
+      ...pageByIdSchema(MemberView, Type.Object(ListQuery, { additionalProperties: false })),
     }),
-    pageById(
-      (organizationId, page, options) => identity.listMembers({ organizationId, ...page }, options),
-      (r) => r.members,
-      memberView,
-    ),
+    pageById(identity.listMembers, "organizationId", "members", memberView),
   );
 
   app.post(

@@ -12,25 +12,18 @@ import {
   PromptText,
   ToolSelectorBody,
   toolSelectors,
-  VersionIdQuerystring,
 } from "./catalog-requests.js";
-import { PromptVersionView, PromptView, promptVersionView, promptView } from "./catalog-views.js";
-import { registerVersionedRoutes } from "./versioned-routes.js";
+import { fromCatalog, promptVersionView, promptView } from "./catalog-views.js";
+import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 /** Prompts and their immutable versions (api.md "Prompts"; docs/api.md "Stability": public beta). */
 export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
-  registerVersionedRoutes(app, {
-    path: "/api/prompts",
-    tag: "prompts",
-    name: "Prompt",
-    view: PromptView,
-    versionView: PromptVersionView,
-    list: async (request, options) => {
-      const r = await catalog.listPrompts(request, options);
-      return { data: r.prompts.map(promptView), nextCursor: r.nextCursor };
-    },
-    create: {
+  registerVersionedRoutes(app, "Prompt", {
+    view: promptView,
+    versionView: fromCatalog.view("prompt version", promptVersionView),
+    list: catalog.listPrompts,
+    create: createWrite({
       summary: "Create a prompt (it has no version yet)",
       body: Body({
         organizationId: OrganizationId,
@@ -38,41 +31,34 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         description: Type.Optional(Description),
         defaultModel: Type.Optional(Nullable(ModelId)),
       }),
-      call: async ({ body }, options) => {
-        const { organizationId, name, description, defaultModel } = body;
-        const r = await catalog.createPrompt(
+      call: ({ body: { organizationId, name, description, defaultModel } }, options) =>
+        catalog.createPrompt(
           { organizationId, name, description: description ?? "", defaultModel: defaultModel ?? undefined },
           options,
-        );
-        return promptView(r.prompt);
-      },
-    },
+        ),
+    }),
     get: {
       summary: "A prompt with the version ?versionId= names (default: the published one, else the latest)",
-      querystring: VersionIdQuerystring,
-      call: async (request, options) => promptView((await catalog.getPrompt(request, options)).prompt),
+      call: catalog.getPrompt,
     },
-    update: {
+    update: byIdWrite({
       summary: "Change a prompt's name, description or default model (null clears it)",
       body: Body({
         name: Type.Optional(Name),
         description: Type.Optional(Description),
         defaultModel: Type.Optional(Nullable(ModelId)),
       }),
-      call: async ({ id, body }, options) => {
-        const { name, description, defaultModel } = body;
-        const r = await catalog.updatePrompt(
+      call: ({ id, body: { name, description, defaultModel } }, options) =>
+        catalog.updatePrompt(
           { id, name, description, defaultModel: defaultModel ?? undefined, clearDefaultModel: defaultModel === null },
           options,
-        );
-        return promptView(r.prompt);
-      },
-    },
-    createVersion: {
+        ),
+    }),
+    createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
-      call: async ({ id, body: b }, options) => {
-        const r = await catalog.createPromptVersion(
+      call: ({ id, body: b }, options) =>
+        catalog.createPromptVersion(
           {
             promptId: id,
             content: {
@@ -87,17 +73,14 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
             tools: toolSelectors(b.tools),
           },
           options,
-        );
-        if (!r.version) throw new Error("catalog returned no prompt version");
-        return promptVersionView(r.version);
-      },
-    },
-    publish: {
+        ),
+    }),
+    publish: byIdWrite({
       summary: "Publish a draft version of the prompt; answers the prompt",
       body: Body({ versionId: Type.String({ minLength: 1, maxLength: 100 }) }),
-      call: async ({ id, body }, options) =>
-        promptView((await catalog.publishPromptVersion({ promptId: id, versionId: body.versionId }, options)).prompt),
-    },
+      call: ({ id, body }, options) =>
+        catalog.publishPromptVersion({ promptId: id, versionId: body.versionId }, options),
+    }),
   });
 }
 

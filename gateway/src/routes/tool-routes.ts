@@ -10,9 +10,9 @@ import {
   OrganizationId,
   optionalJsonTextMessage,
 } from "./catalog-requests.js";
-import { ToolVersionView, ToolView, toolVersionView, toolView } from "./catalog-views.js";
-import { MetadataBody } from "./versioned-bodies.js";
-import { registerVersionedRoutes } from "./versioned-routes.js";
+import { toolVersionView, toolView } from "./catalog-views.js";
+import { changeMetadata } from "./versioned-bodies.js";
+import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 const ToolType = OneOf(["manual_stub", "http"]);
 const ToolConfig = JsonObject(
@@ -24,17 +24,11 @@ const InputSchema = JsonObject("a JSON Schema of type object describing the tool
 /** Tools and their versions (api.md "Tools", "Version diffs"; docs/api.md "Stability": public beta). */
 export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { catalog } = deps.clients;
-  registerVersionedRoutes(app, {
-    path: "/api/tools",
-    tag: "tools",
-    name: "Tool",
-    view: ToolView,
-    versionView: ToolVersionView,
-    list: async (request, options) => {
-      const r = await catalog.listTools(request, options);
-      return { data: r.tools.map(toolView), nextCursor: r.nextCursor };
-    },
-    create: {
+  registerVersionedRoutes(app, "Tool", {
+    view: toolView,
+    versionView: toolVersionView,
+    list: catalog.listTools,
+    create: createWrite({
       summary: "Create a tool with its version 1",
       body: Body({
         organizationId: OrganizationId,
@@ -46,8 +40,8 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
         description: Type.Optional(Description),
       }),
       conflicts: true,
-      call: async ({ body: b }, options) => {
-        const r = await catalog.createTool(
+      call: ({ body: b }, options) =>
+        catalog.createTool(
           {
             organizationId: b.organizationId,
             toolKey: b.toolKey,
@@ -56,30 +50,26 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
             content: { type: b.type, config: jsonTextMessage(b.config), inputSchema: jsonTextMessage(b.inputSchema) },
           },
           options,
-        );
-        return toolView(r.tool);
-      },
-    },
+        ),
+    }),
     get: {
       summary: "A tool with its current version's type, config and input schema",
       querystring: Type.Object({}, { additionalProperties: false }),
-      call: async ({ id }, options) => toolView((await catalog.getTool({ id }, options)).tool),
+      call: ({ id }, options) => catalog.getTool({ id }, options),
     },
-    update: {
-      summary: "Change a tool's name or description (metadata lives on the tool, not on versions)",
-      body: MetadataBody,
-      call: async ({ id, body }, options) =>
-        toolView((await catalog.updateTool({ id, name: body.name, description: body.description }, options)).tool),
-    },
-    createVersion: {
+    update: changeMetadata(
+      "Change a tool's name or description (metadata lives on the tool, not on versions)",
+      catalog.updateTool,
+    ),
+    createVersion: byIdWrite({
       summary: "Create a tool version (a full snapshot: omitted fields are copied) that becomes current",
       body: Body({
         type: Type.Optional(ToolType),
         config: Type.Optional(ToolConfig),
         inputSchema: Type.Optional(InputSchema),
       }),
-      call: async ({ id, body: b }, options) => {
-        const r = await catalog.createToolVersion(
+      call: ({ id, body: b }, options) =>
+        catalog.createToolVersion(
           {
             toolId: id,
             content: {
@@ -89,11 +79,8 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
             },
           },
           options,
-        );
-        return toolVersionView(r.version);
-      },
-    },
-    diff: async ({ id, versionId, againstVersionId }, options) =>
-      (await catalog.diffToolVersions({ toolId: id, versionId, againstVersionId }, options)).diff,
+        ),
+    }),
+    diff: ({ id, ...versions }, options) => catalog.diffToolVersions({ toolId: id, ...versions }, options),
   });
 }

@@ -1,217 +1,200 @@
 import type { CallOptions } from "@connectrpc/connect";
 import type { VersionDiff } from "@kiln/proto/catalog";
-import type { FastifyRequest } from "fastify";
-import type { Static, TSchema } from "typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import Type, { type Static, type TSchema } from "typebox";
 import type { GatewayApp } from "../http/gateway-app.js";
+import { listPage } from "../http/list-page.js";
+import { operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { errorResponses, List, ref, type Stability } from "../schemas.js";
-import { DiffQuerystring, IdParams, ListQuerystring, listRequest, VersionParams } from "./catalog-requests.js";
+import {
+  DiffQuerystring,
+  IdParams,
+  ListQuerystring,
+  listRequest,
+  VersionIdQuerystring,
+  VersionParams,
+} from "./catalog-requests.js";
 import { VersionDiffView, versionDiffView } from "./catalog-views.js";
 
 /**
  * One route factory for the versioned catalog resources (prompts, tools, skills, agents). A family
- * declares its path, its schemas and the RPC call (with the conversion to its view) behind each
- * route; the factory registers list, create, get, update, create version, publish and diff with the
- * statuses, operation ids and tags every family shares. Routes of one family only (a skill's
- * composition, an agent's workflow and rollback) stay in that family's module.
+ * is named ("Prompt": the path /api/prompts, the tag prompts, operation ids listPrompts,
+ * createPrompt…, the document's schemas Prompt and PromptVersion) and declares the views of its
+ * resource and version and the RPC call behind each route; the factory registers list, create, get,
+ * update, create version, publish and diff with the statuses every family shares, and takes the
+ * resource out of the catalog's answers (`{ prompt }`, `{ prompts, nextCursor }`, `{ version }`,
+ * `{ diff }`). Routes of one family only (a skill's composition, an agent's workflow and rollback)
+ * stay in that family's module.
  */
 
-/** A write route of a family: its summary, body schema, extra statuses and the call behind it. */
-export interface VersionedWrite<B extends TSchema, A> {
+/** A write route of a family: its summary, body schema, whether it may answer 409, and the call behind it. */
+export interface VersionedWrite<B extends TSchema, A, R> {
   summary: string;
   body: B;
-  /** The statuses the route answers besides 400, 401, 403 and 404 (e.g. 409). */
+  /** The route answers 409 too (besides 400, 401, 403 and 404). */
   conflicts?: boolean;
-  call(args: A, options: CallOptions): Promise<unknown>;
+  call(args: A, options: CallOptions): Promise<R>;
 }
 
-export interface VersionedFamily<C extends TSchema, U extends TSchema, V extends TSchema, P extends TSchema> {
-  /** The collection path, e.g. "/api/prompts". */
-  path: string;
-  /** The OpenAPI tag and the plural used in summaries, e.g. "prompts". */
-  tag: string;
-  /** The singular in operation ids, e.g. "Prompt": listPrompts, createPrompt, diffPromptVersions. */
-  name: string;
-  /** The schemas (each with an $id) of the resource and of one version. */
-  view: TSchema;
-  versionView: TSchema;
-  list(request: ReturnType<typeof listRequest>, options: CallOptions): Promise<{ data: unknown[]; nextCursor: string }>;
-  create: VersionedWrite<C, { body: Static<C>; request: FastifyRequest }>;
+/** What a create passes to its call: the checked body and the request. */
+export type CreateArgs<B extends TSchema> = { body: Static<B>; request: FastifyRequest };
+/** What a write on one resource (`:id`) passes to its call: the id and the checked body. */
+export type ByIdArgs<B extends TSchema> = { id: string; body: Static<B> };
+
+/**
+ * A family's create or write on `:id` with a body of its own: the call's `body` is typed by the
+ * body's schema (a family holds its writes whatever their bodies; each is checked here).
+ */
+export const createWrite = <B extends TSchema, R>(write: VersionedWrite<B, CreateArgs<B>, R>) => write;
+export const byIdWrite = <B extends TSchema, R>(write: VersionedWrite<B, ByIdArgs<B>, R>) => write;
+/** A write of any body (`call` is a method, so a write typed by its own body fits). */
+type AnyWrite<A, R> = VersionedWrite<TSchema, A, R>;
+
+/** The field of the catalog's answers that carries a resource of the family `N` ("Prompt": `prompt`). */
+type Key<N extends string> = Uncapitalize<N>;
+/** An answer of the catalog that carries the resource `M` of the family `N` (e.g. `{ prompt?: Prompt }`). */
+type Answer<N extends string, M> = { [K in Key<N>]?: M };
+/** A page of the list of the family `N` (e.g. `{ prompts: Prompt[] }`, with `nextCursor`). */
+type Page<N extends string, M> = { [K in `${Key<N>}s`]: M[] };
+
+/** The schema of the document's component `id`. */
+const component = (id: string) => Type.Unsafe<unknown>(Type.Ref(id));
+
+/** A family named `N` (e.g. "Prompt"), of resources `M` with versions `VM`: its views and the call behind each route. */
+export interface VersionedFamily<N extends string, M, VM> {
+  /** The resource's view and a version's view. */
+  view(resource: M | undefined): unknown;
+  versionView(version: VM | undefined): unknown;
+  list(request: ReturnType<typeof listRequest>, options: CallOptions): Promise<Page<N, M> & { nextCursor: string }>;
+  create: AnyWrite<CreateArgs<TSchema>, Answer<N, M>>;
   get: {
     summary: string;
-    querystring: TSchema;
+    /** Default: `?versionId=`. */
+    querystring?: TSchema;
     stability?: Stability;
-    call(args: { id: string; versionId: string }, options: CallOptions): Promise<unknown>;
+    call(args: { id: string; versionId: string }, options: CallOptions): Promise<Answer<N, M>>;
   };
-  update: VersionedWrite<U, { id: string; body: Static<U> }>;
-  createVersion: VersionedWrite<V, { id: string; body: Static<V> }>;
+  update: AnyWrite<ByIdArgs<TSchema>, Answer<N, M>>;
+  createVersion: AnyWrite<ByIdArgs<TSchema>, { version?: VM }>;
   /** Routes of the family registered after create version, before publish (their place in the document). */
   afterCreateVersion?(app: GatewayApp): void;
-  publish?: VersionedWrite<P, { id: string; body: Static<P> }>;
+  publish?: AnyWrite<ByIdArgs<TSchema>, Answer<N, M>>;
   diff?(
     args: { id: string; versionId: string; againstVersionId: string },
     options: CallOptions,
-  ): Promise<VersionDiff | undefined>;
+  ): Promise<{ diff?: VersionDiff }>;
 }
 
-const config = { stability: "beta" as const };
-const statuses = (conflicts: boolean | undefined) =>
+const errors = (conflicts?: boolean) =>
   conflicts ? errorResponses(400, 401, 403, 404, 409) : errorResponses(400, 401, 403, 404);
 
 /** Registers a versioned family's shared routes. */
-export function registerVersionedRoutes<C extends TSchema, U extends TSchema, V extends TSchema, P extends TSchema>(
+export function registerVersionedRoutes<N extends string, M, VM>(
   app: GatewayApp,
-  family: VersionedFamily<C, U, V, P>,
+  name: N,
+  family: VersionedFamily<N, M, VM>,
 ): void {
-  const { path, name, tag } = family;
-  const tags = [tag];
-  const view = ref(family.view);
+  const { get, create } = family;
+  const key = (name.charAt(0).toLowerCase() + name.slice(1)) as Key<N>;
+  const view = component(name);
+  const answer = (r: Answer<N, M>) => family.view(r[key]);
+  const tag = `${name.toLowerCase()}s`;
+  const path = `/api/${tag}`;
   const byId = `${path}/:id`;
+  const op = operations({ tags: [tag], stability: "beta" });
 
   app.get(
     path,
-    {
-      config,
-      schema: {
-        tags,
-        operationId: `list${name}s`,
-        summary: `List an organization's ${tag}, newest first`,
-        querystring: ListQuerystring,
-        response: { 200: List(view), ...statuses(false) },
-      },
-    },
+    op(`list${name}s`, `List an organization's ${tag}, newest first`, {
+      querystring: ListQuerystring,
+      response: { 200: List(view), ...errors() },
+    }),
     async (request) => {
       const r = await family.list(listRequest(request, request.query), rpcOptions(request));
-      return { data: r.data, nextCursor: r.nextCursor || null };
+      const page: Page<N, M> = r;
+      return listPage(page[`${key}s` as const], family.view, r.nextCursor);
     },
   );
 
-  const { create } = family;
   app.post(
     path,
-    {
-      config,
-      schema: {
-        tags,
-        operationId: `create${name}`,
-        summary: create.summary,
-        body: create.body,
-        response: { 201: view, ...statuses(create.conflicts) },
-      },
+    op(`create${name}`, create.summary, {
+      body: create.body,
+      response: { 201: view, ...errors(create.conflicts) },
+    }),
+    async (request, reply) => {
+      const r = await create.call({ body: request.body, request }, rpcOptions(request));
+      return reply.code(201).send(answer(r));
     },
-    async (request, reply) =>
-      reply.code(201).send(await create.call({ body: bodyOf(request, create.body), request }, rpcOptions(request))),
   );
 
-  const { get } = family;
   app.get(
     byId,
-    {
-      config: get.stability ? { stability: get.stability } : config,
-      schema: {
-        tags,
-        operationId: `get${name}`,
-        summary: get.summary,
-        params: IdParams,
-        querystring: get.querystring,
-        response: { 200: view, ...statuses(false) },
-      },
-    },
+    operations({ tags: [tag], stability: get.stability ?? "beta" })(`get${name}`, get.summary, {
+      params: IdParams,
+      querystring: get.querystring ?? VersionIdQuerystring,
+      response: { 200: view, ...errors() },
+    }),
     async (request) => {
       const query = request.query as { versionId?: string };
-      return get.call({ id: request.params.id, versionId: query.versionId ?? "" }, rpcOptions(request));
+      const args = { id: request.params.id, versionId: query.versionId ?? "" };
+      return answer(await get.call(args, rpcOptions(request)));
     },
   );
 
-  const { update } = family;
-  app.patch(
-    byId,
-    {
-      config,
-      schema: {
-        tags,
-        operationId: `update${name}`,
-        summary: update.summary,
+  /** A write on `:id`: `method` at `url`, answered with `status` and the `schema` of what `shown` makes of the call's answer. */
+  const writeById = <T>(
+    method: "PATCH" | "POST",
+    url: string,
+    operationId: string,
+    write: AnyWrite<ByIdArgs<TSchema>, T>,
+    shown: { status: 200 | 201; schema: TSchema; view(response: T): unknown },
+  ) =>
+    app.route({
+      method,
+      url,
+      ...op(operationId, write.summary, {
         params: IdParams,
-        body: update.body,
-        response: { 200: view, ...statuses(update.conflicts) },
+        body: write.body,
+        response: { [shown.status]: shown.schema, ...errors(write.conflicts) },
+      }),
+      handler: async (request: FastifyRequest<{ Params: Static<typeof IdParams> }>, reply: FastifyReply) => {
+        const args = { id: request.params.id, body: request.body };
+        return reply.code(shown.status).send(shown.view(await write.call(args, rpcOptions(request))));
       },
-    },
-    async (request) => update.call({ id: request.params.id, body: bodyOf(request, update.body) }, rpcOptions(request)),
-  );
+    });
 
-  const { createVersion } = family;
-  app.post(
-    `${byId}/versions`,
-    {
-      config,
-      schema: {
-        tags,
-        operationId: `create${name}Version`,
-        summary: createVersion.summary,
-        params: IdParams,
-        body: createVersion.body,
-        response: { 201: ref(family.versionView), ...statuses(createVersion.conflicts) },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(
-          await createVersion.call(
-            { id: request.params.id, body: bodyOf(request, createVersion.body) },
-            rpcOptions(request),
-          ),
-        ),
-  );
-
+  const resource = { status: 200, schema: view, view: answer } as const;
+  const version = {
+    status: 201,
+    schema: component(`${name}Version`),
+    view: (r: { version?: VM }) => family.versionView(r.version),
+  } as const;
+  writeById("PATCH", byId, `update${name}`, family.update, resource);
+  writeById("POST", `${byId}/versions`, `create${name}Version`, family.createVersion, version);
   family.afterCreateVersion?.(app);
-
   const { publish } = family;
-  if (publish) {
-    app.post(
-      `${byId}/publish`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `publish${name}Version`,
-          summary: publish.summary,
-          params: IdParams,
-          body: publish.body,
-          response: { 200: view, ...statuses(true) },
-        },
-      },
-      async (request) =>
-        publish.call({ id: request.params.id, body: bodyOf(request, publish.body) }, rpcOptions(request)),
-    );
-  }
+  if (publish) writeById("POST", `${byId}/publish`, `publish${name}Version`, { ...publish, conflicts: true }, resource);
 
   const { diff } = family;
   if (diff) {
     app.get(
       `${byId}/versions/:versionId/diff`,
-      {
-        config,
-        schema: {
-          tags,
-          operationId: `diff${name}Versions`,
-          summary: `The changes from ?against= (default: the version before) to this ${name.toLowerCase()} version`,
+      op(
+        `diff${name}Versions`,
+        `The changes from ?against= (default: the version before) to this ${name.toLowerCase()} version`,
+        {
           params: VersionParams,
           querystring: DiffQuerystring,
-          response: { 200: ref(VersionDiffView), ...statuses(false) },
+          response: { 200: ref(VersionDiffView), ...errors() },
         },
-      },
+      ),
       async (request) => {
         const { id, versionId } = request.params;
-        const r = await diff({ id, versionId, againstVersionId: request.query.against ?? "" }, rpcOptions(request));
-        return versionDiffView(r);
+        const againstVersionId = request.query.against ?? "";
+        return versionDiffView((await diff({ id, versionId, againstVersionId }, rpcOptions(request))).diff);
       },
     );
   }
-}
-
-/** The body as the route's schema describes it: Fastify validated it against that schema before the handler ran. */
-function bodyOf<B extends TSchema>(request: FastifyRequest, _schema: B): Static<B> {
-  return request.body as Static<B>;
 }

@@ -1,7 +1,7 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageById, pageOf } from "../http/list-page.js";
-import { answers, listAnswers, operations } from "../http/operation.js";
+import { answers, listAnswers, operations, pageByIdSchema } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, ListQuery, OneOf, ref } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
@@ -136,16 +136,12 @@ export function registerWebhookRoutes(app: GatewayApp, deps: GatewayDeps): void 
 
   app.get(
     "/api/webhooks/:id/deliveries",
-    op("listWebhookDeliveries", "A webhook's deliveries, newest first, each with every attempt", {
-      params: IdParams,
-      querystring: Type.Object(ListQuery),
-      response: listAnswers(DeliveryView, 400, 401, 403, 404),
-    }),
-    pageById(
-      (webhookId, page, options) => webhooks.listDeliveries({ webhookId, ...page }, options),
-      (r) => r.deliveries,
-      deliveryView,
+    op(
+      "listWebhookDeliveries",
+      "A webhook's deliveries, newest first, each with every attempt",
+      pageByIdSchema(DeliveryView, Type.Object(ListQuery)),
     ),
+    pageById(webhooks.listDeliveries, "webhookId", "deliveries", deliveryView),
   );
 
   app.post(
