@@ -11,7 +11,8 @@ import type { CaseDoc, CaseImportDoc } from "./store/evaluation-store.js";
 /** Evaluation cases: created in batches per skill, listed newest first. */
 export function createCases(deps: EvaluationDeps) {
   const c = deps.collections;
-  return {
+  // Named, not `this`: the RPC table passes these methods unbound.
+  const cases = {
     /** Every case is checked before any is stored: a batch is stored whole or not at all. */
     async createCases(
       principal: Principal,
@@ -147,7 +148,7 @@ export function createCases(deps: EvaluationDeps) {
         await c.caseImports.insertMany(entries);
         await c.cases.insertMany(docs);
       } catch (e) {
-        await this.undoImport(principal, { organizationId, importId: input.importId });
+        await cases.undoImport(principal, { organizationId, importId: input.importId });
         throw e;
       }
       return items;
@@ -202,6 +203,7 @@ export function createCases(deps: EvaluationDeps) {
       return findPage(c.cases, { skillId: skill.id, organizationId: skill.organizationId }, input);
     },
   };
+  return cases;
 }
 
 export type Cases = ReturnType<typeof createCases>;

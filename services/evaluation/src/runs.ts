@@ -63,7 +63,8 @@ export function createRuns(deps: EvaluationDeps) {
     return named.map((label) => ({ label, versionId: versionOf(label) as string }));
   }
 
-  return {
+  // Named, not `this`: the RPC table passes these methods unbound.
+  const runs = {
     /**
      * Stores the run (queued, work not yet published), then publishes one work message per case ×
      * target. When the bus does not take them, the run stays queued and the relay publishes later.
@@ -166,7 +167,7 @@ export function createRuns(deps: EvaluationDeps) {
       principal: Principal,
       input: { organizationId: string; skillId: string; evaluationRunId: string },
     ): Promise<RunView> {
-      const { run } = await this.getRun(principal, input);
+      const { run } = await runs.getRun(principal, input);
       await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsWrite, "evaluation run");
       if (run.status === "completed" || run.status === "failed") {
         throw failedPrecondition(
@@ -181,7 +182,7 @@ export function createRuns(deps: EvaluationDeps) {
         await updateProgress(c.progress, run._id, { $set: { cancelled: true } });
         await deps.completion.completeIfDone(run);
       }
-      return this.getRun(principal, input);
+      return runs.getRun(principal, input);
     },
 
     /**
@@ -200,7 +201,7 @@ export function createRuns(deps: EvaluationDeps) {
     ): Promise<Comparison> {
       const read = async (field: "base" | "head", evaluationRunId: string) => {
         if (evaluationRunId === "") throw invalidArgument(`${field} is required`, [{ field, issue: "is required" }]);
-        const { run } = await this.getRun(principal, { ...input, evaluationRunId });
+        const { run } = await runs.getRun(principal, { ...input, evaluationRunId });
         if (run.status !== "completed" && run.status !== "cancelled") {
           throw failedPrecondition(`the ${field} evaluation run has not completed`, [
             { field, issue: `is ${run.status}, not completed` },
@@ -227,6 +228,7 @@ export function createRuns(deps: EvaluationDeps) {
       );
     },
   };
+  return runs;
 }
 
 export type Runs = ReturnType<typeof createRuns>;
