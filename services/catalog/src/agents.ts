@@ -29,7 +29,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
   const family = familyStores(deps).agent;
   const cases = publishedCases(deps, family, { view: agentView, described: "described" });
   const resource = cases.resource;
-  const drafts = draftCases(deps, family, resource, {
+  const drafts = draftCases(deps, family, cases, {
     empty: { workflow: EMPTY_WORKFLOW },
     of: (v: AgentVersionDoc) => ({ workflow: v.workflow }),
     version: (agent: AgentDoc, head, content) => ({ ...head, agentId: agent._id, ...content }),
@@ -54,23 +54,16 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
   return {
     ...createAgentWorkflowCases(deps, validator, resource.touch),
 
-    /** An agent with an empty draft version 1 (workflow `{}`). */
-    async createAgent(principal: Principal, input: { organizationId: string; name: string; description: string }) {
-      const { parent, version } = await drafts.create(principal, input);
-      return agentView(parent, [version]);
-    },
-
+    /** A agent with an empty draft version 1 (workflow `{}`). */
+    createAgent: drafts.create,
     getAgent: cases.get,
     listAgents: cases.list,
-
-    async updateAgent(principal: Principal, input: { id: string; name?: string; description?: string }) {
-      return cases.update(principal, input);
-    },
+    updateAgent: (principal: Principal, input: { id: string; name?: string; description?: string }) =>
+      cases.update(principal, input),
 
     /** A new draft copied from `fromVersionId` (default: the latest); at most one draft per agent. */
-    async createAgentVersion(principal: Principal, input: { agentId: string; fromVersionId: string }) {
-      return drafts.newDraft(principal, input.agentId, input.fromVersionId);
-    },
+    createAgentVersion: (principal: Principal, input: { agentId: string; fromVersionId: string }) =>
+      drafts.newDraft(principal, input.agentId, input.fromVersionId),
 
     /**
      * Publishes a draft (default: the agent's draft) whose workflow is valid, with every reference

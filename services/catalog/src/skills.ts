@@ -27,7 +27,7 @@ export function createSkills(deps: CatalogDeps) {
   const c = deps.collections;
   const family = familyStores(deps).skill;
   const cases = publishedCases(deps, family, { view: skillView, described: "described" });
-  const drafts = draftCases(deps, family, cases.resource, {
+  const drafts = draftCases(deps, family, cases, {
     empty: {
       promptComposition: [],
       tools: [],
@@ -67,22 +67,15 @@ export function createSkills(deps: CatalogDeps) {
     ...createSkillComposition(deps, cases),
 
     /** A skill with an empty draft version 1. */
-    async createSkill(principal: Principal, input: { organizationId: string; name: string; description: string }) {
-      const { parent, version } = await drafts.create(principal, input);
-      return skillView(parent, [version]);
-    },
-
+    createSkill: drafts.create,
     getSkill: cases.get,
     listSkills: cases.list,
-
-    async updateSkill(principal: Principal, input: { id: string; name?: string; description?: string }) {
-      return cases.update(principal, input);
-    },
+    updateSkill: (principal: Principal, input: { id: string; name?: string; description?: string }) =>
+      cases.update(principal, input),
 
     /** A new draft copied from `fromVersionId` (default: the latest); at most one draft per skill. */
-    async createSkillVersion(principal: Principal, input: { skillId: string; fromVersionId: string }) {
-      return drafts.newDraft(principal, input.skillId, input.fromVersionId);
-    },
+    createSkillVersion: (principal: Principal, input: { skillId: string; fromVersionId: string }) =>
+      drafts.newDraft(principal, input.skillId, input.fromVersionId),
 
     /**
      * Publishes a draft (default: the skill's draft) whose composition is not empty and still

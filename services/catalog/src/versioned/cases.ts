@@ -74,6 +74,8 @@ export function publishedCases<
 
   return {
     resource,
+    /** The family's view of a resource with these versions (as they are). */
+    view: answer.view,
     viewOf,
     versionOf,
 

@@ -31,12 +31,13 @@ export interface DraftContent<P, V, C> {
   parent: (base: ResourceDoc & { createdAt: Date }) => P;
 }
 
-export function draftCases<P extends ResourceDoc, V extends PublishableVersion, C>(
+export function draftCases<P extends ResourceDoc, V extends PublishableVersion, C, W>(
   deps: CatalogDeps,
   family: FamilyStore<P, V> & { draftSlots: SlotCollection },
-  resource: VersionedResource<P, V>,
+  cases: { resource: VersionedResource<P, V>; view: (parent: P, versions: V[]) => W },
   content: DraftContent<P, V, C>,
 ) {
+  const resource = cases.resource;
   const draftHead = (head: VersionHead): DraftHead => ({
     ...head,
     status: "draft",
@@ -45,17 +46,17 @@ export function draftCases<P extends ResourceDoc, V extends PublishableVersion, 
   });
 
   return {
-    /** A resource with an empty draft version 1; the resource and that version. */
+    /** A resource with an empty draft version 1; the family's view of it. */
     async create(
       principal: Principal,
       input: { organizationId: string; name: string; description: string },
-    ): Promise<{ parent: P; version: V }> {
+    ): Promise<W> {
       const parent = content.parent(await resource.newParent(principal, input));
       const at = parent.updatedAt;
       const head = { _id: newId(family.ids.version), organizationId: parent.organizationId, version: 1, createdAt: at };
       const version = content.version(parent, draftHead(head), content.empty);
       await insertWithFirstVersion(family, parent, version, at);
-      return { parent, version };
+      return cases.view(parent, [version]);
     },
 
     /** A new draft copied from `fromVersionId` (default: the latest); at most one draft per resource. */
