@@ -23,7 +23,6 @@ import {
   ToolView,
   VersionDiffView,
   VersionRefView,
-  VersionSummaryView,
 } from "./routes/catalog-views.js";
 import { ASSERTION_SCHEMA_NAMES, ASSERTION_SCHEMAS, AssertionView } from "./routes/evaluation-assertion-views.js";
 import { EvaluationCaseView, EvaluationComparisonView, EvaluationRunView } from "./routes/evaluation-views.js";
@@ -41,6 +40,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
+import { VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
   MembershipView,

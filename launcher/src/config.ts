@@ -5,6 +5,18 @@ import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secr
 export const EmbeddedEnv = Type.Object({
   HOST: Type.String({ default: "127.0.0.1" }),
   PORT: portEnv(8080),
+  /**
+   * The port of every service's RPC (Connect, gRPC and gRPC-Web over h2c, reflection, health: as each
+   * service's own port in the distributed mode); "off" serves none, 0 picks a free one.
+   */
+  RPC_PORT: Type.Union([Type.Integer({ minimum: 0, maximum: 65_535 }), Type.Literal("off")], { default: 7080 }),
+  /** Where the RPC port listens; default HOST. */
+  RPC_HOST: Type.String({ default: "" }),
+  /**
+   * Signs and checks the internal tokens (as in the distributed mode, so `kiln internal-token` signs
+   * tokens this process accepts); default the data directory's own secret, which nothing outside knows.
+   */
+  INTERNAL_AUTH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.String({ default: "info" }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 6_000 }),
   /** Where the embedded platform keeps its data (relative to the working directory); ":memory:" keeps none. */

@@ -12,6 +12,8 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
+import { combineServices } from "@kiln/kit/rpc/combined";
+import { buildRpcServer, type RpcServer } from "@kiln/kit/rpc/server";
 import { createDirectTransport } from "@kiln/kit/rpc/transport";
 import { createSecretBox } from "@kiln/kit/secret-box";
 import { CatalogService } from "@kiln/proto/catalog";
@@ -42,19 +44,24 @@ export interface EmbeddedOptions {
   consoleDir?: string;
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
+  /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
+  internalSecret?: string;
 }
+
+/** How long calls in flight on the RPC port get to finish when the platform closes. */
+const RPC_GRACE_MS = 5_000;
 
 /**
  * The embedded mode (docs/architecture.md "Two run modes, one code path"): every service and the gateway in one
  * process on the stores of `data` (SQLite in a data directory, docs/store.md, or in memory), an in-process bus and
  * direct calls between services through the same interceptors as the distributed mode. Nothing is
- * listening yet.
+ * listening yet: the caller listens with the gateway's app and, for internal callers, `listenRpc`.
  */
 export async function buildEmbedded(options: EmbeddedOptions) {
   const { logger } = options;
   const data = options.data ?? (await openEmbeddedData(IN_MEMORY));
   const { stores } = data;
-  const tokens = createInternalTokens(data.internalSecret);
+  const tokens = createInternalTokens(options.internalSecret ?? data.internalSecret);
   // The in-process bus starts empty on every start: the services recover what a previous process
   // left in flight from their stores (run events from the outbox, evaluation work, agent runs,
   // idempotency keys): `soleProcess`.
@@ -137,17 +144,29 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     }),
   );
 
+  const services = {
+    identity: identityService,
+    catalog: catalogService,
+    execution: executionService,
+    evaluation: evaluationService,
+  };
+  let rpc: RpcServer | undefined;
   return {
     gateway,
-    services: {
-      identity: identityService,
-      catalog: catalogService,
-      execution: executionService,
-      evaluation: evaluationService,
+    services,
+    /**
+     * Serves every service's RPC on one h2c port (Connect, gRPC and gRPC-Web, gRPC health and
+     * reflection), each call behind its service's own interceptors, as the distributed mode serves
+     * each service on its own port (docs/operations.md "Calling the services directly"). Resolves to
+     * the address it listens on.
+     */
+    async listenRpc(at: { host: string; port: number }): Promise<string> {
+      rpc ??= await buildRpcServer(combineServices("kiln", logger.child({ service: "rpc" }), Object.values(services)));
+      return rpc.app.listen(at);
     },
     async close() {
       gateway.startDraining();
-      await gateway.app.close();
+      await Promise.all([gateway.app.close(), rpc?.drainAndClose(RPC_GRACE_MS)]);
       await evaluationService.close();
       await executionService.close();
       await catalogService.close();

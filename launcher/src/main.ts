@@ -50,11 +50,28 @@ if (command === "embedded") {
       deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,
     },
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
+    internalSecret: config.INTERNAL_AUTH_SECRET,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).
   const { port } = kiln.gateway.app.server.address() as AddressInfo;
-  const base = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
+  const reachable = (host: string, at: number) => `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${at}`;
+  const base = reachable(config.HOST, port);
+  const rpcHost = config.RPC_HOST || config.HOST;
+  const rpcPort =
+    config.RPC_PORT === "off"
+      ? undefined
+      : await kiln.listenRpc({ host: rpcHost, port: config.RPC_PORT }).then(
+          (address) => Number(new URL(address).port),
+          async (e: unknown) => {
+            if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
+            process.stderr.write(`RPC_PORT ${config.RPC_PORT} is in use: set another, 0 for a free one, or off\n`);
+            await kiln.close();
+            process.exit(1);
+          },
+        );
+  // Before the banner: a signal sent as soon as it is read stops the platform gracefully too.
+  exitOnSignal(logger, 10_000, () => kiln.close());
   process.stdout.write(
     [
       "",
@@ -63,6 +80,11 @@ if (command === "embedded") {
         ? [`  Console: ${base}/ (open it in a browser)`]
         : []),
       `  OpenAPI: ${base}/api/openapi.json`,
+      ...(rpcPort === undefined
+        ? []
+        : [
+            `  Internal RPC of every service (Connect, gRPC, gRPC-Web over h2c; reflection, health): ${reachable(rpcHost, rpcPort)}`,
+          ]),
       "  Get an access token:",
       `    curl -s -X POST ${base}/api/auth/signup -H 'Content-Type: application/json' \\`,
       `      -d '{"email":"you@example.com","password":"correct-horse-battery","fullName":"You"}'`,
@@ -72,7 +94,6 @@ if (command === "embedded") {
       "",
     ].join("\n"),
   );
-  exitOnSignal(logger, 10_000, () => kiln.close());
 } else if (command === "backup" || command === "restore") {
   const file = process.argv[3];
   if (!file) {

@@ -11,6 +11,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 export interface KilnProcess {
   base: string;
+  /** The services' RPC port (h2c), when the process serves one (RPC_PORT is 0 here unless `env` says otherwise). */
+  rpc?: string;
   child: ChildProcess;
   /** Resolves with the exit code once the process is gone. */
   exited: Promise<number | null>;
@@ -29,7 +31,15 @@ export async function startKilnProcess(
   const entry = options.compiled ? startCommandArgs() : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
   const child = spawn(process.execPath, [...entry, "embedded"], {
     cwd: ROOT,
-    env: { ...process.env, KILN_DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "0", ...env },
+    env: {
+      ...process.env,
+      KILN_DATA_DIR: dataDir,
+      PORT: "0",
+      RPC_PORT: "0",
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_MINUTE: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -37,21 +47,21 @@ export async function startKilnProcess(
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk;
   });
-  const base = await new Promise<string>((resolve, reject) => {
-    // Read until the address is found; what follows (logs at LOG_LEVEL) is drained, not kept.
+  const { base, rpc } = await new Promise<{ base: string; rpc?: string }>((resolve, reject) => {
+    // Read the banner to its last line; what follows (logs at LOG_LEVEL) is drained, not kept.
     let out: string | null = "";
     child.stdout?.on("data", (chunk: Buffer) => {
       if (out === null) return;
       out += chunk;
       const found = /listening on (http:\/\/\S+)/.exec(out);
-      if (found?.[1]) {
-        resolve(found[1]);
+      if (found?.[1] && out.includes("Ctrl-C stops it.")) {
+        resolve({ base: found[1], rpc: /Internal RPC .*?(http:\/\/\S+)/.exec(out)?.[1] });
         out = null;
       }
     });
     void exited.then((code) => reject(new Error(`kiln exited (${code}) before listening: ${stderr}`)));
   });
-  return { base, child, exited };
+  return { base, rpc, child, exited };
 }
 
 /** The node arguments of `pnpm start` (package.json), so the tests and the benchmark run exactly that. */

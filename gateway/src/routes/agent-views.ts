@@ -1,17 +1,10 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Agent, AgentVersion, WorkflowIssue } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
-import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import { OneOf, ref } from "../schemas.js";
 import { JsonObject } from "./catalog-requests.js";
-import {
-  parseJson,
-  timestampOf,
-  VersionStatus,
-  VersionSummaryView,
-  versionStatusOf,
-  versionSummaryView,
-} from "./catalog-views.js";
-import { iso } from "./views.js";
+import { fromCatalog, parseJson } from "./catalog-views.js";
+import { describedShape, OptionalVersionId, resourceShape, versionShape } from "./versioned-views.js";
 
 /** The response schemas of agent authoring and their conversions from the catalog's messages. */
 
@@ -76,20 +69,14 @@ const AgentWorkflowView = Type.Union(
   },
 );
 
-export const AgentView = Type.Object(
+/** A version's workflow, as its view. */
+const workflowOf = (w: { json: string } | undefined) => parseJson(w?.json) as Workflow | Record<string, never> | null;
+
+export const AgentView = resourceShape.schema(
+  { publishedVersionId: OptionalVersionId },
   {
-    id: Type.String(),
-    organizationId: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    publishedVersionId: Nullable(Type.String()),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-    draftVersionId: Nullable(Type.String()),
-    versions: Type.Array(ref(VersionSummaryView)),
-    describedVersionId: Type.String({
-      description: "the version `workflow` belongs to: ?versionId=, else the draft, else the published one",
-    }),
+    draftVersionId: OptionalVersionId,
+    ...describedShape.schema("the version `workflow` belongs to"),
     workflow: AgentWorkflowView,
   },
   {
@@ -97,47 +84,22 @@ export const AgentView = Type.Object(
     description: "The fields up to updatedAt are the stable contract of GET /api/agents/:id; the rest are beta.",
   },
 );
-export const agentView = (a: Agent | undefined) => {
-  if (!a) throw new Error("catalog returned no agent");
-  return {
-    id: a.id,
-    organizationId: a.organizationId,
-    name: a.name,
-    description: a.description,
-    publishedVersionId: a.publishedVersionId || null,
-    createdAt: timestampOf(a.createdAt),
-    updatedAt: timestampOf(a.updatedAt),
-    draftVersionId: a.draftVersionId || null,
-    versions: a.versions.map(versionSummaryView),
-    describedVersionId: a.describedVersionId,
-    workflow: parseJson(a.workflow?.json) as Workflow | Record<string, never> | null,
-  };
-};
+export const agentView = fromCatalog.view("agent", (a: Agent) =>
+  resourceShape.view(
+    a,
+    { publishedVersionId: a.publishedVersionId || null },
+    { draftVersionId: a.draftVersionId || null, ...describedShape.view(a), workflow: workflowOf(a.workflow) },
+  ),
+);
 
-export const AgentVersionView = Type.Object(
-  {
-    id: Type.String(),
-    agentId: Type.String(),
-    version: Type.Integer(),
-    status: VersionStatus,
-    workflow: AgentWorkflowView,
-    createdAt: Timestamp,
-    publishedAt: Nullable(Timestamp),
-  },
+export const AgentVersionView = versionShape.schema(
+  { agentId: Type.String() },
+  { workflow: AgentWorkflowView },
   { $id: "AgentVersion" },
 );
-export const agentVersionView = (v: AgentVersion | undefined) => {
-  if (!v) throw new Error("catalog returned no agent version");
-  return {
-    id: v.id,
-    agentId: v.agentId,
-    version: v.version,
-    status: versionStatusOf(v.status),
-    workflow: parseJson(v.workflow?.json) as Workflow | Record<string, never> | null,
-    createdAt: timestampOf(v.createdAt),
-    publishedAt: iso(v.publishedAt),
-  };
-};
+export const agentVersionView = fromCatalog.view("agent version", (v: AgentVersion) =>
+  versionShape.view(v, { agentId: v.agentId }, { workflow: workflowOf(v.workflow) }),
+);
 
 export const IssueView = Type.Object(
   {

@@ -8,11 +8,18 @@ import type {
   ToolRef,
   ToolVersion,
   VersionDiff,
-  VersionSummary,
 } from "@kiln/proto/catalog";
 import Type, { type Static } from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
-import { iso } from "./views.js";
+import {
+  OptionalVersionId,
+  resourceShape,
+  timestampOf,
+  VersionSummaries,
+  versionShape,
+  versionSummaryView,
+} from "./versioned-views.js";
+import { answersOf } from "./views.js";
 
 /**
  * Catalog proto messages → REST JSON (api.md "Prompts", "Tools", "Version diffs", "Skills"), with
@@ -74,29 +81,8 @@ export function parseJson(text: string | undefined): unknown {
 
 type ToolConfig = Static<typeof ToolConfigView>;
 
-/** A timestamp the catalog always sets, as ISO 8601. */
-export const timestampOf = (t: Parameters<typeof iso>[0]) => iso(t) ?? "";
-
-export const VersionStatus = OneOf(["draft", "published"]);
-export const versionStatusOf = (s: string) => s as "draft" | "published";
-
-export const VersionSummaryView = Type.Object(
-  {
-    id: Type.String(),
-    version: Type.Integer(),
-    status: VersionStatus,
-    createdAt: Timestamp,
-    publishedAt: Nullable(Timestamp),
-  },
-  { $id: "VersionSummary" },
-);
-export const versionSummaryView = (v: VersionSummary) => ({
-  id: v.id,
-  version: v.version,
-  status: versionStatusOf(v.status),
-  createdAt: timestampOf(v.createdAt),
-  publishedAt: iso(v.publishedAt),
-});
+/** The catalog's answers: the message a response always carries, or an error naming it. */
+export const fromCatalog = answersOf("catalog");
 
 export const ToolRefView = Type.Object(
   { toolId: Type.String(), toolVersionId: Type.String(), toolKey: Type.String() },
@@ -104,13 +90,9 @@ export const ToolRefView = Type.Object(
 );
 export const toolRefView = (t: ToolRef) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId, toolKey: t.toolKey });
 
-export const PromptVersionView = Type.Object(
+export const PromptVersionView = versionShape.schema(
+  { promptId: Type.String(), organizationId: Type.String() },
   {
-    id: Type.String(),
-    promptId: Type.String(),
-    organizationId: Type.String(),
-    version: Type.Integer({ description: "1, 2, …" }),
-    status: VersionStatus,
     systemPrompt: Type.String(),
     developerPrompt: Nullable(Type.String()),
     variablesSchema: JsonSchemaView,
@@ -119,10 +101,9 @@ export const PromptVersionView = Type.Object(
     maxOutputTokens: Nullable(Type.Integer()),
     model: Nullable(Type.String({ description: "fixed at creation: the request's, else the prompt's default" })),
     tools: Type.Array(ref(ToolRefView)),
-    createdAt: Timestamp,
-    publishedAt: Nullable(Timestamp),
   },
   { $id: "PromptVersion" },
+  Type.Integer({ description: "1, 2, …" }),
 );
 /** A prompt version's content, as the version's fields. */
 const promptContentView = (c: PromptContent | undefined) => ({
@@ -135,50 +116,37 @@ const promptContentView = (c: PromptContent | undefined) => ({
   model: c?.model ?? null,
 });
 
-export const promptVersionView = (v: PromptVersion) => ({
-  id: v.id,
-  promptId: v.promptId,
-  organizationId: v.organizationId,
-  version: v.version,
-  status: versionStatusOf(v.status),
-  ...promptContentView(v.content),
-  tools: v.tools.map(toolRefView),
-  createdAt: timestampOf(v.createdAt),
-  publishedAt: iso(v.publishedAt),
-});
+export const promptVersionView = (v: PromptVersion) =>
+  versionShape.view(
+    v,
+    { promptId: v.promptId, organizationId: v.organizationId },
+    { ...promptContentView(v.content), tools: v.tools.map(toolRefView) },
+  );
 
-export const PromptView = Type.Object(
+export const PromptView = resourceShape.schema(
   {
-    id: Type.String(),
-    organizationId: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
     defaultModel: Nullable(Type.String()),
-    publishedVersionId: Nullable(Type.String()),
+    publishedVersionId: OptionalVersionId,
     latestVersion: Type.Integer({ description: "0 when the prompt has no version" }),
-    versions: Type.Array(ref(VersionSummaryView)),
+    versions: VersionSummaries,
     version: Nullable(ref(PromptVersionView)),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
   },
+  {},
   { $id: "Prompt" },
 );
-export const promptView = (p: Prompt | undefined) => {
-  if (!p) throw new Error("catalog returned no prompt");
-  return {
-    id: p.id,
-    organizationId: p.organizationId,
-    name: p.name,
-    description: p.description,
-    defaultModel: p.defaultModel ?? null,
-    publishedVersionId: p.publishedVersionId || null,
-    latestVersion: p.latestVersion,
-    versions: p.versions.map(versionSummaryView),
-    version: p.version ? promptVersionView(p.version) : null,
-    createdAt: timestampOf(p.createdAt),
-    updatedAt: timestampOf(p.updatedAt),
-  };
-};
+export const promptView = fromCatalog.view("prompt", (p: Prompt) =>
+  resourceShape.view(
+    p,
+    {
+      defaultModel: p.defaultModel ?? null,
+      publishedVersionId: p.publishedVersionId || null,
+      latestVersion: p.latestVersion,
+      versions: p.versions.map(versionSummaryView),
+      version: p.version ? promptVersionView(p.version) : null,
+    },
+    {},
+  ),
+);
 
 const ToolType = OneOf(["manual_stub", "http"]);
 const toolType = (t: string | undefined) => (t ?? "") as "manual_stub" | "http";
@@ -207,8 +175,7 @@ export const ToolView = Type.Object(
   },
   { $id: "Tool" },
 );
-export const toolView = (t: Tool | undefined) => {
-  if (!t) throw new Error("catalog returned no tool");
+export const toolView = fromCatalog.view("tool", (t: Tool) => {
   const content = toolContentView(t.content);
   return {
     id: t.id,
@@ -224,7 +191,7 @@ export const toolView = (t: Tool | undefined) => {
     createdAt: timestampOf(t.createdAt),
     updatedAt: timestampOf(t.updatedAt),
   };
-};
+});
 
 export const ToolVersionView = Type.Object(
   {
@@ -238,16 +205,13 @@ export const ToolVersionView = Type.Object(
   },
   { $id: "ToolVersion" },
 );
-export const toolVersionView = (v: ToolVersion | undefined) => {
-  if (!v) throw new Error("catalog returned no tool version");
-  return {
-    id: v.id,
-    toolId: v.toolId,
-    version: v.version,
-    ...toolContentView(v.content),
-    createdAt: timestampOf(v.createdAt),
-  };
-};
+export const toolVersionView = fromCatalog.view("tool version", (v: ToolVersion) => ({
+  id: v.id,
+  toolId: v.toolId,
+  version: v.version,
+  ...toolContentView(v.content),
+  createdAt: timestampOf(v.createdAt),
+}));
 
 export const VersionRefView = Type.Object({ versionId: Type.String(), version: Type.Integer() }, { $id: "VersionRef" });
 

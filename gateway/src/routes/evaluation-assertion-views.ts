@@ -1,3 +1,4 @@
+import type { Assertion as AssertionJson, AssertionType } from "@kiln/contracts/assertions";
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import { MAX_JSON_BYTES } from "../json-limits.js";
@@ -15,7 +16,10 @@ export const TargetLabel = Type.String({
  * that is wrong instead of every alternative. What the values mean (the regex compiles, the schema
  * and JSONPath are valid, bounds are not negative) is for the evaluation service to judge.
  */
-const ASSERTION_FIELDS: Record<string, { required: Record<string, unknown>; optional?: Record<string, unknown> }> = {
+const ASSERTION_FIELDS: Record<
+  AssertionType,
+  { required: Record<string, unknown>; optional?: Record<string, unknown> }
+> = {
   equals: {
     required: {
       value: {
@@ -90,16 +94,8 @@ export const ASSERTION_SCHEMAS = Object.entries(ASSERTION_FIELDS).map(([type, fi
   }),
 );
 
-/** An assertion as AssertionView admits and shows it (api.md "Evaluations"). */
-export type AssertionJson =
-  | { type: "equals"; value: unknown }
-  | { type: "contains"; value: string }
-  | { type: "regex"; pattern: string; flags?: string }
-  | { type: "json_schema"; schema: unknown }
-  | { type: "json_path"; path: string; equals: unknown }
-  | { type: "max_latency_ms"; value: number }
-  | { type: "max_cost_usd"; value: number }
-  | { type: "llm_judge"; rubric: string; model?: string; threshold?: number };
+/** An assertion as AssertionView admits and shows it (api.md "Evaluations"): the kinds of @kiln/contracts. */
+export type { AssertionJson };
 
 /**
  * An assertion: the union of ASSERTION_SCHEMAS, discriminated by `type` (ajv's `discriminator`

@@ -22,17 +22,13 @@ import type {
 } from "@kiln/proto/evaluation";
 import { jsonValueOf } from "./evaluation-case-mappers.js";
 import type { EvaluationStatus } from "./evaluation-views.js";
-import { iso } from "./views.js";
+import { answersOf, iso } from "./views.js";
 
 type Outcome = "pass" | "fail" | "error";
 type Verdict = "passed" | "failed" | "flaky";
 type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
 
-/** A message field the service always sets (proto3 makes every message field optional). */
-function present<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`evaluation returned no ${what}`);
-  return value;
-}
+const { present, view } = answersOf("evaluation");
 
 const zeroUsage = { inputTokens: 0, outputTokens: 0 };
 const usageView = (u: Usage) => ({ inputTokens: Number(u.inputTokens), outputTokens: Number(u.outputTokens) });
@@ -140,22 +136,19 @@ const contractValidityView = (v: ContractValidity) => ({
   })),
 });
 
-export function evaluationRunView(run: EvaluationRun | undefined) {
-  if (!run) throw new Error("evaluation returned no run");
-  return {
-    id: run.id,
-    evaluationRunId: run.id,
-    skillId: run.skillId,
-    status: run.status as EvaluationStatus,
-    repeats: run.repeats || 1,
-    targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
-    results: run.results.map(caseResultView),
-    summary: run.summary ? summaryView(run.summary) : null,
-    contractValidity: run.contractValidity ? contractValidityView(run.contractValidity) : null,
-    createdAt: iso(run.createdAt) ?? "",
-    completedAt: iso(run.completedAt),
-  };
-}
+export const evaluationRunView = view("run", (run: EvaluationRun) => ({
+  id: run.id,
+  evaluationRunId: run.id,
+  skillId: run.skillId,
+  status: run.status as EvaluationStatus,
+  repeats: run.repeats || 1,
+  targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
+  results: run.results.map(caseResultView),
+  summary: run.summary ? summaryView(run.summary) : null,
+  contractValidity: run.contractValidity ? contractValidityView(run.contractValidity) : null,
+  createdAt: iso(run.createdAt) ?? "",
+  completedAt: iso(run.completedAt),
+}));
 
 const comparedRunView = ({ evaluationRunId, target, skillVersionId, repeats }: ComparedRun) => ({
   evaluationRunId,

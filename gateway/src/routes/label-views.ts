@@ -1,6 +1,7 @@
 import type { Label, LabelMove } from "@kiln/proto/catalog";
 import Type from "typebox";
 import { Nullable, OneOf, Timestamp } from "../schemas.js";
+import { fromCatalog } from "./catalog-views.js";
 import { iso } from "./views.js";
 
 /** Label views (docs/labels.md) and their conversions from the catalog's messages. */
@@ -32,18 +33,15 @@ export const LabelMoveView = Type.Object(
   { $id: "LabelMove" },
 );
 
-export function labelView(l: Label | undefined) {
-  if (!l) throw new Error("catalog returned no label");
-  return {
-    label: l.label,
-    versionId: l.versionId,
-    version: l.version,
-    updatedAt: iso(l.updatedAt) ?? "",
-    updatedBy: l.updatedBy || null,
-    readOnly: l.readOnly,
-    protected: l.protected,
-  };
-}
+export const labelView = fromCatalog.view("label", (l: Label) => ({
+  label: l.label,
+  versionId: l.versionId,
+  version: l.version,
+  updatedAt: iso(l.updatedAt) ?? "",
+  updatedBy: l.updatedBy || null,
+  readOnly: l.readOnly,
+  protected: l.protected,
+}));
 
 export const labelMoveView = (m: LabelMove) => ({
   id: m.id,

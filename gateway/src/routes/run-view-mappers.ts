@@ -2,7 +2,7 @@
 import type { JsonText } from "@kiln/kit/json-text";
 import type { CompareAgentRunsResponse, Run, RunStep, ToolCall, Usage } from "@kiln/proto/execution";
 import { parseJson } from "./catalog-views.js";
-import { iso } from "./views.js";
+import { answersOf, iso } from "./views.js";
 
 type Output = { text: string; json?: unknown };
 /** A JsonText's value; null when it is unset (no output: the run or step failed). */
@@ -72,11 +72,8 @@ function toolCallCountsView(r: Run): Record<string, number> {
   return Object.fromEntries(counts);
 }
 
-/** The run an execution response carries (`what` names it in the error when it carries none). */
-function present(r: Run | undefined, what = "run"): Run {
-  if (!r) throw new Error(`execution returned no ${what}`);
-  return r;
-}
+/** A run view of the run an execution response carries (an error when it carries none). */
+const { view } = answersOf("execution");
 
 /** The fields every run kind shares. */
 function runFieldsView<K extends string>(r: Run, kind: K) {
@@ -94,15 +91,14 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
   };
 }
 
-export function judgeRunView(run: Run | undefined) {
-  const r = present(run);
-  return { id: r.id, ...runFieldsView(r, "judge") };
-}
+export const judgeRunView = view("run", (r: Run) => ({ id: r.id, ...runFieldsView(r, "judge") }));
 
-export function promptRunView(run: Run | undefined) {
-  const r = present(run);
-  return { id: r.id, ...runFieldsView(r, "prompt"), promptId: r.promptId, promptVersionId: r.promptVersionId };
-}
+export const promptRunView = view("run", (r: Run) => ({
+  id: r.id,
+  ...runFieldsView(r, "prompt"),
+  promptId: r.promptId,
+  promptVersionId: r.promptVersionId,
+}));
 
 function skillRunFieldsView(r: Run) {
   return {
@@ -113,14 +109,13 @@ function skillRunFieldsView(r: Run) {
   };
 }
 
-export function skillRunView(run: Run | undefined) {
-  const r = present(run);
-  return { id: r.id, ...skillRunFieldsView(r) };
-}
+export const skillRunView = view("run", (r: Run) => ({ id: r.id, ...skillRunFieldsView(r) }));
 
-export function skillPreviewView(run: Run | undefined) {
-  return { id: null, ...skillRunFieldsView(present(run, "preview")), preview: true as const };
-}
+export const skillPreviewView = view("preview", (r: Run) => ({
+  id: null,
+  ...skillRunFieldsView(r),
+  preview: true as const,
+}));
 
 /** A step of an agent run (api.md "Agents": `runId` names the child run; `reused` on a rerun). */
 export const agentStepView = (s: RunStep) => ({
@@ -133,19 +128,16 @@ export const agentStepView = (s: RunStep) => ({
  * An agent run: the shared run shape plus `agentId, agentVersionId, steps, parentRunId?,
  * rerunFromStepId?` (api.md "Runs"); `completedAt` is null while an asynchronous run is running.
  */
-export function agentRunView(run: Run | undefined) {
-  const r = present(run);
-  return {
-    id: r.id,
-    ...runFieldsView(r, "agent"),
-    status: r.status as "succeeded" | "failed" | "running",
-    completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
-    agentId: r.agentId,
-    agentVersionId: r.agentVersionId,
-    steps: r.steps.map(agentStepView),
-    ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId } : {}),
-  };
-}
+export const agentRunView = view("run", (r: Run) => ({
+  id: r.id,
+  ...runFieldsView(r, "agent"),
+  status: r.status as "succeeded" | "failed" | "running",
+  completedAt: r.status === "running" ? null : (iso(r.completedAt) ?? ""),
+  agentId: r.agentId,
+  agentVersionId: r.agentVersionId,
+  steps: r.steps.map(agentStepView),
+  ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId } : {}),
+}));
 
 /**
  * The comparison of agent runs (api.md "Agent runs"): `byRun` and `totals` keyed by run id in the

@@ -1,18 +1,8 @@
 import type { CompositionStep, Skill, SkillContent, SkillVersion } from "@kiln/proto/catalog";
 import Type from "typebox";
-import { Nullable, ref, Timestamp } from "../schemas.js";
-import {
-  JsonSchemaView,
-  parseJson,
-  ToolRefView,
-  timestampOf,
-  toolRefView,
-  VersionStatus,
-  VersionSummaryView,
-  versionStatusOf,
-  versionSummaryView,
-} from "./catalog-views.js";
-import { iso } from "./views.js";
+import { ref } from "../schemas.js";
+import { fromCatalog, JsonSchemaView, parseJson, ToolRefView, toolRefView } from "./catalog-views.js";
+import { describedShape, OptionalVersionId, resourceShape, versionShape } from "./versioned-views.js";
 
 /** Skill and skill version views and their conversions from the catalog's messages. */
 
@@ -49,68 +39,40 @@ const skillContentView = (c: SkillContent | undefined) => ({
   outputSchema: parseJson(c?.outputSchema?.json) as Record<string, unknown>,
 });
 
-export const SkillView = Type.Object(
-  {
-    id: Type.String(),
-    organizationId: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    draftVersionId: Nullable(Type.String()),
-    publishedVersionId: Nullable(Type.String()),
-    versions: Type.Array(ref(VersionSummaryView)),
-    describedVersionId: Type.String({
-      description: "the version the fields below describe: ?versionId=, else the draft, else the published one",
-    }),
-    promptComposition: Type.Array(ref(CompositionStepView)),
-    tools: Type.Array(ref(ToolRefView)),
-    inputSchema: JsonSchemaView,
-    outputSchema: JsonSchemaView,
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: "Skill" },
-);
-export const skillView = (s: Skill | undefined) => {
-  if (!s) throw new Error("catalog returned no skill");
-  return {
-    id: s.id,
-    organizationId: s.organizationId,
-    name: s.name,
-    description: s.description,
-    draftVersionId: s.draftVersionId || null,
-    publishedVersionId: s.publishedVersionId || null,
-    versions: s.versions.map(versionSummaryView),
-    describedVersionId: s.describedVersionId,
-    ...skillContentView(s.content),
-    createdAt: timestampOf(s.createdAt),
-    updatedAt: timestampOf(s.updatedAt),
-  };
+/** A skill version's content fields. */
+const SkillContentFields = {
+  promptComposition: Type.Array(ref(CompositionStepView)),
+  tools: Type.Array(ref(ToolRefView)),
+  inputSchema: JsonSchemaView,
+  outputSchema: JsonSchemaView,
 };
 
-export const SkillVersionView = Type.Object(
+export const SkillView = resourceShape.schema(
   {
-    id: Type.String(),
-    skillId: Type.String(),
-    version: Type.Integer(),
-    status: VersionStatus,
-    promptComposition: Type.Array(ref(CompositionStepView)),
-    tools: Type.Array(ref(ToolRefView)),
-    inputSchema: JsonSchemaView,
-    outputSchema: JsonSchemaView,
-    createdAt: Timestamp,
-    publishedAt: Nullable(Timestamp),
+    draftVersionId: OptionalVersionId,
+    publishedVersionId: OptionalVersionId,
+    ...describedShape.schema("the version the fields below describe"),
+    ...SkillContentFields,
   },
-  { $id: "SkillVersion" },
+  {},
+  { $id: "Skill" },
 );
-export const skillVersionView = (v: SkillVersion | undefined) => {
-  if (!v) throw new Error("catalog returned no skill version");
-  return {
-    id: v.id,
-    skillId: v.skillId,
-    version: v.version,
-    status: versionStatusOf(v.status),
-    ...skillContentView(v.content),
-    createdAt: timestampOf(v.createdAt),
-    publishedAt: iso(v.publishedAt),
-  };
-};
+export const skillView = fromCatalog.view("skill", (s: Skill) =>
+  resourceShape.view(
+    s,
+    {
+      draftVersionId: s.draftVersionId || null,
+      publishedVersionId: s.publishedVersionId || null,
+      ...describedShape.view(s),
+      ...skillContentView(s.content),
+    },
+    {},
+  ),
+);
+
+export const SkillVersionView = versionShape.schema({ skillId: Type.String() }, SkillContentFields, {
+  $id: "SkillVersion",
+});
+export const skillVersionView = fromCatalog.view("skill version", (v: SkillVersion) =>
+  versionShape.view(v, { skillId: v.skillId }, skillContentView(v.content)),
+);

@@ -11,6 +11,23 @@ export const isObject = (v: unknown): v is Record<string, unknown> =>
 
 export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
 
+/**
+ * How the gateway reads one service's answers: `present` gives a message the service always sets
+ * (proto3 makes every message field optional) or throws naming what is missing; `view` makes a
+ * view function of such a message.
+ */
+export function answersOf(service: string) {
+  const present = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${service} returned no ${what}`);
+    return value;
+  };
+  const view =
+    <M, V>(what: string, toView: (m: M) => V) =>
+    (m: M | undefined): V =>
+      toView(present(m, what));
+  return { present, view };
+}
+
 export const UserView = Type.Object(
   { id: Type.String(), email: Type.String(), fullName: Type.String() },
   { $id: "User" },

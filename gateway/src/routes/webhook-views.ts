@@ -3,7 +3,7 @@ import type { Delivery, Webhook } from "@kiln/proto/webhooks";
 import { WEBHOOK_EVENTS } from "@kiln/webhooks-lib/events";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
-import { iso } from "./views.js";
+import { answersOf, iso } from "./views.js";
 
 /** Webhook and delivery views (docs/webhooks.md) and their conversions from the webhooks service's messages. */
 
@@ -73,24 +73,22 @@ export const DeliveryView = Type.Object(
   { $id: "Delivery" },
 );
 
-export function webhookView(w: Webhook | undefined) {
-  if (!w) throw new Error("webhooks returned no webhook");
-  return {
-    id: w.id,
-    organizationId: w.organizationId,
-    url: w.url,
-    events: w.events as (typeof EVENTS)[number][],
-    description: w.description,
-    status: w.status as "enabled" | "disabled",
-    disabledReason: w.disabledReason || null,
-    failingSince: iso(w.failingSince),
-    createdAt: iso(w.createdAt) ?? "",
-    updatedAt: iso(w.updatedAt) ?? "",
-  };
-}
+const fromWebhooks = answersOf("webhooks");
 
-export function deliveryView(d: Delivery | undefined) {
-  if (!d) throw new Error("webhooks returned no delivery");
+export const webhookView = fromWebhooks.view("webhook", (w: Webhook) => ({
+  id: w.id,
+  organizationId: w.organizationId,
+  url: w.url,
+  events: w.events as (typeof EVENTS)[number][],
+  description: w.description,
+  status: w.status as "enabled" | "disabled",
+  disabledReason: w.disabledReason || null,
+  failingSince: iso(w.failingSince),
+  createdAt: iso(w.createdAt) ?? "",
+  updatedAt: iso(w.updatedAt) ?? "",
+}));
+
+export const deliveryView = fromWebhooks.view("delivery", (d: Delivery) => {
   const attempts = d.attempts.map((a) => ({
     at: iso(a.at) ?? "",
     status: a.status as "succeeded" | "failed",
@@ -111,4 +109,4 @@ export function deliveryView(d: Delivery | undefined) {
     attempts,
     createdAt: iso(d.createdAt) ?? "",
   };
-}
+});

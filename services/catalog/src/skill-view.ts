@@ -3,10 +3,11 @@
  * a skill version diff compares, and the step contract of a pinned prompt version.
  */
 import { type DomainError, failedPrecondition } from "@kiln/kit/errors";
-import type { JsonObject } from "./domain/json-schema.js";
+import type { JsonObject, JsonValue } from "./domain/json-schema.js";
 import { parseResponseFormat } from "./domain/prompt-version.js";
 import { deriveSkillSchemas, type StepContract } from "./domain/skill-composition.js";
-import type { PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
+import { toolPinOf } from "./domain/tool-pins.js";
+import type { CompositionStepDoc, PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
 import { type DescribedVersions, describeVersions } from "./versioned/described.js";
 
 /** A skill with its versions (oldest first) and the version its composition fields describe. */
@@ -27,19 +28,22 @@ export function skillView(skill: SkillDoc, versions: SkillVersionDoc[], versionI
   return { skill, ...describeVersions("skill", skill._id, versions, versionId) };
 }
 
+/** A composition step as a skill's answers and diffs show it: its variables made of their JSON text by `variablesOf`. */
+export const compositionStepOf = <V>(s: CompositionStepDoc, variablesOf: (text: string) => V) => ({
+  order: s.order,
+  alias: s.alias,
+  promptId: s.promptId,
+  promptVersionId: s.promptVersionId,
+  promptName: s.promptName,
+  version: s.version,
+  variables: variablesOf(s.variables),
+});
+
 /** The document a skill version diff compares (api.md "Version diffs"). */
 export function skillVersionDocument(v: SkillVersionDoc): JsonObject {
   return {
-    promptComposition: v.promptComposition.map((s) => ({
-      order: s.order,
-      alias: s.alias,
-      promptId: s.promptId,
-      promptVersionId: s.promptVersionId,
-      promptName: s.promptName,
-      version: s.version,
-      variables: JSON.parse(s.variables),
-    })),
-    tools: v.tools.map((t) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId, toolKey: t.toolKey })),
+    promptComposition: v.promptComposition.map((s) => compositionStepOf(s, (text) => JSON.parse(text) as JsonValue)),
+    tools: v.tools.map(toolPinOf),
     inputSchema: JSON.parse(v.inputSchema),
     outputSchema: JSON.parse(v.outputSchema),
   };

@@ -31,7 +31,9 @@ export interface PromptVersionInput {
 export interface PromptVersionContent {
   systemPrompt: string;
   developerPrompt: string | null;
+  /** JSON text. */
   variablesSchema: string;
+  /** JSON text: {"type":"text"} or {"type":"json_schema","name"?,"schema"}. */
   responseFormat: string;
   temperature: number | null;
   maxOutputTokens: number | null;

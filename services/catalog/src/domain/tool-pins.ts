@@ -4,11 +4,19 @@
  */
 import { fieldPath, type Issues } from "./issues.js";
 
-export interface ToolPin {
+/** A type, not an interface, so a pin is JSON wherever JSON is wanted (a version diff's document). */
+export type ToolPin = {
   toolId: string;
   toolVersionId: string;
   toolKey: string;
-}
+};
+
+/** The pin alone, whatever else the object carrying it holds. */
+export const toolPinOf = (p: ToolPin): ToolPin => ({
+  toolId: p.toolId,
+  toolVersionId: p.toolVersionId,
+  toolKey: p.toolKey,
+});
 
 /** A list names each tool key at most once (the models see tools by key). */
 export function checkDistinctToolKeys(issues: Issues, field: string, pins: readonly ToolPin[]): void {

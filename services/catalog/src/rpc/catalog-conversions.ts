@@ -21,62 +21,36 @@ import type {
   SkillSchema,
   SkillVersionSchema,
   ToolContentSchema,
-  ToolRefSchema,
   ToolSchema,
   ToolVersionSchema,
+  ValidateAgentWorkflowResponseSchema,
   VersionDiffSchema,
-  VersionSummarySchema,
   WorkflowIssueSchema,
 } from "@kiln/proto/catalog";
+import type { WorkflowValidation } from "../agent-workflow-validator.js";
 import type { AgentView } from "../agents.js";
-import type { ToolPin } from "../domain/tool-pins.js";
+import { toolPinOf } from "../domain/tool-pins.js";
 import type { WorkflowIssue } from "../domain/workflow.js";
 import type { PromptView } from "../prompts.js";
 import type { ResolvedAgentView, ResolvedPromptView, ResolvedSkillView, ResolvedToolView } from "../resolve.js";
-import type { SkillView } from "../skills.js";
+import { compositionStepOf, type SkillView } from "../skill-view.js";
 import type {
   AgentVersionDoc,
   CompositionStepDoc,
+  DraftedVersionDoc,
   PromptVersionDoc,
+  ResourceDoc,
   SkillVersionDoc,
   ToolVersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
+import type { DescribedVersions } from "../versioned/described.js";
 import type { VersionDiffView } from "../versioned/diff.js";
 
 const optionalTimestamp = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 
-/** The fields every version message carries, whichever family it is of. */
-const versionIdentityToProto = (v: { _id: string; organizationId: string; version: number; createdAt: Date }) => ({
-  id: v._id,
-  organizationId: v.organizationId,
-  version: v.version,
-  createdAt: timestampFromDate(v.createdAt),
-});
-
-/** The fields of a version that is drafted and published (every family but tools). */
-const versionMetadataToProto = (v: {
-  _id: string;
-  organizationId: string;
-  version: number;
-  status: string;
-  createdAt: Date;
-  publishedAt: Date | null;
-}) => ({
-  ...versionIdentityToProto(v),
-  status: v.status,
-  publishedAt: optionalTimestamp(v.publishedAt),
-});
-
 /** The fields every versioned resource message carries. */
-const resourceMetadataToProto = (r: {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  createdAt: Date;
-  updatedAt: Date;
-}) => ({
+const resourceMetadataToProto = (r: ResourceDoc) => ({
   id: r._id,
   organizationId: r.organizationId,
   name: r.name,
@@ -85,29 +59,30 @@ const resourceMetadataToProto = (r: {
   updatedAt: timestampFromDate(r.updatedAt),
 });
 
-export function versionSummaryToProto(v: {
-  _id: string;
-  version: number;
-  status: string;
-  createdAt: Date;
-  publishedAt: Date | null;
-}): MessageInitShape<typeof VersionSummarySchema> {
-  return {
-    id: v._id,
-    version: v.version,
-    status: v.status,
-    createdAt: timestampFromDate(v.createdAt),
-    publishedAt: optionalTimestamp(v.publishedAt),
-  };
-}
-
-export const toolRefToProto = (pin: ToolPin): MessageInitShape<typeof ToolRefSchema> => ({
-  toolId: pin.toolId,
-  toolVersionId: pin.toolVersionId,
-  toolKey: pin.toolKey,
+/** A version as a resource's list of versions shows it. */
+const versionSummaryToProto = (v: DraftedVersionDoc) => ({
+  id: v._id,
+  version: v.version,
+  status: v.status,
+  createdAt: timestampFromDate(v.createdAt),
+  publishedAt: optionalTimestamp(v.publishedAt),
 });
 
-export const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
+/** The fields of a version message of a family that drafts and publishes (every family but tools). */
+const versionMetadataToProto = (v: DraftedVersionDoc) => ({
+  ...versionSummaryToProto(v),
+  organizationId: v.organizationId,
+});
+
+/** The versions of a skill or agent, and which of them its answer describes. */
+const describedVersionsToProto = (view: DescribedVersions<DraftedVersionDoc>) => ({
+  draftVersionId: view.draftVersionId ?? undefined,
+  publishedVersionId: view.publishedVersionId ?? undefined,
+  versions: view.versions.map(versionSummaryToProto),
+  describedVersionId: view.described._id,
+});
+
+const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
   systemPrompt: v.systemPrompt,
   developerPrompt: v.developerPrompt ?? undefined,
   variablesSchema: jsonTextOf(v.variablesSchema),
@@ -122,7 +97,7 @@ export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<type
     ...versionMetadataToProto(v),
     promptId: v.promptId,
     content: promptContentToProto(v),
-    tools: v.tools.map(toolRefToProto),
+    tools: v.tools.map(toolPinOf),
   };
 }
 
@@ -138,7 +113,7 @@ export function promptToProto(view: PromptView): MessageInitShape<typeof PromptS
   };
 }
 
-export const toolContentToProto = (v: ToolVersionDoc): MessageInitShape<typeof ToolContentSchema> => ({
+const toolContentToProto = (v: ToolVersionDoc): MessageInitShape<typeof ToolContentSchema> => ({
   type: v.type,
   config: jsonTextOf(v.config),
   inputSchema: jsonTextOf(v.inputSchema),
@@ -157,7 +132,10 @@ export function toolToProto(view: ToolView): MessageInitShape<typeof ToolSchema>
 
 export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof ToolVersionSchema> {
   return {
-    ...versionIdentityToProto(v),
+    id: v._id,
+    organizationId: v.organizationId,
+    version: v.version,
+    createdAt: timestampFromDate(v.createdAt),
     toolId: v.toolId,
     content: toolContentToProto(v),
   };
@@ -177,19 +155,12 @@ export function versionDiffToProto(diff: VersionDiffView): MessageInitShape<type
   };
 }
 
-export const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<typeof CompositionStepSchema> => ({
-  order: s.order,
-  alias: s.alias,
-  promptId: s.promptId,
-  promptVersionId: s.promptVersionId,
-  promptName: s.promptName,
-  version: s.version,
-  variables: jsonTextOf(s.variables),
-});
+const compositionStepToProto = (s: CompositionStepDoc): MessageInitShape<typeof CompositionStepSchema> =>
+  compositionStepOf(s, jsonTextOf);
 
-export const skillContentToProto = (v: SkillVersionDoc): MessageInitShape<typeof SkillContentSchema> => ({
+const skillContentToProto = (v: SkillVersionDoc): MessageInitShape<typeof SkillContentSchema> => ({
   promptComposition: v.promptComposition.map(compositionStepToProto),
-  tools: v.tools.map(toolRefToProto),
+  tools: v.tools.map(toolPinOf),
   inputSchema: jsonTextOf(v.inputSchema),
   outputSchema: jsonTextOf(v.outputSchema),
 });
@@ -203,21 +174,15 @@ export function skillVersionToProto(v: SkillVersionDoc): MessageInitShape<typeof
 }
 
 export function skillToProto(view: SkillView): MessageInitShape<typeof SkillSchema> {
-  const { skill, described } = view;
   return {
-    ...resourceMetadataToProto(skill),
-    draftVersionId: view.draftVersionId ?? undefined,
-    publishedVersionId: view.publishedVersionId ?? undefined,
-    versions: view.versions.map(versionSummaryToProto),
-    describedVersionId: described._id,
-    content: skillContentToProto(described),
+    ...resourceMetadataToProto(view.skill),
+    ...describedVersionsToProto(view),
+    content: skillContentToProto(view.described),
   };
 }
 
-export const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
-  toolId: t.pin.toolId,
-  toolVersionId: t.pin.toolVersionId,
-  toolKey: t.pin.toolKey,
+const resolvedToolToProto = (t: ResolvedToolView): MessageInitShape<typeof ResolvedToolSchema> => ({
+  ...toolPinOf(t.pin),
   description: t.description,
   content: toolContentToProto(t.version),
 });
@@ -248,21 +213,25 @@ export function agentVersionToProto(v: AgentVersionDoc): MessageInitShape<typeof
 }
 
 export function agentToProto(view: AgentView): MessageInitShape<typeof AgentSchema> {
-  const { agent, described } = view;
   return {
-    ...resourceMetadataToProto(agent),
-    publishedVersionId: view.publishedVersionId ?? undefined,
-    draftVersionId: view.draftVersionId ?? undefined,
-    versions: view.versions.map(versionSummaryToProto),
-    describedVersionId: described._id,
-    workflow: jsonTextOf(described.workflow),
+    ...resourceMetadataToProto(view.agent),
+    ...describedVersionsToProto(view),
+    workflow: jsonTextOf(view.described.workflow),
   };
 }
 
-export const workflowIssueToProto = (i: WorkflowIssue): MessageInitShape<typeof WorkflowIssueSchema> => ({
+const workflowIssueToProto = (i: WorkflowIssue): MessageInitShape<typeof WorkflowIssueSchema> => ({
   path: i.path,
   code: i.code,
   message: i.message,
+});
+
+export const workflowValidationToProto = (
+  r: WorkflowValidation,
+): MessageInitShape<typeof ValidateAgentWorkflowResponseSchema> => ({
+  valid: r.valid,
+  errors: r.errors.map(workflowIssueToProto),
+  warnings: r.warnings.map(workflowIssueToProto),
 });
 
 export const resolvedAgentToProto = (

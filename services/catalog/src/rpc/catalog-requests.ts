@@ -12,6 +12,7 @@ import type {
   CreateToolRequest,
   CreateToolVersionRequest,
   ReplaceSkillPromptsRequest,
+  ReplaceSkillToolsRequest,
   SaveAgentWorkflowRequest,
   ToolSelector,
   ValidateAgentWorkflowRequest,
@@ -77,6 +78,11 @@ export function skillPromptsInputOf(req: ReplaceSkillPromptsRequest): {
     })),
   };
 }
+
+export const skillToolsInputOf = (req: ReplaceSkillToolsRequest) => ({
+  skillVersionId: req.skillVersionId,
+  tools: toolSelectorsOf(req.tools),
+});
 
 /** A workflow to save: unset is "" (not JSON, refused naming `workflow`). */
 export const saveWorkflowInputOf = (req: SaveAgentWorkflowRequest) => ({

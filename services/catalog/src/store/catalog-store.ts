@@ -8,75 +8,63 @@
  * one draft per skill (a slot document keyed by the skill id), one toolKey per organization.
  */
 import type { Collection, Store } from "@kiln/kit/store";
+import type { PromptVersionContent } from "../domain/prompt-version.js";
 import type { ToolType } from "../domain/tool-config.js";
 import type { ToolPin } from "../domain/tool-pins.js";
 
 export type VersionStatus = "draft" | "published";
 
-export interface PromptDoc {
+/** What every versioned resource (prompt, tool, skill, agent) holds besides its family's own fields. */
+export interface ResourceDoc {
   _id: string;
   organizationId: string;
   name: string;
   description: string;
-  defaultModel: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** Immutable once inserted, except `status`/`publishedAt`, which publishing sets once. */
-export interface PromptVersionDoc {
+/** What every version holds, whichever family it is of: its number counts up from 1 per parent. */
+export interface VersionDoc {
   _id: string;
-  promptId: string;
   organizationId: string;
   version: number;
-  status: VersionStatus;
-  systemPrompt: string;
-  developerPrompt: string | null;
-  /** JSON text. */
-  variablesSchema: string;
-  /** JSON text: {"type":"text"} or {"type":"json_schema","name"?,"schema"}. */
-  responseFormat: string;
-  temperature: number | null;
-  maxOutputTokens: number | null;
-  model: string | null;
-  tools: ToolPin[];
   createdAt: Date;
+}
+
+/** A version that is drafted, then published (every family but tools): publishing sets `status`/`publishedAt`, once. */
+export interface DraftedVersionDoc extends VersionDoc {
+  status: VersionStatus;
   publishedAt: Date | null;
 }
 
-export interface ToolDoc {
-  _id: string;
-  organizationId: string;
+export interface PromptDoc extends ResourceDoc {
+  defaultModel: string | null;
+}
+
+/** Immutable once inserted, except `status`/`publishedAt`, which publishing sets once. */
+export interface PromptVersionDoc extends DraftedVersionDoc, PromptVersionContent {
+  promptId: string;
+  model: string | null;
+  tools: ToolPin[];
+}
+
+export interface ToolDoc extends ResourceDoc {
   /** Unique per organization (unique index). */
   toolKey: string;
-  name: string;
-  description: string;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 /** Immutable; the current version of a tool is its highest-numbered one. */
-export interface ToolVersionDoc {
-  _id: string;
+export interface ToolVersionDoc extends VersionDoc {
   toolId: string;
-  organizationId: string;
-  version: number;
   type: ToolType;
   /** JSON text. */
   config: string;
   /** JSON text. */
   inputSchema: string;
-  createdAt: Date;
 }
 
-export interface SkillDoc {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type SkillDoc = ResourceDoc;
 
 export interface CompositionStepDoc {
   order: number;
@@ -91,21 +79,15 @@ export interface CompositionStepDoc {
   variables: string;
 }
 
-export interface SkillVersionDoc {
-  _id: string;
+export interface SkillVersionDoc extends DraftedVersionDoc {
   skillId: string;
-  organizationId: string;
-  version: number;
-  status: VersionStatus;
   promptComposition: CompositionStepDoc[];
   tools: ToolPin[];
   /** JSON text, derived from the composition whenever it changes. */
   inputSchema: string;
   /** JSON text, derived from the composition whenever it changes. */
   outputSchema: string;
-  createdAt: Date;
   updatedAt: Date;
-  publishedAt: Date | null;
 }
 
 /** At most one per skill (`_id` is the skill id): the claim of its one draft version. */
@@ -115,31 +97,18 @@ export interface SkillDraftSlotDoc {
   createdAt: Date;
 }
 
-export interface AgentDoc {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type AgentDoc = ResourceDoc;
 
 /**
  * A version of an agent; its workflow is configuration of the version (docs/concepts.md "Agent"). Drafts
  * change only through the workflow save; a published version never changes again, and its workflow
  * has every reference pinned to a version.
  */
-export interface AgentVersionDoc {
-  _id: string;
+export interface AgentVersionDoc extends DraftedVersionDoc {
   agentId: string;
-  organizationId: string;
-  version: number;
-  status: VersionStatus;
   /** JSON text; "{}" for a new agent's empty draft. */
   workflow: string;
-  createdAt: Date;
   updatedAt: Date;
-  publishedAt: Date | null;
 }
 
 /** At most one per agent (`_id` is the agent id): the claim of its one draft version. */

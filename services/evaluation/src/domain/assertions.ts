@@ -4,25 +4,14 @@
  * JSON output serialized; `expectedOutput` alone means `equals`.
  */
 
+import type { Assertion, AssertionType, LlmJudgeAssertion } from "@kiln/contracts/assertions";
 import type { FieldIssue } from "@kiln/kit/errors";
 import { compileSafeRegex, safeRegexProblem } from "@kiln/kit/safe-regex";
 import { JSONPath } from "jsonpath-plus";
 import { conformanceOf, schemaProblemOf } from "./json-schema.js";
 import { isPlainObject, jsonEquals, tryParseJson } from "./json-value.js";
 
-export type LlmJudgeAssertion = { type: "llm_judge"; rubric: string; model?: string; threshold?: number };
-
-export type Assertion =
-  | { type: "equals"; value: unknown }
-  | { type: "contains"; value: string }
-  | { type: "regex"; pattern: string; flags?: string }
-  | { type: "json_schema"; schema: unknown }
-  | { type: "json_path"; path: string; equals: unknown }
-  | { type: "max_latency_ms"; value: number }
-  | { type: "max_cost_usd"; value: number }
-  | LlmJudgeAssertion;
-
-export type AssertionType = Assertion["type"];
+export type { Assertion, AssertionType, LlmJudgeAssertion } from "@kiln/contracts/assertions";
 
 /** Passing score of an llm_judge without a threshold. */
 export const DEFAULT_JUDGE_THRESHOLD = 0.5;

@@ -37,6 +37,12 @@ const typeText = (types: Set<string> | "any") => (types === "any" ? "any type" :
 const pointerSegment = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 const where = (side: "input" | "output", path: string) => (path === "" ? `the ${side}` : `${side} ${path}`);
 
+/** A type change on each side: its kind, and the verbs of its message. */
+const TYPE_CHANGES = {
+  input: { kind: "input_type_changed", was: "accepted", now: "accepts" },
+  output: { kind: "output_type_changed", was: "was", now: "gives" },
+} as const;
+
 function propertiesOf(schema: unknown): Record<string, unknown> {
   return isPlainObject(schema) && isPlainObject(schema.properties) ? schema.properties : {};
 }
@@ -49,19 +55,13 @@ function requiredOf(schema: unknown): Set<string> {
 function walk(side: "input" | "output", before: unknown, after: unknown, path: string, out: BreakingChange[]): void {
   const beforeTypes = typesOf(before);
   const afterTypes = typesOf(after);
-  if (side === "input" && !allows(afterTypes, beforeTypes)) {
+  // An input may only get looser (the draft allows what was allowed), an output only tighter.
+  const typeChange = TYPE_CHANGES[side];
+  if (side === "input" ? !allows(afterTypes, beforeTypes) : !allows(beforeTypes, afterTypes)) {
     out.push({
-      kind: "input_type_changed",
+      kind: typeChange.kind,
       path,
-      message: `${where(side, path)} accepted ${typeText(beforeTypes)}, the draft accepts ${typeText(afterTypes)}`,
-    });
-    return;
-  }
-  if (side === "output" && !allows(beforeTypes, afterTypes)) {
-    out.push({
-      kind: "output_type_changed",
-      path,
-      message: `${where(side, path)} was ${typeText(beforeTypes)}, the draft gives ${typeText(afterTypes)}`,
+      message: `${where(side, path)} ${typeChange.was} ${typeText(beforeTypes)}, the draft ${typeChange.now} ${typeText(afterTypes)}`,
     });
     return;
   }

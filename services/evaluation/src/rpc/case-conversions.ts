@@ -5,6 +5,7 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Assertion, assertionFieldsOf, assertionMessage } from "@kiln/contracts/assertions";
 import { invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, jsonText, jsonTextOf, readJsonText, textOf } from "@kiln/kit/json-text";
 import { bytesText, LIMITS } from "@kiln/kit/limits";
@@ -14,7 +15,7 @@ import type {
   CaseContent,
   EvaluationCaseSchema,
 } from "@kiln/proto/evaluation";
-import { type Assertion, UnreadableJson } from "../domain/assertions.js";
+import { UnreadableJson } from "../domain/assertions.js";
 import type { NewCaseInput } from "../domain/new-cases.js";
 import type { CaseDoc } from "../store/evaluation-store.js";
 
@@ -27,36 +28,7 @@ function jsonField(key: string, message: JsonText | undefined): Record<string, u
 
 /** An assertion message as its JSON value; `{}` (no type) when no kind is set. */
 export function assertionValueOf(message: AssertionMessage): Record<string, unknown> {
-  const { kind } = message;
-  switch (kind.case) {
-    case "equals":
-      return { type: "equals", ...jsonField("value", kind.value.value) };
-    case "contains":
-      return { type: "contains", value: kind.value.value };
-    case "regex":
-      return {
-        type: "regex",
-        pattern: kind.value.pattern,
-        ...(kind.value.flags !== undefined && { flags: kind.value.flags }),
-      };
-    case "jsonSchema":
-      return { type: "json_schema", ...jsonField("schema", kind.value.schema) };
-    case "jsonPath":
-      return { type: "json_path", path: kind.value.path, ...jsonField("equals", kind.value.equals) };
-    case "maxLatencyMs":
-      return { type: "max_latency_ms", value: kind.value.value };
-    case "maxCostUsd":
-      return { type: "max_cost_usd", value: kind.value.value };
-    case "llmJudge":
-      return {
-        type: "llm_judge",
-        rubric: kind.value.rubric,
-        ...(kind.value.model !== undefined && { model: kind.value.model }),
-        ...(kind.value.threshold !== undefined && { threshold: kind.value.threshold }),
-      };
-    case undefined:
-      return {};
-  }
+  return assertionFieldsOf(message, jsonField) ?? {};
 }
 
 /**
@@ -79,26 +51,8 @@ export function newCaseOf(content: CaseContent | undefined, field: string): NewC
 }
 
 /** A stored assertion (checked when its case was saved) as its message. */
-export function assertionToProto(a: Assertion): MessageInitShape<typeof AssertionSchema> {
-  switch (a.type) {
-    case "equals":
-      return { kind: { case: "equals", value: { value: jsonText(a.value) } } };
-    case "contains":
-      return { kind: { case: "contains", value: { value: a.value } } };
-    case "regex":
-      return { kind: { case: "regex", value: { pattern: a.pattern, flags: a.flags } } };
-    case "json_schema":
-      return { kind: { case: "jsonSchema", value: { schema: jsonText(a.schema) } } };
-    case "json_path":
-      return { kind: { case: "jsonPath", value: { path: a.path, equals: jsonText(a.equals) } } };
-    case "max_latency_ms":
-      return { kind: { case: "maxLatencyMs", value: { value: a.value } } };
-    case "max_cost_usd":
-      return { kind: { case: "maxCostUsd", value: { value: a.value } } };
-    case "llm_judge":
-      return { kind: { case: "llmJudge", value: { rubric: a.rubric, model: a.model, threshold: a.threshold } } };
-  }
-}
+export const assertionToProto = (a: Assertion): MessageInitShape<typeof AssertionSchema> =>
+  assertionMessage(a, jsonText);
 
 export function caseToProto(doc: CaseDoc): MessageInitShape<typeof EvaluationCaseSchema> {
   return {

@@ -4,44 +4,27 @@
  * time. Delivery is at least once; the result's insert on its unique `_id` makes a redelivered
  * item harmless, and the last result in completes the run.
  */
-import type { Client } from "@connectrpc/connect";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { DomainError } from "@kiln/kit/errors";
-import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
 import type { Logger } from "@kiln/kit/logger";
-import { actingFor } from "@kiln/kit/principal";
-import { domainErrorOf } from "@kiln/kit/rpc/errors";
-import { IDEMPOTENCY_KEY_HEADER } from "@kiln/kit/rpc/idempotency";
 import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
-import type { ExecutionService, Run } from "@kiln/proto/execution";
 import { createWebhookDispatcher, type Dispatcher, type WebhookOptions } from "@kiln/webhooks-lib";
-import { LRUCache } from "lru-cache";
-import { EVALUATION_SERVICE } from "../access.js";
-import {
-  type Assertion,
-  type AssertionResult,
-  effectiveAssertions,
-  evaluateAssertions,
-  type Judge,
-  type Observation,
-} from "../domain/assertions.js";
-import { JUDGE_SCHEMA, JUDGE_SYSTEM, judgeUserMessage, parseJudgeVerdict } from "../domain/judge-prompt.js";
-import { contractCheckOf, type JudgeRun, outcomeOf } from "../domain/report.js";
+import type { JudgeRun } from "../domain/report.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "../run-completion.js";
 import {
-  type CaseDoc,
-  caseIdsOf,
   type EvaluationRunDoc,
   evaluationCollections,
   type ResultDoc,
   resultIdOf,
   updateProgress,
 } from "../store/evaluation-store.js";
+import { createItemExecution, type ExecutionClient, RateLimited, RetryLater } from "./item-execution.js";
+import { errorResult, resultOf } from "./item-results.js";
+import { createRunReads } from "./run-reads.js";
 import { EVALUATIONS_STREAM, WORKERS_DURABLE, type WorkItem } from "./work-queue.js";
 
-/** The execution calls the workers make, always as the evaluation service acting in the run's organization. */
-export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "complete">;
+export type { ExecutionClient } from "./item-execution.js";
 
 export interface EvaluationWorkersDeps {
   bus: Bus;
@@ -78,173 +61,35 @@ export interface EvaluationWorkers {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** A failure worth another delivery (the execution service unreachable, or still running the item). */
-class RetryLater extends Error {}
-
-/** The provider rate-limited the item's run: deliver it again after the wait it asked for. */
-class RateLimited extends Error {
-  constructor(
-    readonly retries: number,
-    readonly retryAfterMs: number | undefined,
-  ) {
-    super("the model provider rate-limited the run");
-  }
-}
-
-/** How many times one item's run was rate-limited, so that its next run is a new run. */
-interface RateLimitDoc {
-  _id: string;
-  retries: number;
-}
-
-/** The judge's response format, as execution's Complete takes it. */
-const JUDGE_SCHEMA_TEXT = jsonText(JUDGE_SCHEMA);
-
 export function createEvaluationWorkers(deps: EvaluationWorkersDeps): EvaluationWorkers {
   const c = evaluationCollections(deps.store);
   const events = evaluationEventOutbox(deps.store, deps.bus, deps.logger);
   const completion = createRunCompletion(c, events);
   let dispatcher: Dispatcher | undefined;
   const now = deps.now ?? (() => new Date());
-  const maxAttempts = deps.maxAttempts ?? 5;
-  const maxRateLimitRetries = deps.maxRateLimitRetries ?? 20;
-  const rateLimits = deps.store.collection<RateLimitDoc>("evaluation_rate_limits");
   const retryDelayMs = deps.retryDelayMs ?? 1_000;
   const aborter = new AbortController();
   let subscription: Subscription | undefined;
-
-  /**
-   * The cases of the runs this process is working on, each run's read in one query when its first
-   * item arrives (cases cannot change): one read per case would scan the cases on FerretDB.
-   */
-  const casesOfRun = new LRUCache<string, Promise<Map<string, CaseDoc>>>({ max: 16 });
-  async function caseOf(run: EvaluationRunDoc, caseId: string): Promise<CaseDoc | null> {
-    let cases = casesOfRun.get(run._id);
-    if (!cases) {
-      cases = c.cases.find({ _id: { $in: caseIdsOf(run) } }).then((docs) => new Map(docs.map((d) => [d._id, d])));
-      cases.catch(() => casesOfRun.delete(run._id));
-      casesOfRun.set(run._id, cases);
-    }
-    // A case deleted since the run started is not in the map: read it to be sure.
-    return (await cases).get(caseId) ?? (await c.cases.findOne({ _id: caseId }));
-  }
-
-  /**
-   * The runs this process works on, read once each (what an item needs of them does not change;
-   * cancellation is read from the run's progress document): a run document holds every case id,
-   * and FerretDB decodes the whole row on every read. Marks a queued run running on first sight.
-   */
-  const runs = new LRUCache<string, Promise<EvaluationRunDoc | null>>({ max: 16 });
-  function runOf(id: string): Promise<EvaluationRunDoc | null> {
-    let found = runs.get(id);
-    if (!found) {
-      found = c.runs.findOne({ _id: id }).then(async (run) => {
-        if (run?.status === "queued") {
-          await c.runs.updateOne({ _id: run._id, status: "queued" }, { $set: { status: "running" } });
-        }
-        return run;
-      });
-      found.then(
-        (run) => run ?? runs.delete(id),
-        () => runs.delete(id),
-      );
-      runs.set(id, found);
-    }
-    return found;
-  }
+  const reads = createRunReads(c);
+  const executions = createItemExecution({
+    store: deps.store,
+    execution: deps.execution,
+    signal: aborter.signal,
+    caseTimeoutMs: deps.caseTimeoutMs ?? 300_000,
+    maxAttempts: deps.maxAttempts ?? 5,
+    maxRateLimitRetries: deps.maxRateLimitRetries ?? 20,
+  });
 
   const backoffMs = (deliveryCount: number) => Math.min(retryDelayMs * 2 ** (deliveryCount - 1), 30_000);
   /** The provider's wait when it gave one, else exponential backoff; with ±50% jitter so retries spread out. */
   const rateLimitDelayMs = (e: RateLimited) =>
     Math.round((e.retryAfterMs ?? backoffMs(e.retries)) * (0.5 + Math.random()));
 
-  /** The judge of one attempt; each call it makes is added to `calls`. */
-  function judgeFor(run: EvaluationRunDoc, kase: CaseDoc, calls: JudgeRun[]): Judge {
-    return async (assertion, outputText) => {
-      let res: Awaited<ReturnType<ExecutionClient["complete"]>>;
-      try {
-        res = await deps.execution.complete(
-          {
-            organizationId: run.organizationId,
-            model: assertion.model ?? "",
-            system: JUDGE_SYSTEM,
-            // The graded output is data in a fence it cannot close (domain/judge-prompt.ts).
-            user: judgeUserMessage({
-              rubric: assertion.rubric,
-              inputJson: kase.inputJson,
-              expectedOutputJson: kase.expectedOutputJson,
-              output: outputText,
-            }),
-            responseSchema: JUDGE_SCHEMA_TEXT,
-          },
-          { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, run.organizationId) },
-        );
-      } catch (e) {
-        throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
-      }
-      calls.push({
-        runId: res.runId,
-        usage: { inputTokens: Number(res.usage?.inputTokens ?? 0), outputTokens: Number(res.usage?.outputTokens ?? 0) },
-        estimatedCostUsd: res.estimatedCostUsd ?? null,
-      });
-      // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.
-      return parseJudgeVerdict(res.structured?.json);
-    };
-  }
-
-  /** Runs the case on the target's version. A failure that is the case's own becomes its "error" result. */
-  async function execute(
-    msg: BusMessage,
-    run: EvaluationRunDoc,
-    kase: CaseDoc,
-    skillVersionId: string,
-    itemId: string,
-    retries: number,
-  ): Promise<{ run: Run } | { error: { code: string; message: string } }> {
-    // A rate-limited run stays stored as failed; the next run of the item gets a key of its own.
-    const idempotencyKey = retries === 0 ? itemId : `${itemId}:${retries}`;
-    let res: Awaited<ReturnType<ExecutionClient["runSkill"]>>;
-    try {
-      res = await deps.execution.runSkill(
-        {
-          organizationId: run.organizationId,
-          skillId: run.skillId,
-          input: jsonTextOf(kase.inputJson),
-          versionId: skillVersionId,
-        },
-        {
-          signal: aborter.signal,
-          // The run's organization is the only one these calls act in (docs/security.md "Service principals").
-          contextValues: actingFor(EVALUATION_SERVICE, run.organizationId),
-          timeoutMs: deps.caseTimeoutMs ?? 300_000,
-          // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
-          headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
-        },
-      );
-    } catch (e) {
-      if (aborter.signal.aborted) throw e;
-      const error = e instanceof DomainError ? e : domainErrorOf(e);
-      const transient =
-        !error ||
-        error.kind === "unavailable" ||
-        (error.kind === "failed_precondition" && error.message.includes("Idempotency-Key"));
-      if (transient && msg.deliveryCount < maxAttempts) throw new RetryLater(error?.message ?? String(e));
-      return { error: { code: error?.kind ?? "internal", message: error?.message ?? "the skill could not be run" } };
-    }
-    if (!res.run) throw new Error("execution returned no run");
-    const failure = res.run.status === "failed" ? res.run.error : undefined;
-    if (failure?.rateLimited && retries < maxRateLimitRetries) {
-      await rateLimits.updateOne({ _id: itemId }, { $set: { retries: retries + 1 } }, { upsert: true });
-      throw new RateLimited(retries + 1, failure.retryAfterMs);
-    }
-    return { run: res.run };
-  }
-
   async function handle(msg: BusMessage): Promise<void> {
     const item = msg.json<WorkItem>();
     const attempt = item.attempt ?? 0;
     const itemId = resultIdOf(item.evaluationRunId, item.caseId, item.label, attempt);
-    const run = await runOf(item.evaluationRunId);
+    const run = await reads.runOf(item.evaluationRunId);
     if (!run) {
       deps.logger.warn({ itemId }, "evaluation work for a run that does not exist; dropped");
       return;
@@ -259,7 +104,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       await completion.completeIfDone(run);
       return;
     }
-    const rateLimited = msg.deliveryCount > 1 ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
+    const rateLimited = await executions.rateLimitedRuns(msg, itemId);
 
     // The message stays ours until the item is done, storing included: a store that is slow to
     // answer must not send it to another worker while this one finishes it.
@@ -280,31 +125,18 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     rateLimited: number,
     msg: BusMessage,
   ): Promise<void> {
-    const kase = await caseOf(run, item.caseId);
+    const kase = await reads.caseOf(run, item.caseId);
     const target = run.targets.find((t) => t.label === item.label);
     const base = { _id: itemId, evaluationRunId: run._id, caseId: item.caseId, label: item.label, attempt };
     let result: ResultDoc;
     if (!kase || !target) {
-      result = {
-        ...base,
-        outcome: "error",
-        runId: "",
-        outputJson: null,
-        assertionsJson: "[]",
-        contractValid: null,
-        contractMessage: null,
-        latencyMs: 0,
-        estimatedCostUsd: null,
-        error: {
-          code: "not_found",
-          message: kase ? "the target is not part of this run" : "the case no longer exists",
-        },
-        createdAt: now(),
-      };
+      const message = kase ? "the target is not part of this run" : "the case no longer exists";
+      result = errorResult(base, { code: "not_found", message }, now());
     } else {
-      const executed = await execute(msg, run, kase, target.skillVersionId, itemId, rateLimited);
+      const executed = await executions.execute(msg, run, kase, target.skillVersionId, itemId, rateLimited);
       const judgeRuns: JudgeRun[] = [];
-      result = await resultOf(base, executed, kase, target.outputSchemaJson, judgeFor(run, kase, judgeRuns));
+      const judge = executions.judgeFor(run, kase, judgeRuns);
+      result = await resultOf(base, executed, kase, target.outputSchemaJson, judge, now);
       result.judgeRuns = judgeRuns;
     }
     try {
@@ -330,64 +162,6 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
     if (!progress || progress.cancelled || (progress.resultsIn ?? 0) >= run.itemCount) {
       await completion.completeIfDone(run);
     }
-  }
-
-  async function resultOf(
-    base: Pick<ResultDoc, "_id" | "evaluationRunId" | "caseId" | "label" | "attempt">,
-    executed: { run: Run } | { error: { code: string; message: string } },
-    kase: CaseDoc,
-    outputSchemaJson: string,
-    judge: Judge,
-  ): Promise<ResultDoc> {
-    if ("error" in executed) {
-      return {
-        ...base,
-        outcome: "error",
-        runId: "",
-        outputJson: null,
-        assertionsJson: "[]",
-        contractValid: null,
-        contractMessage: null,
-        latencyMs: 0,
-        estimatedCostUsd: null,
-        error: executed.error,
-        createdAt: now(),
-      };
-    }
-    const run = executed.run;
-    const succeeded = run.status === "succeeded" && run.output !== undefined;
-    const output = succeeded ? (JSON.parse(run.output?.json ?? "null") as Observation["output"]) : null;
-    const observation: Observation = {
-      output,
-      latencyMs: Number(run.latencyMs),
-      estimatedCostUsd: run.estimatedCostUsd ?? null,
-    };
-    const assertions = effectiveAssertions(
-      JSON.parse(kase.assertionsJson) as Assertion[],
-      kase.expectedOutputJson === null ? undefined : JSON.parse(kase.expectedOutputJson),
-    );
-    const checked: AssertionResult[] = await evaluateAssertions(assertions, observation, judge);
-    const contract = contractCheckOf(JSON.parse(outputSchemaJson || "{}"), output);
-    return {
-      ...base,
-      outcome: outcomeOf(succeeded, checked),
-      runId: run.id,
-      outputJson: output === null ? null : JSON.stringify(output),
-      assertionsJson: JSON.stringify(checked),
-      contractValid: contract.contractValid,
-      contractMessage: contract.message,
-      latencyMs: observation.latencyMs,
-      estimatedCostUsd: observation.estimatedCostUsd,
-      usage: run.usage
-        ? { inputTokens: Number(run.usage.inputTokens), outputTokens: Number(run.usage.outputTokens) }
-        : null,
-      error: succeeded
-        ? null
-        : run.error
-          ? { code: run.error.code, message: run.error.message }
-          : { code: "failed", message: "the run failed" },
-      createdAt: now(),
-    };
   }
 
   return {

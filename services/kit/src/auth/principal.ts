@@ -48,11 +48,40 @@ export function principalOf(ctx: Pick<HandlerContext, "values">): Principal {
   return principal;
 }
 
+/** A use case as RPC handlers call it: with the caller's principal and the request (or its input). */
+export type PrincipalCall<Req, Res> = (principal: Principal, req: Req) => Promise<Res>;
+
+/** A use case called with the input `inputOf` makes of the request. */
+export const withInput =
+  <Req, Input, Res>(inputOf: (req: Req) => Input, call: PrincipalCall<Input, Res>): PrincipalCall<Req, Res> =>
+  (principal, req) =>
+    call(principal, inputOf(req));
+
 /** An RPC handler of a use case that takes the caller's principal and the request. */
 export const withPrincipal =
-  <Req, Res>(handle: (principal: Principal, req: Req) => Promise<Res>) =>
+  <Req, Res>(handle: PrincipalCall<Req, Res>) =>
   (req: Req, ctx: HandlerContext): Promise<Res> =>
     handle(principalOf(ctx), req);
+
+/** Makes RPC handlers of use cases whose result `toAnswer` turns into the RPC's answer. */
+export const answering =
+  <T, Res>(toAnswer: (result: T) => Res) =>
+  <Req>(call: PrincipalCall<Req, T>) =>
+    withPrincipal(async (principal, req: Req) => toAnswer(await call(principal, req)));
+
+/** The answer `{[key]: value}` of an RPC whose message has one field. */
+export const answerField = <K extends string, V>(key: K, value: V) => ({ [key]: value }) as Record<K, V>;
+
+/** Makes RPC handlers answering a use case's result as the field `key`, made by `toProto`. */
+export const answeringOne = <K extends string, T, R>(key: K, toProto: (result: T) => R) =>
+  answering((result: T) => answerField(key, toProto(result)));
+
+/** Makes RPC handlers answering a use case's page as the list `key` (each item made by `toProto`) and its cursor. */
+export const answeringPage = <K extends string, T, R>(key: K, toProto: (item: T) => R) =>
+  answering((page: { items: T[]; nextCursor: string }) => ({
+    ...answerField(key, page.items.map(toProto)),
+    nextCursor: page.nextCursor,
+  }));
 
 /** The request id of the REST request an RPC serves, forwarded as x-request-id. */
 export const kRequestId = createContextKey<string | undefined>(undefined, { description: "request id" });

@@ -111,6 +111,11 @@ export interface ServiceModule {
   name: string;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
+  /**
+   * The service's own handlers, without grpc.health.v1 and reflection: what a server hosting several
+   * services mounts of each (combineServices). Set by defineService.
+   */
+  register?: (router: ConnectRouter) => void;
   /** Error mapping first, then authentication, then the request's text and sizes (docs/api.md "Limits"). */
   interceptors: Interceptor[];
   /**
@@ -139,6 +144,7 @@ export function defineService(
     name: options.name,
     logger: options.logger,
     routes: createServiceRoutes({ ...options, isDraining }),
+    register: options.register,
     interceptors: [
       createErrorInterceptor(options.logger),
       createAuthInterceptor({
