@@ -14,9 +14,8 @@ import {
   sortIssues,
   type WorkflowIssue,
 } from "./domain/workflow.js";
-import type { ToolVersionDoc } from "./store/catalog-store.js";
-import type { FamilyStore, PublishableVersion, ResourceDoc } from "./versioned/families.js";
-import { familyStores } from "./versioned/families.js";
+import type { DraftedVersionDoc, ResourceDoc, ToolVersionDoc } from "./store/catalog-store.js";
+import { type FamilyStore, familyStores } from "./versioned/families.js";
 
 export interface WorkflowValidation {
   valid: boolean;
@@ -61,7 +60,7 @@ export function createWorkflowValidator(deps: CatalogDeps) {
    * one of its versions (and, for prompts and skills, published); without one, the live published
    * version (a tool's current version) is pinned.
    */
-  async function checkReference<P extends ResourceDoc, V extends PublishableVersion | ToolVersionDoc>(
+  async function checkReference<P extends ResourceDoc, V extends DraftedVersionDoc | ToolVersionDoc>(
     family: FamilyStore<P, V>,
     organizationId: string,
     step: ParsedWorkflow["steps"][number],

@@ -9,9 +9,9 @@ import { failedPrecondition, notFound } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "../catalog-deps.js";
 import type { Issues } from "../domain/issues.js";
-import type { LabelKind } from "../store/catalog-store.js";
+import type { DraftedVersionDoc, LabelKind, ResourceDoc } from "../store/catalog-store.js";
 import { versionIdRequired } from "./diff.js";
-import type { FamilyStore, PublishableVersion, ResourceDoc } from "./families.js";
+import type { FamilyStore } from "./families.js";
 import { commitPublish, type PublishChange, type PublishingFamily } from "./publish.js";
 import { alreadyPublished, versionedResource } from "./resource.js";
 import { wholeVersion, wholeVersions } from "./version-store.js";
@@ -23,20 +23,20 @@ export interface FamilyView<P, V, W, K extends string> {
   described: K;
 }
 
-export type PublishedFamily<P extends ResourceDoc, V extends PublishableVersion> = FamilyStore<P, V> & {
+export type PublishedFamily<P extends ResourceDoc, V extends DraftedVersionDoc> = FamilyStore<P, V> & {
   noun: LabelKind;
 };
 
 export type PublishedCases<
   P extends ResourceDoc,
-  V extends PublishableVersion,
+  V extends DraftedVersionDoc,
   K extends string,
   W extends { [key in K]: V | null },
 > = ReturnType<typeof publishedCases<P, V, K, W>>;
 
 export function publishedCases<
   P extends ResourceDoc,
-  V extends PublishableVersion,
+  V extends DraftedVersionDoc,
   K extends string,
   W extends { [key in K]: V | null },
 >(deps: CatalogDeps, family: PublishedFamily<P, V>, answer: FamilyView<P, V, W, K>) {

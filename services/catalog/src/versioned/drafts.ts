@@ -7,18 +7,14 @@ import { notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "../catalog-deps.js";
-import type { VersionStatus } from "../store/catalog-store.js";
+import type { DraftedVersionDoc, ResourceDoc } from "../store/catalog-store.js";
 import { claimDraftSlot } from "./draft-slot.js";
-import type { FamilyStore, PublishableVersion, ResourceDoc, SlotCollection } from "./families.js";
+import type { FamilyStore, SlotCollection } from "./families.js";
 import { insertWithFirstVersion } from "./publish.js";
 import type { VersionedResource, VersionHead } from "./resource.js";
 
 /** The head of a version of a one-draft family. */
-export interface DraftHead extends VersionHead {
-  status: VersionStatus;
-  updatedAt: Date;
-  publishedAt: Date | null;
-}
+export type DraftHead = DraftedVersionDoc & { updatedAt: Date };
 
 /** What a family's versions hold (`C`) and how a version document is made of it. */
 export interface DraftContent<P, V, C> {
@@ -28,10 +24,10 @@ export interface DraftContent<P, V, C> {
   of: (version: V) => C;
   version: (parent: P, head: DraftHead, content: C) => V;
   /** A new resource document from the fields every resource starts with. */
-  parent: (base: ResourceDoc & { createdAt: Date }) => P;
+  parent: (base: ResourceDoc) => P;
 }
 
-export function draftCases<P extends ResourceDoc, V extends PublishableVersion, C, W>(
+export function draftCases<P extends ResourceDoc, V extends DraftedVersionDoc, C, W>(
   deps: CatalogDeps,
   family: FamilyStore<P, V> & { draftSlots: SlotCollection },
   cases: { resource: VersionedResource<P, V>; view: (parent: P, versions: V[]) => W },

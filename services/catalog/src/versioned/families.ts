@@ -8,24 +8,7 @@ import type { IdPrefix } from "@kiln/kit/ids";
 import type { Collection } from "@kiln/kit/store";
 import { SCOPES, type Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
-import type { VersionStatus } from "../store/catalog-store.js";
-
-/** What every versioned resource document carries. */
-export interface ResourceDoc {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  updatedAt: Date;
-}
-
-/** What every version document carries. */
-export interface VersionDoc {
-  _id: string;
-  version: number;
-  organizationId: string;
-  createdAt: Date;
-}
+import type { ResourceDoc, VersionDoc } from "../store/catalog-store.js";
 
 export type SlotCollection = Collection<{ _id: string; versionId: string; createdAt: Date }>;
 
@@ -49,12 +32,6 @@ export interface FamilyStore<P extends ResourceDoc, V extends VersionDoc> {
    * versions carry `updatedAt`, stamped on publish, and publishing releases the slot.
    */
   draftSlots?: SlotCollection;
-}
-
-/** Versions whose status publishing moves (every family but tools). */
-export interface PublishableVersion extends VersionDoc {
-  status: VersionStatus;
-  publishedAt: Date | null;
 }
 
 export type FamilyNoun = FamilyStore<ResourceDoc, VersionDoc>["noun"];

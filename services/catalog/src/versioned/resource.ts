@@ -13,19 +13,13 @@ import type { Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { Issues } from "../domain/issues.js";
 import type { JsonObject } from "../domain/json-schema.js";
+import type { ResourceDoc, VersionDoc } from "../store/catalog-store.js";
 import { diffVersions, type VersionDiffView } from "./diff.js";
-import type { FamilyStore, ResourceDoc, VersionDoc } from "./families.js";
+import type { FamilyStore } from "./families.js";
 import { insertNextVersion, versionSummaries } from "./version-store.js";
 
-export type { ResourceDoc, VersionDoc } from "./families.js";
-
 /** What every new version starts with; the family adds its resource field and content. */
-export interface VersionHead {
-  _id: string;
-  organizationId: string;
-  version: number;
-  createdAt: Date;
-}
+export type VersionHead = VersionDoc;
 
 /** `version` N is already published: a second publish is refused. */
 export const alreadyPublished = (noun: string, version: { version: number }): DomainError =>
@@ -84,7 +78,7 @@ export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
       input: { organizationId: string; name: string; description: string },
       more?: (issues: Issues) => void,
       issues = new Issues(),
-    ): Promise<ResourceDoc & { createdAt: Date }> {
+    ): Promise<ResourceDoc> {
       await deps.access.inOrganization(principal, input.organizationId, family.write);
       const name = issues.text("name", input.name);
       const description = checkDescription(issues, input.description);
