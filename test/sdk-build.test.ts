@@ -19,6 +19,17 @@ const sdkDir = join(dirname(fileURLToPath(import.meta.url)), "..", "sdk");
 const outDir = join(sdkDir, ".tmp", `dist-${randomUUID()}`);
 const tsc = createRequire(join(sdkDir, "package.json")).resolve("typescript/bin/tsc");
 
+/** A version to resolve and render with the built SDK (its dependencies ajv and Mustache included). */
+const PROMPT_VERSION = {
+  systemPrompt: "Weather in {{city}}.",
+  developerPrompt: "Be brief.",
+  variablesSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+const RENDERED = [
+  { role: "system", content: "Weather in Oslo <N>." },
+  { role: "developer", content: "Be brief." },
+];
+
 let kiln: EmbeddedKiln;
 let baseUrl: string;
 
@@ -39,24 +50,31 @@ describe("the built SDK", () => {
     const api = createTestClient(baseUrl);
     const { accessToken } = await api.signUp();
     const organizationId = (await api.onboard(accessToken)).organization.id;
+    const { prompt } = await api.createPublishedPrompt(accessToken, organizationId, PROMPT_VERSION);
     const script = `
       import { Kiln, KilnError } from ${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)};
       const kiln = new Kiln({ baseUrl: process.env.BASE_URL, accessToken: process.env.TOKEN });
       const models = await kiln.models.list();
       const verified = await kiln.setup.verify({ organizationId: process.env.ORG });
       const missing = await kiln.skills.get("skl_missing").catch((e) => e);
+      const resolved = await kiln.prompts.resolve(process.env.PROMPT);
+      const invalid = (() => { try { resolved.render({}); } catch (e) { return e; } })();
       console.log(JSON.stringify({
         models: models.data.map((m) => m.id),
         ok: verified.ok,
         error: missing instanceof KilnError ? [missing.status, missing.code] : String(missing),
+        rendered: resolved.render({ city: "Oslo <N>" }).messages,
+        invalid: invalid instanceof KilnError ? invalid.details : String(invalid),
       }));`;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
-      env: { PATH: process.env.PATH, BASE_URL: baseUrl, TOKEN: accessToken, ORG: organizationId },
+      env: { PATH: process.env.PATH, BASE_URL: baseUrl, TOKEN: accessToken, ORG: organizationId, PROMPT: prompt.id },
     });
     expect(JSON.parse(stdout)).toEqual({
       models: expect.arrayContaining(["local/echo"]),
       ok: true,
       error: [404, "not_found"],
+      rendered: RENDERED,
+      invalid: [{ field: "variables.city", issue: "is required" }],
     });
   });
 
@@ -100,17 +118,20 @@ describe("the built SDK", () => {
     );
     await writeFile(
       join(scratch, "main.ts"),
-      `import { Kiln, KilnError, type Assertion } from "@kiln/sdk";
+      `import { Kiln, KilnError, type Assertion, type PromptMessage } from "@kiln/sdk";
 const kiln = new Kiln({ baseUrl: process.env.BASE_URL ?? "", accessToken: process.env.TOKEN ?? "" });
 const models = await kiln.models.list();
 const verified = await kiln.setup.verify({ organizationId: process.env.ORG ?? "" });
 const missing = await kiln.skills.get("skl_missing").catch((e: unknown) => e);
 const assertion: Assertion = { type: "contains", value: "hello" };
+const resolved = await kiln.prompts.resolve(process.env.PROMPT ?? "", { cacheTtlMs: 1_000 });
+const messages: PromptMessage[] = resolved.render({ city: "Oslo <N>" }).messages;
 console.log(JSON.stringify({
   models: models.data.map((m) => m.id),
   ok: verified.ok,
   error: missing instanceof KilnError ? [missing.status, missing.code] : String(missing),
   assertion: assertion.type,
+  rendered: messages,
 }));
 `,
     );
@@ -119,15 +140,17 @@ console.log(JSON.stringify({
     const api = createTestClient(baseUrl);
     const { accessToken } = await api.signUp();
     const organizationId = (await api.onboard(accessToken)).organization.id;
+    const { prompt } = await api.createPublishedPrompt(accessToken, organizationId, PROMPT_VERSION);
     const { stdout } = await run(process.execPath, [join(scratch, "out/main.js")], {
       cwd: scratch,
-      env: { PATH: process.env.PATH, BASE_URL: baseUrl, TOKEN: accessToken, ORG: organizationId },
+      env: { PATH: process.env.PATH, BASE_URL: baseUrl, TOKEN: accessToken, ORG: organizationId, PROMPT: prompt.id },
     });
     expect(JSON.parse(stdout)).toEqual({
       models: expect.arrayContaining(["local/echo"]),
       ok: true,
       error: [404, "not_found"],
       assertion: "contains",
+      rendered: RENDERED,
     });
   }, 180_000);
 });

@@ -3,11 +3,13 @@
  * (docs/bundles.md): the export and import routes called with an API key from the environment
  * (`KILN_API_KEY`, against `KILN_URL`, default http://127.0.0.1:8080). The organization defaults to
  * the key's own. A `.yaml`/`.yml` file is sent as a promptfoo config; a JSON file as it is when it
- * is a bundle, else as a promptfoo config.
+ * is a bundle, else as a promptfoo config. A promptfoo config is sent with the files it refers to
+ * (`file://…`, read relative to it: promptfoo-files.ts).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { UsageError } from "./internal-token-command.js";
+import { referencedFiles } from "./promptfoo-files.js";
 
 export interface BundleCommandIo {
   env: NodeJS.ProcessEnv;
@@ -113,10 +115,17 @@ export async function bundleCommand(
   const text = await readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => {
     throw new CommandError(`cannot read ${file}: ${e.code ?? e.message}`);
   });
-  let contentType = "application/json";
   let body = text;
   let things = "";
-  if (/\.ya?ml$/i.test(file)) contentType = "application/yaml";
+  // A promptfoo config goes with the files it refers to, read relative to it.
+  const promptfoo = async (config: unknown) => {
+    const { files, missing } = await referencedFiles(file, text);
+    const n = Object.keys(files).length;
+    if (n > 0) things = `${n} referenced file${n === 1 ? "" : "s"}, `;
+    for (const path of missing) io.progress(`  not sent: file://${path} (not found, or past the size limit)`);
+    return JSON.stringify({ format: "promptfoo", config, files });
+  };
+  if (/\.ya?ml$/i.test(file)) body = await promptfoo(text);
   else {
     let parsed: Record<string, unknown>;
     try {
@@ -130,14 +139,14 @@ export async function bundleCommand(
         0,
       );
       things = `${n} prompts, tools, skills and agents, `;
-    } else body = JSON.stringify({ format: "promptfoo", config: parsed });
+    } else body = await promptfoo(parsed);
   }
   const org = await organization();
   io.progress(`importing ${file} (${things}${(Buffer.byteLength(body) / 1_048_576).toFixed(1)} MB) into ${org}…`);
   const query = values["dry-run"] ? "?dryRun=true" : "";
   const res = await call(`${base}/api/organizations/${encodeURIComponent(org)}/import${query}`, {
     method: "POST",
-    headers: { ...headers, "content-type": contentType },
+    headers: { ...headers, "content-type": "application/json" },
     body,
   });
   if (!res.ok) await failure(res);

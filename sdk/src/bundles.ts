@@ -20,7 +20,8 @@ export class Bundles {
 
   /**
    * Imports a bundle (as `export` answers it) or a promptfoo config (`{format: "promptfoo", config}`
-   * with the YAML text or the parsed object). `dryRun` reports and changes nothing; a real import
+   * with the YAML text or the parsed object, and `files`: the texts of the files it refers to by
+   * their path relative to it). `dryRun` reports and changes nothing; a real import
    * is idempotent and applies whole or not at all (a conflict is a 409 naming each).
    */
   import(

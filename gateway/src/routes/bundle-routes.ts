@@ -82,6 +82,12 @@ export const PromptfooImportBody = Type.Object(
       Type.String({ description: "the YAML or JSON text" }),
       Type.Record(Type.String(), Type.Unknown()),
     ]),
+    files: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          "the files the config refers to (file:// prompts, tests, variables, assertion values), by their path relative to the config, each as its text; a referenced file missing here is reported for the item needing it",
+      }),
+    ),
     dryRun: Type.Optional(Type.Boolean()),
   },
   { $id: "PromptfooImport", additionalProperties: false },
@@ -90,7 +96,7 @@ export const PromptfooImportBody = Type.Object(
 /** The body as the OpenAPI document shows it. */
 const ImportBody = Type.Unsafe<Record<string, unknown>>({
   description:
-    'A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml.',
+    'A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, files?, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml.',
   oneOf: [
     { allOf: [{ $ref: "Bundle" }], description: "a bundle; dryRun may also be given here" },
     { $ref: "PromptfooImport" },
@@ -124,11 +130,16 @@ function importRequestOf(
       typeof body.config === "string"
         ? { case: "text" as const, value: body.config }
         : { case: "value" as const, value: jsonText(body.config) };
-    return { organizationId, dryRun, document: { case: "promptfoo", value: { config } } };
+    const files = isTextRecord(body.files) ? body.files : {};
+    return { organizationId, dryRun, document: { case: "promptfoo", value: { config, files } } };
   }
   const { dryRun: _, ...bundle } = body;
   return { organizationId, dryRun, document: { case: "bundle", value: jsonText(bundle) } };
 }
+
+/** The checked `files` of a promptfoo import (PromptfooImport: strings by path). */
+const isTextRecord = (v: unknown): v is Record<string, string> =>
+  typeof v === "object" && v !== null && Object.values(v).every((t) => typeof t === "string");
 
 /** A value the catalog answers, as one of those the view lists. */
 function oneOf<const V extends readonly string[]>(values: V, value: string): V[number] {

@@ -192,7 +192,12 @@ export const ImportItemSchema = Type.Object(
   {
     kind: Enum(IMPORT_ITEM_KINDS),
     sourceId: Type.String({ description: "the id in the bundle" }),
-    id: Nullable(Type.String({ description: "the id here (new or existing); null for a conflict" })),
+    id: Nullable(
+      Type.String({
+        description:
+          "the id here (new or existing); null for a conflict, and for what a dry run would create (its id is assigned at import)",
+      }),
+    ),
     name: Type.String(),
     outcome: Enum(IMPORT_OUTCOMES),
     detail: Type.Optional(Type.String({ description: "what changes (updated) or why it cannot (conflict)" })),

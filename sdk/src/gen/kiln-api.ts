@@ -2033,6 +2033,10 @@ export interface components {
             config: string | {
                 [key: string]: unknown;
             };
+            /** @description the files the config refers to (file:// prompts, tests, variables, assertion values), by their path relative to the config, each as its text; a referenced file missing here is reported for the item needing it */
+            files?: {
+                [key: string]: string;
+            };
             dryRun?: boolean;
         };
         DeliveryAttempt: {
@@ -10893,7 +10897,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml. */
+        /** @description A kiln.bundle/v1 bundle (as the export answers it; `dryRun` may be added at its top level), or {format: "promptfoo", config, files?, dryRun?}. A promptfoo YAML file may also be sent as is with Content-Type application/yaml. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Bundle"] | components["schemas"]["PromptfooImport"];

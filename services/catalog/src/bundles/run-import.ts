@@ -29,7 +29,10 @@ export interface ImportPeers {
 }
 
 /** What an import takes: a parsed bundle (JSON value), or a promptfoo config (YAML or JSON text, or its value). */
-export type ImportDocument = { format: "kiln.bundle/v1"; bundle: unknown } | { format: "promptfoo"; config: unknown };
+export type ImportDocument =
+  | { format: "kiln.bundle/v1"; bundle: unknown }
+  /** `files`: the texts of the files the config refers to, by their path relative to it. */
+  | { format: "promptfoo"; config: unknown; files?: Readonly<Record<string, string>> };
 
 export interface ImportReport {
   dryRun: boolean;
@@ -78,7 +81,7 @@ export function createImportRun(bundles: Bundles, peers: () => ImportPeers, logg
     if (document.format === "promptfoo") {
       const config = parsePromptfooConfig(document.config);
       const models = await modelCatalog(execution, options);
-      const converted = promptfooToBundle(config, models, new Date());
+      const converted = promptfooToBundle(config, models, new Date(), document.files ?? {});
       // Checked as a bundle sent as JSON is (the converter leaves unset fields undefined).
       bundle = checkBundle(JSON.parse(JSON.stringify(converted.bundle)));
       warnings = converted.warnings;
@@ -121,6 +124,13 @@ export function createImportRun(bundles: Bundles, peers: () => ImportPeers, logg
         await undoQuietly(importId, () => evaluation.undoEvaluationCaseImport({ organizationId, importId }, options));
         await undoQuietly(importId, () => finish(false));
         throw e;
+      }
+    }
+    // A dry run's new ids are drawn again by the real import: it names none (docs/bundles.md "Import").
+    if (dryRun) {
+      for (const [n, item] of items.entries()) {
+        if (item.outcome === "created")
+          items[n] = { ...item, id: null, detail: item.detail ?? "its id is assigned at import" };
       }
     }
     const count = (outcome: ImportItem["outcome"]) => items.filter((i) => i.outcome === outcome).length;

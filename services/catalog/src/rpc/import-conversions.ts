@@ -14,11 +14,11 @@ export function importDocumentOf(req: ImportOrganizationRequest): ImportDocument
     return { format: "kiln.bundle/v1", bundle: read.value };
   }
   if (document.case === "promptfoo") {
-    const { config } = document.value;
-    if (config.case === "text") return { format: "promptfoo", config: config.value };
+    const { config, files } = document.value;
+    if (config.case === "text") return { format: "promptfoo", config: config.value, files };
     const read = readJsonText(config.value);
     if (!read.ok) throw invalidArgument("the promptfoo config is not JSON", [{ field: "config", issue: read.issue }]);
-    return { format: "promptfoo", config: read.value };
+    return { format: "promptfoo", config: read.value, files };
   }
   throw invalidArgument("a bundle or a promptfoo config is required", [{ field: "document", issue: "is required" }]);
 }

@@ -2,21 +2,71 @@
 import { safeRegexProblem } from "@kiln/kit/safe-regex";
 import { templateRenderer } from "@kiln/kit/templates";
 import { isObject, type Json, type JsonObject } from "./config.js";
+import { type ConfigFiles, extensionOf, filePathOf, isCodeRef, isFileRef, parseStructured, readRef } from "./files.js";
+import type { Grader } from "./tests.js";
 
 export const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Assertion values rendered with the test's variables (a bounded cache, not Mustache's unbounded one). */
 export const assertionValues = templateRenderer({ maxChars: 1_000_000 });
 
+/** What an assertion is converted with: the test's variables, the files, the grader. */
+export interface AssertionContext {
+  vars: JsonObject;
+  files: ConfigFiles;
+  /** The test's grader (`options.provider`), for model-graded assertions without their own. */
+  grader: Grader | undefined;
+  /** A grader provider as a model here; undefined (reported) when there is none. */
+  modelOf: (provider: Json, at: string) => string | undefined;
+}
+
+const MODEL_GRADED = new Set(["llm-rubric"]);
+const WITH_THRESHOLD = new Set(["llm-rubric", "latency", "cost"]);
+
+/** The fields of an assertion Kiln has no place for, each reported by name. */
+function reportExtras(a: JsonObject & { type: string }, at: string, warnings: string[]) {
+  if (a.weight !== undefined && a.weight !== 1)
+    warnings.push(`${at}: weight is ignored (every Kiln assertion must pass)`);
+  if (a.transform !== undefined)
+    warnings.push(`${at}.transform is not imported (Kiln's assertions check the output as the model gives it)`);
+  if (typeof a.metric === "string")
+    warnings.push(`${at}.metric "${a.metric}" is not imported (Kiln reports each assertion by its place)`);
+  if (a.threshold !== undefined && !WITH_THRESHOLD.has(a.type))
+    warnings.push(`${at}.threshold is not imported (${a.type} has no threshold in Kiln)`);
+  if (a.provider !== undefined && !MODEL_GRADED.has(a.type))
+    warnings.push(`${at}.provider is not imported (${a.type} is not graded by a model in Kiln)`);
+  if (a.rubricPrompt !== undefined)
+    warnings.push(`${at}.rubricPrompt is not imported (Kiln's judge uses its own grading prompt)`);
+  for (const key of Object.keys(a)) {
+    if (!["type", "value", "weight", "transform", "metric", "threshold", "provider", "rubricPrompt"].includes(key))
+      warnings.push(`${at}.${key} is not imported (Kiln has no such field)`);
+  }
+}
+
+/** An assertion's `file://` value read (a YAML or JSON file as its value); undefined when it is missing. */
+function assertionValueOf(a: JsonObject, files: ConfigFiles, at: string, warnings: string[]): Json | undefined | null {
+  const v = a.value;
+  if (!isFileRef(v)) return v;
+  if (isCodeRef(v)) return v;
+  const text = readRef(v, files, at, "the assertion is skipped", warnings);
+  if (text === undefined) return null;
+  const ext = extensionOf(filePathOf(v));
+  return ["json", "yaml", "yml"].includes(ext) ? (parseStructured(text, v, at, warnings) ?? null) : text;
+}
+
 /** One promptfoo assertion as Kiln assertions (none when it cannot map, with a warning). */
-export function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: string[]): unknown[] {
+export function assertionsOf(a: Json, ctx: AssertionContext, at: string, warnings: string[]): unknown[] {
   if (!isObject(a) || typeof a.type !== "string") {
     warnings.push(`${at}: not an assertion; skipped`);
     return [];
   }
+  const typed = { ...a, type: a.type };
+  reportExtras(typed, at, warnings);
+  const raw = assertionValueOf(a, ctx.files, at, warnings);
+  if (raw === null) return [];
   const render = (v: Json | undefined): Json | undefined =>
-    typeof v === "string" ? assertionValues.render(v, vars, String) : v;
-  const value = render(a.value);
+    typeof v === "string" ? assertionValues.render(v, ctx.vars, String) : v;
+  const value = render(raw);
   const strings = (v: Json | undefined) =>
     (Array.isArray(v) ? v.map((x) => render(x)) : [v]).filter((x): x is string => typeof x === "string");
   const regex = (pattern: string, flags?: string): unknown[] => {
@@ -31,8 +81,6 @@ export function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: st
     warnings.push(`${at}: ${a.type} is not imported (${why})`);
     return [];
   };
-  if (a.weight !== undefined && a.weight !== 1)
-    warnings.push(`${at}: weight is ignored (every Kiln assertion must pass)`);
   switch (a.type) {
     case "equals":
       return [{ type: "equals", value: value ?? "" }];
@@ -83,10 +131,19 @@ export function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: st
       return typeof a.threshold === "number"
         ? [{ type: "max_cost_usd", value: a.threshold }]
         : unsupported("no threshold");
-    case "llm-rubric":
-      return typeof value === "string"
-        ? [{ type: "llm_judge", rubric: value, ...(typeof a.threshold === "number" && { threshold: a.threshold }) }]
-        : unsupported("a non-text rubric");
+    case "llm-rubric": {
+      if (typeof value !== "string") return unsupported(value === undefined ? "no rubric" : "a non-text rubric");
+      const grader = a.provider !== undefined ? { provider: a.provider, at: `${at}.provider` } : ctx.grader;
+      const model = grader && ctx.modelOf(grader.provider, grader.at);
+      return [
+        {
+          type: "llm_judge",
+          rubric: value,
+          ...(model && { model }),
+          ...(typeof a.threshold === "number" && { threshold: a.threshold }),
+        },
+      ];
+    }
     case "javascript":
     case "python":
       return unsupported("Kiln runs no code in assertions");
@@ -94,41 +151,4 @@ export function assertionsOf(a: Json, vars: JsonObject, at: string, warnings: st
       if (a.type.startsWith("not-")) return unsupported("Kiln has no negated assertions");
       return unsupported("Kiln has no assertion that means the same");
   }
-}
-
-/** The config's tests with `defaultTest` merged in, as (name, vars, assertions). */
-export function testsOf(config: JsonObject, warnings: string[]) {
-  const defaults = isObject(config.defaultTest) ? config.defaultTest : {};
-  const defaultVars = isObject(defaults.vars) ? defaults.vars : {};
-  const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
-  const raw = config.tests;
-  if (typeof raw === "string") {
-    warnings.push(`tests: ${raw} is not read (put the tests in the config)`);
-    return [];
-  }
-  if (raw !== undefined && !Array.isArray(raw)) {
-    warnings.push("tests: not a list; skipped");
-    return [];
-  }
-  return (raw ?? []).flatMap((t, i) => {
-    const at = `tests[${i}]`;
-    if (typeof t === "string") {
-      warnings.push(`${at}: ${t} is not read (put the tests in the config)`);
-      return [];
-    }
-    if (!isObject(t)) {
-      warnings.push(`${at}: not a test; skipped`);
-      return [];
-    }
-    const vars = { ...defaultVars, ...(isObject(t.vars) ? t.vars : {}) };
-    for (const [k, v] of Object.entries(vars)) {
-      if (typeof v === "string" && v.startsWith("file://"))
-        warnings.push(`${at}.vars.${k}: ${v} is not read; the text stays as it is`);
-    }
-    const asserts = [
-      ...defaultAsserts.map((a, j) => ({ a, at: `defaultTest.assert[${j}]` })),
-      ...(Array.isArray(t.assert) ? t.assert : []).map((a, j) => ({ a, at: `${at}.assert[${j}]` })),
-    ];
-    return [{ name: typeof t.description === "string" ? t.description : `test ${i + 1}`, vars, asserts, at }];
-  });
 }

@@ -3,6 +3,9 @@
  * OpenAI Evals dashboard exports them) turned into a `kiln.bundle/v1` bundle (docs/bundles.md
  * "promptfoo"):
  *
+ * - `file://` prompts, tests (CSV, YAML, JSON, JSONL), variables and assertion values are read from
+ *   the files sent with the config (by their path relative to it); one that was not sent is
+ *   reported for the item needing it, which is skipped;
  * - every prompt becomes a Kiln prompt whose variables schema is inferred from its `{{vars}}` and
  *   the tests' values; a chat prompt's system messages become the system prompt, the rest the
  *   developer prompt; a plain text prompt becomes the system prompt;
@@ -13,7 +16,9 @@
  *   `defaultTest` merged in) become that skill's evaluation cases: promptfoo's prompt × provider
  *   matrix is an evaluation run with the provider labels as targets;
  * - assertions map to Kiln's where one means the same; the others (`javascript`, `python`, the
- *   `not-` forms, model-graded ones other than `llm-rubric`…) are reported, never dropped silently.
+ *   `not-` forms, model-graded ones other than `llm-rubric`…) are reported, never dropped silently;
+ *   so is every field Kiln has no place for (`transform`, `metric`, `metadata`, a test's `threshold`);
+ *   a grader `provider` becomes the judge's model.
  *
  * Ids are derived from the content (hashes), so importing the same config twice changes nothing.
  */
@@ -25,14 +30,16 @@ import {
   type BundleSkill,
 } from "@kiln/contracts/bundle";
 import { invalidArgument } from "@kiln/kit/errors";
-import { assertionsOf, testsOf } from "./assertions.js";
+import { assertionsOf } from "./assertions.js";
 import { hash, type JsonObject } from "./config.js";
+import { type ConfigFiles, normalizedFiles } from "./files.js";
 import { labelOf, promptsOf } from "./prompts.js";
-import { type ModelCatalog, providersOf } from "./providers.js";
+import { graderModelOf, type ModelCatalog, providersOf } from "./providers.js";
 import { variablesSchemaOf } from "./schema.js";
+import { testsOf } from "./tests.js";
 
 export { parsePromptfooConfig } from "./config.js";
-export type { ModelCatalog };
+export type { ConfigFiles, ModelCatalog };
 
 export interface PromptfooConversion {
   bundle: Bundle;
@@ -40,21 +47,30 @@ export interface PromptfooConversion {
   warnings: string[];
 }
 
-export function promptfooToBundle(config: JsonObject, models: ModelCatalog, now: Date): PromptfooConversion {
+export function promptfooToBundle(
+  config: JsonObject,
+  models: ModelCatalog,
+  now: Date,
+  given: ConfigFiles = {},
+): PromptfooConversion {
   const warnings: string[] = [];
-  const prompts = promptsOf(config, warnings);
+  const files = normalizedFiles(given);
+  const prompts = promptsOf(config, files, warnings);
   if (prompts.length === 0) {
     throw invalidArgument("the promptfoo config has no prompt Kiln can import", [
       { field: "config.prompts", issue: warnings.length > 0 ? warnings.join("; ") : "is required" },
     ]);
   }
   const providers = providersOf(config, models, warnings);
-  const tests = testsOf(config, warnings);
+  const tests = testsOf(config, files, warnings);
+  const modelOf = graderModelOf(models, warnings);
   // Assertions are mapped once per test (the warnings once per place), then shared by every skill.
   const cases = tests.map((t) => ({
     name: t.name.slice(0, 200),
     input: t.vars,
-    assertions: t.asserts.flatMap(({ a, at }) => assertionsOf(a, t.vars, at, warnings)),
+    assertions: t.asserts.flatMap(({ a, at }) =>
+      assertionsOf(a, { vars: t.vars, files, grader: t.grader, modelOf }, at, warnings),
+    ),
   }));
   const taken = new Set<string>();
   const providerLabels = providers.length > 1 ? providers.map((p) => labelOf(p.label, taken)) : [];

@@ -1,6 +1,8 @@
 /** The prompts of a promptfoo config: their text as Mustache, chat messages split into system and developer. */
 import { parse as parseYaml } from "yaml";
 import { isObject, type Json, type JsonObject, type PromptSource } from "./config.js";
+import { type ConfigFiles, extensionOf, filePathOf, isCodeRef, isFileRef, parseStructured, readRef } from "./files.js";
+import { toMustache } from "./nunjucks.js";
 
 /** A label name from free text: lowercase letters, digits and dashes, starting with a letter. */
 export function labelOf(text: string, taken: Set<string>): string {
@@ -18,36 +20,73 @@ export function labelOf(text: string, taken: Set<string>): string {
   return label;
 }
 
-/** `{{ name | filter }}` → `{{name}}` (Mustache has no filters); `{% … %}` blocks are reported. */
-export function toMustache(template: string, at: string, warnings: string[]): string {
-  if (/\{%/.test(template)) warnings.push(`${at}: Nunjucks tags ({% … %}) are not templates in Kiln and stay as text`);
-  return template.replace(/\{\{\s*([^{}|]+?)\s*\|\s*([^{}]+?)\s*\}\}/g, (_m, name: string, filter: string) => {
-    warnings.push(`${at}: the filter "${filter}" of {{${name}}} is dropped (Kiln templates are Mustache)`);
-    return `{{${name}}}`;
-  });
+type PromptItem = { value: Json; label?: string; at: string };
+
+/**
+ * The prompts a `file://` reference holds, as promptfoo reads them: a text file's prompts
+ * separated by `---` lines, a JSON or YAML file's chat messages; none (reported) when the file
+ * was not given or is code.
+ */
+function promptsOfFile(ref: string, item: PromptItem, files: ConfigFiles, warnings: string[]): PromptItem[] {
+  if (isCodeRef(ref)) {
+    warnings.push(`${item.at}: ${ref} is a prompt function, which Kiln does not run; skipped`);
+    return [];
+  }
+  const text = readRef(ref, files, item.at, "the prompt is skipped", warnings);
+  if (text === undefined) return [];
+  const path = filePathOf(ref);
+  const ext = extensionOf(path);
+  if (ext === "json" || ext === "yaml" || ext === "yml") {
+    const value = parseStructured(text, ref, item.at, warnings);
+    if (value === undefined) return [];
+    return [
+      { value: typeof value === "string" ? value : JSON.stringify(value), label: item.label ?? path, at: item.at },
+    ];
+  }
+  const parts = text
+    .split(/\r?\n---\r?\n/)
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+  return parts.map((value, k) => ({
+    value,
+    label: parts.length > 1 ? `${item.label ?? path} (${k + 1})` : (item.label ?? path),
+    at: parts.length > 1 ? `${item.at} (${path} prompt ${k + 1})` : item.at,
+  }));
 }
 
-export function promptsOf(config: JsonObject, warnings: string[]): PromptSource[] {
+export function promptsOf(config: JsonObject, files: ConfigFiles, warnings: string[]): PromptSource[] {
   const raw = config.prompts;
-  const list: { value: Json; label?: string; at: string }[] = [];
-  if (typeof raw === "string") list.push({ value: raw, at: "prompts" });
-  else if (Array.isArray(raw)) list.push(...raw.map((value, i) => ({ value, at: `prompts[${i}]` })));
+  const given: PromptItem[] = [];
+  if (typeof raw === "string") given.push({ value: raw, at: "prompts" });
+  else if (Array.isArray(raw)) given.push(...raw.map((value, i) => ({ value, at: `prompts[${i}]` })));
   else if (isObject(raw))
-    for (const [label, value] of Object.entries(raw)) list.push({ value, label, at: `prompts.${label}` });
+    for (const [key, value] of Object.entries(raw)) {
+      // promptfoo's map form: a file reference → its label.
+      if (isFileRef(key) && typeof value === "string") given.push({ value: key, label: value, at: `prompts.${key}` });
+      else given.push({ value, label: key, at: `prompts.${key}` });
+    }
+  const list = given.flatMap((item): PromptItem[] => {
+    let { value, label } = item;
+    if (isObject(value)) {
+      label =
+        typeof value.label === "string"
+          ? value.label
+          : typeof value.id === "string" && !isFileRef(value.id)
+            ? value.id
+            : label;
+      value = value.raw ?? (isObject(item.value) && isFileRef(item.value.id) ? item.value.id : null);
+    }
+    return isFileRef(value) ? promptsOfFile(value, { ...item, label }, files, warnings) : [{ ...item, value, label }];
+  });
   const out: PromptSource[] = [];
   for (const item of list) {
-    let value = item.value;
-    let label = item.label;
-    if (isObject(value)) {
-      label = typeof value.label === "string" ? value.label : typeof value.id === "string" ? value.id : label;
-      value = value.raw ?? null;
-    }
+    const { value, label } = item;
     if (typeof value !== "string") {
       warnings.push(`${item.at}: not a prompt text; skipped`);
       continue;
     }
-    if (/^file:\/\//.test(value) || /^(?:python|javascript):/.test(value)) {
-      warnings.push(`${item.at}: ${value} is not read (import the prompt's text, not a file or a function)`);
+    if (/^(?:python|javascript):/.test(value)) {
+      warnings.push(`${item.at}: ${value} is a prompt function, which Kiln does not run; skipped`);
       continue;
     }
     const messages = chatMessagesOf(value);

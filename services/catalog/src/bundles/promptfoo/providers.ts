@@ -78,3 +78,18 @@ export function providersOf(config: JsonObject, models: ModelCatalog, warnings: 
   }
   return out;
 }
+
+/** A grader provider (`openai:gpt-4o`, `{id}`) as the judge's model here; undefined (reported) when there is none. */
+export function graderModelOf(models: ModelCatalog, warnings: string[]) {
+  return (provider: Json, at: string): string | undefined => {
+    const id = typeof provider === "string" ? provider : isObject(provider) ? provider.id : undefined;
+    if (typeof id !== "string") {
+      warnings.push(`${at}: the grader provider has no id; the judge uses Kiln's default model`);
+      return undefined;
+    }
+    const model = modelIdOf(id);
+    if (models.ids.includes(model)) return model;
+    warnings.push(`${at}: the grader ${id} is not a model here; the judge uses Kiln's default model`);
+    return undefined;
+  };
+}
