@@ -14,6 +14,8 @@ import {
   sortIssues,
   type WorkflowIssue,
 } from "./domain/workflow.js";
+import type { DraftedVersionDoc, ResourceDoc, ToolVersionDoc } from "./store/catalog-store.js";
+import { type FamilyStore, familyStores } from "./versioned/families.js";
 
 export interface WorkflowValidation {
   valid: boolean;
@@ -38,7 +40,57 @@ export type WorkflowValidator = ReturnType<typeof createWorkflowValidator>;
  * without one pins now: the live published prompt or skill version, the tool's current version.
  */
 export function createWorkflowValidator(deps: CatalogDeps) {
-  const c = deps.collections;
+  const stores = familyStores(deps);
+
+  /** What one reference pins (a version id), or the finding about it; nothing for a pinned one. */
+  type Finding = { pin: string } | WorkflowIssue | undefined;
+  const unknown = (path: string, what: string): WorkflowIssue => ({
+    path,
+    code: "unknown_reference",
+    message: `${what} does not exist`,
+  });
+  const unpublished = (path: string, message: string): WorkflowIssue => ({
+    path,
+    code: "unpublished_reference",
+    message,
+  });
+
+  /**
+   * A reference into `family`: the resource must be the organization's; a version named must be
+   * one of its versions (and, for prompts and skills, published); without one, the live published
+   * version (a tool's current version) is pinned.
+   */
+  async function checkReference<P extends ResourceDoc, V extends DraftedVersionDoc | ToolVersionDoc>(
+    family: FamilyStore<P, V>,
+    organizationId: string,
+    step: ParsedWorkflow["steps"][number],
+  ): Promise<Finding> {
+    const keys = REF_KEYS[step.type];
+    const idAt = `steps[${step.index}].ref.${keys.id}`;
+    const versionAt = `steps[${step.index}].ref.${keys.version}`;
+    const { id, versionId } = step.ref;
+    const noun = family.noun;
+    const parent = await family.parents.findOne({ _id: id });
+    if (!parent || parent.organizationId !== organizationId) return unknown(idAt, `${noun} ${id}`);
+    const ofParent = { [family.parentField]: id };
+    if (versionId !== undefined) {
+      const v = await family.versions.findOne({ _id: versionId, ...ofParent });
+      if (!v) return unknown(versionAt, `${noun} version ${versionId}`);
+      if ("status" in v && v.status !== "published") {
+        return unpublished(versionAt, `${noun} version ${v.version} is not published`);
+      }
+      return undefined;
+    }
+    if (noun === "tool") {
+      const current = await family.versions.findOne(ofParent, { sort: { version: -1 } });
+      return current ? { pin: current._id } : unknown(idAt, `tool ${id}`);
+    }
+    const [live] = await family.versions.find(
+      { ...ofParent, status: "published" },
+      { sort: LIVE_PUBLISHED_SORT, limit: 1 },
+    );
+    return live ? { pin: live._id } : unpublished(idAt, `${noun} "${parent.name}" has no published version`);
+  }
 
   async function referenceIssues(
     organizationId: string,
@@ -48,57 +100,13 @@ export function createWorkflowValidator(deps: CatalogDeps) {
     const pins = new Map<number, string>();
     await Promise.all(
       workflow.steps.map(async (step) => {
-        const keys = REF_KEYS[step.type];
-        const at = `steps[${step.index}].ref`;
-        const idAt = `${at}.${keys.id}`;
-        const versionAt = `${at}.${keys.version}`;
-        const { id, versionId } = step.ref;
-        const unknown = (path: string, what: string) =>
-          errors.push({ path, code: "unknown_reference", message: `${what} does not exist` });
-        const unpublished = (path: string, message: string) =>
-          errors.push({ path, code: "unpublished_reference", message });
-        if (step.type === "prompt") {
-          const prompt = await c.prompts.findOne({ _id: id });
-          if (!prompt || prompt.organizationId !== organizationId) return unknown(idAt, `prompt ${id}`);
-          if (versionId !== undefined) {
-            const v = await c.promptVersions.findOne({ _id: versionId, promptId: id });
-            if (!v) return unknown(versionAt, `prompt version ${versionId}`);
-            if (v.status !== "published") return unpublished(versionAt, `prompt version ${v.version} is not published`);
-            return;
-          }
-          const [live] = await c.promptVersions.find(
-            { promptId: id, status: "published" },
-            { sort: LIVE_PUBLISHED_SORT, limit: 1 },
-          );
-          if (!live) return unpublished(idAt, `prompt "${prompt.name}" has no published version`);
-          pins.set(step.index, live._id);
-        } else if (step.type === "skill") {
-          const skill = await c.skills.findOne({ _id: id });
-          if (!skill || skill.organizationId !== organizationId) return unknown(idAt, `skill ${id}`);
-          if (versionId !== undefined) {
-            const v = await c.skillVersions.findOne({ _id: versionId, skillId: id });
-            if (!v) return unknown(versionAt, `skill version ${versionId}`);
-            if (v.status !== "published") return unpublished(versionAt, `skill version ${v.version} is not published`);
-            return;
-          }
-          const [live] = await c.skillVersions.find(
-            { skillId: id, status: "published" },
-            { sort: LIVE_PUBLISHED_SORT, limit: 1 },
-          );
-          if (!live) return unpublished(idAt, `skill "${skill.name}" has no published version`);
-          pins.set(step.index, live._id);
-        } else {
-          const tool = await c.tools.findOne({ _id: id });
-          if (!tool || tool.organizationId !== organizationId) return unknown(idAt, `tool ${id}`);
-          if (versionId !== undefined) {
-            const v = await c.toolVersions.findOne({ _id: versionId, toolId: id });
-            if (!v) return unknown(versionAt, `tool version ${versionId}`);
-            return;
-          }
-          const current = await c.toolVersions.findOne({ toolId: id }, { sort: { version: -1 } });
-          if (!current) return unknown(idAt, `tool ${id}`);
-          pins.set(step.index, current._id);
-        }
+        const found = await (step.type === "prompt"
+          ? checkReference(stores.prompt, organizationId, step)
+          : step.type === "skill"
+            ? checkReference(stores.skill, organizationId, step)
+            : checkReference(stores.tool, organizationId, step));
+        if (found && "pin" in found) pins.set(step.index, found.pin);
+        else if (found) errors.push(found);
       }),
     );
     return { errors, pins };

@@ -10,10 +10,10 @@ import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { Issues } from "./domain/issues.js";
 import { createAgentLoader } from "./resolving/agent-loader.js";
-import { createLoading } from "./resolving/loading.js";
+import { createLoading, type VersionRequest } from "./resolving/loading.js";
 import { createPromptLoader } from "./resolving/prompt-loader.js";
 import { createSkillLoader } from "./resolving/skill-loader.js";
-import type { ResolvedAgentView, ResolvedPromptView, ResolvedSkillView } from "./resolving/views.js";
+import type { LabelKind } from "./store/catalog-store.js";
 import { VersionCache } from "./version-cache.js";
 
 export type {
@@ -46,12 +46,6 @@ function oneOf(input: { versionId: string; label?: string }): void {
   }
 }
 
-function requireFields(fields: Record<string, string>): void {
-  const issues = new Issues();
-  for (const [field, value] of Object.entries(fields)) if (value === "") issues.add(field, "is required");
-  issues.throwIfAny();
-}
-
 export type Resolver = ReturnType<typeof createResolver>;
 
 /**
@@ -65,24 +59,35 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
   const loadSkill = createSkillLoader(deps, loading);
   const loadAgent = createAgentLoader(deps, loading, loadPrompt, loadSkill);
 
+  /**
+   * One resolve use case: the request checked, then the caller authorized while the version is
+   * loaded (the authorization decides first, see `settle`).
+   */
+  const resolving =
+    <K extends LabelKind, I extends VersionRequest & Record<`${K}Id`, string>, T>(
+      kind: K,
+      load: (input: I) => Promise<T>,
+    ) =>
+    async (principal: Principal, input: I): Promise<T> => {
+      const issues = new Issues();
+      if (input.organizationId === "") issues.add("organizationId", "is required");
+      if (input[`${kind}Id`] === "") issues.add(`${kind}Id`, "is required");
+      issues.throwIfAny();
+      oneOf(input);
+      const [, loaded] = await Promise.all([
+        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, kind),
+        settle(load(input)),
+      ]);
+      return loaded();
+    };
+
   return {
     /**
      * `versionId` names any version of the prompt, draft or published (api.md: the run "uses the
      * published version unless versionId is given"); without it the live published version, and
      * none is failed_precondition (409).
      */
-    async resolvePromptVersion(
-      principal: Principal,
-      input: { organizationId: string; promptId: string; versionId: string; label?: string },
-    ): Promise<ResolvedPromptView> {
-      requireFields({ organizationId: input.organizationId, promptId: input.promptId });
-      oneOf(input);
-      const [, loaded] = await Promise.all([
-        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "prompt"),
-        settle(loadPrompt(input)),
-      ]);
-      return loaded();
-    },
+    resolvePromptVersion: resolving("prompt", loadPrompt),
 
     /**
      * `versionId` names any version of the skill; without it, with `preferDraft` (previews) the
@@ -90,18 +95,7 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
      * A composition whose prompt or tool versions no longer resolve is failed_precondition with
      * the offending fields in the details.
      */
-    async resolveSkillVersion(
-      principal: Principal,
-      input: { organizationId: string; skillId: string; versionId: string; preferDraft: boolean; label?: string },
-    ): Promise<ResolvedSkillView> {
-      requireFields({ organizationId: input.organizationId, skillId: input.skillId });
-      oneOf(input);
-      const [, loaded] = await Promise.all([
-        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "skill"),
-        settle(loadSkill(input)),
-      ]);
-      return loaded();
-    },
+    resolveSkillVersion: resolving("skill", loadSkill),
 
     /**
      * An agent version (default: the live published one; `versionId` names any version) with its
@@ -111,17 +105,6 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
      * failed_precondition with the findings in `details`) and its unpinned references are pinned
      * to what is published now, in the answered `workflow` too.
      */
-    async resolveAgentVersion(
-      principal: Principal,
-      input: { organizationId: string; agentId: string; versionId: string; label?: string },
-    ): Promise<ResolvedAgentView> {
-      requireFields({ organizationId: input.organizationId, agentId: input.agentId });
-      oneOf(input);
-      const [, loaded] = await Promise.all([
-        deps.access.onResource(principal, input.organizationId, SCOPES.runsWrite, "agent"),
-        settle(loadAgent(input)),
-      ]);
-      return loaded();
-    },
+    resolveAgentVersion: resolving("agent", loadAgent),
   };
 }

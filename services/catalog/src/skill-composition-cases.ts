@@ -11,15 +11,14 @@ import { isJsonObject, type JsonObject, parseJsonText } from "./domain/json-sche
 import { checkAliases, checkBindings, deriveSkillSchemas, MAX_STEPS } from "./domain/skill-composition.js";
 import { checkDistinctToolKeys, conflictingPin, type ToolPin } from "./domain/tool-pins.js";
 import { livePublishedVersion } from "./domain/versions.js";
-import { contractOf, type PromptSelector, publishedVersionRefused, type SkillView, skillView } from "./skill-view.js";
+import { contractOf, type PromptSelector, publishedVersionRefused, type SkillView } from "./skill-view.js";
 import type { CompositionStepDoc, PromptVersionDoc, SkillDoc, SkillVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
-import type { versionedResource } from "./versioned/resource.js";
-import { wholeVersion } from "./versioned/version-store.js";
+import type { PublishedCases } from "./versioned/cases.js";
 
-type SkillResource = ReturnType<typeof versionedResource<SkillDoc, SkillVersionDoc>>;
+type SkillCases = PublishedCases<SkillDoc, SkillVersionDoc, "described", SkillView>;
 
-export function createSkillComposition(deps: CatalogDeps, resource: SkillResource) {
+export function createSkillComposition(deps: CatalogDeps, cases: SkillCases) {
   const c = deps.collections;
 
   /** A draft version addressed by its own id (the replace routes). */
@@ -36,11 +35,7 @@ export function createSkillComposition(deps: CatalogDeps, resource: SkillResourc
     return { skill, version };
   }
 
-  const versionsOf = resource.versionsOf;
-  /** The view with the version it describes read whole (versionsOf reads summaries). */
-  const whole = (view: SkillView) => wholeVersion(c.skillVersions, view, "described");
-
-  const touch = resource.touch;
+  const touch = cases.resource.touch;
 
   /** Steps whose prompt version pins a tool key that `tools` pins to another version. */
   function checkToolConflicts(
@@ -180,7 +175,7 @@ export function createSkillComposition(deps: CatalogDeps, resource: SkillResourc
       );
       if (!updated) throw publishedVersionRefused(version);
       await touch(skill._id, at);
-      return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id));
+      return cases.viewOf({ ...skill, updatedAt: at }, version._id);
     },
 
     /** The tools every step of a draft version may call besides its prompt version's own. */
@@ -208,7 +203,7 @@ export function createSkillComposition(deps: CatalogDeps, resource: SkillResourc
       );
       if (!updated) throw publishedVersionRefused(version);
       await touch(skill._id, at);
-      return whole(skillView({ ...skill, updatedAt: at }, await versionsOf(skill._id), version._id));
+      return cases.viewOf({ ...skill, updatedAt: at }, version._id);
     },
   };
 }

@@ -3,16 +3,15 @@ import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { fieldPath, Issues } from "./domain/issues.js";
 import { checkJsonSchema, type JsonObject, parseJsonText } from "./domain/json-schema.js";
 import { checkToolConfig, isToolType, TOOL_KEY_PATTERN, TOOL_TYPES, type ToolType } from "./domain/tool-config.js";
 import type { ToolPin } from "./domain/tool-pins.js";
 import type { ToolDoc, ToolVersionDoc } from "./store/catalog-store.js";
-import { diffVersions, type VersionDiffView } from "./versioned/diff.js";
-import { checkDescription, metadataChanges, versionedResource } from "./versioned/resource.js";
-import { insertNextVersion } from "./versioned/version-store.js";
+import type { VersionDiffView } from "./versioned/diff.js";
+import { familyStores } from "./versioned/families.js";
+import { versionedResource } from "./versioned/resource.js";
 
 /** A tool with its current (highest-numbered) version. */
 export interface ToolView {
@@ -108,10 +107,11 @@ export type Tools = ReturnType<typeof createTools>;
 
 /** The tool use cases (docs/concepts.md "Tool", api.md "Tools"). */
 export function createTools(deps: CatalogDeps) {
-  const c = deps.collections;
+  const family = familyStores(deps).tool;
+  const resource = versionedResource(deps, family);
 
   async function currentVersion(toolId: string): Promise<ToolVersionDoc> {
-    const current = await c.toolVersions.findOne({ toolId }, { sort: { version: -1 } });
+    const current = await family.versions.findOne({ toolId }, { sort: { version: -1 } });
     // Version 1 is inserted before its tool, so a visible tool always has one.
     if (!current) throw new Error(`tool ${toolId} has no version`);
     return current;
@@ -121,16 +121,6 @@ export function createTools(deps: CatalogDeps) {
     const current = await currentVersion(tool._id);
     return { tool, current, latestVersion: current.version };
   }
-
-  const resource = versionedResource(deps, {
-    noun: "tool",
-    parents: c.tools,
-    versions: c.toolVersions,
-    parentField: "toolId",
-    parentOf: (v) => v.toolId,
-  });
-  const toolFor = (principal: Principal, id: string, scope: typeof SCOPES.toolsRead | typeof SCOPES.toolsWrite) =>
-    resource.parentFor(principal, id, scope);
 
   return {
     async createTool(
@@ -145,41 +135,31 @@ export function createTools(deps: CatalogDeps) {
         inputSchemaJson: string;
       },
     ): Promise<ToolView> {
-      await deps.access.inOrganization(principal, input.organizationId, SCOPES.toolsWrite);
       const issues = new Issues();
       if (!TOOL_KEY_PATTERN.test(input.toolKey)) issues.add("toolKey", "must be 1 to 64 letters, digits, _ or -");
-      const name = issues.text("name", input.name);
-      const description = checkDescription(issues, input.description);
-      checkToolVersion(issues, deps, input.organizationId, input.type, input.configJson, input.inputSchemaJson);
-      issues.throwIfAny();
-      const at = deps.now();
-      const toolId = newId("tool");
+      const base = await resource.newParent(
+        principal,
+        input,
+        (issues) =>
+          checkToolVersion(issues, deps, input.organizationId, input.type, input.configJson, input.inputSchemaJson),
+        issues,
+      );
+      const tool: ToolDoc = { ...base, toolKey: input.toolKey };
       const version: ToolVersionDoc = {
-        _id: newId("tv"),
-        toolId,
-        organizationId: input.organizationId,
+        _id: newId(family.ids.version),
+        toolId: tool._id,
+        organizationId: tool.organizationId,
         version: 1,
-        type: input.type as ToolType,
-        config: input.configJson,
-        inputSchema: input.inputSchemaJson,
-        createdAt: at,
-      };
-      const tool: ToolDoc = {
-        _id: toolId,
-        organizationId: input.organizationId,
-        toolKey: input.toolKey,
-        name,
-        description,
-        createdAt: at,
-        updatedAt: at,
+        ...toolContent(input.type, input.configJson, input.inputSchemaJson),
+        createdAt: tool.createdAt,
       };
       // The version first: a tool is never visible without one. The unique index on
       // (organizationId, toolKey) decides a clash, also between concurrent creations.
-      await c.toolVersions.insertOne(version);
+      await family.versions.insertOne(version);
       try {
-        await c.tools.insertOne(tool);
+        await family.parents.insertOne(tool);
       } catch (e) {
-        await c.toolVersions.deleteOne({ _id: version._id });
+        await family.versions.deleteOne({ _id: version._id });
         if (isDuplicateKeyError(e)) {
           throw alreadyExists(`a tool with toolKey "${input.toolKey}" exists in this organization`, [
             { field: "toolKey", issue: "is taken" },
@@ -191,12 +171,12 @@ export function createTools(deps: CatalogDeps) {
     },
 
     async getTool(principal: Principal, input: { id: string }): Promise<ToolView> {
-      return viewOf(await toolFor(principal, input.id, SCOPES.toolsRead));
+      return viewOf(await resource.parentFor(principal, input.id, family.read));
     },
 
     async listTools(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
-      await deps.access.inOrganization(principal, input.organizationId, SCOPES.toolsRead);
-      const page = await findPage(c.tools, { organizationId: input.organizationId }, input);
+      await deps.access.inOrganization(principal, input.organizationId, family.read);
+      const page = await findPage(family.parents, { organizationId: input.organizationId }, input);
       return { items: await Promise.all(page.items.map(viewOf)), nextCursor: page.nextCursor };
     },
 
@@ -204,11 +184,7 @@ export function createTools(deps: CatalogDeps) {
       principal: Principal,
       input: { id: string; name?: string; description?: string },
     ): Promise<ToolView> {
-      const tool = await toolFor(principal, input.id, SCOPES.toolsWrite);
-      const issues = new Issues();
-      const set = metadataChanges(issues, input);
-      issues.throwIfAny();
-      return viewOf(await resource.applyChanges(tool, set));
+      return viewOf(await resource.update(principal, input));
     },
 
     /** A full snapshot (omitted fields copied from the current version) that becomes current. */
@@ -216,7 +192,7 @@ export function createTools(deps: CatalogDeps) {
       principal: Principal,
       input: ToolVersionInput & { toolId: string },
     ): Promise<ToolVersionDoc> {
-      const tool = await toolFor(principal, input.toolId, SCOPES.toolsWrite);
+      const tool = await resource.parentFor(principal, input.toolId, family.write);
       const current = await currentVersion(tool._id);
       const type = input.type ?? current.type;
       const config = input.configJson ?? current.config;
@@ -224,32 +200,22 @@ export function createTools(deps: CatalogDeps) {
       const issues = new Issues();
       checkToolVersion(issues, deps, tool.organizationId, type, config, inputSchema);
       issues.throwIfAny();
-      const at = deps.now();
-      const id = newId("tv");
-      const version = await insertNextVersion(c.toolVersions, { toolId: tool._id }, (n) => ({
-        _id: id,
-        toolId: tool._id,
-        organizationId: tool.organizationId,
-        version: n,
-        type: type as ToolType,
-        config,
-        inputSchema,
-        createdAt: at,
-      }));
-      await resource.touch(tool._id, at);
-      return version;
+      const content = toolContent(type, config, inputSchema);
+      return resource.insertVersion(tool, (head) => ({ ...head, toolId: tool._id, ...content }));
     },
 
     async diffToolVersions(
       principal: Principal,
       input: { toolId: string; versionId: string; againstVersionId: string },
     ): Promise<VersionDiffView> {
-      const tool = await toolFor(principal, input.toolId, SCOPES.toolsRead);
-      return diffVersions(
-        { versions: c.toolVersions, parentField: "toolId", noun: "tool version", document: toolVersionDocument },
-        tool._id,
-        input,
-      );
+      return resource.diff(principal, { parentId: input.toolId, ...input }, toolVersionDocument);
     },
   };
 }
+
+/** A checked tool version's content. */
+const toolContent = (type: string, config: string, inputSchema: string) => ({
+  type: type as ToolType,
+  config,
+  inputSchema,
+});

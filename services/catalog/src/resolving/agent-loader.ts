@@ -3,13 +3,12 @@
  * prompt, skill or tool run resolves it.
  */
 
-import { PRODUCTION } from "@kiln/contracts/labels";
 import { DomainError, type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
 import { createWorkflowValidator, workflowDetails } from "../agent-workflow-validator.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { LIVE_PUBLISHED_SORT } from "../domain/versions.js";
 import { parseWorkflow } from "../domain/workflow.js";
-import type { Loading } from "./loading.js";
+import { type Loading, notSelected, type VersionRequest } from "./loading.js";
 import type {
   ResolvedAgentStepView,
   ResolvedAgentView,
@@ -21,17 +20,12 @@ import type {
 export function createAgentLoader(
   deps: CatalogDeps,
   l: Loading,
-  loadPrompt: (input: { organizationId: string; promptId: string; versionId: string }) => Promise<ResolvedPromptView>,
-  loadSkill: (input: {
-    organizationId: string;
-    skillId: string;
-    versionId: string;
-    preferDraft: boolean;
-  }) => Promise<ResolvedSkillView>,
+  loadPrompt: (input: VersionRequest & { promptId: string }) => Promise<ResolvedPromptView>,
+  loadSkill: (input: VersionRequest & { skillId: string; preferDraft: boolean }) => Promise<ResolvedSkillView>,
 ) {
   const c = deps.collections;
   const workflows = createWorkflowValidator(deps);
-  const { versionsById, labelTarget, unresolvable } = l;
+  const { versionsById, unresolvable } = l;
 
   async function loadTool(organizationId: string, toolId: string, toolVersionId: string): Promise<ResolvedToolView> {
     const [versions, tool] = await Promise.all([
@@ -46,16 +40,9 @@ export function createAgentLoader(
     return { pin: { toolId, toolVersionId, toolKey: tool.toolKey }, description: tool.description, version };
   }
 
-  async function loadAgent(input: {
-    organizationId: string;
-    agentId: string;
-    versionId: string;
-    label?: string;
-  }): Promise<ResolvedAgentView> {
+  async function loadAgent(input: VersionRequest & { agentId: string }): Promise<ResolvedAgentView> {
     const organizationId = input.organizationId;
-    const label = input.label ?? "";
-    const viaLabel = label !== "" && label !== PRODUCTION;
-    const labelled = viaLabel ? await labelTarget("agent", input.agentId, label) : null;
+    const { viaLabel, labelled } = await l.labelled("agent", input.agentId, input);
     const named = input.versionId || labelled || "";
     const [agent, selected] = await Promise.all([
       c.agents.findOne({ _id: input.agentId }),
@@ -68,13 +55,7 @@ export function createAgentLoader(
               .then(([live]) => live ?? null),
     ]);
     if (!agent || agent.organizationId !== organizationId) throw notFound("agent");
-    if (!selected || selected.organizationId !== organizationId) {
-      if (label !== "") throw notFound(`label ${label}`);
-      if (input.versionId !== "") throw notFound("agent version");
-      throw failedPrecondition("agent has no published version", [
-        { field: "versionId", issue: "is required: the agent has no published version" },
-      ]);
-    }
+    if (!selected || selected.organizationId !== organizationId) notSelected("agent", input);
     let version = selected;
     if (version.status === "draft") {
       const result = await workflows.validate(organizationId, JSON.parse(version.workflow));

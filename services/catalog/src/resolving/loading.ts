@@ -3,8 +3,8 @@
  * live published version, label targets and pinned tools, each collection read at most once.
  */
 
-import { LATEST } from "@kiln/contracts/labels";
-import { type FieldIssue, failedPrecondition } from "@kiln/kit/errors";
+import { LATEST, PRODUCTION } from "@kiln/contracts/labels";
+import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
 import type { Collection } from "@kiln/kit/store";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { fieldPath } from "../domain/issues.js";
@@ -23,6 +23,26 @@ export interface LoadedTools {
 export const NO_TOOLS: LoadedTools = { versions: new Map(), tools: new Map() };
 
 export const unique = (values: Iterable<string>) => [...new Set(values)];
+
+/** What a resolve names: a version, a label, or neither (the live published version). */
+export interface VersionRequest {
+  organizationId: string;
+  versionId: string;
+  label?: string;
+}
+
+/**
+ * What a request whose version was not found (or not in its organization) is answered with: the
+ * label or version named is not found; without either, there is no published version.
+ */
+export function notSelected(kind: LabelKind, input: VersionRequest): never {
+  const label = input.label ?? "";
+  if (label !== "") throw notFound(`label ${label}`);
+  if (input.versionId !== "") throw notFound(`${kind} version`);
+  throw failedPrecondition(`${kind} has no published version`, [
+    { field: "versionId", issue: `is required: the ${kind} has no published version` },
+  ]);
+}
 
 export type Loading = ReturnType<typeof createLoading>;
 
@@ -61,9 +81,17 @@ export function createLoading(deps: CatalogDeps, cache: VersionCache) {
   }
 
   /**
-   * The version a label other than production points at, or null when there is no such label
-   * (the caller says so once it knows the parent is visible). `latest` is the newest version.
+   * Whether `input` names a label other than production (which is the live version) and the
+   * version it points at, null when there is no such label (the caller says so once it knows the
+   * parent is visible).
    */
+  async function labelled(kind: LabelKind, parentId: string, input: VersionRequest) {
+    const label = input.label ?? "";
+    const viaLabel = label !== "" && label !== PRODUCTION;
+    return { viaLabel, labelled: viaLabel ? await labelTarget(kind, parentId, label) : null };
+  }
+
+  /** The version a label other than production points at, or null; `latest` is the newest version. */
   async function labelTarget(kind: LabelKind, parentId: string, label: string): Promise<string | null> {
     if (label === LATEST) {
       const collection = { prompt: c.promptVersions, skill: c.skillVersions, agent: c.agentVersions }[
@@ -125,5 +153,5 @@ export function createLoading(deps: CatalogDeps, cache: VersionCache) {
     return failedPrecondition(`${what} does not resolve: something it pins no longer exists`, problems);
   }
 
-  return { versionsById, livePublished, labelTarget, loadTools, toolsOf, unresolvable };
+  return { versionsById, livePublished, labelled, loadTools, toolsOf, unresolvable };
 }

@@ -1,28 +1,20 @@
 /** Resolves a prompt version: the one named, the one a label points at, or the live one. */
 
-import { PRODUCTION } from "@kiln/contracts/labels";
-import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { type FieldIssue, notFound } from "@kiln/kit/errors";
 import type { CatalogDeps } from "../catalog-deps.js";
-import { type Loading, NO_TOOLS } from "./loading.js";
+import { type Loading, NO_TOOLS, notSelected, type VersionRequest } from "./loading.js";
 import type { ResolvedPromptView } from "./views.js";
 
 export function createPromptLoader(deps: CatalogDeps, l: Loading) {
   const c = deps.collections;
-  const { versionsById, livePublished, labelTarget, loadTools, toolsOf, unresolvable } = l;
+  const { versionsById, livePublished, loadTools, toolsOf, unresolvable } = l;
 
-  async function loadPrompt(input: {
-    organizationId: string;
-    promptId: string;
-    versionId: string;
-    label?: string;
-  }): Promise<ResolvedPromptView> {
+  async function loadPrompt(input: VersionRequest & { promptId: string }): Promise<ResolvedPromptView> {
     const organizationId = input.organizationId;
-    const label = input.label ?? "";
-    const viaLabel = label !== "" && label !== PRODUCTION;
+    const { viaLabel, labelled } = await l.labelled("prompt", input.promptId, input);
     const wantsLive = input.versionId === "" && !viaLabel;
     const stamp = deps.live.stamp();
     const cached = wantsLive ? deps.live.prompt(input.promptId) : undefined;
-    const labelled = viaLabel ? await labelTarget("prompt", input.promptId, label) : null;
     // The version asked for, else the cached live one; without either, a query finds the live one.
     const named = input.versionId || labelled || cached?.versionId;
     const [prompt, { version, tools }] = await Promise.all([
@@ -38,13 +30,7 @@ export function createPromptLoader(deps: CatalogDeps, l: Loading) {
       }),
     ]);
     if (!prompt || prompt.organizationId !== organizationId) throw notFound("prompt");
-    if (!version) {
-      if (label !== "") throw notFound(`label ${label}`);
-      if (input.versionId !== "") throw notFound("prompt version");
-      throw failedPrecondition("prompt has no published version", [
-        { field: "versionId", issue: "is required: the prompt has no published version" },
-      ]);
-    }
+    if (!version) notSelected("prompt", input);
     const problems: FieldIssue[] = [];
     const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
     if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);

@@ -3,17 +3,16 @@
  * composition's prompt versions and every tool they pin.
  */
 
-import { PRODUCTION } from "@kiln/contracts/labels";
-import { type FieldIssue, failedPrecondition, notFound } from "@kiln/kit/errors";
+import { type FieldIssue, notFound } from "@kiln/kit/errors";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { fieldPath } from "../domain/issues.js";
 import type { PromptDoc, PromptVersionDoc, SkillVersionDoc } from "../store/catalog-store.js";
-import { type Loading, unique } from "./loading.js";
+import { type Loading, notSelected, unique, type VersionRequest } from "./loading.js";
 import type { ResolvedSkillView } from "./views.js";
 
 export function createSkillLoader(deps: CatalogDeps, l: Loading) {
   const c = deps.collections;
-  const { versionsById, livePublished, labelTarget, loadTools, toolsOf, unresolvable } = l;
+  const { versionsById, livePublished, loadTools, toolsOf, unresolvable } = l;
 
   /** A skill version's prompt versions and every tool it or they pin. */
   async function loadComposition(version: SkillVersionDoc) {
@@ -55,21 +54,16 @@ export function createSkillLoader(deps: CatalogDeps, l: Loading) {
     return draft ?? published;
   }
 
-  async function loadSkill(input: {
-    organizationId: string;
-    skillId: string;
-    versionId: string;
-    preferDraft: boolean;
-    label?: string;
-  }): Promise<ResolvedSkillView> {
+  async function loadSkill(
+    input: VersionRequest & { skillId: string; preferDraft: boolean },
+  ): Promise<ResolvedSkillView> {
     const organizationId = input.organizationId;
     const label = input.label ?? "";
-    const viaLabel = label !== "" && label !== PRODUCTION;
+    const { viaLabel, labelled } = await l.labelled("skill", input.skillId, input);
     // Runs of the live version (not previews, which prefer the draft) may use the live cache.
     const wantsLive = input.versionId === "" && !input.preferDraft && !viaLabel;
     const stamp = deps.live.stamp();
     const cached = wantsLive ? deps.live.skill(input.skillId) : undefined;
-    const labelled = viaLabel ? await labelTarget("skill", input.skillId, label) : null;
     const [skill, selected] = await Promise.all([
       cached ? cached.parent : c.skills.findOne({ _id: input.skillId }),
       (viaLabel && labelled === null
@@ -87,13 +81,7 @@ export function createSkillLoader(deps: CatalogDeps, l: Loading) {
       ),
     ]);
     if (!skill || skill.organizationId !== organizationId) throw notFound("skill");
-    if (!selected) {
-      if (label !== "") throw notFound(`label ${label}`);
-      if (input.versionId !== "") throw notFound("skill version");
-      throw failedPrecondition("skill has no published version", [
-        { field: "versionId", issue: "is required: the skill has no published version" },
-      ]);
-    }
+    if (!selected) notSelected("skill", input);
     const { version, promptVersions, prompts } = selected;
     const problems: FieldIssue[] = [];
     // Stored in order (`order` is the index + 1).

@@ -1,15 +1,16 @@
 /**
  * The families a label can point into (prompts, skills, agents), as labels see them: where their
  * resources and versions are kept, the scopes that read and write them, the cache to forget on a
- * move, and the publish use case a move of `production` to a draft runs. Labels depend on this
- * table, never on the family modules themselves.
+ * move, and the publish use case a move of `production` to a draft runs: the labelled rows of the
+ * family table (families.ts). Labels depend on this, never on the family modules themselves.
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
 import type { Collection } from "@kiln/kit/store";
-import { SCOPES, type Scope } from "../access.js";
+import type { Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import type { LabelKind, VersionStatus } from "../store/catalog-store.js";
+import { familyStores } from "./families.js";
 
 export interface AnyVersion {
   _id: string;
@@ -32,7 +33,7 @@ export type PublishVersion = (principal: Principal, parentId: string, versionId:
 export interface LabelledFamily {
   parents: Collection<AnyParent>;
   versions: Collection<AnyVersion>;
-  parentField: "promptId" | "skillId" | "agentId";
+  parentField: string;
   read: Scope;
   write: Scope;
   forget: (parentId: string) => void;
@@ -50,40 +51,28 @@ export interface Publishers {
 
 const KINDS: readonly LabelKind[] = ["prompt", "skill", "agent"];
 
+/** The labelled rows of the family table (families.ts), each with its publish use case. */
 export function labelledFamilies(deps: CatalogDeps, publishers: Publishers): Record<LabelKind, LabelledFamily> {
-  const c = deps.collections;
-  return {
-    prompt: {
-      parents: c.prompts as unknown as Collection<AnyParent>,
-      versions: c.promptVersions as unknown as Collection<AnyVersion>,
-      parentField: "promptId",
-      read: SCOPES.promptsRead,
-      write: SCOPES.promptsWrite,
-      forget: (id) => deps.live.forgetPrompt(id),
-      publish: (principal, promptId, versionId) =>
-        publishers.prompts.publishPromptVersion(principal, { promptId, versionId }),
-    },
-    skill: {
-      parents: c.skills as unknown as Collection<AnyParent>,
-      versions: c.skillVersions as unknown as Collection<AnyVersion>,
-      parentField: "skillId",
-      read: SCOPES.skillsRead,
-      write: SCOPES.skillsWrite,
-      forget: (id) => deps.live.forgetSkill(id),
-      publish: (principal, skillId, versionId) =>
-        publishers.skills.publishSkillVersion(principal, { skillId, versionId }),
-    },
-    agent: {
-      parents: c.agents as unknown as Collection<AnyParent>,
-      versions: c.agentVersions as unknown as Collection<AnyVersion>,
-      parentField: "agentId",
-      read: SCOPES.agentsRead,
-      write: SCOPES.agentsWrite,
-      forget: () => {},
-      publish: (principal, agentId, versionId) =>
-        publishers.agents.publishAgentVersion(principal, { agentId, versionId }),
-    },
+  const stores = familyStores(deps);
+  const publish: Record<LabelKind, PublishVersion> = {
+    prompt: (principal, promptId, versionId) =>
+      publishers.prompts.publishPromptVersion(principal, { promptId, versionId }),
+    skill: (principal, skillId, versionId) => publishers.skills.publishSkillVersion(principal, { skillId, versionId }),
+    agent: (principal, agentId, versionId) => publishers.agents.publishAgentVersion(principal, { agentId, versionId }),
   };
+  const labelled = (kind: LabelKind): LabelledFamily => {
+    const { parents, versions, parentField, read, write, forgetLive } = stores[kind];
+    return {
+      parents: parents as Collection<AnyParent>,
+      versions: versions as unknown as Collection<AnyVersion>,
+      parentField,
+      read,
+      write,
+      forget: forgetLive ?? (() => {}),
+      publish: publish[kind],
+    };
+  };
+  return { prompt: labelled("prompt"), skill: labelled("skill"), agent: labelled("agent") };
 }
 
 /** The family of `kind`, or invalid argument when it is no labelled kind. */

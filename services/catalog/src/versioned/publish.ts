@@ -11,10 +11,9 @@ import type { Collection, Filter } from "@kiln/kit/store";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { livePublishedVersion, type VersionLike } from "../domain/versions.js";
 import type { LabelKind } from "../store/catalog-store.js";
+import type { SlotCollection } from "./families.js";
 import { recordPublish } from "./label-moves.js";
 import { alreadyPublished } from "./resource.js";
-
-type SlotCollection = Collection<{ _id: string; versionId: string; createdAt: Date }>;
 
 /** How one family publishes. */
 export interface PublishingFamily<V extends VersionLike> {

@@ -1,44 +1,25 @@
 /**
  * The lifecycle every versioned family shares (prompts, tools, skills, agents): find a resource
- * the caller may use, list a page of them with their versions, change name and description, and
- * the checks publish makes of every version. A family configures it with where its resources and
- * versions are kept and keeps only what its versions hold.
+ * the caller may use, start a new one, list a page of them with their versions, change name and
+ * description, number and insert a new version, diff two versions. A family configures it with its
+ * row of families.ts and keeps only what its versions hold.
  */
 import { type DomainError, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import type { Collection } from "@kiln/kit/store";
 import type { Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
-import type { Issues } from "../domain/issues.js";
-import { versionSummaries } from "./version-store.js";
+import { Issues } from "../domain/issues.js";
+import type { JsonObject } from "../domain/json-schema.js";
+import type { ResourceDoc, VersionDoc } from "../store/catalog-store.js";
+import { diffVersions, type VersionDiffView } from "./diff.js";
+import type { FamilyStore } from "./families.js";
+import { insertNextVersion, versionSummaries } from "./version-store.js";
 
-/** What every versioned resource document carries. */
-export interface ResourceDoc {
-  _id: string;
-  organizationId: string;
-  name: string;
-  description: string;
-  updatedAt: Date;
-}
-
-/** What every version document carries. */
-export interface VersionDoc {
-  _id: string;
-  version: number;
-}
-
-/** Where one family keeps its resources and versions. */
-export interface VersionedFamily<P extends ResourceDoc, V extends VersionDoc> {
-  /** The resource's name in errors and access checks ("prompt", "tool", "skill", "agent"). */
-  noun: string;
-  parents: Collection<P>;
-  versions: Collection<V>;
-  /** The version field naming its resource ("promptId", ...). */
-  parentField: string;
-  parentOf: (version: V) => string;
-}
+/** What every new version starts with; the family adds its resource field and content. */
+export type VersionHead = VersionDoc;
 
 /** `version` N is already published: a second publish is refused. */
 export const alreadyPublished = (noun: string, version: { version: number }): DomainError =>
@@ -58,32 +39,62 @@ export function metadataChanges(issues: Issues, input: { name?: string; descript
   return set;
 }
 
+export type VersionedResource<P extends ResourceDoc, V extends VersionDoc> = ReturnType<typeof versionedResource<P, V>>;
+
 export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
   deps: CatalogDeps,
-  family: VersionedFamily<P, V>,
+  family: FamilyStore<P, V>,
 ) {
+  /** The resource `id`, once the caller holds `scope` on its organization. */
+  async function parentFor(principal: Principal, id: string, scope: Scope): Promise<P> {
+    if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
+    const parent = await family.parents.findOne({ _id: id });
+    if (!parent) throw notFound(family.noun);
+    await deps.access.onResource(principal, parent.organizationId, scope, family.noun);
+    return parent;
+  }
+
+  /** Marks the resource changed at `at` (a version was added or published). */
+  async function touch(parentId: string, at: Date): Promise<void> {
+    await family.parents.updateOne({ _id: parentId }, { $set: { updatedAt: at } });
+  }
+
   return {
-    /** The resource `id`, once the caller holds `scope` on its organization. */
-    async parentFor(principal: Principal, id: string, scope: Scope): Promise<P> {
-      if (id === "") throw invalidArgument("id is required", [{ field: "id", issue: "is required" }]);
-      const parent = await family.parents.findOne({ _id: id });
-      if (!parent) throw notFound(family.noun);
-      await deps.access.onResource(principal, parent.organizationId, scope, family.noun);
-      return parent;
-    },
+    parentFor,
+    touch,
 
     /** Summaries of one resource's versions, in version order. */
     versionsOf(parentId: string): Promise<V[]> {
       return versionSummaries(family.versions, { [family.parentField]: parentId });
     },
 
+    /**
+     * Checks a new resource's name and description (and what `more` checks) in `organizationId`,
+     * where the caller must hold the write scope; the fields every resource starts with. `issues`
+     * may hold what the family checked first.
+     */
+    async newParent(
+      principal: Principal,
+      input: { organizationId: string; name: string; description: string },
+      more?: (issues: Issues) => void,
+      issues = new Issues(),
+    ): Promise<ResourceDoc> {
+      await deps.access.inOrganization(principal, input.organizationId, family.write);
+      const name = issues.text("name", input.name);
+      const description = checkDescription(issues, input.description);
+      more?.(issues);
+      issues.throwIfAny();
+      const at = deps.now();
+      const _id = newId(family.ids.parent);
+      return { _id, organizationId: input.organizationId, name, description, createdAt: at, updatedAt: at };
+    },
+
     /** One page of an organization's resources, each with its version summaries. */
     async page(
       principal: Principal,
       input: { organizationId: string; limit: number; cursor: string },
-      scope: Scope,
     ): Promise<{ items: { parent: P; versions: V[] }[]; nextCursor: string }> {
-      await deps.access.inOrganization(principal, input.organizationId, scope);
+      await deps.access.inOrganization(principal, input.organizationId, family.read);
       const page = await findPage(family.parents, { organizationId: input.organizationId }, input);
       const ids = page.items.map((p) => p._id);
       const versions =
@@ -97,18 +108,49 @@ export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
       };
     },
 
-    /** Applies `set` (unless empty) with a new updatedAt; the resource as it is now. */
-    async applyChanges(parent: P, set: Partial<P>): Promise<P> {
-      if (Object.keys(set).length === 0) return parent;
-      return (
-        (await family.parents.findOneAndUpdate({ _id: parent._id }, { $set: { ...set, updatedAt: deps.now() } })) ??
-        parent
-      );
+    /**
+     * Changes name and description (and what `more` checks and sets) with a new updatedAt, and
+     * forgets the cached live version; the resource as it is now.
+     */
+    async update(
+      principal: Principal,
+      input: { id: string; name?: string; description?: string },
+      more?: (issues: Issues) => Partial<P>,
+    ): Promise<P> {
+      const parent = await parentFor(principal, input.id, family.write);
+      const issues = new Issues();
+      const set = { ...metadataChanges(issues, input), ...more?.(issues) };
+      issues.throwIfAny();
+      const updated =
+        Object.keys(set).length === 0
+          ? parent
+          : ((await family.parents.findOneAndUpdate(
+              { _id: parent._id },
+              { $set: { ...set, updatedAt: deps.now() } },
+            )) ?? parent);
+      family.forgetLive?.(parent._id);
+      return updated;
     },
 
-    /** Marks the resource changed at `at` (a version was added or published). */
-    async touch(parentId: string, at: Date): Promise<void> {
-      await family.parents.updateOne({ _id: parentId }, { $set: { updatedAt: at } });
+    /** Inserts the next version of `parent` (as `build` makes it from its head) and touches it. */
+    async insertVersion(parent: P, build: (head: VersionHead) => V, id = newId(family.ids.version)): Promise<V> {
+      const at = deps.now();
+      const version = await insertNextVersion(family.versions, { [family.parentField]: parent._id }, (n) =>
+        build({ _id: id, organizationId: parent.organizationId, version: n, createdAt: at }),
+      );
+      await touch(parent._id, at);
+      return version;
+    },
+
+    /** `versionId` against another version of the resource `parentId` (api.md "Version diffs"). */
+    async diff(
+      principal: Principal,
+      input: { parentId: string; versionId: string; againstVersionId: string },
+      document: (version: V) => JsonObject,
+    ): Promise<VersionDiffView> {
+      const parent = await parentFor(principal, input.parentId, family.read);
+      const versions = { versions: family.versions, parentField: family.parentField, document };
+      return diffVersions({ ...versions, noun: `${family.noun} version` }, parent._id, input);
     },
   };
 }
