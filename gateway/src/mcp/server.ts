@@ -8,7 +8,7 @@ import {
 import type { GatewayClients } from "../http/gateway-app.js";
 import { callerOf } from "./caller.js";
 import { getPrompt, listPrompts } from "./prompts.js";
-import { callTool, listTools } from "./tools.js";
+import { callTool, sessionTools } from "./tools.js";
 
 const INSTRUCTIONS =
   "Kiln's managed prompts (prompts/get renders a published version) and its skills and agents as tools " +
@@ -26,10 +26,12 @@ export function createMcpServer(clients: GatewayClients): Server {
   server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
     getPrompt(clients.catalog, callerOf(extra), request.params.name, request.params.arguments ?? {}),
   );
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => listTools(clients, callerOf(extra)));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  const tools = sessionTools(clients);
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => tools.list(callerOf(extra)));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const key = request.params._meta?.["kiln/idempotencyKey"];
-    return callTool(clients, callerOf(extra), {
+    const caller = callerOf(extra);
+    return callTool(clients, caller, await tools.find(caller, request.params.name), {
       name: request.params.name,
       arguments: request.params.arguments,
       idempotencyKey: typeof key === "string" ? key : headerOf(extra.requestInfo?.headers, "idempotency-key"),

@@ -13,10 +13,9 @@ import { callOptions, hasScope, type McpCaller } from "./caller.js";
 import { asDomainError, collectPages, jsonOf, objectSchemaOf, slugOf } from "./lists.js";
 
 /** A skill or an agent offered as a tool: its published version's input (and output) schema. */
-interface OfferedTool {
+export interface OfferedTool {
   kind: "skill" | "agent";
   id: string;
-  versionId: string;
   tool: Tool;
 }
 
@@ -57,7 +56,6 @@ async function offeredSkills({ catalog }: Clients, caller: McpCaller): Promise<O
     offered.push({
       kind: "skill",
       id: skill.id,
-      versionId,
       tool: {
         name: "",
         title: skill.name,
@@ -89,7 +87,6 @@ async function offeredAgents({ catalog }: Clients, caller: McpCaller): Promise<O
     offered.push({
       kind: "agent",
       id: agent.id,
-      versionId,
       tool: {
         name: "",
         title: agent.name,
@@ -106,8 +103,29 @@ async function offeredTools(clients: Clients, caller: McpCaller): Promise<Offere
   return [...named(skills), ...named(agents)];
 }
 
-export async function listTools(clients: Clients, caller: McpCaller): Promise<ListToolsResult> {
-  return { tools: (await offeredTools(clients, caller)).map((t) => t.tool) };
+/** How long a session reuses its tool list to find the tool a call names (docs/mcp.md "Tools"). */
+export const TOOL_LIST_REUSE_MS = 30_000;
+
+/**
+ * A session's offered tools: tools/list reads them afresh, tools/call reuses the last list for
+ * TOOL_LIST_REUSE_MS (a name it does not hold reads them afresh). A session belongs to one API key.
+ */
+export function sessionTools(clients: Clients) {
+  let last: { at: number; tools: OfferedTool[] } | undefined;
+  const read = async (caller: McpCaller) => {
+    last = { at: Date.now(), tools: await offeredTools(clients, caller) };
+    return last.tools;
+  };
+  return {
+    async list(caller: McpCaller): Promise<ListToolsResult> {
+      return { tools: (await read(caller)).map((t) => t.tool) };
+    },
+    async find(caller: McpCaller, name: string): Promise<OfferedTool | undefined> {
+      const fresh = last && Date.now() - last.at < TOOL_LIST_REUSE_MS;
+      const found = fresh ? last?.tools.find((t) => t.tool.name === name) : undefined;
+      return found ?? (await read(caller)).find((t) => t.tool.name === name);
+    },
+  };
 }
 
 /** A stored run as a tool result: the output as text and structured content, the run id in _meta. */
@@ -127,15 +145,15 @@ function resultOf(run: Run, tool: Tool): CallToolResult {
 }
 
 /**
- * Runs a listed skill or agent through the execution service's run RPCs, as POST
+ * Runs a listed skill or agent's published version through the execution service's run RPCs, as POST
  * /api/skills/{id}/run and /api/agents/{id}/run do (authorization, limits, idempotency, the stored run).
  */
 export async function callTool(
   clients: Clients,
   caller: McpCaller,
+  offered: OfferedTool | undefined,
   request: { name: string; arguments?: Record<string, unknown>; idempotencyKey?: string; signal?: AbortSignal },
 ): Promise<CallToolResult> {
-  const offered = (await offeredTools(clients, caller)).find((t) => t.tool.name === request.name);
   if (!offered) throw new McpError(ErrorCode.InvalidParams, `no tool named ${JSON.stringify(request.name)}`);
   const organizationId = caller.principal.organizationId;
   const input = requestJsonText(request.arguments ?? {});
@@ -143,14 +161,8 @@ export async function callTool(
   try {
     const r =
       offered.kind === "skill"
-        ? await clients.execution.runSkill(
-            { organizationId, skillId: offered.id, input, versionId: offered.versionId },
-            options,
-          )
-        : await clients.execution.runAgent(
-            { organizationId, agentId: offered.id, inputs: input, versionId: offered.versionId },
-            options,
-          );
+        ? await clients.execution.runSkill({ organizationId, skillId: offered.id, input }, options)
+        : await clients.execution.runAgent({ organizationId, agentId: offered.id, inputs: input }, options);
     if (!r.run) throw new McpError(ErrorCode.InternalError, "the run service answered without a run");
     return resultOf(r.run, offered.tool);
   } catch (e) {
