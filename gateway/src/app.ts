@@ -14,6 +14,7 @@ import type { GatewayApp, GatewayDeps } from "./http/gateway-app.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { jsonBytesKeyword } from "./json-limits.js";
 import { lazyValidators } from "./lazy-validators.js";
+import { registerMcpRoute } from "./mcp/route.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
@@ -223,6 +224,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerBundleRoutes(app, deps);
+  registerMcpRoute(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -3,7 +3,8 @@
  * process, so one container image serves them all by its command. `kiln backup <file>` and
  * `kiln restore <file>` copy the embedded platform's data directory; `kiln internal-token` signs a
  * token for calling the services directly; `kiln export` and `kiln import` move an organization's
- * bundle through the API (bundle-command.ts).
+ * bundle through the API (bundle-command.ts); `kiln mcp` serves Kiln's MCP server over stdio
+ * (mcp-command.ts, docs/mcp.md).
  */
 
 import { existsSync } from "node:fs";
@@ -19,6 +20,7 @@ import { bundleCommand, CommandError } from "./bundle-command.js";
 import { DISTRIBUTED_COMMANDS } from "./commands.js";
 import { embeddedSecretKeys, loadEmbeddedConfig } from "./config.js";
 import { internalTokenCommand, UsageError } from "./internal-token-command.js";
+import { mcpCommand } from "./mcp-command.js";
 
 const command = process.argv[2] ?? "embedded";
 
@@ -135,11 +137,19 @@ if (command === "embedded") {
     process.stderr.write(`${e.message}\n`);
     process.exit(e instanceof UsageError ? 2 : 1);
   }
+} else if (command === "mcp") {
+  try {
+    await mcpCommand({ env: process.env });
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exit(2);
+  }
 } else if (DISTRIBUTED_COMMANDS[command]) {
   await DISTRIBUTED_COMMANDS[command].start();
 } else {
   process.stderr.write(
-    `unknown command "${command}": use embedded, backup, restore, internal-token, export, import, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
+    `unknown command "${command}": use embedded, backup, restore, internal-token, export, import, mcp, ${Object.keys(DISTRIBUTED_COMMANDS).join(", ")}\n`,
   );
   process.exit(2);
 }

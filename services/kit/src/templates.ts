@@ -186,3 +186,30 @@ export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number }
     },
   };
 }
+
+/**
+ * The variables as Mustache's view: objects without a prototype, so that a placeholder naming an
+ * absent variable such as `{{constructor}}`, `{{toString}}` or `{{__proto__}}` renders nothing
+ * instead of what Object.prototype holds (Mustache looks names up with `in` and calls functions).
+ */
+function viewOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(viewOf);
+  if (value === null || typeof value !== "object") return value;
+  const view = Object.create(null) as Record<string, unknown>;
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(view, key, { value: viewOf(item), enumerable: true, writable: true, configurable: true });
+  }
+  return view;
+}
+
+/** The parse of recent prompt templates, bounded. */
+const promptTemplates = templateRenderer();
+const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/**
+ * A prompt template filled with its variables: Mustache without HTML escaping (docs/api.md
+ * "Prompts"); non-string values render as JSON. Runs and the MCP server's prompts render with it.
+ */
+export function renderPromptTemplate(template: string, variables: Record<string, unknown>): string {
+  return promptTemplates.render(template, viewOf(variables), asText);
+}

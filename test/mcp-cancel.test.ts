@@ -1,0 +1,102 @@
+/**
+ * Cancelling an MCP tools/call (docs/mcp.md "Tools"): the official client's cancellation of a long
+ * agent run reaches the execution service, which stops the run and abandons its model call long
+ * before the slow model would have answered.
+ */
+import { loadProvidersConfig } from "@kiln/execution/config";
+import { createLogger } from "@kiln/kit/logger";
+import { buildEmbedded } from "@kiln/launcher/embedded";
+import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
+import { createTestClient } from "@kiln/testing/test-client";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+
+const MODEL_LATENCY_MS = 8_000;
+
+describe("cancelling a long agent run called over MCP", () => {
+  let stub: OpenAIStub;
+  let kiln: Awaited<ReturnType<typeof buildEmbedded>>;
+  let base: string;
+  let flow: FlowResult;
+  let client: Client;
+
+  beforeAll(async () => {
+    stub = await startOpenAIStub({ latencyMs: MODEL_LATENCY_MS, respond: () => stubReply.text("slow answer") });
+    kiln = await buildEmbedded({
+      logger: createLogger({ name: "test", level: "silent" }),
+      providers: loadProvidersConfig({
+        OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
+          { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "slow" }] },
+        ]),
+      }),
+    });
+    base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
+    const api = createTestClient(base);
+    flow = await runIdentityFlow(base, ["agents:read", "runs:write", "runs:read"]);
+    const prompt = await api.createPublishedPrompt(flow.token, flow.organizationId, {
+      systemPrompt: "Think about {{topic}}.",
+      variablesSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      model: "stub/slow",
+    });
+    const agent = await api.post<{ id: string; draftVersionId: string }>(
+      "/api/agents",
+      { organizationId: flow.organizationId, name: "Slow thinker" },
+      { token: flow.token },
+    );
+    expect(agent.status, agent.text).toBe(201);
+    const workflow = {
+      inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      entry: "think",
+      steps: [
+        { id: "think", type: "prompt", ref: { promptId: prompt.prompt.id }, input: { topic: "{{inputs.topic}}" } },
+      ],
+      output: "{{steps.think.output}}",
+    };
+    const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
+      token: flow.token,
+      body: { workflow },
+    });
+    expect(saved.status, saved.text).toBe(200);
+    const published = await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token: flow.token });
+    expect(published.status, published.text).toBe(200);
+
+    client = new Client({ name: "kiln-cancel-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${flow.apiKey}` } },
+      }),
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await kiln?.close();
+    await stub?.close();
+  });
+
+  it("stops the run when the client cancels the call", async () => {
+    const cancel = new AbortController();
+    const started = Date.now();
+    const call = client.callTool({ name: "agent_slow_thinker", arguments: { topic: "tea" } }, undefined, {
+      signal: cancel.signal,
+      timeout: 60_000,
+    });
+    await eventually(async () => stub.inFlight() === 1, 5_000);
+    cancel.abort("changed my mind");
+    await expect(call).rejects.toThrow(/changed my mind/);
+
+    // The model call is abandoned at once, not answered MODEL_LATENCY_MS later.
+    await eventually(async () => stub.inFlight() === 0, 3_000);
+    expect(Date.now() - started).toBeLessThan(MODEL_LATENCY_MS / 2);
+
+    // The run stopped: nothing completes it once the model's latency has passed (a cancelled
+    // synchronous run is not stored, as when the execution service's caller goes away).
+    await new Promise((r) => setTimeout(r, MODEL_LATENCY_MS - (Date.now() - started) + 500));
+    const res = await fetch(`${base}/api/runs?kind=agent`, { headers: { authorization: `Bearer ${flow.apiKey}` } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: unknown[] }).data).toEqual([]);
+    expect(stub.requests).toHaveLength(1);
+  });
+});
