@@ -31,14 +31,8 @@ type Loose = Record<string, unknown>;
 const isObject = (v: unknown): v is Loose => typeof v === "object" && v !== null && !Array.isArray(v);
 const given = (v: unknown) => v !== undefined && v !== null;
 
-/** Fields read below; any other field given (not null) is refused by name. */
-const READ = new Set([
-  "model",
-  "messages",
-  "variables",
-  "metadata",
-  "stream",
-  "stream_options",
+/** Request fields a prompt run honours and a skill run cannot. */
+export const PROMPT_ONLY_FIELDS = [
   "tools",
   "tool_choice",
   "parallel_tool_calls",
@@ -51,6 +45,17 @@ const READ = new Set([
   "max_completion_tokens",
   "stop",
   "seed",
+] as const;
+
+/** Fields read below; any other field given (not null) is refused by name. */
+const READ = new Set<string>([
+  "model",
+  "messages",
+  "variables",
+  "metadata",
+  "stream",
+  "stream_options",
+  ...PROMPT_ONLY_FIELDS,
   "n",
   "logprobs",
   "store",

@@ -14,25 +14,9 @@ import { rpcOptions } from "../http/request.js";
 import { securityHeadersOf } from "../security-headers.js";
 import { openAiCatalog } from "./openai-catalog.js";
 import { COST_HEADER, chatAnswerOf, chunksOf, completionOf, failedRunError } from "./openai-chat-answer.js";
-import { type ChatRequest, chatRequestOf, openAiParamOf } from "./openai-chat-request.js";
+import { type ChatRequest, chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
 import { badRequest, modelNotFound, OpenAiHttpError, openAiErrorOf } from "./openai-errors.js";
 import { DEFAULT_LABEL, parseModel } from "./openai-model-ref.js";
-
-/** Request fields a prompt run honours and a skill run cannot. */
-const PROMPT_ONLY = [
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "response_format",
-  "temperature",
-  "top_p",
-  "frequency_penalty",
-  "presence_penalty",
-  "max_tokens",
-  "max_completion_tokens",
-  "stop",
-  "seed",
-];
 
 /** A 400 from the run request, its `param` renamed to the OpenAI request's field. */
 function withOpenAiParam(error: unknown, request: ChatRequest, requestId: string): unknown {
@@ -104,7 +88,7 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
       }
       const body = request.body as Record<string, unknown>;
       const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-      const field = PROMPT_ONLY.find((f) => sent(body[f]));
+      const field = PROMPT_ONLY_FIELDS.find((f) => sent(body[f]));
       if (field) throw badRequest(`a skill runs with its prompts' own settings: \`${field}\` is for prompts`, field);
       done = await run(() =>
         execution.runSkill({ organizationId, skillId: item.id, input: chat.run.variables, label }, rpcOptions(request)),
