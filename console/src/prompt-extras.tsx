@@ -159,7 +159,6 @@ function LabelItem({ kiln, promptId, label: l }: { kiln: Kiln; promptId: string;
             <li key={m.id}>
               {ACTION[m.action]}
               {m.version === null ? "" : ` version ${m.version}`} · {when(m.at)}
-              {m.by ? ` · by ${m.by}` : ""}
             </li>
           ))}
         </ol>

@@ -76,20 +76,18 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         prompt={prompt}
         onCreated={(v) => changed(`Version ${v.version} created as a draft.`)}
       />
-      <div className="columns">
-        <Labels
-          key={`labels-${prompt.latestVersion}`}
-          kiln={kiln}
-          prompt={prompt}
-          labels={labels ?? []}
-          onRelease={(r) => {
-            setNotice("");
-            setRelease(r);
-          }}
-          onMoved={(l) => changed(`${l.label} now points at version ${l.version}.`)}
-        />
-        <CompareVersions key={`compare-${prompt.latestVersion}`} kiln={kiln} prompt={prompt} />
-      </div>
+      <Labels
+        key={`labels-${prompt.latestVersion}`}
+        kiln={kiln}
+        prompt={prompt}
+        labels={labels ?? []}
+        onRelease={(r) => {
+          setNotice("");
+          setRelease(r);
+        }}
+        onMoved={(l) => changed(`${l.label} now points at version ${l.version}.`)}
+      />
+      <CompareVersions key={`compare-${prompt.latestVersion}`} kiln={kiln} prompt={prompt} />
       {release && (
         <ConfirmRelease
           kiln={kiln}
