@@ -36,7 +36,7 @@ export function CompareVersions({ kiln, prompt }: { kiln: Kiln; prompt: Prompt }
   });
   if (versions.length < 2) return null;
   return (
-    <section className="card" aria-labelledby="compare">
+    <section className="card compare" aria-labelledby="compare">
       <h2 id="compare">Compare versions</h2>
       <form onSubmit={compare} className="columns">
         <VersionPicker id="compare-left" label="From" value={left} onChange={setLeft} versions={versions} />

@@ -119,7 +119,7 @@ function DraftForm({
   const bind = (name: "systemPrompt" | "developerPrompt" | "temperature" | "maxOutputTokens" | "outputSchema") => ({
     value: draft[name],
     onChange: (value: string) => edit({ [name]: value }),
-    issue: typed[name] ?? apiIssue(error, name),
+    issue: typed[name] ?? apiIssue(error, name === "outputSchema" ? "responseFormat" : name),
   });
   const variables = useMemo(
     () => variablesOf(draft.variablesSchema, [draft.systemPrompt, draft.developerPrompt]),
@@ -213,7 +213,7 @@ function DraftForm({
           )}
         </div>
       </div>
-      <ErrorBox error={error} />
+      <ErrorBox error={error && unshown(error)} />
       {reviewing ? (
         <section aria-labelledby="review" className="review">
           <h3 id="review">{base ? `Changes against version ${base.version}` : `Version ${next}: all new`}</h3>
@@ -235,6 +235,21 @@ function DraftForm({
       )}
     </form>
   );
+}
+
+const INLINE = [
+  "systemPrompt",
+  "developerPrompt",
+  "temperature",
+  "maxOutputTokens",
+  "variablesSchema",
+  "responseFormat",
+];
+
+/** The API's error without the issues shown at their fields (each is said once). */
+function unshown(error: ShownError): ShownError {
+  const fields = Object.entries(error.fields).filter(([f]) => !INLINE.some((i) => f === i || f.startsWith(`${i}.`)));
+  return { message: error.message, fields: Object.fromEntries(fields) };
 }
 
 /** The API's issue for a field or anything under it (variablesSchema.properties.x…). */
