@@ -13,7 +13,14 @@ import {
   versionDocument,
 } from "./prompt-draft.js";
 import { ErrorBox, Field, Loading, SelectField, ToolPicker } from "./ui.js";
-import { detectVariables, effectiveSpecs, parseSchema, schemaWith } from "./variables.js";
+import {
+  detectVariables,
+  effectiveSpecs,
+  parseSchema,
+  type Schema,
+  schemaWith,
+  type VariableSpec,
+} from "./variables.js";
 import { SampledPreview, VariablesEditor, type VariablesState } from "./variables-editor.js";
 import { DiffTable } from "./versioned.js";
 
@@ -125,7 +132,8 @@ function DraftForm({
     () => variablesOf(draft.variablesSchema, [draft.systemPrompt, draft.developerPrompt]),
     [draft.variablesSchema, draft.systemPrompt, draft.developerPrompt],
   );
-  const schema = variables.typed && schemaWith(variables.typed, variables.specs);
+  // As a form, the rows are the schema; as JSON, the schema is what was typed, plus the template's undeclared variables.
+  const schema = variables.typed && (asJson ? withUndeclared : schemaWith)(variables.typed, variables.specs);
   const typed = draftIssues(draft);
   const blocked = !schema || Object.keys(typed).length > 0;
   const changes = useMemo(
@@ -236,6 +244,24 @@ function DraftForm({
     </form>
   );
 }
+
+/** `typed` as it is, plus the properties of the rows it does not declare. */
+function withUndeclared(typed: Schema, specs: VariableSpec[]): Schema {
+  const declared = isObject(typed.properties) ? typed.properties : {};
+  const added = schemaWith(
+    { type: "object" },
+    specs.filter((s) => !Object.hasOwn(declared, s.name)),
+  );
+  if (Object.keys(added.properties as object).length === 0) return typed;
+  const required = Array.isArray(typed.required) ? typed.required : [];
+  return {
+    ...typed,
+    properties: { ...declared, ...(added.properties as object) },
+    required: [...required, ...(added.required as string[])],
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const INLINE = [
   "systemPrompt",
