@@ -3,7 +3,7 @@
  * the embedded platform serving console/dist at / of the same origin as /api. Through the UI only:
  * sign up → onboarding (workspace, plan, starting place) → a prompt with a version and a
  * {{variable}} → publish → run it in the playground → models, users, billing → sign out and in.
- * Every screen is checked with axe-core (no serious or critical violation) at 1280 px and 390 px,
+ * Every screen is checked with axe-core (no serious or critical violation) at 1366 px and 390 px,
  * and photographed into test-artifacts/console/. The gateway's Content-Security-Policy is on
  * (issue #32): the browser reports no violation of it along the way.
  */
@@ -39,7 +39,7 @@ async function accessibilityViolations(p: Page): Promise<string[]> {
 
 /** The screen, checked and photographed at a desktop and a phone width. */
 async function screen(name: string) {
-  for (const width of [1280, 390]) {
+  for (const width of [1366, 390]) {
     await page.setViewportSize({ width, height: 900 });
     expect(await accessibilityViolations(page), `${name} at ${width}px`).toEqual([]);
     // Nothing wider than the window: the page works at this width.
@@ -47,7 +47,7 @@ async function screen(name: string) {
     expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
   }
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.setViewportSize({ width: 1366, height: 900 });
 }
 
 beforeAll(async () => {
@@ -129,18 +129,22 @@ describe("the console", () => {
     await page.getByLabel("System prompt").fill("Greet {{name}} warmly.");
     expect(await page.locator("mark").textContent()).toBe("{{name}}");
     // The variables schema is checked as it is typed.
+    await page.getByLabel("as JSON").check();
     await page.getByLabel("Variables schema (JSON Schema)").fill("{ not json");
     expect(await page.getByText(/is not JSON/).count()).toBe(1);
-    expect(await page.getByRole("button", { name: "Create version" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Review changes" }).isDisabled()).toBe(true);
     await page
       .getByLabel("Variables schema (JSON Schema)")
       .fill('{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}');
-    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("button", { name: "Review changes" }).click();
+    await page.getByRole("button", { name: "Create version 1" }).click();
     await page.getByRole("button", { name: "Publish version 1" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Go live with version 1" }).click();
     await page.getByText("published (live)").waitFor();
     // A second version, compared side by side with the first, and a label moved to it.
     await page.getByLabel("System prompt").fill("Welcome {{name}}, kindly.");
-    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("button", { name: "Review changes" }).click();
+    await page.getByRole("button", { name: "Create version 2" }).click();
     await page.getByRole("button", { name: "Publish version 2" }).waitFor();
     await page.getByLabel("From", { exact: true }).selectOption({ label: "Version 1" });
     await page.getByLabel("To", { exact: true }).selectOption({ label: "Version 2" });
@@ -328,6 +332,7 @@ describe("the console", () => {
     await page.getByRole("link", { name: "Prompts" }).click();
     await page.getByRole("link", { name: "Greeter" }).click();
     await page.getByLabel("System prompt").fill("Greet {{name}}, and use the weather tool.");
+    await page.getByLabel("as JSON").check();
     await page
       .getByLabel("Variables schema (JSON Schema)")
       .fill('{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}');
@@ -336,7 +341,8 @@ describe("the console", () => {
     await page
       .getByLabel("Output schema (JSON Schema)")
       .fill('{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]}');
-    await page.getByRole("button", { name: "Create version" }).click();
+    await page.getByRole("button", { name: "Review changes" }).click();
+    await page.getByRole("button", { name: "Create version 3" }).click();
     await page.getByText("Version 3 created as a draft.").waitFor();
     await page.getByRole("link", { name: "Skills" }).click();
     await page.getByRole("link", { name: "Greeting skill" }).click();

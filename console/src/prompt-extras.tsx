@@ -1,6 +1,8 @@
-import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
-import { useCallback, useState } from "react";
-import { useAction, useLoaded } from "./action.js";
+import type { Kiln, Label, LabelMove, Prompt, PromptVersion } from "@kiln/sdk";
+import { useState } from "react";
+import { useAction } from "./action.js";
+import { when } from "./prompt-versions.js";
+import { isDeliberate, type Release } from "./release.js";
 import { DataTable, ErrorBox, Field } from "./ui.js";
 import { VersionPicker } from "./versioned.js";
 
@@ -13,7 +15,7 @@ function fieldsOf(v: PromptVersion): [string, string][] {
     ["Response format", JSON.stringify(v.responseFormat)],
     ["Temperature", v.temperature === null ? "" : String(v.temperature)],
     ["Output token limit", v.maxOutputTokens === null ? "" : String(v.maxOutputTokens)],
-    ["Model", v.model ?? ""],
+    ["Model", v.model ?? "default (the prompt's, else the deployment's)"],
     ["Tools", v.tools.map((t) => `${t.toolKey}@${t.toolVersionId}`).join(", ")],
   ];
 }
@@ -34,7 +36,7 @@ export function CompareVersions({ kiln, prompt }: { kiln: Kiln; prompt: Prompt }
   });
   if (versions.length < 2) return null;
   return (
-    <section className="card" aria-labelledby="compare">
+    <section className="card compare" aria-labelledby="compare">
       <h2 id="compare">Compare versions</h2>
       <form onSubmit={compare} className="columns">
         <VersionPicker id="compare-left" label="From" value={left} onChange={setLeft} versions={versions} />
@@ -73,33 +75,49 @@ export function CompareVersions({ kiln, prompt }: { kiln: Kiln; prompt: Prompt }
   );
 }
 
-/** The prompt's labels; point one at a version (moving production publishes). */
-export function Labels({ kiln, prompt, onMoved }: { kiln: Kiln; prompt: Prompt; onMoved: () => void }) {
+/**
+ * The prompt's labels and where each has been; a form points one at a version. Moving a protected
+ * label (production publishes) goes through `onRelease`, which asks first; another moves at once.
+ */
+export function Labels({
+  kiln,
+  prompt,
+  labels,
+  onRelease,
+  onMoved,
+}: {
+  kiln: Kiln;
+  prompt: Prompt;
+  labels: Label[];
+  onRelease: (release: Release) => void;
+  onMoved: (label: Label) => void;
+}) {
   const [label, setLabel] = useState("staging");
   const [versionId, setVersionId] = useState(prompt.versions.at(-1)?.id ?? "");
-  const { error, setError, submit } = useAction();
-  const read = useCallback(() => kiln.prompts.labels.list(prompt.id), [kiln, prompt.id]);
-  const { value: labels, reload } = useLoaded<Label[]>(read, setError);
+  const { error, submit } = useAction();
   const move = submit(async () => {
-    await kiln.prompts.labels.set(prompt.id, label, versionId);
-    reload();
-    onMoved();
+    const version = prompt.versions.find((v) => v.id === versionId)?.version ?? 0;
+    if (isDeliberate(label, labels)) onRelease({ label, versionId, version });
+    else onMoved(await kiln.prompts.labels.set(prompt.id, label, versionId));
   });
   if (prompt.versions.length === 0) return null;
   return (
     <section className="card" aria-labelledby="labels">
       <h2 id="labels">Labels</h2>
-      <ul>
-        {(labels ?? []).map((l) => (
-          <li key={l.label}>
-            <strong>{l.label}</strong> → version {l.version}
-            {l.protected ? " (protected)" : ""}
-            {l.readOnly ? " (read-only)" : ""}
-          </li>
+      <ul className="labels">
+        {labels.map((l) => (
+          <LabelItem key={l.label} kiln={kiln} promptId={prompt.id} label={l} />
         ))}
       </ul>
       <form onSubmit={move} noValidate>
-        <Field label="Label" value={label} onChange={setLabel} issue={error?.fields.label} />
+        <Field label="Label" value={label} onChange={setLabel} issue={error?.fields.label} list="label-names" />
+        <datalist id="label-names">
+          {labels
+            .filter((l) => !l.readOnly)
+            .map((l) => (
+              <option key={l.label} value={l.label} />
+            ))}
+        </datalist>
         <VersionPicker
           id="label-version"
           label="Version"
@@ -111,5 +129,40 @@ export function Labels({ kiln, prompt, onMoved }: { kiln: Kiln; prompt: Prompt; 
         <button type="submit">Move label</button>
       </form>
     </section>
+  );
+}
+
+const ACTION: Record<LabelMove["action"], string> = { moved: "moved to", published: "published", deleted: "deleted" };
+
+/** One label, where it points, and on demand where it has pointed (newest first). */
+function LabelItem({ kiln, promptId, label: l }: { kiln: Kiln; promptId: string; label: Label }) {
+  const [moves, setMoves] = useState<LabelMove[] | null>(null);
+  const { error, act } = useAction();
+  const toggle = () =>
+    moves
+      ? setMoves(null)
+      : act(async () => setMoves((await kiln.prompts.labels.history(promptId, l.label, { limit: 20 })).data));
+  return (
+    <li>
+      <strong>{l.label}</strong> → version {l.version}
+      {l.protected ? " (protected)" : ""}
+      {l.readOnly ? " (read-only)" : ""}{" "}
+      {!l.readOnly && (
+        <button type="button" className="link" aria-expanded={moves !== null} onClick={toggle}>
+          History of {l.label}
+        </button>
+      )}
+      <ErrorBox error={error} />
+      {moves && (
+        <ol className="history" aria-label={`History of ${l.label}`}>
+          {moves.map((m) => (
+            <li key={m.id}>
+              {ACTION[m.action]}
+              {m.version === null ? "" : ` version ${m.version}`} · {when(m.at)}
+            </li>
+          ))}
+        </ol>
+      )}
+    </li>
   );
 }

@@ -33,6 +33,8 @@ export function Field(props: {
   rows?: number;
   required?: boolean;
   autoComplete?: string;
+  /** The id of a <datalist> of suggestions. */
+  list?: string;
 }) {
   const id = useId();
   const issueId = `${id}-issue`;
@@ -53,6 +55,7 @@ export function Field(props: {
           {...common}
           type={props.type ?? "text"}
           autoComplete={props.autoComplete}
+          list={props.list}
           onChange={(e) => props.onChange(e.target.value)}
         />
       )}
@@ -158,24 +161,6 @@ export function Loading({ what }: { what: string }) {
 
 export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
-}
-
-/** `{{variable}}` placeholders highlighted, so a person sees what the prompt expects. */
-export function TemplatePreview({ text }: { text: string }) {
-  const parts = text.split(/(\{\{[^}]*\}\})/g);
-  return (
-    <div className="template" role="note" aria-label="Prompt preview">
-      {parts.map((part, i) =>
-        part.startsWith("{{") ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one string, in order
-          <mark key={i}>{part}</mark>
-        ) : (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one string, in order
-          <span key={i}>{part}</span>
-        ),
-      )}
-    </div>
-  );
 }
 
 /** A table that scrolls sideways on a narrow screen, reachable by keyboard. */

@@ -128,23 +128,27 @@ export interface DiffChange {
   after?: unknown;
 }
 
+const CHANGED: Record<DiffChange["op"], string> = { add: "added", remove: "removed", replace: "changed" };
+
+/** A value of a diff as people read it: text as it is, anything else as JSON. */
+const shown = (v: unknown) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v, null, 2));
+
 /** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
 export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
   if (changes.length === 0) return <Empty>No change.</Empty>;
-  const show = (v: unknown) => (v === undefined ? "" : JSON.stringify(v, null, 2));
   return (
     <DataTable label={label} columns={["Change", "Where", "Before", "After"]}>
       {changes.map((c) => (
         <tr key={`${c.op}${c.path}`} className="changed">
-          <td>{c.op}</td>
+          <td className="nowrap">{CHANGED[c.op]}</td>
           <td>
             <code>{c.path}</code>
           </td>
           <td>
-            <pre className="output">{show(c.before)}</pre>
+            <pre className="output">{shown(c.before)}</pre>
           </td>
           <td>
-            <pre className="output">{show(c.after)}</pre>
+            <pre className="output">{shown(c.after)}</pre>
           </td>
         </tr>
       ))}

@@ -1,0 +1,150 @@
+/**
+ * A prompt version being written: the editor's fields, started from a version (or blank), the body
+ * that creates it, and what it changes against the version it started from.
+ */
+import type { CreatePromptVersionRequest, PromptVersion, ToolRef } from "@kiln/sdk";
+import jsonPatch from "fast-json-patch";
+import type { DiffChange } from "./versioned.js";
+
+export interface PromptDraft {
+  systemPrompt: string;
+  developerPrompt: string;
+  /** A model id of GET /api/models; "" for the default (the prompt's, else the deployment's). */
+  model: string;
+  temperature: string;
+  maxOutputTokens: string;
+  format: "text" | "json_schema";
+  outputSchema: string;
+  /** The variables schema as JSON text. */
+  variablesSchema: string;
+  tools: ToolRef[];
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+export const BLANK_DRAFT: PromptDraft = {
+  systemPrompt: "",
+  developerPrompt: "",
+  model: "",
+  temperature: "",
+  maxOutputTokens: "",
+  format: "text",
+  outputSchema: json({ type: "object", properties: {} }),
+  variablesSchema: json({ type: "object", properties: {}, required: [] }),
+  tools: [],
+};
+
+/** The editor's fields holding `version`'s content. */
+export function draftOf(version: PromptVersion | null): PromptDraft {
+  if (!version) return BLANK_DRAFT;
+  const format = version.responseFormat;
+  return {
+    systemPrompt: version.systemPrompt,
+    developerPrompt: version.developerPrompt ?? "",
+    model: version.model ?? "",
+    temperature: version.temperature === null ? "" : String(version.temperature),
+    maxOutputTokens: version.maxOutputTokens === null ? "" : String(version.maxOutputTokens),
+    format: format.type,
+    outputSchema: format.type === "json_schema" ? json(format.schema) : BLANK_DRAFT.outputSchema,
+    variablesSchema: json(version.variablesSchema),
+    tools: version.tools,
+  };
+}
+
+const numberOrNull = (text: string) => (text.trim() === "" ? null : Number(text));
+
+/** What is wrong with the draft before the API sees it: per field. */
+export function draftIssues(draft: PromptDraft): Record<string, string> {
+  const issues: Record<string, string> = {};
+  if (draft.format === "json_schema") {
+    try {
+      JSON.parse(draft.outputSchema);
+    } catch (e) {
+      issues.outputSchema = `is not JSON: ${(e as Error).message}`;
+    }
+  }
+  if (draft.temperature.trim() !== "" && Number.isNaN(Number(draft.temperature)))
+    issues.temperature = "is not a number";
+  if (draft.maxOutputTokens.trim() !== "" && !Number.isInteger(Number(draft.maxOutputTokens)))
+    issues.maxOutputTokens = "is not a whole number";
+  return issues;
+}
+
+/** The body that creates the draft as a version, its variables schema given (scaffolded from the template). */
+export function bodyOf(draft: PromptDraft, variablesSchema: Record<string, unknown>): CreatePromptVersionRequest {
+  return {
+    systemPrompt: draft.systemPrompt,
+    developerPrompt: draft.developerPrompt || null,
+    variablesSchema,
+    temperature: numberOrNull(draft.temperature),
+    maxOutputTokens: numberOrNull(draft.maxOutputTokens),
+    model: draft.model || null,
+    tools: draft.tools.map((t) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId })),
+    responseFormat:
+      draft.format === "text" ? { type: "text" } : { type: "json_schema", schema: JSON.parse(draft.outputSchema) },
+  };
+}
+
+/** What a person compares of a version: its content, tools by key and pinned version. */
+function documentOf(body: CreatePromptVersionRequest, tools: ToolRef[]): Record<string, unknown> {
+  return {
+    systemPrompt: body.systemPrompt,
+    developerPrompt: body.developerPrompt ?? null,
+    model: body.model ?? null,
+    temperature: body.temperature ?? null,
+    maxOutputTokens: body.maxOutputTokens ?? null,
+    responseFormat: body.responseFormat ?? { type: "text" },
+    variablesSchema: body.variablesSchema ?? { type: "object" },
+    tools: tools.map((t) => `${t.toolKey}@${t.toolVersionId}`),
+  };
+}
+
+export const versionDocument = (v: PromptVersion) =>
+  documentOf(
+    {
+      systemPrompt: v.systemPrompt,
+      developerPrompt: v.developerPrompt,
+      model: v.model,
+      temperature: v.temperature,
+      maxOutputTokens: v.maxOutputTokens,
+      responseFormat: v.responseFormat,
+      variablesSchema: v.variablesSchema,
+    },
+    v.tools,
+  );
+
+export const draftDocument = (draft: PromptDraft, variablesSchema: Record<string, unknown>) =>
+  documentOf(bodyOf(draft, variablesSchema), draft.tools);
+
+const FIELD_NAMES: Record<string, string> = {
+  systemPrompt: "System prompt",
+  developerPrompt: "Developer prompt",
+  model: "Model",
+  temperature: "Temperature",
+  maxOutputTokens: "Output token limit",
+  responseFormat: "Response format",
+  variablesSchema: "Variables schema",
+  tools: "Tools",
+};
+
+/** The changes that turn `from` (nothing: every field added) into `to`, each path named for people. */
+export function documentDiff(from: Record<string, unknown> | null, to: Record<string, unknown>): DiffChange[] {
+  const changes: DiffChange[] = [];
+  let before: unknown;
+  for (const op of jsonPatch.compare(from ?? {}, to, true)) {
+    if (op.op === "test") {
+      before = op.value;
+      continue;
+    }
+    if (op.op !== "add" && op.op !== "remove" && op.op !== "replace") continue;
+    const [, field = "", ...rest] = op.path.split("/");
+    const path = [FIELD_NAMES[field] ?? field, ...rest].join(" / ");
+    changes.push({
+      op: op.op,
+      path,
+      ...(op.op === "add" ? {} : { before }),
+      ...(op.op === "remove" ? {} : { after: op.value }),
+    });
+  }
+  return changes;
+}

@@ -1,0 +1,286 @@
+import type { Kiln, Model, Prompt, PromptVersion, Tool } from "@kiln/sdk";
+import { useCallback, useMemo, useState } from "react";
+import { useAction, useLoaded } from "./action.js";
+import type { ShownError } from "./api.js";
+import { ModelPicker } from "./model-picker.js";
+import {
+  bodyOf,
+  documentDiff,
+  draftDocument,
+  draftIssues,
+  draftOf,
+  type PromptDraft,
+  versionDocument,
+} from "./prompt-draft.js";
+import { ErrorBox, Field, Loading, SelectField, ToolPicker } from "./ui.js";
+import {
+  detectVariables,
+  effectiveSpecs,
+  parseSchema,
+  type Schema,
+  schemaWith,
+  type VariableSpec,
+} from "./variables.js";
+import { SampledPreview, VariablesEditor, type VariablesState } from "./variables-editor.js";
+import { DiffTable } from "./versioned.js";
+
+/** The template's variables against the schema as typed. */
+function variablesOf(text: string, templates: string[]): VariablesState {
+  const { variables, error } = detectVariables(templates);
+  const { schema, issue } = parseSchema(text);
+  return {
+    detected: variables,
+    templateError: error,
+    issue,
+    typed: schema,
+    specs: effectiveSpecs(schema ?? {}, variables),
+  };
+}
+
+/**
+ * "New version": starts from the latest version (or one picked, or blank), holds every field of a
+ * version (model and parameters included), and shows the diff against where it started before it
+ * creates the version.
+ */
+export function VersionEditor({
+  kiln,
+  prompt,
+  onCreated,
+}: {
+  kiln: Kiln;
+  prompt: Prompt;
+  onCreated: (version: PromptVersion) => void;
+}) {
+  const [baseId, setBaseId] = useState(prompt.versions.at(-1)?.id ?? "");
+  const { error, setError } = useAction();
+  const read = useCallback(
+    async () => ({ base: baseId ? (await kiln.prompts.get(prompt.id, { versionId: baseId })).version : null }),
+    [kiln, prompt.id, baseId],
+  );
+  const loaded = useLoaded(read, setError).value;
+  const readModels = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
+  const models = useLoaded(readModels, setError).value ?? [];
+  const readTools = useCallback(
+    async () => (await kiln.tools.list({ organizationId: prompt.organizationId, limit: 200 })).data,
+    [kiln, prompt.organizationId],
+  );
+  const tools = useLoaded<Tool[]>(readTools, setError).value ?? [];
+  const latest = prompt.versions.at(-1);
+  return (
+    <section className="card" aria-labelledby="editor">
+      <h2 id="editor">New version</h2>
+      {prompt.versions.length > 0 && (
+        <SelectField id="start-from" label="Start from" value={baseId} onChange={setBaseId}>
+          {[...prompt.versions].reverse().map((v) => (
+            <option key={v.id} value={v.id}>
+              Version {v.version}
+              {v.id === latest?.id ? " (latest)" : ""}
+              {v.id === prompt.publishedVersionId ? " (live)" : ""}
+            </option>
+          ))}
+          <option value="">A blank version</option>
+        </SelectField>
+      )}
+      <ErrorBox error={loaded ? null : error} />
+      {loaded && (loaded.base?.id ?? "") === baseId ? (
+        <DraftForm
+          key={baseId}
+          kiln={kiln}
+          prompt={prompt}
+          base={loaded.base}
+          models={models}
+          tools={tools}
+          onCreated={onCreated}
+        />
+      ) : (
+        !error && <Loading what="the version" />
+      )}
+    </section>
+  );
+}
+
+function DraftForm({
+  kiln,
+  prompt,
+  base,
+  models,
+  tools,
+  onCreated,
+}: {
+  kiln: Kiln;
+  prompt: Prompt;
+  base: PromptVersion | null;
+  models: Model[];
+  tools: Tool[];
+  onCreated: (version: PromptVersion) => void;
+}) {
+  const { error, submit, busy } = useAction();
+  const [draft, setDraft] = useState(() => draftOf(base));
+  const [reviewing, setReviewing] = useState(false);
+  const [asJson, setAsJson] = useState(false);
+  const [samples, setSamples] = useState<Record<string, string>>({});
+  const edit = (patch: Partial<PromptDraft>) => {
+    setReviewing(false);
+    setDraft((d) => ({ ...d, ...patch }));
+  };
+  const bind = (name: "systemPrompt" | "developerPrompt" | "temperature" | "maxOutputTokens" | "outputSchema") => ({
+    value: draft[name],
+    onChange: (value: string) => edit({ [name]: value }),
+    issue: typed[name] ?? apiIssue(error, name === "outputSchema" ? "responseFormat" : name),
+  });
+  const variables = useMemo(
+    () => variablesOf(draft.variablesSchema, [draft.systemPrompt, draft.developerPrompt]),
+    [draft.variablesSchema, draft.systemPrompt, draft.developerPrompt],
+  );
+  // As a form, the rows are the schema; as JSON, the schema is what was typed, plus the template's undeclared variables.
+  const schema = variables.typed && (asJson ? withUndeclared : schemaWith)(variables.typed, variables.specs);
+  const typed = draftIssues(draft);
+  const blocked = !schema || Object.keys(typed).length > 0;
+  const changes = useMemo(
+    () => (reviewing && schema ? documentDiff(base && versionDocument(base), draftDocument(draft, schema)) : []),
+    [reviewing, schema, base, draft],
+  );
+  const next = prompt.latestVersion + 1;
+  const create = submit(async () => {
+    if (!schema) return;
+    onCreated(await kiln.prompts.createVersion(prompt.id, bodyOf(draft, schema)));
+  });
+  const chosenTools = draft.tools.map((t) => t.toolId);
+  const pickTools = (ids: string[]) =>
+    edit({
+      tools: ids.flatMap((toolId) => {
+        const kept = draft.tools.find((t) => t.toolId === toolId);
+        const tool = tools.find((t) => t.id === toolId);
+        if (kept) return [kept];
+        return tool ? [{ toolId, toolVersionId: tool.currentVersionId, toolKey: tool.toolKey }] : [];
+      }),
+    });
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!blocked) setReviewing(true);
+      }}
+      noValidate
+    >
+      <div className="editor-grid">
+        <div>
+          <Field label="System prompt" multiline rows={6} {...bind("systemPrompt")} />
+          <Field label="Developer prompt" multiline rows={2} {...bind("developerPrompt")} />
+          {variables.templateError && <p className="issue">The template does not parse: {variables.templateError}</p>}
+          <h3>Preview with the sample values</h3>
+          {draft.systemPrompt === "" && draft.developerPrompt === "" && <p className="hint">Nothing to preview yet.</p>}
+          <SampledPreview
+            label="Prompt preview"
+            template={draft.systemPrompt}
+            specs={variables.specs}
+            samples={samples}
+          />
+          <SampledPreview
+            label="Developer prompt preview"
+            template={draft.developerPrompt}
+            specs={variables.specs}
+            samples={samples}
+          />
+          <VariablesEditor
+            state={{ ...variables, issue: variables.issue ?? apiIssue(error, "variablesSchema") }}
+            text={draft.variablesSchema}
+            onText={(variablesSchema) => edit({ variablesSchema })}
+            asJson={asJson}
+            onAsJson={setAsJson}
+            samples={samples}
+            onSamples={setSamples}
+          />
+        </div>
+        <div>
+          <h3>Model and parameters</h3>
+          <ModelPicker
+            models={models}
+            value={draft.model}
+            onChange={(model) => edit({ model })}
+            needs={{ tools: draft.tools.length > 0, jsonSchema: draft.format === "json_schema" }}
+          />
+          <Field label="Temperature" type="number" {...bind("temperature")} />
+          <Field label="Output token limit" type="number" {...bind("maxOutputTokens")} />
+          <SelectField
+            id="response-format"
+            label="Response format"
+            value={draft.format}
+            onChange={(v) => edit({ format: v as PromptDraft["format"] })}
+          >
+            <option value="text">text</option>
+            <option value="json_schema">JSON matching a schema</option>
+          </SelectField>
+          {draft.format === "json_schema" && (
+            <Field label="Output schema (JSON Schema)" multiline rows={4} {...bind("outputSchema")} />
+          )}
+          {tools.length === 0 ? (
+            <p className="hint">No tool in this organization yet: create one under Tools to attach it.</p>
+          ) : (
+            <ToolPicker tools={tools} chosen={chosenTools} onChange={pickTools} legend="Attached tools" />
+          )}
+        </div>
+      </div>
+      <ErrorBox error={error && unshown(error)} />
+      {reviewing ? (
+        <section aria-labelledby="review" className="review">
+          <h3 id="review">{base ? `Changes against version ${base.version}` : `Version ${next}: all new`}</h3>
+          <DiffTable label="Changes in the new version" changes={changes} />
+          <p className="hint">The new version is created as a draft: nothing runs it until it is published.</p>
+          <div className="actions">
+            <button type="button" onClick={create} disabled={busy || (base !== null && changes.length === 0)}>
+              Create version {next}
+            </button>
+            <button type="button" className="secondary" onClick={() => setReviewing(false)}>
+              Keep editing
+            </button>
+          </div>
+        </section>
+      ) : (
+        <button type="submit" disabled={blocked}>
+          Review changes
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** `typed` as it is, plus the properties of the rows it does not declare. */
+function withUndeclared(typed: Schema, specs: VariableSpec[]): Schema {
+  const declared = isObject(typed.properties) ? typed.properties : {};
+  const added = schemaWith(
+    { type: "object" },
+    specs.filter((s) => !Object.hasOwn(declared, s.name)),
+  );
+  if (Object.keys(added.properties as object).length === 0) return typed;
+  const required = Array.isArray(typed.required) ? typed.required : [];
+  return {
+    ...typed,
+    properties: { ...declared, ...(added.properties as object) },
+    required: [...required, ...(added.required as string[])],
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const INLINE = [
+  "systemPrompt",
+  "developerPrompt",
+  "temperature",
+  "maxOutputTokens",
+  "variablesSchema",
+  "responseFormat",
+];
+
+/** The API's error without the issues shown at their fields (each is said once). */
+function unshown(error: ShownError): ShownError {
+  const fields = Object.entries(error.fields).filter(([f]) => !INLINE.some((i) => f === i || f.startsWith(`${i}.`)));
+  return { message: error.message, fields: Object.fromEntries(fields) };
+}
+
+/** The API's issue for a field or anything under it (variablesSchema.properties.x…). */
+function apiIssue(error: ShownError | null, field: string): string | undefined {
+  if (!error) return undefined;
+  const key = Object.keys(error.fields).find((f) => f === field || f.startsWith(`${field}.`));
+  return key ? `${key === field ? "" : `${key}: `}${error.fields[key]}` : undefined;
+}

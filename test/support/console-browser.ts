@@ -1,0 +1,73 @@
+/**
+ * The console in Debian's chromium (playwright-core) against the embedded platform serving
+ * console/dist, for the browser suites: axe-core injected into every document, and `screen(name)`,
+ * which checks a screen (no serious or critical axe violation, nothing wider than the window) and
+ * photographs it into test-artifacts/console/ at 1366 px and 390 px.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
+import { ROOT } from "../bench/load.js";
+import { type EmbeddedKiln, startEmbedded } from "./embedded.js";
+
+const CONSOLE_DIR = join(ROOT, "console/dist");
+const ARTIFACTS = join(ROOT, "test-artifacts/console");
+export const WIDTHS = [1366, 390] as const;
+
+export interface ConsoleBrowser {
+  base: string;
+  page: Page;
+  screen: (name: string) => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export async function openConsole(): Promise<ConsoleBrowser> {
+  expect(existsSync(join(CONSOLE_DIR, "index.html")), "console/dist: pnpm test builds it first").toBe(true);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const { kiln, baseUrl } = await startEmbedded({ consoleDir: CONSOLE_DIR });
+  const browser: Browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-background-networking"],
+  });
+  const page = await browser.newPage();
+  await page.addInitScript({ content: readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8") });
+  const screen = async (name: string) => {
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 900 });
+      // Evaluated in the page (a string: this file is compiled without the DOM's types).
+      const result = (await page.evaluate("axe.run(document)")) as {
+        violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+      };
+      const serious = result.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+      expect(serious, `${name} at ${width}px`).toEqual([]);
+      const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+      expect(overflow, `${name} overflows at ${width}px`).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: WIDTHS[0], height: 900 });
+  };
+  const close = async () => {
+    await browser.close();
+    await (kiln as EmbeddedKiln).close();
+  };
+  return { base: baseUrl, page, screen, close };
+}
+
+/** A new user signed up through the console, with a workspace, on the Prompts page. */
+export async function signUp(page: Page, base: string, organization: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel("Full name").fill("Ada Lovelace");
+  await page.getByLabel("Email").fill(`console-${Date.now()}@example.test`);
+  await page.getByLabel("Password").fill("correct-horse-battery");
+  await page.getByRole("button", { name: "Sign up" }).click();
+  await page.getByLabel("Your name").fill("Ada Lovelace");
+  await page.getByLabel("Organization name").fill(organization);
+  await page.getByRole("button", { name: "Create workspace" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.getByRole("button", { name: "Playground" }).click();
+  await page.getByRole("link", { name: "Prompts" }).click();
+  await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+}
