@@ -177,4 +177,41 @@ describe("the console's runs and playground", () => {
     await page.getByRole("link", { name: "Summarizer v2 · staging" }).waitFor();
     await screen("run");
   }, 120_000);
+
+  it("links an agent run's steps to their runs, and a step's run back to its agent run", async () => {
+    const session = JSON.parse((await page.evaluate("sessionStorage.getItem('kiln.console.session')")) as string) as {
+      accessToken: string;
+      organizationId: string;
+    };
+    const sdk = new Kiln({ baseUrl: base, accessToken: session.accessToken });
+    const organizationId = session.organizationId;
+    const prompt = (await sdk.prompts.list({ organizationId })).data.find((p) => p.name === "Summarizer");
+    const agent = await sdk.agents.create({ organizationId, name: "Digest" });
+    await sdk.agents.saveWorkflow(agent.draftVersionId as string, {
+      inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      entry: "sum",
+      steps: [{ id: "sum", type: "prompt", ref: { promptId: prompt?.id ?? "" }, input: { topic: "{{inputs.topic}}" } }],
+      output: "{{steps.sum.output}}",
+    });
+    await sdk.agents.publish(agent.id);
+    const run = await sdk.agents.run(agent.id, { organizationId, inputs: { topic: "glazes" } });
+    expect(run.status).toBe("succeeded");
+
+    await page.getByRole("link", { name: "Runs", exact: true }).click();
+    await page.getByLabel("Kind").selectOption("agent");
+    // The agent run's record is written as it completes: filtered again until it is listed.
+    await expect
+      .poll(async () => {
+        await page.getByRole("button", { name: "Filter runs" }).click();
+        return page.getByRole("link", { name: run.id }).count();
+      })
+      .toBe(1);
+    await page.getByRole("link", { name: run.id }).click();
+    await page.getByRole("heading", { name: `agent run ${run.id}` }).waitFor();
+    await page.getByRole("link", { name: "Digest v1 · production" }).waitFor();
+    await page.getByRole("link", { name: run.steps[0]?.runId ?? "" }).click();
+    await page.getByRole("heading", { name: `prompt run ${run.steps[0]?.runId}` }).waitFor();
+    await page.getByRole("link", { name: `agent run ${run.id}` }).click();
+    await page.getByRole("heading", { name: `agent run ${run.id}` }).waitFor();
+  }, 60_000);
 });

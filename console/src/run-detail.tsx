@@ -122,7 +122,7 @@ export function RunDetail({
         <dt>Status</dt>
         <dd>
           <StatusBadge status={run.status} />
-          {run.error && ` ${run.error.code}: ${run.error.message}`}
+          {run.error && <code className="run-error-code">{run.error.code}</code>}
         </dd>
         <dt>Model</dt>
         <dd>{run.model ?? "several (see the steps)"}</dd>
