@@ -115,7 +115,7 @@ export function RunDetail({
   return (
     <main>
       <h1>
-        {run.kind} run {run.id}
+        {run.kind} run <span className="run-id">{run.id}</span>
       </h1>
       <dl className="summary">
         <Belongs kiln={kiln} session={session} run={run} navigate={navigate} />

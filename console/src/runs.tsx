@@ -134,35 +134,37 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
         </Empty>
       ) : (
         <>
-          <DataTable
-            label="Runs"
-            columns={["What ran", "Kind", "Status", "Model", "Tokens", "Cost", "Latency", "Created"]}
-          >
-            {runs.map((r) => (
-              <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
-                <td className="what-ran">
-                  <span className="target-name">
-                    {describeTarget(targets.get(r.id)) || (r.kind === "judge" ? "LLM judge" : "")}
-                  </span>
-                  <Link to={`/runs/${r.id}`} navigate={navigate}>
-                    {r.id}
-                  </Link>
-                </td>
-                <td>{r.kind}</td>
-                <td>
-                  <StatusBadge status={r.status} />
-                  {r.error && <span className="run-error">{r.error.code}</span>}
-                </td>
-                <td>{r.model ?? "mixed"}</td>
-                <td className="num">{formatTokens(r.usage)}</td>
-                <td className="num" title={exactCost(r.estimatedCostUsd)}>
-                  {formatCost(r.estimatedCostUsd)}
-                </td>
-                <td className="num">{formatLatency(r.latencyMs)}</td>
-                <td className="nowrap">{formatDate(r.createdAt)}</td>
-              </tr>
-            ))}
-          </DataTable>
+          <div className="runs-table">
+            <DataTable
+              label="Runs"
+              columns={["What ran", "Kind", "Status", "Model", "Tokens", "Cost", "Latency", "Created"]}
+            >
+              {runs.map((r) => (
+                <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
+                  <td className="what-ran">
+                    <span className="target-name">
+                      {describeTarget(targets.get(r.id)) || (r.kind === "judge" ? "LLM judge" : "")}
+                    </span>
+                    <Link to={`/runs/${r.id}`} navigate={navigate}>
+                      {r.id}
+                    </Link>
+                  </td>
+                  <td>{r.kind}</td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                    {r.error && <span className="run-error">{r.error.code}</span>}
+                  </td>
+                  <td>{r.model ?? "mixed"}</td>
+                  <td className="num">{formatTokens(r.usage)}</td>
+                  <td className="num" title={exactCost(r.estimatedCostUsd)}>
+                    {formatCost(r.estimatedCostUsd)}
+                  </td>
+                  <td className="num">{formatLatency(r.latencyMs)}</td>
+                  <td className="nowrap">{formatDate(r.createdAt)}</td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
           <p className="list-end" role="status" aria-live="polite">
             {runs.length} run{runs.length === 1 ? "" : "s"} shown{more ? ", newest first." : ": that is all of them."}{" "}
             {more && (
