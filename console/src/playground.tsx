@@ -1,137 +1,118 @@
-import type { Kiln } from "@kiln/sdk";
+import type { Kiln, Model } from "@kiln/sdk";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
-import { Empty, ErrorBox, Field, Pending, SelectField } from "./ui.js";
-import { VersionPicker } from "./versioned.js";
-
-interface Property {
-  name: string;
-  type: string;
-  required: boolean;
-}
-
-/** The form fields a variables schema asks for (its top-level properties). */
-function propertiesOf(schema: unknown): Property[] {
-  const s = (schema ?? {}) as { properties?: Record<string, { type?: unknown }>; required?: string[] };
-  return Object.entries(s.properties ?? {}).map(([name, p]) => ({
-    name,
-    type: typeof p?.type === "string" ? p.type : "string",
-    required: (s.required ?? []).includes(name),
-  }));
-}
-
-function variableValue(p: Property, text: string): unknown {
-  if (p.type === "number" || p.type === "integer") return text === "" ? undefined : Number(text);
-  if (p.type === "boolean") return text === "true";
-  if (p.type === "object" || p.type === "array") {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
-}
-
-interface RunShown {
-  id: string;
-  status: string;
-  model: string | null;
-  usage: { inputTokens: number; outputTokens: number };
-  estimatedCostUsd: number | null;
-  latencyMs: number;
-  toolCallCount: number;
-  output: { text: string } | null;
-  error?: { message: string };
-}
-
-interface Target {
-  key: string;
-  kind: "prompt" | "skill";
-  id: string;
-  name: string;
-  versions: { id: string; version: number; status: string }[];
-  publishedVersionId: string | null;
-}
+import { type PlaygroundRun, RunCard } from "./playground-card.js";
+import { propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
+import {
+  type Choice,
+  ChoiceFields,
+  defaultSelection,
+  describeSelection,
+  readTargets,
+  type Target,
+  useLabels,
+  versionIdOf,
+} from "./playground-pick.js";
+import type { Navigate } from "./router.js";
+import { Empty, ErrorBox, Pending, SelectField } from "./ui.js";
 
 const GROUPS = [
   { kind: "prompt", label: "Prompts" },
   { kind: "skill", label: "Skills" },
 ] as const;
 
-/** The prompts or skills the playground can run: those with a version. */
-function targetsOf(kind: Target["kind"], items: Omit<Target, "key" | "kind">[]): Target[] {
-  return items
-    .filter((item) => item.versions.length > 0)
-    .map((item) => ({
-      key: `${kind}:${item.id}`,
-      kind,
-      id: item.id,
-      name: item.name,
-      versions: item.versions,
-      publishedVersionId: item.publishedVersionId,
-    }));
-}
+/** One run, or a pair side by side: what the page lists, newest first. */
+type Shown = PlaygroundRun[];
 
-/** Pick a prompt or skill and one of its versions, fill its variables, run; the session's runs stay listed. */
-export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) {
+/**
+ * Pick a prompt or skill by name, a version or label and a model, fill its variables as a form and
+ * run it; or run two versions or models on the same input side by side. Each run links to its page.
+ */
+export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
   const [key, setKey] = useState("");
-  const [versionId, setVersionId] = useState("");
+  const [a, setA] = useState<Choice>({ selection: "", model: "" });
+  const [b, setB] = useState<Choice>({ selection: "", model: "" });
+  const [comparing, setComparing] = useState(false);
   const [schema, setSchema] = useState<unknown>(null);
   const [values, setValues] = useState<Record<string, string>>({});
-  const [runs, setRuns] = useState<RunShown[]>([]);
+  const [shown, setShown] = useState<Shown[]>([]);
+  const [models, setModels] = useState<Model[]>([]);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
-  const readTargets = useCallback(async () => {
-    const [prompts, skills] = await Promise.all([
-      kiln.prompts.list({ organizationId, limit: 200 }),
-      kiln.skills.list({ organizationId, limit: 200 }),
-    ]);
-    const all = [...targetsOf("prompt", prompts.data), ...targetsOf("skill", skills.data)];
+  const read = useCallback(async () => {
+    const all = await readTargets(kiln, organizationId);
     const first = all.find((t) => t.publishedVersionId) ?? all[0];
     setKey((k) => k || first?.key || "");
-    setVersionId((v) => v || first?.publishedVersionId || first?.versions.at(-1)?.id || "");
+    setA((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
+    setB((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
     return all;
   }, [kiln, organizationId]);
-  const targets = useLoaded(readTargets, setError).value;
+  const targets = useLoaded(read, setError).value;
   const target = targets?.find((t) => t.key === key);
+  const labels = useLabels(kiln, target);
   useEffect(() => {
-    if (!target || !versionId) return;
-    const read =
+    kiln.models.list().then(
+      (m) => setModels(m.data),
+      () => setModels([]),
+    );
+  }, [kiln]);
+  const versionA = versionIdOf(a.selection, labels);
+  useEffect(() => {
+    if (!target || !versionA) return;
+    const schemaOf =
       target.kind === "prompt"
-        ? kiln.prompts.get(target.id, { versionId }).then((p) => p.version?.variablesSchema)
-        : kiln.skills.get(target.id, { versionId }).then((s) => s.inputSchema);
-    read.then(setSchema).catch((e) => setError(errorOf(e)));
-  }, [kiln, target, versionId, setError]);
+        ? kiln.prompts.get(target.id, { versionId: versionA }).then((p) => p.version?.variablesSchema)
+        : kiln.skills.get(target.id, { versionId: versionA }).then((s) => s.inputSchema);
+    schemaOf.then(setSchema).catch((e) => setError(errorOf(e)));
+  }, [kiln, target, versionA, setError]);
   const properties = useMemo(() => propertiesOf(schema), [schema]);
+  const runOne = async (t: Target, choice: Choice, variables: Record<string, unknown>): Promise<PlaygroundRun> => {
+    const pick = choice.selection.startsWith("l:")
+      ? { label: choice.selection.slice(2) }
+      : { versionId: choice.selection.slice(2) };
+    const org = organizationId ?? "";
+    const run =
+      t.kind === "prompt"
+        ? await kiln.prompts.run(t.id, {
+            organizationId: org,
+            variables,
+            ...pick,
+            ...(choice.model ? { model: choice.model } : {}),
+          })
+        : await kiln.skills.run(t.id, { organizationId: org, input: variables, ...pick });
+    const model = choice.model ? ` · ${choice.model}` : "";
+    return { run, what: `${t.name} · ${describeSelection(t, choice.selection, labels)}${model}` };
+  };
   const run = submit(async () => {
     if (!target) return;
-    const fields: Record<string, unknown> = {};
-    for (const p of properties) {
-      const v = variableValue(p, values[p.name] ?? "");
-      if (v !== undefined && !(v === "" && !p.required)) fields[p.name] = v;
-    }
-    const result: RunShown =
-      target.kind === "prompt"
-        ? await kiln.prompts.run(target.id, { organizationId: organizationId ?? "", variables: fields, versionId })
-        : await kiln.skills.run(target.id, { organizationId: organizationId ?? "", input: fields, versionId });
-    setRuns((rs) => [result, ...rs].slice(0, 20));
+    const variables = variablesOf(properties, values);
+    const sides = comparing ? [a, b] : [a];
+    const results = await Promise.all(sides.map((c) => runOne(target, c, variables)));
+    setShown((s) => [results, ...s].slice(0, 20));
   });
   const pick = (nextKey: string) => {
     const next = targets?.find((t) => t.key === nextKey);
     setKey(nextKey);
-    setVersionId(next?.publishedVersionId || next?.versions.at(-1)?.id || "");
+    setA({ selection: defaultSelection(next), model: "" });
+    setB({ selection: defaultSelection(next), model: "" });
     setValues({});
+    setError(null);
   };
   if (targets === null) return <Pending error={error} what="prompts and skills" />;
+  // The variables' issues are shown at their fields; the box tells the rest.
+  const named = new Set(properties.flatMap((p) => [`variables.${p.name}`, `input.${p.name}`]));
+  const boxed = error && {
+    message: error.message,
+    fields: Object.fromEntries(Object.entries(error.fields).filter(([f]) => !named.has(f))),
+  };
   return (
     <main>
       <h1>Playground</h1>
-      {targets.length === 0 ? (
+      {targets.length === 0 || !target ? (
         <Empty>Create a prompt version first: the playground runs prompts and skills.</Empty>
       ) : (
-        <div className="columns">
+        <div className="playground">
           <section className="card" aria-labelledby="run-form">
             <h2 id="run-form">Run a prompt or a skill</h2>
             <form onSubmit={run} noValidate>
@@ -148,29 +129,27 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
                   </optgroup>
                 ))}
               </SelectField>
-              <VersionPicker
-                id="version-select"
-                label="Version"
-                value={versionId}
-                onChange={setVersionId}
-                versions={[...(target?.versions ?? [])].reverse()}
-                describe={(v) =>
-                  `Version ${v.version} (${v.id === target?.publishedVersionId ? "published" : v.status})`
-                }
+              <ChoiceFields side="" target={target} labels={labels} models={models} choice={a} onChange={setA} />
+              <label className="check">
+                <input type="checkbox" checked={comparing} onChange={(e) => setComparing(e.target.checked)} /> Compare
+                side by side with another version or model
+              </label>
+              {comparing && (
+                <fieldset className="compare-with">
+                  <legend>Compared with</legend>
+                  <ChoiceFields side="B" target={target} labels={labels} models={models} choice={b} onChange={setB} />
+                </fieldset>
+              )}
+              <h3 className="form-part">Variables</h3>
+              <VariableFields
+                properties={properties}
+                values={values}
+                onChange={(name, v) => setValues((vs) => ({ ...vs, [name]: v }))}
+                error={error}
               />
-              {properties.map((p) => (
-                <Field
-                  key={p.name}
-                  label={`${p.name}${p.required ? " (required)" : ""}`}
-                  type={p.type === "number" || p.type === "integer" ? "number" : "text"}
-                  value={values[p.name] ?? ""}
-                  onChange={(v) => setValues((vs) => ({ ...vs, [p.name]: v }))}
-                  issue={error?.fields[`variables.${p.name}`] ?? error?.fields[`input.${p.name}`]}
-                />
-              ))}
-              <ErrorBox error={error} />
+              <ErrorBox error={boxed} />
               <button type="submit" disabled={running}>
-                {running ? "Running…" : "Run"}
+                {running ? "Running…" : comparing ? "Run both" : "Run"}
               </button>
               {running && (
                 <p role="status" aria-live="polite">
@@ -181,19 +160,15 @@ export function Playground({ kiln, session }: { kiln: Kiln; session: Session }) 
           </section>
           <section aria-labelledby="runs">
             <h2 id="runs">Runs of this session</h2>
-            {runs.length === 0 ? (
-              <Empty>No run yet.</Empty>
+            {shown.length === 0 ? (
+              <Empty>No run yet: fill in the variables and press Run.</Empty>
             ) : (
-              runs.map((r) => (
-                <article key={r.id} className="card" aria-label={`Run ${r.id}`}>
-                  <p>
-                    <strong>{r.status}</strong> · {r.model ?? "no model"} · {r.usage.inputTokens} in /{" "}
-                    {r.usage.outputTokens} out tokens ·{" "}
-                    {r.estimatedCostUsd === null ? "cost unknown" : `$${r.estimatedCostUsd}`} · {r.latencyMs} ms ·{" "}
-                    {r.toolCallCount} tool call{r.toolCallCount === 1 ? "" : "s"}
-                  </p>
-                  <pre className="output">{r.output?.text ?? r.error?.message ?? ""}</pre>
-                </article>
+              shown.map((pair) => (
+                <div key={pair.map((p) => p.run.id).join()} className={pair.length > 1 ? "side-by-side" : undefined}>
+                  {pair.map((p) => (
+                    <RunCard key={p.run.id} shown={p} navigate={navigate} />
+                  ))}
+                </div>
               ))
             )}
           </section>

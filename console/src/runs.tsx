@@ -1,12 +1,23 @@
-import type { AgentRun, JudgeRun, PromptRun, SkillRun } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { useLoaded } from "./action.js";
+import { type Kiln, type Page, PaginatedList } from "@kiln/sdk";
+import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { call, errorOf, type Session, type ShownError } from "./api.js";
 import type { Navigate } from "./router.js";
-import { DataTable, Empty, ErrorBox, Field, Link, Loading, Pending, SelectField, StepCells } from "./ui.js";
+import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
+import { describeTarget, type Run, useRunTargets } from "./run-names.js";
+import { DataTable, Empty, ErrorBox, Field, Link, Loading, SelectField, StatusBadge } from "./ui.js";
 
-type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
-type ToolCall = PromptRun["toolCalls"][number];
+/** Runs read per page: the API's default. */
+const PAGE_SIZE = 50;
+
+interface Filters {
+  kind: string;
+  status: string;
+  model: string;
+  after: string;
+  before: string;
+}
+
+const NO_FILTER: Filters = { kind: "", status: "", model: "", after: "", before: "" };
 
 const query = (f: Record<string, string>) =>
   Object.entries(f)
@@ -14,78 +25,155 @@ const query = (f: Record<string, string>) =>
     .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
     .join("&");
 
-/** The organization's runs, filtered by kind, status, model and time (non-public GET /api/runs). */
-export function Runs({ session, navigate }: { session: Session; navigate: Navigate }) {
-  const [kind, setKind] = useState("");
-  const [status, setStatus] = useState("");
-  const [model, setModel] = useState("");
-  const [after, setAfter] = useState("");
-  const [runs, setRuns] = useState<Run[] | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  const load = useCallback(
-    (filters: { kind: string; status: string; model: string; after: string }) => {
-      const q = query({
-        organizationId: session.organizationId ?? "",
-        kind: filters.kind,
-        status: filters.status,
-        model: filters.model,
-        createdAfter: filters.after ? new Date(filters.after).toISOString() : "",
-        limit: "100",
-      });
-      call<{ data: Run[] }>("GET", `/api/runs?${q}`, undefined, session.accessToken)
-        .then((r) => setRuns(r.data))
-        .catch((e) => setError(errorOf(e)));
-    },
-    [session],
+const isoOf = (local: string) => (local ? new Date(local).toISOString() : "");
+
+/** The runs the filters select, page after page, through the SDK's pagination (non-public GET /api/runs). */
+function runList(session: Session, f: Filters): PaginatedList<Run> {
+  const q = query({
+    organizationId: session.organizationId ?? "",
+    kind: f.kind,
+    status: f.status,
+    model: f.model,
+    createdAfter: isoOf(f.after),
+    createdBefore: isoOf(f.before),
+    limit: String(PAGE_SIZE),
+  });
+  return new PaginatedList((cursor) =>
+    call<Page<Run>>(
+      "GET",
+      `/api/runs?${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      undefined,
+      session.accessToken,
+    ),
   );
-  useEffect(() => load({ kind: "", status: "", model: "", after: "" }), [load]);
+}
+
+/** The models a run can have used, for the model filter. */
+function useModelIds(kiln: Kiln): string[] {
+  const [ids, setIds] = useState<string[]>([]);
+  useEffect(() => {
+    kiln.models.list().then(
+      (m) => setIds(m.data.map((x) => x.id)),
+      () => setIds([]),
+    );
+  }, [kiln]);
+  return ids;
+}
+
+/** The organization's runs, newest first, filtered by kind, status, model and time; every page reachable. */
+export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
+  const [form, setForm] = useState(NO_FILTER);
+  const [runs, setRuns] = useState<Run[] | null>(null);
+  const [more, setMore] = useState(false);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<ShownError | null>(null);
+  const pages = useRef<AsyncGenerator<Page<Run>> | null>(null);
+  const models = useModelIds(kiln);
+  const targets = useRunTargets(kiln, runs ?? []);
+  const next = useCallback(async () => {
+    const it = pages.current;
+    if (!it) return;
+    setLoading(true);
+    try {
+      const page = await it.next();
+      if (pages.current !== it) return;
+      if (!page.done) setRuns((rs) => [...(rs ?? []), ...page.value.data]);
+      setMore(!page.done && page.value.nextCursor !== null);
+    } catch (e) {
+      setError(errorOf(e));
+    } finally {
+      setLoading(false);
+    }
+  }, []);
+  const load = useCallback(
+    (f: Filters) => {
+      setError(null);
+      setRuns(null);
+      pages.current = runList(session, f).pages();
+      void next();
+    },
+    [session, next],
+  );
+  useEffect(() => load(NO_FILTER), [load]);
+  const set = (name: keyof Filters) => (value: string) => setForm((f) => ({ ...f, [name]: value }));
   function filter(e: FormEvent) {
     e.preventDefault();
-    setError(null);
-    setRuns(null);
-    load({ kind, status, model, after });
+    load(form);
   }
   return (
     <main>
       <h1>Runs</h1>
-      <form onSubmit={filter} className="columns">
-        <SelectField id="runs-kind" label="Kind" value={kind} onChange={setKind}>
+      <form onSubmit={filter} className="filters" aria-label="Filter runs">
+        <SelectField id="runs-kind" label="Kind" value={form.kind} onChange={set("kind")}>
           <Options values={["", "prompt", "skill", "agent", "judge"]} />
         </SelectField>
-        <SelectField id="runs-status" label="Status" value={status} onChange={setStatus}>
+        <SelectField id="runs-status" label="Status" value={form.status} onChange={set("status")}>
           <Options values={["", "succeeded", "failed", "running"]} />
         </SelectField>
-        <Field label="Model" value={model} onChange={setModel} issue={error?.fields.model} />
-        <Field label="Created after" type="datetime-local" value={after} onChange={setAfter} />
-        <div>
+        <SelectField id="runs-model" label="Model" value={form.model} onChange={set("model")}>
+          <Options values={["", ...models]} />
+        </SelectField>
+        <Field label="Created after" type="datetime-local" value={form.after} onChange={set("after")} />
+        <Field label="Created before" type="datetime-local" value={form.before} onChange={set("before")} />
+        <div className="filter-actions">
           <button type="submit">Filter runs</button>
         </div>
       </form>
       <ErrorBox error={error} />
       {runs === null ? (
-        <Loading what="runs" />
+        error ? null : (
+          <Loading what="runs" />
+        )
       ) : runs.length === 0 ? (
-        <Empty>No run matches.</Empty>
+        <Empty>
+          No run matches. Run a prompt or a skill in the{" "}
+          <Link to="/playground" navigate={navigate}>
+            playground
+          </Link>
+          .
+        </Empty>
       ) : (
-        <DataTable label="Runs" columns={["Run", "Kind", "Status", "Model", "Tokens", "Latency", "Created"]}>
-          {runs.map((r) => (
-            <tr key={r.id}>
-              <td>
-                <Link to={`/runs/${r.id}`} navigate={navigate}>
-                  {r.id}
-                </Link>
-              </td>
-              <td>{r.kind}</td>
-              <td>{r.status}</td>
-              <td>{r.model ?? "—"}</td>
-              <td>
-                {r.usage.inputTokens} / {r.usage.outputTokens}
-              </td>
-              <td>{r.latencyMs} ms</td>
-              <td>{new Date(r.createdAt).toLocaleString()}</td>
-            </tr>
-          ))}
-        </DataTable>
+        <>
+          <div className="runs-table">
+            <DataTable
+              label="Runs"
+              columns={["What ran", "Kind", "Status", "Model", "Tokens", "Cost", "Latency", "Created"]}
+            >
+              {runs.map((r) => (
+                <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
+                  <td className="what-ran">
+                    <span className="target-name">
+                      {describeTarget(targets.get(r.id)) || (r.kind === "judge" ? "LLM judge" : "")}
+                    </span>
+                    <Link to={`/runs/${r.id}`} navigate={navigate}>
+                      {r.id}
+                    </Link>
+                  </td>
+                  <td>{r.kind}</td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                    {r.error && <span className="run-error">{r.error.code}</span>}
+                  </td>
+                  <td>{r.model ?? "mixed"}</td>
+                  <td className="num">{formatTokens(r.usage)}</td>
+                  <td className="num" title={exactCost(r.estimatedCostUsd)}>
+                    {formatCost(r.estimatedCostUsd)}
+                  </td>
+                  <td className="num">{formatLatency(r.latencyMs)}</td>
+                  <td className="nowrap">{formatDate(r.createdAt)}</td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+          <p className="list-end" role="status" aria-live="polite">
+            {runs.length} run{runs.length === 1 ? "" : "s"} shown{more ? ", newest first." : ": that is all of them."}{" "}
+            {more && (
+              <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
+                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
+              </button>
+            )}
+          </p>
+        </>
       )}
     </main>
   );
@@ -98,74 +186,4 @@ function Options({ values }: { values: string[] }) {
       {v || "any"}
     </option>
   ));
-}
-
-function ToolCalls({ calls }: { calls: ToolCall[] }) {
-  if (calls.length === 0) return <span>none</span>;
-  return (
-    <ul>
-      {calls.map((c, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: the calls of one step, in order
-        <li key={i}>
-          <code>{c.toolKey}</code> {JSON.stringify(c.input)} → {c.error ? c.error.message : JSON.stringify(c.output)} (
-          {c.latencyMs} ms)
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-/** One run with every step and tool call (non-public GET /api/runs/:id). */
-export function RunDetail({ session, id }: { session: Session; id: string }) {
-  const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(() => call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken), [session, id]);
-  const run = useLoaded(read, setError).value;
-  if (!run) return <Pending error={error} what="the run" />;
-  return (
-    <main>
-      <h1>
-        {run.kind} run {run.id}
-      </h1>
-      <dl className="summary">
-        <dt>Status</dt>
-        <dd>{run.status}</dd>
-        <dt>Model</dt>
-        <dd>{run.model ?? "—"}</dd>
-        <dt>Tokens</dt>
-        <dd>
-          {run.usage.inputTokens} in / {run.usage.outputTokens} out
-        </dd>
-        <dt>Cost</dt>
-        <dd>{run.estimatedCostUsd === null ? "unknown" : `$${run.estimatedCostUsd}`}</dd>
-        <dt>Latency</dt>
-        <dd>{run.latencyMs} ms</dd>
-        <dt>Tool calls</dt>
-        <dd>{run.toolCallCount}</dd>
-      </dl>
-      <h2>Input</h2>
-      <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
-      <h2>Output</h2>
-      <pre className="output">{run.output?.text ?? run.error?.message ?? ""}</pre>
-      {"steps" in run && run.steps.length > 0 ? (
-        <>
-          <h2>Steps</h2>
-          <DataTable label="Steps" columns={["Step", "Status", "Output", "Tool calls"]}>
-            {run.steps.map((s) => (
-              <tr key={s.stepId}>
-                <StepCells step={s} />
-                <td>
-                  <ToolCalls calls={s.toolCalls} />
-                </td>
-              </tr>
-            ))}
-          </DataTable>
-        </>
-      ) : (
-        <>
-          <h2>Tool calls</h2>
-          <ToolCalls calls={run.toolCalls} />
-        </>
-      )}
-    </main>
-  );
 }

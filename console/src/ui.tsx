@@ -258,3 +258,10 @@ export function Link({
     </a>
   );
 }
+
+/* runs and playground */
+
+/** A run's status, coloured: a failure stands out in a list. */
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge status-${status}`}>{status}</span>;
+}

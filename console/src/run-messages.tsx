@@ -1,0 +1,91 @@
+import type { Kiln } from "@kiln/sdk";
+import { useEffect, useState } from "react";
+import type { Run } from "./run-names.js";
+
+interface Message {
+  role: string;
+  content: string;
+  /** The step it was sent for, in a multi-step run. */
+  step?: string;
+}
+
+const asText = (v: unknown) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+
+function lookUp(variables: unknown, path: string): unknown {
+  let value: unknown = variables;
+  for (const key of path.split(".")) {
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * A template filled as the platform fills it for the plain `{{name}}` and `{{a.b}}` placeholders
+ * (docs/api.md "Prompts": Mustache, no HTML escaping, a non-string value as JSON). Sections are
+ * left as written: the console shows, it does not re-run.
+ */
+export function fillTemplate(template: string, variables: unknown): string {
+  return template.replace(/\{\{\{?\s*([\w.]+)\s*\}?\}\}/g, (_, path: string) => asText(lookUp(variables, path)));
+}
+
+const objectOf = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** The messages of one prompt version filled with `variables`. */
+async function promptMessages(kiln: Kiln, promptId: string, versionId: string, variables: unknown, step?: string) {
+  const prompt = await kiln.prompts.get(promptId, { versionId });
+  const v = prompt.version;
+  if (!v) return [];
+  const messages: Message[] = [{ role: "system", content: fillTemplate(v.systemPrompt, variables), step }];
+  if (v.developerPrompt)
+    messages.push({ role: "developer", content: fillTemplate(v.developerPrompt, variables), step });
+  return messages;
+}
+
+/** What the run sent the model: its prompt versions' templates filled with the run's variables. */
+async function messagesOf(kiln: Kiln, run: Run): Promise<Message[]> {
+  const input = objectOf(run.input);
+  if (run.kind === "judge") {
+    return [
+      { role: "system", content: asText(input.system) },
+      { role: "user", content: asText(input.user) },
+    ];
+  }
+  if (run.kind === "prompt") {
+    return promptMessages(kiln, run.promptId, run.promptVersionId, input.variables ?? input);
+  }
+  if (run.kind === "skill") {
+    const steps = await Promise.all(
+      run.steps.map((s) => promptMessages(kiln, s.promptId, s.promptVersionId, s.input, s.stepId)),
+    );
+    return steps.flat();
+  }
+  return [];
+}
+
+/** The rendered messages of a prompt, skill or judge run (an agent run's are on its steps' runs). */
+export function RenderedMessages({ kiln, run }: { kiln: Kiln; run: Run }) {
+  const [messages, setMessages] = useState<Message[] | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    messagesOf(kiln, run).then(setMessages, () => setFailed(true));
+  }, [kiln, run]);
+  if (run.kind === "agent") return <p>Each step's messages are on the step's run (the links in the steps table).</p>;
+  if (failed) return <p>The prompt version of this run cannot be read.</p>;
+  if (!messages) return <p role="status">Rendering the messages…</p>;
+  return (
+    <ol className="messages">
+      {messages.map((m, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the messages of one run, in order
+        <li key={i} className="message">
+          <span className="role">
+            {m.role}
+            {m.step ? ` · step ${m.step}` : ""}
+          </span>
+          <pre>{m.content}</pre>
+        </li>
+      ))}
+    </ol>
+  );
+}

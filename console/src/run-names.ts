@@ -1,0 +1,98 @@
+import type { AgentRun, JudgeRun, Kiln, PromptRun, SkillRun } from "@kiln/sdk";
+import { useEffect, useMemo, useState } from "react";
+
+export type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
+
+/** What a run ran, by name: the prompt, skill or agent, its version and the labels on it now. */
+export interface RunTarget {
+  name: string;
+  /** The console page of the prompt, skill or agent. */
+  href: string;
+  version: number | null;
+  labels: string[];
+}
+
+interface Resource {
+  name: string;
+  versions: { id: string; version: number }[];
+}
+
+const FAMILY = { prompt: "prompts", skill: "skills", agent: "agents" } as const;
+
+/** The prompt, skill or agent a run belongs to (judge runs belong to none) and its version. */
+export function targetOf(run: Run): { family: "prompts" | "skills" | "agents"; id: string; versionId: string } | null {
+  if (run.kind === "prompt") return { family: FAMILY.prompt, id: run.promptId, versionId: run.promptVersionId };
+  if (run.kind === "skill") return { family: FAMILY.skill, id: run.skillId, versionId: run.skillVersionId };
+  if (run.kind === "agent") return { family: FAMILY.agent, id: run.agentId, versionId: run.agentVersionId };
+  return null;
+}
+
+/**
+ * Names the runs lack (the run answer carries ids only): each prompt, skill and agent read once
+ * with its labels through the SDK, and kept for the life of the page.
+ */
+export class RunNames {
+  readonly #resources = new Map<
+    string,
+    Promise<{ resource: Resource; labels: { label: string; versionId: string }[] }>
+  >();
+
+  constructor(private readonly kiln: Kiln) {}
+
+  #read(family: "prompts" | "skills" | "agents", id: string) {
+    let read = this.#resources.get(id);
+    if (!read) {
+      const client = this.kiln[family];
+      read = Promise.all([client.get(id), client.labels.list(id).catch(() => [])]).then(([resource, labels]) => ({
+        resource,
+        labels,
+      }));
+      // A failed read is tried again by the next page.
+      read.catch(() => this.#resources.delete(id));
+      this.#resources.set(id, read);
+    }
+    return read;
+  }
+
+  /** The run's target by name, or null for a judge run or a target that cannot be read. */
+  async of(run: Run): Promise<RunTarget | null> {
+    const t = targetOf(run);
+    if (!t) return null;
+    try {
+      const { resource, labels } = await this.#read(t.family, t.id);
+      return {
+        name: resource.name,
+        href: `/${t.family}/${t.id}`,
+        version: resource.versions.find((v) => v.id === t.versionId)?.version ?? null,
+        labels: labels.filter((l) => l.versionId === t.versionId && l.label !== "latest").map((l) => l.label),
+      };
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** The targets of `runs` by run id, filled in as they are read. */
+export function useRunTargets(kiln: Kiln, runs: Run[]): Map<string, RunTarget | null> {
+  const names = useMemo(() => new RunNames(kiln), [kiln]);
+  const [targets, setTargets] = useState(new Map<string, RunTarget | null>());
+  useEffect(() => {
+    let live = true;
+    const missing = runs.filter((r) => !targets.has(r.id));
+    if (missing.length === 0) return;
+    Promise.all(missing.map(async (r) => [r.id, await names.of(r)] as const)).then((found) => {
+      if (live) setTargets((m) => new Map([...m, ...found]));
+    });
+    return () => {
+      live = false;
+    };
+  }, [names, runs, targets]);
+  return targets;
+}
+
+/** "Greeter v2 · production", or the run's kind when its target is unknown. */
+export function describeTarget(target: RunTarget | null | undefined): string {
+  if (!target) return "";
+  const version = target.version === null ? "" : ` v${target.version}`;
+  return `${target.name}${version}${target.labels.length > 0 ? ` · ${target.labels.join(", ")}` : ""}`;
+}
