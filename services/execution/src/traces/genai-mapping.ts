@@ -4,6 +4,7 @@
  * and `gen_ai.usage.prompt_tokens` / `completion_tokens`. Attributes are only read: the span keeps
  * every one of them as it came.
  */
+import { encodeJson } from "@kiln/kit/store";
 import { estimateCostUsd, type ModelCatalog } from "../domain/model-catalog.js";
 import type { JsonValue } from "./otlp-values.js";
 
@@ -16,8 +17,9 @@ export interface GenerationDoc {
   outputTokens: number | null;
   /** null when the model is not in the price table, or the usage is not known (never 0 for unknown). */
   costUsd: number | null;
-  inputMessages: JsonValue[] | null;
-  outputMessages: JsonValue[] | null;
+  /** JSON text of the messages (an array), null when the span carried none. */
+  inputMessages: string | null;
+  outputMessages: string | null;
 }
 
 type Attributes = Record<string, JsonValue>;
@@ -57,6 +59,8 @@ function indexedMessages(attributes: Attributes, prefix: string): JsonValue[] | 
   return [...byIndex.entries()].sort(([a], [b]) => a - b).map(([, m]) => m);
 }
 
+const encoded = (messages: JsonValue[] | null) => (messages === null ? null : encodeJson(messages));
+
 const OPERATIONS_OF_MODELS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
 
 /** null when the span is not a model call. */
@@ -85,9 +89,12 @@ export function generationOf(attributes: Attributes, models: ModelCatalog): Gene
     inputTokens,
     outputTokens,
     costUsd,
-    inputMessages: messagesOf(attributes["gen_ai.input.messages"]) ?? indexedMessages(attributes, "gen_ai.prompt"),
-    outputMessages:
+    inputMessages: encoded(
+      messagesOf(attributes["gen_ai.input.messages"]) ?? indexedMessages(attributes, "gen_ai.prompt"),
+    ),
+    outputMessages: encoded(
       messagesOf(attributes["gen_ai.output.messages"]) ?? indexedMessages(attributes, "gen_ai.completion"),
+    ),
   };
 }
 

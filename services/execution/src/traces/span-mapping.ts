@@ -1,3 +1,4 @@
+import { encodeJson } from "@kiln/kit/store";
 import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
 import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
@@ -50,13 +51,15 @@ function spanDoc(
     endTime: dateOfNanos(span.endTimeUnixNano),
     status: STATUSES[span.status?.code ?? Status_StatusCode.UNSET] ?? "unset",
     statusMessage: span.status?.message ?? "",
-    attributes,
-    resourceAttributes: resource,
-    events: span.events.map((e) => ({
-      name: e.name,
-      time: dateOfNanos(e.timeUnixNano).toISOString(),
-      attributes: attributesToJson(e.attributes),
-    })),
+    attributes: encodeJson(attributes),
+    resourceAttributes: encodeJson(resource),
+    events: encodeJson(
+      span.events.map((e) => ({
+        name: e.name,
+        time: dateOfNanos(e.timeUnixNano).toISOString(),
+        attributes: attributesToJson(e.attributes),
+      })),
+    ),
     scopeName,
     sessionId: sessionOf(attributes),
     generation: generationOf(attributes, models),

@@ -6,7 +6,6 @@ import type { GenerationDoc } from "./genai-mapping.js";
 import type { SpanDoc, TraceDoc } from "./trace-store.js";
 import type { Traces } from "./traces.js";
 
-const json = (value: unknown) => (value === null ? "" : JSON.stringify(value));
 const optional = (n: number | null) => n ?? undefined;
 const bigOptional = (n: number | null) => (n === null ? undefined : BigInt(n));
 
@@ -18,8 +17,8 @@ const generationToProto = (g: GenerationDoc) => ({
   inputTokens: bigOptional(g.inputTokens),
   outputTokens: bigOptional(g.outputTokens),
   costUsd: optional(g.costUsd),
-  inputMessagesJson: json(g.inputMessages),
-  outputMessagesJson: json(g.outputMessages),
+  inputMessagesJson: g.inputMessages ?? "",
+  outputMessagesJson: g.outputMessages ?? "",
 });
 
 export const traceToProto = (t: TraceDoc) => ({
@@ -47,9 +46,9 @@ export const spanToProto = (s: SpanDoc) => ({
   endTime: timestampFromDate(s.endTime),
   status: s.status,
   statusMessage: s.statusMessage,
-  attributesJson: JSON.stringify(s.attributes),
-  resourceAttributesJson: JSON.stringify(s.resourceAttributes),
-  eventsJson: JSON.stringify(s.events),
+  attributesJson: s.attributes,
+  resourceAttributesJson: s.resourceAttributes,
+  eventsJson: s.events,
   scopeName: s.scopeName,
   generation: s.generation ? generationToProto(s.generation) : undefined,
 });

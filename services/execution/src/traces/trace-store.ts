@@ -1,6 +1,5 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { GenerationDoc } from "./genai-mapping.js";
-import type { JsonValue } from "./otlp-values.js";
 
 /** One span; `_id` is organization, trace and span id, so a span sent again replaces itself. */
 export interface SpanDoc {
@@ -15,9 +14,10 @@ export interface SpanDoc {
   endTime: Date;
   status: "unset" | "ok" | "error";
   statusMessage: string;
-  attributes: Record<string, JsonValue>;
-  resourceAttributes: Record<string, JsonValue>;
-  events: JsonValue[];
+  /** JSON text (`encodeJson`): attribute keys hold dots, which document stores cannot keep as keys. */
+  attributes: string;
+  resourceAttributes: string;
+  events: string;
   scopeName: string;
   sessionId: string;
   generation: GenerationDoc | null;
