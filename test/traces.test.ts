@@ -3,6 +3,8 @@
  * the OpenTelemetry SDK and sent by its own OTLP/HTTP exporters (protobuf with gzip, and JSON)
  * to `<base>/otel/v1/traces`, read back through /api/traces with every mapped attribute.
  */
+
+import { gzipSync } from "node:zlib";
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
@@ -253,5 +255,16 @@ describe("OTLP trace ingestion (embedded)", () => {
     expect(r.body).toEqual({ partialSuccess: { rejectedSpans: "1", errorMessage: "a span without a valid trace id" } });
     const got = await call(base, "GET", `/api/traces/${traceId}`, { apiKey: a.apiKey });
     expect(got.body.spans.map((s: { name: string }) => s.name)).toEqual(["kept"]);
+  });
+
+  it('limits the body after decompression (docs/observability.md "Ingestion")', async () => {
+    const bomb = gzipSync(Buffer.alloc(5 * 1024 * 1024, 32));
+    const r = await fetch(`${base}/otel/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/x-protobuf", "content-encoding": "gzip", "x-api-key": a.apiKey },
+      body: bomb,
+    });
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    expect(r.status).toBe(413);
   });
 });

@@ -1,3 +1,4 @@
+import type { JsonText } from "@kiln/proto/common";
 import type { Generation, Span, Trace } from "@kiln/proto/traces";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
@@ -77,7 +78,7 @@ export const TraceDetailView = Type.Object(
 const fromTraces = answersOf("execution");
 const orNull = (s: string) => s || null;
 const count = (n: bigint | undefined) => (n === undefined ? null : Number(n));
-const parsed = (json: string): unknown => (json === "" ? null : JSON.parse(json));
+const parsed = (text: JsonText | undefined): unknown => (text ? JSON.parse(text.json) : null);
 
 export const generationView = (g: Generation) => ({
   operation: orNull(g.operation),
@@ -87,8 +88,8 @@ export const generationView = (g: Generation) => ({
   inputTokens: count(g.inputTokens),
   outputTokens: count(g.outputTokens),
   costUsd: g.costUsd ?? null,
-  inputMessages: parsed(g.inputMessagesJson) as unknown[] | null,
-  outputMessages: parsed(g.outputMessagesJson) as unknown[] | null,
+  inputMessages: parsed(g.inputMessages) as unknown[] | null,
+  outputMessages: parsed(g.outputMessages) as unknown[] | null,
 });
 
 export const traceView = fromTraces.view("trace", (t: Trace) => ({
@@ -125,9 +126,9 @@ export function traceDetailView(r: { trace?: Trace; spans: Span[] }) {
       status: s.status as Status,
       statusMessage: orNull(s.statusMessage),
       scope: orNull(s.scopeName),
-      attributes: JSON.parse(s.attributesJson) as Record<string, unknown>,
-      resourceAttributes: JSON.parse(s.resourceAttributesJson) as Record<string, unknown>,
-      events: JSON.parse(s.eventsJson) as unknown[],
+      attributes: (parsed(s.attributes) ?? {}) as Record<string, unknown>,
+      resourceAttributes: (parsed(s.resourceAttributes) ?? {}) as Record<string, unknown>,
+      events: (parsed(s.events) ?? []) as unknown[],
       generation: s.generation ? generationView(s.generation) : null,
       children: children.get(s.spanId) ?? [],
     })),

@@ -6,6 +6,7 @@ import type { GenerationDoc } from "./genai-mapping.js";
 import type { SpanDoc, TraceDoc } from "./trace-store.js";
 import type { Traces } from "./traces.js";
 
+const jsonText = (json: string | null) => (json === null ? undefined : { json });
 const optional = (n: number | null) => n ?? undefined;
 const bigOptional = (n: number | null) => (n === null ? undefined : BigInt(n));
 
@@ -17,8 +18,8 @@ const generationToProto = (g: GenerationDoc) => ({
   inputTokens: bigOptional(g.inputTokens),
   outputTokens: bigOptional(g.outputTokens),
   costUsd: optional(g.costUsd),
-  inputMessagesJson: g.inputMessages ?? "",
-  outputMessagesJson: g.outputMessages ?? "",
+  inputMessages: jsonText(g.inputMessages),
+  outputMessages: jsonText(g.outputMessages),
 });
 
 export const traceToProto = (t: TraceDoc) => ({
@@ -46,9 +47,9 @@ export const spanToProto = (s: SpanDoc) => ({
   endTime: timestampFromDate(s.endTime),
   status: s.status,
   statusMessage: s.statusMessage,
-  attributesJson: s.attributes,
-  resourceAttributesJson: s.resourceAttributes,
-  eventsJson: s.events,
+  attributes: { json: s.attributes },
+  resourceAttributes: { json: s.resourceAttributes },
+  events: { json: s.events },
   scopeName: s.scopeName,
   generation: s.generation ? generationToProto(s.generation) : undefined,
 });

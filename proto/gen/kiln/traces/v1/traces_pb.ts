@@ -9,6 +9,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JsonText } from "../../common/v1/json_pb.js";
+import { file_kiln_common_v1_json } from "../../common/v1/json_pb.js";
 import type { ResourceSpans } from "../../../opentelemetry/proto/trace/v1/trace_pb.js";
 import { file_opentelemetry_proto_trace_v1_trace } from "../../../opentelemetry/proto/trace/v1/trace_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/traces/v1/traces.proto.
  */
 export const file_kiln_traces_v1_traces: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIpkCCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEhsKE2lucHV0X21lc3NhZ2VzX2pzb24YCCABKAkSHAoUb3V0cHV0X21lc3NhZ2VzX2pzb24YCSABKAlCDwoNX2lucHV0X3Rva2Vuc0IQCg5fb3V0cHV0X3Rva2Vuc0ILCglfY29zdF91c2Qi9wIKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIXCg9hdHRyaWJ1dGVzX2pzb24YCiABKAkSIAoYcmVzb3VyY2VfYXR0cmlidXRlc19qc29uGAsgASgJEhMKC2V2ZW50c19qc29uGAwgASgJEhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24i5AIKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLeAQoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuMooCCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_opentelemetry_proto_trace_v1_trace]);
+  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIsMCCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRCDwoNX2lucHV0X3Rva2Vuc0IQCg5fb3V0cHV0X3Rva2Vuc0ILCglfY29zdF91c2QitgMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24i5AIKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLeAQoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuMooCCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
 
 /**
  * What a span says about a model call (the GenAI semantic conventions, current and older).
@@ -63,16 +65,16 @@ export type Generation = Message<"kiln.traces.v1.Generation"> & {
   costUsd?: number | undefined;
 
   /**
-   * JSON text of the input and output messages as the span carried them (an array); empty when none.
+   * The input and output messages as the span carried them (an array); unset when none.
    *
-   * @generated from field: string input_messages_json = 8;
+   * @generated from field: kiln.common.v1.JsonText input_messages = 8;
    */
-  inputMessagesJson: string;
+  inputMessages?: JsonText | undefined;
 
   /**
-   * @generated from field: string output_messages_json = 9;
+   * @generated from field: kiln.common.v1.JsonText output_messages = 9;
    */
-  outputMessagesJson: string;
+  outputMessages?: JsonText | undefined;
 };
 
 /**
@@ -138,25 +140,25 @@ export type Span = Message<"kiln.traces.v1.Span"> & {
   statusMessage: string;
 
   /**
-   * JSON text: the span's attributes as they came (an object of key to value).
+   * The span's attributes as they came (an object of key to value).
    *
-   * @generated from field: string attributes_json = 10;
+   * @generated from field: kiln.common.v1.JsonText attributes = 10;
    */
-  attributesJson: string;
+  attributes?: JsonText | undefined;
 
   /**
-   * JSON text: the resource's attributes as they came.
+   * The resource's attributes as they came.
    *
-   * @generated from field: string resource_attributes_json = 11;
+   * @generated from field: kiln.common.v1.JsonText resource_attributes = 11;
    */
-  resourceAttributesJson: string;
+  resourceAttributes?: JsonText | undefined;
 
   /**
-   * JSON text: the span's events (name, time, attributes) as they came.
+   * The span's events (name, time, attributes) as they came.
    *
-   * @generated from field: string events_json = 12;
+   * @generated from field: kiln.common.v1.JsonText events = 12;
    */
-  eventsJson: string;
+  events?: JsonText | undefined;
 
   /**
    * @generated from field: string scope_name = 13;
