@@ -1,5 +1,5 @@
 /**
- * OTLP trace ingestion end to end (issue #36) in the embedded mode over real HTTP: spans made by
+ * OTLP trace ingestion end to end (issue #36) in both run modes over real HTTP: spans made by
  * the OpenTelemetry SDK and sent by its own OTLP/HTTP exporters (protobuf with gzip, and JSON)
  * to `<base>/otel/v1/traces`, read back through /api/traces with every mapped attribute.
  */
@@ -10,8 +10,9 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startDistributed } from "./support/distributed.js";
+import { startEmbedded } from "./support/embedded.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 
 const INPUT = [{ role: "user", parts: [{ type: "text", content: "Weather in Paris?" }] }];
@@ -100,24 +101,43 @@ async function send(exporter: ProtoExporter | JsonExporter, spans: ReadableSpan[
   return result;
 }
 
-let kiln: EmbeddedKiln;
-let base: string;
-let a: FlowResult;
-let b: FlowResult;
-let noScope: FlowResult;
+const MODES = [
+  {
+    name: "embedded",
+    async start() {
+      const { kiln, baseUrl } = await startEmbedded();
+      return { baseUrl, stop: () => kiln.close() };
+    },
+  },
+  {
+    name: "distributed",
+    async start() {
+      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
+      return { baseUrl: kiln.gatewayUrl, stop: () => kiln.stop() };
+    },
+  },
+];
 
-beforeAll(async () => {
-  ({ kiln, baseUrl: base } = await startEmbedded());
-  a = await runIdentityFlow(base, ["traces:write", "traces:read"]);
-  b = await runIdentityFlow(base, ["traces:write", "traces:read"]);
-  noScope = await runIdentityFlow(base, ["runs:read", "traces:read"]);
-}, 60_000);
+describe.each(MODES)("OTLP trace ingestion ($name)", (mode) => {
+  let stop: () => Promise<void>;
+  let base: string;
+  let a: FlowResult;
+  let b: FlowResult;
+  let noScope: FlowResult;
 
-afterAll(async () => {
-  await kiln?.close();
-});
+  beforeAll(async () => {
+    const started = await mode.start();
+    stop = started.stop;
+    base = started.baseUrl;
+    a = await runIdentityFlow(base, ["traces:write", "traces:read"]);
+    b = await runIdentityFlow(base, ["traces:write", "traces:read"]);
+    noScope = await runIdentityFlow(base, ["runs:read", "traces:read"]);
+  }, 180_000);
 
-describe("OTLP trace ingestion (embedded)", () => {
+  afterAll(async () => {
+    await stop?.();
+  });
+
   for (const [format, make] of [
     [
       "protobuf, gzip",
