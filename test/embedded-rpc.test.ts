@@ -36,6 +36,7 @@ const SERVICES = [
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",
   "kiln.webhooks.v1.WebhookService",
+  "kiln.traces.v1.TraceService",
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",

@@ -26,6 +26,8 @@ const SCOPE_SET: Record<Scope, true> = {
   "labels:write": true,
   "webhooks:read": true,
   "webhooks:write": true,
+  "traces:read": true,
+  "traces:write": true,
 };
 const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 

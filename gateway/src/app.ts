@@ -26,6 +26,7 @@ import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-err
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
+import { registerTraceRoutes } from "./routes/trace-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
@@ -225,6 +226,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerWebhookRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
+  registerTraceRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

@@ -40,6 +40,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
+import { GenerationView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
 import { VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
@@ -122,6 +123,10 @@ const COMPONENTS: NamedSchema[] = [
   EvaluationCaseView,
   EvaluationRunView,
   EvaluationComparisonView,
+  GenerationView,
+  SpanView,
+  TraceView,
+  TraceDetailView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

@@ -7,6 +7,7 @@ import type { CatalogService } from "@kiln/proto/catalog";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
+import type { TraceService } from "@kiln/proto/traces";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/authenticator.js";
@@ -19,6 +20,7 @@ export interface GatewayClients {
   execution: Client<typeof ExecutionService>;
   evaluation: Client<typeof EvaluationService>;
   webhooks: Client<typeof WebhookService>;
+  traces: Client<typeof TraceService>;
 }
 
 export interface GatewayDeps {

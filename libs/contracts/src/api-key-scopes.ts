@@ -15,4 +15,6 @@ export const API_KEY_SCOPES = [
   "labels:write",
   "webhooks:read",
   "webhooks:write",
+  "traces:read",
+  "traces:write",
 ] as const;

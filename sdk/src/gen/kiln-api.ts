@@ -1161,6 +1161,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's traces, most recently ingested first */
+        get: operations["listTraces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/traces/{traceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A trace: its summary and every span, with the span tree and the generations */
+        get: operations["getTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -2419,6 +2453,96 @@ export interface components {
                 text: string;
             };
         };
+        /** @description A span's model call (docs/observability.md "Mapping") */
+        Generation: {
+            operation: string | null;
+            requestModel: string | null;
+            responseModel: string | null;
+            provider: string | null;
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description USD at Kiln's price table; null when unpriced (never 0) */
+            costUsd: number | null;
+            /** @description null when the span carried none */
+            inputMessages: unknown[] | null;
+            /** @description null when the span carried none */
+            outputMessages: unknown[] | null;
+        };
+        Span: {
+            spanId: string;
+            parentSpanId: string | null;
+            name: string;
+            /** @enum {string} */
+            kind: "unspecified" | "internal" | "server" | "client" | "producer" | "consumer";
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string;
+            /** @enum {string} */
+            status: "unset" | "ok" | "error";
+            statusMessage: string | null;
+            scope: string | null;
+            /** @description every attribute as it came */
+            attributes: {
+                [key: string]: unknown;
+            };
+            resourceAttributes: {
+                [key: string]: unknown;
+            };
+            events: unknown[];
+            generation: components["schemas"]["Generation"] | null;
+            /** @description the ids of the spans whose parent this is */
+            children: string[];
+        };
+        Trace: {
+            /** @description 32 lowercase hex digits */
+            traceId: string;
+            organizationId: string;
+            /** @description the root span's name */
+            name: string;
+            sessionId: string | null;
+            /** @enum {string} */
+            status: "unset" | "ok" | "error";
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string;
+            spanCount: number;
+            models: string[];
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description null when a generation is unpriced */
+            costUsd: number | null;
+        };
+        TraceDetail: {
+            /** @description 32 lowercase hex digits */
+            traceId: string;
+            organizationId: string;
+            /** @description the root span's name */
+            name: string;
+            sessionId: string | null;
+            /** @enum {string} */
+            status: "unset" | "ok" | "error";
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string;
+            spanCount: number;
+            models: string[];
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description null when a generation is unpriced */
+            costUsd: number | null;
+            rootSpanIds: string[];
+            /** @description ordered by start time; children link the tree */
+            spans: components["schemas"]["Span"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -2938,7 +3062,7 @@ export interface operations {
                 "application/json": {
                     organizationId: string;
                     name: string;
-                    scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write")[];
+                    scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write")[];
                 };
             };
         };
@@ -10761,6 +10885,196 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Bundle"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listTraces: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+                /** @description the root span's name */
+                name?: string;
+                /** @description session.id or gen_ai.conversation.id */
+                session?: string;
+                /** @description a generation's response (else request) model */
+                model?: string;
+                status?: "unset" | "ok" | "error";
+                /** @description traces that started at or after */
+                from?: string;
+                /** @description traces that started before */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Trace"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTrace: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 32 lowercase hex digits */
+                traceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceDetail"];
                 };
             };
             /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */

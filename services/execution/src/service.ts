@@ -24,6 +24,9 @@ import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
+import { registerTraceRpc } from "./traces/trace-rpc.js";
+import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
+import { createTraces } from "./traces/traces.js";
 
 export interface ExecutionServiceDeps {
   logger: Logger;
@@ -57,6 +60,7 @@ export async function createExecutionService(
   deps: ExecutionServiceDeps,
 ): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void> }> {
   await ensureRunIndexes(deps.store);
+  await ensureTraceIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
   // Idempotency records go after their 24 h (docs/operations.md "Retention").
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
@@ -88,10 +92,19 @@ export async function createExecutionService(
   };
   const runner = createRunner(runnerDeps);
   const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger });
+  const traces = createTraces({
+    collections: traceCollections(deps.store),
+    identityAuth: deps.identityAuth,
+    models: models.catalog,
+  });
   const service = defineService({
     name: "execution",
     logger: deps.logger,
-    register: (router) => registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps)),
+    register: (router) => {
+      registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps));
+      // The trace service lives in this process (docs/observability.md).
+      registerTraceRpc(router, traces);
+    },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
       { name: "bus", check: () => deps.bus.ping() },

@@ -23,6 +23,7 @@ export type IdPrefix =
   | "whk"
   | "imp"
   | "dlv"
+  | "trc"
   | "req";
 
 let lastMs = 0;

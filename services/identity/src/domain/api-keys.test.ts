@@ -64,7 +64,8 @@ describe("secretMatches", () => {
 
 describe("isApiKeyScope", () => {
   it("knows the twelve scopes of api.md, labels:write (docs/labels.md), webhooks:read/write (docs/webhooks.md) and nothing else", () => {
-    expect(API_KEY_SCOPES).toHaveLength(15);
+    expect(API_KEY_SCOPES).toHaveLength(17);
+    expect(API_KEY_SCOPES).toContain("traces:write");
     expect(API_KEY_SCOPES).toContain("webhooks:write");
     expect(API_KEY_SCOPES).toContain("labels:write");
     for (const s of API_KEY_SCOPES) expect(isApiKeyScope(s)).toBe(true);

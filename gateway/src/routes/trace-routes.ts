@@ -1,0 +1,72 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import Type from "typebox";
+import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
+import { rpcOptions } from "../http/request.js";
+import { ListQuery } from "../schemas.js";
+import { OrganizationId, organizationOf } from "./catalog-requests.js";
+import { registerOtlpRoutes } from "./otlp-routes.js";
+import { TraceDetailView, TraceStatus, TraceView, traceDetailView, traceView } from "./trace-views.js";
+
+const op = operations({ tags: ["traces"], stability: "beta" });
+const Filter = Type.String({ minLength: 1, maxLength: 256 });
+const Time = Type.String({ format: "date-time" });
+const TraceId = Type.String({ pattern: "^[0-9a-f]{32}$", description: "32 lowercase hex digits" });
+const stamp = (t: string | undefined) => (t ? timestampFromDate(new Date(t)) : undefined);
+
+/** Traces ingested over OTLP (docs/observability.md; issue #36): the OTLP endpoint, the list and one trace. */
+export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
+  const { traces } = deps.clients;
+  registerOtlpRoutes(app, deps);
+
+  app.get(
+    "/api/traces",
+    op("listTraces", "An organization's traces, most recently ingested first", {
+      querystring: Type.Object({
+        organizationId: Type.Optional(OrganizationId),
+        ...ListQuery,
+        name: Type.Optional(Type.String({ ...Filter, description: "the root span's name" })),
+        session: Type.Optional(Type.String({ ...Filter, description: "session.id or gen_ai.conversation.id" })),
+        model: Type.Optional(Type.String({ ...Filter, description: "a generation's response (else request) model" })),
+        status: Type.Optional(TraceStatus),
+        from: Type.Optional(Type.String({ ...Time, description: "traces that started at or after" })),
+        to: Type.Optional(Type.String({ ...Time, description: "traces that started before" })),
+      }),
+      response: listAnswers(TraceView, 400, 401, 403, 404),
+    }),
+    async (request) => {
+      const q = request.query;
+      const r = await traces.listTraces(
+        {
+          organizationId: organizationOf(request, q.organizationId),
+          ...pageOf(q),
+          name: q.name ?? "",
+          sessionId: q.session ?? "",
+          model: q.model ?? "",
+          status: q.status ?? "",
+          from: stamp(q.from),
+          to: stamp(q.to),
+        },
+        rpcOptions(request),
+      );
+      return listPage(r.traces, traceView, r.nextCursor);
+    },
+  );
+
+  app.get(
+    "/api/traces/:traceId",
+    op("getTrace", "A trace: its summary and every span, with the span tree and the generations", {
+      params: Type.Object({ traceId: TraceId }),
+      querystring: Type.Object({ organizationId: Type.Optional(OrganizationId) }),
+      response: answers(TraceDetailView, 400, 401, 403, 404),
+    }),
+    async (request) => {
+      const r = await traces.getTrace(
+        { organizationId: organizationOf(request, request.query.organizationId), traceId: request.params.traceId },
+        rpcOptions(request),
+      );
+      return traceDetailView(r);
+    },
+  );
+}

@@ -1,0 +1,136 @@
+import type { JsonText } from "@kiln/proto/common";
+import type { Generation, Span, Trace } from "@kiln/proto/traces";
+import Type from "typebox";
+import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
+import { answersOf, iso } from "./views.js";
+
+/** Trace, span and generation views (docs/observability.md) and their conversions from the execution service's messages. */
+
+const STATUSES = ["unset", "ok", "error"] as const;
+type Status = (typeof STATUSES)[number];
+export const TraceStatus = OneOf(STATUSES);
+const Json = Type.Unknown({ description: "JSON, as the span carried it" });
+const Messages = Nullable(Type.Array(Json), { description: "null when the span carried none" });
+const Tokens = Nullable(Type.Integer({ minimum: 0 }), { description: "null when not reported" });
+const Cost = Nullable(Type.Number(), { description: "USD at Kiln's price table; null when unpriced (never 0)" });
+
+export const GenerationView = Type.Object(
+  {
+    operation: Nullable(Type.String({ description: "gen_ai.operation.name" })),
+    requestModel: Nullable(Type.String({ description: "gen_ai.request.model" })),
+    responseModel: Nullable(Type.String({ description: "gen_ai.response.model" })),
+    provider: Nullable(Type.String({ description: "gen_ai.provider.name, else gen_ai.system" })),
+    inputTokens: Tokens,
+    outputTokens: Tokens,
+    costUsd: Cost,
+    inputMessages: Messages,
+    outputMessages: Messages,
+  },
+  { $id: "Generation", description: 'A span\'s model call (docs/observability.md "Mapping")' },
+);
+
+export const SpanView = Type.Object(
+  {
+    spanId: Type.String(),
+    parentSpanId: Nullable(Type.String()),
+    name: Type.String(),
+    kind: OneOf(["unspecified", "internal", "server", "client", "producer", "consumer"]),
+    startTime: Timestamp,
+    endTime: Timestamp,
+    status: TraceStatus,
+    statusMessage: Nullable(Type.String()),
+    scope: Nullable(Type.String({ description: "the instrumentation scope's name" })),
+    attributes: Type.Record(Type.String(), Json, { description: "every attribute as it came" }),
+    resourceAttributes: Type.Record(Type.String(), Json),
+    events: Type.Array(Json),
+    generation: Nullable(ref(GenerationView)),
+    children: Type.Array(Type.String(), { description: "the ids of the spans whose parent this is" }),
+  },
+  { $id: "Span" },
+);
+
+const traceProperties = {
+  traceId: Type.String({ description: "32 lowercase hex digits" }),
+  organizationId: Type.String(),
+  name: Type.String({ description: "the root span's name" }),
+  sessionId: Nullable(Type.String({ description: "session.id, else gen_ai.conversation.id" })),
+  status: TraceStatus,
+  startTime: Timestamp,
+  endTime: Timestamp,
+  spanCount: Type.Integer(),
+  models: Type.Array(Type.String()),
+  inputTokens: Tokens,
+  outputTokens: Tokens,
+  costUsd: Nullable(Type.Number(), { description: "null when a generation is unpriced" }),
+};
+
+export const TraceView = Type.Object(traceProperties, { $id: "Trace" });
+
+export const TraceDetailView = Type.Object(
+  {
+    ...traceProperties,
+    rootSpanIds: Type.Array(Type.String()),
+    spans: Type.Array(ref(SpanView), { description: "ordered by start time; children link the tree" }),
+  },
+  { $id: "TraceDetail" },
+);
+
+const fromTraces = answersOf("execution");
+const orNull = (s: string) => s || null;
+const count = (n: bigint | undefined) => (n === undefined ? null : Number(n));
+const parsed = (text: JsonText | undefined): unknown => (text ? JSON.parse(text.json) : null);
+
+export const generationView = (g: Generation) => ({
+  operation: orNull(g.operation),
+  requestModel: orNull(g.requestModel),
+  responseModel: orNull(g.responseModel),
+  provider: orNull(g.provider),
+  inputTokens: count(g.inputTokens),
+  outputTokens: count(g.outputTokens),
+  costUsd: g.costUsd ?? null,
+  inputMessages: parsed(g.inputMessages) as unknown[] | null,
+  outputMessages: parsed(g.outputMessages) as unknown[] | null,
+});
+
+export const traceView = fromTraces.view("trace", (t: Trace) => ({
+  traceId: t.traceId,
+  organizationId: t.organizationId,
+  name: t.name,
+  sessionId: orNull(t.sessionId),
+  status: t.status as Status,
+  startTime: iso(t.startTime) ?? "",
+  endTime: iso(t.endTime) ?? "",
+  spanCount: t.spanCount,
+  models: t.models,
+  inputTokens: count(t.inputTokens),
+  outputTokens: count(t.outputTokens),
+  costUsd: t.costUsd ?? null,
+}));
+
+export function traceDetailView(r: { trace?: Trace; spans: Span[] }) {
+  const ids = new Set(r.spans.map((s) => s.spanId));
+  const children = new Map<string, string[]>();
+  for (const s of r.spans) {
+    if (ids.has(s.parentSpanId)) children.set(s.parentSpanId, [...(children.get(s.parentSpanId) ?? []), s.spanId]);
+  }
+  return {
+    ...traceView(r.trace),
+    rootSpanIds: r.spans.filter((s) => !ids.has(s.parentSpanId)).map((s) => s.spanId),
+    spans: r.spans.map((s) => ({
+      spanId: s.spanId,
+      parentSpanId: orNull(s.parentSpanId),
+      name: s.name,
+      kind: s.kind as "unspecified" | "internal" | "server" | "client" | "producer" | "consumer",
+      startTime: iso(s.startTime) ?? "",
+      endTime: iso(s.endTime) ?? "",
+      status: s.status as Status,
+      statusMessage: orNull(s.statusMessage),
+      scope: orNull(s.scopeName),
+      attributes: (parsed(s.attributes) ?? {}) as Record<string, unknown>,
+      resourceAttributes: (parsed(s.resourceAttributes) ?? {}) as Record<string, unknown>,
+      events: (parsed(s.events) ?? []) as unknown[],
+      generation: s.generation ? generationView(s.generation) : null,
+      children: children.get(s.spanId) ?? [],
+    })),
+  };
+}

@@ -1,0 +1,93 @@
+import { encodeJson } from "@kiln/kit/store";
+import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
+import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
+import type { ModelCatalog } from "../domain/model-catalog.js";
+import { generationOf, sessionOf } from "./genai-mapping.js";
+import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
+import type { SpanDoc } from "./trace-store.js";
+
+const KINDS: Record<Span_SpanKind, string> = {
+  [Span_SpanKind.UNSPECIFIED]: "unspecified",
+  [Span_SpanKind.INTERNAL]: "internal",
+  [Span_SpanKind.SERVER]: "server",
+  [Span_SpanKind.CLIENT]: "client",
+  [Span_SpanKind.PRODUCER]: "producer",
+  [Span_SpanKind.CONSUMER]: "consumer",
+};
+
+const STATUSES: Record<Status_StatusCode, SpanDoc["status"]> = {
+  [Status_StatusCode.UNSET]: "unset",
+  [Status_StatusCode.OK]: "ok",
+  [Status_StatusCode.ERROR]: "error",
+};
+
+/** Why OTLP's partial success refuses a span; empty when it is kept. */
+export function spanIssue(span: Span): string {
+  if (span.traceId.length !== 16 || span.traceId.every((b) => b === 0)) return "a span without a valid trace id";
+  if (span.spanId.length !== 8 || span.spanId.every((b) => b === 0)) return "a span without a valid span id";
+  if (span.name.length > 1_024) return "a span name longer than 1024 characters";
+  return "";
+}
+
+function spanDoc(
+  organizationId: string,
+  span: Span,
+  resource: Record<string, JsonValue>,
+  scopeName: string,
+  models: ModelCatalog,
+): SpanDoc {
+  const attributes = attributesToJson(span.attributes);
+  const traceId = hexOf(span.traceId);
+  const spanId = hexOf(span.spanId);
+  return {
+    _id: `${organizationId}:${traceId}:${spanId}`,
+    organizationId,
+    traceId,
+    spanId,
+    parentSpanId: span.parentSpanId.length > 0 ? hexOf(span.parentSpanId) : "",
+    name: span.name,
+    kind: KINDS[span.kind] ?? "unspecified",
+    startTime: dateOfNanos(span.startTimeUnixNano),
+    endTime: dateOfNanos(span.endTimeUnixNano),
+    status: STATUSES[span.status?.code ?? Status_StatusCode.UNSET] ?? "unset",
+    statusMessage: span.status?.message ?? "",
+    attributes: encodeJson(attributes),
+    resourceAttributes: encodeJson(resource),
+    events: encodeJson(
+      span.events.map((e) => ({
+        name: e.name,
+        time: dateOfNanos(e.timeUnixNano).toISOString(),
+        attributes: attributesToJson(e.attributes),
+      })),
+    ),
+    scopeName,
+    sessionId: sessionOf(attributes),
+    generation: generationOf(attributes, models),
+  };
+}
+
+/** The spans to store and how many were refused (with the first reason). */
+export function spansOf(
+  organizationId: string,
+  resourceSpans: readonly ResourceSpans[],
+  models: ModelCatalog,
+): { docs: SpanDoc[]; rejected: number; reason: string } {
+  const docs: SpanDoc[] = [];
+  let rejected = 0;
+  let reason = "";
+  for (const rs of resourceSpans) {
+    const resource = attributesToJson(rs.resource?.attributes ?? []);
+    for (const ss of rs.scopeSpans) {
+      for (const span of ss.spans) {
+        const issue = spanIssue(span);
+        if (issue) {
+          rejected++;
+          reason ||= issue;
+          continue;
+        }
+        docs.push(spanDoc(organizationId, span, resource, ss.scope?.name ?? "", models));
+      }
+    }
+  }
+  return { docs, rejected, reason };
+}

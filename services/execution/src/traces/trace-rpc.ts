@@ -1,0 +1,83 @@
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { withPrincipal } from "@kiln/kit/principal";
+import { TraceService } from "@kiln/proto/traces";
+import type { GenerationDoc } from "./genai-mapping.js";
+import type { SpanDoc, TraceDoc } from "./trace-store.js";
+import type { Traces } from "./traces.js";
+
+const jsonText = (json: string | null) => (json === null ? undefined : { json });
+const optional = (n: number | null) => n ?? undefined;
+const bigOptional = (n: number | null) => (n === null ? undefined : BigInt(n));
+
+const generationToProto = (g: GenerationDoc) => ({
+  operation: g.operation,
+  requestModel: g.requestModel,
+  responseModel: g.responseModel,
+  provider: g.provider,
+  inputTokens: bigOptional(g.inputTokens),
+  outputTokens: bigOptional(g.outputTokens),
+  costUsd: optional(g.costUsd),
+  inputMessages: jsonText(g.inputMessages),
+  outputMessages: jsonText(g.outputMessages),
+});
+
+export const traceToProto = (t: TraceDoc) => ({
+  traceId: t.traceId,
+  organizationId: t.organizationId,
+  name: t.name,
+  sessionId: t.sessionId,
+  status: t.status,
+  startTime: timestampFromDate(t.startTime),
+  endTime: timestampFromDate(t.endTime),
+  spanCount: t.spanCount,
+  models: t.models,
+  inputTokens: bigOptional(t.inputTokens),
+  outputTokens: bigOptional(t.outputTokens),
+  costUsd: optional(t.costUsd),
+});
+
+export const spanToProto = (s: SpanDoc) => ({
+  traceId: s.traceId,
+  spanId: s.spanId,
+  parentSpanId: s.parentSpanId,
+  name: s.name,
+  kind: s.kind,
+  startTime: timestampFromDate(s.startTime),
+  endTime: timestampFromDate(s.endTime),
+  status: s.status,
+  statusMessage: s.statusMessage,
+  attributes: { json: s.attributes },
+  resourceAttributes: { json: s.resourceAttributes },
+  events: { json: s.events },
+  scopeName: s.scopeName,
+  generation: s.generation ? generationToProto(s.generation) : undefined,
+});
+
+/** The TraceService, hosted by the execution process (docs/observability.md). */
+export function registerTraceRpc(router: ConnectRouter, traces: Traces): void {
+  router.service(TraceService, {
+    ingestSpans: withPrincipal(async (p, req) => {
+      const r = await traces.ingest(p, req.organizationId, req.resourceSpans);
+      return { rejectedSpans: BigInt(r.rejected), errorMessage: r.reason };
+    }),
+    listTraces: withPrincipal(async (p, req) => {
+      const page = await traces.list(p, {
+        organizationId: req.organizationId,
+        limit: req.limit,
+        cursor: req.cursor,
+        name: req.name,
+        sessionId: req.sessionId,
+        model: req.model,
+        status: req.status,
+        from: req.from ? timestampDate(req.from) : undefined,
+        to: req.to ? timestampDate(req.to) : undefined,
+      });
+      return { traces: page.items.map(traceToProto), nextCursor: page.nextCursor };
+    }),
+    getTrace: withPrincipal(async (p, req) => {
+      const r = await traces.get(p, req.organizationId, req.traceId);
+      return { trace: traceToProto(r.trace), spans: r.spans.map(spanToProto) };
+    }),
+  });
+}

@@ -1,0 +1,61 @@
+import type { Collection, Store } from "@kiln/kit/store";
+import type { GenerationDoc } from "./genai-mapping.js";
+
+/** One span; `_id` is organization, trace and span id, so a span sent again replaces itself. */
+export interface SpanDoc {
+  _id: string;
+  organizationId: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: string;
+  startTime: Date;
+  endTime: Date;
+  status: "unset" | "ok" | "error";
+  statusMessage: string;
+  /** JSON text (`encodeJson`): attribute keys hold dots, which document stores cannot keep as keys. */
+  attributes: string;
+  resourceAttributes: string;
+  events: string;
+  scopeName: string;
+  sessionId: string;
+  generation: GenerationDoc | null;
+}
+
+/** A trace's summary, rebuilt from its spans at every ingestion that touches it. */
+export interface TraceDoc {
+  /** A time-ordered id (`@kiln/kit/ids`): the list's order and cursor. */
+  _id: string;
+  organizationId: string;
+  traceId: string;
+  name: string;
+  sessionId: string;
+  status: "unset" | "ok" | "error";
+  startTime: Date;
+  endTime: Date;
+  spanCount: number;
+  models: string[];
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+}
+
+export interface TraceCollections {
+  spans: Collection<SpanDoc>;
+  traces: Collection<TraceDoc>;
+}
+
+export const traceCollections = (store: Store): TraceCollections => ({
+  spans: store.collection("trace_spans"),
+  traces: store.collection("traces"),
+});
+
+export async function ensureTraceIndexes(store: Store): Promise<void> {
+  await store.ensureIndexes("trace_spans", [{ keys: { organizationId: 1, traceId: 1, startTime: 1 } }]);
+  await store.ensureIndexes("traces", [
+    { keys: { organizationId: 1, traceId: 1 }, unique: true },
+    { keys: { organizationId: 1, _id: -1 } },
+    { keys: { organizationId: 1, startTime: -1 } },
+  ]);
+}
