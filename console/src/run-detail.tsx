@@ -2,7 +2,7 @@ import type { AgentRun, Kiln } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
-import type { Navigate } from "./router.js";
+import type { Navigate, PageProps } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
 import { RenderedMessages } from "./run-messages.js";
 import { describeTarget, type Run, RunNames, type RunTarget } from "./run-names.js";
@@ -97,17 +97,7 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
 }
 
 /** One run: what ran, inputs, the messages sent, output, steps and tool calls (non-public GET /api/runs/:id). */
-export function RunDetail({
-  kiln,
-  session,
-  id,
-  navigate,
-}: {
-  kiln: Kiln;
-  session: Session;
-  id: string;
-  navigate: Navigate;
-}) {
+export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: string }) {
   const [error, setError] = useState<ShownError | null>(null);
   const read = useCallback(() => call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken), [session, id]);
   const run = useLoaded(read, setError).value;

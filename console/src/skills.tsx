@@ -1,10 +1,10 @@
-import type { Kiln, Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
+import type { Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
-import { errorOf, type Session } from "./api.js";
+import { errorOf } from "./api.js";
 import { parseObject } from "./json-input.js";
 import { type FamilyList, listPage } from "./resource-list.js";
-import type { Navigate } from "./router.js";
+import type { PageProps } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
 import { ActButton, Empty, Field, Pending, SelectField, ToolPicker } from "./ui.js";
 import { type DiffFamily, DraftHeading, NewVersionButton, VersionDiffPanel } from "./versioned.js";
@@ -25,17 +25,7 @@ const skillDiff: DiffFamily = {
 export const SkillList = listPage(skillList);
 
 /** One skill: the composition editor, preview, publish, run, and its evaluations. */
-export function SkillDetail({
-  kiln,
-  session,
-  id,
-  navigate,
-}: {
-  kiln: Kiln;
-  session: Session;
-  id: string;
-  navigate: Navigate;
-}) {
+export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: string }) {
   const [adding, setAdding] = useState("");
   const [bindings, setBindings] = useState("");
   const [input, setInput] = useState("{}");

@@ -1,5 +1,7 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { FastifyRequest } from "fastify";
+import { HttpError } from "../errors.js";
 import { rpcOptions } from "./request.js";
 
 /** The pieces of every list route (api.md "Conventions": `?limit=&cursor=` in, `{ data, nextCursor }` out). */
@@ -7,6 +9,16 @@ import { rpcOptions } from "./request.js";
 /** The RPC's limit and cursor from a list route's query (limit 0: the service's default). */
 export function pageOf(query: { limit?: string; cursor?: string }): { limit: number; cursor: string } {
   return { limit: query.limit ? Number(query.limit) : 0, cursor: query.cursor ?? "" };
+}
+
+/** A list filter's ISO-8601 date-time as the RPC's timestamp (unset: undefined); 400 naming `field` otherwise. */
+export function timeFilterOf(field: string, value: string | undefined) {
+  if (value === undefined) return undefined;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) {
+    throw new HttpError("invalid_argument", `invalid ${field}`, [{ field, issue: "must be an ISO-8601 date-time" }]);
+  }
+  return timestampFromDate(new Date(at));
 }
 
 /** `{ data, nextCursor }` of a page: its items through their view; no cursor (the last page) is null. */

@@ -1,9 +1,7 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Run } from "@kiln/proto/execution";
 import Type from "typebox";
-import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayClients, GatewayDeps } from "../http/gateway-app.js";
-import { listPage, pageOf } from "../http/list-page.js";
+import { listPage, pageOf, timeFilterOf } from "../http/list-page.js";
 import { operations } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
@@ -21,15 +19,6 @@ function anyRunView(r: Run | undefined) {
   if (r.kind === "agent") return agentRunView(r);
   if (r.kind === "judge") return judgeRunView(r);
   return promptRunView(r);
-}
-
-function dateOf(field: string, value: string | undefined) {
-  if (value === undefined) return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) {
-    throw new HttpError("invalid_argument", `invalid ${field}`, [{ field, issue: "must be an ISO-8601 date-time" }]);
-  }
-  return timestampFromDate(new Date(at));
 }
 
 /** The handler of a route answering a stored run of `kind` ("": any) by its id, through `view`. */
@@ -71,8 +60,8 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
           kind: q.kind ?? "",
           status: q.status ?? "",
           model: q.model ?? "",
-          createdAfter: dateOf("createdAfter", q.createdAfter),
-          createdBefore: dateOf("createdBefore", q.createdBefore),
+          createdAfter: timeFilterOf("createdAfter", q.createdAfter),
+          createdBefore: timeFilterOf("createdBefore", q.createdBefore),
         },
         rpcOptions(request),
       );

@@ -1,7 +1,6 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { listPage, pageOf } from "../http/list-page.js";
+import { listPage, pageOf, timeFilterOf } from "../http/list-page.js";
 import { answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { ListQuery } from "../schemas.js";
@@ -13,7 +12,6 @@ const op = operations({ tags: ["traces"], stability: "beta" });
 const Filter = Type.String({ minLength: 1, maxLength: 256 });
 const Time = Type.String({ format: "date-time" });
 const TraceId = Type.String({ pattern: "^[0-9a-f]{32}$", description: "32 lowercase hex digits" });
-const stamp = (t: string | undefined) => (t ? timestampFromDate(new Date(t)) : undefined);
 
 /** Traces ingested over OTLP (docs/observability.md; issue #36): the OTLP endpoint, the list and one trace. */
 export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -45,8 +43,8 @@ export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
           sessionId: q.session ?? "",
           model: q.model ?? "",
           status: q.status ?? "",
-          from: stamp(q.from),
-          to: stamp(q.to),
+          from: timeFilterOf("from", q.from),
+          to: timeFilterOf("to", q.to),
         },
         rpcOptions(request),
       );

@@ -4,6 +4,7 @@
  * the version (a caller tool named like one of its tools, a response format other than its own:
  * 400 naming the field), and turned into what each model turn is sent.
  */
+import { isDeepStrictEqual } from "node:util";
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
 import type { ModelRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../providers/provider.js";
@@ -158,16 +159,6 @@ export function parseCallerOptions(req: CallerFields): CallerOptions {
   };
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-};
-
 /**
  * The caller's options checked against the version, and the response format the run uses: the
  * version's own, the caller's when the version has none, 400 when the caller's differs from the
@@ -192,7 +183,8 @@ export function checkAgainstVersion(prompt: RunnablePrompt, caller: CallerOption
     return own;
   }
   if (own.type === "text") return asked;
-  if (asked.type === "json_schema" && own.type === "json_schema" && sameJson(asked.schema, own.schema)) return own;
+  if (asked.type === "json_schema" && own.type === "json_schema" && isDeepStrictEqual(asked.schema, own.schema))
+    return own;
   return fail(
     "the prompt has its own response format: send none, or the prompt's own schema",
     "responseFormat",
