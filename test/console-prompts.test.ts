@@ -73,6 +73,7 @@ describe("prompt editing in the console", () => {
     // Model and parameters: the models of GET /api/models, the unavailable ones told apart.
     const model = page.getByLabel("Model", { exact: true });
     const available = model.locator('optgroup[label="Available"] option');
+    await available.filter({ hasText: "local/echo · free" }).waitFor({ state: "attached" });
     expect(await available.allTextContents()).toContain("local/echo · free");
     const unavailable = model.locator('optgroup[label^="Not available"] option');
     expect(await unavailable.count()).toBeGreaterThan(0);
@@ -170,6 +171,7 @@ describe("prompt editing in the console", () => {
     await page.getByLabel("To", { exact: true }).selectOption({ label: "Version 2" });
     await page.getByRole("button", { name: "Compare" }).click();
     const modelRow = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "Model", exact: true }) });
+    await modelRow.getByRole("cell").nth(1).waitFor();
     expect(await modelRow.getByRole("cell").allTextContents()).toEqual(["local/echo", "local/echo"]);
     await b.screen("prompt-detail-releases");
 

@@ -147,7 +147,9 @@ describe("the console's runs and playground", () => {
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Summarizer" });
     await page.getByLabel("Version", { exact: true }).selectOption({ label: "Label staging (version 2)" });
-    const models = await page.getByLabel("Model", { exact: true }).locator("option").allTextContents();
+    const modelOptions = page.getByLabel("Model", { exact: true }).locator("option");
+    await modelOptions.filter({ hasText: "down/m (" }).waitFor({ state: "attached" });
+    const models = await modelOptions.allTextContents();
     expect(models).toContain("down/m ($0.15 in / $0.6 out per 1M tokens)");
     await page.getByLabel("Model", { exact: true }).selectOption("local/echo");
     // A required variable left empty is refused at its field, once.
