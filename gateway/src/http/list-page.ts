@@ -12,6 +12,14 @@ export function pageOf(query: { limit?: string; cursor?: string }): { limit: num
 }
 
 /** A list filter's ISO-8601 date-time as the RPC's timestamp (unset: undefined); 400 naming `field` otherwise. */
+/** A list query's text filters as the list RPCs take them: "" where the query has none. */
+export function textFiltersOf<Q extends Partial<Record<K, string>>, K extends string>(
+  query: Q,
+  ...names: K[]
+): Record<K, string> {
+  return Object.fromEntries(names.map((name) => [name, query[name] ?? ""])) as Record<K, string>;
+}
+
 export function timeFilterOf(field: string, value: string | undefined) {
   if (value === undefined) return undefined;
   const at = Date.parse(value);

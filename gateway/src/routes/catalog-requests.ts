@@ -70,6 +70,13 @@ export const jsonTextMessage = (value: unknown): JsonText => jsonTextMessageOf(j
 export const optionalJsonTextMessage = (value: unknown): JsonText | undefined =>
   value === undefined ? undefined : jsonTextMessage(value);
 
+/** A body's fields with `null` (a field cleared or left to its default) as absent, as proto's optional fields take them. */
+export function withoutNulls<T extends Record<string, unknown>>(body: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(body).map(([key, value]) => [key, value ?? undefined])) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+}
+
 export const IdParams = Type.Object({ id: Id });
 export const VersionParams = Type.Object({ id: Id, versionId: Id });
 

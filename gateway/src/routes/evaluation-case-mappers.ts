@@ -12,7 +12,7 @@ import type { Static } from "typebox";
 import { requestJsonText as json } from "../json-limits.js";
 import type { AssertionJson } from "./evaluation-assertion-views.js";
 import type { NewCase } from "./evaluation-views.js";
-import { isObject, iso } from "./views.js";
+import { fieldsOf, isObject, iso } from "./views.js";
 
 /** The value a JsonText carries; null when it is unset. */
 export const jsonValueOf = (message: JsonText | undefined): unknown =>
@@ -39,17 +39,14 @@ export function caseContentOf(c: Static<typeof NewCase>): MessageInitShape<typeo
   };
 }
 
-export function evaluationCaseView(c: EvaluationCase) {
-  const content = c.content;
+export function evaluationCaseView({ content, createdAt, ...ids }: EvaluationCase) {
   return {
-    id: c.id,
-    skillId: c.skillId,
-    organizationId: c.organizationId,
+    ...fieldsOf(ids),
     name: content?.name ?? "",
     input: jsonValueOf(content?.input),
     expectedOutput: jsonValueOf(content?.expectedOutput),
     assertions: (content?.assertions ?? []).map(assertionView),
-    createdAt: iso(c.createdAt) ?? "",
+    createdAt: iso(createdAt) ?? "",
   };
 }
 

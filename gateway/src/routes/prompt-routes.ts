@@ -12,6 +12,7 @@ import {
   PromptText,
   ToolSelectorBody,
   toolSelectors,
+  withoutNulls,
 } from "./catalog-requests.js";
 import { fromCatalog, promptVersionView, promptView } from "./catalog-views.js";
 import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
@@ -57,20 +58,16 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
     createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
-      call: ({ id, body: b }, options) =>
+      call: ({ id, body: { tools, variablesSchema, responseFormat, ...settings } }, options) =>
         catalog.createPromptVersion(
           {
             promptId: id,
             content: {
-              systemPrompt: b.systemPrompt,
-              developerPrompt: b.developerPrompt ?? undefined,
-              variablesSchema: optionalJsonTextMessage(b.variablesSchema),
-              responseFormat: optionalJsonTextMessage(b.responseFormat),
-              temperature: b.temperature ?? undefined,
-              maxOutputTokens: b.maxOutputTokens ?? undefined,
-              model: b.model ?? undefined,
+              ...withoutNulls(settings),
+              variablesSchema: optionalJsonTextMessage(variablesSchema),
+              responseFormat: optionalJsonTextMessage(responseFormat),
             },
-            tools: toolSelectors(b.tools),
+            tools: toolSelectors(tools),
           },
           options,
         ),

@@ -1,7 +1,7 @@
 import type { Run } from "@kiln/proto/execution";
 import Type from "typebox";
 import type { GatewayApp, GatewayClients, GatewayDeps } from "../http/gateway-app.js";
-import { listPage, pageOf, timeFilterOf } from "../http/list-page.js";
+import { listPage, pageOf, textFiltersOf, timeFilterOf } from "../http/list-page.js";
 import { operations } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
@@ -57,9 +57,7 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
         {
           organizationId: organizationOf(request, q.organizationId),
           ...pageOf(q),
-          kind: q.kind ?? "",
-          status: q.status ?? "",
-          model: q.model ?? "",
+          ...textFiltersOf(q, "kind", "status", "model"),
           createdAfter: timeFilterOf("createdAfter", q.createdAfter),
           createdBefore: timeFilterOf("createdBefore", q.createdBefore),
         },

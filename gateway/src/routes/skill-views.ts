@@ -1,6 +1,7 @@
 import type { CompositionStep, Skill, SkillContent, SkillVersion } from "@kiln/proto/catalog";
 import Type from "typebox";
 import { ref } from "../schemas.js";
+import { fieldsOf } from "./views.js";
 import { fromCatalog, JsonSchemaView, parseJson, ToolRefView, toolRefView } from "./catalog-views.js";
 import { describedShape, OptionalVersionId, resourceShape, versionShape } from "./versioned-views.js";
 
@@ -22,12 +23,7 @@ export const CompositionStepView = Type.Object(
   { $id: "CompositionStep" },
 );
 const compositionStepView = (s: CompositionStep) => ({
-  order: s.order,
-  alias: s.alias,
-  promptId: s.promptId,
-  promptVersionId: s.promptVersionId,
-  promptName: s.promptName,
-  version: s.version,
+  ...fieldsOf(s),
   variables: parseJson(s.variables?.json) as Record<string, unknown>,
 });
 

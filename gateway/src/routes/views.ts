@@ -12,6 +12,15 @@ export const isObject = (v: unknown): v is Record<string, unknown> =>
 export const iso = (t: Timestamp | undefined): string | null => (t ? timestampDate(t).toISOString() : null);
 
 /**
+ * A message's own fields, without its `$typeName`: for a view that passes most fields through as
+ * they are and overrides the few it converts (the response schema serializes only its properties).
+ */
+export function fieldsOf<M extends { $typeName: string }>(message: M): Omit<M, "$typeName"> {
+  const { $typeName: _, ...fields } = message;
+  return fields;
+}
+
+/**
  * How the gateway reads one service's answers: `present` gives a message the service always sets
  * (proto3 makes every message field optional) or throws naming what is missing; `view` makes a
  * view function of such a message.
