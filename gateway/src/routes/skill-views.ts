@@ -1,9 +1,9 @@
 import type { CompositionStep, Skill, SkillContent, SkillVersion } from "@kiln/proto/catalog";
 import Type from "typebox";
 import { ref } from "../schemas.js";
-import { fieldsOf } from "./views.js";
 import { fromCatalog, JsonSchemaView, parseJson, ToolRefView, toolRefView } from "./catalog-views.js";
 import { describedShape, OptionalVersionId, resourceShape, versionShape } from "./versioned-views.js";
+import { fieldsOf } from "./views.js";
 
 /** Skill and skill version views and their conversions from the catalog's messages. */
 
