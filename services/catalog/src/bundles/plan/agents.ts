@@ -11,15 +11,8 @@ import { versionedPlanner } from "./versioned.js";
 /** Plans the bundle's agents: every step ref of a workflow rewritten to ids here, the workflow checked. */
 export async function planAgents(ctx: PlanContext, bundle: Bundle): Promise<void> {
   const { organizationId, issues, refer, mapNew, insert } = ctx;
-  const { openVersioned, closeVersioned, claimSlot } = versionedPlanner(ctx);
-  // Agents
-  for (const [i, ag] of bundle.agents.entries()) {
-    const opened = await openVersioned<AgentDoc, AgentVersionDoc>("agent", i, ag);
-    if (!opened) continue;
-    const { field, m, id: agentId } = opened;
-    for (const [j, v] of ag.versions.entries()) {
-      if (!m.create.includes(v.version)) continue;
-      const vField = fieldPath(fieldPath(field, "versions"), j);
+  await versionedPlanner(ctx).planEach<AgentDoc, AgentVersionDoc, Bundle["agents"][number]>("agent", bundle.agents, {
+    async planVersion(_agent, v, vField, agentId) {
       const workflow = await rewriteWorkflow(v.workflow, fieldPath(vField, "workflow"));
       if (Object.keys(workflow).length > 0) {
         const shape = parseWorkflow(workflow).issues;
@@ -37,10 +30,9 @@ export async function planAgents(ctx: PlanContext, bundle: Bundle): Promise<void
         updatedAt: toDate(v.publishedAt) ?? new Date(v.createdAt),
         publishedAt: toDate(v.publishedAt),
       } satisfies AgentVersionDoc);
-      if (v.status === "draft") await claimSlot("agentDraftSlots", agentId, id);
-    }
-    await closeVersioned("agent", ag, opened);
-  }
+      return id;
+    },
+  });
 
   /** A workflow with every step ref's ids (and pinned version ids) rewritten to ids here. */
   async function rewriteWorkflow(workflow: Record<string, unknown>, field: string): Promise<JsonObject> {

@@ -11,15 +11,8 @@ import { versionedPlanner } from "./versioned.js";
 /** Plans the bundle's skills: each step's prompt version rewritten to one here and its bindings checked. */
 export async function planSkills(ctx: PlanContext, bundle: Bundle): Promise<void> {
   const { c, organizationId, issues, promptVersions, promptNames, sub, refer, mapNew, insert, pinsOf } = ctx;
-  const { openVersioned, closeVersioned, claimSlot } = versionedPlanner(ctx);
-  // Skills
-  for (const [i, sk] of bundle.skills.entries()) {
-    const opened = await openVersioned<SkillDoc, SkillVersionDoc>("skill", i, sk);
-    if (!opened) continue;
-    const { field, m, id: skillId } = opened;
-    for (const [j, v] of sk.versions.entries()) {
-      if (!m.create.includes(v.version)) continue;
-      const vField = fieldPath(fieldPath(field, "versions"), j);
+  await versionedPlanner(ctx).planEach<SkillDoc, SkillVersionDoc, Bundle["skills"][number]>("skill", bundle.skills, {
+    async planVersion(_skill, v, vField, skillId) {
       const stepsField = fieldPath(vField, "promptComposition");
       const aliases = checkAliasesInto(
         vField,
@@ -72,10 +65,9 @@ export async function planSkills(ctx: PlanContext, bundle: Bundle): Promise<void
         updatedAt: toDate(v.publishedAt) ?? new Date(v.createdAt),
         publishedAt: toDate(v.publishedAt),
       } satisfies SkillVersionDoc);
-      if (v.status === "draft") await claimSlot("skillDraftSlots", skillId, id);
-    }
-    await closeVersioned("skill", sk, opened);
-  }
+      return id;
+    },
+  });
 
   function checkAliasesInto(vField: string, given: readonly string[]): string[] {
     let aliases: string[] = [];

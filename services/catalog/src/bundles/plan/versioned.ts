@@ -170,5 +170,45 @@ export function versionedPlanner(ctx: PlanContext) {
       : { ...item, id, outcome: "updated", detail: parts.join(", ") };
   }
 
-  return { openVersioned, closeVersioned, claimSlot };
+  /**
+   * Plans each bundle thing of a kind: opened (`onOpen` sees what it matched here), each of its new
+   * versions planned by `planVersion` (which answers the new version's id; a new draft claims the
+   * kind's draft slot), closed with the thing's `extra` fields.
+   */
+  async function planEach<
+    P extends { _id: string; name: string },
+    V extends { _id: string; version: number; status: "draft" | "published"; publishedAt: Date | null },
+    T extends Parameters<typeof openVersioned>[2] & { createdAt: string; versions: readonly unknown[] },
+  >(
+    kind: LabelKind,
+    things: readonly T[],
+    plan: {
+      onOpen?: (thing: T, opened: Opened<P, V>) => void;
+      planVersion: (thing: T, version: T["versions"][number], field: string, parentId: string) => Promise<string>;
+      extra?: (thing: T) => Record<string, unknown>;
+    },
+  ): Promise<void> {
+    const slots = slotsOf(KINDS[kind]);
+    for (const [i, thing] of things.entries()) {
+      const opened = await openVersioned<P, V>(kind, i, thing);
+      if (!opened) continue;
+      plan.onOpen?.(thing, opened);
+      for (const [j, version] of thing.versions.entries()) {
+        if (!opened.m.create.includes(version.version)) continue;
+        const id = await plan.planVersion(thing, version, fieldPath(fieldPath(opened.field, "versions"), j), opened.id);
+        if (slots && version.status === "draft") await claimSlot(slots, opened.id, id);
+      }
+      await closeVersioned(kind, thing, opened, plan.extra?.(thing));
+    }
+  }
+
+  return { planEach };
 }
+
+/** A bundle thing opened: its field, the thing here (if any) and its versions matched. */
+type Opened<P, V> = {
+  field: string;
+  here: (P & { organizationId: string }) | null | undefined;
+  m: { create: number[]; keep: Map<number, V> };
+  id: string;
+};
