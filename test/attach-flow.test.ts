@@ -287,7 +287,18 @@ describe.each(modes)("the attach flow in $name", (mode) => {
     const v1 = skill.draftVersionId ?? "";
     const published = ok(await api.post<Skill>(`/api/skills/${skill.id}/publish`, {}, { token: flow.token }));
     expect(published).toMatchObject({ publishedVersionId: v1, draftVersionId: null, describedVersionId: v1 });
-    expect(published.versions).toEqual([{ id: v1, version: 1, status: "published", createdAt: ISO, publishedAt: ISO }]);
+    expect(published.versions).toEqual([
+      {
+        id: v1,
+        version: 1,
+        status: "published",
+        createdAt: ISO,
+        publishedAt: ISO,
+        // The skill was created with the flow's API key.
+        createdBy: { type: "api_key", id: expect.stringMatching(/^key_/) },
+        message: null,
+      },
+    ]);
 
     // Published versions cannot change.
     const refused = await api.post(`/api/skill-versions/${v1}/prompts`, { prompts: [] }, { token: flow.token });

@@ -41,7 +41,7 @@ import {
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import { GenerationView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
-import { VersionSummaryView } from "./routes/versioned-views.js";
+import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
   MembershipView,
@@ -76,6 +76,7 @@ const COMPONENTS: NamedSchema[] = [
   SetupVerificationView,
   ApiKeyView,
   ModelView,
+  AuthorView,
   VersionSummaryView,
   ToolRefView,
   ResponseFormatView,

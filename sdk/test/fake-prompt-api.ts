@@ -34,6 +34,8 @@ export function fakeVersion(promptId: string, version: number, fields: Partial<P
     tools: [],
     createdAt: "2026-11-27T00:00:00.000Z",
     publishedAt: null,
+    createdBy: { type: "user", id: "usr_1" },
+    message: null,
     ...fields,
   };
 }
@@ -65,6 +67,8 @@ function promptOf(p: FakePrompt, versionId: string | null): Prompt {
       status: v.id === p.publishedVersionId ? "published" : "draft",
       createdAt: v.createdAt,
       publishedAt: null,
+      createdBy: v.createdBy,
+      message: v.message,
     })),
     version,
     createdAt: "2026-11-27T00:00:00.000Z",

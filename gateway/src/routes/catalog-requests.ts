@@ -26,6 +26,12 @@ export const LabelName = Type.String({
 export const Name = Type.String({ maxLength: LIMITS.nameChars });
 /** A description (the service trims it). */
 export const Description = Type.String({ maxLength: LIMITS.descriptionChars });
+
+/** A new version's change message: what changed and why (shown with the version). */
+export const ChangeMessage = Type.String({
+  maxLength: LIMITS.changeMessageChars,
+  description: "what changed and why; shown with the version",
+});
 /** A prompt version's system or developer prompt: a Mustache template. */
 export const PromptText = (description: string) => Type.String({ maxLength: LIMITS.promptTextChars, description });
 export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 'a model id, e.g. "local/echo"' });

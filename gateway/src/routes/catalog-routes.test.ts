@@ -34,6 +34,7 @@ const CATALOG_SCOPES = ["prompts:read", "prompts:write", "tools:read", "tools:wr
 interface Member {
   token: string;
   organizationId: string;
+  userId: string;
 }
 
 /** The owner of organization A (the one most tests act in) and an API key of A with every catalog scope. */
@@ -59,7 +60,7 @@ afterAll(async () => {
 async function newMember(): Promise<Member> {
   const user = await api.signUp();
   const onboarding = await api.onboard(user.accessToken);
-  return { token: user.accessToken, organizationId: onboarding.organization.id };
+  return { token: user.accessToken, organizationId: onboarding.organization.id, userId: user.user.id };
 }
 
 const id = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9A-Za-z]+$`));
@@ -278,6 +279,7 @@ describe("prompts", () => {
           temperature: 0.2,
           maxOutputTokens: 256,
           tools: [tool.id, { toolId: otherTool.id, toolVersionId: otherTool.currentVersionId }],
+          message: "First forecast: city and units.",
         },
         { token: owner.token },
       );
@@ -301,6 +303,8 @@ describe("prompts", () => {
         ],
         createdAt: ISO,
         publishedAt: null,
+        createdBy: { type: "user", id: owner.userId },
+        message: "First forecast: city and units.",
       });
     });
 
@@ -322,6 +326,8 @@ describe("prompts", () => {
         maxOutputTokens: null,
         model: "openai/gpt-4o-mini",
         tools: [],
+        createdBy: { type: "api_key", id: expect.stringMatching(/^key_/) },
+        message: null,
       });
       const plain = ok(
         await api.post<PromptVersion>(
@@ -343,13 +349,17 @@ describe("prompts", () => {
     it("GET /api/prompts/:id describes the latest version while none is published, ?versionId= another", async () => {
       const latest = await read<Prompt>(`/api/prompts/${prompt.id}`);
       expect(latest).toMatchObject({ publishedVersionId: null, latestVersion: 3 });
+      // Each with its author (the owner, then the owner's API key, then the owner) and change message.
+      const authors = [owner.userId, expect.stringMatching(/^key_/), owner.userId];
       expect(latest.versions).toEqual(
-        [1, 2, 3].map((version) => ({
+        [1, 2, 3].map((version, i) => ({
           id: id("pv"),
           version,
           status: "draft",
           createdAt: ISO,
           publishedAt: null,
+          createdBy: { type: i === 1 ? "api_key" : "user", id: authors[i] },
+          message: i === 0 ? "First forecast: city and units." : null,
         })),
       );
       expect(latest.version?.version).toBe(3);
@@ -369,6 +379,8 @@ describe("prompts", () => {
         status: "published",
         createdAt: ISO,
         publishedAt: ISO,
+        createdBy: v1.createdBy,
+        message: v1.message,
       });
       expect(published.version).toEqual({
         ...v1,
@@ -677,6 +689,8 @@ describe("tools", () => {
         config: { result: { temperature: 22, sky: "clear" } },
         inputSchema: cityInput,
         createdAt: ISO,
+        createdBy: { type: "user", id: owner.userId },
+        message: null,
       });
       const now = await read<Tool>(`/api/tools/${tool.id}`);
       expect(now).toMatchObject({ currentVersionId: v2.id, latestVersion: 2, config: v2.config, name: tool.name });
@@ -918,7 +932,17 @@ describe("skills", () => {
         description: "Two steps",
         draftVersionId: id("sv"),
         publishedVersionId: null,
-        versions: [{ id: skill.draftVersionId, version: 1, status: "draft", createdAt: ISO, publishedAt: null }],
+        versions: [
+          {
+            id: skill.draftVersionId,
+            version: 1,
+            status: "draft",
+            createdAt: ISO,
+            publishedAt: null,
+            createdBy: { type: "user", id: owner.userId },
+            message: null,
+          },
+        ],
         describedVersionId: skill.draftVersionId,
         promptComposition: [],
         tools: [],
@@ -1056,6 +1080,8 @@ describe("skills", () => {
         outputSchema: before.outputSchema,
         createdAt: ISO,
         publishedAt: null,
+        createdBy: { type: "user", id: owner.userId },
+        message: null,
       });
       const second = await api.post(`/api/skills/${skill.id}/versions`, { fromVersionId: v1 }, { apiKey: ownerKey });
       const error = expectError(second, 409, "failed_precondition");

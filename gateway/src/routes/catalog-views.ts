@@ -12,6 +12,8 @@ import type {
 import Type, { type Static } from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {
+  Authorship,
+  authorshipOf,
   OptionalVersionId,
   resourceShape,
   timestampOf,
@@ -202,6 +204,7 @@ export const ToolVersionView = Type.Object(
     config: ref(ToolConfigView),
     inputSchema: JsonSchemaView,
     createdAt: Timestamp,
+    ...Authorship,
   },
   { $id: "ToolVersion" },
 );
@@ -211,6 +214,7 @@ export const toolVersionView = fromCatalog.view("tool version", (v: ToolVersion)
   version: v.version,
   ...toolContentView(v.content),
   createdAt: timestampOf(v.createdAt),
+  ...authorshipOf(v),
 }));
 
 export const VersionRefView = Type.Object({ versionId: Type.String(), version: Type.Integer() }, { $id: "VersionRef" });

@@ -3,6 +3,7 @@ import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { Body, Nullable } from "../schemas.js";
 import {
+  ChangeMessage,
   Description,
   JsonObject,
   ModelId,
@@ -58,10 +59,11 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
     createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
-      call: ({ id, body: { tools, variablesSchema, responseFormat, ...settings } }, options) =>
+      call: ({ id, body: { tools, variablesSchema, responseFormat, message, ...settings } }, options) =>
         catalog.createPromptVersion(
           {
             promptId: id,
+            message: message ?? "",
             content: {
               ...withoutNulls(settings),
               variablesSchema: optionalJsonTextMessage(variablesSchema),
@@ -97,4 +99,5 @@ const PromptVersionBody = Body({
   ),
   model: Type.Optional(Nullable(ModelId)),
   tools: Type.Optional(Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion })),
+  message: Type.Optional(ChangeMessage),
 });

@@ -3,6 +3,7 @@ import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { Body, OneOf } from "../schemas.js";
 import {
+  ChangeMessage,
   Description,
   JsonObject,
   jsonTextMessage,
@@ -67,11 +68,13 @@ export function registerToolRoutes(app: GatewayApp, deps: GatewayDeps): void {
         type: Type.Optional(ToolType),
         config: Type.Optional(ToolConfig),
         inputSchema: Type.Optional(InputSchema),
+        message: Type.Optional(ChangeMessage),
       }),
       call: ({ id, body: b }, options) =>
         catalog.createToolVersion(
           {
             toolId: id,
+            message: b.message ?? "",
             content: {
               type: b.type,
               config: optionalJsonTextMessage(b.config),

@@ -1,5 +1,5 @@
 import type { Timestamp as TimestampMessage } from "@bufbuild/protobuf/wkt";
-import type { VersionSummary } from "@kiln/proto/catalog";
+import type { Author, VersionSummary } from "@kiln/proto/catalog";
 import Type, { type TProperties } from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { iso } from "./views.js";
@@ -16,6 +16,28 @@ export const timestampOf = (t: TimestampMessage | undefined) => iso(t) ?? "";
 export const VersionStatus = OneOf(["draft", "published"]);
 export const versionStatusOf = (s: string) => s as "draft" | "published";
 
+export const AuthorView = Type.Object(
+  {
+    type: OneOf(["user", "api_key", "service"], {
+      description: "a member (`id`: the user id), an API key (the key id) or a service",
+    }),
+    id: Type.String(),
+  },
+  { $id: "Author" },
+);
+
+/** Who created a version and its change message, as every version view carries them. */
+export const Authorship = {
+  createdBy: Nullable(ref(AuthorView), {
+    description: "null for versions an import made or made before authors were kept",
+  }),
+  message: Nullable(Type.String({ description: "the change message given at creation" })),
+};
+export const authorshipOf = (v: { createdBy?: Author; message?: string }) => ({
+  createdBy: v.createdBy ? { type: v.createdBy.type as "user" | "api_key" | "service", id: v.createdBy.id } : null,
+  message: v.message ?? null,
+});
+
 export const VersionSummaryView = Type.Object(
   {
     id: Type.String(),
@@ -23,6 +45,7 @@ export const VersionSummaryView = Type.Object(
     status: VersionStatus,
     createdAt: Timestamp,
     publishedAt: Nullable(Timestamp),
+    ...Authorship,
   },
   { $id: "VersionSummary" },
 );
@@ -32,6 +55,7 @@ export const versionSummaryView = (v: VersionSummary) => ({
   status: versionStatusOf(v.status),
   createdAt: timestampOf(v.createdAt),
   publishedAt: iso(v.publishedAt),
+  ...authorshipOf(v),
 });
 
 /** A version id a resource may lack (its draft, its published version): null then. */
@@ -91,6 +115,8 @@ interface VersionMessage {
   status: string;
   createdAt?: TimestampMessage;
   publishedAt?: TimestampMessage;
+  createdBy?: Author;
+  message?: string;
 }
 
 /** A version of a prompt, skill or agent: id, `owner` fields, number and status, the family's `content`, timestamps. */
@@ -105,6 +131,7 @@ export const versionShape = {
         ...content,
         createdAt: Timestamp,
         publishedAt: Nullable(Timestamp),
+        ...Authorship,
       },
       named,
     ),
@@ -116,6 +143,7 @@ export const versionShape = {
     ...content,
     createdAt: timestampOf(v.createdAt),
     publishedAt: iso(v.publishedAt),
+    ...authorshipOf(v),
   }),
 };
 

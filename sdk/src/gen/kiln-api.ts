@@ -1337,6 +1337,14 @@ export interface components {
                 outputPerMTokUsd: number | null;
             };
         };
+        Author: {
+            /**
+             * @description a member (`id`: the user id), an API key (the key id) or a service
+             * @enum {string}
+             */
+            type: "user" | "api_key" | "service";
+            id: string;
+        };
         VersionSummary: {
             id: string;
             version: number;
@@ -1345,6 +1353,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
+            /** @description null for versions an import made or made before authors were kept */
+            createdBy: components["schemas"]["Author"] | null;
+            message: string | null;
         };
         ToolRef: {
             toolId: string;
@@ -1385,6 +1396,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
+            /** @description null for versions an import made or made before authors were kept */
+            createdBy: components["schemas"]["Author"] | null;
+            message: string | null;
         };
         Prompt: {
             id: string;
@@ -1450,6 +1464,9 @@ export interface components {
             };
             /** Format: date-time */
             createdAt: string;
+            /** @description null for versions an import made or made before authors were kept */
+            createdBy: components["schemas"]["Author"] | null;
+            message: string | null;
         };
         VersionRef: {
             versionId: string;
@@ -1529,6 +1546,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
+            /** @description null for versions an import made or made before authors were kept */
+            createdBy: components["schemas"]["Author"] | null;
+            message: string | null;
         };
         /** @description whitespace-separated words for local/echo */
         Usage: {
@@ -1779,6 +1799,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
+            /** @description null for versions an import made or made before authors were kept */
+            createdBy: components["schemas"]["Author"] | null;
+            message: string | null;
         };
         AgentRunStep: {
             stepId: string;
@@ -4110,6 +4133,8 @@ export interface operations {
                         toolId: string;
                         toolVersionId?: string;
                     })[];
+                    /** @description what changed and why; shown with the version */
+                    message?: string;
                 };
             };
         };
@@ -4727,6 +4752,8 @@ export interface operations {
                     inputSchema?: {
                         [key: string]: unknown;
                     };
+                    /** @description what changed and why; shown with the version */
+                    message?: string;
                 };
             };
         };

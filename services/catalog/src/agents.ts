@@ -102,7 +102,7 @@ export function createAgents(deps: CatalogDeps, validator: WorkflowValidator = c
       const source = await cases.versionOf(agent, input.versionId);
       const workflow = await validForPublishing(agent, source, "rolled back to");
       const before = livePublishedVersion(await resource.versionsOf(agent._id));
-      const rolledBack = await resource.insertVersion(agent, (head) => ({
+      const rolledBack = await resource.insertVersion(principal, agent, (head) => ({
         ...head,
         agentId: agent._id,
         status: "published" as const,

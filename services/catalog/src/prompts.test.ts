@@ -248,6 +248,28 @@ describe("createPromptVersion", () => {
     expect((await newVersion(id)).version).toBe(3);
   });
 
+  it("keeps who created a version and its change message, in the version and in the list of versions", async () => {
+    const id = await newPrompt();
+    const byUser = await newVersion(id, { message: "Ask for the city first.\nShorter." });
+    const byKey = await catalog.prompts.createPromptVersion(keyA, { promptId: id, systemPrompt: "x", tools: [] });
+    expect(byUser).toMatchObject({ createdBy: { type: "user", id: userA.id }, message: "Ask for the city first.\nShorter." });
+    expect(byKey).toMatchObject({ createdBy: { type: "api_key", id: keyA.id }, message: null });
+    const view = await catalog.prompts.getPrompt(userA, { id, versionId: "" });
+    expect(view.versions.map((v) => [v.createdBy, v.message])).toEqual([
+      [{ type: "user", id: userA.id }, "Ask for the city first.\nShorter."],
+      [{ type: "api_key", id: keyA.id }, null],
+    ]);
+  });
+
+  it("refuses a change message over the limit, naming the field, and stores nothing", async () => {
+    const id = await newPrompt();
+    const before = await snapshotOf(catalog.collections);
+    const error = await rejectionOf(newVersion(id, { message: "x".repeat(1_001) }));
+    expect(error.kind).toBe("invalid_argument");
+    expect(error.details.map((d) => d.field)).toEqual(["message"]);
+    expect(await snapshotOf(catalog.collections)).toEqual(before);
+  });
+
   it("fixes the model at creation: the request's, else the prompt's default", async () => {
     const id = await newPrompt();
     await catalog.prompts.updatePrompt(userA, { id, defaultModel: "openai/gpt-4o", clearDefaultModel: false });

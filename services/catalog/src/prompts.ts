@@ -9,6 +9,7 @@ import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 import { publishedCases } from "./versioned/cases.js";
 import { familyStores } from "./versioned/families.js";
+import { checkChangeMessage } from "./versioned/resource.js";
 
 /** A prompt with its versions (oldest first) and the one version it describes. */
 export interface PromptView {
@@ -81,24 +82,30 @@ export function createPrompts(deps: CatalogDeps) {
     /** A new immutable draft version; `model` is fixed now (api.md: request, else the prompt's default). */
     async createPromptVersion(
       principal: Principal,
-      input: PromptVersionInput & { promptId: string; tools: readonly ToolSelector[] },
+      input: PromptVersionInput & { promptId: string; tools: readonly ToolSelector[]; message?: string },
     ): Promise<PromptVersionDoc> {
       const prompt = await resource.parentFor(principal, input.promptId, family.write);
       const issues = new Issues();
       const content = checkPromptVersion(issues, input);
+      const message = checkChangeMessage(issues, input.message ?? "");
       issues.throwIfAny();
       const tools = await resolveToolPins(deps, prompt.organizationId, "tools", input.tools);
       checkDistinctToolKeys(issues, "tools", tools);
       issues.throwIfAny();
-      const version = await resource.insertVersion(prompt, (head) => ({
-        ...head,
-        promptId: prompt._id,
-        status: "draft" as const,
-        ...content,
-        model: input.model ?? prompt.defaultModel ?? null,
-        tools,
-        publishedAt: null,
-      }));
+      const version = await resource.insertVersion(
+        principal,
+        prompt,
+        (head) => ({
+          ...head,
+          promptId: prompt._id,
+          status: "draft" as const,
+          ...content,
+          model: input.model ?? prompt.defaultModel ?? null,
+          tools,
+          publishedAt: null,
+        }),
+        { message },
+      );
       await deps.events.versionCreated(version);
       return version;
     },

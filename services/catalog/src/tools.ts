@@ -11,7 +11,7 @@ import type { ToolPin } from "./domain/tool-pins.js";
 import type { ToolDoc, ToolVersionDoc } from "./store/catalog-store.js";
 import type { VersionDiffView } from "./versioned/diff.js";
 import { familyStores } from "./versioned/families.js";
-import { versionedResource } from "./versioned/resource.js";
+import { authorOf, checkChangeMessage, versionedResource } from "./versioned/resource.js";
 
 /** A tool with its current (highest-numbered) version. */
 export interface ToolView {
@@ -152,6 +152,7 @@ export function createTools(deps: CatalogDeps) {
         version: 1,
         ...toolContent(input.type, input.configJson, input.inputSchemaJson),
         createdAt: tool.createdAt,
+        createdBy: authorOf(principal),
       };
       // The version first: a tool is never visible without one. The unique index on
       // (organizationId, toolKey) decides a clash, also between concurrent creations.
@@ -190,7 +191,7 @@ export function createTools(deps: CatalogDeps) {
     /** A full snapshot (omitted fields copied from the current version) that becomes current. */
     async createToolVersion(
       principal: Principal,
-      input: ToolVersionInput & { toolId: string },
+      input: ToolVersionInput & { toolId: string; message?: string },
     ): Promise<ToolVersionDoc> {
       const tool = await resource.parentFor(principal, input.toolId, family.write);
       const current = await currentVersion(tool._id);
@@ -199,9 +200,12 @@ export function createTools(deps: CatalogDeps) {
       const inputSchema = input.inputSchemaJson ?? current.inputSchema;
       const issues = new Issues();
       checkToolVersion(issues, deps, tool.organizationId, type, config, inputSchema);
+      const message = checkChangeMessage(issues, input.message ?? "");
       issues.throwIfAny();
       const content = toolContent(type, config, inputSchema);
-      return resource.insertVersion(tool, (head) => ({ ...head, toolId: tool._id, ...content }));
+      return resource.insertVersion(principal, tool, (head) => ({ ...head, toolId: tool._id, ...content }), {
+        message,
+      });
     },
 
     async diffToolVersions(

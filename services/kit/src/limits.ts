@@ -20,6 +20,8 @@ export const LIMITS = {
   nameChars: 200,
   /** Descriptions. */
   descriptionChars: 2_000,
+  /** A version's change message. */
+  changeMessageChars: 1_000,
   /** A prompt version's system or developer prompt (a template). */
   promptTextChars: 100_000,
 

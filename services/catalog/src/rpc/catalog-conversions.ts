@@ -42,6 +42,7 @@ import type {
   ResourceDoc,
   SkillVersionDoc,
   ToolVersionDoc,
+  VersionDoc,
 } from "../store/catalog-store.js";
 import type { ToolView } from "../tools.js";
 import type { DescribedVersions } from "../versioned/described.js";
@@ -59,6 +60,12 @@ const resourceMetadataToProto = (r: ResourceDoc) => ({
   updatedAt: timestampFromDate(r.updatedAt),
 });
 
+/** Who made a version, and the change message it was given. */
+const authorshipToProto = (v: VersionDoc) => ({
+  createdBy: v.createdBy ?? undefined,
+  message: v.message ?? undefined,
+});
+
 /** A version as a resource's list of versions shows it. */
 const versionSummaryToProto = (v: DraftedVersionDoc) => ({
   id: v._id,
@@ -66,6 +73,7 @@ const versionSummaryToProto = (v: DraftedVersionDoc) => ({
   status: v.status,
   createdAt: timestampFromDate(v.createdAt),
   publishedAt: optionalTimestamp(v.publishedAt),
+  ...authorshipToProto(v),
 });
 
 /** The fields of a version message of a family that drafts and publishes (every family but tools). */
@@ -136,6 +144,7 @@ export function toolVersionToProto(v: ToolVersionDoc): MessageInitShape<typeof T
     organizationId: v.organizationId,
     version: v.version,
     createdAt: timestampFromDate(v.createdAt),
+    ...authorshipToProto(v),
     toolId: v.toolId,
     content: toolContentToProto(v),
   };

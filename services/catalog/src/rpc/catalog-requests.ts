@@ -29,10 +29,11 @@ export const toolSelectorsOf = (tools: readonly ToolSelector[]): ToolSelectorInp
 
 export function promptVersionInputOf(
   req: CreatePromptVersionRequest,
-): PromptVersionInput & { promptId: string; tools: ToolSelectorInput[] } {
+): PromptVersionInput & { promptId: string; tools: ToolSelectorInput[]; message: string } {
   const c = req.content;
   return {
     promptId: req.promptId,
+    message: req.message,
     systemPrompt: c?.systemPrompt ?? "",
     developerPrompt: c?.developerPrompt,
     variablesSchemaJson: c?.variablesSchema?.json,
@@ -59,9 +60,12 @@ export function toolInputOf(req: CreateToolRequest) {
 }
 
 /** A tool version: a field left unset is copied from the current version. */
-export function toolVersionInputOf(req: CreateToolVersionRequest): ToolVersionInput & { toolId: string } {
+export function toolVersionInputOf(
+  req: CreateToolVersionRequest,
+): ToolVersionInput & { toolId: string; message: string } {
   const c = req.content;
-  return { toolId: req.toolId, type: c?.type, configJson: c?.config?.json, inputSchemaJson: c?.inputSchema?.json };
+  const content = { type: c?.type, configJson: c?.config?.json, inputSchemaJson: c?.inputSchema?.json };
+  return { toolId: req.toolId, message: req.message, ...content };
 }
 
 export function skillPromptsInputOf(req: ReplaceSkillPromptsRequest): {

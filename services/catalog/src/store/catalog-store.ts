@@ -30,6 +30,16 @@ export interface VersionDoc {
   organizationId: string;
   version: number;
   createdAt: Date;
+  /** Who created it; absent on versions made before authors were kept, null on imported ones. */
+  createdBy?: Author | null;
+  /** The change message given at creation; absent or null: none. */
+  message?: string | null;
+}
+
+/** A version's author: a member (`user`), an API key (`api_key`) or a service acting for the organization. */
+export interface Author {
+  type: "user" | "api_key" | "service";
+  id: string;
 }
 
 /** A version that is drafted, then published (every family but tools): publishing sets `status`/`publishedAt`, once. */

@@ -11,7 +11,7 @@ import type { DraftedVersionDoc, ResourceDoc } from "../store/catalog-store.js";
 import { claimDraftSlot } from "./draft-slot.js";
 import type { FamilyStore, SlotCollection } from "./families.js";
 import { insertWithFirstVersion } from "./publish.js";
-import type { VersionedResource, VersionHead } from "./resource.js";
+import { authorOf, type VersionedResource, type VersionHead } from "./resource.js";
 
 /** The head of a version of a one-draft family. */
 export type DraftHead = DraftedVersionDoc & { updatedAt: Date };
@@ -49,7 +49,13 @@ export function draftCases<P extends ResourceDoc, V extends DraftedVersionDoc, C
     ): Promise<W> {
       const parent = content.parent(await resource.newParent(principal, input));
       const at = parent.updatedAt;
-      const head = { _id: newId(family.ids.version), organizationId: parent.organizationId, version: 1, createdAt: at };
+      const head = {
+        _id: newId(family.ids.version),
+        organizationId: parent.organizationId,
+        version: 1,
+        createdAt: at,
+        createdBy: authorOf(principal),
+      };
       const version = content.version(parent, draftHead(head), content.empty);
       await insertWithFirstVersion(family, parent, version, at);
       return cases.view(parent, [version]);
@@ -73,9 +79,10 @@ export function draftCases<P extends ResourceDoc, V extends DraftedVersionDoc, C
       );
       try {
         return await resource.insertVersion(
+          principal,
           parent,
           (head) => content.version(parent, draftHead(head), content.of(source)),
-          id,
+          { id },
         );
       } catch (e) {
         await family.draftSlots.deleteOne({ _id: parent._id, versionId: id });

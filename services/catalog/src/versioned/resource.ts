@@ -13,13 +13,20 @@ import type { Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { Issues } from "../domain/issues.js";
 import type { JsonObject } from "../domain/json-schema.js";
-import type { ResourceDoc, VersionDoc } from "../store/catalog-store.js";
+import type { Author, ResourceDoc, VersionDoc } from "../store/catalog-store.js";
 import { diffVersions, type VersionDiffView } from "./diff.js";
 import type { FamilyStore } from "./families.js";
 import { insertNextVersion, versionSummaries } from "./version-store.js";
 
 /** What every new version starts with; the family adds its resource field and content. */
 export type VersionHead = VersionDoc;
+
+/** Who a version's author is: the caller. */
+export const authorOf = (principal: Principal): Author => ({ type: principal.type, id: principal.id });
+
+/** Checks a new version's change message (multi-line, may be empty: none). */
+export const checkChangeMessage = (issues: Issues, message: string): string | null =>
+  issues.text("message", message, { min: 0, max: LIMITS.changeMessageChars, lines: true }) || null;
 
 /** `version` N is already published: a second publish is refused. */
 export const alreadyPublished = (noun: string, version: { version: number }): DomainError =>
@@ -132,11 +139,21 @@ export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
       return updated;
     },
 
-    /** Inserts the next version of `parent` (as `build` makes it from its head) and touches it. */
-    async insertVersion(parent: P, build: (head: VersionHead) => V, id = newId(family.ids.version)): Promise<V> {
+    /**
+     * Inserts the next version of `parent` (as `build` makes it from its head, authored by
+     * `principal` with the change `message`) and touches it.
+     */
+    async insertVersion(
+      principal: Principal,
+      parent: P,
+      build: (head: VersionHead) => V,
+      options: { id?: string; message?: string | null } = {},
+    ): Promise<V> {
       const at = deps.now();
+      const id = options.id ?? newId(family.ids.version);
+      const head = { _id: id, organizationId: parent.organizationId, createdAt: at, createdBy: authorOf(principal) };
       const version = await insertNextVersion(family.versions, { [family.parentField]: parent._id }, (n) =>
-        build({ _id: id, organizationId: parent.organizationId, version: n, createdAt: at }),
+        build({ ...head, version: n, message: options.message ?? null }),
       );
       await touch(parent._id, at);
       return version;

@@ -72,6 +72,8 @@ export const VERSION_SUMMARY = {
   createdAt: 1,
   publishedAt: 1,
   organizationId: 1,
+  createdBy: 1,
+  message: 1,
   // The parent, whichever family the version is of (a list groups versions by it).
   promptId: 1,
   toolId: 1,
