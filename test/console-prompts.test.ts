@@ -112,9 +112,14 @@ describe("prompt editing in the console", () => {
     expect(await changed.count()).toBe(3); // the header, the system prompt, the temperature
     expect(await review.getByRole("cell", { name: "System prompt", exact: true }).count()).toBe(1);
     expect(await review.textContent()).toContain("in three sentences.");
+    await page.getByLabel("Change message (optional)").fill("Three sentences, warmer.");
     await b.screen("prompt-review");
     await page.getByRole("button", { name: "Create version 2" }).click();
     await page.getByText("Version 2 created as a draft.").waitFor();
+    // The list shows each version's change message and its author (the one signed in: "you").
+    await versionRow(2).getByText("Three sentences, warmer.").waitFor();
+    await versionRow(2).getByText("by you").waitFor();
+    expect(await versionRow(1).getByText("by you").count()).toBe(1);
     // Or from any version picked.
     await page.getByLabel("Start from").selectOption({ label: "Version 1" });
     await expect

@@ -48,7 +48,7 @@ function Shell({
   const runId = /^\/runs\/([^/]+)$/.exec(path)?.[1];
   const toolId = /^\/tools\/([^/]+)$/.exec(path)?.[1];
   let page: React.ReactNode;
-  if (promptId) page = <PromptDetail kiln={kiln} id={promptId} />;
+  if (promptId) page = <PromptDetail kiln={kiln} session={session} id={promptId} />;
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;

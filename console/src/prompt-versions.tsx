@@ -1,6 +1,7 @@
 import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
 import { useEffect, useState } from "react";
-import { errorOf, type ShownError } from "./api.js";
+import { errorOf, type Session, type ShownError } from "./api.js";
+import { useAuthorNames } from "./authors.js";
 import { DataTable, Empty, ErrorBox } from "./ui.js";
 
 const SHOWN = 10;
@@ -18,21 +19,24 @@ export const when = (iso: string) =>
 const excerpt = (text: string, length = 120) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 
 /**
- * The prompt's versions, newest first: what each holds (the system prompt's start, the model), when
- * it was made, the labels on it and its status; a draft can be published (through `onPublish`, which
- * asks first). Versions are immutable: each is read once.
+ * The prompt's versions, newest first: what each holds (the system prompt's start, the model), its
+ * change message, who made it and when, the labels on it and its status; a draft can be published
+ * (through `onPublish`, which asks first). Versions are immutable: each is read once.
  */
 export function VersionsTable({
   kiln,
+  session,
   prompt,
   labels,
   onPublish,
 }: {
   kiln: Kiln;
+  session: Session;
   prompt: Prompt;
   labels: Label[];
   onPublish: (version: { id: string; version: number }) => void;
 }) {
+  const authorName = useAuthorNames(session);
   const [all, setAll] = useState(false);
   const [read, setRead] = useState<Record<string, PromptVersion>>({});
   const [error, setError] = useState<ShownError | null>(null);
@@ -64,6 +68,7 @@ export function VersionsTable({
             <tr key={v.id} className={live ? "live" : undefined}>
               <td>{v.version}</td>
               <td className="content">
+                {v.message && <span className="change-message">{v.message}</span>}
                 {content ? (
                   <>
                     <span className="excerpt">{excerpt(content.systemPrompt) || "(no system prompt)"}</span>
@@ -77,7 +82,10 @@ export function VersionsTable({
                   "…"
                 )}
               </td>
-              <td className="nowrap">{when(v.createdAt)}</td>
+              <td>
+                <span className="nowrap">{when(v.createdAt)}</span>
+                <span className="hint">by {authorName(v.createdBy)}</span>
+              </td>
               <td>
                 {labels
                   .filter((l) => l.versionId === v.id)

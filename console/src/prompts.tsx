@@ -1,6 +1,7 @@
 import type { Kiln, Label, Prompt } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
+import type { Session } from "./api.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import { VersionsTable } from "./prompt-versions.js";
 import { ConfirmRelease, type Release } from "./release.js";
@@ -26,7 +27,7 @@ export const promptList: FamilyList<Prompt> = {
 export const PromptList = listPage(promptList);
 
 /** One prompt: its versions, a version editor, labels and releases (each asked for first), a comparison. */
-export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
+export function PromptDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
   const { error, setError, act, busy } = useAction();
   // One message at a time: each action replaces the one before.
   const [notice, setNotice] = useState("");
@@ -62,6 +63,7 @@ export function PromptDetail({ kiln, id }: { kiln: Kiln; id: string }) {
         <h2 id="versions">Versions</h2>
         <VersionsTable
           kiln={kiln}
+          session={session}
           prompt={prompt}
           labels={labels ?? []}
           onPublish={(v) => {

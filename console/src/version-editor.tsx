@@ -119,6 +119,7 @@ function DraftForm({
   const [reviewing, setReviewing] = useState(false);
   const [asJson, setAsJson] = useState(false);
   const [samples, setSamples] = useState<Record<string, string>>({});
+  const [changeMessage, setChangeMessage] = useState("");
   const edit = (patch: Partial<PromptDraft>) => {
     setReviewing(false);
     setDraft((d) => ({ ...d, ...patch }));
@@ -143,7 +144,8 @@ function DraftForm({
   const next = prompt.latestVersion + 1;
   const create = submit(async () => {
     if (!schema) return;
-    onCreated(await kiln.prompts.createVersion(prompt.id, bodyOf(draft, schema)));
+    const message = changeMessage.trim();
+    onCreated(await kiln.prompts.createVersion(prompt.id, { ...bodyOf(draft, schema), ...(message && { message }) }));
   });
   const chosenTools = draft.tools.map((t) => t.toolId);
   const pickTools = (ids: string[]) =>
@@ -226,6 +228,14 @@ function DraftForm({
         <section aria-labelledby="review" className="review">
           <h3 id="review">{base ? `Changes against version ${base.version}` : `Version ${next}: all new`}</h3>
           <DiffTable label="Changes in the new version" changes={changes} />
+          <Field
+            label="Change message (optional)"
+            multiline
+            rows={2}
+            value={changeMessage}
+            onChange={setChangeMessage}
+            issue={apiIssue(error, "message")}
+          />
           <p className="hint">The new version is created as a draft: nothing runs it until it is published.</p>
           <div className="actions">
             <button type="button" onClick={create} disabled={busy || (base !== null && changes.length === 0)}>
@@ -264,6 +274,7 @@ function withUndeclared(typed: Schema, specs: VariableSpec[]): Schema {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const INLINE = [
+  "message",
   "systemPrompt",
   "developerPrompt",
   "temperature",
