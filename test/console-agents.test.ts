@@ -31,7 +31,10 @@ async function sdkOfSession(): Promise<{ sdk: Kiln; organizationId: string }> {
     accessToken: string;
     organizationId: string;
   };
-  return { sdk: new Kiln({ baseUrl: b.base, accessToken: session.accessToken }), organizationId: session.organizationId };
+  return {
+    sdk: new Kiln({ baseUrl: b.base, accessToken: session.accessToken }),
+    organizationId: session.organizationId,
+  };
 }
 
 const step = (name: string) => page.getByRole("group", { name });
@@ -97,6 +100,7 @@ describe("the console's agent workflow builder", () => {
     expect(await moved.getByLabel("Source of summary").getAttribute("aria-invalid")).toBe("true");
     await page.getByText(/The workflow has errors: 1 error/).waitFor();
     expect(await page.getByText("filing (entry)").count()).toBe(1);
+    await page.evaluate("scrollTo(0, 0)");
     await b.screen("agent-builder-issue");
     await page.keyboard.press("Enter");
     await step("Step 2: filing").waitFor();
@@ -118,7 +122,10 @@ describe("the console's agent workflow builder", () => {
     await json.fill(`${text} oops`);
     await page.getByText(/is not JSON/).waitFor();
     await page.getByRole("tab", { name: "Builder" }).click();
-    await page.getByRole("alert").getByText(/The JSON view has an error/).waitFor();
+    await page
+      .getByRole("alert")
+      .getByText(/The JSON view has an error/)
+      .waitFor();
     await page.getByRole("tab", { name: "JSON" }).click();
     expect(await json.inputValue()).toBe(`${text} oops`);
     await json.fill(text.replace('"{{inputs.topic}}"', '"kilns"'));
@@ -161,6 +168,7 @@ describe("the console's agent workflow builder", () => {
     await page.getByRole("heading", { name: "Workflow (draft version 2)" }).waitFor();
     await step("Step 2: filing").waitFor();
     expect(await step("Step 1: summarizer").getByLabel("Version").inputValue()).toBe(version.id);
+    await page.evaluate("scrollTo(0, 0)");
     await b.screen("agent-builder");
   }, 180_000);
 });

@@ -31,16 +31,20 @@ export function Pick({
   value,
   onChange,
   issues = [],
+  issuesId,
   children,
 }: {
   label: string;
   value: string;
   onChange: (value: string) => void;
   issues?: ShownIssue[];
+  /** Where the issues are shown when not below the select (the id of that element). */
+  issuesId?: string;
   children: ReactNode;
 }) {
   const id = useId();
   const bad = issues.length > 0;
+  const describedBy = issuesId ?? `${id}-issues`;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -48,20 +52,20 @@ export function Pick({
         id={id}
         value={value}
         aria-invalid={bad || undefined}
-        aria-describedby={bad ? `${id}-issues` : undefined}
+        aria-describedby={bad ? describedBy : undefined}
         onChange={(e) => onChange(e.target.value)}
       >
         {children}
       </select>
-      <IssueText issues={issues} id={`${id}-issues`} />
+      {!issuesId && <IssueText issues={issues} id={describedBy} />}
     </div>
   );
 }
 
 const SOURCES = [
-  ["input", "A workflow input"],
-  ["step", "The output of a step"],
-  ["literal", "A fixed value"],
+  ["input", "Workflow input"],
+  ["step", "Output of a step"],
+  ["literal", "Fixed value"],
 ] as const;
 
 /**
@@ -85,6 +89,7 @@ export function MappingRow({
   issues: ShownIssue[];
   onChange: (m: Mapping | undefined) => void;
 }) {
+  const issuesId = useId();
   const m: Mapping | undefined = value === undefined ? undefined : mappingOf(value);
   const inputs = inputNames(workflow);
   const steps = workflow.steps.filter((_, i) => i !== index);
@@ -101,7 +106,13 @@ export function MappingRow({
         {name}
         {required ? " (required)" : ""}
       </legend>
-      <Pick label={`Source of ${name}`} value={m?.source ?? ""} onChange={(s) => onChange(start(s))} issues={issues}>
+      <Pick
+        label={`Source of ${name}`}
+        value={m?.source ?? ""}
+        onChange={(s) => onChange(start(s))}
+        issues={issues}
+        issuesId={issuesId}
+      >
         <option value="">{required ? "choose…" : "not set"}</option>
         {SOURCES.map(([v, text]) => (
           <option key={v} value={v}>
@@ -140,6 +151,9 @@ export function MappingRow({
       {m?.source === "literal" && (
         <Field label={`Value of ${name}`} value={m.text} onChange={(text) => onChange({ ...m, text })} />
       )}
+      <div className="wf-mapping-issues">
+        <IssueText issues={issues} id={issuesId} />
+      </div>
     </fieldset>
   );
 }

@@ -148,7 +148,7 @@ export function StepCard({
               value={ref[keys.version] ?? ""}
               onChange={(v) => setRef({ [keys.version]: v === "" ? undefined : v })}
             >
-              <option value="">The published one when the agent is published</option>
+              <option value="">The live one, pinned on publish</option>
               {(source?.versions ?? []).map((v) => (
                 <option key={v.id} value={v.id}>
                   Version {v.version}

@@ -109,7 +109,7 @@ export function AgentRuns({
                   ) : s.reused ? (
                     "reused from the run before"
                   ) : (
-                    `${s.type} step (no run of its own)`
+                    "a tool call (no run of its own)"
                   )}
                 </td>
               </tr>

@@ -6,12 +6,21 @@ import type { ShownIssue } from "./agent-builder-fields.js";
 import { ActButton, Field } from "./ui.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 import { builderWorkflow } from "./workflow-model.js";
-import type { Source } from "./workflow-sources.js";
+import { type Source, sourceOf } from "./workflow-sources.js";
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** How long the editor waits after the last change before asking the validate route. */
 const VALIDATE_AFTER_MS = 400;
+
+/** What each step runs, by name (shortened to fit the graph's box). */
+const namesOf = (w: Workflow, sources: Source[]) =>
+  new Map(
+    w.steps.flatMap((s) => {
+      const name = sourceOf(sources, s.type, s.ref as Record<string, string | undefined>)?.name;
+      return name ? [[s.id, name.length > 22 ? `${name.slice(0, 21)}…` : name] as const] : [];
+    }),
+  );
 
 /** The findings of a validation as the builder shows them. */
 const shownIssues = (v: WorkflowValidation | null): ShownIssue[] =>
@@ -181,7 +190,11 @@ export function WorkflowEditor({
           {graphed.steps.length === 0 ? (
             <p className="empty">No steps yet.</p>
           ) : (
-            <WorkflowGraph workflow={graphed} issues={issuesByStep(graphed, validation)} />
+            <WorkflowGraph
+              workflow={graphed}
+              issues={issuesByStep(graphed, validation)}
+              names={namesOf(graphed, sources)}
+            />
           )}
         </div>
       </div>
