@@ -157,11 +157,27 @@ describe("the console's agent workflow builder", () => {
     expect(await steps.getByRole("row").count()).toBe(3);
     expect(await steps.textContent()).toContain('{"filed":true}');
     await b.screen("agent-run");
+    const agentRunId =
+      (await page
+        .getByRole("heading", { name: /^Last run:/ })
+        .getByRole("link")
+        .textContent()) ?? "";
     await steps.getByRole("link", { name: /^run_/ }).click();
     await page.getByRole("heading", { name: /^prompt run run_/ }).waitFor();
     await page.locator(".message pre").getByText("Summarize glazes.").waitFor();
     await page.goBack();
     await page.getByRole("heading", { name: "Digest agent" }).waitFor();
+    // The stored runs of the agent (the record is written as the run completes: read again until listed).
+    const stored = page.getByRole("region", { name: "Latest runs of the agent" });
+    await expect
+      .poll(async () => {
+        if ((await stored.getByRole("link", { name: agentRunId }).count()) === 1) return true;
+        await page.reload();
+        await page.getByRole("heading", { name: "Latest runs" }).waitFor();
+        return false;
+      })
+      .toBe(true);
+    expect(await stored.getByRole("row").nth(1).textContent()).toContain("summarizer → filing");
 
     // A new version starts from the latest one.
     await page.getByRole("button", { name: "New version" }).click();

@@ -1,6 +1,7 @@
 import type { Agent, AgentRun, Kiln } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import type { Act } from "./action.js";
+import { StoredAgentRuns } from "./agent-run-list.js";
 import type { Session, ShownError } from "./api.js";
 import { type Property, propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
 import type { Navigate } from "./router.js";
@@ -50,15 +51,19 @@ export function AgentRuns({
   const [rerunStep, setRerunStep] = useState("");
   const [comparison, setComparison] = useState<string | null>(null);
   const lastRun = runs[0];
+  const [refresh, setRefresh] = useState(0);
+  const made = (run: AgentRun) => {
+    setRuns((rs) => [run, ...rs]);
+    setRefresh((n) => n + 1);
+  };
   const runPublished = async () => {
     const inputs = variablesOf(properties, values);
     const run = await kiln.agents.run(id, { organizationId: session.organizationId, inputs });
-    setRuns((rs) => [run, ...rs]);
+    made(run);
     setRerunStep(run.steps[0]?.stepId ?? "");
   };
   const rerun = async (runId: string) => {
-    const again = await kiln.agentRuns.rerunFromStep(runId, { stepId: rerunStep });
-    setRuns((rs) => [again, ...rs]);
+    made(await kiln.agentRuns.rerunFromStep(runId, { stepId: rerunStep }));
   };
   const loadInputs = async (runId: string) => {
     const loaded = await kiln.agentRuns.loadInputs(runId);
@@ -140,6 +145,7 @@ export function AgentRuns({
           </p>
         </>
       )}
+      <StoredAgentRuns session={session} agent={agent} refresh={refresh} navigate={navigate} />
     </section>
   );
 }

@@ -18,7 +18,7 @@ const WIDTH = 220;
 const HEIGHT = 56;
 const GAP = 40;
 /** Room on the left for the data arrows (a step's output read by another step's input). */
-const LEFT = 70;
+const LEFT = 90;
 const INK = "#232136";
 const DATA = "#5b4b8a";
 
@@ -76,7 +76,7 @@ export function WorkflowGraph({
         {data.map((e, k) => {
           const y1 = e.from * (HEIGHT + GAP) + HEIGHT / 2 + 6;
           const y2 = e.to * (HEIGHT + GAP) + HEIGHT / 2 - 6;
-          const bend = LEFT - 20 - Math.min(Math.abs(e.to - e.from), 3) * 10;
+          const bend = LEFT - 12 - Math.min(Math.abs(e.to - e.from), 3) * 6;
           return (
             // biome-ignore lint/suspicious/noArrayIndexKey: the data arrows of one workflow, in order
             <g key={k}>
@@ -87,8 +87,8 @@ export function WorkflowGraph({
                 fill="none"
                 markerEnd="url(#data-arrow)"
               />
-              <text x={bend - 2} y={(y1 + y2) / 2 + 4} fontSize="11" fill={DATA} textAnchor="end">
-                {e.name}
+              <text x={bend - 3} y={(y1 + y2) / 2 + 4} fontSize="10" fill={DATA} textAnchor="end">
+                {e.name.length > 11 ? `${e.name.slice(0, 10)}…` : e.name}
               </text>
             </g>
           );

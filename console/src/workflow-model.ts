@@ -67,7 +67,7 @@ export function stepIdFor(name: string, taken: string[]): string {
     name
       .toLowerCase()
       .replace(/[^a-z0-9_]+/g, "_")
-      .replace(/^[^a-z_]+/, "")
+      .replace(/^[^a-z]+/, "")
       .replace(/_+$/, "")
       .slice(0, 56) || "step";
   let id = base;
