@@ -145,6 +145,8 @@ describe("the console's agent workflow builder", () => {
     await page.getByRole("button", { name: "Publish version 1" }).click();
     await page.getByText("A version is published.").waitFor();
     await page.getByRole("heading", { name: "Workflow (version 1, read-only)" }).waitFor();
+    // Shown as published: the prompt step pinned to the version that was live.
+    expect(await step("Step 1: summarizer").getByLabel("Version").inputValue()).toBe(version.id);
     const published = await sdk.agents.get((await sdk.agents.list({ organizationId })).data[0]?.id ?? "");
     expect(published.workflow).toMatchObject({ steps: [{ ref: { promptVersionId: version.id } }, { id: "filing" }] });
 
@@ -156,6 +158,7 @@ describe("the console's agent workflow builder", () => {
     await steps.getByRole("cell", { name: "filing", exact: true }).waitFor();
     expect(await steps.getByRole("row").count()).toBe(3);
     expect(await steps.textContent()).toContain('{"filed":true}');
+    await page.evaluate("scrollTo(0, 0)");
     await b.screen("agent-run");
     const agentRunId =
       (await page

@@ -60,28 +60,30 @@ export function StoredAgentRuns({
       ) : runs.length === 0 ? (
         <Empty>No run yet: run the published version above.</Empty>
       ) : (
-        <DataTable
-          label="Latest runs of the agent"
-          columns={["Run", "Version", "Status", "Steps", "Cost", "Latency", "Created"]}
-        >
-          {runs.map((r) => (
-            <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
-              <td>
-                <Link to={`/runs/${r.id}`} navigate={navigate}>
-                  {r.id}
-                </Link>
-              </td>
-              <td className="num">{versionOf(r.agentVersionId) ?? "?"}</td>
-              <td>
-                <StatusBadge status={r.status} />
-              </td>
-              <td>{r.steps.map((s) => s.stepId).join(" → ")}</td>
-              <td className="num">{formatCost(r.estimatedCostUsd)}</td>
-              <td className="num">{formatLatency(r.latencyMs)}</td>
-              <td className="nowrap">{formatDate(r.createdAt)}</td>
-            </tr>
-          ))}
-        </DataTable>
+        <div className="agent-runs-table">
+          <DataTable
+            label="Latest runs of the agent"
+            columns={["Run", "Version", "Status", "Steps", "Cost", "Latency", "Created"]}
+          >
+            {runs.map((r) => (
+              <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
+                <td>
+                  <Link to={`/runs/${r.id}`} navigate={navigate}>
+                    {r.id}
+                  </Link>
+                </td>
+                <td className="num">{versionOf(r.agentVersionId) ?? "?"}</td>
+                <td>
+                  <StatusBadge status={r.status} />
+                </td>
+                <td>{r.steps.map((s) => s.stepId).join(" → ")}</td>
+                <td className="num">{formatCost(r.estimatedCostUsd)}</td>
+                <td className="num">{formatLatency(r.latencyMs)}</td>
+                <td className="nowrap">{formatDate(r.createdAt)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        </div>
       )}
     </>
   );

@@ -102,24 +102,26 @@ export function AgentRuns({
             </Link>{" "}
             <StatusBadge status={lastRun.status} />
           </h3>
-          <DataTable label="Steps of the last run" columns={["Step", "Status", "Output", "Its run"]}>
-            {lastRun.steps.map((s) => (
-              <tr key={s.stepId}>
-                <StepCells step={s} />
-                <td>
-                  {s.runId ? (
-                    <Link to={`/runs/${s.runId}`} navigate={navigate}>
-                      {s.runId}
-                    </Link>
-                  ) : s.reused ? (
-                    "reused from the run before"
-                  ) : (
-                    "a tool call (no run of its own)"
-                  )}
-                </td>
-              </tr>
-            ))}
-          </DataTable>
+          <div className="agent-runs-table">
+            <DataTable label="Steps of the last run" columns={["Step", "Status", "Output", "Its run"]}>
+              {lastRun.steps.map((s) => (
+                <tr key={s.stepId}>
+                  <StepCells step={s} />
+                  <td>
+                    {s.runId ? (
+                      <Link to={`/runs/${s.runId}`} navigate={navigate}>
+                        {s.runId}
+                      </Link>
+                    ) : s.reused ? (
+                      "reused from the run before"
+                    ) : (
+                      "a tool call (no run of its own)"
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
           <SelectField id="rerun-step" label="Rerun from step" value={rerunStep} onChange={setRerunStep}>
             {lastRun.steps.map((s) => (
               <option key={s.stepId} value={s.stepId}>

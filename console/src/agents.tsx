@@ -87,7 +87,7 @@ export function AgentDetail({
       )}
       {sources ? (
         <WorkflowEditor
-          key={agent.describedVersionId}
+          key={`${agent.describedVersionId}:${draft ? "draft" : "published"}`}
           kiln={kiln}
           agent={agent}
           sources={sources}
