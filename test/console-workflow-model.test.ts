@@ -102,6 +102,16 @@ describe("the agent builder's workflow model", () => {
     }
     expect(mappingOf("{{steps.a.output.x.y}}")).toEqual({ source: "step", stepId: "a", path: "x.y" });
     expect(mappingOf(42)).toEqual({ source: "literal", text: "42" });
+    // A fixed value is written as the input's type reads it.
+    const fixed = (text: string, type?: string) =>
+      setMapping(twoSteps(), 1, "n", { source: "literal", text }, type).steps[1]?.input?.n;
+    expect(fixed("42", "integer")).toBe(42);
+    expect(fixed("42", "string")).toBe("42");
+    expect(fixed("4x", "number")).toBe("4x");
+    expect(fixed("4.", "number")).toBe("4.");
+    expect(fixed("true", "boolean")).toBe(true);
+    expect(fixed('{"a": [1]}', "object")).toEqual({ a: [1] });
+    expect(fixed("42")).toBe("42");
     const typo = setMapping(twoSteps(), 1, "summary", { source: "literal", text: "{{step.summarizer.output}}" });
     expect(codes(typo)).toContain("steps[1].input.summary invalid_binding");
     expect(placeOf("workflow.steps[2].ref.promptId")).toEqual({ step: 2, field: "ref" });

@@ -54,6 +54,7 @@ export function StepCard({
     ...(source?.fields.map((f) => f.name) ?? []),
     ...Object.keys(step.input ?? {}).filter((n) => !source?.fields.some((f) => f.name === n)),
   ];
+  const typeOf = (name: string) => source?.fields.find((f) => f.name === name)?.type;
   const setRef = (patch: Record<string, string | undefined>) =>
     onChange(
       updateStep(workflow, index, (s) => ({
@@ -169,7 +170,7 @@ export function StepCard({
               workflow={workflow}
               index={index}
               issues={at.inputs.get(name) ?? []}
-              onChange={(m) => onChange(setMapping(workflow, index, name, m))}
+              onChange={(m) => onChange(setMapping(workflow, index, name, m, typeOf(name)))}
             />
           ))}
         </fieldset>

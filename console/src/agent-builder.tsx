@@ -67,7 +67,7 @@ function OutputFields({
   const stepId = m.source === "step" ? m.stepId : "";
   const path = m.source === "step" ? m.path : "";
   const set = (id: string, p: string) =>
-    onChange({ ...workflow, output: id === "" ? "" : bindingOf({ source: "step", stepId: id, path: p }) });
+    onChange({ ...workflow, output: id === "" ? "" : String(bindingOf({ source: "step", stepId: id, path: p })) });
   return (
     <section className="card" aria-labelledby="wf-output">
       <h3 id="wf-output">Output</h3>

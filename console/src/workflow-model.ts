@@ -153,18 +153,34 @@ export function mappingOf(value: unknown): Mapping {
   return { source: "literal", text: value };
 }
 
-/** The binding string of a mapping. */
-export function bindingOf(m: Mapping): string {
-  if (m.source === "input") return `{{inputs.${m.field}}}`;
-  if (m.source === "step") return `{{steps.${m.stepId}.output${m.path ? `.${m.path}` : ""}}}`;
-  return m.text;
+/** A fixed value as the input's type (from its schema) reads it: a number, a boolean, JSON; else the text. */
+function literalOf(text: string, type: string | undefined): unknown {
+  const t = text.trim();
+  // Only a number written as it reads back ("4." stays text while "4.5" is typed).
+  if ((type === "number" || type === "integer") && t !== "" && String(Number(t)) === t) return Number(t);
+  if (type === "boolean" && (t === "true" || t === "false")) return t === "true";
+  if ((type === "object" || type === "array") && t !== "") {
+    try {
+      return JSON.parse(t);
+    } catch {
+      return text;
+    }
+  }
+  return text;
 }
 
-/** The step's input `name` set to `m` (or removed when `m` is undefined). */
-export function setMapping(w: Workflow, index: number, name: string, m: Mapping | undefined): Workflow {
+/** The binding of a mapping: a binding string, or the fixed value (typed as `type` says). */
+export function bindingOf(m: Mapping, type?: string): unknown {
+  if (m.source === "input") return `{{inputs.${m.field}}}`;
+  if (m.source === "step") return `{{steps.${m.stepId}.output${m.path ? `.${m.path}` : ""}}}`;
+  return literalOf(m.text, type);
+}
+
+/** The step's input `name` set to `m` (or removed when `m` is undefined); `type` is the input's schema type. */
+export function setMapping(w: Workflow, index: number, name: string, m: Mapping | undefined, type?: string): Workflow {
   return updateStep(w, index, (s) => {
     const { [name]: _old, ...rest } = s.input ?? {};
-    return { ...s, input: m === undefined ? rest : { ...rest, [name]: bindingOf(m) } };
+    return { ...s, input: m === undefined ? rest : { ...rest, [name]: bindingOf(m, type) } };
   });
 }
 
