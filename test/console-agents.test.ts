@@ -189,5 +189,23 @@ describe("the console's agent workflow builder", () => {
     expect(await step("Step 1: summarizer").getByLabel("Version").inputValue()).toBe(version.id);
     await page.evaluate("scrollTo(0, 0)");
     await b.screen("agent-builder");
+    // Changed and saved, the draft's diff against the version before.
+    await page.getByLabel("Description of topic").fill("What to summarize");
+    // Reloading with unsaved changes asks first; dismissed, the page and its changes stay.
+    const asked = new Promise<string>((resolve) =>
+      page.once("dialog", (d) => {
+        resolve(d.type());
+        void d.dismiss();
+      }),
+    );
+    void page.reload().catch(() => undefined);
+    expect(await asked).toBe("beforeunload");
+    expect(await page.getByLabel("Description of topic").inputValue()).toBe("What to summarize");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await page.getByRole("button", { name: "Draft saved" }).waitFor();
+    await page.getByRole("button", { name: "Show diff" }).click();
+    const diff = page.getByRole("region", { name: "Agent version diff" });
+    await diff.getByText(/inputSchema\/properties\/topic\/description$/).waitFor();
+    expect(await diff.textContent()).toContain("What to summarize");
   }, 180_000);
 });

@@ -79,6 +79,15 @@ export function WorkflowEditor({
     return () => clearTimeout(timer);
   }, [kiln, draft, agent.describedVersionId, current]);
 
+  const dirty = saved !== current;
+  // Leaving the page (closing, reloading) with unsaved changes asks first.
+  useEffect(() => {
+    if (!dirty || !draft) return;
+    const ask = (e: BeforeUnloadEvent) => e.preventDefault();
+    addEventListener("beforeunload", ask);
+    return () => removeEventListener("beforeunload", ask);
+  }, [dirty, draft]);
+
   const fromBuilder = (value: Workflow) => {
     setEdited({ value, text: json(value) });
     setConfirming(false);
@@ -104,7 +113,6 @@ export function WorkflowEditor({
   };
   const issues = shownIssues(validation);
   const graphed = builderWorkflow(edited.value);
-  const dirty = saved !== current;
   const draftNumber = agent.versions.find((v) => v.id === draft)?.version;
   const shown = agent.versions.find((v) => v.id === agent.describedVersionId)?.version;
   const tabs = [

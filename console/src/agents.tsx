@@ -7,7 +7,7 @@ import type { Session } from "./api.js";
 import { type FamilyList, listPage } from "./resource-list.js";
 import type { Navigate } from "./router.js";
 import { ActButton, Loading, Pending } from "./ui.js";
-import { DraftHeading, NewVersionButton } from "./versioned.js";
+import { type DiffFamily, DraftHeading, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 import { useSources } from "./workflow-sources.js";
 
 /** Agents of the organization: list, create, open. */
@@ -19,6 +19,8 @@ export const agentList: FamilyList<Agent> = {
 };
 
 export const AgentList = listPage(agentList);
+
+const agentDiff: DiffFamily = { noun: "agent", diff: (kiln, id, versionId) => kiln.agents.diff(id, versionId) };
 
 /** The agent's versions, the live one marked; an older published one can be rolled back to. */
 function AgentVersions({
@@ -98,6 +100,7 @@ export function AgentDetail({
         <Loading what="the prompts, skills and tools" />
       )}
       <AgentVersions kiln={kiln} agent={agent} act={act} onAgent={setAgent} />
+      <VersionDiffPanel family={agentDiff} kiln={kiln} resource={agent} />
       <AgentRuns kiln={kiln} session={session} agent={agent} act={act} error={error} navigate={navigate} />
     </main>
   );
