@@ -234,18 +234,25 @@ describe("the console", () => {
     await page.getByLabel("Agent name").fill("Greeting agent");
     await page.getByRole("button", { name: "Create agent" }).click();
     await page.getByRole("heading", { name: "Greeting agent" }).waitFor();
+    // The JSON view of the workflow builder (test/console-agents.test.ts builds one with the forms).
+    await page.getByRole("tab", { name: "JSON" }).click();
     await page.getByLabel("Workflow (JSON)").fill(workflow("prm_00000000000000000000000000000000"));
-    await page.getByRole("button", { name: "Save and validate" }).click();
-    await page.getByText("The workflow has errors.").waitFor();
-    expect(await page.getByRole("status").filter({ hasText: "again" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await page.getByText(/The workflow has errors/).waitFor();
+    await page.getByRole("tab", { name: "Builder" }).click();
+    await page
+      .getByRole("group", { name: "Step 2: again" })
+      .getByText(/does not exist/)
+      .waitFor();
     // Pinned in the graph too: the one step with issues is drawn as such.
     expect(await page.getByText("prompt · has issues").count()).toBe(1);
+    await page.getByRole("tab", { name: "JSON" }).click();
     await page.getByLabel("Workflow (JSON)").fill(workflow(greeterId));
-    await page.getByRole("button", { name: "Save and validate" }).click();
     await page.getByText("The workflow is valid.").waitFor();
-    await page.getByRole("button", { name: "Publish", exact: true }).click();
+    await page.getByRole("button", { name: "Publish…" }).click();
+    await page.getByRole("button", { name: "Publish version 1" }).click();
     await page.getByText("A version is published.").waitFor();
-    await page.getByLabel("Inputs (JSON)").fill('{"name":"Ada"}');
+    await page.getByLabel("name (required)").fill("Ada");
     await page.getByRole("button", { name: "Run the published version" }).click();
     await page.getByText("1 run this session; the last succeeded").waitFor();
     await page.getByLabel("Rerun from step").selectOption("again");

@@ -52,7 +52,7 @@ function Shell({
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
-  else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} />;
+  else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} navigate={navigate} />;
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;

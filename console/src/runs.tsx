@@ -28,7 +28,7 @@ const query = (f: Record<string, string>) =>
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : "");
 
 /** The runs the filters select, page after page, through the SDK's pagination (non-public GET /api/runs). */
-function runList(session: Session, f: Filters): PaginatedList<Run> {
+export function runList(session: Session, f: Filters): PaginatedList<Run> {
   const q = query({
     organizationId: session.organizationId ?? "",
     kind: f.kind,

@@ -1,6 +1,5 @@
 import type { Workflow, WorkflowValidation } from "@kiln/sdk";
-
-type Step = Workflow["steps"][number];
+import { mappingOf, type Step } from "./workflow-model.js";
 
 /** The issues of a validation pinned to the step they are about (`steps[i]…`). */
 export function issuesByStep(workflow: Workflow | null, validation: WorkflowValidation | null): Map<string, string[]> {
@@ -15,12 +14,39 @@ export function issuesByStep(workflow: Workflow | null, validation: WorkflowVali
   return byStep;
 }
 
-/** The workflow as a graph: one box per step in order, arrows for `next` and branches. */
-export function WorkflowGraph({ workflow, issues }: { workflow: Workflow; issues: Map<string, string[]> }) {
+const WIDTH = 220;
+const HEIGHT = 56;
+const GAP = 40;
+/** Room on the left for the data arrows (a step's output read by another step's input). */
+const LEFT = 90;
+const INK = "#232136";
+const DATA = "#5b4b8a";
+
+/** The data arrows: for each input of a step bound to another step's output, from that step to it. */
+function dataEdges(steps: Step[], index: Map<string, number>) {
+  return steps.flatMap((s, to) =>
+    Object.entries(s.input ?? {}).flatMap(([name, value]) => {
+      const m = mappingOf(value);
+      const from = m.source === "step" ? index.get(m.stepId) : undefined;
+      return from === undefined || from === to ? [] : [{ from, to, name }];
+    }),
+  );
+}
+
+/**
+ * The workflow as a graph: one box per step in order (what it runs, by name when `names` has it),
+ * solid arrows for `next` and branches, dashed arrows on the left for outputs read as inputs.
+ */
+export function WorkflowGraph({
+  workflow,
+  issues,
+  names = new Map(),
+}: {
+  workflow: Workflow;
+  issues: Map<string, string[]>;
+  names?: Map<string, string>;
+}) {
   const steps = workflow.steps ?? [];
-  const width = 220;
-  const height = 56;
-  const gap = 40;
   const index = new Map(steps.map((s, i) => [s.id, i]));
   const edges = steps.flatMap((s: Step, i) => {
     const next = s.next;
@@ -28,35 +54,60 @@ export function WorkflowGraph({ workflow, issues }: { workflow: Workflow; issues
     if (Array.isArray(next)) return next.map((b, k) => ({ from: i, to: index.get(b.to), label: `branch ${k + 1}` }));
     return [];
   });
-  const total = steps.length * (height + gap);
+  const data = dataEdges(steps, index);
+  const total = steps.length * (HEIGHT + GAP);
+  const mid = LEFT + WIDTH / 2;
   return (
     <figure className="graph">
       <svg
-        viewBox={`0 0 ${width + 160} ${Math.max(total, height)}`}
+        viewBox={`0 0 ${LEFT + WIDTH + 90} ${Math.max(total, HEIGHT)}`}
         width="100%"
         role="img"
         aria-label={`Workflow of ${steps.length} steps starting at ${workflow.entry}`}
       >
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto">
-            <path d="M0,0 L10,5 L0,10 z" fill="#232136" />
+            <path d="M0,0 L10,5 L0,10 z" fill={INK} />
+          </marker>
+          <marker id="data-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto">
+            <path d="M0,0 L10,5 L0,10 z" fill={DATA} />
           </marker>
         </defs>
+        {data.map((e, k) => {
+          const y1 = e.from * (HEIGHT + GAP) + HEIGHT / 2 + 6;
+          const y2 = e.to * (HEIGHT + GAP) + HEIGHT / 2 - 6;
+          const bend = LEFT - 12 - Math.min(Math.abs(e.to - e.from), 3) * 6;
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the data arrows of one workflow, in order
+            <g key={k}>
+              <path
+                d={`M${LEFT},${y1} C${bend},${y1} ${bend},${y2} ${LEFT},${y2}`}
+                stroke={DATA}
+                strokeDasharray="4 3"
+                fill="none"
+                markerEnd="url(#data-arrow)"
+              />
+              <text x={bend - 3} y={(y1 + y2) / 2 + 4} fontSize="10" fill={DATA} textAnchor="end">
+                {e.name.length > 11 ? `${e.name.slice(0, 10)}…` : e.name}
+              </text>
+            </g>
+          );
+        })}
         {edges.map((e, k) => {
           if (e.to === undefined) return null;
-          const y1 = e.from * (height + gap) + height;
-          const y2 = e.to * (height + gap);
+          const y1 = e.from * (HEIGHT + GAP) + HEIGHT;
+          const y2 = e.to * (HEIGHT + GAP);
           const forward = e.to > e.from;
-          const x = width / 2 + (forward ? 0 : width / 2 + 20);
+          const x = LEFT + WIDTH + 20;
           const path = forward
-            ? `M${width / 2},${y1} L${width / 2},${y2}`
-            : `M${width},${y1 - height / 2} C${x + 60},${y1} ${x + 60},${y2} ${width},${y2 + height / 2}`;
+            ? `M${mid},${y1} L${mid},${y2}`
+            : `M${LEFT + WIDTH},${y1 - HEIGHT / 2} C${x + 60},${y1} ${x + 60},${y2} ${LEFT + WIDTH},${y2 + HEIGHT / 2}`;
           return (
             // biome-ignore lint/suspicious/noArrayIndexKey: edges of one workflow, in order
             <g key={k}>
-              <path d={path} stroke="#232136" fill="none" markerEnd="url(#arrow)" />
+              <path d={path} stroke={INK} fill="none" markerEnd="url(#arrow)" />
               {e.label && (
-                <text x={width / 2 + 8} y={(y1 + y2) / 2} fontSize="11">
+                <text x={mid + 8} y={(y1 + y2) / 2} fontSize="11">
                   {e.label}
                 </text>
               )}
@@ -66,13 +117,14 @@ export function WorkflowGraph({ workflow, issues }: { workflow: Workflow; issues
         {steps.map((s, i) => {
           const bad = issues.has(s.id);
           return (
-            <g key={s.id} transform={`translate(0, ${i * (height + gap)})`}>
+            // biome-ignore lint/suspicious/noArrayIndexKey: two steps may share an id while it is typed
+            <g key={i} transform={`translate(${LEFT}, ${i * (HEIGHT + GAP)})`}>
               <rect
-                width={width}
-                height={height}
+                width={WIDTH}
+                height={HEIGHT}
                 rx="6"
                 fill={bad ? "#fdecea" : "#fff"}
-                stroke={bad ? "#b3261e" : "#232136"}
+                stroke={bad ? "#b3261e" : INK}
               />
               <text x="10" y="22" fontSize="14" fontWeight="600">
                 {s.id}
@@ -80,13 +132,16 @@ export function WorkflowGraph({ workflow, issues }: { workflow: Workflow; issues
               </text>
               <text x="10" y="42" fontSize="12">
                 {s.type}
+                {names.get(s.id) ? ` · ${names.get(s.id)}` : ""}
                 {bad ? " · has issues" : ""}
               </text>
             </g>
           );
         })}
       </svg>
-      <figcaption>Steps in order; arrows follow next and branches.</figcaption>
+      <figcaption>
+        Steps in order; solid arrows follow next and branches, dashed ones carry outputs to inputs.
+      </figcaption>
     </figure>
   );
 }
