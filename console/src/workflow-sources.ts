@@ -26,30 +26,26 @@ const published = (versions: { id: string; version: number; status: string }[]) 
     .map(({ id, version }) => ({ id, version }))
     .reverse();
 
+/** A versioned prompt or skill as a source: runnable unpinned once it has a published version. */
+const versioned = (
+  type: StepType,
+  r: { id: string; name: string; versions: Parameters<typeof published>[0]; publishedVersionId: string | null },
+  schema: unknown,
+): Source => ({
+  type,
+  id: r.id,
+  name: r.name,
+  fields: propertiesOf(schema),
+  versions: published(r.versions),
+  runnable: r.publishedVersionId !== null,
+});
+
 /** Every prompt, skill and tool of the organization, prompts first. */
 export async function readSources(kiln: Kiln, organizationId: string | undefined): Promise<Source[]> {
   const query = { organizationId, limit: 200 };
   const sources: Source[] = [];
-  for await (const p of kiln.prompts.list(query)) {
-    sources.push({
-      type: "prompt",
-      id: p.id,
-      name: p.name,
-      fields: propertiesOf(p.version?.variablesSchema),
-      versions: published(p.versions),
-      runnable: p.publishedVersionId !== null,
-    });
-  }
-  for await (const s of kiln.skills.list(query)) {
-    sources.push({
-      type: "skill",
-      id: s.id,
-      name: s.name,
-      fields: propertiesOf(s.inputSchema),
-      versions: published(s.versions),
-      runnable: s.publishedVersionId !== null,
-    });
-  }
+  for await (const p of kiln.prompts.list(query)) sources.push(versioned("prompt", p, p.version?.variablesSchema));
+  for await (const s of kiln.skills.list(query)) sources.push(versioned("skill", s, s.inputSchema));
   for await (const t of kiln.tools.list(query)) {
     sources.push({
       type: "tool",
