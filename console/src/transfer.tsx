@@ -121,7 +121,7 @@ function ImportReportView({ report }: { report: ImportReport }) {
       </p>
       {report.warnings.length > 0 && (
         <section aria-labelledby="warnings-heading" className="card warnings">
-          <h3 id="warnings-heading">{plural(report.warnings.length, "warning")}: what is not imported as it is</h3>
+          <h3 id="warnings-heading">{plural(report.warnings.length, "warning")}: what is left out or changed</h3>
           <dl>
             {warningsByPlace(report.warnings).map(([place, ws]) => (
               <div key={place}>
