@@ -211,5 +211,20 @@ describe("evaluations in the console", () => {
     expect(await graceRow.locator("del").textContent()).toBe("Greet");
     expect(await graceRow.locator("ins").textContent()).toBe("Welcome");
     await b.screen("evaluation-compare");
+
+    // A long run: its report says it is running while the results come in, and cancels it.
+    await sdk.evaluations.createCases(skill.id, {
+      organizationId,
+      cases: Array.from({ length: 50 }, (_, i) => ({ name: `bulk ${i}`, input: { name: `N${i}` } })),
+    });
+    await page.getByRole("link", { name: "Greeting skill" }).click();
+    await page.getByText("53 cases.").waitFor();
+    await page.getByLabel("against published").check();
+    await page.getByLabel("Attempts per case (1–20)").fill("20");
+    await page.getByRole("button", { name: "Run evaluation" }).click();
+    await page.getByText(/^Evaluation (queued|running) \(\d+ of the cases reported so far\)…$/).waitFor();
+    await page.getByRole("button", { name: "Cancel the run" }).click();
+    await page.getByText(/^Evaluation cancelled: Cancelled: /).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("button", { name: "Cancel the run" }).count()).toBe(0);
   }, 240_000);
 });
