@@ -3,7 +3,7 @@
  * cases changed verdict, and for each case whose output changed, a word diff of the outputs.
  */
 import type { EvaluationCase, EvaluationComparison, EvaluationRun, Skill } from "@kiln/sdk";
-import { diffWords } from "diff";
+import type { ChangeObject } from "diff";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { allCases } from "./evaluation-cases.js";
@@ -16,7 +16,14 @@ interface Loaded {
   comparison: EvaluationComparison;
   base: EvaluationRun;
   head: EvaluationRun;
+  /** The word diff of the outputs, by case; jsdiff is loaded with this page only. */
+  diffs: Map<string, ChangeObject<string>[]>;
 }
+
+const outputOf = (run: EvaluationRun, target: string, caseId: string) => {
+  const t = run.results.find((r) => r.caseId === caseId)?.byTarget[target];
+  return t?.output?.text ?? t?.error?.message ?? "";
+};
 
 type Side = EvaluationComparison["results"][number]["base"];
 
@@ -31,10 +38,10 @@ function SideCell({ side }: { side: Side }) {
 }
 
 /** Words removed from base struck through, words added in head marked. */
-function OutputDiff({ before, after }: { before: string; after: string }) {
+function OutputDiff({ parts }: { parts: ChangeObject<string>[] }) {
   return (
     <pre className="output diff">
-      {diffWords(before, after).map((part, i) =>
+      {parts.map((part, i) =>
         part.added ? (
           // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one diff, in order
           <ins key={i}>{part.value}</ins>
@@ -60,12 +67,19 @@ export function EvaluationCompare({
   const { error, setError } = useAction();
   const [onlyChanged, setOnlyChanged] = useState(false);
   const read = useCallback(async (): Promise<Loaded> => {
-    const [comparison, base, head] = await Promise.all([
+    const [comparison, base, head, { diffWords }] = await Promise.all([
       kiln.evaluations.compare(skillId, { base: baseId, head: headId }),
       kiln.evaluations.get(skillId, baseId),
       kiln.evaluations.get(skillId, headId),
+      import("diff"),
     ]);
-    return { comparison, base, head };
+    const diffs = new Map(
+      comparison.results.map((r) => [
+        r.caseId,
+        diffWords(outputOf(base, comparison.base.target, r.caseId), outputOf(head, comparison.head.target, r.caseId)),
+      ]),
+    );
+    return { comparison, base, head, diffs };
   }, [kiln, skillId, baseId, headId]);
   const loaded = useLoaded<Loaded>(read, setError).value;
   const readSkill = useCallback(() => kiln.skills.get(skillId), [kiln, skillId]);
@@ -73,17 +87,12 @@ export function EvaluationCompare({
   const readCases = useCallback(() => allCases(kiln, skillId), [kiln, skillId]);
   const cases = useLoaded<EvaluationCase[]>(readCases, setError).value;
   if (!loaded) return <Pending error={error} what="the comparison" />;
-  const { comparison, base, head } = loaded;
+  const { comparison, base, head, diffs } = loaded;
   const nameOf = caseNamer(cases);
-  const outputOf = (run: EvaluationRun, target: string, caseId: string) => {
-    const t = run.results.find((r) => r.caseId === caseId)?.byTarget[target];
-    return t?.output?.text ?? t?.error?.message ?? "";
-  };
   const rows = comparison.results.map((r) => {
-    const before = outputOf(base, comparison.base.target, r.caseId);
-    const after = outputOf(head, comparison.head.target, r.caseId);
+    const parts = diffs.get(r.caseId) ?? [];
     const verdictChanged = r.base?.verdict !== r.head?.verdict;
-    return { r, before, after, verdictChanged, outputChanged: before !== after };
+    return { r, parts, verdictChanged, outputChanged: parts.some((p) => p.added || p.removed) };
   });
   const shown = onlyChanged ? rows.filter((x) => x.verdictChanged || x.outputChanged) : rows;
   const report = (id: string) => `/skills/${skillId}/evaluations/${id}`;
@@ -130,7 +139,7 @@ export function EvaluationCompare({
             </tr>
           </thead>
           <tbody>
-            {shown.map(({ r, before, after, verdictChanged, outputChanged }) => (
+            {shown.map(({ r, parts, verdictChanged, outputChanged }) => (
               <tr key={r.caseId} className={verdictChanged ? "changed" : undefined}>
                 <th scope="row">{nameOf(r.caseId)}</th>
                 <SideCell side={r.base} />
@@ -140,11 +149,7 @@ export function EvaluationCompare({
                   {verdictChanged && <span className="hint"> verdict changed</span>}
                 </td>
                 <td className="content">
-                  {outputChanged ? (
-                    <OutputDiff before={before} after={after} />
-                  ) : (
-                    <span className="hint">same output</span>
-                  )}
+                  {outputChanged ? <OutputDiff parts={parts} /> : <span className="hint">same output</span>}
                 </td>
               </tr>
             ))}
