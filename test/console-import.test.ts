@@ -64,6 +64,8 @@ describe("promptfoo import in the console", () => {
     execFileSync("tar", ["-czf", tgz, "-C", EXAMPLES, "rubric-grading"]);
     await page.getByLabel("An archive of one (.zip, .tar.gz, .tgz, .tar)").setInputFiles(tgz);
     await page.getByText("rubric-grading/promptfooconfig.yaml from rubric-grading.tar.gz, with 5 files").waitFor();
+    // The directory chosen before is cleared: one choice at a time.
+    expect(await page.getByLabel("A directory holding a promptfoo config and its files").inputValue()).toBe("");
     await page.getByRole("button", { name: "Check (dry run)" }).click();
     await summary("5 created, 0 updated, 0 skipped, 0 conflicts").waitFor();
     expect(await warningsOf("more-tests.jsonl:2").textContent()).toContain(

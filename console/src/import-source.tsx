@@ -62,12 +62,18 @@ export async function sourceOf(kind: SourceKind, event: ChangeEvent<HTMLInputEle
   return withFiles(`${top}/`, await filesOfDirectory(list));
 }
 
-/** The three file inputs: one file, a directory, an archive. */
+/** The three file inputs: one file, a directory, an archive; choosing in one clears the others. */
 export function SourcePickers({
-  onChoose,
+  onChoose: choose,
 }: {
   onChoose: (kind: SourceKind, e: ChangeEvent<HTMLInputElement>) => void;
 }) {
+  const onChoose = (kind: SourceKind, e: ChangeEvent<HTMLInputElement>) => {
+    for (const input of e.currentTarget.closest(".import-pickers")?.querySelectorAll("input") ?? []) {
+      if (input !== e.currentTarget) input.value = "";
+    }
+    choose(kind, e);
+  };
   return (
     <div className="import-pickers">
       <label className="field">

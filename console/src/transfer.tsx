@@ -139,9 +139,9 @@ function ImportReportView({ report }: { report: ImportReport }) {
       <DataTable label="Import items" columns={["Kind", "Name", "Outcome", "Detail"]}>
         {report.items.map((i) => (
           <tr key={`${i.kind}/${i.sourceId}`} className={i.outcome === "conflict" ? "run-failed" : undefined}>
-            <td>{i.kind.replace("_", " ")}</td>
-            <td>{i.name}</td>
-            <td>{i.outcome}</td>
+            <td className="nowrap">{i.kind.replace("_", " ")}</td>
+            <td className="nowrap">{i.name}</td>
+            <td className="nowrap">{i.outcome}</td>
             <td>{i.detail ?? ""}</td>
           </tr>
         ))}
