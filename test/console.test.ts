@@ -184,29 +184,36 @@ describe("the console", () => {
     await page.getByRole("article", { name: "Preview output" }).getByText("Greet Grace warmly.").waitFor();
     await page.getByRole("button", { name: "Publish the draft" }).click();
     await page.getByText("A version is published.").waitFor();
-    await page.getByLabel("Case input (JSON)").fill('{"name":"Ada"}');
-    await page.getByLabel("Output contains").fill("Greet Ada");
+    await page.getByLabel("name (required)").fill("Ada");
+    await page.getByRole("button", { name: "Add an assertion" }).click();
+    await page.getByLabel("Text the output contains").fill("Greet Ada");
     await page.getByRole("button", { name: "Add case" }).click();
     await page.getByText("1 case.").waitFor();
-    // Two more from CSV.
-    await page.getByLabel(/^Cases:/).fill("name,input.name,contains\nGrace,Grace,Greet Grace\nAlan,Alan,Greet Alan");
-    await page.getByRole("button", { name: "Import" }).click();
+    // Two more from a CSV file.
+    await page.getByLabel("Import cases (JSON, JSONL or CSV)").setInputFiles({
+      name: "cases.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from("name,input.name,contains\nGrace,Grace,Greet Grace\nAlan,Alan,Greet Alan"),
+    });
     await page.getByText("3 cases.").waitFor();
     // One edited: renamed, same input and assertion.
     await page.getByRole("button", { name: "Edit Alan" }).click();
-    await page.getByRole("heading", { name: "Edit the case" }).waitFor();
+    await page.getByRole("heading", { name: "Edit the case Alan" }).waitFor();
     await page.getByLabel("Case name").fill("Alan Turing");
     await page.getByRole("button", { name: "Save case" }).click();
     await page.getByRole("cell", { name: "Alan Turing", exact: true }).waitFor();
     await page.getByLabel("against published").check();
     await page.getByRole("button", { name: "Run evaluation" }).click();
-    await page.getByText(/Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
-    await screen("skill");
-    // Each outcome links to its run.
-    await page.getByRole("link", { name: "run", exact: true }).first().click();
+    await page.getByText(/^Evaluation completed: 3 cases: published 3\/3 passed/).waitFor({ timeout: 20_000 });
+    // Each attempt links to its run.
+    await page.getByText("1 attempt", { exact: true }).first().click();
+    await page.getByRole("link", { name: "published run, attempt 1" }).first().click();
     await page.getByRole("heading", { name: /^skill run srun_/ }).waitFor();
     await page.goBack();
+    await page.getByRole("link", { name: "Greeting skill" }).click();
     await page.getByRole("heading", { name: "Greeting skill" }).waitFor();
+    await page.getByRole("region", { name: "Evaluation runs" }).getByRole("row").nth(1).waitFor();
+    await screen("skill");
     // A new version, diffed against the published one.
     await page.getByRole("button", { name: "New version" }).click();
     await page.getByText("Editing the draft.").waitFor();
@@ -303,8 +310,8 @@ describe("the console", () => {
     const exported = JSON.parse(readFileSync((await download.path()) ?? "", "utf8"));
     expect(exported.format).toBe("kiln.bundle/v1");
     expect(exported.prompts.length).toBeGreaterThan(0);
-    await page.getByText(/^Exported \d+ prompts/).waitFor();
-    await page.getByLabel("File to import").setInputFiles({
+    await page.getByText(/^Exported \d+ prompts?/).waitFor();
+    await page.getByLabel(/^A file \(a Kiln export/).setInputFiles({
       name: "promptfooconfig.yaml",
       mimeType: "application/yaml",
       buffer: Buffer.from(

@@ -408,6 +408,23 @@ describe("the attach flow with skills, skill runs and evaluations", () => {
     const cancelled = await keyed.evaluations.cancel(slowSkill.id, pending.evaluationRunId);
     expect(cancelled.status).toBe("cancelled");
     expect(cancelled.summary?.text).toMatch(/^Cancelled: /);
+
+    // The skill's runs, newest first a page at a time, without per-case results.
+    const runs = [];
+    for await (const r of keyed.evaluations.listRuns(skillId, { limit: 2 })) runs.push(r);
+    expect(runs.map((r) => r.id)).toEqual([
+      judgedRun.evaluationRunId,
+      repeated.evaluationRunId,
+      started.evaluationRunId,
+    ]);
+    expect(runs[1]).toMatchObject({ status: "completed", repeats: 3, summary: { text: again.summary?.text } });
+    expect(runs[1]).not.toHaveProperty("results");
+    // A deleted case is gone from the list; deleting it again is a 404.
+    expect((await keyed.evaluations.deleteCase(skillId, nice)).name).toBe("Nice (edited)");
+    const left = [];
+    for await (const c of keyed.evaluations.listCases(skillId)) left.push(c.id);
+    expect(left).not.toContain(nice);
+    expect(await failureOf(keyed.evaluations.deleteCase(skillId, nice))).toMatchObject({ status: 404 });
   });
 });
 

@@ -3,6 +3,8 @@ import { createRoot } from "react-dom/client";
 import { AgentDetail, AgentList } from "./agents.js";
 import { clientOf, loadSession, type Session, saveSession } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
+import { EvaluationCompare } from "./evaluation-compare.js";
+import { EvaluationReport } from "./evaluation-report.js";
 import { ApiKeys } from "./keys.js";
 import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
@@ -47,8 +49,15 @@ function Shell({
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
   const runId = /^\/runs\/([^/]+)$/.exec(path)?.[1];
   const toolId = /^\/tools\/([^/]+)$/.exec(path)?.[1];
+  const evaluation = /^\/skills\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
+  const compared = /^\/skills\/([^/]+)\/evaluations\/([^/]+)\/compare\/([^/]+)$/.exec(path);
   let page: React.ReactNode;
-  if (promptId) page = <PromptDetail kiln={kiln} session={session} id={promptId} />;
+  const pageProps = { kiln, session, navigate };
+  if (evaluation?.[1] && evaluation[2])
+    page = <EvaluationReport {...pageProps} skillId={evaluation[1]} runId={evaluation[2]} />;
+  else if (compared?.[1] && compared[2] && compared[3])
+    page = <EvaluationCompare {...pageProps} skillId={compared[1]} baseId={compared[2]} headId={compared[3]} />;
+  else if (promptId) page = <PromptDetail kiln={kiln} session={session} id={promptId} />;
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;

@@ -164,7 +164,7 @@ export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: s
         </section>
       </div>
       <VersionDiffPanel family={skillDiff} kiln={kiln} resource={skill} />
-      <Evaluations kiln={kiln} session={session} skillId={id} navigate={navigate} />
+      <Evaluations kiln={kiln} session={session} skillId={id} navigate={navigate} inputSchema={skill.inputSchema} />
     </main>
   );
 }

@@ -25,7 +25,12 @@ import {
   VersionRefView,
 } from "./routes/catalog-views.js";
 import { ASSERTION_SCHEMA_NAMES, ASSERTION_SCHEMAS, AssertionView } from "./routes/evaluation-assertion-views.js";
-import { EvaluationCaseView, EvaluationComparisonView, EvaluationRunView } from "./routes/evaluation-views.js";
+import {
+  EvaluationCaseView,
+  EvaluationComparisonView,
+  EvaluationRunListItemView,
+  EvaluationRunView,
+} from "./routes/evaluation-views.js";
 import { LabelMoveView, LabelView } from "./routes/label-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
@@ -123,6 +128,7 @@ const COMPONENTS: NamedSchema[] = [
   AssertionView,
   EvaluationCaseView,
   EvaluationRunView,
+  EvaluationRunListItemView,
   EvaluationComparisonView,
   GenerationView,
   SpanView,

@@ -6,6 +6,7 @@ import type {
   EvaluationCase,
   EvaluationComparison,
   EvaluationRun,
+  EvaluationRunListItem,
   JudgeRun,
   Query,
   RequestBody,
@@ -49,6 +50,24 @@ export class Evaluations {
     const typed = body as RequestBody<"updateEvaluationCase">;
     const path = "/api/skills/{id}/evaluation-cases/{caseId}";
     return this.t.call((init) => this.t.api.PUT(path, { ...init, params, body: typed }), options);
+  }
+
+  /** Deletes a case (reports of earlier runs keep its results); answers the deleted case. */
+  deleteCase(skillId: string, caseId: string, options?: RequestOptions): Promise<EvaluationCase> {
+    const params = { path: { id: skillId, caseId } };
+    const path = "/api/skills/{id}/evaluation-cases/{caseId}";
+    return this.t.call((init) => this.t.api.DELETE(path, { ...init, params }), options);
+  }
+
+  /** The skill's evaluation runs, newest first, with their summaries but not their per-case results. */
+  listRuns(
+    skillId: string,
+    query: ListQuery<Query<"listEvaluationRuns">> = {},
+    options?: RequestOptions,
+  ): PaginatedList<EvaluationRunListItem> {
+    const send = (init: CallInit, wire: Query<"listEvaluationRuns">) =>
+      this.t.api.GET("/api/skills/{id}/evaluations", { ...init, params: { path: { id: skillId }, query: wire } });
+    return this.t.page(query, send, options);
   }
 
   /** Starts an evaluation run (202, queued); read it with `get` or `waitForResult`. */

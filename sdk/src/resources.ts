@@ -71,6 +71,7 @@ export type Assertion = Schemas["Assertion"];
 export type EvaluationCase = Schemas["EvaluationCase"];
 export type EvaluationRun = Schemas["EvaluationRun"];
 export type EvaluationComparison = Schemas["EvaluationComparison"];
+export type EvaluationRunListItem = Schemas["EvaluationRunListItem"];
 export type JudgeRun = Schemas["JudgeRun"];
 export type StartedEvaluationRun = operations["startEvaluationRun"]["responses"][202]["content"]["application/json"];
 

@@ -23,13 +23,11 @@ export function organizationOfRead(request: FastifyRequest, given: string | unde
   return principal.type === "api_key" ? principal.organizationId : "";
 }
 
+const OrganizationOfSkill = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 100, description: "default: the skill's organization" }),
+);
 const CasesQuerystring = Type.Object(
-  {
-    organizationId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: "default: the skill's organization" }),
-    ),
-    ...ListQuery,
-  },
+  { organizationId: OrganizationOfSkill, ...ListQuery },
   { additionalProperties: false },
 );
 
@@ -117,6 +115,33 @@ export function registerEvaluationCaseRoutes(app: GatewayApp, deps: GatewayDeps)
           skillId: request.params.id,
           caseId: request.params.caseId,
           evaluationCase: caseContentOf(c),
+        },
+        rpcOptions(request),
+      );
+      if (!r.evaluationCase) throw new Error("evaluation returned no case");
+      return evaluationCaseView(r.evaluationCase);
+    },
+  );
+
+  app.delete(
+    "/api/skills/:id/evaluation-cases/:caseId",
+    {
+      config,
+      schema: {
+        tags,
+        operationId: "deleteEvaluationCase",
+        summary: "Delete an evaluation case (reports of earlier runs keep its results); answers the deleted case",
+        params: Type.Object({ id: Id, caseId: Id }),
+        querystring: Type.Object({ organizationId: OrganizationOfSkill }, { additionalProperties: false }),
+        response: { 200: ref(EvaluationCaseView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const r = await evaluation.deleteEvaluationCase(
+        {
+          organizationId: organizationOfRead(request, request.query.organizationId),
+          skillId: request.params.id,
+          caseId: request.params.caseId,
         },
         rpcOptions(request),
       );

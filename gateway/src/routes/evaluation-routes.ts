@@ -4,14 +4,15 @@ import type { FastifyRequest } from "fastify";
 import type { Static } from "typebox";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { answers, operations } from "../http/operation.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdempotencyHeaders } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, ListQuery } from "../schemas.js";
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { TargetLabel } from "./evaluation-assertion-views.js";
 import { organizationOfRead, registerEvaluationCaseRoutes } from "./evaluation-case-routes.js";
-import { evaluationComparisonView, evaluationRunView } from "./evaluation-view-mappers.js";
-import { EvaluationComparisonView, EvaluationRunView } from "./evaluation-views.js";
+import { evaluationComparisonView, evaluationRunListItemView, evaluationRunView } from "./evaluation-view-mappers.js";
+import { EvaluationComparisonView, EvaluationRunListItemView, EvaluationRunView } from "./evaluation-views.js";
 
 /**
  * Evaluation cases and evaluation runs of a skill (docs/api.md "Evaluations"; public beta).
@@ -93,6 +94,30 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       );
       if (!r.run) throw new Error("evaluation returned no run");
       return reply.code(202).send({ id: r.run.id, evaluationRunId: r.run.id, status: "queued" as const });
+    },
+  );
+
+  app.get(
+    "/api/skills/:id/evaluations",
+    op(
+      "listEvaluationRuns",
+      "List a skill's evaluation runs, newest first, with their summaries (no per-case results)",
+      {
+        params: IdParams,
+        querystring: Type.Object(ListQuery, { additionalProperties: false }),
+        response: listAnswers(EvaluationRunListItemView, 400, 401, 403, 404),
+      },
+    ),
+    async (request) => {
+      const r = await evaluation.listEvaluationRuns(
+        {
+          organizationId: organizationOfRead(request, undefined),
+          skillId: request.params.id,
+          ...pageOf(request.query),
+        },
+        rpcOptions(request),
+      );
+      return listPage(r.runs, evaluationRunListItemView, r.nextCursor);
     },
   );
 

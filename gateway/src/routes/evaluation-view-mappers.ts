@@ -150,6 +150,12 @@ export const evaluationRunView = view("run", (run: EvaluationRun) => ({
   completedAt: iso(run.completedAt),
 }));
 
+/** A run in the list of a skill's runs: without results and contract validity. */
+export const evaluationRunListItemView = (run: EvaluationRun) => {
+  const { results: _results, contractValidity: _validity, ...item } = evaluationRunView(run);
+  return item;
+};
+
 const comparedRunView = ({ evaluationRunId, target, skillVersionId, repeats }: ComparedRun) => ({
   evaluationRunId,
   target,

@@ -170,6 +170,21 @@ export const EvaluationRunView = Type.Object(
   { $id: "EvaluationRun" },
 );
 
+export const EvaluationRunListItemView = Type.Object(
+  {
+    id: Type.String(),
+    evaluationRunId: Type.String({ description: "equal to id" }),
+    skillId: Type.String(),
+    status: EvaluationStatus,
+    repeats: Type.Integer({ minimum: 1, maximum: 20 }),
+    targets: EvaluationRunView.properties.targets,
+    summary: EvaluationRunView.properties.summary,
+    createdAt: Timestamp,
+    completedAt: EvaluationRunView.properties.completedAt,
+  },
+  { $id: "EvaluationRunListItem", description: "an evaluation run without its per-case results" },
+);
+
 const ComparedSideView = Nullable(
   Type.Object({
     outcome: OneOf(["pass", "fail", "error"]),

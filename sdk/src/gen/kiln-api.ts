@@ -965,7 +965,8 @@ export interface paths {
         /** Replace an evaluation case's name, input, expected output and assertions (runs started after use them) */
         put: operations["updateEvaluationCase"];
         post?: never;
-        delete?: never;
+        /** Delete an evaluation case (reports of earlier runs keep its results); answers the deleted case */
+        delete: operations["deleteEvaluationCase"];
         options?: never;
         head?: never;
         patch?: never;
@@ -982,6 +983,23 @@ export interface paths {
         put?: never;
         /** Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run */
         post: operations["startEvaluationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{id}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a skill's evaluation runs, newest first, with their summaries (no per-case results) */
+        get: operations["listEvaluationRuns"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2415,6 +2433,74 @@ export interface components {
                     path: string;
                     message: string;
                 }[];
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description when it completed or was cancelled */
+            completedAt: string | null;
+        };
+        /** @description an evaluation run without its per-case results */
+        EvaluationRunListItem: {
+            id: string;
+            /** @description equal to id */
+            evaluationRunId: string;
+            skillId: string;
+            /**
+             * @description cancelled: stopped by POST …/cancel; its report covers the attempts that finished
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            repeats: number;
+            targets: {
+                /** @description "draft", "published", or a label of the skill (production, latest, staging, …) */
+                label: string;
+                skillVersionId: string;
+            }[];
+            /** @description null until the run has completed (or was cancelled) */
+            summary: {
+                /** @description attempts per case and target */
+                repeats: number;
+                byTarget: {
+                    [key: string]: {
+                        passed: number;
+                        failed: number;
+                        errored: number;
+                        /** @description cases whose attempts disagree (counted in failed too) */
+                        flaky: number;
+                        /** @description the mean of the cases' pass rates, 0 to 1 */
+                        passRate: number;
+                        attempts: number;
+                        avgLatencyMs: number;
+                        latencyMs: {
+                            p50: number;
+                            p95: number;
+                            p99: number;
+                        };
+                        usage: components["schemas"]["Usage"];
+                        totalCostUsd: number | null;
+                        /** @description what the priced runs cost */
+                        pricedCostUsd: number;
+                        /** @description runs of a model without a price, left out of pricedCostUsd */
+                        unpricedRuns: number;
+                        judge: {
+                            runs: number;
+                            usage: components["schemas"]["Usage"];
+                            estimatedCostUsd: number | null;
+                        };
+                    };
+                };
+                changes: {
+                    fixed: number;
+                    regressed: number;
+                    outputChanged: number;
+                    unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
+                };
+                /** @description the summary in one line */
+                text: string;
             } | null;
             /** Format: date-time */
             createdAt: string;
@@ -9671,6 +9757,95 @@ export interface operations {
             };
         };
     };
+    deleteEvaluationCase: {
+        parameters: {
+            query?: {
+                /** @description default: the skill's organization */
+                organizationId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationCase"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     startEvaluationRun: {
         parameters: {
             query?: never;
@@ -9759,6 +9934,98 @@ export interface operations {
             };
             /** @description payload_too_large: a body over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEvaluationRuns: {
+        parameters: {
+            query?: {
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRunListItem"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -68,6 +68,19 @@ export function createCases(deps: EvaluationDeps) {
       return (await c.cases.findOneAndUpdate({ _id: existing._id }, { $set: set })) ?? { ...existing, ...set };
     },
 
+    /** Deletes one case; reports of runs that used it keep its results under its id. */
+    async deleteCase(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; caseId: string },
+    ): Promise<CaseDoc> {
+      const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
+      const filter = { _id: input.caseId, skillId: skill.id, organizationId: skill.organizationId };
+      const existing = await c.cases.findOne(filter);
+      if (!existing || (await c.cases.deleteOne(filter)).deletedCount === 0) throw notFound("evaluation case");
+      await c.caseImports.deleteMany({ organizationId: skill.organizationId, caseId: existing._id });
+      return existing;
+    },
+
     /** Every case of the organization, oldest first (docs/bundles.md). */
     async exportCases(principal: Principal, input: { organizationId: string }) {
       await deps.access.onResource(principal, input.organizationId, SCOPES.evaluationsRead, "organization");

@@ -1,6 +1,7 @@
 import { LABEL_NAME } from "@kiln/contracts/labels";
 import { failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { findPage, type Page } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
 import type { ReportResult } from "./domain/build-report.js";
@@ -138,6 +139,17 @@ export function createRuns(deps: EvaluationDeps) {
         deps.logger.warn({ err, evaluationRunId: run._id }, "evaluation work not published yet; the relay will retry");
       }
       return run;
+    },
+
+    /** The skill's runs, newest first, without their per-case results (`resultsJson` is not read). */
+    async listRuns(
+      principal: Principal,
+      input: { organizationId: string; skillId: string; limit: number; cursor: string },
+    ): Promise<Page<EvaluationRunDoc>> {
+      const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsRead);
+      const scope = { skillId: skill.id, organizationId: skill.organizationId };
+      const page = await findPage(c.runs, scope, { ...input, projection: { resultsJson: 0, caseIdsJson: 0 } });
+      return { ...page, items: page.items.map((r) => ({ ...r, resultsJson: "[]" })) };
     },
 
     async getRun(

@@ -20,12 +20,12 @@ function decodeCursor(cursor: string): string {
 
 /**
  * One page of a collection, newest first. Ids sort by creation time (`@kiln/kit/ids`), so `_id`
- * alone orders and resumes the list; `limit` 0 means the default.
+ * alone orders and resumes the list; `limit` 0 means the default; `projection` leaves out large fields.
  */
 export async function findPage<T extends Doc>(
   collection: Collection<T>,
   filter: Filter,
-  options: { limit: number; cursor: string },
+  options: { limit: number; cursor: string; projection?: Record<string, 0 | 1> },
 ): Promise<Page<T>> {
   const limit = options.limit === 0 ? DEFAULT_PAGE_LIMIT : options.limit;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
@@ -34,7 +34,11 @@ export async function findPage<T extends Doc>(
     ]);
   }
   const scoped = options.cursor ? { $and: [filter, { _id: { $lt: decodeCursor(options.cursor) } }] } : filter;
-  const docs = await collection.find(scoped, { sort: { _id: -1 }, limit: limit + 1 });
+  const docs = await collection.find(scoped, {
+    sort: { _id: -1 },
+    limit: limit + 1,
+    ...(options.projection && { projection: options.projection }),
+  });
   const items = docs.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: docs.length > limit && last ? Buffer.from(last._id).toString("base64url") : "" };

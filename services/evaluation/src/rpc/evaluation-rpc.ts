@@ -11,7 +11,7 @@ import {
 } from "@kiln/proto/evaluation";
 import type { Cases } from "../cases.js";
 import type { Runs, RunView } from "../runs.js";
-import type { CaseDoc } from "../store/evaluation-store.js";
+import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
 import { caseToProto, newCaseOf } from "./case-conversions.js";
 import { runToProto } from "./evaluation-conversions.js";
 import { comparisonToProto } from "./report-to-proto.js";
@@ -33,6 +33,8 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
     createEvaluationCases: casesAnswer(withInput(newCasesOf, cases.createCases)),
     updateEvaluationCase: answeringOne("evaluationCase", caseToProto)(withInput(caseUpdateOf, cases.updateCase)),
     listEvaluationCases: answeringPage("cases", caseToProto)(cases.listCases),
+    deleteEvaluationCase: answeringOne("evaluationCase", caseToProto)(cases.deleteCase),
+    listEvaluationRuns: answeringPage("runs", (doc: EvaluationRunDoc) => runToProto(doc))(runs.listRuns),
     startEvaluationRun: answeringOne("run", runToProto)(runs.startRun),
     getEvaluationRun: runViewAnswer(runs.getRun),
     cancelEvaluationRun: runViewAnswer(runs.cancelRun),

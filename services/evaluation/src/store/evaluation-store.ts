@@ -164,6 +164,9 @@ export async function ensureEvaluationIndexes(store: Store): Promise<void> {
     { keys: { importPending: 1, importedAt: 1 } },
   ]);
   await store.ensureIndexes("evaluation_case_imports", [{ keys: { importId: 1 } }]);
-  await store.ensureIndexes("evaluation_runs", [{ keys: { workPublished: 1, _id: 1 } }]);
+  await store.ensureIndexes("evaluation_runs", [
+    { keys: { workPublished: 1, _id: 1 } },
+    { keys: { skillId: 1, _id: -1 } },
+  ]);
   await store.ensureIndexes("evaluation_results", [{ keys: { evaluationRunId: 1 } }]);
 }

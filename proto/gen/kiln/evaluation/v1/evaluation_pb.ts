@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/evaluation/v1/evaluation.proto.
  */
 export const file_kiln_evaluation_v1_evaluation: GenFile = /*@__PURE__*/
-  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIrgBCgtDYXNlQ29udGVudBInCgVpbnB1dBgBIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjEKD2V4cGVjdGVkX291dHB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjEKCmFzc2VydGlvbnMYAyADKAsyHS5raWxuLmV2YWx1YXRpb24udjEuQXNzZXJ0aW9uEhEKBG5hbWUYBCABKAlIAIgBAUIHCgVfbmFtZSL4AwoJQXNzZXJ0aW9uEjUKBmVxdWFscxgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5FcXVhbHNBc3NlcnRpb25IABI5Cghjb250YWlucxgCIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db250YWluc0Fzc2VydGlvbkgAEjMKBXJlZ2V4GAMgASgLMiIua2lsbi5ldmFsdWF0aW9uLnYxLlJlZ2V4QXNzZXJ0aW9uSAASPgoLanNvbl9zY2hlbWEYBCABKAsyJy5raWxuLmV2YWx1YXRpb24udjEuSnNvblNjaGVtYUFzc2VydGlvbkgAEjoKCWpzb25fcGF0aBgFIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Kc29uUGF0aEFzc2VydGlvbkgAEkMKDm1heF9sYXRlbmN5X21zGAYgASgLMikua2lsbi5ldmFsdWF0aW9uLnYxLk1heExhdGVuY3lNc0Fzc2VydGlvbkgAEj8KDG1heF9jb3N0X3VzZBgHIAEoCzInLmtpbG4uZXZhbHVhdGlvbi52MS5NYXhDb3N0VXNkQXNzZXJ0aW9uSAASOgoJbGxtX2p1ZGdlGAggASgLMiUua2lsbi5ldmFsdWF0aW9uLnYxLkxsbUp1ZGdlQXNzZXJ0aW9uSABCBgoEa2luZCI6Cg9FcXVhbHNBc3NlcnRpb24SJwoFdmFsdWUYASABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCIiChFDb250YWluc0Fzc2VydGlvbhINCgV2YWx1ZRgBIAEoCSI/Cg5SZWdleEFzc2VydGlvbhIPCgdwYXR0ZXJuGAEgASgJEhIKBWZsYWdzGAIgASgJSACIAQFCCAoGX2ZsYWdzIj8KE0pzb25TY2hlbWFBc3NlcnRpb24SKAoGc2NoZW1hGAEgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiSwoRSnNvblBhdGhBc3NlcnRpb24SDAoEcGF0aBgBIAEoCRIoCgZlcXVhbHMYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCImChVNYXhMYXRlbmN5TXNBc3NlcnRpb24SDQoFdmFsdWUYASABKAEiJAoTTWF4Q29zdFVzZEFzc2VydGlvbhINCgV2YWx1ZRgBIAEoASJnChFMbG1KdWRnZUFzc2VydGlvbhIOCgZydWJyaWMYASABKAkSEgoFbW9kZWwYAiABKAlIAIgBARIWCgl0aHJlc2hvbGQYAyABKAFIAYgBAUIICgZfbW9kZWxCDAoKX3RocmVzaG9sZCL6AQoORXZhbHVhdGlvbkNhc2USCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEjAKB2NvbnRlbnQYCSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnQSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBKBAgEEAVKBAgFEAZKBAgGEAdKBAgHEAhSBG5hbWVSCmlucHV0X2pzb25SFGV4cGVjdGVkX291dHB1dF9qc29uUg9hc3NlcnRpb25zX2pzb24ifwocQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSLgoFY2FzZXMYBCADKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnRKBAgDEAQiUgodQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USMQoFY2FzZXMYASADKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2UimQEKG1VwZGF0ZUV2YWx1YXRpb25DYXNlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDwoHY2FzZV9pZBgDIAEoCRI4Cg9ldmFsdWF0aW9uX2Nhc2UYBSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnRKBAgEEAUiWwocVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXNwb25zZRI7Cg9ldmFsdWF0aW9uX2Nhc2UYASABKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2UiZgoaTGlzdEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJlChtMaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USMQoFY2FzZXMYASADKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2USEwoLbmV4dF9jdXJzb3IYAiABKAkiegoZU3RhcnRFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRIQCghjYXNlX2lkcxgEIAMoCRIPCgdyZXBlYXRzGAUgASgFIkwKGlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIl8KF0dldEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgDIAEoCSJKChhHZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iOwoQRXZhbHVhdGlvblRhcmdldBINCgVsYWJlbBgBIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGAIgASgJIjQKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDIikKCFJ1bkVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJHCglSdW5PdXRwdXQSDAoEdGV4dBgBIAEoCRImCgRqc29uGAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgCEAMifAoISnVkZ2VSdW4SDgoGcnVuX2lkGAEgASgJEigKBXVzYWdlGAIgASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgDIAEoAUgAiAEBQhUKE19lc3RpbWF0ZWRfY29zdF91c2QiQAoPQXNzZXJ0aW9uUmVzdWx0EgwKBHR5cGUYASABKAkSDgoGcGFzc2VkGAIgASgIEg8KB21lc3NhZ2UYAyABKAki8wEKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIPCgdvdXRjb21lGAIgASgJEhMKBnJ1bl9pZBgDIAEoCUgAiAEBEhIKCmxhdGVuY3lfbXMYBCABKAMSHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAUgASgBSAGIAQESKAoFdXNhZ2UYBiABKAsyGS5raWxuLmV2YWx1YXRpb24udjEuVXNhZ2USMAoKanVkZ2VfcnVucxgHIAMoCzIcLmtpbG4uZXZhbHVhdGlvbi52MS5KdWRnZVJ1bkIJCgdfcnVuX2lkQhUKE19lc3RpbWF0ZWRfY29zdF91c2Qi/wMKDFRhcmdldFJlc3VsdBIPCgdvdXRjb21lGAEgASgJEhMKBnJ1bl9pZBgCIAEoCUgAiAEBEi0KBm91dHB1dBgDIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5SdW5PdXRwdXQSNwoKYXNzZXJ0aW9ucxgEIAMoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bc3NlcnRpb25SZXN1bHQSGwoOY29udHJhY3RfdmFsaWQYBSABKAhIAYgBARISCgpsYXRlbmN5X21zGAYgASgDEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgHIAEoAUgCiAEBEigKBXVzYWdlGAggASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEjAKCmp1ZGdlX3J1bnMYCSADKAsyHC5raWxuLmV2YWx1YXRpb24udjEuSnVkZ2VSdW4SKwoFZXJyb3IYCiABKAsyHC5raWxuLmV2YWx1YXRpb24udjEuUnVuRXJyb3ISLQoIYXR0ZW1wdHMYCyADKAsyGy5raWxuLmV2YWx1YXRpb24udjEuQXR0ZW1wdBIRCglwYXNzX3JhdGUYDCABKAESDwoHdmVyZGljdBgNIAEoCUIJCgdfcnVuX2lkQhEKD19jb250cmFjdF92YWxpZEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkItEBCgpDYXNlUmVzdWx0Eg8KB2Nhc2VfaWQYASABKAkSPwoJYnlfdGFyZ2V0GAIgAygLMiwua2lsbi5ldmFsdWF0aW9uLnYxLkNhc2VSZXN1bHQuQnlUYXJnZXRFbnRyeRITCgZjaGFuZ2UYAyABKAlIAIgBARpRCg1CeVRhcmdldEVudHJ5EgsKA2tleRgBIAEoCRIvCgV2YWx1ZRgCIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5UYXJnZXRSZXN1bHQ6AjgBQgkKB19jaGFuZ2UiOwoSTGF0ZW5jeVBlcmNlbnRpbGVzEgsKA3A1MBgBIAEoARILCgNwOTUYAiABKAESCwoDcDk5GAMgASgBIn0KC0p1ZGdlVG90YWxzEgwKBHJ1bnMYASABKAUSKAoFdXNhZ2UYAiABKAsyGS5raWxuLmV2YWx1YXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAMgASgBSACIAQFCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKCAwoNVGFyZ2V0U3VtbWFyeRIOCgZwYXNzZWQYASABKAUSDgoGZmFpbGVkGAIgASgFEg8KB2Vycm9yZWQYAyABKAUSDQoFZmxha3kYBCABKAUSEQoJcGFzc19yYXRlGAUgASgBEhAKCGF0dGVtcHRzGAYgASgFEhYKDmF2Z19sYXRlbmN5X21zGAcgASgBEjoKCmxhdGVuY3lfbXMYCCABKAsyJi5raWxuLmV2YWx1YXRpb24udjEuTGF0ZW5jeVBlcmNlbnRpbGVzEigKBXVzYWdlGAkgASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEhsKDnRvdGFsX2Nvc3RfdXNkGAogASgBSACIAQESFwoPcHJpY2VkX2Nvc3RfdXNkGAsgASgBEhUKDXVucHJpY2VkX3J1bnMYDCABKAUSLgoFanVkZ2UYDSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuSnVkZ2VUb3RhbHNCEQoPX3RvdGFsX2Nvc3RfdXNkIoEBCgxDaGFuZ2VDb3VudHMSDQoFZml4ZWQYASABKAUSEQoJcmVncmVzc2VkGAIgASgFEhYKDm91dHB1dF9jaGFuZ2VkGAMgASgFEhEKCXVuY2hhbmdlZBgEIAEoBRIVCg1zdGlsbF9mYWlsaW5nGAUgASgFEg0KBWZsYWt5GAYgASgFIoECChFFdmFsdWF0aW9uU3VtbWFyeRIPCgdyZXBlYXRzGAEgASgFEkYKCWJ5X3RhcmdldBgCIAMoCzIzLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uU3VtbWFyeS5CeVRhcmdldEVudHJ5EjEKB2NoYW5nZXMYAyABKAsyIC5raWxuLmV2YWx1YXRpb24udjEuQ2hhbmdlQ291bnRzEgwKBHRleHQYBCABKAkaUgoNQnlUYXJnZXRFbnRyeRILCgNrZXkYASABKAkSMAoFdmFsdWUYAiABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuVGFyZ2V0U3VtbWFyeToCOAEiZAoRQ29udHJhY3RWaW9sYXRpb24SFAoHY2FzZV9pZBgBIAEoCUgAiAEBEg4KBnRhcmdldBgCIAEoCRIMCgRraW5kGAMgASgJEg8KB21lc3NhZ2UYBCABKAlCCgoIX2Nhc2VfaWQiPQoOQnJlYWtpbmdDaGFuZ2USDAoEa2luZBgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB21lc3NhZ2UYAyABKAkimgEKEENvbnRyYWN0VmFsaWRpdHkSDQoFdmFsaWQYASABKAgSOQoKdmlvbGF0aW9ucxgCIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db250cmFjdFZpb2xhdGlvbhI8ChBicmVha2luZ19jaGFuZ2VzGAMgAygLMiIua2lsbi5ldmFsdWF0aW9uLnYxLkJyZWFraW5nQ2hhbmdlIvADCg1FdmFsdWF0aW9uUnVuEgoKAmlkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSNQoHdGFyZ2V0cxgFIAMoCzIkLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uVGFyZ2V0Ei8KB3Jlc3VsdHMYDCADKAsyHi5raWxuLmV2YWx1YXRpb24udjEuQ2FzZVJlc3VsdBI2CgdzdW1tYXJ5GA0gASgLMiUua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25TdW1tYXJ5Ej8KEWNvbnRyYWN0X3ZhbGlkaXR5GA4gASgLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkNvbnRyYWN0VmFsaWRpdHkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdyZXBlYXRzGAsgASgFSgQIBhAHSgQIBxAISgQICBAJUgxyZXN1bHRzX2pzb25SDHN1bW1hcnlfanNvblIWY29udHJhY3RfdmFsaWRpdHlfanNvbiJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJImMKC0NvbXBhcmVkUnVuEhkKEWV2YWx1YXRpb25fcnVuX2lkGAEgASgJEg4KBnRhcmdldBgCIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGAMgASgJEg8KB3JlcGVhdHMYBCABKAUidQoMQ29tcGFyZWRTaWRlEg8KB291dGNvbWUYASABKAkSDwoHdmVyZGljdBgCIAEoCRIRCglwYXNzX3JhdGUYAyABKAESEAoIYXR0ZW1wdHMYBCABKAUSEwoGcnVuX2lkGAUgASgJSACIAQFCCQoHX3J1bl9pZCKfAQoMQ29tcGFyZWRDYXNlEg8KB2Nhc2VfaWQYASABKAkSLgoEYmFzZRgCIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZFNpZGUSLgoEaGVhZBgDIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZFNpZGUSEwoGY2hhbmdlGAQgASgJSACIAQFCCQoHX2NoYW5nZSJUChFDb21wYXJpc29uU3VtbWFyeRIxCgdjaGFuZ2VzGAEgASgLMiAua2lsbi5ldmFsdWF0aW9uLnYxLkNoYW5nZUNvdW50cxIMCgR0ZXh0GAIgASgJIv8BCh1Db21wYXJlRXZhbHVhdGlvblJ1bnNSZXNwb25zZRItCgRiYXNlGAIgASgLMh8ua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVkUnVuEi0KBGhlYWQYAyABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZWRSdW4SMQoHcmVzdWx0cxgEIAMoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZENhc2USNgoHc3VtbWFyeRgFIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJpc29uU3VtbWFyeUoECAEQAlIPY29tcGFyaXNvbl9qc29uIjcKHEV4cG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJImQKHUV4cG9ydEV2YWx1YXRpb25DYXNlc1Jlc3BvbnNlEjEKBWNhc2VzGAIgAygLMiIua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25DYXNlSgQIARACUgpjYXNlc19qc29uIm8KHEltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCWltcG9ydF9pZBgCIAEoCRIPCgdkcnlfcnVuGAMgASgIEhIKCmNhc2VzX2pzb24YBCABKAkiXQodSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USKgoFaXRlbXMYAiADKAsyGy5raWxuLmNhdGFsb2cudjEuSW1wb3J0SXRlbUoECAEQAlIKaXRlbXNfanNvbiJNCh9VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglpbXBvcnRfaWQYAiABKAkiMwogVW5kb0V2YWx1YXRpb25DYXNlSW1wb3J0UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoDTLiCQoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USeQoUVXBkYXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2USfAoVRXhwb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkV4cG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuRXhwb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USfAoVSW1wb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2UShQEKGFVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydBIzLmtpbG4uZXZhbHVhdGlvbi52MS5VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0GjQua2lsbi5ldmFsdWF0aW9uLnYxLlVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydFJlc3BvbnNlEnMKElN0YXJ0RXZhbHVhdGlvblJ1bhItLmtpbG4uZXZhbHVhdGlvbi52MS5TdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0Gi4ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEm0KEEdldEV2YWx1YXRpb25SdW4SKy5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QaLC5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlc3BvbnNlEnYKE0NhbmNlbEV2YWx1YXRpb25SdW4SLi5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlcXVlc3QaLy5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEnwKFUNvbXBhcmVFdmFsdWF0aW9uUnVucxIwLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0GjEua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_catalog_v1_catalog, file_kiln_common_v1_json]);
+  fileDesc("CiNraWxuL2V2YWx1YXRpb24vdjEvZXZhbHVhdGlvbi5wcm90bxISa2lsbi5ldmFsdWF0aW9uLnYxIrgBCgtDYXNlQ29udGVudBInCgVpbnB1dBgBIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjEKD2V4cGVjdGVkX291dHB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjEKCmFzc2VydGlvbnMYAyADKAsyHS5raWxuLmV2YWx1YXRpb24udjEuQXNzZXJ0aW9uEhEKBG5hbWUYBCABKAlIAIgBAUIHCgVfbmFtZSL4AwoJQXNzZXJ0aW9uEjUKBmVxdWFscxgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5FcXVhbHNBc3NlcnRpb25IABI5Cghjb250YWlucxgCIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db250YWluc0Fzc2VydGlvbkgAEjMKBXJlZ2V4GAMgASgLMiIua2lsbi5ldmFsdWF0aW9uLnYxLlJlZ2V4QXNzZXJ0aW9uSAASPgoLanNvbl9zY2hlbWEYBCABKAsyJy5raWxuLmV2YWx1YXRpb24udjEuSnNvblNjaGVtYUFzc2VydGlvbkgAEjoKCWpzb25fcGF0aBgFIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Kc29uUGF0aEFzc2VydGlvbkgAEkMKDm1heF9sYXRlbmN5X21zGAYgASgLMikua2lsbi5ldmFsdWF0aW9uLnYxLk1heExhdGVuY3lNc0Fzc2VydGlvbkgAEj8KDG1heF9jb3N0X3VzZBgHIAEoCzInLmtpbG4uZXZhbHVhdGlvbi52MS5NYXhDb3N0VXNkQXNzZXJ0aW9uSAASOgoJbGxtX2p1ZGdlGAggASgLMiUua2lsbi5ldmFsdWF0aW9uLnYxLkxsbUp1ZGdlQXNzZXJ0aW9uSABCBgoEa2luZCI6Cg9FcXVhbHNBc3NlcnRpb24SJwoFdmFsdWUYASABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCIiChFDb250YWluc0Fzc2VydGlvbhINCgV2YWx1ZRgBIAEoCSI/Cg5SZWdleEFzc2VydGlvbhIPCgdwYXR0ZXJuGAEgASgJEhIKBWZsYWdzGAIgASgJSACIAQFCCAoGX2ZsYWdzIj8KE0pzb25TY2hlbWFBc3NlcnRpb24SKAoGc2NoZW1hGAEgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiSwoRSnNvblBhdGhBc3NlcnRpb24SDAoEcGF0aBgBIAEoCRIoCgZlcXVhbHMYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCImChVNYXhMYXRlbmN5TXNBc3NlcnRpb24SDQoFdmFsdWUYASABKAEiJAoTTWF4Q29zdFVzZEFzc2VydGlvbhINCgV2YWx1ZRgBIAEoASJnChFMbG1KdWRnZUFzc2VydGlvbhIOCgZydWJyaWMYASABKAkSEgoFbW9kZWwYAiABKAlIAIgBARIWCgl0aHJlc2hvbGQYAyABKAFIAYgBAUIICgZfbW9kZWxCDAoKX3RocmVzaG9sZCL6AQoORXZhbHVhdGlvbkNhc2USCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEjAKB2NvbnRlbnQYCSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnQSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBKBAgEEAVKBAgFEAZKBAgGEAdKBAgHEAhSBG5hbWVSCmlucHV0X2pzb25SFGV4cGVjdGVkX291dHB1dF9qc29uUg9hc3NlcnRpb25zX2pzb24ifwocQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSLgoFY2FzZXMYBCADKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnRKBAgDEAQiUgodQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USMQoFY2FzZXMYASADKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2UimQEKG1VwZGF0ZUV2YWx1YXRpb25DYXNlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDwoHY2FzZV9pZBgDIAEoCRI4Cg9ldmFsdWF0aW9uX2Nhc2UYBSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ2FzZUNvbnRlbnRKBAgEEAUiWwocVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXNwb25zZRI7Cg9ldmFsdWF0aW9uX2Nhc2UYASABKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2UiZgoaTGlzdEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJlChtMaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USMQoFY2FzZXMYASADKAsyIi5raWxuLmV2YWx1YXRpb24udjEuRXZhbHVhdGlvbkNhc2USEwoLbmV4dF9jdXJzb3IYAiABKAkiWQobRGVsZXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgdjYXNlX2lkGAMgASgJIlsKHERlbGV0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2USOwoPZXZhbHVhdGlvbl9jYXNlGAEgASgLMiIua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25DYXNlImUKGUxpc3RFdmFsdWF0aW9uUnVuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJiChpMaXN0RXZhbHVhdGlvblJ1bnNSZXNwb25zZRIvCgRydW5zGAEgAygLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkiegoZU3RhcnRFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSDwoHdGFyZ2V0cxgDIAMoCRIQCghjYXNlX2lkcxgEIAMoCRIPCgdyZXBlYXRzGAUgASgFIkwKGlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIl8KF0dldEV2YWx1YXRpb25SdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgDIAEoCSJKChhHZXRFdmFsdWF0aW9uUnVuUmVzcG9uc2USLgoDcnVuGAEgASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25SdW4iOwoQRXZhbHVhdGlvblRhcmdldBINCgVsYWJlbBgBIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGAIgASgJIjQKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDIikKCFJ1bkVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJHCglSdW5PdXRwdXQSDAoEdGV4dBgBIAEoCRImCgRqc29uGAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgCEAMifAoISnVkZ2VSdW4SDgoGcnVuX2lkGAEgASgJEigKBXVzYWdlGAIgASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgDIAEoAUgAiAEBQhUKE19lc3RpbWF0ZWRfY29zdF91c2QiQAoPQXNzZXJ0aW9uUmVzdWx0EgwKBHR5cGUYASABKAkSDgoGcGFzc2VkGAIgASgIEg8KB21lc3NhZ2UYAyABKAki8wEKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIPCgdvdXRjb21lGAIgASgJEhMKBnJ1bl9pZBgDIAEoCUgAiAEBEhIKCmxhdGVuY3lfbXMYBCABKAMSHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAUgASgBSAGIAQESKAoFdXNhZ2UYBiABKAsyGS5raWxuLmV2YWx1YXRpb24udjEuVXNhZ2USMAoKanVkZ2VfcnVucxgHIAMoCzIcLmtpbG4uZXZhbHVhdGlvbi52MS5KdWRnZVJ1bkIJCgdfcnVuX2lkQhUKE19lc3RpbWF0ZWRfY29zdF91c2Qi/wMKDFRhcmdldFJlc3VsdBIPCgdvdXRjb21lGAEgASgJEhMKBnJ1bl9pZBgCIAEoCUgAiAEBEi0KBm91dHB1dBgDIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5SdW5PdXRwdXQSNwoKYXNzZXJ0aW9ucxgEIAMoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bc3NlcnRpb25SZXN1bHQSGwoOY29udHJhY3RfdmFsaWQYBSABKAhIAYgBARISCgpsYXRlbmN5X21zGAYgASgDEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgHIAEoAUgCiAEBEigKBXVzYWdlGAggASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEjAKCmp1ZGdlX3J1bnMYCSADKAsyHC5raWxuLmV2YWx1YXRpb24udjEuSnVkZ2VSdW4SKwoFZXJyb3IYCiABKAsyHC5raWxuLmV2YWx1YXRpb24udjEuUnVuRXJyb3ISLQoIYXR0ZW1wdHMYCyADKAsyGy5raWxuLmV2YWx1YXRpb24udjEuQXR0ZW1wdBIRCglwYXNzX3JhdGUYDCABKAESDwoHdmVyZGljdBgNIAEoCUIJCgdfcnVuX2lkQhEKD19jb250cmFjdF92YWxpZEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkItEBCgpDYXNlUmVzdWx0Eg8KB2Nhc2VfaWQYASABKAkSPwoJYnlfdGFyZ2V0GAIgAygLMiwua2lsbi5ldmFsdWF0aW9uLnYxLkNhc2VSZXN1bHQuQnlUYXJnZXRFbnRyeRITCgZjaGFuZ2UYAyABKAlIAIgBARpRCg1CeVRhcmdldEVudHJ5EgsKA2tleRgBIAEoCRIvCgV2YWx1ZRgCIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5UYXJnZXRSZXN1bHQ6AjgBQgkKB19jaGFuZ2UiOwoSTGF0ZW5jeVBlcmNlbnRpbGVzEgsKA3A1MBgBIAEoARILCgNwOTUYAiABKAESCwoDcDk5GAMgASgBIn0KC0p1ZGdlVG90YWxzEgwKBHJ1bnMYASABKAUSKAoFdXNhZ2UYAiABKAsyGS5raWxuLmV2YWx1YXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAMgASgBSACIAQFCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKCAwoNVGFyZ2V0U3VtbWFyeRIOCgZwYXNzZWQYASABKAUSDgoGZmFpbGVkGAIgASgFEg8KB2Vycm9yZWQYAyABKAUSDQoFZmxha3kYBCABKAUSEQoJcGFzc19yYXRlGAUgASgBEhAKCGF0dGVtcHRzGAYgASgFEhYKDmF2Z19sYXRlbmN5X21zGAcgASgBEjoKCmxhdGVuY3lfbXMYCCABKAsyJi5raWxuLmV2YWx1YXRpb24udjEuTGF0ZW5jeVBlcmNlbnRpbGVzEigKBXVzYWdlGAkgASgLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlVzYWdlEhsKDnRvdGFsX2Nvc3RfdXNkGAogASgBSACIAQESFwoPcHJpY2VkX2Nvc3RfdXNkGAsgASgBEhUKDXVucHJpY2VkX3J1bnMYDCABKAUSLgoFanVkZ2UYDSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuSnVkZ2VUb3RhbHNCEQoPX3RvdGFsX2Nvc3RfdXNkIoEBCgxDaGFuZ2VDb3VudHMSDQoFZml4ZWQYASABKAUSEQoJcmVncmVzc2VkGAIgASgFEhYKDm91dHB1dF9jaGFuZ2VkGAMgASgFEhEKCXVuY2hhbmdlZBgEIAEoBRIVCg1zdGlsbF9mYWlsaW5nGAUgASgFEg0KBWZsYWt5GAYgASgFIoECChFFdmFsdWF0aW9uU3VtbWFyeRIPCgdyZXBlYXRzGAEgASgFEkYKCWJ5X3RhcmdldBgCIAMoCzIzLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uU3VtbWFyeS5CeVRhcmdldEVudHJ5EjEKB2NoYW5nZXMYAyABKAsyIC5raWxuLmV2YWx1YXRpb24udjEuQ2hhbmdlQ291bnRzEgwKBHRleHQYBCABKAkaUgoNQnlUYXJnZXRFbnRyeRILCgNrZXkYASABKAkSMAoFdmFsdWUYAiABKAsyIS5raWxuLmV2YWx1YXRpb24udjEuVGFyZ2V0U3VtbWFyeToCOAEiZAoRQ29udHJhY3RWaW9sYXRpb24SFAoHY2FzZV9pZBgBIAEoCUgAiAEBEg4KBnRhcmdldBgCIAEoCRIMCgRraW5kGAMgASgJEg8KB21lc3NhZ2UYBCABKAlCCgoIX2Nhc2VfaWQiPQoOQnJlYWtpbmdDaGFuZ2USDAoEa2luZBgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB21lc3NhZ2UYAyABKAkimgEKEENvbnRyYWN0VmFsaWRpdHkSDQoFdmFsaWQYASABKAgSOQoKdmlvbGF0aW9ucxgCIAMoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db250cmFjdFZpb2xhdGlvbhI8ChBicmVha2luZ19jaGFuZ2VzGAMgAygLMiIua2lsbi5ldmFsdWF0aW9uLnYxLkJyZWFraW5nQ2hhbmdlIvADCg1FdmFsdWF0aW9uUnVuEgoKAmlkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSNQoHdGFyZ2V0cxgFIAMoCzIkLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uVGFyZ2V0Ei8KB3Jlc3VsdHMYDCADKAsyHi5raWxuLmV2YWx1YXRpb24udjEuQ2FzZVJlc3VsdBI2CgdzdW1tYXJ5GA0gASgLMiUua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25TdW1tYXJ5Ej8KEWNvbnRyYWN0X3ZhbGlkaXR5GA4gASgLMiQua2lsbi5ldmFsdWF0aW9uLnYxLkNvbnRyYWN0VmFsaWRpdHkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdyZXBlYXRzGAsgASgFSgQIBhAHSgQIBxAISgQICBAJUgxyZXN1bHRzX2pzb25SDHN1bW1hcnlfanNvblIWY29udHJhY3RfdmFsaWRpdHlfanNvbiJiChpDYW5jZWxFdmFsdWF0aW9uUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYAyABKAkiTQobQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEi4KA3J1bhgBIAEoCzIhLmtpbG4uZXZhbHVhdGlvbi52MS5FdmFsdWF0aW9uUnVuIpkBChxDb21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIeChZiYXNlX2V2YWx1YXRpb25fcnVuX2lkGAMgASgJEh4KFmhlYWRfZXZhbHVhdGlvbl9ydW5faWQYBCABKAkSDgoGdGFyZ2V0GAUgASgJImMKC0NvbXBhcmVkUnVuEhkKEWV2YWx1YXRpb25fcnVuX2lkGAEgASgJEg4KBnRhcmdldBgCIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGAMgASgJEg8KB3JlcGVhdHMYBCABKAUidQoMQ29tcGFyZWRTaWRlEg8KB291dGNvbWUYASABKAkSDwoHdmVyZGljdBgCIAEoCRIRCglwYXNzX3JhdGUYAyABKAESEAoIYXR0ZW1wdHMYBCABKAUSEwoGcnVuX2lkGAUgASgJSACIAQFCCQoHX3J1bl9pZCKfAQoMQ29tcGFyZWRDYXNlEg8KB2Nhc2VfaWQYASABKAkSLgoEYmFzZRgCIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZFNpZGUSLgoEaGVhZBgDIAEoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZFNpZGUSEwoGY2hhbmdlGAQgASgJSACIAQFCCQoHX2NoYW5nZSJUChFDb21wYXJpc29uU3VtbWFyeRIxCgdjaGFuZ2VzGAEgASgLMiAua2lsbi5ldmFsdWF0aW9uLnYxLkNoYW5nZUNvdW50cxIMCgR0ZXh0GAIgASgJIv8BCh1Db21wYXJlRXZhbHVhdGlvblJ1bnNSZXNwb25zZRItCgRiYXNlGAIgASgLMh8ua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVkUnVuEi0KBGhlYWQYAyABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQ29tcGFyZWRSdW4SMQoHcmVzdWx0cxgEIAMoCzIgLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlZENhc2USNgoHc3VtbWFyeRgFIAEoCzIlLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJpc29uU3VtbWFyeUoECAEQAlIPY29tcGFyaXNvbl9qc29uIjcKHEV4cG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJImQKHUV4cG9ydEV2YWx1YXRpb25DYXNlc1Jlc3BvbnNlEjEKBWNhc2VzGAIgAygLMiIua2lsbi5ldmFsdWF0aW9uLnYxLkV2YWx1YXRpb25DYXNlSgQIARACUgpjYXNlc19qc29uIm8KHEltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCWltcG9ydF9pZBgCIAEoCRIPCgdkcnlfcnVuGAMgASgIEhIKCmNhc2VzX2pzb24YBCABKAkiXQodSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USKgoFaXRlbXMYAiADKAsyGy5raWxuLmNhdGFsb2cudjEuSW1wb3J0SXRlbUoECAEQAlIKaXRlbXNfanNvbiJNCh9VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglpbXBvcnRfaWQYAiABKAkiMwogVW5kb0V2YWx1YXRpb25DYXNlSW1wb3J0UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoDTLSCwoRRXZhbHVhdGlvblNlcnZpY2USfAoVQ3JlYXRlRXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuQ3JlYXRlRXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USdgoTTGlzdEV2YWx1YXRpb25DYXNlcxIuLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVxdWVzdBovLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USeQoUVXBkYXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuVXBkYXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2USeQoURGVsZXRlRXZhbHVhdGlvbkNhc2USLy5raWxuLmV2YWx1YXRpb24udjEuRGVsZXRlRXZhbHVhdGlvbkNhc2VSZXF1ZXN0GjAua2lsbi5ldmFsdWF0aW9uLnYxLkRlbGV0ZUV2YWx1YXRpb25DYXNlUmVzcG9uc2UScwoSTGlzdEV2YWx1YXRpb25SdW5zEi0ua2lsbi5ldmFsdWF0aW9uLnYxLkxpc3RFdmFsdWF0aW9uUnVuc1JlcXVlc3QaLi5raWxuLmV2YWx1YXRpb24udjEuTGlzdEV2YWx1YXRpb25SdW5zUmVzcG9uc2USfAoVRXhwb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkV4cG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuRXhwb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2USfAoVSW1wb3J0RXZhbHVhdGlvbkNhc2VzEjAua2lsbi5ldmFsdWF0aW9uLnYxLkltcG9ydEV2YWx1YXRpb25DYXNlc1JlcXVlc3QaMS5raWxuLmV2YWx1YXRpb24udjEuSW1wb3J0RXZhbHVhdGlvbkNhc2VzUmVzcG9uc2UShQEKGFVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydBIzLmtpbG4uZXZhbHVhdGlvbi52MS5VbmRvRXZhbHVhdGlvbkNhc2VJbXBvcnRSZXF1ZXN0GjQua2lsbi5ldmFsdWF0aW9uLnYxLlVuZG9FdmFsdWF0aW9uQ2FzZUltcG9ydFJlc3BvbnNlEnMKElN0YXJ0RXZhbHVhdGlvblJ1bhItLmtpbG4uZXZhbHVhdGlvbi52MS5TdGFydEV2YWx1YXRpb25SdW5SZXF1ZXN0Gi4ua2lsbi5ldmFsdWF0aW9uLnYxLlN0YXJ0RXZhbHVhdGlvblJ1blJlc3BvbnNlEm0KEEdldEV2YWx1YXRpb25SdW4SKy5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlcXVlc3QaLC5raWxuLmV2YWx1YXRpb24udjEuR2V0RXZhbHVhdGlvblJ1blJlc3BvbnNlEnYKE0NhbmNlbEV2YWx1YXRpb25SdW4SLi5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlcXVlc3QaLy5raWxuLmV2YWx1YXRpb24udjEuQ2FuY2VsRXZhbHVhdGlvblJ1blJlc3BvbnNlEnwKFUNvbXBhcmVFdmFsdWF0aW9uUnVucxIwLmtpbG4uZXZhbHVhdGlvbi52MS5Db21wYXJlRXZhbHVhdGlvblJ1bnNSZXF1ZXN0GjEua2lsbi5ldmFsdWF0aW9uLnYxLkNvbXBhcmVFdmFsdWF0aW9uUnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_catalog_v1_catalog, file_kiln_common_v1_json]);
 
 /**
  * What a case holds, as a create sends it, an update replaces it and a case shows it.
@@ -491,6 +491,110 @@ export const ListEvaluationCasesResponseSchema: GenMessage<ListEvaluationCasesRe
   messageDesc(file_kiln_evaluation_v1_evaluation, 16);
 
 /**
+ * @generated from message kiln.evaluation.v1.DeleteEvaluationCaseRequest
+ */
+export type DeleteEvaluationCaseRequest = Message<"kiln.evaluation.v1.DeleteEvaluationCaseRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string skill_id = 2;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: string case_id = 3;
+   */
+  caseId: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.DeleteEvaluationCaseRequest.
+ * Use `create(DeleteEvaluationCaseRequestSchema)` to create a new message.
+ */
+export const DeleteEvaluationCaseRequestSchema: GenMessage<DeleteEvaluationCaseRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 17);
+
+/**
+ * @generated from message kiln.evaluation.v1.DeleteEvaluationCaseResponse
+ */
+export type DeleteEvaluationCaseResponse = Message<"kiln.evaluation.v1.DeleteEvaluationCaseResponse"> & {
+  /**
+   * The case as it was.
+   *
+   * @generated from field: kiln.evaluation.v1.EvaluationCase evaluation_case = 1;
+   */
+  evaluationCase?: EvaluationCase | undefined;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.DeleteEvaluationCaseResponse.
+ * Use `create(DeleteEvaluationCaseResponseSchema)` to create a new message.
+ */
+export const DeleteEvaluationCaseResponseSchema: GenMessage<DeleteEvaluationCaseResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 18);
+
+/**
+ * The evaluation runs of a skill, newest first; each without its per-case results.
+ *
+ * @generated from message kiln.evaluation.v1.ListEvaluationRunsRequest
+ */
+export type ListEvaluationRunsRequest = Message<"kiln.evaluation.v1.ListEvaluationRunsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string skill_id = 2;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 4;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ListEvaluationRunsRequest.
+ * Use `create(ListEvaluationRunsRequestSchema)` to create a new message.
+ */
+export const ListEvaluationRunsRequestSchema: GenMessage<ListEvaluationRunsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 19);
+
+/**
+ * @generated from message kiln.evaluation.v1.ListEvaluationRunsResponse
+ */
+export type ListEvaluationRunsResponse = Message<"kiln.evaluation.v1.ListEvaluationRunsResponse"> & {
+  /**
+   * `results` is empty on each: read one run for them.
+   *
+   * @generated from field: repeated kiln.evaluation.v1.EvaluationRun runs = 1;
+   */
+  runs: EvaluationRun[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.ListEvaluationRunsResponse.
+ * Use `create(ListEvaluationRunsResponseSchema)` to create a new message.
+ */
+export const ListEvaluationRunsResponseSchema: GenMessage<ListEvaluationRunsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_evaluation, 20);
+
+/**
  * @generated from message kiln.evaluation.v1.StartEvaluationRunRequest
  */
 export type StartEvaluationRunRequest = Message<"kiln.evaluation.v1.StartEvaluationRunRequest"> & {
@@ -531,7 +635,7 @@ export type StartEvaluationRunRequest = Message<"kiln.evaluation.v1.StartEvaluat
  * Use `create(StartEvaluationRunRequestSchema)` to create a new message.
  */
 export const StartEvaluationRunRequestSchema: GenMessage<StartEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 17);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 21);
 
 /**
  * @generated from message kiln.evaluation.v1.StartEvaluationRunResponse
@@ -548,7 +652,7 @@ export type StartEvaluationRunResponse = Message<"kiln.evaluation.v1.StartEvalua
  * Use `create(StartEvaluationRunResponseSchema)` to create a new message.
  */
 export const StartEvaluationRunResponseSchema: GenMessage<StartEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 18);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 22);
 
 /**
  * @generated from message kiln.evaluation.v1.GetEvaluationRunRequest
@@ -575,7 +679,7 @@ export type GetEvaluationRunRequest = Message<"kiln.evaluation.v1.GetEvaluationR
  * Use `create(GetEvaluationRunRequestSchema)` to create a new message.
  */
 export const GetEvaluationRunRequestSchema: GenMessage<GetEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 19);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 23);
 
 /**
  * @generated from message kiln.evaluation.v1.GetEvaluationRunResponse
@@ -592,7 +696,7 @@ export type GetEvaluationRunResponse = Message<"kiln.evaluation.v1.GetEvaluation
  * Use `create(GetEvaluationRunResponseSchema)` to create a new message.
  */
 export const GetEvaluationRunResponseSchema: GenMessage<GetEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 20);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 24);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationTarget
@@ -616,7 +720,7 @@ export type EvaluationTarget = Message<"kiln.evaluation.v1.EvaluationTarget"> & 
  * Use `create(EvaluationTargetSchema)` to create a new message.
  */
 export const EvaluationTargetSchema: GenMessage<EvaluationTarget> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 21);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 25);
 
 /**
  * Token counts of a run (or of several, summed).
@@ -640,7 +744,7 @@ export type Usage = Message<"kiln.evaluation.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 22);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 26);
 
 /**
  * A run's failure: the skill run failed, or could not be started.
@@ -664,7 +768,7 @@ export type RunError = Message<"kiln.evaluation.v1.RunError"> & {
  * Use `create(RunErrorSchema)` to create a new message.
  */
 export const RunErrorSchema: GenMessage<RunError> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 23);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 27);
 
 /**
  * What a skill run answered: its text, and its JSON output when the response format is
@@ -689,7 +793,7 @@ export type RunOutput = Message<"kiln.evaluation.v1.RunOutput"> & {
  * Use `create(RunOutputSchema)` to create a new message.
  */
 export const RunOutputSchema: GenMessage<RunOutput> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 24);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 28);
 
 /**
  * One llm_judge call: its stored run and what it cost.
@@ -720,7 +824,7 @@ export type JudgeRun = Message<"kiln.evaluation.v1.JudgeRun"> & {
  * Use `create(JudgeRunSchema)` to create a new message.
  */
 export const JudgeRunSchema: GenMessage<JudgeRun> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 25);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 29);
 
 /**
  * One assertion's verdict on an output.
@@ -751,7 +855,7 @@ export type AssertionResult = Message<"kiln.evaluation.v1.AssertionResult"> & {
  * Use `create(AssertionResultSchema)` to create a new message.
  */
 export const AssertionResultSchema: GenMessage<AssertionResult> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 26);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 30);
 
 /**
  * One attempt of a case on one target.
@@ -808,7 +912,7 @@ export type Attempt = Message<"kiln.evaluation.v1.Attempt"> & {
  * Use `create(AttemptSchema)` to create a new message.
  */
 export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 27);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 31);
 
 /**
  * A case on one target over every attempt; run_id, output, assertions, latency, cost, usage,
@@ -898,7 +1002,7 @@ export type TargetResult = Message<"kiln.evaluation.v1.TargetResult"> & {
  * Use `create(TargetResultSchema)` to create a new message.
  */
 export const TargetResultSchema: GenMessage<TargetResult> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 28);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 32);
 
 /**
  * One case of an evaluation run.
@@ -931,7 +1035,7 @@ export type CaseResult = Message<"kiln.evaluation.v1.CaseResult"> & {
  * Use `create(CaseResultSchema)` to create a new message.
  */
 export const CaseResultSchema: GenMessage<CaseResult> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 29);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 33);
 
 /**
  * @generated from message kiln.evaluation.v1.LatencyPercentiles
@@ -958,7 +1062,7 @@ export type LatencyPercentiles = Message<"kiln.evaluation.v1.LatencyPercentiles"
  * Use `create(LatencyPercentilesSchema)` to create a new message.
  */
 export const LatencyPercentilesSchema: GenMessage<LatencyPercentiles> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 30);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 34);
 
 /**
  * The llm_judge calls of one target, summed.
@@ -987,7 +1091,7 @@ export type JudgeTotals = Message<"kiln.evaluation.v1.JudgeTotals"> & {
  * Use `create(JudgeTotalsSchema)` to create a new message.
  */
 export const JudgeTotalsSchema: GenMessage<JudgeTotals> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 31);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 35);
 
 /**
  * The counts of one target over every case.
@@ -1070,7 +1174,7 @@ export type TargetSummary = Message<"kiln.evaluation.v1.TargetSummary"> & {
  * Use `create(TargetSummarySchema)` to create a new message.
  */
 export const TargetSummarySchema: GenMessage<TargetSummary> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 32);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 36);
 
 /**
  * How many cases changed, and how, from the baseline to the candidate.
@@ -1118,7 +1222,7 @@ export type ChangeCounts = Message<"kiln.evaluation.v1.ChangeCounts"> & {
  * Use `create(ChangeCountsSchema)` to create a new message.
  */
 export const ChangeCountsSchema: GenMessage<ChangeCounts> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 33);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 37);
 
 /**
  * @generated from message kiln.evaluation.v1.EvaluationSummary
@@ -1154,7 +1258,7 @@ export type EvaluationSummary = Message<"kiln.evaluation.v1.EvaluationSummary"> 
  * Use `create(EvaluationSummarySchema)` to create a new message.
  */
 export const EvaluationSummarySchema: GenMessage<EvaluationSummary> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 34);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 38);
 
 /**
  * @generated from message kiln.evaluation.v1.ContractViolation
@@ -1188,7 +1292,7 @@ export type ContractViolation = Message<"kiln.evaluation.v1.ContractViolation"> 
  * Use `create(ContractViolationSchema)` to create a new message.
  */
 export const ContractViolationSchema: GenMessage<ContractViolation> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 35);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 39);
 
 /**
  * A change of the candidate's schemas that breaks callers of the baseline.
@@ -1219,7 +1323,7 @@ export type BreakingChange = Message<"kiln.evaluation.v1.BreakingChange"> & {
  * Use `create(BreakingChangeSchema)` to create a new message.
  */
 export const BreakingChangeSchema: GenMessage<BreakingChange> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 36);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 40);
 
 /**
  * @generated from message kiln.evaluation.v1.ContractValidity
@@ -1246,7 +1350,7 @@ export type ContractValidity = Message<"kiln.evaluation.v1.ContractValidity"> & 
  * Use `create(ContractValiditySchema)` to create a new message.
  */
 export const ContractValiditySchema: GenMessage<ContractValidity> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 37);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 41);
 
 /**
  * One evaluation run (docs/api.md "Evaluations"): per-case results, and once it has completed
@@ -1326,7 +1430,7 @@ export type EvaluationRun = Message<"kiln.evaluation.v1.EvaluationRun"> & {
  * Use `create(EvaluationRunSchema)` to create a new message.
  */
 export const EvaluationRunSchema: GenMessage<EvaluationRun> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 38);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 42);
 
 /**
  * @generated from message kiln.evaluation.v1.CancelEvaluationRunRequest
@@ -1353,7 +1457,7 @@ export type CancelEvaluationRunRequest = Message<"kiln.evaluation.v1.CancelEvalu
  * Use `create(CancelEvaluationRunRequestSchema)` to create a new message.
  */
 export const CancelEvaluationRunRequestSchema: GenMessage<CancelEvaluationRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 39);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 43);
 
 /**
  * @generated from message kiln.evaluation.v1.CancelEvaluationRunResponse
@@ -1370,7 +1474,7 @@ export type CancelEvaluationRunResponse = Message<"kiln.evaluation.v1.CancelEval
  * Use `create(CancelEvaluationRunResponseSchema)` to create a new message.
  */
 export const CancelEvaluationRunResponseSchema: GenMessage<CancelEvaluationRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 40);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 44);
 
 /**
  * @generated from message kiln.evaluation.v1.CompareEvaluationRunsRequest
@@ -1409,7 +1513,7 @@ export type CompareEvaluationRunsRequest = Message<"kiln.evaluation.v1.CompareEv
  * Use `create(CompareEvaluationRunsRequestSchema)` to create a new message.
  */
 export const CompareEvaluationRunsRequestSchema: GenMessage<CompareEvaluationRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 41);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 45);
 
 /**
  * One side of a comparison: which run, on which target.
@@ -1443,7 +1547,7 @@ export type ComparedRun = Message<"kiln.evaluation.v1.ComparedRun"> & {
  * Use `create(ComparedRunSchema)` to create a new message.
  */
 export const ComparedRunSchema: GenMessage<ComparedRun> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 42);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 46);
 
 /**
  * A case in one of the two runs compared.
@@ -1488,7 +1592,7 @@ export type ComparedSide = Message<"kiln.evaluation.v1.ComparedSide"> & {
  * Use `create(ComparedSideSchema)` to create a new message.
  */
 export const ComparedSideSchema: GenMessage<ComparedSide> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 43);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 47);
 
 /**
  * @generated from message kiln.evaluation.v1.ComparedCase
@@ -1524,7 +1628,7 @@ export type ComparedCase = Message<"kiln.evaluation.v1.ComparedCase"> & {
  * Use `create(ComparedCaseSchema)` to create a new message.
  */
 export const ComparedCaseSchema: GenMessage<ComparedCase> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 44);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 48);
 
 /**
  * @generated from message kiln.evaluation.v1.ComparisonSummary
@@ -1546,7 +1650,7 @@ export type ComparisonSummary = Message<"kiln.evaluation.v1.ComparisonSummary"> 
  * Use `create(ComparisonSummarySchema)` to create a new message.
  */
 export const ComparisonSummarySchema: GenMessage<ComparisonSummary> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 45);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 49);
 
 /**
  * @generated from message kiln.evaluation.v1.CompareEvaluationRunsResponse
@@ -1580,7 +1684,7 @@ export type CompareEvaluationRunsResponse = Message<"kiln.evaluation.v1.CompareE
  * Use `create(CompareEvaluationRunsResponseSchema)` to create a new message.
  */
 export const CompareEvaluationRunsResponseSchema: GenMessage<CompareEvaluationRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 46);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 50);
 
 /**
  * Export and import of evaluation cases (docs/bundles.md).
@@ -1599,7 +1703,7 @@ export type ExportEvaluationCasesRequest = Message<"kiln.evaluation.v1.ExportEva
  * Use `create(ExportEvaluationCasesRequestSchema)` to create a new message.
  */
 export const ExportEvaluationCasesRequestSchema: GenMessage<ExportEvaluationCasesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 47);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 51);
 
 /**
  * @generated from message kiln.evaluation.v1.ExportEvaluationCasesResponse
@@ -1618,7 +1722,7 @@ export type ExportEvaluationCasesResponse = Message<"kiln.evaluation.v1.ExportEv
  * Use `create(ExportEvaluationCasesResponseSchema)` to create a new message.
  */
 export const ExportEvaluationCasesResponseSchema: GenMessage<ExportEvaluationCasesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 48);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 52);
 
 /**
  * @generated from message kiln.evaluation.v1.ImportEvaluationCasesRequest
@@ -1654,7 +1758,7 @@ export type ImportEvaluationCasesRequest = Message<"kiln.evaluation.v1.ImportEva
  * Use `create(ImportEvaluationCasesRequestSchema)` to create a new message.
  */
 export const ImportEvaluationCasesRequestSchema: GenMessage<ImportEvaluationCasesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 49);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 53);
 
 /**
  * @generated from message kiln.evaluation.v1.ImportEvaluationCasesResponse
@@ -1673,7 +1777,7 @@ export type ImportEvaluationCasesResponse = Message<"kiln.evaluation.v1.ImportEv
  * Use `create(ImportEvaluationCasesResponseSchema)` to create a new message.
  */
 export const ImportEvaluationCasesResponseSchema: GenMessage<ImportEvaluationCasesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 50);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 54);
 
 /**
  * @generated from message kiln.evaluation.v1.UndoEvaluationCaseImportRequest
@@ -1695,7 +1799,7 @@ export type UndoEvaluationCaseImportRequest = Message<"kiln.evaluation.v1.UndoEv
  * Use `create(UndoEvaluationCaseImportRequestSchema)` to create a new message.
  */
 export const UndoEvaluationCaseImportRequestSchema: GenMessage<UndoEvaluationCaseImportRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 51);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 55);
 
 /**
  * @generated from message kiln.evaluation.v1.UndoEvaluationCaseImportResponse
@@ -1712,7 +1816,7 @@ export type UndoEvaluationCaseImportResponse = Message<"kiln.evaluation.v1.UndoE
  * Use `create(UndoEvaluationCaseImportResponseSchema)` to create a new message.
  */
 export const UndoEvaluationCaseImportResponseSchema: GenMessage<UndoEvaluationCaseImportResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_evaluation, 52);
+  messageDesc(file_kiln_evaluation_v1_evaluation, 56);
 
 /**
  * @generated from service kiln.evaluation.v1.EvaluationService
@@ -1741,6 +1845,22 @@ export const EvaluationService: GenService<{
     methodKind: "unary";
     input: typeof UpdateEvaluationCaseRequestSchema;
     output: typeof UpdateEvaluationCaseResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.DeleteEvaluationCase
+   */
+  deleteEvaluationCase: {
+    methodKind: "unary";
+    input: typeof DeleteEvaluationCaseRequestSchema;
+    output: typeof DeleteEvaluationCaseResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.evaluation.v1.EvaluationService.ListEvaluationRuns
+   */
+  listEvaluationRuns: {
+    methodKind: "unary";
+    input: typeof ListEvaluationRunsRequestSchema;
+    output: typeof ListEvaluationRunsResponseSchema;
   },
   /**
    * @generated from rpc kiln.evaluation.v1.EvaluationService.ExportEvaluationCases

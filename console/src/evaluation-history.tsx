@@ -1,0 +1,141 @@
+/** A skill's past evaluation runs, newest first, a page at a time (the SDK's pagination); two picked to compare. */
+import type { EvaluationRunListItem, Kiln } from "@kiln/sdk";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { errorOf, type ShownError } from "./api.js";
+import { isDone, percent } from "./evaluation-format.js";
+import type { Navigate } from "./router.js";
+import { formatCost, formatDate } from "./run-format.js";
+import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js";
+
+const PAGE_SIZE = 20;
+type Pages = AsyncGenerator<{ data: EvaluationRunListItem[]; nextCursor: string | null }>;
+
+/** A run in a picker: when, what, how well (and the id's end, to tell apart two runs of the same second). */
+const runLabel = (r: EvaluationRunListItem) => `${formatDate(r.createdAt)} · ${passCell(r)} · …${r.id.slice(-4)}`;
+
+function passCell(r: EvaluationRunListItem) {
+  if (!r.summary) return "—";
+  return Object.entries(r.summary.byTarget)
+    .map(([label, t]) => `${label} ${percent(t.passRate)}${t.flaky > 0 ? ` (${t.flaky} flaky)` : ""}`)
+    .join(", ");
+}
+
+function costCell(r: EvaluationRunListItem) {
+  if (!r.summary) return "—";
+  const costs = Object.values(r.summary.byTarget).map((t) => t.totalCostUsd);
+  return formatCost(costs.includes(null) ? null : costs.reduce<number>((a, c) => a + (c ?? 0), 0));
+}
+
+export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; skillId: string; navigate: Navigate }) {
+  const [runs, setRuns] = useState<EvaluationRunListItem[] | null>(null);
+  const [more, setMore] = useState(false);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<ShownError | null>(null);
+  const [base, setBase] = useState("");
+  const [head, setHead] = useState("");
+  const pages = useRef<Pages | null>(null);
+  const next = useCallback(async () => {
+    const it = pages.current;
+    if (!it) return;
+    setLoading(true);
+    try {
+      const page = await it.next();
+      if (pages.current !== it) return;
+      if (!page.done) setRuns((rs) => [...(rs ?? []), ...page.value.data]);
+      setMore(!page.done && page.value.nextCursor !== null);
+    } catch (e) {
+      setError(errorOf(e));
+    } finally {
+      setLoading(false);
+    }
+  }, []);
+  useEffect(() => {
+    setRuns(null);
+    pages.current = kiln.evaluations.listRuns(skillId, { limit: PAGE_SIZE }).pages();
+    void next();
+  }, [kiln, skillId, next]);
+  const comparable = (runs ?? []).filter((r) => r.status === "completed" || r.status === "cancelled");
+  useEffect(() => {
+    // The newest two by default: head the latest, base the one before.
+    if (comparable.length >= 2 && !head && !base) {
+      setHead(comparable[0]?.id ?? "");
+      setBase(comparable[1]?.id ?? "");
+    }
+  }, [comparable, head, base]);
+  const reportPath = (id: string) => `/skills/${skillId}/evaluations/${id}`;
+  return (
+    <section aria-labelledby="history-heading">
+      <h3 id="history-heading">Past runs</h3>
+      <ErrorBox error={error} />
+      {runs === null ? (
+        <Loading what="evaluation runs" />
+      ) : runs.length === 0 ? (
+        <Empty>No evaluation run yet: run one above.</Empty>
+      ) : (
+        <>
+          <DataTable
+            label="Evaluation runs"
+            columns={["Started", "Status", "Targets", "Attempts", "Pass rate", "Cost", "Summary"]}
+          >
+            {runs.map((r) => (
+              <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
+                <td className="nowrap">
+                  <Link to={reportPath(r.id)} navigate={navigate}>
+                    {formatDate(r.createdAt)}
+                  </Link>
+                </td>
+                <td>
+                  <span
+                    className={`badge status-${r.status === "completed" ? "succeeded" : isDone(r.status) ? "failed" : "running"}`}
+                  >
+                    {r.status}
+                  </span>
+                </td>
+                <td className="nowrap">{r.targets.map((t) => t.label).join(", ")}</td>
+                <td className="num">{r.repeats}</td>
+                <td className="nowrap">{passCell(r)}</td>
+                <td className="num">{costCell(r)}</td>
+                <td className="content">{r.summary?.text ?? "—"}</td>
+              </tr>
+            ))}
+          </DataTable>
+          <p className="list-end">
+            {runs.length} run{runs.length === 1 ? "" : "s"} shown{more ? ", newest first." : ": that is all of them."}{" "}
+            {more && (
+              <button type="button" className="secondary" disabled={loading} onClick={() => void next()}>
+                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
+              </button>
+            )}
+          </p>
+        </>
+      )}
+      {comparable.length >= 2 && (
+        <form
+          className="compare-pick"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(`/skills/${skillId}/evaluations/${base}/compare/${head}`);
+          }}
+        >
+          <SelectField id="compare-base" label="Compare: base (before)" value={base} onChange={setBase}>
+            {comparable.map((r) => (
+              <option key={r.id} value={r.id}>
+                {runLabel(r)}
+              </option>
+            ))}
+          </SelectField>
+          <SelectField id="compare-head" label="with head (after)" value={head} onChange={setHead}>
+            {comparable.map((r) => (
+              <option key={r.id} value={r.id}>
+                {runLabel(r)}
+              </option>
+            ))}
+          </SelectField>
+          <button type="submit" disabled={!base || !head || base === head}>
+            Compare the two runs
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}
