@@ -133,6 +133,8 @@ export interface PromptVersion {
   tools: ToolRef[];
   createdAt: string;
   publishedAt: string | null;
+  createdBy: { type: "user" | "api_key" | "service"; id: string } | null;
+  message: string | null;
 }
 
 export interface Prompt {
