@@ -8,7 +8,7 @@
 import type { ServerResponse } from "node:http";
 
 export interface StreamRecord {
-  /** Stub clock (ms since it started) when the first chunk was written, and when the stream ended. */
+  /** Stub clock (ms since it started) when the first content or tool-call chunk was written, and when the stream ended. */
   firstChunkAtMs: number;
   lastChunkAtMs: number;
   /** Content and tool-call chunks written. */
@@ -64,7 +64,6 @@ export async function streamCompletion(
     }),
   ];
   delta({ role: "assistant", content: "", refusal: null });
-  record.firstChunkAtMs = now();
   for (const step of steps) {
     if (c.chunkDelayMs > 0) await sleep(c.chunkDelayMs);
     if (res.destroyed) {
@@ -79,7 +78,7 @@ export async function streamCompletion(
       return record;
     }
     delta(step);
-    record.chunks++;
+    if (record.chunks++ === 0) record.firstChunkAtMs = now();
   }
   delta({}, c.finishReason);
   if (c.includeUsage) {
