@@ -63,7 +63,7 @@ describe.each(modes)("streaming chat completions in $name", (mode) => {
   beforeAll(async () => {
     stub = await startOpenAIStub({});
     running = await mode.start(stub);
-    flow = await runIdentityFlow(running.base, ["prompts:read", "runs:write", "runs:read"]);
+    flow = await runIdentityFlow(running.base, ["prompts:read", "skills:read", "runs:write", "runs:read"]);
     const { prompt } = await createTestClient(running.base).createPublishedPrompt(flow.token, flow.organizationId, {
       model: "stub/m",
       systemPrompt: "Count to ten.",
@@ -209,5 +209,41 @@ describe.each(modes)("streaming chat completions in $name", (mode) => {
     expect(choice?.message.tool_calls?.map((c: Loose) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
       ["lookup", { city: "Paris" }],
     ]);
+  });
+
+  it("streams local/echo in pieces; a skill run and an Idempotency-Key request leave whole, then in chunks", async () => {
+    const client = createTestClient(running.base);
+    const { prompt: echo } = await client.createPublishedPrompt(flow.token, flow.organizationId, {
+      model: "local/echo",
+      systemPrompt: "Echo {{word}} back, please, in a sentence of several words.",
+      variablesSchema: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
+    });
+    const contents = async (m: string, body: Record<string, unknown>, headers?: Record<string, string>) => {
+      const { data, response } = await openai.chat.completions
+        .create({ model: m, messages: [], stream: true, ...body } as never, headers ? { headers } : undefined)
+        .withResponse();
+      const pieces: string[] = [];
+      for await (const chunk of data as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+        const text = chunk.choices[0]?.delta.content;
+        if (text) pieces.push(text);
+      }
+      return { pieces, cost: response.headers.get("x-kiln-cost-usd") };
+    };
+    const live = await contents(`kiln/${echo.id}`, { variables: { word: "kiln" } });
+    expect(live.pieces).toHaveLength(4); // local/echo's four pieces, as the model sent them
+    expect(live.cost).toBeNull(); // the cost is known at the end only
+    const keyed = await contents(
+      `kiln/${echo.id}`,
+      { variables: { word: "kiln" } },
+      { "idempotency-key": `k-${Date.now()}` },
+    );
+    expect(keyed.pieces.join("")).toBe(live.pieces.join(""));
+    expect(keyed.cost).toBe("0"); // whole first: the cost is in the headers
+    const skill = await client.createSkill(flow.token, flow.organizationId, { name: `Echo skill ${Date.now()}` });
+    await client.replaceSkillPrompts(flow.token, skill.draftVersionId ?? "", [{ promptId: echo.id, alias: "echo" }]);
+    await client.publishSkill(flow.token, skill.id);
+    const whole = await contents(`kiln/skill/${skill.id}`, { variables: { word: "kiln" } });
+    expect(whole.pieces.join("")).toContain("kiln");
+    expect(whole.cost).toBe("0");
   });
 });
