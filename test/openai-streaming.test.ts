@@ -229,6 +229,12 @@ describe.each(modes)("streaming chat completions in $name", (mode) => {
       }
       return { pieces, cost: response.headers.get("x-kiln-cost-usd") };
     };
+    // Refused before anything streams: the same 400 and 404 as without streaming.
+    const refused: Loose = await contents(`kiln/${echo.id}`, {}).catch((e) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.param).toBe("variables.word");
+    const noLabel: Loose = await contents(`kiln/${echo.id}@nope`, { variables: { word: "kiln" } }).catch((e) => e);
+    expect(noLabel).toBeInstanceOf(OpenAI.NotFoundError);
     const live = await contents(`kiln/${echo.id}`, { variables: { word: "kiln" } });
     expect(live.pieces).toHaveLength(4); // local/echo's four pieces, as the model sent them
     expect(live.cost).toBeNull(); // the cost is known at the end only

@@ -7,6 +7,8 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { invalidArgument } from "@kiln/kit/errors";
+import { messageIssues } from "@kiln/kit/rpc/input";
 import {
   RunPromptRequestSchema,
   type StreamPromptRunRequest,
@@ -34,6 +36,10 @@ export async function* streamPromptRun(
   req: StreamPromptRunRequest,
   ctx: HandlerContext,
 ): AsyncGenerator<Chunk> {
+  const run = req.run ?? create(RunPromptRequestSchema);
+  // The input interceptor reads unary requests only: the run request inside gets the same look.
+  const issues = messageIssues(run);
+  if (issues.length > 0) throw invalidArgument("invalid request", issues);
   const queue: Chunk[] = [];
   let wake: (() => void) | undefined;
   const push = (chunk: Chunk) => {
@@ -42,7 +48,7 @@ export async function* streamPromptRun(
   };
   let ended = false;
   const finished = runner
-    .streamPrompt(req.run ?? create(RunPromptRequestSchema), callContext(ctx), {
+    .streamPrompt(run, callContext(ctx), {
       onStart: (runId) => push({ chunk: { case: "runId", value: runId } }),
       onDelta: (delta) => push(chunkOf(delta)),
     })
