@@ -70,7 +70,7 @@ describe.each(modes)("streaming chat completions in $name", (mode) => {
     });
     model = `kiln/${prompt.id}`;
     openai = new OpenAI({ apiKey: flow.apiKey, baseURL: `${running.base}/v1`, maxRetries: 0 });
-  });
+  }, 180_000);
   afterAll(async () => {
     await running?.stop();
     await stub?.close();
