@@ -3,7 +3,8 @@
  * Kiln prompt or skill through the execution service's normal run path (a stored run like any
  * other) and answers in the Chat Completions shape; `GET /v1/models` and `GET /v1/models/:id` list
  * and describe what can be called. The request becomes a run request in openai-chat-request.ts,
- * the run an answer in openai-chat-answer.ts. Errors leave in OpenAI's error shape
+ * the run an answer in openai-chat-answer.ts, or with `stream: true` a stream of chunks as the
+ * model answers (openai-chat-stream.ts over openai-run-stream.ts). Errors leave in OpenAI's error shape
  * (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
