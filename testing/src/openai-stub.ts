@@ -10,39 +10,17 @@
  *
  * Each request takes the next scripted response; once the script is empty, `respond` answers
  * (default: the last user message echoed back as text). Wrong or missing credentials get a 401
- * without using up the script.
+ * without using up the script. A request with `stream: true` gets its completion as server-sent
+ * chunks (openai-stub-stream.ts), each stream's timeline in `streams`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type StubResponse, stubReply } from "./openai-stub-replies.js";
+import { type StreamRecord, streamCompletion } from "./openai-stub-stream.js";
 
-export interface StubUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-export interface StubToolCall {
-  id?: string;
-  name: string;
-  /** An object is sent as its JSON text; a string as is (to send broken arguments). */
-  arguments: unknown;
-}
-
-export type StubResponse = (
-  | {
-      type: "completion";
-      content: string | null;
-      toolCalls?: StubToolCall[];
-      finishReason: string;
-      /** Default: whitespace-separated words of the request's messages and of the answer. */
-      usage?: StubUsage;
-    }
-  | { type: "error"; status: number; headers?: Record<string, string>; body: unknown }
-  /** Never answers: the connection stays open until the client gives up or the stub closes. */
-  | { type: "hang" }
-) & {
-  /** Extra wait before this response, on top of the stub's latency. */
-  delayMs?: number;
-};
+export type { StubResponse, StubStreaming, StubToolCall, StubUsage } from "./openai-stub-replies.js";
+export type { StreamRecord };
+export { stubReply };
 
 export interface ReceivedRequest {
   method: string;
@@ -65,6 +43,8 @@ export interface OpenAIStubOptions {
   respond?: (request: ReceivedRequest) => StubResponse;
   /** Keep every request in `requests` (default true; a long benchmark turns it off). */
   recordRequests?: boolean;
+  /** Streamed answers: the wait before each chunk after the first (default 0). */
+  chunkDelayMs?: number;
 }
 
 export interface OpenAIStub {
@@ -72,6 +52,10 @@ export interface OpenAIStub {
   baseUrl: string;
   /** Every request received, in order (including those answered 401). */
   requests: ReceivedRequest[];
+  /** Every streamed answer's timeline, in the order they ended. */
+  streams: StreamRecord[];
+  /** The stub's clock: milliseconds since it started (what `atMs` and `streams` read). */
+  now(): number;
   /** Appends responses to the script. */
   script(...responses: StubResponse[]): void;
   /** Responses still scripted. */
@@ -85,60 +69,6 @@ export interface OpenAIStub {
   close(): Promise<void>;
 }
 
-export const stubReply = {
-  text(content: string, options: { usage?: StubUsage; finishReason?: string } = {}): StubResponse {
-    return { type: "completion", content, finishReason: options.finishReason ?? "stop", usage: options.usage };
-  },
-  json(value: unknown, options: { usage?: StubUsage } = {}): StubResponse {
-    return stubReply.text(JSON.stringify(value), options);
-  },
-  toolCalls(calls: StubToolCall[], options: { usage?: StubUsage } = {}): StubResponse {
-    return { type: "completion", content: null, toolCalls: calls, finishReason: "tool_calls", usage: options.usage };
-  },
-  /** An OpenAI-style error body `{ error: { message, type, code } }`. */
-  error(
-    status: number,
-    options: { message?: string; type?: string; code?: string | null; headers?: Record<string, string> } = {},
-  ): StubResponse {
-    return {
-      type: "error",
-      status,
-      headers: options.headers,
-      body: {
-        error: {
-          message: options.message ?? `stub error ${status}`,
-          type: options.type ?? (status >= 500 ? "server_error" : "invalid_request_error"),
-          param: null,
-          code: options.code ?? null,
-        },
-      },
-    };
-  },
-  /** 429 with `Retry-After` (seconds) and/or `retry-after-ms`, as OpenAI sends them. */
-  rateLimited(options: { retryAfterSeconds?: number; retryAfterMs?: number } = {}): StubResponse {
-    const headers: Record<string, string> = {};
-    if (options.retryAfterSeconds !== undefined) headers["retry-after"] = String(options.retryAfterSeconds);
-    if (options.retryAfterMs !== undefined) headers["retry-after-ms"] = String(options.retryAfterMs);
-    return stubReply.error(429, {
-      message: "Rate limit reached",
-      type: "requests",
-      code: "rate_limit_exceeded",
-      headers,
-    });
-  },
-  /** 500; `retryAfterMs` keeps the SDK's backoff short in tests. */
-  serverError(options: { retryAfterMs?: number } = {}): StubResponse {
-    const headers = options.retryAfterMs === undefined ? undefined : { "retry-after-ms": String(options.retryAfterMs) };
-    return stubReply.error(500, { message: "The server had an error while processing your request.", headers });
-  },
-  hang(): StubResponse {
-    return { type: "hang" };
-  },
-  times(n: number, response: StubResponse): StubResponse[] {
-    return Array.from({ length: n }, () => response);
-  },
-};
-
 /** The default answer: the last user message, echoed. */
 export function echoLastUserMessage(request: ReceivedRequest): StubResponse {
   const messages: { role?: string; content?: unknown }[] = Array.isArray(request.body?.messages)
@@ -151,6 +81,8 @@ export function echoLastUserMessage(request: ReceivedRequest): StubResponse {
 export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<OpenAIStub> {
   const started = performance.now();
   const requests: ReceivedRequest[] = [];
+  const streams: StreamRecord[] = [];
+  const now = () => performance.now() - started;
   let scripted: StubResponse[] = [];
   let latencyMs = options.latencyMs ?? 0;
   let inFlight = 0;
@@ -171,7 +103,7 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
       path: (req.url ?? "").split("?")[0] ?? "",
       headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
       body: parseJson(text),
-      atMs: performance.now() - started,
+      atMs: now(),
     };
     if (options.recordRequests !== false) requests.push(received);
     inFlight++;
@@ -214,6 +146,26 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
       prompt_tokens: wordsOf(JSON.stringify(request.body?.messages ?? [])),
       completion_tokens: wordsOf(response.content ?? "") + (toolCalls?.length ?? 0),
     };
+    if (request.body?.stream === true) {
+      const streamed = await streamCompletion(
+        res,
+        {
+          id: `chatcmpl-stub-${++completions}`,
+          model: typeof request.body?.model === "string" ? request.body.model : "stub",
+          content: response.content,
+          toolCalls: toolCalls ?? [],
+          finishReason: response.finishReason,
+          usage,
+          includeUsage: request.body?.stream_options?.include_usage === true,
+          pieces: response.pieces,
+          chunkDelayMs: response.chunkDelayMs ?? options.chunkDelayMs ?? 0,
+          breakAfterChunks: response.breakAfterChunks,
+        },
+        now,
+      );
+      streams.push(streamed);
+      return;
+    }
     sendJson(res, 200, {
       id: `chatcmpl-stub-${++completions}`,
       object: "chat.completion",
@@ -245,6 +197,8 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    streams,
+    now,
     script: (...responses) => {
       scripted.push(...responses);
     },
@@ -257,6 +211,7 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
     reset: () => {
       scripted = [];
       requests.length = 0;
+      streams.length = 0;
       maxInFlight = inFlight;
     },
     close: () =>

@@ -91,34 +91,44 @@ export function completionOf(run: Run, model: string, answer: ChatAnswer) {
   };
 }
 
+/** What every chunk of one answer shares. */
+export interface ChunkHead {
+  id: string;
+  created: number;
+  model: string;
+  includeUsage: boolean;
+}
+
+/** One `chat.completion.chunk` with one choice (`usage: null` when usage was asked for, as OpenAI sends it). */
+export function chunkOf(head: ChunkHead, delta: Record<string, unknown>, finish: string | null) {
+  return {
+    id: head.id,
+    object: "chat.completion.chunk",
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(head.includeUsage ? { usage: null } : {}),
+  };
+}
+
+/** The last chunk when usage was asked for: no choice, the run's usage and cost. */
+export function usageChunkOf(head: ChunkHead, usage: ChatAnswer["usage"]) {
+  return { id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, choices: [], usage };
+}
+
 /**
  * The `chat.completion.chunk` events of a completed run: a role chunk, content chunks, the tool
  * calls, the finish chunk, and the usage chunk when asked for.
  */
 export function chunksOf(run: Run, model: string, answer: ChatAnswer, includeUsage: boolean): unknown[] {
-  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
-    id: run.id,
-    object: "chat.completion.chunk",
-    created: answer.created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-    ...(includeUsage ? { usage: null } : {}),
-  });
-  const events: unknown[] = [chunk({ role: "assistant", content: "" }, null)];
-  for (const piece of answer.content?.match(/[\s\S]{1,16}/g) ?? []) events.push(chunk({ content: piece }, null));
+  const head = { id: run.id, created: answer.created, model, includeUsage };
+  const events: unknown[] = [chunkOf(head, { role: "assistant", content: "" }, null)];
+  for (const piece of answer.content?.match(/[\s\S]{1,16}/g) ?? [])
+    events.push(chunkOf(head, { content: piece }, null));
   if (answer.toolCalls.length > 0) {
-    events.push(chunk({ tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null));
+    events.push(chunkOf(head, { tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null));
   }
-  events.push(chunk({}, answer.finishReason));
-  if (includeUsage) {
-    events.push({
-      id: run.id,
-      object: "chat.completion.chunk",
-      created: answer.created,
-      model,
-      choices: [],
-      usage: answer.usage,
-    });
-  }
+  events.push(chunkOf(head, {}, answer.finishReason));
+  if (includeUsage) events.push(usageChunkOf(head, answer.usage));
   return events;
 }

@@ -3,20 +3,21 @@
  * Kiln prompt or skill through the execution service's normal run path (a stored run like any
  * other) and answers in the Chat Completions shape; `GET /v1/models` and `GET /v1/models/:id` list
  * and describe what can be called. The request becomes a run request in openai-chat-request.ts,
- * the run an answer in openai-chat-answer.ts. Errors leave in OpenAI's error shape
+ * the run an answer in openai-chat-answer.ts, or with `stream: true` a stream of chunks as the
+ * model answers (openai-chat-stream.ts over openai-run-stream.ts). Errors leave in OpenAI's error shape
  * (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
  */
-import type { OutgoingHttpHeaders } from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Run } from "@kiln/proto/execution";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
-import { securityHeadersOf } from "../security-headers.js";
 import { openAiCatalog } from "./openai-catalog.js";
-import { COST_HEADER, chatAnswerOf, chunksOf, completionOf, failedRunError } from "./openai-chat-answer.js";
+import { COST_HEADER, chatAnswerOf, completionOf, failedRunError } from "./openai-chat-answer.js";
 import { type ChatRequest, chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
+import { sendLiveRun, sendWholeRun } from "./openai-chat-stream.js";
 import { badRequest, modelNotFound, OpenAiHttpError, openAiErrorOf } from "./openai-errors.js";
 import { DEFAULT_LABEL, parseModel } from "./openai-model-ref.js";
+import { promptRunStream } from "./openai-run-stream.js";
 
 /** A 400 from the run request, its `param` renamed to the OpenAI request's field. */
 function withOpenAiParam(error: unknown, request: ChatRequest, requestId: string): unknown {
@@ -62,15 +63,17 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     // Without @label: the published version, as a run without a label. With one: that label's
     // version; a label the prompt or skill does not have is an unknown model.
     const label = parsed.label === DEFAULT_LABEL ? "" : parsed.label;
+    const refusal = (e: unknown) =>
+      label !== "" && e instanceof ConnectError && e.code === Code.NotFound && e.rawMessage.startsWith("label ")
+        ? modelNotFound(model, `has no label "${label}"`)
+        : withOpenAiParam(e, chat, request.id);
     const run = async (call: () => Promise<{ run?: Run }>): Promise<Run> => {
       try {
         const answer = (await call()).run;
         if (!answer) throw new Error("execution returned no run");
         return answer;
       } catch (e) {
-        if (label !== "" && e instanceof ConnectError && e.code === Code.NotFound && e.rawMessage.startsWith("label "))
-          throw modelNotFound(model, `has no label "${label}"`);
-        throw withOpenAiParam(e, chat, request.id);
+        throw refusal(e);
       }
     };
 
@@ -78,6 +81,20 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const item = await lookup.find(request, organizationId, parsed);
     if (!item || (label === "" && !item.publishedVersionId)) throw modelNotFound(model);
     let done: Run;
+    // A prompt streams as it runs; an idempotent request (Idempotency-Key) runs whole, so that its
+    // replay answers the same; a skill run is whole (its steps do not stream).
+    if (chat.stream && parsed.kind === "prompt" && request.headers["idempotency-key"] === undefined) {
+      const abort = new AbortController();
+      const options = { ...rpcOptions(request), signal: abort.signal };
+      const runRequest = { organizationId, promptId: item.id, label, ...chat.run };
+      return sendLiveRun(request, reply, {
+        events: promptRunStream(execution, runRequest, options)[Symbol.asyncIterator](),
+        model,
+        includeUsage: chat.includeUsage,
+        abort,
+        refused: (e) => refusal(e),
+      });
+    }
     if (parsed.kind === "prompt") {
       done = await run(() =>
         execution.runPrompt({ organizationId, promptId: item.id, label, ...chat.run }, rpcOptions(request)),
@@ -99,22 +116,7 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const answer = chatAnswerOf(done);
     if (answer.usage.cost_usd !== null) reply.header(COST_HEADER, String(answer.usage.cost_usd));
 
-    if (chat.stream) {
-      // The run completed whole (execution does not stream); its output leaves in chunks.
-      reply.hijack();
-      // Hijacked: the onSend hook never sees this answer, so it carries the headers itself.
-      reply.raw.writeHead(200, {
-        ...securityHeadersOf("text/event-stream"),
-        ...(reply.getHeaders() as OutgoingHttpHeaders),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache",
-        "x-request-id": request.id,
-      });
-      for (const event of chunksOf(done, model, answer, chat.includeUsage))
-        reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
-      reply.raw.end("data: [DONE]\n\n");
-      return reply;
-    }
+    if (chat.stream) return sendWholeRun(request, reply, done, model, chat.includeUsage);
     return completionOf(done, model, answer);
   });
 }

@@ -9,11 +9,14 @@
  * with `TypeError("fetch failed")` whose `cause` is the socket error (ECONNREFUSED…); gzip, deflate
  * and br answers are decompressed. What it does not do: follow redirects (it answers
  * REDIRECT_REFUSED, as the provider asked of fetch: a model API that redirects is a wrong base
- * URL). Anything it does not handle (a `Request` object, a streamed or form body) goes to the
+ * URL). A request that accepts `text/event-stream` and gets a 2xx answer of that type resolves at
+ * the answer's headers with the body as a web stream read as it arrives (a streaming call, see
+ * openai-stream.ts); aborting the signal then ends that stream. Anything it does not handle (a `Request` object, a streamed or form body) goes to the
  * global fetch. Idle sockets are kept as long as the server's `Keep-Alive` hint allows, else 4 s.
  */
 import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 
 /** Statuses whose response has no body (the Response constructor refuses one). */
@@ -37,6 +40,7 @@ export function createHttpFetch(): typeof fetch {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const headers: Record<string, string> = {};
     for (const [name, value] of new Headers(init.headers)) headers[name] = value;
+    const wantsEvents = headers.accept?.includes("text/event-stream") ?? false;
     if (body !== undefined && body !== null) headers["content-length"] = String(Buffer.byteLength(body));
 
     return new Promise<Response>((resolve, reject) => {
@@ -59,6 +63,11 @@ export function createHttpFetch(): typeof fetch {
           done();
           const cause = Object.assign(new Error("unexpected redirect"), { code: "REDIRECT_REFUSED" });
           reject(new TypeError("fetch failed", { cause }));
+          return;
+        }
+        if (wantsEvents && status >= 200 && status < 300 && isEventStream(res)) {
+          res.on("close", done);
+          resolve(streamedResponse(res, status));
           return;
         }
         const chunks: Buffer[] = [];
@@ -91,6 +100,22 @@ export function createHttpFetch(): typeof fetch {
       req.end(body ?? undefined);
     });
   };
+}
+
+function isEventStream(res: IncomingMessage): boolean {
+  return (res.headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream");
+}
+
+/** A `Response` whose body is the answer as it arrives. */
+function streamedResponse(res: IncomingMessage, status: number): Response {
+  const headers = new Headers();
+  for (let i = 0; i < res.rawHeaders.length; i += 2)
+    headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
+  return new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, {
+    status,
+    statusText: res.statusMessage ?? "",
+    headers,
+  });
 }
 
 /**

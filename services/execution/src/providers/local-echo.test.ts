@@ -2,7 +2,13 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { countWords, createLocalEchoProvider } from "./local-echo.js";
-import { type ChatMessage, type ModelRequest, ProviderError, type ToolDefinition } from "./provider.js";
+import {
+  type ChatMessage,
+  type ModelDelta,
+  type ModelRequest,
+  ProviderError,
+  type ToolDefinition,
+} from "./provider.js";
 
 const echo = createLocalEchoProvider();
 const ajv = new Ajv2020({ strict: false });
@@ -51,6 +57,31 @@ describe("local/echo", () => {
       model: "echo",
       retries: 0,
     });
+  });
+
+  it("streams the same answer in up to four pieces, and each tool call in one delta", async () => {
+    const whole = await echo.generate({ model: "echo", messages: MESSAGES });
+    const deltas: ModelDelta[] = [];
+    const streamed = await echo.generate({ model: "echo", messages: MESSAGES, onDelta: (d) => deltas.push(d) });
+    expect(streamed).toEqual(whole);
+    expect(deltas.length).toBe(4);
+    expect(deltas.map((d) => (d.type === "text" ? d.text : "")).join("")).toBe(whole.text);
+    const calls: ModelDelta[] = [];
+    const called = await echo.generate({
+      model: "echo",
+      messages: MESSAGES,
+      tools: [WEATHER_TOOL],
+      onDelta: (d) => calls.push(d),
+    });
+    expect(calls).toEqual([
+      {
+        type: "tool_call",
+        index: 0,
+        id: "call_echo_1",
+        name: "get_weather",
+        arguments: JSON.stringify(called.toolCalls[0]?.input),
+      },
+    ]);
   });
 
   it("calls each offered tool once, with inputs from the schemas and same-named variables", async () => {

@@ -9,11 +9,14 @@
  *   schema whose strings hold that text (see schema-instance.ts); for json_object, `{"text": …}`.
  * Usage counts whitespace-separated words: input = every message's content (and the JSON of the
  * tool calls assistant messages carry), output = the answer text or the tool inputs' JSON.
- * No randomness and no clock: equal requests give equal results.
+ * No randomness and no clock: equal requests give equal results. Streaming (`onDelta`), the text
+ * comes in up to four pieces and each tool call in one.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   abortedCallError,
   type ChatMessage,
+  type ModelDelta,
   type ModelProvider,
   type ModelRequest,
   type ModelResult,
@@ -36,8 +39,9 @@ export function createLocalEchoProvider(): ModelProvider {
           model: request.model,
         });
       }
+      let result: ModelResult;
       try {
-        return answer(request);
+        result = answer(request);
       } catch (error) {
         // Only a schema that admits no instance (or recurses without end) gets here.
         const reason = error instanceof Error ? error.message : "unusable schema";
@@ -47,8 +51,33 @@ export function createLocalEchoProvider(): ModelProvider {
           cause: error,
         });
       }
+      if (request.onDelta) await streamAnswer(result, request.onDelta, request.signal);
+      return result;
     },
   };
+}
+
+/** How many pieces local/echo streams an answer text in. */
+const STREAM_PIECES = 4;
+
+/**
+ * A streaming call: the answer text in up to four pieces, then each tool call in one delta, a turn
+ * of the event loop apart (so they leave as separate messages).
+ */
+async function streamAnswer(result: ModelResult, onDelta: (delta: ModelDelta) => void, signal?: AbortSignal) {
+  // Split by code points: a piece never ends inside a surrogate pair.
+  const chars = Array.from(result.text);
+  const size = Math.max(1, Math.ceil(chars.length / STREAM_PIECES));
+  for (let at = 0; at < chars.length; at += size) {
+    const text = chars.slice(at, at + size).join("");
+    await nextTurn();
+    if (signal?.aborted) throw abortedCallError(signal, { provider: LOCAL_PROVIDER_ID, model: ECHO_MODEL });
+    onDelta({ type: "text", text });
+  }
+  for (const [index, call] of result.toolCalls.entries()) {
+    await nextTurn();
+    onDelta({ type: "tool_call", index, id: call.id, name: call.name, arguments: JSON.stringify(call.input ?? {}) });
+  }
 }
 
 function answer(request: ModelRequest): ModelResult {

@@ -1,7 +1,9 @@
 /**
  * OpenAI, and any endpoint speaking its Chat Completions protocol: one JSON POST per attempt
  * through node:http (http-fetch.ts), the answer parsed as the wire types of the official SDK
- * describe it. The SDK itself is not on the path: building its request and reading its answer cost
+ * describe it. A streaming turn (`onDelta`) asks for `stream: true` with the usage chunk and reads
+ * the server-sent events as they arrive (openai-stream.ts); retries apply until an answer starts
+ * streaming, never after (an endpoint that answers JSON anyway is read as JSON). The SDK itself is not on the path: building its request and reading its answer cost
  * about half a millisecond of a run's latency and a quarter of a millisecond of CPU per call, for
  * a call that is one POST (measured against this code in the same process, sequentially).
  *
@@ -25,6 +27,7 @@ import {
   retryAfterMsOf,
   safeExcerpt,
 } from "./openai-retry.js";
+import { BrokenStreamError, readChatStream } from "./openai-stream.js";
 import { type OpenAIProviderOptions, toRequestBody, toResult } from "./openai-wire.js";
 import { abortedCallError, type ModelProvider, ProviderError, type ProviderErrorKind } from "./provider.js";
 
@@ -36,8 +39,13 @@ export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 /** A wait asked for by the provider is honoured below this; above it the backoff applies (as the SDK does). */
 const MAX_ASKED_WAIT_MS = 60_000;
 
-/** One attempt's outcome: an answer with its status, or a connection that failed. */
-type Attempt = { status: number; headers: Headers; text: string } | { failed: unknown };
+/** One attempt's outcome: an answer with its status (a streamed one unread), or a connection that failed. */
+type Attempt =
+  | { status: number; headers: Headers; text: string; stream?: ReadableStream<Uint8Array> }
+  | { failed: unknown };
+
+const isEventStream = (headers: Headers) =>
+  (headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream");
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
   const { id } = options;
@@ -50,12 +58,18 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     "user-agent": "kiln",
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
   };
+  const streamHeaders = { ...headers, accept: "text/event-stream" };
 
-  async function attempt(body: string, signal: AbortSignal): Promise<Attempt> {
+  async function attempt(body: string, signal: AbortSignal, streaming: boolean): Promise<Attempt> {
     try {
       // Redirects are refused: a model API that redirects is a wrong base URL.
-      const response = await send(url, { method: "POST", headers, body, signal, redirect: "error" });
-      return { status: response.status, headers: response.headers, text: await response.text() };
+      const sent = { method: "POST", headers: streaming ? streamHeaders : headers, body, signal, redirect: "error" };
+      const response = await send(url, sent as RequestInit);
+      const { status } = response;
+      if (streaming && status >= 200 && status < 300 && response.body && isEventStream(response.headers)) {
+        return { status, headers: response.headers, text: "", stream: response.body };
+      }
+      return { status, headers: response.headers, text: await response.text() };
     } catch (failed) {
       if (signal.aborted) throw failed;
       return { failed };
@@ -89,10 +103,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         });
       try {
         signal.throwIfAborted();
+        const { onDelta } = request;
         const body = JSON.stringify(toRequestBody(request, options));
         for (;;) {
           attempts++;
-          const outcome = await attempt(body, signal);
+          const outcome = await attempt(body, signal, onDelta !== undefined);
           if ("failed" in outcome) {
             if (!isRetryableFailure(outcome.failed) || attempts > options.maxRetries) {
               throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
@@ -105,8 +120,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
           if (outcome.status >= 200 && outcome.status < 300) {
             let completion: ChatCompletion;
             try {
-              completion = JSON.parse(outcome.text) as ChatCompletion;
+              completion =
+                outcome.stream && onDelta
+                  ? await readChatStream(outcome.stream, onDelta)
+                  : (JSON.parse(outcome.text) as ChatCompletion);
             } catch (cause) {
+              if (signal.aborted) throw cause;
+              if (cause instanceof BrokenStreamError)
+                throw fail("provider_error", `${id}: ${cause.message}`, { cause });
               throw fail("provider_error", `${id} returned an answer that could not be read`, { cause });
             }
             return toResult(completion, request, id, attempts - 1, fail);

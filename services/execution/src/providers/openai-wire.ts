@@ -2,7 +2,7 @@
 
 import type {
   ChatCompletion,
-  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParams,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type {
@@ -34,14 +34,13 @@ export interface OpenAIProviderOptions {
   fetch?: typeof fetch;
 }
 
-export function toRequestBody(
-  request: ModelRequest,
-  options: OpenAIProviderOptions,
-): ChatCompletionCreateParamsNonStreaming {
+/** The request body; a streaming turn (`onDelta`) asks for the stream and its usage chunk. */
+export function toRequestBody(request: ModelRequest, options: OpenAIProviderOptions): ChatCompletionCreateParams {
   const developerRole = options.developerRole ?? true;
-  const body: ChatCompletionCreateParamsNonStreaming = {
+  const body: ChatCompletionCreateParams = {
     model: request.model,
     messages: request.messages.map((m) => toMessageParam(m, developerRole)),
+    ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
   };
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({

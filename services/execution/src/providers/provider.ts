@@ -1,8 +1,9 @@
 /**
- * The model provider interface of the execution service: one call = one model turn (no streaming).
- * The run executor renders the prompt version into messages, resolves the model through the
- * registry (provider-registry.ts) and calls `generate`; it runs tools itself and calls again with
- * the tool results appended. Providers never see organizations, runs or prices.
+ * The model provider interface of the execution service: one call = one model turn, whose answer
+ * may stream (`onDelta`) while the call still resolves to the whole turn. The run executor
+ * renders the prompt version into messages, resolves the model through the registry
+ * (provider-registry.ts) and calls `generate`; it runs tools itself and calls again with the tool
+ * results appended. Providers never see organizations, runs or prices.
  */
 import { DomainError } from "@kiln/kit/errors";
 
@@ -77,12 +78,26 @@ export interface ModelRequest {
    */
   signal?: AbortSignal;
   /**
+   * When set, the provider streams the turn: each piece of text and of a tool call is handed here
+   * as the model sends it, and the call still resolves to the whole turn (`ModelResult`). A stream
+   * that breaks off is a `provider_error` (not retried once a piece has been handed on).
+   */
+  onDelta?: (delta: ModelDelta) => void;
+  /**
    * Deadline of the whole call in milliseconds, retries and their waits included; past it the
    * call rejects with `provider_timeout`. Default: the provider's configured timeout
    * (PROVIDER_TIMEOUT_MS).
    */
   timeoutMs?: number;
 }
+
+/**
+ * A piece of a streaming turn: answer text, or part of a tool call. A call's first delta carries
+ * its `id` and `name`; later ones of the same `index` pieces of its arguments' JSON text.
+ */
+export type ModelDelta =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string };
 
 /**
  * Why the model stopped: `stop` (a complete answer), `tool_calls` (see `toolCalls`; call again

@@ -8,6 +8,7 @@ import type { Completer } from "../runs/complete.js";
 import type { Runner } from "../runs/runner.js";
 import { agentRpcHandlers, callContext } from "./agent-rpc.js";
 import { runToProto } from "./run-proto.js";
+import { streamPromptRun } from "./stream-prompt-rpc.js";
 
 export function registerExecutionRpc(
   router: ConnectRouter,
@@ -37,6 +38,7 @@ export function registerExecutionRpc(
     async runPrompt(req, ctx) {
       return { run: runToProto(await runner.runPrompt(req, callContext(ctx))) };
     },
+    streamPromptRun: (req, ctx) => streamPromptRun(runner, req, ctx),
     async runSkill(req, ctx) {
       return { run: runToProto(await runner.runSkill(req, callContext(ctx))) };
     },

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { estimateCostUsd } from "../domain/model-catalog.js";
-import type { ChatMessage, ModelResult, ToolCall, ToolDefinition } from "../providers/provider.js";
+import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "../providers/provider.js";
 import { isProviderError, providerFailureOf } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunErrorDoc } from "../store/run-store.js";
@@ -8,7 +8,10 @@ import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-exec
 import type { StepOutput } from "./bindings.js";
 import type { CallerOptions } from "./caller-options.js";
 import { renderMessages } from "./render.js";
+import { streamOf } from "./run-stream.js";
 import type { RunnablePrompt } from "./runnable.js";
+
+const CANCELLED = "the caller closed the stream before the run ended";
 
 export interface ToolCallRecord {
   toolKey: string;
@@ -57,6 +60,12 @@ export interface ExecuteOptions {
   extraMessages?: ChatMessage[];
   /** The caller's tools, tool choice and sampling settings (RunPromptRequest). */
   caller?: CallerOptions;
+  /**
+   * A streaming run: the model's text and its calls of the caller's tools, as they arrive (see
+   * run-stream.ts). Its execution, aborted by `signal`, is a failed one with error `cancelled` and
+   * the text received so far as its output, rather than a throw.
+   */
+  onDelta?: (delta: ModelDelta) => void;
 }
 
 /** What a tool call is recorded as in a run: its output, or its error and no output. */
@@ -140,8 +149,10 @@ export async function executePrompt(
     ...(error ? { error } : {}),
   });
 
+  const stream = options.onDelta ? streamOf(options.onDelta, isCallerTool) : undefined;
   for (let round = 0; ; round++) {
     let answer: ModelResult;
+    stream?.newTurn();
     try {
       answer = await options.model.generate({
         messages,
@@ -154,9 +165,13 @@ export async function executePrompt(
         ...(round === 0 && options.caller?.toolChoice !== undefined ? { toolChoice: options.caller.toolChoice } : {}),
         variables,
         signal: options.signal,
+        ...(stream ? { onDelta: stream.onDelta } : {}),
       });
     } catch (e) {
       if (isProviderError(e)) return result("failed", null, providerFailureOf(e));
+      if (stream && options.signal?.aborted) {
+        return result("failed", { text: stream.text() }, { code: "cancelled", message: CANCELLED });
+      }
       throw e;
     }
     usage.inputTokens += answer.usage.inputTokens;

@@ -35,7 +35,8 @@ export function runDocOf(r: RunDocInput): RunDoc {
     organizationId: r.organizationId,
     status: succeeded ? "succeeded" : "failed",
     inputJson: JSON.stringify(r.input),
-    outputJson: succeeded && last?.output ? JSON.stringify(last.output) : null,
+    // A cancelled stream keeps what the model had sent.
+    outputJson: last?.output && (succeeded || last.error?.code === "cancelled") ? JSON.stringify(last.output) : null,
     ...runTotalsOf(executions, r.createdAt, r.completedAt),
     stepsJson: JSON.stringify(
       r.steps.map((s) => ({

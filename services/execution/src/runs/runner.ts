@@ -18,7 +18,7 @@ import {
 import { getRun, type ListRunsRequest, listRuns } from "./run-reads.js";
 import { runDocOf } from "./run-record.js";
 import { executeSkillSteps } from "./skill-steps.js";
-import { type StoredRunDeps, storePromptRun, storeSkillRun } from "./stored-runs.js";
+import { type PromptRunInput, type StoredRunDeps, storePromptRun, storeSkillRun } from "./stored-runs.js";
 
 export interface RunnerDeps extends ResolveDeps, Omit<StoredRunDeps, "now"> {
   now?: () => Date;
@@ -31,6 +31,12 @@ export function createRunner(deps: RunnerDeps) {
     async runPrompt(req: PromptRunRequest, ctx: CallContext): Promise<RunDoc> {
       const run = await resolvePromptRun(deps, req, ctx);
       return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal });
+    },
+
+    /** A prompt run whose model output streams to `stream` (the same run as runPrompt otherwise). */
+    async streamPrompt(req: PromptRunRequest, ctx: CallContext, stream: NonNullable<PromptRunInput["stream"]>) {
+      const run = await resolvePromptRun(deps, req, ctx);
+      return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal, stream });
     },
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {

@@ -4,7 +4,7 @@
  * skill steps (each stores a child run).
  */
 import { newId } from "@kiln/kit/ids";
-import type { ChatMessage } from "../providers/provider.js";
+import type { ChatMessage, ModelDelta } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { CallerOptions } from "./caller-options.js";
@@ -28,12 +28,15 @@ export interface PromptRunInput {
   /** The caller's tools, tool choice and sampling; none for agent steps. */
   caller?: CallerOptions;
   signal?: AbortSignal;
+  /** A streaming run: told the run's id before the model is called, then handed its deltas. */
+  stream?: { onStart(runId: string): void; onDelta(delta: ModelDelta): void };
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
 export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("run");
+  r.stream?.onStart(id);
   const extraMessages = r.extraMessages ?? [];
   return storeRun(deps, id, async () =>
     runDocOf({
@@ -52,6 +55,7 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
         signal: r.signal,
         ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
         ...(r.caller ? { caller: r.caller } : {}),
+        ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
       }),
       completedAt: deps.now(),
     }),

@@ -57,21 +57,36 @@ export function outageOf(error: unknown): DomainError | undefined {
  */
 export function createErrorInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
+    const mapped = (e: unknown) => errorOf(e, req);
     try {
-      return await next(req);
+      const res = await next(req);
+      // A server stream fails while it is read: its errors are mapped the same way.
+      return res.stream ? { ...res, message: mapStreamErrors(res.message, mapped) } : res;
     } catch (e) {
-      if (e instanceof ConnectError) throw e;
-      if (e instanceof DomainError) throw toConnectError(e);
-      if (isDuplicateKeyError(e)) throw toConnectError(new DomainError("already_exists", "already exists"));
-      const outage = outageOf(e);
-      if (outage) {
-        logger.warn({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, outage.message);
-        throw toConnectError(outage);
-      }
-      logger.error({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, "internal error");
-      throw new ConnectError("internal error", Code.Internal);
+      throw mapped(e);
     }
   };
+
+  function errorOf(e: unknown, req: { url: string; header: Headers }): ConnectError {
+    if (e instanceof ConnectError) return e;
+    if (e instanceof DomainError) return toConnectError(e);
+    if (isDuplicateKeyError(e)) return toConnectError(new DomainError("already_exists", "already exists"));
+    const outage = outageOf(e);
+    if (outage) {
+      logger.warn({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, outage.message);
+      return toConnectError(outage);
+    }
+    logger.error({ err: e, rpc: req.url, requestId: req.header.get("x-request-id") }, "internal error");
+    return new ConnectError("internal error", Code.Internal);
+  }
+}
+
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, mapped: (e: unknown) => ConnectError) {
+  try {
+    yield* messages;
+  } catch (e) {
+    throw mapped(e);
+  }
 }
 
 export interface RemoteError {

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIncKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCRIzCgp0b29sX2NhbGxzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ2hhdFRvb2xDYWxsEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSJVCgxDaGF0VG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIrCglhcmd1bWVudHMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCJdCgpDYWxsZXJUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLAoKcGFyYW1ldGVycxgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IigKClRvb2xDaG9pY2USDAoEbW9kZRgBIAEoCRIMCgRuYW1lGAIgASgJIuACChJTYW1wbGluZ1BhcmFtZXRlcnMSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARIeChFtYXhfb3V0cHV0X3Rva2VucxgCIAEoBUgBiAEBEgwKBHN0b3AYAyADKAkSEQoEc2VlZBgEIAEoA0gCiAEBEhIKBXRvcF9wGAUgASgBSAOIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYBiABKAFIBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAcgASgBSAWIAQESIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgIIAEoCEgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCCAoGX3RvcF9wQhQKEl9mcmVxdWVuY3lfcGVuYWx0eUITChFfcHJlc2VuY2VfcGVuYWx0eUIWChRfcGFyYWxsZWxfdG9vbF9jYWxscyLKAwoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEisKCXZhcmlhYmxlcxgIIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkSMAoIbWVzc2FnZXMYCSADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0TWVzc2FnZRINCgVsYWJlbBgHIAEoCRIsCgV0b29scxgKIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLkNhbGxlclRvb2wSMgoLdG9vbF9jaG9pY2UYCyABKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5Ub29sQ2hvaWNlEjEKD3Jlc3BvbnNlX2Zvcm1hdBgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjkKCnBhcmFtZXRlcnMYDSABKAsyJS5raWxuLmV4ZWN1dGlvbi52MS5TYW1wbGluZ1BhcmFtZXRlcnNKBAgDEARKBAgGEAdSDnZhcmlhYmxlc19qc29uUg1tZXNzYWdlc19qc29uIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKaAQoPUnVuU2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iNwoQUnVuU2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ingEKE1ByZXZpZXdTa2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCUoECAMQBFIKaW5wdXRfanNvbiI7ChRQcmV2aWV3U2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4i3QEKD0xpc3RSdW5zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg0KBW1vZGVsGAYgASgJEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChBMaXN0UnVuc1Jlc3BvbnNlEiQKBHJ1bnMYASADKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkiKQoNR2V0UnVuUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJIjUKDkdldFJ1blJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKrAQoPUnVuQWdlbnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWFzeW5jGAUgASgIEg0KBWxhYmVsGAYgASgJSgQIAxAEUgtpbnB1dHNfanNvbiI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ5ChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEigKBmlucHV0cxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0SgQIAxAEUgtpbnB1dHNfanNvbiJBChpSZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iPAoWTG9hZEFnZW50SW5wdXRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoCSI5CgpJbnB1dElzc3VlEgwKBHBhdGgYASABKAkSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJItMBChdMb2FkQWdlbnRJbnB1dHNSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg0KBXZhbGlkGAQgASgIEi0KBmVycm9ycxgGIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLklucHV0SXNzdWVKBAgDEARKBAgFEAZSC2lucHV0c19qc29uUgtlcnJvcnNfanNvbiIqChdDb21wYXJlQWdlbnRSdW5zUmVxdWVzdBIPCgdydW5faWRzGAEgAygJIoUBCgtDb21wYXJlZFJ1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAQoPQ29tcGFyZWRTdGVwUnVuEg4KBnN0YXR1cxgBIAEoCRIoCgZvdXRwdXQYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBInCgV1c2FnZRgDIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBCABKAMixAEKDENvbXBhcmVkU3RlcBIPCgdzdGVwX2lkGAEgASgJEjoKBmJ5X3J1bhgCIAMoCzIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcC5CeVJ1bkVudHJ5EhUKDW91dHB1dHNfZXF1YWwYAyABKAgaUAoKQnlSdW5FbnRyeRILCgNrZXkYASABKAkSMQoFdmFsdWUYAiABKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXBSdW46AjgBIogBChFDb21wYXJlZFJ1blRvdGFscxInCgV1c2FnZRgBIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgCIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYAyABKANCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKtAgoYQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlEiwKBHJ1bnMYAiADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1bhIuCgVzdGVwcxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcBJHCgZ0b3RhbHMYBCADKAsyNy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2UuVG90YWxzRW50cnkaUwoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEjMKBXZhbHVlGAIgASgLMiQua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW5Ub3RhbHM6AjgBSgQIARACUg9jb21wYXJpc29uX2pzb24ipgEKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSMQoPcmVzcG9uc2Vfc2NoZW1hGAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgFEAZSFHJlc3BvbnNlX3NjaGVtYV9qc29uIoACChBDb21wbGV0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSLAoKc3RydWN0dXJlZBgJIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEicKBXVzYWdlGAUgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAYgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgHIAEoAxIOCgZydW5faWQYCCABKAlCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAIQA1IEanNvbjKTCAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCExpc3RSdW5zEiIua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXNwb25zZRJTCghDb21wbGV0ZRIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVzcG9uc2USUwoIUnVuQWdlbnQSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlc3BvbnNlEnEKElJlcnVuQWdlbnRGcm9tU3RlcBIsLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QaLS5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRJoCg9Mb2FkQWdlbnRJbnB1dHMSKS5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USawoQQ29tcGFyZUFnZW50UnVucxIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Gisua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIncKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCRIzCgp0b29sX2NhbGxzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ2hhdFRvb2xDYWxsEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSJVCgxDaGF0VG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIrCglhcmd1bWVudHMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCJdCgpDYWxsZXJUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLAoKcGFyYW1ldGVycxgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IigKClRvb2xDaG9pY2USDAoEbW9kZRgBIAEoCRIMCgRuYW1lGAIgASgJIuACChJTYW1wbGluZ1BhcmFtZXRlcnMSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARIeChFtYXhfb3V0cHV0X3Rva2VucxgCIAEoBUgBiAEBEgwKBHN0b3AYAyADKAkSEQoEc2VlZBgEIAEoA0gCiAEBEhIKBXRvcF9wGAUgASgBSAOIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYBiABKAFIBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAcgASgBSAWIAQESIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgIIAEoCEgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCCAoGX3RvcF9wQhQKEl9mcmVxdWVuY3lfcGVuYWx0eUITChFfcHJlc2VuY2VfcGVuYWx0eUIWChRfcGFyYWxsZWxfdG9vbF9jYWxscyLKAwoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEisKCXZhcmlhYmxlcxgIIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkSMAoIbWVzc2FnZXMYCSADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0TWVzc2FnZRINCgVsYWJlbBgHIAEoCRIsCgV0b29scxgKIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLkNhbGxlclRvb2wSMgoLdG9vbF9jaG9pY2UYCyABKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5Ub29sQ2hvaWNlEjEKD3Jlc3BvbnNlX2Zvcm1hdBgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjkKCnBhcmFtZXRlcnMYDSABKAsyJS5raWxuLmV4ZWN1dGlvbi52MS5TYW1wbGluZ1BhcmFtZXRlcnNKBAgDEARKBAgGEAdSDnZhcmlhYmxlc19qc29uUg1tZXNzYWdlc19qc29uIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJKChZTdHJlYW1Qcm9tcHRSdW5SZXF1ZXN0EjAKA3J1bhgBIAEoCzIjLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlcXVlc3QiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKiAQoXU3RyZWFtUHJvbXB0UnVuUmVzcG9uc2USEAoGcnVuX2lkGAEgASgJSAASDgoEdGV4dBgCIAEoCUgAEjUKCXRvb2xfY2FsbBgDIAEoCzIgLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsRGVsdGFIABIlCgNydW4YBCABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW5IAEIHCgVjaHVuayKaAQoPUnVuU2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iNwoQUnVuU2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ingEKE1ByZXZpZXdTa2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCUoECAMQBFIKaW5wdXRfanNvbiI7ChRQcmV2aWV3U2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4i3QEKD0xpc3RSdW5zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg0KBW1vZGVsGAYgASgJEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChBMaXN0UnVuc1Jlc3BvbnNlEiQKBHJ1bnMYASADKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkiKQoNR2V0UnVuUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJIjUKDkdldFJ1blJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKrAQoPUnVuQWdlbnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWFzeW5jGAUgASgIEg0KBWxhYmVsGAYgASgJSgQIAxAEUgtpbnB1dHNfanNvbiI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ5ChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEigKBmlucHV0cxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0SgQIAxAEUgtpbnB1dHNfanNvbiJBChpSZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iPAoWTG9hZEFnZW50SW5wdXRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoCSI5CgpJbnB1dElzc3VlEgwKBHBhdGgYASABKAkSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJItMBChdMb2FkQWdlbnRJbnB1dHNSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg0KBXZhbGlkGAQgASgIEi0KBmVycm9ycxgGIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLklucHV0SXNzdWVKBAgDEARKBAgFEAZSC2lucHV0c19qc29uUgtlcnJvcnNfanNvbiIqChdDb21wYXJlQWdlbnRSdW5zUmVxdWVzdBIPCgdydW5faWRzGAEgAygJIoUBCgtDb21wYXJlZFJ1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAQoPQ29tcGFyZWRTdGVwUnVuEg4KBnN0YXR1cxgBIAEoCRIoCgZvdXRwdXQYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBInCgV1c2FnZRgDIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBCABKAMixAEKDENvbXBhcmVkU3RlcBIPCgdzdGVwX2lkGAEgASgJEjoKBmJ5X3J1bhgCIAMoCzIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcC5CeVJ1bkVudHJ5EhUKDW91dHB1dHNfZXF1YWwYAyABKAgaUAoKQnlSdW5FbnRyeRILCgNrZXkYASABKAkSMQoFdmFsdWUYAiABKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXBSdW46AjgBIogBChFDb21wYXJlZFJ1blRvdGFscxInCgV1c2FnZRgBIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgCIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYAyABKANCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKtAgoYQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlEiwKBHJ1bnMYAiADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1bhIuCgVzdGVwcxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcBJHCgZ0b3RhbHMYBCADKAsyNy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2UuVG90YWxzRW50cnkaUwoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEjMKBXZhbHVlGAIgASgLMiQua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW5Ub3RhbHM6AjgBSgQIARACUg9jb21wYXJpc29uX2pzb24ipgEKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSMQoPcmVzcG9uc2Vfc2NoZW1hGAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgFEAZSFHJlc3BvbnNlX3NjaGVtYV9qc29uIoACChBDb21wbGV0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSLAoKc3RydWN0dXJlZBgJIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEicKBXVzYWdlGAUgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAYgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgHIAEoAxIOCgZydW5faWQYCCABKAlCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAIQA1IEanNvbjL/CAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlEmoKD1N0cmVhbVByb21wdFJ1bhIpLmtpbG4uZXhlY3V0aW9uLnYxLlN0cmVhbVByb21wdFJ1blJlcXVlc3QaKi5raWxuLmV4ZWN1dGlvbi52MS5TdHJlYW1Qcm9tcHRSdW5SZXNwb25zZTABElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCExpc3RSdW5zEiIua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXNwb25zZRJTCghDb21wbGV0ZRIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVzcG9uc2USUwoIUnVuQWdlbnQSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlc3BvbnNlEnEKElJlcnVuQWdlbnRGcm9tU3RlcBIsLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QaLS5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRJoCg9Mb2FkQWdlbnRJbnB1dHMSKS5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USawoQQ29tcGFyZUFnZW50UnVucxIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Gisua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -802,6 +802,108 @@ export const RunPromptResponseSchema: GenMessage<RunPromptResponse> = /*@__PURE_
   messageDesc(file_kiln_execution_v1_execution, 16);
 
 /**
+ * A prompt run whose answer streams: the same run as RunPrompt (resolve, render, limits, the
+ * stored run and its run.completed event), its model output sent as the provider sends it.
+ *
+ * @generated from message kiln.execution.v1.StreamPromptRunRequest
+ */
+export type StreamPromptRunRequest = Message<"kiln.execution.v1.StreamPromptRunRequest"> & {
+  /**
+   * @generated from field: kiln.execution.v1.RunPromptRequest run = 1;
+   */
+  run?: RunPromptRequest | undefined;
+};
+
+/**
+ * Describes the message kiln.execution.v1.StreamPromptRunRequest.
+ * Use `create(StreamPromptRunRequestSchema)` to create a new message.
+ */
+export const StreamPromptRunRequestSchema: GenMessage<StreamPromptRunRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 17);
+
+/**
+ * A tool call of the model as it streams: the first delta of a call carries its id and name,
+ * later ones pieces of its arguments' JSON text. Only calls of the caller's tools stream.
+ *
+ * @generated from message kiln.execution.v1.ToolCallDelta
+ */
+export type ToolCallDelta = Message<"kiln.execution.v1.ToolCallDelta"> & {
+  /**
+   * The call's position among the turn's calls streamed to the caller, from 0.
+   *
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments = 4;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ToolCallDelta.
+ * Use `create(ToolCallDeltaSchema)` to create a new message.
+ */
+export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 18);
+
+/**
+ * One message of a streaming run: first `run_id` (the run is resolved and about to call the
+ * model), then text and tool-call deltas as they arrive, last the stored run. A run that fails
+ * (or is cancelled by the caller) still ends with the stored run, status "failed".
+ *
+ * @generated from message kiln.execution.v1.StreamPromptRunResponse
+ */
+export type StreamPromptRunResponse = Message<"kiln.execution.v1.StreamPromptRunResponse"> & {
+  /**
+   * @generated from oneof kiln.execution.v1.StreamPromptRunResponse.chunk
+   */
+  chunk: {
+    /**
+     * @generated from field: string run_id = 1;
+     */
+    value: string;
+    case: "runId";
+  } | {
+    /**
+     * @generated from field: string text = 2;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: kiln.execution.v1.ToolCallDelta tool_call = 3;
+     */
+    value: ToolCallDelta;
+    case: "toolCall";
+  } | {
+    /**
+     * @generated from field: kiln.execution.v1.Run run = 4;
+     */
+    value: Run;
+    case: "run";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message kiln.execution.v1.StreamPromptRunResponse.
+ * Use `create(StreamPromptRunResponseSchema)` to create a new message.
+ */
+export const StreamPromptRunResponseSchema: GenMessage<StreamPromptRunResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 19);
+
+/**
  * @generated from message kiln.execution.v1.RunSkillRequest
  */
 export type RunSkillRequest = Message<"kiln.execution.v1.RunSkillRequest"> & {
@@ -842,7 +944,7 @@ export type RunSkillRequest = Message<"kiln.execution.v1.RunSkillRequest"> & {
  * Use `create(RunSkillRequestSchema)` to create a new message.
  */
 export const RunSkillRequestSchema: GenMessage<RunSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 17);
+  messageDesc(file_kiln_execution_v1_execution, 20);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillResponse
@@ -859,7 +961,7 @@ export type RunSkillResponse = Message<"kiln.execution.v1.RunSkillResponse"> & {
  * Use `create(RunSkillResponseSchema)` to create a new message.
  */
 export const RunSkillResponseSchema: GenMessage<RunSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 21);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillRequest
@@ -902,7 +1004,7 @@ export type PreviewSkillRequest = Message<"kiln.execution.v1.PreviewSkillRequest
  * Use `create(PreviewSkillRequestSchema)` to create a new message.
  */
 export const PreviewSkillRequestSchema: GenMessage<PreviewSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 22);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillResponse
@@ -919,7 +1021,7 @@ export type PreviewSkillResponse = Message<"kiln.execution.v1.PreviewSkillRespon
  * Use `create(PreviewSkillResponseSchema)` to create a new message.
  */
 export const PreviewSkillResponseSchema: GenMessage<PreviewSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 20);
+  messageDesc(file_kiln_execution_v1_execution, 23);
 
 /**
  * The runs of an organization, newest first, filtered (the console's runs list; non-public).
@@ -979,7 +1081,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 21);
+  messageDesc(file_kiln_execution_v1_execution, 24);
 
 /**
  * @generated from message kiln.execution.v1.ListRunsResponse
@@ -1001,7 +1103,7 @@ export type ListRunsResponse = Message<"kiln.execution.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 22);
+  messageDesc(file_kiln_execution_v1_execution, 25);
 
 /**
  * @generated from message kiln.execution.v1.GetRunRequest
@@ -1025,7 +1127,7 @@ export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 23);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.GetRunResponse
@@ -1042,7 +1144,7 @@ export type GetRunResponse = Message<"kiln.execution.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 24);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentRequest
@@ -1092,7 +1194,7 @@ export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
  * Use `create(RunAgentRequestSchema)` to create a new message.
  */
 export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 25);
+  messageDesc(file_kiln_execution_v1_execution, 28);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentResponse
@@ -1109,7 +1211,7 @@ export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
  * Use `create(RunAgentResponseSchema)` to create a new message.
  */
 export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 26);
+  messageDesc(file_kiln_execution_v1_execution, 29);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
@@ -1138,7 +1240,7 @@ export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFro
  * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
  */
 export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 27);
+  messageDesc(file_kiln_execution_v1_execution, 30);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
@@ -1155,7 +1257,7 @@ export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFr
  * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
  */
 export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 28);
+  messageDesc(file_kiln_execution_v1_execution, 31);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsRequest
@@ -1179,7 +1281,7 @@ export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsR
  * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
  */
 export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 29);
+  messageDesc(file_kiln_execution_v1_execution, 32);
 
 /**
  * A problem with one of an agent's inputs.
@@ -1212,7 +1314,7 @@ export type InputIssue = Message<"kiln.execution.v1.InputIssue"> & {
  * Use `create(InputIssueSchema)` to create a new message.
  */
 export const InputIssueSchema: GenMessage<InputIssue> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 30);
+  messageDesc(file_kiln_execution_v1_execution, 33);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsResponse
@@ -1249,7 +1351,7 @@ export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputs
  * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
  */
 export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 31);
+  messageDesc(file_kiln_execution_v1_execution, 34);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsRequest
@@ -1266,7 +1368,7 @@ export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRun
  * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
  */
 export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 32);
+  messageDesc(file_kiln_execution_v1_execution, 35);
 
 /**
  * A compared run (api.md "Agent runs", GET /api/agent-runs/compare).
@@ -1307,7 +1409,7 @@ export type ComparedRun = Message<"kiln.execution.v1.ComparedRun"> & {
  * Use `create(ComparedRunSchema)` to create a new message.
  */
 export const ComparedRunSchema: GenMessage<ComparedRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 33);
+  messageDesc(file_kiln_execution_v1_execution, 36);
 
 /**
  * One step as one compared run executed it (its last execution, when it ran in a loop).
@@ -1345,7 +1447,7 @@ export type ComparedStepRun = Message<"kiln.execution.v1.ComparedStepRun"> & {
  * Use `create(ComparedStepRunSchema)` to create a new message.
  */
 export const ComparedStepRunSchema: GenMessage<ComparedStepRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 34);
+  messageDesc(file_kiln_execution_v1_execution, 37);
 
 /**
  * @generated from message kiln.execution.v1.ComparedStep
@@ -1376,7 +1478,7 @@ export type ComparedStep = Message<"kiln.execution.v1.ComparedStep"> & {
  * Use `create(ComparedStepSchema)` to create a new message.
  */
 export const ComparedStepSchema: GenMessage<ComparedStep> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 35);
+  messageDesc(file_kiln_execution_v1_execution, 38);
 
 /**
  * @generated from message kiln.execution.v1.ComparedRunTotals
@@ -1405,7 +1507,7 @@ export type ComparedRunTotals = Message<"kiln.execution.v1.ComparedRunTotals"> &
  * Use `create(ComparedRunTotalsSchema)` to create a new message.
  */
 export const ComparedRunTotalsSchema: GenMessage<ComparedRunTotals> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 36);
+  messageDesc(file_kiln_execution_v1_execution, 39);
 
 /**
  * The api.md comparison `{runs, steps, totals}`: the runs in the order asked, their steps aligned
@@ -1437,7 +1539,7 @@ export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRu
  * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
  */
 export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 37);
+  messageDesc(file_kiln_execution_v1_execution, 40);
 
 /**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
@@ -1481,7 +1583,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 38);
+  messageDesc(file_kiln_execution_v1_execution, 41);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -1537,7 +1639,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 39);
+  messageDesc(file_kiln_execution_v1_execution, 42);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService
@@ -1558,6 +1660,14 @@ export const ExecutionService: GenService<{
     methodKind: "unary";
     input: typeof RunPromptRequestSchema;
     output: typeof RunPromptResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.execution.v1.ExecutionService.StreamPromptRun
+   */
+  streamPromptRun: {
+    methodKind: "server_streaming";
+    input: typeof StreamPromptRunRequestSchema;
+    output: typeof StreamPromptRunResponseSchema;
   },
   /**
    * @generated from rpc kiln.execution.v1.ExecutionService.RunSkill
