@@ -6,30 +6,18 @@
  * the run an answer in openai-chat-answer.ts. Errors leave in OpenAI's error shape
  * (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
  */
-import type { OutgoingHttpHeaders } from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
-import type { Run } from "@kiln/proto/execution";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { rpcOptions } from "../http/request.js";
-import { securityHeadersOf } from "../security-headers.js";
 import { openAiCatalog } from "./openai-catalog.js";
-import { COST_HEADER, chatAnswerOf, chunksOf, completionOf, failedRunError } from "./openai-chat-answer.js";
-import { type ChatRequest, chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
-import { badRequest, modelNotFound, OpenAiHttpError, openAiErrorOf } from "./openai-errors.js";
+import { chatAnswerOf, chunksOf, completionOf } from "./openai-chat-answer.js";
+import { chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
+import { modelNotFound } from "./openai-errors.js";
 import { DEFAULT_LABEL, parseModel } from "./openai-model-ref.js";
-
-/** A 400 from the run request, its `param` renamed to the OpenAI request's field. */
-function withOpenAiParam(error: unknown, request: ChatRequest, requestId: string): unknown {
-  const { status, body } = openAiErrorOf(error, requestId);
-  if (status !== 400 || body.error.param === null) return error;
-  const param = openAiParamOf(body.error.param, request);
-  return new OpenAiHttpError(400, { error: { ...body.error, param } });
-}
+import { openAiModelRunner, openEventStream, replyWithRun } from "./openai-model-run.js";
 
 /** POST /v1/chat/completions, GET /v1/models and GET /v1/models/:id. */
 export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
-  const { execution } = deps.clients;
   const lookup = openAiCatalog(deps);
+  const runModel = openAiModelRunner(deps);
 
   app.get("/v1/models", { schema: { hide: true } }, async (request) => {
     const organizationId = lookup.organizationOfCaller(request);
@@ -55,66 +43,27 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post("/v1/chat/completions", { schema: { hide: true } }, async (request, reply) => {
     const chat = chatRequestOf(request.body);
-    const { model } = chat;
-    const parsed = parseModel(model);
-    if (!parsed)
-      throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
-    // Without @label: the published version, as a run without a label. With one: that label's
-    // version; a label the prompt or skill does not have is an unknown model.
-    const label = parsed.label === DEFAULT_LABEL ? "" : parsed.label;
-    const run = async (call: () => Promise<{ run?: Run }>): Promise<Run> => {
-      try {
-        const answer = (await call()).run;
-        if (!answer) throw new Error("execution returned no run");
-        return answer;
-      } catch (e) {
-        if (label !== "" && e instanceof ConnectError && e.code === Code.NotFound && e.rawMessage.startsWith("label "))
-          throw modelNotFound(model, `has no label "${label}"`);
-        throw withOpenAiParam(e, chat, request.id);
-      }
-    };
-
-    const organizationId = lookup.organizationOfCaller(request);
-    const item = await lookup.find(request, organizationId, parsed);
-    if (!item || (label === "" && !item.publishedVersionId)) throw modelNotFound(model);
-    let done: Run;
-    if (parsed.kind === "prompt") {
-      done = await run(() =>
-        execution.runPrompt({ organizationId, promptId: item.id, label, ...chat.run }, rpcOptions(request)),
-      );
-    } else {
-      if ((chat.run.messages ?? []).length > 0) {
-        throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
-      }
-      const body = request.body as Record<string, unknown>;
-      const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-      const field = PROMPT_ONLY_FIELDS.find((f) => sent(body[f]));
-      if (field) throw badRequest(`a skill runs with its prompts' own settings: \`${field}\` is for prompts`, field);
-      done = await run(() =>
-        execution.runSkill({ organizationId, skillId: item.id, input: chat.run.variables, label }, rpcOptions(request)),
-      );
-    }
-    reply.header("x-kiln-run-id", done.id);
-    if (done.status !== "succeeded" || done.output === undefined) throw failedRunError(done);
+    const body = request.body as Record<string, unknown>;
+    const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+    const done = await runModel(request, {
+      model: chat.model,
+      run: chat.run,
+      variables: chat.variables,
+      messagesField: "messages",
+      promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
+      paramOf: (field) => openAiParamOf(field, chat),
+    });
+    replyWithRun(reply, done);
     const answer = chatAnswerOf(done);
-    if (answer.usage.cost_usd !== null) reply.header(COST_HEADER, String(answer.usage.cost_usd));
 
     if (chat.stream) {
       // The run completed whole (execution does not stream); its output leaves in chunks.
-      reply.hijack();
-      // Hijacked: the onSend hook never sees this answer, so it carries the headers itself.
-      reply.raw.writeHead(200, {
-        ...securityHeadersOf("text/event-stream"),
-        ...(reply.getHeaders() as OutgoingHttpHeaders),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache",
-        "x-request-id": request.id,
-      });
-      for (const event of chunksOf(done, model, answer, chat.includeUsage))
-        reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
-      reply.raw.end("data: [DONE]\n\n");
+      const raw = openEventStream(request, reply);
+      for (const event of chunksOf(done, chat.model, answer, chat.includeUsage))
+        raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      raw.end("data: [DONE]\n\n");
       return reply;
     }
-    return completionOf(done, model, answer);
+    return completionOf(done, chat.model, answer);
   });
 }
