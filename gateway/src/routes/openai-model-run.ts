@@ -19,9 +19,8 @@ import type { KilnRunFields } from "./openai-request-fields.js";
 
 export interface ModelRunCall {
   model: string;
-  /** The prompt run's fields; a skill takes `variables` only. */
+  /** The prompt run's fields; a skill takes `variables` only (as its input). */
   run: KilnRunFields;
-  variables: Record<string, unknown>;
   /** The request's field carrying the caller's messages (`messages`, `input`): a skill takes none. */
   messagesField: string;
   /** A field the request sent that only a prompt run honours (a 400 for a skill). */
@@ -81,7 +80,7 @@ export function openAiModelRunner(deps: GatewayDeps) {
       throw badRequest(`a skill runs with its prompts' own settings: \`${field}\` is for prompts`, field);
     }
     return run(() =>
-      execution.runSkill({ organizationId, skillId: item.id, input: call.variables, label }, rpcOptions(request)),
+      execution.runSkill({ organizationId, skillId: item.id, input: call.run.variables, label }, rpcOptions(request)),
     );
   };
 }

@@ -48,7 +48,6 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const done = await runModel(request, {
       model: chat.model,
       run: chat.run,
-      variables: chat.variables,
       messagesField: "messages",
       promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
       paramOf: (field) => openAiParamOf(field, chat),
