@@ -14,6 +14,9 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { type ResponsesPlatform, responsesModes, startResponsesPlatform } from "./support/openai-responses-fixture.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: the clients' request bodies are read loosely and asserted on.
+type Loose = any;
+
 const RUN_ID = /^run_[0-9a-f]{32}$/;
 const metadata = { variables: JSON.stringify({ person: "Ada" }) };
 
@@ -31,6 +34,7 @@ describe.each(responsesModes)("OpenAI Responses API with the AI SDK and LangChai
 
   beforeEach(() => {
     called = [];
+    bodies = [];
   });
 
   afterAll(async () => {
@@ -39,8 +43,11 @@ describe.each(responsesModes)("OpenAI Responses API with the AI SDK and LangChai
 
   /** The URLs the client called, by its own fetch: the route it took. */
   let called: string[] = [];
+  /** The JSON bodies the client sent. */
+  let bodies: Loose[] = [];
   const recording: typeof fetch = (url, init) => {
     called.push(String(url));
+    if (typeof init?.body === "string") bodies.push(JSON.parse(init.body));
     return fetch(url, init);
   };
   const lastCalled = () => called.at(-1)?.replace(kiln.base, "");
@@ -119,6 +126,28 @@ describe.each(responsesModes)("OpenAI Responses API with the AI SDK and LangChai
         tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"city":"Oslo"}' } }],
       },
       { role: "tool", tool_call_id: "call_1", content: '{"city":"Oslo","tempC":-3}' },
+    ]);
+  });
+
+  it("AI SDK: the next turn sends the earlier answer as an item_reference, read back from the stored run", async () => {
+    kiln.stub.script(stubReply.text("First answer"), stubReply.text("Second answer"));
+    const options = { model: aiSdkModel(), maxRetries: 0, providerOptions: { openai: { metadata } } };
+    const first = await generateText({ ...options, prompt: "Question one" });
+    const second = await generateText({
+      ...options,
+      messages: [
+        { role: "user", content: "Question one" },
+        ...first.response.messages,
+        { role: "user", content: "Question two" },
+      ],
+    });
+    expect(second.text).toBe("Second answer");
+    // The AI SDK (store on by default) referred to the first answer by its item id.
+    expect(bodies.at(-1).input).toContainEqual({ type: "item_reference", id: `msg_${first.response.id}` });
+    expect(kiln.lastSent().messages.slice(2)).toEqual([
+      { role: "user", content: "Question one" },
+      { role: "assistant", content: "First answer" },
+      { role: "user", content: "Question two" },
     ]);
   });
 

@@ -1,11 +1,13 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { jsonText } from "@kiln/kit/json-text";
-import { type Run, RunSchema } from "@kiln/proto/execution";
+import { RunSchema } from "@kiln/proto/execution";
 import { describe, expect, it } from "vitest";
 import { type RunDelta, writeResponseEvents } from "./openai-responses-stream.js";
 
-const started = create(RunSchema, { id: "run_1", status: "running", createdAt: { seconds: 1_700_000_000n } });
-const finished = (fields: Partial<Run>) => create(RunSchema, { ...started, status: "succeeded", ...fields });
+const base = { id: "run_1", createdAt: { seconds: 1_700_000_000n } };
+const started = create(RunSchema, { ...base, status: "running" });
+const finished = (fields: Pick<MessageInitShape<typeof RunSchema>, "output" | "usage" | "estimatedCostUsd">) =>
+  create(RunSchema, { ...base, status: "succeeded", ...fields });
 
 async function* deltas(...items: RunDelta[]): AsyncIterable<RunDelta> {
   for (const item of items) yield item;
@@ -74,7 +76,7 @@ describe("writeResponseEvents", () => {
 
   it("closes the open message and answers response.failed when the run failed", async () => {
     const run = create(RunSchema, {
-      ...started,
+      ...base,
       status: "failed",
       error: { code: "provider_error", message: "upstream 500" },
     });
