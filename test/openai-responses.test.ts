@@ -32,7 +32,7 @@ const LOOKUP = {
 const failure = (p: Promise<unknown>): Promise<Loose> =>
   p.then(
     () => null,
-    (e) => e,
+    (e: unknown) => e,
   );
 
 describe.each(responsesModes)("OpenAI Responses API with the openai SDK in $name", (mode) => {
@@ -141,16 +141,8 @@ describe.each(responsesModes)("OpenAI Responses API with the openai SDK in $name
       tool_choice: { type: "function", function: { name: "lookup" } },
       parallel_tool_calls: false,
     });
-    expect(first.output).toEqual([
-      {
-        type: "function_call",
-        id: "fc_call_1",
-        call_id: "call_1",
-        name: "lookup",
-        arguments: '{"city":"Oslo"}',
-        status: "completed",
-      },
-    ]);
+    const call = { id: "fc_call_1", call_id: "call_1", name: "lookup", arguments: '{"city":"Oslo"}' };
+    expect(first.output).toEqual([{ type: "function_call", ...call, status: "completed" }]);
     expect(first.output_text).toBe("");
 
     kiln.stub.script(stubReply.text("Oslo is cold"));
@@ -198,10 +190,7 @@ describe.each(responsesModes)("OpenAI Responses API with the openai SDK in $name
       "response.output_item.done",
       "response.completed",
     ]);
-    const text = events
-      .filter((e) => e.type === "response.output_text.delta")
-      .map((e) => e.delta)
-      .join("");
+    const text = events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
     const completed = events.at(-1).response;
     expect(completed.id).toMatch(RUN_ID);
     expect(events[0].response).toMatchObject({ id: completed.id, status: "in_progress" });
