@@ -23,6 +23,7 @@ import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
+import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
@@ -223,6 +224,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);
+  registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);

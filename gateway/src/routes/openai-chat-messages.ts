@@ -24,15 +24,18 @@ const READ: Record<string, string[]> = {
   tool: ["tool_call_id"],
 };
 
+/** Media parts (Chat Completions' and Responses' names): refused, Kiln runs take text. */
+const MEDIA_PARTS = new Set(["image_url", "input_audio", "file", "input_image", "input_file"]);
+
 /** A message's content as text: a string, or parts of the types `partTypes` (text, refusal). */
-function textOf(content: unknown, at: string, partTypes: string[], optional: boolean): string {
+export function textOf(content: unknown, at: string, partTypes: string[], optional: boolean): string {
   if (typeof content === "string") return content;
   if (!given(content) && optional) return "";
   if (!Array.isArray(content)) throw badRequest("a message needs text content", `${at}.content`);
   return content
     .map((part: unknown, j) => {
       const type = isObject(part) ? part.type : undefined;
-      if (type === "image_url" || type === "input_audio" || type === "file") {
+      if (typeof type === "string" && MEDIA_PARTS.has(type)) {
         throw badRequest(`${String(type)} content parts are not supported: send text`, `${at}.content[${j}]`);
       }
       if (!isObject(part) || typeof type !== "string" || !partTypes.includes(type)) {
@@ -43,6 +46,17 @@ function textOf(content: unknown, at: string, partTypes: string[], optional: boo
       return text;
     })
     .join("");
+}
+
+/** A tool call's arguments (JSON text, empty for none) as the run takes them; a 400 at `at` when not JSON. */
+export function toolCallArgumentsOf(args: unknown, at: string): ReturnType<typeof jsonText> {
+  let input: unknown = {};
+  try {
+    if (typeof args === "string" && args.trim() !== "") input = JSON.parse(args);
+  } catch {
+    throw badRequest("a tool call's arguments must be JSON", at);
+  }
+  return jsonText(input);
 }
 
 function toolCallsOf(calls: unknown, at: string): RunMessage["toolCalls"] {
@@ -58,13 +72,7 @@ function toolCallsOf(calls: unknown, at: string): RunMessage["toolCalls"] {
     if (typeof name !== "string" || name === "") {
       throw badRequest("a tool call needs its function name", `${where}.function.name`);
     }
-    let input: unknown = {};
-    try {
-      if (typeof args === "string" && args.trim() !== "") input = JSON.parse(args);
-    } catch {
-      throw badRequest("a tool call's arguments must be JSON", `${where}.function.arguments`);
-    }
-    return { id: call.id, name, arguments: jsonText(input) };
+    return { id: call.id, name, arguments: toolCallArgumentsOf(args, `${where}.function.arguments`) };
   });
 }
 

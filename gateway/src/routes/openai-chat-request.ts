@@ -3,17 +3,22 @@
  * "Request"): every field of the request either maps onto the run or is refused with a 400 naming
  * it. Kept apart from the route so that other OpenAI-shaped routes map the same way.
  */
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { jsonText } from "@kiln/kit/json-text";
-import type { RunPromptRequestSchema } from "@kiln/proto/execution";
 import { runMessagesOf } from "./openai-chat-messages.js";
 import { badRequest } from "./openai-errors.js";
+import {
+  functionToolOf,
+  given,
+  integer,
+  isObject,
+  jsonSchemaFormatOf,
+  type KilnRunFields,
+  type Loose,
+  number,
+  variablesOf,
+} from "./openai-request-fields.js";
 
-/** What a prompt run takes from the caller, besides the organization and the prompt. */
-export type KilnRunFields = Pick<
-  MessageInitShape<typeof RunPromptRequestSchema>,
-  "variables" | "messages" | "tools" | "toolChoice" | "responseFormat" | "parameters"
->;
+export type { KilnRunFields };
 
 export interface ChatRequest {
   model: string;
@@ -25,11 +30,6 @@ export interface ChatRequest {
   /** The request's names of the run's fields, to name them in errors (see openAiParamOf). */
   maxTokensParam: "max_tokens" | "max_completion_tokens";
 }
-
-type Loose = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Loose => typeof v === "object" && v !== null && !Array.isArray(v);
-const given = (v: unknown) => v !== undefined && v !== null;
 
 /** Request fields a prompt run honours and a skill run cannot. */
 export const PROMPT_ONLY_FIELDS = [
@@ -70,52 +70,6 @@ const REFUSED: Record<string, string> = {
   user: "`user` is not supported: Kiln records the API key that made the run",
 };
 
-const number = (body: Loose, key: string): number | undefined => {
-  const value = body[key];
-  if (!given(value)) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw badRequest(`${key} must be a number`, key);
-  return value;
-};
-
-const integer = (body: Loose, key: string): number | undefined => {
-  const value = number(body, key);
-  if (value !== undefined && !Number.isSafeInteger(value)) throw badRequest(`${key} must be an integer`, key);
-  return value;
-};
-
-function variablesOf(body: Loose): Record<string, unknown> {
-  const metadata = body.metadata;
-  let fromMetadata: unknown;
-  if (given(metadata)) {
-    if (!isObject(metadata)) throw badRequest("metadata must be an object", "metadata");
-    for (const key of Object.keys(metadata)) {
-      if (key !== "variables") {
-        throw badRequest(`metadata.${key} is not supported: metadata carries only \`variables\``, `metadata.${key}`);
-      }
-    }
-    fromMetadata = metadata.variables;
-    // OpenAI's metadata values are strings: the variables may come as their JSON text.
-    if (typeof fromMetadata === "string") {
-      try {
-        fromMetadata = JSON.parse(fromMetadata);
-      } catch {
-        throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
-      }
-    }
-    if (!isObject(fromMetadata)) {
-      throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
-    }
-  }
-  if (given(body.variables)) {
-    if (!isObject(body.variables)) throw badRequest("variables must be an object", "variables");
-    if (fromMetadata !== undefined) {
-      throw badRequest("send the variables in `variables` or in `metadata.variables`, not both", "metadata.variables");
-    }
-    return body.variables;
-  }
-  return (fromMetadata as Record<string, unknown> | undefined) ?? {};
-}
-
 function toolsOf(tools: unknown): NonNullable<KilnRunFields["tools"]> {
   if (!given(tools)) return [];
   if (!Array.isArray(tools)) throw badRequest("tools must be an array", "tools");
@@ -123,20 +77,7 @@ function toolsOf(tools: unknown): NonNullable<KilnRunFields["tools"]> {
     if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
       throw badRequest("only function tools are supported", `tools[${i}].type`);
     }
-    const { name, description, parameters, strict } = tool.function;
-    if (typeof name !== "string") throw badRequest("a tool needs its function name", `tools[${i}].function.name`);
-    if (given(description) && typeof description !== "string") {
-      throw badRequest("a tool's description must be text", `tools[${i}].function.description`);
-    }
-    if (given(parameters) && !isObject(parameters)) {
-      throw badRequest("a tool's parameters must be a JSON Schema object", `tools[${i}].function.parameters`);
-    }
-    if (strict === true) throw badRequest("strict function tools are not supported", `tools[${i}].function.strict`);
-    return {
-      name,
-      description: typeof description === "string" ? description : "",
-      ...(isObject(parameters) ? { parameters: jsonText(parameters) } : {}),
-    };
+    return functionToolOf(tool.function, `tools[${i}].function`);
   });
 }
 
@@ -156,14 +97,7 @@ function responseFormatOf(format: unknown): KilnRunFields["responseFormat"] {
   if (!isObject(format)) throw badRequest("response_format must be an object", "response_format");
   if (format.type === "text" || format.type === "json_object") return jsonText({ type: format.type });
   if (format.type === "json_schema" && isObject(format.json_schema)) {
-    const { name, schema } = format.json_schema;
-    if (!isObject(schema)) {
-      throw badRequest(
-        "response_format.json_schema.schema must be a JSON Schema object",
-        "response_format.json_schema.schema",
-      );
-    }
-    return jsonText({ type: "json_schema", name: typeof name === "string" ? name : "response", schema });
+    return jsonSchemaFormatOf(format.json_schema, "response_format.json_schema");
   }
   throw badRequest('response_format.type must be "text", "json_object" or "json_schema"', "response_format.type");
 }

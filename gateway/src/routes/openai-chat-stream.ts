@@ -8,10 +8,8 @@
  * `error` event, as OpenAI does. A run that is already whole (a skill run, a replayed idempotent
  * request) leaves as the same chunks at once.
  */
-import type { OutgoingHttpHeaders } from "node:http";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { securityHeadersOf } from "../security-headers.js";
 import {
   type ChunkHead,
   COST_HEADER,
@@ -22,20 +20,8 @@ import {
   usageChunkOf,
 } from "./openai-chat-answer.js";
 import { openAiErrorOf } from "./openai-errors.js";
-import type { RunStreamEvent } from "./openai-run-stream.js";
-
-/** Takes the reply over and sends the event stream's head (the hijacked reply carries its headers itself). */
-function openEventStream(request: FastifyRequest, reply: FastifyReply): void {
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    ...securityHeadersOf("text/event-stream"),
-    ...(reply.getHeaders() as OutgoingHttpHeaders),
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    "x-request-id": request.id,
-  });
-  reply.raw.flushHeaders();
-}
+import { openEventStream, replyWithRun } from "./openai-model-run.js";
+import { firstOfStream, type RunStreamEvent } from "./openai-run-stream.js";
 
 const send = (reply: FastifyReply, event: unknown) => reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
 
@@ -74,34 +60,16 @@ export async function sendLiveRun(
   reply.raw.on("close", () => {
     if (!reply.raw.writableFinished) abort.abort(new Error("the client closed the stream"));
   });
-  const next = async () => {
-    try {
-      return await events.next();
-    } catch (e) {
-      throw live.refused(e);
-    }
-  };
-  let first: RunStreamEvent | undefined;
-  for (let step = await next(); !step.done; step = await next()) {
-    const event = step.value;
-    if (event.type === "start") {
-      reply.header("x-kiln-run-id", event.runId);
-      continue;
-    }
-    first = event;
-    break;
-  }
-  if (!first) throw new Error("the run stream ended without the run");
+  const { runId, first } = await firstOfStream(events, live.refused);
+  reply.header("x-kiln-run-id", runId);
   if (first.type === "done") {
     // Nothing streamed: the answer is whole, or the run failed before the model said anything.
-    if (first.run.status !== "succeeded" || first.run.output === undefined) throw failedRunError(first.run);
-    const cost = first.run.estimatedCostUsd;
-    if (cost !== undefined) reply.header(COST_HEADER, String(cost));
+    replyWithRun(reply, first.run);
     return sendWholeRun(request, reply, first.run, live.model, live.includeUsage);
   }
 
   const head: ChunkHead = {
-    id: String(reply.getHeader("x-kiln-run-id") ?? ""),
+    id: runId,
     created: Math.floor(Date.now() / 1000),
     model: live.model,
     includeUsage: live.includeUsage,

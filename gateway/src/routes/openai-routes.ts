@@ -7,30 +7,19 @@
  * model answers (openai-chat-stream.ts over openai-run-stream.ts). Errors leave in OpenAI's error shape
  * (`openAiErrorOf`). Outside /api, not in the OpenAPI document.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
-import type { Run } from "@kiln/proto/execution";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { rpcOptions } from "../http/request.js";
 import { openAiCatalog } from "./openai-catalog.js";
-import { COST_HEADER, chatAnswerOf, completionOf, failedRunError } from "./openai-chat-answer.js";
-import { type ChatRequest, chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
+import { chatAnswerOf, completionOf } from "./openai-chat-answer.js";
+import { chatRequestOf, openAiParamOf, PROMPT_ONLY_FIELDS } from "./openai-chat-request.js";
 import { sendLiveRun, sendWholeRun } from "./openai-chat-stream.js";
-import { badRequest, modelNotFound, OpenAiHttpError, openAiErrorOf } from "./openai-errors.js";
+import { modelNotFound } from "./openai-errors.js";
 import { DEFAULT_LABEL, parseModel } from "./openai-model-ref.js";
-import { promptRunStream } from "./openai-run-stream.js";
-
-/** A 400 from the run request, its `param` renamed to the OpenAI request's field. */
-function withOpenAiParam(error: unknown, request: ChatRequest, requestId: string): unknown {
-  const { status, body } = openAiErrorOf(error, requestId);
-  if (status !== 400 || body.error.param === null) return error;
-  const param = openAiParamOf(body.error.param, request);
-  return new OpenAiHttpError(400, { error: { ...body.error, param } });
-}
+import { openAiModelRunner, replyWithRun } from "./openai-model-run.js";
 
 /** POST /v1/chat/completions, GET /v1/models and GET /v1/models/:id. */
 export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
-  const { execution } = deps.clients;
   const lookup = openAiCatalog(deps);
+  const runner = openAiModelRunner(deps);
 
   app.get("/v1/models", { schema: { hide: true } }, async (request) => {
     const organizationId = lookup.organizationOfCaller(request);
@@ -56,67 +45,30 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.post("/v1/chat/completions", { schema: { hide: true } }, async (request, reply) => {
     const chat = chatRequestOf(request.body);
-    const { model } = chat;
-    const parsed = parseModel(model);
-    if (!parsed)
-      throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
-    // Without @label: the published version, as a run without a label. With one: that label's
-    // version; a label the prompt or skill does not have is an unknown model.
-    const label = parsed.label === DEFAULT_LABEL ? "" : parsed.label;
-    const refusal = (e: unknown) =>
-      label !== "" && e instanceof ConnectError && e.code === Code.NotFound && e.rawMessage.startsWith("label ")
-        ? modelNotFound(model, `has no label "${label}"`)
-        : withOpenAiParam(e, chat, request.id);
-    const run = async (call: () => Promise<{ run?: Run }>): Promise<Run> => {
-      try {
-        const answer = (await call()).run;
-        if (!answer) throw new Error("execution returned no run");
-        return answer;
-      } catch (e) {
-        throw refusal(e);
-      }
+    const body = request.body as Record<string, unknown>;
+    const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+    const call = {
+      model: chat.model,
+      run: chat.run,
+      messagesField: "messages",
+      promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
+      paramOf: (field: string) => openAiParamOf(field, chat),
     };
-
-    const organizationId = lookup.organizationOfCaller(request);
-    const item = await lookup.find(request, organizationId, parsed);
-    if (!item || (label === "" && !item.publishedVersionId)) throw modelNotFound(model);
-    let done: Run;
-    // A prompt streams as it runs; an idempotent request (Idempotency-Key) runs whole, so that its
-    // replay answers the same; a skill run is whole (its steps do not stream).
-    if (chat.stream && parsed.kind === "prompt" && request.headers["idempotency-key"] === undefined) {
+    const target = await runner.target(request, call);
+    if (chat.stream) {
+      // A prompt streams as its model answers; what runs whole leaves as chunks once it is done.
       const abort = new AbortController();
-      const options = { ...rpcOptions(request), signal: abort.signal };
-      const runRequest = { organizationId, promptId: item.id, label, ...chat.run };
-      return sendLiveRun(request, reply, {
-        events: promptRunStream(execution, runRequest, options)[Symbol.asyncIterator](),
-        model,
-        includeUsage: chat.includeUsage,
-        abort,
-        refused: (e) => refusal(e),
-      });
-    }
-    if (parsed.kind === "prompt") {
-      done = await run(() =>
-        execution.runPrompt({ organizationId, promptId: item.id, label, ...chat.run }, rpcOptions(request)),
-      );
-    } else {
-      if ((chat.run.messages ?? []).length > 0) {
-        throw badRequest("a skill takes its input in `variables` only: send `messages: []`", "messages");
+      const events = runner.stream(request, call, target, abort.signal);
+      if (events) {
+        const live = { events, model: chat.model, includeUsage: chat.includeUsage, abort, refused: target.refusal };
+        return sendLiveRun(request, reply, live);
       }
-      const body = request.body as Record<string, unknown>;
-      const sent = (v: unknown) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-      const field = PROMPT_ONLY_FIELDS.find((f) => sent(body[f]));
-      if (field) throw badRequest(`a skill runs with its prompts' own settings: \`${field}\` is for prompts`, field);
-      done = await run(() =>
-        execution.runSkill({ organizationId, skillId: item.id, input: chat.run.variables, label }, rpcOptions(request)),
-      );
     }
-    reply.header("x-kiln-run-id", done.id);
-    if (done.status !== "succeeded" || done.output === undefined) throw failedRunError(done);
+    const done = await runner.run(request, call, target);
+    replyWithRun(reply, done);
     const answer = chatAnswerOf(done);
-    if (answer.usage.cost_usd !== null) reply.header(COST_HEADER, String(answer.usage.cost_usd));
 
-    if (chat.stream) return sendWholeRun(request, reply, done, model, chat.includeUsage);
-    return completionOf(done, model, answer);
+    if (chat.stream) return sendWholeRun(request, reply, done, chat.model, chat.includeUsage);
+    return completionOf(done, chat.model, answer);
   });
 }

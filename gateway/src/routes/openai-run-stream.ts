@@ -48,3 +48,26 @@ export async function* promptRunStream(
   }
   throw new Error("execution ended the stream without the run");
 }
+
+/**
+ * Waits for a live run's first piece: the run's id and the first event after `start` (a delta, or
+ * `done` when nothing streamed). A refusal before `start` is thrown as `refused` makes it, so the
+ * route can still answer it as JSON.
+ */
+export async function firstOfStream(
+  events: AsyncIterator<RunStreamEvent>,
+  refused: (error: unknown) => unknown,
+): Promise<{ runId: string; first: Exclude<RunStreamEvent, { type: "start" }> }> {
+  let runId = "";
+  for (;;) {
+    let step: IteratorResult<RunStreamEvent>;
+    try {
+      step = await events.next();
+    } catch (e) {
+      throw refused(e);
+    }
+    if (step.done) throw new Error("the run stream ended without the run");
+    if (step.value.type === "start") runId = step.value.runId;
+    else return { runId, first: step.value };
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Request fields that Chat Completions and Responses (docs/openai-compatible.md) share: the
+ * variables (`variables` or `metadata.variables`), a function tool's definition, a JSON schema
+ * response format and numbers, each read into the prompt run request or refused with a 400 naming
+ * it. The two routes name the same things at different places (`tools[i].function.name` against
+ * `tools[i].name`), so each reader takes where the value sits (`at`).
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { jsonText } from "@kiln/kit/json-text";
+import type { RunPromptRequestSchema } from "@kiln/proto/execution";
+import { badRequest } from "./openai-errors.js";
+
+/** What a prompt run takes from the caller, besides the organization and the prompt. */
+export type KilnRunFields = Pick<
+  MessageInitShape<typeof RunPromptRequestSchema>,
+  "variables" | "messages" | "tools" | "toolChoice" | "responseFormat" | "parameters"
+>;
+
+export type CallerTool = NonNullable<KilnRunFields["tools"]>[number];
+
+export type Loose = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Loose => typeof v === "object" && v !== null && !Array.isArray(v);
+/** Sent: neither absent nor null (a field sent as null counts as not sent). */
+export const given = (v: unknown) => v !== undefined && v !== null;
+
+export const number = (body: Loose, key: string): number | undefined => {
+  const value = body[key];
+  if (!given(value)) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value)) throw badRequest(`${key} must be a number`, key);
+  return value;
+};
+
+export const integer = (body: Loose, key: string): number | undefined => {
+  const value = number(body, key);
+  if (value !== undefined && !Number.isSafeInteger(value)) throw badRequest(`${key} must be an integer`, key);
+  return value;
+};
+
+/** The variables: the top-level `variables` object, or `metadata.variables` (an object or its JSON text). */
+export function variablesOf(body: Loose): Record<string, unknown> {
+  const metadata = body.metadata;
+  let fromMetadata: unknown;
+  if (given(metadata)) {
+    if (!isObject(metadata)) throw badRequest("metadata must be an object", "metadata");
+    for (const key of Object.keys(metadata)) {
+      if (key !== "variables") {
+        throw badRequest(`metadata.${key} is not supported: metadata carries only \`variables\``, `metadata.${key}`);
+      }
+    }
+    fromMetadata = metadata.variables;
+    // OpenAI's metadata values are strings: the variables may come as their JSON text.
+    if (typeof fromMetadata === "string") {
+      try {
+        fromMetadata = JSON.parse(fromMetadata);
+      } catch {
+        throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
+      }
+    }
+    if (!isObject(fromMetadata)) {
+      throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
+    }
+  }
+  if (given(body.variables)) {
+    if (!isObject(body.variables)) throw badRequest("variables must be an object", "variables");
+    if (fromMetadata !== undefined) {
+      throw badRequest("send the variables in `variables` or in `metadata.variables`, not both", "metadata.variables");
+    }
+    return body.variables;
+  }
+  return (fromMetadata as Record<string, unknown> | undefined) ?? {};
+}
+
+/** A function tool's `{name, description, parameters, strict}`, found at `at` in the request. */
+export function functionToolOf(fn: Loose, at: string): CallerTool {
+  const { name, description, parameters, strict } = fn;
+  if (typeof name !== "string") throw badRequest("a tool needs its function name", `${at}.name`);
+  if (given(description) && typeof description !== "string") {
+    throw badRequest("a tool's description must be text", `${at}.description`);
+  }
+  if (given(parameters) && !isObject(parameters)) {
+    throw badRequest("a tool's parameters must be a JSON Schema object", `${at}.parameters`);
+  }
+  if (strict === true) throw badRequest("strict function tools are not supported", `${at}.strict`);
+  return {
+    name,
+    description: typeof description === "string" ? description : "",
+    ...(isObject(parameters) ? { parameters: jsonText(parameters) } : {}),
+  };
+}
+
+/** A `json_schema` response format's `{name, schema}`, found at `at` in the request. */
+export function jsonSchemaFormatOf(format: Loose, at: string): KilnRunFields["responseFormat"] {
+  const { name, schema } = format;
+  if (!isObject(schema)) throw badRequest(`${at}.schema must be a JSON Schema object`, `${at}.schema`);
+  return jsonText({ type: "json_schema", name: typeof name === "string" ? name : "response", schema });
+}
