@@ -1,10 +1,11 @@
 /**
  * The client compatibility suite's platform (docs/openai-compatible.md "Clients"): each client's
  * test file runs its published npm package against the embedded and the distributed platform,
- * both with the OpenAI stub as the only model provider (`stub/m`, priced so that cost shows) and
+ * both with the OpenAI stub as the only model provider (`stub/m`, priced so that cost shows and
+ * taking images; `stub/t`, text only) and
  * CORS allowed for one origin. Per platform: an organization, an API key, and the prompts the
  * clients call: `free` (no variables), `greeting` (a required variable), `tool` (a Kiln tool of its
- * own) and `schema` (a JSON-schema response format).
+ * own), `schema` (a JSON-schema response format) and `textOnly` (on `stub/t`).
  */
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { type OpenAIStub, startOpenAIStub } from "@kiln/testing/openai-stub";
@@ -36,7 +37,7 @@ export interface CompatPlatform {
   base: string;
   flow: FlowResult;
   stub: OpenAIStub;
-  prompts: { free: CompatPrompt; greeting: CompatPrompt; tool: CompatPrompt; schema: CompatPrompt };
+  prompts: Record<"free" | "greeting" | "tool" | "schema" | "textOnly", CompatPrompt>;
   /** What the provider received last (the stub's request body). */
   lastSent(): // biome-ignore lint/suspicious/noExplicitAny: what the provider received is read loosely.
   any;
@@ -49,7 +50,16 @@ export interface CompatPlatform {
 }
 
 const providersJson = (stub: OpenAIStub) =>
-  JSON.stringify([{ id: "stub", baseUrl: stub.baseUrl, models: [{ model: "m", ...PRICE }] }]);
+  JSON.stringify([
+    {
+      id: "stub",
+      baseUrl: stub.baseUrl,
+      models: [
+        { model: "m", images: true, ...PRICE },
+        { model: "t", ...PRICE },
+      ],
+    },
+  ]);
 
 async function startMode(mode: string, stub: OpenAIStub): Promise<{ base: string; stop(): Promise<void> }> {
   if (mode === "embedded") {
@@ -105,6 +115,7 @@ export async function startCompatPlatform(mode: (typeof COMPAT_MODES)[number]): 
       systemPrompt: "Summarize.",
       responseFormat: { type: "json_schema", name: "summary", schema: SUMMARY_SCHEMA },
     }),
+    textOnly: await create(`Text only ${stamp}`, { model: "stub/t", systemPrompt: "Describe." }),
   };
   return {
     mode,

@@ -18,6 +18,10 @@ const failure = (p: Promise<unknown>): Promise<Loose> =>
     (e) => e,
   );
 
+/** A 1×1 PNG as a data URL. */
+const PIXEL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 const LOOKUP: OpenAI.ChatCompletionFunctionTool = {
   type: "function",
   function: {
@@ -165,7 +169,48 @@ describe.each(COMPAT_MODES)("openai SDK against the %s platform", (mode) => {
     expect(usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 });
     const stored = await p.run(id);
     expect(stored.status).toBe("succeeded");
-    expect(stored.output.text ?? stored.output).toBe(text);
+    expect(stored.output).toEqual({ text });
+  });
+
+  it("passes image_url parts to a model that takes images; 400 naming the part for one that does not", async () => {
+    const models = await fetch(`${p.base}/api/models`, { headers: { authorization: `Bearer ${p.flow.apiKey}` } });
+    const catalog: Loose = await models.json();
+    const inputOf = (id: string) => catalog.data.find((m: Loose) => m.id === id)?.capabilities.input;
+    expect(inputOf("stub/m")).toEqual(["text", "image"]);
+    expect(inputOf("stub/t")).toEqual(["text"]);
+
+    const content: OpenAI.ChatCompletionContentPart[] = [
+      { type: "text", text: "What is in " },
+      { type: "image_url", image_url: { url: "https://images.example.com/cat.png", detail: "low" } },
+      { type: "text", text: "and " },
+      { type: "image_url", image_url: { url: PIXEL } },
+    ];
+    p.stub.script(stubReply.text("A cat."));
+    const data = await openai.chat.completions.create({
+      model: `kiln/${p.prompts.free.id}`,
+      messages: [{ role: "user", content }],
+    });
+    expect(data.choices[0]?.message.content).toBe("A cat.");
+    expect(p.lastSent().messages[1]).toEqual({ role: "user", content });
+    const stored = await p.run(data.id);
+    expect(stored.input.messages[0]).toMatchObject({ role: "user", content: "What is in and " });
+
+    const before = p.stub.requests.length;
+    const refused = await failure(
+      openai.chat.completions.create({ model: `kiln/${p.prompts.textOnly.id}`, messages: [{ role: "user", content }] }),
+    );
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.param).toBe("messages[0].content[1]");
+    expect(refused.message).toContain("stub/t");
+    const badUrl = await failure(
+      openai.chat.completions.create({
+        model: `kiln/${p.prompts.free.id}`,
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://x/y.png" } }] }],
+      }),
+    );
+    expect(badUrl).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(badUrl.param).toBe("messages[0].content[0].image_url.url");
+    expect(p.stub.requests.length).toBe(before);
   });
 
   it("answers an unknown model with 404 model_not_found", async () => {
