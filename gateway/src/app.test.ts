@@ -271,13 +271,14 @@ describe.each(transports)("the identity flow over %s", (transport) => {
         provider: "local",
         model: "echo",
         available: true,
-        capabilities: { tools: true, jsonSchema: true },
+        capabilities: { tools: true, jsonSchema: true, input: ["text"] },
         pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
       });
       // No OpenAI credentials in this deployment.
       const openai = res.body.data.filter((m) => m.provider === "openai");
       expect(openai.length).toBeGreaterThan(0);
       for (const m of openai) expect(m.available).toBe(false);
+      for (const m of openai) expect(m.capabilities.input).toEqual(["text", "image"]);
     }
   });
 

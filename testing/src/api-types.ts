@@ -86,7 +86,7 @@ export interface Model {
   provider: string;
   model: string;
   available: boolean;
-  capabilities: { tools: boolean; jsonSchema: boolean };
+  capabilities: { tools: boolean; jsonSchema: boolean; input: ("text" | "image")[] };
   pricing: { inputPerMTokUsd: number | null; outputPerMTokUsd: number | null };
 }
 

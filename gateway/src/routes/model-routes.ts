@@ -21,7 +21,11 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
         provider: m.provider,
         model: m.model,
         available: m.available,
-        capabilities: { tools: m.capabilities?.tools ?? false, jsonSchema: m.capabilities?.jsonSchema ?? false },
+        capabilities: {
+          tools: m.capabilities?.tools ?? false,
+          jsonSchema: m.capabilities?.jsonSchema ?? false,
+          input: (m.capabilities?.input ?? ["text"]).filter((i) => i === "text" || i === "image"),
+        },
         pricing: {
           inputPerMTokUsd: m.pricing?.inputPerMtokUsd ?? null,
           outputPerMTokUsd: m.pricing?.outputPerMtokUsd ?? null,

@@ -1,5 +1,5 @@
 import Type from "typebox";
-import { Nullable } from "../schemas.js";
+import { Nullable, OneOf } from "../schemas.js";
 
 /** The view of one model of the model catalog (GET /api/models). */
 
@@ -9,7 +9,13 @@ export const ModelView = Type.Object(
     provider: Type.String(),
     model: Type.String(),
     available: Type.Boolean({ description: "whether this deployment has credentials for the provider" }),
-    capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean() }),
+    capabilities: Type.Object({
+      tools: Type.Boolean(),
+      jsonSchema: Type.Boolean(),
+      input: Type.Array(OneOf(["text", "image"]), {
+        description: 'What user messages may carry: "text", and "image" for a model that takes image parts',
+      }),
+    }),
     pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
   },
   { $id: "Model" },

@@ -1,7 +1,8 @@
 /**
  * Chat Completions `messages` as a Kiln run's caller messages (docs/openai-compatible.md
  * "Request"): system, developer, user, assistant (with the tool calls a run answered) and tool
- * messages, text content only. Whatever a message carries that Kiln cannot honour is a 400 naming it.
+ * messages; text content, and `image_url` parts in user messages (for a model that takes images, which
+ * execution checks). Whatever a message carries that Kiln cannot honour is a 400 naming it.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { jsonText } from "@kiln/kit/json-text";
@@ -21,20 +22,50 @@ const READ: Record<string, string[]> = {
   developer: [],
   user: [],
   assistant: ["tool_calls", "refusal"],
-  tool: ["tool_call_id"],
+  // LangChain's ToolMessage sends the tool's name: the call it answers names it already.
+  tool: ["tool_call_id", "name"],
 };
 
-/** Media parts (Chat Completions' and Responses' names): refused, Kiln runs take text. */
-const MEDIA_PARTS = new Set(["image_url", "input_audio", "file", "input_image", "input_file"]);
+/** Media parts other than a user message's images (Chat Completions' and Responses' names): refused, Kiln runs take text. */
+const MEDIA_PARTS = new Set(["input_audio", "file", "input_image", "input_file"]);
+
+type Part = NonNullable<RunMessage["parts"]>[number];
+
+/** A user message's content with its image parts: the text parts joined, and every part in order. */
+function userContentOf(content: unknown, at: string): { content: string; parts?: Part[] } {
+  if (!Array.isArray(content) || !content.some((part) => isObject(part) && part.type === "image_url")) {
+    return { content: textOf(content, at, ["text"], false) };
+  }
+  const parts = content.map((part: unknown, j): Part => {
+    if (!isObject(part) || part.type !== "image_url") {
+      return { part: { case: "text", value: textOf([part], at, ["text"], false, j) } };
+    }
+    const image = part.image_url;
+    if (!isObject(image) || typeof image.url !== "string") {
+      throw badRequest("an image_url part needs image_url.url", `${at}.content[${j}].image_url.url`);
+    }
+    if (given(image.detail) && typeof image.detail !== "string") {
+      throw badRequest('image_url.detail must be "auto", "low" or "high"', `${at}.content[${j}].image_url.detail`);
+    }
+    const detail = typeof image.detail === "string" ? image.detail : "";
+    return { part: { case: "image", value: { url: image.url, detail } } };
+  });
+  const text = parts.map((p) => (p.part?.case === "text" ? p.part.value : "")).join("");
+  return { content: text, parts };
+}
 
 /** A message's content as text: a string, or parts of the types `partTypes` (text, refusal). */
-export function textOf(content: unknown, at: string, partTypes: string[], optional: boolean): string {
+export function textOf(content: unknown, at: string, partTypes: string[], optional: boolean, firstIndex = 0): string {
   if (typeof content === "string") return content;
   if (!given(content) && optional) return "";
   if (!Array.isArray(content)) throw badRequest("a message needs text content", `${at}.content`);
   return content
-    .map((part: unknown, j) => {
+    .map((part: unknown, k) => {
+      const j = firstIndex + k;
       const type = isObject(part) ? part.type : undefined;
+      if (type === "image_url") {
+        throw badRequest("image_url content parts are only for user messages", `${at}.content[${j}]`);
+      }
       if (typeof type === "string" && MEDIA_PARTS.has(type)) {
         throw badRequest(`${String(type)} content parts are not supported: send text`, `${at}.content[${j}]`);
       }
@@ -104,7 +135,11 @@ export function runMessagesOf(messages: unknown): RunMessage[] {
         if (typeof m.tool_call_id !== "string") {
           throw badRequest("a tool message needs the tool_call_id it answers", `${at}.tool_call_id`);
         }
+        if (given(m.name) && typeof m.name !== "string")
+          throw badRequest("a tool message's name must be text", `${at}.name`);
         return { role, content: textOf(m.content, at, ["text"], false), toolCallId: m.tool_call_id };
+      case "user":
+        return { role, ...userContentOf(m.content, at) };
       default:
         return { role: role as string, content: textOf(m.content, at, ["text"], false) };
     }

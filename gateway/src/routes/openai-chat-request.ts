@@ -189,6 +189,8 @@ const PARAMS: [RegExp, string | ((m: RegExpMatchArray, r: ChatRequest) => string
   ],
   [/^messages\[(\d+)\]\.toolCalls(.*)$/, (m) => `messages[${m[1]}].tool_calls${m[2]}`],
   [/^messages\[(\d+)\]\.toolCallId$/, (m) => `messages[${m[1]}].tool_call_id`],
+  [/^messages\[(\d+)\]\.parts\[(\d+)\]\.(url|detail)$/, (m) => `messages[${m[1]}].content[${m[2]}].image_url.${m[3]}`],
+  [/^messages\[(\d+)\]\.parts(.*)$/, (m) => `messages[${m[1]}].content${m[2]}`],
   [/^tools\[(\d+)\]\.(name|description|parameters)$/, (m) => `tools[${m[1]}].function.${m[2]}`],
   [/^toolChoice.*$/, "tool_choice"],
   [/^responseFormat.*$/, "response_format"],

@@ -1349,6 +1349,8 @@ export interface components {
             capabilities: {
                 tools: boolean;
                 jsonSchema: boolean;
+                /** @description What user messages may carry: "text", and "image" for a model that takes image parts */
+                input: ("text" | "image")[];
             };
             pricing: {
                 inputPerMTokUsd: number | null;

@@ -77,7 +77,7 @@ const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
 /**
  * OPENAI_COMPATIBLE_PROVIDERS, e.g.
  * `[{"id":"ollama","baseUrl":"http://127.0.0.1:11434/v1","developerRole":false,
- *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true}]}]`.
+ *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true,"images":false}]}]`.
  * `apiKey` holds the key, or `apiKeyEnv` names the variable that does (a provider whose variable
  * is unset is listed but unavailable); neither = a keyless endpoint. A model without a price has
  * null pricing; capabilities default to false.
@@ -99,6 +99,8 @@ export const CompatibleProvidersSchema = Type.Array(
             outputPerMTokUsd: Type.Optional(Price),
             tools: Type.Optional(Type.Boolean()),
             jsonSchema: Type.Optional(Type.Boolean()),
+            /** Whether the model takes image parts in user messages (capabilities.input "image"). */
+            images: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false },
         ),

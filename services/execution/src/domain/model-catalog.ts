@@ -1,9 +1,12 @@
+export type ModelInput = "text" | "image";
+
 /** A model the platform can run, with the price used to estimate run costs (USD per million tokens). */
 export interface ModelEntry {
   id: string;
   provider: string;
   model: string;
-  capabilities: { tools: boolean; jsonSchema: boolean };
+  /** `input`: what user messages may carry, "text" and, for a model that takes images, "image". */
+  capabilities: { tools: boolean; jsonSchema: boolean; input: ModelInput[] };
   /** null when the price is unknown: costs are then null, never 0 (api.md "Runs"). */
   pricing: { inputPerMTokUsd: number | null; outputPerMTokUsd: number | null };
 }
@@ -18,7 +21,7 @@ export const LOCAL_ECHO: ModelEntry = {
   id: "local/echo",
   provider: "local",
   model: "echo",
-  capabilities: { tools: true, jsonSchema: true },
+  capabilities: { tools: true, jsonSchema: true, input: ["text"] },
   pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
 };
 
@@ -32,7 +35,7 @@ export const OPENAI_MODELS: ModelEntry[] = [
   id: `openai/${m.model}`,
   provider: "openai",
   model: m.model,
-  capabilities: { tools: true, jsonSchema: true },
+  capabilities: { tools: true, jsonSchema: true, input: ["text", "image"] },
   pricing: { inputPerMTokUsd: m.input, outputPerMTokUsd: m.output },
 }));
 

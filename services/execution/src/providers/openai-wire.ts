@@ -86,8 +86,17 @@ export function toRequestBody(request: ModelRequest, options: OpenAIProviderOpti
 function toMessageParam(message: ChatMessage, developerRole: boolean): ChatCompletionMessageParam {
   switch (message.role) {
     case "system":
-    case "user":
       return { role: message.role, content: message.content };
+    case "user":
+      if (!message.parts) return { role: "user", content: message.content };
+      return {
+        role: "user",
+        content: message.parts.map((p) =>
+          p.type === "text"
+            ? { type: "text", text: p.text }
+            : { type: "image_url", image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } },
+        ),
+      };
     case "developer":
       return { role: developerRole ? "developer" : "system", content: message.content };
     case "assistant": {

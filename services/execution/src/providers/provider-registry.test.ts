@@ -29,7 +29,7 @@ const GROQ_WITHOUT_KEY = {
   id: "groq",
   baseUrl: "https://api.groq.com/openai/v1",
   requiresApiKey: true,
-  models: [{ model: "llama-3.3-70b", inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79, tools: true }],
+  models: [{ model: "llama-3.3-70b", inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79, tools: true, images: true }],
 };
 
 function errorOf(fn: () => unknown): DomainError {
@@ -53,11 +53,12 @@ describe("createProviderRegistry: the catalog", () => {
       provider: "local",
       model: "echo",
       available: true,
-      capabilities: { tools: true, jsonSchema: true },
+      capabilities: { tools: true, jsonSchema: true, input: ["text"] },
       pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
     });
     expect(models.find((m) => m.id === "openai/gpt-4o-mini")).toMatchObject({
       available: true,
+      capabilities: { input: ["text", "image"] },
       pricing: { inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 },
     });
     expect(models.slice(-3)).toEqual([
@@ -66,7 +67,7 @@ describe("createProviderRegistry: the catalog", () => {
         provider: "ollama",
         model: "llama3.1",
         available: true,
-        capabilities: { tools: true, jsonSchema: true },
+        capabilities: { tools: true, jsonSchema: true, input: ["text"] },
         pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
       },
       {
@@ -74,7 +75,7 @@ describe("createProviderRegistry: the catalog", () => {
         provider: "ollama",
         model: "qwen2.5",
         available: true,
-        capabilities: { tools: false, jsonSchema: false },
+        capabilities: { tools: false, jsonSchema: false, input: ["text"] },
         pricing: { inputPerMTokUsd: null, outputPerMTokUsd: null },
       },
       {
@@ -82,7 +83,7 @@ describe("createProviderRegistry: the catalog", () => {
         provider: "groq",
         model: "llama-3.3-70b",
         available: false,
-        capabilities: { tools: true, jsonSchema: false },
+        capabilities: { tools: true, jsonSchema: false, input: ["text", "image"] },
         pricing: { inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79 },
       },
     ]);

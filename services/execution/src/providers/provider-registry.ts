@@ -19,6 +19,8 @@ export interface CompatibleModelConfig {
   /** Capabilities the endpoint has for this model; default false. */
   tools?: boolean;
   jsonSchema?: boolean;
+  /** Whether it takes image parts in user messages (capabilities.input "image"). */
+  images?: boolean;
 }
 
 /** An OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, Azure-compatible gateways...). */
@@ -165,7 +167,11 @@ function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry
     id: `${provider}/${m.model}`,
     provider,
     model: m.model,
-    capabilities: { tools: m.tools ?? false, jsonSchema: m.jsonSchema ?? false },
+    capabilities: {
+      tools: m.tools ?? false,
+      jsonSchema: m.jsonSchema ?? false,
+      input: m.images ? ["text", "image"] : ["text"],
+    },
     pricing: { inputPerMTokUsd: m.inputPerMTokUsd ?? null, outputPerMTokUsd: m.outputPerMTokUsd ?? null },
   };
 }

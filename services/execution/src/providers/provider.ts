@@ -26,10 +26,16 @@ export interface ToolCall {
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "developer"; content: string }
-  | { role: "user"; content: string }
+  /** `parts`: the content as text and image parts, in order, when it has images (`content` is its text). */
+  | { role: "user"; content: string; parts?: ContentPart[] }
   | { role: "assistant"; content: string; toolCalls?: ToolCall[] }
   /** `content` is the tool's output as text: JSON text for structured outputs, or an error description. */
   | { role: "tool"; toolCallId: string; content: string };
+
+/** A part of a user message: text, or an image (an https or data: URL) for a model that takes images. */
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; url: string; detail?: "auto" | "low" | "high" };
 
 export interface ToolDefinition {
   /** The toolKey (`^[a-zA-Z0-9_-]{1,64}$`, what OpenAI accepts as a function name). */

@@ -160,7 +160,7 @@ beforeAll(async () => {
           id: "fake/model",
           provider: "fake",
           model: "model",
-          capabilities: { tools: true, jsonSchema: true },
+          capabilities: { tools: true, jsonSchema: true, input: ["text"] },
           pricing: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
         },
       ],

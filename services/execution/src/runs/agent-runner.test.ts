@@ -66,7 +66,7 @@ const MODELS: ModelEntry[] = [
     id: "fake/default",
     provider: "fake",
     model: "default",
-    capabilities: { tools: true, jsonSchema: true },
+    capabilities: { tools: true, jsonSchema: true, input: ["text"] },
     pricing: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 },
   },
 ];

@@ -14,7 +14,7 @@ import type { ProviderRegistry, ResolvedModel } from "../providers/provider-regi
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
 import { type CallerFields, type CallerOptions, checkAgainstVersion, parseCallerOptions } from "./caller-options.js";
-import { type CallerMessage, parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
+import { type CallerMessage, firstImageOf, parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
 import { type RunnablePrompt, resolveModelFor, runnableOf, type SkillStep, skillStepsOf } from "./runnable.js";
 
 export interface ResolveDeps {
@@ -87,6 +87,12 @@ export async function resolvePromptRun(
   const version = runnableOf(resolved);
   const prompt = { ...version, responseFormat: checkAgainstVersion(version, caller) };
   const model = resolveModelFor(deps.models, req.model || prompt.model, "model");
+  const image = firstImageOf(extraMessages);
+  if (image && !model.entry.capabilities.input.includes("image")) {
+    throw invalidArgument(`model ${model.id} does not take images`, [
+      { field: image, issue: `is an image: model ${model.id} takes text only (its capabilities' input)` },
+    ]);
+  }
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const issues = check.ok ? [] : renamed(check.issues, "variables");
   if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);

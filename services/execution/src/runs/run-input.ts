@@ -4,7 +4,7 @@
  */
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
-import type { ChatMessage } from "../providers/provider.js";
+import type { ChatMessage, ContentPart } from "../providers/provider.js";
 
 /** JSON text of a stored document, or `fallback` for "". */
 export const parseJson = (text: string | undefined, fallback: unknown): unknown => (text ? JSON.parse(text) : fallback);
@@ -30,6 +30,50 @@ export interface CallerMessage {
   content: string;
   toolCalls?: readonly { id: string; name: string; arguments?: JsonText }[];
   toolCallId?: string;
+  parts?: readonly CallerPart[];
+}
+
+/** A ChatContentPart as the proto carries it. */
+export interface CallerPart {
+  part:
+    | { case: "text"; value: string }
+    | { case: "image"; value: { url: string; detail: string } }
+    | { case: undefined; value?: undefined };
+}
+
+const DETAILS = new Set(["auto", "low", "high"]);
+const IMAGE_URL = /^(https:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+)$/i;
+
+/** A user message's parts: text, and images as an https or a data:image URL; 400 naming the part. */
+function partsOf(parts: readonly CallerPart[], at: string): ContentPart[] {
+  return parts.map(({ part }, j): ContentPart => {
+    const field = `${at}.parts[${j}]`;
+    if (part.case === "text") return { type: "text", text: part.value };
+    if (part.case !== "image")
+      throw invalidArgument("a content part is empty", [{ field, issue: "needs text or an image" }]);
+    const { url, detail } = part.value;
+    if (!IMAGE_URL.test(url)) {
+      throw invalidArgument("an image part needs an https URL or a base64 data:image URL", [
+        { field: `${field}.url`, issue: "must be an https URL or a base64 data:image URL" },
+      ]);
+    }
+    if (detail !== "" && !DETAILS.has(detail)) {
+      throw invalidArgument("an image part's detail is auto, low or high", [
+        { field: `${field}.detail`, issue: 'must be "auto", "low" or "high"' },
+      ]);
+    }
+    return { type: "image", url, ...(detail ? { detail: detail as "auto" | "low" | "high" } : {}) };
+  });
+}
+
+/** The field of the first image part of the messages (`messages[i].parts[j]`), if any. */
+export function firstImageOf(messages: readonly ChatMessage[]): string | undefined {
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== "user" || !m.parts) continue;
+    const j = m.parts.findIndex((p) => p.type === "image");
+    if (j >= 0) return `messages[${i}].parts[${j}]`;
+  }
+  return undefined;
 }
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
@@ -54,7 +98,16 @@ export function parseMessages(messages: readonly CallerMessage[]): ChatMessage[]
         { field: `${at}.toolCalls`, issue: "is only for assistant messages" },
       ]);
     }
+    const parts = m.parts ?? [];
+    if (parts.length > 0 && m.role !== "user") {
+      throw invalidArgument("only user messages carry content parts", [
+        { field: `${at}.parts`, issue: "is only for user messages" },
+      ]);
+    }
     switch (m.role) {
+      case "user":
+        if (parts.length === 0) return { role: "user", content: m.content };
+        return { role: "user", content: m.content, parts: partsOf(parts, at) };
       case "assistant": {
         if (toolCalls.length === 0) return { role: "assistant", content: m.content };
         return {
@@ -81,7 +134,7 @@ export function parseMessages(messages: readonly CallerMessage[]): ChatMessage[]
         return { role: "tool", toolCallId: id, content: m.content };
       }
       default:
-        return { role: m.role as "system" | "developer" | "user", content: m.content };
+        return { role: m.role as "system" | "developer", content: m.content };
     }
   });
 }

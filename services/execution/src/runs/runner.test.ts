@@ -265,7 +265,7 @@ const fakeModel = (model: string, input: number | null, output: number | null): 
   id: `fake/${model}`,
   provider: "fake",
   model,
-  capabilities: { tools: true, jsonSchema: true },
+  capabilities: { tools: true, jsonSchema: true, input: ["text"] },
   pricing: { inputPerMTokUsd: input, outputPerMTokUsd: output },
 });
 

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIjcKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIncKC0NoYXRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCRIzCgp0b29sX2NhbGxzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ2hhdFRvb2xDYWxsEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSJVCgxDaGF0VG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIrCglhcmd1bWVudHMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCJdCgpDYWxsZXJUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLAoKcGFyYW1ldGVycxgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IigKClRvb2xDaG9pY2USDAoEbW9kZRgBIAEoCRIMCgRuYW1lGAIgASgJIuACChJTYW1wbGluZ1BhcmFtZXRlcnMSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARIeChFtYXhfb3V0cHV0X3Rva2VucxgCIAEoBUgBiAEBEgwKBHN0b3AYAyADKAkSEQoEc2VlZBgEIAEoA0gCiAEBEhIKBXRvcF9wGAUgASgBSAOIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYBiABKAFIBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAcgASgBSAWIAQESIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgIIAEoCEgGiAEBQg4KDF90ZW1wZXJhdHVyZUIUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCCAoGX3RvcF9wQhQKEl9mcmVxdWVuY3lfcGVuYWx0eUITChFfcHJlc2VuY2VfcGVuYWx0eUIWChRfcGFyYWxsZWxfdG9vbF9jYWxscyLKAwoQUnVuUHJvbXB0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJcHJvbXB0X2lkGAIgASgJEisKCXZhcmlhYmxlcxgIIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbW9kZWwYBSABKAkSMAoIbWVzc2FnZXMYCSADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0TWVzc2FnZRINCgVsYWJlbBgHIAEoCRIsCgV0b29scxgKIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLkNhbGxlclRvb2wSMgoLdG9vbF9jaG9pY2UYCyABKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5Ub29sQ2hvaWNlEjEKD3Jlc3BvbnNlX2Zvcm1hdBgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EjkKCnBhcmFtZXRlcnMYDSABKAsyJS5raWxuLmV4ZWN1dGlvbi52MS5TYW1wbGluZ1BhcmFtZXRlcnNKBAgDEARKBAgGEAdSDnZhcmlhYmxlc19qc29uUg1tZXNzYWdlc19qc29uIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJKChZTdHJlYW1Qcm9tcHRSdW5SZXF1ZXN0EjAKA3J1bhgBIAEoCzIjLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlcXVlc3QiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKiAQoXU3RyZWFtUHJvbXB0UnVuUmVzcG9uc2USEAoGcnVuX2lkGAEgASgJSAASDgoEdGV4dBgCIAEoCUgAEjUKCXRvb2xfY2FsbBgDIAEoCzIgLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsRGVsdGFIABIlCgNydW4YBCABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW5IAEIHCgVjaHVuayKaAQoPUnVuU2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iNwoQUnVuU2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ingEKE1ByZXZpZXdTa2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCUoECAMQBFIKaW5wdXRfanNvbiI7ChRQcmV2aWV3U2tpbGxSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4i3QEKD0xpc3RSdW5zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg0KBW1vZGVsGAYgASgJEjEKDWNyZWF0ZWRfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChBMaXN0UnVuc1Jlc3BvbnNlEiQKBHJ1bnMYASADKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkiKQoNR2V0UnVuUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJIjUKDkdldFJ1blJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKrAQoPUnVuQWdlbnRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWFzeW5jGAUgASgIEg0KBWxhYmVsGAYgASgJSgQIAxAEUgtpbnB1dHNfanNvbiI3ChBSdW5BZ2VudFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJ5ChlSZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdzdGVwX2lkGAIgASgJEigKBmlucHV0cxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0SgQIAxAEUgtpbnB1dHNfanNvbiJBChpSZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iPAoWTG9hZEFnZW50SW5wdXRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoCSI5CgpJbnB1dElzc3VlEgwKBHBhdGgYASABKAkSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJItMBChdMb2FkQWdlbnRJbnB1dHNSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg0KBXZhbGlkGAQgASgIEi0KBmVycm9ycxgGIAMoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLklucHV0SXNzdWVKBAgDEARKBAgFEAZSC2lucHV0c19qc29uUgtlcnJvcnNfanNvbiIqChdDb21wYXJlQWdlbnRSdW5zUmVxdWVzdBIPCgdydW5faWRzGAEgAygJIoUBCgtDb21wYXJlZFJ1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAQoPQ29tcGFyZWRTdGVwUnVuEg4KBnN0YXR1cxgBIAEoCRIoCgZvdXRwdXQYAiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBInCgV1c2FnZRgDIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBCABKAMixAEKDENvbXBhcmVkU3RlcBIPCgdzdGVwX2lkGAEgASgJEjoKBmJ5X3J1bhgCIAMoCzIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcC5CeVJ1bkVudHJ5EhUKDW91dHB1dHNfZXF1YWwYAyABKAgaUAoKQnlSdW5FbnRyeRILCgNrZXkYASABKAkSMQoFdmFsdWUYAiABKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXBSdW46AjgBIogBChFDb21wYXJlZFJ1blRvdGFscxInCgV1c2FnZRgBIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgCIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYAyABKANCFQoTX2VzdGltYXRlZF9jb3N0X3VzZCKtAgoYQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlEiwKBHJ1bnMYAiADKAsyHi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1bhIuCgVzdGVwcxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcBJHCgZ0b3RhbHMYBCADKAsyNy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVzcG9uc2UuVG90YWxzRW50cnkaUwoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEjMKBXZhbHVlGAIgASgLMiQua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW5Ub3RhbHM6AjgBSgQIARACUg9jb21wYXJpc29uX2pzb24ipgEKD0NvbXBsZXRlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGc3lzdGVtGAMgASgJEgwKBHVzZXIYBCABKAkSMQoPcmVzcG9uc2Vfc2NoZW1hGAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgFEAZSFHJlc3BvbnNlX3NjaGVtYV9qc29uIoACChBDb21wbGV0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSLAoKc3RydWN0dXJlZBgJIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEicKBXVzYWdlGAUgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAYgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgHIAEoAxIOCgZydW5faWQYCCABKAlCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAIQA1IEanNvbjL/CAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlEmoKD1N0cmVhbVByb21wdFJ1bhIpLmtpbG4uZXhlY3V0aW9uLnYxLlN0cmVhbVByb21wdFJ1blJlcXVlc3QaKi5raWxuLmV4ZWN1dGlvbi52MS5TdHJlYW1Qcm9tcHRSdW5SZXNwb25zZTABElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCExpc3RSdW5zEiIua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXNwb25zZRJTCghDb21wbGV0ZRIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVzcG9uc2USUwoIUnVuQWdlbnQSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlc3BvbnNlEnEKElJlcnVuQWdlbnRGcm9tU3RlcBIsLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QaLS5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRJoCg9Mb2FkQWdlbnRJbnB1dHMSKS5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USawoQQ29tcGFyZUFnZW50UnVucxIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Gisua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIkYKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIEg0KBWlucHV0GAMgAygJIoABCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBQhUKE19pbnB1dF9wZXJfbXRva191c2RCFgoUX291dHB1dF9wZXJfbXRva191c2QitQEKBU1vZGVsEgoKAmlkGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg0KBW1vZGVsGAMgASgJEhEKCWF2YWlsYWJsZRgEIAEoCBI6CgxjYXBhYmlsaXRpZXMYBSABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbENhcGFiaWxpdGllcxIwCgdwcmljaW5nGAYgASgLMh8ua2lsbi5leGVjdXRpb24udjEuTW9kZWxQcmljaW5nIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij4KEkxpc3RNb2RlbHNSZXNwb25zZRIoCgZtb2RlbHMYASADKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Nb2RlbCI0CgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIpIECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAQQBUoECAUQBlIKaW5wdXRfanNvblILb3V0cHV0X2pzb24iwQcKA1J1bhIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSJwoFaW5wdXQYHCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYHSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIVCghwcm92aWRlchgHIAEoCUgAiAEBEhIKBW1vZGVsGAggASgJSAGIAQESJwoFdXNhZ2UYCSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCiABKAFIAogBARISCgpsYXRlbmN5X21zGAsgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgMIAEoAxJEChB0b29sX2NhbGxfY291bnRzGA0gAygLMioua2lsbi5leGVjdXRpb24udjEuUnVuLlRvb2xDYWxsQ291bnRzRW50cnkSLwoKdG9vbF9jYWxscxgOIAMoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsEioKBWVycm9yGA8gASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3ISLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwcm9tcHRfaWQYEiABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYEyABKAkSEAoIc2tpbGxfaWQYFCABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgVIAEoCRIpCgVzdGVwcxgWIAMoCzIaLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blN0ZXASDwoHcHJldmlldxgXIAEoCBIQCghhZ2VudF9pZBgYIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBkgASgJEhUKDXBhcmVudF9ydW5faWQYGiABKAkSGgoScmVydW5fZnJvbV9zdGVwX2lkGBsgASgJGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIqoBCgtDaGF0TWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSMwoKdG9vbF9jYWxscxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNoYXRUb29sQ2FsbBIUCgx0b29sX2NhbGxfaWQYBCABKAkSMQoFcGFydHMYBSADKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0Q29udGVudFBhcnQiWAoPQ2hhdENvbnRlbnRQYXJ0Eg4KBHRleHQYASABKAlIABItCgVpbWFnZRgCIAEoCzIcLmtpbG4uZXhlY3V0aW9uLnYxLkNoYXRJbWFnZUgAQgYKBHBhcnQiKAoJQ2hhdEltYWdlEgsKA3VybBgBIAEoCRIOCgZkZXRhaWwYAiABKAkiVQoMQ2hhdFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKwoJYXJndW1lbnRzGAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiXQoKQ2FsbGVyVG9vbBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiwKCnBhcmFtZXRlcnMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCIoCgpUb29sQ2hvaWNlEgwKBG1vZGUYASABKAkSDAoEbmFtZRgCIAEoCSLgAgoSU2FtcGxpbmdQYXJhbWV0ZXJzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARIMCgRzdG9wGAMgAygJEhEKBHNlZWQYBCABKANIAogBARISCgV0b3BfcBgFIAEoAUgDiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAYgASgBSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgHIAEoAUgFiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCCABKAhIBogBAUIOCgxfdGVtcGVyYXR1cmVCFAoSX21heF9vdXRwdXRfdG9rZW5zQgcKBV9zZWVkQggKBl90b3BfcEIUChJfZnJlcXVlbmN5X3BlbmFsdHlCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHMiygMKEFJ1blByb21wdFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCXByb21wdF9pZBgCIAEoCRIrCgl2YXJpYWJsZXMYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBW1vZGVsGAUgASgJEjAKCG1lc3NhZ2VzGAkgAygLMh4ua2lsbi5leGVjdXRpb24udjEuQ2hhdE1lc3NhZ2USDQoFbGFiZWwYByABKAkSLAoFdG9vbHMYCiADKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5DYWxsZXJUb29sEjIKC3Rvb2xfY2hvaWNlGAsgASgLMh0ua2lsbi5leGVjdXRpb24udjEuVG9vbENob2ljZRIxCg9yZXNwb25zZV9mb3JtYXQYDCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBI5CgpwYXJhbWV0ZXJzGA0gASgLMiUua2lsbi5leGVjdXRpb24udjEuU2FtcGxpbmdQYXJhbWV0ZXJzSgQIAxAESgQIBhAHUg52YXJpYWJsZXNfanNvblINbWVzc2FnZXNfanNvbiI4ChFSdW5Qcm9tcHRSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iSgoWU3RyZWFtUHJvbXB0UnVuUmVxdWVzdBIwCgNydW4YASABKAsyIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXF1ZXN0IksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiogEKF1N0cmVhbVByb21wdFJ1blJlc3BvbnNlEhAKBnJ1bl9pZBgBIAEoCUgAEg4KBHRleHQYAiABKAlIABI1Cgl0b29sX2NhbGwYAyABKAsyIC5raWxuLmV4ZWN1dGlvbi52MS5Ub29sQ2FsbERlbHRhSAASJQoDcnVuGAQgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuSABCBwoFY2h1bmsimgEKD1J1blNraWxsUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSJwoFaW5wdXQYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWxhYmVsGAUgASgJSgQIAxAEUgppbnB1dF9qc29uIjcKEFJ1blNraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIp4BChNQcmV2aWV3U2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iOwoUUHJldmlld1NraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIt0BCg9MaXN0UnVuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRraW5kGAQgASgJEg4KBnN0YXR1cxgFIAEoCRINCgVtb2RlbBgGIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTQoQTGlzdFJ1bnNSZXNwb25zZRIkCgRydW5zGAEgAygLMhYua2lsbi5leGVjdXRpb24udjEuUnVuEhMKC25leHRfY3Vyc29yGAIgASgJIikKDUdldFJ1blJlcXVlc3QSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iqwEKD1J1bkFnZW50UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSKAoGaW5wdXRzGAcgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVhc3luYxgFIAEoCBINCgVsYWJlbBgGIAEoCUoECAMQBFILaW5wdXRzX2pzb24iNwoQUnVuQWdlbnRSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ieQoZUmVydW5BZ2VudEZyb21TdGVwUmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHc3RlcF9pZBgCIAEoCRIoCgZpbnB1dHMYBCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dEoECAMQBFILaW5wdXRzX2pzb24iQQoaUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIjwKFkxvYWRBZ2VudElucHV0c1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCnZlcnNpb25faWQYAiABKAkiOQoKSW5wdXRJc3N1ZRIMCgRwYXRoGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLTAQoXTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USEAoIYWdlbnRfaWQYASABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBINCgV2YWxpZBgEIAEoCBItCgZlcnJvcnMYBiADKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5JbnB1dElzc3VlSgQIAxAESgQIBRAGUgtpbnB1dHNfanNvblILZXJyb3JzX2pzb24iKgoXQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QSDwoHcnVuX2lkcxgBIAMoCSKFAQoLQ29tcGFyZWRSdW4SCgoCaWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAEKD0NvbXBhcmVkU3RlcFJ1bhIOCgZzdGF0dXMYASABKAkSKAoGb3V0cHV0GAIgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSJwoFdXNhZ2UYAyABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAQgASgDIsQBCgxDb21wYXJlZFN0ZXASDwoHc3RlcF9pZBgBIAEoCRI6CgZieV9ydW4YAiADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXAuQnlSdW5FbnRyeRIVCg1vdXRwdXRzX2VxdWFsGAMgASgIGlAKCkJ5UnVuRW50cnkSCwoDa2V5GAEgASgJEjEKBXZhbHVlGAIgASgLMiIua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwUnVuOgI4ASKIAQoRQ29tcGFyZWRSdW5Ub3RhbHMSJwoFdXNhZ2UYASABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYAiABKAFIAIgBARISCgpsYXRlbmN5X21zGAMgASgDQhUKE19lc3RpbWF0ZWRfY29zdF91c2QirQIKGENvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZRIsCgRydW5zGAIgAygLMh4ua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW4SLgoFc3RlcHMYAyADKAsyHy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXASRwoGdG90YWxzGAQgAygLMjcua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlLlRvdGFsc0VudHJ5GlMKC1RvdGFsc0VudHJ5EgsKA2tleRgBIAEoCRIzCgV2YWx1ZRgCIAEoCzIkLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkUnVuVG90YWxzOgI4AUoECAEQAlIPY29tcGFyaXNvbl9qc29uIqYBCg9Db21wbGV0ZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnN5c3RlbRgDIAEoCRIMCgR1c2VyGAQgASgJEjEKD3Jlc3BvbnNlX3NjaGVtYRgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0SgQIBRAGUhRyZXNwb25zZV9zY2hlbWFfanNvbiKAAgoQQ29tcGxldGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEiwKCnN0cnVjdHVyZWQYCSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRInCgV1c2FnZRgFIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgGIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYByABKAMSDgoGcnVuX2lkGAggASgJQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgCEANSBGpzb24y/wgKEEV4ZWN1dGlvblNlcnZpY2USWQoKTGlzdE1vZGVscxIkLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiUua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1Jlc3BvbnNlElYKCVJ1blByb21wdBIjLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlcXVlc3QaJC5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXNwb25zZRJqCg9TdHJlYW1Qcm9tcHRSdW4SKS5raWxuLmV4ZWN1dGlvbi52MS5TdHJlYW1Qcm9tcHRSdW5SZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuU3RyZWFtUHJvbXB0UnVuUmVzcG9uc2UwARJTCghSdW5Ta2lsbBIiLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blNraWxsUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blNraWxsUmVzcG9uc2USXwoMUHJldmlld1NraWxsEiYua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVxdWVzdBonLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlc3BvbnNlEk0KBkdldFJ1bhIgLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlcXVlc3QaIS5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXNwb25zZRJTCghMaXN0UnVucxIiLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RSdW5zUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RSdW5zUmVzcG9uc2USUwoIQ29tcGxldGUSIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlc3BvbnNlElMKCFJ1bkFnZW50EiIua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXNwb25zZRJxChJSZXJ1bkFnZW50RnJvbVN0ZXASLC5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Gi0ua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USaAoPTG9hZEFnZW50SW5wdXRzEikua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVxdWVzdBoqLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1Jlc3BvbnNlEmsKEENvbXBhcmVBZ2VudFJ1bnMSKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVxdWVzdBorLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -34,6 +34,13 @@ export type ModelCapabilities = Message<"kiln.execution.v1.ModelCapabilities"> &
    * @generated from field: bool json_schema = 2;
    */
   jsonSchema: boolean;
+
+  /**
+   * What the model takes in user messages: "text", and "image" when it takes image parts.
+   *
+   * @generated from field: repeated string input = 3;
+   */
+  input: string[];
 };
 
 /**
@@ -540,6 +547,14 @@ export type ChatMessage = Message<"kiln.execution.v1.ChatMessage"> & {
    * @generated from field: string tool_call_id = 4;
    */
   toolCallId: string;
+
+  /**
+   * A user message's content as parts, in order, when it carries images (`content` is then its
+   * text parts joined); only for a model whose capabilities' input has "image".
+   *
+   * @generated from field: repeated kiln.execution.v1.ChatContentPart parts = 5;
+   */
+  parts: ChatContentPart[];
 };
 
 /**
@@ -548,6 +563,65 @@ export type ChatMessage = Message<"kiln.execution.v1.ChatMessage"> & {
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_kiln_execution_v1_execution, 10);
+
+/**
+ * A part of a user message's content: text or an image.
+ *
+ * @generated from message kiln.execution.v1.ChatContentPart
+ */
+export type ChatContentPart = Message<"kiln.execution.v1.ChatContentPart"> & {
+  /**
+   * @generated from oneof kiln.execution.v1.ChatContentPart.part
+   */
+  part: {
+    /**
+     * @generated from field: string text = 1;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: kiln.execution.v1.ChatImage image = 2;
+     */
+    value: ChatImage;
+    case: "image";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message kiln.execution.v1.ChatContentPart.
+ * Use `create(ChatContentPartSchema)` to create a new message.
+ */
+export const ChatContentPartSchema: GenMessage<ChatContentPart> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 11);
+
+/**
+ * An image of a user message, sent to the provider as an OpenAI `image_url` part.
+ *
+ * @generated from message kiln.execution.v1.ChatImage
+ */
+export type ChatImage = Message<"kiln.execution.v1.ChatImage"> & {
+  /**
+   * An https URL or a data: URL (a base64 image).
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * "auto", "low" or "high"; empty: the provider's default.
+   *
+   * @generated from field: string detail = 2;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.ChatImage.
+ * Use `create(ChatImageSchema)` to create a new message.
+ */
+export const ChatImageSchema: GenMessage<ChatImage> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 12);
 
 /**
  * A tool call of an assistant message.
@@ -580,7 +654,7 @@ export type ChatToolCall = Message<"kiln.execution.v1.ChatToolCall"> & {
  * Use `create(ChatToolCallSchema)` to create a new message.
  */
 export const ChatToolCallSchema: GenMessage<ChatToolCall> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 11);
+  messageDesc(file_kiln_execution_v1_execution, 13);
 
 /**
  * A tool the caller offers the model besides the version's own tools. Kiln does not run it: a
@@ -614,7 +688,7 @@ export type CallerTool = Message<"kiln.execution.v1.CallerTool"> & {
  * Use `create(CallerToolSchema)` to create a new message.
  */
 export const CallerToolSchema: GenMessage<CallerTool> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 12);
+  messageDesc(file_kiln_execution_v1_execution, 14);
 
 /**
  * Which tools the model may call on the run's first model turn (later turns: "auto").
@@ -640,7 +714,7 @@ export type ToolChoice = Message<"kiln.execution.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 13);
+  messageDesc(file_kiln_execution_v1_execution, 15);
 
 /**
  * Sampling settings the caller sets for this run, over the version's; unset: the version's
@@ -697,7 +771,7 @@ export type SamplingParameters = Message<"kiln.execution.v1.SamplingParameters">
  * Use `create(SamplingParametersSchema)` to create a new message.
  */
 export const SamplingParametersSchema: GenMessage<SamplingParameters> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 14);
+  messageDesc(file_kiln_execution_v1_execution, 16);
 
 /**
  * @generated from message kiln.execution.v1.RunPromptRequest
@@ -782,7 +856,7 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
  * Use `create(RunPromptRequestSchema)` to create a new message.
  */
 export const RunPromptRequestSchema: GenMessage<RunPromptRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 15);
+  messageDesc(file_kiln_execution_v1_execution, 17);
 
 /**
  * @generated from message kiln.execution.v1.RunPromptResponse
@@ -799,7 +873,7 @@ export type RunPromptResponse = Message<"kiln.execution.v1.RunPromptResponse"> &
  * Use `create(RunPromptResponseSchema)` to create a new message.
  */
 export const RunPromptResponseSchema: GenMessage<RunPromptResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 16);
+  messageDesc(file_kiln_execution_v1_execution, 18);
 
 /**
  * A prompt run whose answer streams: the same run as RunPrompt (resolve, render, limits, the
@@ -819,7 +893,7 @@ export type StreamPromptRunRequest = Message<"kiln.execution.v1.StreamPromptRunR
  * Use `create(StreamPromptRunRequestSchema)` to create a new message.
  */
 export const StreamPromptRunRequestSchema: GenMessage<StreamPromptRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 17);
+  messageDesc(file_kiln_execution_v1_execution, 19);
 
 /**
  * A tool call of the model as it streams: the first delta of a call carries its id and name,
@@ -856,7 +930,7 @@ export type ToolCallDelta = Message<"kiln.execution.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 20);
 
 /**
  * One message of a streaming run: first `run_id` (the run is resolved and about to call the
@@ -901,7 +975,7 @@ export type StreamPromptRunResponse = Message<"kiln.execution.v1.StreamPromptRun
  * Use `create(StreamPromptRunResponseSchema)` to create a new message.
  */
 export const StreamPromptRunResponseSchema: GenMessage<StreamPromptRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 21);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillRequest
@@ -944,7 +1018,7 @@ export type RunSkillRequest = Message<"kiln.execution.v1.RunSkillRequest"> & {
  * Use `create(RunSkillRequestSchema)` to create a new message.
  */
 export const RunSkillRequestSchema: GenMessage<RunSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 20);
+  messageDesc(file_kiln_execution_v1_execution, 22);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillResponse
@@ -961,7 +1035,7 @@ export type RunSkillResponse = Message<"kiln.execution.v1.RunSkillResponse"> & {
  * Use `create(RunSkillResponseSchema)` to create a new message.
  */
 export const RunSkillResponseSchema: GenMessage<RunSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 21);
+  messageDesc(file_kiln_execution_v1_execution, 23);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillRequest
@@ -1004,7 +1078,7 @@ export type PreviewSkillRequest = Message<"kiln.execution.v1.PreviewSkillRequest
  * Use `create(PreviewSkillRequestSchema)` to create a new message.
  */
 export const PreviewSkillRequestSchema: GenMessage<PreviewSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 22);
+  messageDesc(file_kiln_execution_v1_execution, 24);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillResponse
@@ -1021,7 +1095,7 @@ export type PreviewSkillResponse = Message<"kiln.execution.v1.PreviewSkillRespon
  * Use `create(PreviewSkillResponseSchema)` to create a new message.
  */
 export const PreviewSkillResponseSchema: GenMessage<PreviewSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 23);
+  messageDesc(file_kiln_execution_v1_execution, 25);
 
 /**
  * The runs of an organization, newest first, filtered (the console's runs list; non-public).
@@ -1081,7 +1155,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 24);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.ListRunsResponse
@@ -1103,7 +1177,7 @@ export type ListRunsResponse = Message<"kiln.execution.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 25);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * @generated from message kiln.execution.v1.GetRunRequest
@@ -1127,7 +1201,7 @@ export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 26);
+  messageDesc(file_kiln_execution_v1_execution, 28);
 
 /**
  * @generated from message kiln.execution.v1.GetRunResponse
@@ -1144,7 +1218,7 @@ export type GetRunResponse = Message<"kiln.execution.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 27);
+  messageDesc(file_kiln_execution_v1_execution, 29);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentRequest
@@ -1194,7 +1268,7 @@ export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
  * Use `create(RunAgentRequestSchema)` to create a new message.
  */
 export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 28);
+  messageDesc(file_kiln_execution_v1_execution, 30);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentResponse
@@ -1211,7 +1285,7 @@ export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
  * Use `create(RunAgentResponseSchema)` to create a new message.
  */
 export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 29);
+  messageDesc(file_kiln_execution_v1_execution, 31);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
@@ -1240,7 +1314,7 @@ export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFro
  * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
  */
 export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 30);
+  messageDesc(file_kiln_execution_v1_execution, 32);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
@@ -1257,7 +1331,7 @@ export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFr
  * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
  */
 export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 31);
+  messageDesc(file_kiln_execution_v1_execution, 33);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsRequest
@@ -1281,7 +1355,7 @@ export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsR
  * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
  */
 export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 32);
+  messageDesc(file_kiln_execution_v1_execution, 34);
 
 /**
  * A problem with one of an agent's inputs.
@@ -1314,7 +1388,7 @@ export type InputIssue = Message<"kiln.execution.v1.InputIssue"> & {
  * Use `create(InputIssueSchema)` to create a new message.
  */
 export const InputIssueSchema: GenMessage<InputIssue> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 33);
+  messageDesc(file_kiln_execution_v1_execution, 35);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsResponse
@@ -1351,7 +1425,7 @@ export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputs
  * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
  */
 export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 34);
+  messageDesc(file_kiln_execution_v1_execution, 36);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsRequest
@@ -1368,7 +1442,7 @@ export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRun
  * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
  */
 export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 35);
+  messageDesc(file_kiln_execution_v1_execution, 37);
 
 /**
  * A compared run (api.md "Agent runs", GET /api/agent-runs/compare).
@@ -1409,7 +1483,7 @@ export type ComparedRun = Message<"kiln.execution.v1.ComparedRun"> & {
  * Use `create(ComparedRunSchema)` to create a new message.
  */
 export const ComparedRunSchema: GenMessage<ComparedRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 36);
+  messageDesc(file_kiln_execution_v1_execution, 38);
 
 /**
  * One step as one compared run executed it (its last execution, when it ran in a loop).
@@ -1447,7 +1521,7 @@ export type ComparedStepRun = Message<"kiln.execution.v1.ComparedStepRun"> & {
  * Use `create(ComparedStepRunSchema)` to create a new message.
  */
 export const ComparedStepRunSchema: GenMessage<ComparedStepRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 37);
+  messageDesc(file_kiln_execution_v1_execution, 39);
 
 /**
  * @generated from message kiln.execution.v1.ComparedStep
@@ -1478,7 +1552,7 @@ export type ComparedStep = Message<"kiln.execution.v1.ComparedStep"> & {
  * Use `create(ComparedStepSchema)` to create a new message.
  */
 export const ComparedStepSchema: GenMessage<ComparedStep> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 38);
+  messageDesc(file_kiln_execution_v1_execution, 40);
 
 /**
  * @generated from message kiln.execution.v1.ComparedRunTotals
@@ -1507,7 +1581,7 @@ export type ComparedRunTotals = Message<"kiln.execution.v1.ComparedRunTotals"> &
  * Use `create(ComparedRunTotalsSchema)` to create a new message.
  */
 export const ComparedRunTotalsSchema: GenMessage<ComparedRunTotals> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 39);
+  messageDesc(file_kiln_execution_v1_execution, 41);
 
 /**
  * The api.md comparison `{runs, steps, totals}`: the runs in the order asked, their steps aligned
@@ -1539,7 +1613,7 @@ export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRu
  * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
  */
 export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 40);
+  messageDesc(file_kiln_execution_v1_execution, 42);
 
 /**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
@@ -1583,7 +1657,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 41);
+  messageDesc(file_kiln_execution_v1_execution, 43);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -1639,7 +1713,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 42);
+  messageDesc(file_kiln_execution_v1_execution, 44);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService
