@@ -13,7 +13,7 @@ import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";
 /** Any stored run, in the shape of its kind (api.md "Runs"). */
 const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
 
-function anyRunView(r: Run | undefined) {
+export function anyRunView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");
   if (r.kind === "skill") return skillRunView(r);
   if (r.kind === "agent") return agentRunView(r);
