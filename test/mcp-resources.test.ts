@@ -33,6 +33,12 @@ describe("MCP resources (embedded mode)", () => {
     expect(res.status, res.text).toBe(200);
     return res.body;
   };
+  /** The JSON of a resource's one text content. */
+  const jsonOf = (read: { contents: ({ text: string } | { blob: string })[] }): unknown => {
+    const [content] = read.contents;
+    if (!content || !("text" in content)) throw new Error("expected one text content");
+    return JSON.parse(content.text);
+  };
   const failure = (promise: Promise<unknown>) =>
     promise.then(
       () => {
@@ -91,11 +97,11 @@ describe("MCP resources (embedded mode)", () => {
     const run = await client.readResource({ uri: `kiln://runs/${runId}` });
     expect(run.contents).toHaveLength(1);
     expect(run.contents[0]).toMatchObject({ uri: `kiln://runs/${runId}`, mimeType: "application/json" });
-    expect(JSON.parse(String(run.contents[0]?.text))).toEqual(await rest(`/api/runs/${runId}`));
+    expect(jsonOf(run)).toEqual(await rest(`/api/runs/${runId}`));
 
     const uri = `kiln://skills/${skillId}/evaluations/${evaluationRunId}`;
     const report = await client.readResource({ uri });
-    const body = JSON.parse(String(report.contents[0]?.text));
+    const body = jsonOf(report);
     expect(body).toMatchObject({ id: evaluationRunId, status: "completed" });
     expect(body).toEqual(await rest(`/api/skills/${skillId}/evaluations/${evaluationRunId}`));
   });
@@ -108,7 +114,7 @@ describe("MCP resources (embedded mode)", () => {
     expect(denied.message).toMatch(/permission_denied/);
     // evaluations:read is enough for the report.
     const report = await limited.readResource({ uri: `kiln://skills/${skillId}/evaluations/${evaluationRunId}` });
-    expect(JSON.parse(String(report.contents[0]?.text))).toMatchObject({ id: evaluationRunId });
+    expect(jsonOf(report)).toMatchObject({ id: evaluationRunId });
 
     const other = await runIdentityFlow(base, SCOPES);
     const stranger = await open(other.apiKey);
