@@ -72,7 +72,9 @@ describe("MCP resources (embedded mode)", () => {
 
     const client = await open(flow.apiKey);
     const called = await client.callTool({ name: "skill_greeter", arguments: { name: "Grace" } });
-    runId = (called._meta?.["kiln/run"] as { id: string }).id;
+    const run = called._meta?.["kiln/run"] as { id: string } | undefined;
+    expect(run?.id).toMatch(/^srun_/);
+    runId = run?.id ?? "";
   }, 120_000);
 
   afterAll(async () => {
