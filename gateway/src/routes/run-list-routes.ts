@@ -41,7 +41,7 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
         {
           organizationId: Type.Optional(OrganizationId),
           kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
-          status: Type.Optional(OneOf(["succeeded", "failed", "running"])),
+          status: Type.Optional(OneOf(["succeeded", "failed", "running", "cancelled"])),
           model: Type.Optional(ModelId),
           createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
           createdBefore: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, exclusive" })),
