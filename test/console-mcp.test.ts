@@ -1,5 +1,5 @@
 /**
- * The console's MCP page (docs/console.md "MCP") in Debian's chromium: the endpoint URL, a key made
+ * The console's MCP page (docs/console.md, the MCP screen) in Debian's chromium: the endpoint URL, a key made
  * on the page for MCP's scopes, and a client configuration copied with the button; the copied
  * configuration is then used as is by the official MCP client. Checked with axe at 1366 px and
  * 390 px and photographed into test-artifacts/console/.

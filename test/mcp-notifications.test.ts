@@ -1,5 +1,5 @@
 /**
- * What the MCP endpoint tells a client unasked (docs/mcp.md "List changes", "Progress"): the
+ * What the MCP endpoint tells a client unasked (docs/mcp.md "List changes", and "Tools" on progress): the
  * official client's own notification handlers hear list_changed after a publish in the key's
  * organization only, and progress while a long agent run goes on.
  */

@@ -3,7 +3,7 @@ import { useAction } from "./action.js";
 import { call, type Session } from "./api.js";
 import { ErrorBox, Field } from "./ui.js";
 
-/** What an MCP client needs (docs/mcp.md "Scopes"): prompts, skills and agents as tools, runs and reports. */
+/** What an MCP client needs (docs/mcp.md "Endpoint", scopes): prompts, skills and agents as tools, runs and reports. */
 export const MCP_SCOPES = ["prompts:read", "skills:read", "agents:read", "runs:read", "runs:write", "evaluations:read"];
 const KEY_PLACEHOLDER = "sk_your_api_key";
 
