@@ -1,7 +1,7 @@
 /**
  * Cancelling an MCP tools/call (docs/mcp.md "Tools"): the official client's cancellation of a long
  * agent run reaches the execution service, which stops the run and abandons its model call long
- * before the slow model would have answered.
+ * before the slow model would have answered, and stores the run as cancelled.
  */
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { createLogger } from "@kiln/kit/logger";
@@ -91,12 +91,22 @@ describe("cancelling a long agent run called over MCP", () => {
     await eventually(async () => stub.inFlight() === 0, 3_000);
     expect(Date.now() - started).toBeLessThan(MODEL_LATENCY_MS / 2);
 
-    // The run stopped: nothing completes it once the model's latency has passed (a cancelled
-    // synchronous run is not stored, as when the execution service's caller goes away).
+    // The run is stored as cancelled, and stays so: nothing completes it once the model's latency has passed.
+    const runs = async (query: string) => {
+      const res = await fetch(`${base}/api/runs?${query}`, { headers: { authorization: `Bearer ${flow.apiKey}` } });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { id: string; status: string; error: unknown }[] }).data;
+    };
+    await eventually(async () => (await runs("kind=agent&status=cancelled")).length === 1, 3_000);
     await new Promise((r) => setTimeout(r, MODEL_LATENCY_MS - (Date.now() - started) + 500));
-    const res = await fetch(`${base}/api/runs?kind=agent`, { headers: { authorization: `Bearer ${flow.apiKey}` } });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as { data: unknown[] }).data).toEqual([]);
+    const [run, ...others] = await runs("kind=agent");
+    expect(others).toEqual([]);
+    expect(run).toMatchObject({
+      status: "cancelled",
+      error: { code: "cancelled", message: "the caller cancelled the run before it finished" },
+    });
+    const read = await fetch(`${base}/api/runs/${run?.id}`, { headers: { authorization: `Bearer ${flow.apiKey}` } });
+    expect(await read.json()).toMatchObject({ id: run?.id, kind: "agent", status: "cancelled" });
     expect(stub.requests).toHaveLength(1);
   });
 });

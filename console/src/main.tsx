@@ -6,6 +6,7 @@ import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
 import { ApiKeys } from "./keys.js";
+import { McpSetup } from "./mcp.js";
 import { Billing, Models, Users } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
@@ -29,6 +30,7 @@ const NAV = [
   { path: "/users", name: "Users" },
   { path: "/billing", name: "Billing" },
   { path: "/api-keys", name: "API keys" },
+  { path: "/mcp-setup", name: "MCP" },
   { path: "/transfer", name: "Export and import" },
 ];
 
@@ -69,6 +71,7 @@ function Shell({
   else if (path === "/models") page = <Models kiln={kiln} />;
   else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
+  else if (path === "/mcp-setup") page = <McpSetup session={session} />;
   else if (path === "/users") page = <Users session={session} />;
   else if (path === "/billing") page = <Billing session={session} />;
   else if (path === "/transfer") page = <Transfer kiln={kiln} session={session} />;

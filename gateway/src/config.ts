@@ -1,4 +1,4 @@
-import { parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
+import { BusEnv, parseEnv, ServiceEnv, Type } from "@kiln/kit/config";
 
 const { MONGODB_URL: _m, ...Common } = ServiceEnv;
 
@@ -52,6 +52,9 @@ export const GatewayEnv = Type.Object({
   /** The built console served at / (docs/console.md); empty: the API only. The image sets it. */
   CONSOLE_DIR: Type.String({ default: "" }),
   ...CorsEnv,
+  /** The bus the MCP endpoint listens to for the catalog's changes (docs/mcp.md); unset: no list-changed notifications. */
+  NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  NATS_PREFIX: BusEnv.NATS_PREFIX,
 });
 
 export type GatewayConfig = ReturnType<typeof loadConfig>;

@@ -1,5 +1,6 @@
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
+import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import { CatalogService } from "@kiln/proto/catalog";
@@ -24,6 +25,8 @@ export interface GatewayWiring {
   consoleDir?: string;
   /** Origins browsers may call from (CORS); none: CORS off. */
   corsOrigins?: string[];
+  /** The bus, listened to for the catalog's changes (MCP list-changed notifications); none: no notifications. */
+  bus?: Bus;
 }
 
 /** The gateway's dependencies, the same for both run modes. */
@@ -62,5 +65,6 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
     readiness,
     consoleDir: w.consoleDir,
     corsOrigins: w.corsOrigins ?? [],
+    bus: w.bus,
   };
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInternalTokens } from "@kiln/kit/auth";
+import { createNatsBus } from "@kiln/kit/bus/nats";
 import { exitOnSignal, guardUncaughtExceptions } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
@@ -33,6 +34,10 @@ function consoleDirOf(dir: string): string | undefined {
   return undefined;
 }
 
+// Only listened to (the catalog's changes, for MCP sessions): the gateway creates no stream.
+const bus = config.NATS_URL
+  ? await createNatsBus({ url: config.NATS_URL, name: "kiln-gateway", prefix: config.NATS_PREFIX })
+  : undefined;
 const gateway = await buildGateway(
   createGatewayDeps({
     logger,
@@ -48,6 +53,7 @@ const gateway = await buildGateway(
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     consoleDir: consoleDirOf(config.CONSOLE_DIR),
     corsOrigins: corsOriginsOf(config.CORS_ORIGINS),
+    bus,
   }),
 );
 const address = await gateway.app.listen({ host: config.HOST, port: config.PORT });
@@ -56,4 +62,5 @@ exitOnSignal(logger, config.SHUTDOWN_GRACE_MS, async () => {
   gateway.startDraining();
   await gateway.app.close();
   for (const s of Object.values(services)) s.close();
+  await bus?.close();
 });

@@ -144,6 +144,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       rateLimitPerMinute: options.rateLimitPerMinute ?? 6_000,
       consoleDir: options.consoleDir,
       corsOrigins: options.corsOrigins,
+      bus,
     }),
   );
 

@@ -43,6 +43,25 @@ export function describeBusStreams(t: BusUnderTest): void {
     expect(second?.seq).toBe(2);
   });
 
+  it("hands listeners what is published on their subjects from then on, until stopped", async () => {
+    const stream = await t.createStream();
+    await t.bus.publish(`${stream}.a.before`, "0");
+    const heard: string[] = [];
+    const listening = t.bus.listen(`${stream}.a.*`, (subject, data) => {
+      heard.push(`${subject}=${new TextDecoder().decode(data)}`);
+    });
+    // A core subscription reaches the server with the next message the connection sends.
+    await t.bus.ping();
+    await t.bus.publish(`${stream}.a.x`, "1");
+    await t.bus.publish(`${stream}.b.x`, "2");
+    await t.bus.publish(`${stream}.a.y`, "3");
+    await expect.poll(() => heard, POLL).toEqual([`${stream}.a.x=1`, `${stream}.a.y=3`]);
+    await listening.stop();
+    await t.bus.publish(`${stream}.a.z`, "4");
+    await sleep(100);
+    expect(heard).toHaveLength(2);
+  });
+
   it("routes by subject with * and >, and rejects a subject no stream owns", async () => {
     const stream = uniqueStreamName();
     await t.bus.ensureStream({ name: stream, subjects: [`${stream}.a.*`, `${stream}.b.>`], retention: "limits" });

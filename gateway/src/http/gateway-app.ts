@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Client } from "@connectrpc/connect";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { CatalogService } from "@kiln/proto/catalog";
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   consoleDir?: string;
   /** Origins browsers may call from (CORS, docs/openai-compatible.md "CORS"); empty or none: CORS off. */
   corsOrigins?: string[];
+  /** Listened to for the catalog's changes (docs/mcp.md "List changes"); none: no list-changed notifications. */
+  bus?: Bus;
 }
 
 export type GatewayApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, TypeBoxTypeProvider>;

@@ -4,6 +4,7 @@ import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { principalOf } from "../http/request.js";
 import { authInfoOf, type McpCaller } from "./caller.js";
+import { listenToCatalogChanges } from "./changes.js";
 import { createMcpServer } from "./server.js";
 import { MAX_SESSIONS, mcpSessions } from "./sessions.js";
 
@@ -33,8 +34,13 @@ function callerOfRequest(request: FastifyRequest): McpCaller {
  * requests are refused unless their Origin is in `allowedOrigins`.
  */
 export function registerMcpRoute(app: GatewayApp, deps: GatewayDeps, allowedOrigins: string[] = []): void {
-  const sessions = mcpSessions(() => createMcpServer(deps.clients));
-  app.addHook("onClose", async () => sessions.closeAll());
+  const { bus } = deps;
+  const sessions = mcpSessions(() => createMcpServer(deps.clients, { listChanged: bus !== undefined }));
+  const changes = bus && listenToCatalogChanges(bus, deps.logger, sessions.notify);
+  app.addHook("onClose", async () => {
+    await changes?.stop();
+    await sessions.closeAll();
+  });
 
   app.route({
     method: ["GET", "POST", "DELETE"],
@@ -56,7 +62,7 @@ export function registerMcpRoute(app: GatewayApp, deps: GatewayDeps, allowedOrig
         if (sessions.size >= MAX_SESSIONS) {
           return rpcError(reply, 503, -32000, "too many MCP sessions on this gateway; retry later");
         }
-        session = await sessions.open(caller.principal.id);
+        session = await sessions.open({ keyId: caller.principal.id, organizationId: caller.principal.organizationId });
       }
       reply.hijack();
       for (const [name, value] of Object.entries(reply.getHeaders())) {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { ChangedList } from "./changes.js";
 
 /** Sessions per gateway process at most, and how long an idle one lives (docs/mcp.md "Limits"). */
 export const MAX_SESSIONS = 1_000;
@@ -8,8 +9,11 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 
 export interface McpSession {
   transport: StreamableHTTPServerTransport;
+  server: Server;
   /** The API key that opened it: only that key may use it. */
   ownerKeyId: string;
+  /** The key's organization: the only one whose changes the session hears of. */
+  organizationId: string;
   lastSeen: number;
 }
 
@@ -33,10 +37,21 @@ export function mcpSessions(createServer: () => Server) {
       session.lastSeen = Date.now();
       return session;
     },
+    /** Tells the sessions of `organizationId` that `lists` changed (list_changed notifications). */
+    notify(organizationId: string, lists: ChangedList[]): void {
+      for (const session of sessions.values()) {
+        if (session.organizationId !== organizationId) continue;
+        // A client without its event stream open misses it, as the protocol allows.
+        if (lists.includes("prompts")) session.server.sendPromptListChanged().catch(() => undefined);
+        if (lists.includes("tools")) session.server.sendToolListChanged().catch(() => undefined);
+      }
+    },
     /** A new session's transport, connected to its own server; registered once initialize succeeds. */
-    async open(keyId: string): Promise<McpSession> {
+    async open(owner: { keyId: string; organizationId: string }): Promise<McpSession> {
       const session: McpSession = {
-        ownerKeyId: keyId,
+        server: createServer(),
+        ownerKeyId: owner.keyId,
+        organizationId: owner.organizationId,
         lastSeen: Date.now(),
         transport: new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
@@ -51,7 +66,7 @@ export function mcpSessions(createServer: () => Server) {
       session.transport.onclose = () => {
         if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
       };
-      await createServer().connect(session.transport);
+      await session.server.connect(session.transport);
       return session;
     },
     async closeAll() {

@@ -26,8 +26,9 @@ export const AgentRunView = Type.Object(
     id: Type.String(),
     kind: OneOf(["agent"]),
     ...RunCommonFields,
-    status: OneOf(["succeeded", "failed", "running"], {
-      description: "running: an asynchronous run not finished yet (poll it)",
+    status: OneOf(["succeeded", "failed", "running", "cancelled"], {
+      description:
+        "running: an asynchronous run not finished yet (poll it); cancelled: a synchronous run its caller cancelled (an MCP client)",
     }),
     completedAt: Nullable(Timestamp, { description: "null while running" }),
     agentId: Type.String(),
@@ -68,7 +69,7 @@ export const AgentRunComparisonView = Type.Object(
         id: Type.String(),
         agentId: Type.String(),
         agentVersionId: Type.String(),
-        status: OneOf(["succeeded", "failed", "running"]),
+        status: OneOf(["succeeded", "failed", "running", "cancelled"]),
         createdAt: Timestamp,
       }),
     ),

@@ -13,7 +13,7 @@ import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";
 /** Any stored run, in the shape of its kind (api.md "Runs"). */
 const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
 
-function anyRunView(r: Run | undefined) {
+export function anyRunView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");
   if (r.kind === "skill") return skillRunView(r);
   if (r.kind === "agent") return agentRunView(r);
@@ -41,7 +41,7 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
         {
           organizationId: Type.Optional(OrganizationId),
           kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
-          status: Type.Optional(OneOf(["succeeded", "failed", "running"])),
+          status: Type.Optional(OneOf(["succeeded", "failed", "running", "cancelled"])),
           model: Type.Optional(ModelId),
           createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
           createdBefore: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, exclusive" })),

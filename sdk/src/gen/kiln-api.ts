@@ -1851,10 +1851,10 @@ export interface components {
             kind: "agent";
             organizationId: string;
             /**
-             * @description running: an asynchronous run not finished yet (poll it)
+             * @description running: an asynchronous run not finished yet (poll it); cancelled: a synchronous run its caller cancelled (an MCP client)
              * @enum {string}
              */
-            status: "succeeded" | "failed" | "running";
+            status: "succeeded" | "failed" | "running" | "cancelled";
             /** @description free-form JSON, returned exactly as stored */
             input: unknown;
             /** @description null when the run failed */
@@ -2164,7 +2164,7 @@ export interface components {
                 agentId: string;
                 agentVersionId: string;
                 /** @enum {string} */
-                status: "succeeded" | "failed" | "running";
+                status: "succeeded" | "failed" | "running" | "cancelled";
                 /** Format: date-time */
                 createdAt: string;
             }[];
@@ -8700,7 +8700,7 @@ export interface operations {
             query?: {
                 organizationId?: string;
                 kind?: "prompt" | "skill" | "agent" | "judge";
-                status?: "succeeded" | "failed" | "running";
+                status?: "succeeded" | "failed" | "running" | "cancelled";
                 /** @description a model id, e.g. "local/echo" */
                 model?: string;
                 /** @description ISO-8601, inclusive */

@@ -56,6 +56,14 @@ const failedRun = (running: RunDoc, error: RunDoc["error"], completedAt: Date): 
   completedAt,
 });
 
+/** A synchronous run whose caller went away (an MCP client's cancellation, a closed connection). */
+const cancelledRun = (run: RunDoc, completedAt: Date): RunDoc => ({
+  ...run,
+  status: "cancelled",
+  error: { code: "cancelled", message: "the caller cancelled the run before it finished" },
+  completedAt,
+});
+
 /** Why a run a shutdown cut short failed: something the caller can act on. */
 const INTERRUPTED = {
   code: "unavailable",
@@ -143,8 +151,6 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
       const createdAt = now();
-      if (!req.async) return storeRun(deps, id, () => execute(agent, inputs, { id, createdAt, signal: ctx.signal }));
-
       const running: RunDoc = {
         ...agentRunDocOf({
           id,
@@ -159,6 +165,18 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         status: "running",
         error: null,
       };
+      if (!req.async) {
+        // Cancelled by its caller: stored as cancelled (with the steps it finished, when it got that far).
+        return storeRun(deps, id, () =>
+          execute(agent, inputs, { id, createdAt, signal: ctx.signal }).then(
+            (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
+            (err: unknown) => {
+              if (ctx.signal?.aborted) return cancelledRun(running, now());
+              throw err;
+            },
+          ),
+        );
+      }
       // The intent first: the relay leaves it alone while the record says "running".
       await deps.outbox.intend(id);
       await insertRun(deps, running);

@@ -20,8 +20,11 @@ export interface RunDoc {
   /** "judge": an llm_judge call of an evaluation (Complete). */
   kind: "prompt" | "skill" | "agent" | "judge";
   organizationId: string;
-  /** "running" only for an asynchronous agent run that has not finished yet. */
-  status: "succeeded" | "failed" | "running";
+  /**
+   * "running" only for an asynchronous agent run that has not finished yet; "cancelled" only for a
+   * synchronous agent run its caller cancelled (docs/api.md "Agents").
+   */
+  status: "succeeded" | "failed" | "running" | "cancelled";
   inputJson: string;
   outputJson: string | null;
   provider: string | null;

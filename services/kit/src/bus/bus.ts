@@ -84,6 +84,9 @@ export interface ConsumeOptions {
   onError?: (error: unknown, msg: BusMessage) => void;
 }
 
+/** What `listen` hands each message: its subject (as published) and its data. */
+export type Listener = (subject: string, data: Uint8Array) => void;
+
 export interface Subscription {
   /** Stops taking messages, waits for the handlers in flight to finish, settles nothing else. */
   stop(): Promise<void>;
@@ -106,6 +109,13 @@ export interface Bus {
   publish(subject: string, payload: string | Uint8Array, options?: PublishOptions): Promise<PublishAck>;
   /** Starts a pull loop on a durable consumer (created if missing). */
   consume(spec: ConsumerSpec, handler: MessageHandler, options?: ConsumeOptions): Subscription;
+  /**
+   * Every listener, in every process, gets each message published from now on whose subject
+   * matches `subject` (wildcards as for filters): at most once per publish (a publish repeated
+   * with the same `msgId` may be heard again), nothing stored, acknowledged or redelivered. For hints a listener may miss (the MCP endpoint's
+   * list-changed notifications), never for work.
+   */
+  listen(subject: string, listener: Listener): Subscription;
   streamInfo(name: string): Promise<StreamInfo>;
   /** Resolves when the bus answers; used by readiness checks. */
   ping(): Promise<void>;

@@ -25,6 +25,7 @@ import {
   type Pending,
   type StoredMessage,
 } from "./memory-bus-state.js";
+import { createMemoryListeners } from "./memory-listeners.js";
 import { clearTimers, purgeExpired, purgeMsgIds, releaseMessage, scheduleExpiry } from "./memory-retention.js";
 import { assertFilterFits, assertStreamFits, filterMatches, subjectMatches } from "./memory-subjects.js";
 import { type ResolvedConsumerSpec, resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
@@ -37,6 +38,7 @@ const CONSUME_RETRY_MS = 500;
 export function createMemoryBus(): Bus {
   const streams = new Map<string, MemoryStream>();
   const subscriptions = new Set<Subscription>();
+  const listeners = createMemoryListeners();
   let closed = false;
 
   function assertOpen(): void {
@@ -101,12 +103,13 @@ export function createMemoryBus(): Bus {
 
     const seq = ++stream.lastSeq;
     if (options.msgId !== undefined) stream.msgIds.set(options.msgId, { seq, atMs: now });
+    const data = typeof payload === "string" ? new TextEncoder().encode(payload) : payload.slice();
+    listeners.notify(subject, data);
     const consumers = [...stream.consumers.values()];
     // An interest stream keeps only what some consumer will want; the sequence is used all the same.
     if (stream.spec.retention === "interest" && !consumers.some((c) => filterMatches(c, subject))) {
       return { stream: stream.spec.name, seq, duplicate: false };
     }
-    const data = typeof payload === "string" ? new TextEncoder().encode(payload) : payload.slice();
     stream.messages.set(seq, { seq, subject, data, headers: { ...options.headers }, storedAtMs: now });
     scheduleExpiry(stream, () => closed);
     for (const c of consumers) scheduleDispatch(c);
@@ -287,10 +290,9 @@ export function createMemoryBus(): Bus {
     // Handlers still settle their messages while the subscriptions stop; only then is the bus closed.
     await Promise.all([...subscriptions].map((s) => s.stop()));
     closed = true;
-    for (const stream of streams.values()) {
-      clearTimers(stream);
-    }
+    listeners.clear();
+    for (const stream of streams.values()) clearTimers(stream);
   }
 
-  return { ensureStream, ensureConsumer, publish, consume, streamInfo, ping, close };
+  return { ensureStream, ensureConsumer, publish, consume, listen: listeners.listen, streamInfo, ping, close };
 }

@@ -22,6 +22,7 @@ import {
   BusUnavailableError,
   type ConsumeOptions,
   type ConsumerSpec,
+  type Listener,
   type MessageHandler,
   type PublishAck,
   type PublishOptions,
@@ -232,6 +233,23 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     return subscription;
   }
 
+  /** A core NATS subscription: it sees what JetStream stores on the subject, without a consumer. */
+  function listen(subject: string, listener: Listener): Subscription {
+    const sub = nc.subscribe(subjectOf(subject), {
+      callback: (error, m) => {
+        if (!error) listener(unprefixed(m.subject), m.data);
+      },
+    });
+    const subscription: Subscription = {
+      async stop() {
+        if (!sub.isClosed()) sub.unsubscribe();
+        subscriptions.delete(subscription);
+      },
+    };
+    subscriptions.add(subscription);
+    return subscription;
+  }
+
   async function streamInfo(name: string) {
     const info = await jsm.streams.info(streamName(name)).catch((error: unknown) => Promise.reject(busErrorOf(error)));
     return { name, messages: info.state.messages, lastSeq: info.state.last_seq };
@@ -255,5 +273,5 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     return closing;
   }
 
-  return { ensureStream, ensureConsumer, publish, consume, streamInfo, ping, close };
+  return { ensureStream, ensureConsumer, publish, consume, listen, streamInfo, ping, close };
 }

@@ -380,7 +380,8 @@ export type Run = Message<"kiln.execution.v1.Run"> & {
   organizationId: string;
 
   /**
-   * "succeeded" or "failed".
+   * "succeeded" or "failed"; "running" (an asynchronous agent run) or "cancelled" (a synchronous
+   * agent run its caller cancelled) for agent runs only.
    *
    * @generated from field: string status = 4;
    */
@@ -1126,7 +1127,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
   kind: string;
 
   /**
-   * "succeeded", "failed" or "running"; empty: any.
+   * "succeeded", "failed", "running" or "cancelled"; empty: any.
    *
    * @generated from field: string status = 5;
    */
@@ -1466,7 +1467,7 @@ export type ComparedRun = Message<"kiln.execution.v1.ComparedRun"> & {
   agentVersionId: string;
 
   /**
-   * "succeeded", "failed" or "running".
+   * "succeeded", "failed", "running" or "cancelled".
    *
    * @generated from field: string status = 4;
    */
