@@ -40,7 +40,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
-import { GenerationView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
+import { GenerationView, SpanToolCallView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
 import { VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
@@ -124,6 +124,7 @@ const COMPONENTS: NamedSchema[] = [
   EvaluationRunView,
   EvaluationComparisonView,
   GenerationView,
+  SpanToolCallView,
   SpanView,
   TraceView,
   TraceDetailView,

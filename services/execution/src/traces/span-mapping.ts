@@ -2,7 +2,7 @@ import { encodeJson } from "@kiln/kit/store";
 import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
 import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
-import { generationOf, sessionOf } from "./genai-mapping.js";
+import { generationOf, sessionOf, toolCallOfSpan } from "./genai-mapping.js";
 import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
 import type { SpanDoc } from "./trace-store.js";
 
@@ -39,6 +39,11 @@ function spanDoc(
   const attributes = attributesToJson(span.attributes);
   const traceId = hexOf(span.traceId);
   const spanId = hexOf(span.spanId);
+  const events = span.events.map((e) => ({
+    name: e.name,
+    time: dateOfNanos(e.timeUnixNano).toISOString(),
+    attributes: attributesToJson(e.attributes),
+  }));
   return {
     _id: `${organizationId}:${traceId}:${spanId}`,
     organizationId,
@@ -53,16 +58,11 @@ function spanDoc(
     statusMessage: span.status?.message ?? "",
     attributes: encodeJson(attributes),
     resourceAttributes: encodeJson(resource),
-    events: encodeJson(
-      span.events.map((e) => ({
-        name: e.name,
-        time: dateOfNanos(e.timeUnixNano).toISOString(),
-        attributes: attributesToJson(e.attributes),
-      })),
-    ),
+    events: encodeJson(events),
     scopeName,
     sessionId: sessionOf(attributes),
-    generation: generationOf(attributes, models),
+    generation: generationOf(attributes, events, models),
+    toolCall: toolCallOfSpan(attributes),
   };
 }
 
