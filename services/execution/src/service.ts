@@ -24,6 +24,7 @@ import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
+import { createRunTraceRecorder } from "./traces/run-trace-recorder.js";
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
@@ -76,9 +77,15 @@ export async function createExecutionService(
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   const generation = createGeneration(deps.bus, deps.logger);
+  const runTraces = createRunTraceRecorder({
+    collections: traceCollections(deps.store),
+    models: models.catalog,
+    logger: deps.logger,
+  });
   const runnerDeps = {
     runs,
     outbox,
+    onStored: runTraces.record,
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
@@ -119,6 +126,7 @@ export async function createExecutionService(
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
       await outbox.stop();
+      await runTraces.drain();
       await idempotencySweeper.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */

@@ -6,7 +6,7 @@ import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
 import type { Runner } from "../runs/runner.js";
-import { agentRpcHandlers, callContext } from "./agent-rpc.js";
+import { agentRpcHandlers, callContext, runCallContext } from "./agent-rpc.js";
 import { runToProto } from "./run-proto.js";
 
 export function registerExecutionRpc(
@@ -35,10 +35,10 @@ export function registerExecutionRpc(
       };
     },
     async runPrompt(req, ctx) {
-      return { run: runToProto(await runner.runPrompt(req, callContext(ctx))) };
+      return { run: runToProto(await runner.runPrompt(req, runCallContext(ctx))) };
     },
     async runSkill(req, ctx) {
-      return { run: runToProto(await runner.runSkill(req, callContext(ctx))) };
+      return { run: runToProto(await runner.runSkill(req, runCallContext(ctx))) };
     },
     async previewSkill(req, ctx) {
       return { run: runToProto(await runner.previewSkill(req, callContext(ctx)), true) };

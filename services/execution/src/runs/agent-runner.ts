@@ -143,7 +143,8 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
       const createdAt = now();
-      if (!req.async) return storeRun(deps, id, () => execute(agent, inputs, { id, createdAt, signal: ctx.signal }));
+      const traced = { ...deps, trace: ctx.trace };
+      if (!req.async) return storeRun(traced, id, () => execute(agent, inputs, { id, createdAt, signal: ctx.signal }));
 
       const running: RunDoc = {
         ...agentRunDocOf({
@@ -210,7 +211,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         return { ...rest, reused: true, usage: { ...ZERO_USAGE }, estimatedCostUsd: 0, latencyMs: 0, toolCalls: [] };
       });
       const id = newId("arun");
-      return storeRun(deps, id, () =>
+      return storeRun({ ...deps, trace: ctx.trace }, id, () =>
         execute(agent, inputs, {
           id,
           createdAt: now(),

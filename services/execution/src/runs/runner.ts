@@ -30,7 +30,12 @@ export function createRunner(deps: RunnerDeps) {
   return {
     async runPrompt(req: PromptRunRequest, ctx: CallContext): Promise<RunDoc> {
       const run = await resolvePromptRun(deps, req, ctx);
-      return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal });
+      return storePromptRun(stored, {
+        organizationId: req.organizationId,
+        ...run,
+        signal: ctx.signal,
+        trace: ctx.trace,
+      });
     },
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
@@ -42,6 +47,7 @@ export function createRunner(deps: RunnerDeps) {
         steps,
         input,
         signal: ctx.signal,
+        trace: ctx.trace,
       });
     },
 

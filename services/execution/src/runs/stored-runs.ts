@@ -7,6 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import type { ChatMessage } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
+import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";
 import { executePrompt } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
@@ -28,6 +29,7 @@ export interface PromptRunInput {
   /** The caller's tools, tool choice and sampling; none for agent steps. */
   caller?: CallerOptions;
   signal?: AbortSignal;
+  trace?: RunTraceContext;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
@@ -35,7 +37,7 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
   const createdAt = deps.now();
   const id = newId("run");
   const extraMessages = r.extraMessages ?? [];
-  return storeRun(deps, id, async () =>
+  return storeRun({ ...deps, trace: r.trace }, id, async () =>
     runDocOf({
       id,
       kind: "prompt",
@@ -80,13 +82,14 @@ export interface SkillRunInput {
   steps: SkillStep[];
   input: Record<string, unknown>;
   signal?: AbortSignal;
+  trace?: RunTraceContext;
 }
 
 /** Runs a skill version's steps and stores the run. */
 export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("srun");
-  return storeRun(deps, id, async () =>
+  return storeRun({ ...deps, trace: r.trace }, id, async () =>
     runDocOf({
       id,
       kind: "skill",

@@ -54,6 +54,8 @@ export interface ToolCallDoc {
 
 export interface SpanEvent {
   name: string;
+  /** ISO 8601. */
+  time: string;
   attributes: Attributes;
 }
 
@@ -69,7 +71,10 @@ const count = (v: JsonValue | undefined): number | null => (typeof v === "number
 const jsonText = (v: JsonValue | undefined): string | null => (v === undefined ? null : encodeJson(v));
 
 /** The older event-based messages: `gen_ai.user.message`, ..., `gen_ai.choice`, each event one message. */
-function eventMessages(events: readonly SpanEvent[], side: "input" | "output"): JsonValue[] | undefined {
+function eventMessages(
+  events: readonly Pick<SpanEvent, "name" | "attributes">[],
+  side: "input" | "output",
+): JsonValue[] | undefined {
   const messages: JsonValue[] = [];
   for (const e of events) {
     const kind = MESSAGE_EVENTS[e.name];
@@ -81,7 +86,7 @@ function eventMessages(events: readonly SpanEvent[], side: "input" | "output"): 
 }
 
 /** The span's attributes, under them those of a `gen_ai.client.inference.operation.details` event. */
-function withDetails(attributes: Attributes, events: readonly SpanEvent[]): Attributes {
+function withDetails(attributes: Attributes, events: readonly Pick<SpanEvent, "name" | "attributes">[]): Attributes {
   const details = events.find((e) => e.name === DETAILS_EVENT);
   return details ? { ...details.attributes, ...attributes } : attributes;
 }
@@ -91,7 +96,7 @@ const DETECTING = [...GENERATION_TABLE.requestModel.slice(0, 2), ...GENERATION_T
 /** null when the span is not a model call. */
 export function generationOf(
   spanAttributes: Attributes,
-  events: readonly SpanEvent[],
+  events: readonly Pick<SpanEvent, "name" | "attributes">[],
   models: ModelCatalog,
 ): GenerationDoc | null {
   const attributes = withDetails(spanAttributes, events);
