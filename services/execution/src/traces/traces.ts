@@ -29,7 +29,7 @@ const sum = (values: (number | null)[]): number | null =>
   values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
 
 /** The summary of a trace from all its spans (`spans` ordered by start time). */
-function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
+export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
   const first = spans[0] as SpanDoc;
   const ids = new Set(spans.map((s) => s.spanId));
   const root = spans.find((s) => s.parentSpanId === "" || !ids.has(s.parentSpanId)) ?? first;
