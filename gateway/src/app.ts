@@ -86,9 +86,11 @@ export async function buildGateway(deps: GatewayDeps) {
 
   app.decorateRequest("principal", null);
   app.decorateRequest("idempotentReplayed", false);
+  app.decorateRequest("runTraceparent", "");
   app.addHook("onSend", addSecurityHeaders);
   app.addHook("onSend", async (request, reply) => {
     if (request.idempotentReplayed) reply.header("idempotent-replayed", "true");
+    if (request.runTraceparent) reply.header("traceparent", request.runTraceparent);
   });
   // Responses are written as the views build them: free-form user JSON keeps every key in its
   // order; the response schemas document them (and a test checks them), they do not reshape them.

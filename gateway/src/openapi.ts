@@ -45,7 +45,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
-import { GenerationView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
+import { GenerationView, SpanToolCallView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
@@ -131,6 +131,7 @@ const COMPONENTS: NamedSchema[] = [
   EvaluationRunListItemView,
   EvaluationComparisonView,
   GenerationView,
+  SpanToolCallView,
   SpanView,
   TraceView,
   TraceDetailView,

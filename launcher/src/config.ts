@@ -1,9 +1,11 @@
+import { RunTracesEnv } from "@kiln/execution/config";
 import { CorsEnv } from "@kiln/gateway/config";
 import { parseEnv, portEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
 
 export const EmbeddedEnv = Type.Object({
+  ...RunTracesEnv,
   HOST: Type.String({ default: "127.0.0.1" }),
   PORT: portEnv(8080),
   /**

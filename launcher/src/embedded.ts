@@ -25,6 +25,8 @@ import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
 export interface EmbeddedOptions {
   logger: Logger;
+  /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
+  runTraces?: boolean;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
@@ -114,6 +116,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     providerOptions: options.providerOptions,
     tools,
     soleProcess: true,
+    runTraces: options.runTraces,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

@@ -55,6 +55,7 @@ if (command === "embedded") {
     },
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
     internalSecret: config.INTERNAL_AUTH_SECRET,
+    runTraces: config.RUN_TRACES === "on",
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

@@ -16,6 +16,8 @@ declare module "fastify" {
     principal: Principal | null;
     /** A service answered with the replay of an earlier request with the same Idempotency-Key. */
     idempotentReplayed: boolean;
+    /** The W3C trace context of the run this request started, answered as `traceparent`. */
+    runTraceparent: string;
   }
 }
 
@@ -33,11 +35,18 @@ export function rpcOptions(request: FastifyRequest, principal: Principal | null 
   const values = createContextValues().set(kRequestId, request.id);
   if (principal) values.set(kPrincipal, principal);
   const key = request.headers["idempotency-key"];
+  // The caller's W3C trace context goes to the service: a run joins the caller's trace.
+  const { traceparent } = request.headers;
+  const headers = {
+    ...(typeof key === "string" && { [IDEMPOTENCY_KEY_HEADER]: key }),
+    ...(typeof traceparent === "string" && { traceparent }),
+  };
   return {
     contextValues: values,
-    headers: typeof key === "string" ? { [IDEMPOTENCY_KEY_HEADER]: key } : undefined,
+    headers: Object.keys(headers).length > 0 ? headers : undefined,
     onHeader: (header) => {
       if (header.get(IDEMPOTENT_REPLAYED_HEADER) === "true") request.idempotentReplayed = true;
+      request.runTraceparent = header.get("traceparent") ?? request.runTraceparent;
     },
   };
 }

@@ -71,7 +71,9 @@ async function writeStream(
   } catch (e) {
     if (abort.signal.aborted || raw.destroyed) return reply;
     const { error } = openAiErrorOf(e, request.id).body;
-    raw.end(`event: error\ndata: ${JSON.stringify({ type: "error", code: error.code, message: error.message, param: error.param })}\n\n`);
+    raw.end(
+      `event: error\ndata: ${JSON.stringify({ type: "error", code: error.code, message: error.message, param: error.param })}\n\n`,
+    );
   }
   return reply;
 }

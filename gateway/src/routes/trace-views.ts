@@ -1,5 +1,5 @@
 import type { JsonText } from "@kiln/proto/common";
-import type { Generation, Span, Trace } from "@kiln/proto/traces";
+import type { Generation, Span, ToolCall, Trace } from "@kiln/proto/traces";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { answersOf, iso } from "./views.js";
@@ -25,8 +25,32 @@ export const GenerationView = Type.Object(
     costUsd: Cost,
     inputMessages: Messages,
     outputMessages: Messages,
+    systemInstructions: Messages,
+    toolCalls: Nullable(Type.Array(Json), {
+      description: "the tool calls the model asked for: { id, name, arguments }",
+    }),
+    toolDefinitions: Nullable(Json, { description: "the tools offered to the model" }),
+    parameters: Nullable(Json, { description: "request parameters: temperature, max_tokens, ..." }),
+    responseId: Nullable(Type.String({ description: "gen_ai.response.id" })),
+    finishReasons: Type.Array(Type.String()),
+    errorType: Nullable(Type.String({ description: "error.type" })),
+    cacheReadInputTokens: Tokens,
+    cacheCreationInputTokens: Tokens,
+    reasoningTokens: Tokens,
+    timeToFirstChunkMs: Nullable(Type.Number({ description: "streaming: time to the first chunk" })),
   },
   { $id: "Generation", description: 'A span\'s model call (docs/observability.md "Mapping")' },
+);
+
+export const SpanToolCallView = Type.Object(
+  {
+    id: Nullable(Type.String()),
+    name: Type.String(),
+    type: Nullable(Type.String()),
+    arguments: Nullable(Json),
+    result: Nullable(Json),
+  },
+  { $id: "SpanToolCall", description: "A tool execution span's call (gen_ai.tool.*, tool.*, ai.toolCall.*)" },
 );
 
 export const SpanView = Type.Object(
@@ -44,6 +68,7 @@ export const SpanView = Type.Object(
     resourceAttributes: Type.Record(Type.String(), Json),
     events: Type.Array(Json),
     generation: Nullable(ref(GenerationView)),
+    toolCall: Nullable(ref(SpanToolCallView)),
     children: Type.Array(Type.String(), { description: "the ids of the spans whose parent this is" }),
   },
   { $id: "Span" },
@@ -90,6 +115,25 @@ export const generationView = (g: Generation) => ({
   costUsd: g.costUsd ?? null,
   inputMessages: parsed(g.inputMessages) as unknown[] | null,
   outputMessages: parsed(g.outputMessages) as unknown[] | null,
+  systemInstructions: parsed(g.systemInstructions) as unknown[] | null,
+  toolCalls: parsed(g.toolCalls) as unknown[] | null,
+  toolDefinitions: parsed(g.toolDefinitions),
+  parameters: parsed(g.parameters),
+  responseId: orNull(g.responseId),
+  finishReasons: g.finishReasons,
+  errorType: orNull(g.errorType),
+  cacheReadInputTokens: count(g.cacheReadInputTokens),
+  cacheCreationInputTokens: count(g.cacheCreationInputTokens),
+  reasoningTokens: count(g.reasoningTokens),
+  timeToFirstChunkMs: g.timeToFirstChunkMs ?? null,
+});
+
+const toolCallView = (t: ToolCall) => ({
+  id: orNull(t.id),
+  name: t.name,
+  type: orNull(t.type),
+  arguments: parsed(t.arguments),
+  result: parsed(t.result),
 });
 
 export const traceView = fromTraces.view("trace", (t: Trace) => ({
@@ -130,6 +174,7 @@ export function traceDetailView(r: { trace?: Trace; spans: Span[] }) {
       resourceAttributes: (parsed(s.resourceAttributes) ?? {}) as Record<string, unknown>,
       events: (parsed(s.events) ?? []) as unknown[],
       generation: s.generation ? generationView(s.generation) : null,
+      toolCall: s.toolCall ? toolCallView(s.toolCall) : null,
       children: children.get(s.spanId) ?? [],
     })),
   };

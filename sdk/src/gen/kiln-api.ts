@@ -2580,6 +2580,32 @@ export interface components {
             inputMessages: unknown[] | null;
             /** @description null when the span carried none */
             outputMessages: unknown[] | null;
+            /** @description null when the span carried none */
+            systemInstructions: unknown[] | null;
+            /** @description the tool calls the model asked for: { id, name, arguments } */
+            toolCalls: unknown[] | null;
+            /** @description the tools offered to the model */
+            toolDefinitions: unknown | null;
+            /** @description request parameters: temperature, max_tokens, ... */
+            parameters: unknown | null;
+            responseId: string | null;
+            finishReasons: string[];
+            errorType: string | null;
+            /** @description null when not reported */
+            cacheReadInputTokens: number | null;
+            /** @description null when not reported */
+            cacheCreationInputTokens: number | null;
+            /** @description null when not reported */
+            reasoningTokens: number | null;
+            timeToFirstChunkMs: number | null;
+        };
+        /** @description A tool execution span's call (gen_ai.tool.*, tool.*, ai.toolCall.*) */
+        SpanToolCall: {
+            id: string | null;
+            name: string;
+            type: string | null;
+            arguments: unknown | null;
+            result: unknown | null;
         };
         Span: {
             spanId: string;
@@ -2604,6 +2630,7 @@ export interface components {
             };
             events: unknown[];
             generation: components["schemas"]["Generation"] | null;
+            toolCall: components["schemas"]["SpanToolCall"] | null;
             /** @description the ids of the spans whose parent this is */
             children: string[];
         };

@@ -63,6 +63,15 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
   };
 }
 
+/**
+ * RUN_TRACES=on records every stored run as a trace (docs/observability.md "Kiln's own runs");
+ * off by default: writing the spans costs about as much CPU again as the run itself on the
+ * embedded path (docs/benchmarks.md).
+ */
+export const RunTracesEnv = {
+  RUN_TRACES: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
+};
+
 export const ExecutionEnv = Type.Object({
   ...serviceEnv({ port: 7003, database: "kiln_execution" }),
   ...BusEnv,
@@ -70,6 +79,7 @@ export const ExecutionEnv = Type.Object({
   CATALOG_URL: Type.String({ minLength: 1 }),
   ...ProvidersEnv,
   ...ToolsEnv,
+  ...RunTracesEnv,
 });
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);

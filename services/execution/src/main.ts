@@ -12,5 +12,6 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     catalog: peer(CatalogService, config.CATALOG_URL),
     providers: config.providers,
     tools: config.tools,
+    runTraces: config.RUN_TRACES === "on",
   }),
 );

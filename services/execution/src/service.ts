@@ -24,6 +24,7 @@ import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
+import { createRunTraceRecorder } from "./traces/run-trace-recorder.js";
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
@@ -48,6 +49,8 @@ export interface ExecutionServiceDeps {
    * other replicas may still be working on it.
    */
   soleProcess?: boolean;
+  /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
+  runTraces?: boolean;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -76,9 +79,15 @@ export async function createExecutionService(
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   const generation = createGeneration(deps.bus, deps.logger);
+  const runTraces = createRunTraceRecorder({
+    collections: traceCollections(deps.store),
+    models: models.catalog,
+    logger: deps.logger,
+  });
   const runnerDeps = {
     runs,
     outbox,
+    onStored: deps.runTraces ? runTraces.record : undefined,
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
@@ -119,6 +128,7 @@ export async function createExecutionService(
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
       await outbox.stop();
+      await runTraces.drain();
       await idempotencySweeper.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */

@@ -5,6 +5,7 @@ import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { CallContext } from "../runs/call-context.js";
 import { kGenerationRead } from "../runs/resolve-cache.js";
+import { runTraceContextOf, TRACEPARENT_HEADER, traceparentOf } from "../traces/run-trace-context.js";
 import { comparisonToProto } from "./comparison-proto.js";
 import { runToProto } from "./run-proto.js";
 
@@ -15,7 +16,15 @@ export function callContext(ctx: HandlerContext): CallContext {
     requestId: ctx.values.get(kRequestId),
     signal: ctx.signal,
     generationRead: ctx.values.get(kGenerationRead),
+    trace: runTraceContextOf(ctx.requestHeader.get(TRACEPARENT_HEADER)),
   };
+}
+
+/** The call context of a call that starts a run: its answer carries the run's `traceparent`. */
+export function runCallContext(ctx: HandlerContext): CallContext {
+  const c = callContext(ctx);
+  if (c.trace) ctx.responseHeader.set(TRACEPARENT_HEADER, traceparentOf(c.trace));
+  return c;
 }
 
 /** The agent runtime RPCs (GetRun with kind "agent" reads agent runs back). */
@@ -27,10 +36,10 @@ export function agentRpcHandlers(
 > {
   return {
     async runAgent(req, ctx) {
-      return { run: runToProto(await agents.runAgent(req, callContext(ctx))) };
+      return { run: runToProto(await agents.runAgent(req, runCallContext(ctx))) };
     },
     async rerunAgentFromStep(req, ctx) {
-      return { run: runToProto(await agents.rerunFromStep(req, callContext(ctx))) };
+      return { run: runToProto(await agents.rerunFromStep(req, runCallContext(ctx))) };
     },
     async loadAgentInputs(req, ctx) {
       const loaded = await agents.loadInputs(req, callContext(ctx));

@@ -6,7 +6,7 @@ import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
 import type { Runner } from "../runs/runner.js";
-import { agentRpcHandlers, callContext } from "./agent-rpc.js";
+import { agentRpcHandlers, callContext, runCallContext } from "./agent-rpc.js";
 import { runToProto } from "./run-proto.js";
 import { streamPromptRun } from "./stream-prompt-rpc.js";
 
@@ -36,11 +36,11 @@ export function registerExecutionRpc(
       };
     },
     async runPrompt(req, ctx) {
-      return { run: runToProto(await runner.runPrompt(req, callContext(ctx))) };
+      return { run: runToProto(await runner.runPrompt(req, runCallContext(ctx))) };
     },
     streamPromptRun: (req, ctx) => streamPromptRun(runner, req, ctx),
     async runSkill(req, ctx) {
-      return { run: runToProto(await runner.runSkill(req, callContext(ctx))) };
+      return { run: runToProto(await runner.runSkill(req, runCallContext(ctx))) };
     },
     async previewSkill(req, ctx) {
       return { run: runToProto(await runner.previewSkill(req, callContext(ctx)), true) };

@@ -167,7 +167,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       };
       if (!req.async) {
         // Cancelled by its caller: stored as cancelled (with the steps it finished, when it got that far).
-        return storeRun(deps, id, () =>
+        return storeRun({ ...deps, trace: ctx.trace }, id, () =>
           execute(agent, inputs, { id, createdAt, signal: ctx.signal }).then(
             (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
             (err: unknown) => {
@@ -228,7 +228,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         return { ...rest, reused: true, usage: { ...ZERO_USAGE }, estimatedCostUsd: 0, latencyMs: 0, toolCalls: [] };
       });
       const id = newId("arun");
-      return storeRun(deps, id, () =>
+      return storeRun({ ...deps, trace: ctx.trace }, id, () =>
         execute(agent, inputs, {
           id,
           createdAt: now(),

@@ -1,5 +1,6 @@
 import { createContextValues } from "@connectrpc/connect";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
+import type { RunTraceContext } from "../traces/run-trace-context.js";
 import { kGenerationRead } from "./resolve-cache.js";
 
 /** What the run use cases need of an RPC call. */
@@ -9,6 +10,8 @@ export interface CallContext {
   signal?: AbortSignal;
   /** The catalog's change counter, read since the call arrived (resolve-cache.ts). */
   generationRead?: Promise<number>;
+  /** The trace context a run started by this call records its spans under (docs/observability.md). */
+  trace?: RunTraceContext;
 }
 
 /** The options of a catalog call made for the caller: its principal, request id and counter read. */

@@ -85,7 +85,7 @@ export function createCompleter(
     const createdAt = now();
     const id = newId("jrun");
     let failure: unknown;
-    const run = await storeRun(deps, id, async () => {
+    const run = await storeRun({ ...deps, trace: ctx.trace }, id, async () => {
       let execution: PromptExecution;
       try {
         const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });

@@ -30,7 +30,12 @@ export function createRunner(deps: RunnerDeps) {
   return {
     async runPrompt(req: PromptRunRequest, ctx: CallContext): Promise<RunDoc> {
       const run = await resolvePromptRun(deps, req, ctx);
-      return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal });
+      return storePromptRun(stored, {
+        organizationId: req.organizationId,
+        ...run,
+        signal: ctx.signal,
+        trace: ctx.trace,
+      });
     },
 
     /** A prompt run whose model output streams to `stream` (the same run as runPrompt otherwise). */
@@ -48,6 +53,7 @@ export function createRunner(deps: RunnerDeps) {
         steps,
         input,
         signal: ctx.signal,
+        trace: ctx.trace,
       });
     },
 

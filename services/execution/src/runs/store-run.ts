@@ -6,11 +6,16 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
 import type { RunEventOutbox } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
+import type { RunTraceContext } from "../traces/run-trace-context.js";
 
 /** Where runs are stored and their events leave from. */
 export interface RunStoreDeps {
   runs: Collection<RunDoc>;
   outbox: RunEventOutbox;
+  /** Called once a run is stored, with the trace context of its call: an in-memory append (docs/observability.md). */
+  onStored?: (doc: RunDoc, trace: RunTraceContext | undefined) => void;
+  /** The trace context of the call storing this run (set per call: `{ ...deps, trace }`). */
+  trace?: RunTraceContext;
 }
 
 /**
@@ -28,6 +33,7 @@ export async function storeRun(deps: RunStoreDeps, id: string, execute: () => Pr
   await intent;
   await insertRun(deps, doc);
   deps.outbox.publish(doc);
+  deps.onStored?.(doc, deps.trace);
   return doc;
 }
 

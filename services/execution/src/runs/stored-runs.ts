@@ -7,6 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import type { ChatMessage, ModelDelta } from "../providers/provider.js";
 import type { ResolvedModel } from "../providers/provider-registry.js";
 import type { RunDoc } from "../store/run-store.js";
+import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";
 import { executePrompt } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
@@ -30,6 +31,7 @@ export interface PromptRunInput {
   signal?: AbortSignal;
   /** A streaming run: told the run's id before the model is called, then handed its deltas. */
   stream?: { onStart(runId: string): void; onDelta(delta: ModelDelta): void };
+  trace?: RunTraceContext;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
@@ -38,7 +40,7 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
   const id = newId("run");
   r.stream?.onStart(id);
   const extraMessages = r.extraMessages ?? [];
-  return storeRun(deps, id, async () =>
+  return storeRun({ ...deps, trace: r.trace }, id, async () =>
     runDocOf({
       id,
       kind: "prompt",
@@ -84,13 +86,14 @@ export interface SkillRunInput {
   steps: SkillStep[];
   input: Record<string, unknown>;
   signal?: AbortSignal;
+  trace?: RunTraceContext;
 }
 
 /** Runs a skill version's steps and stores the run. */
 export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("srun");
-  return storeRun(deps, id, async () =>
+  return storeRun({ ...deps, trace: r.trace }, id, async () =>
     runDocOf({
       id,
       kind: "skill",

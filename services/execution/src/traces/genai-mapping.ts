@@ -1,11 +1,20 @@
 /**
- * A span's GenAI semantic-convention attributes as a generation (docs/observability.md "Mapping"):
- * the current `gen_ai.*` attributes, and the older `gen_ai.prompt.N.*` / `gen_ai.completion.N.*`
- * and `gen_ai.usage.prompt_tokens` / `completion_tokens`. Attributes are only read: the span keeps
- * every one of them as it came.
+ * A span's attributes and events as a generation or a tool call (docs/observability.md "Mapping"),
+ * read through the one table of genai-table.ts. Attributes are only read: the span keeps every one
+ * of them as it came.
  */
 import { encodeJson } from "@kiln/kit/store";
 import { estimateCostUsd, type ModelCatalog } from "../domain/model-catalog.js";
+import { type Attributes, read, toolCallsOfMessages } from "./genai-readers.js";
+import {
+  DETAILS_EVENT,
+  GENERATION_TABLE,
+  MESSAGE_EVENTS,
+  MODEL_OPERATIONS,
+  SESSION_SOURCES,
+  type Source,
+  TOOL_CALL_TABLE,
+} from "./genai-table.js";
 import type { JsonValue } from "./otlp-values.js";
 
 export interface GenerationDoc {
@@ -15,63 +24,90 @@ export interface GenerationDoc {
   provider: string;
   inputTokens: number | null;
   outputTokens: number | null;
+  cacheReadInputTokens?: number | null;
+  cacheCreationInputTokens?: number | null;
+  reasoningTokens?: number | null;
   /** null when the model is not in the price table, or the usage is not known (never 0 for unknown). */
   costUsd: number | null;
   /** JSON text of the messages (an array), null when the span carried none. */
   inputMessages: string | null;
   outputMessages: string | null;
+  /** JSON text, null when absent: the system instructions, the tool calls the model asked for ({ id, name, arguments }), the tools offered, the request parameters. */
+  systemInstructions?: string | null;
+  toolCalls?: string | null;
+  toolDefinitions?: string | null;
+  parameters?: string | null;
+  responseId?: string;
+  finishReasons?: string[];
+  errorType?: string;
+  timeToFirstChunkMs?: number | null;
 }
 
-type Attributes = Record<string, JsonValue>;
+/** A tool execution span's call; arguments and result are JSON text. */
+export interface ToolCallDoc {
+  id: string;
+  name: string;
+  type: string;
+  arguments: string | null;
+  result: string | null;
+}
 
+export interface SpanEvent {
+  name: string;
+  /** ISO 8601. */
+  time: string;
+  attributes: Attributes;
+}
+
+const first = (attributes: Attributes, sources: readonly Source[]): JsonValue | undefined => {
+  for (const s of sources) {
+    const v = read(attributes, s.key, s.read);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+};
 const text = (v: JsonValue | undefined): string => (typeof v === "string" ? v : "");
+const count = (v: JsonValue | undefined): number | null => (typeof v === "number" ? v : null);
+const jsonText = (v: JsonValue | undefined): string | null => (v === undefined ? null : encodeJson(v));
 
-function count(v: JsonValue | undefined): number | null {
-  const n = typeof v === "string" ? Number(v) : v;
-  return typeof n === "number" && Number.isInteger(n) && n >= 0 ? n : null;
-}
-
-/** `gen_ai.input.messages` is a JSON string (or, from some SDKs, an array already). */
-function messagesOf(v: JsonValue | undefined): JsonValue[] | null {
-  if (Array.isArray(v)) return v;
-  if (typeof v !== "string") return null;
-  try {
-    const parsed: unknown = JSON.parse(v);
-    return Array.isArray(parsed) ? (parsed as JsonValue[]) : null;
-  } catch {
-    return null;
+/** The older event-based messages: `gen_ai.user.message`, ..., `gen_ai.choice`, each event one message. */
+function eventMessages(
+  events: readonly Pick<SpanEvent, "name" | "attributes">[],
+  side: "input" | "output",
+): JsonValue[] | undefined {
+  const messages: JsonValue[] = [];
+  for (const e of events) {
+    const kind = MESSAGE_EVENTS[e.name];
+    if (kind?.side !== side) continue;
+    const { "gen_ai.system": _system, ...fields } = e.attributes;
+    messages.push({ role: kind.role, ...fields });
   }
+  return messages.length > 0 ? messages : undefined;
 }
 
-/** `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content`, ... as [{ role, content, ... }] in index order. */
-function indexedMessages(attributes: Attributes, prefix: string): JsonValue[] | null {
-  const byIndex = new Map<number, Record<string, JsonValue>>();
-  const pattern = new RegExp(`^${prefix.replaceAll(".", "\\.")}\\.(\\d+)\\.(.+)$`);
-  for (const [key, value] of Object.entries(attributes)) {
-    const m = pattern.exec(key);
-    if (!m) continue;
-    const index = Number(m[1]);
-    const message = byIndex.get(index) ?? {};
-    message[m[2] as string] = value;
-    byIndex.set(index, message);
-  }
-  if (byIndex.size === 0) return null;
-  return [...byIndex.entries()].sort(([a], [b]) => a - b).map(([, m]) => m);
+/** The span's attributes, under them those of a `gen_ai.client.inference.operation.details` event. */
+function withDetails(attributes: Attributes, events: readonly Pick<SpanEvent, "name" | "attributes">[]): Attributes {
+  const details = events.find((e) => e.name === DETAILS_EVENT);
+  return details ? { ...details.attributes, ...attributes } : attributes;
 }
 
-const encoded = (messages: JsonValue[] | null) => (messages === null ? null : encodeJson(messages));
-
-const OPERATIONS_OF_MODELS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
+const DETECTING = [...GENERATION_TABLE.requestModel.slice(0, 2), ...GENERATION_TABLE.responseModel.slice(0, 1)];
 
 /** null when the span is not a model call. */
-export function generationOf(attributes: Attributes, models: ModelCatalog): GenerationDoc | null {
-  const operation = text(attributes["gen_ai.operation.name"]);
-  const requestModel = text(attributes["gen_ai.request.model"]);
-  const responseModel = text(attributes["gen_ai.response.model"]);
-  if (!requestModel && !responseModel && !OPERATIONS_OF_MODELS.has(operation)) return null;
-  const provider = text(attributes["gen_ai.provider.name"]) || text(attributes["gen_ai.system"]);
-  const inputTokens = count(attributes["gen_ai.usage.input_tokens"] ?? attributes["gen_ai.usage.prompt_tokens"]);
-  const outputTokens = count(attributes["gen_ai.usage.output_tokens"] ?? attributes["gen_ai.usage.completion_tokens"]);
+export function generationOf(
+  spanAttributes: Attributes,
+  events: readonly Pick<SpanEvent, "name" | "attributes">[],
+  models: ModelCatalog,
+): GenerationDoc | null {
+  const attributes = withDetails(spanAttributes, events);
+  const field = (name: keyof typeof GENERATION_TABLE) => first(attributes, GENERATION_TABLE[name]);
+  const operation = text(field("operation"));
+  if (first(attributes, DETECTING) === undefined && !MODEL_OPERATIONS.has(operation)) return null;
+  const requestModel = text(field("requestModel"));
+  const responseModel = text(field("responseModel"));
+  const provider = text(field("provider"));
+  const inputTokens = count(field("inputTokens"));
+  const outputTokens = count(field("outputTokens"));
   // The model that answered, else the one asked for; priced only when Kiln's table knows it.
   const entry = [responseModel, requestModel]
     .filter((m) => m !== "")
@@ -81,6 +117,11 @@ export function generationOf(attributes: Attributes, models: ModelCatalog): Gene
     entry && inputTokens !== null && outputTokens !== null
       ? estimateCostUsd(entry.pricing, { inputTokens, outputTokens })
       : null;
+  const inputMessages = field("inputMessages") ?? eventMessages(events, "input");
+  const outputMessages = field("outputMessages") ?? eventMessages(events, "output");
+  const asked = Array.isArray(outputMessages) ? toolCallsOfMessages(outputMessages) : [];
+  const toolCalls = field("toolCalls") ?? (asked.length > 0 ? asked : undefined);
+  const finishReasons = field("finishReasons");
   return {
     operation,
     requestModel,
@@ -88,16 +129,36 @@ export function generationOf(attributes: Attributes, models: ModelCatalog): Gene
     provider,
     inputTokens,
     outputTokens,
+    cacheReadInputTokens: count(field("cacheReadInputTokens")),
+    cacheCreationInputTokens: count(field("cacheCreationInputTokens")),
+    reasoningTokens: count(field("reasoningTokens")),
     costUsd,
-    inputMessages: encoded(
-      messagesOf(attributes["gen_ai.input.messages"]) ?? indexedMessages(attributes, "gen_ai.prompt"),
-    ),
-    outputMessages: encoded(
-      messagesOf(attributes["gen_ai.output.messages"]) ?? indexedMessages(attributes, "gen_ai.completion"),
-    ),
+    inputMessages: jsonText(inputMessages),
+    outputMessages: jsonText(outputMessages),
+    systemInstructions: jsonText(field("systemInstructions")),
+    toolCalls: jsonText(toolCalls),
+    toolDefinitions: jsonText(field("toolDefinitions")),
+    parameters: jsonText(field("parameters")),
+    responseId: text(field("responseId")),
+    finishReasons: Array.isArray(finishReasons) ? finishReasons.filter((r) => typeof r === "string") : [],
+    errorType: text(field("errorType")),
+    timeToFirstChunkMs: count(field("timeToFirstChunkMs")),
   };
 }
 
-/** The session a span belongs to: `session.id`, else `gen_ai.conversation.id`. */
+/** null when the span is not a tool execution. */
+export function toolCallOfSpan(attributes: Attributes): ToolCallDoc | null {
+  const name = text(first(attributes, TOOL_CALL_TABLE.name));
+  if (name === "") return null;
+  return {
+    id: text(first(attributes, TOOL_CALL_TABLE.id)),
+    name,
+    type: text(first(attributes, TOOL_CALL_TABLE.type)),
+    arguments: jsonText(first(attributes, TOOL_CALL_TABLE.arguments)),
+    result: jsonText(first(attributes, TOOL_CALL_TABLE.result)),
+  };
+}
+
+/** The session a span belongs to: `session.id`, else `gen_ai.conversation.id`, else the AI SDK's metadata. */
 export const sessionOf = (attributes: Attributes): string =>
-  text(attributes["session.id"]) || text(attributes["gen_ai.conversation.id"]);
+  SESSION_SOURCES.map((k) => attributes[k]).find((v): v is string => typeof v === "string" && v !== "") ?? "";

@@ -2,7 +2,7 @@ import { encodeJson } from "@kiln/kit/store";
 import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
 import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
-import { generationOf, sessionOf } from "./genai-mapping.js";
+import { generationOf, type SpanEvent, sessionOf, toolCallOfSpan } from "./genai-mapping.js";
 import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
 import type { SpanDoc } from "./trace-store.js";
 
@@ -29,6 +29,27 @@ export function spanIssue(span: Span): string {
   return "";
 }
 
+/** A span as stored, from OTLP or from Kiln's own runs: its generation, tool call and session mapped. */
+export function storedSpan(
+  s: Omit<SpanDoc, "_id" | "attributes" | "resourceAttributes" | "events" | "sessionId" | "generation" | "toolCall"> & {
+    attributes: Record<string, JsonValue>;
+    resourceAttributes: Record<string, JsonValue>;
+    events: SpanEvent[];
+  },
+  models: ModelCatalog,
+): SpanDoc {
+  return {
+    ...s,
+    _id: `${s.organizationId}:${s.traceId}:${s.spanId}`,
+    attributes: encodeJson(s.attributes),
+    resourceAttributes: encodeJson(s.resourceAttributes),
+    events: encodeJson(s.events),
+    sessionId: sessionOf(s.attributes),
+    generation: generationOf(s.attributes, s.events, models),
+    toolCall: toolCallOfSpan(s.attributes),
+  };
+}
+
 function spanDoc(
   organizationId: string,
   span: Span,
@@ -36,34 +57,29 @@ function spanDoc(
   scopeName: string,
   models: ModelCatalog,
 ): SpanDoc {
-  const attributes = attributesToJson(span.attributes);
-  const traceId = hexOf(span.traceId);
-  const spanId = hexOf(span.spanId);
-  return {
-    _id: `${organizationId}:${traceId}:${spanId}`,
-    organizationId,
-    traceId,
-    spanId,
-    parentSpanId: span.parentSpanId.length > 0 ? hexOf(span.parentSpanId) : "",
-    name: span.name,
-    kind: KINDS[span.kind] ?? "unspecified",
-    startTime: dateOfNanos(span.startTimeUnixNano),
-    endTime: dateOfNanos(span.endTimeUnixNano),
-    status: STATUSES[span.status?.code ?? Status_StatusCode.UNSET] ?? "unset",
-    statusMessage: span.status?.message ?? "",
-    attributes: encodeJson(attributes),
-    resourceAttributes: encodeJson(resource),
-    events: encodeJson(
-      span.events.map((e) => ({
+  return storedSpan(
+    {
+      organizationId,
+      traceId: hexOf(span.traceId),
+      spanId: hexOf(span.spanId),
+      parentSpanId: span.parentSpanId.length > 0 ? hexOf(span.parentSpanId) : "",
+      name: span.name,
+      kind: KINDS[span.kind] ?? "unspecified",
+      startTime: dateOfNanos(span.startTimeUnixNano),
+      endTime: dateOfNanos(span.endTimeUnixNano),
+      status: STATUSES[span.status?.code ?? Status_StatusCode.UNSET] ?? "unset",
+      statusMessage: span.status?.message ?? "",
+      attributes: attributesToJson(span.attributes),
+      resourceAttributes: resource,
+      events: span.events.map((e) => ({
         name: e.name,
         time: dateOfNanos(e.timeUnixNano).toISOString(),
         attributes: attributesToJson(e.attributes),
       })),
-    ),
-    scopeName,
-    sessionId: sessionOf(attributes),
-    generation: generationOf(attributes, models),
-  };
+      scopeName,
+    },
+    models,
+  );
 }
 
 /** The spans to store and how many were refused (with the first reason). */

@@ -2,13 +2,13 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { withPrincipal } from "@kiln/kit/principal";
 import { TraceService } from "@kiln/proto/traces";
-import type { GenerationDoc } from "./genai-mapping.js";
+import type { GenerationDoc, ToolCallDoc } from "./genai-mapping.js";
 import type { SpanDoc, TraceDoc } from "./trace-store.js";
 import type { Traces } from "./traces.js";
 
-const jsonText = (json: string | null) => (json === null ? undefined : { json });
-const optional = (n: number | null) => n ?? undefined;
-const bigOptional = (n: number | null) => (n === null ? undefined : BigInt(n));
+const jsonText = (json: string | null | undefined) => (json == null ? undefined : { json });
+const optional = (n: number | null | undefined) => n ?? undefined;
+const bigOptional = (n: number | null | undefined) => (n == null ? undefined : BigInt(n));
 
 const generationToProto = (g: GenerationDoc) => ({
   operation: g.operation,
@@ -20,6 +20,25 @@ const generationToProto = (g: GenerationDoc) => ({
   costUsd: optional(g.costUsd),
   inputMessages: jsonText(g.inputMessages),
   outputMessages: jsonText(g.outputMessages),
+  systemInstructions: jsonText(g.systemInstructions),
+  toolCalls: jsonText(g.toolCalls),
+  toolDefinitions: jsonText(g.toolDefinitions),
+  parameters: jsonText(g.parameters),
+  responseId: g.responseId ?? "",
+  finishReasons: g.finishReasons ?? [],
+  errorType: g.errorType ?? "",
+  cacheReadInputTokens: bigOptional(g.cacheReadInputTokens),
+  cacheCreationInputTokens: bigOptional(g.cacheCreationInputTokens),
+  reasoningTokens: bigOptional(g.reasoningTokens),
+  timeToFirstChunkMs: optional(g.timeToFirstChunkMs),
+});
+
+const toolCallToProto = (t: ToolCallDoc) => ({
+  id: t.id,
+  name: t.name,
+  type: t.type,
+  arguments: jsonText(t.arguments),
+  result: jsonText(t.result),
 });
 
 export const traceToProto = (t: TraceDoc) => ({
@@ -52,6 +71,7 @@ export const spanToProto = (s: SpanDoc) => ({
   events: { json: s.events },
   scopeName: s.scopeName,
   generation: s.generation ? generationToProto(s.generation) : undefined,
+  toolCall: s.toolCall ? toolCallToProto(s.toolCall) : undefined,
 });
 
 /** The TraceService, hosted by the execution process (docs/observability.md). */

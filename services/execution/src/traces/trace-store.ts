@@ -1,5 +1,5 @@
 import type { Collection, Store } from "@kiln/kit/store";
-import type { GenerationDoc } from "./genai-mapping.js";
+import type { GenerationDoc, ToolCallDoc } from "./genai-mapping.js";
 
 /** One span; `_id` is organization, trace and span id, so a span sent again replaces itself. */
 export interface SpanDoc {
@@ -21,6 +21,8 @@ export interface SpanDoc {
   scopeName: string;
   sessionId: string;
   generation: GenerationDoc | null;
+  /** Set when the span executes a tool (absent on spans stored before tool calls were mapped). */
+  toolCall?: ToolCallDoc | null;
 }
 
 /** A trace's summary, rebuilt from its spans at every ingestion that touches it. */

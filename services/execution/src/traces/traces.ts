@@ -29,7 +29,7 @@ const sum = (values: (number | null)[]): number | null =>
   values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
 
 /** The summary of a trace from all its spans (`spans` ordered by start time). */
-function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
+export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
   const first = spans[0] as SpanDoc;
   const ids = new Set(spans.map((s) => s.spanId));
   const root = spans.find((s) => s.parentSpanId === "" || !ids.has(s.parentSpanId)) ?? first;
@@ -52,6 +52,22 @@ function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
   };
 }
 
+async function summarize({ spans, traces }: TraceCollections, organizationId: string, traceId: string): Promise<void> {
+  const all = await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } });
+  if (all.length === 0) return;
+  await traces.updateOne(
+    { organizationId, traceId },
+    { $set: summaryOf(all), $setOnInsert: { _id: newId("trc") } },
+    { upsert: true },
+  );
+}
+
+/** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
+export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
+  await Promise.all(docs.map((d) => collections.spans.replaceOne({ _id: d._id }, d, { upsert: true })));
+  for (const traceId of new Set(docs.map((d) => d.traceId))) await summarize(collections, organizationId, traceId);
+}
+
 export type Traces = ReturnType<typeof createTraces>;
 
 export function createTraces(deps: {
@@ -66,23 +82,12 @@ export function createTraces(deps: {
     return deps.identityAuth.authorize(principal, { organizationId, scope, requireAi: false });
   };
 
-  async function summarize(organizationId: string, traceId: string): Promise<void> {
-    const all = await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } });
-    if (all.length === 0) return;
-    await traces.updateOne(
-      { organizationId, traceId },
-      { $set: summaryOf(all), $setOnInsert: { _id: newId("trc") } },
-      { upsert: true },
-    );
-  }
-
   return {
     /** Stores the spans (a span sent again replaces itself), then the summaries of their traces. */
     async ingest(principal: Principal, organizationId: string, resourceSpans: readonly ResourceSpans[]) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
-      await Promise.all(docs.map((d) => spans.replaceOne({ _id: d._id }, d, { upsert: true })));
-      for (const traceId of new Set(docs.map((d) => d.traceId))) await summarize(organizationId, traceId);
+      await storeSpanDocs(deps.collections, organizationId, docs);
       return { rejected, reason };
     },
 

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/traces/v1/traces.proto.
  */
 export const file_kiln_traces_v1_traces: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIsMCCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRCDwoNX2lucHV0X3Rva2Vuc0IQCg5fb3V0cHV0X3Rva2Vuc0ILCglfY29zdF91c2QitgMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24i5AIKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLeAQoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuMooCCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
+  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIssGCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTc3lzdGVtX2luc3RydWN0aW9ucxgKIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EiwKCnRvb2xfY2FsbHMYCyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIyChB0b29sX2RlZmluaXRpb25zGAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSLAoKcGFyYW1ldGVycxgNIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhMKC3Jlc3BvbnNlX2lkGA4gASgJEhYKDmZpbmlzaF9yZWFzb25zGA8gAygJEhIKCmVycm9yX3R5cGUYECABKAkSJAoXY2FjaGVfcmVhZF9pbnB1dF90b2tlbnMYESABKANIA4gBARIoChtjYWNoZV9jcmVhdGlvbl9pbnB1dF90b2tlbnMYEiABKANIBIgBARIdChByZWFzb25pbmdfdG9rZW5zGBMgASgDSAWIAQESIwoWdGltZV90b19maXJzdF9jaHVua19tcxgUIAEoAUgGiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkQhoKGF9jYWNoZV9yZWFkX2lucHV0X3Rva2Vuc0IeChxfY2FjaGVfY3JlYXRpb25faW5wdXRfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQhkKF190aW1lX3RvX2ZpcnN0X2NodW5rX21zIokBCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSKwoJYXJndW1lbnRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGcmVzdWx0GAUgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQi4wMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24SKwoJdG9vbF9jYWxsGA8gASgLMhgua2lsbi50cmFjZXMudjEuVG9vbENhbGwi5AIKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLeAQoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuMooCCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
 
 /**
  * What a span says about a model call (the GenAI semantic conventions, current and older).
@@ -75,6 +75,66 @@ export type Generation = Message<"kiln.traces.v1.Generation"> & {
    * @generated from field: kiln.common.v1.JsonText output_messages = 9;
    */
   outputMessages?: JsonText | undefined;
+
+  /**
+   * The system instructions, the tool calls the model asked for ({ id, name, arguments }), the
+   * tools offered, and the request parameters (temperature, max_tokens, ...); unset when absent.
+   *
+   * @generated from field: kiln.common.v1.JsonText system_instructions = 10;
+   */
+  systemInstructions?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText tool_calls = 11;
+   */
+  toolCalls?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText tool_definitions = 12;
+   */
+  toolDefinitions?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText parameters = 13;
+   */
+  parameters?: JsonText | undefined;
+
+  /**
+   * @generated from field: string response_id = 14;
+   */
+  responseId: string;
+
+  /**
+   * @generated from field: repeated string finish_reasons = 15;
+   */
+  finishReasons: string[];
+
+  /**
+   * error.type: the class of error the call ended with.
+   *
+   * @generated from field: string error_type = 16;
+   */
+  errorType: string;
+
+  /**
+   * @generated from field: optional int64 cache_read_input_tokens = 17;
+   */
+  cacheReadInputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 cache_creation_input_tokens = 18;
+   */
+  cacheCreationInputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 reasoning_tokens = 19;
+   */
+  reasoningTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional double time_to_first_chunk_ms = 20;
+   */
+  timeToFirstChunkMs?: number | undefined;
 };
 
 /**
@@ -83,6 +143,47 @@ export type Generation = Message<"kiln.traces.v1.Generation"> & {
  */
 export const GenerationSchema: GenMessage<Generation> = /*@__PURE__*/
   messageDesc(file_kiln_traces_v1_traces, 0);
+
+/**
+ * A tool execution span's call (gen_ai.tool.*, tool.*, ai.toolCall.*).
+ *
+ * @generated from message kiln.traces.v1.ToolCall
+ */
+export type ToolCall = Message<"kiln.traces.v1.ToolCall"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * As the span carried them: JSON, or a JSON string; unset when absent.
+   *
+   * @generated from field: kiln.common.v1.JsonText arguments = 4;
+   */
+  arguments?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText result = 5;
+   */
+  result?: JsonText | undefined;
+};
+
+/**
+ * Describes the message kiln.traces.v1.ToolCall.
+ * Use `create(ToolCallSchema)` to create a new message.
+ */
+export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 1);
 
 /**
  * @generated from message kiln.traces.v1.Span
@@ -171,6 +272,13 @@ export type Span = Message<"kiln.traces.v1.Span"> & {
    * @generated from field: kiln.traces.v1.Generation generation = 14;
    */
   generation?: Generation | undefined;
+
+  /**
+   * Set when the span executes a tool.
+   *
+   * @generated from field: kiln.traces.v1.ToolCall tool_call = 15;
+   */
+  toolCall?: ToolCall | undefined;
 };
 
 /**
@@ -178,7 +286,7 @@ export type Span = Message<"kiln.traces.v1.Span"> & {
  * Use `create(SpanSchema)` to create a new message.
  */
 export const SpanSchema: GenMessage<Span> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 1);
+  messageDesc(file_kiln_traces_v1_traces, 2);
 
 /**
  * A trace's summary: the root span's name, its span count, its time and totals.
@@ -254,7 +362,7 @@ export type Trace = Message<"kiln.traces.v1.Trace"> & {
  * Use `create(TraceSchema)` to create a new message.
  */
 export const TraceSchema: GenMessage<Trace> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 2);
+  messageDesc(file_kiln_traces_v1_traces, 3);
 
 /**
  * @generated from message kiln.traces.v1.IngestSpansRequest
@@ -276,7 +384,7 @@ export type IngestSpansRequest = Message<"kiln.traces.v1.IngestSpansRequest"> & 
  * Use `create(IngestSpansRequestSchema)` to create a new message.
  */
 export const IngestSpansRequestSchema: GenMessage<IngestSpansRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 3);
+  messageDesc(file_kiln_traces_v1_traces, 4);
 
 /**
  * OTLP's partial success: how many spans were refused, and why.
@@ -300,7 +408,7 @@ export type IngestSpansResponse = Message<"kiln.traces.v1.IngestSpansResponse"> 
  * Use `create(IngestSpansResponseSchema)` to create a new message.
  */
 export const IngestSpansResponseSchema: GenMessage<IngestSpansResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 4);
+  messageDesc(file_kiln_traces_v1_traces, 5);
 
 /**
  * @generated from message kiln.traces.v1.ListTracesRequest
@@ -357,7 +465,7 @@ export type ListTracesRequest = Message<"kiln.traces.v1.ListTracesRequest"> & {
  * Use `create(ListTracesRequestSchema)` to create a new message.
  */
 export const ListTracesRequestSchema: GenMessage<ListTracesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 5);
+  messageDesc(file_kiln_traces_v1_traces, 6);
 
 /**
  * @generated from message kiln.traces.v1.ListTracesResponse
@@ -379,7 +487,7 @@ export type ListTracesResponse = Message<"kiln.traces.v1.ListTracesResponse"> & 
  * Use `create(ListTracesResponseSchema)` to create a new message.
  */
 export const ListTracesResponseSchema: GenMessage<ListTracesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 6);
+  messageDesc(file_kiln_traces_v1_traces, 7);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceRequest
@@ -401,7 +509,7 @@ export type GetTraceRequest = Message<"kiln.traces.v1.GetTraceRequest"> & {
  * Use `create(GetTraceRequestSchema)` to create a new message.
  */
 export const GetTraceRequestSchema: GenMessage<GetTraceRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 7);
+  messageDesc(file_kiln_traces_v1_traces, 8);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceResponse
@@ -425,7 +533,7 @@ export type GetTraceResponse = Message<"kiln.traces.v1.GetTraceResponse"> & {
  * Use `create(GetTraceResponseSchema)` to create a new message.
  */
 export const GetTraceResponseSchema: GenMessage<GetTraceResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 8);
+  messageDesc(file_kiln_traces_v1_traces, 9);
 
 /**
  * @generated from service kiln.traces.v1.TraceService

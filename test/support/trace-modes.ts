@@ -1,0 +1,64 @@
+/** Shared by the trace tests: the two run modes, an in-memory OTel tracer, and sending spans with the SDK's exporters. */
+import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { inject } from "vitest";
+import { startDistributed } from "./distributed.js";
+import { startEmbedded } from "./embedded.js";
+
+export const TRACE_MODES = [
+  {
+    name: "embedded",
+    /** `runTraces`: Kiln's own runs recorded as traces (RUN_TRACES=on; off by default). */
+    async start(options: { runTraces?: boolean } = {}) {
+      const { kiln, baseUrl } = await startEmbedded({ runTraces: options.runTraces });
+      return { baseUrl, stop: () => kiln.close() };
+    },
+  },
+  {
+    name: "distributed",
+    async start(options: { runTraces?: boolean } = {}) {
+      const kiln = await startDistributed({
+        mongoUrl: inject("mongoUrl"),
+        natsUrl: inject("natsUrl"),
+        env: options.runTraces ? { RUN_TRACES: "on" } : {},
+      });
+      return { baseUrl: kiln.gatewayUrl, stop: () => kiln.stop() };
+    },
+  },
+];
+
+/** A tracer whose finished spans stay in memory until sent. */
+export function memoryTracer(serviceName: string) {
+  const memory = new InMemorySpanExporter();
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": serviceName }),
+    spanProcessors: [new SimpleSpanProcessor({ exporter: memory })],
+  });
+  return { provider, memory };
+}
+
+export const EXPORTERS = [
+  [
+    "protobuf, gzip",
+    (base: string, key: string) =>
+      new ProtoExporter({
+        url: `${base}/otel/v1/traces`,
+        headers: { authorization: `Bearer ${key}` },
+        compression: "gzip" as never,
+      }),
+  ],
+  [
+    "JSON",
+    (base: string, key: string) => new JsonExporter({ url: `${base}/otel/v1/traces`, headers: { "x-api-key": key } }),
+  ],
+] as const;
+
+export async function sendSpans(exporter: ProtoExporter | JsonExporter, spans: ReadableSpan[]) {
+  const result = await new Promise<{ code: number; error?: Error & { code?: number } }>((resolve) =>
+    exporter.export(spans, resolve),
+  );
+  await exporter.shutdown();
+  return result;
+}
