@@ -579,7 +579,7 @@ describe("the console's cookie session (non-public)", () => {
       );
     const signedIn = await session("POST", { email, password: PASSWORD });
     expect(signedIn.status).toBe(201);
-    expect(Object.keys(await signedIn.json())).toEqual(["expiresAt"]);
+    expect(Object.keys((await signedIn.json()) as object)).toEqual(["expiresAt"]);
     const cookie = signedIn.headers.get("set-cookie")?.split(";")[0] ?? "";
     expect(cookie).toMatch(/^kiln_session=./);
     // What a browser does on the gateway's own origin: the cookie sent, the CSRF header added by the SDK.

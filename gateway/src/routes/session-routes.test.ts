@@ -21,7 +21,7 @@ const CSRF = { "x-kiln-csrf": "1" };
 const inject = (
   method: "GET" | "POST" | "DELETE",
   url: string,
-  options: { cookie?: string; headers?: Record<string, string>; body?: unknown } = {},
+  options: { cookie?: string; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
 ) =>
   kiln.gateway.app.inject({
     method,
