@@ -2,6 +2,7 @@ import type { ImportReport, Kiln } from "@kiln/sdk";
 import { type ChangeEvent, useState } from "react";
 import { useAction } from "./action.js";
 import type { Session, ShownError } from "./api.js";
+import { plural } from "./run-format.js";
 import { DataTable, ErrorBox } from "./ui.js";
 
 /** What a chosen file is imported as: a bundle, or a promptfoo config (YAML, or JSON without a bundle's format). */
@@ -41,7 +42,12 @@ export function Transfer({ kiln, session }: { kiln: Kiln; session: Session }) {
       a.click();
       URL.revokeObjectURL(url);
       setExported(
-        `${bundle.prompts.length} prompts, ${bundle.tools.length} tools, ${bundle.skills.length} skills, ${bundle.agents.length} agents`,
+        [
+          plural(bundle.prompts.length, "prompt"),
+          plural(bundle.tools.length, "tool"),
+          plural(bundle.skills.length, "skill"),
+          plural(bundle.agents.length, "agent"),
+        ].join(", "),
       );
     });
 
