@@ -2,14 +2,14 @@ import type { Member, Membership, Organization } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
-import { formatDate } from "./run-format.js";
+import { formatDay } from "./run-format.js";
 import { DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
 
 type Role = Membership["role"];
-const ROLES: { role: Role; what: string }[] = [
-  { role: "member", what: "Member: builds and runs prompts, skills and agents" },
-  { role: "admin", what: "Admin: also moves protected labels, manages members and API keys" },
-  { role: "owner", what: "Owner: everything, including adding owners" },
+const ROLES: { role: Role; name: string; what: string }[] = [
+  { role: "member", name: "Member", what: "Builds and runs prompts, skills and agents." },
+  { role: "admin", name: "Admin", what: "Also moves protected labels, manages members and API keys." },
+  { role: "owner", name: "Owner", what: "Everything an admin does, and adds owners." },
 ];
 
 const membersPath = (session: Session) => `/api/organizations/${session.organizationId}/members`;
@@ -36,7 +36,7 @@ export function Members({ session }: { session: Session }) {
   return (
     <main>
       <h1>Members</h1>
-      <div className="columns">
+      <div className="columns top">
         <form className="card" onSubmit={add} noValidate aria-labelledby="add-member">
           <h2 id="add-member">Add a member</h2>
           <p className="hint">They sign up at Kiln first; then they find this organization when they sign in.</p>
@@ -44,10 +44,11 @@ export function Members({ session }: { session: Session }) {
           <SelectField id="member-role" label="Role" value={values.role} onChange={(v) => set("role", v)}>
             {ROLES.map((r) => (
               <option key={r.role} value={r.role}>
-                {r.what}
+                {r.name}
               </option>
             ))}
           </SelectField>
+          <p className="hint">{ROLES.find((r) => r.role === values.role)?.what}</p>
           <ErrorBox error={error} shownFields={["email"]} />
           <button type="submit" disabled={busy}>
             {busy ? "Adding…" : "Add member"}
@@ -66,11 +67,11 @@ export function Members({ session }: { session: Session }) {
             {members.map((m) => (
               <tr key={m.user.id}>
                 <td>{m.user.fullName || "—"}</td>
-                <td className="email">{m.user.email}</td>
+                <td>{m.user.email}</td>
                 <td>
                   <span className={`chip role-${m.membership.role}`}>{m.membership.role}</span>
                 </td>
-                <td className="nowrap">{formatDate(m.membership.createdAt)}</td>
+                <td className="nowrap">{formatDay(m.membership.createdAt)}</td>
               </tr>
             ))}
           </DataTable>
@@ -95,7 +96,7 @@ export function OrganizationSettings({ session }: { session: Session }) {
   return (
     <main>
       <h1>Settings</h1>
-      <div className="columns">
+      <div className="columns top">
         <ProtectedLabels
           path={path}
           labels={view.organization.settings.protectedLabels}
