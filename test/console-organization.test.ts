@@ -105,7 +105,12 @@ describe("the console's organization pages", () => {
     await page.getByRole("button", { name: "Add member" }).click();
     await page.getByRole("status").getByText("Charles Babbage joined as admin.").waitFor();
     await table.getByRole("row", { name: /Charles Babbage/ }).waitFor();
-    expect(await table.getByRole("row", { name: /Charles Babbage/ }).getByText("admin").count()).toBe(1);
+    expect(
+      await table
+        .getByRole("row", { name: /Charles Babbage/ })
+        .getByText("admin")
+        .count(),
+    ).toBe(1);
     await c.screen("members");
 
     const { sdk, organizationId } = await consoleSdk(page, base);
@@ -113,7 +118,8 @@ describe("the console's organization pages", () => {
     const members = await fetch(`${base}/api/organizations/${organizationId}/members`, {
       headers: { authorization: `Bearer ${(await page.context().cookies(`${base}/api`))[0]?.value}` },
     });
-    const roles = ((await members.json()) as { data: { user: { email: string }; membership: { role: string } }[] }).data;
+    const roles = ((await members.json()) as { data: { user: { email: string }; membership: { role: string } }[] })
+      .data;
     expect(roles.find((m) => m.user.email === colleague)?.membership.role).toBe("admin");
   }, 120_000);
 

@@ -54,8 +54,8 @@ export function Nav({ path, navigate }: { path: string; navigate: Navigate }) {
       </button>
       <nav id="main-nav" aria-label="Main" className={open ? "open" : undefined}>
         {NAV_GROUPS.map((group) => (
-          <section key={group.name} className="nav-group" aria-labelledby={`nav-${group.name}`}>
-            <h2 id={`nav-${group.name}`}>{group.name}</h2>
+          <div key={group.name} className="nav-group">
+            <h2>{group.name}</h2>
             <ul>
               {group.pages.map((p) => (
                 <li key={p.path}>
@@ -65,7 +65,7 @@ export function Nav({ path, navigate }: { path: string; navigate: Navigate }) {
                 </li>
               ))}
             </ul>
-          </section>
+          </div>
         ))}
       </nav>
     </>
