@@ -129,7 +129,11 @@ describe("the console's session", () => {
     await c.screen("not-found");
     await page.getByRole("link", { name: "Go to your prompts" }).click();
     await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
-    // The favicon is part of the page.
-    expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(/^data:image\/svg\+xml,/);
+    // The favicon: a hashed asset the gateway serves (the Content-Security-Policy allows 'self' only).
+    const icon = (await page.locator('link[rel="icon"]').getAttribute("href")) ?? "";
+    expect(icon).toMatch(/^\/assets\/favicon-[\w-]+\.svg$/);
+    const served = await fetch(`${base}${icon}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toContain("image/svg+xml");
   }, 60_000);
 });
