@@ -8,10 +8,10 @@
  * made with the SDK (their editors are other suites'). Screens checked with axe at 1366 px and
  * 390 px and photographed into test-artifacts/console/.
  */
-import { Kiln } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConsoleBrowser, openConsole, signUp } from "./support/console-browser.js";
+import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/console-browser.js";
 
 let b: ConsoleBrowser;
 let page: Page;
@@ -26,15 +26,8 @@ afterAll(async () => {
 });
 
 /** An SDK client with the console's session, to make what the agent uses. */
-async function sdkOfSession(): Promise<{ sdk: Kiln; organizationId: string }> {
-  const session = JSON.parse((await page.evaluate("sessionStorage.getItem('kiln.console.session')")) as string) as {
-    accessToken: string;
-    organizationId: string;
-  };
-  return {
-    sdk: new Kiln({ baseUrl: b.base, accessToken: session.accessToken }),
-    organizationId: session.organizationId,
-  };
+function sdkOfSession(): Promise<{ sdk: Kiln; organizationId: string }> {
+  return consoleSdk(page, b.base);
 }
 
 const step = (name: string) => page.getByRole("group", { name });

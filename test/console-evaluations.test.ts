@@ -8,10 +8,10 @@
  * runs are made with the SDK; each screen is checked with axe at 1366 px and 390 px.
  */
 import { readFileSync } from "node:fs";
-import { Kiln } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConsoleBrowser, openConsole, signUp } from "./support/console-browser.js";
+import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/console-browser.js";
 
 let b: ConsoleBrowser;
 let page: Page;
@@ -26,13 +26,7 @@ afterAll(async () => {
 });
 
 function sdkOfPage(): Promise<{ sdk: Kiln; organizationId: string }> {
-  return page.evaluate("sessionStorage.getItem('kiln.console.session')").then((text) => {
-    const session = JSON.parse(text as string) as { accessToken: string; organizationId: string };
-    return {
-      sdk: new Kiln({ baseUrl: b.base, accessToken: session.accessToken }),
-      organizationId: session.organizationId,
-    };
-  });
+  return consoleSdk(page, b.base);
 }
 
 async function downloaded(button: string): Promise<{ name: string; text: string }> {

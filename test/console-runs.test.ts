@@ -10,10 +10,11 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadProvidersConfig } from "@kiln/execution/config";
-import { Kiln } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "./bench/load.js";
+import { consoleSdk } from "./support/console-browser.js";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 
 const ARTIFACTS = join(ROOT, "test-artifacts/console");
@@ -63,7 +64,7 @@ afterAll(async () => {
 
 /** Signs up and creates a workspace through the UI; answers an SDK client with the console's session. */
 async function signUp(): Promise<{ sdk: Kiln; organizationId: string }> {
-  await page.goto(`${base}/`);
+  await page.goto(`${base}/signup`);
   await page.getByLabel("Full name").fill("Grace Hopper");
   await page.getByLabel("Email").fill(`runs-${Date.now()}@example.test`);
   await page.getByLabel("Password").fill("correct-horse-battery");
@@ -74,11 +75,7 @@ async function signUp(): Promise<{ sdk: Kiln; organizationId: string }> {
   await page.getByRole("button", { name: "Continue" }).click();
   await page.getByRole("button", { name: "Playground" }).click();
   await page.getByRole("heading", { name: "Playground" }).waitFor();
-  const session = JSON.parse((await page.evaluate("sessionStorage.getItem('kiln.console.session')")) as string) as {
-    accessToken: string;
-    organizationId: string;
-  };
-  return { sdk: new Kiln({ baseUrl: base, accessToken: session.accessToken }), organizationId: session.organizationId };
+  return consoleSdk(page, base);
 }
 
 describe("the console's runs and playground", () => {
@@ -181,12 +178,7 @@ describe("the console's runs and playground", () => {
   }, 120_000);
 
   it("links an agent run's steps to their runs, and a step's run back to its agent run", async () => {
-    const session = JSON.parse((await page.evaluate("sessionStorage.getItem('kiln.console.session')")) as string) as {
-      accessToken: string;
-      organizationId: string;
-    };
-    const sdk = new Kiln({ baseUrl: base, accessToken: session.accessToken });
-    const organizationId = session.organizationId;
+    const { sdk, organizationId } = await consoleSdk(page, base);
     const prompt = (await sdk.prompts.list({ organizationId })).data.find((p) => p.name === "Summarizer");
     const agent = await sdk.agents.create({ organizationId, name: "Digest" });
     await sdk.agents.saveWorkflow(agent.draftVersionId as string, {

@@ -92,7 +92,7 @@ describe("the console", () => {
 
   it("walks a new user from sign-up through onboarding to a run in the playground", async () => {
     const email = `console-${Date.now()}@example.test`;
-    await page.goto(`${base}/`);
+    await page.goto(`${base}/signup`);
     await screen("signup");
     // An error the API gives is shown next to the field it names.
     await page.getByLabel("Email").fill("not-an-email");
@@ -289,15 +289,15 @@ describe("the console", () => {
 
     for (const [link, heading] of [
       ["Models", "Models"],
-      ["Users", "Users"],
-      ["Billing", "Billing"],
+      ["Members", "Members"],
+      ["Settings", "Settings"],
     ] as const) {
       await page.getByRole("link", { name: link }).click();
-      await page.getByRole("heading", { name: heading }).waitFor();
+      await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
       await page.locator("table, dl").first().waitFor();
       await screen(link.toLowerCase());
     }
-    expect(await page.locator("dl.summary").textContent()).toContain("production");
+    expect(await page.locator("ul.label-list").textContent()).toContain("production");
 
     // The organization exported as one file, and a promptfoo config imported: a dry run, then for real.
     await page.getByRole("link", { name: "Export and import" }).click();
@@ -310,7 +310,9 @@ describe("the console", () => {
     const exported = JSON.parse(readFileSync((await download.path()) ?? "", "utf8"));
     expect(exported.format).toBe("kiln.bundle/v1");
     expect(exported.prompts.length).toBeGreaterThan(0);
-    await page.getByText(/^Exported \d+ prompts?/).waitFor();
+    // Counted in words: "1 prompt", "2 prompts".
+    const prompts = exported.prompts.length;
+    await page.getByText(`Exported ${prompts} ${prompts === 1 ? "prompt" : "prompts"}, `).waitFor();
     await page.getByLabel(/^A file \(a Kiln export/).setInputFiles({
       name: "promptfooconfig.yaml",
       mimeType: "application/yaml",

@@ -108,7 +108,7 @@ afterAll(async () => {
 describe("the Kiln client", () => {
   it("refuses a bad configuration with a clear error", () => {
     expect(() => new Kiln({ baseUrl: "localhost:8080", accessToken: "t" })).toThrow(/baseUrl must be an absolute URL/);
-    expect(() => new Kiln({ baseUrl })).toThrow(/exactly one of accessToken and apiKey/);
+    expect(() => new Kiln({ baseUrl })).toThrow(/exactly one of accessToken, apiKey and cookieSession/);
     expect(() => new Kiln({ baseUrl, accessToken: "t", apiKey: "k" })).toThrow(/exactly one/);
     expect(() => new Kiln({ baseUrl, accessToken: "t", timeoutMs: -1 })).toThrow(/timeoutMs must be a number/);
   });
@@ -581,6 +581,31 @@ describe("the routes outside the SDK (non-public)", () => {
       passwd: PASSWORD,
     });
     expect(signIn.status).toBe(400);
+  });
+});
+
+describe("the console's cookie session (non-public)", () => {
+  it("signs in to a cookie the SDK's cookieSession mode uses, and signs out", async () => {
+    const session = (method: string, body?: unknown) =>
+      conformance.fetch(
+        new Request(`${baseUrl}/api/session`, {
+          method,
+          headers: { "content-type": "application/json", "x-kiln-csrf": "1" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }),
+      );
+    const signedIn = await session("POST", { email, password: PASSWORD });
+    expect(signedIn.status).toBe(201);
+    expect(Object.keys((await signedIn.json()) as object)).toEqual(["expiresAt"]);
+    const cookie = signedIn.headers.get("set-cookie")?.split(";")[0] ?? "";
+    expect(cookie).toMatch(/^kiln_session=./);
+    // What a browser does on the gateway's own origin: the cookie sent, the CSRF header added by the SDK.
+    const browser = new Kiln({ baseUrl, cookieSession: true, headers: { cookie }, fetch: conformance.fetch });
+    const verified = await browser.setup.verify({ organizationId });
+    expect(verified).toMatchObject({ ok: true, principal: { type: "user" }, organization: { id: organizationId } });
+    const signedOut = await session("DELETE");
+    expect(signedOut.status).toBe(200);
+    expect(signedOut.headers.get("set-cookie")).toMatch(/^kiln_session=;/);
   });
 });
 

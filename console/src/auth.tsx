@@ -1,7 +1,7 @@
 import type { OnboardingResult } from "@kiln/sdk";
 import { useState } from "react";
 import { useAction, useFields } from "./action.js";
-import { call, clientOf, type Session } from "./api.js";
+import { call, clientOf, currentSession, type Session } from "./api.js";
 import type { Navigate } from "./router.js";
 import { ErrorBox, Field, Link } from "./ui.js";
 
@@ -10,8 +10,10 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
   const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", email: "", password: "" }, error);
   const signUp = submit(async () => {
-    const r = await call<{ accessToken: string }>("POST", "/api/auth/signup", values);
-    onSession({ accessToken: r.accessToken, email: values.email });
+    await call("POST", "/api/auth/signup", values);
+    // The account's session is the httpOnly cookie: the token of the sign-up answer is not kept.
+    await call("POST", "/api/session", { email: values.email, password: values.password });
+    onSession((await currentSession()) ?? {});
     navigate("/onboarding");
   });
   return (
@@ -21,7 +23,7 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
         <Field label="Full name" {...field("fullName")} />
         <Field label="Email" type="email" {...field("email")} autoComplete="email" required />
         <Field label="Password" type="password" {...field("password")} autoComplete="new-password" required />
-        <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
+        <ErrorBox error={error} shownFields={["fullName", "email", "password"]} />
         <button type="submit" disabled={busy}>
           {busy ? "Creating…" : "Sign up"}
         </button>
@@ -37,17 +39,17 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
 }
 
 export function SignIn({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
-  const { error, submit } = useAction();
+  const { error, submit, busy } = useAction();
   // Sign-in names no field: what the API says shows above the button.
   const { values, field } = useFields({ email: "", password: "" }, null);
   const signIn = submit(async () => {
-    const r = await call<{ accessToken: string }>("POST", "/api/auth/token", values);
-    const session: Session = { accessToken: r.accessToken, email: values.email };
-    // An onboarded user goes straight to the product: setup/verify finds their organization.
-    const verified = await clientOf(session).setup.verify({});
-    const org = verified.organization;
-    onSession(org ? { ...session, organizationId: org.id, organizationName: org.name } : session);
-    navigate(org ? "/prompts" : "/onboarding");
+    await call("POST", "/api/session", values);
+    // An onboarded user goes straight on: to the page they opened, else to their prompts.
+    const session = (await currentSession()) ?? {};
+    onSession(session);
+    const opened = location.pathname;
+    if (!session.organizationId) navigate("/onboarding");
+    else if (opened === "/" || opened === "/signin" || opened === "/signup") navigate("/prompts");
   });
   return (
     <main className="narrow">
@@ -56,7 +58,9 @@ export function SignIn({ onSession, navigate }: { onSession: (s: Session) => voi
         <Field label="Email" type="email" {...field("email")} autoComplete="email" required />
         <Field label="Password" type="password" {...field("password")} autoComplete="current-password" required />
         <ErrorBox error={error} />
-        <button type="submit">Sign in</button>
+        <button type="submit" disabled={busy}>
+          {busy ? "Signing in…" : "Sign in"}
+        </button>
       </form>
       <p>
         New here?{" "}
@@ -71,8 +75,8 @@ export function SignIn({ onSession, navigate }: { onSession: (s: Session) => voi
 const PLACES = [
   { path: "/playground", name: "Playground", what: "run a prompt and see tokens, cost and latency" },
   { path: "/models", name: "Models", what: "the models you can call and their prices" },
-  { path: "/users", name: "Users", what: "who is in your organization" },
-  { path: "/billing", name: "Billing", what: "your plan and what it includes" },
+  { path: "/members", name: "Members", what: "invite your team and choose their roles" },
+  { path: "/settings", name: "Settings", what: "your plan and the labels only admins move" },
 ];
 
 /** docs/concepts.md "Onboarding": create the workspace, review the Free plan, choose where to start. */
@@ -90,7 +94,7 @@ export function Onboarding({
   const { values, field } = useFields({ fullName: "", organizationName: "" }, error);
   const [result, setResult] = useState<OnboardingResult | null>(null);
   const createWorkspace = submit(async () => {
-    const r = await clientOf(session).onboarding.complete(values);
+    const r = await clientOf().onboarding.complete(values);
     setResult(r);
     onSession({ ...session, organizationId: r.organization.id, organizationName: r.organization.name });
     setStep(2);
@@ -104,7 +108,7 @@ export function Onboarding({
           <form onSubmit={createWorkspace} noValidate>
             <Field label="Your name" {...field("fullName")} required />
             <Field label="Organization name" {...field("organizationName")} required />
-            <ErrorBox error={error && Object.keys(error.fields).length === 0 ? error : null} />
+            <ErrorBox error={error} shownFields={["fullName", "organizationName"]} />
             <button type="submit">Create workspace</button>
           </form>
         </>

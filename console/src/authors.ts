@@ -16,7 +16,7 @@ export function useAuthorNames(session: Session): (author: AuthorRef) => string 
   useEffect(() => {
     const org = session.organizationId;
     const list = <T>(path: string, set: (items: T[]) => void) =>
-      call<{ data: T[] }>("GET", path, undefined, session.accessToken).then(
+      call<{ data: T[] }>("GET", path).then(
         (r) => set(r.data),
         () => set([]),
       );
@@ -32,7 +32,7 @@ export function useAuthorNames(session: Session): (author: AuthorRef) => string 
     }
     const member = members.find((m) => m.user.id === author.id);
     if (!member) return "a member";
-    if (member.user.email === session.email) return "you";
+    if (member.user.id === session.userId) return "you";
     return member.user.fullName || member.user.email;
   };
 }

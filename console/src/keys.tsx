@@ -39,18 +39,18 @@ export function ApiKeys({ session }: { session: Session }) {
   const { error, setError, act, submit } = useAction();
   const read = useCallback(async () => {
     const path = `/api/api-keys?organizationId=${session.organizationId}`;
-    return (await call<{ data: ApiKey[] }>("GET", path, undefined, session.accessToken)).data;
+    return (await call<{ data: ApiKey[] }>("GET", path)).data;
   }, [session]);
   const { value: keys, reload } = useLoaded(read, setError);
   const create = submit(async () => {
     const body = { organizationId: session.organizationId, name, scopes };
-    const r = await call<{ key: string }>("POST", "/api/api-keys", body, session.accessToken);
+    const r = await call<{ key: string }>("POST", "/api/api-keys", body);
     setCreated(r.key);
     setName("");
     reload();
   });
   const revoke = async (id: string) => {
-    await call("DELETE", `/api/api-keys/${id}`, undefined, session.accessToken);
+    await call("DELETE", `/api/api-keys/${id}`);
     reload();
   };
   return (
@@ -64,14 +64,9 @@ export function ApiKeys({ session }: { session: Session }) {
             <legend>Scopes</legend>
             <CheckList values={SCOPES} chosen={scopes} onChange={setScopes} label={(s) => s} />
           </fieldset>
-          <ErrorBox error={error} />
+          <ErrorBox error={error} shownFields={["name"]} />
           <button type="submit">Create key</button>
-          {created && (
-            <div role="status" className="card">
-              <p>Copy the key now: it is shown once.</p>
-              <code className="secret">{created}</code>
-            </div>
-          )}
+          {created && <NewKey secret={created} />}
         </form>
         <section aria-labelledby="keys">
           <h2 id="keys">Keys</h2>
@@ -81,10 +76,16 @@ export function ApiKeys({ session }: { session: Session }) {
                 {keys.map((k) => (
                   <tr key={k.id}>
                     <td>{k.name}</td>
-                    <td>{k.scopes.join(", ")}</td>
+                    <td>
+                      {k.scopes.map((s) => (
+                        <span key={s} className="chip">
+                          {s}
+                        </span>
+                      ))}
+                    </td>
                     <td>
                       {k.revokedAt ? (
-                        "revoked"
+                        <span className="badge status-failed">revoked</span>
                       ) : (
                         <ActButton act={act} run={() => revoke(k.id)} className="secondary">
                           Revoke {k.name}
@@ -99,5 +100,35 @@ export function ApiKeys({ session }: { session: Session }) {
         </section>
       </div>
     </main>
+  );
+}
+
+/** A key just created: shown once, with a button that copies it. */
+function NewKey({ secret }: { secret: string }) {
+  const [copied, setCopied] = useState<boolean | null>(null);
+  return (
+    <div className="card new-key">
+      <p>
+        <strong>Copy the key now:</strong> it is shown once.
+      </p>
+      <code className="secret">{secret}</code>
+      <div className="actions">
+        <button
+          type="button"
+          onClick={() =>
+            navigator.clipboard.writeText(secret).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
+          Copy key
+        </button>
+        <span role="status">
+          {copied === true && "Copied to the clipboard."}
+          {copied === false && "The browser refused the clipboard: select the key and copy it."}
+        </span>
+      </div>
+    </div>
   );
 }

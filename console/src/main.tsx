@@ -1,13 +1,15 @@
-import { StrictMode, useMemo, useState } from "react";
+import { StrictMode, useEffect, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentDetail, AgentList } from "./agents.js";
-import { clientOf, loadSession, type Session, saveSession } from "./api.js";
+import { call, clientOf, currentSession, errorOf, type Session, type ShownError } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
 import { ApiKeys } from "./keys.js";
 import { McpSetup } from "./mcp.js";
-import { Billing, Models, Users } from "./organization.js";
+import { Models } from "./models.js";
+import { Nav, NotFound } from "./nav.js";
+import { Members, OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
@@ -16,23 +18,8 @@ import { Runs } from "./runs.js";
 import { SkillDetail, SkillList } from "./skills.js";
 import { ToolDetail, Tools } from "./tools.js";
 import { Transfer } from "./transfer.js";
-import { Link } from "./ui.js";
+import { Pending } from "./ui.js";
 import "./styles.css";
-
-const NAV = [
-  { path: "/prompts", name: "Prompts" },
-  { path: "/tools", name: "Tools" },
-  { path: "/skills", name: "Skills" },
-  { path: "/agents", name: "Agents" },
-  { path: "/playground", name: "Playground" },
-  { path: "/runs", name: "Runs" },
-  { path: "/models", name: "Models" },
-  { path: "/users", name: "Users" },
-  { path: "/billing", name: "Billing" },
-  { path: "/api-keys", name: "API keys" },
-  { path: "/mcp-setup", name: "MCP" },
-  { path: "/transfer", name: "Export and import" },
-];
 
 function Shell({
   session,
@@ -45,7 +32,7 @@ function Shell({
   navigate: Navigate;
   onSignOut: () => void;
 }) {
-  const kiln = useMemo(() => clientOf(session), [session]);
+  const kiln = useMemo(() => clientOf(), []);
   const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
   const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
@@ -72,25 +59,16 @@ function Shell({
   else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/mcp-setup") page = <McpSetup session={session} />;
-  else if (path === "/users") page = <Users session={session} />;
-  else if (path === "/billing") page = <Billing session={session} />;
+  else if (path === "/members") page = <Members session={session} />;
+  else if (path === "/settings") page = <OrganizationSettings session={session} />;
   else if (path === "/transfer") page = <Transfer kiln={kiln} session={session} />;
-  else page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
+  else if (path === "/prompts" || path === "/") page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
+  else page = <NotFound path={path} navigate={navigate} />;
   return (
     <>
       <header>
-        <strong>Kiln</strong>
-        <nav aria-label="Main">
-          <ul>
-            {NAV.map((n) => (
-              <li key={n.path}>
-                <Link to={n.path} navigate={navigate} current={path === n.path || path.startsWith(`${n.path}/`)}>
-                  {n.name}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
+        <strong className="brand">Kiln</strong>
+        <Nav path={path} navigate={navigate} />
         <span className="org" role="note" aria-label="Organization">
           {session.organizationName}
         </span>
@@ -104,17 +82,24 @@ function Shell({
 }
 
 function App() {
-  const [session, setSessionState] = useState<Session | null>(loadSession);
+  // undefined while the gateway is asked whether the session cookie is signed in.
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<ShownError | null>(null);
   const [path, navigate] = usePath();
-  const setSession = (s: Session | null) => {
-    saveSession(s);
-    setSessionState(s);
-  };
+  useEffect(() => {
+    currentSession().then(setSession, (e: unknown) => setError(errorOf(e)));
+  }, []);
+  // Signed in on the sign-in or sign-up address (a bookmark, the back button): the product instead.
+  const signedInOnAuthPage = Boolean(session?.organizationId) && (path === "/signin" || path === "/signup");
+  useEffect(() => {
+    if (signedInOnAuthPage) navigate("/prompts");
+  }, [signedInOnAuthPage, navigate]);
+  if (session === undefined) return <Pending error={error} what="your session" />;
   if (!session) {
-    return path === "/signin" ? (
-      <SignIn onSession={setSession} navigate={navigate} />
-    ) : (
+    return path === "/signup" ? (
       <SignUp onSession={setSession} navigate={navigate} />
+    ) : (
+      <SignIn onSession={setSession} navigate={navigate} />
     );
   }
   if (!session.organizationId || path === "/onboarding") {
@@ -126,8 +111,10 @@ function App() {
       path={path}
       navigate={navigate}
       onSignOut={() => {
-        setSession(null);
-        navigate("/signin");
+        call("DELETE", "/api/session").finally(() => {
+          setSession(null);
+          navigate("/signin");
+        });
       }}
     />
   );

@@ -128,7 +128,7 @@ export function McpSetup({ session }: { session: Session }) {
   const chosen = CLIENTS.find((c) => c.id === client) ?? CLIENTS[0];
   const createKey = submit(async () => {
     const body = { organizationId: session.organizationId, name: "MCP client", scopes: MCP_SCOPES };
-    const r = await call<{ key: string }>("POST", "/api/api-keys", body, session.accessToken);
+    const r = await call<{ key: string }>("POST", "/api/api-keys", body);
     setKey(r.key);
     setCreated(true);
   });

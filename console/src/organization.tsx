@@ -1,60 +1,82 @@
-import type { Kiln, Member, Membership, Model, Organization } from "@kiln/sdk";
+import type { Member, Membership, Organization } from "@kiln/sdk";
 import { useCallback, useState } from "react";
-import { useLoaded } from "./action.js";
+import { useAction, useFields, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
-import { DataTable, Empty, Pending } from "./ui.js";
+import { formatDay } from "./run-format.js";
+import { DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
 
-/** The model catalog with prices (GET /api/models). */
-export function Models({ kiln }: { kiln: Kiln }) {
-  const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
-  const models = useLoaded(read, setError).value;
-  if (!models) return <Pending error={error} what="models" />;
-  return (
-    <main>
-      <h1>Models</h1>
-      {models.length === 0 ? (
-        <Empty>No model is configured.</Empty>
-      ) : (
-        <DataTable
-          label="Models"
-          columns={["Model", "Provider", "Input, $ per million tokens", "Output, $ per million tokens"]}
-        >
-          {models.map((m) => (
-            <tr key={m.id}>
-              <td>{m.id}</td>
-              <td>{m.provider}</td>
-              <td>{m.pricing?.inputPerMTokUsd ?? "—"}</td>
-              <td>{m.pricing?.outputPerMTokUsd ?? "—"}</td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
-    </main>
+type Role = Membership["role"];
+const ROLES: { role: Role; name: string; what: string }[] = [
+  { role: "member", name: "Member", what: "Builds and runs prompts, skills and agents." },
+  { role: "admin", name: "Admin", what: "Also moves protected labels, manages members and API keys." },
+  { role: "owner", name: "Owner", what: "Everything an admin does, and adds owners." },
+];
+
+const membersPath = (session: Session) => `/api/organizations/${session.organizationId}/members`;
+
+/** Members and roles: the list, and adding a signed-up colleague with a role (owners and admins). */
+export function Members({ session }: { session: Session }) {
+  const { error, submit, busy } = useAction();
+  const [loadError, setLoadError] = useState<ShownError | null>(null);
+  const { values, field, set } = useFields({ email: "", role: "member" }, error);
+  const [added, setAdded] = useState<string | null>(null);
+  const read = useCallback(
+    async () => (await call<{ data: Member[] }>("GET", `${membersPath(session)}?limit=200`)).data,
+    [session],
   );
-}
-
-/** Members and roles (non-public GET /api/organizations/:id/members). */
-export function Users({ session }: { session: Session }) {
-  const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(async () => {
-    const path = `/api/organizations/${session.organizationId}/members`;
-    return (await call<{ data: Member[] }>("GET", path, undefined, session.accessToken)).data;
-  }, [session]);
-  const members = useLoaded(read, setError).value;
-  if (!members) return <Pending error={error} what="members" />;
+  const { value: members, reload } = useLoaded(read, setLoadError);
+  const add = submit(async () => {
+    setAdded(null);
+    const m = await call<Member>("POST", membersPath(session), values);
+    setAdded(`${m.user.fullName || m.user.email} joined as ${m.membership.role}.`);
+    set("email", "");
+    reload();
+  });
+  if (!members) return <Pending error={loadError} what="members" />;
   return (
     <main>
-      <h1>Users</h1>
-      <DataTable label="Members" columns={["Name", "Email", "Role"]}>
-        {members.map((m) => (
-          <tr key={m.user.id}>
-            <td>{m.user.fullName}</td>
-            <td>{m.user.email}</td>
-            <td>{m.membership.role}</td>
-          </tr>
-        ))}
-      </DataTable>
+      <h1>Members</h1>
+      <div className="columns top">
+        <form className="card" onSubmit={add} noValidate aria-labelledby="add-member">
+          <h2 id="add-member">Add a member</h2>
+          <p className="hint">They sign up at Kiln first; then they find this organization when they sign in.</p>
+          <Field label="Email" type="email" {...field("email")} autoComplete="off" required />
+          <SelectField id="member-role" label="Role" value={values.role} onChange={(v) => set("role", v)}>
+            {ROLES.map((r) => (
+              <option key={r.role} value={r.role}>
+                {r.name}
+              </option>
+            ))}
+          </SelectField>
+          <p className="hint">{ROLES.find((r) => r.role === values.role)?.what}</p>
+          <ErrorBox error={error} shownFields={["email"]} />
+          <button type="submit" disabled={busy}>
+            {busy ? "Adding…" : "Add member"}
+          </button>
+          {added && (
+            <p role="status" className="success">
+              {added}
+            </p>
+          )}
+        </form>
+        <section aria-labelledby="member-list">
+          <h2 id="member-list">
+            {members.length} {members.length === 1 ? "member" : "members"}
+          </h2>
+          <DataTable label="Members" columns={["Name", "Email", "Role", "Since"]}>
+            {members.map((m) => (
+              <tr key={m.user.id}>
+                <td>{m.user.fullName || "—"}</td>
+                <td>{m.user.email}</td>
+                <td>
+                  <span className={`chip role-${m.membership.role}`}>{m.membership.role}</span>
+                </td>
+                <td className="nowrap">{formatDay(m.membership.createdAt)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        </section>
+      </div>
     </main>
   );
 }
@@ -64,29 +86,118 @@ interface OrganizationView {
   membership: Membership | null;
 }
 
-/** The plan summary and entitlements (non-public GET /api/organizations/:id). */
-export function Billing({ session }: { session: Session }) {
-  const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(
-    () => call<OrganizationView>("GET", `/api/organizations/${session.organizationId}`, undefined, session.accessToken),
-    [session],
-  );
-  const org = useLoaded(read, setError).value;
-  if (!org) return <Pending error={error} what="your plan" />;
-  const o = org.organization;
+/** The organization's name, its protected labels and its plan (GET and PATCH /api/organizations/:id). */
+export function OrganizationSettings({ session }: { session: Session }) {
+  const [loadError, setLoadError] = useState<ShownError | null>(null);
+  const path = `/api/organizations/${session.organizationId}`;
+  const read = useCallback(() => call<OrganizationView>("GET", path), [path]);
+  const { value: view, setValue } = useLoaded(read, setLoadError);
+  if (!view) return <Pending error={loadError} what="your organization" />;
   return (
     <main>
-      <h1>Billing</h1>
-      <dl className="summary">
-        <dt>Plan</dt>
-        <dd>{o.plan === "free" ? "Free" : o.plan}</dd>
-        <dt>AI</dt>
-        <dd>{o.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
-        <dt>Runs per month</dt>
-        <dd>{o.entitlements.monthlyRunLimit || "Unlimited"}</dd>
-        <dt>Protected labels</dt>
-        <dd>{o.settings.protectedLabels.join(", ") || "none"}</dd>
-      </dl>
+      <h1>Settings</h1>
+      <div className="columns top">
+        <ProtectedLabels
+          path={path}
+          labels={view.organization.settings.protectedLabels}
+          onSaved={(organization) => setValue({ ...view, organization })}
+        />
+        <section className="card" aria-labelledby="plan">
+          <h2 id="plan">Plan</h2>
+          <dl className="summary">
+            <dt>Organization</dt>
+            <dd>{view.organization.name}</dd>
+            <dt>Plan</dt>
+            <dd>{view.organization.plan === "free" ? "Free" : view.organization.plan}</dd>
+            <dt>AI</dt>
+            <dd>{view.organization.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
+            <dt>Runs per month</dt>
+            <dd>
+              {view.organization.entitlements.monthlyRunLimit
+                ? new Intl.NumberFormat("en-US").format(view.organization.entitlements.monthlyRunLimit)
+                : "Unlimited"}
+            </dd>
+            <dt>Your role</dt>
+            <dd>{view.membership?.role ?? "—"}</dd>
+          </dl>
+        </section>
+      </div>
     </main>
+  );
+}
+
+/** The labels only owners and admins (and API keys with labels:write) may move: add and remove. */
+function ProtectedLabels({
+  path,
+  labels,
+  onSaved,
+}: {
+  path: string;
+  labels: string[];
+  onSaved: (organization: Organization) => void;
+}) {
+  const { error, act, busy } = useAction();
+  const [label, setLabel] = useState("");
+  const [saved, setSaved] = useState<string | null>(null);
+  const save = (next: string[], what: string) =>
+    act(async () => {
+      setSaved(null);
+      onSaved(await call<Organization>("PATCH", path, { settings: { protectedLabels: next } }));
+      setSaved(what);
+    });
+  return (
+    <form
+      className="card"
+      aria-labelledby="protected"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        const name = label.trim();
+        if (!name) return;
+        void save([...labels.filter((l) => l !== name), name], `"${name}" is protected.`).then(() => setLabel(""));
+      }}
+    >
+      <h2 id="protected">Protected labels</h2>
+      <p className="hint">Only owners and admins move these labels; moving one asks for confirmation.</p>
+      {labels.length === 0 ? (
+        <p className="empty">No label is protected: add production to guard what your users get.</p>
+      ) : (
+        <ul className="label-list">
+          {labels.map((l) => (
+            <li key={l}>
+              <span className="chip production">{l}</span>
+              <button
+                type="button"
+                className="secondary small"
+                disabled={busy}
+                onClick={() =>
+                  save(
+                    labels.filter((x) => x !== l),
+                    `"${l}" is no longer protected.`,
+                  )
+                }
+              >
+                Unprotect {l}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Field
+        label="Label to protect"
+        value={label}
+        onChange={setLabel}
+        issue={error?.fields["settings.protectedLabels"]}
+      />
+      <ErrorBox error={error} shownFields={["settings.protectedLabels"]} />
+      <button type="submit" disabled={busy || !label.trim()}>
+        Protect label
+      </button>
+      {saved && (
+        <p role="status" className="success">
+          {saved}
+        </p>
+      )}
+    </form>
   );
 }

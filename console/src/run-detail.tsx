@@ -46,7 +46,7 @@ async function parentAgentRun(session: Session, run: Run): Promise<AgentRun | nu
     `createdBefore=${encodeURIComponent(new Date(at + 1).toISOString())}`,
     "limit=200",
   ].join("&");
-  const page = await call<{ data: AgentRun[] }>("GET", `/api/runs?${q}`, undefined, session.accessToken);
+  const page = await call<{ data: AgentRun[] }>("GET", `/api/runs?${q}`);
   return page.data.find((a) => a.steps.some((s) => s.runId === run.id)) ?? null;
 }
 
@@ -99,7 +99,7 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
 /** One run: what ran, inputs, the messages sent, output, steps and tool calls (non-public GET /api/runs/:id). */
 export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: string }) {
   const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(() => call<Run>("GET", `/api/runs/${id}`, undefined, session.accessToken), [session, id]);
+  const read = useCallback(() => call<Run>("GET", `/api/runs/${id}`), [id]);
   const run = useLoaded(read, setError).value;
   if (!run) return <Pending error={error} what="the run" />;
   return (

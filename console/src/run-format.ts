@@ -30,3 +30,11 @@ export function formatLatency(ms: number): string {
 const dateTime = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "medium" });
 
 export const formatDate = (iso: string) => dateTime.format(new Date(iso));
+
+const day = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium" });
+
+/** "27 Nov 2026". */
+export const formatDay = (iso: string) => day.format(new Date(iso));
+
+/** "1 prompt", "2 prompts", "1,200 prompts". */
+export const plural = (n: number, one: string, many = `${one}s`) => `${integer.format(n)} ${n === 1 ? one : many}`;

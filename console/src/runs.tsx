@@ -39,12 +39,7 @@ export function runList(session: Session, f: Filters): PaginatedList<Run> {
     limit: String(PAGE_SIZE),
   });
   return new PaginatedList((cursor) =>
-    call<Page<Run>>(
-      "GET",
-      `/api/runs?${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      undefined,
-      session.accessToken,
-    ),
+    call<Page<Run>>("GET", `/api/runs?${q}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
   );
 }
 

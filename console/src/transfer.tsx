@@ -5,9 +5,8 @@ import type { Session } from "./api.js";
 import { download } from "./evaluation-case-files.js";
 import { warningsByPlace } from "./import-files.js";
 import { type ImportSource, type SourceKind, SourcePickers, sourceOf } from "./import-source.js";
+import { plural } from "./run-format.js";
 import { DataTable, ErrorBox } from "./ui.js";
-
-const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 /**
  * Export and import (docs/bundles.md): the organization as one kiln.bundle/v1 file; a bundle or a

@@ -2,10 +2,14 @@ import { type ReactNode, useId } from "react";
 import type { Act } from "./action.js";
 import type { ShownError } from "./api.js";
 
-/** The API's error envelope, shown where a person reads it: the message, and the fields it names. */
-export function ErrorBox({ error }: { error: ShownError | null }) {
+/**
+ * The API's error envelope, shown where a person reads it: the message, and the issues of the
+ * fields it names, except those of `shownFields`, which the form shows next to their inputs (an
+ * issue is shown once).
+ */
+export function ErrorBox({ error, shownFields = [] }: { error: ShownError | null; shownFields?: string[] }) {
   if (!error) return null;
-  const fields = Object.entries(error.fields);
+  const fields = Object.entries(error.fields).filter(([field]) => !shownFields.includes(field));
   return (
     <div role="alert" className="error">
       <strong>{error.message}</strong>

@@ -1,3 +1,4 @@
+import cookie from "@fastify/cookie";
 import cors from "@fastify/cors";
 import rateLimit from "@fastify/rate-limit";
 import fastifyStatic from "@fastify/static";
@@ -8,6 +9,7 @@ import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { failedReadiness } from "@kiln/kit/rpc/server";
 import { fastify } from "fastify";
 import Type from "typebox";
+import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
 import type { GatewayApp, GatewayDeps } from "./http/gateway-app.js";
@@ -138,6 +140,9 @@ export async function buildGateway(deps: GatewayDeps) {
     });
   }
 
+  // The console's session cookie (auth/session-cookie.ts), parsed before authentication.
+  await app.register(cookie);
+
   // Authentication runs before the body is read: an anonymous caller never gets a body parsed.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
@@ -146,10 +151,11 @@ export async function buildGateway(deps: GatewayDeps) {
       reply.header("x-api-stability", config?.stability ?? "non-public");
     }
     if (config?.public || !request.routeOptions.url) return;
-    const credential = credentialOf((name) => {
-      const value = request.headers[name];
-      return typeof value === "string" ? value : undefined;
-    });
+    const credential =
+      credentialOf((name) => {
+        const value = request.headers[name];
+        return typeof value === "string" ? value : undefined;
+      }) ?? (isApiPath(request.url) ? sessionTokenOf(request) : undefined);
     if (!credential)
       throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
     request.principal = await deps.authenticator.authenticate(credential, request.id);

@@ -10,6 +10,11 @@ export interface KilnOptions {
   accessToken?: string;
   /** An API key (`sk_…`): it acts in its one organization with its scopes. Give this or `accessToken`. */
   apiKey?: string;
+  /**
+   * In a page the gateway serves (the console): no credential is given, the browser sends the
+   * httpOnly session cookie of `POST /api/session`, and every request carries `x-kiln-csrf: 1`.
+   */
+  cookieSession?: boolean;
   /** Per attempt, until the whole answer is read; default 60 000. */
   timeoutMs?: number;
   /** Retries of a 429 or 503 answer; default 2. */
@@ -83,9 +88,11 @@ function checkOptions(options: KilnOptions): void {
   if (url?.protocol !== "http:" && url?.protocol !== "https:") {
     throw new TypeError(`Kiln: baseUrl must be an absolute URL such as http://127.0.0.1:8080, got ${options?.baseUrl}`);
   }
-  const credentials = [options.accessToken, options.apiKey].filter((c) => c !== undefined);
+  const credentials = [options.accessToken, options.apiKey, options.cookieSession || undefined].filter(
+    (c) => c !== undefined,
+  );
   if (credentials.length !== 1 || credentials[0] === "") {
-    throw new TypeError("Kiln: give exactly one of accessToken and apiKey");
+    throw new TypeError("Kiln: give exactly one of accessToken, apiKey and cookieSession");
   }
   for (const name of ["timeoutMs", "maxRetries", "maxRetryDelayMs"] as const) {
     const value = options[name];
@@ -114,7 +121,10 @@ export class Transport {
     const credential = options.accessToken ?? options.apiKey;
     this.api = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
-      headers: { ...options.headers, authorization: `Bearer ${credential}` },
+      headers: {
+        ...options.headers,
+        ...(credential ? { authorization: `Bearer ${credential}` } : { "x-kiln-csrf": "1" }),
+      },
     });
   }
 

@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Kiln } from "@kiln/sdk";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
 import { ROOT } from "../bench/load.js";
@@ -30,8 +31,10 @@ export async function openConsole(): Promise<ConsoleBrowser> {
     executablePath: "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-background-networking"],
   });
-  const page = await browser.newPage();
-  await page.addInitScript({ content: readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8") });
+  // One context (one cookie jar) for every tab of the test, as in one browser window.
+  const context = await browser.newContext();
+  await context.addInitScript({ content: readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8") });
+  const page = await context.newPage();
   const screen = async (name: string) => {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
@@ -56,12 +59,18 @@ export async function openConsole(): Promise<ConsoleBrowser> {
   return { base: baseUrl, page, screen, close };
 }
 
-/** A new user signed up through the console, with a workspace, on the Prompts page. */
-export async function signUp(page: Page, base: string, organization: string): Promise<void> {
-  await page.goto(`${base}/`);
+/** A new user signed up through the console, with a workspace, on the Prompts page: their credentials. */
+export async function signUp(
+  page: Page,
+  base: string,
+  organization: string,
+): Promise<{ email: string; password: string }> {
+  const email = `console-${Date.now()}@example.test`;
+  const password = "correct-horse-battery";
+  await page.goto(`${base}/signup`);
   await page.getByLabel("Full name").fill("Ada Lovelace");
-  await page.getByLabel("Email").fill(`console-${Date.now()}@example.test`);
-  await page.getByLabel("Password").fill("correct-horse-battery");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign up" }).click();
   await page.getByLabel("Your name").fill("Ada Lovelace");
   await page.getByLabel("Organization name").fill(organization);
@@ -70,4 +79,18 @@ export async function signUp(page: Page, base: string, organization: string): Pr
   await page.getByRole("button", { name: "Playground" }).click();
   await page.getByRole("link", { name: "Prompts" }).click();
   await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+  return { email, password };
+}
+
+/**
+ * An SDK client acting as the console's signed-in user, and their organization: the test reads the
+ * httpOnly session cookie through the browser's own API (no script in the page can).
+ */
+export async function consoleSdk(page: Page, base: string): Promise<{ sdk: Kiln; organizationId: string }> {
+  const cookie = (await page.context().cookies(`${base}/api`)).find((c) => c.name === "kiln_session");
+  if (!cookie) throw new Error("the console is not signed in: no session cookie");
+  const sdk = new Kiln({ baseUrl: base, accessToken: cookie.value });
+  const organizationId = (await sdk.setup.verify({})).organization?.id;
+  if (!organizationId) throw new Error("the console's user has no organization");
+  return { sdk, organizationId };
 }

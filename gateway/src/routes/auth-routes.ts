@@ -3,6 +3,7 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, ref, Timestamp } from "../schemas.js";
+import { registerSessionRoutes } from "./session-routes.js";
 import { iso, UserView, userView } from "./views.js";
 
 /** The e-mail and password of a body; sign-up asks for longer ones than a token exchange. */
@@ -17,6 +18,7 @@ const op = operations({ tags: ["auth"], stability: "non-public", public: true })
 export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
   if (!deps.builtinIssuer) return;
   const { identity } = deps.clients;
+  registerSessionRoutes(app, deps);
 
   app.post(
     "/api/auth/signup",

@@ -1,0 +1,91 @@
+import { useState } from "react";
+import type { Navigate } from "./router.js";
+import { Link } from "./ui.js";
+
+/** The console's pages, grouped as a prompt team works: build, run, look after the organization. */
+export const NAV_GROUPS: { name: string; pages: { path: string; name: string }[] }[] = [
+  {
+    name: "Build",
+    pages: [
+      { path: "/prompts", name: "Prompts" },
+      { path: "/tools", name: "Tools" },
+      { path: "/skills", name: "Skills" },
+      { path: "/agents", name: "Agents" },
+    ],
+  },
+  {
+    name: "Run",
+    pages: [
+      { path: "/playground", name: "Playground" },
+      { path: "/runs", name: "Runs" },
+      { path: "/models", name: "Models" },
+    ],
+  },
+  {
+    name: "Organization",
+    pages: [
+      { path: "/members", name: "Members" },
+      { path: "/api-keys", name: "API keys" },
+      { path: "/mcp-setup", name: "MCP" },
+      { path: "/settings", name: "Settings" },
+      { path: "/transfer", name: "Export and import" },
+    ],
+  },
+];
+
+const isCurrent = (path: string, page: string) => path === page || path.startsWith(`${page}/`);
+
+/** The main navigation: grouped links, the current page marked; a menu button on a narrow screen. */
+export function Nav({ path, navigate }: { path: string; navigate: Navigate }) {
+  const [open, setOpen] = useState(false);
+  const go: Navigate = (to) => {
+    setOpen(false);
+    navigate(to);
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="menu-toggle"
+        aria-expanded={open}
+        aria-controls="main-nav"
+        onClick={() => setOpen(!open)}
+      >
+        Menu
+      </button>
+      <nav id="main-nav" aria-label="Main" className={open ? "open" : undefined}>
+        {NAV_GROUPS.map((group) => (
+          <div key={group.name} className="nav-group">
+            <h2>{group.name}</h2>
+            <ul>
+              {group.pages.map((p) => (
+                <li key={p.path}>
+                  <Link to={p.path} navigate={go} current={isCurrent(path, p.path)}>
+                    {p.name}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+      </nav>
+    </>
+  );
+}
+
+/** An address the console has no page for. */
+export function NotFound({ path, navigate }: { path: string; navigate: Navigate }) {
+  return (
+    <main className="narrow">
+      <h1>Page not found</h1>
+      <p>
+        Nothing lives at <code>{path}</code>. It may have been moved, or the address was mistyped.
+      </p>
+      <p>
+        <Link to="/prompts" navigate={navigate}>
+          Go to your prompts
+        </Link>
+      </p>
+    </main>
+  );
+}
