@@ -7,14 +7,18 @@ import { jsonText } from "@kiln/kit/json-text";
 import { runMessagesOf } from "./openai-chat-messages.js";
 import { badRequest } from "./openai-errors.js";
 import {
-  functionToolOf,
+  bodyOf,
+  checkOptions,
+  functionToolsOf,
   given,
   integer,
   isObject,
   jsonSchemaFormatOf,
   type KilnRunFields,
   type Loose,
+  noObfuscation,
   number,
+  toolChoiceOf,
   variablesOf,
 } from "./openai-request-fields.js";
 
@@ -70,27 +74,12 @@ const REFUSED: Record<string, string> = {
   user: "`user` is not supported: Kiln records the API key that made the run",
 };
 
-function toolsOf(tools: unknown): NonNullable<KilnRunFields["tools"]> {
-  if (!given(tools)) return [];
-  if (!Array.isArray(tools)) throw badRequest("tools must be an array", "tools");
-  return tools.map((tool: unknown, i) => {
-    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
-      throw badRequest("only function tools are supported", `tools[${i}].type`);
-    }
-    return functionToolOf(tool.function, `tools[${i}].function`);
-  });
-}
+/** Chat Completions' tools: `{type: "function", function: {name, description?, parameters?, strict?}}`. */
+const toolsOf = (tools: unknown) =>
+  functionToolsOf(tools, (tool, at) => (isObject(tool.function) ? [tool.function, `${at}.function`] : undefined));
 
-function toolChoiceOf(choice: unknown): KilnRunFields["toolChoice"] {
-  if (!given(choice)) return undefined;
-  if (choice === "auto" || choice === "none" || choice === "required") return { mode: choice, name: "" };
-  if (isObject(choice) && choice.type === "function" && isObject(choice.function)) {
-    const name = choice.function.name;
-    if (typeof name !== "string") throw badRequest("tool_choice needs the function name", "tool_choice.function.name");
-    return { mode: "tool", name };
-  }
-  throw badRequest('tool_choice must be "auto", "none", "required" or a function tool', "tool_choice");
-}
+const chatToolChoiceOf = (choice: unknown) =>
+  toolChoiceOf(choice, (c) => (isObject(c.function) ? [c.function.name, "tool_choice.function.name"] : undefined));
 
 function responseFormatOf(format: unknown): KilnRunFields["responseFormat"] {
   if (!given(format)) return undefined;
@@ -143,36 +132,22 @@ function checkDefaults(body: Loose): void {
   if (given(modalities) && !(Array.isArray(modalities) && modalities.every((m) => m === "text"))) {
     throw badRequest('only the "text" modality is supported', "modalities");
   }
-  const options = body.stream_options;
-  if (given(options)) {
-    if (!isObject(options)) throw badRequest("stream_options must be an object", "stream_options");
-    for (const [key, value] of Object.entries(options)) {
-      if (key !== "include_usage" && given(value) && !(key === "include_obfuscation" && value === false)) {
-        throw badRequest(`stream_options.${key} is not supported`, `stream_options.${key}`);
-      }
-    }
-  }
+  checkOptions(body, "stream_options", (key, value) => key === "include_usage" || noObfuscation(key, value));
 }
 
 /** The Chat Completions body as a prompt run; 400 (OpenAI's shape, `param` the field) for what Kiln cannot honour. */
 export function chatRequestOf(raw: unknown): ChatRequest {
-  const body: Loose = isObject(raw) ? raw : {};
-  if (typeof body.model !== "string" || body.model === "")
-    throw badRequest("you must provide a model parameter", "model");
-  for (const [key, value] of Object.entries(body)) {
-    if (READ.has(key) || !given(value)) continue;
-    throw badRequest(REFUSED[key] ?? `\`${key}\` is not supported by Kiln's Chat Completions`, key);
-  }
+  const body = bodyOf(raw, READ, REFUSED, "Chat Completions");
   checkDefaults(body);
   const variables = variablesOf(body);
   return {
-    model: body.model,
+    model: String(body.model),
     variables,
     run: {
       variables: jsonText(variables),
       messages: runMessagesOf(body.messages),
       tools: toolsOf(body.tools),
-      toolChoice: toolChoiceOf(body.tool_choice),
+      toolChoice: chatToolChoiceOf(body.tool_choice),
       responseFormat: responseFormatOf(body.response_format),
       parameters: parametersOf(body),
     },

@@ -95,3 +95,67 @@ export function jsonSchemaFormatOf(format: Loose, at: string): KilnRunFields["re
   if (!isObject(schema)) throw badRequest(`${at}.schema must be a JSON Schema object`, `${at}.schema`);
   return jsonText({ type: "json_schema", name: typeof name === "string" ? name : "response", schema });
 }
+
+/**
+ * The request body as an object with its `model` named; a field outside `read` that is given is
+ * refused by name (`refused` says why, where there is more to say than "not supported by `api`").
+ */
+export function bodyOf(raw: unknown, read: ReadonlySet<string>, refused: Record<string, string>, api: string): Loose {
+  const body: Loose = isObject(raw) ? raw : {};
+  if (typeof body.model !== "string" || body.model === "")
+    throw badRequest("you must provide a model parameter", "model");
+  for (const [key, value] of Object.entries(body)) {
+    if (read.has(key) || !given(value)) continue;
+    throw badRequest(refused[key] ?? `\`${key}\` is not supported by Kiln's ${api}`, key);
+  }
+  return body;
+}
+
+/**
+ * The caller's function tools: `definitionOf` finds a tool's function definition and where it sits
+ * (`tools[i].function` or `tools[i]`), undefined for a tool of another type (a 400).
+ */
+export function functionToolsOf(
+  tools: unknown,
+  definitionOf: (tool: Loose, at: string) => [Loose, string] | undefined,
+): CallerTool[] {
+  if (!given(tools)) return [];
+  if (!Array.isArray(tools)) throw badRequest("tools must be an array", "tools");
+  return tools.map((tool: unknown, i) => {
+    const found = isObject(tool) && tool.type === "function" ? definitionOf(tool, `tools[${i}]`) : undefined;
+    if (!found) throw badRequest("only function tools are supported", `tools[${i}].type`);
+    return functionToolOf(...found);
+  });
+}
+
+/**
+ * `tool_choice`: "auto", "none", "required", or a function tool whose name `nameOf` reads (the
+ * name, and where it sits for a 400), undefined for an object that is not one.
+ */
+export function toolChoiceOf(
+  choice: unknown,
+  nameOf: (choice: Loose) => [unknown, string] | undefined,
+): KilnRunFields["toolChoice"] {
+  if (!given(choice)) return undefined;
+  if (choice === "auto" || choice === "none" || choice === "required") return { mode: choice, name: "" };
+  const named = isObject(choice) && choice.type === "function" ? nameOf(choice) : undefined;
+  if (named) {
+    const [name, at] = named;
+    if (typeof name !== "string") throw badRequest("tool_choice needs the function name", at);
+    return { mode: "tool", name };
+  }
+  throw badRequest('tool_choice must be "auto", "none", "required" or a function tool', "tool_choice");
+}
+
+/** An options object (`stream_options`, `reasoning`): each key given must be `allowed`, else a 400 naming it. */
+export function checkOptions(body: Loose, name: string, allowed: (key: string, value: unknown) => boolean): void {
+  const options = body[name];
+  if (!given(options)) return;
+  if (!isObject(options)) throw badRequest(`${name} must be an object`, name);
+  for (const [key, value] of Object.entries(options)) {
+    if (given(value) && !allowed(key, value)) throw badRequest(`${name}.${key} is not supported`, `${name}.${key}`);
+  }
+}
+
+/** `include_obfuscation: false`, the one stream option meaning nothing more in Kiln (it never pads). */
+export const noObfuscation = (key: string, value: unknown) => key === "include_obfuscation" && value === false;

@@ -6,17 +6,7 @@
 import { jsonText } from "@kiln/kit/json-text";
 import { badRequest } from "./openai-errors.js";
 import type { ModelRunCall } from "./openai-model-run.js";
-import {
-  functionToolOf,
-  given,
-  integer,
-  isObject,
-  jsonSchemaFormatOf,
-  type KilnRunFields,
-  type Loose,
-  number,
-  variablesOf,
-} from "./openai-request-fields.js";
+import * as fields from "./openai-request-fields.js";
 import { type MessageSource, responsesInputOf } from "./openai-responses-input.js";
 
 export interface ResponsesRequest extends ModelRunCall {
@@ -61,115 +51,83 @@ const REFUSED: Record<string, string> = {
   safety_identifier: "`safety_identifier` is not supported: Kiln records the API key that made the run",
 };
 
-function toolsOf(tools: unknown): NonNullable<KilnRunFields["tools"]> {
-  if (!given(tools)) return [];
-  if (!Array.isArray(tools)) throw badRequest("tools must be an array", "tools");
-  return tools.map((tool: unknown, i) => {
-    if (!isObject(tool) || tool.type !== "function") {
-      throw badRequest("only function tools are supported", `tools[${i}].type`);
-    }
-    return functionToolOf(tool, `tools[${i}]`);
-  });
-}
+/** Responses' tools, flattened: `{type: "function", name, description?, parameters?, strict?}`. */
+const toolsOf = (tools: unknown) => fields.functionToolsOf(tools, (tool, at) => [tool, at]);
 
-function toolChoiceOf(choice: unknown): KilnRunFields["toolChoice"] {
-  if (!given(choice)) return undefined;
-  if (choice === "auto" || choice === "none" || choice === "required") return { mode: choice, name: "" };
-  if (isObject(choice) && choice.type === "function") {
-    if (typeof choice.name !== "string") throw badRequest("tool_choice needs the function name", "tool_choice.name");
-    return { mode: "tool", name: choice.name };
-  }
-  throw badRequest('tool_choice must be "auto", "none", "required" or a function tool', "tool_choice");
-}
+const responsesToolChoiceOf = (choice: unknown) => fields.toolChoiceOf(choice, (c) => [c.name, "tool_choice.name"]);
 
 /** `text`: its `format` (text, json_object, json_schema); `verbosity` is a 400. */
-function responseFormatOf(text: unknown): KilnRunFields["responseFormat"] {
-  if (!given(text)) return undefined;
-  if (!isObject(text)) throw badRequest("text must be an object", "text");
+function responseFormatOf(text: unknown): fields.KilnRunFields["responseFormat"] {
+  if (!fields.given(text)) return undefined;
+  if (!fields.isObject(text)) throw badRequest("text must be an object", "text");
   for (const [key, value] of Object.entries(text)) {
-    if (key !== "format" && given(value)) throw badRequest(`text.${key} is not supported`, `text.${key}`);
+    if (key !== "format" && fields.given(value)) throw badRequest(`text.${key} is not supported`, `text.${key}`);
   }
   const format = text.format;
-  if (!given(format)) return undefined;
-  if (!isObject(format)) throw badRequest("text.format must be an object", "text.format");
+  if (!fields.given(format)) return undefined;
+  if (!fields.isObject(format)) throw badRequest("text.format must be an object", "text.format");
   if (format.type === "text" || format.type === "json_object") return jsonText({ type: format.type });
   if (format.type === "json_schema") {
-    if (given(format.description)) {
+    if (fields.given(format.description)) {
       throw badRequest("text.format.description is not supported", "text.format.description");
     }
     // `strict` is accepted either way: the provider is asked in non-strict mode (any JSON Schema works).
-    if (given(format.strict) && typeof format.strict !== "boolean") {
+    if (fields.given(format.strict) && typeof format.strict !== "boolean") {
       throw badRequest("text.format.strict must be a boolean", "text.format.strict");
     }
-    return jsonSchemaFormatOf(format, "text.format");
+    return fields.jsonSchemaFormatOf(format, "text.format");
   }
   throw badRequest('text.format.type must be "text", "json_object" or "json_schema"', "text.format.type");
 }
 
-function parametersOf(body: Loose): KilnRunFields["parameters"] {
+function parametersOf(body: fields.Loose): fields.KilnRunFields["parameters"] {
   const parallel = body.parallel_tool_calls;
-  if (given(parallel) && typeof parallel !== "boolean") {
+  if (fields.given(parallel) && typeof parallel !== "boolean") {
     throw badRequest("parallel_tool_calls must be a boolean", "parallel_tool_calls");
   }
   return {
-    temperature: number(body, "temperature"),
-    topP: number(body, "top_p"),
-    maxOutputTokens: integer(body, "max_output_tokens"),
+    temperature: fields.number(body, "temperature"),
+    topP: fields.number(body, "top_p"),
+    maxOutputTokens: fields.integer(body, "max_output_tokens"),
     parallelToolCalls: typeof parallel === "boolean" ? parallel : undefined,
   };
 }
 
 /** Fields whose only supported value is OpenAI's default (or means nothing more in Kiln): anything else is a 400. */
-function checkDefaults(body: Loose): void {
+function checkDefaults(body: fields.Loose): void {
   // Kiln stores every run either way (GET /api/runs/:id); `store` only says whether OpenAI keeps
   // the response for previous_response_id, which Kiln does not offer: both values are accepted.
-  if (given(body.store) && typeof body.store !== "boolean") throw badRequest("store must be a boolean", "store");
+  if (fields.given(body.store) && typeof body.store !== "boolean") throw badRequest("store must be a boolean", "store");
   if (body.background === true) throw badRequest("background responses are not supported", "background");
   const include = body.include;
-  if (given(include) && !(Array.isArray(include) && include.length === 0)) {
+  if (fields.given(include) && !(Array.isArray(include) && include.length === 0)) {
     throw badRequest("include is not supported: Kiln answers no extra output data", "include");
   }
-  if (given(body.truncation) && body.truncation !== "disabled") {
+  if (fields.given(body.truncation) && body.truncation !== "disabled") {
     throw badRequest('only truncation: "disabled" is supported', "truncation");
   }
-  for (const [name, value] of [
-    ["reasoning", body.reasoning],
-    ["stream_options", body.stream_options],
-  ] as const) {
-    if (!given(value)) continue;
-    if (!isObject(value)) throw badRequest(`${name} must be an object`, name);
-    for (const [key, v] of Object.entries(value)) {
-      if (given(v) && !(key === "include_obfuscation" && v === false)) {
-        throw badRequest(`${name}.${key} is not supported`, `${name}.${key}`);
-      }
-    }
-  }
+  fields.checkOptions(body, "reasoning", fields.noObfuscation);
+  fields.checkOptions(body, "stream_options", fields.noObfuscation);
 }
 
 /** The Responses body as a prompt run; 400 (OpenAI's shape, `param` the field) for what Kiln cannot honour. */
 export function responsesRequestOf(raw: unknown): ResponsesRequest {
-  const body: Loose = isObject(raw) ? raw : {};
-  if (typeof body.model !== "string" || body.model === "")
-    throw badRequest("you must provide a model parameter", "model");
-  for (const [key, value] of Object.entries(body)) {
-    if (READ.has(key) || !given(value)) continue;
-    throw badRequest(REFUSED[key] ?? `\`${key}\` is not supported by Kiln's Responses API`, key);
-  }
+  const body = fields.bodyOf(raw, READ, REFUSED, "Responses API");
   checkDefaults(body);
-  const variables = variablesOf(body);
+  const variables = fields.variablesOf(body);
   const { messages, sources } = responsesInputOf(body.instructions, body.input);
-  const sent = (v: unknown) => given(v) && !(Array.isArray(v) && v.length === 0);
+  const sent = (v: unknown) => fields.given(v) && !(Array.isArray(v) && v.length === 0);
   return {
-    model: body.model,
+    model: String(body.model),
     run: {
       variables: jsonText(variables),
       messages,
       tools: toolsOf(body.tools),
-      toolChoice: toolChoiceOf(body.tool_choice),
+      toolChoice: responsesToolChoiceOf(body.tool_choice),
       responseFormat: responseFormatOf(body.text),
       parameters: parametersOf(body),
     },
-    messagesField: given(body.instructions) ? "instructions" : "input",
+    messagesField: fields.given(body.instructions) ? "instructions" : "input",
     promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
     paramOf: (field) => responsesParamOf(field, sources, typeof body.input === "string"),
     stream: body.stream === true,

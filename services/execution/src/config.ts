@@ -64,7 +64,7 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
 }
 
 /**
- * RUN_TRACES=on records every stored run as a trace (docs/observability.md "Kiln's own runs");
+ * RUN_TRACES=on records every stored run as a trace (docs/observability.md "Kiln's runs as traces");
  * off by default: writing the spans costs about as much CPU again as the run itself on the
  * embedded path (docs/benchmarks.md).
  */
