@@ -2,6 +2,7 @@ import type { OnboardingResult } from "@kiln/sdk";
 import { useState } from "react";
 import { useAction, useFields } from "./action.js";
 import { call, clientOf, currentSession, type Session } from "./api.js";
+import { PlanTerms } from "./organization.js";
 import type { Navigate } from "./router.js";
 import { ErrorBox, Field, Link } from "./ui.js";
 
@@ -117,14 +118,7 @@ export function Onboarding({
         <>
           <h1>Your plan</h1>
           <dl className="summary">
-            <dt>Organization</dt>
-            <dd>{result.organization.name}</dd>
-            <dt>Plan</dt>
-            <dd>{result.organization.plan === "free" ? "Free" : result.organization.plan}</dd>
-            <dt>AI</dt>
-            <dd>{result.organization.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
-            <dt>Runs per month</dt>
-            <dd>{result.organization.entitlements.monthlyRunLimit || "Unlimited"}</dd>
+            <PlanTerms organization={result.organization} />
           </dl>
           <button type="button" onClick={() => setStep(3)}>
             Continue

@@ -1,6 +1,6 @@
 /** A skill's evaluation cases: a form to add and edit (input, expected output, assertions), delete, files in and out. */
 import type { EvaluationCase, Kiln, NewEvaluationCase } from "@kiln/sdk";
-import { type ChangeEvent, useCallback, useState } from "react";
+import { type ChangeEvent, Fragment, useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import type { Session } from "./api.js";
 import { type AssertionDraft, AssertionsEditor, assertionsOf, draftOf } from "./evaluation-assertions.js";
@@ -195,22 +195,23 @@ export function EvaluationCases({
             CSV columns: name, input.&lt;field&gt;…, expectedOutput, contains. JSON and JSONL keep every assertion.
           </p>
           <p>
-            <button
-              type="button"
-              className="secondary"
-              disabled={!cases?.length}
-              onClick={() => download(`cases-${skillId}.jsonl`, casesToJsonl(cases ?? []), "application/x-ndjson")}
-            >
-              Export JSONL
-            </button>{" "}
-            <button
-              type="button"
-              className="secondary"
-              disabled={!cases?.length}
-              onClick={() => download(`cases-${skillId}.csv`, casesToCsv(cases ?? []), "text/csv")}
-            >
-              Export CSV
-            </button>
+            {(
+              [
+                ["JSONL", "jsonl", casesToJsonl, "application/x-ndjson"],
+                ["CSV", "csv", casesToCsv, "text/csv"],
+              ] as const
+            ).map(([label, extension, write, type]) => (
+              <Fragment key={label}>
+                <button
+                  type="button"
+                  className="secondary"
+                  disabled={!cases?.length}
+                  onClick={() => download(`cases-${skillId}.${extension}`, write(cases ?? []), type)}
+                >
+                  Export {label}
+                </button>{" "}
+              </Fragment>
+            ))}
           </p>
         </div>
       </div>

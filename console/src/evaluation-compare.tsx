@@ -4,7 +4,7 @@
  */
 import type { EvaluationCase, EvaluationComparison, EvaluationRun, Skill } from "@kiln/sdk";
 import type { ChangeObject } from "diff";
-import { useCallback, useState } from "react";
+import { Fragment, useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { allCases } from "./evaluation-cases.js";
 import { attemptsPassed, caseNamer, changeText, verdictClass } from "./evaluation-format.js";
@@ -107,20 +107,22 @@ export function EvaluationCompare({
       <h1>Compare evaluation runs</h1>
       <ErrorBox error={error} />
       <dl className="summary">
-        <dt>Base (before)</dt>
-        <dd>
-          <Link to={report(base.id)} navigate={navigate}>
-            {formatDate(base.createdAt)}
-          </Link>{" "}
-          · {comparison.base.target} · {comparison.base.repeats} attempt{comparison.base.repeats === 1 ? "" : "s"}
-        </dd>
-        <dt>Head (after)</dt>
-        <dd>
-          <Link to={report(head.id)} navigate={navigate}>
-            {formatDate(head.createdAt)}
-          </Link>{" "}
-          · {comparison.head.target} · {comparison.head.repeats} attempt{comparison.head.repeats === 1 ? "" : "s"}
-        </dd>
+        {(
+          [
+            ["Base (before)", base, comparison.base],
+            ["Head (after)", head, comparison.head],
+          ] as const
+        ).map(([label, run, side]) => (
+          <Fragment key={label}>
+            <dt>{label}</dt>
+            <dd>
+              <Link to={report(run.id)} navigate={navigate}>
+                {formatDate(run.createdAt)}
+              </Link>{" "}
+              · {side.target} · {side.repeats} attempt{side.repeats === 1 ? "" : "s"}
+            </dd>
+          </Fragment>
+        ))}
       </dl>
       <p role="status">{comparison.summary.text}</p>
       <label className="check">

@@ -1,14 +1,14 @@
 /** A skill's past evaluation runs, newest first, a page at a time (the SDK's pagination); two picked to compare. */
+
 import type { EvaluationRunListItem, Kiln } from "@kiln/sdk";
-import { useCallback, useEffect, useRef, useState } from "react";
-import { errorOf, type ShownError } from "./api.js";
+import { useEffect, useState } from "react";
 import { isDone, percent } from "./evaluation-format.js";
+import { usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { formatCost, formatDate } from "./run-format.js";
 import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js";
 
 const PAGE_SIZE = 20;
-type Pages = AsyncGenerator<{ data: EvaluationRunListItem[]; nextCursor: string | null }>;
 
 /** A run in a picker: when, what, how well (and the id's end, to tell apart two runs of the same second). */
 const runLabel = (r: EvaluationRunListItem) => `${formatDate(r.createdAt)} · ${passCell(r)} · …${r.id.slice(-4)}`;
@@ -27,33 +27,10 @@ function costCell(r: EvaluationRunListItem) {
 }
 
 export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; skillId: string; navigate: Navigate }) {
-  const [runs, setRuns] = useState<EvaluationRunListItem[] | null>(null);
-  const [more, setMore] = useState(false);
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<ShownError | null>(null);
+  const { items: runs, more, loading, error, start, next } = usePagedList<EvaluationRunListItem>();
   const [base, setBase] = useState("");
   const [head, setHead] = useState("");
-  const pages = useRef<Pages | null>(null);
-  const next = useCallback(async () => {
-    const it = pages.current;
-    if (!it) return;
-    setLoading(true);
-    try {
-      const page = await it.next();
-      if (pages.current !== it) return;
-      if (!page.done) setRuns((rs) => [...(rs ?? []), ...page.value.data]);
-      setMore(!page.done && page.value.nextCursor !== null);
-    } catch (e) {
-      setError(errorOf(e));
-    } finally {
-      setLoading(false);
-    }
-  }, []);
-  useEffect(() => {
-    setRuns(null);
-    pages.current = kiln.evaluations.listRuns(skillId, { limit: PAGE_SIZE }).pages();
-    void next();
-  }, [kiln, skillId, next]);
+  useEffect(() => start(kiln.evaluations.listRuns(skillId, { limit: PAGE_SIZE }).pages()), [kiln, skillId, start]);
   const comparable = (runs ?? []).filter((r) => r.status === "completed" || r.status === "cancelled");
   useEffect(() => {
     // The newest two by default: head the latest, base the one before.
@@ -117,20 +94,20 @@ export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; ski
             navigate(`/skills/${skillId}/evaluations/${base}/compare/${head}`);
           }}
         >
-          <SelectField id="compare-base" label="Compare: base (before)" value={base} onChange={setBase}>
-            {comparable.map((r) => (
-              <option key={r.id} value={r.id}>
-                {runLabel(r)}
-              </option>
-            ))}
-          </SelectField>
-          <SelectField id="compare-head" label="with head (after)" value={head} onChange={setHead}>
-            {comparable.map((r) => (
-              <option key={r.id} value={r.id}>
-                {runLabel(r)}
-              </option>
-            ))}
-          </SelectField>
+          {(
+            [
+              ["compare-base", "Compare: base (before)", base, setBase],
+              ["compare-head", "with head (after)", head, setHead],
+            ] as const
+          ).map(([id, label, value, onChange]) => (
+            <SelectField key={id} id={id} label={label} value={value} onChange={onChange}>
+              {comparable.map((r) => (
+                <option key={r.id} value={r.id}>
+                  {runLabel(r)}
+                </option>
+              ))}
+            </SelectField>
+          ))}
           <button type="submit" disabled={!base || !head || base === head}>
             Compare the two runs
           </button>

@@ -2,36 +2,29 @@ import { useState } from "react";
 import type { Navigate } from "./router.js";
 import { Link } from "./ui.js";
 
-/** The console's pages, grouped as a prompt team works: build, run, look after the organization. */
-export const NAV_GROUPS: { name: string; pages: { path: string; name: string }[] }[] = [
-  {
-    name: "Build",
-    pages: [
-      { path: "/prompts", name: "Prompts" },
-      { path: "/tools", name: "Tools" },
-      { path: "/skills", name: "Skills" },
-      { path: "/agents", name: "Agents" },
-    ],
-  },
-  {
-    name: "Run",
-    pages: [
-      { path: "/playground", name: "Playground" },
-      { path: "/runs", name: "Runs" },
-      { path: "/models", name: "Models" },
-    ],
-  },
-  {
-    name: "Organization",
-    pages: [
-      { path: "/members", name: "Members" },
-      { path: "/api-keys", name: "API keys" },
-      { path: "/mcp-setup", name: "MCP" },
-      { path: "/settings", name: "Settings" },
-      { path: "/transfer", name: "Export and import" },
-    ],
-  },
-];
+/**
+ * The console's pages, grouped as a prompt team works: build, run, look after the organization.
+ * Each page is its path and its name, separated by the first space.
+ */
+const GROUPS = {
+  Build: ["/prompts Prompts", "/tools Tools", "/skills Skills", "/agents Agents"],
+  Run: ["/playground Playground", "/runs Runs", "/models Models"],
+  Organization: [
+    "/members Members",
+    "/api-keys API keys",
+    "/mcp-setup MCP",
+    "/settings Settings",
+    "/transfer Export and import",
+  ],
+};
+
+export const NAV_GROUPS = Object.entries(GROUPS).map(([name, pages]) => ({
+  name,
+  pages: pages.map((page) => {
+    const space = page.indexOf(" ");
+    return { path: page.slice(0, space), name: page.slice(space + 1) };
+  }),
+}));
 
 const isCurrent = (path: string, page: string) => path === page || path.startsWith(`${page}/`);
 

@@ -105,18 +105,7 @@ export function OrganizationSettings({ session }: { session: Session }) {
         <section className="card" aria-labelledby="plan">
           <h2 id="plan">Plan</h2>
           <dl className="summary">
-            <dt>Organization</dt>
-            <dd>{view.organization.name}</dd>
-            <dt>Plan</dt>
-            <dd>{view.organization.plan === "free" ? "Free" : view.organization.plan}</dd>
-            <dt>AI</dt>
-            <dd>{view.organization.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
-            <dt>Runs per month</dt>
-            <dd>
-              {view.organization.entitlements.monthlyRunLimit
-                ? new Intl.NumberFormat("en-US").format(view.organization.entitlements.monthlyRunLimit)
-                : "Unlimited"}
-            </dd>
+            <PlanTerms organization={view.organization} />
             <dt>Your role</dt>
             <dd>{view.membership?.role ?? "—"}</dd>
           </dl>
@@ -199,5 +188,22 @@ function ProtectedLabels({
         </p>
       )}
     </form>
+  );
+}
+
+/** An organization's plan as its terms: name, plan, AI, runs per month (a `<dl>`'s items). */
+export function PlanTerms({ organization }: { organization: Organization }) {
+  const limit = organization.entitlements.monthlyRunLimit;
+  return (
+    <>
+      <dt>Organization</dt>
+      <dd>{organization.name}</dd>
+      <dt>Plan</dt>
+      <dd>{organization.plan === "free" ? "Free" : organization.plan}</dd>
+      <dt>AI</dt>
+      <dd>{organization.entitlements.aiEnabled ? "Enabled" : "Not enabled"}</dd>
+      <dt>Runs per month</dt>
+      <dd>{limit ? new Intl.NumberFormat("en-US").format(limit) : "Unlimited"}</dd>
+    </>
   );
 }

@@ -1,6 +1,7 @@
 import { type Kiln, type Page, PaginatedList } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
-import { call, errorOf, type Session, type ShownError } from "./api.js";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { call, type Session } from "./api.js";
+import { usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
 import { describeTarget, type Run, useRunTargets } from "./run-names.js";
@@ -58,37 +59,10 @@ function useModelIds(kiln: Kiln): string[] {
 /** The organization's runs, newest first, filtered by kind, status, model and time; every page reachable. */
 export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
   const [form, setForm] = useState(NO_FILTER);
-  const [runs, setRuns] = useState<Run[] | null>(null);
-  const [more, setMore] = useState(false);
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<ShownError | null>(null);
-  const pages = useRef<AsyncGenerator<Page<Run>> | null>(null);
+  const { items: runs, more, loading, error, start, next } = usePagedList<Run>();
   const models = useModelIds(kiln);
   const targets = useRunTargets(kiln, runs ?? []);
-  const next = useCallback(async () => {
-    const it = pages.current;
-    if (!it) return;
-    setLoading(true);
-    try {
-      const page = await it.next();
-      if (pages.current !== it) return;
-      if (!page.done) setRuns((rs) => [...(rs ?? []), ...page.value.data]);
-      setMore(!page.done && page.value.nextCursor !== null);
-    } catch (e) {
-      setError(errorOf(e));
-    } finally {
-      setLoading(false);
-    }
-  }, []);
-  const load = useCallback(
-    (f: Filters) => {
-      setError(null);
-      setRuns(null);
-      pages.current = runList(session, f).pages();
-      void next();
-    },
-    [session, next],
-  );
+  const load = useCallback((f: Filters) => start(runList(session, f).pages()), [session, start]);
   useEffect(() => load(NO_FILTER), [load]);
   const set = (name: keyof Filters) => (value: string) => setForm((f) => ({ ...f, [name]: value }));
   function filter(e: FormEvent) {
@@ -103,7 +77,7 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
           <Options values={["", "prompt", "skill", "agent", "judge"]} />
         </SelectField>
         <SelectField id="runs-status" label="Status" value={form.status} onChange={set("status")}>
-          <Options values={["", "succeeded", "failed", "running"]} />
+          <Options values={["", "succeeded", "failed", "running", "cancelled"]} />
         </SelectField>
         <SelectField id="runs-model" label="Model" value={form.model} onChange={set("model")}>
           <Options values={["", ...models]} />

@@ -1,5 +1,7 @@
+import type { CallOptions } from "@connectrpc/connect";
 import { DomainError } from "@kiln/kit/errors";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
+import { callOptions, hasScope, type McpCaller } from "./caller.js";
 
 /** How many prompts, skills or agents one list answer holds at most (docs/mcp.md "Limits"). */
 export const MAX_LISTED = 500;
@@ -17,6 +19,28 @@ export async function collectPages<T>(
     cursor = r.nextCursor;
   } while (cursor !== "" && items.length < MAX_LISTED);
   return items.slice(0, MAX_LISTED);
+}
+
+/** What a catalog list RPC is asked: a page of the caller's organization. */
+export interface ListRequest {
+  organizationId: string;
+  cursor: string;
+  limit: number;
+}
+
+/**
+ * Every item of one catalog list for the caller (up to MAX_LISTED), when it holds every one of
+ * `scopes`; none otherwise. `list` asks one page and answers its items and next cursor.
+ */
+export async function listedFor<T>(
+  caller: McpCaller,
+  scopes: string[],
+  list: (request: ListRequest, options: CallOptions) => Promise<{ items: T[]; nextCursor: string }>,
+): Promise<T[]> {
+  if (!scopes.every((scope) => hasScope(caller, scope))) return [];
+  const options = callOptions(caller);
+  const organizationId = caller.principal.organizationId;
+  return collectPages((cursor, limit) => list({ organizationId, cursor, limit }, options));
 }
 
 /** A JSON text of a catalog message as a value; null when unset or empty. */

@@ -8,8 +8,8 @@ import {
   McpError,
   type PromptArgument,
 } from "@modelcontextprotocol/sdk/types.js";
-import { callOptions, hasScope, type McpCaller } from "./caller.js";
-import { collectPages, objectSchemaOf } from "./lists.js";
+import { callOptions, type McpCaller } from "./caller.js";
+import { listedFor, objectSchemaOf } from "./lists.js";
 
 /** A prompt as MCP offers it: a published version, or the version a label points at (`name@label`). */
 interface OfferedPrompt {
@@ -20,11 +20,10 @@ interface OfferedPrompt {
 
 /** The organization's prompts with a published version, and with `promptLabels` their labelled versions. */
 async function offeredPrompts(catalog: Client<typeof CatalogService>, caller: McpCaller): Promise<OfferedPrompt[]> {
-  if (!hasScope(caller, "prompts:read")) return [];
   const options = callOptions(caller);
-  const prompts = await collectPages(async (cursor, limit) => {
-    const r = await catalog.listPrompts({ organizationId: caller.principal.organizationId, cursor, limit }, options);
-    return { items: r.prompts, nextCursor: r.nextCursor };
+  const prompts = await listedFor(caller, ["prompts:read"], async (request, o) => {
+    const { prompts: items, nextCursor } = await catalog.listPrompts(request, o);
+    return { items, nextCursor };
   });
   const offered: OfferedPrompt[] = [];
   for (const prompt of prompts) {

@@ -9,8 +9,8 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { requestJsonText } from "../json-limits.js";
-import { callOptions, hasScope, type McpCaller } from "./caller.js";
-import { asDomainError, collectPages, jsonOf, objectSchemaOf, slugOf } from "./lists.js";
+import { callOptions, type McpCaller } from "./caller.js";
+import { asDomainError, jsonOf, listedFor, objectSchemaOf, slugOf } from "./lists.js";
 
 /** A skill or an agent offered as a tool: its published version's input (and output) schema. */
 export interface OfferedTool {
@@ -37,23 +37,39 @@ function named(tools: OfferedTool[]): OfferedTool[] {
   });
 }
 
-async function offeredSkills({ catalog }: Clients, caller: McpCaller): Promise<OfferedTool[]> {
-  if (!hasScope(caller, "skills:read") || !hasScope(caller, "runs:write")) return [];
-  const options = callOptions(caller);
-  const skills = await collectPages(async (cursor, limit) => {
-    const r = await catalog.listSkills({ organizationId: caller.principal.organizationId, cursor, limit }, options);
-    return { items: r.skills, nextCursor: r.nextCursor };
-  });
-  const offered: OfferedTool[] = [];
-  for (const skill of skills) {
-    const versionId = skill.publishedVersionId;
+/**
+ * The items with a published version, each with that version's content: the list's own when it
+ * describes the published version, else read (`read`) for it.
+ */
+async function withPublished<R extends { publishedVersionId?: string; describedVersionId: string }, C>(
+  items: R[],
+  described: (item: R) => C | undefined,
+  read: (item: R, versionId: string) => Promise<C | undefined>,
+): Promise<{ item: R; content: C | undefined }[]> {
+  const published: { item: R; content: C | undefined }[] = [];
+  for (const item of items) {
+    const versionId = item.publishedVersionId;
     if (!versionId) continue;
-    const content =
-      skill.describedVersionId === versionId
-        ? skill.content
-        : (await catalog.getSkill({ id: skill.id, versionId }, options)).skill?.content;
+    const content = item.describedVersionId === versionId ? described(item) : await read(item, versionId);
+    published.push({ item, content });
+  }
+  return published;
+}
+
+async function offeredSkills({ catalog }: Clients, caller: McpCaller): Promise<OfferedTool[]> {
+  const options = callOptions(caller);
+  const skills = await listedFor(caller, ["skills:read", "runs:write"], async (request, o) => {
+    const { skills: items, nextCursor } = await catalog.listSkills(request, o);
+    return { items, nextCursor };
+  });
+  const published = await withPublished(
+    skills,
+    (skill) => skill.content,
+    async (skill, versionId) => (await catalog.getSkill({ id: skill.id, versionId }, options)).skill?.content,
+  );
+  return published.map(({ item: skill, content }) => {
     const outputSchema = objectSchemaOf(content?.outputSchema?.json);
-    offered.push({
+    return {
       kind: "skill",
       id: skill.id,
       tool: {
@@ -63,28 +79,24 @@ async function offeredSkills({ catalog }: Clients, caller: McpCaller): Promise<O
         inputSchema: { ...ANY_OBJECT, ...objectSchemaOf(content?.inputSchema?.json) },
         ...(outputSchema ? { outputSchema: { ...ANY_OBJECT, ...outputSchema } } : {}),
       },
-    });
-  }
-  return offered;
+    };
+  });
 }
 
 async function offeredAgents({ catalog }: Clients, caller: McpCaller): Promise<OfferedTool[]> {
-  if (!hasScope(caller, "agents:read") || !hasScope(caller, "runs:write")) return [];
   const options = callOptions(caller);
-  const agents = await collectPages(async (cursor, limit) => {
-    const r = await catalog.listAgents({ organizationId: caller.principal.organizationId, cursor, limit }, options);
-    return { items: r.agents, nextCursor: r.nextCursor };
+  const agents = await listedFor(caller, ["agents:read", "runs:write"], async (request, o) => {
+    const { agents: items, nextCursor } = await catalog.listAgents(request, o);
+    return { items, nextCursor };
   });
-  const offered: OfferedTool[] = [];
-  for (const agent of agents) {
-    const versionId = agent.publishedVersionId;
-    if (!versionId) continue;
-    const workflow =
-      agent.describedVersionId === versionId
-        ? agent.workflow
-        : (await catalog.getAgent({ id: agent.id, versionId }, options)).agent?.workflow;
+  const published = await withPublished(
+    agents,
+    (agent) => agent.workflow,
+    async (agent, versionId) => (await catalog.getAgent({ id: agent.id, versionId }, options)).agent?.workflow,
+  );
+  return published.map(({ item: agent, content: workflow }) => {
     const inputSchema = (jsonOf(workflow?.json) as { inputSchema?: unknown } | null)?.inputSchema;
-    offered.push({
+    return {
       kind: "agent",
       id: agent.id,
       tool: {
@@ -93,9 +105,8 @@ async function offeredAgents({ catalog }: Clients, caller: McpCaller): Promise<O
         description: agent.description || `The Kiln agent ${agent.name}`,
         inputSchema: { ...ANY_OBJECT, ...objectSchemaOf(JSON.stringify(inputSchema ?? null)) },
       },
-    });
-  }
-  return offered;
+    };
+  });
 }
 
 async function offeredTools(clients: Clients, caller: McpCaller): Promise<OfferedTool[]> {
