@@ -1,7 +1,8 @@
 import { useId, useState } from "react";
 import { IssueText, Pick, type ShownIssue } from "./agent-builder-fields.js";
 import { Field } from "./ui.js";
-import { type Schema, schemaWith, specsOf, VARIABLE_TYPES, type VariableSpec } from "./variables.js";
+import { type Schema, schemaWith, specsOf, type VariableSpec } from "./variables.js";
+import { VariableTypeOptions } from "./variables-editor.js";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -54,12 +55,7 @@ export function InputSchemaEditor({
               value={spec.type}
               onChange={(type) => change(spec.name, { type: type as VariableSpec["type"] })}
             >
-              {VARIABLE_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t === "string" ? "text" : t}
-                </option>
-              ))}
-              {spec.type === "other" && <option value="other">other (edit as JSON)</option>}
+              <VariableTypeOptions type={spec.type} />
             </Pick>
             <label className="check">
               <input

@@ -80,12 +80,7 @@ export function AgentRuns({
       {agent.publishedVersionId ? (
         <>
           <h3>Inputs</h3>
-          <VariableFields
-            properties={properties}
-            values={values}
-            onChange={(name, value) => setValues((v) => ({ ...v, [name]: value }))}
-            error={error}
-          />
+          <VariableFields properties={properties} values={values} setValues={setValues} error={error} />
         </>
       ) : (
         <p className="hint">Publish a version to run the agent.</p>

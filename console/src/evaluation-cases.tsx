@@ -162,12 +162,7 @@ export function EvaluationCases({
           {properties.length > 0 ? (
             <fieldset className="variables">
               <legend>Input</legend>
-              <VariableFields
-                properties={properties}
-                values={values}
-                onChange={(k, v) => setValues((o) => ({ ...o, [k]: v }))}
-                error={error}
-              />
+              <VariableFields properties={properties} values={values} setValues={setValues} error={error} />
             </fieldset>
           ) : (
             <Field label="Case input (JSON)" multiline rows={3} value={inputJson} onChange={setInputJson} />

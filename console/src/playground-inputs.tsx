@@ -64,14 +64,16 @@ export function variablesOf(properties: Property[], values: Record<string, strin
 export function VariableFields({
   properties,
   values,
-  onChange,
+  setValues,
   error,
 }: {
   properties: Property[];
   values: Record<string, string>;
-  onChange: (name: string, value: string) => void;
+  /** The values' state setter: a field's change is merged into them. */
+  setValues: (update: (values: Record<string, string>) => Record<string, string>) => void;
   error: ShownError | null;
 }) {
+  const onChange = (name: string, value: string) => setValues((vs) => ({ ...vs, [name]: value }));
   if (properties.length === 0) return <p className="hint">This version takes no variables.</p>;
   return properties.map((p) => {
     const label = `${p.name}${p.required ? " (required)" : ""}`;

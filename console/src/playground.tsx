@@ -141,12 +141,7 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
                 </fieldset>
               )}
               <h3 className="form-part">Variables</h3>
-              <VariableFields
-                properties={properties}
-                values={values}
-                onChange={(name, v) => setValues((vs) => ({ ...vs, [name]: v }))}
-                error={error}
-              />
+              <VariableFields properties={properties} values={values} setValues={setValues} error={error} />
               <ErrorBox error={boxed} />
               <button type="submit" disabled={running}>
                 {running ? "Running…" : comparing ? "Run both" : "Run"}

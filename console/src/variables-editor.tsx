@@ -136,12 +136,7 @@ function VariableForm({
         value={spec.type}
         onChange={(type) => onChange({ type: type as VariableType })}
       >
-        {VARIABLE_TYPES.map((t) => (
-          <option key={t} value={t}>
-            {t === "string" ? "text" : t}
-          </option>
-        ))}
-        {spec.type === "other" && <option value="other">other (edit as JSON)</option>}
+        <VariableTypeOptions type={spec.type} />
       </SelectField>
       <label className="check">
         <input type="checkbox" checked={spec.required} onChange={(e) => onChange({ required: e.target.checked })} />{" "}
@@ -186,5 +181,19 @@ export function SampledPreview({
         ),
       )}
     </div>
+  );
+}
+
+/** The options of a variable's type picker ("other" only for a type the form cannot edit). */
+export function VariableTypeOptions({ type }: { type: string }) {
+  return (
+    <>
+      {VARIABLE_TYPES.map((t) => (
+        <option key={t} value={t}>
+          {t === "string" ? "text" : t}
+        </option>
+      ))}
+      {type === "other" && <option value="other">other (edit as JSON)</option>}
+    </>
   );
 }

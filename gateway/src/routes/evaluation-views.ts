@@ -170,20 +170,12 @@ export const EvaluationRunView = Type.Object(
   { $id: "EvaluationRun" },
 );
 
-export const EvaluationRunListItemView = Type.Object(
-  {
-    id: Type.String(),
-    evaluationRunId: Type.String({ description: "equal to id" }),
-    skillId: Type.String(),
-    status: EvaluationStatus,
-    repeats: Type.Integer({ minimum: 1, maximum: 20 }),
-    targets: EvaluationRunView.properties.targets,
-    summary: EvaluationRunView.properties.summary,
-    createdAt: Timestamp,
-    completedAt: EvaluationRunView.properties.completedAt,
-  },
-  { $id: "EvaluationRunListItem", description: "an evaluation run without its per-case results" },
-);
+/** An evaluation run as its skill's list of runs shows it: every field but the per-case results and the contract check. */
+const { results: _results, contractValidity: _validity, ...listedRunFields } = EvaluationRunView.properties;
+export const EvaluationRunListItemView = Type.Object(listedRunFields, {
+  $id: "EvaluationRunListItem",
+  description: "an evaluation run without its per-case results",
+});
 
 const ComparedSideView = Nullable(
   Type.Object({
