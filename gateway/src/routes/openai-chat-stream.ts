@@ -10,15 +10,7 @@
  */
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import {
-  type ChunkHead,
-  COST_HEADER,
-  chatAnswerOf,
-  chunkOf,
-  chunksOf,
-  failedRunError,
-  usageChunkOf,
-} from "./openai-chat-answer.js";
+import { type ChunkHead, chatAnswerOf, chunkOf, chunksOf, failedRunError, usageChunkOf } from "./openai-chat-answer.js";
 import { openAiErrorOf } from "./openai-errors.js";
 import { openEventStream, replyWithRun } from "./openai-model-run.js";
 import { firstOfStream, type RunStreamEvent } from "./openai-run-stream.js";

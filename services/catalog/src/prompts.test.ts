@@ -252,7 +252,10 @@ describe("createPromptVersion", () => {
     const id = await newPrompt();
     const byUser = await newVersion(id, { message: "Ask for the city first.\nShorter." });
     const byKey = await catalog.prompts.createPromptVersion(keyA, { promptId: id, systemPrompt: "x", tools: [] });
-    expect(byUser).toMatchObject({ createdBy: { type: "user", id: userA.id }, message: "Ask for the city first.\nShorter." });
+    expect(byUser).toMatchObject({
+      createdBy: { type: "user", id: userA.id },
+      message: "Ask for the city first.\nShorter.",
+    });
     expect(byKey).toMatchObject({ createdBy: { type: "api_key", id: keyA.id }, message: null });
     const view = await catalog.prompts.getPrompt(userA, { id, versionId: "" });
     expect(view.versions.map((v) => [v.createdBy, v.message])).toEqual([
