@@ -79,15 +79,15 @@ export async function createExecutionService(
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   const generation = createGeneration(deps.bus, deps.logger);
-  const runTraces = createRunTraceRecorder({
-    collections: traceCollections(deps.store),
-    models: models.catalog,
-    logger: deps.logger,
-  });
+  const traceStore = traceCollections(deps.store);
+  // Only with RUN_TRACES=on: nothing is recorded (or drained on close) otherwise.
+  const runTraces = deps.runTraces
+    ? createRunTraceRecorder({ collections: traceStore, models: models.catalog, logger: deps.logger })
+    : undefined;
   const runnerDeps = {
     runs,
     outbox,
-    onStored: deps.runTraces ? runTraces.record : undefined,
+    onStored: runTraces?.record,
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
@@ -102,7 +102,7 @@ export async function createExecutionService(
   const runner = createRunner(runnerDeps);
   const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger });
   const traces = createTraces({
-    collections: traceCollections(deps.store),
+    collections: traceStore,
     identityAuth: deps.identityAuth,
     models: models.catalog,
   });
@@ -128,7 +128,7 @@ export async function createExecutionService(
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
       await outbox.stop();
-      await runTraces.drain();
+      await runTraces?.drain();
       await idempotencySweeper.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */

@@ -16,15 +16,17 @@ export function callContext(ctx: HandlerContext): CallContext {
     requestId: ctx.values.get(kRequestId),
     signal: ctx.signal,
     generationRead: ctx.values.get(kGenerationRead),
-    trace: runTraceContextOf(ctx.requestHeader.get(TRACEPARENT_HEADER)),
   };
 }
 
-/** The call context of a call that starts a run: its answer carries the run's `traceparent`. */
+/**
+ * The call context of a call that starts a run: its trace context (under the caller's
+ * `traceparent`), which its answer carries. Only these calls make one: a read needs none.
+ */
 export function runCallContext(ctx: HandlerContext): CallContext {
-  const c = callContext(ctx);
-  if (c.trace) ctx.responseHeader.set(TRACEPARENT_HEADER, traceparentOf(c.trace));
-  return c;
+  const trace = runTraceContextOf(ctx.requestHeader.get(TRACEPARENT_HEADER));
+  ctx.responseHeader.set(TRACEPARENT_HEADER, traceparentOf(trace));
+  return { ...callContext(ctx), trace };
 }
 
 /** The agent runtime RPCs (GetRun with kind "agent" reads agent runs back). */

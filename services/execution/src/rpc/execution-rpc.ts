@@ -61,7 +61,7 @@ export function registerExecutionRpc(
     },
     async complete(req, ctx) {
       if (!complete) throw new Error("Complete is not wired");
-      const c = await complete(req, callContext(ctx));
+      const c = await complete(req, runCallContext(ctx));
       return {
         text: c.text,
         structured: optionalJsonText(c.json),

@@ -167,14 +167,18 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       };
       if (!req.async) {
         // Cancelled by its caller: stored as cancelled (with the steps it finished, when it got that far).
-        return storeRun({ ...deps, trace: ctx.trace }, id, () =>
-          execute(agent, inputs, { id, createdAt, signal: ctx.signal }).then(
-            (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
-            (err: unknown) => {
-              if (ctx.signal?.aborted) return cancelledRun(running, now());
-              throw err;
-            },
-          ),
+        return storeRun(
+          deps,
+          id,
+          () =>
+            execute(agent, inputs, { id, createdAt, signal: ctx.signal }).then(
+              (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
+              (err: unknown) => {
+                if (ctx.signal?.aborted) return cancelledRun(running, now());
+                throw err;
+              },
+            ),
+          ctx.trace,
         );
       }
       // The intent first: the relay leaves it alone while the record says "running".
@@ -228,13 +232,17 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         return { ...rest, reused: true, usage: { ...ZERO_USAGE }, estimatedCostUsd: 0, latencyMs: 0, toolCalls: [] };
       });
       const id = newId("arun");
-      return storeRun({ ...deps, trace: ctx.trace }, id, () =>
-        execute(agent, inputs, {
-          id,
-          createdAt: now(),
-          signal: ctx.signal,
-          parent: { runId: original._id, stepId: req.stepId, reused },
-        }),
+      return storeRun(
+        deps,
+        id,
+        () =>
+          execute(agent, inputs, {
+            id,
+            createdAt: now(),
+            signal: ctx.signal,
+            parent: { runId: original._id, stepId: req.stepId, reused },
+          }),
+        ctx.trace,
       );
     },
 

@@ -85,42 +85,47 @@ export function createCompleter(
     const createdAt = now();
     const id = newId("jrun");
     let failure: unknown;
-    const run = await storeRun({ ...deps, trace: ctx.trace }, id, async () => {
-      let execution: PromptExecution;
-      try {
-        const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
-        execution = {
-          status: "succeeded",
-          output: { text: answer.text, ...(answer.json !== undefined ? { json: answer.json } : {}) },
-          provider: model.entry.provider,
-          model: model.entry.id,
-          usage: answer.usage,
-          estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
-          latencyMs: Math.round(performance.now() - started),
-          toolCalls: [],
-        };
-      } catch (e) {
-        // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as
-        // is, after the failed run is stored.
-        failure = e;
-        const error = isProviderError(e)
-          ? providerFailureOf(e)
-          : e instanceof DomainError
-            ? { code: e.kind, message: e.message }
-            : { code: "internal", message: "the judge failed" };
-        execution = failedBeforeAnswer(model, error, Math.round(performance.now() - started));
-      }
-      return runDocOf({
-        id,
-        kind: "judge",
-        organizationId: input.organizationId,
-        input: { system: input.system, user: input.user },
-        createdAt,
-        steps: [],
-        single: execution,
-        completedAt: now(),
-      });
-    });
+    const run = await storeRun(
+      deps,
+      id,
+      async () => {
+        let execution: PromptExecution;
+        try {
+          const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
+          execution = {
+            status: "succeeded",
+            output: { text: answer.text, ...(answer.json !== undefined ? { json: answer.json } : {}) },
+            provider: model.entry.provider,
+            model: model.entry.id,
+            usage: answer.usage,
+            estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
+            latencyMs: Math.round(performance.now() - started),
+            toolCalls: [],
+          };
+        } catch (e) {
+          // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as
+          // is, after the failed run is stored.
+          failure = e;
+          const error = isProviderError(e)
+            ? providerFailureOf(e)
+            : e instanceof DomainError
+              ? { code: e.kind, message: e.message }
+              : { code: "internal", message: "the judge failed" };
+          execution = failedBeforeAnswer(model, error, Math.round(performance.now() - started));
+        }
+        return runDocOf({
+          id,
+          kind: "judge",
+          organizationId: input.organizationId,
+          input: { system: input.system, user: input.user },
+          createdAt,
+          steps: [],
+          single: execution,
+          completedAt: now(),
+        });
+      },
+      ctx.trace,
+    );
     if (failure !== undefined) throw failure;
     const output =
       run.outputJson === null ? { text: "" } : (JSON.parse(run.outputJson) as { text: string; json?: unknown });

@@ -14,8 +14,6 @@ export interface RunStoreDeps {
   outbox: RunEventOutbox;
   /** Called once a run is stored, with the trace context of its call: an in-memory append (docs/observability.md). */
   onStored?: (doc: RunDoc, trace: RunTraceContext | undefined) => void;
-  /** The trace context of the call storing this run (set per call: `{ ...deps, trace }`). */
-  trace?: RunTraceContext;
 }
 
 /**
@@ -25,7 +23,12 @@ export interface RunStoreDeps {
  * The intent's insert starts on the next turn of the event loop, once the execution has sent its
  * first provider request: building and sending a write is not put in front of the model call.
  */
-export async function storeRun(deps: RunStoreDeps, id: string, execute: () => Promise<RunDoc>): Promise<RunDoc> {
+export async function storeRun(
+  deps: RunStoreDeps,
+  id: string,
+  execute: () => Promise<RunDoc>,
+  trace?: RunTraceContext,
+): Promise<RunDoc> {
   const intent = nextTurn().then(() => deps.outbox.intend(id));
   // Awaited after the execution: a store that refuses the intent fails the request then.
   intent.catch(() => undefined);
@@ -33,7 +36,7 @@ export async function storeRun(deps: RunStoreDeps, id: string, execute: () => Pr
   await intent;
   await insertRun(deps, doc);
   deps.outbox.publish(doc);
-  deps.onStored?.(doc, deps.trace);
+  deps.onStored?.(doc, trace);
   return doc;
 }
 

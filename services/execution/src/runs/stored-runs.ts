@@ -40,27 +40,31 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
   const id = newId("run");
   r.stream?.onStart(id);
   const extraMessages = r.extraMessages ?? [];
-  return storeRun({ ...deps, trace: r.trace }, id, async () =>
-    runDocOf({
-      id,
-      kind: "prompt",
-      organizationId: r.organizationId,
-      input: inputOf(r.variables, extraMessages, r.caller),
-      createdAt,
-      promptId: r.prompt.promptId,
-      promptVersionId: r.prompt.promptVersionId,
-      steps: [],
-      single: await executePrompt(r.prompt, r.variables, {
-        model: r.model,
-        tools: deps.tools,
-        maxToolRounds: deps.maxToolRounds,
-        signal: r.signal,
-        ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
-        ...(r.caller ? { caller: r.caller } : {}),
-        ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
+  return storeRun(
+    deps,
+    id,
+    async () =>
+      runDocOf({
+        id,
+        kind: "prompt",
+        organizationId: r.organizationId,
+        input: inputOf(r.variables, extraMessages, r.caller),
+        createdAt,
+        promptId: r.prompt.promptId,
+        promptVersionId: r.prompt.promptVersionId,
+        steps: [],
+        single: await executePrompt(r.prompt, r.variables, {
+          model: r.model,
+          tools: deps.tools,
+          maxToolRounds: deps.maxToolRounds,
+          signal: r.signal,
+          ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
+          ...(r.caller ? { caller: r.caller } : {}),
+          ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
+        }),
+        completedAt: deps.now(),
       }),
-      completedAt: deps.now(),
-    }),
+    r.trace,
   );
 }
 
@@ -93,17 +97,21 @@ export interface SkillRunInput {
 export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("srun");
-  return storeRun({ ...deps, trace: r.trace }, id, async () =>
-    runDocOf({
-      id,
-      kind: "skill",
-      organizationId: r.organizationId,
-      input: { input: r.input },
-      createdAt,
-      skillId: r.skillId,
-      skillVersionId: r.skillVersionId,
-      steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
-      completedAt: deps.now(),
-    }),
+  return storeRun(
+    deps,
+    id,
+    async () =>
+      runDocOf({
+        id,
+        kind: "skill",
+        organizationId: r.organizationId,
+        input: { input: r.input },
+        createdAt,
+        skillId: r.skillId,
+        skillVersionId: r.skillVersionId,
+        steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
+        completedAt: deps.now(),
+      }),
+    r.trace,
   );
 }
