@@ -1,14 +1,3 @@
-/**
- * The console's agent workflow builder (issue #35) in Debian's chromium, through the UI: a
- * two-step agent (a prompt, then a tool fed by the prompt's output) built from pickers and
- * forms, without typing JSON or an id; a validation finding shown at the step and field it
- * concerns after a step is moved; the JSON view kept in step both ways (a text that does not
- * parse kept, with its error); publish after a confirmation; a run with each step linked to its
- * own run; "New version" starting from the latest. The prompt and the tool the agent uses are
- * made with the SDK (their editors are other suites'). Screens checked with axe at 1366 px and
- * 390 px and photographed into test-artifacts/console/.
- */
-import type { Kiln } from "@kiln/sdk";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/console-browser.js";
@@ -25,17 +14,12 @@ afterAll(async () => {
   await b?.close();
 });
 
-/** An SDK client with the console's session, to make what the agent uses. */
-function sdkOfSession(): Promise<{ sdk: Kiln; organizationId: string }> {
-  return consoleSdk(page, b.base);
-}
-
 const step = (name: string) => page.getByRole("group", { name });
 
 describe("the console's agent workflow builder", () => {
   it("builds, validates, publishes and runs a two-step agent without JSON or ids", async () => {
     await signUp(page, b.base, "Glaze Works");
-    const { sdk, organizationId } = await sdkOfSession();
+    const { sdk, organizationId } = await consoleSdk(page, b.base);
     const prompt = await sdk.prompts.create({ organizationId, name: "Summarizer" });
     const version = await sdk.prompts.createVersion(prompt.id, {
       systemPrompt: "Summarize {{topic}}.",

@@ -8,7 +8,6 @@
  * runs are made with the SDK; each screen is checked with axe at 1366 px and 390 px.
  */
 import { readFileSync } from "node:fs";
-import type { Kiln } from "@kiln/sdk";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/console-browser.js";
@@ -25,10 +24,6 @@ afterAll(async () => {
   await b?.close();
 });
 
-function sdkOfPage(): Promise<{ sdk: Kiln; organizationId: string }> {
-  return consoleSdk(page, b.base);
-}
-
 async function downloaded(button: string): Promise<{ name: string; text: string }> {
   const [file] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: button }).click()]);
   return { name: file.suggestedFilename(), text: readFileSync((await file.path()) ?? "", "utf8") };
@@ -43,7 +38,7 @@ const caseRow = (name: string) =>
 describe("evaluations in the console", () => {
   it("edits cases, runs, reports, lists and compares evaluation runs", async () => {
     await signUp(page, b.base, "Greeters");
-    const { sdk, organizationId } = await sdkOfPage();
+    const { sdk, organizationId } = await consoleSdk(page, b.base);
     const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
     const greeter = await sdk.prompts.create({ organizationId, name: "Greeter" });
     const v1 = await sdk.prompts.createVersion(greeter.id, { systemPrompt: "Greet {{name}} warmly.", variablesSchema });

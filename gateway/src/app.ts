@@ -135,7 +135,7 @@ export async function buildGateway(deps: GatewayDeps) {
     await app.register(cors, {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      exposedHeaders: ["x-request-id", "x-kiln-run-id", "x-kiln-cost-usd", "x-should-retry"],
+      exposedHeaders: ["x-request-id", "x-kiln-run-id", "x-kiln-cost-usd", "x-should-retry", "traceparent"],
       maxAge: 600,
     });
   }
