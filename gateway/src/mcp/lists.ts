@@ -8,7 +8,7 @@ export const MAX_LISTED = 500;
 const PAGE = 100;
 
 /** Every page of a catalog list, up to MAX_LISTED items. */
-export async function collectPages<T>(
+async function collectPages<T>(
   page: (cursor: string, limit: number) => Promise<{ items: T[]; nextCursor: string }>,
 ): Promise<T[]> {
   const items: T[] = [];
