@@ -1,4 +1,4 @@
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { jsonText } from "@kiln/kit/json-text";
 import { kRequestId, principalOf } from "@kiln/kit/principal";
 import type { ExecutionService } from "@kiln/proto/execution";
@@ -26,7 +26,38 @@ export function callContext(ctx: HandlerContext): CallContext {
 export function runCallContext(ctx: HandlerContext): CallContext {
   const trace = runTraceContextOf(ctx.requestHeader.get(TRACEPARENT_HEADER));
   ctx.responseHeader.set(TRACEPARENT_HEADER, traceparentOf(trace));
-  return { ...callContext(ctx), trace };
+  return { ...callContext(ctx), signal: runSignalOf(ctx), trace };
+}
+
+/**
+ * How close to its deadline a call whose caller went away counts as timed out: the caller's clock
+ * (the gateway's RUN_TIMEOUT_MS) started before the request reached this process, so its abort
+ * arrives a network hop before this process's own deadline.
+ */
+const DEADLINE_SLACK_MS = 250;
+
+/**
+ * The call's signal as a run sees it. The caller's deadline (Connect's `deadline_exceeded`, or the
+ * caller's abort at its deadline, the gateway's RUN_TIMEOUT_MS) becomes a `TimeoutError`, which
+ * providers answer as `provider_timeout` (provider.ts `abortedCallError`), so a run cut off by it is
+ * stored as timed out, streamed or not; any other abort (the caller went away) keeps its reason,
+ * and a streamed run is stored as cancelled.
+ */
+export function runSignalOf(ctx: HandlerContext): AbortSignal {
+  const { signal } = ctx;
+  const budget = ctx.timeoutMs();
+  const deadlineAt = budget === undefined ? undefined : Date.now() + budget;
+  const run = new AbortController();
+  const onAbort = () => {
+    const reason: unknown = signal.reason;
+    const deadline =
+      (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) ||
+      (deadlineAt !== undefined && Date.now() >= deadlineAt - DEADLINE_SLACK_MS);
+    run.abort(deadline ? new DOMException("the caller's deadline passed", "TimeoutError") : reason);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return run.signal;
 }
 
 /** The agent runtime RPCs (GetRun with kind "agent" reads agent runs back). */
