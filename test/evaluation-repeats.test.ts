@@ -6,15 +6,12 @@
  * answer depends on the case and on how many times it was asked, so every verdict is known.
  */
 
-import { loadProvidersConfig } from "@kiln/execution/config";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient, type EvaluationRun, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: bodies are asserted field by field.
 type Loose = any;
@@ -65,34 +62,9 @@ const providers = (stub: OpenAIStub) =>
     },
   ]);
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start(stub: OpenAIStub) {
-      const kiln = await buildEmbedded({
-        logger: createLogger({ name: "test", level: "silent" }),
-        providers: loadProvidersConfig({ OPENAI_COMPATIBLE_PROVIDERS: providers(stub), MODEL_CONCURRENCY }),
-      });
-      const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
-      return { base, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start(stub: OpenAIStub) {
-      const kiln = await startDistributed({
-        mongoUrl: inject("mongoUrl"),
-        natsUrl: inject("natsUrl"),
-        envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providers(stub), MODEL_CONCURRENCY } },
-      });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
-describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", (mode) => {
+describe.each(PROVIDER_MODES)("evaluation repeats, totals, compare and cancel in $name", (mode) => {
   let stub: OpenAIStub;
-  let running: { base: string; stop(): Promise<void> };
+  let running: RunningKiln;
   let api: TestClient;
   let flow: FlowResult;
   let skillId: string;
@@ -101,7 +73,7 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
 
   beforeAll(async () => {
     stub = await startOpenAIStub({ respond: answerOf(new Map()), latencyMs: 20 });
-    running = await mode.start(stub);
+    running = await mode.start({ OPENAI_COMPATIBLE_PROVIDERS: providers(stub), MODEL_CONCURRENCY });
     api = createTestClient(running.base);
     flow = await runIdentityFlow(running.base, ["skills:read", "evaluations:read", "evaluations:write", "runs:read"]);
     ({ skillId } = await twoVersionSkill(api, flow, {

@@ -40,12 +40,6 @@ describe("cancelling a long agent run called over MCP", () => {
       variablesSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
       model: "stub/slow",
     });
-    const agent = await api.post<{ id: string; draftVersionId: string }>(
-      "/api/agents",
-      { organizationId: flow.organizationId, name: "Slow thinker" },
-      { token: flow.token },
-    );
-    expect(agent.status, agent.text).toBe(201);
     const workflow = {
       inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
       entry: "think",
@@ -54,13 +48,7 @@ describe("cancelling a long agent run called over MCP", () => {
       ],
       output: "{{steps.think.output}}",
     };
-    const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
-      token: flow.token,
-      body: { workflow },
-    });
-    expect(saved.status, saved.text).toBe(200);
-    const published = await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token: flow.token });
-    expect(published.status, published.text).toBe(200);
+    await api.createPublishedAgent(flow.token, flow.organizationId, "Slow thinker", workflow);
 
     client = new Client({ name: "kiln-cancel-test", version: "1.0.0" });
     await client.connect(

@@ -99,12 +99,6 @@ describe("MCP notifications (embedded mode)", () => {
       variablesSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
       model: "stub/slow",
     });
-    const agent = await api.post<{ id: string; draftVersionId: string }>(
-      "/api/agents",
-      { organizationId: flow.organizationId, name: "Slow thinker" },
-      { token: flow.token },
-    );
-    expect(agent.status, agent.text).toBe(201);
     const workflow = {
       inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
       entry: "think",
@@ -113,13 +107,7 @@ describe("MCP notifications (embedded mode)", () => {
       ],
       output: "{{steps.think.output}}",
     };
-    const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
-      token: flow.token,
-      body: { workflow },
-    });
-    expect(saved.status, saved.text).toBe(200);
-    const published = await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token: flow.token });
-    expect(published.status, published.text).toBe(200);
+    await api.createPublishedAgent(flow.token, flow.organizationId, "Slow thinker", workflow);
 
     const { client } = await connectMcp(base, flow.apiKey);
     clients.push(client);

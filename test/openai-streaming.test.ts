@@ -6,15 +6,12 @@
  * aborts mid-stream leaves a run stored as cancelled with what had arrived. Embedded and
  * distributed.
  */
-import { loadProvidersConfig } from "@kiln/execution/config";
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
 type Loose = any;
@@ -26,43 +23,18 @@ const providersOf = (stub: OpenAIStub) =>
   ]);
 const costOf = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start(stub: OpenAIStub) {
-      const kiln = await buildEmbedded({
-        logger: createLogger({ name: "test", level: "silent" }),
-        providers: loadProvidersConfig({ OPENAI_COMPATIBLE_PROVIDERS: providersOf(stub) }),
-      });
-      const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
-      return { base, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start(stub: OpenAIStub) {
-      const kiln = await startDistributed({
-        mongoUrl: inject("mongoUrl"),
-        natsUrl: inject("natsUrl"),
-        envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providersOf(stub) } },
-      });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
 const TEN_WORDS = "one two three four five six seven eight nine ten";
 
-describe.each(modes)("streaming chat completions in $name", (mode) => {
+describe.each(PROVIDER_MODES)("streaming chat completions in $name", (mode) => {
   let stub: OpenAIStub;
-  let running: { base: string; stop: () => Promise<void> };
+  let running: RunningKiln;
   let flow: FlowResult;
   let openai: OpenAI;
   let model: string;
 
   beforeAll(async () => {
     stub = await startOpenAIStub({});
-    running = await mode.start(stub);
+    running = await mode.start({ OPENAI_COMPATIBLE_PROVIDERS: providersOf(stub) });
     flow = await runIdentityFlow(running.base, ["prompts:read", "skills:read", "runs:write", "runs:read"]);
     const { prompt } = await createTestClient(running.base).createPublishedPrompt(flow.token, flow.organizationId, {
       model: "stub/m",

@@ -111,6 +111,8 @@ export interface TestClient {
   ): Promise<Skill>;
   replaceSkillPrompts(credential: string, skillVersionId: string, prompts: PromptStepInput[]): Promise<Skill>;
   publishSkill(credential: string, skillId: string, versionId?: string): Promise<Skill>;
+  /** An agent with `workflow` saved on its draft and published: its id. */
+  createPublishedAgent(credential: string, organizationId: string, name: string, workflow: unknown): Promise<string>;
   /**
    * Evaluation helpers (api.md "Evaluations"): organizationId undefined means an API key's own
    * organization; each throws unless the documented status (201 create, 202 start, 200 read).
@@ -350,6 +352,26 @@ export function createTestClient(target: string | URL | Injectable): TestClient 
       );
       expectStatus("skill publication", res, 200);
       return res.body;
+    },
+
+    async createPublishedAgent(credential, organizationId, name, workflow) {
+      const agent = await client.post<{ id: string; draftVersionId: string }>(
+        "/api/agents",
+        { organizationId, name },
+        { token: credential },
+      );
+      expectStatus("agent creation", agent, 201);
+      const saved = await client.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
+        token: credential,
+        body: { workflow },
+      });
+      expectStatus("workflow save", saved, 200);
+      expectStatus(
+        "agent publication",
+        await client.post(`/api/agents/${agent.body.id}/publish`, {}, { token: credential }),
+        200,
+      );
+      return agent.body.id;
     },
 
     async createEvaluationCases(credential, organizationId, skillId, cases) {
