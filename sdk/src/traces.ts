@@ -14,9 +14,9 @@ export class Traces {
   }
 
   /** A trace with every span (the tree, each span's generation and tool call). */
-  get(traceId: string, options?: RequestOptions): Promise<TraceDetail> {
+  get(traceId: string, query: Query<"getTrace"> = {}, options?: RequestOptions): Promise<TraceDetail> {
     return this.t.call(
-      (init) => this.t.api.GET("/api/traces/{traceId}", { ...init, params: { path: { traceId } } }),
+      (init) => this.t.api.GET("/api/traces/{traceId}", { ...init, params: { path: { traceId }, query } }),
       options,
     );
   }
