@@ -47,17 +47,17 @@ export function Sessions({ kiln, session, navigate }: { kiln: Kiln; session: Ses
           >
             {sessions.map((s) => (
               <tr key={s.sessionId}>
-                <td className="what-ran">
+                <td className="trace-name">
                   <Link to={sessionPath(s.sessionId)} navigate={navigate}>
-                    <span className="target-name">{s.sessionId}</span>
+                    {s.sessionId}
                   </Link>
                 </td>
                 <td>{s.userId ?? "—"}</td>
                 <td className="num">{s.traceCount}</td>
                 <td className="num">{s.totalTokens === null ? "—" : formatCount(s.totalTokens)}</td>
                 {sessionCost(s)}
-                <td className="nowrap">{formatDate(s.firstTime)}</td>
-                <td className="nowrap">{formatDate(s.lastTime)}</td>
+                <td>{formatDate(s.firstTime)}</td>
+                <td>{formatDate(s.lastTime)}</td>
               </tr>
             ))}
           </DataTable>

@@ -79,6 +79,7 @@ function SpanTree({
               <button
                 type="button"
                 className="link span-select"
+                title={span.name}
                 aria-pressed={span.spanId === selected}
                 onClick={() => onSelect(span.spanId)}
               >

@@ -4,40 +4,42 @@
  * OpenAI-style `{ role, content, tool_calls }`, or a bare string. Shown as roles, texts and tool calls.
  */
 
+type Part = { text: string } | { call: string; arguments: string };
+
 interface Shown {
   role: string;
-  texts: string[];
-  calls: { name: string; arguments: string }[];
+  /** The message's texts and tool calls, in the message's order. */
+  parts: Part[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
 
-function callOf(v: unknown): Shown["calls"][number] | null {
+function callOf(v: unknown): Part | null {
   if (!isObject(v)) return null;
   const fn = isObject(v.function) ? v.function : {};
   const name = v.name ?? fn.name ?? v.toolName;
   if (typeof name !== "string") return null;
   const args = v.arguments ?? fn.arguments ?? v.input ?? v.args;
-  return { name, arguments: args === undefined ? "" : asText(args) };
+  return { call: name, arguments: args === undefined ? "" : asText(args) };
 }
 
 /** One part of a message's content: its text, or a tool call, or the part as JSON. */
 function addPart(shown: Shown, part: unknown) {
   if (!isObject(part)) {
-    if (part !== null && part !== undefined) shown.texts.push(asText(part));
+    if (part !== null && part !== undefined) shown.parts.push({ text: asText(part) });
     return;
   }
   if (part.type === "tool_call" || part.type === "tool-call" || part.type === "function") {
     const call = callOf(part);
-    if (call) return void shown.calls.push(call);
+    if (call) return void shown.parts.push(call);
   }
   const text = part.content ?? part.text ?? part.response ?? part.result;
-  shown.texts.push(text === undefined ? asText(part) : asText(text));
+  shown.parts.push({ text: text === undefined ? asText(part) : asText(text) });
 }
 
 export function shownMessage(m: unknown, fallbackRole: string): Shown {
-  const shown: Shown = { role: fallbackRole, texts: [], calls: [] };
+  const shown: Shown = { role: fallbackRole, parts: [] };
   if (!isObject(m)) {
     addPart(shown, m);
     return shown;
@@ -47,7 +49,7 @@ export function shownMessage(m: unknown, fallbackRole: string): Shown {
   for (const part of Array.isArray(body) ? body : body === undefined ? [] : [body]) addPart(shown, part);
   for (const c of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
     const call = callOf(c);
-    if (call) shown.calls.push(call);
+    if (call) shown.parts.push(call);
   }
   return shown;
 }
@@ -65,19 +67,20 @@ export function Messages({ value, defaultRole, label }: { value: unknown; defaul
           // biome-ignore lint/suspicious/noArrayIndexKey: the messages of one span, in order
           <li key={i} className={`message role-${shown.role}`}>
             <span className="role">{shown.role}</span>
-            {shown.texts.map((t, j) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one message, in order
-              <pre key={j}>{t}</pre>
-            ))}
-            {shown.calls.map((c, j) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the calls of one message, in order
-              <div key={j} className="tool-call">
-                <span className="tool-call-name">
-                  calls <code>{c.name}</code>
-                </span>
-                {c.arguments && <pre>{c.arguments}</pre>}
-              </div>
-            ))}
+            {shown.parts.map((p, j) =>
+              "text" in p ? (
+                // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one message, in order
+                <pre key={j}>{p.text}</pre>
+              ) : (
+                // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one message, in order
+                <div key={j} className="tool-call">
+                  <span className="tool-call-name">
+                    calls <code>{p.call}</code>
+                  </span>
+                  {p.arguments && <pre>{p.arguments}</pre>}
+                </div>
+              ),
+            )}
           </li>
         );
       })}

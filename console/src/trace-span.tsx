@@ -73,7 +73,7 @@ function GenerationPanel({ g }: { g: Generation }) {
       ) : (
         <p className="hint">The span carried no output messages.</p>
       )}
-      {g.toolCalls && g.toolCalls.length > 0 && (
+      {g.toolCalls && g.toolCalls.length > 0 && !g.outputMessages?.length && (
         <>
           <h4>Tool calls asked for</h4>
           <pre className="output">{JSON.stringify(g.toolCalls, null, 2)}</pre>

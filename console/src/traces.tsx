@@ -144,12 +144,12 @@ function TraceTable({ traces, navigate }: { traces: Trace[]; navigate: Navigate 
     >
       {traces.map((t) => (
         <tr key={t.traceId} className={t.status === "error" ? "run-failed" : undefined}>
-          <td className="what-ran">
+          <td className="trace-name">
             <Link to={`/traces/${t.traceId}`} navigate={navigate}>
-              <span className="target-name">{t.name || "(unnamed)"}</span>
+              {t.name || "(unnamed)"}
             </Link>
             {t.runId && (
-              <span className="hint">
+              <span className="hint trace-run">
                 Kiln run{" "}
                 <Link to={`/runs/${t.runId}`} navigate={navigate}>
                   {t.label ? `${t.runId} · ${t.label}` : t.runId}
@@ -177,7 +177,7 @@ function TraceTable({ traces, navigate }: { traces: Trace[]; navigate: Navigate 
             {traceCost(t).text}
           </td>
           <td className="num">{durationOf(t.startTime, t.endTime)}</td>
-          <td className="nowrap">{formatDate(t.startTime)}</td>
+          <td>{formatDate(t.startTime)}</td>
         </tr>
       ))}
     </DataTable>
