@@ -35,14 +35,16 @@ describe.each(TRACE_MODES)("traces and sessions ($name)", (mode) => {
   it("summarizes user, run label and total cost, and each filter narrows the list", async () => {
     const all = await list("");
     expect(ids(all)).toEqual([run.traceId, failed.traceId, second.traceId, first.traceId]);
-    const byId = new Map(all.body.data.map((t: { traceId: string }) => [t.traceId, t]));
+    const byId = new Map<string, Record<string, unknown>>(
+      all.body.data.map((t: { traceId: string }) => [t.traceId, t]),
+    );
     expect(byId.get(first.traceId)).toMatchObject({
       userId: seed.user,
       sessionId: seed.session,
       runId: null,
       label: null,
     });
-    expect(byId.get(first.traceId).costUsd).toBeCloseTo(seed.costs.first, 12);
+    expect(byId.get(first.traceId)?.costUsd as number).toBeCloseTo(seed.costs.first, 12);
     expect(byId.get(second.traceId)).toMatchObject({ userId: seed.user, sessionId: seed.session });
     expect(byId.get(failed.traceId)).toMatchObject({ userId: seed.otherUser, status: "error", costUsd: null });
     expect(byId.get(run.traceId)).toMatchObject({ runId: `run_${"0".repeat(31)}1`, label: seed.label, userId: null });

@@ -164,7 +164,7 @@ export function SessionDetail({
         <dd>{formatTraceTokens(detail)}</dd>
         <dt>Cost</dt>
         <dd title={exactCost(detail.costUsd)}>{formatCost(detail.costUsd)}</dd>
-        <dt>From</dt>
+        <dt>Active</dt>
         <dd>
           {formatDate(detail.firstTime)} to {formatDate(detail.lastTime)}
         </dd>
