@@ -89,7 +89,7 @@ describe("the console's traces and sessions", () => {
     await page.getByLabel("Cost at least (USD)").fill("a lot");
     await page.getByRole("button", { name: "Filter traces" }).click();
     const costField = page.getByLabel("Cost at least (USD)");
-    await page.locator(".field .issue").first().waitFor();
+    await page.getByText("must be a number of US dollars, 0 or more").waitFor();
     expect(await costField.getAttribute("aria-invalid")).toBe("true");
     await c.screen("traces-bad-filter");
     await costField.fill("");

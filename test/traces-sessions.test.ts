@@ -67,6 +67,7 @@ describe.each(TRACE_MODES)("traces and sessions ($name)", (mode) => {
   it("answers 400 naming the field for a bad filter", async () => {
     for (const [query, field] of [
       ["minCost=abc", "minCost"],
+      ["minCost=1e3", "minCost"],
       ["maxCost=-1", "maxCost"],
       ["minCost=0.5&maxCost=0.1", "maxCost"],
       ["from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z", "to"],

@@ -56,8 +56,8 @@ export function Sessions({ kiln, session, navigate }: { kiln: Kiln; session: Ses
                 <td className="num">{s.traceCount}</td>
                 <td className="num">{s.totalTokens === null ? "—" : formatCount(s.totalTokens)}</td>
                 {sessionCost(s)}
-                <td>{formatDate(s.firstTime)}</td>
-                <td>{formatDate(s.lastTime)}</td>
+                <td className="nowrap">{formatDate(s.firstTime)}</td>
+                <td className="nowrap">{formatDate(s.lastTime)}</td>
               </tr>
             ))}
           </DataTable>

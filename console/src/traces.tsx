@@ -1,5 +1,5 @@
 import type { Kiln, Trace } from "@kiln/sdk";
-import { type FormEvent, useCallback, useEffect } from "react";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useFields } from "./action.js";
 import type { Session } from "./api.js";
 import { usePagedList } from "./paged-list.js";
@@ -76,6 +76,8 @@ export function Traces({ kiln, session, navigate }: { kiln: Kiln; session: Sessi
   );
   useEffect(() => load(NO_FILTER), [load]);
   const filtered = FILTERS.some((f) => values[f] !== "");
+  // Ten fields: folded on a phone until asked for, open on a wider screen.
+  const [open, setOpen] = useState(() => matchMedia("(min-width: 48rem)").matches);
   function filter(e: FormEvent) {
     e.preventDefault();
     load(values);
@@ -83,27 +85,30 @@ export function Traces({ kiln, session, navigate }: { kiln: Kiln; session: Sessi
   return (
     <main>
       <h1>Traces</h1>
-      <form onSubmit={filter} className="filters" aria-label="Filter traces">
-        <Field label="Name" {...field("name")} />
-        <Field label="Session" {...field("session")} />
-        <Field label="User" {...field("user")} />
-        <Field label="Model" {...field("model")} />
-        <SelectField id="traces-status" label="Status" {...field("status")}>
-          {["", "ok", "error", "unset"].map((v) => (
-            <option key={v} value={v}>
-              {v || "any"}
-            </option>
-          ))}
-        </SelectField>
-        <Field label="Run label" {...field("label")} />
-        <Field label="Started after" type="datetime-local" {...field("from")} />
-        <Field label="Started before" type="datetime-local" {...field("to")} />
-        <Field label="Cost at least (USD)" {...field("minCost")} />
-        <Field label="Cost at most (USD)" {...field("maxCost")} />
-        <div className="filter-actions">
-          <button type="submit">Filter traces</button>
-        </div>
-      </form>
+      <details className="filter-box" open={open || Boolean(error)} onToggle={(e) => setOpen(e.currentTarget.open)}>
+        <summary>Filters{filtered ? " (set)" : ""}</summary>
+        <form onSubmit={filter} className="filters" aria-label="Filter traces">
+          <Field label="Name" {...field("name")} />
+          <Field label="Session" {...field("session")} />
+          <Field label="User" {...field("user")} />
+          <Field label="Model" {...field("model")} />
+          <SelectField id="traces-status" label="Status" {...field("status")}>
+            {["", "ok", "error", "unset"].map((v) => (
+              <option key={v} value={v}>
+                {v || "any"}
+              </option>
+            ))}
+          </SelectField>
+          <Field label="Run label" {...field("label")} />
+          <Field label="Started after" type="datetime-local" {...field("from")} />
+          <Field label="Started before" type="datetime-local" {...field("to")} />
+          <Field label="Cost at least (USD)" {...field("minCost")} />
+          <Field label="Cost at most (USD)" {...field("maxCost")} />
+          <div className="filter-actions">
+            <button type="submit">Filter traces</button>
+          </div>
+        </form>
+      </details>
       <ErrorBox error={error} shownFields={[...FILTERS]} />
       {traces === null ? (
         error ? null : (
@@ -177,7 +182,7 @@ function TraceTable({ traces, navigate }: { traces: Trace[]; navigate: Navigate 
             {traceCost(t).text}
           </td>
           <td className="num">{durationOf(t.startTime, t.endTime)}</td>
-          <td>{formatDate(t.startTime)}</td>
+          <td className="nowrap">{formatDate(t.startTime)}</td>
         </tr>
       ))}
     </DataTable>

@@ -1,4 +1,5 @@
 import Type from "typebox";
+import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf, timeFilterOf } from "../http/list-page.js";
 import { answers, listAnswers, operations } from "../http/operation.js";
@@ -22,8 +23,18 @@ const op = operations({ tags: ["traces"], stability: "beta" });
 const Filter = Type.String({ minLength: 1, maxLength: 256 });
 const Time = Type.String({ format: "date-time" });
 const TraceId = Type.String({ pattern: "^[0-9a-f]{32}$", description: "32 lowercase hex digits" });
-const Usd = Type.String({ pattern: "^(0|[1-9][0-9]{0,8})(\\.[0-9]{1,12})?$", description: "US dollars, e.g. 0.05" });
-const usd = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+const Usd = Type.String({ maxLength: 32, description: "US dollars, 0 or more, e.g. 0.05" });
+
+/** A cost filter as the RPC takes it (unset: undefined); 400 naming `field` unless it is a number of dollars, 0 or more. */
+function costFilterOf(field: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const usd = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(usd))
+    throw new HttpError("invalid_argument", `invalid ${field}`, [
+      { field, issue: "must be a number of US dollars, 0 or more" },
+    ]);
+  return usd;
+}
 
 /** Traces ingested over OTLP (docs/observability.md; issue #36): the OTLP endpoint, the list and one trace. */
 export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -69,8 +80,8 @@ export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
           to: timeFilterOf("to", q.to),
           userId: q.user ?? "",
           label: q.label ?? "",
-          minCostUsd: usd(q.minCost),
-          maxCostUsd: usd(q.maxCost),
+          minCostUsd: costFilterOf("minCost", q.minCost),
+          maxCostUsd: costFilterOf("maxCost", q.maxCost),
         },
         rpcOptions(request),
       );
