@@ -3,8 +3,9 @@
  * (user, label, cost, ...), bad filters answered 400, sessions built from session ids, a session's
  * conversation, pagination, and nothing of another organization's.
  */
+import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { call, eventually, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
 import { TRACE_MODES } from "./support/trace-modes.js";
 import { otlpTrace, postTraces, seedTraces } from "./support/trace-seed.js";
 
@@ -20,10 +21,10 @@ describe.each(TRACE_MODES)("traces and sessions ($name)", (mode) => {
   const list = (query: string, key = a.apiKey) => call(base, "GET", `/api/traces?${query}`, { apiKey: key });
 
   beforeAll(async () => {
-    const started = await mode.start();
+    const started = await mode.start({ runTraces: true });
     stop = started.stop;
     base = started.baseUrl;
-    a = await runIdentityFlow(base, ["traces:write", "traces:read"]);
+    a = await runIdentityFlow(base, ["traces:write", "traces:read", "runs:write"]);
     b = await runIdentityFlow(base, ["traces:write", "traces:read"]);
     await postTraces(base, a.apiKey, [first, second, failed, run]);
   }, 180_000);
@@ -160,5 +161,25 @@ describe.each(TRACE_MODES)("traces and sessions ($name)", (mode) => {
     expect(unknown.body.error.code).toBe("not_found");
     const anonymous = await call(base, "GET", "/api/sessions");
     expect(anonymous.status).toBe(401);
+  });
+
+  it("names the Kiln run a trace records, so the list links it to its run", async () => {
+    const { prompt } = await createTestClient(base).createPublishedPrompt(a.token, a.organizationId, {
+      model: "local/echo",
+      systemPrompt: "Say hi.",
+    });
+    const r = await call(base, "POST", `/api/prompts/${prompt.id}/run`, {
+      apiKey: a.apiKey,
+      body: { organizationId: a.organizationId, variables: {} },
+    });
+    expect(r.status).toBe(201);
+    const traceId = /^00-([0-9a-f]{32})-/.exec(r.headers.get("traceparent") ?? "")?.[1];
+    let got: { status: number; body: Record<string, unknown> } = { status: 0, body: {} };
+    await eventually(async () => {
+      got = await call(base, "GET", `/api/traces/${traceId}`, { apiKey: a.apiKey });
+      return got.status === 200;
+    }, 15_000);
+    expect(got.body).toMatchObject({ runId: r.body.id, label: null, name: `run_prompt ${prompt.id}` });
+    expect(ids(await list(`name=run_prompt%20${prompt.id}`))).toEqual([traceId]);
   });
 });
