@@ -10,7 +10,8 @@ import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/
 
 const GROUPS = {
   Build: ["Prompts", "Tools", "Skills", "Agents"],
-  Run: ["Playground", "Runs", "Models"],
+  Run: ["Playground", "Models"],
+  Observe: ["Runs", "Traces", "Sessions"],
   Organization: ["Members", "API keys", "Settings", "Export and import"],
 };
 /** The heading each page opens with. */

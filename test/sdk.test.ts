@@ -731,8 +731,8 @@ describe("the organization routes (non-public)", () => {
   });
 });
 
-describe("traces (no SDK client yet; read through the documented routes)", () => {
-  it("lists an ingested trace and reads its span tree", async () => {
+describe("traces and sessions through the SDK", () => {
+  it("lists an ingested trace, reads its span tree, and its session", async () => {
     const key = await raw<{ key: string }>(
       "POST",
       "/api/api-keys",
@@ -741,13 +741,25 @@ describe("traces (no SDK client yet; read through the documented routes)", () =>
     );
     expect(key.status).toBe(201);
     const traceId = randomUUID().replaceAll("-", "");
+    const session = `sdk-${traceId}`;
+    const attributes = [
+      { key: "session.id", value: { stringValue: session } },
+      { key: "user.id", value: { stringValue: "ada" } },
+    ];
     const otlp = {
       resourceSpans: [
         {
           scopeSpans: [
             {
               spans: [
-                { traceId, spanId: "a1b2c3d4e5f60718", name: "chat", startTimeUnixNano: "1", endTimeUnixNano: "2" },
+                {
+                  traceId,
+                  spanId: "a1b2c3d4e5f60718",
+                  name: "chat",
+                  startTimeUnixNano: "1000000",
+                  endTimeUnixNano: "2000000",
+                  attributes,
+                },
               ],
             },
           ],
@@ -761,12 +773,25 @@ describe("traces (no SDK client yet; read through the documented routes)", () =>
       body: JSON.stringify(otlp),
     });
     expect(ingested.status).toBe(200);
-    const list = await raw<{ data: { traceId: string }[] }>("GET", "/api/traces", undefined, key.body.key);
-    expect(list.status).toBe(200);
-    expect(list.body.data.map((t) => t.traceId)).toContain(traceId);
-    const one = await raw<{ spans: { name: string }[] }>("GET", `/api/traces/${traceId}`, undefined, key.body.key);
-    expect(one.status).toBe(200);
-    expect(one.body.spans.map((span) => span.name)).toEqual(["chat"]);
+    const reader = client({ apiKey: key.body.key });
+    const all: string[] = [];
+    for await (const t of reader.traces.list({ user: "ada", limit: 1 })) all.push(t.traceId);
+    expect(all).toEqual([traceId]);
+    const one = await reader.traces.get(traceId);
+    expect(one.spans.map((span) => span.name)).toEqual(["chat"]);
+    const sessions = await reader.sessions.list({ user: "ada" });
+    expect(sessions.data.map((s) => s.sessionId)).toEqual([session]);
+    const detail = await reader.sessions.get(session);
+    expect(detail).toMatchObject({ sessionId: session, traceCount: 1, userId: "ada" });
+    const turns: string[] = [];
+    for await (const t of reader.sessions.traces(session, { limit: 1 })) turns.push(t.traceId);
+    expect(turns).toEqual([traceId]);
+    const bad = await reader.traces.list({ minCost: "-1" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(bad).toBeInstanceOf(KilnError);
+    expect((bad as KilnError).status).toBe(400);
   });
 });
 

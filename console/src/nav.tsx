@@ -3,12 +3,13 @@ import type { Navigate } from "./router.js";
 import { Link } from "./ui.js";
 
 /**
- * The console's pages, grouped as a prompt team works: build, run, look after the organization.
+ * The console's pages, grouped as a prompt team works: build, run, observe, look after the organization.
  * Each page is its path and its name, separated by the first space.
  */
 const GROUPS = {
   Build: ["/prompts Prompts", "/tools Tools", "/skills Skills", "/agents Agents"],
-  Run: ["/playground Playground", "/runs Runs", "/models Models"],
+  Run: ["/playground Playground", "/models Models"],
+  Observe: ["/runs Runs", "/traces Traces", "/sessions Sessions"],
   Organization: [
     "/members Members",
     "/api-keys API keys",

@@ -45,7 +45,16 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
-import { GenerationView, SpanToolCallView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
+import {
+  GenerationView,
+  SessionDetailView,
+  SessionTraceView,
+  SessionView,
+  SpanToolCallView,
+  SpanView,
+  TraceDetailView,
+  TraceView,
+} from "./routes/trace-views.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
   ApiKeyView,
@@ -135,6 +144,9 @@ const COMPONENTS: NamedSchema[] = [
   SpanView,
   TraceView,
   TraceDetailView,
+  SessionView,
+  SessionTraceView,
+  SessionDetailView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

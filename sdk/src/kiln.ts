@@ -7,6 +7,7 @@ import { Prompts } from "./prompts.js";
 import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
 import { Tools } from "./tools.js";
+import { Sessions, Traces } from "./traces.js";
 import { type KilnOptions, Transport } from "./transport.js";
 import { Webhooks } from "./webhooks.js";
 
@@ -28,6 +29,8 @@ export class Kiln {
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
   readonly bundles: Bundles;
+  readonly traces: Traces;
+  readonly sessions: Sessions;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -44,5 +47,7 @@ export class Kiln {
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
     this.bundles = new Bundles(transport);
+    this.traces = new Traces(transport);
+    this.sessions = new Sessions(transport);
   }
 }

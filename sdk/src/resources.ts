@@ -49,6 +49,15 @@ export type WebhookWithSecret = Schemas["WebhookWithSecret"];
 export type WebhookDelivery = Schemas["Delivery"];
 export type WebhookDeliveryAttempt = Schemas["DeliveryAttempt"];
 
+export type Trace = Schemas["Trace"];
+export type TraceDetail = Schemas["TraceDetail"];
+export type Span = Schemas["Span"];
+export type Generation = Schemas["Generation"];
+export type SpanToolCall = Schemas["SpanToolCall"];
+export type Session = Schemas["Session"];
+export type SessionDetail = Schemas["SessionDetail"];
+export type SessionTrace = Schemas["SessionTrace"];
+
 export type Usage = Schemas["Usage"];
 export type ToolCall = Schemas["ToolCall"];
 export type RunOutput = Schemas["RunOutput"];

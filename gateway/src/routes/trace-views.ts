@@ -1,5 +1,5 @@
 import type { JsonText } from "@kiln/proto/common";
-import type { Generation, Span, ToolCall, Trace } from "@kiln/proto/traces";
+import type { Generation, GetSessionResponse, Session, Span, ToolCall, Trace } from "@kiln/proto/traces";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { answersOf, iso } from "./views.js";
@@ -86,7 +86,10 @@ const traceProperties = {
   models: Type.Array(Type.String()),
   inputTokens: Tokens,
   outputTokens: Tokens,
-  costUsd: Nullable(Type.Number(), { description: "null when a generation is unpriced" }),
+  costUsd: Nullable(Type.Number(), { description: "the total in USD; null when a generation is unpriced" }),
+  userId: Nullable(Type.String({ description: "user.id, enduser.id or ai.telemetry.metadata.userId" })),
+  runId: Nullable(Type.String({ description: "the Kiln run the trace records (kiln.run.id)" })),
+  label: Nullable(Type.String({ description: "that run's label (kiln.run.label)" })),
 };
 
 export const TraceView = Type.Object(traceProperties, { $id: "Trace" });
@@ -149,7 +152,68 @@ export const traceView = fromTraces.view("trace", (t: Trace) => ({
   inputTokens: count(t.inputTokens),
   outputTokens: count(t.outputTokens),
   costUsd: t.costUsd ?? null,
+  userId: orNull(t.userId),
+  runId: orNull(t.runId),
+  label: orNull(t.label),
 }));
+
+export const SessionView = Type.Object(
+  {
+    sessionId: Type.String(),
+    organizationId: Type.String(),
+    traceCount: Type.Integer(),
+    firstTime: Type.String({ format: "date-time", description: "its earliest trace's start" }),
+    lastTime: Type.String({ format: "date-time", description: "its latest trace's end" }),
+    inputTokens: Tokens,
+    outputTokens: Tokens,
+    totalTokens: Tokens,
+    costUsd: Nullable(Type.Number(), { description: "the total in USD; null when a model call is unpriced" }),
+    userId: Nullable(Type.String({ description: "the first end user its traces name" })),
+  },
+  { $id: "Session", description: "The traces sharing a session.id (or gen_ai.conversation.id, ...)" },
+);
+
+export const SessionTraceView = Type.Object(
+  {
+    ...traceProperties,
+    input: Nullable(Json, {
+      description: "what the trace was asked: the root's input, else its first model call's messages",
+    }),
+    output: Nullable(Json, { description: "what it answered: the root's output, else its last model call's output" }),
+  },
+  { $id: "SessionTrace" },
+);
+
+export const SessionDetailView = Type.Object(
+  {
+    ...SessionView.properties,
+    traces: Type.Array(ref(SessionTraceView), { description: "in start order, a page at a time" }),
+    nextCursor: Nullable(Type.String({ description: "the next page of traces; null on the last" })),
+  },
+  { $id: "SessionDetail" },
+);
+
+export const sessionView = fromTraces.view("session", (s: Session) => ({
+  sessionId: s.sessionId,
+  organizationId: s.organizationId,
+  traceCount: s.traceCount,
+  firstTime: iso(s.firstTime) ?? "",
+  lastTime: iso(s.lastTime) ?? "",
+  inputTokens: count(s.inputTokens),
+  outputTokens: count(s.outputTokens),
+  totalTokens:
+    s.inputTokens === undefined && s.outputTokens === undefined
+      ? null
+      : (count(s.inputTokens) ?? 0) + (count(s.outputTokens) ?? 0),
+  costUsd: s.costUsd ?? null,
+  userId: orNull(s.userId),
+}));
+
+export const sessionDetailView = (r: GetSessionResponse) => ({
+  ...sessionView(r.session),
+  traces: r.traces.map((t) => ({ ...traceView(t.trace), input: parsed(t.input), output: parsed(t.output) })),
+  nextCursor: r.nextCursor || null,
+});
 
 export function traceDetailView(r: { trace?: Trace; spans: Span[] }) {
   const ids = new Set(r.spans.map((s) => s.spanId));

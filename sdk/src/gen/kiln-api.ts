@@ -1231,6 +1231,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's sessions (traces sharing a session id), latest activity first */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session and its traces in start order, each with its input and output */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -2671,8 +2705,11 @@ export interface components {
             inputTokens: number | null;
             /** @description null when not reported */
             outputTokens: number | null;
-            /** @description null when a generation is unpriced */
+            /** @description the total in USD; null when a generation is unpriced */
             costUsd: number | null;
+            userId: string | null;
+            runId: string | null;
+            label: string | null;
         };
         TraceDetail: {
             /** @description 32 lowercase hex digits */
@@ -2693,11 +2730,95 @@ export interface components {
             inputTokens: number | null;
             /** @description null when not reported */
             outputTokens: number | null;
-            /** @description null when a generation is unpriced */
+            /** @description the total in USD; null when a generation is unpriced */
             costUsd: number | null;
+            userId: string | null;
+            runId: string | null;
+            label: string | null;
             rootSpanIds: string[];
             /** @description ordered by start time; children link the tree */
             spans: components["schemas"]["Span"][];
+        };
+        /** @description The traces sharing a session.id (or gen_ai.conversation.id, ...) */
+        Session: {
+            sessionId: string;
+            organizationId: string;
+            traceCount: number;
+            /**
+             * Format: date-time
+             * @description its earliest trace's start
+             */
+            firstTime: string;
+            /**
+             * Format: date-time
+             * @description its latest trace's end
+             */
+            lastTime: string;
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description null when not reported */
+            totalTokens: number | null;
+            /** @description the total in USD; null when a model call is unpriced */
+            costUsd: number | null;
+            userId: string | null;
+        };
+        SessionTrace: {
+            /** @description 32 lowercase hex digits */
+            traceId: string;
+            organizationId: string;
+            /** @description the root span's name */
+            name: string;
+            sessionId: string | null;
+            /** @enum {string} */
+            status: "unset" | "ok" | "error";
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string;
+            spanCount: number;
+            models: string[];
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description the total in USD; null when a generation is unpriced */
+            costUsd: number | null;
+            userId: string | null;
+            runId: string | null;
+            label: string | null;
+            /** @description what the trace was asked: the root's input, else its first model call's messages */
+            input: unknown | null;
+            /** @description what it answered: the root's output, else its last model call's output */
+            output: unknown | null;
+        };
+        SessionDetail: {
+            sessionId: string;
+            organizationId: string;
+            traceCount: number;
+            /**
+             * Format: date-time
+             * @description its earliest trace's start
+             */
+            firstTime: string;
+            /**
+             * Format: date-time
+             * @description its latest trace's end
+             */
+            lastTime: string;
+            /** @description null when not reported */
+            inputTokens: number | null;
+            /** @description null when not reported */
+            outputTokens: number | null;
+            /** @description null when not reported */
+            totalTokens: number | null;
+            /** @description the total in USD; null when a model call is unpriced */
+            costUsd: number | null;
+            userId: string | null;
+            /** @description in start order, a page at a time */
+            traces: components["schemas"]["SessionTrace"][];
+            nextCursor: string | null;
         };
     };
     responses: never;
@@ -11463,6 +11584,14 @@ export interface operations {
                 from?: string;
                 /** @description traces that started before */
                 to?: string;
+                /** @description user.id, enduser.id or ai.telemetry.metadata.userId */
+                user?: string;
+                /** @description a Kiln run's label (kiln.run.label) */
+                label?: string;
+                /** @description the trace's total cost is at least (unpriced never matches) */
+                minCost?: string;
+                /** @description the trace's total cost is at most (unpriced never matches) */
+                maxCost?: string;
             };
             header?: never;
             path?: never;
@@ -11568,6 +11697,189 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TraceDetail"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+                /** @description sessions whose traces name this end user */
+                user?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionDetail"];
                 };
             };
             /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */

@@ -10,11 +10,21 @@ export interface Page<T> {
   nextCursor: string;
 }
 
+/** `limit` 0 is the default; anything outside 1..MAX_PAGE_LIMIT is refused. */
+function pageLimit(requested: number): number {
+  const limit = requested === 0 ? DEFAULT_PAGE_LIMIT : requested;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw invalidArgument("invalid limit", [
+      { field: "limit", issue: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
+    ]);
+  }
+  return limit;
+}
+
 /** Cursors are opaque to clients: the base64url of the last `_id` returned. */
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^[a-z]+_[0-9a-f]{32}$/.test(id))
-    throw invalidArgument("invalid cursor", [{ field: "cursor", issue: "is not a cursor this list returned" }]);
+  if (!/^[a-z]+_[0-9a-f]{32}$/.test(id)) throw invalidCursor();
   return id;
 }
 
@@ -27,12 +37,7 @@ export async function findPage<T extends Doc>(
   filter: Filter,
   options: { limit: number; cursor: string; projection?: Record<string, 0 | 1> },
 ): Promise<Page<T>> {
-  const limit = options.limit === 0 ? DEFAULT_PAGE_LIMIT : options.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
-    throw invalidArgument("invalid limit", [
-      { field: "limit", issue: `must be an integer from 1 to ${MAX_PAGE_LIMIT}` },
-    ]);
-  }
+  const limit = pageLimit(options.limit);
   const scoped = options.cursor ? { $and: [filter, { _id: { $lt: decodeCursor(options.cursor) } }] } : filter;
   const docs = await collection.find(scoped, {
     sort: { _id: -1 },
@@ -42,4 +47,49 @@ export async function findPage<T extends Doc>(
   const items = docs.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: docs.length > limit && last ? Buffer.from(last._id).toString("base64url") : "" };
+}
+
+const invalidCursor = () =>
+  invalidArgument("invalid cursor", [{ field: "cursor", issue: "is not a cursor this list returned" }]);
+
+/** A keyset cursor: the base64url of `[ISO time, _id]` of the last document returned. */
+function decodeTimeCursor(cursor: string): [Date, string] {
+  try {
+    const [time, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    const date = new Date(time as string);
+    if (typeof time === "string" && typeof id === "string" && id !== "" && !Number.isNaN(date.getTime()))
+      return [date, id];
+  } catch {}
+  throw invalidCursor();
+}
+
+/**
+ * One page of a collection ordered by a Date field (`direction` -1: latest first), ties broken by
+ * `_id`: for orders that change after creation (a session's latest activity) or that `_id` does not
+ * follow (a session's traces by start time). The cursor resumes after the last document returned.
+ */
+export async function findPageByTime<T extends Doc>(
+  collection: Collection<T>,
+  filter: Filter,
+  order: { field: keyof T & string; direction: 1 | -1 },
+  options: { limit: number; cursor: string; projection?: Record<string, 0 | 1> },
+): Promise<Page<T>> {
+  const limit = pageLimit(options.limit);
+  const { field, direction } = order;
+  const past = direction === -1 ? "$lt" : "$gt";
+  let scoped = filter;
+  if (options.cursor) {
+    const [time, id] = decodeTimeCursor(options.cursor);
+    scoped = { $and: [filter, { $or: [{ [field]: { [past]: time } }, { [field]: time, _id: { [past]: id } }] }] };
+  }
+  const docs = await collection.find(scoped, {
+    sort: { [field]: direction, _id: direction },
+    limit: limit + 1,
+    ...(options.projection && { projection: options.projection }),
+  });
+  const items = docs.slice(0, limit);
+  const last = items.at(-1);
+  const cursorOf = (d: T) =>
+    Buffer.from(JSON.stringify([(d[field] as Date).toISOString(), d._id])).toString("base64url");
+  return { items, nextCursor: docs.length > limit && last ? cursorOf(last) : "" };
 }

@@ -11,9 +11,9 @@ import {
   GENERATION_TABLE,
   MESSAGE_EVENTS,
   MODEL_OPERATIONS,
-  SESSION_SOURCES,
   type Source,
   TOOL_CALL_TABLE,
+  TRACE_TABLE,
 } from "./genai-table.js";
 import type { JsonValue } from "./otlp-values.js";
 
@@ -159,6 +159,6 @@ export function toolCallOfSpan(attributes: Attributes): ToolCallDoc | null {
   };
 }
 
-/** The session a span belongs to: `session.id`, else `gen_ai.conversation.id`, else the AI SDK's metadata. */
-export const sessionOf = (attributes: Attributes): string =>
-  SESSION_SOURCES.map((k) => attributes[k]).find((v): v is string => typeof v === "string" && v !== "") ?? "";
+/** The session a span belongs to and the end user it served ("" when it does not say). */
+export const sessionOf = (attributes: Attributes): string => text(first(attributes, TRACE_TABLE.sessionId));
+export const userOf = (attributes: Attributes): string => text(first(attributes, TRACE_TABLE.userId));

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { GENERATION_TABLE, type Source, TOOL_CALL_TABLE } from "./genai-table.js";
+import { GENERATION_TABLE, type Source, TOOL_CALL_TABLE, TRACE_TABLE } from "./genai-table.js";
 
 const docs = readFileSync(new URL("../../../../docs/observability.md", import.meta.url), "utf8");
 
@@ -18,6 +18,7 @@ describe("the mapping table in docs/observability.md", () => {
   const tables = [
     ["generation", GENERATION_TABLE],
     ["toolCall", TOOL_CALL_TABLE],
+    ["trace", TRACE_TABLE],
   ] as const;
   for (const [prefix, table] of tables) {
     for (const [field, sources] of Object.entries(table) as [string, readonly Source[]][]) {

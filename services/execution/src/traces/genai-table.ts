@@ -151,5 +151,22 @@ export const MESSAGE_EVENTS: Record<string, { side: "input" | "output"; role: st
 };
 export const DETAILS_EVENT = "gen_ai.client.inference.operation.details";
 
-/** Where a span's session comes from. */
-export const SESSION_SOURCES = ["session.id", "gen_ai.conversation.id", "ai.telemetry.metadata.sessionId"];
+/**
+ * What a span says about its trace: the session it belongs to and the end user it served (the
+ * summary takes the first span, in start order, that has one). `user.id` and `enduser.id` are the
+ * general OpenTelemetry attributes (in the GenAI column), `user.id` is also OpenInference's.
+ */
+export const TRACE_TABLE = {
+  sessionId: [
+    genai("session.id", "text"),
+    genai("gen_ai.conversation.id", "text"),
+    oi("session.id", "text"),
+    vercel("ai.telemetry.metadata.sessionId", "text"),
+  ],
+  userId: [
+    genai("user.id", "text"),
+    genai("enduser.id", "text"),
+    oi("user.id", "text"),
+    vercel("ai.telemetry.metadata.userId", "text"),
+  ],
+} as const satisfies Record<string, readonly Source[]>;

@@ -2,7 +2,7 @@ import { encodeJson } from "@kiln/kit/store";
 import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
 import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
-import { generationOf, type SpanEvent, sessionOf, toolCallOfSpan } from "./genai-mapping.js";
+import { generationOf, type SpanEvent, sessionOf, toolCallOfSpan, userOf } from "./genai-mapping.js";
 import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
 import type { SpanDoc } from "./trace-store.js";
 
@@ -31,7 +31,10 @@ export function spanIssue(span: Span): string {
 
 /** A span as stored, from OTLP or from Kiln's own runs: its generation, tool call and session mapped. */
 export function storedSpan(
-  s: Omit<SpanDoc, "_id" | "attributes" | "resourceAttributes" | "events" | "sessionId" | "generation" | "toolCall"> & {
+  s: Omit<
+    SpanDoc,
+    "_id" | "attributes" | "resourceAttributes" | "events" | "sessionId" | "userId" | "generation" | "toolCall"
+  > & {
     attributes: Record<string, JsonValue>;
     resourceAttributes: Record<string, JsonValue>;
     events: SpanEvent[];
@@ -45,6 +48,7 @@ export function storedSpan(
     resourceAttributes: encodeJson(s.resourceAttributes),
     events: encodeJson(s.events),
     sessionId: sessionOf(s.attributes),
+    userId: userOf(s.attributes),
     generation: generationOf(s.attributes, s.events, models),
     toolCall: toolCallOfSpan(s.attributes),
   };

@@ -3,7 +3,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { withPrincipal } from "@kiln/kit/principal";
 import { TraceService } from "@kiln/proto/traces";
 import type { GenerationDoc, ToolCallDoc } from "./genai-mapping.js";
-import type { SpanDoc, TraceDoc } from "./trace-store.js";
+import type { SessionDoc, SpanDoc, TraceDoc } from "./trace-store.js";
 import type { Traces } from "./traces.js";
 
 const jsonText = (json: string | null | undefined) => (json == null ? undefined : { json });
@@ -54,7 +54,24 @@ export const traceToProto = (t: TraceDoc) => ({
   inputTokens: bigOptional(t.inputTokens),
   outputTokens: bigOptional(t.outputTokens),
   costUsd: optional(t.costUsd),
+  userId: t.userId ?? "",
+  runId: t.runId ?? "",
+  label: t.label ?? "",
 });
+
+const sessionToProto = (s: SessionDoc) => ({
+  sessionId: s.sessionId,
+  organizationId: s.organizationId,
+  traceCount: s.traceCount,
+  firstTime: timestampFromDate(s.firstTime),
+  lastTime: timestampFromDate(s.lastTime),
+  inputTokens: bigOptional(s.inputTokens),
+  outputTokens: bigOptional(s.outputTokens),
+  costUsd: optional(s.costUsd),
+  userId: s.userId,
+});
+
+const anyJson = (v: unknown) => (v === null ? undefined : { json: JSON.stringify(v) });
 
 export const spanToProto = (s: SpanDoc) => ({
   traceId: s.traceId,
@@ -90,10 +107,30 @@ export function registerTraceRpc(router: ConnectRouter, traces: Traces): void {
         sessionId: req.sessionId,
         model: req.model,
         status: req.status,
+        userId: req.userId,
+        label: req.label,
         from: req.from ? timestampDate(req.from) : undefined,
         to: req.to ? timestampDate(req.to) : undefined,
+        minCostUsd: req.minCostUsd,
+        maxCostUsd: req.maxCostUsd,
       });
       return { traces: page.items.map(traceToProto), nextCursor: page.nextCursor };
+    }),
+    listSessions: withPrincipal(async (p, req) => {
+      const page = await traces.listSessions(p, req);
+      return { sessions: page.items.map(sessionToProto), nextCursor: page.nextCursor };
+    }),
+    getSession: withPrincipal(async (p, req) => {
+      const r = await traces.getSession(p, req);
+      return {
+        session: sessionToProto(r.session),
+        traces: r.traces.map((t) => ({
+          trace: traceToProto(t.trace),
+          input: anyJson(t.input),
+          output: anyJson(t.output),
+        })),
+        nextCursor: r.nextCursor,
+      };
     }),
     getTrace: withPrincipal(async (p, req) => {
       const r = await traces.get(p, req.organizationId, req.traceId);

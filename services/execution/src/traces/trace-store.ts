@@ -20,6 +20,8 @@ export interface SpanDoc {
   events: string;
   scopeName: string;
   sessionId: string;
+  /** The end user the span served (user.id, ...); absent on spans stored before it was mapped. */
+  userId?: string;
   generation: GenerationDoc | null;
   /** Set when the span executes a tool (absent on spans stored before tool calls were mapped). */
   toolCall?: ToolCallDoc | null;
@@ -41,16 +43,40 @@ export interface TraceDoc {
   inputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
+  /** The first span's end user ("" when none says); absent on summaries built before. */
+  userId?: string;
+  /** When the trace is a Kiln run: its run id and label (`kiln.run.id`, `kiln.run.label`), else "". */
+  runId?: string;
+  label?: string;
+  generationCount?: number;
+}
+
+/** A session: the traces sharing a `sessionId`, rebuilt from their summaries whenever one of them changes. */
+export interface SessionDoc {
+  /** `sessionDocId(organizationId, sessionId)`, so a rebuild replaces it. */
+  _id: string;
+  organizationId: string;
+  sessionId: string;
+  traceCount: number;
+  firstTime: Date;
+  lastTime: Date;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** null as soon as one of its model calls is unpriced (never a partial sum). */
+  costUsd: number | null;
+  userId: string;
 }
 
 export interface TraceCollections {
   spans: Collection<SpanDoc>;
   traces: Collection<TraceDoc>;
+  sessions: Collection<SessionDoc>;
 }
 
 export const traceCollections = (store: Store): TraceCollections => ({
   spans: store.collection("trace_spans"),
   traces: store.collection("traces"),
+  sessions: store.collection("trace_sessions"),
 });
 
 export async function ensureTraceIndexes(store: Store): Promise<void> {
@@ -59,5 +85,14 @@ export async function ensureTraceIndexes(store: Store): Promise<void> {
     { keys: { organizationId: 1, traceId: 1 }, unique: true },
     { keys: { organizationId: 1, _id: -1 } },
     { keys: { organizationId: 1, startTime: -1 } },
+    // The list's filters that narrow the most, each newest first; sessions in time order.
+    { keys: { organizationId: 1, sessionId: 1, startTime: 1 } },
+    { keys: { organizationId: 1, userId: 1, _id: -1 } },
+    { keys: { organizationId: 1, label: 1, _id: -1 } },
+    { keys: { organizationId: 1, costUsd: 1 } },
+  ]);
+  await store.ensureIndexes("trace_sessions", [
+    { keys: { organizationId: 1, sessionId: 1 }, unique: true },
+    { keys: { organizationId: 1, lastTime: -1, _id: -1 } },
   ]);
 }

@@ -1,71 +1,69 @@
 /**
  * Ingested OpenTelemetry traces (docs/observability.md): spans stored as they came with their
- * GenAI mapping, and one summary per trace. Writes need `traces:write`, reads `traces:read`
- * (API keys); every read and write is scoped by organization.
+ * GenAI mapping, one summary per trace, one per session. Writes need `traces:write`, reads
+ * `traces:read` (API keys); every read and write is scoped by organization.
  */
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
-import { newId } from "@kiln/kit/ids";
-import { findPage } from "@kiln/kit/pagination";
+import { findPage, findPageByTime } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { spansOf } from "./span-mapping.js";
-import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
+import { exchangeOf } from "./trace-exchange.js";
+import type { TraceCollections } from "./trace-store.js";
+import { storeSpanDocs } from "./trace-summary.js";
+
+export { storeSpanDocs, summaryOf } from "./trace-summary.js";
 
 export const TRACE_SCOPES = { read: "traces:read", write: "traces:write" } as const;
 
 export interface TraceFilter {
   name?: string;
   sessionId?: string;
+  userId?: string;
   model?: string;
   status?: string;
+  label?: string;
   from?: Date;
   to?: Date;
+  minCostUsd?: number;
+  maxCostUsd?: number;
 }
 
-const sum = (values: (number | null)[]): number | null =>
-  values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
+type Page = { limit: number; cursor: string };
 
-/** The summary of a trace from all its spans (`spans` ordered by start time). */
-export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
-  const first = spans[0] as SpanDoc;
-  const ids = new Set(spans.map((s) => s.spanId));
-  const root = spans.find((s) => s.parentSpanId === "" || !ids.has(s.parentSpanId)) ?? first;
-  const generations = spans.flatMap((s) => (s.generation ? [s.generation] : []));
-  const costs = generations.map((g) => g.costUsd);
-  return {
-    organizationId: first.organizationId,
-    traceId: first.traceId,
-    name: root.name,
-    sessionId: spans.find((s) => s.sessionId !== "")?.sessionId ?? "",
-    status: spans.some((s) => s.status === "error") ? "error" : root.status,
-    startTime: new Date(Math.min(...spans.map((s) => s.startTime.getTime()))),
-    endTime: new Date(Math.max(...spans.map((s) => s.endTime.getTime()))),
-    spanCount: spans.length,
-    models: [...new Set(generations.map((g) => g.responseModel || g.requestModel).filter((m) => m !== ""))],
-    inputTokens: sum(generations.map((g) => g.inputTokens)),
-    outputTokens: sum(generations.map((g) => g.outputTokens)),
-    // Unknown as soon as one generation is unpriced: a partial sum would read as the whole cost.
-    costUsd: costs.length > 0 && costs.every((c) => c !== null) ? sum(costs) : null,
-  };
-}
+const range = (low: unknown, high: unknown, bounds: [string, string]) => ({
+  ...(low !== undefined && { [bounds[0]]: low }),
+  ...(high !== undefined && { [bounds[1]]: high }),
+});
 
-async function summarize({ spans, traces }: TraceCollections, organizationId: string, traceId: string): Promise<void> {
-  const all = await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } });
-  if (all.length === 0) return;
-  await traces.updateOne(
-    { organizationId, traceId },
-    { $set: summaryOf(all), $setOnInsert: { _id: newId("trc") } },
-    { upsert: true },
-  );
-}
-
-/** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
-export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
-  await Promise.all(docs.map((d) => collections.spans.replaceOne({ _id: d._id }, d, { upsert: true })));
-  for (const traceId of new Set(docs.map((d) => d.traceId))) await summarize(collections, organizationId, traceId);
+/** The store's filter for the list's filters; an empty range or a negative cost is refused. */
+export function traceFilterOf(organizationId: string, f: TraceFilter): Filter {
+  const issue = (field: string, text: string) => invalidArgument(`invalid ${field}`, [{ field, issue: text }]);
+  for (const [field, v] of [
+    ["minCost", f.minCostUsd],
+    ["maxCost", f.maxCostUsd],
+  ] as const) {
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw issue(field, "must be a number of US dollars, 0 or more");
+  }
+  if (f.minCostUsd !== undefined && f.maxCostUsd !== undefined && f.minCostUsd > f.maxCostUsd)
+    throw issue("maxCost", "must not be less than minCost");
+  if (f.from && f.to && f.from >= f.to) throw issue("to", "must be after from");
+  const filter: Filter = { organizationId };
+  if (f.name) filter.name = f.name;
+  if (f.sessionId) filter.sessionId = f.sessionId;
+  if (f.userId) filter.userId = f.userId;
+  if (f.model) filter.models = f.model;
+  if (f.status) filter.status = f.status;
+  if (f.label) filter.label = f.label;
+  if (f.from || f.to) filter.startTime = range(f.from, f.to, ["$gte", "$lt"]);
+  // A trace with an unpriced model call has no cost: a cost range leaves it out.
+  if (f.minCostUsd !== undefined || f.maxCostUsd !== undefined)
+    filter.costUsd = range(f.minCostUsd, f.maxCostUsd, ["$gte", "$lte"]);
+  return filter;
 }
 
 export type Traces = ReturnType<typeof createTraces>;
@@ -75,7 +73,7 @@ export function createTraces(deps: {
   identityAuth: IdentityAuth;
   models: ModelCatalog;
 }) {
-  const { spans, traces } = deps.collections;
+  const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
     if (organizationId === "")
       throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
@@ -91,16 +89,9 @@ export function createTraces(deps: {
       return { rejected, reason };
     },
 
-    async list(principal: Principal, input: { organizationId: string; limit: number; cursor: string } & TraceFilter) {
+    async list(principal: Principal, input: { organizationId: string } & Page & TraceFilter) {
       await authorize(principal, input.organizationId, TRACE_SCOPES.read);
-      const filter: Filter = { organizationId: input.organizationId };
-      if (input.name) filter.name = input.name;
-      if (input.sessionId) filter.sessionId = input.sessionId;
-      if (input.model) filter.models = input.model;
-      if (input.status) filter.status = input.status;
-      if (input.from || input.to)
-        filter.startTime = { ...(input.from && { $gte: input.from }), ...(input.to && { $lt: input.to }) };
-      return findPage(traces, filter, input);
+      return findPage(traces, traceFilterOf(input.organizationId, input), input);
     },
 
     async get(principal: Principal, organizationId: string, traceId: string) {
@@ -108,6 +99,38 @@ export function createTraces(deps: {
       const trace = await traces.findOne({ organizationId, traceId });
       if (!trace) throw notFound("trace");
       return { trace, spans: await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } }) };
+    },
+
+    /** The organization's sessions, latest activity first. */
+    async listSessions(principal: Principal, input: { organizationId: string; userId: string } & Page) {
+      await authorize(principal, input.organizationId, TRACE_SCOPES.read);
+      const filter: Filter = { organizationId: input.organizationId };
+      if (input.userId) filter.userId = input.userId;
+      return findPageByTime(sessions, filter, { field: "lastTime", direction: -1 }, input);
+    },
+
+    /** A session and a page of its traces in start order, each with what it was asked and answered. */
+    async getSession(principal: Principal, input: { organizationId: string; sessionId: string } & Page) {
+      const { organizationId, sessionId } = input;
+      await authorize(principal, organizationId, TRACE_SCOPES.read);
+      const session = await sessions.findOne({ organizationId, sessionId });
+      if (!session) throw notFound("session");
+      const page = await findPageByTime(
+        traces,
+        { organizationId, sessionId },
+        { field: "startTime", direction: 1 },
+        input,
+      );
+      const traceIds = page.items.map((t) => t.traceId);
+      const all = await spans.find(
+        { organizationId, traceId: { $in: traceIds } },
+        { sort: { startTime: 1 }, projection: { resourceAttributes: 0, events: 0 } },
+      );
+      return {
+        session,
+        traces: page.items.map((trace) => ({ trace, ...exchangeOf(all.filter((s) => s.traceId === trace.traceId)) })),
+        nextCursor: page.nextCursor,
+      };
     },
   };
 }

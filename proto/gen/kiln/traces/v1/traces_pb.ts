@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/traces/v1/traces.proto.
  */
 export const file_kiln_traces_v1_traces: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIssGCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTc3lzdGVtX2luc3RydWN0aW9ucxgKIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EiwKCnRvb2xfY2FsbHMYCyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIyChB0b29sX2RlZmluaXRpb25zGAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSLAoKcGFyYW1ldGVycxgNIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhMKC3Jlc3BvbnNlX2lkGA4gASgJEhYKDmZpbmlzaF9yZWFzb25zGA8gAygJEhIKCmVycm9yX3R5cGUYECABKAkSJAoXY2FjaGVfcmVhZF9pbnB1dF90b2tlbnMYESABKANIA4gBARIoChtjYWNoZV9jcmVhdGlvbl9pbnB1dF90b2tlbnMYEiABKANIBIgBARIdChByZWFzb25pbmdfdG9rZW5zGBMgASgDSAWIAQESIwoWdGltZV90b19maXJzdF9jaHVua19tcxgUIAEoAUgGiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkQhoKGF9jYWNoZV9yZWFkX2lucHV0X3Rva2Vuc0IeChxfY2FjaGVfY3JlYXRpb25faW5wdXRfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQhkKF190aW1lX3RvX2ZpcnN0X2NodW5rX21zIokBCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSKwoJYXJndW1lbnRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGcmVzdWx0GAUgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQi4wMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24SKwoJdG9vbF9jYWxsGA8gASgLMhgua2lsbi50cmFjZXMudjEuVG9vbENhbGwi5AIKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLeAQoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuMooCCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
+  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIssGCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTc3lzdGVtX2luc3RydWN0aW9ucxgKIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EiwKCnRvb2xfY2FsbHMYCyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIyChB0b29sX2RlZmluaXRpb25zGAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSLAoKcGFyYW1ldGVycxgNIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhMKC3Jlc3BvbnNlX2lkGA4gASgJEhYKDmZpbmlzaF9yZWFzb25zGA8gAygJEhIKCmVycm9yX3R5cGUYECABKAkSJAoXY2FjaGVfcmVhZF9pbnB1dF90b2tlbnMYESABKANIA4gBARIoChtjYWNoZV9jcmVhdGlvbl9pbnB1dF90b2tlbnMYEiABKANIBIgBARIdChByZWFzb25pbmdfdG9rZW5zGBMgASgDSAWIAQESIwoWdGltZV90b19maXJzdF9jaHVua19tcxgUIAEoAUgGiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkQhoKGF9jYWNoZV9yZWFkX2lucHV0X3Rva2Vuc0IeChxfY2FjaGVfY3JlYXRpb25faW5wdXRfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQhkKF190aW1lX3RvX2ZpcnN0X2NodW5rX21zIokBCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSKwoJYXJndW1lbnRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGcmVzdWx0GAUgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQi4wMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24SKwoJdG9vbF9jYWxsGA8gASgLMhgua2lsbi50cmFjZXMudjEuVG9vbENhbGwilAMKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBARIPCgd1c2VyX2lkGA0gASgJEg4KBnJ1bl9pZBgOIAEoCRINCgVsYWJlbBgPIAEoCUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJyChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zIkQKE0luZ2VzdFNwYW5zUmVzcG9uc2USFgoOcmVqZWN0ZWRfc3BhbnMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLWAgoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd1c2VyX2lkGAogASgJEg0KBWxhYmVsGAsgASgJEhkKDG1pbl9jb3N0X3VzZBgMIAEoAUgAiAEBEhkKDG1heF9jb3N0X3VzZBgNIAEoAUgBiAEBQg8KDV9taW5fY29zdF91c2RCDwoNX21heF9jb3N0X3VzZCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuIrkCCgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhMKC3RyYWNlX2NvdW50GAMgASgFEi4KCmZpcnN0X3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoMaW5wdXRfdG9rZW5zGAYgASgDSACIAQESGgoNb3V0cHV0X3Rva2VucxgHIAEoA0gBiAEBEhUKCGNvc3RfdXNkGAggASgBSAKIAQESDwoHdXNlcl9pZBgJIAEoCUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJeChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkSDwoHdXNlcl9pZBgEIAEoCSJWChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIpCghzZXNzaW9ucxgBIAMoCzIXLmtpbG4udHJhY2VzLnYxLlNlc3Npb24SEwoLbmV4dF9jdXJzb3IYAiABKAkiXwoRR2V0U2Vzc2lvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIocBCgxTZXNzaW9uVHJhY2USJAoFdHJhY2UYASABKAsyFS5raWxuLnRyYWNlcy52MS5UcmFjZRInCgVpbnB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBm91dHB1dBgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IoEBChJHZXRTZXNzaW9uUmVzcG9uc2USKAoHc2Vzc2lvbhgBIAEoCzIXLmtpbG4udHJhY2VzLnYxLlNlc3Npb24SLAoGdHJhY2VzGAIgAygLMhwua2lsbi50cmFjZXMudjEuU2Vzc2lvblRyYWNlEhMKC25leHRfY3Vyc29yGAMgASgJMroDCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkxpc3RUcmFjZXMSIS5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXNwb25zZRJNCghHZXRUcmFjZRIfLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVxdWVzdBogLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlUmVzcG9uc2USWQoMTGlzdFNlc3Npb25zEiMua2lsbi50cmFjZXMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBokLmtpbG4udHJhY2VzLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElMKCkdldFNlc3Npb24SIS5raWxuLnRyYWNlcy52MS5HZXRTZXNzaW9uUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkdldFNlc3Npb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
 
 /**
  * What a span says about a model call (the GenAI semantic conventions, current and older).
@@ -352,9 +352,30 @@ export type Trace = Message<"kiln.traces.v1.Trace"> & {
   outputTokens?: bigint | undefined;
 
   /**
+   * Unset when one of its model calls is unpriced (never 0 for unknown).
+   *
    * @generated from field: optional double cost_usd = 12;
    */
   costUsd?: number | undefined;
+
+  /**
+   * The end user the trace served (user.id, enduser.id, ai.telemetry.metadata.userId); "" when none says.
+   *
+   * @generated from field: string user_id = 13;
+   */
+  userId: string;
+
+  /**
+   * When the trace records a Kiln run: its id (kiln.run.id) and label (kiln.run.label); else "".
+   *
+   * @generated from field: string run_id = 14;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string label = 15;
+   */
+  label: string;
 };
 
 /**
@@ -458,6 +479,28 @@ export type ListTracesRequest = Message<"kiln.traces.v1.ListTracesRequest"> & {
    * @generated from field: google.protobuf.Timestamp to = 9;
    */
   to?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string user_id = 10;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string label = 11;
+   */
+  label: string;
+
+  /**
+   * The trace's total cost in US dollars, inclusive; a trace without a cost matches neither.
+   *
+   * @generated from field: optional double min_cost_usd = 12;
+   */
+  minCostUsd?: number | undefined;
+
+  /**
+   * @generated from field: optional double max_cost_usd = 13;
+   */
+  maxCostUsd?: number | undefined;
 };
 
 /**
@@ -536,6 +579,215 @@ export const GetTraceResponseSchema: GenMessage<GetTraceResponse> = /*@__PURE__*
   messageDesc(file_kiln_traces_v1_traces, 9);
 
 /**
+ * The traces sharing a session id (session.id, gen_ai.conversation.id, ...), with their totals.
+ *
+ * @generated from message kiln.traces.v1.Session
+ */
+export type Session = Message<"kiln.traces.v1.Session"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string organization_id = 2;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: int32 trace_count = 3;
+   */
+  traceCount: number;
+
+  /**
+   * The earliest start and the latest end of its traces.
+   *
+   * @generated from field: google.protobuf.Timestamp first_time = 4;
+   */
+  firstTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_time = 5;
+   */
+  lastTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional int64 input_tokens = 6;
+   */
+  inputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 output_tokens = 7;
+   */
+  outputTokens?: bigint | undefined;
+
+  /**
+   * Unset as soon as one of its model calls is unpriced.
+   *
+   * @generated from field: optional double cost_usd = 8;
+   */
+  costUsd?: number | undefined;
+
+  /**
+   * @generated from field: string user_id = 9;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.Session.
+ * Use `create(SessionSchema)` to create a new message.
+ */
+export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 10);
+
+/**
+ * @generated from message kiln.traces.v1.ListSessionsRequest
+ */
+export type ListSessionsRequest = Message<"kiln.traces.v1.ListSessionsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+
+  /**
+   * @generated from field: string user_id = 4;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.ListSessionsRequest.
+ * Use `create(ListSessionsRequestSchema)` to create a new message.
+ */
+export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 11);
+
+/**
+ * @generated from message kiln.traces.v1.ListSessionsResponse
+ */
+export type ListSessionsResponse = Message<"kiln.traces.v1.ListSessionsResponse"> & {
+  /**
+   * Latest activity first.
+   *
+   * @generated from field: repeated kiln.traces.v1.Session sessions = 1;
+   */
+  sessions: Session[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.ListSessionsResponse.
+ * Use `create(ListSessionsResponseSchema)` to create a new message.
+ */
+export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 12);
+
+/**
+ * @generated from message kiln.traces.v1.GetSessionRequest
+ */
+export type GetSessionRequest = Message<"kiln.traces.v1.GetSessionRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 4;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.GetSessionRequest.
+ * Use `create(GetSessionRequestSchema)` to create a new message.
+ */
+export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 13);
+
+/**
+ * A trace of a session with what it was asked and what it answered (unset when nothing says).
+ *
+ * @generated from message kiln.traces.v1.SessionTrace
+ */
+export type SessionTrace = Message<"kiln.traces.v1.SessionTrace"> & {
+  /**
+   * @generated from field: kiln.traces.v1.Trace trace = 1;
+   */
+  trace?: Trace | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText input = 2;
+   */
+  input?: JsonText | undefined;
+
+  /**
+   * @generated from field: kiln.common.v1.JsonText output = 3;
+   */
+  output?: JsonText | undefined;
+};
+
+/**
+ * Describes the message kiln.traces.v1.SessionTrace.
+ * Use `create(SessionTraceSchema)` to create a new message.
+ */
+export const SessionTraceSchema: GenMessage<SessionTrace> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 14);
+
+/**
+ * @generated from message kiln.traces.v1.GetSessionResponse
+ */
+export type GetSessionResponse = Message<"kiln.traces.v1.GetSessionResponse"> & {
+  /**
+   * @generated from field: kiln.traces.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+
+  /**
+   * In start order; next_cursor pages on.
+   *
+   * @generated from field: repeated kiln.traces.v1.SessionTrace traces = 2;
+   */
+  traces: SessionTrace[];
+
+  /**
+   * @generated from field: string next_cursor = 3;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.GetSessionResponse.
+ * Use `create(GetSessionResponseSchema)` to create a new message.
+ */
+export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 15);
+
+/**
  * @generated from service kiln.traces.v1.TraceService
  */
 export const TraceService: GenService<{
@@ -562,6 +814,22 @@ export const TraceService: GenService<{
     methodKind: "unary";
     input: typeof GetTraceRequestSchema;
     output: typeof GetTraceResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.traces.v1.TraceService.ListSessions
+   */
+  listSessions: {
+    methodKind: "unary";
+    input: typeof ListSessionsRequestSchema;
+    output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.traces.v1.TraceService.GetSession
+   */
+  getSession: {
+    methodKind: "unary";
+    input: typeof GetSessionRequestSchema;
+    output: typeof GetSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_traces_v1_traces, 0);

@@ -1,0 +1,105 @@
+/**
+ * A trace's summary from its spans, and a session's from its traces' summaries (docs/observability.md
+ * "Reading traces", "Sessions"): what the lists show and filter on, rebuilt whenever a span arrives.
+ */
+import { createHash } from "node:crypto";
+import { newId } from "@kiln/kit/ids";
+import type { SessionDoc, SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
+
+const sum = (values: (number | null)[]): number | null =>
+  values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
+
+/** The spans without a parent in the trace (the parent may be another service's, never sent). */
+export function rootsOf(spans: SpanDoc[]): SpanDoc[] {
+  const ids = new Set(spans.map((s) => s.spanId));
+  return spans.filter((s) => s.parentSpanId === "" || !ids.has(s.parentSpanId));
+}
+
+/** The Kiln run a trace records: the first span carrying `kiln.run.id`, with its `kiln.run.label`. */
+function kilnRunOf(spans: SpanDoc[]): { runId: string; label: string } {
+  for (const s of spans) {
+    // Most spans are not a run's: only those naming one are parsed.
+    if (!s.attributes.includes('"kiln.run.id"')) continue;
+    const a = JSON.parse(s.attributes) as Record<string, unknown>;
+    if (typeof a["kiln.run.id"] !== "string") continue;
+    return { runId: a["kiln.run.id"], label: typeof a["kiln.run.label"] === "string" ? a["kiln.run.label"] : "" };
+  }
+  return { runId: "", label: "" };
+}
+
+/** The summary of a trace from all its spans (`spans` ordered by start time). */
+export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
+  const first = spans[0] as SpanDoc;
+  const root = rootsOf(spans)[0] ?? first;
+  const generations = spans.flatMap((s) => (s.generation ? [s.generation] : []));
+  const costs = generations.map((g) => g.costUsd);
+  return {
+    organizationId: first.organizationId,
+    traceId: first.traceId,
+    name: root.name,
+    sessionId: spans.find((s) => s.sessionId !== "")?.sessionId ?? "",
+    status: spans.some((s) => s.status === "error") ? "error" : root.status,
+    startTime: new Date(Math.min(...spans.map((s) => s.startTime.getTime()))),
+    endTime: new Date(Math.max(...spans.map((s) => s.endTime.getTime()))),
+    spanCount: spans.length,
+    models: [...new Set(generations.map((g) => g.responseModel || g.requestModel).filter((m) => m !== ""))],
+    inputTokens: sum(generations.map((g) => g.inputTokens)),
+    outputTokens: sum(generations.map((g) => g.outputTokens)),
+    // Unknown as soon as one generation is unpriced: a partial sum would read as the whole cost.
+    costUsd: costs.length > 0 && costs.every((c) => c !== null) ? sum(costs) : null,
+    userId: spans.find((s) => s.userId)?.userId ?? "",
+    ...kilnRunOf(spans),
+    generationCount: generations.length,
+  };
+}
+
+/** The session of `traces` (one session's summaries, in start order). */
+export function sessionSummaryOf(traces: TraceDoc[]): Omit<SessionDoc, "_id"> {
+  const first = traces[0] as TraceDoc;
+  // A trace without model calls costs nothing; one with an unpriced call makes the session's cost unknown.
+  const priced = traces.filter((t) => (t.generationCount ?? t.models.length) > 0);
+  return {
+    organizationId: first.organizationId,
+    sessionId: first.sessionId,
+    traceCount: traces.length,
+    firstTime: new Date(Math.min(...traces.map((t) => t.startTime.getTime()))),
+    lastTime: new Date(Math.max(...traces.map((t) => t.endTime.getTime()))),
+    inputTokens: sum(traces.map((t) => t.inputTokens)),
+    outputTokens: sum(traces.map((t) => t.outputTokens)),
+    costUsd: priced.every((t) => t.costUsd !== null) ? (sum(priced.map((t) => t.costUsd)) ?? 0) : null,
+    userId: traces.find((t) => t.userId)?.userId ?? "",
+  };
+}
+
+/** A session's `_id`: the same for the same organization and session id, shaped like Kiln's ids (short cursors). */
+export const sessionDocId = (organizationId: string, sessionId: string) =>
+  `ses_${createHash("sha256").update(`${organizationId}\n${sessionId}`).digest("hex").slice(0, 32)}`;
+
+/** Rebuilds one session from its traces (removed when none is left in it). */
+async function rebuildSession({ traces, sessions }: TraceCollections, organizationId: string, sessionId: string) {
+  const _id = sessionDocId(organizationId, sessionId);
+  const all = await traces.find({ organizationId, sessionId }, { sort: { startTime: 1 } });
+  if (all.length === 0) await sessions.deleteOne({ _id });
+  else await sessions.replaceOne({ _id }, { _id, ...sessionSummaryOf(all) }, { upsert: true });
+}
+
+/** Rebuilds a trace's summary from its spans, then the session it is in (and the one it left). */
+async function summarize(collections: TraceCollections, organizationId: string, traceId: string): Promise<void> {
+  const { spans, traces } = collections;
+  const all = await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } });
+  if (all.length === 0) return;
+  const summary = summaryOf(all);
+  const before = await traces.findOneAndUpdate(
+    { organizationId, traceId },
+    { $set: summary, $setOnInsert: { _id: newId("trc") } },
+    { upsert: true, returnDocument: "before" },
+  );
+  const touched = new Set([summary.sessionId, before?.sessionId ?? ""].filter((s) => s !== ""));
+  for (const sessionId of touched) await rebuildSession(collections, organizationId, sessionId);
+}
+
+/** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
+export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
+  await Promise.all(docs.map((d) => collections.spans.replaceOne({ _id: d._id }, d, { upsert: true })));
+  for (const traceId of new Set(docs.map((d) => d.traceId))) await summarize(collections, organizationId, traceId);
+}

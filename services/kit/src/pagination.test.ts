@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { findPageByTime } from "./pagination.js";
+import { createMemoryStore } from "./store/memory-store.js";
+
+interface Item {
+  _id: string;
+  at: Date;
+}
+
+/** Five items, two of them at the same time (ties go by `_id`). */
+async function items() {
+  const c = createMemoryStore().collection<Item>("items");
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+  await c.insertMany([
+    { _id: "a", at: at(3) },
+    { _id: "b", at: at(1) },
+    { _id: "c", at: at(2) },
+    { _id: "d", at: at(2) },
+    { _id: "e", at: at(5) },
+  ]);
+  return c;
+}
+
+async function all(direction: 1 | -1, limit: number) {
+  const c = await items();
+  const seen: string[] = [];
+  let cursor = "";
+  do {
+    const page = await findPageByTime(c, {}, { field: "at", direction }, { limit, cursor });
+    expect(page.items.length).toBeLessThanOrEqual(limit);
+    seen.push(...page.items.map((i) => i._id));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return seen;
+}
+
+describe("findPageByTime", () => {
+  it("pages latest first, ties by _id, each item once", async () => {
+    expect(await all(-1, 2)).toEqual(["e", "a", "d", "c", "b"]);
+    expect(await all(-1, 1)).toEqual(["e", "a", "d", "c", "b"]);
+  });
+
+  it("pages earliest first", async () => {
+    expect(await all(1, 2)).toEqual(["b", "c", "d", "a", "e"]);
+  });
+
+  it("refuses a cursor it did not make, and a limit out of range", async () => {
+    const c = await items();
+    const order = { field: "at", direction: -1 } as const;
+    for (const cursor of ["bogus", Buffer.from('["not a time","a"]').toString("base64url")]) {
+      await expect(findPageByTime(c, {}, order, { limit: 2, cursor })).rejects.toMatchObject({
+        kind: "invalid_argument",
+      });
+    }
+    await expect(findPageByTime(c, {}, order, { limit: 201, cursor: "" })).rejects.toMatchObject({
+      kind: "invalid_argument",
+    });
+  });
+});
