@@ -48,7 +48,9 @@ import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill
 import { GenerationView, SpanToolCallView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
+  AcceptedInvitationView,
   ApiKeyView,
+  InvitationView,
   MembershipView,
   MemberView,
   OnboardingView,
@@ -75,6 +77,8 @@ const COMPONENTS: NamedSchema[] = [
   OrganizationView,
   MembershipView,
   MemberView,
+  InvitationView,
+  AcceptedInvitationView,
   OnboardingView,
   PrincipalView,
   SetupCheckView,
