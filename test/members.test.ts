@@ -158,7 +158,7 @@ describe.each(modes)("organization members in $name", (mode) => {
     expect(invitation).toMatchObject({ email, role: "admin", status: "pending" });
     expect(Date.parse(invitation.expiresAt) - Date.parse(invitation.createdAt)).toBe(7 * 24 * 3600 * 1000);
     expect(token).toMatch(/^inv_[0-9a-f]{32}_[0-9A-Za-z]{43}$/);
-    expect(acceptUrl).toBe(`${running.base}/invite/${token}`);
+    expect(acceptUrl).toBe(`${running.base}/invite#${token}`);
 
     const listed = await api.get<{ data: Invitation[]; nextCursor: null }>(invitations, { token: owner });
     expect(listed.body.data.map((i) => i.id)).toContain(invitation.id);

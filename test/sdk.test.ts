@@ -754,7 +754,7 @@ describe("the organization routes (non-public)", () => {
       accessToken,
     );
     expect(invited.status).toBe(201);
-    expect(invited.body.acceptUrl).toBe(`${baseUrl}/invite/${invited.body.token}`);
+    expect(invited.body.acceptUrl).toBe(`${baseUrl}/invite#${invited.body.token}`);
     const spare = await raw<{ invitation: { id: string } }>(
       "POST",
       invitations,

@@ -25,12 +25,14 @@ const op = operations({ tags: ["organizations"], stability: "non-public", securi
 
 /**
  * Where the console accepts an invitation: the console's origin when the request comes from one
- * the gateway allows (CORS_ORIGINS), else the gateway's own, which serves the console at /.
+ * the gateway allows (CORS_ORIGINS), else the gateway's own, which serves the console at /. The
+ * token is the URL's fragment: browsers never send it, so no server or proxy logs it and no
+ * Referer carries it (docs/security.md "Invitations").
  */
 function acceptUrl(request: FastifyRequest, corsOrigins: readonly string[], token: string): string {
   const origin = request.headers.origin;
   const base = origin && corsOrigins.includes(origin) ? origin : `${request.protocol}://${request.host}`;
-  return `${base}/invite/${token}`;
+  return `${base}/invite#${token}`;
 }
 
 /** Members (roles, removal) and invitations of an organization (api.md "Members"), owners and admins. */
@@ -104,7 +106,9 @@ export function registerMemberRoutes(app: GatewayApp, deps: GatewayDeps): void {
         201: Type.Object({
           invitation: ref(InvitationView),
           token: Type.String({ description: "inv_<id>_<secret>: single use, never shown again" }),
-          acceptUrl: Type.String({ description: "the console's page that accepts it: /invite/<token>" }),
+          acceptUrl: Type.String({
+            description: "the console page that accepts it: /invite#<token> (a fragment: never sent to a server)",
+          }),
         }),
         ...errorResponses(400, 401, 403, 404, 409),
       },

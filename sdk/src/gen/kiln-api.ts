@@ -4384,7 +4384,7 @@ export interface operations {
                         invitation: components["schemas"]["Invitation"];
                         /** @description inv_<id>_<secret>: single use, never shown again */
                         token: string;
-                        /** @description the console's page that accepts it: /invite/<token> */
+                        /** @description the console page that accepts it: /invite#<token> (a fragment: never sent to a server) */
                         acceptUrl: string;
                     };
                 };
