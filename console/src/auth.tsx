@@ -58,6 +58,11 @@ export function SignUp({ onSession, navigate, onSwitch, invitationToken }: AuthP
   return (
     <main className="narrow">
       <h1>{invitationToken ? "Create your account to join" : "Create your Kiln account"}</h1>
+      {invitationToken && (
+        <p className="hint">
+          You are invited to an organization on Kiln: sign up with the e-mail address the invitation was sent to.
+        </p>
+      )}
       <form onSubmit={signUp} noValidate>
         <Field label="Full name" {...field("fullName")} />
         <Field label="Email" type="email" {...field("email")} autoComplete="email" required />

@@ -13,7 +13,7 @@ export interface NewInvitation {
 }
 
 /** The pending invitations (never their links), each with a revoke button. */
-export function Invitations({ path }: { path: string }) {
+export function Invitations({ path, onRevoked }: { path: string; onRevoked: () => void }) {
   const { error, act, busy } = useAction();
   const [loadError, setLoadError] = useState<ShownError | null>(null);
   const [said, setSaid] = useState<string | null>(null);
@@ -27,6 +27,7 @@ export function Invitations({ path }: { path: string }) {
       setSaid(null);
       await call("DELETE", `${path}/invitations/${i.id}`);
       setSaid(`The invitation for ${i.email} is revoked: its link no longer works.`);
+      onRevoked();
       reload();
     });
   return (
@@ -37,17 +38,23 @@ export function Invitations({ path }: { path: string }) {
       ) : invitations.length === 0 ? (
         <Empty>No pending invitation.</Empty>
       ) : (
-        <DataTable label="Pending invitations" columns={["Email", "Role", "Expires", "Actions"]}>
+        <DataTable label="Invitations" columns={["Email", "Role", "Expires", "Actions"]}>
           {invitations.map((i) => (
             <tr key={i.id}>
-              <td>{i.email}</td>
+              <td className="member-email">{i.email}</td>
               <td>
                 <span className={`chip role-${i.role}`}>{i.role}</span>
               </td>
               <td className="nowrap">{formatDay(i.expiresAt)}</td>
               <td>
-                <button type="button" className="secondary small" disabled={busy} onClick={() => revoke(i)}>
-                  Revoke the invitation for {i.email}
+                <button
+                  type="button"
+                  className="secondary small"
+                  disabled={busy}
+                  aria-label={`Revoke the invitation for ${i.email}`}
+                  onClick={() => revoke(i)}
+                >
+                  Revoke
                 </button>
               </td>
             </tr>

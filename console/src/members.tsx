@@ -24,7 +24,7 @@ const nameOf = (m: Member) => m.user.fullName || m.user.email;
  * removing a member (asks first), the pending invitations. Everyone may leave.
  */
 export function Members({ session }: { session: Session }) {
-  const { error, setError, act, submit, busy } = useAction();
+  const { error, act, submit, busy } = useAction();
   const [loadError, setLoadError] = useState<ShownError | null>(null);
   const { values, field, set } = useFields({ email: "", role: "member" }, error);
   const [said, setSaid] = useState<string | null>(null);
@@ -88,28 +88,20 @@ export function Members({ session }: { session: Session }) {
             {link && <InvitationLink {...link} />}
           </form>
         ) : (
-          <ErrorBox error={error} />
+          <p className="card hint">Owners and admins add members, invite people and change roles.</p>
         )}
         <section aria-labelledby="member-list">
           <h2 id="member-list">
             {members.length} {members.length === 1 ? "member" : "members"}
           </h2>
-          <MemberTable
-            members={members}
-            me={session.userId ?? ""}
-            myRole={myRole}
-            path={path}
-            act={act}
-            setError={setError}
-            onDone={done}
-          />
+          <MemberTable members={members} me={session.userId ?? ""} myRole={myRole} path={path} onDone={done} />
           {said && (
             <p role="status" className="success">
               {said}
             </p>
           )}
           {/* Keyed by the invitations made here: a new one reads the list again. */}
-          {manages(myRole) && <Invitations key={invited} path={path} />}
+          {manages(myRole) && <Invitations key={invited} path={path} onRevoked={() => setLink(null)} />}
         </section>
       </div>
     </main>
@@ -140,11 +132,10 @@ function MemberTable(props: {
   me: string;
   myRole: Role | undefined;
   path: string;
-  act: (what: () => Promise<void>) => Promise<void>;
-  setError: (e: ShownError | null) => void;
   onDone: (sentence: string) => void;
 }) {
-  const { members, me, myRole, path, act, onDone } = props;
+  const { members, me, myRole, path, onDone } = props;
+  const { error, setError, act, busy } = useAction();
   // A change waiting for a yes: lowering a role, or removing (role null).
   const [asking, setAsking] = useState<Change | null>(null);
   const apply = ({ member, role }: Change) =>
@@ -162,7 +153,7 @@ function MemberTable(props: {
       }
     });
   const choose = (member: Member, role: Role) => {
-    props.setError(null);
+    setError(null);
     if (RANK[role] < RANK[member.membership.role]) setAsking({ member, role });
     else void apply({ member, role });
   };
@@ -175,18 +166,22 @@ function MemberTable(props: {
     );
   return (
     <>
-      <DataTable label="Members" columns={["Name", "Email", "Role", "Since", "Actions"]}>
+      <DataTable label="Members" columns={["Member", "Role", "Since", "Actions"]}>
         {members.map((m) => {
           const name = nameOf(m);
           const self = m.user.id === me;
           return (
             <tr key={m.user.id}>
-              <td>{m.user.fullName || "—"}</td>
-              <td>{m.user.email}</td>
+              <td>
+                {m.user.fullName || "—"}
+                <span className="hint member-email">{m.user.email}</span>
+              </td>
               <td>
                 {mayChange(m) ? (
                   <select
+                    className="role-select"
                     aria-label={`Role of ${name}`}
+                    disabled={busy}
                     value={m.membership.role}
                     onChange={(e) => choose(m, e.target.value as Role)}
                   >
@@ -206,9 +201,11 @@ function MemberTable(props: {
                   <button
                     type="button"
                     className="secondary small"
+                    disabled={busy}
+                    aria-label={self ? "Leave the organization" : `Remove ${name}`}
                     onClick={() => setAsking({ member: m, role: null })}
                   >
-                    {self ? "Leave the organization" : `Remove ${name}`}
+                    {self ? "Leave" : "Remove"}
                   </button>
                 )}
               </td>
@@ -216,6 +213,7 @@ function MemberTable(props: {
           );
         })}
       </DataTable>
+      <ErrorBox error={error} />
       {asking && (
         <Confirm change={asking} self={asking.member.user.id === me} onYes={apply} onNo={() => setAsking(null)} />
       )}
@@ -236,14 +234,17 @@ function Confirm({
   onNo: () => void;
 }) {
   const name = nameOf(change.member);
+  const who = self ? "You" : "They";
+  const loses =
+    change.role === "member"
+      ? "will no longer manage members, API keys or protected labels."
+      : "will no longer add, change or remove owners.";
   const question =
     change.role === null
       ? self
         ? "Leave this organization? You lose access to it at once."
         : `Remove ${name}? They lose access to this organization at once.`
-      : `Make ${self ? "yourself" : name} ${change.role === "admin" ? "an admin" : "a member"}? ${
-          ROLES.find((r) => r.role === change.role)?.what ?? ""
-        }`;
+      : `Make ${self ? "yourself" : name} ${change.role === "admin" ? "an admin" : "a member"}? ${who} ${loses}`;
   return (
     <div role="alertdialog" aria-labelledby="member-confirm" className="confirm">
       <p id="member-confirm">{question}</p>
