@@ -48,7 +48,7 @@ export function SignUp({ onSession, navigate, onSwitch, invitationToken }: AuthP
   const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", email: "", password: "" }, error);
   const signUp = submit(async () => {
-    const r = await call<{ membership: Membership | null }>("POST", "/api/auth/signup", { ...values, invitationToken });
+    const r = await call<{ membership?: Membership }>("POST", "/api/auth/signup", { ...values, invitationToken });
     // The account's session is the httpOnly cookie: the token of the sign-up answer is not kept.
     await call("POST", "/api/session", { email: values.email, password: values.password });
     if (r.membership) rememberOrganization(r.membership.organizationId);

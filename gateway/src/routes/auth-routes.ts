@@ -2,7 +2,7 @@ import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, Nullable, ref, Timestamp } from "../schemas.js";
+import { Body, errorResponses, ref, Timestamp } from "../schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { iso, MembershipView, membershipView, UserView, userView } from "./views.js";
 
@@ -39,9 +39,7 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
           user: ref(UserView),
           accessToken: Type.String(),
           expiresAt: Timestamp,
-          membership: Nullable(ref(MembershipView), {
-            description: "the invitation's organization, when one was used",
-          }),
+          membership: Type.Optional(ref(MembershipView)),
         }),
         ...errorResponses(400, 403, 404, 409),
       },
@@ -56,7 +54,8 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
         user: userView(r.user),
         accessToken: r.accessToken,
         expiresAt: iso(r.expiresAt) ?? "",
-        membership: r.membership ? membershipView(r.membership) : null,
+        // Only a sign-up with an invitation joins an organization.
+        ...(r.membership && { membership: membershipView(r.membership) }),
       });
     },
   );

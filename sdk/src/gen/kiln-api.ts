@@ -2980,8 +2980,7 @@ export interface operations {
                         accessToken: string;
                         /** Format: date-time */
                         expiresAt: string;
-                        /** @description the invitation's organization, when one was used */
-                        membership: components["schemas"]["Membership"] | null;
+                        membership?: components["schemas"]["Membership"];
                     };
                 };
             };
