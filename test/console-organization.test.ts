@@ -207,6 +207,50 @@ describe("the console's organization pages", () => {
     expect(emails).not.toContain("Grace Hopper");
   }, 60_000);
 
+  it("an existing user with their own organization signs in from the link, joins, and the console opens it", async () => {
+    const { page, base } = c;
+    const email = `lovelace-${Date.now()}@example.test`;
+    const password = "correct-horse-battery";
+    const post = (path: string, body: unknown, token?: string) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    const { accessToken } = (await (await post("/api/auth/signup", { email, password })).json()) as {
+      accessToken: string;
+    };
+    expect(
+      (await post("/api/onboarding/complete", { fullName: "Augusta", organizationName: "Her own" }, accessToken))
+        .status,
+    ).toBe(201);
+    await page.getByLabel("Email", { exact: true }).fill(email);
+    await page.getByLabel("Role", { exact: true }).selectOption("admin");
+    await page.getByRole("button", { name: "Invite by link" }).click();
+    const link =
+      (await page.getByRole("region", { name: "Invitation link" }).locator("code.secret").textContent()) ?? "";
+
+    const other = await c.newPage();
+    await other.goto(link);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByLabel("Email").fill(email);
+    await other.getByLabel("Password").fill(password);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByRole("button", { name: "Join the organization" }).click();
+    await other.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    const organization = other.getByRole("note", { name: "Organization" });
+    expect(await organization.textContent()).toBe("Analytical Engines");
+    // Still there after a reload: the organization joined is the one the console opens.
+    await other.reload();
+    await other.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    expect(await organization.textContent()).toBe("Analytical Engines");
+    await other.context().close();
+    await page.reload();
+    expect(await page.getByRole("region", { name: "Members" }).getByLabel("Role of Augusta").inputValue()).toBe(
+      "admin",
+    );
+  }, 60_000);
+
   it("protects a label and unprotects it", async () => {
     const { page, base } = c;
     await page.getByRole("link", { name: "Settings" }).click();
