@@ -4,6 +4,10 @@
  * (sign-up) and by an existing one, used and revoked tokens refused, non-admins refused (403),
  * other organizations not found (404), tokens never listed, bad input refused with nothing changed.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "@kiln/kit/logger";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
@@ -269,4 +273,55 @@ describe.each(modes)("organization members in $name", (mode) => {
     const key = await api.createApiKey(owner, organizationId, ["prompts:read"]);
     expect((await api.get(invitations, { token: key.key })).status).toBe(403);
   });
+});
+
+describe("invitation tokens in the logs", () => {
+  it("never reach a log line, at debug level, from creation through the link to acceptance", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ name: "test", level: "debug" }, { write: (line: string) => lines.push(line) });
+    // A console to serve the link's page (its content does not matter here).
+    const consoleDir = mkdtempSync(join(tmpdir(), "kiln-console-"));
+    writeFileSync(join(consoleDir, "index.html"), "<!doctype html><title>Kiln</title>");
+    const { kiln, baseUrl } = await startEmbedded({ logger, consoleDir });
+    try {
+      const api = createTestClient(baseUrl);
+      const owner = await api.signUp();
+      const organizationId = (await api.onboard(owner.accessToken)).organization.id;
+      const invitations = `/api/organizations/${organizationId}/invitations`;
+      const created = await api.post<Created>(
+        invitations,
+        { email: "linus@example.test", role: "member" },
+        { token: owner.accessToken },
+      );
+      expect(created.status).toBe(201);
+      const { token, acceptUrl } = created.body;
+      // The console's page as a browser asks for it: the fragment stays in the browser.
+      const page = await fetch(new URL(acceptUrl), { headers: { accept: "text/html" } });
+      expect(page.status).toBe(200);
+      const signedUp = await api.post("/api/auth/signup", {
+        email: "linus@example.test",
+        password: "correct-horse-battery",
+        invitationToken: token,
+      });
+      expect(signedUp.status).toBe(201);
+      const second = await api.post<Created>(
+        invitations,
+        { email: "ken@example.test", role: "member" },
+        {
+          token: owner.accessToken,
+        },
+      );
+      const ken = await api.signUp("ken@example.test");
+      expect(
+        (await api.post("/api/invitations/accept", { token: second.body.token }, { token: ken.accessToken })).status,
+      ).toBe(200);
+      expect(lines.length).toBeGreaterThan(10);
+      expect(lines.some((l) => l.includes("/invite"))).toBe(true);
+      for (const secret of [token, second.body.token].map((t) => t.split("_")[2] ?? "?")) {
+        expect(lines.filter((l) => l.includes(secret))).toEqual([]);
+      }
+    } finally {
+      await kiln.close();
+    }
+  }, 60_000);
 });
