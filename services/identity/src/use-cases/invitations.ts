@@ -5,6 +5,7 @@ import { secretMatches } from "../domain/api-keys.js";
 import {
   generateInvitationToken,
   INVITATION_TTL_MS,
+  type InvitationStatus,
   invitationStatus,
   parseInvitationToken,
 } from "../domain/invitations.js";
@@ -15,7 +16,7 @@ import type { memberUseCases } from "./members.js";
 
 type Join = ReturnType<typeof memberUseCases>["join"];
 
-const REFUSED: Record<string, string> = {
+const REFUSED: Record<Exclude<InvitationStatus, "pending">, string> = {
   accepted: "this invitation has already been used",
   revoked: "this invitation was revoked",
   expired: "this invitation has expired: ask for a new one",
@@ -35,7 +36,7 @@ export function invitationUseCases(access: Access, join: Join) {
     const invitation = parsed ? await c.invitations.findOne({ _id: parsed.invitationId }) : null;
     if (!parsed || !invitation || !secretMatches(parsed.secret, invitation.secretHash)) throw notFound("invitation");
     const status = invitationStatus(invitation, now());
-    if (status !== "pending") throw failedPrecondition(REFUSED[status] ?? status);
+    if (status !== "pending") throw failedPrecondition(REFUSED[status]);
     if (invitation.email !== email.trim().toLowerCase()) {
       throw permissionDenied("this invitation is for another e-mail address: sign in with the invited one");
     }
@@ -50,11 +51,11 @@ export function invitationUseCases(access: Access, join: Join) {
     // Single use: only one acceptance claims it, even when two race.
     const at = now();
     const claimed = await c.invitations.findOneAndUpdate(
-      { _id: invitation._id, acceptedAt: null, revokedAt: null },
+      { _id: invitation._id, acceptedAt: null, revokedAt: null, expiresAt: { $gt: at } },
       { $set: { acceptedAt: at, acceptedByUserId: user._id } },
       { returnDocument: "after" },
     );
-    if (!claimed) throw failedPrecondition(REFUSED.accepted ?? "");
+    if (!claimed) throw failedPrecondition(REFUSED.accepted);
     try {
       const membership = await join(invitation.organizationId, user, invitation.role);
       const organization = await c.organizations.findOne({ _id: invitation.organizationId });
@@ -123,7 +124,7 @@ export function invitationUseCases(access: Access, join: Join) {
     /** Revoked at once; revoking twice is the same; a used invitation cannot be revoked (409). */
     async revokeInvitation(userId: string, input: { organizationId: string; id: string }) {
       const invitation = await managedInvitation(userId, input.organizationId, input.id);
-      if (invitation.acceptedAt) throw failedPrecondition(REFUSED.accepted ?? "");
+      if (invitation.acceptedAt) throw failedPrecondition(REFUSED.accepted);
       return (
         (await c.invitations.findOneAndUpdate(
           { _id: invitation._id, acceptedAt: null, revokedAt: null },
