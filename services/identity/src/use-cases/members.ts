@@ -122,9 +122,11 @@ export function memberUseCases(access: Access) {
       await refuseLastOwner(theirs);
       const user = await c.users.findOne({ _id: theirs.userId });
       if (!user) throw notFound("member");
+      // The onboarding record first: were it left behind, onboarding again would restore the
+      // membership (completeOnboarding finishes what its record names).
+      await c.onboardings.deleteOne({ _id: theirs.userId, organizationId: theirs.organizationId });
       await c.memberships.deleteOne({ _id: theirs._id });
       await keepAnOwner(theirs, () => c.memberships.insertOne(theirs));
-      await c.onboardings.deleteOne({ _id: theirs.userId, organizationId: theirs.organizationId });
       return { membership: theirs, user };
     },
   };
