@@ -41,7 +41,7 @@ export function registerMemberRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get(
     "/api/organizations/:id/members",
-    op("listMembers", "The members of an organization with their roles, newest first", {
+    op("listMembers", "The members of an organization with their roles, newest accounts first", {
       ...pageByIdSchema(MemberView, Type.Object(ListQuery, { additionalProperties: false })),
     }),
     pageById(identity.listMembers, "organizationId", "members", memberView),

@@ -167,7 +167,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The members of an organization with their roles, newest first */
+        /** The members of an organization with their roles, newest accounts first */
         get: operations["listMembers"];
         put?: never;
         /** Add a signed-up user to an organization with a role (owners and admins; owners add owners) */

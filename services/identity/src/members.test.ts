@@ -72,6 +72,20 @@ async function organization(...roles: Role[]) {
 const roleOf = async (organizationId: string, userId: string) =>
   (await c.memberships.findOne({ _id: `${organizationId}:${userId}` }))?.role ?? null;
 
+describe("listing members", () => {
+  it("pages through the members with the cursor each page returns", async () => {
+    const { ownerId, organizationId, ids } = await organization("member", "admin");
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = await identity.listMembers({ type: "user", id: ownerId }, { organizationId, limit: 2, cursor });
+      seen.push(...page.items.map((m) => m.user._id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen.sort()).toEqual([ownerId, ...ids].sort());
+  });
+});
+
 describe("changing a member's role", () => {
   it("owners change any role; the permissions follow the role", async () => {
     const { ownerId, organizationId, ids } = await organization("member", "admin");
