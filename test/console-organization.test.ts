@@ -1,7 +1,9 @@
 /**
  * The console's organization pages and navigation (issue #35 "Organization", "Finish") in Debian's
  * chromium: every nav group walked at 390 px through the menu with axe, the current page marked;
- * adding a member with a role; protecting a label; an API key with scopes chosen from the list,
+ * adding a member with a role; inviting by a copied link that another browser opens to sign up
+ * and land in the organization; changing a role (asked before lowering it), the last owner kept,
+ * removing a member; protecting a label; an API key with scopes chosen from the list,
  * copied with its button, then revoked. Screens are checked with axe at 1366 px and 390 px and
  * photographed into test-artifacts/console/.
  */
@@ -102,16 +104,11 @@ describe("the console's organization pages", () => {
     expect(await page.getByRole("alert").count()).toBe(1);
 
     await page.getByLabel("Email").fill(colleague);
-    await page.getByLabel("Role").selectOption("admin");
+    await page.getByLabel("Role", { exact: true }).selectOption("admin");
     await page.getByRole("button", { name: "Add member" }).click();
     await page.getByRole("status").getByText("Charles Babbage joined as admin.").waitFor();
     await table.getByRole("row", { name: /Charles Babbage/ }).waitFor();
-    expect(
-      await table
-        .getByRole("row", { name: /Charles Babbage/ })
-        .getByText("admin")
-        .count(),
-    ).toBe(1);
+    expect(await table.getByLabel("Role of Charles Babbage").inputValue()).toBe("admin");
     await c.screen("members");
 
     const { sdk, organizationId } = await consoleSdk(page, base);
@@ -123,6 +120,137 @@ describe("the console's organization pages", () => {
       .data;
     expect(roles.find((m) => m.user.email === colleague)?.membership.role).toBe("admin");
   }, 120_000);
+
+  it("invites by a link copied once; the invitee opens it in another browser, signs up and lands in the organization", async () => {
+    const { page, base } = c;
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+    const invitee = `grace-${Date.now()}@example.test`;
+    await page.getByLabel("Email", { exact: true }).fill(invitee);
+    await page.getByLabel("Role", { exact: true }).selectOption("member");
+    await page.getByRole("button", { name: "Invite by link" }).click();
+    const shown = page.getByRole("region", { name: "Invitation link" });
+    await shown.waitFor();
+    const link = (await shown.locator("code.secret").textContent()) ?? "";
+    expect(link).toMatch(new RegExp(`^${base}/invite#inv_[0-9a-f]{32}_[0-9A-Za-z]{43}$`));
+    await shown.getByRole("button", { name: "Copy link" }).click();
+    await shown.getByText("Copied the link.").waitFor();
+    const copied = (await page.evaluate("navigator.clipboard.readText()")) as string;
+    expect(copied).toBe(link);
+    const pending = page.getByRole("region", { name: "Invitations", exact: true });
+    await pending.getByRole("row", { name: new RegExp(invitee) }).waitFor();
+    // The list never holds the link: only the moment of creation shows it.
+    expect(await pending.textContent()).not.toContain(link.split("#")[1]);
+    await c.screen("members-invite");
+
+    // The invitee, in their own browser: sign up from the link, straight into the organization.
+    const other = await c.newPage();
+    await other.goto(copied);
+    await other.getByRole("heading", { name: "Create your account to join" }).waitFor();
+    await c.screen("invite-signup", other);
+    await other.getByLabel("Full name").fill("Grace Hopper");
+    await other.getByLabel("Email").fill(invitee);
+    await other.getByLabel("Password").fill("correct-horse-battery");
+    await other.getByRole("button", { name: "Sign up" }).click();
+    await other.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    expect(await other.getByRole("note", { name: "Organization" }).textContent()).toBe("Analytical Engines");
+    // Used: the same link refuses, in words.
+    await other.goto(copied);
+    await other.getByRole("button", { name: "Join the organization" }).click();
+    await other.getByRole("alert").getByText("This invitation has already been used").waitFor();
+    await other.context().close();
+
+    await page.reload();
+    const table = page.getByRole("region", { name: "Members" });
+    expect(await table.getByLabel("Role of Grace Hopper").inputValue()).toBe("member");
+    await page.getByText("No pending invitation.").waitFor();
+
+    // Another invitation, revoked: gone from the list.
+    await page.getByLabel("Email", { exact: true }).fill(`revoked-${invitee}`);
+    await page.getByRole("button", { name: "Invite by link" }).click();
+    await pending.getByRole("button", { name: `Revoke the invitation for revoked-${invitee}` }).click();
+    await page.getByRole("status").getByText(`The invitation for revoked-${invitee} is revoked`).waitFor();
+    await page.getByText("No pending invitation.").waitFor();
+  }, 120_000);
+
+  it("changes a role (asking before lowering it), keeps the last owner, and removes a member", async () => {
+    const { page, base } = c;
+    const table = page.getByRole("region", { name: "Members" });
+    await table.getByLabel("Role of Grace Hopper").selectOption("admin");
+    await page.getByRole("status").getByText("Grace Hopper is now admin.").waitFor();
+    await table.getByLabel("Role of Grace Hopper").selectOption("member");
+    const dialog = page.getByRole("alertdialog");
+    await dialog.getByText("Make Grace Hopper a member?").waitFor();
+    expect(await table.getByLabel("Role of Grace Hopper").inputValue()).toBe("admin");
+    await c.screen("members-confirm");
+    await dialog.getByRole("button", { name: "Yes, change the role" }).click();
+    await page.getByRole("status").getByText("Grace Hopper is now member.").waitFor();
+
+    // The only owner cannot step down: the reason, in words.
+    await table.getByLabel("Role of Ada Lovelace").selectOption("admin");
+    await dialog.getByRole("button", { name: "Yes, change the role" }).click();
+    await table
+      .getByRole("alert")
+      .getByText(/keeps at least one owner/)
+      .waitFor();
+    expect(await table.getByLabel("Role of Ada Lovelace").inputValue()).toBe("owner");
+
+    await table.getByRole("button", { name: "Remove Grace Hopper" }).click();
+    await dialog.getByRole("button", { name: "Yes, remove Grace Hopper" }).click();
+    await page.getByRole("status").getByText("Grace Hopper was removed.").waitFor();
+    expect(await table.getByRole("row", { name: /Grace Hopper/ }).count()).toBe(0);
+    const { organizationId } = await consoleSdk(page, base);
+    const members = await fetch(`${base}/api/organizations/${organizationId}/members`, {
+      headers: { authorization: `Bearer ${(await page.context().cookies(`${base}/api`))[0]?.value}` },
+    });
+    const emails = ((await members.json()) as { data: { user: { fullName: string } }[] }).data.map(
+      (m) => m.user.fullName,
+    );
+    expect(emails).not.toContain("Grace Hopper");
+  }, 60_000);
+
+  it("an existing user with their own organization signs in from the link, joins, and the console opens it", async () => {
+    const { page, base } = c;
+    const email = `lovelace-${Date.now()}@example.test`;
+    const password = "correct-horse-battery";
+    const post = (path: string, body: unknown, token?: string) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    const { accessToken } = (await (await post("/api/auth/signup", { email, password })).json()) as {
+      accessToken: string;
+    };
+    expect(
+      (await post("/api/onboarding/complete", { fullName: "Augusta", organizationName: "Her own" }, accessToken))
+        .status,
+    ).toBe(201);
+    await page.getByLabel("Email", { exact: true }).fill(email);
+    await page.getByLabel("Role", { exact: true }).selectOption("admin");
+    await page.getByRole("button", { name: "Invite by link" }).click();
+    const link =
+      (await page.getByRole("region", { name: "Invitation link" }).locator("code.secret").textContent()) ?? "";
+
+    const other = await c.newPage();
+    await other.goto(link);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByLabel("Email").fill(email);
+    await other.getByLabel("Password").fill(password);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByRole("button", { name: "Join the organization" }).click();
+    await other.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    const organization = other.getByRole("note", { name: "Organization" });
+    expect(await organization.textContent()).toBe("Analytical Engines");
+    // Still there after a reload: the organization joined is the one the console opens.
+    await other.reload();
+    await other.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
+    expect(await organization.textContent()).toBe("Analytical Engines");
+    await other.context().close();
+    await page.reload();
+    expect(await page.getByRole("region", { name: "Members" }).getByLabel("Role of Augusta").inputValue()).toBe(
+      "admin",
+    );
+  }, 60_000);
 
   it("protects a label and unprotects it", async () => {
     const { page, base } = c;

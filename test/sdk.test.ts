@@ -729,6 +729,75 @@ describe("the organization routes (non-public)", () => {
     );
     expect(members.body.data).toHaveLength(2);
   });
+
+  it("changes a role, removes a member, invites, lists, revokes and accepts invitations", async () => {
+    const members = `/api/organizations/${organizationId}/members`;
+    const grace = await raw<{ data: { user: { id: string; email: string } }[] }>(
+      "GET",
+      members,
+      undefined,
+      accessToken,
+    );
+    const graceId = grace.body.data.find((m) => m.user.email === "grace@example.test")?.user.id;
+    const changed = await raw<{ membership: { role: string } }>(
+      "PATCH",
+      `${members}/${graceId}`,
+      { role: "member" },
+      accessToken,
+    );
+    expect(changed.body.membership.role).toBe("member");
+    const invitations = `/api/organizations/${organizationId}/invitations`;
+    const invited = await raw<{ invitation: { id: string }; token: string; acceptUrl: string }>(
+      "POST",
+      invitations,
+      { email: "hopper@example.test", role: "admin" },
+      accessToken,
+    );
+    expect(invited.status).toBe(201);
+    expect(invited.body.acceptUrl).toBe(`${baseUrl}/invite#${invited.body.token}`);
+    const spare = await raw<{ invitation: { id: string } }>(
+      "POST",
+      invitations,
+      { email: "spare@example.test", role: "member" },
+      accessToken,
+    );
+    const pending = await raw<{ data: { id: string }[] }>("GET", invitations, undefined, accessToken);
+    expect(pending.body.data.map((i) => i.id)).toEqual([spare.body.invitation.id, invited.body.invitation.id]);
+    expect(JSON.stringify(pending.body)).not.toContain(invited.body.token);
+    const revoked = await raw<{ status: string }>(
+      "DELETE",
+      `${invitations}/${spare.body.invitation.id}`,
+      undefined,
+      accessToken,
+    );
+    expect(revoked.body.status).toBe("revoked");
+    // Hopper signs up with the invitation and is an admin at once; another invitation, accepted signed in.
+    const hopper = await raw<{ accessToken: string; membership: { role: string } }>("POST", "/api/auth/signup", {
+      email: "hopper@example.test",
+      password: PASSWORD,
+      invitationToken: invited.body.token,
+    });
+    expect(hopper.body.membership).toMatchObject({ organizationId, role: "admin" });
+    const removed = await raw<{ user: { id: string } }>("DELETE", `${members}/${graceId}`, undefined, accessToken);
+    expect(removed.body.user.id).toBe(graceId);
+    const again = await raw<{ token: string }>(
+      "POST",
+      invitations,
+      { email: "grace@example.test", role: "member" },
+      hopper.body.accessToken,
+    );
+    const graceToken = await raw<{ accessToken: string }>("POST", "/api/auth/token", {
+      email: "grace@example.test",
+      password: PASSWORD,
+    });
+    const accepted = await raw<{ organization: { id: string }; membership: { role: string } }>(
+      "POST",
+      "/api/invitations/accept",
+      { token: again.body.token },
+      graceToken.body.accessToken,
+    );
+    expect(accepted.body).toMatchObject({ organization: { id: organizationId }, membership: { role: "member" } });
+  });
 });
 
 describe("traces and sessions through the SDK", () => {

@@ -20,10 +20,25 @@ const CSRF = { "x-kiln-csrf": "1" };
 
 export const clientOf = () => new Kiln({ baseUrl: location.origin, cookieSession: true });
 
-/** The signed-in user's session (their organization, if onboarded), or null when signed out. */
+const ORGANIZATION_KEY = "kiln.organization";
+
+/** The organization the console opens from now on (one just joined), when the user is one of its members. */
+export function rememberOrganization(organizationId: string): void {
+  localStorage.setItem(ORGANIZATION_KEY, organizationId);
+}
+
+/**
+ * The signed-in user's session (their organization, if onboarded), or null when signed out: the
+ * organization remembered here if they are still a member, else their first.
+ */
 export async function currentSession(): Promise<Session | null> {
   try {
-    const verified = await clientOf().setup.verify({});
+    const remembered = localStorage.getItem(ORGANIZATION_KEY);
+    let verified = await clientOf().setup.verify(remembered ? { organizationId: remembered } : {});
+    if (remembered && !verified.organization) {
+      localStorage.removeItem(ORGANIZATION_KEY);
+      verified = await clientOf().setup.verify({});
+    }
     const org = verified.organization;
     const user = verified.principal?.type === "user" ? { userId: verified.principal.id } : {};
     return org ? { ...user, organizationId: org.id, organizationName: org.name } : user;

@@ -1,25 +1,68 @@
-import type { OnboardingResult } from "@kiln/sdk";
+import type { Membership, OnboardingResult } from "@kiln/sdk";
 import { useState } from "react";
 import { useAction, useFields } from "./action.js";
-import { call, clientOf, currentSession, type Session } from "./api.js";
+import { call, clientOf, currentSession, rememberOrganization, type Session } from "./api.js";
 import { PlanTerms } from "./organization.js";
 import type { Navigate } from "./router.js";
 import { ErrorBox, Field, Link } from "./ui.js";
 
-/** Sign up (built-in issuer), then onboarding. */
-export function SignUp({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
+/** The other way in, under a sign-up or sign-in form: a link to its page, or (`onSwitch`) the other form here. */
+function SwitchLink({
+  question,
+  to,
+  label,
+  navigate,
+  onSwitch,
+}: {
+  question: string;
+  to: string;
+  label: string;
+  navigate: Navigate;
+  onSwitch?: () => void;
+}) {
+  return (
+    <p>
+      {question}{" "}
+      {onSwitch ? (
+        <button type="button" className="link" onClick={onSwitch}>
+          {label}
+        </button>
+      ) : (
+        <Link to={to} navigate={navigate}>
+          {label}
+        </Link>
+      )}
+    </p>
+  );
+}
+
+interface AuthProps {
+  onSession: (s: Session) => void;
+  navigate: Navigate;
+  /** On an invitation's page: the other form is shown in place (the page keeps the invitation). */
+  onSwitch?: () => void;
+}
+
+/** Sign up (built-in issuer), then onboarding; with an invitation's token, straight into its organization. */
+export function SignUp({ onSession, navigate, onSwitch, invitationToken }: AuthProps & { invitationToken?: string }) {
   const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", email: "", password: "" }, error);
   const signUp = submit(async () => {
-    await call("POST", "/api/auth/signup", values);
+    const r = await call<{ membership?: Membership }>("POST", "/api/auth/signup", { ...values, invitationToken });
     // The account's session is the httpOnly cookie: the token of the sign-up answer is not kept.
     await call("POST", "/api/session", { email: values.email, password: values.password });
+    if (r.membership) rememberOrganization(r.membership.organizationId);
     onSession((await currentSession()) ?? {});
-    navigate("/onboarding");
+    navigate(r.membership ? "/prompts" : "/onboarding");
   });
   return (
     <main className="narrow">
-      <h1>Create your Kiln account</h1>
+      <h1>{invitationToken ? "Create your account to join" : "Create your Kiln account"}</h1>
+      {invitationToken && (
+        <p className="hint">
+          You are invited to an organization on Kiln: sign up with the e-mail address the invitation was sent to.
+        </p>
+      )}
       <form onSubmit={signUp} noValidate>
         <Field label="Full name" {...field("fullName")} />
         <Field label="Email" type="email" {...field("email")} autoComplete="email" required />
@@ -29,17 +72,12 @@ export function SignUp({ onSession, navigate }: { onSession: (s: Session) => voi
           {busy ? "Creating…" : "Sign up"}
         </button>
       </form>
-      <p>
-        Have an account?{" "}
-        <Link to="/signin" navigate={navigate}>
-          Sign in
-        </Link>
-      </p>
+      <SwitchLink question="Have an account?" to="/signin" label="Sign in" navigate={navigate} onSwitch={onSwitch} />
     </main>
   );
 }
 
-export function SignIn({ onSession, navigate }: { onSession: (s: Session) => void; navigate: Navigate }) {
+export function SignIn({ onSession, navigate, onSwitch }: AuthProps) {
   const { error, submit, busy } = useAction();
   // Sign-in names no field: what the API says shows above the button.
   const { values, field } = useFields({ email: "", password: "" }, null);
@@ -49,6 +87,8 @@ export function SignIn({ onSession, navigate }: { onSession: (s: Session) => voi
     const session = (await currentSession()) ?? {};
     onSession(session);
     const opened = location.pathname;
+    // On an invitation's page, the page goes on (it accepts the invitation).
+    if (onSwitch) return;
     if (!session.organizationId) navigate("/onboarding");
     else if (opened === "/" || opened === "/signin" || opened === "/signup") navigate("/prompts");
   });
@@ -63,12 +103,7 @@ export function SignIn({ onSession, navigate }: { onSession: (s: Session) => voi
           {busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
-      <p>
-        New here?{" "}
-        <Link to="/signup" navigate={navigate}>
-          Create an account
-        </Link>
-      </p>
+      <SwitchLink question="New here?" to="/signup" label="Create an account" navigate={navigate} onSwitch={onSwitch} />
     </main>
   );
 }

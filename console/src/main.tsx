@@ -5,11 +5,13 @@ import { call, clientOf, currentSession, errorOf, type Session, type ShownError 
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
+import { AcceptInvitation, invitationTokenOf } from "./invite.js";
 import { ApiKeys } from "./keys.js";
 import { McpSetup } from "./mcp.js";
+import { Members } from "./members.js";
 import { Models } from "./models.js";
 import { Nav, NotFound } from "./nav.js";
-import { Members, OrganizationSettings } from "./organization.js";
+import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
 import { type Navigate, usePath } from "./router.js";
@@ -104,6 +106,16 @@ function App() {
     if (signedInOnAuthPage) navigate("/prompts");
   }, [signedInOnAuthPage, navigate]);
   if (session === undefined) return <Pending error={error} what="your session" />;
+  if (path === "/invite") {
+    return (
+      <AcceptInvitation
+        token={invitationTokenOf(location.hash)}
+        session={session}
+        onSession={setSession}
+        navigate={navigate}
+      />
+    );
+  }
   if (!session) {
     return path === "/signup" ? (
       <SignUp onSession={setSession} navigate={navigate} />

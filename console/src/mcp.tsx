@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 import { useAction } from "./action.js";
 import { call, type Session } from "./api.js";
-import { ErrorBox, Field } from "./ui.js";
+import { CopyButton, ErrorBox, Field } from "./ui.js";
 
 /** What an MCP client needs (docs/mcp.md "Endpoint", scopes): prompts, skills and agents as tools, runs and reports. */
 export const MCP_SCOPES = ["prompts:read", "skills:read", "agents:read", "runs:read", "runs:write", "evaluations:read"];
@@ -90,25 +90,6 @@ const labelsOf = (text: string) =>
     .map((l) => l.trim())
     .filter((l) => l !== "")
     .join(",");
-
-/** Copies `text`, saying so (or why not) in a live region; keyed by the text, so a change clears what it said. */
-function CopyButton({ text, what }: { text: string; what: string }) {
-  const [said, setSaid] = useState("");
-  const copy = () => {
-    navigator.clipboard.writeText(text).then(
-      () => setSaid(`Copied the ${what}.`),
-      () => setSaid("The browser refused the clipboard: select the text and copy it."),
-    );
-  };
-  return (
-    <div className="mcp-copy">
-      <button type="button" onClick={copy}>
-        Copy {what}
-      </button>
-      <span role="status">{said}</span>
-    </div>
-  );
-}
 
 /** The MCP endpoint (docs/mcp.md) and a ready-to-copy configuration for common clients, with a key made here. */
 export function McpSetup({ session }: { session: Session }) {

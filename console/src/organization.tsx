@@ -1,85 +1,8 @@
-import type { Member, Membership, Organization } from "@kiln/sdk";
+import type { Membership, Organization } from "@kiln/sdk";
 import { useCallback, useState } from "react";
-import { useAction, useFields, useLoaded } from "./action.js";
+import { useAction, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
-import { formatDay } from "./run-format.js";
-import { DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
-
-type Role = Membership["role"];
-const ROLES: { role: Role; name: string; what: string }[] = [
-  { role: "member", name: "Member", what: "Builds and runs prompts, skills and agents." },
-  { role: "admin", name: "Admin", what: "Also moves protected labels, manages members and API keys." },
-  { role: "owner", name: "Owner", what: "Everything an admin does, and adds owners." },
-];
-
-const membersPath = (session: Session) => `/api/organizations/${session.organizationId}/members`;
-
-/** Members and roles: the list, and adding a signed-up colleague with a role (owners and admins). */
-export function Members({ session }: { session: Session }) {
-  const { error, submit, busy } = useAction();
-  const [loadError, setLoadError] = useState<ShownError | null>(null);
-  const { values, field, set } = useFields({ email: "", role: "member" }, error);
-  const [added, setAdded] = useState<string | null>(null);
-  const read = useCallback(
-    async () => (await call<{ data: Member[] }>("GET", `${membersPath(session)}?limit=200`)).data,
-    [session],
-  );
-  const { value: members, reload } = useLoaded(read, setLoadError);
-  const add = submit(async () => {
-    setAdded(null);
-    const m = await call<Member>("POST", membersPath(session), values);
-    setAdded(`${m.user.fullName || m.user.email} joined as ${m.membership.role}.`);
-    set("email", "");
-    reload();
-  });
-  if (!members) return <Pending error={loadError} what="members" />;
-  return (
-    <main>
-      <h1>Members</h1>
-      <div className="columns top">
-        <form className="card" onSubmit={add} noValidate aria-labelledby="add-member">
-          <h2 id="add-member">Add a member</h2>
-          <p className="hint">They sign up at Kiln first; then they find this organization when they sign in.</p>
-          <Field label="Email" type="email" {...field("email")} autoComplete="off" required />
-          <SelectField id="member-role" label="Role" value={values.role} onChange={(v) => set("role", v)}>
-            {ROLES.map((r) => (
-              <option key={r.role} value={r.role}>
-                {r.name}
-              </option>
-            ))}
-          </SelectField>
-          <p className="hint">{ROLES.find((r) => r.role === values.role)?.what}</p>
-          <ErrorBox error={error} shownFields={["email"]} />
-          <button type="submit" disabled={busy}>
-            {busy ? "Adding…" : "Add member"}
-          </button>
-          {added && (
-            <p role="status" className="success">
-              {added}
-            </p>
-          )}
-        </form>
-        <section aria-labelledby="member-list">
-          <h2 id="member-list">
-            {members.length} {members.length === 1 ? "member" : "members"}
-          </h2>
-          <DataTable label="Members" columns={["Name", "Email", "Role", "Since"]}>
-            {members.map((m) => (
-              <tr key={m.user.id}>
-                <td>{m.user.fullName || "—"}</td>
-                <td>{m.user.email}</td>
-                <td>
-                  <span className={`chip role-${m.membership.role}`}>{m.membership.role}</span>
-                </td>
-                <td className="nowrap">{formatDay(m.membership.createdAt)}</td>
-              </tr>
-            ))}
-          </DataTable>
-        </section>
-      </div>
-    </main>
-  );
-}
+import { ErrorBox, Field, Pending } from "./ui.js";
 
 interface OrganizationView {
   organization: Organization;

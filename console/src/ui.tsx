@@ -1,4 +1,4 @@
-import { type ReactNode, useId } from "react";
+import { type ReactNode, useId, useState } from "react";
 import type { Act } from "./action.js";
 import type { ShownError } from "./api.js";
 
@@ -268,4 +268,23 @@ export function Link({
 /** A run's status, coloured: a failure stands out in a list. */
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge status-${status}`}>{status}</span>;
+}
+
+/** Copies `text`, saying so (or why not) in a live region; keyed by the text, so a change clears what it said. */
+export function CopyButton({ text, what }: { text: string; what: string }) {
+  const [said, setSaid] = useState("");
+  const copy = () => {
+    navigator.clipboard.writeText(text).then(
+      () => setSaid(`Copied the ${what}.`),
+      () => setSaid("The browser refused the clipboard: select the text and copy it."),
+    );
+  };
+  return (
+    <div className="copy-row">
+      <button type="button" onClick={copy}>
+        Copy {what}
+      </button>
+      <span role="status">{said}</span>
+    </div>
+  );
 }

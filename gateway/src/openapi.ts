@@ -57,7 +57,9 @@ import {
 } from "./routes/trace-views.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
+  AcceptedInvitationView,
   ApiKeyView,
+  InvitationView,
   MembershipView,
   MemberView,
   OnboardingView,
@@ -84,6 +86,8 @@ const COMPONENTS: NamedSchema[] = [
   OrganizationView,
   MembershipView,
   MemberView,
+  InvitationView,
+  AcceptedInvitationView,
   OnboardingView,
   PrincipalView,
   SetupCheckView,

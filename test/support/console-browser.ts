@@ -19,7 +19,10 @@ export const WIDTHS = [1366, 390] as const;
 export interface ConsoleBrowser {
   base: string;
   page: Page;
-  screen: (name: string) => Promise<void>;
+  /** Checks and photographs a screen of `page` (default: the main page). */
+  screen: (name: string, page?: Page) => Promise<void>;
+  /** A page in a new context of the same browser (its own cookies, as another person's browser), axe injected. */
+  newPage: () => Promise<Page>;
   close: () => Promise<void>;
 }
 
@@ -31,11 +34,15 @@ export async function openConsole(): Promise<ConsoleBrowser> {
     executablePath: "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-background-networking"],
   });
+  const axe = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+  const newPage = async () => {
+    const context = await browser.newContext();
+    await context.addInitScript({ content: axe });
+    return context.newPage();
+  };
   // One context (one cookie jar) for every tab of the test, as in one browser window.
-  const context = await browser.newContext();
-  await context.addInitScript({ content: readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8") });
-  const page = await context.newPage();
-  const screen = async (name: string) => {
+  const main = await newPage();
+  const screen = async (name: string, page = main) => {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       // Evaluated in the page (a string: this file is compiled without the DOM's types).
@@ -56,7 +63,7 @@ export async function openConsole(): Promise<ConsoleBrowser> {
     await browser.close();
     await (kiln as EmbeddedKiln).close();
   };
-  return { base: baseUrl, page, screen, close };
+  return { base: baseUrl, page: main, screen, newPage, close };
 }
 
 /** A new user signed up through the console, with a workspace, on the Prompts page: their credentials. */

@@ -4,7 +4,7 @@ import { operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, ref, Timestamp } from "../schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
-import { iso, UserView, userView } from "./views.js";
+import { iso, MembershipView, membershipView, UserView, userView } from "./views.js";
 
 /** The e-mail and password of a body; sign-up asks for longer ones than a token exchange. */
 const credentials = (min: { email: number; password: number }) => ({
@@ -26,17 +26,37 @@ export function registerAuthRoutes(app: GatewayApp, deps: GatewayDeps): void {
       body: Body({
         ...credentials({ email: 3, password: 8 }),
         fullName: Type.Optional(Type.String({ maxLength: 200 })),
+        invitationToken: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: "join the invitation's organization (for this e-mail address) instead of onboarding",
+          }),
+        ),
       }),
       response: {
-        201: Type.Object({ user: ref(UserView), accessToken: Type.String(), expiresAt: Timestamp }),
-        ...errorResponses(400, 409),
+        201: Type.Object({
+          user: ref(UserView),
+          accessToken: Type.String(),
+          expiresAt: Timestamp,
+          membership: Type.Optional(ref(MembershipView)),
+        }),
+        ...errorResponses(400, 403, 404, 409),
       },
     }),
     async (request, reply) => {
-      const r = await identity.signUp({ ...request.body, fullName: request.body.fullName ?? "" }, rpcOptions(request));
-      return reply
-        .code(201)
-        .send({ user: userView(r.user), accessToken: r.accessToken, expiresAt: iso(r.expiresAt) ?? "" });
+      const { invitationToken, fullName, ...credentials } = request.body;
+      const r = await identity.signUp(
+        { ...credentials, fullName: fullName ?? "", invitationToken: invitationToken ?? "" },
+        rpcOptions(request),
+      );
+      return reply.code(201).send({
+        user: userView(r.user),
+        accessToken: r.accessToken,
+        expiresAt: iso(r.expiresAt) ?? "",
+        // Only a sign-up with an invitation joins an organization.
+        ...(r.membership && { membership: membershipView(r.membership) }),
+      });
     },
   );
 

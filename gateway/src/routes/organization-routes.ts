@@ -1,10 +1,10 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { pageById } from "../http/list-page.js";
-import { ACCESS_TOKEN_ONLY, answers, operations, pageByIdSchema } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, answers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
-import { MembershipView, MemberView, membershipView, memberView, OrganizationView, organizationView } from "./views.js";
+import { Body, errorResponses, IdParams, ref } from "../schemas.js";
+import { registerMemberRoutes } from "./member-routes.js";
+import { MembershipView, membershipView, OrganizationView, organizationView } from "./views.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -16,7 +16,7 @@ const OrganizationWithRole = Type.Object({
 const op = operations({ tags: ["organizations"], stability: "non-public" });
 const security = ACCESS_TOKEN_ONLY;
 
-/** The organization, its settings and its members (non-public: console and administration; docs/labels.md). */
+/** The organization, its settings, and (member-routes.ts) its members (non-public: console and administration; docs/labels.md). */
 export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
 
@@ -72,33 +72,5 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
     },
   );
 
-  app.get(
-    "/api/organizations/:id/members",
-    op("listMembers", "The members of an organization with their roles, newest first", {
-      security,
-      ...pageByIdSchema(MemberView, Type.Object(ListQuery, { additionalProperties: false })),
-    }),
-    pageById(identity.listMembers, "organizationId", "members", memberView),
-  );
-
-  app.post(
-    "/api/organizations/:id/members",
-    op("addMember", "Add a signed-up user to an organization with a role (owners and admins; owners add owners)", {
-      security,
-      params: IdParams,
-      body: Body({
-        email: Type.String({ minLength: 1, maxLength: 254 }),
-        role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
-      }),
-      response: { 201: ref(MemberView), ...errorResponses(400, 401, 403, 404, 409) },
-    }),
-    async (request, reply) => {
-      const r = await identity.addMember(
-        { organizationId: request.params.id, email: request.body.email, role: request.body.role },
-        rpcOptions(request),
-      );
-      if (!r.member) throw new Error("identity returned no member");
-      return reply.code(201).send(memberView(r.member));
-    },
-  );
+  registerMemberRoutes(app, deps);
 }

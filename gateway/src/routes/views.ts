@@ -1,5 +1,5 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
-import type { ApiKey, Member, Membership, Organization, Principal, User } from "@kiln/proto/identity";
+import type { ApiKey, Invitation, Member, Membership, Organization, Principal, User } from "@kiln/proto/identity";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp as TimestampSchema } from "../schemas.js";
 
@@ -77,11 +77,14 @@ export const organizationView = (o: Organization) => ({
   createdAt: iso(o.createdAt) ?? "",
 });
 
+const ROLE = OneOf(["owner", "admin", "member"]);
+type Role = "owner" | "admin" | "member";
+
 export const MembershipView = Type.Object(
   {
     organizationId: Type.String(),
     userId: Type.String(),
-    role: OneOf(["owner", "admin", "member"]),
+    role: ROLE,
     permissions: Type.Array(Type.String()),
     createdAt: TimestampSchema,
   },
@@ -90,7 +93,7 @@ export const MembershipView = Type.Object(
 export const membershipView = (m: Membership | undefined) => ({
   organizationId: m?.organizationId ?? "",
   userId: m?.userId ?? "",
-  role: (m?.role ?? "member") as "owner" | "admin" | "member",
+  role: (m?.role ?? "member") as Role,
   permissions: m?.permissions ?? [],
   createdAt: iso(m?.createdAt) ?? "",
 });
@@ -100,6 +103,35 @@ export const MemberView = Type.Object(
   { $id: "Member", description: "a member of an organization with their role" },
 );
 export const memberView = (m: Member) => ({ user: userView(m.user), membership: membershipView(m.membership) });
+
+export const InvitationView = Type.Object(
+  {
+    id: Type.String(),
+    organizationId: Type.String(),
+    email: Type.String(),
+    role: ROLE,
+    status: OneOf(["pending", "accepted", "revoked", "expired"]),
+    createdByUserId: Type.String(),
+    createdAt: TimestampSchema,
+    expiresAt: TimestampSchema,
+  },
+  { $id: "Invitation", description: "an invitation to join an organization with a role; never its token" },
+);
+export const invitationView = (i: Invitation | undefined) => ({
+  id: i?.id ?? "",
+  organizationId: i?.organizationId ?? "",
+  email: i?.email ?? "",
+  role: (i?.role ?? "member") as Role,
+  status: (i?.status ?? "pending") as "pending" | "accepted" | "revoked" | "expired",
+  createdByUserId: i?.createdByUserId ?? "",
+  createdAt: iso(i?.createdAt) ?? "",
+  expiresAt: iso(i?.expiresAt) ?? "",
+});
+
+export const AcceptedInvitationView = Type.Object(
+  { organization: ref(OrganizationView), membership: ref(MembershipView) },
+  { $id: "AcceptedInvitation", description: "the organization joined and the new membership" },
+);
 
 export const ApiKeyView = Type.Object(
   {

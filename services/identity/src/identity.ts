@@ -2,6 +2,8 @@ import { createAccess, type IdentityDeps } from "./use-cases/access.js";
 import { accountUseCases } from "./use-cases/accounts.js";
 import { apiKeyUseCases } from "./use-cases/api-keys.js";
 import { authorizationUseCases } from "./use-cases/authorization.js";
+import { invitationUseCases } from "./use-cases/invitations.js";
+import { memberUseCases } from "./use-cases/members.js";
 import { organizationUseCases } from "./use-cases/organizations.js";
 
 export type { IdentityDeps } from "./use-cases/access.js";
@@ -13,9 +15,13 @@ export type Identity = ReturnType<typeof createIdentity>;
 /** The identity use cases. Every method scopes its reads by the caller's organization access. */
 export function createIdentity(deps: IdentityDeps) {
   const access = createAccess(deps);
+  const { join, ...members } = memberUseCases(access);
+  const invitations = invitationUseCases(access, join);
   return {
     ...organizationUseCases(access),
-    ...accountUseCases(access),
+    ...members,
+    ...invitations,
+    ...accountUseCases(access, invitations),
     ...apiKeyUseCases(access),
     ...authorizationUseCases(access),
   };

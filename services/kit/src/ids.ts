@@ -5,6 +5,7 @@ export type IdPrefix =
   | "org"
   | "usr"
   | "key"
+  | "inv"
   | "prm"
   | "pv"
   | "tool"

@@ -1,4 +1,4 @@
-import { type Logger, pino } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 
 export type { Logger };
 
@@ -12,8 +12,8 @@ export interface LoggerOptions {
  * Structured JSON logs. Credentials never reach a line: the paths below are censored wherever a
  * caller passes headers or bodies along.
  */
-export function createLogger(options: LoggerOptions): Logger {
-  return pino({
+export function createLogger(options: LoggerOptions, destination?: DestinationStream): Logger {
+  const settings = {
     name: options.name,
     level: options.level,
     redact: {
@@ -26,8 +26,12 @@ export function createLogger(options: LoggerOptions): Logger {
         "*.key",
         "*.secret",
         "*.accessToken",
+        "*.token",
+        "*.invitationToken",
       ],
       censor: "[redacted]",
     },
-  });
+  };
+  // Tests read what is logged from a stream of their own; everything else writes to stdout.
+  return destination ? pino(settings, destination) : pino(settings);
 }

@@ -21,10 +21,13 @@ function pageLimit(requested: number): number {
   return limit;
 }
 
-/** Cursors are opaque to clients: the base64url of the last `_id` returned. */
+/**
+ * Cursors are opaque to clients: the base64url of the last `_id` returned, an id or, for a
+ * collection keyed by a pair (memberships: `<organization id>:<user id>`), two ids.
+ */
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^[a-z]+_[0-9a-f]{32}$/.test(id)) throw invalidCursor();
+  if (!/^[a-z]+_[0-9a-f]{32}(:[a-z]+_[0-9a-f]{32})?$/.test(id)) throw invalidCursor();
   return id;
 }
 

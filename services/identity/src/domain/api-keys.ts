@@ -12,8 +12,8 @@ export function isApiKeyScope(s: string): s is ApiKeyScope {
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/** 43 base62 characters: 256 random bits, rejection-sampled so every character is uniform. */
-function randomBase62(length: number): string {
+/** `length` base62 characters (43: 256 random bits), rejection-sampled so every character is uniform. */
+export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
     for (const b of randomBytes(length * 2)) {

@@ -13,6 +13,20 @@ export const ROLE_PERMISSIONS = {
   member: [AI_PLATFORM_PERMISSION],
 } as const;
 
+export type Role = keyof typeof ROLE_PERMISSIONS;
+export const ROLES: readonly Role[] = ["owner", "admin", "member"];
+
+/**
+ * Why a manager with role `actor` may not move a member from role `from` to role `to` (null: in
+ * or out of the organization); undefined when they may. Owners and admins manage members; only
+ * owners give, change or take away the owner role (api.md "Members").
+ */
+export function roleChangeRefusal(actor: Role, from: Role | null, to: Role | null): string | undefined {
+  if (actor !== "owner" && actor !== "admin") return "only organization owners and admins manage members";
+  if (actor !== "owner" && (from === "owner" || to === "owner")) return "only owners add, change or remove owners";
+  return undefined;
+}
+
 // Deliberately loose: one "@", something on both sides, a dot in the domain, no spaces.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -38,6 +52,11 @@ export function normalizeEmail(issues: Issues, email: string): string {
   const e = email.trim().toLowerCase();
   if (!EMAIL.test(e) || e.length > 254) issues.add("email", "must be an e-mail address");
   return e;
+}
+
+export function checkRole(issues: Issues, role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) issues.add("role", 'must be "owner", "admin" or "member"');
+  return role as Role;
 }
 
 export function checkPassword(issues: Issues, password: string): void {

@@ -333,3 +333,49 @@ describe("IdentityService errors", () => {
     expect(remoteErrorOf(denied).kind).toBe("permission_denied");
   });
 });
+
+describe("IdentityService members and invitations", () => {
+  it("changes a role, invites, lists without tokens, accepts, removes; the last owner is failed_precondition", async () => {
+    const { userId, organizationId, client } = await onboardedUser();
+    const gw = clientAs(gateway);
+    const created = await client.createInvitation({ organizationId, email: "grace@example.com", role: "admin" });
+    expect(created.invitation).toMatchObject({ email: "grace@example.com", role: "admin", status: "pending" });
+    expect(created.token).toMatch(/^inv_[0-9a-f]{32}_[0-9A-Za-z]{43}$/);
+    const listed = await client.listInvitations({ organizationId, limit: 0, cursor: "" });
+    expect(listed.invitations.map((i) => i.id)).toEqual([created.invitation?.id]);
+    const secret = created.token.split("_")[2] ?? "";
+    expect(listed.invitations.flatMap((i) => Object.values(i).map(String))).not.toContain(created.token);
+    expect(listed.invitations.some((i) => Object.values(i).some((v) => String(v).includes(secret)))).toBe(false);
+
+    const signedUp = await gw.signUp({
+      email: "grace@example.com",
+      password: PASSWORD,
+      fullName: "Grace",
+      invitationToken: created.token,
+    });
+    expect(signedUp.membership).toMatchObject({ organizationId, role: "admin" });
+    const graceId = signedUp.user?.id ?? "";
+    const demoted = await client.changeMemberRole({ organizationId, userId: graceId, role: "member" });
+    expect(demoted.member?.membership).toMatchObject({ role: "member", permissions: ["ai_platform"] });
+
+    const last = await connectErrorOf(client.removeMember({ organizationId, userId }));
+    expect(last.code).toBe(Code.FailedPrecondition);
+    expect(remoteErrorOf(last).message).toContain("at least one owner");
+    const removed = await client.removeMember({ organizationId, userId: graceId });
+    expect(removed.member?.user?.id).toBe(graceId);
+    const gone = await connectErrorOf(clientAs({ type: "user", id: graceId }).getOrganization({ organizationId }));
+    expect(gone.code).toBe(Code.NotFound);
+  });
+
+  it("refuses member management and acceptance to API keys and services", async () => {
+    const { organizationId } = await onboardedUser();
+    const key = clientAs({ type: "api_key", id: "key_0190a1b2c3d4e5f60718293a4b5c6d7e", organizationId, scopes: [] });
+    for (const call of [
+      () => key.createInvitation({ organizationId, email: "x@example.com", role: "member" }),
+      () => key.acceptInvitation({ token: "inv_x" }),
+      () => clientAs(gateway).changeMemberRole({ organizationId, userId: "usr_x", role: "admin" }),
+    ]) {
+      expect((await connectErrorOf(call())).code).toBe(Code.PermissionDenied);
+    }
+  });
+});

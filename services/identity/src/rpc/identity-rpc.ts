@@ -4,8 +4,9 @@ import { permissionDenied } from "@kiln/kit/errors";
 import type { JsonText } from "@kiln/kit/json-text";
 import { type Principal, principalOf } from "@kiln/kit/principal";
 import { IdentityService } from "@kiln/proto/identity";
+import { invitationStatus } from "../domain/invitations.js";
 import { type Identity, settingsOf } from "../identity.js";
-import type { ApiKeyDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
+import type { ApiKeyDoc, InvitationDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
 
 /**
  * Calls only the deployment's own processes may make (sign-up, tokens, key verification), as the
@@ -64,6 +65,17 @@ const apiKeyToProto = (k: ApiKeyDoc) => ({
   revokedAt: k.revokedAt ? timestampFromDate(k.revokedAt) : undefined,
 });
 
+const invitationToProto = (i: InvitationDoc) => ({
+  id: i._id,
+  organizationId: i.organizationId,
+  email: i.email,
+  role: i.role,
+  createdByUserId: i.createdByUserId,
+  createdAt: timestampFromDate(i.createdAt),
+  expiresAt: timestampFromDate(i.expiresAt),
+  status: invitationStatus(i, new Date()),
+});
+
 const principalToProto = (p: Principal) => ({
   type: p.type,
   id: p.id,
@@ -80,7 +92,12 @@ export function registerIdentityRpc(
     async signUp(req, ctx) {
       requireService(ctx);
       const r = await identity.signUp(req);
-      return { user: userToProto(r.user), accessToken: r.accessToken, expiresAt: timestampFromDate(r.expiresAt) };
+      return {
+        user: userToProto(r.user),
+        accessToken: r.accessToken,
+        expiresAt: timestampFromDate(r.expiresAt),
+        membership: r.membership ? membershipToProto(r.membership) : undefined,
+      };
     },
     async issueToken(req, ctx) {
       requireService(ctx);
@@ -148,6 +165,27 @@ export function registerIdentityRpc(
     async listMembers(req, ctx) {
       const page = await identity.listMembers(principalOf(ctx), req);
       return { members: page.items.map(memberToProto), nextCursor: page.nextCursor };
+    },
+    async changeMemberRole(req, ctx) {
+      return { member: memberToProto(await identity.changeMemberRole(requireUser(ctx), req)) };
+    },
+    async removeMember(req, ctx) {
+      return { member: memberToProto(await identity.removeMember(requireUser(ctx), req)) };
+    },
+    async createInvitation(req, ctx) {
+      const r = await identity.createInvitation(requireUser(ctx), req);
+      return { invitation: invitationToProto(r.invitation), token: r.token };
+    },
+    async listInvitations(req, ctx) {
+      const page = await identity.listInvitations(requireUser(ctx), req);
+      return { invitations: page.items.map(invitationToProto), nextCursor: page.nextCursor };
+    },
+    async revokeInvitation(req, ctx) {
+      return { invitation: invitationToProto(await identity.revokeInvitation(requireUser(ctx), req)) };
+    },
+    async acceptInvitation(req, ctx) {
+      const r = await identity.acceptInvitation(requireUser(ctx), req.token);
+      return { organization: organizationToProto(r.organization), membership: membershipToProto(r.membership) };
     },
     async verifySetup(req, ctx) {
       const r = await identity.verifySetup(principalOf(ctx), req.organizationId);

@@ -1,4 +1,7 @@
 import type { Collection, Store } from "@kiln/kit/store";
+import type { Role } from "../domain/rules.js";
+
+export type { Role };
 
 export interface UserDoc {
   _id: string;
@@ -39,8 +42,6 @@ export interface OrganizationSettings {
   protectedLabels: string[];
 }
 
-export type Role = "owner" | "admin" | "member";
-
 /** `_id` is `<organizationId>:<userId>`, so a user is a member of an organization at most once. */
 export interface MembershipDoc {
   _id: string;
@@ -71,6 +72,23 @@ export interface ApiKeyDoc {
   revokedAt: Date | null;
 }
 
+/** An invitation to join an organization with a role; `_id` is `inv_<hex>`, the token's first part. */
+export interface InvitationDoc {
+  _id: string;
+  organizationId: string;
+  /** Lower-cased; only the user with this address accepts it. */
+  email: string;
+  role: Role;
+  /** SHA-256 of the token's secret; the token itself is never stored. */
+  secretHash: string;
+  createdByUserId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  acceptedByUserId: string | null;
+  revokedAt: Date | null;
+}
+
 export interface IdentityCollections {
   users: Collection<UserDoc>;
   passwordLogins: Collection<PasswordLoginDoc>;
@@ -79,6 +97,7 @@ export interface IdentityCollections {
   memberships: Collection<MembershipDoc>;
   onboardings: Collection<OnboardingDoc>;
   apiKeys: Collection<ApiKeyDoc>;
+  invitations: Collection<InvitationDoc>;
 }
 
 export function identityCollections(store: Store): IdentityCollections {
@@ -90,6 +109,7 @@ export function identityCollections(store: Store): IdentityCollections {
     memberships: store.collection("memberships"),
     onboardings: store.collection("onboardings"),
     apiKeys: store.collection("api_keys"),
+    invitations: store.collection("invitations"),
   };
 }
 
@@ -99,4 +119,5 @@ export async function ensureIdentityIndexes(store: Store): Promise<void> {
     { keys: { organizationId: 1, _id: -1 } },
   ]);
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("invitations", [{ keys: { organizationId: 1, _id: -1 } }]);
 }

@@ -3,8 +3,11 @@ import { newId } from "@kiln/kit/ids";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { hashPassword, verifyPassword } from "../domain/passwords.js";
 import { checkPassword, FREE_PLAN, Issues, normalizeEmail, ROLE_PERMISSIONS } from "../domain/rules.js";
-import type { UserDoc } from "../store/identity-store.js";
+import type { MembershipDoc, UserDoc } from "../store/identity-store.js";
 import { type Access, ignoreDuplicate } from "./access.js";
+import type { invitationUseCases } from "./invitations.js";
+
+type Invitations = Pick<ReturnType<typeof invitationUseCases>, "checkInvitation" | "acceptAsNewUser">;
 
 // A password check costs the same whether or not the address exists (made on first use).
 let dummyHash: Promise<string> | undefined;
@@ -14,7 +17,7 @@ const dummyPasswordHash = () => {
 };
 
 /** Users and their sign-in: sign-up, password tokens, external users, onboarding. */
-export function accountUseCases(access: Access) {
+export function accountUseCases(access: Access, invitations: Invitations) {
   const { c, now, issuer, getUser, memberAccess } = access;
 
   /** Idempotent; a concurrent call that created the same document first is not an error. */
@@ -44,12 +47,17 @@ export function accountUseCases(access: Access) {
   }
 
   return {
-    async signUp(input: { email: string; password: string; fullName: string }) {
+    /**
+     * With an invitation's token, the new user joins its organization (instead of onboarding one):
+     * the token is checked first, so a bad one makes no account.
+     */
+    async signUp(input: { email: string; password: string; fullName: string; invitationToken?: string }) {
       const issues = new Issues();
       const email = normalizeEmail(issues, input.email);
       checkPassword(issues, input.password);
       const fullName = issues.text("fullName", input.fullName, { min: 0 });
       issues.throwIfAny();
+      if (input.invitationToken) await invitations.checkInvitation(input.invitationToken, email);
       if (await c.passwordLogins.findOne({ _id: email })) {
         throw alreadyExists("an account with this e-mail address exists", [{ field: "email", issue: "is taken" }]);
       }
@@ -66,7 +74,15 @@ export function accountUseCases(access: Access) {
         }
         throw e;
       }
-      return { user, ...(await issuer.issue(user._id)) };
+      let membership: MembershipDoc | undefined;
+      if (input.invitationToken) {
+        // Revoked or used between the check and now: the account stands, without the membership.
+        membership = await invitations.acceptAsNewUser(user, input.invitationToken).then(
+          (r) => r.membership,
+          () => undefined,
+        );
+      }
+      return { user, membership, ...(await issuer.issue(user._id)) };
     },
 
     async issueToken(input: { email: string; password: string }) {

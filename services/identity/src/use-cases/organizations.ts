@@ -1,10 +1,9 @@
 import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/contracts/labels";
-import { alreadyExists, notFound, permissionDenied } from "@kiln/kit/errors";
+import { notFound, permissionDenied } from "@kiln/kit/errors";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import { isDuplicateKeyError } from "@kiln/kit/store";
-import { Issues, normalizeEmail, ROLE_PERMISSIONS } from "../domain/rules.js";
-import type { MembershipDoc, OrganizationDoc, Role } from "../store/identity-store.js";
+import { Issues } from "../domain/rules.js";
+import type { MembershipDoc, OrganizationDoc } from "../store/identity-store.js";
 import type { Access } from "./access.js";
 
 /** The settings in force: an organization created before settings existed has the defaults. */
@@ -12,10 +11,9 @@ export function settingsOf(organization: OrganizationDoc) {
   return { protectedLabels: organization.settings?.protectedLabels ?? [...DEFAULT_PROTECTED_LABELS] };
 }
 
-const ROLES: readonly Role[] = ["owner", "admin", "member"];
 const MAX_PROTECTED_LABELS = 20;
 
-/** Organizations and their members: reading, settings, adding and listing members. */
+/** Organizations: reading them, their settings, and listing their members. */
 export function organizationUseCases(access: Access) {
   const { c, now, memberAccess, managedOrganization, visibleOrganization } = access;
 
@@ -61,34 +59,6 @@ export function organizationUseCases(access: Access) {
           { returnDocument: "after" },
         )) ?? organization
       );
-    },
-
-    /** Adds a signed-up user; owners and admins add members and admins, only owners add owners. */
-    async addMember(userId: string, input: { organizationId: string; email: string; role: string }) {
-      const issues = new Issues();
-      const email = normalizeEmail(issues, input.email);
-      const role = input.role as Role;
-      if (!ROLES.includes(role)) issues.add("role", 'must be "owner", "admin" or "member"');
-      issues.throwIfAny();
-      const { membership: mine } = await managedOrganization(userId, input.organizationId, "add members");
-      if (role === "owner" && mine.role !== "owner") throw permissionDenied("only owners add owners");
-      const user = await c.users.findOne({ email });
-      if (!user) throw notFound("user (they sign up first)");
-      const membership: MembershipDoc = {
-        _id: `${input.organizationId}:${user._id}`,
-        organizationId: input.organizationId,
-        userId: user._id,
-        role,
-        permissions: [...ROLE_PERMISSIONS[role]],
-        createdAt: now(),
-      };
-      try {
-        await c.memberships.insertOne(membership);
-      } catch (e) {
-        if (!isDuplicateKeyError(e)) throw e;
-        throw alreadyExists(`${email} is already a member`, [{ field: "email", issue: "is already a member" }]);
-      }
-      return { membership, user };
     },
 
     /** Members see who else is a member, with their roles. */

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/identity/v1/identity.proto.
  */
 export const file_kiln_identity_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDItYBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCHNldHRpbmdzGAYgASgLMiYua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25TZXR0aW5ncyIwChRPcmdhbml6YXRpb25TZXR0aW5ncxIYChBwcm90ZWN0ZWRfbGFiZWxzGAEgAygJIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KCVByaW5jaXBhbBIMCgR0eXBlGAEgASgJEgoKAmlkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkiQwoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCglmdWxsX25hbWUYAyABKAkifAoOU2lnblVwUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchIUCgxhY2Nlc3NfdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoRSXNzdWVUb2tlblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiWgoSSXNzdWVUb2tlblJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIQCg5HZXRKd2tzUmVxdWVzdCJsCg9HZXRKd2tzUmVzcG9uc2USJgoEandrcxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg4KBmlzc3VlchgCIAEoCRIQCghhdWRpZW5jZRgDIAEoCUoECAEQAlIJandrc19qc29uIl8KGlJlc29sdmVFeHRlcm5hbFVzZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEg0KBWVtYWlsGAMgASgJEhEKCWZ1bGxfbmFtZRgEIAEoCSJDChtSZXNvbHZlRXh0ZXJuYWxVc2VyUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlciJJChlDb21wbGV0ZU9uYm9hcmRpbmdSZXF1ZXN0EhEKCWZ1bGxfbmFtZRgBIAEoCRIZChFvcmdhbml6YXRpb25fbmFtZRgCIAEoCSK7AQoaQ29tcGxldGVPbmJvYXJkaW5nUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchI0Cgxvcmdhbml6YXRpb24YAiABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIwCgptZW1iZXJzaGlwGAMgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwEg8KB2NyZWF0ZWQYBCABKAgiTAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZzY29wZXMYAyADKAkiTgoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5EgsKA2tleRgCIAEoCSJMChJMaXN0QXBpS2V5c1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJWChNMaXN0QXBpS2V5c1Jlc3BvbnNlEioKCGFwaV9rZXlzGAEgAygLMhgua2lsbi5pZGVudGl0eS52MS5BcGlLZXkSEwoLbmV4dF9jdXJzb3IYAiABKAkiIQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSJBChRSZXZva2VBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5BcGlLZXkiIgoTVmVyaWZ5QXBpS2V5UmVxdWVzdBILCgNrZXkYASABKAkiRgoUVmVyaWZ5QXBpS2V5UmVzcG9uc2USLgoJcHJpbmNpcGFsGAEgASgLMhsua2lsbi5pZGVudGl0eS52MS5QcmluY2lwYWwiTgoQQXV0aG9yaXplUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEgoKcmVxdWlyZV9haRgCIAEoCBINCgVzY29wZRgDIAEoCSJsChFBdXRob3JpemVSZXNwb25zZRI0Cgxvcmdhbml6YXRpb24YASABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIMCgRyb2xlGAIgASgJEhMKC3Blcm1pc3Npb25zGAMgAygJIi0KElZlcmlmeVNldHVwUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiNwoKU2V0dXBDaGVjaxIMCgRuYW1lGAEgASgJEgoKAm9rGAIgASgIEg8KB21lc3NhZ2UYAyABKAkitQEKE1ZlcmlmeVNldHVwUmVzcG9uc2USCgoCb2sYASABKAgSLgoJcHJpbmNpcGFsGAIgASgLMhsua2lsbi5pZGVudGl0eS52MS5QcmluY2lwYWwSNAoMb3JnYW5pemF0aW9uGAMgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SLAoGY2hlY2tzGAQgAygLMhwua2lsbi5pZGVudGl0eS52MS5TZXR1cENoZWNrIjEKFkdldE9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIoEBChdHZXRPcmdhbml6YXRpb25SZXNwb25zZRI0Cgxvcmdhbml6YXRpb24YASABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIwCgptZW1iZXJzaGlwGAIgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwIogBChlVcGRhdGVPcmdhbml6YXRpb25SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESHAoUc2V0X3Byb3RlY3RlZF9sYWJlbHMYAyABKAgSGAoQcHJvdGVjdGVkX2xhYmVscxgEIAMoCUIHCgVfbmFtZSJSChpVcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRI0Cgxvcmdhbml6YXRpb24YASABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbiJgCgZNZW1iZXISMAoKbWVtYmVyc2hpcBgBIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcBIkCgR1c2VyGAIgASgLMhYua2lsbi5pZGVudGl0eS52MS5Vc2VyIkgKEEFkZE1lbWJlclJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEgwKBHJvbGUYAyABKAkiPQoRQWRkTWVtYmVyUmVzcG9uc2USKAoGbWVtYmVyGAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5NZW1iZXIiTAoSTGlzdE1lbWJlcnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiVQoTTGlzdE1lbWJlcnNSZXNwb25zZRIpCgdtZW1iZXJzGAEgAygLMhgua2lsbi5pZGVudGl0eS52MS5NZW1iZXISEwoLbmV4dF9jdXJzb3IYAiABKAkyogsKD0lkZW50aXR5U2VydmljZRJLCgZTaWduVXASHy5raWxuLmlkZW50aXR5LnYxLlNpZ25VcFJlcXVlc3QaIC5raWxuLmlkZW50aXR5LnYxLlNpZ25VcFJlc3BvbnNlElcKCklzc3VlVG9rZW4SIy5raWxuLmlkZW50aXR5LnYxLklzc3VlVG9rZW5SZXF1ZXN0GiQua2lsbi5pZGVudGl0eS52MS5Jc3N1ZVRva2VuUmVzcG9uc2USTgoHR2V0SndrcxIgLmtpbG4uaWRlbnRpdHkudjEuR2V0Sndrc1JlcXVlc3QaIS5raWxuLmlkZW50aXR5LnYxLkdldEp3a3NSZXNwb25zZRJyChNSZXNvbHZlRXh0ZXJuYWxVc2VyEiwua2lsbi5pZGVudGl0eS52MS5SZXNvbHZlRXh0ZXJuYWxVc2VyUmVxdWVzdBotLmtpbG4uaWRlbnRpdHkudjEuUmVzb2x2ZUV4dGVybmFsVXNlclJlc3BvbnNlEm8KEkNvbXBsZXRlT25ib2FyZGluZxIrLmtpbG4uaWRlbnRpdHkudjEuQ29tcGxldGVPbmJvYXJkaW5nUmVxdWVzdBosLmtpbG4uaWRlbnRpdHkudjEuQ29tcGxldGVPbmJvYXJkaW5nUmVzcG9uc2USXQoMQ3JlYXRlQXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJaCgtMaXN0QXBpS2V5cxIkLmtpbG4uaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiUua2lsbi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEl0KDFJldm9rZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXQoMVmVyaWZ5QXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXNwb25zZRJUCglBdXRob3JpemUSIi5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlcXVlc3QaIy5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlc3BvbnNlEloKC1ZlcmlmeVNldHVwEiQua2lsbi5pZGVudGl0eS52MS5WZXJpZnlTZXR1cFJlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLlZlcmlmeVNldHVwUmVzcG9uc2USZgoPR2V0T3JnYW5pemF0aW9uEigua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXF1ZXN0Gikua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXNwb25zZRJvChJVcGRhdGVPcmdhbml6YXRpb24SKy5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlElQKCUFkZE1lbWJlchIiLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVxdWVzdBojLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USWgoLTGlzdE1lbWJlcnMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
+  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDItYBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCHNldHRpbmdzGAYgASgLMiYua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25TZXR0aW5ncyIwChRPcmdhbml6YXRpb25TZXR0aW5ncxIYChBwcm90ZWN0ZWRfbGFiZWxzGAEgAygJIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KCVByaW5jaXBhbBIMCgR0eXBlGAEgASgJEgoKAmlkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkiXQoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCglmdWxsX25hbWUYAyABKAkSGAoQaW52aXRhdGlvbl90b2tlbhgEIAEoCSKuAQoOU2lnblVwUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchIUCgxhY2Nlc3NfdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoKbWVtYmVyc2hpcBgEIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcCI0ChFJc3N1ZVRva2VuUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJaChJJc3N1ZVRva2VuUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIhAKDkdldEp3a3NSZXF1ZXN0ImwKD0dldEp3a3NSZXNwb25zZRImCgRqd2tzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSDgoGaXNzdWVyGAIgASgJEhAKCGF1ZGllbmNlGAMgASgJSgQIARACUglqd2tzX2pzb24iXwoaUmVzb2x2ZUV4dGVybmFsVXNlclJlcXVlc3QSDgoGaXNzdWVyGAEgASgJEg8KB3N1YmplY3QYAiABKAkSDQoFZW1haWwYAyABKAkSEQoJZnVsbF9uYW1lGAQgASgJIkMKG1Jlc29sdmVFeHRlcm5hbFVzZXJSZXNwb25zZRIkCgR1c2VyGAEgASgLMhYua2lsbi5pZGVudGl0eS52MS5Vc2VyIkkKGUNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QSEQoJZnVsbF9uYW1lGAEgASgJEhkKEW9yZ2FuaXphdGlvbl9uYW1lGAIgASgJIrsBChpDb21wbGV0ZU9uYm9hcmRpbmdSZXNwb25zZRIkCgR1c2VyGAEgASgLMhYua2lsbi5pZGVudGl0eS52MS5Vc2VyEjQKDG9yZ2FuaXphdGlvbhgCIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAyABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXASDwoHY3JlYXRlZBgEIAEoCCJMChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnNjb3BlcxgDIAMoCSJOChRDcmVhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5BcGlLZXkSCwoDa2V5GAIgASgJIkwKEkxpc3RBcGlLZXlzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIlYKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleRITCgtuZXh0X2N1cnNvchgCIAEoCSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkEKFFJldm9rZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleSIiChNWZXJpZnlBcGlLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJGChRWZXJpZnlBcGlLZXlSZXNwb25zZRIuCglwcmluY2lwYWwYASABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbCJOChBBdXRob3JpemVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgpyZXF1aXJlX2FpGAIgASgIEg0KBXNjb3BlGAMgASgJImwKEUF1dGhvcml6ZVJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEgwKBHJvbGUYAiABKAkSEwoLcGVybWlzc2lvbnMYAyADKAkiLQoSVmVyaWZ5U2V0dXBSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI3CgpTZXR1cENoZWNrEgwKBG5hbWUYASABKAkSCgoCb2sYAiABKAgSDwoHbWVzc2FnZRgDIAEoCSK1AQoTVmVyaWZ5U2V0dXBSZXNwb25zZRIKCgJvaxgBIAEoCBIuCglwcmluY2lwYWwYAiABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbBI0Cgxvcmdhbml6YXRpb24YAyABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIsCgZjaGVja3MYBCADKAsyHC5raWxuLmlkZW50aXR5LnYxLlNldHVwQ2hlY2siMQoWR2V0T3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkigQEKF0dldE9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAiiAEKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIcChRzZXRfcHJvdGVjdGVkX2xhYmVscxgDIAEoCBIYChBwcm90ZWN0ZWRfbGFiZWxzGAQgAygJQgcKBV9uYW1lIlIKGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uImAKBk1lbWJlchIwCgptZW1iZXJzaGlwGAEgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwEiQKBHVzZXIYAiABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXIiSAoQQWRkTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcm9sZRgDIAEoCSI9ChFBZGRNZW1iZXJSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciJMChJMaXN0TWVtYmVyc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJVChNMaXN0TWVtYmVyc1Jlc3BvbnNlEikKB21lbWJlcnMYASADKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlchITCgtuZXh0X2N1cnNvchgCIAEoCSJRChdDaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIMCgRyb2xlGAMgASgJIkQKGENoYW5nZU1lbWJlclJvbGVSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciI/ChNSZW1vdmVNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIkAKFFJlbW92ZU1lbWJlclJlc3BvbnNlEigKBm1lbWJlchgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyItoBCgpJbnZpdGF0aW9uEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRINCgVlbWFpbBgDIAEoCRIMCgRyb2xlGAQgASgJEhoKEmNyZWF0ZWRfYnlfdXNlcl9pZBgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzdGF0dXMYCCABKAkiTwoXQ3JlYXRlSW52aXRhdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWVtYWlsGAIgASgJEgwKBHJvbGUYAyABKAkiWwoYQ3JlYXRlSW52aXRhdGlvblJlc3BvbnNlEjAKCmludml0YXRpb24YASABKAsyHC5raWxuLmlkZW50aXR5LnYxLkludml0YXRpb24SDQoFdG9rZW4YAiABKAkiUAoWTGlzdEludml0YXRpb25zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJImEKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEjEKC2ludml0YXRpb25zGAEgAygLMhwua2lsbi5pZGVudGl0eS52MS5JbnZpdGF0aW9uEhMKC25leHRfY3Vyc29yGAIgASgJIj4KF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIKCgJpZBgCIAEoCSJMChhSZXZva2VJbnZpdGF0aW9uUmVzcG9uc2USMAoKaW52aXRhdGlvbhgBIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuSW52aXRhdGlvbiIoChdBY2NlcHRJbnZpdGF0aW9uUmVxdWVzdBINCgV0b2tlbhgBIAEoCSKCAQoYQWNjZXB0SW52aXRhdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAylRAKD0lkZW50aXR5U2VydmljZRJLCgZTaWduVXASHy5raWxuLmlkZW50aXR5LnYxLlNpZ25VcFJlcXVlc3QaIC5raWxuLmlkZW50aXR5LnYxLlNpZ25VcFJlc3BvbnNlElcKCklzc3VlVG9rZW4SIy5raWxuLmlkZW50aXR5LnYxLklzc3VlVG9rZW5SZXF1ZXN0GiQua2lsbi5pZGVudGl0eS52MS5Jc3N1ZVRva2VuUmVzcG9uc2USTgoHR2V0SndrcxIgLmtpbG4uaWRlbnRpdHkudjEuR2V0Sndrc1JlcXVlc3QaIS5raWxuLmlkZW50aXR5LnYxLkdldEp3a3NSZXNwb25zZRJyChNSZXNvbHZlRXh0ZXJuYWxVc2VyEiwua2lsbi5pZGVudGl0eS52MS5SZXNvbHZlRXh0ZXJuYWxVc2VyUmVxdWVzdBotLmtpbG4uaWRlbnRpdHkudjEuUmVzb2x2ZUV4dGVybmFsVXNlclJlc3BvbnNlEm8KEkNvbXBsZXRlT25ib2FyZGluZxIrLmtpbG4uaWRlbnRpdHkudjEuQ29tcGxldGVPbmJvYXJkaW5nUmVxdWVzdBosLmtpbG4uaWRlbnRpdHkudjEuQ29tcGxldGVPbmJvYXJkaW5nUmVzcG9uc2USXQoMQ3JlYXRlQXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJaCgtMaXN0QXBpS2V5cxIkLmtpbG4uaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiUua2lsbi5pZGVudGl0eS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEl0KDFJldm9rZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXQoMVmVyaWZ5QXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXNwb25zZRJUCglBdXRob3JpemUSIi5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlcXVlc3QaIy5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlc3BvbnNlEloKC1ZlcmlmeVNldHVwEiQua2lsbi5pZGVudGl0eS52MS5WZXJpZnlTZXR1cFJlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLlZlcmlmeVNldHVwUmVzcG9uc2USZgoPR2V0T3JnYW5pemF0aW9uEigua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXF1ZXN0Gikua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXNwb25zZRJvChJVcGRhdGVPcmdhbml6YXRpb24SKy5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlElQKCUFkZE1lbWJlchIiLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVxdWVzdBojLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USWgoLTGlzdE1lbWJlcnMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJpChBDaGFuZ2VNZW1iZXJSb2xlEikua2lsbi5pZGVudGl0eS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBoqLmtpbG4uaWRlbnRpdHkudjEuQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEl0KDFJlbW92ZU1lbWJlchIlLmtpbG4uaWRlbnRpdHkudjEuUmVtb3ZlTWVtYmVyUmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USaQoQQ3JlYXRlSW52aXRhdGlvbhIpLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlSW52aXRhdGlvblJlcXVlc3QaKi5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZUludml0YXRpb25SZXNwb25zZRJmCg9MaXN0SW52aXRhdGlvbnMSKC5raWxuLmlkZW50aXR5LnYxLkxpc3RJbnZpdGF0aW9uc1JlcXVlc3QaKS5raWxuLmlkZW50aXR5LnYxLkxpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEmkKEFJldm9rZUludml0YXRpb24SKS5raWxuLmlkZW50aXR5LnYxLlJldm9rZUludml0YXRpb25SZXF1ZXN0Gioua2lsbi5pZGVudGl0eS52MS5SZXZva2VJbnZpdGF0aW9uUmVzcG9uc2USaQoQQWNjZXB0SW52aXRhdGlvbhIpLmtpbG4uaWRlbnRpdHkudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaKi5raWxuLmlkZW50aXR5LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
 
 /**
  * @generated from message kiln.identity.v1.User
@@ -288,6 +288,14 @@ export type SignUpRequest = Message<"kiln.identity.v1.SignUpRequest"> & {
    * @generated from field: string full_name = 3;
    */
   fullName: string;
+
+  /**
+   * An invitation's token: the new user joins its organization with its role (no onboarding).
+   * Checked before the account is made; an invalid token makes nothing.
+   *
+   * @generated from field: string invitation_token = 4;
+   */
+  invitationToken: string;
 };
 
 /**
@@ -315,6 +323,13 @@ export type SignUpResponse = Message<"kiln.identity.v1.SignUpResponse"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 3;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * Set when the sign-up accepted an invitation.
+   *
+   * @generated from field: kiln.identity.v1.Membership membership = 4;
+   */
+  membership?: Membership | undefined;
 };
 
 /**
@@ -1037,6 +1052,329 @@ export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__P
   messageDesc(file_kiln_identity_v1_identity, 38);
 
 /**
+ * @generated from message kiln.identity.v1.ChangeMemberRoleRequest
+ */
+export type ChangeMemberRoleRequest = Message<"kiln.identity.v1.ChangeMemberRoleRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * "owner", "admin" or "member".
+   *
+   * @generated from field: string role = 3;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ChangeMemberRoleRequest.
+ * Use `create(ChangeMemberRoleRequestSchema)` to create a new message.
+ */
+export const ChangeMemberRoleRequestSchema: GenMessage<ChangeMemberRoleRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 39);
+
+/**
+ * @generated from message kiln.identity.v1.ChangeMemberRoleResponse
+ */
+export type ChangeMemberRoleResponse = Message<"kiln.identity.v1.ChangeMemberRoleResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Member member = 1;
+   */
+  member?: Member | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ChangeMemberRoleResponse.
+ * Use `create(ChangeMemberRoleResponseSchema)` to create a new message.
+ */
+export const ChangeMemberRoleResponseSchema: GenMessage<ChangeMemberRoleResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 40);
+
+/**
+ * @generated from message kiln.identity.v1.RemoveMemberRequest
+ */
+export type RemoveMemberRequest = Message<"kiln.identity.v1.RemoveMemberRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RemoveMemberRequest.
+ * Use `create(RemoveMemberRequestSchema)` to create a new message.
+ */
+export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 41);
+
+/**
+ * @generated from message kiln.identity.v1.RemoveMemberResponse
+ */
+export type RemoveMemberResponse = Message<"kiln.identity.v1.RemoveMemberResponse"> & {
+  /**
+   * The membership as it was.
+   *
+   * @generated from field: kiln.identity.v1.Member member = 1;
+   */
+  member?: Member | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RemoveMemberResponse.
+ * Use `create(RemoveMemberResponseSchema)` to create a new message.
+ */
+export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 42);
+
+/**
+ * @generated from message kiln.identity.v1.Invitation
+ */
+export type Invitation = Message<"kiln.identity.v1.Invitation"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string organization_id = 2;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string email = 3;
+   */
+  email: string;
+
+  /**
+   * "owner", "admin" or "member": the role the invited person joins with.
+   *
+   * @generated from field: string role = 4;
+   */
+  role: string;
+
+  /**
+   * @generated from field: string created_by_user_id = 5;
+   */
+  createdByUserId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 7;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * "pending", "accepted", "revoked" or "expired".
+   *
+   * @generated from field: string status = 8;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.Invitation.
+ * Use `create(InvitationSchema)` to create a new message.
+ */
+export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 43);
+
+/**
+ * @generated from message kiln.identity.v1.CreateInvitationRequest
+ */
+export type CreateInvitationRequest = Message<"kiln.identity.v1.CreateInvitationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * @generated from field: string role = 3;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.CreateInvitationRequest.
+ * Use `create(CreateInvitationRequestSchema)` to create a new message.
+ */
+export const CreateInvitationRequestSchema: GenMessage<CreateInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 44);
+
+/**
+ * @generated from message kiln.identity.v1.CreateInvitationResponse
+ */
+export type CreateInvitationResponse = Message<"kiln.identity.v1.CreateInvitationResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Invitation invitation = 1;
+   */
+  invitation?: Invitation | undefined;
+
+  /**
+   * The single-use token, shown this once; only a hash of its secret is stored.
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.CreateInvitationResponse.
+ * Use `create(CreateInvitationResponseSchema)` to create a new message.
+ */
+export const CreateInvitationResponseSchema: GenMessage<CreateInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 45);
+
+/**
+ * @generated from message kiln.identity.v1.ListInvitationsRequest
+ */
+export type ListInvitationsRequest = Message<"kiln.identity.v1.ListInvitationsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ListInvitationsRequest.
+ * Use `create(ListInvitationsRequestSchema)` to create a new message.
+ */
+export const ListInvitationsRequestSchema: GenMessage<ListInvitationsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 46);
+
+/**
+ * @generated from message kiln.identity.v1.ListInvitationsResponse
+ */
+export type ListInvitationsResponse = Message<"kiln.identity.v1.ListInvitationsResponse"> & {
+  /**
+   * Pending invitations only (neither accepted, revoked nor expired), newest first.
+   *
+   * @generated from field: repeated kiln.identity.v1.Invitation invitations = 1;
+   */
+  invitations: Invitation[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.ListInvitationsResponse.
+ * Use `create(ListInvitationsResponseSchema)` to create a new message.
+ */
+export const ListInvitationsResponseSchema: GenMessage<ListInvitationsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 47);
+
+/**
+ * @generated from message kiln.identity.v1.RevokeInvitationRequest
+ */
+export type RevokeInvitationRequest = Message<"kiln.identity.v1.RevokeInvitationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RevokeInvitationRequest.
+ * Use `create(RevokeInvitationRequestSchema)` to create a new message.
+ */
+export const RevokeInvitationRequestSchema: GenMessage<RevokeInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 48);
+
+/**
+ * @generated from message kiln.identity.v1.RevokeInvitationResponse
+ */
+export type RevokeInvitationResponse = Message<"kiln.identity.v1.RevokeInvitationResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Invitation invitation = 1;
+   */
+  invitation?: Invitation | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RevokeInvitationResponse.
+ * Use `create(RevokeInvitationResponseSchema)` to create a new message.
+ */
+export const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 49);
+
+/**
+ * @generated from message kiln.identity.v1.AcceptInvitationRequest
+ */
+export type AcceptInvitationRequest = Message<"kiln.identity.v1.AcceptInvitationRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AcceptInvitationRequest.
+ * Use `create(AcceptInvitationRequestSchema)` to create a new message.
+ */
+export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 50);
+
+/**
+ * @generated from message kiln.identity.v1.AcceptInvitationResponse
+ */
+export type AcceptInvitationResponse = Message<"kiln.identity.v1.AcceptInvitationResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+
+  /**
+   * @generated from field: kiln.identity.v1.Membership membership = 2;
+   */
+  membership?: Membership | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AcceptInvitationResponse.
+ * Use `create(AcceptInvitationResponseSchema)` to create a new message.
+ */
+export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 51);
+
+/**
  * @generated from service kiln.identity.v1.IdentityService
  */
 export const IdentityService: GenService<{
@@ -1159,6 +1497,54 @@ export const IdentityService: GenService<{
     methodKind: "unary";
     input: typeof ListMembersRequestSchema;
     output: typeof ListMembersResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.ChangeMemberRole
+   */
+  changeMemberRole: {
+    methodKind: "unary";
+    input: typeof ChangeMemberRoleRequestSchema;
+    output: typeof ChangeMemberRoleResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.RemoveMember
+   */
+  removeMember: {
+    methodKind: "unary";
+    input: typeof RemoveMemberRequestSchema;
+    output: typeof RemoveMemberResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.CreateInvitation
+   */
+  createInvitation: {
+    methodKind: "unary";
+    input: typeof CreateInvitationRequestSchema;
+    output: typeof CreateInvitationResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.ListInvitations
+   */
+  listInvitations: {
+    methodKind: "unary";
+    input: typeof ListInvitationsRequestSchema;
+    output: typeof ListInvitationsResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.RevokeInvitation
+   */
+  revokeInvitation: {
+    methodKind: "unary";
+    input: typeof RevokeInvitationRequestSchema;
+    output: typeof RevokeInvitationResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.AcceptInvitation
+   */
+  acceptInvitation: {
+    methodKind: "unary";
+    input: typeof AcceptInvitationRequestSchema;
+    output: typeof AcceptInvitationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_identity_v1_identity, 0);
