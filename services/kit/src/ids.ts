@@ -24,6 +24,8 @@ export type IdPrefix =
   | "imp"
   | "dlv"
   | "trc"
+  | "olr"
+  | "osc"
   | "req";
 
 let lastMs = 0;

@@ -1,0 +1,61 @@
+/**
+ * Online evaluation in the evaluation process (docs/observability.md "Online evaluation"): the
+ * OnlineEvaluationService RPCs, and (with the workers) the run intake and the scorers.
+ */
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { Bus } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
+import type { Access } from "../access.js";
+import { createRuleCache, createRunIntake } from "./intake.js";
+import { registerOnlineRpc } from "./online-rpc.js";
+import { ensureOnlineIndexes, onlineCollections } from "./online-store.js";
+import { createOnlineRules } from "./rules.js";
+import { createScorers, type OnlineExecutionClient } from "./scorer.js";
+import { createOnlineScores } from "./scores.js";
+
+export type { OnlineExecutionClient } from "./scorer.js";
+
+export interface OnlineModuleDeps {
+  store: Store;
+  bus: Bus;
+  logger: Logger;
+  access: Access;
+  now: () => Date;
+  /** The execution calls of the scorers; none (or `workers: false`): rules and scores are served, nothing is scored. */
+  execution?: OnlineExecutionClient;
+  workers: { concurrency: number; ackWaitMs: number } | false;
+}
+
+export async function createOnlineModule(deps: OnlineModuleDeps) {
+  await ensureOnlineIndexes(deps.store);
+  const collections = onlineCollections(deps.store);
+  const cache = createRuleCache(collections);
+  const rules = createOnlineRules(collections, deps.access, deps.now, cache.forget);
+  const scores = createOnlineScores(collections, deps.access);
+  const scoring = deps.workers && deps.execution ? { ...deps.workers, execution: deps.execution } : undefined;
+  const intake = scoring && createRunIntake({ bus: deps.bus, logger: deps.logger, rules: cache });
+  const scorers =
+    scoring &&
+    createScorers({
+      bus: deps.bus,
+      logger: deps.logger,
+      collections,
+      execution: scoring.execution,
+      concurrency: scoring.concurrency,
+      // A judge call may take a while: the job stays ours while it is worked on (working()).
+      ackWaitMs: Math.max(scoring.ackWaitMs, 30_000),
+      now: deps.now,
+    });
+  return {
+    register: (router: ConnectRouter) => registerOnlineRpc(router, { rules, scores }),
+    async start() {
+      await scorers?.start();
+      await intake?.start();
+    },
+    async close(graceMs?: number) {
+      await intake?.stop();
+      await scorers?.stop(graceMs);
+    },
+  };
+}
