@@ -30,6 +30,7 @@ import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
+import { registerOnlineRoutes } from "./routes/online-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
@@ -234,6 +235,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiRoutes(app, deps);
   registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
+  registerOnlineRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

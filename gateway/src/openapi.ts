@@ -58,6 +58,13 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
+import {
+  OnlineRuleView,
+  OnlineScoreBucketView,
+  OnlineScoreSummaryView,
+  OnlineScoreView,
+  OnlineTargetView,
+} from "./routes/online-views.js";
 import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 
@@ -135,6 +142,11 @@ const COMPONENTS: NamedSchema[] = [
   SpanView,
   TraceView,
   TraceDetailView,
+  OnlineTargetView,
+  OnlineRuleView,
+  OnlineScoreView,
+  OnlineScoreBucketView,
+  OnlineScoreSummaryView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {
