@@ -34,6 +34,13 @@ import {
 import { LabelMoveView, LabelView } from "./routes/label-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
+  OnlineRuleView,
+  OnlineScoreBucketView,
+  OnlineScoreSummaryView,
+  OnlineScoreView,
+  OnlineTargetView,
+} from "./routes/online-views.js";
+import {
   JudgeRunView,
   PromptRunView,
   RunErrorView,
@@ -58,13 +65,6 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
-import {
-  OnlineRuleView,
-  OnlineScoreBucketView,
-  OnlineScoreSummaryView,
-  OnlineScoreView,
-  OnlineTargetView,
-} from "./routes/online-views.js";
 import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema, ref } from "./schemas.js";
 

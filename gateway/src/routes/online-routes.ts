@@ -21,7 +21,10 @@ import {
 
 const op = operations({ tags: ["online-evaluation"], stability: "beta" });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const When = Type.String({ maxLength: 40, description: "ISO-8601; scores of runs completed from (inclusive) / to (exclusive)" });
+const When = Type.String({
+  maxLength: 40,
+  description: "ISO-8601; scores of runs completed from (inclusive) / to (exclusive)",
+});
 
 /** What the scores list and the summary filter on. */
 const ScoreFilters = {
@@ -88,7 +91,10 @@ export function registerOnlineRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get(
     "/api/online-rules/:id",
-    op("getOnlineRule", "An online evaluation rule", { params: IdParams, response: answers(OnlineRuleView, 401, 403, 404) }),
+    op("getOnlineRule", "An online evaluation rule", {
+      params: IdParams,
+      response: answers(OnlineRuleView, 401, 403, 404),
+    }),
     byId(online.getOnlineRule, (r) => onlineRuleView(r.rule)),
   );
 
@@ -132,20 +138,24 @@ export function registerOnlineRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get(
     "/api/scores",
-    op("listOnlineScores", "Online scores, newest first, filtered by rule, run, trace, target, version, label, verdict, time", {
-      querystring: Type.Object(
-        {
-          ...ScoreFilters,
-          runId: Type.Optional(Id),
-          traceId: Type.Optional(Id),
-          versionId: Type.Optional(Id),
-          passed: Type.Optional(OneOf(["true", "false"])),
-          ...ListQuery,
-        },
-        { additionalProperties: false },
-      ),
-      response: listAnswers(OnlineScoreView, 400, 401, 403, 404),
-    }),
+    op(
+      "listOnlineScores",
+      "Online scores, newest first, filtered by rule, run, trace, target, version, label, verdict, time",
+      {
+        querystring: Type.Object(
+          {
+            ...ScoreFilters,
+            runId: Type.Optional(Id),
+            traceId: Type.Optional(Id),
+            versionId: Type.Optional(Id),
+            passed: Type.Optional(OneOf(["true", "false"])),
+            ...ListQuery,
+          },
+          { additionalProperties: false },
+        ),
+        response: listAnswers(OnlineScoreView, 400, 401, 403, 404),
+      },
+    ),
     async (request) => {
       const q = request.query;
       const r = await online.listOnlineScores(
@@ -165,13 +175,17 @@ export function registerOnlineRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get(
     "/api/scores/summary",
-    op("summarizeOnlineScores", "Online scores per time bucket, version and label: count, pass rate, mean judge score, cost", {
-      querystring: Type.Object(
-        { ...ScoreFilters, bucket: Type.Optional(OneOf(["hour", "day"])) },
-        { additionalProperties: false },
-      ),
-      response: answers(OnlineScoreSummaryView, 400, 401, 403, 404),
-    }),
+    op(
+      "summarizeOnlineScores",
+      "Online scores per time bucket, version and label: count, pass rate, mean judge score, cost",
+      {
+        querystring: Type.Object(
+          { ...ScoreFilters, bucket: Type.Optional(OneOf(["hour", "day"])) },
+          { additionalProperties: false },
+        ),
+        response: answers(OnlineScoreSummaryView, 400, 401, 403, 404),
+      },
+    ),
     async (request) => {
       const q = request.query;
       const bucket = q.bucket ?? "day";

@@ -35,7 +35,9 @@ export const OnlineTargetView = Type.Object(
   { $id: "OnlineTarget", additionalProperties: false },
 );
 
-export const SampleRate = Type.Number({ description: "the share of matching runs scored, greater than 0 and at most 1" });
+export const SampleRate = Type.Number({
+  description: "the share of matching runs scored, greater than 0 and at most 1",
+});
 export const RuleAssertions = Type.Array(Assertion, { maxItems: 20 });
 
 export const OnlineRuleView = Type.Object(
