@@ -3,6 +3,7 @@ import { Bundles } from "./bundles.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
+import { OnlineRules, Scores } from "./online-evaluation.js";
 import { Prompts } from "./prompts.js";
 import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
@@ -28,6 +29,8 @@ export class Kiln {
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
   readonly bundles: Bundles;
+  readonly onlineRules: OnlineRules;
+  readonly scores: Scores;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -44,5 +47,7 @@ export class Kiln {
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
     this.bundles = new Bundles(transport);
+    this.onlineRules = new OnlineRules(transport);
+    this.scores = new Scores(transport);
   }
 }
