@@ -9,6 +9,7 @@ import { ApiKeys } from "./keys.js";
 import { McpSetup } from "./mcp.js";
 import { Models } from "./models.js";
 import { Nav, NotFound } from "./nav.js";
+import { OnlineEvaluation } from "./online-evaluation.js";
 import { Members, OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
@@ -50,6 +51,7 @@ function Shell({
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
+  else if (path === "/online-evaluation") page = <OnlineEvaluation kiln={kiln} session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} navigate={navigate} />;
