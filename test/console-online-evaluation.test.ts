@@ -48,7 +48,9 @@ describe("online evaluation in the console", () => {
     await form.getByRole("button", { name: "Create rule" }).click();
     const rules = page.getByRole("region", { name: "Online rules" });
     await rules.getByRole("cell", { name: "Says hello", exact: true }).waitFor();
-    await expect(rules.getByRole("cell", { name: "prompt Greeter @ production", exact: true }).count()).resolves.toBe(1);
+    await expect(rules.getByRole("cell", { name: "prompt Greeter @ production", exact: true }).count()).resolves.toBe(
+      1,
+    );
     const [rule] = (await sdk.onlineRules.list({ organizationId })).data;
     expect(rule).toMatchObject({ sampleRate: 1, target: { kind: "prompt", id: greeter.id, label: "production" } });
 
