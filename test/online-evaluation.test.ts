@@ -7,7 +7,7 @@
  * or nothing; bad rules are refused and change nothing. The judge model is the OpenAI stub with a
  * priced model (a remote provider cannot exist here).
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
@@ -109,7 +109,7 @@ describe.each(modes)("online evaluation in $name", (mode) => {
     running = await mode.start(stub);
     base = running.base;
     api = createTestClient(base);
-    flow = await runIdentityFlow(base, ["evaluations:read"]);
+    flow = await runIdentityFlow(base, ["evaluations:read", "traces:write"]);
     other = await runIdentityFlow(base, ["evaluations:read"]);
     const variablesSchema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
     const echo = await api.createPublishedPrompt(flow.token, flow.organizationId, {
@@ -272,6 +272,79 @@ describe.each(modes)("online evaluation in $name", (mode) => {
     const judgeCost = scores.reduce((sum, s) => sum + (s.judgeCostUsd as number), 0);
     expect(buckets.reduce((sum, b) => sum + b.judgeCostUsd, 0)).toBeCloseTo(judgeCost, 12);
     expect(buckets.reduce((sum, b) => sum + b.runCostUsd, 0)).toBeGreaterThan(0);
+  });
+
+  it("scores the ingested generation spans a traces rule's filter takes", async () => {
+    const rule = await createRule({
+      name: "GPT-4o answers",
+      target: { kind: "traces", filter: { model: "gpt-4o" } },
+      sampleRate: 1,
+      assertions: [{ type: "contains", value: "Paris" }],
+    });
+    expect(rule.status).toBe(201);
+    const traceId = randomBytes(16).toString("hex");
+    const [matching, other] = [randomBytes(8).toString("hex"), randomBytes(8).toString("hex")];
+    const text = (key: string, value: string) => ({ key, value: { stringValue: value } });
+    const int = (key: string, value: number) => ({ key, value: { intValue: String(value) } });
+    const generation = (spanId: string, model: string, answer: string) => ({
+      traceId,
+      spanId,
+      name: `chat ${model}`,
+      kind: 3,
+      startTimeUnixNano: String(Date.now() * 1e6),
+      endTimeUnixNano: String((Date.now() + 250) * 1e6),
+      attributes: [
+        text("gen_ai.operation.name", "chat"),
+        text("gen_ai.provider.name", "openai"),
+        text("gen_ai.request.model", model),
+        int("gen_ai.usage.input_tokens", 100),
+        int("gen_ai.usage.output_tokens", 20),
+        text(
+          "gen_ai.input.messages",
+          JSON.stringify([{ role: "user", parts: [{ type: "text", content: "Capital?" }] }]),
+        ),
+        text(
+          "gen_ai.output.messages",
+          JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: answer }] }]),
+        ),
+      ],
+    });
+    const ingested = await fetch(`${base}/otel/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": flow.apiKey },
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [generation(matching, "gpt-4o", "Paris, of course"), generation(other, "gpt-4o-mini", "Rome")],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(ingested.status).toBe(200);
+    let scores: Record<string, unknown>[] = [];
+    await eventually(async () => {
+      scores = await everything(
+        base,
+        `/api/scores?organizationId=${flow.organizationId}&ruleId=${rule.body.id}`,
+        flow.token,
+      );
+      return scores.length > 0;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    scores = await everything(base, `/api/scores?organizationId=${flow.organizationId}&traceId=${traceId}`, flow.token);
+    expect(scores).toHaveLength(1);
+    expect(scores[0]).toMatchObject({
+      ruleId: rule.body.id,
+      target: { type: "generation", traceId, spanId: matching },
+      passed: true,
+      versionId: null,
+      assertions: [{ type: "contains", passed: true }],
+      runCostUsd: expect.any(Number),
+    });
   });
 
   it("lets no other organization read or change a rule or its scores", async () => {

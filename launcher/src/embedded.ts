@@ -20,6 +20,7 @@ import { CatalogService } from "@kiln/proto/catalog";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import { TraceService } from "@kiln/proto/traces";
 import type { WebhookOptions } from "@kiln/webhooks-lib";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
@@ -123,6 +124,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
+    traces: createClient(TraceService, createDirectTransport(executionService, as("evaluation"))),
     // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     soleProcess: true,

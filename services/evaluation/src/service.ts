@@ -10,7 +10,7 @@ import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from 
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
-import { createOnlineModule, type OnlineExecutionClient } from "./online/online-module.js";
+import { createOnlineModule, type OnlineExecutionClient, type TraceClient } from "./online/online-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
 import { createRuns } from "./runs.js";
@@ -48,6 +48,8 @@ export interface EvaluationServiceDeps {
    * llm_judge, GetRun per online score (a client without GetRun, a test's fake, scores nothing online).
    */
   execution: ExecutionClient & Partial<OnlineExecutionClient>;
+  /** Execution's trace service, called as the evaluation service: online scores of ingested generations. */
+  traces?: TraceClient;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
   /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
@@ -139,6 +141,7 @@ export async function createEvaluationService(
     access: evaluation.access,
     now: evaluation.now,
     execution: getRun && { getRun, complete: deps.execution.complete },
+    traces: deps.traces,
     workers: workerOptions,
   });
   await online.start();

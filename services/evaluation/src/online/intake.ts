@@ -1,36 +1,29 @@
 /**
- * The intake of online evaluation: a durable consumer (`online-evaluation`) on the run events
- * decides, per enabled rule of the run's organization that matches it, whether the run is sampled
- * (sampling.ts), and queues one scoring job per sampled (rule, run) on the ONLINE_SCORES work
- * queue. It runs beside the request, never in it: the run was answered before its event left.
+ * The intake of online evaluation: durable consumers (`online-evaluation`) on the run events and
+ * the trace events decide, per enabled rule of the organization that matches a run (a generation
+ * span), whether it is sampled (sampling.ts), and queue one scoring job per sampled (rule, target)
+ * on the ONLINE_SCORES work queue. They run beside the request, never in it: the run was answered
+ * (the spans stored) before its event left.
  */
-import type { Bus, BusMessage, ConsumerSpec, StreamSpec, Subscription } from "@kiln/kit/bus";
+import type { Bus, BusMessage, ConsumerSpec, Subscription } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { LRUCache } from "lru-cache";
+import { ruleMatchesGeneration, type TraceIngested } from "./generations.js";
+import { ONLINE_SCORES_STREAM, queueScoreJob } from "./jobs.js";
 import type { OnlineCollections, OnlineRuleDoc } from "./online-store.js";
 import { type CompletedRun, isSampled, isScorableRun, ruleMatchesRun } from "./sampling.js";
-
-/** The scoring jobs: a work queue, each job taken by one scorer. */
-export const ONLINE_SCORES_STREAM: StreamSpec = {
-  name: "ONLINE_SCORES",
-  subjects: ["online-scores.>"],
-  retention: "workqueue",
-  duplicateWindowMs: 120_000,
-};
-
-/** One scoring job: a rule and the run, or the generation span, it scores. */
-export interface ScoreJob {
-  ruleId: string;
-  organizationId: string;
-  runId?: string;
-  traceId?: string;
-  spanId?: string;
-}
 
 export const RUN_INTAKE: ConsumerSpec = {
   stream: "RUNS",
   durable: "online-evaluation",
   filterSubject: "runs.completed.*",
+  ackWaitMs: 30_000,
+};
+
+export const TRACE_INTAKE: ConsumerSpec = {
+  stream: "TRACE_EVENTS",
+  durable: "online-evaluation",
+  filterSubject: "trace-events.ingested",
   ackWaitMs: 30_000,
 };
 
@@ -59,26 +52,22 @@ export function createRuleCache(c: OnlineCollections): RuleCache {
   };
 }
 
-/** Queues the job once per (rule, target): the stream de-duplicates a repeat within its window. */
-export async function queueScoreJob(bus: Bus, job: ScoreJob, targetKey: string): Promise<void> {
-  await bus.publish(`online-scores.${job.runId ? "run" : "generation"}`, JSON.stringify(job), {
-    msgId: `${job.ruleId}:${targetKey}`,
-  });
-}
-
 export interface IntakeDeps {
   bus: Bus;
   logger: Logger;
   rules: RuleCache;
 }
 
-/** The run consumer; RUNS is execution's stream, so until it exists the consumer is tried again every 2 s. */
-export function createRunIntake(deps: IntakeDeps) {
-  let subscription: Subscription | undefined;
-  let retry: NodeJS.Timeout | undefined;
+/**
+ * The consumers of the intake: run.completed on execution's RUNS, trace.ingested on its
+ * TRACE_EVENTS. A stream its service has not created yet is tried again every 2 s.
+ */
+export function createIntake(deps: IntakeDeps) {
+  const subscriptions: Subscription[] = [];
+  const retries = new Set<NodeJS.Timeout>();
   let stopped = false;
 
-  async function handle(msg: BusMessage): Promise<void> {
+  async function runCompleted(msg: BusMessage): Promise<void> {
     const run = msg.json<CompletedRun>();
     if (!isScorableRun(run) || run.status === "running") return;
     const rules = await deps.rules.enabledRules(run.organizationId);
@@ -92,33 +81,57 @@ export function createRunIntake(deps: IntakeDeps) {
     }
   }
 
-  async function follow(): Promise<void> {
+  async function traceIngested(msg: BusMessage): Promise<void> {
+    const event = msg.json<TraceIngested>();
+    const { traceId, generations } = event.data;
+    const rules = (await deps.rules.enabledRules(event.organizationId)).filter((r) => r.target.kind === "traces");
+    for (const rule of rules) {
+      for (const g of generations) {
+        const key = `${traceId}:${g.spanId}`;
+        if (!ruleMatchesGeneration(rule, g) || !isSampled(rule, key)) continue;
+        await queueScoreJob(
+          deps.bus,
+          { ruleId: rule._id, organizationId: event.organizationId, traceId, spanId: g.spanId },
+          key,
+        );
+      }
+    }
+  }
+
+  async function follow(spec: ConsumerSpec, handle: (msg: BusMessage) => Promise<void>): Promise<void> {
     if (stopped) return;
     try {
-      await deps.bus.ensureConsumer(RUN_INTAKE);
+      await deps.bus.ensureConsumer(spec);
     } catch (err) {
-      deps.logger.debug({ err }, "online evaluation waits for the RUNS stream");
-      retry = setTimeout(() => void follow(), 2_000);
-      retry.unref();
+      deps.logger.debug({ err, stream: spec.stream }, "online evaluation waits for this stream");
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        void follow(spec, handle);
+      }, 2_000);
+      timer.unref();
+      retries.add(timer);
       return;
     }
-    subscription = deps.bus.consume(RUN_INTAKE, handle, {
-      concurrency: 4,
-      onError: (err, msg) => deps.logger.warn({ err, seq: msg.seq }, "online evaluation intake failed; retrying"),
-    });
+    subscriptions.push(
+      deps.bus.consume(spec, handle, {
+        concurrency: 4,
+        onError: (err, msg) => deps.logger.warn({ err, seq: msg.seq }, "online evaluation intake failed; retrying"),
+      }),
+    );
   }
 
   return {
     async start() {
       stopped = false;
       await deps.bus.ensureStream(ONLINE_SCORES_STREAM);
-      await follow();
+      await follow(RUN_INTAKE, runCompleted);
+      await follow(TRACE_INTAKE, traceIngested);
     },
     async stop() {
       stopped = true;
-      clearTimeout(retry);
-      await subscription?.stop();
-      subscription = undefined;
+      for (const timer of retries) clearTimeout(timer);
+      retries.clear();
+      await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
     },
   };
 }

@@ -7,7 +7,11 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { Access } from "../access.js";
-import { createRuleCache, createRunIntake } from "./intake.js";
+import { generationReader, type TraceClient } from "./generations.js";
+
+export type { TraceClient } from "./generations.js";
+
+import { createIntake, createRuleCache } from "./intake.js";
 import { registerOnlineRpc } from "./online-rpc.js";
 import { ensureOnlineIndexes, onlineCollections } from "./online-store.js";
 import { createOnlineRules } from "./rules.js";
@@ -24,6 +28,8 @@ export interface OnlineModuleDeps {
   now: () => Date;
   /** The execution calls of the scorers; none (or `workers: false`): rules and scores are served, nothing is scored. */
   execution?: OnlineExecutionClient;
+  /** The trace service (execution's GetTrace) the scorers read generation spans with; none: generations are not scored. */
+  traces?: TraceClient;
   workers: { concurrency: number; ackWaitMs: number } | false;
 }
 
@@ -34,7 +40,7 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
   const rules = createOnlineRules(collections, deps.access, deps.now, cache.forget);
   const scores = createOnlineScores(collections, deps.access);
   const scoring = deps.workers && deps.execution ? { ...deps.workers, execution: deps.execution } : undefined;
-  const intake = scoring && createRunIntake({ bus: deps.bus, logger: deps.logger, rules: cache });
+  const intake = scoring && createIntake({ bus: deps.bus, logger: deps.logger, rules: cache });
   const scorers =
     scoring &&
     createScorers({
@@ -42,6 +48,7 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
       logger: deps.logger,
       collections,
       execution: scoring.execution,
+      generation: deps.traces && generationReader(deps.traces),
       concurrency: scoring.concurrency,
       // A judge call may take a while: the job stays ours while it is worked on (working()).
       ackWaitMs: Math.max(scoring.ackWaitMs, 30_000),

@@ -17,32 +17,11 @@ import { EVALUATION_SERVICE } from "../access.js";
 import { evaluateAssertions, type Judge, type Observation } from "../domain/assertions.js";
 import type { JudgeRun } from "../domain/report.js";
 import { judgeOf } from "../work/item-execution.js";
-import { ONLINE_SCORES_STREAM, type ScoreJob } from "./intake.js";
+import { ONLINE_SCORES_STREAM, type ScoredTarget, type ScoreJob } from "./jobs.js";
 import type { OnlineCollections, OnlineRuleDoc, OnlineScoreDoc } from "./online-store.js";
 
 /** The execution calls of the scorers: read the run, grade it by llm_judge. */
 export type OnlineExecutionClient = Pick<Client<typeof ExecutionService>, "getRun" | "complete">;
-
-/** What a scorer judges: the run's (or generation's) output, input, and what it cost. */
-export interface ScoredTarget {
-  base: Pick<
-    OnlineScoreDoc,
-    | "targetKey"
-    | "targetType"
-    | "runId"
-    | "traceId"
-    | "spanId"
-    | "promptId"
-    | "skillId"
-    | "agentId"
-    | "versionId"
-    | "label"
-    | "runCostUsd"
-    | "occurredAt"
-  >;
-  inputJson: string;
-  observation: Observation;
-}
 
 export interface ScorerDeps {
   bus: Bus;
@@ -50,7 +29,7 @@ export interface ScorerDeps {
   collections: OnlineCollections;
   execution: OnlineExecutionClient;
   /** Reads a generation span of a trace job; none: generation jobs are dropped. */
-  generation?: (job: ScoreJob) => Promise<ScoredTarget | null>;
+  generation?: (job: ScoreJob, signal: AbortSignal) => Promise<ScoredTarget | null>;
   concurrency: number;
   ackWaitMs: number;
   now: () => Date;
@@ -98,7 +77,7 @@ export function createScorers(deps: ScorerDeps) {
   let subscription: Subscription | undefined;
 
   async function targetOf(job: ScoreJob): Promise<ScoredTarget | null> {
-    if (!job.runId) return deps.generation ? deps.generation(job) : null;
+    if (!job.runId) return deps.generation ? deps.generation(job, aborter.signal) : null;
     const res = await deps.execution.getRun(
       { id: job.runId, kind: "" },
       { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, job.organizationId) },

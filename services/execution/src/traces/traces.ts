@@ -4,6 +4,7 @@
  * (API keys); every read and write is scoped by organization.
  */
 import type { IdentityAuth } from "@kiln/kit/authorizer";
+import type { EventOutbox } from "@kiln/kit/bus/outbox";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
@@ -12,6 +13,7 @@ import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { spansOf } from "./span-mapping.js";
+import { ingestedEvents } from "./trace-events.js";
 import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
 
 export const TRACE_SCOPES = { read: "traces:read", write: "traces:write" } as const;
@@ -74,6 +76,8 @@ export function createTraces(deps: {
   collections: TraceCollections;
   identityAuth: IdentityAuth;
   models: ModelCatalog;
+  /** Where trace.ingested leaves from (online evaluation scores generations off the ingestion's path). */
+  events?: EventOutbox;
 }) {
   const { spans, traces } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
@@ -88,6 +92,7 @@ export function createTraces(deps: {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
       await storeSpanDocs(deps.collections, organizationId, docs);
+      await deps.events?.add(ingestedEvents(organizationId, docs, new Date()));
       return { rejected, reason };
     },
 
