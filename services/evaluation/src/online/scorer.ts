@@ -14,7 +14,7 @@ import { actingFor } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
 import { EVALUATION_SERVICE } from "../access.js";
-import { evaluateAssertions, type Judge, type Observation } from "../domain/assertions.js";
+import { evaluateAssertions, type Judge } from "../domain/assertions.js";
 import type { JudgeRun } from "../domain/report.js";
 import { judgeOf } from "../work/item-execution.js";
 import { ONLINE_SCORES_STREAM, type ScoredTarget, type ScoreJob } from "./jobs.js";
