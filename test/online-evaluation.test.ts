@@ -403,6 +403,24 @@ describe.each(modes)("online evaluation in $name", (mode) => {
     expect(after).toEqual(before);
   });
 
+  it("replays a create sent again with the same Idempotency-Key", async () => {
+    const body = {
+      organizationId: flow.organizationId,
+      name: "Once",
+      target: { kind: "agent", id: `agt_${"0".repeat(32)}` },
+      sampleRate: 0.5,
+      assertions: [{ type: "max_cost_usd", value: 1 }],
+    };
+    const headers = { "idempotency-key": `once-${randomBytes(4).toString("hex")}` };
+    const first = await call(base, "POST", "/api/online-rules", { token: flow.token, body, headers });
+    const again = await call(base, "POST", "/api/online-rules", { token: flow.token, body, headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.id).toBe(first.body.id);
+    expect((await call(base, "DELETE", `/api/online-rules/${first.body.id}`, { token: flow.token })).status).toBe(200);
+  });
+
   it("changes and deletes a rule", async () => {
     const r = await createRule({
       name: "Temporary",

@@ -71,6 +71,7 @@ export interface EvaluationServiceDeps {
 const CREATE_METHODS = [
   ...["CreateEvaluationCases", "StartEvaluationRun"].map((m) => `/kiln.evaluation.v1.EvaluationService/${m}`),
   "/kiln.webhooks.v1.WebhookService/CreateWebhook",
+  "/kiln.evaluation.v1.OnlineEvaluationService/CreateOnlineRule",
 ];
 
 /**
