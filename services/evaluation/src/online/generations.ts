@@ -6,6 +6,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { actingFor } from "@kiln/kit/principal";
+import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { TraceService } from "@kiln/proto/traces";
 import { EVALUATION_SERVICE } from "../access.js";
 import type { ScoredTarget, ScoreJob } from "./jobs.js";
@@ -61,10 +62,17 @@ const messagesOf = (json: string | undefined): unknown[] => {
 /** Reads a generation job's span: its output messages' text is the output judged, its input messages the input. */
 export function generationReader(traces: TraceClient) {
   return async (job: ScoreJob, signal: AbortSignal): Promise<ScoredTarget | null> => {
-    const res = await traces.getTrace(
-      { organizationId: job.organizationId, traceId: job.traceId ?? "" },
-      { signal, contextValues: actingFor(EVALUATION_SERVICE, job.organizationId) },
-    );
+    let res: Awaited<ReturnType<TraceClient["getTrace"]>>;
+    try {
+      res = await traces.getTrace(
+        { organizationId: job.organizationId, traceId: job.traceId ?? "" },
+        { signal, contextValues: actingFor(EVALUATION_SERVICE, job.organizationId) },
+      );
+    } catch (e) {
+      // A trace that no longer exists scores nothing; anything else is retried.
+      if (domainErrorOf(e)?.kind === "not_found") return null;
+      throw e;
+    }
     const span = res.spans.find((s) => s.spanId === job.spanId);
     const g = span?.generation;
     if (!span || !g) return null;

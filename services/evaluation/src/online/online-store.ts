@@ -57,15 +57,27 @@ export interface OnlineScoreDoc {
   createdAt: Date;
 }
 
+/**
+ * That a (rule, target) has its score, keyed `<ruleId>:<targetKey>`: a scorer's look-up before it
+ * judges reads one document by `_id` (FerretDB pushes down nothing else, so a look-up on the
+ * scores' own fields would read them all). Written after the score; the scores' unique index
+ * stays the guard.
+ */
+export interface ScoredKeyDoc {
+  _id: string;
+}
+
 export interface OnlineCollections {
   rules: Collection<OnlineRuleDoc>;
   scores: Collection<OnlineScoreDoc>;
+  scored: Collection<ScoredKeyDoc>;
 }
 
 export function onlineCollections(store: Store): OnlineCollections {
   return {
     rules: store.collection<OnlineRuleDoc>("online_rules"),
     scores: store.collection<OnlineScoreDoc>("online_scores"),
+    scored: store.collection<ScoredKeyDoc>("online_scored_keys"),
   };
 }
 

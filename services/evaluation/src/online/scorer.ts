@@ -11,6 +11,7 @@ import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import { actingFor } from "@kiln/kit/principal";
+import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
 import { EVALUATION_SERVICE } from "../access.js";
@@ -78,11 +79,17 @@ export function createScorers(deps: ScorerDeps) {
 
   async function targetOf(job: ScoreJob): Promise<ScoredTarget | null> {
     if (!job.runId) return deps.generation ? deps.generation(job, aborter.signal) : null;
-    const res = await deps.execution.getRun(
-      { id: job.runId, kind: "" },
-      { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, job.organizationId) },
-    );
-    return res.run ? runTarget(res.run) : null;
+    try {
+      const res = await deps.execution.getRun(
+        { id: job.runId, kind: "" },
+        { signal: aborter.signal, contextValues: actingFor(EVALUATION_SERVICE, job.organizationId) },
+      );
+      return res.run ? runTarget(res.run) : null;
+    } catch (e) {
+      // A run that no longer exists (or never did in this organization) scores nothing; anything else is retried.
+      if (domainErrorOf(e)?.kind === "not_found") return null;
+      throw e;
+    }
   }
 
   async function score(rule: OnlineRuleDoc, target: ScoredTarget): Promise<OnlineScoreDoc> {
@@ -120,7 +127,8 @@ export function createScorers(deps: ScorerDeps) {
     // A rule deleted (or of another organization: never) since the job was queued scores nothing.
     if (!rule || rule.organizationId !== job.organizationId) return;
     const targetKey = job.runId ?? `${job.traceId}:${job.spanId}`;
-    if (await c.scores.findOne({ ruleId: rule._id, targetKey }, { projection: { _id: 1 } })) return;
+    const key = `${rule._id}:${targetKey}`;
+    if (await c.scored.findOne({ _id: key })) return;
     const keepAlive = setInterval(() => msg.working(), Math.max(50, Math.floor(deps.ackWaitMs / 3)));
     keepAlive.unref();
     try {
@@ -129,10 +137,14 @@ export function createScorers(deps: ScorerDeps) {
         deps.logger.warn({ ruleId: rule._id, targetKey }, "online score target not found; dropped");
         return;
       }
-      await c.scores.insertOne(await score(rule, target));
-    } catch (e) {
-      // Another delivery stored it first: its score stands.
-      if (!isDuplicateKeyError(e)) throw e;
+      const doc = await score(rule, target);
+      try {
+        await c.scores.insertOne(doc);
+      } catch (e) {
+        // Another delivery stored it first: its score stands.
+        if (!isDuplicateKeyError(e)) throw e;
+      }
+      await c.scored.replaceOne({ _id: key }, { _id: key }, { upsert: true });
     } finally {
       clearInterval(keepAlive);
     }
