@@ -8,7 +8,11 @@
  * priced model (a remote provider cannot exist here).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { loadProvidersConfig } from "@kiln/execution/config";
+import { openEmbeddedData } from "@kiln/launcher/data-dir";
 import { type OpenAIStub, type ReceivedRequest, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -42,12 +46,20 @@ const providers = (stub: OpenAIStub) =>
 
 const modes = [
   {
-    name: "embedded mode",
+    name: "embedded mode (SQLite, in-process bus)",
     async start(stub: OpenAIStub) {
+      const dir = mkdtempSync(join(tmpdir(), "kiln-online-"));
       const { kiln, baseUrl } = await startEmbedded({
+        data: await openEmbeddedData(dir),
         providers: loadProvidersConfig({ OPENAI_COMPATIBLE_PROVIDERS: providers(stub) }),
       });
-      return { base: baseUrl, stop: () => kiln.close() };
+      return {
+        base: baseUrl,
+        stop: async () => {
+          await kiln.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
