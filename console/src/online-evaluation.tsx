@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 import { useAction } from "./action.js";
 import type { Session } from "./api.js";
 import { type AssertionDraft, AssertionsEditor, assertionsOf, draftOf } from "./evaluation-assertions.js";
+import { percent } from "./evaluation-format.js";
 import { OnlineScores } from "./online-scores.js";
 import { NO_TARGET, type TargetDraft, TargetFields, targetOf, useTargets } from "./online-target.js";
 import { usePagedList } from "./paged-list.js";
@@ -18,8 +19,6 @@ function describeRuleTarget(rule: OnlineRule, names: Map<string, string>): strin
   }
   return `${t.kind} ${names.get(t.id ?? "") ?? t.id}${t.label ? ` @ ${t.label}` : ""}`;
 }
-
-const percent = (rate: number) => `${Math.round(rate * 1000) / 10}%`;
 
 /** The create or edit form of a rule; an edited rule keeps its target. */
 function RuleForm({

@@ -1,6 +1,7 @@
 import type { Kiln, OnlineRule, OnlineScore, OnlineScoreSummary } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
+import { percent } from "./evaluation-format.js";
 import { ScoreChart, seriesName } from "./online-chart.js";
 import { usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
@@ -8,7 +9,7 @@ import { exactCost, formatCost, formatDate } from "./run-format.js";
 import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js";
 
 const PAGE_SIZE = 50;
-const percent = (v: number | null) => (v === null ? "–" : `${Math.round(v * 1000) / 10}%`);
+const percentOrDash = (v: number | null) => (v === null ? "–" : percent(v));
 
 /** The scores of the organization's rules (or one rule): the chart over time, its figures, and the scores. */
 export function OnlineScores({
@@ -78,8 +79,8 @@ export function OnlineScores({
                 <td className="nowrap">{formatDate(b.start)}</td>
                 <td>{seriesName(b)}</td>
                 <td className="num">{b.count}</td>
-                <td className="num">{percent(b.passRate)}</td>
-                <td className="num">{percent(b.meanScore)}</td>
+                <td className="num">{percentOrDash(b.passRate)}</td>
+                <td className="num">{percentOrDash(b.meanScore)}</td>
                 <td className="num">{formatCost(b.judgeCostUsd)}</td>
                 <td className="num">{formatCost(b.runCostUsd)}</td>
               </tr>
