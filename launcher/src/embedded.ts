@@ -49,6 +49,8 @@ export interface EmbeddedOptions {
   corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
+  /** How long an online evaluation score is kept (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
+  onlineScoreRetentionMs?: number;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
 }
@@ -127,6 +129,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     traces: createClient(TraceService, createDirectTransport(executionService, as("evaluation"))),
     // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
+    onlineScoreRetentionMs: options.onlineScoreRetentionMs,
     soleProcess: true,
   });
   importPeers = {

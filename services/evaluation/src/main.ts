@@ -20,5 +20,6 @@ await runServiceProcess("evaluation", config, ({ identity, peer, ...deps }) =>
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
     webhooks: webhookOptions,
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
+    onlineScoreRetentionMs: config.ONLINE_SCORE_RETENTION_DAYS * 24 * 3_600_000,
   }),
 );

@@ -58,6 +58,8 @@ export interface EvaluationServiceDeps {
   webhookDispatcher?: boolean;
   /** How often runs whose work the bus did not take are published again; default 2000 ms. */
   relayIntervalMs?: number;
+  /** How long an online score is kept after it was stored (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
+  onlineScoreRetentionMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
   /**
@@ -144,6 +146,7 @@ export async function createEvaluationService(
     execution: getRun && { getRun, complete: deps.execution.complete },
     traces: deps.traces,
     workers: workerOptions,
+    scoreRetentionMs: deps.onlineScoreRetentionMs,
   });
   await online.start();
   const cases = createCases(evaluation);

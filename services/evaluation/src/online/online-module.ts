@@ -6,6 +6,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
+import { startSweeper } from "@kiln/kit/sweeper";
 import type { Access } from "../access.js";
 import { generationReader, type TraceClient } from "./generations.js";
 
@@ -14,6 +15,7 @@ export type { TraceClient } from "./generations.js";
 import { createIntake, createRuleCache } from "./intake.js";
 import { registerOnlineRpc } from "./online-rpc.js";
 import { ensureOnlineIndexes, onlineCollections } from "./online-store.js";
+import { DEFAULT_SCORE_RETENTION_MS, sweepScores } from "./retention.js";
 import { createOnlineRules } from "./rules.js";
 import { createScorers, type OnlineExecutionClient } from "./scorer.js";
 import { createOnlineScores } from "./scores.js";
@@ -31,6 +33,8 @@ export interface OnlineModuleDeps {
   /** The trace service (execution's GetTrace) the scorers read generation spans with; none: generations are not scored. */
   traces?: TraceClient;
   workers: { concurrency: number; ackWaitMs: number } | false;
+  /** How long a score is kept after it was stored (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
+  scoreRetentionMs?: number;
 }
 
 export async function createOnlineModule(deps: OnlineModuleDeps) {
@@ -54,6 +58,12 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
       ackWaitMs: Math.max(scoring.ackWaitMs, 30_000),
       now: deps.now,
     });
+  const retentionMs = deps.scoreRetentionMs ?? DEFAULT_SCORE_RETENTION_MS;
+  const sweeper = startSweeper({
+    logger: deps.logger,
+    what: "online scores",
+    sweep: () => sweepScores(collections, new Date(deps.now().getTime() - retentionMs)),
+  });
   return {
     register: (router: ConnectRouter) => registerOnlineRpc(router, { rules, scores }),
     async start() {
@@ -63,6 +73,7 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
     async close(graceMs?: number) {
       await intake?.stop();
       await scorers?.stop(graceMs);
+      await sweeper.stop();
     },
   };
 }

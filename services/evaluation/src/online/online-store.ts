@@ -65,6 +65,8 @@ export interface OnlineScoreDoc {
  */
 export interface ScoredKeyDoc {
   _id: string;
+  /** When the score was stored: the key goes with it (retention.ts). */
+  createdAt: Date;
 }
 
 export interface OnlineCollections {

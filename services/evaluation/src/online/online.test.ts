@@ -1,6 +1,8 @@
+import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
 import { ruleMatchesGeneration } from "./generations.js";
-import type { OnlineRuleDoc } from "./online-store.js";
+import { type OnlineRuleDoc, onlineCollections } from "./online-store.js";
+import { sweepScores } from "./retention.js";
 import { type CompletedRun, isSampled, isScorableRun, ruleMatchesRun, sampleValue } from "./sampling.js";
 import { summarize } from "./scores.js";
 
@@ -131,5 +133,44 @@ describe("the score summary", () => {
     expect(buckets[1]?.judgeCostUsd).toBeCloseTo(0.3, 12);
     expect(buckets[2]).toMatchObject({ meanScore: null, judged: 0, passRate: 1 });
     expect(summarize(docs, 86_400_000)).toHaveLength(2);
+  });
+});
+
+describe("score retention", () => {
+  it("deletes the scores (and their keys) stored before the cutoff, nothing newer", async () => {
+    const c = onlineCollections(createMemoryStore());
+    const score = (id: string, createdAt: Date) => ({
+      _id: id,
+      organizationId: "org_1",
+      ruleId: "olr_1",
+      targetKey: id,
+      targetType: "run" as const,
+      runId: id,
+      traceId: "",
+      spanId: "",
+      promptId: "prm_1",
+      skillId: "",
+      agentId: "",
+      versionId: "pv_1",
+      label: "",
+      passed: true,
+      score: null,
+      assertionsJson: "[]",
+      judgeRuns: [],
+      judgeCostUsd: null,
+      runCostUsd: null,
+      occurredAt: createdAt,
+      createdAt,
+    });
+    const old = new Date("2026-01-01T00:00:00Z");
+    const recent = new Date("2026-03-01T00:00:00Z");
+    await c.scores.insertMany([score("osc_old", old), score("osc_new", recent)]);
+    await c.scored.insertMany([
+      { _id: "olr_1:osc_old", createdAt: old },
+      { _id: "olr_1:osc_new", createdAt: recent },
+    ]);
+    expect(await sweepScores(c, new Date("2026-02-01T00:00:00Z"))).toBe(1);
+    expect((await c.scores.find({})).map((s) => s._id)).toEqual(["osc_new"]);
+    expect((await c.scored.find({})).map((k) => k._id)).toEqual(["olr_1:osc_new"]);
   });
 });

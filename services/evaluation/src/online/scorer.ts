@@ -144,7 +144,7 @@ export function createScorers(deps: ScorerDeps) {
         // Another delivery stored it first: its score stands.
         if (!isDuplicateKeyError(e)) throw e;
       }
-      await c.scored.replaceOne({ _id: key }, { _id: key }, { upsert: true });
+      await c.scored.replaceOne({ _id: key }, { _id: key, createdAt: doc.createdAt }, { upsert: true });
     } finally {
       clearInterval(keepAlive);
     }
