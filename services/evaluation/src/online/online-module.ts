@@ -47,16 +47,11 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
   const intake = scoring && createIntake({ bus: deps.bus, logger: deps.logger, rules: cache });
   const scorers =
     scoring &&
-    createScorers({
-      bus: deps.bus,
-      logger: deps.logger,
-      collections,
+    createOnlineScorers({
+      ...deps,
       execution: scoring.execution,
-      generation: deps.traces && generationReader(deps.traces),
       concurrency: scoring.concurrency,
-      // A judge call may take a while: the job stays ours while it is worked on (working()).
-      ackWaitMs: Math.max(scoring.ackWaitMs, 30_000),
-      now: deps.now,
+      ackWaitMs: scoring.ackWaitMs,
     });
   const retentionMs = deps.scoreRetentionMs ?? DEFAULT_SCORE_RETENTION_MS;
   const sweeper = startSweeper({
@@ -76,4 +71,31 @@ export async function createOnlineModule(deps: OnlineModuleDeps) {
       await sweeper.stop();
     },
   };
+}
+
+/**
+ * The scorers alone, for a process that takes scoring jobs beside the evaluation service's own
+ * (an `evaluation-worker`): the ONLINE_SCORES work queue is shared by every process that runs them.
+ */
+export function createOnlineScorers(deps: {
+  store: Store;
+  bus: Bus;
+  logger: Logger;
+  execution: OnlineExecutionClient;
+  traces?: TraceClient;
+  concurrency: number;
+  ackWaitMs: number;
+  now?: () => Date;
+}) {
+  return createScorers({
+    bus: deps.bus,
+    logger: deps.logger,
+    collections: onlineCollections(deps.store),
+    execution: deps.execution,
+    generation: deps.traces && generationReader(deps.traces),
+    concurrency: deps.concurrency,
+    // A judge call may take a while: the job stays ours while it is worked on (working()).
+    ackWaitMs: Math.max(deps.ackWaitMs, 30_000),
+    now: deps.now ?? (() => new Date()),
+  });
 }
