@@ -382,6 +382,18 @@ describe.each(modes)("online evaluation in $name", (mode) => {
     expect([403, 404]).toContain(ours.status);
     const still = await call(base, "GET", `/api/online-rules/${sampleRule.id}`, { token: flow.token });
     expect(still.body.enabled).toBe(true);
+    // The organization's own key: evaluations:read reads rules and scores; changing them needs evaluations:write.
+    const read = await call(base, "GET", `/api/scores?ruleId=${sampleRule.id}&limit=1`, { apiKey: flow.apiKey });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toHaveLength(1);
+    const write = await call(base, "PATCH", `/api/online-rules/${sampleRule.id}`, {
+      apiKey: flow.apiKey,
+      body: { enabled: false },
+    });
+    expect(write.status).toBe(403);
+    expect((await call(base, "GET", `/api/online-rules/${sampleRule.id}`, { apiKey: flow.apiKey })).body.enabled).toBe(
+      true,
+    );
   });
 
   it("refuses a bad rule with 400 naming the field, and stores nothing", async () => {
