@@ -83,7 +83,7 @@ function RuleForm({
  * and the scores with their chart over time.
  */
 export function OnlineEvaluation({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const { items: rules, error: listError, start } = usePagedList<OnlineRule>();
+  const { items: rules, more, loading, error: listError, start, next } = usePagedList<OnlineRule>();
   const { error, act } = useAction();
   const targets = useTargets(kiln, session.organizationId);
   const [editing, setEditing] = useState<OnlineRule | null>(null);
@@ -149,6 +149,13 @@ export function OnlineEvaluation({ kiln, session, navigate }: { kiln: Kiln; sess
             </tr>
           ))}
         </DataTable>
+      )}
+      {more && (
+        <p className="list-end">
+          <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
+            {loading ? "Loading…" : "Load more rules"}
+          </button>
+        </p>
       )}
       {targets && (
         <RuleForm
