@@ -12,8 +12,8 @@ import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { spansOf } from "./span-mapping.js";
-import { exchangeOf } from "./trace-exchange.js";
 import { ingestedEvents } from "./trace-events.js";
+import { exchangeOf } from "./trace-exchange.js";
 import type { TraceCollections } from "./trace-store.js";
 import { storeSpanDocs } from "./trace-summary.js";
 
