@@ -270,6 +270,7 @@ describe.each(modes)("evaluation repeats, totals, compare and cancel in $name", 
     expect(stored.body).toMatchObject({
       id: first?.runId,
       kind: "judge",
+      evaluationRunId: started.id,
       status: "succeeded",
       model: "stub/judged",
       usage: first?.usage,

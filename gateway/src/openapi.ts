@@ -35,6 +35,7 @@ import { LabelMoveView, LabelView } from "./routes/label-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
   JudgeRunView,
+  PromptRunStreamEventView,
   PromptRunView,
   RunErrorView,
   RunOutputView,
@@ -100,6 +101,7 @@ const COMPONENTS: NamedSchema[] = [
   RunOutputView,
   ToolCallView,
   PromptRunView,
+  PromptRunStreamEventView,
   JudgeRunView,
   SkillRunStepView,
   SkillRunView,

@@ -99,6 +99,7 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
             skillId: run.skillId,
             input: jsonTextOf(kase.inputJson),
             versionId: skillVersionId,
+            evaluationRunId: run._id,
           },
           {
             ...callOptions(run),
@@ -143,6 +144,7 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
                 output: outputText,
               }),
               responseSchema: JUDGE_SCHEMA_TEXT,
+              evaluationRunId: run._id,
             },
             callOptions(run),
           );

@@ -63,6 +63,7 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     preview,
     parentRunId: run.parentRunId ?? "",
     rerunFromStepId: run.rerunFromStepId ?? "",
+    evaluationRunId: run.evaluationRunId ?? "",
     steps: steps.map((s) => {
       const usage = s.usage as { inputTokens: number; outputTokens: number };
       return {

@@ -16,6 +16,8 @@ interface RunDocInput {
   skillId?: string;
   skillVersionId?: string;
   steps: StepRecord[];
+  /** The evaluation run the run was made for, when an evaluation made it. */
+  evaluationRunId?: string;
   /** A prompt run: its one execution. */
   single?: PromptExecution;
 }
@@ -61,6 +63,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
     promptVersionId: r.promptVersionId ?? "",
     skillId: r.skillId ?? "",
     skillVersionId: r.skillVersionId ?? "",
+    ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
   };

@@ -89,6 +89,7 @@ export interface SkillRunInput {
   skillVersionId: string;
   steps: SkillStep[];
   input: Record<string, unknown>;
+  evaluationRunId?: string;
   signal?: AbortSignal;
   trace?: RunTraceContext;
 }
@@ -109,6 +110,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
         createdAt,
         skillId: r.skillId,
         skillVersionId: r.skillVersionId,
+        evaluationRunId: r.evaluationRunId,
         steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
         completedAt: deps.now(),
       }),

@@ -48,6 +48,8 @@ export interface RunDoc {
   /** Set on a rerun-from-step: the run it reused, and the step it executed from. */
   parentRunId?: string;
   rerunFromStepId?: string;
+  /** The evaluation run a case's skill run or an llm_judge call was made for (absent otherwise). */
+  evaluationRunId?: string;
   createdAt: Date;
   completedAt: Date;
 }
