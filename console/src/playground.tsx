@@ -16,7 +16,7 @@ import {
 } from "./playground-pick.js";
 import { type LiveRun, runStreaming } from "./playground-run.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Pending, SelectField } from "./ui.js";
+import { Empty, ErrorBox, Link, Pending, SelectField } from "./ui.js";
 
 const GROUPS = [
   { kind: "prompt", label: "Prompts" },
@@ -116,7 +116,12 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
     <main>
       <h1>Playground</h1>
       {targets.length === 0 || !target ? (
-        <Empty>Create a prompt version first: the playground runs prompts and skills.</Empty>
+        <Empty>
+          Create a prompt version first: the playground runs prompts and skills.{" "}
+          <Link to="/prompts" navigate={navigate}>
+            Go to Prompts
+          </Link>
+        </Empty>
       ) : (
         <div className="playground">
           <section className="card" aria-labelledby="run-form">
