@@ -117,9 +117,9 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
       <h1>Playground</h1>
       {targets.length === 0 || !target ? (
         <Empty>
-          Create a prompt version first: the playground runs prompts and skills.{" "}
+          Nothing to run yet: the playground runs the prompts and skills that have a version.{" "}
           <Link to="/prompts" navigate={navigate}>
-            Go to Prompts
+            Create a prompt
           </Link>
         </Empty>
       ) : (
