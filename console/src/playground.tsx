@@ -40,6 +40,8 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const [shown, setShown] = useState<Shown[]>([]);
   const [live, setLive] = useState<LiveRun[] | null>(null);
   const stop = useRef<AbortController | null>(null);
+  // Leaving the page stops what it streams (each run is then stored cancelled, with the text so far).
+  useEffect(() => () => stop.current?.abort(), []);
   const [models, setModels] = useState<Model[]>([]);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
