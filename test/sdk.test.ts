@@ -192,6 +192,23 @@ describe("prompts", () => {
     expect(misuse).toMatchObject({ status: 400, code: "invalid_argument" });
   });
 
+  it("streams a prompt run: start, the answer's pieces, then done with the stored run", async () => {
+    const events = [];
+    for await (const e of keyed.prompts.stream(prompt.id, { organizationId, variables: { city: "Paris" } })) {
+      events.push(e);
+    }
+    const [start] = events;
+    const done = events.at(-1);
+    if (start?.type !== "start" || done?.type !== "done")
+      throw new Error(`unexpected events ${JSON.stringify(events)}`);
+    expect(done.run).toMatchObject({ id: start.runId, kind: "prompt", status: "succeeded", promptId: prompt.id });
+    const streamed = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+    expect(done.run.output?.text).toContain("The weather in Paris.");
+    expect(streamed === "" || streamed === done.run.output?.text).toBe(true);
+    const refused = await failureOf(keyed.prompts.stream(prompt.id, { organizationId, variables: { city: 1 } }).next());
+    expect(refused).toMatchObject({ status: 400, code: "invalid_argument" });
+  });
+
   it("labels a prompt's versions, runs by label, reads the history and removes a label", async () => {
     const v2 = await user.prompts.createVersion(prompt.id, {
       systemPrompt: "Staging weather in {{city}}.",

@@ -1,4 +1,4 @@
-import type { AgentRun, Kiln } from "@kiln/sdk";
+import type { AgentRun, Kiln, SkillRun } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
@@ -50,6 +50,48 @@ async function parentAgentRun(session: Session, run: Run): Promise<AgentRun | nu
   return page.data.find((a) => a.steps.some((s) => s.runId === run.id)) ?? null;
 }
 
+/**
+ * The skill an evaluation run evaluated, for the link to its report. A case's skill run names it;
+ * a judge run does not: the skill run of the same evaluation stored in the hour before it does.
+ */
+async function evaluatedSkill(session: Session, run: Run): Promise<string | null> {
+  if (!run.evaluationRunId) return null;
+  if (run.kind === "skill") return run.skillId;
+  const at = Date.parse(run.createdAt);
+  const q = [
+    `organizationId=${session.organizationId ?? ""}`,
+    "kind=skill",
+    `createdAfter=${encodeURIComponent(new Date(at - AGENT_WINDOW_MS).toISOString())}`,
+    `createdBefore=${encodeURIComponent(new Date(at + 1).toISOString())}`,
+    "limit=200",
+  ].join("&");
+  const page = await call<{ data: SkillRun[] }>("GET", `/api/runs?${q}`);
+  return page.data.find((s) => s.evaluationRunId === run.evaluationRunId)?.skillId ?? null;
+}
+
+function EvaluationLink({ session, run, navigate }: { session: Session; run: Run; navigate: Navigate }) {
+  const [skillId, setSkillId] = useState<string | null>(null);
+  useEffect(() => {
+    evaluatedSkill(session, run).then(setSkillId, () => setSkillId(null));
+  }, [session, run]);
+  if (!run.evaluationRunId) return null;
+  const what = `evaluation run ${run.evaluationRunId}`;
+  return (
+    <>
+      <dt>{run.kind === "judge" ? "Judged for" : "Case of"}</dt>
+      <dd>
+        {skillId ? (
+          <Link to={`/skills/${skillId}/evaluations/${run.evaluationRunId}`} navigate={navigate}>
+            {what}
+          </Link>
+        ) : (
+          what
+        )}
+      </dd>
+    </>
+  );
+}
+
 function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Session; run: Run; navigate: Navigate }) {
   const [target, setTarget] = useState<RunTarget | null>(null);
   const [agentRun, setAgentRun] = useState<AgentRun | null>(null);
@@ -71,6 +113,7 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
           "…"
         )}
       </dd>
+      <EvaluationLink session={session} run={run} navigate={navigate} />
       {agentRun && (
         <>
           <dt>Step of</dt>

@@ -28,6 +28,7 @@ import { registerOnlineRoutes } from "./routes/online-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
+import { registerPromptRunStreamRoute } from "./routes/prompt-run-stream-route.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
@@ -229,6 +230,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerPromptRunStreamRoute(app, deps);
   registerRunListRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);

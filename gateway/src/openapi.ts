@@ -42,6 +42,7 @@ import {
 } from "./routes/online-views.js";
 import {
   JudgeRunView,
+  PromptRunStreamEventView,
   PromptRunView,
   RunErrorView,
   RunOutputView,
@@ -120,6 +121,7 @@ const COMPONENTS: NamedSchema[] = [
   RunOutputView,
   ToolCallView,
   PromptRunView,
+  PromptRunStreamEventView,
   JudgeRunView,
   SkillRunStepView,
   SkillRunView,

@@ -67,6 +67,7 @@ export type Usage = Schemas["Usage"];
 export type ToolCall = Schemas["ToolCall"];
 export type RunOutput = Schemas["RunOutput"];
 export type PromptRun = Schemas["PromptRun"];
+export type PromptRunStreamEvent = Schemas["PromptRunStreamEvent"];
 export type SkillRun = Schemas["SkillRun"];
 export type SkillRunStep = Schemas["SkillRunStep"];
 export type SkillPreview = Schemas["SkillPreview"];

@@ -905,6 +905,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/prompts/{id}/run/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a prompt and stream its answer as Server-Sent Events */
+        post: operations["streamPromptRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs": {
         parameters: {
             query?: never;
@@ -1833,12 +1850,31 @@ export interface components {
             error?: components["schemas"]["RunError"];
             /** @description the label the version was resolved through (labels, @label); absent when none */
             label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             completedAt: string;
             promptId: string;
             promptVersionId: string;
+        };
+        PromptRunStreamEvent: {
+            /** @enum {string} */
+            type: "start";
+            runId: string;
+        } | {
+            /** @enum {string} */
+            type: "text";
+            delta: string;
+        } | {
+            /** @enum {string} */
+            type: "done";
+            run: components["schemas"]["PromptRun"];
+        } | {
+            /** @enum {string} */
+            type: "error";
+            error: components["schemas"]["RunError"];
         };
         JudgeRun: {
             id: string;
@@ -1865,6 +1901,8 @@ export interface components {
             error?: components["schemas"]["RunError"];
             /** @description the label the version was resolved through (labels, @label); absent when none */
             label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1918,6 +1956,8 @@ export interface components {
             error?: components["schemas"]["RunError"];
             /** @description the label the version was resolved through (labels, @label); absent when none */
             label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1952,6 +1992,8 @@ export interface components {
             error?: components["schemas"]["RunError"];
             /** @description the label the version was resolved through (labels, @label); absent when none */
             label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2094,6 +2136,8 @@ export interface components {
             error?: components["schemas"]["RunError"];
             /** @description the label the version was resolved through (labels, @label); absent when none */
             label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
             /** Format: date-time */
             createdAt: string;
             /** @description null while running */
@@ -9897,6 +9941,142 @@ export interface operations {
             };
             /** @description unavailable: a dependency is down; safe to retry */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    streamPromptRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId: string;
+                    /** @description values of the version's variables schema */
+                    variables: {
+                        [key: string]: unknown;
+                    };
+                    versionId?: string;
+                    /** @description a label: production (the published version), latest (the newest version) or your own */
+                    label?: string;
+                    /** @description a model id, e.g. "local/echo" */
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["PromptRunStreamEvent"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description provider_error: the model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description provider_timeout: the model provider did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
