@@ -1,6 +1,6 @@
 import { createClient } from "@connectrpc/connect";
 import { createCatalogService, type ImportPeers } from "@kiln/catalog";
-import { createEvaluationService } from "@kiln/evaluation";
+import { createEvaluationService, type ReviewOptions } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
 import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
 import type { ProviderRegistryOptions, ProvidersConfig } from "@kiln/execution/providers";
@@ -20,6 +20,7 @@ import { CatalogService } from "@kiln/proto/catalog";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import { TraceService } from "@kiln/proto/traces";
 import type { WebhookOptions } from "@kiln/webhooks-lib";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
@@ -48,6 +49,8 @@ export interface EmbeddedOptions {
   corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
+  /** Human review's lease and rule settings (docs/review.md). */
+  review?: ReviewOptions;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
 }
@@ -123,6 +126,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
+    traces: createClient(TraceService, createDirectTransport(executionService, as("evaluation"))),
+    review: options.review,
     // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     soleProcess: true,

@@ -7,17 +7,20 @@ import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks-lib";
-import { type CatalogClient, createAccess } from "./access.js";
+import { type CatalogClient, createAccess, inOrganization, remoteCall } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
+import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
+import type { RunReader, TraceReader } from "./review/item-content.js";
 import { createRuns } from "./runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "./store/evaluation-store.js";
 import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation-workers.js";
 import { createWorkRelay, EVALUATIONS_STREAM } from "./work/work-queue.js";
 
 export type { CatalogClient } from "./access.js";
+export type { ReviewOptions } from "./review/review-module.js";
 export {
   createEvaluationWorkers,
   type EvaluationWorkers,
@@ -42,8 +45,12 @@ export interface EvaluationServiceDeps {
   staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
   catalog: CatalogClient;
-  /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge. */
-  execution: ExecutionClient;
+  /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge, GetRun for review. */
+  execution: ExecutionClient & RunReader;
+  /** The execution service's traces, read as the evaluation service itself for review (docs/review.md). */
+  traces: TraceReader;
+  /** Human review's lease and rule settings. */
+  review?: ReviewOptions;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
   /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
@@ -65,6 +72,7 @@ export interface EvaluationServiceDeps {
 const CREATE_METHODS = [
   ...["CreateEvaluationCases", "StartEvaluationRun"].map((m) => `/kiln.evaluation.v1.EvaluationService/${m}`),
   "/kiln.webhooks.v1.WebhookService/CreateWebhook",
+  ...["CreateQueue", "AddQueueItems", "CreateCaseFromItem"].map((m) => `/kiln.evaluation.v1.ReviewService/${m}`),
 ];
 
 /**
@@ -132,6 +140,21 @@ export async function createEvaluationService(
     cases.sweepImports(deps.staleImportMs).catch((err) => deps.logger.warn({ err }, "the import sweep failed"));
   }, 60_000);
   importSweeper.unref();
+  const review = await createReviewModule({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    access: evaluation.access,
+    cases,
+    runs: deps.execution,
+    traces: deps.traces,
+    async labelVersion(organizationId, kind, id, label) {
+      const res = await remoteCall(deps.catalog.listLabels({ kind, parentId: id }, inOrganization(organizationId)));
+      return res.labels.find((l) => l.label === label)?.versionId ?? "";
+    },
+    now: evaluation.now,
+    options: deps.review,
+  });
   const service = defineService({
     name: "evaluation",
     logger: deps.logger,
@@ -139,6 +162,8 @@ export async function createEvaluationService(
       registerEvaluationRpc(router, { cases, runs: createRuns(evaluation) });
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
       webhooks.register(router);
+      // Human review lives here too: it owns its queues and makes evaluation cases (docs/review.md).
+      review.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -158,6 +183,7 @@ export async function createEvaluationService(
     /** Stops the relay and the workers: items in hand get `graceMs` (default 10 s), then go back to the queue. */
     async close(graceMs?: number) {
       clearInterval(importSweeper);
+      await review.close();
       await relay.stop();
       await workers?.stop(graceMs);
       await events.stop();

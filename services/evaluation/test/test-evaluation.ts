@@ -24,6 +24,7 @@ import { createRunCompletion } from "../src/run-completion.js";
 import { createRuns } from "../src/runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "../src/store/evaluation-store.js";
 import { createEvaluationWorkers, type ExecutionClient } from "../src/work/evaluation-workers.js";
+import type { RunReader } from "../src/review/item-content.js";
 import { EVALUATIONS_STREAM } from "../src/work/work-queue.js";
 
 export const ORG_A = "org_a";
@@ -215,6 +216,10 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       if (call.idempotencyKey) replies.set(call.idempotencyKey, reply);
       return reply;
     },
+    /** No stored runs: every run is not found. */
+    async getRun(): Promise<never> {
+      throw notFound("run");
+    },
     async complete(req: { organizationId: string }, opts?: CallOptionsLike) {
       checkActsIn(opts, req.organizationId, "organization");
       return create(CompleteResponseSchema, {
@@ -225,7 +230,7 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       });
     },
   };
-  return fake as typeof fake & ExecutionClient;
+  return fake as typeof fake & ExecutionClient & RunReader;
 }
 
 export const TEXT_SCHEMA = { type: "string" };

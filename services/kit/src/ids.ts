@@ -24,7 +24,9 @@ export type IdPrefix =
   | "imp"
   | "dlv"
   | "trc"
-  | "req";
+  | "req"
+  | "anq"
+  | "ani";
 
 let lastMs = 0;
 let counter = 0;
