@@ -27,6 +27,7 @@ import { registerModelRoutes } from "./routes/model-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
+import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
@@ -234,6 +235,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiRoutes(app, deps);
   registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
+  registerReviewRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

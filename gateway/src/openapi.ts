@@ -34,6 +34,15 @@ import {
 import { LabelMoveView, LabelView } from "./routes/label-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
+  AnnotationQueueView,
+  AutoAddRuleView,
+  ClaimView,
+  QueueItemView,
+  QueueItemWithContentView,
+  QueueProgressView,
+  ScoreConfigView,
+} from "./routes/review-views.js";
+import {
   JudgeRunView,
   PromptRunView,
   RunErrorView,
@@ -135,6 +144,13 @@ const COMPONENTS: NamedSchema[] = [
   SpanView,
   TraceView,
   TraceDetailView,
+  ScoreConfigView,
+  AutoAddRuleView,
+  QueueProgressView,
+  AnnotationQueueView,
+  QueueItemView,
+  QueueItemWithContentView,
+  ClaimView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

@@ -37,7 +37,9 @@ export interface Access {
 export const EVALUATION_SERVICE = "evaluation";
 
 /** Call options of a call the evaluation service makes for itself in one organization. */
-export const inOrganization = (organizationId: string) => ({ contextValues: actingFor(EVALUATION_SERVICE, organizationId) });
+export const inOrganization = (organizationId: string) => ({
+  contextValues: actingFor(EVALUATION_SERVICE, organizationId),
+});
 
 export async function remoteCall<T>(call: Promise<T>): Promise<T> {
   try {

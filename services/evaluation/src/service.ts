@@ -10,10 +10,10 @@ import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from 
 import { type CatalogClient, createAccess, inOrganization, remoteCall } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
+import type { RunReader, TraceReader } from "./review/item-content.js";
+import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
-import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
-import type { RunReader, TraceReader } from "./review/item-content.js";
 import { createRuns } from "./runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "./store/evaluation-store.js";
 import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation-workers.js";

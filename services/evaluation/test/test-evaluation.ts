@@ -20,11 +20,11 @@ import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { type CatalogClient, createAccess } from "../src/access.js";
 import { createCases } from "../src/cases.js";
 import type { EvaluationDeps } from "../src/evaluation-deps.js";
+import type { RunReader } from "../src/review/item-content.js";
 import { createRunCompletion } from "../src/run-completion.js";
 import { createRuns } from "../src/runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "../src/store/evaluation-store.js";
 import { createEvaluationWorkers, type ExecutionClient } from "../src/work/evaluation-workers.js";
-import type { RunReader } from "../src/review/item-content.js";
 import { EVALUATIONS_STREAM } from "../src/work/work-queue.js";
 
 export const ORG_A = "org_a";

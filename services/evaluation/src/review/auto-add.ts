@@ -62,7 +62,10 @@ export function startAutoAdd(deps: AutoAddDeps) {
   async function matchingQueues(run: RunCompleted): Promise<QueueDoc[]> {
     const ids = [run.promptId, run.skillId, run.agentId].filter((id): id is string => !!id);
     if (ids.length === 0) return [];
-    const queues = await deps.collections.queues.find({ organizationId: run.organizationId, "autoAdd.id": { $in: ids } });
+    const queues = await deps.collections.queues.find({
+      organizationId: run.organizationId,
+      "autoAdd.id": { $in: ids },
+    });
     const out: QueueDoc[] = [];
     for (const q of queues) {
       const rule = q.autoAdd;

@@ -4,7 +4,14 @@
  * evaluation case. A lease is taken with one findOneAndUpdate filtered on status and lease: two
  * reviewers asking at once never get the same item, and an item whose lease ended is back in the pool.
  */
-import { DomainError, type FieldIssue, failedPrecondition, invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
+import {
+  DomainError,
+  type FieldIssue,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+} from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
@@ -102,7 +109,10 @@ export function createItems(deps: ItemDeps) {
       { _id: item._id, queueId: queue._id, status: "in_review", assignee: reviewer },
       { $set: set },
     );
-    if (!moved) throw failedPrecondition(`the item is ${item.status}${item.assignee ? " with another reviewer" : ""}: claim it first`);
+    if (!moved)
+      throw failedPrecondition(
+        `the item is ${item.status}${item.assignee ? " with another reviewer" : ""}: claim it first`,
+      );
     return { queue, item: moved };
   }
 
@@ -124,7 +134,9 @@ export function createItems(deps: ItemDeps) {
         Promise.all(traceIds.map((id) => (id === "" ? undefined : deps.content.trace(org, id)))),
       ]);
       const issues: FieldIssue[] = [
-        ...runIds.flatMap((id, i) => (runs[i] ? [] : [{ field: `runIds[${i}]`, issue: `no run "${id}" in this organization` }])),
+        ...runIds.flatMap((id, i) =>
+          runs[i] ? [] : [{ field: `runIds[${i}]`, issue: `no run "${id}" in this organization` }],
+        ),
         ...traceIds.flatMap((id, i) =>
           traces[i] ? [] : [{ field: `traceIds[${i}]`, issue: `no trace "${id}" in this organization` }],
         ),
@@ -208,22 +220,26 @@ export function createItems(deps: ItemDeps) {
       const queue = await deps.queues.queueFor(principal, input.queueId, false);
       const item = await itemOf(queue, input.itemId);
       if (item.targetType !== "run")
-        throw invalidArgument("only a run's item becomes an evaluation case", [{ field: "itemId", issue: "is a trace" }]);
+        throw invalidArgument("only a run's item becomes an evaluation case", [
+          { field: "itemId", issue: "is a trace" },
+        ]);
       const run = await deps.content.run(queue.organizationId, item.targetId);
       if (!run) throw failedPrecondition("the item's run no longer exists");
       const sent = run.input ? (JSON.parse(run.input.json) as Record<string, unknown>) : {};
       const caseInput = sent.input ?? sent.variables ?? sent.inputs ?? {};
-      const [created] = await casesRenamed(deps.cases.createCases(principal, {
-        organizationId: queue.organizationId,
-        skillId: input.skillId,
-        cases: [
-          {
-            name: `review ${item._id}`,
-            inputJson: JSON.stringify(caseInput),
-            ...(input.expectedOutputJson !== undefined && { expectedOutputJson: input.expectedOutputJson }),
-          },
-        ],
-      }));
+      const [created] = await casesRenamed(
+        deps.cases.createCases(principal, {
+          organizationId: queue.organizationId,
+          skillId: input.skillId,
+          cases: [
+            {
+              name: `review ${item._id}`,
+              inputJson: JSON.stringify(caseInput),
+              ...(input.expectedOutputJson !== undefined && { expectedOutputJson: input.expectedOutputJson }),
+            },
+          ],
+        }),
+      );
       if (!created) throw new Error("no case was created");
       const updated = await c.items.findOneAndUpdate(
         { _id: item._id },

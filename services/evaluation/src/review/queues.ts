@@ -56,17 +56,19 @@ export function createQueues(deps: QueueDeps) {
   async function queueFor(principal: Principal, id: string, write: boolean): Promise<QueueDoc> {
     const queue = id === "" ? null : await c.queues.findOne({ _id: id });
     if (!queue) throw notFound(WHAT);
-    await deps.access.onResource(principal, queue.organizationId, write ? SCOPES.evaluationsWrite : SCOPES.evaluationsRead, WHAT);
+    await deps.access.onResource(
+      principal,
+      queue.organizationId,
+      write ? SCOPES.evaluationsWrite : SCOPES.evaluationsRead,
+      WHAT,
+    );
     return queue;
   }
 
   /** Counts per status and per reviewer; an in_review item whose lease ended counts as pending. */
   async function progressOf(queue: QueueDoc): Promise<QueueProgress> {
     const now = deps.now().getTime();
-    const items = await c.items.find(
-      { queueId: queue._id },
-      { projection: { status: 1, assignee: 1, leaseUntil: 1 } },
-    );
+    const items = await c.items.find({ queueId: queue._id }, { projection: { status: 1, assignee: 1, leaseUntil: 1 } });
     const p: QueueProgress = { pending: 0, inReview: 0, completed: 0, skipped: 0, reviewers: [] };
     const reviewers = new Map<string, ReviewerProgress>();
     for (const item of items) {
@@ -78,9 +80,9 @@ export function createQueues(deps: QueueDeps) {
       }
       const r = reviewers.get(item.assignee) ?? { reviewerId: item.assignee, inReview: 0, completed: 0, skipped: 0 };
       reviewers.set(item.assignee, r);
-      if (status === "in_review") (p.inReview++, r.inReview++);
-      else if (status === "completed") (p.completed++, r.completed++);
-      else (p.skipped++, r.skipped++);
+      const key = status === "in_review" ? "inReview" : status;
+      p[key]++;
+      r[key]++;
     }
     p.reviewers = [...reviewers.values()].sort((a, b) => a.reviewerId.localeCompare(b.reviewerId));
     return p;

@@ -13,8 +13,8 @@ import { startAutoAdd } from "./auto-add.js";
 import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
 import { createItems, DEFAULT_LEASE_MS } from "./items.js";
 import { createQueues } from "./queues.js";
-import { ensureReviewIndexes, reviewCollections } from "./review-store.js";
 import { registerReviewRpc } from "./review-rpc.js";
+import { ensureReviewIndexes, reviewCollections } from "./review-store.js";
 
 export interface ReviewOptions {
   /** How long a claimed item stays with its reviewer; default 10 minutes. */

@@ -14,7 +14,7 @@ import {
 } from "@kiln/proto/review";
 import type { ItemContent } from "./item-content.js";
 import type { Items, ItemWithContent } from "./items.js";
-import type { QueueView, Queues } from "./queues.js";
+import type { Queues, QueueView } from "./queues.js";
 import type { ItemDoc, QueueDoc, ScoreDoc } from "./review-store.js";
 import type { ScoreConfigInput } from "./scores.js";
 
@@ -54,7 +54,9 @@ export const itemToProto = (i: ItemDoc) => ({
   addedAt: ts(i.addedAt),
   assignee: i.assignee,
   leaseUntil: i.status === "in_review" ? ts(i.leaseUntil) : undefined,
-  review: i.review ? { ...i.review, scores: i.review.scores.map(scoreToProto), reviewedAt: ts(i.review.reviewedAt) } : undefined,
+  review: i.review
+    ? { ...i.review, scores: i.review.scores.map(scoreToProto), reviewedAt: ts(i.review.reviewedAt) }
+    : undefined,
   evaluationCaseId: i.evaluationCaseId ?? "",
   evaluationCaseSkillId: i.evaluationCaseSkillId ?? "",
 });
@@ -66,7 +68,14 @@ const withContent = (r: Partial<ItemWithContent>) => ({
 });
 
 const configsOf = (configs: ScoreConfig[]): ScoreConfigInput[] =>
-  configs.map((c) => ({ name: c.name, kind: c.kind, min: c.min, max: c.max, options: c.options, required: c.required }));
+  configs.map((c) => ({
+    name: c.name,
+    kind: c.kind,
+    min: c.min,
+    max: c.max,
+    options: c.options,
+    required: c.required,
+  }));
 const ruleOf = (r: AutoAddRule) => ({ kind: r.kind, id: r.id, label: r.label, sampleRate: r.sampleRate });
 
 function scoresOf(scores: Score[]): ScoreDoc[] {

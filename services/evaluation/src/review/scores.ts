@@ -27,7 +27,8 @@ export function checkScoreConfigs(
   field: string,
 ): { configs: ScoreConfigDoc[]; issues: FieldIssue[] } {
   const issues: FieldIssue[] = [];
-  if (configs.length > MAX_SCORE_CONFIGS) issues.push({ field, issue: `must hold at most ${MAX_SCORE_CONFIGS} scores` });
+  if (configs.length > MAX_SCORE_CONFIGS)
+    issues.push({ field, issue: `must hold at most ${MAX_SCORE_CONFIGS} scores` });
   const names = new Set<string>();
   const out = configs.map((c, i): ScoreConfigDoc => {
     const at = `${field}[${i}]`;
@@ -85,11 +86,17 @@ export function checkScores(
   const issues: FieldIssue[] = [];
   const byName = new Map(configs.map((c) => [c.name, c]));
   const seen = new Set<string>();
-  scores.forEach((s, i) => {
+  for (const [i, s] of scores.entries()) {
     const at = `scores.${s.name || i}`;
     const config = byName.get(s.name);
-    if (!config) return issues.push({ field: at, issue: "is not a score of this queue" });
-    if (seen.has(s.name)) return issues.push({ field: at, issue: "is given twice" });
+    if (!config) {
+      issues.push({ field: at, issue: "is not a score of this queue" });
+      continue;
+    }
+    if (seen.has(s.name)) {
+      issues.push({ field: at, issue: "is given twice" });
+      continue;
+    }
     seen.add(s.name);
     const v = s.value;
     if (config.kind === "boolean" && typeof v !== "boolean") issues.push({ field: at, issue: "must be true or false" });
@@ -100,8 +107,7 @@ export function checkScores(
     }
     if (config.kind === "categorical" && (typeof v !== "string" || !config.options?.includes(v)))
       issues.push({ field: at, issue: `must be one of ${config.options?.join(", ")}` });
-    return undefined;
-  });
+  }
   for (const c of configs) {
     if (c.required && !seen.has(c.name)) issues.push({ field: `scores.${c.name}`, issue: "is required" });
   }
