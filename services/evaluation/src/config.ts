@@ -53,6 +53,8 @@ export const EvaluationEnv = Type.Object({
   CATALOG_URL: Type.String({ minLength: 1 }),
   /** Run a webhook dispatcher in this process beside its workers (false: only evaluation-worker processes deliver). */
   WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
+  /** How long a claimed annotation queue item stays with its reviewer (docs/review.md "Claiming"). */
+  REVIEW_LEASE_MS: Type.Integer({ minimum: 1_000, maximum: 86_400_000, default: 600_000 }),
   /** Days a webhook delivery is kept after it was made or last redelivered. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
 });

@@ -19,6 +19,7 @@ await runServiceProcess("evaluation", config, ({ identity, peer, ...deps }) =>
     traces: peer(TraceService, config.EXECUTION_URL),
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
     webhooks: webhookOptions,
+    review: { leaseMs: config.REVIEW_LEASE_MS },
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
   }),
 );
