@@ -1,4 +1,5 @@
 import { AgentRuns, Agents } from "./agents.js";
+import { AnnotationQueues } from "./annotation-queues.js";
 import { Bundles } from "./bundles.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
@@ -28,6 +29,7 @@ export class Kiln {
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
   readonly bundles: Bundles;
+  readonly annotationQueues: AnnotationQueues;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -44,5 +46,6 @@ export class Kiln {
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
     this.bundles = new Bundles(transport);
+    this.annotationQueues = new AnnotationQueues(transport);
   }
 }

@@ -1,4 +1,4 @@
-import type { AnnotationQueue, ItemContent, QueueItem, Score, ScoreConfig } from "@kiln/proto/review";
+import type { AnnotationQueue, ItemContent, QueueItem, QueueProgress, Score, ScoreConfig } from "@kiln/proto/review";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { AnyRun, anyRunView } from "./run-list-routes.js";
@@ -130,6 +130,19 @@ const configView = (c: ScoreConfig) => ({
   required: c.required,
 });
 
+const progressView = (p: QueueProgress) => ({
+  pending: p.pending,
+  inReview: p.inReview,
+  completed: p.completed,
+  skipped: p.skipped,
+  reviewers: p.reviewers.map((r) => ({
+    reviewerId: r.reviewerId,
+    inReview: r.inReview,
+    completed: r.completed,
+    skipped: r.skipped,
+  })),
+});
+
 export const queueView = fromReview.view("queue", (q: AnnotationQueue) => ({
   id: q.id,
   organizationId: q.organizationId,
@@ -147,7 +160,7 @@ export const queueView = fromReview.view("queue", (q: AnnotationQueue) => ({
   createdAt: iso(q.createdAt) ?? "",
   createdBy: q.createdBy,
   updatedAt: iso(q.updatedAt) ?? "",
-  ...(q.progress && { progress: q.progress }),
+  ...(q.progress && { progress: progressView(q.progress) }),
 }));
 
 const scoreValue = (s: Score) => s.value.value ?? null;
