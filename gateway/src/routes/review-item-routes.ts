@@ -6,12 +6,12 @@ import { rpcOptions } from "../http/request.js";
 import { requestJsonText } from "../json-limits.js";
 import { Body, errorResponses, IdParams, ref } from "../schemas.js";
 import { Id, JsonValue } from "./catalog-requests.js";
-import { reviewOp as op } from "./review-routes.js";
 import {
   ClaimView,
   claimView,
   contentView,
   itemView,
+  reviewOp as op,
   QueueItemView,
   QueueItemWithContentView,
   ScoreValue,

@@ -1,7 +1,7 @@
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
-import { answers, listAnswers, operations } from "../http/operation.js";
+import { answers, listAnswers } from "../http/operation.js";
 import { byId, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, IdParams, ListQuery, OneOf, ref } from "../schemas.js";
 import { Description, Id, Name, OrganizationId, organizationOf } from "./catalog-requests.js";
@@ -13,10 +13,10 @@ import {
   itemView,
   QueueItemView,
   queueView,
+  reviewOp,
   ScoreConfigView,
 } from "./review-views.js";
 
-export const reviewOp = operations({ tags: ["review"], stability: "beta" });
 const op = reviewOp;
 const ScoreConfigs = Type.Array(ref(ScoreConfigView), { maxItems: 20 });
 const Ids = Type.Array(Id, { maxItems: 100 });

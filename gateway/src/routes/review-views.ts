@@ -1,11 +1,15 @@
 import type { AnnotationQueue, ItemContent, QueueItem, QueueProgress, Score, ScoreConfig } from "@kiln/proto/review";
 import Type from "typebox";
+import { operations } from "../http/operation.js";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { AnyRun, anyRunView } from "./run-list-routes.js";
 import { TraceDetailView, traceDetailView } from "./trace-views.js";
 import { answersOf, iso } from "./views.js";
 
 /** Annotation queue and item views (docs/review.md) and their conversions from the ReviewService's messages. */
+
+/** The OpenAPI group of every review route (public beta). */
+export const reviewOp = operations({ tags: ["review"], stability: "beta" });
 
 export const SCORE_KINDS = ["boolean", "numeric", "categorical"] as const;
 export const ITEM_STATUSES = ["pending", "in_review", "completed", "skipped"] as const;
