@@ -12,6 +12,9 @@ import { Nav, NotFound } from "./nav.js";
 import { Members, OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
+import { ReviewQueue } from "./review-queue.js";
+import { ReviewQueues } from "./review-queues.js";
+import { ReviewScreen } from "./review-screen.js";
 import { type Navigate, usePath } from "./router.js";
 import { RunDetail } from "./run-detail.js";
 import { Runs } from "./runs.js";
@@ -38,6 +41,8 @@ function Shell({
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
   const runId = /^\/runs\/([^/]+)$/.exec(path)?.[1];
   const toolId = /^\/tools\/([^/]+)$/.exec(path)?.[1];
+  const queueId = /^\/review\/([^/]+)$/.exec(path)?.[1];
+  const reviewing = /^\/review\/([^/]+)\/review$/.exec(path)?.[1];
   const evaluation = /^\/skills\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
   const compared = /^\/skills\/([^/]+)\/evaluations\/([^/]+)\/compare\/([^/]+)$/.exec(path);
   let page: React.ReactNode;
@@ -49,6 +54,9 @@ function Shell({
   else if (promptId) page = <PromptDetail kiln={kiln} session={session} id={promptId} />;
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
+  else if (reviewing) page = <ReviewScreen {...pageProps} id={reviewing} />;
+  else if (queueId) page = <ReviewQueue {...pageProps} id={queueId} />;
+  else if (path === "/review") page = <ReviewQueues {...pageProps} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;

@@ -8,7 +8,7 @@ import { Link } from "./ui.js";
  */
 const GROUPS = {
   Build: ["/prompts Prompts", "/tools Tools", "/skills Skills", "/agents Agents"],
-  Run: ["/playground Playground", "/runs Runs", "/models Models"],
+  Run: ["/playground Playground", "/runs Runs", "/review Review", "/models Models"],
   Organization: [
     "/members Members",
     "/api-keys API keys",
