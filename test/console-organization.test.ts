@@ -10,7 +10,7 @@ import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/
 
 const GROUPS = {
   Build: ["Prompts", "Tools", "Skills", "Agents"],
-  Run: ["Playground", "Runs", "Models"],
+  Run: ["Playground", "Runs", "Review", "Models"],
   Organization: ["Members", "API keys", "Settings", "Export and import"],
 };
 /** The heading each page opens with. */

@@ -76,13 +76,15 @@ export function ReviewQueue({ kiln, navigate, id }: PageProps & { id: string }) 
       </p>
       <Progress queue={queue} />
       <h2>Items</h2>
-      <SelectField id="items-status" label="Status" value={status} onChange={setStatus}>
-        {STATUSES.map((s) => (
-          <option key={s} value={s}>
-            {s || "any"}
-          </option>
-        ))}
-      </SelectField>
+      <div className="filters">
+        <SelectField id="items-status" label="Status" value={status} onChange={setStatus}>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s || "any"}
+            </option>
+          ))}
+        </SelectField>
+      </div>
       <ErrorBox error={list.error} />
       {list.items === null ? (
         <Loading what="the items" />

@@ -3,7 +3,7 @@ import { useCallback, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import { LinkList, Listed } from "./resource-list.js";
 import type { PageProps } from "./router.js";
-import { NEW_SCORE, type ScoreRow, ScoreSetEditor, scoreConfigsOf } from "./score-set-editor.js";
+import { NEW_SCORE, type ScoreRow, ScoreSetEditor, scoreConfigsOf, scoreFieldsOf } from "./score-set-editor.js";
 import { ErrorBox, Field } from "./ui.js";
 
 /** Review: the organization's annotation queues, and a new queue with its score set (docs/review.md). */
@@ -42,7 +42,7 @@ export function ReviewQueues({ kiln, session, navigate }: PageProps) {
           <Field label="Queue name" {...field("name")} required />
           <Field label="Description" multiline rows={2} {...field("description")} />
           <ScoreSetEditor rows={scores} onChange={setScores} issues={error?.fields ?? {}} />
-          <ErrorBox error={error} shownFields={["name", "description"]} />
+          <ErrorBox error={error} shownFields={["name", "description", ...scoreFieldsOf(scores)]} />
           <button type="submit" disabled={busy}>
             Create queue
           </button>

@@ -173,7 +173,7 @@ export function ReviewScreen({ kiln, session, navigate, id }: PageProps & { id: 
               </ActButton>
             </div>
             {claim.content.run && (
-              <fieldset>
+              <fieldset className="to-case">
                 <legend>Add to evaluation cases</legend>
                 <SelectField id="case-skill" label="Skill" value={skillId} onChange={setSkillId}>
                   <option value="">choose a skill</option>

@@ -13,6 +13,12 @@ export interface ScoreRow {
 
 export const NEW_SCORE: ScoreRow = { name: "", kind: "boolean", min: "1", max: "5", options: "", required: false };
 
+const ROW_FIELDS = ["name", "kind", "min", "max", "options"];
+
+/** The fields of the rows' issues the editor shows beside them (an ErrorBox leaves them out). */
+export const scoreFieldsOf = (rows: ScoreRow[]) =>
+  rows.flatMap((_, i) => ROW_FIELDS.map((k) => `scoreConfigs[${i}].${k}`));
+
 /** The rows as the API takes them (docs/review.md "Scores"); the API names what is wrong. */
 export function scoreConfigsOf(rows: ScoreRow[]): ScoreConfig[] {
   return rows.map((r) => ({
@@ -48,7 +54,9 @@ export function ScoreSetEditor({
       {rows.length === 0 && <p className="empty">No score yet: reviewers only comment.</p>}
       {rows.map((r, i) => {
         const at = `scoreConfigs[${i}]`;
-        const issue = issues[`${at}.name`] ?? issues[`${at}.max`] ?? issues[`${at}.min`] ?? issues[`${at}.options`];
+        const issue = ROW_FIELDS.map((k) => issues[`${at}.${k}`])
+          .filter(Boolean)
+          .join("; ");
         const f = `${id}-${i}`;
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place, in order
