@@ -19,13 +19,14 @@ import { EXPORTERS, sendSpans } from "./support/trace-modes.js";
 type Loose = any;
 
 const LEASE_MS = 4_000;
+const SETTLE_MS = 1_500;
 const modes = [
   {
     name: "embedded mode",
     async start() {
       const kiln = await buildEmbedded({
         logger: createLogger({ name: "test", level: "silent" }),
-        review: { leaseMs: LEASE_MS },
+        review: { leaseMs: LEASE_MS, autoAddSettleMs: SETTLE_MS },
       });
       const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
       return { base, stop: () => kiln.close() };
@@ -37,7 +38,7 @@ const modes = [
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        envOf: { evaluation: { REVIEW_LEASE_MS: String(LEASE_MS) } },
+        envOf: { evaluation: { REVIEW_LEASE_MS: String(LEASE_MS), REVIEW_AUTO_ADD_SETTLE_MS: String(SETTLE_MS) } },
       });
       return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
     },
@@ -349,6 +350,33 @@ describe.each(modes)("annotation queues in $name", (mode) => {
     const patched = await api.patch<Loose>(`/api/annotation-queues/${every}`, { autoAdd: null }, { token: owner });
     expect(patched.body.autoAdd).toBeNull();
   }, 60_000);
+
+  it("adds a skill's runs by rule, but not the runs an evaluation of it makes", async () => {
+    await api.replaceSkillPrompts(
+      owner,
+      (await api.get<Loose>(`/api/skills/${skillId}`, { token: owner })).body.draftVersionId,
+      [{ promptId }],
+    );
+    await api.publishSkill(owner, skillId);
+    const queueId = await newQueue({ autoAdd: { kind: "skill", id: skillId, sampleRate: 1 } });
+    await api.createEvaluationCases(owner, organizationId, skillId, [{ input: { name: "case" } }]);
+    const started = await api.startEvaluation(owner, organizationId, skillId, { targets: ["published"] });
+    const evaluation = await api.waitForEvaluation(owner, skillId, started.id);
+    const evaluated = evaluation.results.flatMap((r: Loose) =>
+      Object.values(r.byTarget).flatMap((t: Loose) => (t.runId ? [t.runId] : [])),
+    ) as string[];
+    expect(evaluated.length).toBeGreaterThan(0);
+    const direct = await api.post<Loose>(
+      `/api/skills/${skillId}/run`,
+      { organizationId, input: { name: "direct" } },
+      { token: owner },
+    );
+    expect(direct.status).toBe(201);
+    await eventually(async () => (await items(queueId)).length >= 1, 30_000);
+    // The evaluation's run was looked at after the same settling time, before the direct run's.
+    await new Promise((r) => setTimeout(r, SETTLE_MS + 1_000));
+    expect((await items(queueId)).map((i) => i.target.runId)).toEqual([direct.body.id]);
+  }, 90_000);
 
   it("shows a trace item's root span and model calls", async () => {
     const spans = makeSpans("review-session");

@@ -55,6 +55,8 @@ export const EvaluationEnv = Type.Object({
   WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
   /** How long a claimed annotation queue item stays with its reviewer (docs/review.md "Claiming"). */
   REVIEW_LEASE_MS: Type.Integer({ minimum: 1_000, maximum: 86_400_000, default: 600_000 }),
+  /** How long after a skill run completes a queue's rule checks whether an evaluation made it (docs/review.md "Adding by rule"). */
+  REVIEW_AUTO_ADD_SETTLE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
   /** Days a webhook delivery is kept after it was made or last redelivered. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
 });

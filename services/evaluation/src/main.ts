@@ -19,7 +19,7 @@ await runServiceProcess("evaluation", config, ({ identity, peer, ...deps }) =>
     traces: peer(TraceService, config.EXECUTION_URL),
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
     webhooks: webhookOptions,
-    review: { leaseMs: config.REVIEW_LEASE_MS },
+    review: { leaseMs: config.REVIEW_LEASE_MS, autoAddSettleMs: config.REVIEW_AUTO_ADD_SETTLE_MS },
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
   }),
 );
