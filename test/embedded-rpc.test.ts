@@ -178,7 +178,7 @@ describe("the embedded platform's RPC port", () => {
     }
   });
 
-  it("lets a service add runs to a queue of its organization (ReviewService.AddQueueItems, docs/review.md)", async () => {
+  it("lets a service add runs to a queue of its organization (ReviewService.AddQueueItems; docs/review.md)", async () => {
     const api = createTestClient(kiln.gateway.app);
     const t = await tenant();
     const { prompt } = await api.createPublishedPrompt(t.token, t.organizationId, {

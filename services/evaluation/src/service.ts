@@ -11,6 +11,7 @@ import { type CatalogClient, createAccess, inOrganization, remoteCall } from "./
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import type { RunReader, TraceReader } from "./review/item-content.js";
+import type { Items } from "./review/items.js";
 import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
@@ -81,7 +82,7 @@ const CREATE_METHODS = [
  */
 export async function createEvaluationService(
   deps: EvaluationServiceDeps,
-): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
+): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; addQueueItems: Items["addItems"] }> {
   await ensureEvaluationIndexes(deps.store);
   await deps.bus.ensureStream(EVALUATIONS_STREAM);
   await retryStartupStep(deps.logger, "the EVALUATION_EVENTS stream", () =>
@@ -180,6 +181,8 @@ export async function createEvaluationService(
   });
   return {
     ...service,
+    /** Adds runs and traces to an annotation queue (docs/review.md "Adding by rule"), in process. */
+    addQueueItems: review.addItems,
     /** Stops the relay and the workers: items in hand get `graceMs` (default 10 s), then go back to the queue. */
     async close(graceMs?: number) {
       clearInterval(importSweeper);

@@ -60,6 +60,11 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
   });
   return {
     register: (router: ConnectRouter) => registerReviewRpc(router, { queues, items }),
+    /**
+     * AddQueueItems in process, for rules of this process (online evaluation): called with
+     * `serviceFor("evaluation", organizationId)`, the queue's organization only.
+     */
+    addItems: items.addItems,
     close: () => autoAdd.stop(),
   };
 }
