@@ -57,8 +57,8 @@ export function registerReviewItemRoutes(app: GatewayApp, deps: GatewayDeps): vo
     op("reviewAnnotationQueueItem", "Score and comment the item the caller holds; completes it", {
       params: ItemParams,
       body: Body({
-        scores: Type.Record(Type.String({ maxLength: 64 }), ScoreValue, { maxProperties: 20 }),
-        comment: Type.Optional(Type.String({ maxLength: 10_000 })),
+        scores: Type.Record(Type.String({ maxLength: 64 }), ScoreValue, { maxProperties: LIMITS.scoresPerQueue }),
+        comment: Type.Optional(Type.String({ maxLength: LIMITS.reviewCommentChars })),
       }),
       response: answers(QueueItemView, 400, ...REVIEWER_ERRORS),
     }),

@@ -1,3 +1,4 @@
+import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
@@ -18,8 +19,8 @@ import {
 } from "./review-views.js";
 
 const op = reviewOp;
-const ScoreConfigs = Type.Array(ref(ScoreConfigView), { maxItems: 20 });
-const Ids = Type.Array(Id, { maxItems: 100 });
+const ScoreConfigs = Type.Array(ref(ScoreConfigView), { maxItems: LIMITS.scoresPerQueue });
+const Ids = Type.Array(Id, { maxItems: LIMITS.itemsPerAdd });
 
 type ConfigBody = { name: string; kind: string; min?: number; max?: number; options?: string[]; required?: boolean };
 const configsOf = (configs: ConfigBody[]) =>

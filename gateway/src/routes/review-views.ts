@@ -1,3 +1,4 @@
+import { LIMITS } from "@kiln/kit/limits";
 import type { AnnotationQueue, ItemContent, QueueItem, QueueProgress, Score, ScoreConfig } from "@kiln/proto/review";
 import Type from "typebox";
 import { operations } from "../http/operation.js";
@@ -23,7 +24,7 @@ export const ScoreConfigView = Type.Object(
     max: Type.Optional(Type.Number({ description: "numeric: the highest score" })),
     options: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-        maxItems: 20,
+        maxItems: LIMITS.scoreOptions,
         description: "categorical: the choices",
       }),
     ),

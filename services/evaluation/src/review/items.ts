@@ -13,6 +13,7 @@ import {
   permissionDenied,
 } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -24,7 +25,7 @@ import { checkScores } from "./scores.js";
 
 /** How long a claimed item stays with its reviewer (docs/review.md "Claiming"). */
 export const DEFAULT_LEASE_MS = 10 * 60_000;
-export const MAX_ITEMS_PER_ADD = 100;
+export const MAX_ITEMS_PER_ADD = LIMITS.itemsPerAdd;
 const STATUSES: ItemStatus[] = ["pending", "in_review", "completed", "skipped"];
 
 export interface ItemDeps {

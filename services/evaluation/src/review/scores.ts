@@ -7,10 +7,10 @@ import { LIMITS } from "@kiln/kit/limits";
 import type { AutoAddRuleDoc, ScoreConfigDoc, ScoreDoc } from "./review-store.js";
 
 export const SCORE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-export const MAX_SCORE_CONFIGS = 20;
-export const MAX_OPTIONS = 20;
+export const MAX_SCORE_CONFIGS = LIMITS.scoresPerQueue;
+export const MAX_OPTIONS = LIMITS.scoreOptions;
 export const MAX_OPTION_CHARS = 100;
-export const MAX_COMMENT_CHARS = 10_000;
+export const MAX_COMMENT_CHARS = LIMITS.reviewCommentChars;
 
 export interface ScoreConfigInput {
   name: string;
