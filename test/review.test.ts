@@ -177,7 +177,9 @@ describe.each(modes)("annotation queues in $name", (mode) => {
         if (!claim.body.item) return;
         expect(claim.body.item).toMatchObject({ status: "in_review", assignee: who });
         expect(claim.body.content.run).toMatchObject({ kind: "prompt", model: "local/echo", status: "succeeded" });
-        expect(claim.body.content.run.input.variables.name).toMatch(/^user \d+$/);
+        const name = claim.body.content.run.input.variables.name;
+        expect(name).toMatch(/^user \d+$/);
+        expect(claim.body.content.messages).toEqual([{ role: "system", content: `Greet ${name}`, step: null }]);
         const done = await review(queueId, claim.body.item.id, { scores: { correct: true, quality: 4 } }, token);
         // Two calls of one reviewer may both answer the item they hold: the second review is a 409.
         if (done.status === 409) continue;
@@ -392,6 +394,7 @@ describe.each(modes)("annotation queues in $name", (mode) => {
     const claim = (await next(queueId, owner)).body;
     expect(claim.item.target).toEqual({ type: "trace", traceId });
     expect(claim.content.run).toBeNull();
+    expect(claim.content.messages).toEqual([]);
     expect(claim.content.trace.spans[0].name).toBe("invoke_agent planner");
     expect(claim.content.trace.spans.slice(1).every((s: Loose) => s.generation !== null)).toBe(true);
     expect(claim.content.trace.spans.map((s: Loose) => s.name)).toContain("chat gpt-4o");

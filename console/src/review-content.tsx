@@ -1,6 +1,6 @@
-import type { AnnotationQueueClaim, Kiln } from "@kiln/sdk";
+import type { AnnotationQueueClaim } from "@kiln/sdk";
 import { exactCost, formatCost, formatLatency, formatTokens } from "./run-format.js";
-import { RenderedMessages } from "./run-messages.js";
+import { MessageList } from "./run-messages.js";
 import type { Run } from "./run-names.js";
 
 type Content = NonNullable<AnnotationQueueClaim["content"]>;
@@ -14,7 +14,13 @@ export function outputOf(run: Run): string {
   return run.output.json !== undefined ? json(run.output.json) : run.output.text;
 }
 
-function RunContent({ kiln, run }: { kiln: Kiln; run: Run }) {
+function Messages({ messages, run }: { messages: Content["messages"]; run: Run }) {
+  if (run.kind === "agent") return <p>Each step's messages are on the step's run.</p>;
+  if (messages.length === 0) return <p>The prompt version of this run cannot be read.</p>;
+  return <MessageList messages={messages} />;
+}
+
+function RunContent({ run, messages }: { run: Run; messages: Content["messages"] }) {
   return (
     <>
       <dl className="summary">
@@ -34,7 +40,7 @@ function RunContent({ kiln, run }: { kiln: Kiln; run: Run }) {
       <h3>Input</h3>
       <pre className="output">{json(run.input)}</pre>
       <h3>Messages</h3>
-      <RenderedMessages kiln={kiln} run={run} />
+      <Messages messages={messages} run={run} />
       <h3>Output</h3>
       <pre className={run.status === "failed" ? "output failed" : "output"}>{outputOf(run)}</pre>
     </>
@@ -77,8 +83,8 @@ function TraceContent({ trace }: { trace: Trace }) {
 }
 
 /** The item under review: its run (inputs, messages, output, model, cost) or its trace's model calls. */
-export function ItemContent({ kiln, content }: { kiln: Kiln; content: Content }) {
-  if (content.run) return <RunContent kiln={kiln} run={content.run as Run} />;
+export function ItemContent({ content }: { content: Content }) {
+  if (content.run) return <RunContent run={content.run as Run} messages={content.messages} />;
   if (content.trace) return <TraceContent trace={content.trace} />;
   return <p className="empty">The run or trace of this item no longer exists.</p>;
 }

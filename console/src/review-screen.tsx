@@ -121,7 +121,7 @@ export function ReviewScreen({ kiln, session, navigate, id }: PageProps & { id: 
         <div className="columns">
           <section aria-labelledby="item" className="card">
             <h2 id="item">Item</h2>
-            <ItemContent kiln={kiln} content={claim.content} />
+            <ItemContent content={claim.content} />
           </section>
           <section aria-labelledby="verdict" className="card">
             <h2 id="verdict">Your review</h2>

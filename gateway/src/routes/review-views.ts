@@ -114,6 +114,16 @@ export const QueueItemWithContentView = Type.Object(
     item: ref(QueueItemView),
     content: Type.Object({
       run: Nullable(AnyRun, { description: "a run item's run; null when it no longer exists" }),
+      messages: Type.Array(
+        Type.Object({
+          role: Type.String(),
+          content: Type.String(),
+          step: Nullable(Type.String({ description: "the skill step it was sent for" })),
+        }),
+        {
+          description: "what the run sent its model, rendered from its prompt versions; none for traces and agent runs",
+        },
+      ),
       trace: Nullable(ref(TraceDetailView), { description: "a trace item's root span and model calls" }),
     }),
   },
@@ -195,6 +205,7 @@ export const itemView = fromReview.view("item", (i: QueueItem) => ({
 
 export const contentView = (c: ItemContent | undefined) => ({
   run: c?.run ? anyRunView(c.run) : null,
+  messages: (c?.messages ?? []).map((m) => ({ role: m.role, content: m.content, step: m.step || null })),
   trace: c?.trace ? traceDetailView({ trace: c.trace, spans: c.spans }) : null,
 });
 

@@ -2947,6 +2947,12 @@ export interface components {
             content: {
                 /** @description a run item's run; null when it no longer exists */
                 run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"]) | null;
+                /** @description what the run sent its model, rendered from its prompt versions; none for traces and agent runs */
+                messages: {
+                    role: string;
+                    content: string;
+                    step: string | null;
+                }[];
                 /** @description a trace item's root span and model calls */
                 trace: components["schemas"]["TraceDetail"] | null;
             };
@@ -2957,6 +2963,12 @@ export interface components {
             content: {
                 /** @description a run item's run; null when it no longer exists */
                 run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"]) | null;
+                /** @description what the run sent its model, rendered from its prompt versions; none for traces and agent runs */
+                messages: {
+                    role: string;
+                    content: string;
+                    step: string | null;
+                }[];
                 /** @description a trace item's root span and model calls */
                 trace: components["schemas"]["TraceDetail"] | null;
             } | null;

@@ -12,6 +12,7 @@ import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import type { RunReader, TraceReader } from "./review/item-content.js";
 import type { Items } from "./review/items.js";
+import type { PromptReader } from "./review/rendered-messages.js";
 import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
@@ -45,7 +46,7 @@ export interface EvaluationServiceDeps {
   /** How old a pending import's cases are before the catalog is asked how it ended; default 15 minutes. */
   staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
-  catalog: CatalogClient;
+  catalog: CatalogClient & PromptReader;
   /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge, GetRun for review. */
   execution: ExecutionClient & RunReader;
   /** The execution service's traces, read as the evaluation service itself for review (docs/review.md). */
@@ -149,6 +150,7 @@ export async function createEvaluationService(
     cases,
     runs: deps.execution,
     traces: deps.traces,
+    prompts: deps.catalog,
     async labelVersion(organizationId, kind, id, label) {
       const res = await remoteCall(deps.catalog.listLabels({ kind, parentId: id }, inOrganization(organizationId)));
       return res.labels.find((l) => l.label === label)?.versionId ?? "";

@@ -9,6 +9,7 @@ import { DomainError } from "@kiln/kit/errors";
 import type { ExecutionService, Run } from "@kiln/proto/execution";
 import type { Span, Trace, TraceService } from "@kiln/proto/traces";
 import { inOrganization, remoteCall } from "../access.js";
+import type { RenderedMessage } from "./rendered-messages.js";
 
 export type RunReader = Pick<Client<typeof ExecutionService>, "getRun">;
 export type TraceReader = Pick<Client<typeof TraceService>, "getTrace">;
@@ -17,6 +18,7 @@ export interface ItemContent {
   run?: Run;
   trace?: Trace;
   spans: Span[];
+  messages: RenderedMessage[];
 }
 
 export interface ContentReader {
@@ -37,7 +39,11 @@ async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
   }
 }
 
-export function createContentReader(execution: RunReader, traces: TraceReader): ContentReader {
+export function createContentReader(
+  execution: RunReader,
+  traces: TraceReader,
+  messagesOf: (run: Run) => Promise<RenderedMessage[]>,
+): ContentReader {
   const reader: ContentReader = {
     async run(organizationId, runId) {
       const r = await unlessMissing(execution.getRun({ id: runId, kind: "" }, inOrganization(organizationId)));
@@ -51,9 +57,14 @@ export function createContentReader(execution: RunReader, traces: TraceReader): 
       return { trace: r.trace, spans: root ? [root, ...generations] : generations };
     },
     async contentOf(item) {
-      if (item.targetType === "run") return { run: await reader.run(item.organizationId, item.targetId), spans: [] };
+      if (item.targetType === "run") {
+        const run = await reader.run(item.organizationId, item.targetId);
+        // A prompt version gone since the run: the run without its messages.
+        const messages = run ? ((await unlessMissing(messagesOf(run))) ?? []) : [];
+        return { run, spans: [], messages };
+      }
       const t = await reader.trace(item.organizationId, item.targetId);
-      return t ? { trace: t.trace, spans: t.spans } : { spans: [] };
+      return t ? { trace: t.trace, spans: t.spans, messages: [] } : { spans: [], messages: [] };
     },
   };
   return reader;

@@ -13,6 +13,7 @@ import { startAutoAdd } from "./auto-add.js";
 import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
 import { createItems, DEFAULT_LEASE_MS } from "./items.js";
 import { createQueues } from "./queues.js";
+import { createMessageRenderer, type PromptReader } from "./rendered-messages.js";
 import { registerReviewRpc } from "./review-rpc.js";
 import { ensureReviewIndexes, reviewCollections } from "./review-store.js";
 
@@ -31,6 +32,7 @@ export interface ReviewModuleDeps {
   cases: Cases;
   runs: RunReader;
   traces: TraceReader;
+  prompts: PromptReader;
   labelVersion(organizationId: string, kind: string, id: string, label: string): Promise<string>;
   now: () => Date;
   options?: ReviewOptions;
@@ -44,7 +46,7 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
   const items = createItems({
     collections,
     queues,
-    content: createContentReader(deps.runs, deps.traces),
+    content: createContentReader(deps.runs, deps.traces, createMessageRenderer(deps.prompts)),
     cases: deps.cases,
     now: deps.now,
     leaseMs: deps.options?.leaseMs ?? DEFAULT_LEASE_MS,

@@ -61,7 +61,8 @@ export const itemToProto = (i: ItemDoc) => ({
   evaluationCaseSkillId: i.evaluationCaseSkillId ?? "",
 });
 
-const contentToProto = (c: ItemContent | undefined) => c && { run: c.run, trace: c.trace, spans: c.spans };
+const contentToProto = (c: ItemContent | undefined) =>
+  c && { run: c.run, trace: c.trace, spans: c.spans, messages: c.messages };
 const withContent = (r: Partial<ItemWithContent>) => ({
   item: r.item && itemToProto(r.item),
   content: contentToProto(r.content),

@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/evaluation/v1/review.proto.
  */
 export const file_kiln_evaluation_v1_review: GenFile = /*@__PURE__*/
-  fileDesc("Ch9raWxuL2V2YWx1YXRpb24vdjEvcmV2aWV3LnByb3RvEhJraWxuLmV2YWx1YXRpb24udjEigAEKC1Njb3JlQ29uZmlnEgwKBG5hbWUYASABKAkSDAoEa2luZBgCIAEoCRIQCgNtaW4YAyABKAFIAIgBARIQCgNtYXgYBCABKAFIAYgBARIPCgdvcHRpb25zGAUgAygJEhAKCHJlcXVpcmVkGAYgASgIQgYKBF9taW5CBgoEX21heCJLCgtBdXRvQWRkUnVsZRIMCgRraW5kGAEgASgJEgoKAmlkGAIgASgJEg0KBWxhYmVsGAMgASgJEhMKC3NhbXBsZV9yYXRlGAQgASgBIl4KEFJldmlld2VyUHJvZ3Jlc3MSEwoLcmV2aWV3ZXJfaWQYASABKAkSEQoJaW5fcmV2aWV3GAIgASgFEhEKCWNvbXBsZXRlZBgDIAEoBRIPCgdza2lwcGVkGAQgASgFIpABCg1RdWV1ZVByb2dyZXNzEg8KB3BlbmRpbmcYASABKAUSEQoJaW5fcmV2aWV3GAIgASgFEhEKCWNvbXBsZXRlZBgDIAEoBRIPCgdza2lwcGVkGAQgASgFEjcKCXJldmlld2VycxgFIAMoCzIkLmtpbG4uZXZhbHVhdGlvbi52MS5SZXZpZXdlclByb2dyZXNzIu0CCg9Bbm5vdGF0aW9uUXVldWUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSNgoNc2NvcmVfY29uZmlncxgFIAMoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5TY29yZUNvbmZpZxIxCghhdXRvX2FkZBgGIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5BdXRvQWRkUnVsZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpjcmVhdGVkX2J5GAggASgJEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCHByb2dyZXNzGAogASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlUHJvZ3Jlc3MiVwoFU2NvcmUSDAoEbmFtZRgBIAEoCRIRCgdib29sZWFuGAIgASgISAASEAoGbnVtYmVyGAMgASgBSAASEgoIY2F0ZWdvcnkYBCABKAlIAEIHCgV2YWx1ZSKKAQoGUmV2aWV3EikKBnNjb3JlcxgBIAMoCzIZLmtpbG4uZXZhbHVhdGlvbi52MS5TY29yZRIPCgdjb21tZW50GAIgASgJEhMKC3Jldmlld2VyX2lkGAMgASgJEi8KC3Jldmlld2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLnAgoJUXVldWVJdGVtEgoKAmlkGAEgASgJEhAKCHF1ZXVlX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRITCgt0YXJnZXRfdHlwZRgEIAEoCRIRCgl0YXJnZXRfaWQYBSABKAkSDgoGc3RhdHVzGAYgASgJEhAKCGFkZGVkX2J5GAcgASgJEiwKCGFkZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghhc3NpZ25lZRgJIAEoCRIvCgtsZWFzZV91bnRpbBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGcmV2aWV3GAsgASgLMhoua2lsbi5ldmFsdWF0aW9uLnYxLlJldmlldxIaChJldmFsdWF0aW9uX2Nhc2VfaWQYDCABKAkSIAoYZXZhbHVhdGlvbl9jYXNlX3NraWxsX2lkGA0gASgJIn0KC0l0ZW1Db250ZW50EiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bhIkCgV0cmFjZRgCIAEoCzIVLmtpbG4udHJhY2VzLnYxLlRyYWNlEiMKBXNwYW5zGAMgAygLMhQua2lsbi50cmFjZXMudjEuU3BhbiK7AQoSQ3JlYXRlUXVldWVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEjYKDXNjb3JlX2NvbmZpZ3MYBCADKAsyHy5raWxuLmV2YWx1YXRpb24udjEuU2NvcmVDb25maWcSMQoIYXV0b19hZGQYBSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQXV0b0FkZFJ1bGUiSQoTQ3JlYXRlUXVldWVSZXNwb25zZRIyCgVxdWV1ZRgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUiHQoPR2V0UXVldWVSZXF1ZXN0EgoKAmlkGAEgASgJIkYKEEdldFF1ZXVlUmVzcG9uc2USMgoFcXVldWUYASABKAsyIy5raWxuLmV2YWx1YXRpb24udjEuQW5ub3RhdGlvblF1ZXVlIksKEUxpc3RRdWV1ZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiXgoSTGlzdFF1ZXVlc1Jlc3BvbnNlEjMKBnF1ZXVlcxgBIAMoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUSEwoLbmV4dF9jdXJzb3IYAiABKAkiggIKElVwZGF0ZVF1ZXVlUmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAYgBARIZChFzZXRfc2NvcmVfY29uZmlncxgEIAEoCBI2Cg1zY29yZV9jb25maWdzGAUgAygLMh8ua2lsbi5ldmFsdWF0aW9uLnYxLlNjb3JlQ29uZmlnEhQKDHNldF9hdXRvX2FkZBgGIAEoCBIxCghhdXRvX2FkZBgHIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5BdXRvQWRkUnVsZUIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb24iSQoTVXBkYXRlUXVldWVSZXNwb25zZRIyCgVxdWV1ZRgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUiIAoSRGVsZXRlUXVldWVSZXF1ZXN0EgoKAmlkGAEgASgJIkkKE0RlbGV0ZVF1ZXVlUmVzcG9uc2USMgoFcXVldWUYASABKAsyIy5raWxuLmV2YWx1YXRpb24udjEuQW5ub3RhdGlvblF1ZXVlIkwKFEFkZFF1ZXVlSXRlbXNSZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB3J1bl9pZHMYAiADKAkSEQoJdHJhY2VfaWRzGAMgAygJIlYKFUFkZFF1ZXVlSXRlbXNSZXNwb25zZRIsCgVpdGVtcxgBIAMoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SDwoHc2tpcHBlZBgCIAEoBSJYChVMaXN0UXVldWVJdGVtc1JlcXVlc3QSEAoIcXVldWVfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJbChZMaXN0UXVldWVJdGVtc1Jlc3BvbnNlEiwKBWl0ZW1zGAEgAygLMh0ua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlSXRlbRITCgtuZXh0X2N1cnNvchgCIAEoCSI4ChNHZXRRdWV1ZUl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkidQoUR2V0UXVldWVJdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SMAoHY29udGVudBgCIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5JdGVtQ29udGVudCIoChRDbGFpbU5leHRJdGVtUmVxdWVzdBIQCghxdWV1ZV9pZBgBIAEoCSJ2ChVDbGFpbU5leHRJdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SMAoHY29udGVudBgCIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5JdGVtQ29udGVudCJ0ChNTdWJtaXRSZXZpZXdSZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSKQoGc2NvcmVzGAMgAygLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlNjb3JlEg8KB2NvbW1lbnQYBCABKAkiQwoUU3VibWl0UmV2aWV3UmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0iNAoPU2tpcEl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkiPwoQU2tpcEl0ZW1SZXNwb25zZRIrCgRpdGVtGAEgASgLMh0ua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlSXRlbSI3ChJSZWxlYXNlSXRlbVJlcXVlc3QSEAoIcXVldWVfaWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCSJCChNSZWxlYXNlSXRlbVJlc3BvbnNlEisKBGl0ZW0YASABKAsyHS5raWxuLmV2YWx1YXRpb24udjEuUXVldWVJdGVtIoMBChlDcmVhdGVDYXNlRnJvbUl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSEAoIc2tpbGxfaWQYAyABKAkSMQoPZXhwZWN0ZWRfb3V0cHV0GAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiZQoaQ3JlYXRlQ2FzZUZyb21JdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SGgoSZXZhbHVhdGlvbl9jYXNlX2lkGAIgASgJMooKCg1SZXZpZXdTZXJ2aWNlEl4KC0NyZWF0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5DcmVhdGVRdWV1ZVJlc3BvbnNlElUKCEdldFF1ZXVlEiMua2lsbi5ldmFsdWF0aW9uLnYxLkdldFF1ZXVlUmVxdWVzdBokLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRRdWV1ZVJlc3BvbnNlElsKCkxpc3RRdWV1ZXMSJS5raWxuLmV2YWx1YXRpb24udjEuTGlzdFF1ZXVlc1JlcXVlc3QaJi5raWxuLmV2YWx1YXRpb24udjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEl4KC1VwZGF0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5VcGRhdGVRdWV1ZVJlc3BvbnNlEl4KC0RlbGV0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5EZWxldGVRdWV1ZVJlc3BvbnNlEmQKDUFkZFF1ZXVlSXRlbXMSKC5raWxuLmV2YWx1YXRpb24udjEuQWRkUXVldWVJdGVtc1JlcXVlc3QaKS5raWxuLmV2YWx1YXRpb24udjEuQWRkUXVldWVJdGVtc1Jlc3BvbnNlEmcKDkxpc3RRdWV1ZUl0ZW1zEikua2lsbi5ldmFsdWF0aW9uLnYxLkxpc3RRdWV1ZUl0ZW1zUmVxdWVzdBoqLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0UXVldWVJdGVtc1Jlc3BvbnNlEmEKDEdldFF1ZXVlSXRlbRInLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRRdWV1ZUl0ZW1SZXF1ZXN0Gigua2lsbi5ldmFsdWF0aW9uLnYxLkdldFF1ZXVlSXRlbVJlc3BvbnNlEmQKDUNsYWltTmV4dEl0ZW0SKC5raWxuLmV2YWx1YXRpb24udjEuQ2xhaW1OZXh0SXRlbVJlcXVlc3QaKS5raWxuLmV2YWx1YXRpb24udjEuQ2xhaW1OZXh0SXRlbVJlc3BvbnNlEmEKDFN1Ym1pdFJldmlldxInLmtpbG4uZXZhbHVhdGlvbi52MS5TdWJtaXRSZXZpZXdSZXF1ZXN0Gigua2lsbi5ldmFsdWF0aW9uLnYxLlN1Ym1pdFJldmlld1Jlc3BvbnNlElUKCFNraXBJdGVtEiMua2lsbi5ldmFsdWF0aW9uLnYxLlNraXBJdGVtUmVxdWVzdBokLmtpbG4uZXZhbHVhdGlvbi52MS5Ta2lwSXRlbVJlc3BvbnNlEl4KC1JlbGVhc2VJdGVtEiYua2lsbi5ldmFsdWF0aW9uLnYxLlJlbGVhc2VJdGVtUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5SZWxlYXNlSXRlbVJlc3BvbnNlEnMKEkNyZWF0ZUNhc2VGcm9tSXRlbRItLmtpbG4uZXZhbHVhdGlvbi52MS5DcmVhdGVDYXNlRnJvbUl0ZW1SZXF1ZXN0Gi4ua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUNhc2VGcm9tSXRlbVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_kiln_execution_v1_execution, file_kiln_traces_v1_traces]);
+  fileDesc("Ch9raWxuL2V2YWx1YXRpb24vdjEvcmV2aWV3LnByb3RvEhJraWxuLmV2YWx1YXRpb24udjEigAEKC1Njb3JlQ29uZmlnEgwKBG5hbWUYASABKAkSDAoEa2luZBgCIAEoCRIQCgNtaW4YAyABKAFIAIgBARIQCgNtYXgYBCABKAFIAYgBARIPCgdvcHRpb25zGAUgAygJEhAKCHJlcXVpcmVkGAYgASgIQgYKBF9taW5CBgoEX21heCJLCgtBdXRvQWRkUnVsZRIMCgRraW5kGAEgASgJEgoKAmlkGAIgASgJEg0KBWxhYmVsGAMgASgJEhMKC3NhbXBsZV9yYXRlGAQgASgBIl4KEFJldmlld2VyUHJvZ3Jlc3MSEwoLcmV2aWV3ZXJfaWQYASABKAkSEQoJaW5fcmV2aWV3GAIgASgFEhEKCWNvbXBsZXRlZBgDIAEoBRIPCgdza2lwcGVkGAQgASgFIpABCg1RdWV1ZVByb2dyZXNzEg8KB3BlbmRpbmcYASABKAUSEQoJaW5fcmV2aWV3GAIgASgFEhEKCWNvbXBsZXRlZBgDIAEoBRIPCgdza2lwcGVkGAQgASgFEjcKCXJldmlld2VycxgFIAMoCzIkLmtpbG4uZXZhbHVhdGlvbi52MS5SZXZpZXdlclByb2dyZXNzIu0CCg9Bbm5vdGF0aW9uUXVldWUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSNgoNc2NvcmVfY29uZmlncxgFIAMoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5TY29yZUNvbmZpZxIxCghhdXRvX2FkZBgGIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5BdXRvQWRkUnVsZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpjcmVhdGVkX2J5GAggASgJEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCHByb2dyZXNzGAogASgLMiEua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlUHJvZ3Jlc3MiVwoFU2NvcmUSDAoEbmFtZRgBIAEoCRIRCgdib29sZWFuGAIgASgISAASEAoGbnVtYmVyGAMgASgBSAASEgoIY2F0ZWdvcnkYBCABKAlIAEIHCgV2YWx1ZSKKAQoGUmV2aWV3EikKBnNjb3JlcxgBIAMoCzIZLmtpbG4uZXZhbHVhdGlvbi52MS5TY29yZRIPCgdjb21tZW50GAIgASgJEhMKC3Jldmlld2VyX2lkGAMgASgJEi8KC3Jldmlld2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLnAgoJUXVldWVJdGVtEgoKAmlkGAEgASgJEhAKCHF1ZXVlX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRITCgt0YXJnZXRfdHlwZRgEIAEoCRIRCgl0YXJnZXRfaWQYBSABKAkSDgoGc3RhdHVzGAYgASgJEhAKCGFkZGVkX2J5GAcgASgJEiwKCGFkZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghhc3NpZ25lZRgJIAEoCRIvCgtsZWFzZV91bnRpbBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGcmV2aWV3GAsgASgLMhoua2lsbi5ldmFsdWF0aW9uLnYxLlJldmlldxIaChJldmFsdWF0aW9uX2Nhc2VfaWQYDCABKAkSIAoYZXZhbHVhdGlvbl9jYXNlX3NraWxsX2lkGA0gASgJIj4KD1JlbmRlcmVkTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSDAoEc3RlcBgDIAEoCSK0AQoLSXRlbUNvbnRlbnQSIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuEiQKBXRyYWNlGAIgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAyADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuEjUKCG1lc3NhZ2VzGAQgAygLMiMua2lsbi5ldmFsdWF0aW9uLnYxLlJlbmRlcmVkTWVzc2FnZSK7AQoSQ3JlYXRlUXVldWVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEjYKDXNjb3JlX2NvbmZpZ3MYBCADKAsyHy5raWxuLmV2YWx1YXRpb24udjEuU2NvcmVDb25maWcSMQoIYXV0b19hZGQYBSABKAsyHy5raWxuLmV2YWx1YXRpb24udjEuQXV0b0FkZFJ1bGUiSQoTQ3JlYXRlUXVldWVSZXNwb25zZRIyCgVxdWV1ZRgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUiHQoPR2V0UXVldWVSZXF1ZXN0EgoKAmlkGAEgASgJIkYKEEdldFF1ZXVlUmVzcG9uc2USMgoFcXVldWUYASABKAsyIy5raWxuLmV2YWx1YXRpb24udjEuQW5ub3RhdGlvblF1ZXVlIksKEUxpc3RRdWV1ZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiXgoSTGlzdFF1ZXVlc1Jlc3BvbnNlEjMKBnF1ZXVlcxgBIAMoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUSEwoLbmV4dF9jdXJzb3IYAiABKAkiggIKElVwZGF0ZVF1ZXVlUmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAYgBARIZChFzZXRfc2NvcmVfY29uZmlncxgEIAEoCBI2Cg1zY29yZV9jb25maWdzGAUgAygLMh8ua2lsbi5ldmFsdWF0aW9uLnYxLlNjb3JlQ29uZmlnEhQKDHNldF9hdXRvX2FkZBgGIAEoCBIxCghhdXRvX2FkZBgHIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5BdXRvQWRkUnVsZUIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb24iSQoTVXBkYXRlUXVldWVSZXNwb25zZRIyCgVxdWV1ZRgBIAEoCzIjLmtpbG4uZXZhbHVhdGlvbi52MS5Bbm5vdGF0aW9uUXVldWUiIAoSRGVsZXRlUXVldWVSZXF1ZXN0EgoKAmlkGAEgASgJIkkKE0RlbGV0ZVF1ZXVlUmVzcG9uc2USMgoFcXVldWUYASABKAsyIy5raWxuLmV2YWx1YXRpb24udjEuQW5ub3RhdGlvblF1ZXVlIkwKFEFkZFF1ZXVlSXRlbXNSZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB3J1bl9pZHMYAiADKAkSEQoJdHJhY2VfaWRzGAMgAygJIlYKFUFkZFF1ZXVlSXRlbXNSZXNwb25zZRIsCgVpdGVtcxgBIAMoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SDwoHc2tpcHBlZBgCIAEoBSJYChVMaXN0UXVldWVJdGVtc1JlcXVlc3QSEAoIcXVldWVfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJbChZMaXN0UXVldWVJdGVtc1Jlc3BvbnNlEiwKBWl0ZW1zGAEgAygLMh0ua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlSXRlbRITCgtuZXh0X2N1cnNvchgCIAEoCSI4ChNHZXRRdWV1ZUl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkidQoUR2V0UXVldWVJdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SMAoHY29udGVudBgCIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5JdGVtQ29udGVudCIoChRDbGFpbU5leHRJdGVtUmVxdWVzdBIQCghxdWV1ZV9pZBgBIAEoCSJ2ChVDbGFpbU5leHRJdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SMAoHY29udGVudBgCIAEoCzIfLmtpbG4uZXZhbHVhdGlvbi52MS5JdGVtQ29udGVudCJ0ChNTdWJtaXRSZXZpZXdSZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSKQoGc2NvcmVzGAMgAygLMhkua2lsbi5ldmFsdWF0aW9uLnYxLlNjb3JlEg8KB2NvbW1lbnQYBCABKAkiQwoUU3VibWl0UmV2aWV3UmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0iNAoPU2tpcEl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkiPwoQU2tpcEl0ZW1SZXNwb25zZRIrCgRpdGVtGAEgASgLMh0ua2lsbi5ldmFsdWF0aW9uLnYxLlF1ZXVlSXRlbSI3ChJSZWxlYXNlSXRlbVJlcXVlc3QSEAoIcXVldWVfaWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCSJCChNSZWxlYXNlSXRlbVJlc3BvbnNlEisKBGl0ZW0YASABKAsyHS5raWxuLmV2YWx1YXRpb24udjEuUXVldWVJdGVtIoMBChlDcmVhdGVDYXNlRnJvbUl0ZW1SZXF1ZXN0EhAKCHF1ZXVlX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSEAoIc2tpbGxfaWQYAyABKAkSMQoPZXhwZWN0ZWRfb3V0cHV0GAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiZQoaQ3JlYXRlQ2FzZUZyb21JdGVtUmVzcG9uc2USKwoEaXRlbRgBIAEoCzIdLmtpbG4uZXZhbHVhdGlvbi52MS5RdWV1ZUl0ZW0SGgoSZXZhbHVhdGlvbl9jYXNlX2lkGAIgASgJMooKCg1SZXZpZXdTZXJ2aWNlEl4KC0NyZWF0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5DcmVhdGVRdWV1ZVJlc3BvbnNlElUKCEdldFF1ZXVlEiMua2lsbi5ldmFsdWF0aW9uLnYxLkdldFF1ZXVlUmVxdWVzdBokLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRRdWV1ZVJlc3BvbnNlElsKCkxpc3RRdWV1ZXMSJS5raWxuLmV2YWx1YXRpb24udjEuTGlzdFF1ZXVlc1JlcXVlc3QaJi5raWxuLmV2YWx1YXRpb24udjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEl4KC1VwZGF0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLlVwZGF0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5VcGRhdGVRdWV1ZVJlc3BvbnNlEl4KC0RlbGV0ZVF1ZXVlEiYua2lsbi5ldmFsdWF0aW9uLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5EZWxldGVRdWV1ZVJlc3BvbnNlEmQKDUFkZFF1ZXVlSXRlbXMSKC5raWxuLmV2YWx1YXRpb24udjEuQWRkUXVldWVJdGVtc1JlcXVlc3QaKS5raWxuLmV2YWx1YXRpb24udjEuQWRkUXVldWVJdGVtc1Jlc3BvbnNlEmcKDkxpc3RRdWV1ZUl0ZW1zEikua2lsbi5ldmFsdWF0aW9uLnYxLkxpc3RRdWV1ZUl0ZW1zUmVxdWVzdBoqLmtpbG4uZXZhbHVhdGlvbi52MS5MaXN0UXVldWVJdGVtc1Jlc3BvbnNlEmEKDEdldFF1ZXVlSXRlbRInLmtpbG4uZXZhbHVhdGlvbi52MS5HZXRRdWV1ZUl0ZW1SZXF1ZXN0Gigua2lsbi5ldmFsdWF0aW9uLnYxLkdldFF1ZXVlSXRlbVJlc3BvbnNlEmQKDUNsYWltTmV4dEl0ZW0SKC5raWxuLmV2YWx1YXRpb24udjEuQ2xhaW1OZXh0SXRlbVJlcXVlc3QaKS5raWxuLmV2YWx1YXRpb24udjEuQ2xhaW1OZXh0SXRlbVJlc3BvbnNlEmEKDFN1Ym1pdFJldmlldxInLmtpbG4uZXZhbHVhdGlvbi52MS5TdWJtaXRSZXZpZXdSZXF1ZXN0Gigua2lsbi5ldmFsdWF0aW9uLnYxLlN1Ym1pdFJldmlld1Jlc3BvbnNlElUKCFNraXBJdGVtEiMua2lsbi5ldmFsdWF0aW9uLnYxLlNraXBJdGVtUmVxdWVzdBokLmtpbG4uZXZhbHVhdGlvbi52MS5Ta2lwSXRlbVJlc3BvbnNlEl4KC1JlbGVhc2VJdGVtEiYua2lsbi5ldmFsdWF0aW9uLnYxLlJlbGVhc2VJdGVtUmVxdWVzdBonLmtpbG4uZXZhbHVhdGlvbi52MS5SZWxlYXNlSXRlbVJlc3BvbnNlEnMKEkNyZWF0ZUNhc2VGcm9tSXRlbRItLmtpbG4uZXZhbHVhdGlvbi52MS5DcmVhdGVDYXNlRnJvbUl0ZW1SZXF1ZXN0Gi4ua2lsbi5ldmFsdWF0aW9uLnYxLkNyZWF0ZUNhc2VGcm9tSXRlbVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_kiln_execution_v1_execution, file_kiln_traces_v1_traces]);
 
 /**
  * One score a reviewer gives: its kind says which of min/max or options apply.
@@ -422,7 +422,40 @@ export const QueueItemSchema: GenMessage<QueueItem> = /*@__PURE__*/
   messageDesc(file_kiln_evaluation_v1_review, 7);
 
 /**
- * What a reviewer sees: the run, or the trace's root span and model calls.
+ * A message a run sent its model, rendered from its prompt version and variables.
+ *
+ * @generated from message kiln.evaluation.v1.RenderedMessage
+ */
+export type RenderedMessage = Message<"kiln.evaluation.v1.RenderedMessage"> & {
+  /**
+   * "system", "developer", "user", "assistant" or "tool".
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * The skill step it was sent for; empty for a prompt or judge run.
+   *
+   * @generated from field: string step = 3;
+   */
+  step: string;
+};
+
+/**
+ * Describes the message kiln.evaluation.v1.RenderedMessage.
+ * Use `create(RenderedMessageSchema)` to create a new message.
+ */
+export const RenderedMessageSchema: GenMessage<RenderedMessage> = /*@__PURE__*/
+  messageDesc(file_kiln_evaluation_v1_review, 8);
+
+/**
+ * What a reviewer sees: the run with the messages it sent, or the trace's root span and model calls.
  *
  * @generated from message kiln.evaluation.v1.ItemContent
  */
@@ -443,6 +476,13 @@ export type ItemContent = Message<"kiln.evaluation.v1.ItemContent"> & {
    * @generated from field: repeated kiln.traces.v1.Span spans = 3;
    */
   spans: Span[];
+
+  /**
+   * A run's rendered messages (none for an agent run: they are on its steps' runs).
+   *
+   * @generated from field: repeated kiln.evaluation.v1.RenderedMessage messages = 4;
+   */
+  messages: RenderedMessage[];
 };
 
 /**
@@ -450,7 +490,7 @@ export type ItemContent = Message<"kiln.evaluation.v1.ItemContent"> & {
  * Use `create(ItemContentSchema)` to create a new message.
  */
 export const ItemContentSchema: GenMessage<ItemContent> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 8);
+  messageDesc(file_kiln_evaluation_v1_review, 9);
 
 /**
  * @generated from message kiln.evaluation.v1.CreateQueueRequest
@@ -489,7 +529,7 @@ export type CreateQueueRequest = Message<"kiln.evaluation.v1.CreateQueueRequest"
  * Use `create(CreateQueueRequestSchema)` to create a new message.
  */
 export const CreateQueueRequestSchema: GenMessage<CreateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 9);
+  messageDesc(file_kiln_evaluation_v1_review, 10);
 
 /**
  * @generated from message kiln.evaluation.v1.CreateQueueResponse
@@ -506,7 +546,7 @@ export type CreateQueueResponse = Message<"kiln.evaluation.v1.CreateQueueRespons
  * Use `create(CreateQueueResponseSchema)` to create a new message.
  */
 export const CreateQueueResponseSchema: GenMessage<CreateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 10);
+  messageDesc(file_kiln_evaluation_v1_review, 11);
 
 /**
  * @generated from message kiln.evaluation.v1.GetQueueRequest
@@ -523,7 +563,7 @@ export type GetQueueRequest = Message<"kiln.evaluation.v1.GetQueueRequest"> & {
  * Use `create(GetQueueRequestSchema)` to create a new message.
  */
 export const GetQueueRequestSchema: GenMessage<GetQueueRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 11);
+  messageDesc(file_kiln_evaluation_v1_review, 12);
 
 /**
  * @generated from message kiln.evaluation.v1.GetQueueResponse
@@ -540,7 +580,7 @@ export type GetQueueResponse = Message<"kiln.evaluation.v1.GetQueueResponse"> & 
  * Use `create(GetQueueResponseSchema)` to create a new message.
  */
 export const GetQueueResponseSchema: GenMessage<GetQueueResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 12);
+  messageDesc(file_kiln_evaluation_v1_review, 13);
 
 /**
  * @generated from message kiln.evaluation.v1.ListQueuesRequest
@@ -567,7 +607,7 @@ export type ListQueuesRequest = Message<"kiln.evaluation.v1.ListQueuesRequest"> 
  * Use `create(ListQueuesRequestSchema)` to create a new message.
  */
 export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 13);
+  messageDesc(file_kiln_evaluation_v1_review, 14);
 
 /**
  * @generated from message kiln.evaluation.v1.ListQueuesResponse
@@ -589,7 +629,7 @@ export type ListQueuesResponse = Message<"kiln.evaluation.v1.ListQueuesResponse"
  * Use `create(ListQueuesResponseSchema)` to create a new message.
  */
 export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 14);
+  messageDesc(file_kiln_evaluation_v1_review, 15);
 
 /**
  * Unset fields are left as they are; score configs replace the set when `set_score_configs`.
@@ -640,7 +680,7 @@ export type UpdateQueueRequest = Message<"kiln.evaluation.v1.UpdateQueueRequest"
  * Use `create(UpdateQueueRequestSchema)` to create a new message.
  */
 export const UpdateQueueRequestSchema: GenMessage<UpdateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 15);
+  messageDesc(file_kiln_evaluation_v1_review, 16);
 
 /**
  * @generated from message kiln.evaluation.v1.UpdateQueueResponse
@@ -657,7 +697,7 @@ export type UpdateQueueResponse = Message<"kiln.evaluation.v1.UpdateQueueRespons
  * Use `create(UpdateQueueResponseSchema)` to create a new message.
  */
 export const UpdateQueueResponseSchema: GenMessage<UpdateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 16);
+  messageDesc(file_kiln_evaluation_v1_review, 17);
 
 /**
  * @generated from message kiln.evaluation.v1.DeleteQueueRequest
@@ -674,7 +714,7 @@ export type DeleteQueueRequest = Message<"kiln.evaluation.v1.DeleteQueueRequest"
  * Use `create(DeleteQueueRequestSchema)` to create a new message.
  */
 export const DeleteQueueRequestSchema: GenMessage<DeleteQueueRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 17);
+  messageDesc(file_kiln_evaluation_v1_review, 18);
 
 /**
  * @generated from message kiln.evaluation.v1.DeleteQueueResponse
@@ -691,7 +731,7 @@ export type DeleteQueueResponse = Message<"kiln.evaluation.v1.DeleteQueueRespons
  * Use `create(DeleteQueueResponseSchema)` to create a new message.
  */
 export const DeleteQueueResponseSchema: GenMessage<DeleteQueueResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 18);
+  messageDesc(file_kiln_evaluation_v1_review, 19);
 
 /**
  * Adds runs and traces of the queue's organization; ones the queue holds already are skipped.
@@ -720,7 +760,7 @@ export type AddQueueItemsRequest = Message<"kiln.evaluation.v1.AddQueueItemsRequ
  * Use `create(AddQueueItemsRequestSchema)` to create a new message.
  */
 export const AddQueueItemsRequestSchema: GenMessage<AddQueueItemsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 19);
+  messageDesc(file_kiln_evaluation_v1_review, 20);
 
 /**
  * @generated from message kiln.evaluation.v1.AddQueueItemsResponse
@@ -746,7 +786,7 @@ export type AddQueueItemsResponse = Message<"kiln.evaluation.v1.AddQueueItemsRes
  * Use `create(AddQueueItemsResponseSchema)` to create a new message.
  */
 export const AddQueueItemsResponseSchema: GenMessage<AddQueueItemsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 20);
+  messageDesc(file_kiln_evaluation_v1_review, 21);
 
 /**
  * @generated from message kiln.evaluation.v1.ListQueueItemsRequest
@@ -780,7 +820,7 @@ export type ListQueueItemsRequest = Message<"kiln.evaluation.v1.ListQueueItemsRe
  * Use `create(ListQueueItemsRequestSchema)` to create a new message.
  */
 export const ListQueueItemsRequestSchema: GenMessage<ListQueueItemsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 21);
+  messageDesc(file_kiln_evaluation_v1_review, 22);
 
 /**
  * @generated from message kiln.evaluation.v1.ListQueueItemsResponse
@@ -802,7 +842,7 @@ export type ListQueueItemsResponse = Message<"kiln.evaluation.v1.ListQueueItemsR
  * Use `create(ListQueueItemsResponseSchema)` to create a new message.
  */
 export const ListQueueItemsResponseSchema: GenMessage<ListQueueItemsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 22);
+  messageDesc(file_kiln_evaluation_v1_review, 23);
 
 /**
  * @generated from message kiln.evaluation.v1.GetQueueItemRequest
@@ -824,7 +864,7 @@ export type GetQueueItemRequest = Message<"kiln.evaluation.v1.GetQueueItemReques
  * Use `create(GetQueueItemRequestSchema)` to create a new message.
  */
 export const GetQueueItemRequestSchema: GenMessage<GetQueueItemRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 23);
+  messageDesc(file_kiln_evaluation_v1_review, 24);
 
 /**
  * @generated from message kiln.evaluation.v1.GetQueueItemResponse
@@ -846,7 +886,7 @@ export type GetQueueItemResponse = Message<"kiln.evaluation.v1.GetQueueItemRespo
  * Use `create(GetQueueItemResponseSchema)` to create a new message.
  */
 export const GetQueueItemResponseSchema: GenMessage<GetQueueItemResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 24);
+  messageDesc(file_kiln_evaluation_v1_review, 25);
 
 /**
  * @generated from message kiln.evaluation.v1.ClaimNextItemRequest
@@ -863,7 +903,7 @@ export type ClaimNextItemRequest = Message<"kiln.evaluation.v1.ClaimNextItemRequ
  * Use `create(ClaimNextItemRequestSchema)` to create a new message.
  */
 export const ClaimNextItemRequestSchema: GenMessage<ClaimNextItemRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 25);
+  messageDesc(file_kiln_evaluation_v1_review, 26);
 
 /**
  * Unset item: nothing left to review.
@@ -887,7 +927,7 @@ export type ClaimNextItemResponse = Message<"kiln.evaluation.v1.ClaimNextItemRes
  * Use `create(ClaimNextItemResponseSchema)` to create a new message.
  */
 export const ClaimNextItemResponseSchema: GenMessage<ClaimNextItemResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 26);
+  messageDesc(file_kiln_evaluation_v1_review, 27);
 
 /**
  * @generated from message kiln.evaluation.v1.SubmitReviewRequest
@@ -919,7 +959,7 @@ export type SubmitReviewRequest = Message<"kiln.evaluation.v1.SubmitReviewReques
  * Use `create(SubmitReviewRequestSchema)` to create a new message.
  */
 export const SubmitReviewRequestSchema: GenMessage<SubmitReviewRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 27);
+  messageDesc(file_kiln_evaluation_v1_review, 28);
 
 /**
  * @generated from message kiln.evaluation.v1.SubmitReviewResponse
@@ -936,7 +976,7 @@ export type SubmitReviewResponse = Message<"kiln.evaluation.v1.SubmitReviewRespo
  * Use `create(SubmitReviewResponseSchema)` to create a new message.
  */
 export const SubmitReviewResponseSchema: GenMessage<SubmitReviewResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 28);
+  messageDesc(file_kiln_evaluation_v1_review, 29);
 
 /**
  * @generated from message kiln.evaluation.v1.SkipItemRequest
@@ -958,7 +998,7 @@ export type SkipItemRequest = Message<"kiln.evaluation.v1.SkipItemRequest"> & {
  * Use `create(SkipItemRequestSchema)` to create a new message.
  */
 export const SkipItemRequestSchema: GenMessage<SkipItemRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 29);
+  messageDesc(file_kiln_evaluation_v1_review, 30);
 
 /**
  * @generated from message kiln.evaluation.v1.SkipItemResponse
@@ -975,7 +1015,7 @@ export type SkipItemResponse = Message<"kiln.evaluation.v1.SkipItemResponse"> & 
  * Use `create(SkipItemResponseSchema)` to create a new message.
  */
 export const SkipItemResponseSchema: GenMessage<SkipItemResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 30);
+  messageDesc(file_kiln_evaluation_v1_review, 31);
 
 /**
  * @generated from message kiln.evaluation.v1.ReleaseItemRequest
@@ -997,7 +1037,7 @@ export type ReleaseItemRequest = Message<"kiln.evaluation.v1.ReleaseItemRequest"
  * Use `create(ReleaseItemRequestSchema)` to create a new message.
  */
 export const ReleaseItemRequestSchema: GenMessage<ReleaseItemRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 31);
+  messageDesc(file_kiln_evaluation_v1_review, 32);
 
 /**
  * @generated from message kiln.evaluation.v1.ReleaseItemResponse
@@ -1014,7 +1054,7 @@ export type ReleaseItemResponse = Message<"kiln.evaluation.v1.ReleaseItemRespons
  * Use `create(ReleaseItemResponseSchema)` to create a new message.
  */
 export const ReleaseItemResponseSchema: GenMessage<ReleaseItemResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 32);
+  messageDesc(file_kiln_evaluation_v1_review, 33);
 
 /**
  * @generated from message kiln.evaluation.v1.CreateCaseFromItemRequest
@@ -1048,7 +1088,7 @@ export type CreateCaseFromItemRequest = Message<"kiln.evaluation.v1.CreateCaseFr
  * Use `create(CreateCaseFromItemRequestSchema)` to create a new message.
  */
 export const CreateCaseFromItemRequestSchema: GenMessage<CreateCaseFromItemRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 33);
+  messageDesc(file_kiln_evaluation_v1_review, 34);
 
 /**
  * @generated from message kiln.evaluation.v1.CreateCaseFromItemResponse
@@ -1070,7 +1110,7 @@ export type CreateCaseFromItemResponse = Message<"kiln.evaluation.v1.CreateCaseF
  * Use `create(CreateCaseFromItemResponseSchema)` to create a new message.
  */
 export const CreateCaseFromItemResponseSchema: GenMessage<CreateCaseFromItemResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_evaluation_v1_review, 34);
+  messageDesc(file_kiln_evaluation_v1_review, 35);
 
 /**
  * @generated from service kiln.evaluation.v1.ReviewService
