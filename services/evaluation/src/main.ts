@@ -2,7 +2,7 @@ import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
 import { TraceService } from "@kiln/proto/traces";
-import { loadConfig, webhookOptionsOf } from "./config.js";
+import { loadConfig, reviewOptionsOf, webhookOptionsOf } from "./config.js";
 import { createEvaluationService } from "./service.js";
 
 const config = loadConfig();
@@ -19,7 +19,7 @@ await runServiceProcess("evaluation", config, ({ identity, peer, ...deps }) =>
     traces: peer(TraceService, config.EXECUTION_URL),
     workers: { concurrency: config.EVALUATION_WORKER_CONCURRENCY, ackWaitMs: config.EVALUATION_ACK_WAIT_MS },
     webhooks: webhookOptions,
-    review: { leaseMs: config.REVIEW_LEASE_MS, autoAddSettleMs: config.REVIEW_AUTO_ADD_SETTLE_MS },
+    review: reviewOptionsOf(config),
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
   }),
 );
