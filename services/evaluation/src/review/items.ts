@@ -101,10 +101,14 @@ export function createItems(deps: ItemDeps) {
     return { items: added, skipped };
   }
 
-  /** The item, if `reviewer` holds it, moved by `set`; else 409 (another reviewer holds it, or it is done). */
+  /** The item, if `principal` holds it, moved by `set`; else 409 (another reviewer holds it, or it is done). */
   async function asHolder(principal: Principal, queueId: string, itemId: string, set: Partial<ItemDoc>) {
     const reviewer = reviewerOf(principal);
     const queue = await deps.queues.queueFor(principal, queueId, false);
+    return moveHeld(queue, reviewer, itemId, set);
+  }
+
+  async function moveHeld(queue: QueueDoc, reviewer: string, itemId: string, set: Partial<ItemDoc>) {
     const item = await itemOf(queue, itemId);
     const moved = await c.items.findOneAndUpdate(
       { _id: item._id, queueId: queue._id, status: "in_review", assignee: reviewer },
@@ -112,9 +116,11 @@ export function createItems(deps: ItemDeps) {
     );
     if (!moved)
       throw failedPrecondition(
-        `the item is ${item.status}${item.assignee ? " with another reviewer" : ""}: claim it first`,
+        item.status === "in_review" && item.assignee !== reviewer
+          ? "another reviewer holds this item"
+          : `the item is ${item.status.replace("_", " ")}, not held by you: take it with next first`,
       );
-    return { queue, item: moved };
+    return moved;
   }
 
   return {
@@ -189,23 +195,20 @@ export function createItems(deps: ItemDeps) {
       principal: Principal,
       input: { queueId: string; itemId: string; scores: ScoreDoc[]; comment: string },
     ) {
+      const reviewerId = reviewerOf(principal);
       const queue = await deps.queues.queueFor(principal, input.queueId, false);
       const checked = checkScores(queue.scoreConfigs, input.scores, input.comment);
       if (checked.issues.length > 0) throw invalidArgument("invalid review", checked.issues);
-      const reviewerId = reviewerOf(principal);
       const review = { scores: checked.scores, comment: input.comment, reviewerId, reviewedAt: deps.now() };
-      return (await asHolder(principal, input.queueId, input.itemId, { status: "completed", review, leaseUntil: null }))
-        .item;
+      return moveHeld(queue, reviewerId, input.itemId, { status: "completed", review, leaseUntil: null });
     },
 
     async skipItem(principal: Principal, input: { queueId: string; itemId: string }) {
-      return (await asHolder(principal, input.queueId, input.itemId, { status: "skipped", leaseUntil: null })).item;
+      return asHolder(principal, input.queueId, input.itemId, { status: "skipped", leaseUntil: null });
     },
 
     async releaseItem(principal: Principal, input: { queueId: string; itemId: string }) {
-      return (
-        await asHolder(principal, input.queueId, input.itemId, { status: "pending", assignee: "", leaseUntil: null })
-      ).item;
+      return asHolder(principal, input.queueId, input.itemId, { status: "pending", assignee: "", leaseUntil: null });
     },
 
     /**
