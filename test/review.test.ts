@@ -378,6 +378,12 @@ describe.each(modes)("annotation queues in $name", (mode) => {
     // The evaluation's run was looked at after the same settling time, before the direct run's.
     await new Promise((r) => setTimeout(r, SETTLE_MS + 1_000));
     expect((await items(queueId)).map((i) => i.target.runId)).toEqual([direct.body.id]);
+    // A skill run's messages, rendered per step.
+    const claim = (await next(queueId, member)).body;
+    expect(claim.content.run).toMatchObject({ id: direct.body.id, kind: "skill" });
+    expect(claim.content.messages).toEqual([
+      { role: "system", content: "Greet direct", step: claim.content.run.steps[0].stepId },
+    ]);
   }, 90_000);
 
   it("shows a trace item's root span and model calls", async () => {
