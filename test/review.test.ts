@@ -1,5 +1,6 @@
 /**
- * Human review (docs/review.md; issue #36) over real HTTP in both run modes: an annotation queue
+ * Human review (docs/review.md; issue #36) over real HTTP in both run modes (the distributed one
+ * with two evaluation processes, so that claims race across processes): an annotation queue
  * with two reviewers (two members of one organization) drained concurrently, every item reviewed
  * by exactly one of them; many concurrent claims never lease one item twice; a lease that ends puts
  * the item back; reviews are checked against the queue's score set; an item becomes an evaluation
@@ -39,6 +40,8 @@ const modes = [
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
         envOf: { evaluation: { REVIEW_LEASE_MS: String(LEASE_MS), REVIEW_AUTO_ADD_SETTLE_MS: String(SETTLE_MS) } },
+        // Two evaluation processes: claims race across processes on one store.
+        replicasOf: { evaluation: [{}] },
       });
       return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
     },

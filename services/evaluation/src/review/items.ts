@@ -1,17 +1,10 @@
 /**
  * The items of annotation queues (docs/review.md): added by hand or by rule, leased one at a time
  * to a reviewer (a member acting as a user), reviewed, skipped or released, and turned into an
- * evaluation case. A lease is taken with one findOneAndUpdate filtered on status and lease: two
- * reviewers asking at once never get the same item, and an item whose lease ended is back in the pool.
+ * evaluation case. Every move of an item is a transition (transitions.ts) only one caller wins:
+ * two reviewers asking at once never get the same item, and an item whose lease ended is back in the pool.
  */
-import {
-  DomainError,
-  type FieldIssue,
-  failedPrecondition,
-  invalidArgument,
-  notFound,
-  permissionDenied,
-} from "@kiln/kit/errors";
+import { type FieldIssue, failedPrecondition, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
@@ -20,8 +13,10 @@ import { isDuplicateKeyError } from "@kiln/kit/store";
 import type { Cases } from "../cases.js";
 import type { ContentReader, ItemContent } from "./item-content.js";
 import type { Queues } from "./queues.js";
-import type { ItemDoc, ItemStatus, QueueDoc, ReviewCollections, ScoreDoc } from "./review-store.js";
+import type { ItemDoc, ItemStatus, QueueDoc, ReviewCollections, ScoreDoc, TransitionDoc } from "./review-store.js";
+import { casesRenamed, reviewerOf } from "./reviewer.js";
 import { checkScores } from "./scores.js";
+import type { Transitions } from "./transitions.js";
 
 /** How long a claimed item stays with its reviewer (docs/review.md "Claiming"). */
 export const DEFAULT_LEASE_MS = 10 * 60_000;
@@ -30,6 +25,7 @@ const STATUSES: ItemStatus[] = ["pending", "in_review", "completed", "skipped"];
 
 export interface ItemDeps {
   collections: ReviewCollections;
+  transitions: Transitions;
   queues: Queues;
   content: ContentReader;
   cases: Cases;
@@ -43,23 +39,6 @@ export interface ItemWithContent {
 }
 
 export type Target = { type: "run" | "trace"; id: string };
-
-/** The case's issues named as this request's fields: `cases[0].expectedOutput` is `expectedOutput`. */
-async function casesRenamed<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (e) {
-    if (!(e instanceof DomainError) || e.kind !== "invalid_argument") throw e;
-    const details = e.details.map((d) => ({ ...d, field: d.field.replace(/^cases\[0\]\.?/, "") || "itemId" }));
-    throw invalidArgument(e.message, details);
-  }
-}
-
-/** Reviewing is a member's: an API key or a service reads and adds, it does not review. */
-function reviewerOf(principal: Principal): string {
-  if (principal.type !== "user") throw permissionDenied("only members signed in as themselves review items");
-  return principal.id;
-}
 
 export function createItems(deps: ItemDeps) {
   const c = deps.collections;
@@ -89,6 +68,7 @@ export function createItems(deps: ItemDeps) {
         assignee: "",
         leaseUntil: null,
         review: null,
+        leaseSeq: 0,
       };
       try {
         await c.items.insertOne(item);
@@ -102,25 +82,72 @@ export function createItems(deps: ItemDeps) {
   }
 
   /** The item, if `principal` holds it, moved by `set`; else 409 (another reviewer holds it, or it is done). */
-  async function asHolder(principal: Principal, queueId: string, itemId: string, set: Partial<ItemDoc>) {
+  async function asHolder(
+    principal: Principal,
+    queueId: string,
+    itemId: string,
+    kind: TransitionDoc["kind"],
+    set: Partial<ItemDoc>,
+  ) {
     const reviewer = reviewerOf(principal);
     const queue = await deps.queues.queueFor(principal, queueId, false);
-    return moveHeld(queue, reviewer, itemId, set);
+    return moveHeld(queue, reviewer, itemId, kind, set);
   }
 
-  async function moveHeld(queue: QueueDoc, reviewer: string, itemId: string, set: Partial<ItemDoc>) {
+  async function moveHeld(
+    queue: QueueDoc,
+    reviewer: string,
+    itemId: string,
+    kind: TransitionDoc["kind"],
+    set: Partial<ItemDoc>,
+  ) {
     const item = await itemOf(queue, itemId);
-    const moved = await c.items.findOneAndUpdate(
-      { _id: item._id, queueId: queue._id, status: "in_review", assignee: reviewer },
-      { $set: set },
-    );
+    const held = item.status === "in_review" && item.assignee === reviewer;
+    // Another reviewer may have taken it since its lease ended: then the transition is theirs.
+    const moved = held ? await deps.transitions.move(item, reviewer, kind, set) : null;
     if (!moved)
       throw failedPrecondition(
-        item.status === "in_review" && item.assignee !== reviewer
+        item.status === "in_review"
           ? "another reviewer holds this item"
           : `the item is ${item.status.replace("_", " ")}, not held by you: take it with next first`,
       );
     return moved;
+  }
+
+  /** Records the case on the item, as a transition that keeps its state (a review racing it goes first). */
+  async function linkCase(item: ItemDoc, by: string, link: Partial<ItemDoc>): Promise<ItemDoc> {
+    let current: ItemDoc | null = item;
+    for (let attempt = 0; current && attempt < 5; attempt++) {
+      const moved = await deps.transitions.move(current, by, "case", link);
+      if (moved) return moved;
+      current = await c.items.findOne({ _id: item._id });
+    }
+    throw failedPrecondition("the item kept changing: the case was created, try recording it again");
+  }
+
+  /** The oldest item free to take (pending, or its lease ended), leased to `reviewer`; null when none is left. */
+  async function takeFree(queue: QueueDoc, reviewer: string, now: Date, leaseUntil: Date): Promise<ItemDoc | null> {
+    const tried: string[] = [];
+    for (;;) {
+      const free = await c.items.find(
+        {
+          queueId: queue._id,
+          ...(tried.length > 0 && { _id: { $nin: tried } }),
+          $or: [{ status: "pending" }, { status: "in_review", leaseUntil: { $lte: now } }],
+        },
+        { sort: { _id: 1 }, limit: 10 },
+      );
+      if (free.length === 0) return null;
+      for (const item of free) {
+        const taken = await deps.transitions.move(item, reviewer, "claim", {
+          status: "in_review",
+          assignee: reviewer,
+          leaseUntil,
+        });
+        if (taken) return taken;
+        tried.push(item._id);
+      }
+    }
   }
 
   return {
@@ -175,18 +202,13 @@ export function createItems(deps: ItemDeps) {
       const queue = await deps.queues.queueFor(principal, input.queueId, false);
       const now = deps.now();
       const leaseUntil = new Date(now.getTime() + deps.leaseMs);
-      const lease = { $set: { status: "in_review", assignee: reviewer, leaseUntil } };
-      const item =
-        (await c.items.findOneAndUpdate(
-          { queueId: queue._id, status: "in_review", assignee: reviewer, leaseUntil: { $gt: now } },
-          lease,
-          { sort: { _id: 1 } },
-        )) ??
-        (await c.items.findOneAndUpdate(
-          { queueId: queue._id, $or: [{ status: "pending" }, { status: "in_review", leaseUntil: { $lte: now } }] },
-          lease,
-          { sort: { _id: 1 } },
-        ));
+      // The caller's own item first, its lease renewed (a transition too: the item has one writer at a time).
+      const own = await c.items.findOne(
+        { queueId: queue._id, status: "in_review", assignee: reviewer, leaseUntil: { $gt: now } },
+        { sort: { _id: 1 } },
+      );
+      const renewed = own && (await deps.transitions.move(own, reviewer, "claim", { leaseUntil }));
+      const item = renewed || (await takeFree(queue, reviewer, now, leaseUntil));
       if (!item) return {};
       return { item, content: await deps.content.contentOf(item) };
     },
@@ -200,15 +222,19 @@ export function createItems(deps: ItemDeps) {
       const checked = checkScores(queue.scoreConfigs, input.scores, input.comment);
       if (checked.issues.length > 0) throw invalidArgument("invalid review", checked.issues);
       const review = { scores: checked.scores, comment: input.comment, reviewerId, reviewedAt: deps.now() };
-      return moveHeld(queue, reviewerId, input.itemId, { status: "completed", review, leaseUntil: null });
+      return moveHeld(queue, reviewerId, input.itemId, "completed", { status: "completed", review, leaseUntil: null });
     },
 
     async skipItem(principal: Principal, input: { queueId: string; itemId: string }) {
-      return asHolder(principal, input.queueId, input.itemId, { status: "skipped", leaseUntil: null });
+      return asHolder(principal, input.queueId, input.itemId, "skipped", { status: "skipped", leaseUntil: null });
     },
 
     async releaseItem(principal: Principal, input: { queueId: string; itemId: string }) {
-      return asHolder(principal, input.queueId, input.itemId, { status: "pending", assignee: "", leaseUntil: null });
+      return asHolder(principal, input.queueId, input.itemId, "released", {
+        status: "pending",
+        assignee: "",
+        leaseUntil: null,
+      });
     },
 
     /**
@@ -245,11 +271,9 @@ export function createItems(deps: ItemDeps) {
         }),
       );
       if (!created) throw new Error("no case was created");
-      const updated = await c.items.findOneAndUpdate(
-        { _id: item._id },
-        { $set: { evaluationCaseId: created._id, evaluationCaseSkillId: created.skillId } },
-      );
-      return { item: updated ?? item, caseId: created._id };
+      const link = { evaluationCaseId: created._id, evaluationCaseSkillId: created.skillId };
+      const updated = await linkCase(item, principal.id, link);
+      return { item: updated, caseId: created._id };
     },
   };
 }

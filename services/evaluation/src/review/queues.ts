@@ -173,6 +173,7 @@ export function createQueues(deps: QueueDeps) {
       const queue = await queueFor(principal, input.id, true);
       if ((await c.queues.deleteOne({ _id: queue._id })).deletedCount === 0) throw notFound(WHAT);
       await c.items.deleteMany({ queueId: queue._id });
+      await c.transitions.deleteMany({ queueId: queue._id });
       return { queue };
     },
   };

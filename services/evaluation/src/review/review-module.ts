@@ -16,6 +16,7 @@ import { createQueues } from "./queues.js";
 import { createMessageRenderer, type PromptReader } from "./rendered-messages.js";
 import { registerReviewRpc } from "./review-rpc.js";
 import { ensureReviewIndexes, reviewCollections } from "./review-store.js";
+import { createTransitions } from "./transitions.js";
 
 export interface ReviewOptions {
   /** How long a claimed item stays with its reviewer; default 10 minutes. */
@@ -43,13 +44,15 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
   await deps.store.ensureIndexes("evaluation_results", [{ keys: { runId: 1 } }]);
   const collections = reviewCollections(deps.store);
   const queues = createQueues({ collections, access: deps.access, now: deps.now });
+  const leaseMs = deps.options?.leaseMs ?? DEFAULT_LEASE_MS;
   const items = createItems({
     collections,
+    transitions: createTransitions(collections, deps.now, leaseMs),
     queues,
     content: createContentReader(deps.runs, deps.traces, createMessageRenderer(deps.prompts)),
     cases: deps.cases,
     now: deps.now,
-    leaseMs: deps.options?.leaseMs ?? DEFAULT_LEASE_MS,
+    leaseMs,
   });
   const autoAdd = startAutoAdd({
     bus: deps.bus,

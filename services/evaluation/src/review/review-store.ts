@@ -62,19 +62,38 @@ export interface ItemDoc {
   assignee: string;
   leaseUntil: Date | null;
   review: ReviewDoc | null;
+  /** The number of the item's last transition (leases.ts): 0 until first claimed. */
+  leaseSeq: number;
   evaluationCaseId?: string;
   evaluationCaseSkillId?: string;
+}
+
+/**
+ * One transition of an item (a claim, a review, a skip, a release), `_id` `<item id>:<seq>`: the
+ * insert on it is the only operation atomic across processes on every store (FerretDB's
+ * findAndModify is not), so one caller alone moves an item from one state to the next.
+ */
+export interface TransitionDoc {
+  _id: string;
+  itemId: string;
+  queueId: string;
+  seq: number;
+  by: string;
+  kind: "claim" | "completed" | "skipped" | "released" | "case";
+  at: Date;
 }
 
 export interface ReviewCollections {
   queues: Collection<QueueDoc>;
   items: Collection<ItemDoc>;
+  transitions: Collection<TransitionDoc>;
 }
 
 export function reviewCollections(store: Store): ReviewCollections {
   return {
     queues: store.collection<QueueDoc>("annotation_queues"),
     items: store.collection<ItemDoc>("annotation_queue_items"),
+    transitions: store.collection<TransitionDoc>("annotation_item_transitions"),
   };
 }
 
@@ -88,4 +107,5 @@ export async function ensureReviewIndexes(store: Store): Promise<void> {
     { keys: { queueId: 1, status: 1, _id: 1 } },
     { keys: { queueId: 1, _id: -1 } },
   ]);
+  await store.ensureIndexes("annotation_item_transitions", [{ keys: { queueId: 1 } }]);
 }
