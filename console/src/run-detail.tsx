@@ -2,6 +2,7 @@ import type { AgentRun, Kiln, SkillRun } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
+import { AddToQueue } from "./review-add.js";
 import type { Navigate, PageProps } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
 import { RenderedMessages } from "./run-messages.js";
@@ -170,6 +171,7 @@ export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: str
         <dt>Created</dt>
         <dd>{formatDate(run.createdAt)}</dd>
       </dl>
+      <AddToQueue kiln={kiln} session={session} runId={run.id} navigate={navigate} />
       <h2>Input</h2>
       <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
       <h2>Rendered messages</h2>

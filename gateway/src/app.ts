@@ -29,6 +29,7 @@ import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-err
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerPromptRunStreamRoute } from "./routes/prompt-run-stream-route.js";
+import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
@@ -238,6 +239,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
   registerOnlineRoutes(app, deps);
+  registerReviewRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

@@ -41,6 +41,15 @@ import {
   OnlineTargetView,
 } from "./routes/online-views.js";
 import {
+  AnnotationQueueView,
+  AutoAddRuleView,
+  ClaimView,
+  QueueItemView,
+  QueueItemWithContentView,
+  QueueProgressView,
+  ScoreConfigView,
+} from "./routes/review-views.js";
+import {
   JudgeRunView,
   PromptRunStreamEventView,
   PromptRunView,
@@ -165,6 +174,13 @@ const COMPONENTS: NamedSchema[] = [
   OnlineScoreView,
   OnlineScoreBucketView,
   OnlineScoreSummaryView,
+  ScoreConfigView,
+  AutoAddRuleView,
+  QueueProgressView,
+  AnnotationQueueView,
+  QueueItemView,
+  QueueItemWithContentView,
+  ClaimView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {
