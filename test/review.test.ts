@@ -20,14 +20,13 @@ import { EXPORTERS, sendSpans } from "./support/trace-modes.js";
 type Loose = any;
 
 const LEASE_MS = 4_000;
-const SETTLE_MS = 1_500;
 const modes = [
   {
     name: "embedded mode",
     async start() {
       const kiln = await buildEmbedded({
         logger: createLogger({ name: "test", level: "silent" }),
-        review: { leaseMs: LEASE_MS, autoAddSettleMs: SETTLE_MS },
+        review: { leaseMs: LEASE_MS },
       });
       const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
       return { base, stop: () => kiln.close() };
@@ -39,7 +38,7 @@ const modes = [
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        envOf: { evaluation: { REVIEW_LEASE_MS: String(LEASE_MS), REVIEW_AUTO_ADD_SETTLE_MS: String(SETTLE_MS) } },
+        envOf: { evaluation: { REVIEW_LEASE_MS: String(LEASE_MS) } },
         // Two evaluation processes: claims race across processes on one store.
         replicasOf: { evaluation: [{}] },
       });
@@ -378,8 +377,9 @@ describe.each(modes)("annotation queues in $name", (mode) => {
     );
     expect(direct.status).toBe(201);
     await eventually(async () => (await items(queueId)).length >= 1, 30_000);
-    // The evaluation's run was looked at after the same settling time, before the direct run's.
-    await new Promise((r) => setTimeout(r, SETTLE_MS + 1_000));
+    // The evaluation's run completed before the direct one, and its event carries its
+    // evaluationRunId: it is skipped, never added (a second's grace for a consumer running late).
+    await new Promise((r) => setTimeout(r, 1_000));
     expect((await items(queueId)).map((i) => i.target.runId)).toEqual([direct.body.id]);
     // A skill run's messages, rendered per step.
     const claim = (await next(queueId, member)).body;

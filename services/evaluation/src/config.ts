@@ -49,15 +49,10 @@ export function webhookOptionsOf(config: {
 export const ReviewEnv = {
   /** How long a claimed annotation queue item stays with its reviewer (docs/review.md "Claiming"). */
   REVIEW_LEASE_MS: Type.Integer({ minimum: 1_000, maximum: 86_400_000, default: 600_000 }),
-  /** How long after a skill run completes a queue's rule checks whether an evaluation made it (docs/review.md "Adding by rule"). */
-  REVIEW_AUTO_ADD_SETTLE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
 };
 
 /** The review options of the environment. */
-export const reviewOptionsOf = (config: { REVIEW_LEASE_MS: number; REVIEW_AUTO_ADD_SETTLE_MS: number }) => ({
-  leaseMs: config.REVIEW_LEASE_MS,
-  autoAddSettleMs: config.REVIEW_AUTO_ADD_SETTLE_MS,
-});
+export const reviewOptionsOf = (config: { REVIEW_LEASE_MS: number }) => ({ leaseMs: config.REVIEW_LEASE_MS });
 
 export const EvaluationEnv = Type.Object({
   ...serviceEnv({ port: 7004, database: "kiln_evaluation" }),

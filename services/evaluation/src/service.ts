@@ -7,7 +7,7 @@ import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks-lib";
-import { type CatalogClient, createAccess, inOrganization, remoteCall } from "./access.js";
+import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { createOnlineModule, type TraceClient } from "./online/online-module.js";
@@ -171,10 +171,6 @@ export async function createEvaluationService(
     runs: deps.execution,
     traces: deps.traces,
     prompts: deps.catalog,
-    async labelVersion(organizationId, kind, id, label) {
-      const res = await remoteCall(deps.catalog.listLabels({ kind, parentId: id }, inOrganization(organizationId)));
-      return res.labels.find((l) => l.label === label)?.versionId ?? "";
-    },
     now: evaluation.now,
     options: deps.review,
   });

@@ -8,7 +8,6 @@ import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { Access } from "../access.js";
 import type { Cases } from "../cases.js";
-import type { ResultDoc } from "../store/evaluation-store.js";
 import { startAutoAdd } from "./auto-add.js";
 import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
 import { createItems, DEFAULT_LEASE_MS } from "./items.js";
@@ -21,8 +20,6 @@ import { createTransitions } from "./transitions.js";
 export interface ReviewOptions {
   /** How long a claimed item stays with its reviewer; default 10 minutes. */
   leaseMs?: number;
-  /** See AutoAddDeps.settleMs; default 60 s. */
-  autoAddSettleMs?: number;
 }
 
 export interface ReviewModuleDeps {
@@ -34,14 +31,12 @@ export interface ReviewModuleDeps {
   runs: RunReader;
   traces: TraceReader;
   prompts: PromptReader;
-  labelVersion(organizationId: string, kind: string, id: string, label: string): Promise<string>;
   now: () => Date;
   options?: ReviewOptions;
 }
 
 export async function createReviewModule(deps: ReviewModuleDeps) {
   await ensureReviewIndexes(deps.store);
-  await deps.store.ensureIndexes("evaluation_results", [{ keys: { runId: 1 } }]);
   const collections = reviewCollections(deps.store);
   const queues = createQueues({ collections, access: deps.access, now: deps.now });
   const leaseMs = deps.options?.leaseMs ?? DEFAULT_LEASE_MS;
@@ -58,10 +53,7 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
     bus: deps.bus,
     logger: deps.logger,
     collections,
-    results: deps.store.collection<ResultDoc>("evaluation_results"),
     items,
-    labelVersion: deps.labelVersion,
-    settleMs: deps.options?.autoAddSettleMs,
   });
   return {
     register: (router: ConnectRouter) => registerReviewRpc(router, { queues, items }),

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { sampled } from "./auto-add.js";
 import { checkAutoAdd, checkScoreConfigs, checkScores } from "./scores.js";
 
 const config = (over: Partial<Parameters<typeof checkScoreConfigs>[0][number]>) => ({
@@ -94,18 +93,5 @@ describe("a review's scores", () => {
     expect(checkScores(configs, [{ name: "correct", value: "yes" }], "").issues).toEqual([
       { field: "scores.correct", issue: "must be true or false" },
     ]);
-  });
-});
-
-describe("the auto-add sample", () => {
-  it("answers the same for the same queue and run, and takes about the rate", () => {
-    const runs = Array.from({ length: 2_000 }, (_, i) => `run_${i}`);
-    const taken = runs.filter((r) => sampled("anq_1", r, 0.25));
-    expect(taken.length).toBeGreaterThan(400);
-    expect(taken.length).toBeLessThan(600);
-    expect(runs.filter((r) => sampled("anq_1", r, 0.25))).toEqual(taken);
-    expect(runs.filter((r) => sampled("anq_2", r, 0.25))).not.toEqual(taken);
-    expect(runs.every((r) => sampled("anq_1", r, 1))).toBe(true);
-    expect(runs.some((r) => sampled("anq_1", r, 0))).toBe(false);
   });
 });
