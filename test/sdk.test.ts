@@ -768,6 +768,14 @@ describe("traces (no SDK client yet; read through the documented routes)", () =>
     expect(one.status).toBe(200);
     expect(one.body.spans.map((span) => span.name)).toEqual(["chat"]);
   });
+
+  it("reads and changes the organization's trace retention", async () => {
+    const path = `/api/traces/settings?organizationId=${organizationId}`;
+    const before = await raw<{ retentionDays: number }>("GET", path, undefined, accessToken);
+    expect(before).toMatchObject({ status: 200, body: { retentionDays: 30 } });
+    const changed = await raw<{ retentionDays: number }>("PUT", path, { retentionDays: 7 }, accessToken);
+    expect(changed).toMatchObject({ status: 200, body: { organizationId, retentionDays: 7 } });
+  });
 });
 
 describe("the OpenAPI document against the live answers", () => {

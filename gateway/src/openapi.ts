@@ -45,6 +45,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
+import { TraceSettingsView } from "./routes/trace-settings-routes.js";
 import { GenerationView, SpanToolCallView, SpanView, TraceDetailView, TraceView } from "./routes/trace-views.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
@@ -135,6 +136,7 @@ const COMPONENTS: NamedSchema[] = [
   SpanView,
   TraceView,
   TraceDetailView,
+  TraceSettingsView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

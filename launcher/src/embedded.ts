@@ -2,7 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { createCatalogService, type ImportPeers } from "@kiln/catalog";
 import { createEvaluationService } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
-import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
+import { loadProvidersConfig, loadToolsConfig, type OtlpExportConfig, type ToolsConfig } from "@kiln/execution/config";
 import type { ProviderRegistryOptions, ProvidersConfig } from "@kiln/execution/providers";
 import { buildGateway } from "@kiln/gateway";
 import { createGatewayDeps } from "@kiln/gateway/deps";
@@ -27,6 +27,8 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
   runTraces?: boolean;
+  /** With runTraces: the run spans also go to this OTLP endpoint (loadTraceExportConfig). */
+  traceExport?: OtlpExportConfig;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
@@ -117,6 +119,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     tools,
     soleProcess: true,
     runTraces: options.runTraces,
+    traceExport: options.traceExport,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
+import { loadProvidersConfig, loadToolsConfig, loadTraceExportConfig } from "@kiln/execution/config";
 import { corsOriginsOf } from "@kiln/gateway/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
@@ -56,6 +56,7 @@ if (command === "embedded") {
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
     internalSecret: config.INTERNAL_AUTH_SECRET,
     runTraces: config.RUN_TRACES === "on",
+    traceExport: loadTraceExportConfig(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

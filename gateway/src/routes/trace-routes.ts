@@ -6,6 +6,7 @@ import { rpcOptions } from "../http/request.js";
 import { ListQuery } from "../schemas.js";
 import { OrganizationId, organizationOf } from "./catalog-requests.js";
 import { registerOtlpRoutes } from "./otlp-routes.js";
+import { registerTraceSettingsRoutes } from "./trace-settings-routes.js";
 import { TraceDetailView, TraceStatus, TraceView, traceDetailView, traceView } from "./trace-views.js";
 
 const op = operations({ tags: ["traces"], stability: "beta" });
@@ -17,6 +18,7 @@ const TraceId = Type.String({ pattern: "^[0-9a-f]{32}$", description: "32 lowerc
 export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { traces } = deps.clients;
   registerOtlpRoutes(app, deps);
+  registerTraceSettingsRoutes(app, deps);
 
   app.get(
     "/api/traces",

@@ -8,6 +8,11 @@ import {
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
+import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
+
+export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
+export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
+
 import type { CompatibleProviderConfig, ProvidersConfig } from "./providers/provider-registry.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
@@ -126,7 +131,12 @@ const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
   const config = parseEnv(ExecutionEnv, env);
-  return { ...config, providers: loadProvidersConfig(env), tools: loadToolsConfig(env) };
+  return {
+    ...config,
+    providers: loadProvidersConfig(env),
+    tools: loadToolsConfig(env),
+    traceExport: loadTraceExportConfig(env),
+  };
 }
 
 export type ExecutionConfig = ReturnType<typeof loadConfig>;

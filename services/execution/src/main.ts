@@ -13,5 +13,6 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     providers: config.providers,
     tools: config.tools,
     runTraces: config.RUN_TRACES === "on",
+    traceExport: config.traceExport,
   }),
 );

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { JsonValue } from "./otlp-values.js";
-import type { RunTraceContext } from "./run-trace-context.js";
+import { type RunTraceContext, stepSpanIdOf } from "./run-trace-context.js";
 import { storedSpan } from "./span-mapping.js";
 import type { SpanDoc } from "./trace-store.js";
 
@@ -48,7 +48,7 @@ const ROOT_NAMES: Record<RunDoc["kind"], (r: RunDoc) => string> = {
 };
 
 /** Every span of one run: the root under the caller's span, then steps, provider calls and tool calls. */
-export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatalog): SpanDoc[] {
+export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatalog, expiresAt?: Date): SpanDoc[] {
   const spans: SpanDoc[] = [];
   const add = (
     s: { spanId: string; parentSpanId: string; name: string; kind: string; start: number; end: number },
@@ -72,6 +72,7 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
           resourceAttributes: RESOURCE,
           events: [],
           scopeName: SCOPE,
+          ...(expiresAt && { expiresAt }),
         },
         models,
       ),
@@ -163,7 +164,8 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
   }
   let cursor = created;
   for (const step of steps) {
-    const id = spanId();
+    // An agent step's child run names this span as its parent (agent-steps.ts).
+    const id = step.stepId ? stepSpanIdOf(trace, step.stepId) : spanId();
     const end = cursor + (step.latencyMs ?? 0);
     add(
       {

@@ -23,6 +23,8 @@ export interface SpanDoc {
   generation: GenerationDoc | null;
   /** Set when the span executes a tool (absent on spans stored before tool calls were mapped). */
   toolCall?: ToolCallDoc | null;
+  /** When the sweep (and MongoDB's TTL) deletes it: the organization's retention at ingestion (trace-retention.ts). */
+  expiresAt?: Date;
 }
 
 /** A trace's summary, rebuilt from its spans at every ingestion that touches it. */
@@ -41,6 +43,8 @@ export interface TraceDoc {
   inputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
+  /** The latest of its spans' `expiresAt`. */
+  expiresAt?: Date;
 }
 
 export interface TraceCollections {

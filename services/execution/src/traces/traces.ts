@@ -12,6 +12,7 @@ import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { spansOf } from "./span-mapping.js";
+import type { TraceRetention } from "./trace-retention.js";
 import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
 
 export const TRACE_SCOPES = { read: "traces:read", write: "traces:write" } as const;
@@ -27,6 +28,12 @@ export interface TraceFilter {
 
 const sum = (values: (number | null)[]): number | null =>
   values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
+
+/** A summary expires with its last span (spans stored before retention have no `expiresAt`). */
+function expiresAtOf(spans: SpanDoc[]): { expiresAt?: Date } {
+  const times = spans.flatMap((s) => (s.expiresAt ? [s.expiresAt.getTime()] : []));
+  return times.length > 0 ? { expiresAt: new Date(Math.max(...times)) } : {};
+}
 
 /** The summary of a trace from all its spans (`spans` ordered by start time). */
 export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
@@ -49,6 +56,7 @@ export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
     outputTokens: sum(generations.map((g) => g.outputTokens)),
     // Unknown as soon as one generation is unpriced: a partial sum would read as the whole cost.
     costUsd: costs.length > 0 && costs.every((c) => c !== null) ? sum(costs) : null,
+    ...expiresAtOf(spans),
   };
 }
 
@@ -74,6 +82,7 @@ export function createTraces(deps: {
   collections: TraceCollections;
   identityAuth: IdentityAuth;
   models: ModelCatalog;
+  retention: TraceRetention;
 }) {
   const { spans, traces } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
@@ -87,7 +96,12 @@ export function createTraces(deps: {
     async ingest(principal: Principal, organizationId: string, resourceSpans: readonly ResourceSpans[]) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
-      await storeSpanDocs(deps.collections, organizationId, docs);
+      const expiresAt = await deps.retention.expiresAt(organizationId);
+      await storeSpanDocs(
+        deps.collections,
+        organizationId,
+        docs.map((d) => ({ ...d, expiresAt })),
+      );
       return { rejected, reason };
     },
 
