@@ -41,7 +41,13 @@ export function createRunner(deps: RunnerDeps) {
     /** A prompt run whose model output streams to `stream` (the same run as runPrompt otherwise). */
     async streamPrompt(req: PromptRunRequest, ctx: CallContext, stream: NonNullable<PromptRunInput["stream"]>) {
       const run = await resolvePromptRun(deps, req, ctx);
-      return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal, stream });
+      return storePromptRun(stored, {
+        organizationId: req.organizationId,
+        ...run,
+        signal: ctx.signal,
+        stream,
+        trace: ctx.trace,
+      });
     },
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {

@@ -134,7 +134,7 @@ export function createOtlpExporter(options: OtlpExporterOptions) {
   }
 
   function drainLoop(): void {
-    if (sending) return;
+    if (sending || queue.length === 0) return;
     sending = (async () => {
       while (queue.length > 0) {
         const batch = queue.slice(0, maxBatch);
@@ -142,8 +142,9 @@ export function createOtlpExporter(options: OtlpExporterOptions) {
         if (await post(batch)) counts.sent += batch.length;
         else counts.failed += batch.length;
       }
+    })().finally(() => {
       sending = null;
-    })();
+    });
   }
 
   return {
@@ -157,7 +158,11 @@ export function createOtlpExporter(options: OtlpExporterOptions) {
       if (room > 0) queue.push(...spans.slice(0, room));
       drainLoop();
     },
-    /** Closing: resolves once the queue is empty (sent, or given up on after one more attempt each). */
+    /** Resolves once the queue is empty (sent, or given up on). */
+    async flush(): Promise<void> {
+      while (sending) await sending;
+    },
+    /** Closing: resolves once the queue is empty, each batch tried once more at most. */
     async drain(): Promise<void> {
       closing = true;
       while (sending) await sending;

@@ -23,6 +23,9 @@ interface Call {
   error?: { code: string; message: string } | null;
   stepId?: string;
   type?: string;
+  /** An agent step's child run: its spans are in the same trace, under the step's span. */
+  runId?: string;
+  reused?: boolean;
 }
 interface ToolCall {
   toolKey: string;
@@ -100,11 +103,16 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
       }),
       c.error,
     );
-    for (const t of c.toolCalls ?? []) {
+    tools(c.toolCalls ?? [], id, start);
+  };
+
+  /** Tool calls under their provider call (or their agent step), from start. */
+  const tools = (calls: ToolCall[], parentSpanId: string, start: number) => {
+    for (const t of calls) {
       add(
         {
           spanId: spanId(),
-          parentSpanId: id,
+          parentSpanId,
           name: `execute_tool ${t.toolKey}`,
           kind: "internal",
           start,
@@ -176,10 +184,18 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
         start: cursor,
         end,
       },
-      defined({ "kiln.step.id": step.stepId, "kiln.step.type": step.type }),
+      defined({
+        "kiln.step.id": step.stepId,
+        "kiln.step.type": step.type,
+        "kiln.step.run_id": step.runId,
+        "kiln.step.reused": step.reused || undefined,
+      }),
       step.error,
     );
-    if (step.model) call(step, id, cursor);
+    // A child run's calls are its own spans (agent-steps.ts); a reused step called nothing.
+    const ownCalls = !step.runId && !step.reused;
+    if (ownCalls && step.model) call(step, id, cursor);
+    else if (ownCalls) tools(step.toolCalls ?? [], id, cursor);
     cursor = end;
   }
   return spans;

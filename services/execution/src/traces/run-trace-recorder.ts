@@ -59,8 +59,8 @@ export function createRunTraceRecorder(deps: {
     const own = batch.filter(ownTrace);
     try {
       const spans = own.map(spansOf);
-      deps.exporter?.enqueue(spans.flat());
       if (spans.length > 0) {
+        deps.exporter?.enqueue(spans.flat());
         await deps.collections.spans.insertMany(spans.flat());
         await deps.collections.traces.insertMany(spans.map((s) => ({ _id: newId("trc"), ...summaryOf(s) })));
       }
