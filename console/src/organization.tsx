@@ -3,6 +3,7 @@ import { useCallback, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
 import { formatDay } from "./run-format.js";
+import { TraceRetention } from "./trace-retention.js";
 import { DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
 
 type Role = Membership["role"];
@@ -86,7 +87,7 @@ interface OrganizationView {
   membership: Membership | null;
 }
 
-/** The organization's name, its protected labels and its plan (GET and PATCH /api/organizations/:id). */
+/** The organization's protected labels, its trace retention and its plan (GET and PATCH /api/organizations/:id). */
 export function OrganizationSettings({ session }: { session: Session }) {
   const [loadError, setLoadError] = useState<ShownError | null>(null);
   const path = `/api/organizations/${session.organizationId}`;
@@ -101,6 +102,10 @@ export function OrganizationSettings({ session }: { session: Session }) {
           path={path}
           labels={view.organization.settings.protectedLabels}
           onSaved={(organization) => setValue({ ...view, organization })}
+        />
+        <TraceRetention
+          session={session}
+          canChange={view.membership?.role === "owner" || view.membership?.role === "admin"}
         />
         <section className="card" aria-labelledby="plan">
           <h2 id="plan">Plan</h2>
