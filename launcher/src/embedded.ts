@@ -29,6 +29,8 @@ export interface EmbeddedOptions {
   runTraces?: boolean;
   /** With runTraces: the run spans also go to this OTLP endpoint (loadTraceExportConfig). */
   traceExport?: OtlpExportConfig;
+  /** TRACE_INGEST_SHARE: the share of the process's time OTLP ingestion may hold; default 0.1. */
+  traceIngestShare?: number;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
@@ -120,6 +122,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     soleProcess: true,
     runTraces: options.runTraces,
     traceExport: options.traceExport,
+    traceIngestShare: options.traceIngestShare,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

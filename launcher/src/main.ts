@@ -57,6 +57,7 @@ if (command === "embedded") {
     internalSecret: config.INTERNAL_AUTH_SECRET,
     runTraces: config.RUN_TRACES === "on",
     traceExport: loadTraceExportConfig(),
+    traceIngestShare: config.TRACE_INGEST_SHARE,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

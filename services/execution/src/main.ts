@@ -14,5 +14,6 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     tools: config.tools,
     runTraces: config.RUN_TRACES === "on",
     traceExport: config.traceExport,
+    traceIngestShare: config.TRACE_INGEST_SHARE,
   }),
 );

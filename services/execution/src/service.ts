@@ -55,6 +55,8 @@ export interface ExecutionServiceDeps {
   runTraces?: boolean;
   /** With runTraces: the run spans are also sent to this OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_*). */
   traceExport?: OtlpExportConfig;
+  /** The share of this process's time OTLP ingestion may hold (TRACE_INGEST_SHARE, default 0.1). */
+  traceIngestShare?: number;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -119,6 +121,7 @@ export async function createExecutionService(
     identityAuth: deps.identityAuth,
     models: models.catalog,
     retention,
+    ingestShare: deps.traceIngestShare,
   });
   const service = defineService({
     name: "execution",

@@ -11,7 +11,7 @@ import { runSpans } from "./run-spans.js";
 import { type RunTraceContext, runTraceContextOf } from "./run-trace-context.js";
 import type { TraceRetention } from "./trace-retention.js";
 import type { SpanDoc, TraceCollections } from "./trace-store.js";
-import { storeSpanDocs, summaryOf } from "./traces.js";
+import { storeSpanDocs, summaryOf } from "./trace-writes.js";
 
 /** Runs waiting beyond this are dropped (and logged): a store that cannot keep up never grows memory without bound. */
 const MAX_PENDING = 10_000;

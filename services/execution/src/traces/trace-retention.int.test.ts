@@ -22,7 +22,7 @@ import {
   type TraceSettingsDoc,
 } from "./trace-retention.js";
 import { ensureTraceIndexes, type SpanDoc, traceCollections } from "./trace-store.js";
-import { storeSpanDocs } from "./traces.js";
+import { storeSpanDocs } from "./trace-writes.js";
 
 const DAY = 86_400_000;
 const logger = createLogger({ name: "test", level: "silent" });
