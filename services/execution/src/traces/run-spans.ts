@@ -9,6 +9,7 @@ import type { RunDoc } from "../store/run-store.js";
 import type { JsonValue } from "./otlp-values.js";
 import { type RunTraceContext, stepSpanIdOf } from "./run-trace-context.js";
 import { storedSpan } from "./span-mapping.js";
+import { expiryOf } from "./trace-retention.js";
 import type { SpanDoc } from "./trace-store.js";
 
 type Attributes = Record<string, JsonValue>;
@@ -75,7 +76,7 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
           resourceAttributes: RESOURCE,
           events: [],
           scopeName: SCOPE,
-          ...(expiresAt && { expiresAt }),
+          ...(expiresAt && expiryOf(expiresAt)),
         },
         models,
       ),

@@ -18,6 +18,7 @@ import { createRunTraceRecorder } from "./run-trace-recorder.js";
 import {
   createTraceRetention,
   ensureRetentionIndexes,
+  expiryOf,
   sweepExpiredTraces,
   type TraceSettingsDoc,
 } from "./trace-retention.js";
@@ -59,7 +60,7 @@ const span = (organizationId: string, traceId: string, i: number, expiresAt: Dat
   scopeName: "test",
   sessionId: "",
   generation: null,
-  expiresAt,
+  ...expiryOf(expiresAt),
 });
 
 describe.each(STORES)("trace retention ($name)", ({ open }) => {
@@ -118,11 +119,11 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
     expect(before.spans).toBeGreaterThan(1_205);
 
     // Nothing has expired yet.
-    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + DAY))).toBe(0);
-    const swept = await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY));
+    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + DAY), 5)).toBe(0);
+    const swept = await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY), 5);
     expect(swept).toBe(before.spans + before.traces);
     expect(await countOf(orgShort)).toEqual({ spans: 0, traces: 0 });
     expect(await countOf(orgLong)).toEqual({ spans: 1, traces: 1 });
-    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY))).toBe(0);
+    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY), 5)).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, permissionDenied } from "@kiln/kit/errors";
 import type { Logger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
-import type { Collection, Store } from "@kiln/kit/store";
+import type { Collection, Filter, Store } from "@kiln/kit/store";
 import { type Sweeper, startSweeper } from "@kiln/kit/sweeper";
 import type { TraceCollections } from "./trace-store.js";
 
@@ -18,6 +18,16 @@ const DAY_MS = 86_400_000;
 export const RETENTION_CACHE_MS = 60_000;
 /** Expired documents deleted per statement: a large backlog never holds the store (SQLite: the process) long. */
 const SWEEP_BATCH = 1_000;
+/**
+ * How far back the first sweep of a process looks: the longest retention and a day (what expired
+ * before that was swept by an earlier process, or by MongoDB's TTL).
+ */
+const FIRST_SWEEP_DAYS = RETENTION_DAYS.max + 1;
+
+const dayOf = (t: Date | number) => new Date(t).toISOString().slice(0, 10);
+
+/** The expiry fields of a stored span or summary: the date, and its day, which the sweep reads by. */
+export const expiryOf = (expiresAt: Date) => ({ expiresAt, expiresDay: dayOf(expiresAt) });
 
 export interface TraceSettingsDoc {
   /** The organization's id: one settings document per organization. */
@@ -34,29 +44,42 @@ export interface TraceSettings {
 
 const settingsCollection = (store: Store): Collection<TraceSettingsDoc> => store.collection("trace_settings");
 
-/** The `expiresAt` indexes the sweep reads by; TTL indexes on MongoDB (deleted at `expiresAt`). */
+/**
+ * The `expiresDay` indexes the sweep reads by (an equality: every store's index serves it, where
+ * the embedded store would scan for a range), and TTL indexes on `expiresAt` for MongoDB.
+ */
 export async function ensureRetentionIndexes(store: Store): Promise<void> {
   for (const name of ["trace_spans", "traces"])
-    await store.ensureIndexes(name, [{ keys: { expiresAt: 1 }, expireAfterSeconds: 0 }]);
+    await store.ensureIndexes(name, [{ keys: { expiresDay: 1 } }, { keys: { expiresAt: 1 }, expireAfterSeconds: 0 }]);
 }
 
-async function sweepCollection(collection: Collection<{ _id: string }>, now: Date): Promise<number> {
+async function sweepWhere(collection: Collection<{ _id: string }>, filter: Filter): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const batch = await collection.find(
-      { expiresAt: { $lte: now } },
-      { projection: { _id: 1 }, limit: SWEEP_BATCH, sort: { expiresAt: 1 } },
-    );
+    const batch = await collection.find(filter, { projection: { _id: 1 }, limit: SWEEP_BATCH });
     if (batch.length === 0) return deleted;
     deleted += (await collection.deleteMany({ _id: { $in: batch.map((d) => d._id) } })).deletedCount;
     if (batch.length < SWEEP_BATCH) return deleted;
   }
 }
 
-/** Deletes the spans and trace summaries whose `expiresAt` has passed, in batches; resolves to how many went. */
-export async function sweepExpiredTraces(collections: TraceCollections, now = new Date()): Promise<number> {
-  const spans = await sweepCollection(collections.spans as unknown as Collection<{ _id: string }>, now);
-  return spans + (await sweepCollection(collections.traces as unknown as Collection<{ _id: string }>, now));
+/**
+ * Deletes the spans, then the trace summaries, whose `expiresAt` has passed, in batches: the
+ * whole days among the `days` before `now`'s, then what expired earlier today. Resolves to how
+ * many documents went.
+ */
+export async function sweepExpiredTraces(
+  collections: TraceCollections,
+  now = new Date(),
+  days = FIRST_SWEEP_DAYS,
+): Promise<number> {
+  let deleted = 0;
+  for (const c of [collections.spans, collections.traces] as unknown as Collection<{ _id: string }>[]) {
+    for (let back = days; back >= 1; back--)
+      deleted += await sweepWhere(c, { expiresDay: dayOf(now.getTime() - back * DAY_MS) });
+    deleted += await sweepWhere(c, { expiresDay: dayOf(now), expiresAt: { $lte: now } });
+  }
+  return deleted;
 }
 
 /** The indexes, then a sweep shortly after start and every `intervalMs` (default hourly) until stop(). */
@@ -67,11 +90,19 @@ export async function startTraceSweeper(options: {
   intervalMs?: number;
 }): Promise<Sweeper> {
   await ensureRetentionIndexes(options.store);
+  // The first sweep looks back past the longest retention; the next ones from the last that ended.
+  let sweptAt: number | undefined;
   return startSweeper({
     logger: options.logger,
     what: "traces",
     intervalMs: options.intervalMs,
-    sweep: () => sweepExpiredTraces(options.collections),
+    sweep: async () => {
+      const now = new Date();
+      const days = sweptAt === undefined ? FIRST_SWEEP_DAYS : Math.ceil((now.getTime() - sweptAt) / DAY_MS) + 1;
+      const deleted = await sweepExpiredTraces(options.collections, now, Math.min(days, FIRST_SWEEP_DAYS));
+      sweptAt = now.getTime();
+      return deleted;
+    },
   });
 }
 

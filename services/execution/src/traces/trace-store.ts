@@ -25,6 +25,8 @@ export interface SpanDoc {
   toolCall?: ToolCallDoc | null;
   /** When the sweep (and MongoDB's TTL) deletes it: the organization's retention at ingestion (trace-retention.ts). */
   expiresAt?: Date;
+  /** `expiresAt`'s UTC day (YYYY-MM-DD): what the sweep finds expired documents by, in every store. */
+  expiresDay?: string;
 }
 
 /** A trace's summary, rebuilt from its spans at every ingestion that touches it. */
@@ -43,8 +45,9 @@ export interface TraceDoc {
   inputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
-  /** The latest of its spans' `expiresAt`. */
+  /** The latest of its spans' `expiresAt`, and its day. */
   expiresAt?: Date;
+  expiresDay?: string;
 }
 
 export interface TraceCollections {

@@ -5,15 +5,16 @@
  */
 import { newId } from "@kiln/kit/ids";
 import { isDuplicateKeyError } from "@kiln/kit/store";
+import { expiryOf } from "./trace-retention.js";
 import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
 
 const sum = (values: (number | null)[]): number | null =>
   values.some((v) => v !== null) ? values.reduce<number>((a, v) => a + (v ?? 0), 0) : null;
 
 /** A summary expires with its last span (spans stored before retention have no `expiresAt`). */
-function expiresAtOf(spans: SpanDoc[]): { expiresAt?: Date } {
+function expiresAtOf(spans: SpanDoc[]): { expiresAt?: Date; expiresDay?: string } {
   const times = spans.flatMap((s) => (s.expiresAt ? [s.expiresAt.getTime()] : []));
-  return times.length > 0 ? { expiresAt: new Date(Math.max(...times)) } : {};
+  return times.length > 0 ? expiryOf(new Date(Math.max(...times))) : {};
 }
 
 /** The summary of a trace from all its spans (`spans` ordered by start time). */

@@ -12,7 +12,7 @@ import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { createIngestLimiter } from "./ingest-limiter.js";
 import { spansOf } from "./span-mapping.js";
-import type { TraceRetention } from "./trace-retention.js";
+import { expiryOf, type TraceRetention } from "./trace-retention.js";
 import type { TraceCollections } from "./trace-store.js";
 import { storeSpanDocs } from "./trace-writes.js";
 
@@ -57,7 +57,7 @@ export function createTraces(deps: {
         await storeSpanDocs(
           deps.collections,
           organizationId,
-          docs.map((d) => ({ ...d, expiresAt })),
+          docs.map((d) => ({ ...d, ...expiryOf(expiresAt) })),
         );
         return { rejected, reason };
       });
