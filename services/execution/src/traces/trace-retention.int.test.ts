@@ -19,6 +19,7 @@ import {
   createTraceRetention,
   ensureRetentionIndexes,
   expiryOf,
+  startTraceSweeper,
   sweepExpiredTraces,
   type TraceSettingsDoc,
 } from "./trace-retention.js";
@@ -125,5 +126,25 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
     expect(await countOf(orgShort)).toEqual({ spans: 0, traces: 0 });
     expect(await countOf(orgLong)).toEqual({ spans: 1, traces: 1 });
     expect(await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY), 5)).toBe(0);
+  });
+
+  it("sweeps from the day before the last sweep kept in the store, and keeps the new time", async () => {
+    const collections = traceCollections(store);
+    const now = Date.now();
+    const sweeps = store.collection<{ _id: string; sweptAt: Date }>("trace_sweeps");
+    await sweeps.insertOne({ _id: "traces", sweptAt: new Date(now - 2 * DAY) });
+    const orgSweeper = `org_sweeper_${Date.now()}`;
+    await collections.spans.insertMany([
+      span(orgSweeper, "c".repeat(32), 1, new Date(now - DAY)),
+      span(orgSweeper, "c".repeat(32), 2, new Date(now + 10 * DAY)),
+    ]);
+    const sweeper = await startTraceSweeper({ store, collections, logger, intervalMs: 3_600_000 });
+    try {
+      expect(await sweeper.runOnce()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await sweeper.stop();
+    }
+    expect((await collections.spans.find({ organizationId: orgSweeper })).map((s) => s.name)).toEqual(["span 2"]);
+    expect((await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime()).toBeGreaterThanOrEqual(now);
   });
 });

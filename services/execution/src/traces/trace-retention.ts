@@ -90,17 +90,19 @@ export async function startTraceSweeper(options: {
   intervalMs?: number;
 }): Promise<Sweeper> {
   await ensureRetentionIndexes(options.store);
-  // The first sweep looks back past the longest retention; the next ones from the last that ended.
-  let sweptAt: number | undefined;
+  // Each sweep looks back to the day before the last one that ended (kept in the store, so a
+  // restart does not look back over the longest retention again); the very first, that far.
+  const sweeps = options.store.collection<{ _id: string; sweptAt: Date }>("trace_sweeps");
   return startSweeper({
     logger: options.logger,
     what: "traces",
     intervalMs: options.intervalMs,
     sweep: async () => {
       const now = new Date();
-      const days = sweptAt === undefined ? FIRST_SWEEP_DAYS : Math.ceil((now.getTime() - sweptAt) / DAY_MS) + 1;
+      const last = (await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime();
+      const days = last === undefined ? FIRST_SWEEP_DAYS : Math.ceil((now.getTime() - last) / DAY_MS) + 1;
       const deleted = await sweepExpiredTraces(options.collections, now, Math.min(days, FIRST_SWEEP_DAYS));
-      sweptAt = now.getTime();
+      await sweeps.updateOne({ _id: "traces" }, { $set: { sweptAt: now } }, { upsert: true });
       return deleted;
     },
   });
