@@ -3,7 +3,7 @@
  * chromium: every nav group walked at 390 px through the menu with axe, the current page marked;
  * adding a member with a role; inviting by a copied link that another browser opens to sign up
  * and land in the organization; changing a role (asked before lowering it), the last owner kept,
- * removing a member; protecting a label; an API key with scopes chosen from the list,
+ * removing a member; protecting a label; the trace retention; an API key with scopes chosen from the list,
  * copied with its button, then revoked. Screens are checked with axe at 1366 px and 390 px and
  * photographed into test-artifacts/console/.
  */
@@ -274,6 +274,31 @@ describe("the console's organization pages", () => {
     await page.getByRole("button", { name: "Unprotect release-candidate" }).click();
     await page.getByRole("status").getByText('"release-candidate" is no longer protected.').waitFor();
     expect(await protectedNow()).toEqual(before);
+  }, 60_000);
+
+  it("keeps traces fewer days, refusing a value out of bounds on the field", async () => {
+    const { page, base } = c;
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("heading", { name: "Trace retention" }).waitFor();
+    const { organizationId } = await consoleSdk(page, base);
+    const retention = async () => {
+      const r = await fetch(`${base}/api/traces/settings?organizationId=${organizationId}`, {
+        headers: { authorization: `Bearer ${(await page.context().cookies(`${base}/api`))[0]?.value}` },
+      });
+      return ((await r.json()) as { retentionDays: number }).retentionDays;
+    };
+    await page.getByText("Traces are kept 30 days (1 to 400).").waitFor();
+    const days = page.getByLabel("Keep traces (days)");
+    await days.fill("500");
+    await page.getByRole("button", { name: "Save retention" }).click();
+    await page.locator('input[aria-invalid="true"]').waitFor();
+    expect(await retention()).toBe(30);
+    await days.fill("14");
+    await page.getByRole("button", { name: "Save retention" }).click();
+    await page.getByRole("status").getByText("Traces stored from now on are kept 14 days.").waitFor();
+    await page.getByText("Traces are kept 14 days (1 to 400).").waitFor();
+    expect(await retention()).toBe(14);
+    expect(await axeViolations()).toEqual([]);
   }, 60_000);
 
   it("creates an API key with scopes from the list, copies it, and revokes it", async () => {

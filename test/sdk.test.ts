@@ -959,6 +959,14 @@ describe("annotation queues", () => {
     expect((await user.annotationQueues.delete(queue.id)).id).toBe(queue.id);
     expect(await failureOf(user.annotationQueues.get(queue.id))).toMatchObject({ status: 404, code: "not_found" });
   });
+
+  it("reads and changes the organization's trace retention", async () => {
+    const path = `/api/traces/settings?organizationId=${organizationId}`;
+    const before = await raw<{ retentionDays: number }>("GET", path, undefined, accessToken);
+    expect(before).toMatchObject({ status: 200, body: { retentionDays: 30 } });
+    const changed = await raw<{ retentionDays: number }>("PUT", path, { retentionDays: 7 }, accessToken);
+    expect(changed).toMatchObject({ status: 200, body: { organizationId, retentionDays: 7 } });
+  });
 });
 
 describe("the OpenAPI document against the live answers", () => {

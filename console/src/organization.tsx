@@ -2,6 +2,7 @@ import type { Membership, Organization } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
+import { TraceRetention } from "./trace-retention.js";
 import { ErrorBox, Field, Pending } from "./ui.js";
 
 interface OrganizationView {
@@ -9,7 +10,7 @@ interface OrganizationView {
   membership: Membership | null;
 }
 
-/** The organization's name, its protected labels and its plan (GET and PATCH /api/organizations/:id). */
+/** The organization's protected labels, its trace retention and its plan (GET and PATCH /api/organizations/:id). */
 export function OrganizationSettings({ session }: { session: Session }) {
   const [loadError, setLoadError] = useState<ShownError | null>(null);
   const path = `/api/organizations/${session.organizationId}`;
@@ -24,6 +25,10 @@ export function OrganizationSettings({ session }: { session: Session }) {
           path={path}
           labels={view.organization.settings.protectedLabels}
           onSaved={(organization) => setValue({ ...view, organization })}
+        />
+        <TraceRetention
+          session={session}
+          canChange={view.membership?.role === "owner" || view.membership?.role === "admin"}
         />
         <section className="card" aria-labelledby="plan">
           <h2 id="plan">Plan</h2>

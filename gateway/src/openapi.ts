@@ -62,6 +62,7 @@ import {
   UsageView,
 } from "./routes/run-views.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
+import { TraceSettingsView } from "./routes/trace-settings-routes.js";
 import {
   GenerationView,
   SessionDetailView,
@@ -181,6 +182,7 @@ const COMPONENTS: NamedSchema[] = [
   QueueItemView,
   QueueItemWithContentView,
   ClaimView,
+  TraceSettingsView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

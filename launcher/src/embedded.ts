@@ -2,7 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { createCatalogService, type ImportPeers } from "@kiln/catalog";
 import { createEvaluationService, type ReviewOptions } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
-import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
+import { loadProvidersConfig, loadToolsConfig, type OtlpExportConfig, type ToolsConfig } from "@kiln/execution/config";
 import type { ProviderRegistryOptions, ProvidersConfig } from "@kiln/execution/providers";
 import { buildGateway } from "@kiln/gateway";
 import { createGatewayDeps } from "@kiln/gateway/deps";
@@ -28,6 +28,10 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
   runTraces?: boolean;
+  /** With runTraces: the run spans also go to this OTLP endpoint (loadTraceExportConfig). */
+  traceExport?: OtlpExportConfig;
+  /** TRACE_INGEST_SHARE: the share of the process's time OTLP ingestion may hold; default 0.1. */
+  traceIngestShare?: number;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
@@ -122,6 +126,8 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     tools,
     soleProcess: true,
     runTraces: options.runTraces,
+    traceExport: options.traceExport,
+    traceIngestShare: options.traceIngestShare,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reviewOptionsOf } from "@kiln/evaluation/config";
-import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
+import { loadProvidersConfig, loadToolsConfig, loadTraceExportConfig } from "@kiln/execution/config";
 import { corsOriginsOf } from "@kiln/gateway/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
@@ -59,6 +59,8 @@ if (command === "embedded") {
     internalSecret: config.INTERNAL_AUTH_SECRET,
     runTraces: config.RUN_TRACES === "on",
     onlineScoreRetentionMs: config.ONLINE_SCORE_RETENTION_DAYS * 24 * 3_600_000,
+    traceExport: loadTraceExportConfig(),
+    traceIngestShare: config.TRACE_INGEST_SHARE,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

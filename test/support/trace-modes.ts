@@ -1,4 +1,6 @@
 /** Shared by the trace tests: the two run modes, an in-memory OTel tracer, and sending spans with the SDK's exporters. */
+
+import { loadTraceExportConfig } from "@kiln/execution/config";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -7,22 +9,33 @@ import { inject } from "vitest";
 import { startDistributed } from "./distributed.js";
 import { startEmbedded } from "./embedded.js";
 
+export interface TraceModeOptions {
+  runTraces?: boolean;
+  env?: Record<string, string>;
+}
+
 export const TRACE_MODES = [
   {
     name: "embedded",
-    /** `runTraces`: Kiln's own runs recorded as traces (RUN_TRACES=on; off by default). */
-    async start(options: { runTraces?: boolean } = {}) {
-      const { kiln, baseUrl } = await startEmbedded({ runTraces: options.runTraces });
+    /**
+     * `runTraces`: Kiln's own runs recorded as traces (RUN_TRACES=on; off by default); `env`: the
+     * OTEL_EXPORTER_OTLP_* variables of the span export, read by the launcher's loader.
+     */
+    async start(options: TraceModeOptions = {}) {
+      const { kiln, baseUrl } = await startEmbedded({
+        runTraces: options.runTraces,
+        traceExport: loadTraceExportConfig(options.env ?? {}),
+      });
       return { baseUrl, stop: () => kiln.close() };
     },
   },
   {
     name: "distributed",
-    async start(options: { runTraces?: boolean } = {}) {
+    async start(options: TraceModeOptions = {}) {
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        env: options.runTraces ? { RUN_TRACES: "on" } : {},
+        env: { ...(options.runTraces ? { RUN_TRACES: "on" } : {}), ...options.env },
       });
       return { baseUrl: kiln.gatewayUrl, stop: () => kiln.stop() };
     },

@@ -140,6 +140,8 @@ export function openEventStream(request: FastifyRequest, reply: FastifyReply): S
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     "x-request-id": request.id,
+    // The run's W3C trace context, known from the execution service's headers before the first event.
+    ...(request.runTraceparent && { traceparent: request.runTraceparent }),
   });
   reply.raw.flushHeaders();
   return reply.raw;

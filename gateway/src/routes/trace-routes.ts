@@ -7,6 +7,7 @@ import { rpcOptions } from "../http/request.js";
 import { ListQuery } from "../schemas.js";
 import { OrganizationId, organizationOf } from "./catalog-requests.js";
 import { registerOtlpRoutes } from "./otlp-routes.js";
+import { registerTraceSettingsRoutes } from "./trace-settings-routes.js";
 import {
   SessionDetailView,
   SessionView,
@@ -40,6 +41,7 @@ function costFilterOf(field: string, value: string | undefined): number | undefi
 export function registerTraceRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { traces } = deps.clients;
   registerOtlpRoutes(app, deps);
+  registerTraceSettingsRoutes(app, deps);
 
   app.get(
     "/api/traces",

@@ -8,6 +8,11 @@ import {
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
+import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
+
+export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
+export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
+
 import type { CompatibleProviderConfig, ProvidersConfig } from "./providers/provider-registry.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
@@ -70,6 +75,8 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
  */
 export const RunTracesEnv = {
   RUN_TRACES: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
+  /** The share of the execution process's time OTLP ingestion may hold (docs/observability.md "Scale"). */
+  TRACE_INGEST_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.1 }),
 };
 
 export const ExecutionEnv = Type.Object({
@@ -126,7 +133,12 @@ const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
   const config = parseEnv(ExecutionEnv, env);
-  return { ...config, providers: loadProvidersConfig(env), tools: loadToolsConfig(env) };
+  return {
+    ...config,
+    providers: loadProvidersConfig(env),
+    tools: loadToolsConfig(env),
+    traceExport: loadTraceExportConfig(env),
+  };
 }
 
 export type ExecutionConfig = ReturnType<typeof loadConfig>;

@@ -13,5 +13,7 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     providers: config.providers,
     tools: config.tools,
     runTraces: config.RUN_TRACES === "on",
+    traceExport: config.traceExport,
+    traceIngestShare: config.TRACE_INGEST_SHARE,
   }),
 );

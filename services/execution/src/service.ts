@@ -24,8 +24,10 @@ import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
+import { createOtlpExporter, type OtlpExportConfig } from "./traces/otlp-exporter.js";
 import { createRunTraceRecorder } from "./traces/run-trace-recorder.js";
 import { TRACE_EVENTS_STREAM, traceEventOutbox } from "./traces/trace-events.js";
+import { createTraceRetention, startTraceSweeper } from "./traces/trace-retention.js";
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
@@ -52,6 +54,10 @@ export interface ExecutionServiceDeps {
   soleProcess?: boolean;
   /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
   runTraces?: boolean;
+  /** With runTraces: the run spans are also sent to this OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_*). */
+  traceExport?: OtlpExportConfig;
+  /** The share of this process's time OTLP ingestion may hold (TRACE_INGEST_SHARE, default 0.1). */
+  traceIngestShare?: number;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -81,9 +87,18 @@ export async function createExecutionService(
   outbox.start(deps.outboxIntervalMs);
   const generation = createGeneration(deps.bus, deps.logger);
   const traceStore = traceCollections(deps.store);
+  // Expired spans and traces go (docs/observability.md "Retention").
+  const traceSweeper = await startTraceSweeper({ store: deps.store, collections: traceStore, logger: deps.logger });
+  const retention = createTraceRetention({ store: deps.store, identityAuth: deps.identityAuth });
   // Only with RUN_TRACES=on: nothing is recorded (or drained on close) otherwise.
   const runTraces = deps.runTraces
-    ? createRunTraceRecorder({ collections: traceStore, models: models.catalog, logger: deps.logger })
+    ? createRunTraceRecorder({
+        collections: traceStore,
+        models: models.catalog,
+        logger: deps.logger,
+        retention,
+        exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
+      })
     : undefined;
   const runnerDeps = {
     runs,
@@ -110,6 +125,8 @@ export async function createExecutionService(
     identityAuth: deps.identityAuth,
     models: models.catalog,
     events: traceEvents,
+    retention,
+    ingestShare: deps.traceIngestShare,
   });
   const service = defineService({
     name: "execution",
@@ -117,7 +134,7 @@ export async function createExecutionService(
     register: (router) => {
       registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps));
       // The trace service lives in this process (docs/observability.md).
-      registerTraceRpc(router, traces);
+      registerTraceRpc(router, traces, retention);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -136,6 +153,7 @@ export async function createExecutionService(
       await traceEvents.stop();
       await runTraces?.drain();
       await idempotencySweeper.stop();
+      await traceSweeper.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */
     settle: () => outbox.settled(),

@@ -16,7 +16,7 @@ import {
 } from "@kiln/proto/execution";
 import type { ModelDelta } from "../providers/provider.js";
 import type { Runner } from "../runs/runner.js";
-import { callContext, runSignalOf } from "./agent-rpc.js";
+import { runCallContext } from "./agent-rpc.js";
 import { runToProto } from "./run-proto.js";
 
 type Chunk = MessageInitShape<typeof StreamPromptRunResponseSchema>;
@@ -48,14 +48,11 @@ export async function* streamPromptRun(
   };
   let ended = false;
   const finished = runner
-    .streamPrompt(
-      run,
-      { ...callContext(ctx), signal: runSignalOf(ctx) },
-      {
-        onStart: (runId) => push({ chunk: { case: "runId", value: runId } }),
-        onDelta: (delta) => push(chunkOf(delta)),
-      },
-    )
+    // The trace context is answered in the stream's headers, sent before the first message.
+    .streamPrompt(run, runCallContext(ctx), {
+      onStart: (runId) => push({ chunk: { case: "runId", value: runId } }),
+      onDelta: (delta) => push(chunkOf(delta)),
+    })
     .then((run) => push({ chunk: { case: "run", value: runToProto(run) } }))
     .finally(() => {
       ended = true;

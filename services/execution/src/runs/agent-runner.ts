@@ -12,6 +12,7 @@ import { newId } from "@kiln/kit/ids";
 import type { JsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
 import type { RunDoc } from "../store/run-store.js";
+import type { RunTraceContext } from "../traces/run-trace-context.js";
 import { type AgentRunComparison, compareAgentRuns } from "./agent-compare.js";
 import { agentRunDocOf, stepRecordsOf, ZERO_USAGE } from "./agent-record.js";
 import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent-resolve.js";
@@ -101,9 +102,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       signal?: AbortSignal;
       parent?: { runId: string; stepId: string; reused: AgentStepRecord[] };
       label?: string;
+      /** The agent run's trace context: its steps' child runs are recorded in its trace. */
+      trace?: RunTraceContext;
     },
   ): Promise<RunDoc> {
-    const result = await executeWorkflow(agent.workflow, inputs, stepRunnerOf(stored, agent, options.signal), {
+    const steps = stepRunnerOf(stored, agent, options.signal, options.trace);
+    const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
     return agentRunDocOf({
@@ -175,7 +179,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           deps,
           id,
           () =>
-            execute(agent, inputs, { id, createdAt, signal: ctx.signal, label }).then(
+            execute(agent, inputs, { id, createdAt, signal: ctx.signal, label, trace: ctx.trace }).then(
               (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
               (err: unknown) => {
                 if (ctx.signal?.aborted) return cancelledRun(running, now());
@@ -245,6 +249,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
             createdAt: now(),
             signal: ctx.signal,
             parent: { runId: original._id, stepId: req.stepId, reused },
+            trace: ctx.trace,
           }),
         ctx.trace,
       );

@@ -6,6 +6,7 @@
 import type { FieldIssue } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
+import { childTraceOf, type RunTraceContext } from "../traces/run-trace-context.js";
 import { ZERO_USAGE } from "./agent-record.js";
 import type { AgentSkill, RunnableAgent } from "./agent-resolve.js";
 import type { StepOutput } from "./bindings.js";
@@ -54,12 +55,13 @@ async function runPromptStep(
   variables: Record<string, unknown>,
   organizationId: string,
   signal?: AbortSignal,
+  trace?: RunTraceContext,
 ): Promise<StepResult> {
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const ids = { promptId: prompt.promptId, promptVersionId: prompt.promptVersionId };
   if (!check.ok) return { ...refusedStep("invalid_variables", renamed(check.issues, "variables")), ...ids };
   const model = resolveModelFor(deps.models, prompt.model, "model");
-  const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal });
+  const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal, trace });
   return stepResultOfRun(child, ids);
 }
 
@@ -69,11 +71,14 @@ async function runSkillStep(
   input: Record<string, unknown>,
   organizationId: string,
   signal?: AbortSignal,
+  trace?: RunTraceContext,
 ): Promise<StepResult> {
   const check = deps.validator.check(skill.inputSchema, input);
   if (!check.ok) return refusedStep("invalid_input", check.issues);
   const { skillId, skillVersionId, steps } = skill;
-  return stepResultOfRun(await storeSkillRun(deps, { organizationId, skillId, skillVersionId, steps, input, signal }));
+  return stepResultOfRun(
+    await storeSkillRun(deps, { organizationId, skillId, skillVersionId, steps, input, signal, trace }),
+  );
 }
 
 async function runToolStep(
@@ -97,14 +102,18 @@ async function runToolStep(
   return { ...base, status: "succeeded", output: { text: JSON.stringify(executed.output), json: executed.output } };
 }
 
-/** The workflow engine's step runner for one agent version. */
+/**
+ * The workflow engine's step runner for one agent version. With the agent run's trace context, a
+ * step's child run is recorded in the agent's trace under the step's span (docs/observability.md).
+ */
 export const stepRunnerOf =
-  (deps: StoredRunDeps, agent: RunnableAgent, signal?: AbortSignal) =>
+  (deps: StoredRunDeps, agent: RunnableAgent, signal?: AbortSignal, trace?: RunTraceContext) =>
   async (step: WorkflowStep, input: Record<string, unknown>): Promise<StepResult> => {
+    const child = trace && childTraceOf(trace, step.id);
     const prompt = agent.prompts.get(step.id);
-    if (prompt) return runPromptStep(deps, prompt, input, agent.organizationId, signal);
+    if (prompt) return runPromptStep(deps, prompt, input, agent.organizationId, signal, child);
     const skill = agent.skills.get(step.id);
-    if (skill) return runSkillStep(deps, skill, input, agent.organizationId, signal);
+    if (skill) return runSkillStep(deps, skill, input, agent.organizationId, signal, child);
     const tool = agent.tools.get(step.id);
     if (tool) return runToolStep(deps, tool, input, signal);
     return failedStep({ code: "unresolved_step", message: `step "${step.id}" has nothing to run` });

@@ -48,6 +48,7 @@ export function createRunner(deps: RunnerDeps) {
         label: req.label || undefined,
         signal: ctx.signal,
         stream,
+        trace: ctx.trace,
       });
     },
 

@@ -7,8 +7,9 @@ import { randomBytes } from "node:crypto";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { JsonValue } from "./otlp-values.js";
-import type { RunTraceContext } from "./run-trace-context.js";
+import { type RunTraceContext, stepSpanIdOf } from "./run-trace-context.js";
 import { storedSpan } from "./span-mapping.js";
+import { expiryOf } from "./trace-retention.js";
 import type { SpanDoc } from "./trace-store.js";
 
 type Attributes = Record<string, JsonValue>;
@@ -23,6 +24,9 @@ interface Call {
   error?: { code: string; message: string } | null;
   stepId?: string;
   type?: string;
+  /** An agent step's child run: its spans are in the same trace, under the step's span. */
+  runId?: string;
+  reused?: boolean;
 }
 interface ToolCall {
   toolKey: string;
@@ -48,7 +52,7 @@ const ROOT_NAMES: Record<RunDoc["kind"], (r: RunDoc) => string> = {
 };
 
 /** Every span of one run: the root under the caller's span, then steps, provider calls and tool calls. */
-export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatalog): SpanDoc[] {
+export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatalog, expiresAt?: Date): SpanDoc[] {
   const spans: SpanDoc[] = [];
   const add = (
     s: { spanId: string; parentSpanId: string; name: string; kind: string; start: number; end: number },
@@ -72,6 +76,7 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
           resourceAttributes: RESOURCE,
           events: [],
           scopeName: SCOPE,
+          ...(expiresAt && expiryOf(expiresAt)),
         },
         models,
       ),
@@ -99,11 +104,16 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
       }),
       c.error,
     );
-    for (const t of c.toolCalls ?? []) {
+    tools(c.toolCalls ?? [], id, start);
+  };
+
+  /** Tool calls under their provider call (or their agent step), from start. */
+  const tools = (calls: ToolCall[], parentSpanId: string, start: number) => {
+    for (const t of calls) {
       add(
         {
           spanId: spanId(),
-          parentSpanId: id,
+          parentSpanId,
           name: `execute_tool ${t.toolKey}`,
           kind: "internal",
           start,
@@ -163,7 +173,8 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
   }
   let cursor = created;
   for (const step of steps) {
-    const id = spanId();
+    // An agent step's child run names this span as its parent (agent-steps.ts).
+    const id = step.stepId ? stepSpanIdOf(trace, step.stepId) : spanId();
     const end = cursor + (step.latencyMs ?? 0);
     add(
       {
@@ -174,10 +185,18 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
         start: cursor,
         end,
       },
-      defined({ "kiln.step.id": step.stepId, "kiln.step.type": step.type }),
+      defined({
+        "kiln.step.id": step.stepId,
+        "kiln.step.type": step.type,
+        "kiln.step.run_id": step.runId,
+        "kiln.step.reused": step.reused || undefined,
+      }),
       step.error,
     );
-    if (step.model) call(step, id, cursor);
+    // A child run's calls are its own spans (agent-steps.ts); a reused step called nothing.
+    const ownCalls = !step.runId && !step.reused;
+    if (ownCalls && step.model) call(step, id, cursor);
+    else if (ownCalls) tools(step.toolCalls ?? [], id, cursor);
     cursor = end;
   }
   return spans;

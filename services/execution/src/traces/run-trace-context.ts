@@ -3,7 +3,7 @@
  * `traceparent` makes the run's spans join its trace under its span; without one the run starts
  * a trace of its own. The run's root span id is new either way, and answered as `traceparent`.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 export interface RunTraceContext {
   traceId: string;
@@ -29,3 +29,17 @@ export function runTraceContextOf(traceparent: string | null | undefined): RunTr
 
 /** The `traceparent` of the run's root span (sampled). */
 export const traceparentOf = (t: RunTraceContext): string => `00-${t.traceId}-${t.spanId}-01`;
+
+/**
+ * The span of a step of a run: derived from the run's root span and the step's id (an agent's
+ * steps are unique), so the step's child run, stored before the agent run, can name it as parent.
+ */
+export const stepSpanIdOf = (t: RunTraceContext, stepId: string): string =>
+  createHash("sha256").update(`${t.spanId}/${stepId}`).digest("hex").slice(0, 16);
+
+/** The trace context of an agent step's child run: the agent's trace, under the step's span. */
+export const childTraceOf = (t: RunTraceContext, stepId: string): RunTraceContext => ({
+  traceId: t.traceId,
+  spanId: randomBytes(8).toString("hex"),
+  parentSpanId: stepSpanIdOf(t, stepId),
+});

@@ -3,6 +3,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { withPrincipal } from "@kiln/kit/principal";
 import { TraceService } from "@kiln/proto/traces";
 import type { GenerationDoc, ToolCallDoc } from "./genai-mapping.js";
+import { type TraceRetention, traceSettingsRpc } from "./trace-retention-rpc.js";
 import type { SessionDoc, SpanDoc, TraceDoc } from "./trace-store.js";
 import type { Traces } from "./traces.js";
 
@@ -92,7 +93,7 @@ export const spanToProto = (s: SpanDoc) => ({
 });
 
 /** The TraceService, hosted by the execution process (docs/observability.md). */
-export function registerTraceRpc(router: ConnectRouter, traces: Traces): void {
+export function registerTraceRpc(router: ConnectRouter, traces: Traces, retention: TraceRetention): void {
   router.service(TraceService, {
     ingestSpans: withPrincipal(async (p, req) => {
       const r = await traces.ingest(p, req.organizationId, req.resourceSpans);
@@ -136,5 +137,6 @@ export function registerTraceRpc(router: ConnectRouter, traces: Traces): void {
       const r = await traces.get(p, req.organizationId, req.traceId);
       return { trace: traceToProto(r.trace), spans: r.spans.map(spanToProto) };
     }),
+    ...traceSettingsRpc(retention),
   });
 }

@@ -25,6 +25,10 @@ export interface SpanDoc {
   generation: GenerationDoc | null;
   /** Set when the span executes a tool (absent on spans stored before tool calls were mapped). */
   toolCall?: ToolCallDoc | null;
+  /** When the sweep (and MongoDB's TTL) deletes it: the organization's retention at ingestion (trace-retention.ts). */
+  expiresAt?: Date;
+  /** `expiresAt`'s UTC day (YYYY-MM-DD): what the sweep finds expired documents by, in every store. */
+  expiresDay?: string;
 }
 
 /** A trace's summary, rebuilt from its spans at every ingestion that touches it. */
@@ -49,6 +53,9 @@ export interface TraceDoc {
   runId?: string;
   label?: string;
   generationCount?: number;
+  /** The latest of its spans' `expiresAt`, and its day. */
+  expiresAt?: Date;
+  expiresDay?: string;
 }
 
 /** A session: the traces sharing a `sessionId`, rebuilt from their summaries whenever one of them changes. */
@@ -65,6 +72,9 @@ export interface SessionDoc {
   /** null as soon as one of its model calls is unpriced (never a partial sum). */
   costUsd: number | null;
   userId: string;
+  /** The latest of its traces' `expiresAt`, and its day: a session goes with its last trace. */
+  expiresAt?: Date;
+  expiresDay?: string;
 }
 
 export interface TraceCollections {

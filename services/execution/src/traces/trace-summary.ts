@@ -3,7 +3,7 @@
  * "Reading traces", "Sessions"): what the lists show and filter on, rebuilt whenever a span arrives.
  */
 import { createHash } from "node:crypto";
-import { newId } from "@kiln/kit/ids";
+import { expiryOf } from "./trace-retention.js";
 import type { SessionDoc, SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
 
 const sum = (values: (number | null)[]): number | null =>
@@ -25,6 +25,12 @@ function kilnRunOf(spans: SpanDoc[]): { runId: string; label: string } {
     return { runId: a["kiln.run.id"], label: typeof a["kiln.run.label"] === "string" ? a["kiln.run.label"] : "" };
   }
   return { runId: "", label: "" };
+}
+
+/** The latest of these expiries, and its day (what was stored before retention has none). */
+function latestExpiry(times: (Date | undefined)[]): { expiresAt?: Date; expiresDay?: string } {
+  const ms = times.flatMap((t) => (t ? [t.getTime()] : []));
+  return ms.length > 0 ? expiryOf(new Date(Math.max(...ms))) : {};
 }
 
 /** The summary of a trace from all its spans (`spans` ordered by start time). */
@@ -50,6 +56,8 @@ export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
     userId: spans.find((s) => s.userId)?.userId ?? "",
     ...kilnRunOf(spans),
     generationCount: generations.length,
+    // A summary expires with its last span.
+    ...latestExpiry(spans.map((s) => s.expiresAt)),
   };
 }
 
@@ -68,6 +76,8 @@ export function sessionSummaryOf(traces: TraceDoc[]): Omit<SessionDoc, "_id"> {
     outputTokens: sum(traces.map((t) => t.outputTokens)),
     costUsd: priced.every((t) => t.costUsd !== null) ? (sum(priced.map((t) => t.costUsd)) ?? 0) : null,
     userId: traces.find((t) => t.userId)?.userId ?? "",
+    // A session expires with its last trace (and is rebuilt when one of its traces is swept).
+    ...latestExpiry(traces.map((t) => t.expiresAt)),
   };
 }
 
@@ -76,30 +86,13 @@ export const sessionDocId = (organizationId: string, sessionId: string) =>
   `ses_${createHash("sha256").update(`${organizationId}\n${sessionId}`).digest("hex").slice(0, 32)}`;
 
 /** Rebuilds one session from its traces (removed when none is left in it). */
-async function rebuildSession({ traces, sessions }: TraceCollections, organizationId: string, sessionId: string) {
+export async function rebuildSession(
+  { traces, sessions }: TraceCollections,
+  organizationId: string,
+  sessionId: string,
+) {
   const _id = sessionDocId(organizationId, sessionId);
   const all = await traces.find({ organizationId, sessionId }, { sort: { startTime: 1 } });
   if (all.length === 0) await sessions.deleteOne({ _id });
   else await sessions.replaceOne({ _id }, { _id, ...sessionSummaryOf(all) }, { upsert: true });
-}
-
-/** Rebuilds a trace's summary from its spans, then the session it is in (and the one it left). */
-async function summarize(collections: TraceCollections, organizationId: string, traceId: string): Promise<void> {
-  const { spans, traces } = collections;
-  const all = await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } });
-  if (all.length === 0) return;
-  const summary = summaryOf(all);
-  const before = await traces.findOneAndUpdate(
-    { organizationId, traceId },
-    { $set: summary, $setOnInsert: { _id: newId("trc") } },
-    { upsert: true, returnDocument: "before" },
-  );
-  const touched = new Set([summary.sessionId, before?.sessionId ?? ""].filter((s) => s !== ""));
-  for (const sessionId of touched) await rebuildSession(collections, organizationId, sessionId);
-}
-
-/** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
-export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
-  await Promise.all(docs.map((d) => collections.spans.replaceOne({ _id: d._id }, d, { upsert: true })));
-  for (const traceId of new Set(docs.map((d) => d.traceId))) await summarize(collections, organizationId, traceId);
 }

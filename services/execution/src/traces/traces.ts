@@ -11,13 +11,16 @@ import type { Principal } from "@kiln/kit/principal";
 import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
+import { createIngestLimiter } from "./ingest-limiter.js";
 import { spansOf } from "./span-mapping.js";
 import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
+import { expiryOf, type TraceRetention } from "./trace-retention.js";
 import type { TraceCollections } from "./trace-store.js";
-import { storeSpanDocs } from "./trace-summary.js";
+import { storeSpanDocs } from "./trace-writes.js";
 
-export { storeSpanDocs, summaryOf } from "./trace-summary.js";
+export { summaryOf } from "./trace-summary.js";
+export { storeSpanDocs } from "./trace-writes.js";
 
 export const TRACE_SCOPES = { read: "traces:read", write: "traces:write" } as const;
 
@@ -76,7 +79,11 @@ export function createTraces(deps: {
   models: ModelCatalog;
   /** Where trace.ingested leaves from (online evaluation scores generations off the ingestion's path). */
   events?: EventOutbox;
+  retention: TraceRetention;
+  /** The share of the process's time ingestion may hold (ingest-limiter.ts). */
+  ingestShare?: number;
 }) {
+  const limit = createIngestLimiter({ share: deps.ingestShare });
   const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
     if (organizationId === "")
@@ -88,10 +95,14 @@ export function createTraces(deps: {
     /** Stores the spans (a span sent again replaces itself), then the summaries of their traces. */
     async ingest(principal: Principal, organizationId: string, resourceSpans: readonly ResourceSpans[]) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
-      const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
-      await storeSpanDocs(deps.collections, organizationId, docs);
-      await deps.events?.add(ingestedEvents(organizationId, docs, new Date()));
-      return { rejected, reason };
+      return limit(async () => {
+        const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
+        const expiresAt = await deps.retention.expiresAt(organizationId);
+        const stored = docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
+        await storeSpanDocs(deps.collections, organizationId, stored);
+        await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
+        return { rejected, reason };
+      });
     },
 
     async list(principal: Principal, input: { organizationId: string } & Page & TraceFilter) {

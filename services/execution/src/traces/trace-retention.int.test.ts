@@ -1,0 +1,150 @@
+/**
+ * Retention against both real stores (docs/observability.md "Retention"): the `expiresAt` ingested
+ * and recorded spans get from their organization's setting, and the sweep that deletes what has
+ * expired (in batches), leaving other organizations' spans alone.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
+import { createMongoStore } from "@kiln/kit/store/mongo";
+import { createSqliteStore } from "@kiln/kit/store/sqlite";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { promptRunFixture } from "../../test/prompt-run-fixture.js";
+import { createModelCatalog } from "../domain/model-catalog.js";
+import { runTraceContextOf } from "./run-trace-context.js";
+import { createRunTraceRecorder } from "./run-trace-recorder.js";
+import {
+  createTraceRetention,
+  ensureRetentionIndexes,
+  expiryOf,
+  startTraceSweeper,
+  sweepExpiredTraces,
+  type TraceSettingsDoc,
+} from "./trace-retention.js";
+import { ensureTraceIndexes, type SpanDoc, traceCollections } from "./trace-store.js";
+import { storeSpanDocs } from "./trace-writes.js";
+
+const DAY = 86_400_000;
+const logger = createLogger({ name: "test", level: "silent" });
+const models = createModelCatalog({ configuredProviders: [] });
+/** Never asked: expiresAt and the sweep need no caller. */
+const noAuth = {
+  verifyApiKey: () => Promise.reject(new Error("not used")),
+  authorize: () => Promise.reject(new Error("not used")),
+};
+
+const dir = mkdtempSync(join(tmpdir(), "kiln-retention-"));
+const STORES: { name: string; open: () => Store }[] = [
+  { name: "SQLite", open: () => createSqliteStore({ path: join(dir, "traces.db") }) },
+  { name: "FerretDB", open: () => createMongoStore({ url: inject("mongoUrl"), database: `kiln_ret_${Date.now()}` }) },
+];
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const span = (organizationId: string, traceId: string, i: number, expiresAt: Date): SpanDoc => ({
+  _id: `${organizationId}:${traceId}:${i.toString(16).padStart(16, "0")}`,
+  organizationId,
+  traceId,
+  spanId: i.toString(16).padStart(16, "0"),
+  parentSpanId: i === 1 ? "" : "0000000000000001",
+  name: `span ${i}`,
+  kind: "internal",
+  startTime: new Date(Date.UTC(2026, 0, 1) + i),
+  endTime: new Date(Date.UTC(2026, 0, 1) + i + 1),
+  status: "ok",
+  statusMessage: "",
+  attributes: "{}",
+  resourceAttributes: "{}",
+  events: "[]",
+  scopeName: "test",
+  sessionId: "",
+  generation: null,
+  ...expiryOf(expiresAt),
+});
+
+describe.each(STORES)("trace retention ($name)", ({ open }) => {
+  let store: Store;
+  const at = new Date();
+  const orgShort = `org_short_${Date.now()}`;
+  const orgLong = `org_long_${Date.now()}`;
+
+  beforeAll(async () => {
+    store = open();
+    await ensureTraceIndexes(store);
+    await ensureRetentionIndexes(store);
+    await store
+      .collection<TraceSettingsDoc>("trace_settings")
+      .insertOne({ _id: orgShort, retentionDays: 2, updatedAt: at });
+  });
+
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it("dates what an organization stores by its retention (30 days by default)", async () => {
+    const retention = createTraceRetention({ store, identityAuth: noAuth, now: () => at });
+    expect(await retention.expiresAt(orgShort)).toEqual(new Date(at.getTime() + 2 * DAY));
+    expect(await retention.expiresAt(orgLong)).toEqual(new Date(at.getTime() + 30 * DAY));
+  });
+
+  it("gives a recorded run's spans and summary the organization's expiresAt", async () => {
+    const collections = traceCollections(store);
+    const retention = createTraceRetention({ store, identityAuth: noAuth, now: () => at });
+    const recorder = createRunTraceRecorder({ collections, models, logger, retention });
+    const trace = runTraceContextOf(undefined);
+    recorder.record(promptRunFixture(`run_${Date.now()}`, orgShort), trace);
+    await recorder.drain();
+    const spans = await collections.spans.find({ organizationId: orgShort, traceId: trace.traceId });
+    expect(spans.length).toBeGreaterThan(1);
+    for (const s of spans) expect(s.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
+    const summary = await collections.traces.findOne({ organizationId: orgShort, traceId: trace.traceId });
+    expect(summary?.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
+  });
+
+  it("sweeps expired spans and summaries in batches, and nothing else", async () => {
+    const collections = traceCollections(store);
+    const soon = new Date(at.getTime() + 2 * DAY);
+    const late = new Date(at.getTime() + 30 * DAY);
+    // More expired spans than one sweep statement deletes (1,000).
+    const expired = Array.from({ length: 1_205 }, (_, i) => span(orgShort, "a".repeat(32), i + 1, soon));
+    await collections.spans.insertMany(expired);
+    await storeSpanDocs(collections, orgShort, expired.slice(0, 2));
+    await storeSpanDocs(collections, orgLong, [span(orgLong, "b".repeat(32), 1, late)]);
+    const countOf = async (organizationId: string) => ({
+      spans: await collections.spans.countDocuments({ organizationId }),
+      traces: await collections.traces.countDocuments({ organizationId }),
+    });
+    const before = await countOf(orgShort);
+    expect(before.spans).toBeGreaterThan(1_205);
+
+    // Nothing has expired yet.
+    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + DAY), 5)).toBe(0);
+    const swept = await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY), 5);
+    expect(swept).toBe(before.spans + before.traces);
+    expect(await countOf(orgShort)).toEqual({ spans: 0, traces: 0 });
+    expect(await countOf(orgLong)).toEqual({ spans: 1, traces: 1 });
+    expect(await sweepExpiredTraces(collections, new Date(at.getTime() + 3 * DAY), 5)).toBe(0);
+  });
+
+  it("sweeps from the day before the last sweep kept in the store, and keeps the new time", async () => {
+    const collections = traceCollections(store);
+    const now = Date.now();
+    const sweeps = store.collection<{ _id: string; sweptAt: Date }>("trace_sweeps");
+    await sweeps.insertOne({ _id: "traces", sweptAt: new Date(now - 2 * DAY) });
+    const orgSweeper = `org_sweeper_${Date.now()}`;
+    await collections.spans.insertMany([
+      span(orgSweeper, "c".repeat(32), 1, new Date(now - DAY)),
+      span(orgSweeper, "c".repeat(32), 2, new Date(now + 10 * DAY)),
+    ]);
+    const sweeper = await startTraceSweeper({ store, collections, logger, intervalMs: 3_600_000 });
+    try {
+      expect(await sweeper.runOnce()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await sweeper.stop();
+    }
+    expect((await collections.spans.find({ organizationId: orgSweeper })).map((s) => s.name)).toEqual(["span 2"]);
+    expect((await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime()).toBeGreaterThanOrEqual(now);
+  });
+});

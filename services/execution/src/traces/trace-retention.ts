@@ -1,0 +1,172 @@
+/**
+ * Trace retention per organization (docs/observability.md "Retention"): each organization's
+ * `retentionDays`, the `expiresAt` every stored span and trace summary gets from it, and the sweep
+ * that deletes what has expired. On MongoDB the `expiresAt` indexes are also TTL indexes; FerretDB
+ * and SQLite have none, so the sweep is always the remover (IndexSpec).
+ */
+import type { IdentityAuth } from "@kiln/kit/authorizer";
+import { invalidArgument, permissionDenied } from "@kiln/kit/errors";
+import type { Logger } from "@kiln/kit/logger";
+import type { Principal } from "@kiln/kit/principal";
+import type { Collection, Filter, Store } from "@kiln/kit/store";
+import { type Sweeper, startSweeper } from "@kiln/kit/sweeper";
+import type { TraceCollections } from "./trace-store.js";
+
+export const RETENTION_DAYS = { default: 30, min: 1, max: 400 } as const;
+const DAY_MS = 86_400_000;
+/** How long a process reuses an organization's retention: a change reaches other replicas within it. */
+export const RETENTION_CACHE_MS = 60_000;
+/** Expired documents deleted per statement: a large backlog never holds the store (SQLite: the process) long. */
+const SWEEP_BATCH = 1_000;
+/**
+ * How far back the first sweep of a process looks: the longest retention and a day (what expired
+ * before that was swept by an earlier process, or by MongoDB's TTL).
+ */
+const FIRST_SWEEP_DAYS = RETENTION_DAYS.max + 1;
+
+const dayOf = (t: Date | number) => new Date(t).toISOString().slice(0, 10);
+
+/** The expiry fields of a stored span or summary: the date, and its day, which the sweep reads by. */
+export const expiryOf = (expiresAt: Date) => ({ expiresAt, expiresDay: dayOf(expiresAt) });
+
+export interface TraceSettingsDoc {
+  /** The organization's id: one settings document per organization. */
+  _id: string;
+  retentionDays: number;
+  updatedAt: Date;
+}
+
+export interface TraceSettings {
+  organizationId: string;
+  retentionDays: number;
+  updatedAt: Date | null;
+}
+
+const settingsCollection = (store: Store): Collection<TraceSettingsDoc> => store.collection("trace_settings");
+
+/**
+ * The `expiresDay` indexes the sweep reads by (an equality: every store's index serves it, where
+ * the embedded store would scan for a range), and TTL indexes on `expiresAt` for MongoDB.
+ */
+export async function ensureRetentionIndexes(store: Store): Promise<void> {
+  for (const name of ["trace_spans", "traces", "trace_sessions"])
+    await store.ensureIndexes(name, [{ keys: { expiresDay: 1 } }, { keys: { expiresAt: 1 }, expireAfterSeconds: 0 }]);
+}
+
+async function sweepWhere(collection: Collection<{ _id: string }>, filter: Filter): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const batch = await collection.find(filter, { projection: { _id: 1 }, limit: SWEEP_BATCH });
+    if (batch.length === 0) return deleted;
+    deleted += (await collection.deleteMany({ _id: { $in: batch.map((d) => d._id) } })).deletedCount;
+    if (batch.length < SWEEP_BATCH) return deleted;
+  }
+}
+
+/**
+ * Deletes the spans, then the trace summaries, then the sessions (which expire with their last
+ * trace), whose `expiresAt` has passed, in batches: the
+ * whole days among the `days` before `now`'s, then what expired earlier today. Resolves to how
+ * many documents went.
+ */
+export async function sweepExpiredTraces(
+  collections: TraceCollections,
+  now = new Date(),
+  days = FIRST_SWEEP_DAYS,
+): Promise<number> {
+  let deleted = 0;
+  for (const c of [collections.spans, collections.traces, collections.sessions] as unknown as Collection<{ _id: string }>[]) {
+    for (let back = days; back >= 1; back--)
+      deleted += await sweepWhere(c, { expiresDay: dayOf(now.getTime() - back * DAY_MS) });
+    deleted += await sweepWhere(c, { expiresDay: dayOf(now), expiresAt: { $lte: now } });
+  }
+  return deleted;
+}
+
+/** The indexes, then a sweep shortly after start and every `intervalMs` (default hourly) until stop(). */
+export async function startTraceSweeper(options: {
+  store: Store;
+  collections: TraceCollections;
+  logger: Logger;
+  intervalMs?: number;
+}): Promise<Sweeper> {
+  await ensureRetentionIndexes(options.store);
+  // Each sweep looks back to the day before the last one that ended (kept in the store, so a
+  // restart does not look back over the longest retention again); the very first, that far.
+  const sweeps = options.store.collection<{ _id: string; sweptAt: Date }>("trace_sweeps");
+  return startSweeper({
+    logger: options.logger,
+    what: "traces",
+    intervalMs: options.intervalMs,
+    sweep: async () => {
+      const now = new Date();
+      const last = (await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime();
+      const days = last === undefined ? FIRST_SWEEP_DAYS : Math.ceil((now.getTime() - last) / DAY_MS) + 1;
+      const deleted = await sweepExpiredTraces(options.collections, now, Math.min(days, FIRST_SWEEP_DAYS));
+      await sweeps.updateOne({ _id: "traces" }, { $set: { sweptAt: now } }, { upsert: true });
+      return deleted;
+    },
+  });
+}
+
+export type TraceRetention = ReturnType<typeof createTraceRetention>;
+
+export function createTraceRetention(deps: { store: Store; identityAuth: IdentityAuth; now?: () => Date }) {
+  const settings = settingsCollection(deps.store);
+  const now = deps.now ?? (() => new Date());
+  const cache = new Map<string, { days: number; until: number }>();
+
+  async function retentionDays(organizationId: string): Promise<number> {
+    const cached = cache.get(organizationId);
+    if (cached && cached.until > Date.now()) return cached.days;
+    const doc = await settings.findOne({ _id: organizationId });
+    const days = doc?.retentionDays ?? RETENTION_DAYS.default;
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(organizationId, { days, until: Date.now() + RETENTION_CACHE_MS });
+    return days;
+  }
+
+  const required = (organizationId: string) => {
+    if (organizationId === "")
+      throw invalidArgument("organizationId is required", [{ field: "organizationId", issue: "is required" }]);
+  };
+
+  return {
+    /** When what the organization stores now expires. */
+    async expiresAt(organizationId: string): Promise<Date> {
+      return new Date(now().getTime() + (await retentionDays(organizationId)) * DAY_MS);
+    },
+
+    /** Any member of the organization; API keys with `traces:read`. */
+    async get(principal: Principal, organizationId: string): Promise<TraceSettings> {
+      required(organizationId);
+      await deps.identityAuth.authorize(principal, { organizationId, scope: "traces:read", requireAi: false });
+      const doc = await settings.findOne({ _id: organizationId });
+      return {
+        organizationId,
+        retentionDays: doc?.retentionDays ?? RETENTION_DAYS.default,
+        updatedAt: doc?.updatedAt ?? null,
+      };
+    },
+
+    /** Owners and admins (users: an API key cannot change how long its own traces are kept). */
+    async update(principal: Principal, organizationId: string, days: number): Promise<TraceSettings> {
+      required(organizationId);
+      if (!Number.isInteger(days) || days < RETENTION_DAYS.min || days > RETENTION_DAYS.max) {
+        const issue = `must be a whole number of days between ${RETENTION_DAYS.min} and ${RETENTION_DAYS.max}`;
+        throw invalidArgument(`retentionDays ${issue}`, [{ field: "retentionDays", issue }]);
+      }
+      const decision = await deps.identityAuth.authorize(principal, {
+        organizationId,
+        scope: "traces:write",
+        requireAi: false,
+      });
+      if (principal.type !== "user" || (decision.role !== "owner" && decision.role !== "admin"))
+        throw permissionDenied("only organization owners and admins change trace retention");
+      const updatedAt = now();
+      await settings.updateOne({ _id: organizationId }, { $set: { retentionDays: days, updatedAt } }, { upsert: true });
+      cache.set(organizationId, { days, until: Date.now() + RETENTION_CACHE_MS });
+      return { organizationId, retentionDays: days, updatedAt };
+    },
+  };
+}
