@@ -144,6 +144,24 @@ describe.each(TRACE_MODES)("Kiln's runs as traces ($name)", (mode) => {
     });
   });
 
+  it("records the label a run resolved through, which the trace list filters on", async () => {
+    const r = await call(base, "POST", `/api/prompts/${promptId}/run`, {
+      apiKey: flow.apiKey,
+      body: { organizationId: flow.organizationId, label: "production", variables: { person: "Hedy" } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.label).toBe("production");
+    const traceId = TRACEPARENT.exec(r.headers.get("traceparent") ?? "")?.[1] as string;
+    const t = await traceOf(traceId, 2);
+    expect(t.spans[0]?.attributes["kiln.run.label"]).toBe("production");
+    const listed = await call(base, "GET", "/api/traces?label=production&limit=50", { apiKey: flow.apiKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.find((x: { traceId: string }) => x.traceId === traceId)).toMatchObject({
+      runId: r.body.id,
+      label: "production",
+    });
+  });
+
   it("starts a trace of its own without traceparent, and ignores a malformed one", async () => {
     for (const headers of [{}, { traceparent: "00-zz-1-01" }] as Record<string, string>[]) {
       const r = await call(base, "POST", `/api/prompts/${promptId}/run`, {

@@ -144,6 +144,7 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
     defined({
       "kiln.run.id": run._id,
       "kiln.run.kind": run.kind,
+      "kiln.run.label": run.label || undefined,
       "kiln.prompt.id": run.promptId,
       "kiln.prompt.version_id": run.promptVersionId,
       "kiln.skill.id": run.skillId,

@@ -75,7 +75,9 @@ export async function sweepExpiredTraces(
   days = FIRST_SWEEP_DAYS,
 ): Promise<number> {
   let deleted = 0;
-  for (const c of [collections.spans, collections.traces, collections.sessions] as unknown as Collection<{ _id: string }>[]) {
+  for (const c of [collections.spans, collections.traces, collections.sessions] as unknown as Collection<{
+    _id: string;
+  }>[]) {
     for (let back = days; back >= 1; back--)
       deleted += await sweepWhere(c, { expiresDay: dayOf(now.getTime() - back * DAY_MS) });
     deleted += await sweepWhere(c, { expiresDay: dayOf(now), expiresAt: { $lte: now } });
