@@ -122,28 +122,30 @@ export function OnlineEvaluation({ kiln, session, navigate }: { kiln: Kiln; sess
               <td>{r.assertions.map((a) => a.type.replace(/_/g, " ")).join(", ")}</td>
               <td>{r.enabled ? "enabled" : "paused"}</td>
               <td className="nowrap">
-                <button type="button" className="secondary" onClick={() => setEditing(r)}>
-                  Edit {r.name}
+                <button type="button" className="secondary" aria-label={`Edit ${r.name}`} onClick={() => setEditing(r)}>
+                  Edit
                 </button>{" "}
                 <ActButton
                   act={act}
                   className="secondary"
+                  aria-label={`${r.enabled ? "Pause" : "Enable"} ${r.name}`}
                   run={async () => {
                     await kiln.onlineRules.update(r.id, { enabled: !r.enabled });
                     reload();
                   }}
                 >
-                  {r.enabled ? "Pause" : "Enable"} {r.name}
+                  {r.enabled ? "Pause" : "Enable"}
                 </ActButton>{" "}
                 <ActButton
                   act={act}
                   className="secondary"
+                  aria-label={`Delete ${r.name}`}
                   run={async () => {
                     await kiln.onlineRules.delete(r.id);
                     reload();
                   }}
                 >
-                  Delete {r.name}
+                  Delete
                 </ActButton>
               </td>
             </tr>

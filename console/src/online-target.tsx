@@ -65,7 +65,7 @@ export function TargetFields({
   const labels = useLabelNames(kiln, draft);
   const set = (patch: Partial<TargetDraft>) => onChange({ ...draft, ...patch });
   return (
-    <fieldset>
+    <fieldset className="target-fields">
       <legend>What it samples</legend>
       <SelectField
         id="online-target-kind"

@@ -84,6 +84,7 @@ export function ActButton({
   children: ReactNode;
   className?: string;
   disabled?: boolean;
+  "aria-label"?: string;
 }) {
   return (
     <button
