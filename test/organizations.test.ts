@@ -1,7 +1,7 @@
 /**
  * A user's organizations (issue #35 "Organization switcher"), in both run modes over real HTTP:
  * `GET /api/organizations` lists only the caller's own organizations with their role, page by
- * page; `POST /api/organizations` creates another with the caller as owner, usable at once; API
+ * page; `GET /api/me` answers the caller; `POST /api/organizations` creates another with the caller as owner, usable at once; API
  * keys, anonymous callers and bad input are refused with nothing changed.
  */
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
@@ -117,6 +117,20 @@ describe.each(modes)("a user's organizations in $name", (mode) => {
     const outsider = await api.signUp();
     const read = await api.get<ErrorBody>(`/api/organizations/${second}`, { token: outsider.accessToken });
     expect(read.status).toBe(404);
+  });
+
+  it("answers the signed-in user themselves at /api/me, never for a key or nobody", async () => {
+    const ada = await api.signUp(undefined, { fullName: "Ada Lovelace" });
+    const grace = await api.signUp();
+    const me = await api.get<{ id: string; email: string; fullName: string }>("/api/me", { token: ada.accessToken });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ id: ada.user.id, email: ada.user.email, fullName: "Ada Lovelace" });
+    const her = await api.get<{ id: string }>("/api/me", { token: grace.accessToken });
+    expect(her.body.id).toBe(grace.user.id);
+    const org = (await api.onboard(ada.accessToken)).organization.id;
+    const key = await api.createApiKey(ada.accessToken, org, ["prompts:read"]);
+    expect([401, 403]).toContain((await api.get("/api/me", { token: key.key })).status);
+    expect((await api.get("/api/me")).status).toBe(401);
   });
 
   it("refuses bad input, API keys and anonymous callers, changing nothing", async () => {

@@ -730,7 +730,7 @@ describe("the organization routes (non-public)", () => {
     expect(members.body.data).toHaveLength(2);
   });
 
-  it("lists the signed-in user's organizations and creates another", async () => {
+  it("answers the signed-in user, lists their organizations and creates another", async () => {
     const created = await raw<{ organization: { id: string }; membership: { role: string } }>(
       "POST",
       "/api/organizations",
@@ -746,6 +746,8 @@ describe("the organization routes (non-public)", () => {
       accessToken,
     );
     expect(mine.body.data.map((m) => m.organization.id)).toEqual([created.body.organization.id, organizationId]);
+    const me = await raw<{ id: string; email: string }>("GET", "/api/me", undefined, accessToken);
+    expect(me.body.email).toBe(email);
   });
 
   it("changes a role, removes a member, invites, lists, revokes and accepts invitations", async () => {

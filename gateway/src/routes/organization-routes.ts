@@ -12,6 +12,8 @@ import {
   OrganizationMembershipView,
   OrganizationView,
   organizationView,
+  UserView,
+  userView,
 } from "./views.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -36,6 +38,15 @@ const security = ACCESS_TOKEN_ONLY;
  */
 export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
+
+  app.get(
+    "/api/me",
+    op("getMe", "The signed-in user: id, e-mail address and name", {
+      security,
+      response: answers(UserView, 401, 403),
+    }),
+    async (request) => userView((await identity.getMe({}, rpcOptions(request))).user),
+  );
 
   app.get(
     "/api/organizations",

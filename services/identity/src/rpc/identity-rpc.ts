@@ -174,6 +174,9 @@ export function registerIdentityRpc(
       }));
       return { organizations, nextCursor: page.nextCursor };
     },
+    async getMe(_req, ctx) {
+      return { user: userToProto(await identity.getUser(requireUser(ctx))) };
+    },
     async createOrganization(req, ctx) {
       const r = await identity.createOrganization(requireUser(ctx), req);
       return { organization: organizationToProto(r.organization), membership: membershipToProto(r.membership) };

@@ -16,7 +16,7 @@ const MAX_PROTECTED_LABELS = 20;
 
 /** Organizations: reading them, their settings, and listing their members. */
 export function organizationUseCases(access: Access) {
-  const { c, now, memberAccess, managedOrganization, visibleOrganization, ensureOrganization } = access;
+  const { c, now, getUser, memberAccess, managedOrganization, visibleOrganization, ensureOrganization } = access;
 
   async function withUsers(memberships: MembershipDoc[]) {
     const users = memberships.length > 0 ? await c.users.find({ _id: { $in: memberships.map((m) => m.userId) } }) : [];
@@ -28,6 +28,9 @@ export function organizationUseCases(access: Access) {
   }
 
   return {
+    /** The signed-in user themselves (the console's user menu). */
+    getUser,
+
     async getOrganization(principal: Principal, organizationId: string) {
       if (organizationId === "") throw notFound("organization");
       return visibleOrganization(principal, organizationId);
