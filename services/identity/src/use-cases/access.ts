@@ -1,8 +1,8 @@
 import { notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import type { TokenIssuer } from "../domain/token-issuer.js";
 import { FREE_PLAN, ROLE_PERMISSIONS } from "../domain/rules.js";
+import type { TokenIssuer } from "../domain/token-issuer.js";
 import type { ApiKeyDoc, IdentityCollections, MembershipDoc, UserDoc } from "../store/identity-store.js";
 
 export interface IdentityDeps {
