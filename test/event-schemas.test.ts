@@ -57,10 +57,12 @@ describe("events against their JSON Schemas", () => {
     bus.consume({ stream: "RUNS", durable: "schema-check" }, async (msg) => {
       events.push({ subject: msg.subject, text: msg.string() });
     });
-    await bus.ensureConsumer({ stream: "CATALOG", durable: "schema-check" });
-    bus.consume({ stream: "CATALOG", durable: "schema-check" }, async (msg) => {
-      events.push({ subject: msg.subject, text: msg.string() });
-    });
+    for (const stream of ["CATALOG", "TRACE_EVENTS"]) {
+      await bus.ensureConsumer({ stream, durable: "schema-check" });
+      bus.consume({ stream, durable: "schema-check" }, async (msg) => {
+        events.push({ subject: msg.subject, text: msg.string() });
+      });
+    }
   }, 180_000);
 
   afterAll(async () => {
@@ -75,13 +77,14 @@ describe("events against their JSON Schemas", () => {
       "catalog.published.schema.json",
       "evaluation.completed.schema.json",
       "run.completed.schema.json",
+      "trace.ingested.schema.json",
     ]);
     for (const s of schemas) expect(s.subject, s.file).toEqual(expect.any(String));
   });
 
   it("validates every run.completed a prompt, a skill and an agent run publish", async () => {
     const api = createTestClient(kiln.gatewayUrl);
-    const flow = await runIdentityFlow(kiln.gatewayUrl, ["prompts:read", "runs:write"]);
+    const flow = await runIdentityFlow(kiln.gatewayUrl, ["prompts:read", "runs:write", "traces:write"]);
     const { token, organizationId } = flow;
     const { prompt } = await api.createPublishedPrompt(token, organizationId, {
       systemPrompt: "Hello {{name}}",
@@ -119,7 +122,27 @@ describe("events against their JSON Schemas", () => {
       "runs.completed.agent",
       "runs.completed.prompt",
       "runs.completed.skill",
+      "trace-events.ingested",
     ];
+    // An ingested generation span (and a plain span, which names no generation).
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const span = (spanId: string, attributes: unknown[]) => ({
+      traceId,
+      spanId,
+      name: spanId,
+      startTimeUnixNano: "1",
+      endTimeUnixNano: "2",
+      attributes,
+    });
+    const gen = [{ key: "gen_ai.request.model", value: { stringValue: "gpt-4o" } }];
+    const ingested = await fetch(`${kiln.gatewayUrl}/otel/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": flow.apiKey },
+      body: JSON.stringify({
+        resourceSpans: [{ scopeSpans: [{ spans: [span("b7ad6b7169203331", gen), span("00f067aa0ba902b7", [])] }] }],
+      }),
+    });
+    expect(ingested.status).toBe(200);
     // A custom label's move and its removal, beside the publishes' production moves.
     await api.put(`/api/prompts/${prompt.id}/labels/staging`, { versionId: prompt.publishedVersionId }, { token });
     await api.delete(`/api/prompts/${prompt.id}/labels/staging`, { token });

@@ -636,6 +636,37 @@ describe("webhooks", () => {
   });
 });
 
+describe("online evaluation", () => {
+  it("creates, reads, lists, updates and deletes a rule; lists and summarises its scores", async () => {
+    const prompt = await user.prompts.create({ organizationId, name: "Sampled", defaultModel: "local/echo" });
+    const version = await user.prompts.createVersion(prompt.id, { systemPrompt: "Hello." });
+    await user.prompts.publish(prompt.id, { versionId: version.id });
+    const rule = await user.onlineRules.create({
+      organizationId,
+      name: "Says hello",
+      target: { kind: "prompt", id: prompt.id, label: "production" },
+      sampleRate: 1,
+      assertions: [{ type: "contains", value: "Hello" }],
+    });
+    expect(rule).toMatchObject({ enabled: true, sampleRate: 1, target: { kind: "prompt", id: prompt.id } });
+    expect((await user.onlineRules.get(rule.id)).name).toBe("Says hello");
+    expect((await user.onlineRules.list({ organizationId })).data.map((r) => r.id)).toContain(rule.id);
+    const run = await keyed.prompts.run(prompt.id, { organizationId, variables: {}, label: "production" });
+    let scores = await user.scores.list({ organizationId, ruleId: rule.id });
+    for (let i = 0; i < 100 && scores.data.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      scores = await user.scores.list({ organizationId, ruleId: rule.id });
+    }
+    expect(scores.data.map((s) => [s.target.runId, s.passed, s.label])).toEqual([[run.id, true, "production"]]);
+    const summary = await user.scores.summary({ organizationId, ruleId: rule.id, bucket: "hour" });
+    expect(summary.buckets.map((b) => [b.versionId, b.count, b.passRate])).toEqual([[version.id, 1, 1]]);
+    const paused = await user.onlineRules.update(rule.id, { enabled: false });
+    expect(paused.enabled).toBe(false);
+    expect((await user.onlineRules.delete(rule.id)).id).toBe(rule.id);
+    expect(await failureOf(user.onlineRules.get(rule.id))).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
 describe("bundles", () => {
   it("exports the organization and imports the bundle (a dry run, then for real: nothing new)", async () => {
     const bundle = await user.bundles.export(organizationId);

@@ -11,6 +11,7 @@ import { McpSetup } from "./mcp.js";
 import { Members } from "./members.js";
 import { Models } from "./models.js";
 import { NotFound, sectionOf } from "./nav.js";
+import { OnlineEvaluation } from "./online-evaluation.js";
 import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
@@ -64,6 +65,7 @@ function Shell({
   else if (traceSessionId) page = <SessionDetail {...pageProps} sessionId={decodeURIComponent(traceSessionId)} />;
   else if (path === "/sessions") page = <Sessions {...pageProps} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
+  else if (path === "/online-evaluation") page = <OnlineEvaluation kiln={kiln} session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;
   else if (path === "/agents") page = <AgentList kiln={kiln} session={session} navigate={navigate} />;
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} navigate={navigate} />;

@@ -24,6 +24,7 @@ import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
+import { registerOnlineRoutes } from "./routes/online-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
@@ -234,6 +235,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiRoutes(app, deps);
   registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
+  registerOnlineRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

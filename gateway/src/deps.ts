@@ -8,6 +8,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
+import { OnlineEvaluationService } from "@kiln/proto/online";
 import { TraceService } from "@kiln/proto/traces";
 import { WebhookService } from "@kiln/proto/webhooks";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
@@ -50,6 +51,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       evaluation: createClient(EvaluationService, w.transports.evaluation),
       // Served by the evaluation process (docs/webhooks.md "Where it runs").
       webhooks: createClient(WebhookService, w.transports.evaluation),
+      // Online evaluation is the evaluation service's (docs/observability.md "Online evaluation").
+      online: createClient(OnlineEvaluationService, w.transports.evaluation),
       // Served by the execution process (docs/observability.md).
       traces: createClient(TraceService, w.transports.execution),
     },

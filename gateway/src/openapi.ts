@@ -34,6 +34,13 @@ import {
 import { LabelMoveView, LabelView } from "./routes/label-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
+  OnlineRuleView,
+  OnlineScoreBucketView,
+  OnlineScoreSummaryView,
+  OnlineScoreView,
+  OnlineTargetView,
+} from "./routes/online-views.js";
+import {
   JudgeRunView,
   PromptRunView,
   RunErrorView,
@@ -153,6 +160,11 @@ const COMPONENTS: NamedSchema[] = [
   SessionView,
   SessionTraceView,
   SessionDetailView,
+  OnlineTargetView,
+  OnlineRuleView,
+  OnlineScoreView,
+  OnlineScoreBucketView,
+  OnlineScoreSummaryView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

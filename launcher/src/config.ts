@@ -39,6 +39,8 @@ export const EmbeddedEnv = Type.Object({
   KILN_SECRET_KEY_PREVIOUS: Type.String({ default: "" }),
   /** Days a webhook delivery is kept after it was made or last redelivered. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
+  /** Days an online evaluation score is kept after it was stored. */
+  ONLINE_SCORE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 90 }),
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
   CONSOLE_DIR: Type.String({ default: "" }),
 });

@@ -20,6 +20,7 @@ import { CatalogService } from "@kiln/proto/catalog";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { IdentityService } from "@kiln/proto/identity";
+import { TraceService } from "@kiln/proto/traces";
 import type { WebhookOptions } from "@kiln/webhooks-lib";
 import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
@@ -48,6 +49,8 @@ export interface EmbeddedOptions {
   corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: WebhookOptions;
+  /** How long an online evaluation score is kept (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
+  onlineScoreRetentionMs?: number;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
 }
@@ -123,8 +126,10 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     store: stores.evaluation,
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
+    traces: createClient(TraceService, createDirectTransport(executionService, as("evaluation"))),
     // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
+    onlineScoreRetentionMs: options.onlineScoreRetentionMs,
     soleProcess: true,
   });
   importPeers = {

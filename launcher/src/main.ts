@@ -56,6 +56,7 @@ if (command === "embedded") {
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
     internalSecret: config.INTERNAL_AUTH_SECRET,
     runTraces: config.RUN_TRACES === "on",
+    onlineScoreRetentionMs: config.ONLINE_SCORE_RETENTION_DAYS * 24 * 3_600_000,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

@@ -3,6 +3,7 @@ import { Bundles } from "./bundles.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
+import { OnlineRules, Scores } from "./online-evaluation.js";
 import { Prompts } from "./prompts.js";
 import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
@@ -31,6 +32,8 @@ export class Kiln {
   readonly bundles: Bundles;
   readonly traces: Traces;
   readonly sessions: Sessions;
+  readonly onlineRules: OnlineRules;
+  readonly scores: Scores;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -49,5 +52,7 @@ export class Kiln {
     this.bundles = new Bundles(transport);
     this.traces = new Traces(transport);
     this.sessions = new Sessions(transport);
+    this.onlineRules = new OnlineRules(transport);
+    this.scores = new Scores(transport);
   }
 }

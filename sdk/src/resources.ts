@@ -50,6 +50,9 @@ export type ImportItem = Schemas["ImportItem"];
 export type WebhookWithSecret = Schemas["WebhookWithSecret"];
 export type WebhookDelivery = Schemas["Delivery"];
 export type WebhookDeliveryAttempt = Schemas["DeliveryAttempt"];
+export type OnlineRule = Schemas["OnlineRule"];
+export type OnlineScore = Schemas["OnlineScore"];
+export type OnlineScoreSummary = Schemas["OnlineScoreSummary"];
 
 export type Trace = Schemas["Trace"];
 export type TraceDetail = Schemas["TraceDetail"];

@@ -8,6 +8,7 @@ import type { CatalogService } from "@kiln/proto/catalog";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
+import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { TraceService } from "@kiln/proto/traces";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
@@ -21,6 +22,7 @@ export interface GatewayClients {
   execution: Client<typeof ExecutionService>;
   evaluation: Client<typeof EvaluationService>;
   webhooks: Client<typeof WebhookService>;
+  online: Client<typeof OnlineEvaluationService>;
   traces: Client<typeof TraceService>;
 }
 

@@ -35,7 +35,7 @@ const usageView = (u: Usage) => ({ inputTokens: Number(u.inputTokens), outputTok
 const usageOrNull = (u: Usage | undefined) => (u ? usageView(u) : null);
 const usageOrZero = (u: Usage | undefined) => (u ? usageView(u) : zeroUsage);
 
-const judgeRunView = (j: JudgeRun) => ({
+export const judgeRunView = (j: JudgeRun) => ({
   runId: j.runId,
   usage: usageOrZero(j.usage),
   estimatedCostUsd: j.estimatedCostUsd ?? null,

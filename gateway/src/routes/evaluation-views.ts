@@ -43,7 +43,7 @@ const EvaluationStatus = OneOf(["queued", "running", "completed", "failed", "can
 
 const Usage = ref(UsageView);
 
-const JudgeRunView = Type.Object({
+export const JudgeRunView = Type.Object({
   runId: Type.String({ description: "the judge's stored run (GET /api/judge-runs/:id)" }),
   usage: Usage,
   estimatedCostUsd: Nullable(Type.Number({ description: "null when the judge's model has no price" })),
@@ -59,7 +59,7 @@ const AttemptView = Type.Object({
   judgeRuns: Type.Array(JudgeRunView),
 });
 
-const AssertionResultView = Type.Object({
+export const AssertionResultView = Type.Object({
   type: OneOf(ASSERTION_TYPES),
   passed: Type.Boolean(),
   message: Type.String(),

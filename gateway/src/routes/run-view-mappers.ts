@@ -86,6 +86,7 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
     ...callView(r),
     toolCallCount: Number(r.toolCallCount),
     toolCallCounts: toolCallCountsView(r),
+    ...(r.label ? { label: r.label } : {}),
     createdAt: iso(r.createdAt) ?? "",
     completedAt: iso(r.completedAt) ?? "",
   };

@@ -73,6 +73,9 @@ export const RunCommonFields = {
   toolCallCounts: Type.Record(Type.String(), Type.Integer(), { description: "calls per toolKey" }),
   toolCalls: Type.Array(ref(ToolCallView)),
   error: Type.Optional(ref(RunErrorView)),
+  label: Type.Optional(
+    Type.String({ description: "the label the version was resolved through (labels, @label); absent when none" }),
+  ),
   createdAt: Timestamp,
 };
 

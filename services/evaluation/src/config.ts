@@ -55,6 +55,8 @@ export const EvaluationEnv = Type.Object({
   WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
   /** Days a webhook delivery is kept after it was made or last redelivered. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
+  /** Days an online evaluation score is kept after it was stored. */
+  ONLINE_SCORE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 90 }),
 });
 
 export const EvaluationWorkerEnv = Type.Object({

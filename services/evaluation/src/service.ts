@@ -10,6 +10,7 @@ import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from 
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
+import { createOnlineModule, type OnlineExecutionClient, type TraceClient } from "./online/online-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
 import { createRuns } from "./runs.js";
@@ -42,8 +43,13 @@ export interface EvaluationServiceDeps {
   staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
   catalog: CatalogClient;
-  /** The execution service, called as the evaluation service itself: RunSkill per item, Complete per llm_judge. */
-  execution: ExecutionClient;
+  /**
+   * The execution service, called as the evaluation service itself: RunSkill per item, Complete per
+   * llm_judge, GetRun per online score (a client without GetRun, a test's fake, scores nothing online).
+   */
+  execution: ExecutionClient & Partial<OnlineExecutionClient>;
+  /** Execution's trace service, called as the evaluation service: online scores of ingested generations. */
+  traces?: TraceClient;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
   /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
@@ -52,6 +58,8 @@ export interface EvaluationServiceDeps {
   webhookDispatcher?: boolean;
   /** How often runs whose work the bus did not take are published again; default 2000 ms. */
   relayIntervalMs?: number;
+  /** How long an online score is kept after it was stored (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
+  onlineScoreRetentionMs?: number;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
   /**
@@ -65,6 +73,7 @@ export interface EvaluationServiceDeps {
 const CREATE_METHODS = [
   ...["CreateEvaluationCases", "StartEvaluationRun"].map((m) => `/kiln.evaluation.v1.EvaluationService/${m}`),
   "/kiln.webhooks.v1.WebhookService/CreateWebhook",
+  "/kiln.evaluation.v1.OnlineEvaluationService/CreateOnlineRule",
 ];
 
 /**
@@ -126,6 +135,20 @@ export async function createEvaluationService(
       })
     : undefined;
   await workers?.start();
+  // Online evaluation (docs/observability.md "Online evaluation"): scored by the same processes.
+  const { getRun } = deps.execution;
+  const online = await createOnlineModule({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    access: evaluation.access,
+    now: evaluation.now,
+    execution: getRun && { getRun, complete: deps.execution.complete },
+    traces: deps.traces,
+    workers: workerOptions,
+    scoreRetentionMs: deps.onlineScoreRetentionMs,
+  });
+  await online.start();
   const cases = createCases(evaluation);
   // Cases of imports whose gateway died half-way are settled by the catalog's journal (docs/bundles.md).
   const importSweeper = setInterval(() => {
@@ -139,6 +162,7 @@ export async function createEvaluationService(
       registerEvaluationRpc(router, { cases, runs: createRuns(evaluation) });
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
       webhooks.register(router);
+      online.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -160,6 +184,7 @@ export async function createEvaluationService(
       clearInterval(importSweeper);
       await relay.stop();
       await workers?.stop(graceMs);
+      await online.close(graceMs);
       await events.stop();
       await webhooks.close();
       await idempotencySweeper.stop();

@@ -9,7 +9,9 @@ import { unauthenticated } from "@kiln/kit/errors";
 import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { defineService } from "@kiln/kit/rpc/server";
 import { ExecutionService } from "@kiln/proto/execution";
+import { TraceService } from "@kiln/proto/traces";
 import { loadWorkerConfig, webhookOptionsOf } from "./config.js";
+import { createOnlineScorers } from "./online/online-module.js";
 import { createEvaluationWorkers } from "./work/evaluation-workers.js";
 
 const config = loadWorkerConfig();
@@ -17,16 +19,28 @@ const config = loadWorkerConfig();
 const webhookOptions = webhookOptionsOf(config);
 await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus, tokens, peer }) => {
   if (!bus) throw new Error("evaluation-worker needs NATS_URL");
+  const execution = peer(ExecutionService, config.EXECUTION_URL, { as: "evaluation", defaultTimeoutMs: 300_000 });
   const workers = createEvaluationWorkers({
     bus,
     store,
-    execution: peer(ExecutionService, config.EXECUTION_URL, { as: "evaluation", defaultTimeoutMs: 300_000 }),
+    execution,
     logger,
     concurrency: config.EVALUATION_WORKER_CONCURRENCY,
     ackWaitMs: config.EVALUATION_ACK_WAIT_MS,
     webhooks: webhookOptions,
   });
   await workers.start();
+  // Online evaluation's scoring jobs too (docs/observability.md "Online evaluation").
+  const scorers = createOnlineScorers({
+    bus,
+    store,
+    logger,
+    execution,
+    traces: peer(TraceService, config.EXECUTION_URL, { as: "evaluation" }),
+    concurrency: config.EVALUATION_WORKER_CONCURRENCY,
+    ackWaitMs: config.EVALUATION_ACK_WAIT_MS,
+  });
+  await scorers.start();
   logger.info({ concurrency: config.EVALUATION_WORKER_CONCURRENCY }, "evaluation workers started");
   return {
     // Health only: no RPC of its own, so nothing but the public health check gets past authentication.
@@ -46,6 +60,9 @@ await runServiceProcess("evaluation-worker", config, async ({ logger, store, bus
       },
     }),
     // The execution client (a peer) closes after this, once the workers, its only users, have stopped.
-    close: (graceMs) => workers.stop(graceMs),
+    close: async (graceMs) => {
+      await workers.stop(graceMs);
+      await scorers.stop(graceMs);
+    },
   };
 });

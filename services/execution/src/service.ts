@@ -25,6 +25,7 @@ import { ensureRunIndexes, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
 import { createRunTraceRecorder } from "./traces/run-trace-recorder.js";
+import { TRACE_EVENTS_STREAM, traceEventOutbox } from "./traces/trace-events.js";
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
@@ -101,10 +102,14 @@ export async function createExecutionService(
   };
   const runner = createRunner(runnerDeps);
   const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger });
+  await deps.bus.ensureStream(TRACE_EVENTS_STREAM);
+  const traceEvents = traceEventOutbox(deps.store, deps.bus, deps.logger);
+  traceEvents.start();
   const traces = createTraces({
     collections: traceStore,
     identityAuth: deps.identityAuth,
     models: models.catalog,
+    events: traceEvents,
   });
   const service = defineService({
     name: "execution",
@@ -128,6 +133,7 @@ export async function createExecutionService(
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
       await outbox.stop();
+      await traceEvents.stop();
       await runTraces?.drain();
       await idempotencySweeper.stop();
     },

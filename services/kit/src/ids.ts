@@ -25,6 +25,8 @@ export type IdPrefix =
   | "imp"
   | "dlv"
   | "trc"
+  | "olr"
+  | "osc"
   | "req";
 
 let lastMs = 0;

@@ -127,39 +127,54 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
     },
 
     judgeFor(run, kase, calls) {
-      return async (assertion, outputText) => {
-        let res: Awaited<ReturnType<ExecutionClient["complete"]>>;
-        try {
-          res = await deps.execution.complete(
-            {
-              organizationId: run.organizationId,
-              model: assertion.model ?? "",
-              system: JUDGE_SYSTEM,
-              // The graded output is data in a fence it cannot close (domain/judge-prompt.ts).
-              user: judgeUserMessage({
-                rubric: assertion.rubric,
-                inputJson: kase.inputJson,
-                expectedOutputJson: kase.expectedOutputJson,
-                output: outputText,
-              }),
-              responseSchema: JUDGE_SCHEMA_TEXT,
-            },
-            callOptions(run),
-          );
-        } catch (e) {
-          throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
-        }
-        calls.push({
-          runId: res.runId,
-          usage: {
-            inputTokens: Number(res.usage?.inputTokens ?? 0),
-            outputTokens: Number(res.usage?.outputTokens ?? 0),
-          },
-          estimatedCostUsd: res.estimatedCostUsd ?? null,
-        });
-        // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.
-        return parseJudgeVerdict(res.structured?.json);
-      };
+      return judgeOf(deps, run.organizationId, kase, calls);
     },
+  };
+}
+
+/**
+ * A judge that grades outputs by llm_judge assertions in one organization: each grade is a
+ * Complete call (a judge run, stored with its cost by execution) added to `calls`. `material` is
+ * what the judge reads beside the output: the input and, for a case, its expected output.
+ */
+export function judgeOf(
+  deps: { execution: Pick<ExecutionClient, "complete">; signal: AbortSignal },
+  organizationId: string,
+  material: { inputJson: string; expectedOutputJson: string | null },
+  calls: JudgeRun[],
+): Judge {
+  return async (assertion, outputText) => {
+    let res: Awaited<ReturnType<ExecutionClient["complete"]>>;
+    try {
+      res = await deps.execution.complete(
+        {
+          organizationId,
+          model: assertion.model ?? "",
+          system: JUDGE_SYSTEM,
+          // The graded output is data in a fence it cannot close (domain/judge-prompt.ts).
+          user: judgeUserMessage({
+            rubric: assertion.rubric,
+            inputJson: material.inputJson,
+            expectedOutputJson: material.expectedOutputJson,
+            output: outputText,
+          }),
+          responseSchema: JUDGE_SCHEMA_TEXT,
+        },
+        // The organization is the only one these calls act in (docs/security.md "Service principals").
+        { signal: deps.signal, contextValues: actingFor(EVALUATION_SERVICE, organizationId) },
+      );
+    } catch (e) {
+      throw e instanceof DomainError ? e : (domainErrorOf(e) ?? e);
+    }
+    calls.push({
+      runId: res.runId,
+      usage: {
+        inputTokens: Number(res.usage?.inputTokens ?? 0),
+        outputTokens: Number(res.usage?.outputTokens ?? 0),
+      },
+      estimatedCostUsd: res.estimatedCostUsd ?? null,
+    });
+    // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.
+    return parseJudgeVerdict(res.structured?.json);
   };
 }

@@ -24,6 +24,7 @@ export function runSummaryToProto(run: RunDoc) {
     skillVersionId: run.skillVersionId,
     agentId: run.agentId ?? "",
     agentVersionId: run.agentVersionId ?? "",
+    label: run.label ?? "",
   };
 }
 

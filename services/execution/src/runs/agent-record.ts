@@ -45,6 +45,8 @@ interface AgentRunDocInput {
   result: WorkflowResult;
   parentRunId?: string;
   rerunFromStepId?: string;
+  /** The label the agent's version was resolved through, when the request named one. */
+  label?: string;
 }
 
 /**
@@ -71,6 +73,7 @@ export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
     agentId: r.agentId,
     agentVersionId: r.agentVersionId,
     ...(r.parentRunId ? { parentRunId: r.parentRunId, rerunFromStepId: r.rerunFromStepId ?? "" } : {}),
+    ...(r.label ? { label: r.label } : {}),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
   };

@@ -100,6 +100,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       createdAt: Date;
       signal?: AbortSignal;
       parent?: { runId: string; stepId: string; reused: AgentStepRecord[] };
+      label?: string;
     },
   ): Promise<RunDoc> {
     const result = await executeWorkflow(agent.workflow, inputs, stepRunnerOf(stored, agent, options.signal), {
@@ -114,6 +115,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       createdAt: options.createdAt,
       completedAt: now(),
       result,
+      label: options.label,
       ...(options.parent ? { parentRunId: options.parent.runId, rerunFromStepId: options.parent.stepId } : {}),
     });
   }
@@ -151,6 +153,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
       const createdAt = now();
+      const label = req.label || undefined;
       const running: RunDoc = {
         ...agentRunDocOf({
           id,
@@ -161,6 +164,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           createdAt,
           completedAt: createdAt,
           result: { steps: [], output: null, error: null },
+          label,
         }),
         status: "running",
         error: null,
@@ -171,7 +175,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           deps,
           id,
           () =>
-            execute(agent, inputs, { id, createdAt, signal: ctx.signal }).then(
+            execute(agent, inputs, { id, createdAt, signal: ctx.signal, label }).then(
               (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
               (err: unknown) => {
                 if (ctx.signal?.aborted) return cancelledRun(running, now());
@@ -185,7 +189,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       await deps.outbox.intend(id);
       await insertRun(deps, running);
       // Not tied to the request: the caller is gone once it has the 202.
-      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal })
+      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal, label })
         .then((done) =>
           shutdown.signal.aborted && done.status !== "succeeded" ? failedRun(running, INTERRUPTED, now()) : done,
         )

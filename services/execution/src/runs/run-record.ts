@@ -16,6 +16,8 @@ interface RunDocInput {
   skillId?: string;
   skillVersionId?: string;
   steps: StepRecord[];
+  /** The label the version was resolved through, when the request named one. */
+  label?: string;
   /** A prompt run: its one execution. */
   single?: PromptExecution;
 }
@@ -61,6 +63,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
     promptVersionId: r.promptVersionId ?? "",
     skillId: r.skillId ?? "",
     skillVersionId: r.skillVersionId ?? "",
+    ...(r.label ? { label: r.label } : {}),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
   };

@@ -33,6 +33,7 @@ export function createRunner(deps: RunnerDeps) {
       return storePromptRun(stored, {
         organizationId: req.organizationId,
         ...run,
+        label: req.label || undefined,
         signal: ctx.signal,
         trace: ctx.trace,
       });
@@ -41,7 +42,13 @@ export function createRunner(deps: RunnerDeps) {
     /** A prompt run whose model output streams to `stream` (the same run as runPrompt otherwise). */
     async streamPrompt(req: PromptRunRequest, ctx: CallContext, stream: NonNullable<PromptRunInput["stream"]>) {
       const run = await resolvePromptRun(deps, req, ctx);
-      return storePromptRun(stored, { organizationId: req.organizationId, ...run, signal: ctx.signal, stream });
+      return storePromptRun(stored, {
+        organizationId: req.organizationId,
+        ...run,
+        label: req.label || undefined,
+        signal: ctx.signal,
+        stream,
+      });
     },
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
@@ -52,6 +59,7 @@ export function createRunner(deps: RunnerDeps) {
         skillVersionId: version.id,
         steps,
         input,
+        label: req.label || undefined,
         signal: ctx.signal,
         trace: ctx.trace,
       });

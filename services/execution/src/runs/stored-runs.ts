@@ -32,6 +32,8 @@ export interface PromptRunInput {
   /** A streaming run: told the run's id before the model is called, then handed its deltas. */
   stream?: { onStart(runId: string): void; onDelta(delta: ModelDelta): void };
   trace?: RunTraceContext;
+  /** The label the version was resolved through, when the request named one. */
+  label?: string;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
@@ -52,6 +54,7 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
         createdAt,
         promptId: r.prompt.promptId,
         promptVersionId: r.prompt.promptVersionId,
+        label: r.label,
         steps: [],
         single: await executePrompt(r.prompt, r.variables, {
           model: r.model,
@@ -91,6 +94,8 @@ export interface SkillRunInput {
   input: Record<string, unknown>;
   signal?: AbortSignal;
   trace?: RunTraceContext;
+  /** The label the version was resolved through, when the request named one. */
+  label?: string;
 }
 
 /** Runs a skill version's steps and stores the run. */
@@ -109,6 +114,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
         createdAt,
         skillId: r.skillId,
         skillVersionId: r.skillVersionId,
+        label: r.label,
         steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
         completedAt: deps.now(),
       }),

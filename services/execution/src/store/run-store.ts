@@ -48,6 +48,8 @@ export interface RunDoc {
   /** Set on a rerun-from-step: the run it reused, and the step it executed from. */
   parentRunId?: string;
   rerunFromStepId?: string;
+  /** The label the run's version was resolved through (`labels`/`@label` in the request); absent when none. */
+  label?: string;
   createdAt: Date;
   completedAt: Date;
 }

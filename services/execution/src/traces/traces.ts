@@ -4,6 +4,7 @@
  * `traces:read` (API keys); every read and write is scoped by organization.
  */
 import type { IdentityAuth } from "@kiln/kit/authorizer";
+import type { EventOutbox } from "@kiln/kit/bus/outbox";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { findPage, findPageByTime } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
@@ -11,6 +12,7 @@ import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { spansOf } from "./span-mapping.js";
+import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
 import type { TraceCollections } from "./trace-store.js";
 import { storeSpanDocs } from "./trace-summary.js";
@@ -72,6 +74,8 @@ export function createTraces(deps: {
   collections: TraceCollections;
   identityAuth: IdentityAuth;
   models: ModelCatalog;
+  /** Where trace.ingested leaves from (online evaluation scores generations off the ingestion's path). */
+  events?: EventOutbox;
 }) {
   const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
@@ -86,6 +90,7 @@ export function createTraces(deps: {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
       await storeSpanDocs(deps.collections, organizationId, docs);
+      await deps.events?.add(ingestedEvents(organizationId, docs, new Date()));
       return { rejected, reason };
     },
 

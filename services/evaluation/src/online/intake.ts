@@ -1,0 +1,137 @@
+/**
+ * The intake of online evaluation: durable consumers (`online-evaluation`) on the run events and
+ * the trace events decide, per enabled rule of the organization that matches a run (a generation
+ * span), whether it is sampled (sampling.ts), and queue one scoring job per sampled (rule, target)
+ * on the ONLINE_SCORES work queue. They run beside the request, never in it: the run was answered
+ * (the spans stored) before its event left.
+ */
+import type { Bus, BusMessage, ConsumerSpec, Subscription } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import { LRUCache } from "lru-cache";
+import { ruleMatchesGeneration, type TraceIngested } from "./generations.js";
+import { ONLINE_SCORES_STREAM, queueScoreJob } from "./jobs.js";
+import type { OnlineCollections, OnlineRuleDoc } from "./online-store.js";
+import { type CompletedRun, isSampled, isScorableRun, ruleMatchesRun } from "./sampling.js";
+
+export const RUN_INTAKE: ConsumerSpec = {
+  stream: "RUNS",
+  durable: "online-evaluation",
+  filterSubject: "runs.completed.*",
+  ackWaitMs: 30_000,
+};
+
+export const TRACE_INTAKE: ConsumerSpec = {
+  stream: "TRACE_EVENTS",
+  durable: "online-evaluation",
+  filterSubject: "trace-events.ingested",
+  ackWaitMs: 30_000,
+};
+
+/** How long a process keeps an organization's enabled rules before reading them again. */
+const RULES_TTL_MS = 5_000;
+
+export interface RuleCache {
+  enabledRules(organizationId: string): Promise<OnlineRuleDoc[]>;
+  /** A rule of the organization changed in this process: read them afresh. */
+  forget(organizationId: string): void;
+}
+
+export function createRuleCache(c: OnlineCollections): RuleCache {
+  const cache = new LRUCache<string, Promise<OnlineRuleDoc[]>>({ max: 1_000, ttl: RULES_TTL_MS });
+  return {
+    enabledRules(organizationId) {
+      let found = cache.get(organizationId);
+      if (!found) {
+        found = c.rules.find({ organizationId, enabled: true });
+        found.catch(() => cache.delete(organizationId));
+        cache.set(organizationId, found);
+      }
+      return found;
+    },
+    forget: (organizationId) => cache.delete(organizationId),
+  };
+}
+
+export interface IntakeDeps {
+  bus: Bus;
+  logger: Logger;
+  rules: RuleCache;
+}
+
+/**
+ * The consumers of the intake: run.completed on execution's RUNS, trace.ingested on its
+ * TRACE_EVENTS. A stream its service has not created yet is tried again every 2 s.
+ */
+export function createIntake(deps: IntakeDeps) {
+  const subscriptions: Subscription[] = [];
+  const retries = new Set<NodeJS.Timeout>();
+  let stopped = false;
+
+  async function runCompleted(msg: BusMessage): Promise<void> {
+    const run = msg.json<CompletedRun>();
+    if (!isScorableRun(run) || run.status === "running") return;
+    const rules = await deps.rules.enabledRules(run.organizationId);
+    for (const rule of rules) {
+      if (!ruleMatchesRun(rule, run) || !isSampled(rule, run.runId)) continue;
+      await queueScoreJob(
+        deps.bus,
+        { ruleId: rule._id, organizationId: run.organizationId, runId: run.runId },
+        run.runId,
+      );
+    }
+  }
+
+  async function traceIngested(msg: BusMessage): Promise<void> {
+    const event = msg.json<TraceIngested>();
+    const { traceId, generations } = event.data;
+    const rules = (await deps.rules.enabledRules(event.organizationId)).filter((r) => r.target.kind === "traces");
+    for (const rule of rules) {
+      for (const g of generations) {
+        const key = `${traceId}:${g.spanId}`;
+        if (!ruleMatchesGeneration(rule, g) || !isSampled(rule, key)) continue;
+        await queueScoreJob(
+          deps.bus,
+          { ruleId: rule._id, organizationId: event.organizationId, traceId, spanId: g.spanId },
+          key,
+        );
+      }
+    }
+  }
+
+  async function follow(spec: ConsumerSpec, handle: (msg: BusMessage) => Promise<void>): Promise<void> {
+    if (stopped) return;
+    try {
+      await deps.bus.ensureConsumer(spec);
+    } catch (err) {
+      deps.logger.debug({ err, stream: spec.stream }, "online evaluation waits for this stream");
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        void follow(spec, handle);
+      }, 2_000);
+      timer.unref();
+      retries.add(timer);
+      return;
+    }
+    subscriptions.push(
+      deps.bus.consume(spec, handle, {
+        concurrency: 4,
+        onError: (err, msg) => deps.logger.warn({ err, seq: msg.seq }, "online evaluation intake failed; retrying"),
+      }),
+    );
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      await deps.bus.ensureStream(ONLINE_SCORES_STREAM);
+      await follow(RUN_INTAKE, runCompleted);
+      await follow(TRACE_INTAKE, traceIngested);
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of retries) clearTimeout(timer);
+      retries.clear();
+      await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
+    },
+  };
+}
