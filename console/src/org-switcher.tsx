@@ -72,7 +72,7 @@ export function OrganizationSwitcher({
         aria-controls="org-menu"
         onClick={() => setOpen(!open)}
       >
-        <span className="visually-hidden">{several ? "Switch organization" : "Organization menu"}</span>
+        <span className="visually-hidden">{several ? "Switch organization" : "Organization options"}</span>
         <span aria-hidden="true">▾</span>
       </button>
       {open && (
@@ -96,7 +96,7 @@ export function OrganizationSwitcher({
                         });
                       }}
                     >
-                      <span className="org-option">{organization.name}</span>
+                      <span className="org-option">{organization.name}</span>{" "}
                       <span className="org-role">{membership.role}</span>
                     </button>
                   </li>

@@ -81,16 +81,22 @@ export function ShellFrame({
   const menu = useRef<HTMLButtonElement>(null);
   const modal = narrow && open;
 
-  // A new page (a link, the back button) or a wide window: the drawer is put away.
+  // A new page (a link, the back button): the drawer is put away. (A window widened and narrowed
+  // again keeps it: the wide sidebar is the same element, shown in place.)
   // biome-ignore lint/correctness/useExhaustiveDependencies: the path is the trigger, not an input.
-  useEffect(() => setOpen(false), [path, narrow]);
+  useEffect(() => setOpen(false), [path]);
+  // Closed by Escape, Close or a click beside it: focus goes back to the Menu button, once the
+  // page behind is no longer inert.
+  const refocus = useRef(false);
   useEffect(() => {
     if (modal) drawer.current?.querySelector<HTMLElement>(FOCUSABLE)?.focus();
+    else if (refocus.current) menu.current?.focus();
+    refocus.current = false;
   }, [modal]);
 
   const close = () => {
+    refocus.current = true;
     setOpen(false);
-    menu.current?.focus();
   };
   const go: Navigate = (to) => {
     setOpen(false);
