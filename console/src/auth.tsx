@@ -128,7 +128,7 @@ export function Onboarding({
   const [step, setStep] = useState<1 | 2 | 3>(1);
   // A member of an organization already makes another ("Create organization" in the switcher).
   const [another] = useState(Boolean(session.organizationId));
-  const { error, submit } = useAction();
+  const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", organizationName: "" }, error);
   const named = field("organizationName");
   const organizationName = { ...named, issue: named.issue ?? error?.fields.name };
@@ -156,7 +156,10 @@ export function Onboarding({
             {/* POST /api/organizations names the field `name`. */}
             <Field label="Organization name" {...organizationName} required />
             <ErrorBox error={error} shownFields={["fullName", "organizationName", "name"]} />
-            <button type="submit">{another ? "Create organization" : "Create workspace"}</button>
+            {/* Once: another organization is not idempotent as onboarding is. */}
+            <button type="submit" disabled={busy}>
+              {another ? "Create organization" : "Create workspace"}
+            </button>
           </form>
           {another && (
             <p>

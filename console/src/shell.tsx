@@ -45,7 +45,11 @@ function UserMenu({ onSignOut }: { onSignOut: () => void }) {
       {me && (
         <p>
           <span className="user-name">{me.fullName || me.email}</span>
-          {me.fullName && <span className="user-email">{me.email}</span>}
+          {me.fullName && (
+            <span className="user-email" title={me.email}>
+              {me.email}
+            </span>
+          )}
         </p>
       )}
       <button type="button" className="link" onClick={onSignOut}>
