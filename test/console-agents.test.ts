@@ -185,4 +185,52 @@ describe("the console's agent workflow builder", () => {
     await diff.getByText(/inputSchema\/properties\/topic\/description$/).waitFor();
     expect(await diff.textContent()).toContain("What to summarize");
   }, 180_000);
+
+  it("edits conditional branches as forms, validated at the branch and drawn in the graph", async () => {
+    const picker = page.getByLabel("Add a step that runs");
+    await picker.selectOption({ label: "Summarizer" });
+    await page.getByRole("button", { name: "Add step" }).click();
+    await step("Step 3: summarizer_2").waitFor();
+    await step("Step 3: summarizer_2").getByLabel("Source of topic").selectOption("input");
+
+    // The first step branches: on the topic to the third step, otherwise to filing.
+    const first = step("Step 1: summarizer");
+    await first.getByLabel("After summarizer").selectOption({ label: "Branch on conditions…" });
+    const branch = first.getByRole("group", { name: "Branch 1 of summarizer" });
+    expect(await branch.getByLabel("Then").inputValue()).toBe("filing");
+    await branch.getByLabel("Value of").selectOption("inputs.topic");
+    await branch.getByLabel("Operator").selectOption({ label: "equals" });
+    await branch.getByLabel("Fixed value").fill("glazes");
+    await branch.getByLabel("Then").selectOption({ label: "Go to summarizer_2" });
+    await first.getByLabel("When no branch holds").selectOption({ label: "Go to filing" });
+    await page.getByText("The workflow is valid.").waitFor();
+    const graph = page.getByRole("figure");
+    await graph.getByText("1: topic == glazes").waitFor();
+    await graph.getByText("2: otherwise").waitFor();
+
+    // A condition on a step that cannot have run yet: the finding is at the branch.
+    await branch.getByLabel("Value of").selectOption("steps.summarizer_2.output");
+    await branch.getByText(/cannot have run before step "summarizer"/).waitFor();
+    await page.getByText(/The workflow has errors/).waitFor();
+    await page.evaluate("scrollTo(0, 0)");
+    await b.screen("agent-builder-branches");
+    await branch.getByLabel("Value of").selectOption("steps.summarizer.output");
+    await branch.getByLabel("At path (optional)").fill("kind");
+    await branch.getByLabel("Fixed value").fill("3");
+    await page.getByText("The workflow is valid.").waitFor();
+
+    // The JSON view holds the branches as JSON Logic; a number typed is a number.
+    await page.getByRole("tab", { name: "JSON" }).click();
+    const saved = JSON.parse(await page.getByLabel("Workflow (JSON)").inputValue());
+    expect(saved.steps[0].next).toEqual([
+      { when: { "==": [{ var: "steps.summarizer.output.kind" }, 3] }, to: "summarizer_2" },
+      { when: true, to: "filing" },
+    ]);
+    await page.getByRole("tab", { name: "Builder" }).click();
+
+    // Removing the only branch leaves the step going on to what "otherwise" named.
+    await first.getByRole("button", { name: "Remove branch 1 of summarizer" }).click();
+    expect(await first.getByLabel("After summarizer").inputValue()).toBe("filing");
+    await page.getByText("The workflow is valid.").waitFor();
+  }, 120_000);
 });

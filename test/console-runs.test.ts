@@ -147,7 +147,7 @@ describe("the console's runs and playground", () => {
     const modelOptions = page.getByLabel("Model", { exact: true }).locator("option");
     await modelOptions.filter({ hasText: "down/m (" }).waitFor({ state: "attached" });
     const models = await modelOptions.allTextContents();
-    expect(models).toContain("down/m ($0.15 in / $0.6 out per 1M tokens)");
+    expect(models).toContain("down/m ($0.15 in / $0.60 out per 1M tokens)");
     await page.getByLabel("Model", { exact: true }).selectOption("local/echo");
     // A required variable left empty is refused at its field, once.
     await page.getByRole("button", { name: "Run", exact: true }).click();

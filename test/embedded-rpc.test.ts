@@ -23,6 +23,7 @@ import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
 import * as reflection from "@kiln/proto/reflection/v1";
+import { ReviewService } from "@kiln/proto/review";
 import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
@@ -35,6 +36,7 @@ const SERVICES = [
   "kiln.catalog.v1.CatalogService",
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",
+  "kiln.evaluation.v1.ReviewService",
   "kiln.webhooks.v1.WebhookService",
   "kiln.traces.v1.TraceService",
   "grpc.health.v1.Health",
@@ -174,6 +176,51 @@ describe("the embedded platform's RPC port", () => {
       const byId = await catalog.getPrompt({ id: b.promptId }, { headers }).catch((e: unknown) => ConnectError.from(e));
       expect(byId, protocol).toMatchObject({ code: Code.NotFound });
     }
+  });
+
+  it("lets a service add runs to a queue of its organization (ReviewService.AddQueueItems; docs/review.md)", async () => {
+    const api = createTestClient(kiln.gateway.app);
+    const t = await tenant();
+    const { prompt } = await api.createPublishedPrompt(t.token, t.organizationId, {
+      systemPrompt: "to review",
+      model: "local/echo",
+    });
+    const run = await api.post<{ id: string }>(
+      `/api/prompts/${prompt.id}/run`,
+      { organizationId: t.organizationId, variables: {} },
+      { token: t.token },
+    );
+    const queue = await api.post<{ id: string }>(
+      "/api/annotation-queues",
+      { organizationId: t.organizationId, name: "by rule" },
+      { token: t.token },
+    );
+    const theirs = await api.post<{ id: string }>(
+      "/api/annotation-queues",
+      { organizationId: b.organizationId, name: "theirs" },
+      { token: b.token },
+    );
+    const token = await internalTokenCommand(["--service", "online-rules", "--organization", t.organizationId], {
+      INTERNAL_AUTH_SECRET: SECRET,
+    });
+    const [[, transport]] = transports() as [[string, Transport]];
+    const review = createClient(ReviewService, transport);
+    const headers = { authorization: `Bearer ${token}` };
+    const added = await review.addQueueItems({ queueId: queue.body.id, runIds: [run.body.id] }, { headers });
+    expect(added.items.map((i) => [i.targetId, i.addedBy, i.status])).toEqual([
+      [run.body.id, "service:online-rules", "pending"],
+    ]);
+    const again = await review.addQueueItems({ queueId: queue.body.id, runIds: [run.body.id] }, { headers });
+    expect(again).toMatchObject({ items: [], skipped: 1 });
+    const elsewhere = await review
+      .addQueueItems({ queueId: theirs.body.id, runIds: [run.body.id] }, { headers })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect(elsewhere).toMatchObject({ code: Code.NotFound });
+    // Reviewing stays with members.
+    const claimed = await review
+      .claimNextItem({ queueId: queue.body.id }, { headers })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect(claimed).toMatchObject({ code: Code.PermissionDenied });
   });
 
   it("takes an API key from a plain gRPC client, as identity checks it at the gateway", async () => {

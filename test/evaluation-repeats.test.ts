@@ -242,6 +242,7 @@ describe.each(PROVIDER_MODES)("evaluation repeats, totals, compare and cancel in
     expect(stored.body).toMatchObject({
       id: first?.runId,
       kind: "judge",
+      evaluationRunId: started.id,
       status: "succeeded",
       model: "stub/judged",
       usage: first?.usage,

@@ -252,6 +252,7 @@ describe.each(modes)("evaluating a skill's draft against its published version i
           skillVersionId: versionOf[label],
           input: { input: cases[i]?.input },
           output: outcome.output,
+          evaluationRunId: evaluation.id,
           estimatedCostUsd: outcome.estimatedCostUsd,
         });
         expect(run.body.latencyMs).toBe(outcome.latencyMs);

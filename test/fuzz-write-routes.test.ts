@@ -61,6 +61,24 @@ beforeAll(async () => {
     { token },
   );
   ids["agent-runs"] = run.body.id;
+  const promptRun = await api.post<{ id: string }>(
+    `/api/prompts/${prompt.id}/run`,
+    { organizationId: organization.id, variables: { name: "n" }, model: "local/echo" },
+    { token },
+  );
+  const queue = await api.post<{ id: string }>(
+    "/api/annotation-queues",
+    { organizationId: organization.id, name: "q", scoreConfigs: [{ name: "ok", kind: "boolean", required: true }] },
+    { token },
+  );
+  ids["annotation-queues"] = queue.body.id;
+  const added = await api.post<{ data: { id: string }[] }>(
+    `/api/annotation-queues/${queue.body.id}/items`,
+    { runIds: [promptRun.body.id] },
+    { token },
+  );
+  ids.items = added.body.data?.[0]?.id ?? "";
+  expect(ids.items, `${promptRun.text} ${added.text}`).toMatch(/^ani_/);
   const key = await api.createApiKey(token, organization.id, ["prompts:read"]);
   ids["api-keys"] = key.id;
 

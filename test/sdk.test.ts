@@ -192,6 +192,23 @@ describe("prompts", () => {
     expect(misuse).toMatchObject({ status: 400, code: "invalid_argument" });
   });
 
+  it("streams a prompt run: start, the answer's pieces, then done with the stored run", async () => {
+    const events = [];
+    for await (const e of keyed.prompts.stream(prompt.id, { organizationId, variables: { city: "Paris" } })) {
+      events.push(e);
+    }
+    const [start] = events;
+    const done = events.at(-1);
+    if (start?.type !== "start" || done?.type !== "done")
+      throw new Error(`unexpected events ${JSON.stringify(events)}`);
+    expect(done.run).toMatchObject({ id: start.runId, kind: "prompt", status: "succeeded", promptId: prompt.id });
+    const streamed = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+    expect(done.run.output?.text).toContain("The weather in Paris.");
+    expect(streamed === "" || streamed === done.run.output?.text).toBe(true);
+    const refused = await failureOf(keyed.prompts.stream(prompt.id, { organizationId, variables: { city: 1 } }).next());
+    expect(refused).toMatchObject({ status: 400, code: "invalid_argument" });
+  });
+
   it("labels a prompt's versions, runs by label, reads the history and removes a label", async () => {
     const v2 = await user.prompts.createVersion(prompt.id, {
       systemPrompt: "Staging weather in {{city}}.",
@@ -912,6 +929,55 @@ describe("traces and sessions through the SDK", () => {
     );
     expect(bad).toBeInstanceOf(KilnError);
     expect((bad as KilnError).status).toBe(400);
+  });
+});
+
+describe("annotation queues", () => {
+  it("creates, reads, lists, updates a queue; adds, claims, reviews, skips, releases items; makes a case; deletes it", async () => {
+    const prompt = await user.prompts.create({ organizationId, name: "Review me", defaultModel: "local/echo" });
+    const v = await user.prompts.createVersion(prompt.id, {
+      systemPrompt: "Hello {{who}}.",
+      variablesSchema: { type: "object", properties: { who: { type: "string" } }, required: ["who"] },
+    });
+    await user.prompts.publish(prompt.id, { versionId: v.id });
+    const runs = await Promise.all(
+      ["a", "b", "c"].map((who) => keyed.prompts.run(prompt.id, { organizationId, variables: { who } })),
+    );
+    const skill = await user.skills.create({ organizationId, name: "Reviewed" });
+    const queue = await keyed.annotationQueues.create({
+      organizationId,
+      name: "Greetings",
+      scoreConfigs: [{ name: "good", kind: "boolean", required: true }],
+    });
+    expect(queue.progress).toMatchObject({ pending: 0 });
+    expect((await user.annotationQueues.list({ organizationId })).data.map((q) => q.id)).toContain(queue.id);
+    const renamed = await user.annotationQueues.update(queue.id, { name: "Greetings 2" });
+    expect(renamed.name).toBe("Greetings 2");
+    const added = await keyed.annotationQueues.addItems(queue.id, { runIds: runs.map((r) => r.id) });
+    expect(added).toMatchObject({ skipped: 0 });
+    expect(added.data).toHaveLength(3);
+    expect((await keyed.annotationQueues.items(queue.id, { status: "pending" })).data).toHaveLength(3);
+    const first = await user.annotationQueues.next(queue.id);
+    const firstId = first.item?.id ?? "";
+    expect(first.content?.run).toMatchObject({ kind: "prompt", status: "succeeded" });
+    const reviewed = await user.annotationQueues.review(queue.id, firstId, { scores: { good: true }, comment: "ok" });
+    expect(reviewed).toMatchObject({ status: "completed", review: { scores: { good: true }, comment: "ok" } });
+    const made = await user.annotationQueues.toCase(queue.id, firstId, {
+      skillId: skill.id,
+      expectedOutput: { text: "Hello!" },
+    });
+    expect(made.item.evaluationCase?.id).toBe(made.evaluationCaseId);
+    expect((await user.annotationQueues.item(queue.id, firstId)).item.evaluationCase?.skillId).toBe(skill.id);
+    const second = (await user.annotationQueues.next(queue.id)).item?.id ?? "";
+    expect((await user.annotationQueues.skip(queue.id, second)).status).toBe("skipped");
+    const third = (await user.annotationQueues.next(queue.id)).item?.id ?? "";
+    expect((await user.annotationQueues.release(queue.id, third)).status).toBe("pending");
+    const refused = await failureOf(user.annotationQueues.review(queue.id, third, { scores: { good: true } }));
+    expect(refused).toMatchObject({ status: 409 });
+    const progress = (await user.annotationQueues.get(queue.id)).progress;
+    expect(progress).toMatchObject({ pending: 1, inReview: 0, completed: 1, skipped: 1 });
+    expect((await user.annotationQueues.delete(queue.id)).id).toBe(queue.id);
+    expect(await failureOf(user.annotationQueues.get(queue.id))).toMatchObject({ status: 404, code: "not_found" });
   });
 });
 

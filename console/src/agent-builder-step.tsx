@@ -1,6 +1,8 @@
 import type { Workflow } from "@kiln/sdk";
+import { BranchEditor } from "./agent-builder-branches.js";
 import { IssueText, MappingRow, Pick, type ShownIssue } from "./agent-builder-fields.js";
 import { Field } from "./ui.js";
+import { firstBranch, setBranches } from "./workflow-branches.js";
 import {
   moveStep,
   placeOf,
@@ -13,6 +15,9 @@ import {
   updateStep,
 } from "./workflow-model.js";
 import { type Source, sourceOf, TYPE_NAMES } from "./workflow-sources.js";
+
+/** The "after" choice that turns a step's `next` into conditional branches (not a step id: ids have no space). */
+const BRANCH = "branch on conditions";
 
 /** The findings about one step, by the part of it they concern. */
 function sorted(issues: ShownIssue[], index: number) {
@@ -175,18 +180,22 @@ export function StepCard({
           ))}
         </fieldset>
         {branches ? (
-          <div className="field">
-            <p>Then: {(step.next as { to: string }[]).length} conditional branches (edit them in the JSON view).</p>
-            <IssueText issues={at.next} />
-          </div>
+          <BranchEditor workflow={workflow} index={index} issues={at.next} onChange={onChange} />
         ) : (
           <Pick
             label={`After ${step.id}`}
             value={typeof step.next === "string" ? step.next : ""}
-            onChange={(next) => onChange(setNext(workflow, index, next))}
+            onChange={(next) =>
+              onChange(
+                next === BRANCH
+                  ? setBranches(workflow, index, [firstBranch(workflow, index)])
+                  : setNext(workflow, index, next),
+              )
+            }
             issues={at.next}
           >
             <option value="">End the run</option>
+            <option value={BRANCH}>Branch on conditions…</option>
             {workflow.steps
               .filter((s) => s.id !== step.id)
               .map((s) => (

@@ -15,6 +15,9 @@ import { OnlineEvaluation } from "./online-evaluation.js";
 import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptDetail, PromptList } from "./prompts.js";
+import { ReviewQueue } from "./review-queue.js";
+import { ReviewQueues } from "./review-queues.js";
+import { ReviewScreen } from "./review-screen.js";
 import { type Navigate, usePath } from "./router.js";
 import { RunDetail } from "./run-detail.js";
 import { Runs } from "./runs.js";
@@ -49,6 +52,8 @@ function Shell({
   const toolId = /^\/tools\/([^/]+)$/.exec(path)?.[1];
   const traceId = /^\/traces\/([^/]+)$/.exec(path)?.[1];
   const traceSessionId = /^\/sessions\/([^/]+)$/.exec(path)?.[1];
+  const queueId = /^\/review\/([^/]+)$/.exec(path)?.[1];
+  const reviewing = /^\/review\/([^/]+)\/review$/.exec(path)?.[1];
   const evaluation = /^\/skills\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
   const compared = /^\/skills\/([^/]+)\/evaluations\/([^/]+)\/compare\/([^/]+)$/.exec(path);
   let page: React.ReactNode;
@@ -64,6 +69,9 @@ function Shell({
   else if (path === "/traces") page = <Traces {...pageProps} />;
   else if (traceSessionId) page = <SessionDetail {...pageProps} sessionId={decodeURIComponent(traceSessionId)} />;
   else if (path === "/sessions") page = <Sessions {...pageProps} />;
+  else if (reviewing) page = <ReviewScreen {...pageProps} id={reviewing} />;
+  else if (queueId) page = <ReviewQueue {...pageProps} id={queueId} />;
+  else if (path === "/review") page = <ReviewQueues {...pageProps} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/online-evaluation") page = <OnlineEvaluation kiln={kiln} session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;

@@ -1,11 +1,15 @@
 import type { Model } from "@kiln/sdk";
 import { useId } from "react";
 
-/** A price per million tokens as people read it: "free", "$0.15", "price unknown". */
+/** A price in dollars with cents at least: "$0.15", "$2.50", "$0.0375". */
+export const dollars = (usd: number) =>
+  `$${usd.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
+
+/** A price per million tokens as people read it: "free", "$0.15", "$2.50", "price unknown". */
 export function perMillion(usd: number | null): string {
   if (usd === null) return "price unknown";
   if (usd === 0) return "free";
-  return `$${usd.toLocaleString("en-US", { maximumFractionDigits: 4 })}`;
+  return dollars(usd);
 }
 
 const priceOf = (m: Model) =>

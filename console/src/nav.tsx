@@ -8,7 +8,13 @@ import { Link } from "./ui.js";
 const GROUPS = {
   Build: ["/prompts Prompts", "/tools Tools", "/skills Skills", "/agents Agents"],
   Run: ["/playground Playground", "/models Models"],
-  Observe: ["/runs Runs", "/traces Traces", "/sessions Sessions", "/online-evaluation Online evaluation"],
+  Observe: [
+    "/runs Runs",
+    "/traces Traces",
+    "/sessions Sessions",
+    "/online-evaluation Online evaluation",
+    "/review Review",
+  ],
   Organization: [
     "/members Members",
     "/api-keys API keys",

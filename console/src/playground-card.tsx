@@ -1,4 +1,5 @@
 import type { PromptRun, SkillRun } from "@kiln/sdk";
+import type { LiveRun } from "./playground-run.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatLatency, formatTokens } from "./run-format.js";
 import { Link, StatusBadge } from "./ui.js";
@@ -20,12 +21,30 @@ export function RunCard({ shown, navigate }: { shown: PlaygroundRun; navigate: N
         <span title={exactCost(r.estimatedCostUsd)}>{formatCost(r.estimatedCostUsd)}</span> ·{" "}
         {formatLatency(r.latencyMs)} · {r.toolCallCount} tool call{r.toolCallCount === 1 ? "" : "s"}
       </p>
-      <pre className={r.status === "failed" ? "output failed" : "output"}>
+      {r.error?.code === "cancelled" && <p className="hint">Stopped: the text received until then is kept.</p>}
+      <pre className={r.status === "failed" && r.error?.code !== "cancelled" ? "output failed" : "output"}>
         {r.output?.text ?? (r.error ? `${r.error.code}: ${r.error.message}` : "")}
       </pre>
       <Link to={`/runs/${r.id}`} navigate={navigate}>
         Open the stored run
       </Link>
+    </article>
+  );
+}
+
+/** A run in progress: the answer as it arrives (a skill's comes whole, at the end). */
+export function LiveRunCard({ live }: { live: LiveRun }) {
+  return (
+    <article className="card run-card live" aria-label={live.runId ? `Run ${live.runId} in progress` : "Run starting"}>
+      <h3>{live.what}</h3>
+      <p>
+        <StatusBadge status="running" /> ·{" "}
+        {live.whole ? "running its steps…" : live.text ? "streaming…" : "waiting for the model…"}
+      </p>
+      <pre className="output" aria-live="polite" aria-busy="true">
+        {live.text}
+        <span className="caret" aria-hidden="true" />
+      </pre>
     </article>
   );
 }

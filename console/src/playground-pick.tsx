@@ -1,5 +1,6 @@
 import type { Kiln, Model } from "@kiln/sdk";
 import { useEffect, useState } from "react";
+import { dollars } from "./model-picker.js";
 import { SelectField } from "./ui.js";
 
 /** A prompt or a skill the playground can run (one with a version). */
@@ -67,7 +68,7 @@ export function describeSelection(target: Target, selection: string, labels: Lab
   return v ? `version ${v.version}` : "";
 }
 
-const price = (usd: number | null) => (usd === null ? "?" : `$${usd}`);
+const price = (usd: number | null) => (usd === null ? "?" : dollars(usd));
 
 /** A model as the picker lists it: its id and prices per million tokens, or that it is unavailable. */
 export function modelOption(m: Model): string {

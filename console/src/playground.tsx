@@ -1,8 +1,8 @@
 import type { Kiln, Model } from "@kiln/sdk";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
-import { type PlaygroundRun, RunCard } from "./playground-card.js";
+import { LiveRunCard, type PlaygroundRun, RunCard } from "./playground-card.js";
 import { propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
 import {
   type Choice,
@@ -14,8 +14,9 @@ import {
   useLabels,
   versionIdOf,
 } from "./playground-pick.js";
+import { type LiveRun, runStreaming } from "./playground-run.js";
 import type { Navigate } from "./router.js";
-import { Empty, ErrorBox, Pending, SelectField } from "./ui.js";
+import { Empty, ErrorBox, Link, Pending, SelectField } from "./ui.js";
 
 const GROUPS = [
   { kind: "prompt", label: "Prompts" },
@@ -37,6 +38,10 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const [schema, setSchema] = useState<unknown>(null);
   const [values, setValues] = useState<Record<string, string>>({});
   const [shown, setShown] = useState<Shown[]>([]);
+  const [live, setLive] = useState<LiveRun[] | null>(null);
+  const stop = useRef<AbortController | null>(null);
+  // Leaving the page stops what it streams (each run is then stored cancelled, with the text so far).
+  useEffect(() => () => stop.current?.abort(), []);
   const [models, setModels] = useState<Model[]>([]);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
@@ -67,29 +72,32 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
     schemaOf.then(setSchema).catch((e) => setError(errorOf(e)));
   }, [kiln, target, versionA, setError]);
   const properties = useMemo(() => propertiesOf(schema), [schema]);
-  const runOne = async (t: Target, choice: Choice, variables: Record<string, unknown>): Promise<PlaygroundRun> => {
-    const pick = choice.selection.startsWith("l:")
-      ? { label: choice.selection.slice(2) }
-      : { versionId: choice.selection.slice(2) };
-    const org = organizationId ?? "";
-    const run =
-      t.kind === "prompt"
-        ? await kiln.prompts.run(t.id, {
-            organizationId: org,
-            variables,
-            ...pick,
-            ...(choice.model ? { model: choice.model } : {}),
-          })
-        : await kiln.skills.run(t.id, { organizationId: org, input: variables, ...pick });
-    const model = choice.model ? ` · ${choice.model}` : "";
-    return { run, what: `${t.name} · ${describeSelection(t, choice.selection, labels)}${model}` };
-  };
+  const whatOf = (t: Target, choice: Choice) =>
+    `${t.name} · ${describeSelection(t, choice.selection, labels)}${choice.model ? ` · ${choice.model}` : ""}`;
+  // Each side streams into its own live card; Stop aborts them all (each run is then stored cancelled).
   const run = submit(async () => {
     if (!target) return;
     const variables = variablesOf(properties, values);
     const sides = comparing ? [a, b] : [a];
-    const results = await Promise.all(sides.map((c) => runOne(target, c, variables)));
-    setShown((s) => [results, ...s].slice(0, 20));
+    const abort = new AbortController();
+    stop.current = abort;
+    setLive(sides.map((c) => ({ what: whatOf(target, c), text: "", runId: "", whole: target.kind === "skill" })));
+    try {
+      const runs = await Promise.all(
+        sides.map((c, i) =>
+          runStreaming(kiln, organizationId ?? "", target, c, variables, abort.signal, (l) =>
+            setLive((all) => all?.map((x, j) => (j === i ? { ...x, ...l } : x)) ?? null),
+          ),
+        ),
+      );
+      const results: PlaygroundRun[] = runs.flatMap((r, i) =>
+        r ? [{ run: r, what: whatOf(target, sides[i] as Choice) }] : [],
+      );
+      if (results.length > 0) setShown((s) => [results, ...s].slice(0, 20));
+    } finally {
+      setLive(null);
+      stop.current = null;
+    }
   });
   const pick = (nextKey: string) => {
     const next = targets?.find((t) => t.key === nextKey);
@@ -110,7 +118,12 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
     <main>
       <h1>Playground</h1>
       {targets.length === 0 || !target ? (
-        <Empty>Create a prompt version first: the playground runs prompts and skills.</Empty>
+        <Empty>
+          Nothing to run yet: the playground runs the prompts and skills that have a version.{" "}
+          <Link to="/prompts" navigate={navigate}>
+            Create a prompt
+          </Link>
+        </Empty>
       ) : (
         <div className="playground">
           <section className="card" aria-labelledby="run-form">
@@ -143,19 +156,32 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
               <h3 className="form-part">Variables</h3>
               <VariableFields properties={properties} values={values} setValues={setValues} error={error} />
               <ErrorBox error={boxed} />
-              <button type="submit" disabled={running}>
-                {running ? "Running…" : comparing ? "Run both" : "Run"}
-              </button>
-              {running && (
-                <p role="status" aria-live="polite">
-                  The model is answering…
-                </p>
+              <div className="actions">
+                <button type="submit" disabled={running}>
+                  {running ? "Running…" : comparing ? "Run both" : "Run"}
+                </button>
+                {running && target.kind === "prompt" && (
+                  <button type="button" className="secondary" onClick={() => stop.current?.abort()}>
+                    Stop
+                  </button>
+                )}
+              </div>
+              {target.kind === "skill" && (
+                <p className="hint">A skill's answer shows once all its steps have run: skills do not stream.</p>
               )}
             </form>
           </section>
           <section aria-labelledby="runs">
             <h2 id="runs">Runs of this session</h2>
-            {shown.length === 0 ? (
+            {live && (
+              <div className={live.length > 1 ? "side-by-side" : undefined}>
+                {live.map((l, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the sides of one run, in order
+                  <LiveRunCard key={i} live={l} />
+                ))}
+              </div>
+            )}
+            {shown.length === 0 && !live ? (
               <Empty>No run yet: fill in the variables and press Run.</Empty>
             ) : (
               shown.map((pair) => (

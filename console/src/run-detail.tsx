@@ -1,7 +1,8 @@
-import type { AgentRun, Kiln } from "@kiln/sdk";
+import type { AgentRun, Kiln, SkillRun } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
+import { AddToQueue } from "./review-add.js";
 import type { Navigate, PageProps } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
 import { RenderedMessages } from "./run-messages.js";
@@ -50,6 +51,48 @@ async function parentAgentRun(session: Session, run: Run): Promise<AgentRun | nu
   return page.data.find((a) => a.steps.some((s) => s.runId === run.id)) ?? null;
 }
 
+/**
+ * The skill an evaluation run evaluated, for the link to its report. A case's skill run names it;
+ * a judge run does not: the skill run of the same evaluation stored in the hour before it does.
+ */
+async function evaluatedSkill(session: Session, run: Run): Promise<string | null> {
+  if (!run.evaluationRunId) return null;
+  if (run.kind === "skill") return run.skillId;
+  const at = Date.parse(run.createdAt);
+  const q = [
+    `organizationId=${session.organizationId ?? ""}`,
+    "kind=skill",
+    `createdAfter=${encodeURIComponent(new Date(at - AGENT_WINDOW_MS).toISOString())}`,
+    `createdBefore=${encodeURIComponent(new Date(at + 1).toISOString())}`,
+    "limit=200",
+  ].join("&");
+  const page = await call<{ data: SkillRun[] }>("GET", `/api/runs?${q}`);
+  return page.data.find((s) => s.evaluationRunId === run.evaluationRunId)?.skillId ?? null;
+}
+
+function EvaluationLink({ session, run, navigate }: { session: Session; run: Run; navigate: Navigate }) {
+  const [skillId, setSkillId] = useState<string | null>(null);
+  useEffect(() => {
+    evaluatedSkill(session, run).then(setSkillId, () => setSkillId(null));
+  }, [session, run]);
+  if (!run.evaluationRunId) return null;
+  const what = `evaluation run ${run.evaluationRunId}`;
+  return (
+    <>
+      <dt>{run.kind === "judge" ? "Judged for" : "Case of"}</dt>
+      <dd>
+        {skillId ? (
+          <Link to={`/skills/${skillId}/evaluations/${run.evaluationRunId}`} navigate={navigate}>
+            {what}
+          </Link>
+        ) : (
+          what
+        )}
+      </dd>
+    </>
+  );
+}
+
 function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Session; run: Run; navigate: Navigate }) {
   const [target, setTarget] = useState<RunTarget | null>(null);
   const [agentRun, setAgentRun] = useState<AgentRun | null>(null);
@@ -71,6 +114,7 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
           "…"
         )}
       </dd>
+      <EvaluationLink session={session} run={run} navigate={navigate} />
       {agentRun && (
         <>
           <dt>Step of</dt>
@@ -127,6 +171,7 @@ export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: str
         <dt>Created</dt>
         <dd>{formatDate(run.createdAt)}</dd>
       </dl>
+      <AddToQueue kiln={kiln} session={session} runId={run.id} navigate={navigate} />
       <h2>Input</h2>
       <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
       <h2>Rendered messages</h2>

@@ -74,6 +74,11 @@ export function RenderedMessages({ kiln, run }: { kiln: Kiln; run: Run }) {
   if (run.kind === "agent") return <p>Each step's messages are on the step's run (the links in the steps table).</p>;
   if (failed) return <p>The prompt version of this run cannot be read.</p>;
   if (!messages) return <p role="status">Rendering the messages…</p>;
+  return <MessageList messages={messages} />;
+}
+
+/** Messages as a run sent them, in order, each with its role (and skill step). */
+export function MessageList({ messages }: { messages: { role: string; content: string; step?: string | null }[] }) {
   return (
     <ol className="messages">
       {messages.map((m, i) => (

@@ -1,4 +1,5 @@
 import type { Workflow, WorkflowValidation } from "@kiln/sdk";
+import { type Branch, branchLabel } from "./workflow-branches.js";
 import { mappingOf, type Step } from "./workflow-model.js";
 
 /** The issues of a validation pinned to the step they are about (`steps[i]…`). */
@@ -51,7 +52,8 @@ export function WorkflowGraph({
   const edges = steps.flatMap((s: Step, i) => {
     const next = s.next;
     if (typeof next === "string") return [{ from: i, to: index.get(next), label: "" }];
-    if (Array.isArray(next)) return next.map((b, k) => ({ from: i, to: index.get(b.to), label: `branch ${k + 1}` }));
+    if (Array.isArray(next))
+      return (next as Branch[]).map((b, k) => ({ from: i, to: index.get(b.to), label: `${k + 1}: ${branchLabel(b)}` }));
     return [];
   });
   const data = dataEdges(steps, index);
@@ -60,7 +62,7 @@ export function WorkflowGraph({
   return (
     <figure className="graph">
       <svg
-        viewBox={`0 0 ${LEFT + WIDTH + 90} ${Math.max(total, HEIGHT)}`}
+        viewBox={`0 0 ${LEFT + WIDTH + 160} ${Math.max(total, HEIGHT)}`}
         width="100%"
         role="img"
         aria-label={`Workflow of ${steps.length} steps starting at ${workflow.entry}`}
@@ -97,18 +99,25 @@ export function WorkflowGraph({
           if (e.to === undefined) return null;
           const y1 = e.from * (HEIGHT + GAP) + HEIGHT;
           const y2 = e.to * (HEIGHT + GAP);
-          const forward = e.to > e.from;
-          const x = LEFT + WIDTH + 20;
-          const path = forward
+          // To the step below: straight down. Further down, or back up: round the boxes on the right.
+          const below = e.to === e.from + 1;
+          const reach = LEFT + WIDTH + 30 + Math.min(Math.abs(e.to - e.from), 3) * 15;
+          const [from, to] = [y1 - HEIGHT / 2, e.to > e.from ? y2 + HEIGHT / 2 - 8 : y2 + HEIGHT / 2];
+          const path = below
             ? `M${mid},${y1} L${mid},${y2}`
-            : `M${LEFT + WIDTH},${y1 - HEIGHT / 2} C${x + 60},${y1} ${x + 60},${y2} ${LEFT + WIDTH},${y2 + HEIGHT / 2}`;
+            : `M${LEFT + WIDTH},${from} C${reach},${from} ${reach},${to} ${LEFT + WIDTH},${to}`;
+          const label = e.label.length > 24 ? `${e.label.slice(0, 23)}…` : e.label;
           return (
             // biome-ignore lint/suspicious/noArrayIndexKey: edges of one workflow, in order
             <g key={k}>
               <path d={path} stroke={INK} fill="none" markerEnd="url(#arrow)" />
-              {e.label && (
-                <text x={mid + 8} y={(y1 + y2) / 2} fontSize="11">
-                  {e.label}
+              {label && (
+                <text
+                  x={below ? mid + 8 : LEFT + WIDTH + 4}
+                  y={below ? (y1 + y2) / 2 + 4 : from - 4 - (k % 2) * 12}
+                  fontSize="11"
+                >
+                  {label}
                 </text>
               )}
             </g>

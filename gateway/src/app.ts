@@ -28,6 +28,8 @@ import { registerOnlineRoutes } from "./routes/online-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
+import { registerPromptRunStreamRoute } from "./routes/prompt-run-stream-route.js";
+import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
@@ -229,6 +231,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerPromptRunStreamRoute(app, deps);
   registerRunListRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
@@ -236,6 +239,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiResponsesRoute(app, deps);
   registerWebhookRoutes(app, deps);
   registerOnlineRoutes(app, deps);
+  registerReviewRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

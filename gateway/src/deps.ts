@@ -9,6 +9,7 @@ import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
 import { OnlineEvaluationService } from "@kiln/proto/online";
+import { ReviewService } from "@kiln/proto/review";
 import { TraceService } from "@kiln/proto/traces";
 import { WebhookService } from "@kiln/proto/webhooks";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
@@ -53,6 +54,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       webhooks: createClient(WebhookService, w.transports.evaluation),
       // Online evaluation is the evaluation service's (docs/observability.md "Online evaluation").
       online: createClient(OnlineEvaluationService, w.transports.evaluation),
+      // Human review is served by the evaluation process too (docs/review.md).
+      review: createClient(ReviewService, w.transports.evaluation),
       // Served by the execution process (docs/observability.md).
       traces: createClient(TraceService, w.transports.execution),
     },

@@ -41,7 +41,17 @@ import {
   OnlineTargetView,
 } from "./routes/online-views.js";
 import {
+  AnnotationQueueView,
+  AutoAddRuleView,
+  ClaimView,
+  QueueItemView,
+  QueueItemWithContentView,
+  QueueProgressView,
+  ScoreConfigView,
+} from "./routes/review-views.js";
+import {
   JudgeRunView,
+  PromptRunStreamEventView,
   PromptRunView,
   RunErrorView,
   RunOutputView,
@@ -122,6 +132,7 @@ const COMPONENTS: NamedSchema[] = [
   RunOutputView,
   ToolCallView,
   PromptRunView,
+  PromptRunStreamEventView,
   JudgeRunView,
   SkillRunStepView,
   SkillRunView,
@@ -165,6 +176,13 @@ const COMPONENTS: NamedSchema[] = [
   OnlineScoreView,
   OnlineScoreBucketView,
   OnlineScoreSummaryView,
+  ScoreConfigView,
+  AutoAddRuleView,
+  QueueProgressView,
+  AnnotationQueueView,
+  QueueItemView,
+  QueueItemWithContentView,
+  ClaimView,
 ].map((schema) => schema as unknown as NamedSchema);
 
 export const SECURITY_SCHEMES = {

@@ -1,3 +1,4 @@
+import { ReviewEnv } from "@kiln/evaluation/config";
 import { RunTracesEnv } from "@kiln/execution/config";
 import { CorsEnv } from "@kiln/gateway/config";
 import { parseEnv, portEnv, Type } from "@kiln/kit/config";
@@ -41,6 +42,8 @@ export const EmbeddedEnv = Type.Object({
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
   /** Days an online evaluation score is kept after it was stored. */
   ONLINE_SCORE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 90 }),
+  /** Human review's lease and auto-add settling time, as the evaluation process reads them. */
+  ...ReviewEnv,
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
   CONSOLE_DIR: Type.String({ default: "" }),
 });

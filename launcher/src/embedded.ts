@@ -1,6 +1,6 @@
 import { createClient } from "@connectrpc/connect";
 import { createCatalogService, type ImportPeers } from "@kiln/catalog";
-import { createEvaluationService } from "@kiln/evaluation";
+import { createEvaluationService, type ReviewOptions } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
 import { loadProvidersConfig, loadToolsConfig, type ToolsConfig } from "@kiln/execution/config";
 import type { ProviderRegistryOptions, ProvidersConfig } from "@kiln/execution/providers";
@@ -51,6 +51,8 @@ export interface EmbeddedOptions {
   webhooks?: WebhookOptions;
   /** How long an online evaluation score is kept (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
   onlineScoreRetentionMs?: number;
+  /** Human review's lease and rule settings (docs/review.md). */
+  review?: ReviewOptions;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
 }
@@ -127,6 +129,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     catalog: createClient(CatalogService, createDirectTransport(catalogService, as("evaluation"))),
     execution: createClient(ExecutionService, createDirectTransport(executionService, as("evaluation"))),
     traces: createClient(TraceService, createDirectTransport(executionService, as("evaluation"))),
+    review: options.review,
     // Webhook signing secrets are sealed with the data directory's key (docs/operations.md "Secret key").
     webhooks: { secrets: createSecretBox(data.secretKeys), ...options.webhooks },
     onlineScoreRetentionMs: options.onlineScoreRetentionMs,

@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reviewOptionsOf } from "@kiln/evaluation/config";
 import { loadProvidersConfig, loadToolsConfig } from "@kiln/execution/config";
 import { corsOriginsOf } from "@kiln/gateway/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
@@ -53,6 +54,7 @@ if (command === "embedded") {
       privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
       deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,
     },
+    review: reviewOptionsOf(config),
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
     internalSecret: config.INTERNAL_AUTH_SECRET,
     runTraces: config.RUN_TRACES === "on",

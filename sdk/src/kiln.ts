@@ -1,4 +1,5 @@
 import { AgentRuns, Agents } from "./agents.js";
+import { AnnotationQueues } from "./annotation-queues.js";
 import { Bundles } from "./bundles.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
@@ -34,6 +35,7 @@ export class Kiln {
   readonly sessions: Sessions;
   readonly onlineRules: OnlineRules;
   readonly scores: Scores;
+  readonly annotationQueues: AnnotationQueues;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -54,5 +56,6 @@ export class Kiln {
     this.sessions = new Sessions(transport);
     this.onlineRules = new OnlineRules(transport);
     this.scores = new Scores(transport);
+    this.annotationQueues = new AnnotationQueues(transport);
   }
 }

@@ -1,6 +1,6 @@
 import { checkSelector, isUnreachable, PromptResolver } from "./prompt-resolution.js";
 import { ResolvedPrompt, type ResolvePromptOptions } from "./resolved-prompt.js";
-import type { CreatePromptVersionRequest, RequestBody } from "./resources.js";
+import type { CreatePromptVersionRequest, PromptRunStreamEvent, RequestBody } from "./resources.js";
 import { SwrCache } from "./swr-cache.js";
 import type { RequestOptions, Transport } from "./transport.js";
 import { type BodyArgs, type FamilyOf, LabelledResource } from "./versioned-resource.js";
@@ -58,6 +58,21 @@ export class Prompts extends LabelledResource<PromptFamily> {
         this.list({ ...(organizationId === undefined ? {} : { organizationId }), limit: NAME_LOOKUP_PAGE }, options),
       labels: (id, options) => this.labels.list(id, options),
     });
+  }
+
+  /**
+   * Runs the published version (or `versionId`, `label`) as `run` does and yields the answer as the
+   * model writes it (`POST /api/prompts/{id}/run/stream`): `start` with the run's id, a `text`
+   * event per piece, then `done` with the stored run (or `error` if the stream broke off). A
+   * refused request throws its KilnError before any event. Aborting `options.signal` (or leaving
+   * the loop) cancels the run: it is stored failed, error code `cancelled`, with the text so far.
+   */
+  stream(
+    id: string,
+    body: RequestBody<"streamPromptRun">,
+    options?: RequestOptions,
+  ): AsyncGenerator<PromptRunStreamEvent> {
+    return this.t.stream<PromptRunStreamEvent>(`/api/prompts/${encodeURIComponent(id)}/run/stream`, body, options);
   }
 
   /**

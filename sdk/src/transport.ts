@@ -1,4 +1,5 @@
 import createClient, { type Client } from "openapi-fetch";
+import { jsonEvents } from "./event-stream.js";
 import type { paths } from "./gen/kiln-api.js";
 import { KilnError, KilnTimeoutError, retryAfterMsOf } from "./kiln-error.js";
 import { type ListQuery, type Page, PaginatedList, pageQuery } from "./paginated-list.js";
@@ -164,6 +165,52 @@ export class Transport {
       (cursor) => this.call((init) => send(init, pageQuery(query, cursor)), options),
       query?.cursor,
     );
+  }
+
+  /**
+   * POSTs `body` to `path` (under the base URL) and yields the JSON data of the Server-Sent Events
+   * it answers, as they arrive. Neither retried nor timed out once answered: `options.signal`
+   * aborts it (the server then cancels what the request started); `timeoutMs` bounds the wait for
+   * the answer's headers.
+   */
+  async *stream<T>(path: string, body: unknown, options: RequestOptions = {}): AsyncGenerator<T> {
+    const credential = this.#options.accessToken ?? this.#options.apiKey;
+    const controller = new AbortController();
+    const abort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener("abort", abort, { once: true });
+    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
+    const timer = setTimeout(() => controller.abort(new Error("timeout")), timeoutMs);
+    const url = `${this.#options.baseUrl.replace(/\/+$/, "")}${path}`;
+    try {
+      const request = new Request(url, {
+        method: "POST",
+        headers: {
+          ...this.#options.headers,
+          ...options.headers,
+          ...(credential ? { authorization: `Bearer ${credential}` } : { "x-kiln-csrf": "1" }),
+          "content-type": "application/json",
+          accept: "text/event-stream",
+        },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      let response: Response;
+      try {
+        response = await (this.#options.fetch ?? ((r: Request) => fetch(r)))(request);
+      } catch (e) {
+        if (controller.signal.aborted && !options.signal?.aborted) throw new KilnTimeoutError("POST", url, timeoutMs);
+        throw e;
+      } finally {
+        clearTimeout(timer);
+      }
+      yield* jsonEvents<T>(response);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", abort);
+      // A consumer that stops reading (break, return) ends the request too.
+      controller.abort();
+    }
   }
 
   async #send(request: Request, options: RequestOptions): Promise<Response> {

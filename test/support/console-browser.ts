@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { EmbeddedOptions } from "@kiln/launcher/embedded";
 import { Kiln } from "@kiln/sdk";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
@@ -26,10 +27,11 @@ export interface ConsoleBrowser {
   close: () => Promise<void>;
 }
 
-export async function openConsole(): Promise<ConsoleBrowser> {
+/** `options`: the embedded platform's, e.g. `providers` (a provider stub for streamed answers). */
+export async function openConsole(options: Partial<EmbeddedOptions> = {}): Promise<ConsoleBrowser> {
   expect(existsSync(join(CONSOLE_DIR, "index.html")), "console/dist: pnpm test builds it first").toBe(true);
   mkdirSync(ARTIFACTS, { recursive: true });
-  const { kiln, baseUrl } = await startEmbedded({ consoleDir: CONSOLE_DIR });
+  const { kiln, baseUrl } = await startEmbedded({ ...options, consoleDir: CONSOLE_DIR });
   const browser: Browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-background-networking"],

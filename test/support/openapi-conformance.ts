@@ -4,7 +4,8 @@ import addFormatsModule from "ajv-formats";
 /**
  * Checks what a live gateway answers against its own OpenAPI document: every response of every
  * request sent through `fetch` is matched to its documented operation and status and validated
- * with ajv against that response's schema. Object schemas with declared properties are taken as
+ * with ajv against that response's schema (a `text/event-stream` answer: the JSON data of each of its
+ * events, against the schema documented for that media type). Object schemas with declared properties are taken as
  * closed (the answers carry exactly the documented fields); free-form JSON stays open.
  */
 
@@ -69,20 +70,26 @@ export function createConformanceChecker(doc: OpenApiDocument) {
   /** `METHOD template status` of every answer seen. */
   const seen = new Set<string>();
 
-  function validatorOf(route: Route, status: string): ValidateFunction | undefined {
-    const key = `${route.method} ${route.template} ${status}`;
+  function validatorOf(route: Route, status: string, media: string): ValidateFunction | undefined {
+    const key = `${route.method} ${route.template} ${status} ${media}`;
     if (!validators.has(key)) {
-      const pointer = ["paths", route.template, route.method.toLowerCase(), "responses", status, "content"]
+      const pointer = ["paths", route.template, route.method.toLowerCase(), "responses", status, "content", media]
         .map(pointerPart)
         .join("/");
-      if (!route.operation.responses[status]?.content?.["application/json"]?.schema) return undefined;
-      validators.set(key, ajv.compile({ $ref: `${DOC_ID}#/${pointer}/application~1json/schema` }));
+      if (!route.operation.responses[status]?.content?.[media]?.schema) return undefined;
+      validators.set(key, ajv.compile({ $ref: `${DOC_ID}#/${pointer}/schema` }));
     }
     return validators.get(key);
   }
 
   /** Checks one answer; returns the problems found (also kept for `violations`). */
-  function check(method: string, url: string, response: { status: number; headers: Headers }, body: unknown) {
+  function check(
+    method: string,
+    url: string,
+    response: { status: number; headers: Headers },
+    body: unknown,
+    media = "application/json",
+  ) {
     const path = new URL(url).pathname;
     const problems: string[] = [];
     const route = routes.find((r) => r.method === method && r.pattern.test(path));
@@ -94,8 +101,8 @@ export function createConformanceChecker(doc: OpenApiDocument) {
       seen.add(`${method} ${route.template} ${status}`);
       if (!route.operation.responses[status]) problems.push(`${where}: status not documented`);
       else {
-        const validate = validatorOf(route, status);
-        if (!validate) problems.push(`${where}: no response schema`);
+        const validate = validatorOf(route, status, media);
+        if (!validate) problems.push(`${where}: no ${media} response schema`);
         else if (!validate(body))
           problems.push(`${where}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 500)}`);
       }
@@ -113,7 +120,11 @@ export function createConformanceChecker(doc: OpenApiDocument) {
   async function checkedFetch(input: Request): Promise<Response> {
     const response = await fetch(input);
     const text = await response.text();
-    check(input.method, input.url, response, text === "" ? undefined : JSON.parse(text));
+    if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const events = text.split("\n\n").filter((e) => e.startsWith("data: "));
+      for (const event of events)
+        check(input.method, input.url, response, JSON.parse(event.slice(6)), "text/event-stream");
+    } else check(input.method, input.url, response, text === "" ? undefined : JSON.parse(text));
     return new Response(text === "" ? null : text, response);
   }
 

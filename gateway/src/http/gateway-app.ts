@@ -9,6 +9,7 @@ import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
+import type { ReviewService } from "@kiln/proto/review";
 import type { TraceService } from "@kiln/proto/traces";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
@@ -23,6 +24,7 @@ export interface GatewayClients {
   evaluation: Client<typeof EvaluationService>;
   webhooks: Client<typeof WebhookService>;
   online: Client<typeof OnlineEvaluationService>;
+  review: Client<typeof ReviewService>;
   traces: Client<typeof TraceService>;
 }
 

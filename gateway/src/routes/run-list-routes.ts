@@ -11,7 +11,7 @@ import { agentRunView, judgeRunView, promptRunView, skillRunView } from "./run-v
 import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";
 
 /** Any stored run, in the shape of its kind (api.md "Runs"). */
-const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
+export const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
 
 export function anyRunView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");

@@ -11,8 +11,23 @@ import { runById } from "./run-list-routes.js";
 import { judgeRunView, promptRunView, skillPreviewView, skillRunView } from "./run-view-mappers.js";
 import { JudgeRunView, PromptRunView, SkillPreviewView, SkillRunView } from "./run-views.js";
 
-const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
+export const runErrors = errorResponses(400, 401, 403, 404, 409, 429, 502, 504);
 const op = operations({ tags: ["runs"], stability: "beta" });
+
+/** What a prompt run takes, streamed or not. */
+export const PromptRunBody = Body({
+  organizationId: OrganizationId,
+  variables: JsonObject("values of the version's variables schema", LIMITS.variablesBytes),
+  versionId: Type.Optional(Id),
+  label: Type.Optional(LabelName),
+  model: Type.Optional(ModelId),
+});
+
+/** The RPC request of a prompt run. */
+export function promptRunRequest(promptId: string, body: Static<typeof PromptRunBody>) {
+  const { organizationId, variables, versionId, label, model } = body;
+  return { organizationId, promptId, variables: requestJsonText(variables), versionId, label, model };
+}
 
 const SkillRunBody = Body({
   organizationId: Type.Optional(OrganizationId),
@@ -41,28 +56,11 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
     op("runPrompt", "Run a prompt's published version (or versionId) and store the run", {
       params: IdParams,
       headers: IdempotencyHeaders,
-      body: Body({
-        organizationId: OrganizationId,
-        variables: JsonObject("values of the version's variables schema", LIMITS.variablesBytes),
-        versionId: Type.Optional(Id),
-        label: Type.Optional(LabelName),
-        model: Type.Optional(ModelId),
-      }),
+      body: PromptRunBody,
       response: { 201: ref(PromptRunView), ...runErrors },
     }),
     async (request, reply) => {
-      const { organizationId, variables, versionId, label, model } = request.body;
-      const r = await execution.runPrompt(
-        {
-          organizationId,
-          promptId: request.params.id,
-          variables: requestJsonText(variables),
-          versionId,
-          label,
-          model,
-        },
-        rpcOptions(request),
-      );
+      const r = await execution.runPrompt(promptRunRequest(request.params.id, request.body), rpcOptions(request));
       return reply.code(201).send(promptRunView(r.run));
     },
   );

@@ -87,6 +87,7 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
     toolCallCount: Number(r.toolCallCount),
     toolCallCounts: toolCallCountsView(r),
     ...(r.label ? { label: r.label } : {}),
+    ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
     createdAt: iso(r.createdAt) ?? "",
     completedAt: iso(r.completedAt) ?? "",
   };

@@ -76,6 +76,9 @@ export const RunCommonFields = {
   label: Type.Optional(
     Type.String({ description: "the label the version was resolved through (labels, @label); absent when none" }),
   ),
+  evaluationRunId: Type.Optional(
+    Type.String({ description: "the evaluation run this run was made for (a case's skill run, an llm_judge call)" }),
+  ),
   createdAt: Timestamp,
 };
 
@@ -114,4 +117,20 @@ export const JudgeRunView = Type.Object(
 export const SkillPreviewView = Type.Object(
   { id: Type.Null({ description: "a preview is not stored" }), ...skillRunFields, preview: Type.Literal(true) },
   { $id: "SkillPreview" },
+);
+
+/**
+ * One event of `POST /api/prompts/{id}/run/stream` (docs/api.md "Streaming a prompt run"): the `data`
+ * of each Server-Sent Event is one of these JSON objects, in this order: `start` once, `text` per
+ * piece of the answer, then `done` with the stored run (succeeded, or failed: `cancelled` when the
+ * client went away), or `error` when the stream broke off without a run.
+ */
+export const PromptRunStreamEventView = Type.Union(
+  [
+    Type.Object({ type: Type.Literal("start"), runId: Type.String() }),
+    Type.Object({ type: Type.Literal("text"), delta: Type.String() }),
+    Type.Object({ type: Type.Literal("done"), run: ref(PromptRunView) }),
+    Type.Object({ type: Type.Literal("error"), error: ref(RunErrorView) }),
+  ],
+  { $id: "PromptRunStreamEvent" },
 );

@@ -37,9 +37,11 @@ export interface Access {
 export const EVALUATION_SERVICE = "evaluation";
 
 /** Call options of a call the evaluation service makes for itself in one organization. */
-const inOrganization = (organizationId: string) => ({ contextValues: actingFor(EVALUATION_SERVICE, organizationId) });
+export const inOrganization = (organizationId: string) => ({
+  contextValues: actingFor(EVALUATION_SERVICE, organizationId),
+});
 
-async function remoteCall<T>(call: Promise<T>): Promise<T> {
+export async function remoteCall<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (e) {

@@ -45,6 +45,15 @@ export function webhookOptionsOf(config: {
   };
 }
 
+/** Human review's variables (docs/review.md), read by the evaluation process and by `pnpm start`. */
+export const ReviewEnv = {
+  /** How long a claimed annotation queue item stays with its reviewer (docs/review.md "Claiming"). */
+  REVIEW_LEASE_MS: Type.Integer({ minimum: 1_000, maximum: 86_400_000, default: 600_000 }),
+};
+
+/** The review options of the environment. */
+export const reviewOptionsOf = (config: { REVIEW_LEASE_MS: number }) => ({ leaseMs: config.REVIEW_LEASE_MS });
+
 export const EvaluationEnv = Type.Object({
   ...serviceEnv({ port: 7004, database: "kiln_evaluation" }),
   ...BusEnv,
@@ -53,6 +62,7 @@ export const EvaluationEnv = Type.Object({
   CATALOG_URL: Type.String({ minLength: 1 }),
   /** Run a webhook dispatcher in this process beside its workers (false: only evaluation-worker processes deliver). */
   WEBHOOK_DISPATCHER: Type.Boolean({ default: true }),
+  ...ReviewEnv,
   /** Days a webhook delivery is kept after it was made or last redelivered. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 30 }),
   /** Days an online evaluation score is kept after it was stored. */

@@ -10,7 +10,11 @@ import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from 
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
-import { createOnlineModule, type OnlineExecutionClient, type TraceClient } from "./online/online-module.js";
+import { createOnlineModule, type TraceClient } from "./online/online-module.js";
+import type { RunReader, TraceReader } from "./review/item-content.js";
+import type { Items } from "./review/items.js";
+import type { PromptReader } from "./review/rendered-messages.js";
+import { createReviewModule, type ReviewOptions } from "./review/review-module.js";
 import { registerEvaluationRpc } from "./rpc/evaluation-rpc.js";
 import { createRunCompletion, EVALUATION_EVENTS_STREAM, evaluationEventOutbox } from "./run-completion.js";
 import { createRuns } from "./runs.js";
@@ -19,6 +23,7 @@ import { createEvaluationWorkers, type ExecutionClient } from "./work/evaluation
 import { createWorkRelay, EVALUATIONS_STREAM } from "./work/work-queue.js";
 
 export type { CatalogClient } from "./access.js";
+export type { ReviewOptions } from "./review/review-module.js";
 export {
   createEvaluationWorkers,
   type EvaluationWorkers,
@@ -42,14 +47,16 @@ export interface EvaluationServiceDeps {
   /** How old a pending import's cases are before the catalog is asked how it ended; default 15 minutes. */
   staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
-  catalog: CatalogClient;
+  catalog: CatalogClient & PromptReader;
   /**
    * The execution service, called as the evaluation service itself: RunSkill per item, Complete per
-   * llm_judge, GetRun per online score (a client without GetRun, a test's fake, scores nothing online).
+   * llm_judge, GetRun per online score and for review.
    */
-  execution: ExecutionClient & Partial<OnlineExecutionClient>;
-  /** Execution's trace service, called as the evaluation service: online scores of ingested generations. */
-  traces?: TraceClient;
+  execution: ExecutionClient & RunReader;
+  /** Execution's trace service, called as the evaluation service: online scores of ingested generations, review. */
+  traces: TraceReader & TraceClient;
+  /** Human review's lease and rule settings. */
+  review?: ReviewOptions;
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
   /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
@@ -74,6 +81,7 @@ const CREATE_METHODS = [
   ...["CreateEvaluationCases", "StartEvaluationRun"].map((m) => `/kiln.evaluation.v1.EvaluationService/${m}`),
   "/kiln.webhooks.v1.WebhookService/CreateWebhook",
   "/kiln.evaluation.v1.OnlineEvaluationService/CreateOnlineRule",
+  ...["CreateQueue", "AddQueueItems", "CreateCaseFromItem"].map((m) => `/kiln.evaluation.v1.ReviewService/${m}`),
 ];
 
 /**
@@ -82,7 +90,7 @@ const CREATE_METHODS = [
  */
 export async function createEvaluationService(
   deps: EvaluationServiceDeps,
-): Promise<ServiceModule & { close(graceMs?: number): Promise<void> }> {
+): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; addQueueItems: Items["addItems"] }> {
   await ensureEvaluationIndexes(deps.store);
   await deps.bus.ensureStream(EVALUATIONS_STREAM);
   await retryStartupStep(deps.logger, "the EVALUATION_EVENTS stream", () =>
@@ -136,14 +144,13 @@ export async function createEvaluationService(
     : undefined;
   await workers?.start();
   // Online evaluation (docs/observability.md "Online evaluation"): scored by the same processes.
-  const { getRun } = deps.execution;
   const online = await createOnlineModule({
     store: deps.store,
     bus: deps.bus,
     logger: deps.logger,
     access: evaluation.access,
     now: evaluation.now,
-    execution: getRun && { getRun, complete: deps.execution.complete },
+    execution: deps.execution,
     traces: deps.traces,
     workers: workerOptions,
     scoreRetentionMs: deps.onlineScoreRetentionMs,
@@ -155,6 +162,18 @@ export async function createEvaluationService(
     cases.sweepImports(deps.staleImportMs).catch((err) => deps.logger.warn({ err }, "the import sweep failed"));
   }, 60_000);
   importSweeper.unref();
+  const review = await createReviewModule({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    access: evaluation.access,
+    cases,
+    runs: deps.execution,
+    traces: deps.traces,
+    prompts: deps.catalog,
+    now: evaluation.now,
+    options: deps.review,
+  });
   const service = defineService({
     name: "evaluation",
     logger: deps.logger,
@@ -163,6 +182,8 @@ export async function createEvaluationService(
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
       webhooks.register(router);
       online.register(router);
+      // Human review lives here too: it owns its queues and makes evaluation cases (docs/review.md).
+      review.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -179,9 +200,12 @@ export async function createEvaluationService(
   });
   return {
     ...service,
+    /** Adds runs and traces to an annotation queue (docs/review.md "Adding by rule"), in process. */
+    addQueueItems: review.addItems,
     /** Stops the relay and the workers: items in hand get `graceMs` (default 10 s), then go back to the queue. */
     async close(graceMs?: number) {
       clearInterval(importSweeper);
+      await review.close();
       await relay.stop();
       await workers?.stop(graceMs);
       await online.close(graceMs);

@@ -20,6 +20,8 @@ import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { type CatalogClient, createAccess } from "../src/access.js";
 import { createCases } from "../src/cases.js";
 import type { EvaluationDeps } from "../src/evaluation-deps.js";
+import type { RunReader } from "../src/review/item-content.js";
+import type { PromptReader } from "../src/review/rendered-messages.js";
 import { createRunCompletion } from "../src/run-completion.js";
 import { createRuns } from "../src/runs.js";
 import { ensureEvaluationIndexes, evaluationCollections } from "../src/store/evaluation-store.js";
@@ -99,7 +101,7 @@ function checkActsIn(options: CallOptionsLike | undefined, organizationId: strin
 /** The catalog's GetSkill over a map of skills; records each call. */
 export function createFakeCatalog(
   skills: FakeSkill[],
-): CatalogClient & { skills: Map<string, FakeSkill>; calls: number; imports: Map<string, string> } {
+): CatalogClient & PromptReader & { skills: Map<string, FakeSkill>; calls: number; imports: Map<string, string> } {
   const byId = new Map(skills.map((s) => [s.id, s]));
   const fake = {
     skills: byId,
@@ -146,12 +148,17 @@ export function createFakeCatalog(
       }).map(([label, versionId]) => ({ label, versionId }));
       return { labels };
     },
+    /** No prompts here: every prompt version is not found. */
+    async getPrompt(): Promise<never> {
+      throw notFound("prompt");
+    },
   });
-  return withLabels as unknown as CatalogClient & {
-    skills: Map<string, FakeSkill>;
-    calls: number;
-    imports: Map<string, string>;
-  };
+  return withLabels as unknown as CatalogClient &
+    PromptReader & {
+      skills: Map<string, FakeSkill>;
+      calls: number;
+      imports: Map<string, string>;
+    };
 }
 
 export interface SkillRunCall {
@@ -215,6 +222,10 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       if (call.idempotencyKey) replies.set(call.idempotencyKey, reply);
       return reply;
     },
+    /** No stored runs: every run is not found. */
+    async getRun(): Promise<never> {
+      throw notFound("run");
+    },
     async complete(req: { organizationId: string }, opts?: CallOptionsLike) {
       checkActsIn(opts, req.organizationId, "organization");
       return create(CompleteResponseSchema, {
@@ -225,7 +236,7 @@ export function createFakeExecution(behaviour: RunBehaviour, options: { judgeSco
       });
     },
   };
-  return fake as typeof fake & ExecutionClient;
+  return fake as typeof fake & ExecutionClient & RunReader;
 }
 
 export const TEXT_SCHEMA = { type: "string" };

@@ -27,7 +27,9 @@ export type IdPrefix =
   | "trc"
   | "olr"
   | "osc"
-  | "req";
+  | "req"
+  | "anq"
+  | "ani";
 
 let lastMs = 0;
 let counter = 0;

@@ -51,6 +51,13 @@ export const LIMITS = {
   promptsPerSkill: 50,
   /** A webhook's URL. */
   webhookUrlChars: 2_048,
+  /** Scores in an annotation queue's set; options of a categorical score. */
+  scoresPerQueue: 20,
+  scoreOptions: 20,
+  /** Runs and traces added to an annotation queue in one request. */
+  itemsPerAdd: 100,
+  /** A review's comment. */
+  reviewCommentChars: 10_000,
 } as const;
 
 export type LimitName = keyof typeof LIMITS;

@@ -2,6 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createContextValues } from "@connectrpc/connect";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { notFound } from "@kiln/kit/errors";
 import { jsonTextOf } from "@kiln/kit/json-text";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
@@ -30,6 +31,7 @@ const service = await createEvaluationService({
   identityAuth: createFakeIdentityAuth(),
   catalog: createFakeCatalog([skillWithBoth()]),
   execution: createFakeExecution((input) => ({ text: `hello ${String(input.city)}` })),
+  traces: { getTrace: () => Promise.reject(notFound("trace")) },
   workers: { concurrency: 2, ackWaitMs: 5_000 },
 });
 const client = createClient(

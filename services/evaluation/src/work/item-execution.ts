@@ -99,6 +99,7 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
             skillId: run.skillId,
             input: jsonTextOf(kase.inputJson),
             versionId: skillVersionId,
+            evaluationRunId: run._id,
           },
           {
             ...callOptions(run),
@@ -127,7 +128,7 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
     },
 
     judgeFor(run, kase, calls) {
-      return judgeOf(deps, run.organizationId, kase, calls);
+      return judgeOf(deps, run.organizationId, { ...kase, evaluationRunId: run._id }, calls);
     },
   };
 }
@@ -140,7 +141,8 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
 export function judgeOf(
   deps: { execution: Pick<ExecutionClient, "complete">; signal: AbortSignal },
   organizationId: string,
-  material: { inputJson: string; expectedOutputJson: string | null },
+  /** What is graded; `evaluationRunId`: the evaluation run the judge runs are made for, if any. */
+  material: { inputJson: string; expectedOutputJson: string | null; evaluationRunId?: string },
   calls: JudgeRun[],
 ): Judge {
   return async (assertion, outputText) => {
@@ -159,6 +161,7 @@ export function judgeOf(
             output: outputText,
           }),
           responseSchema: JUDGE_SCHEMA_TEXT,
+          evaluationRunId: material.evaluationRunId ?? "",
         },
         // The organization is the only one these calls act in (docs/security.md "Service principals").
         { signal: deps.signal, contextValues: actingFor(EVALUATION_SERVICE, organizationId) },

@@ -330,6 +330,20 @@ describe("ExecutionService over Connect", () => {
     expect(replayed).toEqual([false, true, false, true]);
   });
 
+  it("stores the evaluation run the evaluation service names on a skill run, and refuses anyone else naming one", async () => {
+    const evaluation: Principal = { type: "service", id: "evaluation", organizationId: ORG };
+    const skill = { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') };
+    const { run } = await client.runSkill({ ...skill, evaluationRunId: "evr_1" }, as(evaluation));
+    expect(run).toMatchObject({ kind: "skill", status: "succeeded", evaluationRunId: "evr_1" });
+    expect((await client.getRun({ id: run?.id ?? "", kind: "skill" }, as(alice))).run?.evaluationRunId).toBe("evr_1");
+    // A run nobody made for an evaluation says none.
+    expect((await client.runSkill(skill, as(alice))).run?.evaluationRunId).toBe("");
+    const before = await streamed();
+    const forged = await rpcError(client.runSkill({ ...skill, evaluationRunId: "evr_1" }, as(alice)));
+    expect(forged.code).toBe(Code.PermissionDenied);
+    expect(await streamed()).toBe(before);
+  });
+
   it("ignores Idempotency-Key on previews: each one runs", async () => {
     const options = as(alice, { headers: { "idempotency-key": "k-preview" } });
     const input = { organizationId: ORG, skillId: "skl_rpc", input: jsonTextOf('{"city":"Paris"}') };

@@ -25,6 +25,7 @@ export function runSummaryToProto(run: RunDoc) {
     agentId: run.agentId ?? "",
     agentVersionId: run.agentVersionId ?? "",
     label: run.label ?? "",
+    evaluationRunId: run.evaluationRunId ?? "",
   };
 }
 

@@ -1,4 +1,5 @@
 import { createContextValues } from "@connectrpc/connect";
+import { permissionDenied } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import { kGenerationRead } from "./resolve-cache.js";
@@ -22,4 +23,17 @@ export function catalogCallOptions(ctx: CallContext) {
       .set(kRequestId, ctx.requestId)
       .set(kGenerationRead, ctx.generationRead),
   };
+}
+
+/**
+ * The evaluation run a run is made for, as the request names it: only a service principal (the
+ * evaluation service, acting in the run's organization) may say so; anyone else is refused (403),
+ * so that a run's provenance cannot be forged. Undefined when the request names none.
+ */
+export function evaluationRunIdOf(req: { evaluationRunId?: string }, ctx: CallContext): string | undefined {
+  if (!req.evaluationRunId) return undefined;
+  if (ctx.principal.type !== "service") {
+    throw permissionDenied("only the evaluation service names the evaluation run a run is made for");
+  }
+  return req.evaluationRunId;
 }

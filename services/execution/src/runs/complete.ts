@@ -13,7 +13,7 @@ import { type JsonText, readJsonText } from "@kiln/kit/json-text";
 import { estimateCostUsd } from "../domain/model-catalog.js";
 import { type ChatMessage, isProviderError, providerFailureOf, type ResponseFormat } from "../providers/provider.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
-import type { CallContext } from "./call-context.js";
+import { type CallContext, evaluationRunIdOf } from "./call-context.js";
 import { failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
 import { type RunStoreDeps, storeRun } from "./store-run.js";
@@ -26,6 +26,8 @@ export interface CompleteInput {
   user: string;
   /** JSON Schema of the answer; unset for text. */
   responseSchema?: JsonText;
+  /** The evaluation run the judge grades for ("" or absent: none), stored on the judge run. */
+  evaluationRunId?: string;
 }
 
 export interface Completion {
@@ -81,6 +83,7 @@ export function createCompleter(
       ...(input.system ? [{ role: "system" as const, content: input.system }] : []),
       { role: "user", content: input.user },
     ];
+    const evaluationRunId = evaluationRunIdOf(input, ctx);
     const started = performance.now();
     const createdAt = now();
     const id = newId("jrun");
@@ -117,6 +120,7 @@ export function createCompleter(
           id,
           kind: "judge",
           organizationId: input.organizationId,
+          evaluationRunId,
           input: { system: input.system, user: input.user },
           createdAt,
           steps: [],

@@ -40,6 +40,8 @@ export interface SkillRunRequest {
   input?: JsonText;
   versionId: string;
   label?: string;
+  /** The evaluation run the run is made for: only the evaluation service (a service principal) says so. */
+  evaluationRunId?: string;
 }
 
 /** The caller authorized to run in the organization, then the request's JSON object `field` parsed (403 before 400). */

@@ -18,6 +18,8 @@ interface RunDocInput {
   steps: StepRecord[];
   /** The label the version was resolved through, when the request named one. */
   label?: string;
+  /** The evaluation run the run was made for, when an evaluation made it. */
+  evaluationRunId?: string;
   /** A prompt run: its one execution. */
   single?: PromptExecution;
 }
@@ -64,6 +66,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
     skillId: r.skillId ?? "",
     skillVersionId: r.skillVersionId ?? "",
     ...(r.label ? { label: r.label } : {}),
+    ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
   };

@@ -7,7 +7,7 @@
  */
 import { DomainError } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
-import type { CallContext } from "./call-context.js";
+import { type CallContext, evaluationRunIdOf } from "./call-context.js";
 import {
   type PromptRunRequest,
   type ResolveDeps,
@@ -52,8 +52,10 @@ export function createRunner(deps: RunnerDeps) {
     },
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
+      const evaluationRunId = evaluationRunIdOf(req, ctx);
       const { version, input, steps } = await resolveSkillRun(deps, req, ctx, false);
       return storeSkillRun(stored, {
+        evaluationRunId,
         organizationId: req.organizationId,
         skillId: version.skillId,
         skillVersionId: version.id,

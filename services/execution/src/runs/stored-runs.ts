@@ -92,6 +92,7 @@ export interface SkillRunInput {
   skillVersionId: string;
   steps: SkillStep[];
   input: Record<string, unknown>;
+  evaluationRunId?: string;
   signal?: AbortSignal;
   trace?: RunTraceContext;
   /** The label the version was resolved through, when the request named one. */
@@ -115,6 +116,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
         skillId: r.skillId,
         skillVersionId: r.skillVersionId,
         label: r.label,
+        evaluationRunId: r.evaluationRunId,
         steps: await executeSkillSteps(deps, r.steps, r.input, r.signal),
         completedAt: deps.now(),
       }),

@@ -50,6 +50,8 @@ export interface RunDoc {
   rerunFromStepId?: string;
   /** The label the run's version was resolved through (`labels`/`@label` in the request); absent when none. */
   label?: string;
+  /** The evaluation run a case's skill run or an llm_judge call was made for (absent otherwise). */
+  evaluationRunId?: string;
   createdAt: Date;
   completedAt: Date;
 }

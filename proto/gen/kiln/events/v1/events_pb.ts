@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/events/v1/events.proto.
  */
 export const file_kiln_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL2V2ZW50cy92MS9ldmVudHMucHJvdG8SDmtpbG4uZXZlbnRzLnYxIjQKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDIs0DCgxSdW5Db21wbGV0ZWQSDgoGcnVuX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIVCghwcm92aWRlchgFIAEoCUgAiAEBEhIKBW1vZGVsGAYgASgJSAGIAQESJAoFdXNhZ2UYByABKAsyFS5raWxuLmV2ZW50cy52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCCABKAFIAogBARISCgpsYXRlbmN5X21zGAkgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgKIAEoAxIUCgxjb21wbGV0ZWRfYXQYCyABKAkSEQoJcHJvbXB0X2lkGAwgASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGA0gASgJEhAKCHNraWxsX2lkGA4gASgJEhgKEHNraWxsX3ZlcnNpb25faWQYDyABKAkSEAoIYWdlbnRfaWQYECABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgRIAEoCRINCgVsYWJlbBgSIAEoCUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RiBnByb3RvMw");
+  fileDesc("ChtraWxuL2V2ZW50cy92MS9ldmVudHMucHJvdG8SDmtpbG4uZXZlbnRzLnYxIjQKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDIugDCgxSdW5Db21wbGV0ZWQSDgoGcnVuX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIVCghwcm92aWRlchgFIAEoCUgAiAEBEhIKBW1vZGVsGAYgASgJSAGIAQESJAoFdXNhZ2UYByABKAsyFS5raWxuLmV2ZW50cy52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCCABKAFIAogBARISCgpsYXRlbmN5X21zGAkgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgKIAEoAxIUCgxjb21wbGV0ZWRfYXQYCyABKAkSEQoJcHJvbXB0X2lkGAwgASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGA0gASgJEhAKCHNraWxsX2lkGA4gASgJEhgKEHNraWxsX3ZlcnNpb25faWQYDyABKAkSEAoIYWdlbnRfaWQYECABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgRIAEoCRINCgVsYWJlbBgSIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgTIAEoCUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RiBnByb3RvMw");
 
 /**
  * @generated from message kiln.events.v1.Usage
@@ -138,6 +138,13 @@ export type RunCompleted = Message<"kiln.events.v1.RunCompleted"> & {
    * @generated from field: string label = 18;
    */
   label: string;
+
+  /**
+   * The evaluation run the run was made for (a case's skill run, an llm_judge call); "" when none.
+   *
+   * @generated from field: string evaluation_run_id = 19;
+   */
+  evaluationRunId: string;
 };
 
 /**

@@ -1,0 +1,67 @@
+/**
+ * Human review (docs/review.md), hosted by the evaluation process beside the EvaluationService:
+ * the ReviewService RPCs and the auto-add rules' consumer.
+ */
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { Bus } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
+import type { Access } from "../access.js";
+import type { Cases } from "../cases.js";
+import { startAutoAdd } from "./auto-add.js";
+import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
+import { createItems, DEFAULT_LEASE_MS } from "./items.js";
+import { createQueues } from "./queues.js";
+import { createMessageRenderer, type PromptReader } from "./rendered-messages.js";
+import { registerReviewRpc } from "./review-rpc.js";
+import { ensureReviewIndexes, reviewCollections } from "./review-store.js";
+import { createTransitions } from "./transitions.js";
+
+export interface ReviewOptions {
+  /** How long a claimed item stays with its reviewer; default 10 minutes. */
+  leaseMs?: number;
+}
+
+export interface ReviewModuleDeps {
+  store: Store;
+  bus: Bus;
+  logger: Logger;
+  access: Access;
+  cases: Cases;
+  runs: RunReader;
+  traces: TraceReader;
+  prompts: PromptReader;
+  now: () => Date;
+  options?: ReviewOptions;
+}
+
+export async function createReviewModule(deps: ReviewModuleDeps) {
+  await ensureReviewIndexes(deps.store);
+  const collections = reviewCollections(deps.store);
+  const queues = createQueues({ collections, access: deps.access, now: deps.now });
+  const leaseMs = deps.options?.leaseMs ?? DEFAULT_LEASE_MS;
+  const items = createItems({
+    collections,
+    transitions: createTransitions(collections, deps.now, leaseMs),
+    queues,
+    content: createContentReader(deps.runs, deps.traces, createMessageRenderer(deps.prompts)),
+    cases: deps.cases,
+    now: deps.now,
+    leaseMs,
+  });
+  const autoAdd = startAutoAdd({
+    bus: deps.bus,
+    logger: deps.logger,
+    collections,
+    items,
+  });
+  return {
+    register: (router: ConnectRouter) => registerReviewRpc(router, { queues, items }),
+    /**
+     * AddQueueItems in process, for rules of this process (online evaluation): called with
+     * `serviceFor("evaluation", organizationId)`, the queue's organization only.
+     */
+    addItems: items.addItems,
+    close: () => autoAdd.stop(),
+  };
+}
