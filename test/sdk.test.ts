@@ -778,6 +778,26 @@ describe("the organization routes (non-public)", () => {
     expect(members.body.data).toHaveLength(2);
   });
 
+  it("answers the signed-in user, lists their organizations and creates another", async () => {
+    const created = await raw<{ organization: { id: string }; membership: { role: string } }>(
+      "POST",
+      "/api/organizations",
+      { name: "Second shop" },
+      accessToken,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.membership.role).toBe("owner");
+    const mine = await raw<{ data: { organization: { id: string } }[] }>(
+      "GET",
+      "/api/organizations",
+      undefined,
+      accessToken,
+    );
+    expect(mine.body.data.map((m) => m.organization.id)).toEqual([created.body.organization.id, organizationId]);
+    const me = await raw<{ id: string; email: string }>("GET", "/api/me", undefined, accessToken);
+    expect(me.body.email).toBe(email);
+  });
+
   it("changes a role, removes a member, invites, lists, revokes and accepts invitations", async () => {
     const members = `/api/organizations/${organizationId}/members`;
     const grace = await raw<{ data: { user: { id: string; email: string } }[] }>(

@@ -126,12 +126,22 @@ export function Onboarding({
   navigate: Navigate;
 }) {
   const [step, setStep] = useState<1 | 2 | 3>(1);
-  const { error, submit } = useAction();
+  // A member of an organization already makes another ("Create organization" in the switcher).
+  const [another] = useState(Boolean(session.organizationId));
+  const { error, submit, busy } = useAction();
   const { values, field } = useFields({ fullName: "", organizationName: "" }, error);
-  const [result, setResult] = useState<OnboardingResult | null>(null);
+  const named = field("organizationName");
+  const organizationName = { ...named, issue: named.issue ?? error?.fields.name };
+  const [result, setResult] = useState<Pick<OnboardingResult, "organization"> | null>(null);
   const createWorkspace = submit(async () => {
-    const r = await clientOf().onboarding.complete(values);
+    const r = another
+      ? await call<Pick<OnboardingResult, "organization">>("POST", "/api/organizations", {
+          name: values.organizationName,
+        })
+      : await clientOf().onboarding.complete(values);
     setResult(r);
+    // The new organization is the one the console opens from now on, in a reload and a new tab.
+    if (another) rememberOrganization(r.organization.id);
     onSession({ ...session, organizationId: r.organization.id, organizationName: r.organization.name });
     setStep(2);
   });
@@ -140,13 +150,24 @@ export function Onboarding({
       <p className="steps">Step {step} of 3</p>
       {step === 1 && (
         <>
-          <h1>Create your workspace</h1>
+          <h1>{another ? "Create an organization" : "Create your workspace"}</h1>
           <form onSubmit={createWorkspace} noValidate>
-            <Field label="Your name" {...field("fullName")} required />
-            <Field label="Organization name" {...field("organizationName")} required />
-            <ErrorBox error={error} shownFields={["fullName", "organizationName"]} />
-            <button type="submit">Create workspace</button>
+            {!another && <Field label="Your name" {...field("fullName")} required />}
+            {/* POST /api/organizations names the field `name`. */}
+            <Field label="Organization name" {...organizationName} required />
+            <ErrorBox error={error} shownFields={["fullName", "organizationName", "name"]} />
+            {/* Once: another organization is not idempotent as onboarding is. */}
+            <button type="submit" disabled={busy}>
+              {another ? "Create organization" : "Create workspace"}
+            </button>
           </form>
+          {another && (
+            <p>
+              <Link to="/prompts" navigate={navigate}>
+                Back to {session.organizationName}
+              </Link>
+            </p>
+          )}
         </>
       )}
       {step === 2 && result && (

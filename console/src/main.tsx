@@ -1,7 +1,7 @@
-import { StrictMode, useEffect, useMemo, useState } from "react";
+import { Fragment, StrictMode, useEffect, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentDetail, AgentList } from "./agents.js";
-import { call, clientOf, currentSession, errorOf, type Session, type ShownError } from "./api.js";
+import { call, clientOf, currentSession, errorOf, rememberOrganization, type Session, type ShownError } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
@@ -10,7 +10,7 @@ import { ApiKeys } from "./keys.js";
 import { McpSetup } from "./mcp.js";
 import { Members } from "./members.js";
 import { Models } from "./models.js";
-import { Nav, NotFound } from "./nav.js";
+import { NotFound, sectionOf } from "./nav.js";
 import { OnlineEvaluation } from "./online-evaluation.js";
 import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
@@ -22,6 +22,7 @@ import { type Navigate, usePath } from "./router.js";
 import { RunDetail } from "./run-detail.js";
 import { Runs } from "./runs.js";
 import { SessionDetail, Sessions } from "./sessions.js";
+import { ShellFrame } from "./shell.js";
 import { SkillDetail, SkillList } from "./skills.js";
 import { ToolDetail, Tools } from "./tools.js";
 import { TraceDetail } from "./trace-detail.js";
@@ -34,11 +35,13 @@ function Shell({
   session,
   path,
   navigate,
+  onSwitch,
   onSignOut,
 }: {
   session: Session;
   path: string;
   navigate: Navigate;
+  onSwitch: (organizationId: string) => Promise<void>;
   onSignOut: () => void;
 }) {
   const kiln = useMemo(() => clientOf(), []);
@@ -86,19 +89,10 @@ function Shell({
   else if (path === "/prompts" || path === "/") page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
   else page = <NotFound path={path} navigate={navigate} />;
   return (
-    <>
-      <header>
-        <strong className="brand">Kiln</strong>
-        <Nav path={path} navigate={navigate} />
-        <span className="org" role="note" aria-label="Organization">
-          {session.organizationName}
-        </span>
-        <button type="button" className="link" onClick={onSignOut}>
-          Sign out
-        </button>
-      </header>
-      {page}
-    </>
+    <ShellFrame session={session} path={path} navigate={navigate} onSwitch={onSwitch} onSignOut={onSignOut}>
+      {/* Every page starts afresh in another organization: its data is read again for it. */}
+      <Fragment key={session.organizationId}>{page}</Fragment>
+    </ShellFrame>
   );
 }
 
@@ -141,6 +135,16 @@ function App() {
       session={session}
       path={path}
       navigate={navigate}
+      onSwitch={(organizationId) => {
+        // Remembered, as an invitation's organization is: a reload and a new tab open it too.
+        rememberOrganization(organizationId);
+        return currentSession().then((next) => {
+          // A page of one thing (a prompt, a run) belongs to the organization left: its list instead.
+          const section = sectionOf(path);
+          if (section && section !== path) navigate(section);
+          setSession(next);
+        });
+      }}
       onSignOut={() => {
         call("DELETE", "/api/session").finally(() => {
           setSession(null);

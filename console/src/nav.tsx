@@ -1,4 +1,3 @@
-import { useState } from "react";
 import type { Navigate } from "./router.js";
 import { Link } from "./ui.js";
 
@@ -35,41 +34,30 @@ export const NAV_GROUPS = Object.entries(GROUPS).map(([name, pages]) => ({
 
 const isCurrent = (path: string, page: string) => path === page || path.startsWith(`${page}/`);
 
-/** The main navigation: grouped links, the current page marked; a menu button on a narrow screen. */
+/** The page of the navigation `path` belongs to ("/prompts" for "/prompts/p1"), if any. */
+export function sectionOf(path: string): string | undefined {
+  return NAV_GROUPS.flatMap((g) => g.pages).find((p) => isCurrent(path, p.path))?.path;
+}
+
+/** The main navigation: the groups with their pages, the current page marked. */
 export function Nav({ path, navigate }: { path: string; navigate: Navigate }) {
-  const [open, setOpen] = useState(false);
-  const go: Navigate = (to) => {
-    setOpen(false);
-    navigate(to);
-  };
   return (
-    <>
-      <button
-        type="button"
-        className="menu-toggle"
-        aria-expanded={open}
-        aria-controls="main-nav"
-        onClick={() => setOpen(!open)}
-      >
-        Menu
-      </button>
-      <nav id="main-nav" aria-label="Main" className={open ? "open" : undefined}>
-        {NAV_GROUPS.map((group) => (
-          <div key={group.name} className="nav-group">
-            <h2>{group.name}</h2>
-            <ul>
-              {group.pages.map((p) => (
-                <li key={p.path}>
-                  <Link to={p.path} navigate={go} current={isCurrent(path, p.path)}>
-                    {p.name}
-                  </Link>
-                </li>
-              ))}
-            </ul>
-          </div>
-        ))}
-      </nav>
-    </>
+    <nav id="main-nav" aria-label="Main">
+      {NAV_GROUPS.map((group) => (
+        <div key={group.name} className="nav-group">
+          <h2>{group.name}</h2>
+          <ul>
+            {group.pages.map((p) => (
+              <li key={p.path}>
+                <Link to={p.path} navigate={navigate} current={isCurrent(path, p.path)}>
+                  {p.name}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+    </nav>
   );
 }
 

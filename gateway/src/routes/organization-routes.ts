@@ -1,10 +1,20 @@
+import type { Membership, Organization } from "@kiln/proto/identity";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { ACCESS_TOKEN_ONLY, answers, operations } from "../http/operation.js";
+import { listPage, pageOf } from "../http/list-page.js";
+import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, ref } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
 import { registerMemberRoutes } from "./member-routes.js";
-import { MembershipView, membershipView, OrganizationView, organizationView } from "./views.js";
+import {
+  MembershipView,
+  membershipView,
+  OrganizationMembershipView,
+  OrganizationView,
+  organizationView,
+  UserView,
+  userView,
+} from "./views.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -13,12 +23,56 @@ const OrganizationWithRole = Type.Object({
   membership: Type.Union([ref(MembershipView), Type.Null()], { description: "the caller's; null for API keys" }),
 });
 
+/** An organization and the caller's membership, as identity answers them (an organization always comes). */
+function organizationMembershipView(r: { organization?: Organization; membership?: Membership }) {
+  if (!r.organization) throw new Error("identity returned no organization");
+  return { organization: organizationView(r.organization), membership: membershipView(r.membership) };
+}
+
 const op = operations({ tags: ["organizations"], stability: "non-public" });
 const security = ACCESS_TOKEN_ONLY;
 
-/** The organization, its settings, and (member-routes.ts) its members (non-public: console and administration; docs/labels.md). */
+/**
+ * The signed-in user's organizations (listing, creating another), an organization, its settings, and
+ * (member-routes.ts) its members (non-public: console and administration; docs/labels.md).
+ */
 export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
+
+  app.get(
+    "/api/me",
+    op("getMe", "The signed-in user: id, e-mail address and name", {
+      security,
+      response: answers(UserView, 401, 403),
+    }),
+    async (request) => userView((await identity.getMe({}, rpcOptions(request))).user),
+  );
+
+  app.get(
+    "/api/organizations",
+    op("listMyOrganizations", "The organizations you are a member of, with your membership, newest first", {
+      security,
+      querystring: Type.Object(ListQuery, { additionalProperties: false }),
+      response: listAnswers(OrganizationMembershipView, 400, 401, 403),
+    }),
+    async (request) => {
+      const r = await identity.listMyOrganizations(pageOf(request.query), rpcOptions(request));
+      return listPage(r.organizations, organizationMembershipView, r.nextCursor);
+    },
+  );
+
+  app.post(
+    "/api/organizations",
+    op("createOrganization", "Create another organization on the Free plan, with you as its owner", {
+      security,
+      body: Body({ name: Name }),
+      response: { 201: ref(OrganizationMembershipView), ...errorResponses(400, 401, 403) },
+    }),
+    async (request, reply) => {
+      const r = await identity.createOrganization({ name: request.body.name }, rpcOptions(request));
+      return reply.code(201).send(organizationMembershipView(r));
+    },
+  );
 
   app.get(
     "/api/organizations/:id",

@@ -133,6 +133,11 @@ export const AcceptedInvitationView = Type.Object(
   { $id: "AcceptedInvitation", description: "the organization joined and the new membership" },
 );
 
+export const OrganizationMembershipView = Type.Object(
+  { organization: ref(OrganizationView), membership: ref(MembershipView) },
+  { $id: "OrganizationMembership", description: "an organization of the signed-in user, with their membership" },
+);
+
 export const ApiKeyView = Type.Object(
   {
     id: Type.String(),

@@ -166,6 +166,21 @@ export function registerIdentityRpc(
       const page = await identity.listMembers(principalOf(ctx), req);
       return { members: page.items.map(memberToProto), nextCursor: page.nextCursor };
     },
+    async listMyOrganizations(req, ctx) {
+      const page = await identity.listMyOrganizations(principalOf(ctx), req);
+      const organizations = page.items.map((r) => ({
+        organization: organizationToProto(r.organization),
+        membership: membershipToProto(r.membership),
+      }));
+      return { organizations, nextCursor: page.nextCursor };
+    },
+    async getMe(_req, ctx) {
+      return { user: userToProto(await identity.getUser(requireUser(ctx))) };
+    },
+    async createOrganization(req, ctx) {
+      const r = await identity.createOrganization(requireUser(ctx), req);
+      return { organization: organizationToProto(r.organization), membership: membershipToProto(r.membership) };
+    },
     async changeMemberRole(req, ctx) {
       return { member: memberToProto(await identity.changeMemberRole(requireUser(ctx), req)) };
     },

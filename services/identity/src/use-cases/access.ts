@@ -1,6 +1,7 @@
 import { notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
+import { FREE_PLAN, ROLE_PERMISSIONS } from "../domain/rules.js";
 import type { TokenIssuer } from "../domain/token-issuer.js";
 import type { ApiKeyDoc, IdentityCollections, MembershipDoc, UserDoc } from "../store/identity-store.js";
 
@@ -79,8 +80,38 @@ export function createAccess(deps: IdentityDeps) {
     return { organization, membership: null };
   }
 
+  /**
+   * The organization `orgId` on the Free plan with `userId` as its owner. Idempotent; a concurrent
+   * call that created the same document first is not an error.
+   */
+  async function ensureOrganization(orgId: string, name: string, userId: string, at: Date) {
+    await ignoreDuplicate(() =>
+      c.organizations.updateOne(
+        { _id: orgId },
+        { $setOnInsert: { name, ...FREE_PLAN, createdAt: at, updatedAt: at } },
+        { upsert: true },
+      ),
+    );
+    await ignoreDuplicate(() =>
+      c.memberships.updateOne(
+        { _id: `${orgId}:${userId}` },
+        {
+          $setOnInsert: {
+            organizationId: orgId,
+            userId,
+            role: "owner",
+            permissions: [...ROLE_PERMISSIONS.owner],
+            createdAt: at,
+          },
+        },
+        { upsert: true },
+      ),
+    );
+  }
+
   return {
     c,
+    ensureOrganization,
     now,
     issuer: deps.issuer,
     getUser,

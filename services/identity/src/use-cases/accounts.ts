@@ -2,9 +2,9 @@ import { alreadyExists, unauthenticated } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { hashPassword, verifyPassword } from "../domain/passwords.js";
-import { checkPassword, FREE_PLAN, Issues, normalizeEmail, ROLE_PERMISSIONS } from "../domain/rules.js";
+import { checkPassword, Issues, normalizeEmail } from "../domain/rules.js";
 import type { MembershipDoc, UserDoc } from "../store/identity-store.js";
-import { type Access, ignoreDuplicate } from "./access.js";
+import type { Access } from "./access.js";
 import type { invitationUseCases } from "./invitations.js";
 
 type Invitations = Pick<ReturnType<typeof invitationUseCases>, "checkInvitation" | "acceptAsNewUser">;
@@ -18,33 +18,7 @@ const dummyPasswordHash = () => {
 
 /** Users and their sign-in: sign-up, password tokens, external users, onboarding. */
 export function accountUseCases(access: Access, invitations: Invitations) {
-  const { c, now, issuer, getUser, memberAccess } = access;
-
-  /** Idempotent; a concurrent call that created the same document first is not an error. */
-  async function ensureOrganization(orgId: string, name: string, userId: string, at: Date) {
-    await ignoreDuplicate(() =>
-      c.organizations.updateOne(
-        { _id: orgId },
-        { $setOnInsert: { name, ...FREE_PLAN, createdAt: at, updatedAt: at } },
-        { upsert: true },
-      ),
-    );
-    await ignoreDuplicate(() =>
-      c.memberships.updateOne(
-        { _id: `${orgId}:${userId}` },
-        {
-          $setOnInsert: {
-            organizationId: orgId,
-            userId,
-            role: "owner",
-            permissions: [...ROLE_PERMISSIONS.owner],
-            createdAt: at,
-          },
-        },
-        { upsert: true },
-      ),
-    );
-  }
+  const { c, now, issuer, getUser, memberAccess, ensureOrganization } = access;
 
   return {
     /**

@@ -1,5 +1,6 @@
 import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/contracts/labels";
 import { notFound, permissionDenied } from "@kiln/kit/errors";
+import { newId } from "@kiln/kit/ids";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { Issues } from "../domain/rules.js";
@@ -15,7 +16,7 @@ const MAX_PROTECTED_LABELS = 20;
 
 /** Organizations: reading them, their settings, and listing their members. */
 export function organizationUseCases(access: Access) {
-  const { c, now, memberAccess, managedOrganization, visibleOrganization } = access;
+  const { c, now, getUser, memberAccess, managedOrganization, visibleOrganization, ensureOrganization } = access;
 
   async function withUsers(memberships: MembershipDoc[]) {
     const users = memberships.length > 0 ? await c.users.find({ _id: { $in: memberships.map((m) => m.userId) } }) : [];
@@ -27,6 +28,9 @@ export function organizationUseCases(access: Access) {
   }
 
   return {
+    /** The signed-in user themselves (the console's user menu). */
+    getUser,
+
     async getOrganization(principal: Principal, organizationId: string) {
       if (organizationId === "") throw notFound("organization");
       return visibleOrganization(principal, organizationId);
@@ -59,6 +63,36 @@ export function organizationUseCases(access: Access) {
           { returnDocument: "after" },
         )) ?? organization
       );
+    },
+
+    /**
+     * The caller's organizations with their membership, newest organizations first (a membership's
+     * id starts with its organization's): only ever the caller's own, whoever asks.
+     */
+    async listMyOrganizations(principal: Principal, input: { limit: number; cursor: string }) {
+      if (principal.type !== "user") throw permissionDenied("this call needs a signed-in user");
+      const page = await findPage(c.memberships, { userId: principal.id }, input);
+      const ids = page.items.map((m) => m.organizationId);
+      const organizations = ids.length > 0 ? await c.organizations.find({ _id: { $in: ids } }) : [];
+      const byId = new Map(organizations.map((o) => [o._id, o]));
+      const items = page.items.flatMap((membership) => {
+        const organization = byId.get(membership.organizationId);
+        return organization ? [{ organization, membership }] : [];
+      });
+      return { items, nextCursor: page.nextCursor };
+    },
+
+    /**
+     * Another organization for a signed-in user (onboarding makes their first), on the Free plan,
+     * with them as its owner.
+     */
+    async createOrganization(userId: string, input: { name: string }) {
+      const issues = new Issues();
+      const name = issues.text("name", input.name);
+      issues.throwIfAny();
+      const organizationId = newId("org");
+      await ensureOrganization(organizationId, name, userId, now());
+      return memberAccess(userId, organizationId);
     },
 
     /** Members see who else is a member, with their roles. */
