@@ -174,6 +174,8 @@ describe("the console's runs and playground", () => {
     await page.getByRole("heading", { name: /^prompt run run_/ }).waitFor();
     await page.locator(".message pre").getByText("Explain kilns (long).").waitFor();
     await page.getByRole("link", { name: "Summarizer v2 · staging" }).waitFor();
+    // The label the run resolved its version through (the run's own record, not the labels now).
+    expect(await page.locator("dt:has-text('Ran through label') + dd").textContent()).toBe("staging");
     await screen("run");
   }, 120_000);
 

@@ -153,6 +153,14 @@ export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: str
       </h1>
       <dl className="summary">
         <Belongs kiln={kiln} session={session} run={run} navigate={navigate} />
+        {run.label && (
+          <>
+            <dt>Ran through label</dt>
+            <dd>
+              <code>{run.label}</code>
+            </dd>
+          </>
+        )}
         <dt>Status</dt>
         <dd>
           <StatusBadge status={run.status} />
