@@ -98,8 +98,7 @@ try {
   console.log("| call | mean ms | p50 ms | p99 ms |\n|---|---:|---:|---:|");
   for (const r of rows) console.log(`| ${r.what} | ${ms(r.meanMs)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} |`);
   const [, byId, byLabel] = rows;
-  if (byId && byLabel)
-    console.log(`\nkiln/<id>@canary ÷ kiln/<id> (p50): ${(byLabel.p50Ms / byId.p50Ms).toFixed(2)}`);
+  if (byId && byLabel) console.log(`\nkiln/<id>@canary ÷ kiln/<id> (p50): ${(byLabel.p50Ms / byId.p50Ms).toFixed(2)}`);
 
   if (process.env.BENCH_MODELS_OUT) await writeFile(process.env.BENCH_MODELS_OUT, JSON.stringify(rows, null, 2));
   if (process.env.BENCH_MODELS_BEFORE) {
@@ -109,7 +108,9 @@ try {
       const b = before.find((x) => x.what === r.what);
       if (!b) continue;
       const ratio = (a: number, z: number) => (a / z).toFixed(3);
-      console.log(`| ${r.what} | ${ratio(r.p50Ms, b.p50Ms)} | ${ratio(r.p99Ms, b.p99Ms)} | ${ratio(r.meanMs, b.meanMs)} |`);
+      console.log(
+        `| ${r.what} | ${ratio(r.p50Ms, b.p50Ms)} | ${ratio(r.p99Ms, b.p99Ms)} | ${ratio(r.meanMs, b.meanMs)} |`,
+      );
     }
   }
 } finally {
