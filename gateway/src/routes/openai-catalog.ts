@@ -3,6 +3,7 @@
  * (by id or name), and their labels, as models (docs/openai-compatible.md "Models").
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import { isId } from "@kiln/kit/ids";
 import type { FastifyRequest } from "fastify";
 import { labelsOfEach } from "../http/catalog-labels.js";
 import type { GatewayDeps } from "../http/gateway-app.js";
@@ -126,11 +127,14 @@ export function openAiCatalog(deps: GatewayDeps) {
      */
     async find(request: FastifyRequest, organizationId: string, ref: ModelRef): Promise<Callable | undefined> {
       const options = rpcOptions(request);
-      const byId = await absent<Callable | undefined>(
-        ref.kind === "prompt"
-          ? catalog.getPrompt({ id: ref.ref }, options).then((r) => r.prompt)
-          : catalog.getSkill({ id: ref.ref }, options).then((r) => r.skill),
-      );
+      // Only what reads as an id of the kind is looked up as one (a name goes straight to the name).
+      const byId = !isId(ref.ref, ref.kind === "prompt" ? "prm" : "skl")
+        ? undefined
+        : await absent<Callable | undefined>(
+            ref.kind === "prompt"
+              ? catalog.getPrompt({ id: ref.ref }, options).then((r) => r.prompt)
+              : catalog.getSkill({ id: ref.ref }, options).then((r) => r.skill),
+          );
       // An id of another organization the caller may read (an access token's) is not this one's.
       if (byId?.organizationId === organizationId) return byId;
       const named = { organizationId, name: ref.ref, limit: 1, cursor: "" };
