@@ -10,7 +10,7 @@ import { invalidArgument } from "@kiln/kit/errors";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
 import { type LabelView, labelView } from "./label-view.js";
-import type { LabelDoc, LabelKind } from "./store/catalog-store.js";
+import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
 import type { AnyVersion, LabelledFamily } from "./versioned/labelled-families.js";
 import { versionSummaries } from "./versioned/version-store.js";
 
@@ -90,28 +90,33 @@ export function labelReads(deps: CatalogDeps) {
   /**
    * Who moved production to each parent's live version: the last production move of the parent,
    * when it points there. Read as the newest move to each live version, then whether any
-   * production move of that parent came after it (at most two queries for all the parents).
+   * production move of that parent came after it (two queries for all the parents, each reading
+   * the parents' keys of the moves index).
    */
   async function productionMovers(kind: LabelKind, live: Map<string, AnyVersion>): Promise<Map<string, string>> {
     if (live.size === 0) return new Map();
-    const movers = new Map<string, { _id: string; by: string }>();
-    const toLive = await c.labelMoves.find(
-      {
-        kind,
-        parentId: { $in: [...live.keys()] },
-        label: PRODUCTION,
-        versionId: { $in: [...live.values()].map((v) => v._id) },
-      },
-      { sort: { _id: -1 }, projection: { _id: 1, parentId: 1, versionId: 1, by: 1 } },
-    );
-    for (const move of toLive) {
+    const newestFirst = (a: { _id: string }, b: { _id: string }) => (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+    const toLive = await c.labelMoves.find({
+      kind,
+      parentId: { $in: [...live.keys()] },
+      label: PRODUCTION,
+      versionId: { $in: [...live.values()].map((v) => v._id) },
+    });
+    const movers = new Map<string, LabelMoveDoc>();
+    for (const move of toLive.sort(newestFirst)) {
       if (move.versionId === live.get(move.parentId)?._id && !movers.has(move.parentId))
         movers.set(move.parentId, move);
     }
     if (movers.size > 0) {
-      const after = [...movers].map(([parentId, move]) => ({ parentId, _id: { $gt: move._id } }));
-      const later = await c.labelMoves.find({ kind, label: PRODUCTION, $or: after }, { projection: { parentId: 1 } });
-      for (const move of later) movers.delete(move.parentId);
+      const oldest = [...movers.values()].reduce((a, b) => (a._id < b._id ? a : b))._id;
+      const later = await c.labelMoves.find({
+        kind,
+        parentId: { $in: [...movers.keys()] },
+        label: PRODUCTION,
+        _id: { $gt: oldest },
+      });
+      for (const move of later)
+        if (move._id > (movers.get(move.parentId)?._id ?? move._id)) movers.delete(move.parentId);
     }
     return new Map([...movers].map(([parentId, move]) => [parentId, move.by]));
   }
