@@ -124,6 +124,27 @@ export function describeStoreReads(t: StoreUnderTest): void {
       expect(await find(c, {})).toEqual(["a", "c"]);
     });
 
+    it("finds by $in on indexed fields (a batch of parents) as a scan would", async () => {
+      await t.store.ensureIndexes("query_in_indexed", [{ keys: { name: 1, n: 1, _id: -1 } }]);
+      const docs: Item[] = [
+        ...items,
+        { _id: "e", name: "alpha", n: 5 },
+        { _id: "f", name: "beta", n: 1 },
+        { _id: "g", n: 1 },
+      ];
+      const c = await t.seeded("query_in_indexed", docs);
+      expect(await find(c, { name: { $in: ["beta", "alpha", "zeta", "alpha"] } })).toEqual(["a", "b", "e", "f"]);
+      expect(await find(c, { name: { $in: ["alpha", "beta"] }, n: 1 })).toEqual(["a", "f"]);
+      expect(await find(c, { name: { $in: ["alpha", "beta"] }, n: { $in: [5, 7] } })).toEqual(["b", "e"]);
+      expect(await find(c, { $and: [{ name: "alpha" }, { n: { $in: [1, 5] } }] })).toEqual(["a", "e"]);
+      // null matches null and missing, as with equality.
+      expect(await find(c, { name: { $in: [null, "gamma"] } })).toEqual(["c", "d", "g"]);
+      expect(await find(c, { name: { $in: ["alpha", "beta"] }, tags: "y" })).toEqual(["a", "b"]);
+      const page = await c.find({ name: { $in: ["alpha", "beta"] } }, { sort: { _id: -1 }, limit: 3 });
+      expect(ids(page)).toEqual(["f", "e", "b"]);
+      expect(await find(c, { name: { $in: [] } })).toEqual([]);
+    });
+
     it("combines conditions with $or, $and and several fields", async () => {
       const c = await t.seeded("query_logic", items);
       expect(await find(c, { $or: [{ n: { $lt: 2 } }, { name: "gamma" }] })).toEqual(["a", "c"]);

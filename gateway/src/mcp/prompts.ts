@@ -8,6 +8,7 @@ import {
   McpError,
   type PromptArgument,
 } from "@modelcontextprotocol/sdk/types.js";
+import { labelsOfEach } from "../http/catalog-labels.js";
 import { callOptions, type McpCaller } from "./caller.js";
 import { listedFor, objectSchemaOf } from "./lists.js";
 
@@ -30,9 +31,14 @@ async function offeredPrompts(catalog: Client<typeof CatalogService>, caller: Mc
     if (prompt.publishedVersionId) offered.push({ name: prompt.name, prompt, versionId: prompt.publishedVersionId });
   }
   if (caller.promptLabels.length === 0) return offered;
+  const labelsOf = await labelsOfEach(
+    catalog,
+    "prompt",
+    prompts.map((p) => p.id),
+    options,
+  );
   for (const prompt of prompts) {
-    const { labels } = await catalog.listLabels({ kind: "prompt", parentId: prompt.id }, options);
-    for (const label of labels) {
+    for (const label of labelsOf.get(prompt.id) ?? []) {
       if (caller.promptLabels.includes(label.label)) {
         offered.push({ name: `${prompt.name}@${label.label}`, prompt, versionId: label.versionId });
       }

@@ -3,7 +3,9 @@
  * (by id or name), and their labels, as models (docs/openai-compatible.md "Models").
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import { isId } from "@kiln/kit/ids";
 import type { FastifyRequest } from "fastify";
+import { labelsOfEach } from "../http/catalog-labels.js";
 import type { GatewayDeps } from "../http/gateway-app.js";
 import { everyPage } from "../http/list-page.js";
 import { principalOf, rpcOptions } from "../http/request.js";
@@ -13,6 +15,7 @@ import { DEFAULT_LABEL, type ModelRef } from "./openai-model-ref.js";
 /** A prompt or skill as the catalog lists it. */
 export interface Callable {
   id: string;
+  organizationId: string;
   name: string;
   publishedVersionId?: string;
   createdAt?: { seconds: bigint };
@@ -42,6 +45,16 @@ async function readable<T>(list: Promise<T[]>): Promise<T[]> {
   }
 }
 
+/** A lookup of something that may not exist: not found (or not visible) is undefined. */
+async function absent<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.NotFound) return undefined;
+    throw e;
+  }
+}
+
 export function openAiCatalog(deps: GatewayDeps) {
   const { catalog } = deps.clients;
 
@@ -65,6 +78,27 @@ export function openAiCatalog(deps: GatewayDeps) {
       )
     ).filter((l) => l !== DEFAULT_LABEL);
 
+  /** Each item's models, in order: production (when published), then its other labels. */
+  const modelsOf = async (
+    request: FastifyRequest,
+    organizationId: string,
+    kind: ModelRef["kind"],
+    items: Callable[],
+  ): Promise<OpenAiModel[]> => {
+    const ids = items.map((item) => item.id);
+    const labels = await readable(
+      labelsOfEach(catalog, kind, ids, rpcOptions(request)).then((byParent) => [...byParent.values()].flat()),
+    );
+    const byParent = new Map<string, string[]>();
+    for (const { parentId, label } of labels) {
+      if (label !== DEFAULT_LABEL) byParent.set(parentId, [...(byParent.get(parentId) ?? []), label]);
+    }
+    return items.flatMap((item) => [
+      ...(item.publishedVersionId ? [modelOf(kind, item, organizationId, DEFAULT_LABEL)] : []),
+      ...(byParent.get(item.id) ?? []).map((label) => modelOf(kind, item, organizationId, label)),
+    ]);
+  };
+
   const modelOf = (kind: ModelRef["kind"], item: Callable, organizationId: string, label: string): OpenAiModel => ({
     id: `${prefixOf(kind)}${item.id}${label === DEFAULT_LABEL ? "" : `@${label}`}`,
     object: "model",
@@ -87,10 +121,26 @@ export function openAiCatalog(deps: GatewayDeps) {
       throw badRequest("an access token must name the organization in the OpenAI-Organization header", null);
     },
 
-    /** The prompt or skill a model names, by id first, then by name; undefined when none. */
+    /**
+     * The prompt or skill a model names, by id first, then by name (the newest of that name);
+     * undefined when none. Looked up directly: never a listing of the organization's catalog.
+     */
     async find(request: FastifyRequest, organizationId: string, ref: ModelRef): Promise<Callable | undefined> {
-      const items = await (ref.kind === "prompt" ? allPrompts : allSkills)(request, organizationId);
-      return items.find((i) => i.id === ref.ref) ?? items.find((i) => i.name === ref.ref);
+      const options = rpcOptions(request);
+      // Only what reads as an id of the kind is looked up as one (a name goes straight to the name).
+      const byId = !isId(ref.ref, ref.kind === "prompt" ? "prm" : "skl")
+        ? undefined
+        : await absent<Callable | undefined>(
+            ref.kind === "prompt"
+              ? catalog.getPrompt({ id: ref.ref }, options).then((r) => r.prompt)
+              : catalog.getSkill({ id: ref.ref }, options).then((r) => r.skill),
+          );
+      // An id of another organization the caller may read (an access token's) is not this one's.
+      if (byId?.organizationId === organizationId) return byId;
+      const named = { organizationId, name: ref.ref, limit: 1, cursor: "" };
+      return ref.kind === "prompt"
+        ? (await catalog.listPrompts(named, options)).prompts[0]
+        : (await catalog.listSkills(named, options)).skills[0];
     },
 
     labelsOf,
@@ -102,24 +152,12 @@ export function openAiCatalog(deps: GatewayDeps) {
         readable(allPrompts(request, organizationId)),
         readable(allSkills(request, organizationId)),
       ]);
-      const entries = [
-        ...prompts.map((item) => ({ kind: "prompt" as const, item })),
-        ...skills.map((item) => ({ kind: "skill" as const, item })),
-      ];
-      const models: OpenAiModel[][] = [];
-      // A few label reads at a time, in list order.
-      for (let i = 0; i < entries.length; i += 8) {
-        const batch = entries.slice(i, i + 8);
-        models.push(
-          ...(await Promise.all(
-            batch.map(async ({ kind, item }) => [
-              ...(item.publishedVersionId ? [modelOf(kind, item, organizationId, DEFAULT_LABEL)] : []),
-              ...(await labelsOf(request, kind, item.id)).map((label) => modelOf(kind, item, organizationId, label)),
-            ]),
-          )),
-        );
-      }
-      return models.flat();
+      // Their labels in a few batched reads, in list order.
+      const [promptModels, skillModels] = await Promise.all([
+        modelsOf(request, organizationId, "prompt", prompts),
+        modelsOf(request, organizationId, "skill", skills),
+      ]);
+      return [...promptModels, ...skillModels];
     },
   };
 }

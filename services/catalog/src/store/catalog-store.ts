@@ -236,14 +236,21 @@ export function catalogCollections(store: Store): CatalogCollections {
 }
 
 export async function ensureCatalogIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("prompts", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("prompts", [
+    { keys: { organizationId: 1, _id: -1 } },
+    // A model named by its prompt's name (the /v1 routes), newest first.
+    { keys: { organizationId: 1, name: 1, _id: -1 } },
+  ]);
   await store.ensureIndexes("prompt_versions", [{ keys: { promptId: 1, version: 1 }, unique: true }]);
   await store.ensureIndexes("tools", [
     { keys: { organizationId: 1, toolKey: 1 }, unique: true },
     { keys: { organizationId: 1, _id: -1 } },
   ]);
   await store.ensureIndexes("tool_versions", [{ keys: { toolId: 1, version: 1 }, unique: true }]);
-  await store.ensureIndexes("skills", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("skills", [
+    { keys: { organizationId: 1, _id: -1 } },
+    { keys: { organizationId: 1, name: 1, _id: -1 } },
+  ]);
   await store.ensureIndexes("skill_versions", [{ keys: { skillId: 1, version: 1 }, unique: true }]);
   await store.ensureIndexes("agents", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("agent_versions", [{ keys: { agentId: 1, version: 1 }, unique: true }]);

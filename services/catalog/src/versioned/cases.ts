@@ -83,7 +83,7 @@ export function publishedCases<
       return viewOf(await resource.parentFor(principal, input.id, family.read), input.versionId);
     },
 
-    async list(principal: Principal, input: { organizationId: string; limit: number; cursor: string }) {
+    async list(principal: Principal, input: { organizationId: string; limit: number; cursor: string; name?: string }) {
       const page = await resource.page(principal, input);
       const views = page.items.map(({ parent, versions }) => answer.view(parent, versions));
       return { items: await wholeVersions(family.versions, views, answer.described), nextCursor: page.nextCursor };

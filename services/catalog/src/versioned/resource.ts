@@ -96,13 +96,17 @@ export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
       return { _id, organizationId: input.organizationId, name, description, createdAt: at, updatedAt: at };
     },
 
-    /** One page of an organization's resources, each with its version summaries. */
+    /**
+     * One page of an organization's resources, each with its version summaries; only those named
+     * `name` when it is given (an indexed lookup: organizationId, name, _id).
+     */
     async page(
       principal: Principal,
-      input: { organizationId: string; limit: number; cursor: string },
+      input: { organizationId: string; limit: number; cursor: string; name?: string },
     ): Promise<{ items: { parent: P; versions: V[] }[]; nextCursor: string }> {
       await deps.access.inOrganization(principal, input.organizationId, family.read);
-      const page = await findPage(family.parents, { organizationId: input.organizationId }, input);
+      const named = input.name ? { name: input.name } : {};
+      const page = await findPage(family.parents, { organizationId: input.organizationId, ...named }, input);
       const ids = page.items.map((p) => p._id);
       const versions =
         ids.length > 0 ? await versionSummaries(family.versions, { [family.parentField]: { $in: ids } }) : [];

@@ -22,6 +22,26 @@ export function equalitiesOf(filter: Filter): Map<string, unknown> {
   return found;
 }
 
+/**
+ * The fields a filter pins to one of a few values with `{$in: [scalars]}` alone (top level, or
+ * inside a top-level `$and`): what a backend may look up in an index, one key per value.
+ */
+export function inListsOf(filter: Filter): Map<string, unknown[]> {
+  const found = new Map<string, unknown[]>();
+  const visit = (f: Filter) => {
+    for (const [key, value] of Object.entries(f)) {
+      if (key === "$and" && Array.isArray(value)) {
+        for (const part of value) if (isPlainObject(part)) visit(part);
+      } else if (!key.startsWith("$") && isPlainObject(value) && !found.has(key)) {
+        const list = value.$in;
+        if (Object.keys(value).length === 1 && Array.isArray(list) && list.every(isScalar)) found.set(key, list);
+      }
+    }
+  };
+  visit(filter);
+  return found;
+}
+
 function isScalar(value: unknown): boolean {
   return (
     value === null ||

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { BSON } from "bson";
 import { ID_INDEX, type Index, type Stored, type Table } from "./document-table.js";
-import { equalitiesOf, idBoundsOf } from "./filter-bounds.js";
+import { equalitiesOf, idBoundsOf, inListsOf } from "./filter-bounds.js";
 import { keyPart, tryIndexKeyOf } from "./index-keys.js";
 import {
   AFTER,
@@ -83,6 +83,20 @@ export function createTable(name: string, docs: KeySpace, entries: KeySpace, met
       }
       const equalities = equalitiesOf(filter);
       const index = bestIndex(secondary, equalities);
+      const inLists = listedRanges(secondary, equalities, inListsOf(filter));
+      if (inLists && inLists.fields > (index ? leadingEqualities(index, equalities) : 0)) {
+        // `field: {$in: [...]}` on an index's fields (a batch of parents): one key range per value.
+        const ids = (function* () {
+          for (const parts of inLists.prefixes) {
+            const prefix = prefixOf(inLists.index, parts);
+            for (const entry of entries.keys({ start: key(prefix), end: key(prefix.slice(0, -1) + AFTER) })) {
+              const found = text(entry);
+              yield found.slice(found.lastIndexOf(SEP) + 1);
+            }
+          }
+        })();
+        return { docs: byIds(ids), ordered: !sort };
+      }
       if (index) {
         const fields = Object.keys(index.keys).filter((f) => f !== "_id");
         const fixed = fields.slice(0, leadingEqualities(index, equalities));
@@ -148,6 +162,40 @@ function bestIndex(indexes: StoredIndex[], equalities: Map<string, unknown>): St
       best = index;
       bestCount = count;
     }
+  }
+  return best;
+}
+
+/** At most this many key ranges for one query's `$in` lists (their product); more is read as a scan. */
+const MAX_LISTED_RANGES = 1_000;
+
+/**
+ * The index whose leading fields the filter pins most by equality or `$in`, with one key prefix
+ * per combination of their values; none when no `$in` helps or the combinations are too many.
+ */
+function listedRanges(
+  indexes: StoredIndex[],
+  equalities: Map<string, unknown>,
+  lists: Map<string, unknown[]>,
+): { index: StoredIndex; fields: number; prefixes: string[][] } | undefined {
+  if (lists.size === 0) return undefined;
+  let best: { index: StoredIndex; fields: number; prefixes: string[][] } | undefined;
+  for (const index of indexes) {
+    if (index.multikey) continue;
+    let prefixes: string[][] = [[]];
+    let fields = 0;
+    let usesList = false;
+    for (const field of Object.keys(index.keys)) {
+      if (field === "_id") break;
+      const values = equalities.has(field) ? [equalities.get(field)] : lists.get(field);
+      if (!values) break;
+      const parts = [...new Set(values.map((v) => keyPart(v)))];
+      if (prefixes.length * parts.length > MAX_LISTED_RANGES) break;
+      usesList ||= !equalities.has(field);
+      prefixes = prefixes.flatMap((prefix) => parts.map((part) => [...prefix, part]));
+      fields++;
+    }
+    if (usesList && fields > (best?.fields ?? 0)) best = { index, fields, prefixes };
   }
   return best;
 }
