@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { percent } from "./evaluation-format.js";
 import { ScoreChart, seriesName } from "./online-chart.js";
-import { usePagedList } from "./paged-list.js";
+import { ListEnd, usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatDate } from "./run-format.js";
 import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js";
@@ -124,15 +124,15 @@ export function OnlineScores({
               </tr>
             ))}
           </DataTable>
-          <p className="list-end" role="status" aria-live="polite">
-            {scores.length} score{scores.length === 1 ? "" : "s"} shown
-            {more ? ", newest first." : ": that is all of them."}{" "}
-            {more && (
-              <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
-                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
-              </button>
-            )}
-          </p>
+          <ListEnd
+            count={scores.length}
+            noun="score"
+            order="newest"
+            more={more}
+            loading={loading}
+            pageSize={PAGE_SIZE}
+            next={next}
+          />
         </>
       )}
     </section>

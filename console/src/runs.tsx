@@ -1,7 +1,7 @@
 import { type Kiln, type Page, PaginatedList } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { call, type Session } from "./api.js";
-import { usePagedList } from "./paged-list.js";
+import { ListEnd, usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
 import { describeTarget, type Run, useRunTargets } from "./run-names.js";
@@ -134,14 +134,15 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
               ))}
             </DataTable>
           </div>
-          <p className="list-end" role="status" aria-live="polite">
-            {runs.length} run{runs.length === 1 ? "" : "s"} shown{more ? ", newest first." : ": that is all of them."}{" "}
-            {more && (
-              <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
-                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
-              </button>
-            )}
-          </p>
+          <ListEnd
+            count={runs.length}
+            noun="run"
+            order="newest"
+            more={more}
+            loading={loading}
+            pageSize={PAGE_SIZE}
+            next={next}
+          />
         </>
       )}
     </main>

@@ -1,7 +1,7 @@
 import type { Kiln, SessionDetail as SessionDetailData, SessionTrace, Session as TraceSession } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
-import { usePagedList } from "./paged-list.js";
+import { ListEnd, usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatCount, formatDate } from "./run-format.js";
 import { Messages } from "./trace-messages.js";
@@ -61,15 +61,15 @@ export function Sessions({ kiln, session, navigate }: { kiln: Kiln; session: Ses
               </tr>
             ))}
           </DataTable>
-          <p className="list-end" role="status" aria-live="polite">
-            {sessions.length} session{sessions.length === 1 ? "" : "s"} shown
-            {more ? ", latest first." : ": that is all of them."}{" "}
-            {more && (
-              <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
-                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
-              </button>
-            )}
-          </p>
+          <ListEnd
+            count={sessions.length}
+            noun="session"
+            order="latest"
+            more={more}
+            loading={loading}
+            pageSize={PAGE_SIZE}
+            next={next}
+          />
         </>
       )}
     </main>

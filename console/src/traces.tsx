@@ -2,7 +2,7 @@ import type { Kiln, Trace } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useFields } from "./action.js";
 import type { Session } from "./api.js";
-import { usePagedList } from "./paged-list.js";
+import { ListEnd, usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatCount, formatDate, formatLatency } from "./run-format.js";
 import { DataTable, Empty, ErrorBox, Field, Link, Loading, SelectField } from "./ui.js";
@@ -126,15 +126,15 @@ export function Traces({ kiln, session, navigate }: { kiln: Kiln; session: Sessi
       ) : (
         <>
           <TraceTable traces={traces} navigate={navigate} />
-          <p className="list-end" role="status" aria-live="polite">
-            {traces.length} trace{traces.length === 1 ? "" : "s"} shown
-            {more ? ", newest first." : ": that is all of them."}{" "}
-            {more && (
-              <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
-                {loading ? "Loading…" : `Load ${PAGE_SIZE} more`}
-              </button>
-            )}
-          </p>
+          <ListEnd
+            count={traces.length}
+            noun="trace"
+            order="newest"
+            more={more}
+            loading={loading}
+            pageSize={PAGE_SIZE}
+            next={next}
+          />
         </>
       )}
     </main>

@@ -41,3 +41,30 @@ export function usePagedList<T>() {
   );
   return { items, more, loading, error, setError, start, next };
 }
+
+/**
+ * The end of a paged list: how many are shown and in what order while more pages wait (with the
+ * button that reads the next), or that they are all of them.
+ */
+export function ListEnd(props: {
+  count: number;
+  noun: string;
+  order: string;
+  more: boolean;
+  loading: boolean;
+  pageSize: number;
+  next: () => Promise<void>;
+}) {
+  const { count, noun, order, more, loading, pageSize, next } = props;
+  return (
+    <p className="list-end" role="status" aria-live="polite">
+      {count} {noun}
+      {count === 1 ? "" : "s"} shown{more ? `, ${order} first.` : ": that is all of them."}{" "}
+      {more && (
+        <button type="button" className="secondary" onClick={() => void next()} disabled={loading}>
+          {loading ? "Loading…" : `Load ${pageSize} more`}
+        </button>
+      )}
+    </p>
+  );
+}
