@@ -42,10 +42,12 @@ export function registerTraceSettingsRoutes(app: GatewayApp, deps: GatewayDeps):
     }),
     async (request) =>
       traceSettingsView(
-        await traces.getTraceSettings(
-          { organizationId: organizationOf(request, request.query.organizationId) },
-          rpcOptions(request),
-        ),
+        (
+          await traces.getTraceSettings(
+            { organizationId: organizationOf(request, request.query.organizationId) },
+            rpcOptions(request),
+          )
+        ).settings,
       ),
   );
 
@@ -64,13 +66,15 @@ export function registerTraceSettingsRoutes(app: GatewayApp, deps: GatewayDeps):
     ),
     async (request) =>
       traceSettingsView(
-        await traces.updateTraceSettings(
-          {
-            organizationId: organizationOf(request, request.query.organizationId),
-            retentionDays: request.body.retentionDays,
-          },
-          rpcOptions(request),
-        ),
+        (
+          await traces.updateTraceSettings(
+            {
+              organizationId: organizationOf(request, request.query.organizationId),
+              retentionDays: request.body.retentionDays,
+            },
+            rpcOptions(request),
+          )
+        ).settings,
       ),
   );
 }

@@ -12,10 +12,10 @@ const settingsToProto = (s: TraceSettings) => ({
 
 /** The TraceService's settings methods (docs/observability.md "Retention"). */
 export const traceSettingsRpc = (retention: TraceRetention) => ({
-  getTraceSettings: withPrincipal(async (p, req: { organizationId: string }) =>
-    settingsToProto(await retention.get(p, req.organizationId)),
-  ),
-  updateTraceSettings: withPrincipal(async (p, req: { organizationId: string; retentionDays: number }) =>
-    settingsToProto(await retention.update(p, req.organizationId, req.retentionDays)),
-  ),
+  getTraceSettings: withPrincipal(async (p, req: { organizationId: string }) => ({
+    settings: settingsToProto(await retention.get(p, req.organizationId)),
+  })),
+  updateTraceSettings: withPrincipal(async (p, req: { organizationId: string; retentionDays: number }) => ({
+    settings: settingsToProto(await retention.update(p, req.organizationId, req.retentionDays)),
+  })),
 });
