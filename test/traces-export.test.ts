@@ -108,7 +108,8 @@ describe.each(TRACE_MODES)("run spans exported and nested ($name)", (mode) => {
     await eventually(async () => {
       const r = await call(base, "GET", `/api/traces/${traceId}`, { apiKey: flow.apiKey });
       body = r.body;
-      return r.status === 200 && r.body.spans.length >= count;
+      // The spans are written first, then the trace's summary: wait for both.
+      return r.status === 200 && r.body.spans.length >= count && r.body.spanCount >= count;
     }, 15_000);
     return body as NonNullable<typeof body>;
   }
