@@ -46,13 +46,15 @@ const DEADLINE_SLACK_MS = 250;
 export function runSignalOf(ctx: HandlerContext): AbortSignal {
   const { signal } = ctx;
   const budget = ctx.timeoutMs();
-  const deadlineAt = budget === undefined ? undefined : Date.now() + budget;
+  // Without a deadline (the embedded gateway's in-process calls) there is nothing to translate.
+  if (budget === undefined) return signal;
+  const deadlineAt = Date.now() + budget;
   const run = new AbortController();
   const onAbort = () => {
     const reason: unknown = signal.reason;
     const deadline =
       (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) ||
-      (deadlineAt !== undefined && Date.now() >= deadlineAt - DEADLINE_SLACK_MS);
+      Date.now() >= deadlineAt - DEADLINE_SLACK_MS;
     run.abort(deadline ? new DOMException("the caller's deadline passed", "TimeoutError") : reason);
   };
   if (signal.aborted) onAbort();
