@@ -6,27 +6,9 @@
 
 import { createPublishedAgent } from "@kiln/testing/agent-fixture";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
-import { startEmbedded } from "./support/embedded.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { twoVersionSkill } from "./support/evaluation-fixture.js";
-
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const { kiln, baseUrl } = await startEmbedded();
-      return { base: baseUrl, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 interface Label {
   label: string;
@@ -46,8 +28,8 @@ interface Move {
   by: string | null;
 }
 
-describe.each(modes)("labels in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(PROVIDER_MODES)("labels in $name", (mode) => {
+  let running: RunningKiln;
   let api: TestClient;
   let owner: string;
   let ownerId: string;

@@ -9,30 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "@kiln/kit/logger";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbedded } from "./support/embedded.js";
 import { eventually } from "./support/identity-flow.js";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 /** How long the services may reuse a positive authorization (API_KEY_CACHE_TTL_MS, default 5 s). */
 const AUTHORIZATION_TTL_MS = 5_000;
-
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const { kiln, baseUrl } = await startEmbedded();
-      return { base: baseUrl, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
 
 interface Member {
   user: { id: string; email: string };
@@ -55,8 +38,8 @@ interface ErrorBody {
   error: { code: string; message: string; details?: { field: string; issue: string }[] };
 }
 
-describe.each(modes)("organization members in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(PROVIDER_MODES)("organization members in $name", (mode) => {
+  let running: RunningKiln;
   let api: TestClient;
   let owner: string;
   let ownerId: string;

@@ -5,26 +5,8 @@
  * keys, anonymous callers and bad input are refused with nothing changed.
  */
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
-import { startEmbedded } from "./support/embedded.js";
-
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const { kiln, baseUrl } = await startEmbedded();
-      return { base: baseUrl, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 interface Mine {
   organization: { id: string; name: string; plan: string };
@@ -38,8 +20,8 @@ interface ErrorBody {
   error: { code: string; message: string; details?: { field: string; issue: string }[] };
 }
 
-describe.each(modes)("a user's organizations in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(PROVIDER_MODES)("a user's organizations in $name", (mode) => {
+  let running: RunningKiln;
   let api: TestClient;
 
   beforeAll(async () => {

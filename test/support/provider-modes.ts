@@ -1,7 +1,7 @@
 /**
- * The two run modes with the execution side given model providers (an OpenAI stub's, usually):
- * `env` is the execution service's environment in both (OPENAI_COMPATIBLE_PROVIDERS,
- * MODEL_CONCURRENCY, ...), read by the same loader either way.
+ * The two run modes over real HTTP, optionally with the execution side given model providers (an
+ * OpenAI stub's, usually): `env` is the execution service's environment in both
+ * (OPENAI_COMPATIBLE_PROVIDERS, MODEL_CONCURRENCY, ...), read by the same loader either way.
  */
 import { loadProvidersConfig } from "@kiln/execution/config";
 import { inject } from "vitest";
@@ -16,18 +16,18 @@ export interface RunningKiln {
 export const PROVIDER_MODES = [
   {
     name: "embedded mode",
-    async start(env: Record<string, string>): Promise<RunningKiln> {
-      const { kiln, baseUrl } = await startEmbedded({ providers: loadProvidersConfig(env) });
+    async start(env?: Record<string, string>): Promise<RunningKiln> {
+      const { kiln, baseUrl } = await startEmbedded(env ? { providers: loadProvidersConfig(env) } : {});
       return { base: baseUrl, stop: () => kiln.close() };
     },
   },
   {
     name: "distributed mode (FerretDB, NATS)",
-    async start(env: Record<string, string>): Promise<RunningKiln> {
+    async start(env?: Record<string, string>): Promise<RunningKiln> {
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        envOf: { execution: env },
+        ...(env ? { envOf: { execution: env } } : {}),
       });
       return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
     },
