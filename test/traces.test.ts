@@ -277,6 +277,41 @@ describe.each(MODES)("OTLP trace ingestion ($name)", (mode) => {
     expect(got.body.spans.map((s: { name: string }) => s.name)).toEqual(["kept"]);
   });
 
+  it("refuses a body that is not an OTLP export, or one over 10,000 spans, and stores nothing", async () => {
+    const post = (body: string | Uint8Array, type: string) =>
+      fetch(`${base}/otel/v1/traces`, {
+        method: "POST",
+        headers: { "content-type": type, "x-api-key": a.apiKey },
+        body,
+      });
+    for (const [body, type] of [
+      ["{not json", "application/json"],
+      ['{"resourceSpans": 7}', "application/json"],
+      [new Uint8Array([0xff, 0xff, 0xff, 0xff]), "application/x-protobuf"],
+    ] as const) {
+      const r = await post(body, type);
+      expect(r.status).toBe(400);
+      const error = ((await r.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe("invalid_argument");
+      expect(error.message).toMatch(/^the body is not an OTLP trace export/);
+    }
+    const traceId = "6c9f0a8e1d2b3c4d5e6f708192a3b4c5";
+    const span = (i: number) => ({
+      traceId,
+      spanId: (i + 1).toString(16).padStart(16, "0"),
+      name: "one of many",
+      startTimeUnixNano: "1",
+      endTimeUnixNano: "2",
+    });
+    const many = { resourceSpans: [{ scopeSpans: [{ spans: Array.from({ length: 10_001 }, (_, i) => span(i)) }] }] };
+    const r = await post(JSON.stringify(many), "application/json");
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toBe(
+      "at most 10000 spans per request; this one holds 10001",
+    );
+    expect((await call(base, "GET", `/api/traces/${traceId}`, { apiKey: a.apiKey })).status).toBe(404);
+  });
+
   it('limits the body after decompression (docs/observability.md "Ingestion")', async () => {
     const bomb = gzipSync(Buffer.alloc(5 * 1024 * 1024, 32));
     const r = await fetch(`${base}/otel/v1/traces`, {

@@ -30,8 +30,9 @@ export interface EmbeddedOptions {
   runTraces?: boolean;
   /** With runTraces: the run spans also go to this OTLP endpoint (loadTraceExportConfig). */
   traceExport?: OtlpExportConfig;
-  /** TRACE_INGEST_SHARE: the share of the process's time OTLP ingestion may hold; default 0.1. */
+  /** TRACE_INGEST_SHARE / TRACE_INGEST_IDLE_SHARE: the process's time OTLP ingestion may hold (ingest-limiter.ts). */
   traceIngestShare?: number;
+  traceIngestIdleShare?: number;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
   /** Tests swap providers (a fake OpenAI) here. */
@@ -128,6 +129,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     runTraces: options.runTraces,
     traceExport: options.traceExport,
     traceIngestShare: options.traceIngestShare,
+    traceIngestIdleShare: options.traceIngestIdleShare,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

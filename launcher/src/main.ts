@@ -61,6 +61,7 @@ if (command === "embedded") {
     onlineScoreRetentionMs: config.ONLINE_SCORE_RETENTION_DAYS * 24 * 3_600_000,
     traceExport: loadTraceExportConfig(),
     traceIngestShare: config.TRACE_INGEST_SHARE,
+    traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

@@ -75,8 +75,12 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
  */
 export const RunTracesEnv = {
   RUN_TRACES: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
-  /** The share of the execution process's time OTLP ingestion may hold (docs/observability.md "Scale"). */
-  TRACE_INGEST_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.1 }),
+  /**
+   * The share of the execution process's time OTLP ingestion may hold while runs are being stored,
+   * and while none are (docs/observability.md "Scale").
+   */
+  TRACE_INGEST_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.05 }),
+  TRACE_INGEST_IDLE_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.5 }),
 };
 
 export const ExecutionEnv = Type.Object({

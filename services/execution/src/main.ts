@@ -15,5 +15,6 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     runTraces: config.RUN_TRACES === "on",
     traceExport: config.traceExport,
     traceIngestShare: config.TRACE_INGEST_SHARE,
+    traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
   }),
 );

@@ -21,10 +21,11 @@ import { createCompleter } from "./runs/complete.js";
 import { failOrphanedRuns } from "./runs/orphaned-runs.js";
 import { readGenerationEarly, withResolveCache } from "./runs/resolve-cache.js";
 import { createRunner } from "./runs/runner.js";
-import { ensureRunIndexes, runCollection } from "./store/run-store.js";
+import { ensureRunIndexes, type RunDoc, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
 import { createToolExecutor } from "./tools/tool-executor.js";
 import { createOtlpExporter, type OtlpExportConfig } from "./traces/otlp-exporter.js";
+import type { RunTraceContext } from "./traces/run-trace-context.js";
 import { createRunTraceRecorder } from "./traces/run-trace-recorder.js";
 import { TRACE_EVENTS_STREAM, traceEventOutbox } from "./traces/trace-events.js";
 import { createTraceRetention, startTraceSweeper } from "./traces/trace-retention.js";
@@ -56,8 +57,10 @@ export interface ExecutionServiceDeps {
   runTraces?: boolean;
   /** With runTraces: the run spans are also sent to this OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_*). */
   traceExport?: OtlpExportConfig;
-  /** The share of this process's time OTLP ingestion may hold (TRACE_INGEST_SHARE, default 0.1). */
+  /** The share of this process's time OTLP ingestion may hold while runs are stored (TRACE_INGEST_SHARE, default 0.05). */
   traceIngestShare?: number;
+  /** ... and while none are (TRACE_INGEST_IDLE_SHARE, default 0.5): ingest-limiter.ts. */
+  traceIngestIdleShare?: number;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -100,10 +103,15 @@ export async function createExecutionService(
         exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
       })
     : undefined;
+  // The run path's activity: the ingestion bound yields more while runs are being stored.
+  let runsStored = 0;
   const runnerDeps = {
     runs,
     outbox,
-    onStored: runTraces?.record,
+    onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
+      runsStored++;
+      runTraces?.record(doc, trace);
+    },
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
@@ -126,7 +134,7 @@ export async function createExecutionService(
     models: models.catalog,
     events: traceEvents,
     retention,
-    ingestShare: deps.traceIngestShare,
+    ingest: { share: deps.traceIngestShare, idleShare: deps.traceIngestIdleShare, runsStored: () => runsStored },
   });
   const service = defineService({
     name: "execution",

@@ -1,23 +1,48 @@
 /**
  * Bounds OTLP ingestion beside the run path (docs/observability.md "Scale"): one ingestion at a
- * time per execution process, and after each one that took `d` ms a rest of `d × (1/share − 1)`
- * ms, so ingestion holds at most `share` of the process's time (default 10 %, TRACE_INGEST_SHARE)
- * whatever the exporters send. At most `maxWaiting` requests wait; one more is refused with
- * `resource_exhausted` (429), which OTLP exporters retry with backoff.
+ * time per execution process (decoding, mapping and writes), and after each one that took `d` ms
+ * a rest of `d × (1/share − 1)` ms. The share depends on the run path: while runs are being
+ * stored (any since the previous ingestion ended), ingestion holds at most `share` of the
+ * process's time (default 5 %, TRACE_INGEST_SHARE) whatever the exporters send; while none are,
+ * it may take `idleShare` (default 50 %, TRACE_INGEST_IDLE_SHARE), so a quiet process ingests a
+ * backlog fast and a busy one barely notices it. A request is refused with `resource_exhausted`
+ * (429, which OTLP exporters retry with backoff) when `maxWaiting` wait already (their bodies are
+ * held in memory), or when the turns ahead of it would keep it waiting over `maxWaitMs` (default
+ * 8 s: an exporter gives up on a request after 10 s, then sends it again).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DomainError } from "@kiln/kit/errors";
 
-export const DEFAULT_INGEST_SHARE = 0.1;
+export const DEFAULT_INGEST_SHARE = 0.05;
+export const DEFAULT_INGEST_IDLE_SHARE = 0.5;
 
-export function createIngestLimiter(options: { share?: number; maxWaiting?: number } = {}) {
+export interface IngestLimiterOptions {
+  /** The share while the run path is busy. */
+  share?: number;
+  /** The share while no run was stored since the previous ingestion ended. */
+  idleShare?: number;
+  maxWaiting?: number;
+  maxWaitMs?: number;
+  /** How many runs this process has stored so far (a counter that only grows): the run path's activity. */
+  runsStored?: () => number;
+}
+
+export function createIngestLimiter(options: IngestLimiterOptions = {}) {
   const share = options.share ?? DEFAULT_INGEST_SHARE;
+  const idleShare = Math.max(options.idleShare ?? DEFAULT_INGEST_IDLE_SHARE, share);
   const maxWaiting = options.maxWaiting ?? 64;
+  const maxWaitMs = options.maxWaitMs ?? 8_000;
+  const runsStored = options.runsStored ?? (() => 1);
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let restUntil = 0;
+  // The last ingestion's time with its rest: what each turn ahead of a new request will take.
+  let cycleMs = 0;
+  // Any value the counter cannot have: the first ingestion counts as busy.
+  let runsAtLastEnd = -1;
   return function limit<T>(work: () => Promise<T>): Promise<T> {
-    if (pending >= maxWaiting)
+    const expectedWait = Math.max(0, restUntil - Date.now()) + pending * cycleMs;
+    if (pending >= maxWaiting || (pending > 0 && expectedWait > maxWaitMs))
       return Promise.reject(new DomainError("resource_exhausted", "trace ingestion is busy: retry later"));
     pending++;
     const turn = tail.then(async () => {
@@ -27,7 +52,13 @@ export function createIngestLimiter(options: { share?: number; maxWaiting?: numb
       try {
         return await work();
       } finally {
-        restUntil = Date.now() + (performance.now() - started) * (1 / share - 1);
+        const runs = runsStored();
+        const busy = runs !== runsAtLastEnd;
+        runsAtLastEnd = runs;
+        const took = performance.now() - started;
+        const rest = took * (1 / (busy ? share : idleShare) - 1);
+        restUntil = Date.now() + rest;
+        cycleMs = took + rest;
         pending--;
       }
     });

@@ -96,7 +96,11 @@ export const spanToProto = (s: SpanDoc) => ({
 export function registerTraceRpc(router: ConnectRouter, traces: Traces, retention: TraceRetention): void {
   router.service(TraceService, {
     ingestSpans: withPrincipal(async (p, req) => {
-      const r = await traces.ingest(p, req.organizationId, req.resourceSpans);
+      const input =
+        req.otlpContentType !== ""
+          ? { body: req.otlpBody, contentType: req.otlpContentType }
+          : { resourceSpans: req.resourceSpans };
+      const r = await traces.ingest(p, req.organizationId, input);
       return { rejectedSpans: BigInt(r.rejected), errorMessage: r.reason };
     }),
     listTraces: withPrincipal(async (p, req) => {

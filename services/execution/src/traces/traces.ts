@@ -11,7 +11,8 @@ import type { Principal } from "@kiln/kit/principal";
 import type { Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
-import { createIngestLimiter } from "./ingest-limiter.js";
+import { createIngestLimiter, type IngestLimiterOptions } from "./ingest-limiter.js";
+import { decodeOtlpTraces } from "./otlp-decode.js";
 import { spansOf } from "./span-mapping.js";
 import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
@@ -73,6 +74,9 @@ export function traceFilterOf(organizationId: string, f: TraceFilter): Filter {
 
 export type Traces = ReturnType<typeof createTraces>;
 
+/** What an ingestion stores: decoded resource spans, or an OTLP/HTTP body as it came. */
+export type IngestInput = { resourceSpans: readonly ResourceSpans[] } | { body: Uint8Array; contentType: string };
+
 export function createTraces(deps: {
   collections: TraceCollections;
   identityAuth: IdentityAuth;
@@ -80,10 +84,10 @@ export function createTraces(deps: {
   /** Where trace.ingested leaves from (online evaluation scores generations off the ingestion's path). */
   events?: EventOutbox;
   retention: TraceRetention;
-  /** The share of the process's time ingestion may hold (ingest-limiter.ts). */
-  ingestShare?: number;
+  /** The bound on ingestion beside the run path (ingest-limiter.ts). */
+  ingest?: IngestLimiterOptions;
 }) {
-  const limit = createIngestLimiter({ share: deps.ingestShare });
+  const limit = createIngestLimiter(deps.ingest);
   const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
     if (organizationId === "")
@@ -92,10 +96,14 @@ export function createTraces(deps: {
   };
 
   return {
-    /** Stores the spans (a span sent again replaces itself), then the summaries of their traces. */
-    async ingest(principal: Principal, organizationId: string, resourceSpans: readonly ResourceSpans[]) {
+    /**
+     * Stores the spans (a span sent again replaces itself), then the summaries of their traces. An
+     * OTLP/HTTP body is decoded inside the bound, with the rest of the ingestion's work.
+     */
+    async ingest(principal: Principal, organizationId: string, input: IngestInput) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       return limit(async () => {
+        const resourceSpans = "body" in input ? decodeOtlpTraces(input.body, input.contentType) : input.resourceSpans;
         const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
         const expiresAt = await deps.retention.expiresAt(organizationId);
         const stored = docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
