@@ -90,9 +90,14 @@ export async function createExecutionService(
   outbox.start(deps.outboxIntervalMs);
   const generation = createGeneration(deps.bus, deps.logger);
   const traceStore = traceCollections(deps.store);
-  // Expired spans and traces go (docs/observability.md "Retention").
-  const traceSweeper = await startTraceSweeper({ store: deps.store, collections: traceStore, logger: deps.logger });
   const retention = createTraceRetention({ store: deps.store, identityAuth: deps.identityAuth });
+  // Expired spans and traces go (docs/observability.md "Retention").
+  const traceSweeper = await startTraceSweeper({
+    store: deps.store,
+    collections: traceStore,
+    retention,
+    logger: deps.logger,
+  });
   // Only with RUN_TRACES=on: nothing is recorded (or drained on close) otherwise.
   const runTraces = deps.runTraces
     ? createRunTraceRecorder({

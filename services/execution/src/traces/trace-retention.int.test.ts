@@ -17,6 +17,7 @@ import { runTraceContextOf } from "./run-trace-context.js";
 import { createRunTraceRecorder } from "./run-trace-recorder.js";
 import {
   createTraceRetention,
+  dateUndatedTraces,
   ensureRetentionIndexes,
   expiryOf,
   startTraceSweeper,
@@ -138,7 +139,8 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
       span(orgSweeper, "c".repeat(32), 1, new Date(now - DAY)),
       span(orgSweeper, "c".repeat(32), 2, new Date(now + 10 * DAY)),
     ]);
-    const sweeper = await startTraceSweeper({ store, collections, logger, intervalMs: 3_600_000 });
+    const retention = createTraceRetention({ store, identityAuth: noAuth });
+    const sweeper = await startTraceSweeper({ store, collections, retention, logger, intervalMs: 3_600_000 });
     try {
       expect(await sweeper.runOnce()).toBeGreaterThanOrEqual(1);
     } finally {
@@ -146,5 +148,65 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
     }
     expect((await collections.spans.find({ organizationId: orgSweeper })).map((s) => s.name)).toEqual(["span 2"]);
     expect((await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime()).toBeGreaterThanOrEqual(now);
+  });
+
+  it("dates what was stored before retention existed by its own time, and sweeps what is past", async () => {
+    const collections = traceCollections(store);
+    const now = new Date();
+    const undated = (organizationId: string, traceId: string, i: number, endTime: Date): SpanDoc => {
+      const { expiresAt: _at, expiresDay: _day, ...rest } = span(organizationId, traceId, i, now);
+      return { ...rest, startTime: endTime, endTime };
+    };
+    const orgOld = `org_undated_${Date.now()}`;
+    await store
+      .collection<TraceSettingsDoc>("trace_settings")
+      .insertOne({ _id: orgOld, retentionDays: 2, updatedAt: now });
+    await collections.spans.insertMany([
+      undated(orgOld, "d".repeat(32), 1, new Date(now.getTime() - 10 * DAY)),
+      undated(orgOld, "d".repeat(32), 2, now),
+    ]);
+    const {
+      expiresAt: _at,
+      expiresDay: _day,
+      ...summary
+    } = {
+      _id: `trc_undated_${Date.now()}`,
+      organizationId: orgOld,
+      traceId: "d".repeat(32),
+      name: "old",
+      sessionId: "",
+      status: "ok" as const,
+      startTime: new Date(now.getTime() - 10 * DAY),
+      endTime: now,
+      spanCount: 2,
+      models: [],
+      inputTokens: null,
+      outputTokens: null,
+      costUsd: null,
+      ...expiryOf(now),
+    };
+    await collections.traces.insertOne(summary);
+    const retention = createTraceRetention({ store, identityAuth: noAuth });
+    expect(await dateUndatedTraces(collections, retention.retentionDays, now)).toBeGreaterThanOrEqual(3);
+    expect(await collections.spans.countDocuments({ expiresDay: { $exists: false } })).toBe(0);
+    // Its own end plus 2 days, rounded up to midnight; the one 10 days old is due now.
+    const midnight = Math.ceil((now.getTime() + 2 * DAY) / DAY) * DAY;
+    const spans = await collections.spans.find({ organizationId: orgOld }, { sort: { startTime: 1 } });
+    expect(spans.map((s) => s.expiresAt?.getTime())).toEqual([now.getTime(), midnight]);
+    expect((await collections.traces.findOne({ organizationId: orgOld }))?.expiresAt?.getTime()).toBe(midnight);
+    await sweepExpiredTraces(collections, new Date(now.getTime() + 1), 1);
+    expect((await collections.spans.find({ organizationId: orgOld })).map((s) => s.name)).toEqual(["span 2"]);
+    // Done once: the sweeper remembers it in the store and does not look again.
+    await store.collection<{ _id: string; sweptAt: Date }>("trace_sweeps").deleteMany({ _id: "undated" });
+    const sweeper = await startTraceSweeper({ store, collections, retention, logger, intervalMs: 3_600_000 });
+    try {
+      await sweeper.runOnce();
+      const again = undated(orgOld, "e".repeat(32), 3, now);
+      await collections.spans.insertOne(again);
+      await sweeper.runOnce();
+      expect((await collections.spans.findOne({ _id: again._id }))?.expiresDay).toBeUndefined();
+    } finally {
+      await sweeper.stop();
+    }
   });
 });

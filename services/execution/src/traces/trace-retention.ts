@@ -85,10 +85,55 @@ export async function sweepExpiredTraces(
   return deleted;
 }
 
+/** What each kind of document is dated by when it has none (stored before retention existed). */
+const UNDATED = [
+  ["spans", "endTime"],
+  ["traces", "endTime"],
+  ["sessions", "lastTime"],
+] as const;
+
+type Undated = { _id: string; organizationId: string } & Record<string, unknown>;
+
+/**
+ * Dates the documents stored before retention existed (no `expiresDay`): their own time (a span's
+ * or trace's end, a session's last activity) plus their organization's retention, rounded up to
+ * the next UTC midnight so that one statement dates a whole day of them; one already past is
+ * dated `now` and goes with today's sweep. Resolves to how many it dated.
+ */
+export async function dateUndatedTraces(
+  collections: TraceCollections,
+  retentionDaysOf: (organizationId: string) => Promise<number>,
+  now = new Date(),
+): Promise<number> {
+  let dated = 0;
+  for (const [name, timeField] of UNDATED) {
+    const c = collections[name] as unknown as Collection<Undated>;
+    for (;;) {
+      const batch = await c.find(
+        { expiresDay: { $exists: false } },
+        { projection: { _id: 1, organizationId: 1, [timeField]: 1 }, limit: SWEEP_BATCH },
+      );
+      const groups = new Map<number, string[]>();
+      for (const d of batch) {
+        const days = await retentionDaysOf(d.organizationId);
+        const due = Math.ceil((new Date(d[timeField] as Date).getTime() + days * DAY_MS) / DAY_MS) * DAY_MS;
+        const at = Math.max(due, now.getTime());
+        groups.set(at, [...(groups.get(at) ?? []), d._id]);
+      }
+      for (const [at, ids] of groups) await c.updateMany({ _id: { $in: ids } }, { $set: expiryOf(new Date(at)) });
+      dated += batch.length;
+      if (batch.length < SWEEP_BATCH) break;
+    }
+  }
+  return dated;
+}
+
 /** The indexes, then a sweep shortly after start and every `intervalMs` (default hourly) until stop(). */
 export async function startTraceSweeper(options: {
   store: Store;
   collections: TraceCollections;
+  /** Dates what was stored before retention existed (once, then remembered in the store). */
+  retention: Pick<TraceRetention, "retentionDays">;
   logger: Logger;
   intervalMs?: number;
 }): Promise<Sweeper> {
@@ -102,6 +147,11 @@ export async function startTraceSweeper(options: {
     intervalMs: options.intervalMs,
     sweep: async () => {
       const now = new Date();
+      if (!(await sweeps.findOne({ _id: "undated" }))) {
+        const dated = await dateUndatedTraces(options.collections, options.retention.retentionDays, now);
+        if (dated > 0) options.logger.info({ dated }, "traces stored before retention existed now expire");
+        await sweeps.updateOne({ _id: "undated" }, { $set: { sweptAt: now } }, { upsert: true });
+      }
       const last = (await sweeps.findOne({ _id: "traces" }))?.sweptAt.getTime();
       const days = last === undefined ? FIRST_SWEEP_DAYS : Math.ceil((now.getTime() - last) / DAY_MS) + 1;
       const deleted = await sweepExpiredTraces(options.collections, now, Math.min(days, FIRST_SWEEP_DAYS));
@@ -134,6 +184,8 @@ export function createTraceRetention(deps: { store: Store; identityAuth: Identit
   };
 
   return {
+    retentionDays,
+
     /** When what the organization stores now expires. */
     async expiresAt(organizationId: string): Promise<Date> {
       return new Date(now().getTime() + (await retentionDays(organizationId)) * DAY_MS);
