@@ -101,12 +101,20 @@ export function createEventOutbox(
     async add(events) {
       if (events.length === 0) return;
       const at = now();
-      for (const e of events) {
-        try {
-          await intents.insertOne({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at });
-        } catch (err) {
-          // The same event added again (a repeated completion) while the first is still pending.
-          if (!isDuplicateKeyError(err)) throw err;
+      const docs = events.map((e) => ({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at }));
+      try {
+        // One statement for a change's events (an ingestion's trace.ingested, one per trace).
+        await intents.insertMany(docs);
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        // The same event added again (a repeated completion) while the first is still pending:
+        // the others go in one by one, the ones already there are kept.
+        for (const d of docs) {
+          try {
+            await intents.insertOne(d);
+          } catch (e) {
+            if (!isDuplicateKeyError(e)) throw e;
+          }
         }
       }
       for (const event of events) void relayer.track(send(event));
