@@ -9,6 +9,7 @@ import type { Store } from "@kiln/kit/store";
 import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks-lib";
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
+import { rulesGeneration } from "./domain/org-cache.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { createOnlineModule, type TraceClient } from "./online/online-module.js";
 import type { RunReader, TraceReader } from "./review/item-content.js";
@@ -144,7 +145,9 @@ export async function createEvaluationService(
     : undefined;
   await workers?.start();
   // Online evaluation (docs/observability.md "Online evaluation"): scored by the same processes.
+  const rules = await rulesGeneration(deps.bus, deps.logger);
   const online = await createOnlineModule({
+    rulesGeneration: rules,
     store: deps.store,
     bus: deps.bus,
     logger: deps.logger,
@@ -163,6 +166,7 @@ export async function createEvaluationService(
   }, 60_000);
   importSweeper.unref();
   const review = await createReviewModule({
+    rulesGeneration: rules,
     store: deps.store,
     bus: deps.bus,
     logger: deps.logger,

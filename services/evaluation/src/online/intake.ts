@@ -6,8 +6,9 @@
  * (the spans stored) before its event left.
  */
 import type { Bus, BusMessage, ConsumerSpec, Subscription } from "@kiln/kit/bus";
+import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
-import { LRUCache } from "lru-cache";
+import { createOrgCache, type OrgCache } from "../domain/org-cache.js";
 import { ruleMatchesGeneration, type TraceIngested } from "./generations.js";
 import { ONLINE_SCORES_STREAM, queueScoreJob } from "./jobs.js";
 import type { OnlineCollections, OnlineRuleDoc } from "./online-store.js";
@@ -27,30 +28,11 @@ export const TRACE_INTAKE: ConsumerSpec = {
   ackWaitMs: 30_000,
 };
 
-/** How long a process keeps an organization's enabled rules before reading them again. */
-const RULES_TTL_MS = 5_000;
+/** An organization's enabled rules, read again only after a rule changed (domain/org-cache.ts). */
+export type RuleCache = OrgCache<OnlineRuleDoc[]>;
 
-export interface RuleCache {
-  enabledRules(organizationId: string): Promise<OnlineRuleDoc[]>;
-  /** A rule of the organization changed in this process: read them afresh. */
-  forget(organizationId: string): void;
-}
-
-export function createRuleCache(c: OnlineCollections): RuleCache {
-  const cache = new LRUCache<string, Promise<OnlineRuleDoc[]>>({ max: 1_000, ttl: RULES_TTL_MS });
-  return {
-    enabledRules(organizationId) {
-      let found = cache.get(organizationId);
-      if (!found) {
-        found = c.rules.find({ organizationId, enabled: true });
-        found.catch(() => cache.delete(organizationId));
-        cache.set(organizationId, found);
-      }
-      return found;
-    },
-    forget: (organizationId) => cache.delete(organizationId),
-  };
-}
+export const createRuleCache = (c: OnlineCollections, generation: Generation, logger: Logger): RuleCache =>
+  createOrgCache((organizationId) => c.rules.find({ organizationId, enabled: true }), generation, logger);
 
 export interface IntakeDeps {
   bus: Bus;
@@ -70,7 +52,7 @@ export function createIntake(deps: IntakeDeps) {
   async function runCompleted(msg: BusMessage): Promise<void> {
     const run = msg.json<CompletedRun>();
     if (!isScorableRun(run) || run.status === "running") return;
-    const rules = await deps.rules.enabledRules(run.organizationId);
+    const rules = await deps.rules.get(run.organizationId);
     for (const rule of rules) {
       if (!ruleMatchesRun(rule, run) || !isSampled(rule, run.runId)) continue;
       await queueScoreJob(
@@ -84,7 +66,7 @@ export function createIntake(deps: IntakeDeps) {
   async function traceIngested(msg: BusMessage): Promise<void> {
     const event = msg.json<TraceIngested>();
     const { traceId, generations } = event.data;
-    const rules = (await deps.rules.enabledRules(event.organizationId)).filter((r) => r.target.kind === "traces");
+    const rules = (await deps.rules.get(event.organizationId)).filter((r) => r.target.kind === "traces");
     for (const rule of rules) {
       for (const g of generations) {
         const key = `${traceId}:${g.spanId}`;

@@ -4,6 +4,7 @@
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Bus } from "@kiln/kit/bus";
+import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import { startSweeper } from "@kiln/kit/sweeper";
@@ -33,6 +34,8 @@ export interface OnlineModuleDeps {
   /** The trace service (execution's GetTrace) the scorers read generation spans with; none: generations are not scored. */
   traces?: TraceClient;
   workers: { concurrency: number; ackWaitMs: number } | false;
+  /** The counter every rule change moves (domain/org-cache.ts), shared with the review module. */
+  rulesGeneration: Generation;
   /** How long a score is kept after it was stored (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
   scoreRetentionMs?: number;
 }
@@ -40,8 +43,8 @@ export interface OnlineModuleDeps {
 export async function createOnlineModule(deps: OnlineModuleDeps) {
   await ensureOnlineIndexes(deps.store);
   const collections = onlineCollections(deps.store);
-  const cache = createRuleCache(collections);
-  const rules = createOnlineRules(collections, deps.access, deps.now, cache.forget);
+  const cache = createRuleCache(collections, deps.rulesGeneration, deps.logger);
+  const rules = createOnlineRules(collections, deps.access, deps.now, cache.changed);
   const scores = createOnlineScores(collections, deps.access);
   const scoring = deps.workers && deps.execution ? { ...deps.workers, execution: deps.execution } : undefined;
   const intake = scoring && createIntake({ bus: deps.bus, logger: deps.logger, rules: cache });

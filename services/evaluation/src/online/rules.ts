@@ -114,8 +114,8 @@ export function createOnlineRules(
   c: OnlineCollections,
   access: Access,
   now: () => Date,
-  /** Told when an organization's rules changed (the intake's rule cache forgets them). */
-  changed: (organizationId: string) => void = () => {},
+  /** Told when an organization's rules changed, before the change is answered (domain/org-cache.ts). */
+  changed: (organizationId: string) => void | Promise<void> = () => {},
 ) {
   async function ruleFor(principal: Principal, id: string, write: boolean): Promise<OnlineRuleDoc> {
     const rule = id === "" ? null : await c.rules.findOne({ _id: id });
@@ -157,7 +157,7 @@ export function createOnlineRules(
         updatedAt: at,
       };
       await c.rules.insertOne(rule);
-      changed(rule.organizationId);
+      await changed(rule.organizationId);
       return rule;
     },
 
@@ -182,14 +182,14 @@ export function createOnlineRules(
       if (changes.enabled !== undefined) set.enabled = changes.enabled;
       if (assertions !== undefined) set.assertions = assertions;
       const updated = (await c.rules.findOneAndUpdate({ _id: rule._id }, { $set: set })) ?? { ...rule, ...set };
-      changed(rule.organizationId);
+      await changed(rule.organizationId);
       return updated;
     },
 
     async delete(principal: Principal, id: string): Promise<OnlineRuleDoc> {
       const rule = await ruleFor(principal, id, true);
       await c.rules.deleteOne({ _id: rule._id });
-      changed(rule.organizationId);
+      await changed(rule.organizationId);
       return rule;
     },
   };

@@ -3,10 +3,13 @@
  * the RUNS stream adds a deterministic sample of the runs of a rule's prompt, skill or agent
  * (domain/run-sample.ts, as online evaluation samples), through a label when the rule names one.
  * A target is in a queue once (a unique key), so a redelivered event never adds a run twice. Judge
- * runs and the runs an evaluation made (`evaluationRunId` on the event) are never added.
+ * runs and the runs an evaluation made (`evaluationRunId` on the event) are never added. A queue's
+ * change reaches every process's consumer before it is answered (domain/org-cache.ts).
  */
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
+import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
+import { createOrgCache, type OrgCache } from "../domain/org-cache.js";
 import { type CompletedRun, inSample, isProductionRun, runMatches } from "../domain/run-sample.js";
 import type { Items } from "./items.js";
 import type { QueueDoc, ReviewCollections } from "./review-store.js";
@@ -16,9 +19,18 @@ export const RULES_CONSUMER = { stream: "RUNS", durable: "annotation-queue-rules
 export interface AutoAddDeps {
   bus: Bus;
   logger: Logger;
-  collections: ReviewCollections;
+  /** The organization's queues that have an auto-add rule (autoAddQueues), cached per organization. */
+  queues: OrgCache<QueueDoc[]>;
   items: Items;
 }
+
+/** Each organization's queues with an auto-add rule, read again only after a queue changed (domain/org-cache.ts). */
+export const autoAddQueues = (collections: ReviewCollections, generation: Generation, logger: Logger) =>
+  createOrgCache(
+    (organizationId) => collections.queues.find({ organizationId, autoAdd: { $ne: null } }),
+    generation,
+    logger,
+  );
 
 export function startAutoAdd(deps: AutoAddDeps) {
   const subscriptions: Subscription[] = [];
@@ -26,12 +38,8 @@ export function startAutoAdd(deps: AutoAddDeps) {
   let retry: NodeJS.Timeout | undefined;
 
   async function matchingQueues(run: CompletedRun): Promise<QueueDoc[]> {
-    const ids = [run.promptId, run.skillId, run.agentId].filter((id) => !!id);
-    if (ids.length === 0) return [];
-    const queues = await deps.collections.queues.find({
-      organizationId: run.organizationId,
-      "autoAdd.id": { $in: ids },
-    });
+    if (!run.promptId && !run.skillId && !run.agentId) return [];
+    const queues = await deps.queues.get(run.organizationId);
     return queues.filter((q) => {
       const rule = q.autoAdd;
       return (

@@ -36,6 +36,8 @@ export interface QueueDeps {
   collections: ReviewCollections;
   access: Access;
   now: () => Date;
+  /** Told when an organization's queues changed, before the change is answered (domain/org-cache.ts). */
+  changed?: (organizationId: string) => void | Promise<void>;
 }
 
 const WHAT = "annotation queue";
@@ -124,6 +126,7 @@ export function createQueues(deps: QueueDeps) {
         updatedAt: at,
       };
       await c.queues.insertOne(queue);
+      await deps.changed?.(organizationId);
       return withProgress(queue);
     },
 
@@ -165,6 +168,7 @@ export function createQueues(deps: QueueDeps) {
       };
       const updated = await c.queues.findOneAndUpdate({ _id: queue._id }, { $set: set });
       if (!updated) throw notFound(WHAT);
+      await deps.changed?.(queue.organizationId);
       return withProgress(updated);
     },
 
@@ -172,6 +176,7 @@ export function createQueues(deps: QueueDeps) {
     async deleteQueue(principal: Principal, input: { id: string }): Promise<QueueView> {
       const queue = await queueFor(principal, input.id, true);
       if ((await c.queues.deleteOne({ _id: queue._id })).deletedCount === 0) throw notFound(WHAT);
+      await deps.changed?.(queue.organizationId);
       await c.items.deleteMany({ queueId: queue._id });
       await c.transitions.deleteMany({ queueId: queue._id });
       return { queue };

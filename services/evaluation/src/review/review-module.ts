@@ -4,11 +4,12 @@
  */
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Bus } from "@kiln/kit/bus";
+import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { Access } from "../access.js";
 import type { Cases } from "../cases.js";
-import { startAutoAdd } from "./auto-add.js";
+import { autoAddQueues, startAutoAdd } from "./auto-add.js";
 import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
 import { createItems, DEFAULT_LEASE_MS } from "./items.js";
 import { createQueues } from "./queues.js";
@@ -32,13 +33,16 @@ export interface ReviewModuleDeps {
   traces: TraceReader;
   prompts: PromptReader;
   now: () => Date;
+  /** The counter every rule change moves (domain/org-cache.ts), shared with online evaluation. */
+  rulesGeneration: Generation;
   options?: ReviewOptions;
 }
 
 export async function createReviewModule(deps: ReviewModuleDeps) {
   await ensureReviewIndexes(deps.store);
   const collections = reviewCollections(deps.store);
-  const queues = createQueues({ collections, access: deps.access, now: deps.now });
+  const ruleQueues = autoAddQueues(collections, deps.rulesGeneration, deps.logger);
+  const queues = createQueues({ collections, access: deps.access, now: deps.now, changed: ruleQueues.changed });
   const leaseMs = deps.options?.leaseMs ?? DEFAULT_LEASE_MS;
   const items = createItems({
     collections,
@@ -52,7 +56,7 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
   const autoAdd = startAutoAdd({
     bus: deps.bus,
     logger: deps.logger,
-    collections,
+    queues: ruleQueues,
     items,
   });
   return {

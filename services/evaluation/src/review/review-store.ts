@@ -99,8 +99,8 @@ export function reviewCollections(store: Store): ReviewCollections {
 
 export async function ensureReviewIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("annotation_queues", [
+    // Also what the auto-add consumer reads an organization's rule queues by (auto-add.ts).
     { keys: { organizationId: 1, _id: -1 } },
-    { keys: { "autoAdd.id": 1 } },
   ]);
   await store.ensureIndexes("annotation_queue_items", [
     { keys: { targetKey: 1 }, unique: true },
