@@ -84,6 +84,9 @@ describe("the console's review screens", () => {
     await page.getByRole("radio", { name: "Yes" }).check();
     await page.getByLabel("quality, 1 to 5").fill("4");
     await page.getByLabel("Comment").fill("Warm enough.");
+    // Every score the refusal named is set now: nothing says "is required" or "Invalid review" any more.
+    await expect.poll(() => page.getByText("is required").count()).toBe(0);
+    await expect.poll(() => page.getByText("Invalid review").count()).toBe(0);
     await c.screen("review-screen");
     await page.getByRole("button", { name: "Submit" }).click();
     await page.getByText("Review saved.").waitFor();

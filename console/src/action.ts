@@ -6,11 +6,13 @@ export type Act = (what: () => Promise<void>) => Promise<void>;
 
 /**
  * The error a page shows; `act`, which clears it, runs an action and keeps what the API said if it
- * fails; `submit`, the same as a form's submit handler; `busy` while an action runs.
+ * fails; `submit`, the same as a form's submit handler; `busy` while an action runs; `edited`,
+ * called when the user changes a field, drops that field's issue (and the error with the last).
  */
 export function useAction(): {
   error: ShownError | null;
   setError: (error: ShownError | null) => void;
+  edited: (field: string) => void;
   act: Act;
   submit: (what: () => Promise<void>) => (e: FormEvent) => void;
   busy: boolean;
@@ -35,7 +37,15 @@ export function useAction(): {
     },
     [act],
   );
-  return { error, setError, act, submit, busy };
+  const edited = useCallback((field: string) => {
+    setError((e) => {
+      if (!e || !(field in e.fields)) return e;
+      const { [field]: _, ...fields } = e.fields;
+      // An error that was only about fields goes once the last of them is edited.
+      return Object.keys(fields).length === 0 ? null : { ...e, fields };
+    });
+  }, []);
+  return { error, setError, edited, act, submit, busy };
 }
 
 /**

@@ -72,7 +72,7 @@ function expectedOf(text: string): unknown {
 
 /** The reviewer's screen: one item at a time, leased to the reviewer; scores, comment, skip, and to a case. */
 export function ReviewScreen({ kiln, session, navigate, id }: PageProps & { id: string }) {
-  const { error, setError, act, busy } = useAction();
+  const { error, setError, edited, act, busy } = useAction();
   const readQueue = useCallback(() => kiln.annotationQueues.get(id), [kiln, id]);
   const queue = useLoaded(readQueue, setError).value;
   const organizationId = session.organizationId ?? "";
@@ -131,12 +131,23 @@ export function ReviewScreen({ kiln, session, navigate, id }: PageProps & { id: 
                 config={c}
                 value={scores[c.name]}
                 issue={fields[`scores.${c.name}`]}
-                onChange={(v) =>
-                  setScores(({ [c.name]: _, ...rest }) => (v === undefined ? rest : { ...rest, [c.name]: v }))
-                }
+                onChange={(v) => {
+                  edited(`scores.${c.name}`);
+                  setScores(({ [c.name]: _, ...rest }) => (v === undefined ? rest : { ...rest, [c.name]: v }));
+                }}
               />
             ))}
-            <Field label="Comment" multiline rows={3} value={comment} onChange={setComment} issue={fields.comment} />
+            <Field
+              label="Comment"
+              multiline
+              rows={3}
+              value={comment}
+              onChange={(v) => {
+                edited("comment");
+                setComment(v);
+              }}
+              issue={fields.comment}
+            />
             <ErrorBox error={error} shownFields={[...queue.scoreConfigs.map((c) => `scores.${c.name}`), "comment"]} />
             <div className="actions">
               <ActButton
