@@ -101,6 +101,31 @@ describe.each(PROVIDER_MODES)("a user's organizations in $name", (mode) => {
     expect(read.status).toBe(404);
   });
 
+  it("creates one organization for a request sent again with the same Idempotency-Key", async () => {
+    const ada = await api.signUp();
+    await api.onboard(ada.accessToken, "First");
+    const send = (name: string) =>
+      api.post<Mine & ErrorBody>(
+        "/api/organizations",
+        { name },
+        { token: ada.accessToken, headers: { "idempotency-key": `org-${ada.user.id}` } },
+      );
+    const created = await send("Retried");
+    expect(created.status).toBe(201);
+    const again = await send("Retried");
+    expect(again.status).toBe(201);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.body.organization.id).toBe(created.body.organization.id);
+    // The same key with another body is refused, and makes nothing.
+    const other = await send("Another name");
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe("invalid_argument");
+    expect((await list(ada.accessToken)).body.data.map((m) => m.organization.name).sort()).toEqual([
+      "First",
+      "Retried",
+    ]);
+  });
+
   it("answers the signed-in user themselves at /api/me, never for a key or nobody", async () => {
     const ada = await api.signUp(undefined, { fullName: "Ada Lovelace" });
     const grace = await api.signUp();

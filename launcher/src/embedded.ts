@@ -193,6 +193,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       await evaluationService.close();
       await executionService.close();
       await catalogService.close();
+      await identityService.close();
       await bus.close();
       await data.close();
     },

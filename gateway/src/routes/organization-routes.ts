@@ -4,7 +4,7 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
 import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, IdParams, ListQuery, ref } from "../schemas.js";
 import { registerMemberRoutes } from "./member-routes.js";
 import {
   MembershipView,
@@ -65,6 +65,7 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
     "/api/organizations",
     op("createOrganization", "Create another organization on the Free plan, with you as its owner", {
       security,
+      headers: IdempotencyHeaders,
       body: Body({ name: Name }),
       response: { 201: ref(OrganizationMembershipView), ...errorResponses(400, 401, 403) },
     }),

@@ -1,6 +1,7 @@
 import type { InternalTokens } from "@kiln/kit/auth";
 import { jsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
+import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
@@ -16,17 +17,24 @@ export interface IdentityServiceDeps {
 }
 
 /** The identity service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
-export async function createIdentityService(deps: IdentityServiceDeps): Promise<ServiceModule> {
+export async function createIdentityService(
+  deps: IdentityServiceDeps,
+): Promise<ServiceModule & { close(): Promise<void> }> {
   await ensureIdentityIndexes(deps.store);
+  // Idempotency records go after their 24 h (docs/operations.md "Retention").
+  const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const issuer = await createTokenIssuer(deps.issuer);
   const identity = createIdentity({ collections: identityCollections(deps.store), issuer });
   const jwks = { jwks: jsonText(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
-  return defineService({
+  const service = defineService({
     name: "identity",
     logger: deps.logger,
     register: (router) => registerIdentityRpc(router, identity, () => jwks),
     readiness: [{ name: "store", check: () => deps.store.ping() }],
     // Identity verifies API keys itself; every other service asks it.
     auth: { tokens: deps.tokens, verifyApiKey: (key) => identity.verifyApiKey(key) },
+    // A retried "create organization" (a double submit, a client's retry) makes one organization.
+    idempotency: { store: deps.store, methods: new Set(["/kiln.identity.v1.IdentityService/CreateOrganization"]) },
   });
+  return { ...service, close: () => idempotencySweeper.stop() };
 }
