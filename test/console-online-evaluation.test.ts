@@ -69,6 +69,8 @@ describe("online evaluation in the console", () => {
     const figures = page.getByRole("region", { name: "Scores over time" });
     await expect(figures.getByRole("cell", { name: "100%", exact: true }).count()).resolves.toBe(1);
     await expect(figures.getByRole("cell", { name: "3", exact: true }).count()).resolves.toBe(1);
+    // The version is named by its prompt and number, not by its id.
+    await figures.getByRole("cell", { name: "Greeter v1 · production", exact: true }).waitFor();
     await b.screen("online-evaluation");
 
     await scores.getByRole("link", { name: runs[0]?.id }).click();

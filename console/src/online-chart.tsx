@@ -14,15 +14,21 @@ const H = 220;
 const PAD = { left: 40, right: 12, top: 12, bottom: 28 };
 const COLOURS = ["#1f6feb", "#b35900", "#1a7f37", "#8250df", "#cf222e", "#0a7f8f"];
 
-/** How a version at a label is named: its label (or "no label") and the end of its version id. */
-export const seriesName = (b: Pick<Bucket, "versionId" | "label">) =>
-  `${b.label ?? "no label"} · ${b.versionId ? `…${b.versionId.slice(-6)}` : "no version"}`;
+/** Version ids by their names ("Greeter v3"), where known. */
+export type VersionNames = ReadonlyMap<string, string>;
 
-function seriesOf(buckets: Bucket[]): Series[] {
+/**
+ * How a version at a label is named: its prompt's (skill's, agent's) name and number where known,
+ * else the end of its version id; then its label (or "no label").
+ */
+export const seriesName = (b: Pick<Bucket, "versionId" | "label">, names: VersionNames) =>
+  `${b.versionId ? (names.get(b.versionId) ?? `…${b.versionId.slice(-6)}`) : "no version"} · ${b.label ?? "no label"}`;
+
+function seriesOf(buckets: Bucket[], names: VersionNames): Series[] {
   const byKey = new Map<string, Series>();
   for (const b of buckets) {
     const key = `${b.versionId}\n${b.label}`;
-    const s = byKey.get(key) ?? { key, name: seriesName(b), points: [] };
+    const s = byKey.get(key) ?? { key, name: seriesName(b, names), points: [] };
     s.points.push(b);
     byKey.set(key, s);
   }
@@ -33,7 +39,7 @@ function seriesOf(buckets: Bucket[]): Series[] {
  * Pass rate (solid) and mean judge score (dashed) over time, one colour per version and label:
  * plain SVG, 0 to 100% upwards, buckets left to right. Its figures are in the table beside it.
  */
-export function ScoreChart({ summary }: { summary: OnlineScoreSummary }) {
+export function ScoreChart({ summary, names }: { summary: OnlineScoreSummary; names: VersionNames }) {
   const starts = [...new Set(summary.buckets.map((b) => b.start))].sort();
   const x = (start: string) => {
     const i = starts.indexOf(start);
@@ -41,7 +47,7 @@ export function ScoreChart({ summary }: { summary: OnlineScoreSummary }) {
     return PAD.left + (starts.length === 1 ? span / 2 : (span * i) / (starts.length - 1));
   };
   const y = (v: number) => PAD.top + (1 - v) * (H - PAD.top - PAD.bottom);
-  const series = seriesOf(summary.buckets);
+  const series = seriesOf(summary.buckets, names);
   const line = (points: Bucket[], value: (b: Bucket) => number | null) =>
     points
       .filter((p) => value(p) !== null)

@@ -1,15 +1,46 @@
 import type { Kiln, OnlineRule, OnlineScore, OnlineScoreSummary } from "@kiln/sdk";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { percent } from "./evaluation-format.js";
-import { ScoreChart, seriesName } from "./online-chart.js";
+import { ScoreChart, seriesName, type VersionNames } from "./online-chart.js";
 import { ListEnd, usePagedList } from "./paged-list.js";
 import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatDate } from "./run-format.js";
+import { RunNames } from "./run-names.js";
 import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js";
 
 const PAGE_SIZE = 50;
 const percentOrDash = (v: number | null) => (v === null ? "–" : percent(v));
+
+const FAMILIES = { prompt: "prompts", skill: "skills", agent: "agents" } as const;
+
+/** The versions of the rules' prompts, skills and agents by name ("Greeter v3"), read once per page. */
+function useVersionNames(kiln: Kiln, rules: OnlineRule[]): VersionNames {
+  const names = useMemo(() => new RunNames(kiln), [kiln]);
+  const [found, setFound] = useState<VersionNames>(new Map());
+  const targets = [
+    ...new Set(rules.flatMap((r) => (r.target.kind === "traces" ? [] : [`${FAMILIES[r.target.kind]}/${r.target.id}`]))),
+  ]
+    .sort()
+    .join(",");
+  useEffect(() => {
+    let live = true;
+    const reads = targets
+      .split(",")
+      .filter((t) => t !== "")
+      .map((t) => {
+        const [family, id] = t.split("/") as ["prompts" | "skills" | "agents", string];
+        return names.versionNames(family, id);
+      });
+    Promise.all(reads).then((lists) => {
+      if (live) setFound(new Map(lists.flat()));
+    });
+    return () => {
+      live = false;
+    };
+  }, [names, targets]);
+  return found;
+}
 
 /** The scores of the organization's rules (or one rule): the chart over time, its figures, and the scores. */
 export function OnlineScores({
@@ -35,6 +66,7 @@ export function OnlineScores({
   }, [kiln, session, ruleId, bucket, start]);
   useEffect(load, [load]);
   const ruleName = new Map(rules.map((r) => [r.id, r.name]));
+  const versionNames = useVersionNames(kiln, rules);
   return (
     <section aria-labelledby="scores-heading">
       <h2 id="scores-heading">Scores</h2>
@@ -61,7 +93,7 @@ export function OnlineScores({
       {summary && summary.buckets.length > 0 && (
         <>
           <h3>Over time</h3>
-          <ScoreChart summary={summary} />
+          <ScoreChart summary={summary} names={versionNames} />
           <DataTable
             label="Scores over time"
             columns={[
@@ -77,7 +109,7 @@ export function OnlineScores({
             {summary.buckets.map((b) => (
               <tr key={`${b.start}-${b.versionId}-${b.label}`}>
                 <td className="nowrap">{formatDate(b.start)}</td>
-                <td>{seriesName(b)}</td>
+                <td>{seriesName(b, versionNames)}</td>
                 <td className="num">{b.count}</td>
                 <td className="num">{percentOrDash(b.passRate)}</td>
                 <td className="num">{percentOrDash(b.meanScore)}</td>

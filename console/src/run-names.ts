@@ -54,6 +54,16 @@ export class RunNames {
     return read;
   }
 
+  /** Each version of a prompt, skill or agent named "<name> v<n>", by version id; none when it cannot be read. */
+  async versionNames(family: "prompts" | "skills" | "agents", id: string): Promise<[string, string][]> {
+    try {
+      const { resource } = await this.#read(family, id);
+      return resource.versions.map((v) => [v.id, `${resource.name} v${v.version}`]);
+    } catch {
+      return [];
+    }
+  }
+
   /** The run's target by name, or null for a judge run or a target that cannot be read. */
   async of(run: Run): Promise<RunTarget | null> {
     const t = targetOf(run);
