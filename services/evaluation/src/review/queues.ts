@@ -67,11 +67,20 @@ export function createQueues(deps: QueueDeps) {
     return queue;
   }
 
-  /** Counts per status and per reviewer; an in_review item whose lease ended counts as pending. */
+  /**
+   * Counts per status and per reviewer; an in_review item whose lease ended counts as pending. The
+   * pending items (most of a large queue's, until it is reviewed) are counted, not read.
+   */
   async function progressOf(queue: QueueDoc): Promise<QueueProgress> {
     const now = deps.now().getTime();
-    const items = await c.items.find({ queueId: queue._id }, { projection: { status: 1, assignee: 1, leaseUntil: 1 } });
-    const p: QueueProgress = { pending: 0, inReview: 0, completed: 0, skipped: 0, reviewers: [] };
+    const [pending, items] = await Promise.all([
+      c.items.countDocuments({ queueId: queue._id, status: "pending" }),
+      c.items.find(
+        { queueId: queue._id, status: { $ne: "pending" } },
+        { projection: { status: 1, assignee: 1, leaseUntil: 1 } },
+      ),
+    ]);
+    const p: QueueProgress = { pending, inReview: 0, completed: 0, skipped: 0, reviewers: [] };
     const reviewers = new Map<string, ReviewerProgress>();
     for (const item of items) {
       const lapsed = item.status === "in_review" && (item.leaseUntil?.getTime() ?? 0) <= now;
