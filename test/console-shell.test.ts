@@ -146,11 +146,20 @@ describe("the console's shell", () => {
     expect(await organizationOf(tab).textContent()).toBe("Analytical Engines");
     await tab.close();
 
-    // And back: the page read again for the other organization.
-    await page.getByRole("button", { name: "Switch organization" }).click();
-    await menu.getByRole("button", { name: /^Difference Engines/ }).click();
+    // And back, in a second tab: the page read again for the other organization, and the first
+    // tab, left open on a prompt of the organization it leaves, follows to the list.
+    const other = await page.context().newPage();
+    await other.goto(`${c.base}/prompts`);
+    await page.getByRole("link", { name: "Engine notes" }).click();
+    await page.getByRole("heading", { name: "Engine notes", level: 1 }).waitFor();
+    await other.getByRole("button", { name: "Switch organization" }).click();
+    await other.locator("#org-menu").getByRole("button", { name: /^Difference Engines/ }).click();
+    await organizationOf(other).getByText("Difference Engines").waitFor();
+    expect(await promptNames(other)).toEqual(["Babbage drafts"]);
     await organizationOf(page).getByText("Difference Engines").waitFor();
+    expect(new URL(page.url()).pathname).toBe("/prompts");
     expect(await promptNames(page)).toEqual(["Babbage drafts"]);
+    await other.close();
   }, 60_000);
 
   it("opens the sidebar as a drawer at 390 px with the keyboard: focus kept inside, Escape closes", async () => {

@@ -28,6 +28,18 @@ export function rememberOrganization(organizationId: string): void {
 }
 
 /**
+ * Calls `handler` with the organization another tab switched to (its `rememberOrganization`), so
+ * that every open tab follows a switch; returns the unsubscribe.
+ */
+export function onOrganizationRemembered(handler: (organizationId: string) => void): () => void {
+  const listener = (e: StorageEvent) => {
+    if (e.key === ORGANIZATION_KEY && e.newValue) handler(e.newValue);
+  };
+  window.addEventListener("storage", listener);
+  return () => window.removeEventListener("storage", listener);
+}
+
+/**
  * The signed-in user's session (their organization, if onboarded), or null when signed out: the
  * organization remembered here if they are still a member, else their first.
  */

@@ -1,7 +1,16 @@
-import { Fragment, StrictMode, useEffect, useMemo, useState } from "react";
+import { Fragment, StrictMode, useCallback, useEffect, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { AgentDetail, AgentList } from "./agents.js";
-import { call, clientOf, currentSession, errorOf, rememberOrganization, type Session, type ShownError } from "./api.js";
+import {
+  call,
+  clientOf,
+  currentSession,
+  errorOf,
+  onOrganizationRemembered,
+  rememberOrganization,
+  type Session,
+  type ShownError,
+} from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
@@ -104,6 +113,25 @@ function App() {
   useEffect(() => {
     currentSession().then(setSession, (e: unknown) => setError(errorOf(e)));
   }, []);
+  /** Opens the organization the session now names: a page of one thing in the old one goes to its list. */
+  const reopen = useCallback(
+    () =>
+      currentSession().then((next) => {
+        const section = sectionOf(location.pathname);
+        if (section && section !== location.pathname) navigate(section);
+        setSession(next);
+      }),
+    [navigate],
+  );
+  // A switch made in another tab: this one follows.
+  const organizationId = session?.organizationId;
+  useEffect(
+    () =>
+      onOrganizationRemembered((id) => {
+        if (organizationId && id !== organizationId) reopen().catch((e: unknown) => setError(errorOf(e)));
+      }),
+    [organizationId, reopen],
+  );
   // Signed in on the sign-in or sign-up address (a bookmark, the back button): the product instead.
   const signedInOnAuthPage = Boolean(session?.organizationId) && (path === "/signin" || path === "/signup");
   useEffect(() => {
@@ -136,14 +164,9 @@ function App() {
       path={path}
       navigate={navigate}
       onSwitch={(organizationId) => {
-        // Remembered, as an invitation's organization is: a reload and a new tab open it too.
+        // Remembered, as an invitation's organization is: a reload, a new tab and the open tabs open it too.
         rememberOrganization(organizationId);
-        return currentSession().then((next) => {
-          // A page of one thing (a prompt, a run) belongs to the organization left: its list instead.
-          const section = sectionOf(path);
-          if (section && section !== path) navigate(section);
-          setSession(next);
-        });
+        return reopen();
       }}
       onSignOut={() => {
         call("DELETE", "/api/session").finally(() => {

@@ -1,5 +1,5 @@
 import type { Kiln } from "@kiln/sdk";
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import type { Session } from "./api.js";
 
 export type Navigate = (path: string) => void;
@@ -19,10 +19,11 @@ export function usePath(): [string, Navigate] {
     addEventListener("popstate", onPop);
     return () => removeEventListener("popstate", onPop);
   }, []);
-  const navigate: Navigate = (to) => {
+  // The same function on every render: effects may depend on it.
+  const navigate = useCallback<Navigate>((to) => {
     if (to !== location.pathname) history.pushState(null, "", to);
     setPath(to);
     scrollTo(0, 0);
-  };
+  }, []);
   return [path, navigate];
 }
