@@ -86,6 +86,31 @@ function spanDoc(
   );
 }
 
+/**
+ * The resource spans cut into pieces of at most `size` spans each (a resource's and a scope's spans
+ * keep their resource and scope), in order: a large export is mapped and stored piece by piece.
+ */
+export function* spanChunks(resourceSpans: readonly ResourceSpans[], size: number): Generator<ResourceSpans[]> {
+  let piece: ResourceSpans[] = [];
+  let count = 0;
+  for (const rs of resourceSpans) {
+    for (const ss of rs.scopeSpans) {
+      for (let at = 0; at < ss.spans.length; ) {
+        const spans = ss.spans.slice(at, at + size - count);
+        piece.push({ ...rs, scopeSpans: [{ ...ss, spans }] });
+        count += spans.length;
+        at += spans.length;
+        if (count === size) {
+          yield piece;
+          piece = [];
+          count = 0;
+        }
+      }
+    }
+  }
+  if (piece.length > 0) yield piece;
+}
+
 /** The spans to store and how many were refused (with the first reason). */
 export function spansOf(
   organizationId: string,
