@@ -4,6 +4,7 @@
  * BENCH_ROUNDS (default 3) rounds of BENCH_SECONDS (default 5) at BENCH_CONNECTIONS (default 10)
  * connections, after a warm-up. CPU per request moves less between runs on a shared host than
  * requests per second do: run it on two commits in turn (A, B, A, B) to compare them.
+ * BENCH_CPU_PROF=<dir> writes the process's CPU profile there (`node --cpu-prof`) when it stops.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -26,7 +27,12 @@ function cpuMs(pid: number): number {
 
 execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
 const dir = await mkdtemp(join(tmpdir(), "kiln-cpu-"));
-const kiln = await startKilnProcess(join(dir, "data"), {}, { compiled: true });
+const profileDir = process.env.BENCH_CPU_PROF;
+const kiln = await startKilnProcess(
+  join(dir, "data"),
+  {},
+  { compiled: true, nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] },
+);
 try {
   const pid = kiln.child.pid as number;
   const flow = await runIdentityFlow(kiln.base);

@@ -21,15 +21,15 @@ export interface KilnProcess {
 /**
  * Resolves once the process printed where it listens; rejects with its stderr when it exits first.
  * `compiled` runs the build `pnpm start` runs (launcher/dist/kiln.mjs, built by scripts/build.mjs
- * beforehand), else the TypeScript through tsx.
+ * beforehand), else the TypeScript through tsx. `nodeArgs` go before them (a benchmark's `--cpu-prof`).
  */
 export async function startKilnProcess(
   dataDir: string,
   env: Record<string, string> = {},
-  options: { compiled?: boolean } = {},
+  options: { compiled?: boolean; nodeArgs?: string[] } = {},
 ): Promise<KilnProcess> {
   const entry = options.compiled ? startCommandArgs() : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
-  const child = spawn(process.execPath, [...entry, "embedded"], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, "embedded"], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -52,7 +52,7 @@ export interface ExecutionServiceDeps {
    * other replicas may still be working on it.
    */
   soleProcess?: boolean;
-  /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
+  /** Every stored run recorded as a trace too (RUN_TRACES, on by default); false turns it off. */
   runTraces?: boolean;
   /** With runTraces: the run spans are also sent to this OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_*). */
   traceExport?: OtlpExportConfig;
@@ -90,8 +90,9 @@ export async function createExecutionService(
   // Expired spans and traces go (docs/observability.md "Retention").
   const traceSweeper = await startTraceSweeper({ store: deps.store, collections: traceStore, logger: deps.logger });
   const retention = createTraceRetention({ store: deps.store, identityAuth: deps.identityAuth });
-  // Only with RUN_TRACES=on: nothing is recorded (or drained on close) otherwise.
-  const runTraces = deps.runTraces
+  // Unless RUN_TRACES=off: nothing is recorded (or drained on close) then.
+  const runTraces =
+    deps.runTraces !== false
     ? createRunTraceRecorder({
         collections: traceStore,
         models: models.catalog,
@@ -122,6 +123,7 @@ export async function createExecutionService(
   traceEvents.start();
   const traces = createTraces({
     collections: traceStore,
+    runs,
     identityAuth: deps.identityAuth,
     models: models.catalog,
     events: traceEvents,
