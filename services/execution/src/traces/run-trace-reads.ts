@@ -16,8 +16,8 @@ export interface RunTraceReads {
   models: ModelCatalog;
 }
 
-const byStart = (a: SpanDoc, b: SpanDoc) =>
-  a.startTime.getTime() - b.startTime.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
+/** In start order; a run's spans starting together stay in the run's order (a parent before its children). */
+const byStart = (a: SpanDoc, b: SpanDoc) => a.startTime.getTime() - b.startTime.getTime();
 
 /** The spans of a run's trace stored as its summary only (none when the run is gone), in start order. */
 export async function derivedRunSpans(deps: RunTraceReads, trace: TraceDoc): Promise<SpanDoc[]> {
