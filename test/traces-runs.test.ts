@@ -4,8 +4,9 @@
  * `traceparent` (REST and OpenAI-compatible routes), and reads back as one trace with Kiln's spans
  * under the caller's span.
  */
-import { context, trace } from "@opentelemetry/api";
+
 import { createTestClient } from "@kiln/testing/test-client";
+import { context, trace } from "@opentelemetry/api";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, eventually, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";

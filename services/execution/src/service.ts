@@ -93,14 +93,14 @@ export async function createExecutionService(
   // Unless RUN_TRACES=off: nothing is recorded (or drained on close) then.
   const runTraces =
     deps.runTraces !== false
-    ? createRunTraceRecorder({
-        collections: traceStore,
-        models: models.catalog,
-        logger: deps.logger,
-        retention,
-        exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
-      })
-    : undefined;
+      ? createRunTraceRecorder({
+          collections: traceStore,
+          models: models.catalog,
+          logger: deps.logger,
+          retention,
+          exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
+        })
+      : undefined;
   const runnerDeps = {
     runs,
     outbox,

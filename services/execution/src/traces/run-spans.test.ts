@@ -27,7 +27,9 @@ const base: RunDoc = {
   latencyMs: 40,
   toolCallCount: 1,
   toolCallCounts: [{ toolKey: "weather", count: 1 }],
-  toolCallsJson: JSON.stringify([{ toolKey: "weather", input: { city: "Paris" }, output: { sky: "sun" }, latencyMs: 5 }]),
+  toolCallsJson: JSON.stringify([
+    { toolKey: "weather", input: { city: "Paris" }, output: { sky: "sun" }, latencyMs: 5 },
+  ]),
   stepsJson: "[]",
   error: null,
   promptId: "prm_1",
@@ -62,12 +64,28 @@ const RUNS: [string, RunDoc][] = [
       skillId: "skl_1",
       skillVersionId: "sv_1",
       stepsJson: steps([
-        { stepId: "draft", type: "prompt", provider: "local", model: "local/echo", usage: { inputTokens: 3, outputTokens: 4 }, latencyMs: 7, output: "hi" },
+        {
+          stepId: "draft",
+          type: "prompt",
+          provider: "local",
+          model: "local/echo",
+          usage: { inputTokens: 3, outputTokens: 4 },
+          latencyMs: 7,
+          output: "hi",
+        },
         {
           stepId: "lookup",
           type: "tool",
           latencyMs: 9,
-          toolCalls: [{ toolKey: "weather", input: {}, output: null, latencyMs: 9, error: { code: "tool_error", message: "down" } }],
+          toolCalls: [
+            {
+              toolKey: "weather",
+              input: {},
+              output: null,
+              latencyMs: 9,
+              error: { code: "tool_error", message: "down" },
+            },
+          ],
         },
       ]),
     },

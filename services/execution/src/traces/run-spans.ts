@@ -8,8 +8,8 @@
 import { encodeJson } from "@kiln/kit/store";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
-import type { JsonValue } from "./otlp-values.js";
 import { generationOf } from "./genai-mapping.js";
+import type { JsonValue } from "./otlp-values.js";
 import { childSpanIdOf, type RunTraceContext, stepSpanIdOf } from "./run-trace-context.js";
 import { storedSpan } from "./span-mapping.js";
 import { expiryOf } from "./trace-retention.js";

@@ -51,12 +51,13 @@ export async function runSpansJoinedBy(
       { organizationId, traceId: { $in: traceIds } },
       { projection: { organizationId: 1, traceId: 1, runId: 1, expiresAt: 1 } },
     )
-  ).filter(
-    (t) => t.runId,
-  );
+  ).filter((t) => t.runId);
   const derived: SpanDoc[] = [];
   for (const t of runTraces) {
-    const stored = await deps.collections.spans.findOne({ organizationId, traceId: t.traceId }, { projection: { _id: 1 } });
+    const stored = await deps.collections.spans.findOne(
+      { organizationId, traceId: t.traceId },
+      { projection: { _id: 1 } },
+    );
     if (!stored) derived.push(...(await derivedRunSpans(deps, t)));
   }
   return derived;

@@ -4,6 +4,7 @@
  * started its own trace is written as the trace's summary only (its spans are built from the run
  * when the trace is read: run-trace-reads.ts); a run in a trace it shares, as its spans.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -18,6 +19,8 @@ import { storeSpanDocs } from "./trace-writes.js";
 
 /** Runs waiting beyond this are dropped (and logged): a store that cannot keep up never grows memory without bound. */
 const MAX_PENDING = 10_000;
+/** Summaries written by one insertMany (one transaction): a few milliseconds of the event loop. */
+const SUMMARIES_PER_WRITE = 64;
 /** How long a run waits in memory before its batch is written (a trace is readable within about this). */
 const FLUSH_DELAY_MS = 250;
 
@@ -61,22 +64,25 @@ export function createRunTraceRecorder(deps: {
     const expiry = new Map(organizations.map((o, i) => [o, dates[i] as Date]));
     const spansOf = (b: Pending): SpanDoc[] => runSpans(b.run, b.trace, deps.models, expiry.get(b.run.organizationId));
     const own = batch.filter(ownTrace);
-    let shared = batch.filter((b) => !ownTrace(b));
-    try {
-      if (own.length > 0) {
-        if (deps.exporter) deps.exporter.enqueue(own.flatMap(spansOf));
+    const shared = batch.filter((b) => !ownTrace(b));
+    if (deps.exporter && own.length > 0) deps.exporter.enqueue(own.flatMap(spansOf));
+    for (let at = 0; at < own.length; at += SUMMARIES_PER_WRITE) {
+      const some = own.slice(at, at + SUMMARIES_PER_WRITE);
+      // Between two writes the runs' requests get their turn: a large batch does not hold the loop.
+      if (at > 0) await nextTurn();
+      try {
         await deps.collections.traces.insertMany(
-          own.map((b) => ({
+          some.map((b) => ({
             _id: newId("trc"),
             ...runTraceSummaryOf(b.run, b.trace, deps.models, expiry.get(b.run.organizationId)),
           })),
         );
+      } catch (e) {
+        // Spans of one of these traces came in first (a caller that had its traceparent): these runs
+        // are stored with their spans then, each trace's summary rebuilt from all.
+        if (isDuplicateKeyError(e)) shared.push(...some);
+        else deps.logger.warn({ err: e, runs: some.length }, "run traces were not stored");
       }
-    } catch (e) {
-      // Spans of one of these traces came in first (a caller that had its traceparent): each run
-      // is stored with its spans then, its trace's summary rebuilt from all (the others' too).
-      if (isDuplicateKeyError(e)) shared = batch;
-      else deps.logger.warn({ err: e, runs: own.length }, "run traces were not stored");
     }
     for (const b of shared) {
       try {

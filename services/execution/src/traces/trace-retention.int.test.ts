@@ -114,7 +114,9 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
       for (const s of spans) expect(s.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
     }
     expect(await collections.spans.countDocuments({ organizationId: orgShort, traceId: own.traceId })).toBe(0);
-    expect(await collections.spans.countDocuments({ organizationId: orgShort, traceId: joined.traceId })).toBeGreaterThan(1);
+    expect(
+      await collections.spans.countDocuments({ organizationId: orgShort, traceId: joined.traceId }),
+    ).toBeGreaterThan(1);
   });
 
   it("sweeps expired spans and summaries in batches, and nothing else", async () => {
