@@ -153,7 +153,10 @@ describe("the console's shell", () => {
     await page.getByRole("link", { name: "Engine notes" }).click();
     await page.getByRole("heading", { name: "Engine notes", level: 1 }).waitFor();
     await other.getByRole("button", { name: "Switch organization" }).click();
-    await other.locator("#org-menu").getByRole("button", { name: /^Difference Engines/ }).click();
+    await other
+      .locator("#org-menu")
+      .getByRole("button", { name: /^Difference Engines/ })
+      .click();
     await organizationOf(other).getByText("Difference Engines").waitFor();
     expect(await promptNames(other)).toEqual(["Babbage drafts"]);
     await organizationOf(page).getByText("Difference Engines").waitFor();

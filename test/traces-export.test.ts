@@ -145,18 +145,13 @@ describe.each(TRACE_MODES)("run spans exported and nested ($name)", (mode) => {
     });
   });
 
-  it("records an agent run as one trace: each prompt step's child run under its step span", async () => {
-    const api = createTestClient(base);
-    const agent = await createPublishedAgent(api, flow.token, flow.organizationId);
-    const r = await call(base, "POST", `/api/agents/${agent.agentId}/run`, {
-      token: flow.token,
-      body: { organizationId: flow.organizationId, inputs: { topic: "kilns", city: "Delft" } },
-    });
-    expect(r.status).toBe(201);
+  /** The agent run's trace, checked whole: its steps, each prompt step's child run under its step span. */
+  async function expectAgentTrace(r: Awaited<ReturnType<typeof call>>, agent: { agentId: string; toolKey: string }) {
     const [, traceId, rootSpanId] = TRACEPARENT.exec(r.headers.get("traceparent") ?? "") ?? [];
     // The agent, its three steps, the weather tool, two child runs and their two model calls.
     const t = await traceOf(traceId as string, 9);
     expect(t).toMatchObject({ name: `invoke_agent ${agent.agentId}`, rootSpanIds: [rootSpanId], spanCount: 9 });
+    expect(t.spans.find((s) => s.spanId === rootSpanId)?.attributes["kiln.run.id"]).toBe(r.body.id);
     const step = (id: string) => t.spans.find((s) => s.name === `step ${id}`) as SpanView;
     for (const id of ["draft", "weather", "polish"]) expect(step(id).parentSpanId).toBe(rootSpanId);
     const children = t.spans.filter((s) => s.name.startsWith("run_prompt "));
@@ -180,6 +175,29 @@ describe.each(TRACE_MODES)("run spans exported and nested ($name)", (mode) => {
         .map(async (x: { traceId: string }) => (await traceOf(x.traceId, 1)).spans),
     );
     expect(others.flat().filter((s) => childIds.has(s.attributes["kiln.run.id"] as string))).toEqual([]);
+  }
+
+  it("records an agent run as one trace: each prompt step's child run under its step span", async () => {
+    const api = createTestClient(base);
+    const agent = await createPublishedAgent(api, flow.token, flow.organizationId);
+    const r = await call(base, "POST", `/api/agents/${agent.agentId}/run`, {
+      token: flow.token,
+      body: { organizationId: flow.organizationId, inputs: { topic: "kilns", city: "Delft" } },
+    });
+    expect(r.status).toBe(201);
+    await expectAgentTrace(r, agent);
+  });
+
+  it("records an asynchronous agent run as one trace too, in the trace its 202 answered", async () => {
+    const api = createTestClient(base);
+    const agent = await createPublishedAgent(api, flow.token, flow.organizationId);
+    const r = await call(base, "POST", `/api/agents/${agent.agentId}/run`, {
+      token: flow.token,
+      body: { organizationId: flow.organizationId, inputs: { topic: "kilns", city: "Leiden" }, mode: "async" },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body.status).toBe("running");
+    await expectAgentTrace(r, agent);
   });
 
   it("answers a streamed chat completion with the run's traceparent", async () => {

@@ -4,7 +4,9 @@
  * `traceparent` (REST and OpenAI-compatible routes), and reads back as one trace with Kiln's spans
  * under the caller's span.
  */
+
 import { createTestClient } from "@kiln/testing/test-client";
+import { context, trace } from "@opentelemetry/api";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, eventually, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
@@ -30,7 +32,7 @@ describe.each(TRACE_MODES)("Kiln's runs as traces ($name)", (mode) => {
   let skillName: string;
 
   beforeAll(async () => {
-    const started = await mode.start({ runTraces: true });
+    const started = await mode.start();
     stop = started.stop;
     base = started.baseUrl;
     flow = await runIdentityFlow(base, ["prompts:read", "skills:read", "runs:write", "traces:read", "traces:write"]);
@@ -181,4 +183,62 @@ describe.each(TRACE_MODES)("Kiln's runs as traces ($name)", (mode) => {
     const other = await runIdentityFlow(base, ["traces:read"]);
     expect((await call(base, "GET", "/api/traces", { apiKey: other.apiKey })).body.data).toEqual([]);
   });
+  it("keeps a run's own trace whole when spans sent later join it under the run's span", async () => {
+    const r = await call(base, "POST", `/api/prompts/${promptId}/run`, {
+      apiKey: flow.apiKey,
+      body: { organizationId: flow.organizationId, variables: { person: "Barbara" } },
+    });
+    expect(r.status).toBe(201);
+    const [, traceId, runSpanId] = TRACEPARENT.exec(r.headers.get("traceparent") ?? "") ?? [];
+    const before = await traceOf(traceId as string, 2);
+    // The caller continues the answered traceparent: its span is the run's child.
+    const { provider, memory } = memoryTracer("billing-app");
+    const parent = trace.setSpanContext(context.active(), {
+      traceId: traceId as string,
+      spanId: runSpanId as string,
+      traceFlags: 1,
+      isRemote: true,
+    });
+    provider.getTracer("billing").startSpan("bill", {}, parent).end();
+    expect(await sendSpans(EXPORTERS[0][1](base, flow.apiKey), memory.getFinishedSpans())).toMatchObject({ code: 0 });
+
+    const t = await traceOf(traceId as string, 3);
+    expect(t).toMatchObject({ name: `run_prompt ${promptId}`, rootSpanIds: [runSpanId], spanCount: 3 });
+    // The run's spans are the ones read before, ids and all.
+    for (const s of before.spans) expect(t.spans.find((x) => x.spanId === s.spanId)).toMatchObject({ name: s.name });
+    expect(t.spans.find((s) => s.name === "bill")?.parentSpanId).toBe(runSpanId);
+    const listed = await call(base, "GET", "/api/traces?limit=100", { apiKey: flow.apiKey });
+    expect(listed.body.data.find((x: { traceId: string }) => x.traceId === traceId)).toMatchObject({
+      runId: r.body.id,
+      spanCount: 3,
+    });
+  });
+});
+
+describe("Kiln's runs with RUN_TRACES=off (embedded)", () => {
+  it("records no trace of a run, and still answers its traceparent", async () => {
+    const started = await TRACE_MODES[0]?.start({ runTraces: false });
+    try {
+      const base = started?.baseUrl as string;
+      const flow = await runIdentityFlow(base, ["prompts:read", "runs:write", "traces:read"]);
+      const { prompt } = await createTestClient(base).createPublishedPrompt(flow.token, flow.organizationId, {
+        model: "local/echo",
+        systemPrompt: "Greet {{person}}.",
+        variablesSchema: { type: "object", properties: { person: { type: "string" } }, required: ["person"] },
+      });
+      const r = await call(base, "POST", `/api/prompts/${prompt.id}/run`, {
+        apiKey: flow.apiKey,
+        body: { organizationId: flow.organizationId, variables: { person: "Joan" } },
+      });
+      expect(r.status).toBe(201);
+      const traceId = TRACEPARENT.exec(r.headers.get("traceparent") ?? "")?.[1];
+      expect(traceId).toBeDefined();
+      // Well past the recorder's flush delay (250 ms): a recorded trace would be readable by now.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect((await call(base, "GET", `/api/traces/${traceId}`, { apiKey: flow.apiKey })).status).toBe(404);
+      expect((await call(base, "GET", "/api/traces", { apiKey: flow.apiKey })).body.data).toEqual([]);
+    } finally {
+      await started?.stop();
+    }
+  }, 60_000);
 });

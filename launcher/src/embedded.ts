@@ -26,7 +26,7 @@ import { type EmbeddedData, IN_MEMORY, openEmbeddedData } from "./data-dir.js";
 
 export interface EmbeddedOptions {
   logger: Logger;
-  /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
+  /** Every stored run recorded as a trace too (RUN_TRACES, on by default); false turns it off. */
   runTraces?: boolean;
   /** With runTraces: the run spans also go to this OTLP endpoint (loadTraceExportConfig). */
   traceExport?: OtlpExportConfig;

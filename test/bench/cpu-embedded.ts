@@ -4,18 +4,24 @@
  * BENCH_ROUNDS (default 3) rounds of BENCH_SECONDS (default 5) at BENCH_CONNECTIONS (default 10)
  * connections, after a warm-up. CPU per request moves less between runs on a shared host than
  * requests per second do: run it on two commits in turn (A, B, A, B) to compare them.
+ * BENCH_CPU_PROF=<dir> writes the process's CPU profile there (`node --cpu-prof`) when it stops.
+ * BENCH_COMPARE="RUN_TRACES=off;RUN_TRACES=on" compares environments in the same run: one process
+ * per environment (`;` between them, `,` between a process's variables), their rounds alternated
+ * (A, B, A, B), so the host's load falls on both alike.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout } from "node:timers/promises";
 import { runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
 import { BENCH, load, publishedPrompt, ROOT } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
+const SETTLE_MS = 1_000;
 
 /** User + system CPU time of a process, in ms. */
 function cpuMs(pid: number): number {
@@ -24,29 +30,62 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
-execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
-const dir = await mkdtemp(join(tmpdir(), "kiln-cpu-"));
-const kiln = await startKilnProcess(join(dir, "data"), {}, { compiled: true });
-try {
-  const pid = kiln.child.pid as number;
+/** One started process per compared environment (one with none when nothing is compared). */
+interface Variant {
+  name: string;
+  pid: number;
+  url: string;
+  init: { method: "POST"; headers: Record<string, string>; body: string };
+  stop: () => Promise<void>;
+}
+
+const environments = (process.env.BENCH_COMPARE ?? "").split(";").filter((e) => e.trim() !== "");
+const envOf = (text: string) =>
+  Object.fromEntries(text.split(",").map((pair) => pair.trim().split("=") as [string, string]));
+
+async function start(name: string, env: Record<string, string>): Promise<Variant> {
+  const dir = await mkdtemp(join(tmpdir(), "kiln-cpu-"));
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const kiln = await startKilnProcess(join(dir, "data"), env, {
+    compiled: true,
+    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+  });
   const flow = await runIdentityFlow(kiln.base);
   const promptId = await publishedPrompt(kiln.base, flow, "local/echo");
-  const url = `${kiln.base}/api/prompts/${promptId}/run`;
-  const init = {
-    method: "POST" as const,
-    headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ organizationId: flow.organizationId, variables: { city: "Paris" } }),
+  return {
+    name,
+    pid: kiln.child.pid as number,
+    url: `${kiln.base}/api/prompts/${promptId}/run`,
+    init: {
+      method: "POST",
+      headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ organizationId: flow.organizationId, variables: { city: "Paris" } }),
+    },
+    async stop() {
+      kiln.child.kill("SIGTERM");
+      await kiln.exited;
+      await rm(dir, { recursive: true, force: true });
+    },
   };
-  await load(url, init, 3); // warm-up: caches and JIT
-  console.log(`| round | req/s | requests | CPU µs per request | errors |\n|---:|---:|---:|---:|---:|`);
+}
+
+execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+const variants: Variant[] = [];
+try {
+  for (const e of environments.length > 0 ? environments : [""]) variants.push(await start(e, e ? envOf(e) : {}));
+  for (const v of variants) await load(v.url, v.init, 3); // warm-up: caches and JIT
+  console.log(`| round | env | req/s | requests | CPU µs per request | errors |\n|---:|---|---:|---:|---:|---:|`);
   for (let round = 1; round <= ROUNDS; round++) {
-    const before = cpuMs(pid);
-    const r = await load(url, init, BENCH.seconds, BENCH.connections);
-    const perRequest = ((cpuMs(pid) - before) / r.total) * 1000;
-    console.log(`| ${round} | ${r.rps} | ${r.total} | ${perRequest.toFixed(0)} | ${r.errors} |`);
+    for (const v of variants) {
+      const before = cpuMs(v.pid);
+      const r = await load(v.url, v.init, BENCH.seconds, BENCH.connections);
+      // What the process does in the background for these requests (a batch of run traces, written
+      // within 250 ms of a run) is theirs too: read the CPU once it is done.
+      await setTimeout(SETTLE_MS);
+      const perRequest = ((cpuMs(v.pid) - before) / r.total) * 1000;
+      console.log(`| ${round} | ${v.name || "-"} | ${r.rps} | ${r.total} | ${perRequest.toFixed(0)} | ${r.errors} |`);
+    }
   }
 } finally {
-  kiln.child.kill("SIGTERM");
-  await kiln.exited;
-  await rm(dir, { recursive: true, force: true });
+  for (const v of variants) await v.stop();
 }

@@ -18,7 +18,7 @@ export const TRACE_MODES = [
   {
     name: "embedded",
     /**
-     * `runTraces`: Kiln's own runs recorded as traces (RUN_TRACES=on; off by default); `env`: the
+     * `runTraces`: Kiln's own runs recorded as traces (RUN_TRACES; on by default, false turns it off); `env`: the
      * OTEL_EXPORTER_OTLP_* variables of the span export, read by the launcher's loader.
      */
     async start(options: TraceModeOptions = {}) {
@@ -35,7 +35,7 @@ export const TRACE_MODES = [
       const kiln = await startDistributed({
         mongoUrl: inject("mongoUrl"),
         natsUrl: inject("natsUrl"),
-        env: { ...(options.runTraces ? { RUN_TRACES: "on" } : {}), ...options.env },
+        env: { ...(options.runTraces === false ? { RUN_TRACES: "off" } : {}), ...options.env },
       });
       return { baseUrl: kiln.gatewayUrl, stop: () => kiln.stop() };
     },

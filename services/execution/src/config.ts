@@ -69,12 +69,12 @@ export function loadToolsConfig(env: Record<string, string | undefined> = proces
 }
 
 /**
- * RUN_TRACES=on records every stored run as a trace (docs/observability.md "Kiln's runs as traces");
- * off by default: writing the spans costs about as much CPU again as the run itself on the
- * embedded path (docs/benchmarks.md).
+ * RUN_TRACES (on by default) records every stored run as a trace (docs/observability.md "Kiln's
+ * runs as traces"); off turns it off. A run in a trace of its own costs one summary write, in the
+ * background (docs/benchmarks.md).
  */
 export const RunTracesEnv = {
-  RUN_TRACES: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
+  RUN_TRACES: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "on" }),
   /**
    * The share of the execution process's time OTLP ingestion may hold while runs are being stored,
    * and while none are (docs/observability.md "Scale").

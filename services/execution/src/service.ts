@@ -53,7 +53,7 @@ export interface ExecutionServiceDeps {
    * other replicas may still be working on it.
    */
   soleProcess?: boolean;
-  /** Every stored run recorded as a trace too (RUN_TRACES=on); default off. */
+  /** Every stored run recorded as a trace too (RUN_TRACES, on by default); false turns it off. */
   runTraces?: boolean;
   /** With runTraces: the run spans are also sent to this OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_*). */
   traceExport?: OtlpExportConfig;
@@ -98,16 +98,17 @@ export async function createExecutionService(
     retention,
     logger: deps.logger,
   });
-  // Only with RUN_TRACES=on: nothing is recorded (or drained on close) otherwise.
-  const runTraces = deps.runTraces
-    ? createRunTraceRecorder({
-        collections: traceStore,
-        models: models.catalog,
-        logger: deps.logger,
-        retention,
-        exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
-      })
-    : undefined;
+  // Unless RUN_TRACES=off: nothing is recorded (or drained on close) then.
+  const runTraces =
+    deps.runTraces !== false
+      ? createRunTraceRecorder({
+          collections: traceStore,
+          models: models.catalog,
+          logger: deps.logger,
+          retention,
+          exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
+        })
+      : undefined;
   // The run path's activity: the ingestion bound yields more while runs are being stored.
   let runsStored = 0;
   const runnerDeps = {
@@ -135,6 +136,7 @@ export async function createExecutionService(
   traceEvents.start();
   const traces = createTraces({
     collections: traceStore,
+    runs,
     identityAuth: deps.identityAuth,
     models: models.catalog,
     events: traceEvents,

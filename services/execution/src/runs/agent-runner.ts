@@ -192,8 +192,9 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       // The intent first: the relay leaves it alone while the record says "running".
       await deps.outbox.intend(id);
       await insertRun(deps, running);
-      // Not tied to the request: the caller is gone once it has the 202.
-      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal, label })
+      // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
+      // 202 answered: the steps' child runs are recorded in it, the agent run once it finishes.
+      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal, label, trace: ctx.trace })
         .then((done) =>
           shutdown.signal.aborted && done.status !== "succeeded" ? failedRun(running, INTERRUPTED, now()) : done,
         )
@@ -205,6 +206,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         .then(async (done) => {
           await deps.runs.replaceOne({ _id: id }, done);
           deps.outbox.publish(done);
+          deps.onStored?.(done, ctx.trace);
         })
         .catch((err: unknown) => deps.logger.error({ err, runId: id }, "agent run could not be stored"))
         .finally(() => inFlight.delete(task));

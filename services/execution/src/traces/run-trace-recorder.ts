@@ -1,32 +1,39 @@
 /**
  * Records Kiln's own runs as traces off the run path: a stored run is appended to memory (the
- * only cost the caller pays), and its spans are written in the background, in batches.
+ * only cost the caller pays), and its trace is written in the background, in batches. A run that
+ * started its own trace is written as the trace's summary only (its spans are built from the run
+ * when the trace is read: run-trace-reads.ts); a run in a trace it shares, as its spans.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
+import { isDuplicateKeyError } from "@kiln/kit/store";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { OtlpExporter } from "./otlp-exporter.js";
-import { runSpans } from "./run-spans.js";
+import { runSpans, runTraceSummaryOf } from "./run-spans.js";
 import { type RunTraceContext, runTraceContextOf } from "./run-trace-context.js";
 import type { TraceRetention } from "./trace-retention.js";
 import type { SpanDoc, TraceCollections } from "./trace-store.js";
-import { summaryOf } from "./trace-summary.js";
 import { storeSpanDocs } from "./trace-writes.js";
 
 /** Runs waiting beyond this are dropped (and logged): a store that cannot keep up never grows memory without bound. */
 const MAX_PENDING = 10_000;
-/** How long a run waits in memory before its batch is written. */
-const FLUSH_DELAY_MS = 200;
+/** Summaries written by one insertMany (one transaction): a few milliseconds of the event loop. */
+const SUMMARIES_PER_WRITE = 64;
+/** How long a run waits in memory before its batch is written (a trace is readable within about this). */
+const FLUSH_DELAY_MS = 250;
 
 export type RunTraceRecorder = ReturnType<typeof createRunTraceRecorder>;
+type Pending = { run: RunDoc; trace: RunTraceContext };
 
 /**
- * A run whose trace holds only its own spans is new: written with the batch's one insertMany. A
- * run under a caller's span, or an agent run (its steps' child runs are stored in its trace,
- * agent-steps.ts), shares its trace: stored like ingested spans, the summary rebuilt from all.
+ * A run whose trace holds only its own spans is new: its summary is written with the batch's one
+ * insertMany. A run under a caller's span, or an agent run (its steps' child runs are stored in
+ * its trace, agent-steps.ts), shares its trace: stored like ingested spans, the summary rebuilt
+ * from all.
  */
-const ownTrace = (b: { run: RunDoc; trace: RunTraceContext }) => b.trace.parentSpanId === "" && b.run.kind !== "agent";
+const ownTrace = (b: Pending) => b.trace.parentSpanId === "" && b.run.kind !== "agent";
 
 export function createRunTraceRecorder(deps: {
   collections: TraceCollections;
@@ -36,13 +43,13 @@ export function createRunTraceRecorder(deps: {
   /** Also sends the spans to an OTLP endpoint (OTEL_EXPORTER_OTLP_*). */
   exporter?: OtlpExporter;
 }) {
-  let pending: { run: RunDoc; trace: RunTraceContext }[] = [];
+  let pending: Pending[] = [];
   let flushing: Promise<void> | null = null;
 
   /**
-   * One batch: a run that started its own trace is new, so its spans and summary go in with one
-   * insertMany each for the whole batch; a run that joined a caller's trace is stored like
-   * ingested spans (its summary is rebuilt with the caller's spans).
+   * One batch: the runs that started their own trace go in with one insertMany of their summaries
+   * (their spans only to the exporter, when there is one); a run that shares its trace is stored
+   * like ingested spans (its summary rebuilt with the others').
    */
   async function flushOnce(): Promise<void> {
     const batch = pending;
@@ -55,23 +62,32 @@ export function createRunTraceRecorder(deps: {
     });
     if (!dates) return;
     const expiry = new Map(organizations.map((o, i) => [o, dates[i] as Date]));
-    const spansOf = (b: (typeof batch)[number]): SpanDoc[] =>
-      runSpans(b.run, b.trace, deps.models, expiry.get(b.run.organizationId));
+    const spansOf = (b: Pending): SpanDoc[] => runSpans(b.run, b.trace, deps.models, expiry.get(b.run.organizationId));
     const own = batch.filter(ownTrace);
-    try {
-      const spans = own.map(spansOf);
-      if (spans.length > 0) {
-        deps.exporter?.enqueue(spans.flat());
-        await deps.collections.spans.insertMany(spans.flat());
-        await deps.collections.traces.insertMany(spans.map((s) => ({ _id: newId("trc"), ...summaryOf(s) })));
+    const shared = batch.filter((b) => !ownTrace(b));
+    if (deps.exporter && own.length > 0) deps.exporter.enqueue(own.flatMap(spansOf));
+    for (let at = 0; at < own.length; at += SUMMARIES_PER_WRITE) {
+      const some = own.slice(at, at + SUMMARIES_PER_WRITE);
+      // Between two writes the runs' requests get their turn: a large batch does not hold the loop.
+      if (at > 0) await nextTurn();
+      try {
+        await deps.collections.traces.insertMany(
+          some.map((b) => ({
+            _id: newId("trc"),
+            ...runTraceSummaryOf(b.run, b.trace, deps.models, expiry.get(b.run.organizationId)),
+          })),
+        );
+      } catch (e) {
+        // Spans of one of these traces came in first (a caller that had its traceparent): these runs
+        // are stored with their spans then, each trace's summary rebuilt from all.
+        if (isDuplicateKeyError(e)) shared.push(...some);
+        else deps.logger.warn({ err: e, runs: some.length }, "run traces were not stored");
       }
-    } catch (e) {
-      deps.logger.warn({ err: e, runs: own.length }, "run traces were not stored");
     }
-    for (const b of batch.filter((b) => !ownTrace(b))) {
+    for (const b of shared) {
       try {
         const spans = spansOf(b);
-        deps.exporter?.enqueue(spans);
+        if (!ownTrace(b)) deps.exporter?.enqueue(spans);
         await storeSpanDocs(deps.collections, b.run.organizationId, spans);
       } catch (e) {
         deps.logger.warn({ err: e, runId: b.run._id }, "the run's trace was not stored");

@@ -1,6 +1,6 @@
 /**
  * Retention against both real stores (docs/observability.md "Retention"): the `expiresAt` ingested
- * and recorded spans get from their organization's setting, and the sweep that deletes what has
+ * and recorded spans (stored, or built from a run when read) get from their organization's setting, and the sweep that deletes what has
  * expired (in batches), leaving other organizations' spans alone.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +13,9 @@ import { createSqliteStore } from "@kiln/kit/store/sqlite";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import { createModelCatalog } from "../domain/model-catalog.js";
+import { runCollection } from "../store/run-store.js";
 import { runTraceContextOf } from "./run-trace-context.js";
+import { spansOfTrace } from "./run-trace-reads.js";
 import { createRunTraceRecorder } from "./run-trace-recorder.js";
 import {
   createTraceRetention,
@@ -24,7 +26,7 @@ import {
   sweepExpiredTraces,
   type TraceSettingsDoc,
 } from "./trace-retention.js";
-import { ensureTraceIndexes, type SpanDoc, traceCollections } from "./trace-store.js";
+import { ensureTraceIndexes, type SpanDoc, type TraceDoc, traceCollections } from "./trace-store.js";
 import { storeSpanDocs } from "./trace-writes.js";
 
 const DAY = 86_400_000;
@@ -92,16 +94,30 @@ describe.each(STORES)("trace retention ($name)", ({ open }) => {
 
   it("gives a recorded run's spans and summary the organization's expiresAt", async () => {
     const collections = traceCollections(store);
+    const runs = runCollection(store);
     const retention = createTraceRetention({ store, identityAuth: noAuth, now: () => at });
     const recorder = createRunTraceRecorder({ collections, models, logger, retention });
-    const trace = runTraceContextOf(undefined);
-    recorder.record(promptRunFixture(`run_${Date.now()}`, orgShort), trace);
+    // A run in a trace of its own (its summary stored, its spans built from the run when read),
+    // and one under a caller's span (its spans stored).
+    const own = runTraceContextOf(undefined);
+    const joined = runTraceContextOf(`00-${"c".repeat(32)}-${"d".repeat(16)}-01`);
+    for (const trace of [own, joined]) {
+      const run = promptRunFixture(`run_${trace.spanId}`, orgShort);
+      await runs.insertOne(run);
+      recorder.record(run, trace);
+    }
     await recorder.drain();
-    const spans = await collections.spans.find({ organizationId: orgShort, traceId: trace.traceId });
-    expect(spans.length).toBeGreaterThan(1);
-    for (const s of spans) expect(s.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
-    const summary = await collections.traces.findOne({ organizationId: orgShort, traceId: trace.traceId });
-    expect(summary?.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
+    for (const trace of [own, joined]) {
+      const summary = await collections.traces.findOne({ organizationId: orgShort, traceId: trace.traceId });
+      expect(summary?.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
+      const spans = await spansOfTrace({ collections, runs, models }, summary as TraceDoc);
+      expect(spans.length).toBeGreaterThan(1);
+      for (const s of spans) expect(s.expiresAt).toEqual(new Date(at.getTime() + 2 * DAY));
+    }
+    expect(await collections.spans.countDocuments({ organizationId: orgShort, traceId: own.traceId })).toBe(0);
+    expect(
+      await collections.spans.countDocuments({ organizationId: orgShort, traceId: joined.traceId }),
+    ).toBeGreaterThan(1);
   });
 
   it("sweeps expired spans and summaries in batches, and nothing else", async () => {

@@ -9,11 +9,13 @@ import type { EventOutbox } from "@kiln/kit/bus/outbox";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
 import { findPage, findPageByTime } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
-import type { Filter } from "@kiln/kit/store";
+import type { Collection, Filter } from "@kiln/kit/store";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
+import type { RunDoc } from "../store/run-store.js";
 import { createIngestLimiter, type IngestLimiterOptions } from "./ingest-limiter.js";
 import { decodeOtlpTraces } from "./otlp-decode.js";
+import { runSpansJoinedBy, spansOfTrace } from "./run-trace-reads.js";
 import { spanChunks, spansOf } from "./span-mapping.js";
 import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
@@ -83,6 +85,8 @@ export type IngestInput = { resourceSpans: readonly ResourceSpans[] } | { body: 
 
 export function createTraces(deps: {
   collections: TraceCollections;
+  /** The runs whose traces are stored as their summary only: their spans are built from them when read. */
+  runs: Collection<RunDoc>;
   identityAuth: IdentityAuth;
   models: ModelCatalog;
   /** Where trace.ingested leaves from (online evaluation scores generations off the ingestion's path). */
@@ -121,7 +125,9 @@ export function createTraces(deps: {
           rejected += mapped.rejected;
           reason ||= mapped.reason;
           const stored = mapped.docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
-          await storeSpanDocs(deps.collections, organizationId, stored);
+          // Spans joining a run's trace stored as its summary only: the run's spans are stored with them.
+          const joined = await runSpansJoinedBy(deps, organizationId, stored);
+          await storeSpanDocs(deps.collections, organizationId, [...joined, ...stored]);
           await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
         }
         return { rejected, reason };
@@ -137,7 +143,7 @@ export function createTraces(deps: {
       await authorize(principal, organizationId, TRACE_SCOPES.read);
       const trace = await traces.findOne({ organizationId, traceId });
       if (!trace) throw notFound("trace");
-      return { trace, spans: await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } }) };
+      return { trace, spans: await spansOfTrace(deps, trace) };
     },
 
     /** The organization's sessions, latest activity first. */
