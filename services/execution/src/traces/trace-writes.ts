@@ -24,10 +24,13 @@ function groupByTrace(docs: SpanDoc[]): Map<string, SpanDoc[]> {
   return byTrace;
 }
 
-/** The span as stored, but for when it expires: a retry within the same day changes nothing else. */
+/**
+ * The span as stored, its expiry within the same day: a retry moments later is not written again
+ * (the sweep goes by the day).
+ */
 function sameSpan(a: SpanDoc, b: SpanDoc): boolean {
-  const { expiresAt: _a, expiresDay: _ad, ...left } = a;
-  const { expiresAt: _b, expiresDay: _bd, ...right } = b;
+  const { expiresAt: _a, ...left } = a;
+  const { expiresAt: _b, ...right } = b;
   return isDeepStrictEqual(left, right);
 }
 
