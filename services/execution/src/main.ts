@@ -15,5 +15,7 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     runTraces: config.RUN_TRACES === "on",
     traceExport: config.traceExport,
     traceIngestShare: config.TRACE_INGEST_SHARE,
+    // FerretDB or MongoDB: the time ingestion waits on it is not this process's.
+    storeElsewhere: true,
   }),
 );

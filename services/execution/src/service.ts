@@ -58,6 +58,8 @@ export interface ExecutionServiceDeps {
   traceExport?: OtlpExportConfig;
   /** The share of this process's time OTLP ingestion may hold (TRACE_INGEST_SHARE, default 0.1). */
   traceIngestShare?: number;
+  /** The store is another process (the distributed mode): ingestion's bound leaves the time waiting on it out. */
+  storeElsewhere?: boolean;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -127,6 +129,7 @@ export async function createExecutionService(
     events: traceEvents,
     retention,
     ingestShare: deps.traceIngestShare,
+    storeElsewhere: deps.storeElsewhere,
   });
   const service = defineService({
     name: "execution",

@@ -79,13 +79,16 @@ async function rewriteSummaries(
   for (const [traceId, spans] of known) {
     const summary = summaryOf(spans.sort(byStart));
     const current = existing.get(traceId);
-    const before = current
-      ? (await traces.replaceOne({ _id: current._id }, { _id: current._id, ...summary }), current)
-      : await traces.findOneAndUpdate(
-          { organizationId, traceId },
-          { $set: summary, $setOnInsert: { _id: newId("trc") } },
-          { upsert: true, returnDocument: "before" },
-        );
+    if (current) {
+      await traces.replaceOne({ _id: current._id }, { _id: current._id, ...summary });
+      sessions.push(summary.sessionId, current.sessionId);
+      continue;
+    }
+    const before = await traces.findOneAndUpdate(
+      { organizationId, traceId },
+      { $set: summary, $setOnInsert: { _id: newId("trc") } },
+      { upsert: true, returnDocument: "before" },
+    );
     sessions.push(summary.sessionId, before?.sessionId ?? "");
   }
   return sessions;

@@ -13,6 +13,7 @@ import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import { createIngestLimiter } from "./ingest-limiter.js";
 import { spansOf } from "./span-mapping.js";
+import { timedCollections } from "./store-time.js";
 import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
 import { expiryOf, type TraceRetention } from "./trace-retention.js";
@@ -82,6 +83,11 @@ export function createTraces(deps: {
   retention: TraceRetention;
   /** The share of the process's time ingestion may hold (ingest-limiter.ts). */
   ingestShare?: number;
+  /**
+   * The store is another process (the distributed mode): the time ingestion waits on it is the
+   * store's, and the bound leaves it out (on SQLite in this process, store time is this process's).
+   */
+  storeElsewhere?: boolean;
 }) {
   const limit = createIngestLimiter({ share: deps.ingestShare });
   const { spans, traces, sessions } = deps.collections;
@@ -95,11 +101,14 @@ export function createTraces(deps: {
     /** Stores the spans (a span sent again replaces itself), then the summaries of their traces. */
     async ingest(principal: Principal, organizationId: string, resourceSpans: readonly ResourceSpans[]) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
-      return limit(async () => {
+      return limit(async (waitedElsewhere) => {
         const { docs, rejected, reason } = spansOf(organizationId, resourceSpans, deps.models);
         const expiresAt = await deps.retention.expiresAt(organizationId);
         const stored = docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
-        await storeSpanDocs(deps.collections, organizationId, stored);
+        const collections = deps.storeElsewhere
+          ? timedCollections(deps.collections, waitedElsewhere)
+          : deps.collections;
+        await storeSpanDocs(collections, organizationId, stored);
         await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
         return { rejected, reason };
       });

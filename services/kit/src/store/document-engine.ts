@@ -15,7 +15,14 @@ import { clone, sameDocument, toStored } from "./document-copy.js";
 import { select } from "./document-select.js";
 import type { Atomic, Stored, Table } from "./document-table.js";
 import { assertUnique, THROUGH_ARRAY, valueAt } from "./index-keys.js";
-import { type Collection, type Doc, type Filter, isDuplicateKeyError, type Update, type UpdateResult } from "./store.js";
+import {
+  type Collection,
+  type Doc,
+  type Filter,
+  isDuplicateKeyError,
+  type Update,
+  type UpdateResult,
+} from "./store.js";
 
 type Modifier = Parameters<typeof mingoUpdate>[1];
 const NUMERIC_OPERATORS = new Set(["$inc", "$mul"]);
