@@ -7,7 +7,7 @@
  * the bus refused is published later, not lost.
  */
 import type { Logger } from "../logger.js";
-import type { Collection } from "../store/store.js";
+import { type Collection, isDuplicateKeyError } from "../store/store.js";
 import type { Bus, StreamSpec } from "./bus.js";
 
 export interface EventIntentDoc {
@@ -101,11 +101,14 @@ export function createEventOutbox(
     async add(events) {
       if (events.length === 0) return;
       const at = now();
-      // One command for all; an event added again (a repeated completion) while the first is
-      // still pending clashes on its `_id` and is left as it is.
-      await intents.insertUnordered(
-        events.map((e) => ({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at })),
-      );
+      for (const e of events) {
+        try {
+          await intents.insertOne({ _id: e.id, subject: e.subject, payload: e.payload, createdAt: at });
+        } catch (err) {
+          // The same event added again (a repeated completion) while the first is still pending.
+          if (!isDuplicateKeyError(err)) throw err;
+        }
+      }
       for (const event of events) void relayer.track(send(event));
     },
   };
