@@ -21,6 +21,20 @@ describe("the ingestion bound", () => {
     }
   });
 
+  it("leaves out of the rest the time an ingestion reports waiting elsewhere (a store in another process)", async () => {
+    const limit = createIngestLimiter({ share: 0.1 });
+    const starts: number[] = [];
+    const work = async (waitedElsewhere: (ms: number) => void) => {
+      starts.push(Date.now());
+      const t = performance.now();
+      await pause(60);
+      waitedElsewhere(performance.now() - t);
+    };
+    await Promise.all([limit(work), limit(work)]);
+    // Held (60 ms) counted, the rest would be 540 ms; all of it was elsewhere, so almost none.
+    expect((starts[1] as number) - (starts[0] as number)).toBeLessThan(200);
+  });
+
   it("refuses one request more than may wait with resource_exhausted, and still serves the others", async () => {
     const limit = createIngestLimiter({ share: 1, maxWaiting: 2 });
     const first = limit(() => pause(20).then(() => 1));
