@@ -36,6 +36,21 @@ export function describeStoreReads(t: StoreUnderTest): void {
       expect(ids(await items.find({}, { sort: { _id: 1 } }))).toEqual(["a", "b"]);
     });
 
+    it("insertUnordered inserts all but the clashing documents and names their positions", async () => {
+      await t.store.ensureIndexes("crud_insert_unordered", [{ keys: { name: 1 }, unique: true }]);
+      const items = await t.seeded<Item>("crud_insert_unordered", [{ _id: "a", name: "x" }]);
+      const clashed = await items.insertUnordered([
+        { _id: "b", name: "b" },
+        { _id: "a", name: "a" },
+        { _id: "c", name: "x" },
+        { _id: "d", name: "d" },
+      ]);
+      expect(clashed).toEqual([1, 2]);
+      expect(ids(await items.find({}, { sort: { _id: 1 } }))).toEqual(["a", "b", "d"]);
+      expect(await items.findOne({ _id: "a" })).toEqual({ _id: "a", name: "x" });
+      expect(await items.insertUnordered([{ _id: "e" }])).toEqual([]);
+    });
+
     it("counts matching documents, and zero in a collection never written", async () => {
       const items = await t.seeded<Item>("crud_count", [
         { _id: "1", n: 1 },

@@ -61,6 +61,8 @@ export interface ExecutionServiceDeps {
   traceIngestShare?: number;
   /** ... and while none are (TRACE_INGEST_IDLE_SHARE, default 0.5): ingest-limiter.ts. */
   traceIngestIdleShare?: number;
+  /** The store is another process (the distributed mode): ingestion's bound leaves the time waiting on it out. */
+  storeElsewhere?: boolean;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -142,6 +144,7 @@ export async function createExecutionService(
     events: traceEvents,
     retention,
     ingest: { share: deps.traceIngestShare, idleShare: deps.traceIngestIdleShare, runsStored: () => runsStored },
+    storeElsewhere: deps.storeElsewhere,
   });
   const service = defineService({
     name: "execution",

@@ -43,6 +43,30 @@ describe("the ingestion bound", () => {
     expect(idle[1]).toBeLessThan(25);
   });
 
+  it("leaves out of the rest the time an ingestion waited on a store elsewhere, but only while no run is stored", async () => {
+    const gapsWith = async (runsStored: () => number) => {
+      const limit = createIngestLimiter({ share: 0.1, idleShare: 0.1, runsStored });
+      const spans: [number, number][] = [];
+      const work = async (waitedElsewhere: (ms: number) => void) => {
+        const start = Date.now();
+        const t = performance.now();
+        await pause(60);
+        waitedElsewhere(performance.now() - t);
+        spans.push([start, Date.now()]);
+      };
+      await Promise.all([limit(work), limit(work), limit(work)]);
+      return spans.slice(1).map(([start], i) => start - (spans[i] as [number, number])[1]);
+    };
+    // Idle: after the first (counted as busy: a rest of 540 ms), the store's 60 ms are not held.
+    const idle = await gapsWith(() => 7);
+    expect(idle[0]).toBeGreaterThanOrEqual(500);
+    expect(idle[1]).toBeLessThan(200);
+    // Runs stored meanwhile: the run path waits on the same store, so its time counts.
+    let runs = 0;
+    const busy = await gapsWith(() => ++runs);
+    for (const gap of busy) expect(gap).toBeGreaterThanOrEqual(500);
+  });
+
   it("refuses one request more than may wait with resource_exhausted, and still serves the others", async () => {
     const limit = createIngestLimiter({ share: 1, maxWaiting: 2 });
     const first = limit(() => pause(20).then(() => 1));

@@ -9,6 +9,10 @@
  * (429, which OTLP exporters retry with backoff) when `maxWaiting` wait already (their bodies are
  * held in memory), or when the turns ahead of it would keep it waiting over `maxWaitMs` (default
  * 8 s: an exporter gives up on a request after 10 s, then sends it again).
+ *
+ * While idle, time the work reports as spent waiting elsewhere (on a store that is another
+ * process: FerretDB, MongoDB) is left out of `d`: it is the store's time, which nothing else
+ * needs then. While runs are stored it counts, since the run path waits on the same store.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DomainError } from "@kiln/kit/errors";
@@ -40,7 +44,7 @@ export function createIngestLimiter(options: IngestLimiterOptions = {}) {
   let cycleMs = 0;
   // Any value the counter cannot have: the first ingestion counts as busy.
   let runsAtLastEnd = -1;
-  return function limit<T>(work: () => Promise<T>): Promise<T> {
+  return function limit<T>(work: (waitedElsewhere: (ms: number) => void) => Promise<T>): Promise<T> {
     const expectedWait = Math.max(0, restUntil - Date.now()) + pending * cycleMs;
     if (pending >= maxWaiting || (pending > 0 && expectedWait > maxWaitMs))
       return Promise.reject(new DomainError("resource_exhausted", "trace ingestion is busy: retry later"));
@@ -49,14 +53,18 @@ export function createIngestLimiter(options: IngestLimiterOptions = {}) {
       const wait = restUntil - Date.now();
       if (wait > 0) await sleep(wait);
       const started = performance.now();
+      let elsewhere = 0;
       try {
-        return await work();
+        return await work((ms) => {
+          elsewhere += ms;
+        });
       } finally {
         const runs = runsStored();
         const busy = runs !== runsAtLastEnd;
         runsAtLastEnd = runs;
         const took = performance.now() - started;
-        const rest = took * (1 / (busy ? share : idleShare) - 1);
+        const held = busy ? took : Math.max(0, took - elsewhere);
+        const rest = held * (1 / (busy ? share : idleShare) - 1);
         restUntil = Date.now() + rest;
         cycleMs = took + rest;
         pending--;

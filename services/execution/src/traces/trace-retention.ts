@@ -74,12 +74,14 @@ export async function sweepExpiredTraces(
   now = new Date(),
   days = FIRST_SWEEP_DAYS,
 ): Promise<number> {
+  // The whole days in one `$in`: a key range per day where an index serves it, and on FerretDB
+  // 1.24 (which scans the collection for any read but by `_id`) one scan instead of one per day.
+  const past = Array.from({ length: days }, (_, i) => dayOf(now.getTime() - (days - i) * DAY_MS));
   let deleted = 0;
   for (const c of [collections.spans, collections.traces, collections.sessions] as unknown as Collection<{
     _id: string;
   }>[]) {
-    for (let back = days; back >= 1; back--)
-      deleted += await sweepWhere(c, { expiresDay: dayOf(now.getTime() - back * DAY_MS) });
+    if (past.length > 0) deleted += await sweepWhere(c, { expiresDay: { $in: past } });
     deleted += await sweepWhere(c, { expiresDay: dayOf(now), expiresAt: { $lte: now } });
   }
   return deleted;

@@ -86,13 +86,28 @@ export const sessionDocId = (organizationId: string, sessionId: string) =>
   `ses_${createHash("sha256").update(`${organizationId}\n${sessionId}`).digest("hex").slice(0, 32)}`;
 
 /** Rebuilds one session from its traces (removed when none is left in it). */
-export async function rebuildSession(
+export async function rebuildSession(collections: TraceCollections, organizationId: string, sessionId: string) {
+  await rebuildSessions(collections, organizationId, [sessionId]);
+}
+
+/**
+ * Rebuilds these sessions from their traces, read with one query for all of them (on FerretDB
+ * 1.24 any read but by `_id` scans the collection: one scan, not one per session).
+ */
+export async function rebuildSessions(
   { traces, sessions }: TraceCollections,
   organizationId: string,
-  sessionId: string,
+  sessionIds: string[],
 ) {
-  const _id = sessionDocId(organizationId, sessionId);
-  const all = await traces.find({ organizationId, sessionId }, { sort: { startTime: 1 } });
-  if (all.length === 0) await sessions.deleteOne({ _id });
-  else await sessions.replaceOne({ _id }, { _id, ...sessionSummaryOf(all) }, { upsert: true });
+  if (sessionIds.length === 0) return;
+  const all =
+    sessionIds.length === 1
+      ? await traces.find({ organizationId, sessionId: sessionIds[0] }, { sort: { startTime: 1 } })
+      : await traces.find({ organizationId, sessionId: { $in: sessionIds } }, { sort: { startTime: 1 } });
+  for (const sessionId of sessionIds) {
+    const _id = sessionDocId(organizationId, sessionId);
+    const own = all.filter((t) => t.sessionId === sessionId);
+    if (own.length === 0) await sessions.deleteOne({ _id });
+    else await sessions.replaceOne({ _id }, { _id, ...sessionSummaryOf(own) }, { upsert: true });
+  }
 }

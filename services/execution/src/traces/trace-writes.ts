@@ -1,78 +1,133 @@
 /**
  * Writing spans (ingested, or Kiln's own runs joined to a caller's trace) and the summaries of
- * their traces: a span sent again (an exporter's retry) replaces itself; new spans go in with one
- * insertMany, new summaries with another, so an export of hundreds of spans is a few statements.
+ * their traces: a span sent again (an exporter's retry) replaces itself. The common case, new
+ * spans of new traces, is two inserts and no read: whether a span or a trace is new is told by
+ * the unique index it clashes on (`insertUnordered`), not by a read first. That matters on
+ * FerretDB 1.24 (SQLite), which answers every read but one by `_id` by scanning the whole
+ * collection (docs/observability.md "Scale"); reads are left to spans sent again and traces
+ * continued from an earlier request, one read for all of them.
  */
+import { isDeepStrictEqual } from "node:util";
 import { newId } from "@kiln/kit/ids";
-import { isDuplicateKeyError } from "@kiln/kit/store";
-import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
-import { rebuildSession, summaryOf } from "./trace-summary.js";
+import type { SpanDoc, TraceCollections } from "./trace-store.js";
+import { rebuildSessions, summaryOf } from "./trace-summary.js";
 
 const byStart = (a: SpanDoc, b: SpanDoc) => a.startTime.getTime() - b.startTime.getTime();
 
-/**
- * Rebuilds the summaries of these traces from all their spans, then the sessions they are in (and
- * those they left). A trace without a summary has no stored span but these (every store writes
- * the summary right after the spans): its summary comes from them without a read; the others read
- * their spans (one read per trace, by its index).
- */
-async function summarize(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
-  const { spans, traces } = collections;
-  const incoming = new Map<string, SpanDoc[]>();
-  for (const d of docs) incoming.set(d.traceId, [...(incoming.get(d.traceId) ?? []), d]);
-  const rebuilt = await Promise.all(
-    [...incoming].map(async ([traceId, own]) => {
-      const current = await traces.findOne({ organizationId, traceId }, { projection: { _id: 1 } });
-      const all = current
-        ? await spans.find({ organizationId, traceId }, { sort: { startTime: 1 } })
-        : own.sort(byStart);
-      return { traceId, all, current };
-    }),
-  );
-  const fresh = rebuilt.filter((r) => !r.current && r.all.length > 0);
-  const touched = new Set<string>();
-  try {
-    const summaries = fresh.map((r) => ({ _id: newId("trc"), ...summaryOf(r.all) }));
-    if (summaries.length > 0) await traces.insertMany(summaries);
-    for (const t of summaries) touched.add(t.sessionId);
-  } catch (e) {
-    // Another ingestion of the same trace made its summary meanwhile: upserted one by one below.
-    if (!isDuplicateKeyError(e)) throw e;
-    for (const r of fresh) {
-      r.current = { _id: "" } as TraceDoc;
-      r.all = await spans.find({ organizationId, traceId: r.traceId }, { sort: { startTime: 1 } });
-    }
+function groupByTrace(docs: SpanDoc[]): Map<string, SpanDoc[]> {
+  const byTrace = new Map<string, SpanDoc[]>();
+  for (const d of docs) {
+    const list = byTrace.get(d.traceId);
+    if (list) list.push(d);
+    else byTrace.set(d.traceId, [d]);
   }
-  for (const r of rebuilt.filter((r) => r.current && r.all.length > 0)) {
-    const summary = summaryOf(r.all);
+  return byTrace;
+}
+
+/**
+ * The span as stored, its expiry within the same day: a retry moments later is not written again
+ * (the sweep goes by the day).
+ */
+function sameSpan(a: SpanDoc, b: SpanDoc): boolean {
+  const { expiresAt: _a, ...left } = a;
+  const { expiresAt: _b, ...right } = b;
+  return isDeepStrictEqual(left, right);
+}
+
+/**
+ * Replaces the spans sent again whose stored copy differs, so a plain retry of an export writes
+ * nothing more, and gives back all the spans of their traces as they now are (one read).
+ */
+async function replaceSentAgain(
+  collections: TraceCollections,
+  organizationId: string,
+  again: SpanDoc[],
+): Promise<Map<string, SpanDoc[]>> {
+  if (again.length === 0) return new Map();
+  const traceIds = [...new Set(again.map((d) => d.traceId))];
+  const stored = new Map(
+    (await collections.spans.find({ organizationId, traceId: { $in: traceIds } })).map((d) => [d._id, d]),
+  );
+  for (const d of again) {
+    const before = stored.get(d._id);
+    stored.set(d._id, d);
+    if (before && sameSpan(before, d)) continue;
+    await collections.spans.replaceOne({ _id: d._id }, d, { upsert: true });
+  }
+  return groupByTrace([...stored.values()]);
+}
+
+/**
+ * Writes the summaries of traces that had spans before, from all their spans: the existing
+ * summaries are found with one read and replaced by `_id` (FerretDB finds one `_id` in SQL); a
+ * summary missing meanwhile is upserted. Resolves to the sessions they are in and were in.
+ */
+async function rewriteSummaries(
+  { traces }: TraceCollections,
+  organizationId: string,
+  known: Map<string, SpanDoc[]>,
+): Promise<string[]> {
+  const existing = new Map(
+    (
+      await traces.find(
+        { organizationId, traceId: { $in: [...known.keys()] } },
+        { projection: { _id: 1, traceId: 1, sessionId: 1 } },
+      )
+    ).map((t) => [t.traceId, t]),
+  );
+  const sessions: string[] = [];
+  for (const [traceId, spans] of known) {
+    const summary = summaryOf(spans.sort(byStart));
+    const current = existing.get(traceId);
+    if (current) {
+      await traces.replaceOne({ _id: current._id }, { _id: current._id, ...summary });
+      sessions.push(summary.sessionId, current.sessionId);
+      continue;
+    }
     const before = await traces.findOneAndUpdate(
-      { organizationId, traceId: r.traceId },
+      { organizationId, traceId },
       { $set: summary, $setOnInsert: { _id: newId("trc") } },
       { upsert: true, returnDocument: "before" },
     );
-    touched.add(summary.sessionId).add(before?.sessionId ?? "");
+    sessions.push(summary.sessionId, before?.sessionId ?? "");
   }
+  return sessions;
+}
+
+/**
+ * The summaries of these traces, then the sessions they are in (and those they left). A trace none
+ * of whose spans was stored before gets its summary from the spans in hand, inserted; a clash on
+ * its (organizationId, traceId) says an earlier request stored spans of it (every store writes the
+ * summary right after the spans). Those (their spans read with one query), and the traces of spans
+ * sent again (`known`, with all their spans), are rebuilt from all their spans.
+ */
+async function summarize(
+  collections: TraceCollections,
+  organizationId: string,
+  docs: SpanDoc[],
+  known: Map<string, SpanDoc[]>,
+) {
+  const { spans, traces } = collections;
+  const candidates = [...groupByTrace(docs)].filter(([traceId]) => !known.has(traceId));
+  const built = candidates.map(([, own]) => ({ _id: newId("trc"), ...summaryOf(own.sort(byStart)) }));
+  const clashed = new Set(await traces.insertUnordered(built));
+  const touched = new Set(built.filter((_, i) => !clashed.has(i)).map((t) => t.sessionId));
+  const continued = candidates.filter((_, i) => clashed.has(i)).map(([traceId]) => traceId);
+  if (continued.length > 0) {
+    const read = groupByTrace(await spans.find({ organizationId, traceId: { $in: continued } }));
+    for (const [traceId, all] of read) known.set(traceId, all);
+  }
+  if (known.size > 0) for (const s of await rewriteSummaries(collections, organizationId, known)) touched.add(s);
   touched.delete("");
-  for (const sessionId of touched) await rebuildSession(collections, organizationId, sessionId);
+  await rebuildSessions(collections, organizationId, [...touched]);
 }
 
 /** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
 export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
   if (docs.length === 0) return;
-  const byId = new Map(docs.map((d) => [d._id, d]));
-  const stored = await collections.spans.find({ _id: { $in: [...byId.keys()] } }, { projection: { _id: 1 } });
-  const again = new Set(stored.map((d) => d._id));
-  const fresh = [...byId.values()].filter((d) => !again.has(d._id));
-  try {
-    if (fresh.length > 0) await collections.spans.insertMany(fresh);
-  } catch (e) {
-    // The same span from another request meanwhile: these are stored one by one, replacing.
-    if (!isDuplicateKeyError(e)) throw e;
-    for (const d of fresh) again.add(d._id);
-  }
-  for (const id of again) {
-    const d = byId.get(id) as SpanDoc;
-    await collections.spans.replaceOne({ _id: id }, d, { upsert: true });
-  }
-  await summarize(collections, organizationId, [...byId.values()]);
+  const all = [...new Map(docs.map((d) => [d._id, d])).values()];
+  // New spans go in with one command; those that clash on `_id` were stored by an earlier request.
+  const again = (await collections.spans.insertUnordered(all)).map((i) => all[i] as SpanDoc);
+  const known = await replaceSentAgain(collections, organizationId, again);
+  await summarize(collections, organizationId, all, known);
 }

@@ -17,6 +17,7 @@ import { createIngestLimiter, type IngestLimiterOptions } from "./ingest-limiter
 import { decodeOtlpTraces } from "./otlp-decode.js";
 import { runSpansJoinedBy, spansOfTrace } from "./run-trace-reads.js";
 import { spanChunks, spansOf } from "./span-mapping.js";
+import { timedCollections } from "./store-time.js";
 import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
 import { expiryOf, type TraceRetention } from "./trace-retention.js";
@@ -94,6 +95,12 @@ export function createTraces(deps: {
   retention: TraceRetention;
   /** The bound on ingestion beside the run path (ingest-limiter.ts). */
   ingest?: IngestLimiterOptions;
+  /**
+   * The store is another process (the distributed mode): the time ingestion waits on it is the
+   * store's, which the bound leaves out while no run is stored (on SQLite in this process, store
+   * time is this process's).
+   */
+  storeElsewhere?: boolean;
 }) {
   const limit = createIngestLimiter(deps.ingest);
   const { spans, traces, sessions } = deps.collections;
@@ -110,9 +117,12 @@ export function createTraces(deps: {
      */
     async ingest(principal: Principal, organizationId: string, input: IngestInput) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
-      return limit(async () => {
+      return limit(async (waitedElsewhere) => {
         const resourceSpans = "body" in input ? decodeOtlpTraces(input.body, input.contentType) : input.resourceSpans;
         const expiresAt = await deps.retention.expiresAt(organizationId);
+        const collections = deps.storeElsewhere
+          ? timedCollections(deps.collections, waitedElsewhere)
+          : deps.collections;
         let rejected = 0;
         let reason = "";
         // Piece by piece, with a turn of the event loop between two: a 10,000-span export never
@@ -127,7 +137,7 @@ export function createTraces(deps: {
           const stored = mapped.docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
           // Spans joining a run's trace stored as its summary only: the run's spans are stored with them.
           const joined = await runSpansJoinedBy(deps, organizationId, stored);
-          await storeSpanDocs(deps.collections, organizationId, [...joined, ...stored]);
+          await storeSpanDocs(collections, organizationId, [...joined, ...stored]);
           await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
         }
         return { rejected, reason };

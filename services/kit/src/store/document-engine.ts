@@ -15,7 +15,14 @@ import { clone, sameDocument, toStored } from "./document-copy.js";
 import { select } from "./document-select.js";
 import type { Atomic, Stored, Table } from "./document-table.js";
 import { assertUnique, THROUGH_ARRAY, valueAt } from "./index-keys.js";
-import type { Collection, Doc, Filter, Update, UpdateResult } from "./store.js";
+import {
+  type Collection,
+  type Doc,
+  type Filter,
+  isDuplicateKeyError,
+  type Update,
+  type UpdateResult,
+} from "./store.js";
 
 type Modifier = Parameters<typeof mingoUpdate>[1];
 const NUMERIC_OPERATORS = new Set(["$inc", "$mul"]);
@@ -36,6 +43,22 @@ export function createDocumentCollection<T extends Doc>(table: Table, atomic: At
       // Ordered, like the servers: the documents before a clash stay inserted.
       await atomic(() => {
         for (const doc of stored) insert(table, doc);
+      });
+    },
+    async insertUnordered(docs) {
+      for (const doc of docs) assertPortableDocument(doc);
+      const stored = docs.map(toStored);
+      return atomic(() => {
+        const clashed: number[] = [];
+        stored.forEach((doc, i) => {
+          try {
+            insert(table, doc);
+          } catch (e) {
+            if (!isDuplicateKeyError(e)) throw e;
+            clashed.push(i);
+          }
+        });
+        return clashed;
       });
     },
     async findOne(filter, options = {}) {

@@ -80,6 +80,19 @@ function toStoreError(e: unknown, namespace: string): unknown {
   return error;
 }
 
+/**
+ * The positions of the documents an unordered insertMany refused for a unique clash, when that is
+ * all it refused (undefined for any other failure).
+ */
+export function clashedPositions(e: unknown): number[] | undefined {
+  if (!(e instanceof MongoBulkWriteError)) return undefined;
+  const errors = [e.writeErrors].flat();
+  const clash = (w: { code: number; errmsg?: string }) =>
+    w.code === 11000 || (w.code === 1 && BACKEND_UNIQUE_VIOLATION.test(w.errmsg ?? ""));
+  if (errors.length === 0 || !errors.every(clash)) return undefined;
+  return errors.map((w) => w.index);
+}
+
 /** MongoDB reports the clashing key; FerretDB 1.24 does not. */
 function keyValueOf(e: MongoServerError): Record<string, unknown> | undefined {
   const writeError = e instanceof MongoBulkWriteError ? [e.writeErrors].flat()[0]?.err : undefined;

@@ -28,7 +28,7 @@ import {
   assertPortableUpdate,
   upsertIdOf,
 } from "./assert-portable.js";
-import { run } from "./mongo-errors.js";
+import { clashedPositions, run } from "./mongo-errors.js";
 import {
   type Collection,
   type Doc,
@@ -146,6 +146,20 @@ function createMongoCollection<T extends Doc>(
       for (const doc of docs) assertPortableDocument(doc);
       if (docs.length === 0) return;
       await exec(() => coll.insertMany(docs, { ordered: true }));
+    },
+    async insertUnordered(docs) {
+      for (const doc of docs) assertPortableDocument(doc);
+      if (docs.length === 0) return [];
+      return exec(async () => {
+        try {
+          await coll.insertMany(docs, { ordered: false });
+          return [];
+        } catch (e) {
+          const clashed = clashedPositions(e);
+          if (clashed) return clashed;
+          throw e;
+        }
+      });
     },
     async findOne(filter, options = {}) {
       assertPortableFilter(filter);

@@ -67,6 +67,14 @@ export interface Collection<T extends Doc> {
   insertOne(doc: T): Promise<void>;
   /** Throws `DuplicateKeyError` on the first clash; earlier documents stay inserted (ordered insert). */
   insertMany(docs: T[]): Promise<void>;
+  /**
+   * Inserts, in one command, every document that clashes with no unique index (nor `_id`), and
+   * resolves with the positions in `docs` of those that clashed (and were not inserted). Any other
+   * failure rejects. For writers that tell "new" from "sent again" by the clash itself, with no
+   * read first: FerretDB 1.24 on SQLite answers a read by anything but one `_id` by scanning the
+   * collection, while a unique index is checked in its B-tree.
+   */
+  insertUnordered(docs: T[]): Promise<number[]>;
   findOne(filter: Filter, options?: Pick<FindOptions, "sort" | "projection">): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   countDocuments(filter: Filter): Promise<number>;
@@ -243,6 +251,7 @@ export function afterWrites(store: Store, after: () => Promise<void>): Store {
         name: c.name,
         insertOne: then((doc: T) => c.insertOne(doc)),
         insertMany: then((docs: T[]) => c.insertMany(docs)),
+        insertUnordered: then((docs: T[]) => c.insertUnordered(docs)),
         findOne: (filter, options) => c.findOne(filter, options),
         find: (filter, options) => c.find(filter, options),
         countDocuments: (filter) => c.countDocuments(filter),
