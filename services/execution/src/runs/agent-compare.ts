@@ -1,5 +1,6 @@
 /** Agent runs side by side: their steps aligned by id, outputs compared, totals per run. */
 import { isDeepStrictEqual } from "node:util";
+import { invalidArgument } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
 import { stepRecordsOf } from "./agent-record.js";
 import type { StepOutput } from "./bindings.js";
@@ -19,7 +20,28 @@ export interface AgentRunComparison {
 }
 
 /** Compares runs already loaded and authorized (compare checks how many, and that they share an organization). */
+const MIN_COMPARED = 2;
+const MAX_COMPARED = 10;
+
+/** The ids a comparison may take: 2 to 10, none twice. */
+export function checkComparedIds(ids: readonly string[]): void {
+  if (ids.length < MIN_COMPARED || ids.length > MAX_COMPARED) {
+    throw invalidArgument(`compare ${MIN_COMPARED} to ${MAX_COMPARED} runs`, [
+      { field: "runIds", issue: `must list ${MIN_COMPARED} to ${MAX_COMPARED} run ids` },
+    ]);
+  }
+  if (new Set(ids).size !== ids.length) {
+    throw invalidArgument("a run is listed twice", [{ field: "runIds", issue: "must not repeat an id" }]);
+  }
+}
+
+/** Runs of one organization side by side (runs of several are refused). */
 export function compareAgentRuns(runs: RunDoc[]): AgentRunComparison {
+  if (new Set(runs.map((r) => r.organizationId)).size > 1) {
+    throw invalidArgument("the runs belong to different organizations", [
+      { field: "runIds", issue: "must be runs of one organization" },
+    ]);
+  }
   // Steps aligned by id in order of first appearance; a step executed twice (a loop) shows its last execution.
   const order: string[] = [];
   const perRun = runs.map((run) => {

@@ -78,3 +78,25 @@ export function agentRunDocOf(r: AgentRunDocInput): RunDoc {
     completedAt: r.completedAt,
   };
 }
+
+/** An asynchronous run that ended without a result of its own (a shutdown, an unexpected error). */
+export const failedRun = (running: RunDoc, error: RunDoc["error"], completedAt: Date): RunDoc => ({
+  ...running,
+  status: "failed",
+  error,
+  completedAt,
+});
+
+/** A synchronous run whose caller went away (an MCP client's cancellation, a closed connection). */
+export const cancelledRun = (run: RunDoc, completedAt: Date): RunDoc => ({
+  ...run,
+  status: "cancelled",
+  error: { code: "cancelled", message: "the caller cancelled the run before it finished" },
+  completedAt,
+});
+
+/** Why a run a shutdown cut short failed: something the caller can act on. */
+export const INTERRUPTED = {
+  code: "unavailable",
+  message: "the execution service shut down before the run finished; run it again",
+};

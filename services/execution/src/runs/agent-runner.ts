@@ -13,8 +13,8 @@ import type { JsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
-import { type AgentRunComparison, compareAgentRuns } from "./agent-compare.js";
-import { agentRunDocOf, stepRecordsOf, ZERO_USAGE } from "./agent-record.js";
+import { type AgentRunComparison, checkComparedIds, compareAgentRuns } from "./agent-compare.js";
+import { agentRunDocOf, cancelledRun, failedRun, INTERRUPTED, stepRecordsOf, ZERO_USAGE } from "./agent-record.js";
 import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent-resolve.js";
 import { stepRunnerOf } from "./agent-steps.js";
 import type { CallContext } from "./call-context.js";
@@ -38,9 +38,6 @@ export interface InputIssue {
   message: string;
 }
 
-const MIN_COMPARED = 2;
-const MAX_COMPARED = 10;
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const issueCode = (issue: string) =>
@@ -48,28 +45,6 @@ const issueCode = (issue: string) =>
 
 /** Time kept at the end of a shutdown's grace period to store the runs it interrupted. */
 const STORE_RESERVE_MS = 1_000;
-
-/** An asynchronous run that ended without a result of its own (a shutdown, an unexpected error). */
-const failedRun = (running: RunDoc, error: RunDoc["error"], completedAt: Date): RunDoc => ({
-  ...running,
-  status: "failed",
-  error,
-  completedAt,
-});
-
-/** A synchronous run whose caller went away (an MCP client's cancellation, a closed connection). */
-const cancelledRun = (run: RunDoc, completedAt: Date): RunDoc => ({
-  ...run,
-  status: "cancelled",
-  error: { code: "cancelled", message: "the caller cancelled the run before it finished" },
-  completedAt,
-});
-
-/** Why a run a shutdown cut short failed: something the caller can act on. */
-const INTERRUPTED = {
-  code: "unavailable",
-  message: "the execution service shut down before the run finished; run it again",
-};
 
 const inputsOf = (run: RunDoc): Record<string, unknown> => {
   const input = JSON.parse(run.inputJson) as { inputs?: unknown };
@@ -280,22 +255,9 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
     },
 
     async compare(req: { runIds: string[] }, ctx: CallContext): Promise<AgentRunComparison> {
-      const ids = req.runIds;
-      if (ids.length < MIN_COMPARED || ids.length > MAX_COMPARED) {
-        throw invalidArgument(`compare ${MIN_COMPARED} to ${MAX_COMPARED} runs`, [
-          { field: "runIds", issue: `must list ${MIN_COMPARED} to ${MAX_COMPARED} run ids` },
-        ]);
-      }
-      if (new Set(ids).size !== ids.length) {
-        throw invalidArgument("a run is listed twice", [{ field: "runIds", issue: "must not repeat an id" }]);
-      }
+      checkComparedIds(req.runIds);
       const runs: RunDoc[] = [];
-      for (const id of ids) runs.push(await loadRun(id, "runs:read", ctx));
-      if (new Set(runs.map((r) => r.organizationId)).size > 1) {
-        throw invalidArgument("the runs belong to different organizations", [
-          { field: "runIds", issue: "must be runs of one organization" },
-        ]);
-      }
+      for (const id of req.runIds) runs.push(await loadRun(id, "runs:read", ctx));
       return compareAgentRuns(runs);
     },
 
