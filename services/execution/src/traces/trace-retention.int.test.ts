@@ -12,6 +12,7 @@ import { createMongoStore } from "@kiln/kit/store/mongo";
 import { createSqliteStore } from "@kiln/kit/store/sqlite";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
+import { spanFixture } from "../../test/span-fixture.js";
 import { createModelCatalog } from "../domain/model-catalog.js";
 import { runCollection } from "../store/run-store.js";
 import { runTraceContextOf } from "./run-trace-context.js";
@@ -46,26 +47,8 @@ const STORES: { name: string; open: () => Store }[] = [
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const span = (organizationId: string, traceId: string, i: number, expiresAt: Date): SpanDoc => ({
-  _id: `${organizationId}:${traceId}:${i.toString(16).padStart(16, "0")}`,
-  organizationId,
-  traceId,
-  spanId: i.toString(16).padStart(16, "0"),
-  parentSpanId: i === 1 ? "" : "0000000000000001",
-  name: `span ${i}`,
-  kind: "internal",
-  startTime: new Date(Date.UTC(2026, 0, 1) + i),
-  endTime: new Date(Date.UTC(2026, 0, 1) + i + 1),
-  status: "ok",
-  statusMessage: "",
-  attributes: "{}",
-  resourceAttributes: "{}",
-  events: "[]",
-  scopeName: "test",
-  sessionId: "",
-  generation: null,
-  ...expiryOf(expiresAt),
-});
+const span = (organizationId: string, traceId: string, i: number, expiresAt: Date): SpanDoc =>
+  spanFixture(organizationId, traceId, i, { t0: Date.UTC(2026, 0, 1) }, expiryOf(expiresAt));
 
 describe.each(STORES)("trace retention ($name)", ({ open }) => {
   let store: Store;

@@ -11,6 +11,7 @@ import type { Store } from "@kiln/kit/store";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { createSqliteStore } from "@kiln/kit/store/sqlite";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { spanFixture } from "../../test/span-fixture.js";
 import { expiryOf } from "./trace-retention.js";
 import { ensureTraceIndexes, type SpanDoc, type TraceCollections, traceCollections } from "./trace-store.js";
 import { storeSpanDocs } from "./trace-writes.js";
@@ -27,27 +28,8 @@ const ORG = "org_writes";
 const T0 = Date.UTC(2026, 10, 27);
 
 /** Span `i` of a trace; span 1 is the root, the others its children. */
-const span = (traceId: string, i: number, more: Partial<SpanDoc> = {}): SpanDoc => ({
-  _id: `${ORG}:${traceId}:${i.toString(16).padStart(16, "0")}`,
-  organizationId: ORG,
-  traceId,
-  spanId: i.toString(16).padStart(16, "0"),
-  parentSpanId: i === 1 ? "" : "0000000000000001",
-  name: `span ${i}`,
-  kind: "internal",
-  startTime: new Date(T0 + i),
-  endTime: new Date(T0 + i + 10),
-  status: "ok",
-  statusMessage: "",
-  attributes: "{}",
-  resourceAttributes: "{}",
-  events: "[]",
-  scopeName: "test",
-  sessionId: "",
-  generation: null,
-  ...expiryOf(new Date(T0 + 30 * 86_400_000)),
-  ...more,
-});
+const span = (traceId: string, i: number, more: Partial<SpanDoc> = {}): SpanDoc =>
+  spanFixture(ORG, traceId, i, { t0: T0, durationMs: 10 }, { ...expiryOf(new Date(T0 + 30 * 86_400_000)), ...more });
 
 describe.each(STORES)("span writes ($name)", ({ open }) => {
   let store: Store;
