@@ -9,6 +9,7 @@ import type { RunDoc } from "../store/run-store.js";
 import { runSpans } from "./run-spans.js";
 import { ownTraceOf } from "./run-trace-context.js";
 import type { SpanDoc, TraceCollections, TraceDoc } from "./trace-store.js";
+import type { MissingSpans } from "./trace-writes.js";
 
 export interface RunTraceReads {
   collections: TraceCollections;
@@ -22,8 +23,9 @@ const byStart = (a: SpanDoc, b: SpanDoc) => a.startTime.getTime() - b.startTime.
 /** The spans of a run's trace stored as its summary only (none when the run is gone), in start order. */
 export async function derivedRunSpans(deps: RunTraceReads, trace: TraceDoc): Promise<SpanDoc[]> {
   if (!trace.runId) return [];
-  const run = await deps.runs.findOne({ _id: trace.runId, organizationId: trace.organizationId });
-  if (!run) return [];
+  // By `_id` alone (FerretDB finds that without a scan); another organization's run is none.
+  const run = await deps.runs.findOne({ _id: trace.runId });
+  if (!run || run.organizationId !== trace.organizationId) return [];
   return runSpans(run, ownTraceOf(trace.traceId), deps.models, trace.expiresAt).sort(byStart);
 }
 
@@ -35,30 +37,21 @@ export async function spansOfTrace(deps: RunTraceReads, trace: TraceDoc): Promis
 }
 
 /**
- * Spans arriving in traces of runs stored as their summary only: the runs' spans, to store with
- * them (the summary is then rebuilt from all, as for any trace). One read for the whole batch;
- * another per such trace (rare: a caller sending spans under a run's answered traceparent).
+ * The spans of the runs whose traces, stored as their summary only, spans are now sent into (a
+ * caller continuing a run's answered traceparent): stored with them, so that the summary is then
+ * rebuilt from all. Asked by storeSpanDocs only for traces it found continued with no span stored
+ * before (rare), so the common ingestion reads nothing here.
  */
-export async function runSpansJoinedBy(
-  deps: RunTraceReads,
-  organizationId: string,
-  incoming: SpanDoc[],
-): Promise<SpanDoc[]> {
-  const traceIds = [...new Set(incoming.map((d) => d.traceId))];
-  if (traceIds.length === 0) return [];
-  const runTraces = (
-    await deps.collections.traces.find(
-      { organizationId, traceId: { $in: traceIds } },
-      { projection: { organizationId: 1, traceId: 1, runId: 1, expiresAt: 1 } },
-    )
-  ).filter((t) => t.runId);
-  const derived: SpanDoc[] = [];
-  for (const t of runTraces) {
-    const stored = await deps.collections.spans.findOne(
-      { organizationId, traceId: t.traceId },
-      { projection: { _id: 1 } },
-    );
-    if (!stored) derived.push(...(await derivedRunSpans(deps, t)));
-  }
-  return derived;
+export function runSpansFor(deps: RunTraceReads): MissingSpans {
+  return async (organizationId, traceIds) => {
+    const runTraces = (
+      await deps.collections.traces.find(
+        { organizationId, traceId: { $in: traceIds } },
+        { projection: { organizationId: 1, traceId: 1, runId: 1, expiresAt: 1 } },
+      )
+    ).filter((t) => t.runId);
+    const derived: SpanDoc[] = [];
+    for (const t of runTraces) derived.push(...(await derivedRunSpans(deps, t)));
+    return derived;
+  };
 }

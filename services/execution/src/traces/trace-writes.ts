@@ -106,6 +106,7 @@ async function summarize(
   organizationId: string,
   docs: SpanDoc[],
   known: Map<string, SpanDoc[]>,
+  missingSpans?: MissingSpans,
 ) {
   const { spans, traces } = collections;
   const candidates = [...groupByTrace(docs)].filter(([traceId]) => !known.has(traceId));
@@ -115,6 +116,14 @@ async function summarize(
   const continued = candidates.filter((_, i) => clashed.has(i)).map(([traceId]) => traceId);
   if (continued.length > 0) {
     const read = groupByTrace(await spans.find({ organizationId, traceId: { $in: continued } }));
+    // A trace with a summary but no span stored before these: a Kiln run's, stored as its summary only.
+    const incoming = new Set(docs.map((d) => d._id));
+    const bare = continued.filter((t) => (read.get(t) ?? []).every((s) => incoming.has(s._id)));
+    const extra = bare.length > 0 && missingSpans ? await missingSpans(organizationId, bare) : [];
+    if (extra.length > 0) {
+      await spans.insertUnordered(extra);
+      for (const [traceId, own] of groupByTrace(extra)) read.set(traceId, [...own, ...(read.get(traceId) ?? [])]);
+    }
     for (const [traceId, all] of read) known.set(traceId, all);
   }
   if (known.size > 0) for (const s of await rewriteSummaries(collections, organizationId, known)) touched.add(s);
@@ -122,12 +131,23 @@ async function summarize(
   await rebuildSessions(collections, organizationId, [...touched]);
 }
 
+/**
+ * The spans a trace has beside its summary when none is stored (a Kiln run's trace, stored as its
+ * summary only: run-trace-reads.ts), asked for the traces spans are sent into later.
+ */
+export type MissingSpans = (organizationId: string, traceIds: string[]) => Promise<SpanDoc[]>;
+
 /** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
-export async function storeSpanDocs(collections: TraceCollections, organizationId: string, docs: SpanDoc[]) {
+export async function storeSpanDocs(
+  collections: TraceCollections,
+  organizationId: string,
+  docs: SpanDoc[],
+  missingSpans?: MissingSpans,
+) {
   if (docs.length === 0) return;
   const all = [...new Map(docs.map((d) => [d._id, d])).values()];
   // New spans go in with one command; those that clash on `_id` were stored by an earlier request.
   const again = (await collections.spans.insertUnordered(all)).map((i) => all[i] as SpanDoc);
   const known = await replaceSentAgain(collections, organizationId, again);
-  await summarize(collections, organizationId, all, known);
+  await summarize(collections, organizationId, all, known, missingSpans);
 }

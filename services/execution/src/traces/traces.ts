@@ -15,7 +15,7 @@ import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import { createIngestLimiter, type IngestLimiterOptions } from "./ingest-limiter.js";
 import { decodeOtlpTraces } from "./otlp-decode.js";
-import { runSpansJoinedBy, spansOfTrace } from "./run-trace-reads.js";
+import { runSpansFor, spansOfTrace } from "./run-trace-reads.js";
 import { spanChunks, spansOf } from "./span-mapping.js";
 import { timedCollections } from "./store-time.js";
 import { ingestedEvents } from "./trace-events.js";
@@ -103,6 +103,7 @@ export function createTraces(deps: {
   storeElsewhere?: boolean;
 }) {
   const limit = createIngestLimiter(deps.ingest);
+  const runSpans = runSpansFor(deps);
   const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
     if (organizationId === "")
@@ -136,8 +137,7 @@ export function createTraces(deps: {
           reason ||= mapped.reason;
           const stored = mapped.docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
           // Spans joining a run's trace stored as its summary only: the run's spans are stored with them.
-          const joined = await runSpansJoinedBy(deps, organizationId, stored);
-          await storeSpanDocs(collections, organizationId, [...joined, ...stored]);
+          await storeSpanDocs(collections, organizationId, stored, runSpans);
           await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
         }
         return { rejected, reason };
