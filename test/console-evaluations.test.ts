@@ -97,7 +97,8 @@ describe("evaluations in the console", () => {
     await page.getByRole("button", { name: "Delete Scratch" }).click();
     await page.getByRole("button", { name: "Confirm: delete Scratch" }).click();
     await page.getByText("Deleted Scratch.").waitFor();
-    expect(await caseRow("Scratch").count()).toBe(0);
+    // The note shows as soon as the delete is answered; the list is read again after it.
+    await expect.poll(() => caseRow("Scratch").count()).toBe(0);
     // Exported as files: JSONL keeps every assertion, CSV the input fields and the contains.
     const jsonl = await downloaded("Export JSONL");
     expect(jsonl.name).toBe(`cases-${skill.id}.jsonl`);
