@@ -13,11 +13,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newId } from "@kiln/kit/ids";
-import type { Collection, Doc, Store } from "@kiln/kit/store";
+import type { Store } from "@kiln/kit/store";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { createSqliteStore } from "@kiln/kit/store/sqlite";
 import { createModelCatalog } from "../../services/execution/src/domain/model-catalog.js";
 import { storedSpan } from "../../services/execution/src/traces/span-mapping.js";
+import { timedCollections } from "../../services/execution/src/traces/store-time.js";
 import { ensureRetentionIndexes, expiryOf } from "../../services/execution/src/traces/trace-retention.js";
 import {
   ensureTraceIndexes,
@@ -81,29 +82,8 @@ function spansOfTrace(traceId: string, count: number, sessionId: string, from = 
 const newTraceId = () => hex(++sequence, 32);
 
 /** Times every call of every method of the collections, by "collection.method". */
-function timed(collections: TraceCollections, times: Map<string, number>): TraceCollections {
-  const wrap = <T extends Doc>(c: Collection<T>): Collection<T> => {
-    const out = { name: c.name } as Collection<T>;
-    for (const key of Object.keys(c) as (keyof Collection<T>)[]) {
-      const member = c[key];
-      if (typeof member !== "function") continue;
-      const method = member as (...args: unknown[]) => Promise<unknown>;
-      Object.assign(out, {
-        [key]: async (...args: unknown[]) => {
-          const t = performance.now();
-          try {
-            return await method.apply(c, args);
-          } finally {
-            const name = `${c.name}.${String(key)}`;
-            times.set(name, (times.get(name) ?? 0) + performance.now() - t);
-          }
-        },
-      });
-    }
-    return out;
-  };
-  return { spans: wrap(collections.spans), traces: wrap(collections.traces), sessions: wrap(collections.sessions) };
-}
+const timed = (collections: TraceCollections, times: Map<string, number>): TraceCollections =>
+  timedCollections(collections, (ms, statement) => times.set(statement, (times.get(statement) ?? 0) + ms));
 
 async function prefill(collections: TraceCollections) {
   for (let done = 0; done < PREFILL; ) {

@@ -247,28 +247,15 @@ export function runSpans(run: RunDoc, trace: RunTraceContext, models: ModelCatal
 export function runTraceSummaryOf(run: RunDoc, trace: RunTraceContext, models: ModelCatalog, expiresAt?: Date) {
   const expiry = expiresAt && expiryOf(expiresAt);
   const root = encodeJson({ "kiln.run.id": run._id, ...(run.label ? { "kiln.run.label": run.label } : {}) });
-  // One literal per span, no spread: this runs for every recorded run.
   const light = (s: RunSpan, i: number): SpanDoc => ({
     _id: "",
-    organizationId: run.organizationId,
-    traceId: trace.traceId,
-    spanId: s.spanId,
-    parentSpanId: s.parentSpanId,
-    name: s.name,
-    kind: s.kind,
-    startTime: new Date(s.start),
-    endTime: new Date(Math.max(s.start, s.end)),
-    status: s.error ? "error" : "ok",
-    statusMessage: "",
+    ...spanDocOf(run, trace, s, expiry),
     attributes: i === 0 ? root : "{}",
     resourceAttributes: "",
     events: "",
-    scopeName: SCOPE,
     sessionId: "",
     userId: "",
     generation: s.generation ? generationOf(s.generation, [], models) : null,
-    expiresAt: expiry?.expiresAt,
-    expiresDay: expiry?.expiresDay,
   });
   return summaryOf(walkRun(run, trace).map(light));
 }

@@ -7,7 +7,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
-import { isDuplicateKeyError } from "@kiln/kit/store";
 import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { OtlpExporter } from "./otlp-exporter.js";
@@ -71,17 +70,17 @@ export function createRunTraceRecorder(deps: {
       // Between two writes the runs' requests get their turn: a large batch does not hold the loop.
       if (at > 0) await nextTurn();
       try {
-        await deps.collections.traces.insertMany(
+        const clashed = await deps.collections.traces.insertUnordered(
           some.map((b) => ({
             _id: newId("trc"),
             ...runTraceSummaryOf(b.run, b.trace, deps.models, expiry.get(b.run.organizationId)),
           })),
         );
+        // Spans of such a trace came in first (a caller that had its traceparent): that run is
+        // stored with its spans then, the trace's summary rebuilt from all.
+        for (const i of clashed) shared.push(some[i] as Pending);
       } catch (e) {
-        // Spans of one of these traces came in first (a caller that had its traceparent): these runs
-        // are stored with their spans then, each trace's summary rebuilt from all.
-        if (isDuplicateKeyError(e)) shared.push(...some);
-        else deps.logger.warn({ err: e, runs: some.length }, "run traces were not stored");
+        deps.logger.warn({ err: e, runs: some.length }, "run traces were not stored");
       }
     }
     for (const b of shared) {

@@ -120,7 +120,7 @@ export function createTraces(deps: {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
       return limit(async (waitedElsewhere) => {
         const resourceSpans = "body" in input ? decodeOtlpTraces(input.body, input.contentType) : input.resourceSpans;
-        const expiresAt = await deps.retention.expiresAt(organizationId);
+        const expiry = expiryOf(await deps.retention.expiresAt(organizationId));
         const collections = deps.storeElsewhere
           ? timedCollections(deps.collections, waitedElsewhere)
           : deps.collections;
@@ -135,7 +135,7 @@ export function createTraces(deps: {
           const mapped = spansOf(organizationId, piece, deps.models);
           rejected += mapped.rejected;
           reason ||= mapped.reason;
-          const stored = mapped.docs.map((d) => ({ ...d, ...expiryOf(expiresAt) }));
+          const stored = mapped.docs.map((d) => ({ ...d, ...expiry }));
           // Spans joining a run's trace stored as its summary only: the run's spans are stored with them.
           await storeSpanDocs(collections, organizationId, stored, runSpans);
           await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));

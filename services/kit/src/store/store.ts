@@ -128,21 +128,32 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The collection with every method call made through `around`, given the method's name and the
+ * call itself (errors mapped, statements timed, ...).
+ */
+export function aroundCollection<T extends Doc>(
+  collection: Collection<T>,
+  around: (method: string, call: () => Promise<unknown>) => Promise<unknown>,
+): Collection<T> {
+  const wrapped = { name: collection.name } as Collection<T>;
+  for (const key of Object.keys(collection) as (keyof Collection<T>)[]) {
+    const member = collection[key];
+    if (typeof member !== "function") continue;
+    const method = member as (...args: unknown[]) => Promise<unknown>;
+    Object.assign(wrapped, {
+      [key]: (...args: unknown[]) => around(String(key), () => method.apply(collection, args)),
+    });
+  }
+  return wrapped;
+}
+
 /** The collection with every rejection passed through `map` (a backend's own errors in store terms). */
 export function mapCollectionErrors<T extends Doc>(
   collection: Collection<T>,
   map: (error: unknown) => unknown,
 ): Collection<T> {
-  const guarded = { name: collection.name } as Collection<T>;
-  for (const key of Object.keys(collection) as (keyof Collection<T>)[]) {
-    const member = collection[key];
-    if (typeof member !== "function") continue;
-    const method = member as (...args: unknown[]) => Promise<unknown>;
-    Object.assign(guarded, {
-      [key]: (...args: unknown[]) => method.apply(collection, args).catch((e: unknown) => Promise.reject(map(e))),
-    });
-  }
-  return guarded;
+  return aroundCollection(collection, (_method, call) => call().catch((e: unknown) => Promise.reject(map(e))));
 }
 
 /**
