@@ -36,7 +36,9 @@ export function createIngestLimiter(options: IngestLimiterOptions = {}) {
   const idleShare = Math.max(options.idleShare ?? DEFAULT_INGEST_IDLE_SHARE, share);
   const maxWaiting = options.maxWaiting ?? 64;
   const maxWaitMs = options.maxWaitMs ?? 8_000;
-  const runsStored = options.runsStored ?? (() => 1);
+  // Without the run path's activity to go by, always the busy share.
+  let calls = 0;
+  const runsStored = options.runsStored ?? (() => ++calls);
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let restUntil = 0;

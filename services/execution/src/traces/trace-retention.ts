@@ -120,7 +120,9 @@ export async function dateUndatedTraces(
         const days = await retentionDaysOf(d.organizationId);
         const due = Math.ceil((new Date(d[timeField] as Date).getTime() + days * DAY_MS) / DAY_MS) * DAY_MS;
         const at = Math.max(due, now.getTime());
-        groups.set(at, [...(groups.get(at) ?? []), d._id]);
+        const ids = groups.get(at);
+        if (ids) ids.push(d._id);
+        else groups.set(at, [d._id]);
       }
       for (const [at, ids] of groups) await c.updateMany({ _id: { $in: ids } }, { $set: expiryOf(new Date(at)) });
       dated += batch.length;

@@ -85,14 +85,10 @@ export function sessionSummaryOf(traces: TraceDoc[]): Omit<SessionDoc, "_id"> {
 export const sessionDocId = (organizationId: string, sessionId: string) =>
   `ses_${createHash("sha256").update(`${organizationId}\n${sessionId}`).digest("hex").slice(0, 32)}`;
 
-/** Rebuilds one session from its traces (removed when none is left in it). */
-export async function rebuildSession(collections: TraceCollections, organizationId: string, sessionId: string) {
-  await rebuildSessions(collections, organizationId, [sessionId]);
-}
-
 /**
- * Rebuilds these sessions from their traces, read with one query for all of them (on FerretDB
- * 1.24 any read but by `_id` scans the collection: one scan, not one per session).
+ * Rebuilds these sessions from their traces (a session left without one is removed), read with
+ * one query for all of them (on FerretDB 1.24 any read but by `_id` scans the collection: one
+ * scan, not one per session).
  */
 export async function rebuildSessions(
   { traces, sessions }: TraceCollections,
@@ -100,10 +96,7 @@ export async function rebuildSessions(
   sessionIds: string[],
 ) {
   if (sessionIds.length === 0) return;
-  const all =
-    sessionIds.length === 1
-      ? await traces.find({ organizationId, sessionId: sessionIds[0] }, { sort: { startTime: 1 } })
-      : await traces.find({ organizationId, sessionId: { $in: sessionIds } }, { sort: { startTime: 1 } });
+  const all = await traces.find({ organizationId, sessionId: { $in: sessionIds } }, { sort: { startTime: 1 } });
   for (const sessionId of sessionIds) {
     const _id = sessionDocId(organizationId, sessionId);
     const own = all.filter((t) => t.sessionId === sessionId);
