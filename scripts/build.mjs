@@ -47,7 +47,7 @@ if (bundleStale) {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     // Smaller source to parse and keep in memory (7.4 MB -> 3 MB); names kept for errors and logs.
     minify: true,
     keepNames: true,

@@ -18,7 +18,7 @@
  * Anything else (a scheme, port, path, credentials, `%`, a wildcard elsewhere) is refused.
  */
 import { isIP } from "node:net";
-import { domainToASCII } from "node:url";
+import { domainToASCII, domainToUnicode } from "node:url";
 
 declare const canonical: unique symbol;
 
@@ -67,8 +67,16 @@ export function canonicalHost(text: string): string | undefined {
   if (ascii === "") return undefined;
   if (ascii.startsWith("[") || isIP(ascii) !== 0) return ascii;
   const name = ascii.endsWith(".") ? ascii.slice(0, -1) : ascii;
-  if (name.length > MAX_NAME_LENGTH || !name.split(".").every((label) => LABEL.test(label))) return undefined;
+  if (name.length > MAX_NAME_LENGTH || !name.split(".").every(isNameLabel)) return undefined;
   return name;
+}
+
+/**
+ * A label of a name: `LABEL`'s characters, and an `xn--` label only when it is punycode that decodes
+ * (Node 22+'s domainToASCII passes `xn--a` through unchanged; Node 20's refused it).
+ */
+function isNameLabel(label: string): boolean {
+  return LABEL.test(label) && (!label.startsWith("xn--") || !domainToUnicode(label).startsWith("xn--"));
 }
 
 function isIpLiteral(host: string): boolean {
