@@ -53,7 +53,7 @@ export interface EmbeddedOptions {
   /** Origins browsers may call from (CORS_ORIGINS); default: none, CORS off. */
   corsOrigins?: string[];
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
-  webhooks?: WebhookOptions;
+  webhooks?: Partial<WebhookOptions>;
   /** How long an online evaluation score is kept (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
   onlineScoreRetentionMs?: number;
   /** Human review's lease and rule settings (docs/review.md). */

@@ -11,7 +11,7 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import { type ResolveHost, resolveWithDns } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
-import { createSecretBox, newSecretKey, type SecretBox } from "@kiln/kit/secret-box";
+import type { SecretBox } from "@kiln/kit/secret-box";
 import type { Store } from "@kiln/kit/store";
 import { startSweeper } from "@kiln/kit/sweeper";
 import { createDispatcher, type Dispatcher } from "./dispatcher.js";
@@ -40,11 +40,8 @@ export interface WebhookOptions {
   /** Ack wait of the delivery queue and lease of an attempt (default 30 s). */
   ackWaitMs?: number;
   resolve?: ResolveHost;
-  /**
-   * Seals the signing secrets at rest (KILN_SECRET_KEY). Default: a key made for this store and
-   * this process, for tests and `:memory:` only: what it seals does not open after a restart.
-   */
-  secrets?: SecretBox;
+  /** Seals the signing secrets at rest (KILN_SECRET_KEY, or the embedded data directory's key). */
+  secrets: SecretBox;
   /** How long deliveries are kept after their last activity (WEBHOOK_DELIVERY_RETENTION_DAYS); default 30 days. */
   deliveryRetentionMs?: number;
   /** Between two sweeps of expired deliveries; default one hour. */
@@ -56,7 +53,7 @@ export interface WebhookDeps {
   store: Store;
   bus: Bus;
   logger: Logger;
-  options?: WebhookOptions;
+  options: WebhookOptions;
 }
 
 /**
@@ -75,23 +72,9 @@ function subscribersOf(store: Store): SubscriberCache {
   return cache;
 }
 
-/** One made-up key per store, so the RPC service and the dispatchers of one process agree. */
-const ephemeralBoxes = new WeakMap<Store, SecretBox>();
-
-function secretsOf(deps: WebhookDeps): SecretBox {
-  const given = deps.options?.secrets;
-  if (given) return given;
-  let box = ephemeralBoxes.get(deps.store);
-  if (!box) {
-    box = createSecretBox({ current: newSecretKey(), previous: [] });
-    ephemeralBoxes.set(deps.store, box);
-  }
-  return box;
-}
-
 async function dispatcherOf(deps: WebhookDeps) {
   await ensureWebhookIndexes(deps.store);
-  const o = deps.options ?? {};
+  const o = deps.options;
   const now = o.now ?? (() => new Date());
   const collections = webhookCollections(deps.store);
   const dispatcher = createDispatcher({
@@ -103,7 +86,7 @@ async function dispatcherOf(deps: WebhookDeps) {
       resolve: o.resolve ?? resolveWithDns,
       timeoutMs: o.timeoutMs ?? 10_000,
       now,
-      secrets: secretsOf(deps),
+      secrets: o.secrets,
     },
     retry: { ...DEFAULT_RETRY, ...o.retry },
     ackWaitMs: o.ackWaitMs,
@@ -123,14 +106,14 @@ export async function createWebhookDispatcher(deps: WebhookDeps): Promise<Dispat
  */
 export async function createWebhookModule(deps: WebhookDeps & { identityAuth: IdentityAuth }) {
   const { collections, dispatcher, now, privateHosts } = await dispatcherOf(deps);
-  const secrets = secretsOf(deps);
+  const secrets = deps.options.secrets;
   const resealed = await resealSecrets(collections, secrets);
   if (resealed > 0) deps.logger.info({ webhooks: resealed }, "webhook secrets re-sealed under the current secret key");
-  const retentionMs = deps.options?.deliveryRetentionMs ?? DEFAULT_DELIVERY_RETENTION_MS;
+  const retentionMs = deps.options.deliveryRetentionMs ?? DEFAULT_DELIVERY_RETENTION_MS;
   const sweeper = startSweeper({
     logger: deps.logger,
     what: "webhook deliveries",
-    intervalMs: deps.options?.sweepIntervalMs,
+    intervalMs: deps.options.sweepIntervalMs,
     sweep: () => sweepDeliveries(collections, new Date(now().getTime() - retentionMs)),
   });
   const webhooks = createWebhooks({

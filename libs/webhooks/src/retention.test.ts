@@ -67,7 +67,8 @@ const delivery = (id: string, createdAt: Date, status: DeliveryDoc["status"], re
   createdAt,
 });
 
-async function moduleOn(store: ReturnType<typeof sqliteStore>, options: WebhookOptions) {
+async function moduleOn(store: ReturnType<typeof sqliteStore>, given: Partial<WebhookOptions>) {
+  const options = { secrets: createSecretBox({ current: newSecretKey(), previous: [] }), ...given };
   const bus = createMemoryBus();
   const module = await createWebhookModule({ store, bus, logger, identityAuth, options });
   return {

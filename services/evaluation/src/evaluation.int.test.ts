@@ -69,6 +69,7 @@ describe("evaluation workers on FerretDB and nats-server", () => {
           logger: silentLogger,
           concurrency: 2,
           ackWaitMs: 5_000,
+          webhooks: false,
         }),
       );
       await Promise.all(workers.map((w) => w.start()));

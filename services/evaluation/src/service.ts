@@ -61,7 +61,7 @@ export interface EvaluationServiceDeps {
   /** Workers in this process; default 4 at a time with a 30 s ack wait; `false` serves the RPCs only. */
   workers?: EvaluationWorkerOptions | false;
   /** Webhook delivery settings (the dispatcher runs with the workers); see @kiln/webhooks-lib. */
-  webhooks?: WebhookOptions;
+  webhooks: WebhookOptions;
   /** Run a webhook dispatcher beside the workers (WEBHOOK_DISPATCHER); default true. */
   webhookDispatcher?: boolean;
   /** How often runs whose work the bus did not take are published again; default 2000 ms. */

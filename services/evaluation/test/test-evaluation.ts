@@ -12,6 +12,7 @@ import { DomainError, notFound, permissionDenied, unauthenticated } from "@kiln/
 import { type JsonText, jsonText } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import { isOutside, kPrincipal, type Principal } from "@kiln/kit/principal";
+import { createSecretBox, newSecretKey } from "@kiln/kit/secret-box";
 import type { Store } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { GetSkillResponseSchema } from "@kiln/proto/catalog";
@@ -287,6 +288,7 @@ export async function createTestEvaluation(
         concurrency: 2,
         ackWaitMs: 2_000,
         retryDelayMs: 20,
+        webhooks: { secrets: createSecretBox({ current: newSecretKey(), previous: [] }) },
         ...overrides,
       }),
   };

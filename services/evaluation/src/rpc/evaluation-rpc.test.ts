@@ -7,6 +7,7 @@ import { jsonTextOf } from "@kiln/kit/json-text";
 import { kPrincipal, type Principal } from "@kiln/kit/principal";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
+import { createSecretBox, newSecretKey } from "@kiln/kit/secret-box";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { ContractValiditySchema, EvaluationRunSchema, EvaluationService } from "@kiln/proto/evaluation";
 import { afterAll, describe, expect, it } from "vitest";
@@ -33,6 +34,7 @@ const service = await createEvaluationService({
   execution: createFakeExecution((input) => ({ text: `hello ${String(input.city)}` })),
   traces: { getTrace: () => Promise.reject(notFound("trace")) },
   workers: { concurrency: 2, ackWaitMs: 5_000 },
+  webhooks: { secrets: createSecretBox({ current: newSecretKey(), previous: [] }) },
 });
 const client = createClient(
   EvaluationService,

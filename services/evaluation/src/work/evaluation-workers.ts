@@ -48,7 +48,7 @@ export interface EvaluationWorkersDeps {
    */
   maxRateLimitRetries?: number;
   /** The webhook dispatcher this process runs beside its workers (docs/webhooks.md); `false`: none. */
-  webhooks?: WebhookOptions | false;
+  webhooks: WebhookOptions | false;
   now?: () => Date;
 }
 
