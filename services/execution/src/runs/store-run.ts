@@ -2,7 +2,7 @@
  * Stages four and five of a run, store and publish: the run record inserted with its
  * run.completed outbox intent, and the event handed to the outbox.
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
+import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
 import type { RunEventOutbox } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
@@ -52,12 +52,37 @@ function runInserter(runs: Collection<RunDoc>): GroupInserter<RunDoc> {
   return inserter;
 }
 
-/** Inserts a run whose outbox intent exists; a refused insert forgets the intent (no run, no event). */
+/**
+ * Inserts a run whose outbox intent exists. A failed insert may still have reached the store (the
+ * connection dropped after the server wrote it, the answer timed out): its outcome is resolved in
+ * the background by reading the run by id once the store answers, never by dropping the intent
+ * unread: a run found is published, a run not found has its intent forgotten (no run, no event).
+ */
 export async function insertRun(deps: RunStoreDeps, doc: RunDoc): Promise<void> {
   try {
     await runInserter(deps.runs).insert(doc);
   } catch (e) {
-    deps.outbox.abandon(doc._id);
+    void resolveUnknownInsert(deps, doc._id);
     throw e;
+  }
+}
+
+/** How long the reads resolving an unknown insert wait between tries while the store is away. */
+const RESOLVE_RETRY_MS = { first: 250, max: 2_000 };
+
+async function resolveUnknownInsert(deps: RunStoreDeps, runId: string): Promise<void> {
+  for (let wait = RESOLVE_RETRY_MS.first; ; wait = Math.min(wait * 2, RESOLVE_RETRY_MS.max)) {
+    let stored: RunDoc | null;
+    try {
+      stored = await deps.runs.findOne({ _id: runId });
+    } catch {
+      // Still away; an unref'd timer: a process stopping leaves the intent to the relay of any replica.
+      await sleep(wait, undefined, { ref: false });
+      continue;
+    }
+    if (!stored) deps.outbox.abandon(runId);
+    // A run stored as running (an asynchronous agent run) publishes when it completes.
+    else if (stored.status !== "running") deps.outbox.publish(stored);
+    return;
   }
 }

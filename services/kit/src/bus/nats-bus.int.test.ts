@@ -3,7 +3,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, inject, it } from "vitest";
 import { startNatsServer } from "../../../../test/support/servers.js";
-import type { Bus } from "./bus.js";
+import { type Bus, BusUnavailableError } from "./bus.js";
 import { createNatsBus } from "./nats-bus.js";
 
 const natsUrl = inject("natsUrl");
@@ -65,6 +65,42 @@ describe("nats bus against its own server", () => {
       await expect.poll(() => received, { timeout: 15_000, interval: 100 }).toContain("after");
       expect(logs).toContain("nats: disconnected");
       expect(logs).toContain("nats: reconnected");
+    } finally {
+      await bus.close();
+      await server.stop({ removeData: true });
+    }
+  });
+
+  it("refuses a stream read and a publish at once while disconnected, not after the request timeout", async () => {
+    let server = await startNatsServer();
+    const port = Number(new URL(server.url).port);
+    const logs: string[] = [];
+    const bus = await createNatsBus({ url: server.url, name: "outage-fast", log: (msg) => logs.push(msg) });
+    try {
+      const stream = `FAST${Date.now()}`;
+      await bus.ensureStream({ name: stream, subjects: [`${stream}.>`], retention: "limits" });
+      await server.stop();
+      await expect.poll(() => logs, { timeout: 10_000, interval: 50 }).toContain("nats: disconnected");
+      const startedMs = Date.now();
+      const settled = await Promise.allSettled([bus.streamInfo(stream), bus.publish(`${stream}.e`, "during")]);
+      // The client's own answer would come at the request timeout (5 s): a run reading the catalog's
+      // counter would wait that long; this bound is half of it, generous on a loaded machine.
+      expect(Date.now() - startedMs).toBeLessThan(2_500);
+      for (const s of settled) {
+        expect(s.status).toBe("rejected");
+        expect((s as PromiseRejectedResult).reason).toBeInstanceOf(BusUnavailableError);
+      }
+      server = await startNatsServer({ dir: server.dir, port });
+      await expect
+        .poll(
+          () =>
+            bus.streamInfo(stream).then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 15_000, interval: 200 },
+        )
+        .toBe(true);
     } finally {
       await bus.close();
       await server.stop({ removeData: true });

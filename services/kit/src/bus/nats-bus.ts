@@ -31,7 +31,7 @@ import {
   type Subscription,
 } from "./bus.js";
 import { natsBusMessage } from "./nats-bus-message.js";
-import { busErrorOf, withTimeout } from "./nats-errors.js";
+import { busErrorOf, disconnectSignal, withTimeout } from "./nats-errors.js";
 import { resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
 import { runHandler } from "./run-handler.js";
 
@@ -92,18 +92,32 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const subscriptions = new Set<Subscription>();
   let connected = true;
   let closing: Promise<void> | undefined;
+  // Rejected at the next disconnect: the requests in flight then answer at once, not after their
+  // timeout (a run would otherwise wait PUBLISH_TIMEOUT_MS on its counter read while the bus is away).
+  let lost = disconnectSignal();
 
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect") {
         connected = false;
+        lost.fail();
         log("nats: disconnected", { server: status.server });
       } else if (status.type === "reconnect") {
         connected = true;
+        lost = disconnectSignal();
         log("nats: reconnected", { server: status.server });
       }
     }
   })();
+
+  /** A request's answer, or a BusUnavailableError as soon as the connection is (or goes) away. */
+  function whileConnected<T>(request: Promise<T>): Promise<T> {
+    if (!connected) {
+      request.catch(() => undefined);
+      return Promise.reject(new BusUnavailableError(new Error("nats: disconnected")));
+    }
+    return Promise.race([request, lost.promise]);
+  }
 
   async function ensureStream(spec: StreamSpec): Promise<void> {
     const s = resolveStreamSpec(spec);
@@ -152,11 +166,13 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       hdrs.set(key, value);
     }
     try {
-      const ack = await js.publish(subjectOf(subject), payload, {
-        msgID: publishOptions.msgId,
-        headers: hdrs,
-        timeout: PUBLISH_TIMEOUT_MS,
-      });
+      const ack = await whileConnected(
+        js.publish(subjectOf(subject), payload, {
+          msgID: publishOptions.msgId,
+          headers: hdrs,
+          timeout: PUBLISH_TIMEOUT_MS,
+        }),
+      );
       return { stream: unprefixed(ack.stream), seq: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       // The client reports "no responders" on a publish as "jetstream is not enabled": no stream
@@ -251,7 +267,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
 
   async function streamInfo(name: string) {
-    const info = await jsm.streams.info(streamName(name)).catch((error: unknown) => Promise.reject(busErrorOf(error)));
+    const info = await whileConnected(jsm.streams.info(streamName(name))).catch((error: unknown) =>
+      Promise.reject(busErrorOf(error)),
+    );
     return { name, messages: info.state.messages, lastSeq: info.state.last_seq };
   }
 

@@ -35,3 +35,13 @@ export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, mes
     clearTimeout(timer);
   }
 }
+
+/** A promise that rejects (unhandled rejections muted) once `fail` is called. */
+export function disconnectSignal(): { promise: Promise<never>; fail: () => void } {
+  let fail = () => {};
+  const promise = new Promise<never>((_, reject) => {
+    fail = () => reject(new BusUnavailableError(new Error("nats: disconnected")));
+  });
+  promise.catch(() => undefined);
+  return { promise, fail };
+}

@@ -3,6 +3,7 @@ import { describeStoreContract } from "@kiln/testing/store-contract";
 import { MongoClient } from "mongodb";
 import { describe, expect, inject, it } from "vitest";
 import { createMongoStore } from "./mongo-store.js";
+import { StoreUnavailableError } from "./store.js";
 
 const url = inject("mongoUrl");
 const databasePrefix = `kit_store_${Date.now()}`;
@@ -58,4 +59,17 @@ describe("createMongoStore", () => {
     expect(Date.now() - startedMs).toBeLessThan(5_000);
     await store.close();
   });
+
+  it("fails an operation with StoreUnavailableError within seconds while the server is away, not after the driver's 30 s", async () => {
+    const port = await closedPort();
+    const store = createMongoStore({ url: `mongodb://127.0.0.1:${port}/?directConnection=true`, database: "away" });
+    try {
+      const startedMs = Date.now();
+      await expect(store.collection("items").insertOne({ _id: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
+      // The default is 5 s; the bound is generous for a loaded machine and still far below 30 s.
+      expect(Date.now() - startedMs).toBeLessThan(15_000);
+    } finally {
+      await store.close();
+    }
+  }, 45_000);
 });

@@ -46,20 +46,24 @@ export interface MongoStoreOptions {
   url: string;
   database: string;
   appName?: string;
-  /** How long an operation waits for a reachable server; the driver's default is 30 000. */
+  /** How long an operation waits for a reachable server; default 5 000 (the driver's is 30 000). */
   serverSelectionTimeoutMs?: number;
 }
+
+const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5_000;
 
 /** What the driver sees: our documents always carry a string `_id`. */
 type StoredDoc = Document & { _id: string };
 type Serializer = <R>(op: () => Promise<R>) => Promise<R>;
 
 export function createMongoStore(options: MongoStoreOptions): Store {
-  const clientOptions: MongoClientOptions = {};
+  // The driver's 30 s would hold every operation that long while the server is away: calls pile up
+  // behind the ones waiting (per-collection write order, group inserts, the relays) and the caller
+  // has long given up; failing sooner answers 503 and lets the work resume once the server is back.
+  const clientOptions: MongoClientOptions = {
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
+  };
   if (options.appName !== undefined) clientOptions.appName = options.appName;
-  if (options.serverSelectionTimeoutMs !== undefined) {
-    clientOptions.serverSelectionTimeoutMS = options.serverSelectionTimeoutMs;
-  }
   const client = new MongoClient(options.url, clientOptions);
   const db = client.db(options.database);
   const serializers = new Map<string, Serializer>();

@@ -218,8 +218,11 @@ export function createGroupInserter<T extends Doc>(collection: Collection<T>, ma
         try {
           await collection.insertMany(batch.map((p) => p.doc));
           for (const p of batch) p.resolve();
-        } catch {
-          for (const p of batch) await insertAlone(p, true);
+        } catch (e) {
+          // One by one only to find a clash's document: with the store away each lone insert would
+          // wait for it again, so the queue behind the batch would wait the outage times its size.
+          if (e instanceof StoreUnavailableError) for (const p of batch) p.reject(e);
+          else for (const p of batch) await insertAlone(p, true);
         }
       }
     } finally {
