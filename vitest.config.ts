@@ -8,6 +8,12 @@ export default defineConfig({
   resolve: { conditions: ["kiln-source"] },
   ssr: { resolve: { conditions: ["kiln-source"] } },
   test: {
+    // Files run in parallel workers. vitest's default is one worker per core less one, which on the
+    // 2-core CI machine means one: the whole suite ran file after file although most integration
+    // files spend their time waiting on servers, the bus and child processes rather than on the CPU.
+    // Every file isolates itself (own database and stream names, own servers on free ports), so
+    // files can share the machine. KILN_TEST_WORKERS overrides the count (1 = the old serial run).
+    maxWorkers: Number(process.env.KILN_TEST_WORKERS) || 3,
     projects: [
       {
         extends: true,

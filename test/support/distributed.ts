@@ -1,6 +1,6 @@
 /**
  * Starts the distributed mode as real processes (identity, catalog, execution, evaluation, gateway),
- * each with `node --import tsx launcher/src/main.ts <name>` (or the built launcher), on free ports, against the given
+ * each from the current source (launcher-entry.ts: the run's bundle, or tsx) or the built launcher, on free ports, against the given
  * MongoDB-protocol server (databases named per run) and nats-server (streams and subjects under a
  * NATS_PREFIX of their own, so platforms sharing the server never take each other's work); more
  * replicas of a service from the start (every *_URL lists them all, as a headless Service would)
@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { exportPKCS8, generateKeyPair } from "jose";
+import { sourceLauncherArgs } from "./launcher-entry.js";
 import { freePort } from "./servers.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -110,7 +111,7 @@ function imageNodeFlags(): string[] {
 function nodeArgs(options: Pick<DistributedOptions, "compiled" | "nodeArgsOf">, command: string): string[] {
   const entry = options.compiled
     ? [...imageNodeFlags(), join(ROOT, "launcher/dist/kiln.mjs")]
-    : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
+    : sourceLauncherArgs(ROOT);
   return [...(options.nodeArgsOf?.[command] ?? []), ...entry, command];
 }
 

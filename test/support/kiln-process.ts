@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sourceLauncherArgs } from "./launcher-entry.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -21,7 +22,7 @@ export interface KilnProcess {
 /**
  * Resolves once the process printed where it listens; rejects with its stderr when it exits first.
  * `compiled` runs the build `pnpm start` runs (launcher/dist/kiln.mjs, built by scripts/build.mjs
- * beforehand), else the TypeScript through tsx. `nodeArgs` go to node first (a benchmark's
+ * beforehand), else the current source (sourceLauncherArgs: the run's bundle, or tsx). `nodeArgs` go to node first (a benchmark's
  * `--cpu-prof`, which NODE_OPTIONS refuses).
  */
 export async function startKilnProcess(
@@ -29,7 +30,7 @@ export async function startKilnProcess(
   env: Record<string, string> = {},
   options: { compiled?: boolean; nodeArgs?: string[] } = {},
 ): Promise<KilnProcess> {
-  const entry = options.compiled ? startCommandArgs() : ["--import", "tsx", join(ROOT, "launcher/src/main.ts")];
+  const entry = options.compiled ? startCommandArgs() : sourceLauncherArgs(ROOT);
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, "embedded"], {
     cwd: ROOT,
     env: {
