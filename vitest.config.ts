@@ -21,6 +21,9 @@ export default defineConfig({
           name: "unit",
           include: ["{proto,services/*,libs/*,gateway,launcher,sdk,testing}/src/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
+          // A few unit tests are CPU work (every route schema compiled, the launcher bundled and its
+          // source maps decoded): vitest's 5 s default cut them off when workers share two cores.
+          testTimeout: 30_000,
         },
       },
       {
