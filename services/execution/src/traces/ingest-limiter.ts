@@ -116,9 +116,15 @@ export function createIngestLimiter(options: IngestLimiterOptions = {}) {
     ring = ring.filter((org) => org.queue.length > 0);
     if (ring.length === 0) return;
     // While a piece holds the process, only the first pieces' wait bounds can come due.
-    if (holding) return wakeAt(now, true);
+    if (holding) {
+      wakeAt(now, true);
+      return;
+    }
     const index = now < restUntil ? -1 : ring.findIndex((org) => org.restUntil <= now);
-    if (index < 0) return wakeAt(now, false);
+    if (index < 0) {
+      wakeAt(now, false);
+      return;
+    }
     const [org] = ring.splice(index, 1) as [Org];
     const waiter = org.queue.shift() as Waiter;
     if (org.queue.length > 0) ring.push(org);
