@@ -265,4 +265,22 @@ describe("Kiln as an MCP server (embedded mode, Streamable HTTP)", () => {
     expect((await post({ authorization: `Bearer ${flow.apiKey}`, origin: "https://evil.example" })).status).toBe(403);
     expect((await post({ authorization: `Bearer ${flow.apiKey}` })).status).toBe(200);
   });
+
+  it("answers an empty JSON-RPC batch with an Invalid Request error (JSON-RPC 2.0), not 202", async () => {
+    const r = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${flow.apiKey}`,
+      },
+      body: "[]",
+    });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32600, message: "Invalid Request: an empty batch" },
+      id: null,
+    });
+  });
 });

@@ -13,6 +13,7 @@ import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
 import type { GatewayApp, GatewayDeps } from "./http/gateway-app.js";
+import { registerStagedClose } from "./http/staged-close.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { jsonBytesKeyword } from "./json-limits.js";
 import { lazyValidators } from "./lazy-validators.js";
@@ -147,6 +148,7 @@ export async function buildGateway(deps: GatewayDeps) {
   await app.register(cookie);
 
   // Authentication runs before the body is read: an anonymous caller never gets a body parsed.
+  registerStagedClose(app);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
     const config = request.routeOptions.config;

@@ -135,9 +135,26 @@ export function envelopeOf(
   };
 }
 
+/** The wait a 429 asks for when what refused it named none (api.md "Errors": every 429 carries one). */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The one place every 429 gets its `Retry-After` (REST, /v1, MCP, OTLP): kept when the refusal set
+ * one (the rate limit names its window's rest), else the default.
+ */
+export function withRetryAfter(status: number, headers: Record<string, string>, reply: FastifyReply) {
+  if (status === 429 && headers["retry-after"] === undefined && !reply.hasHeader("retry-after")) {
+    return { ...headers, "retry-after": String(DEFAULT_RETRY_AFTER_SECONDS) };
+  }
+  return headers;
+}
+
 /** Fastify's error handler: every failure leaves in the envelope; 5xx are logged with their cause. */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { status, body, headers } = envelopeOf(error, request.id, request.routeOptions.bodyLimit);
   if (status >= 500) request.log.error({ err: error }, "request failed");
-  return reply.code(status).headers(headers).send(body);
+  return reply
+    .code(status)
+    .headers(withRetryAfter(status, headers, reply))
+    .send(body);
 }

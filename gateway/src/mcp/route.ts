@@ -52,6 +52,10 @@ export function registerMcpRoute(app: GatewayApp, deps: GatewayDeps, allowedOrig
         throw new HttpError("permission_denied", `requests from the origin ${origin} are not allowed`);
       }
       const caller = callerOfRequest(request);
+      // JSON-RPC 2.0: an empty batch is an Invalid Request, answered with one error (the SDK took it as nothing to do).
+      if (request.method === "POST" && Array.isArray(request.body) && request.body.length === 0) {
+        return rpcError(reply, 400, -32600, "Invalid Request: an empty batch");
+      }
       const sessionId = request.headers[SESSION_HEADER];
       let session = typeof sessionId === "string" ? sessions.find(sessionId, caller.principal.id) : undefined;
       if (typeof sessionId === "string" && !session) return rpcError(reply, 404, -32001, "Session not found");
@@ -60,6 +64,7 @@ export function registerMcpRoute(app: GatewayApp, deps: GatewayDeps, allowedOrig
           return rpcError(reply, 400, -32000, `Bad Request: send ${SESSION_HEADER}, or initialize a session`);
         }
         if (sessions.size >= MAX_SESSIONS) {
+          reply.header("retry-after", "1");
           return rpcError(reply, 503, -32000, "too many MCP sessions on this gateway; retry later");
         }
         session = await sessions.open({ keyId: caller.principal.id, organizationId: caller.principal.organizationId });

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { envelopeOf } from "../errors.js";
+import { envelopeOf, withRetryAfter } from "../errors.js";
 
 /** Errors of the /v1 routes in OpenAI's error shape and with OpenAI's statuses. */
 
@@ -92,5 +92,8 @@ export function handleOpenAiError(error: unknown, request: FastifyRequest, reply
   if (status >= 500) request.log.error({ err: error }, "request failed");
   const headers: Record<string, string> = error instanceof OpenAiHttpError ? { ...error.headers } : {};
   if (status === 401) headers["www-authenticate"] = 'Bearer error="invalid_token"';
-  return reply.code(status).headers(headers).send(body);
+  return reply
+    .code(status)
+    .headers(withRetryAfter(status, headers, reply))
+    .send(body);
 }

@@ -26,6 +26,14 @@ export function registerOtlpRoutes(app: GatewayApp, deps: GatewayDeps): void {
     for (const type of [PROTOBUF, JSON_TYPE])
       otlp.addContentTypeParser(type, { parseAs: "buffer" }, (_req, raw, done) => done(null, raw));
     otlp.addHook("preParsing", async (request, _reply, payload) => {
+      // API keys are ingestion's credential (docs/observability.md): a user's token names no
+      // organization to ingest into, and is refused before the body is read.
+      if (request.principal?.type !== "api_key") {
+        throw new HttpError(
+          "permission_denied",
+          "OTLP ingestion takes an API key with traces:write: send Authorization: Bearer <API key>",
+        );
+      }
       const encoding = request.headers["content-encoding"]?.toLowerCase() ?? "identity";
       if (encoding === "identity") return payload;
       if (encoding !== "gzip") throw new HttpError("invalid_argument", "content-encoding must be gzip or identity");

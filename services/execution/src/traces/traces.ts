@@ -3,7 +3,6 @@
  * GenAI mapping, one summary per trace, one per session. Writes need `traces:write`, reads
  * `traces:read` (API keys); every read and write is scoped by organization.
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { EventOutbox } from "@kiln/kit/bus/outbox";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
@@ -118,19 +117,19 @@ export function createTraces(deps: {
      */
     async ingest(principal: Principal, organizationId: string, input: IngestInput) {
       await authorize(principal, organizationId, TRACE_SCOPES.write);
-      return limit(async (waitedElsewhere) => {
+      return limit(organizationId, async (turn) => {
         const resourceSpans = "body" in input ? decodeOtlpTraces(input.body, input.contentType) : input.resourceSpans;
         const expiry = expiryOf(await deps.retention.expiresAt(organizationId));
         const collections = deps.storeElsewhere
-          ? timedCollections(deps.collections, waitedElsewhere)
+          ? timedCollections(deps.collections, turn.waitedElsewhere)
           : deps.collections;
         let rejected = 0;
         let reason = "";
-        // Piece by piece, with a turn of the event loop between two: a 10,000-span export never
-        // holds the process (the embedded store writes synchronously) for more than one piece.
+        // Piece by piece, the process given up between two (to the run path, and to the other
+        // organizations' ingestions): a 10,000-span export never holds it for more than one piece.
         let first = true;
         for (const piece of spanChunks(resourceSpans, INGEST_PIECE_SPANS)) {
-          if (!first) await nextTurn();
+          if (!first) await turn.next();
           first = false;
           const mapped = spansOf(organizationId, piece, deps.models);
           rejected += mapped.rejected;
