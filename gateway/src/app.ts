@@ -9,6 +9,7 @@ import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { failedReadiness } from "@kiln/kit/rpc/server";
 import { fastify } from "fastify";
 import Type from "typebox";
+import { assertDeclaredCredential } from "./auth/route-security.js";
 import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
@@ -164,6 +165,7 @@ export async function buildGateway(deps: GatewayDeps) {
     if (!credential)
       throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
     request.principal = await deps.authenticator.authenticate(credential, request.id);
+    assertDeclaredCredential(request.routeOptions.schema?.security, request.principal);
   });
 
   if (deps.rateLimitPerMinute > 0) {

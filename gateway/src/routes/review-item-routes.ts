@@ -14,6 +14,7 @@ import {
   reviewOp as op,
   QueueItemView,
   QueueItemWithContentView,
+  reviewerOp,
   ScoreValue,
   scoresOf,
 } from "./review-views.js";
@@ -29,7 +30,7 @@ export function registerReviewItemRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.post(
     "/api/annotation-queues/:id/next",
-    op(
+    reviewerOp(
       "claimNextAnnotationQueueItem",
       "Lease the next item to the caller (their own in review first), with its content",
       {
@@ -54,7 +55,7 @@ export function registerReviewItemRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.post(
     "/api/annotation-queues/:id/items/:itemId/review",
-    op("reviewAnnotationQueueItem", "Score and comment the item the caller holds; completes it", {
+    reviewerOp("reviewAnnotationQueueItem", "Score and comment the item the caller holds; completes it", {
       params: ItemParams,
       body: Body({
         scores: Type.Record(Type.String({ maxLength: 64 }), ScoreValue, { maxProperties: LIMITS.scoresPerQueue }),
@@ -78,7 +79,7 @@ export function registerReviewItemRoutes(app: GatewayApp, deps: GatewayDeps): vo
   ] as const) {
     app.post(
       `/api/annotation-queues/:id/items/:itemId/${action}`,
-      op(`${action}AnnotationQueueItem`, summary, {
+      reviewerOp(`${action}AnnotationQueueItem`, summary, {
         params: ItemParams,
         response: answers(QueueItemView, ...REVIEWER_ERRORS),
       }),
@@ -91,7 +92,7 @@ export function registerReviewItemRoutes(app: GatewayApp, deps: GatewayDeps): vo
 
   app.post(
     "/api/annotation-queues/:id/items/:itemId/case",
-    op(
+    reviewerOp(
       "createCaseFromAnnotationQueueItem",
       "Add the item's run to a skill's evaluation cases: its input, and the corrected output as expected output",
       {

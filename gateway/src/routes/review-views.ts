@@ -1,7 +1,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { AnnotationQueue, ItemContent, QueueItem, QueueProgress, Score, ScoreConfig } from "@kiln/proto/review";
 import Type from "typebox";
-import { operations } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, operations } from "../http/operation.js";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { AnyRun, anyRunView } from "./run-list-routes.js";
 import { TraceDetailView, traceDetailView } from "./trace-views.js";
@@ -11,6 +11,8 @@ import { answersOf, iso } from "./views.js";
 
 /** The OpenAPI group of every review route (public beta). */
 export const reviewOp = operations({ tags: ["review"], stability: "beta" });
+/** The reviewer's own routes: a member's token or session, not an API key (docs/review.md "Who may do what"). */
+export const reviewerOp = operations({ tags: ["review"], stability: "beta", security: ACCESS_TOKEN_ONLY });
 
 export const SCORE_KINDS = ["boolean", "numeric", "categorical"] as const;
 export const ITEM_STATUSES = ["pending", "in_review", "completed", "skipped"] as const;

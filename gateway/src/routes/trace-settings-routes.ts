@@ -1,13 +1,15 @@
 import type { TraceSettings } from "@kiln/proto/traces";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { answers, operations } from "../http/operation.js";
+import { ACCESS_TOKEN_ONLY, answers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, Nullable, Timestamp } from "../schemas.js";
 import { OrganizationId, organizationOf } from "./catalog-requests.js";
 import { iso } from "./views.js";
 
 const op = operations({ tags: ["traces"], stability: "beta" });
+/** A change of retention is a signed-in owner's or admin's: an API key cannot change how long its own traces are kept. */
+const userOp = operations({ tags: ["traces"], stability: "beta", security: ACCESS_TOKEN_ONLY });
 
 export const TraceSettingsView = Type.Object(
   {
@@ -53,7 +55,7 @@ export function registerTraceSettingsRoutes(app: GatewayApp, deps: GatewayDeps):
 
   app.put(
     "/api/traces/settings",
-    op(
+    userOp(
       "updateTraceSettings",
       "Change how long an organization's traces are kept (owners and admins; applies to traces stored afterwards)",
       {
