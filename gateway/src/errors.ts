@@ -128,6 +128,8 @@ export function envelopeOf(
   const final = e ?? new HttpError("internal", "internal error");
   const headers: Record<string, string> = { ...final.headers };
   if (final.code === "unauthenticated") headers["www-authenticate"] = 'Bearer error="invalid_token"';
+  // A dependency that is down (a process restarting, a store outage) is back within seconds: say so.
+  if (final.code === "unavailable") headers["retry-after"] ??= "1";
   return {
     status: STATUS_OF_CODE[final.code],
     body: { error: { code: final.code, message: final.message, details: final.details, requestId } },

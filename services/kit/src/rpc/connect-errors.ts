@@ -68,7 +68,9 @@ export function createErrorInterceptor(logger: Logger): Interceptor {
   };
 
   function errorOf(e: unknown, req: { url: string; header: Headers }): ConnectError {
-    if (e instanceof ConnectError) return e;
+    // A call to another service that failed because that service died: unavailable, not internal.
+    if (e instanceof ConnectError)
+      return e.findDetails(ErrorDetailSchema).length === 0 && isPeerGone(e) ? peerGone() : e;
     if (e instanceof DomainError) return toConnectError(e);
     if (isDuplicateKeyError(e)) return toConnectError(new DomainError("already_exists", "already exists"));
     const outage = outageOf(e);
@@ -95,10 +97,32 @@ export interface RemoteError {
   details: FieldIssue[];
 }
 
+const PEER_GONE_MESSAGE = "a service is unavailable; retry later";
+const peerGone = () => toConnectError(new DomainError("unavailable", PEER_GONE_MESSAGE));
+
+/** Codes a call gets from its own transport when the peer went away (connect-node's mapping of a reset or close). */
+const PEER_GONE_CODES = new Set([Code.Unavailable, Code.Aborted, Code.Canceled]);
+
+/**
+ * A call that failed because its peer died or its connection broke (a kill -9, a reset, a refused
+ * connection, an HTTP/2 stream CANCEL or a session destroyed), not because the peer answered: what
+ * such a failure carries is a Node error (with its string `code`) in the cause chain, or the
+ * transport's own "http/2 ..." message. A server's answer crosses the wire with neither.
+ */
+export function isPeerGone(ce: ConnectError): boolean {
+  if (PEER_GONE_CODES.has(ce.code)) return true;
+  if (/^http\/2 |stream closed|session (closed|destroyed)|socket hang up/i.test(ce.rawMessage)) return true;
+  for (let e: unknown = ce.cause; e instanceof Error; e = e.cause) {
+    if (typeof (e as { code?: unknown }).code === "string") return true;
+  }
+  return false;
+}
+
 /** Client side: what a failed RPC said, in domain terms. */
 export function remoteErrorOf(error: unknown): RemoteError {
   const ce = ConnectError.from(error);
   const [detail] = ce.findDetails(ErrorDetailSchema);
+  if (!detail && isPeerGone(ce)) return { kind: "unavailable", message: PEER_GONE_MESSAGE, details: [] };
   const kind = (detail?.kind as ErrorKind | undefined) ?? KIND_OF_CODE.get(ce.code) ?? "internal";
   const message = kind === "internal" ? "internal error" : ce.rawMessage;
   return { kind, message, details: detail?.issues.map((i) => ({ field: i.field, issue: i.issue })) ?? [] };

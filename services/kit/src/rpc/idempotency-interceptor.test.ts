@@ -17,6 +17,7 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   sweepIdempotencyRecords,
 } from "./idempotency-interceptor.js";
+import { OWNER_LEASE_MS } from "./idempotency-leases.js";
 import { defineService } from "./rpc-server.js";
 import { createInProcessTransport } from "./transport.js";
 
@@ -145,6 +146,49 @@ describe("idempotency interceptor", () => {
     const sole = setup({ store, soleProcess: true });
     expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: null });
     expect(await call(sole.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: "true" });
+  });
+});
+
+describe("a key claimed by a process that died", () => {
+  it("is taken over by a retry within the owner's lease (seconds), not after five minutes", async () => {
+    const store = createMemoryStore();
+    // The dead process's clock stands still: it renewed its lease for the last time at t0.
+    const t0 = new Date("2026-01-01T00:00:00Z");
+    const dead = setup({ store, now: () => t0, gate: new Promise(() => {}) });
+    void call(dead.clientFor(alice), "k").catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    let now = new Date(t0.getTime() + 1_000);
+    const replica = setup({ store, now: () => now });
+    // While the lease runs, the owner may still answer: 409.
+    const refused = await call(replica.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toMatchObject({ code: Code.FailedPrecondition });
+    // Past the lease (10 s, far below the five minutes of before) the retry runs the call.
+    now = new Date(t0.getTime() + OWNER_LEASE_MS + 1_000);
+    expect(await call(replica.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: null });
+    expect(await call(replica.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: "true" });
+  });
+
+  it("is taken over by one of several concurrent retries; the others answer 409, never an internal error", async () => {
+    const store = createMemoryStore();
+    const t0 = new Date("2026-01-01T00:00:00Z");
+    const dead = setup({ store, now: () => t0, gate: new Promise(() => {}) });
+    void call(dead.clientFor(alice), "k").catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const later = () => new Date(t0.getTime() + OWNER_LEASE_MS + 1_000);
+    const replicas = Array.from({ length: 6 }, () => setup({ store, now: later, gate }));
+    const pending = replicas.map((r) => call(r.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e)));
+    await new Promise((r) => setTimeout(r, 50));
+    open();
+    const answers = await Promise.all(pending);
+    const ran = answers.filter((a) => !(a instanceof ConnectError));
+    expect(ran).toHaveLength(1);
+    for (const a of answers.filter((x) => x instanceof ConnectError)) {
+      expect(a).toMatchObject({ code: Code.FailedPrecondition });
+    }
   });
 });
 

@@ -1,13 +1,14 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { clone, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
-import type { Interceptor, UnaryResponse } from "@connectrpc/connect";
+import type { Interceptor, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { kPrincipal, principalKey } from "../auth/principal.js";
 import { failedPrecondition, invalidArgument, unauthenticated } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError, type Store } from "../store/store.js";
 import { type Sweeper, startSweeper } from "../sweeper.js";
 import { toConnectError } from "./connect-errors.js";
+import { createOwnerLeases, sweepOwnerLeases } from "./idempotency-leases.js";
 
 /** Request header carrying the client's key (the gateway forwards REST's Idempotency-Key). */
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
@@ -32,7 +33,10 @@ export interface IdempotencyOptions {
   methods: ReadonlySet<string>;
   /** How long a key is remembered; default 24 h (api.md "Conventions"). */
   ttlMs?: number;
-  /** An in-flight record older than this is taken as abandoned (its process died); default 5 min. */
+  /**
+   * A claim that names no owner (written before owners had leases) older than this is taken as
+   * abandoned; default 5 min. A claim with an owner is abandoned once its owner's lease ran out.
+   */
   abandonedAfterMs?: number;
   /**
    * This process alone serves the store (the embedded mode): a key another process (an earlier
@@ -77,7 +81,9 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
   const ttlMs = options.ttlMs ?? IDEMPOTENCY_TTL_MS;
   const abandonedAfterMs = options.abandonedAfterMs ?? 5 * 60_000;
   const now = options.now ?? (() => new Date());
-  const owner = randomUUID();
+  const leases = createOwnerLeases({ store: options.store, now });
+  const owner = leases.owner;
+  const inFlight = () => toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
   let records: Collection<IdempotencyDoc> | undefined;
   let answers: Collection<AnswerDoc> | undefined;
   const collection = () => {
@@ -119,67 +125,95 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       createdAt: now(),
     };
 
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await collection().insertOne(claim);
-        break;
-      } catch (e) {
-        if (!isDuplicateKeyError(e) || attempt > 0) throw e;
-      }
-      const existing = await collection().findOne({ _id: id });
-      if (!existing) continue;
-      // Answered: the response beside the claim (or, from before responses were kept apart, in it).
-      const answered = existing.state === "done" ? existing : await responses().findOne({ _id: id });
-      const age = claim.createdAt.getTime() - existing.createdAt.getTime();
-      const abandoned =
-        !answered && (age > abandonedAfterMs || (options.soleProcess === true && existing.owner !== owner));
-      const stale = age > ttlMs || abandoned;
-      if (stale) {
-        await responses().deleteOne({ _id: id });
-        await collection().deleteOne({ _id: id, createdAt: existing.createdAt });
-        continue;
-      }
-      if (existing.requestHash !== requestHash) {
-        throw toConnectError(
-          invalidArgument("this Idempotency-Key was used with a different request", [
-            { field: "Idempotency-Key", issue: "reused with another body" },
-          ]),
-        );
-      }
-      // An empty answer is "" (an empty message encodes to no bytes): answered all the same.
-      if (typeof answered?.response !== "string") {
-        throw toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
-      }
-      // The protocol answers in the content type it was asked in (Connect, gRPC, gRPC-Web alike).
-      const header = new Headers({ [IDEMPOTENT_REPLAYED_HEADER]: "true" });
-      const contentType = req.header.get("content-type");
-      if (contentType) header.set("content-type", contentType);
-      const replay: UnaryResponse = {
-        stream: false,
-        service: req.service,
-        method: req.method,
-        header,
-        trailer: new Headers(),
-        message: withoutSecrets(
-          req.method.output,
-          fromBinary(req.method.output, Buffer.from(answered.response, "base64")),
-          options.secretFields?.[path],
-        ),
-      };
+    const release = await leases.hold();
+    const replay = await claimOrReplay(req).catch((e: unknown) => {
+      release();
+      throw e;
+    });
+    if (replay) {
+      release();
       return replay;
     }
+    return runClaimed(next, req, { id, requestHash, path, createdAt: claim.createdAt }, release);
 
+    /** Claims the key (taking over an abandoned claim), or answers with the replay of its first answer. */
+    async function claimOrReplay(req: UnaryRequest): Promise<UnaryResponse | undefined> {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await collection().insertOne(claim);
+          return undefined;
+        } catch (e) {
+          // Clashing again and again: other retries are taking the key over at the same time.
+          if (!isDuplicateKeyError(e) || attempt >= 3) throw isDuplicateKeyError(e) ? inFlight() : e;
+        }
+        const existing = await collection().findOne({ _id: id });
+        if (!existing) continue;
+        // Answered: the response beside the claim (or, from before responses were kept apart, in it).
+        const answered = existing.state === "done" ? existing : await responses().findOne({ _id: id });
+        const age = claim.createdAt.getTime() - existing.createdAt.getTime();
+        const abandoned =
+          !answered &&
+          (existing.owner === undefined
+            ? age > abandonedAfterMs
+            : (options.soleProcess === true && existing.owner !== owner) || !(await leases.isLive(existing.owner)));
+        const stale = age > ttlMs || abandoned;
+        if (stale) {
+          // Taken over atomically: only the claim read here is deleted, and the insert that follows
+          // is on a unique `_id`, so of several retries one wins and the others see its claim.
+          await responses().deleteOne({ _id: id });
+          await collection().deleteOne({ _id: id, createdAt: existing.createdAt });
+          continue;
+        }
+        if (existing.requestHash !== requestHash) {
+          throw toConnectError(
+            invalidArgument("this Idempotency-Key was used with a different request", [
+              { field: "Idempotency-Key", issue: "reused with another body" },
+            ]),
+          );
+        }
+        // An empty answer is "" (an empty message encodes to no bytes): answered all the same.
+        if (typeof answered?.response !== "string") throw inFlight();
+        // The protocol answers in the content type it was asked in (Connect, gRPC, gRPC-Web alike).
+        const header = new Headers({ [IDEMPOTENT_REPLAYED_HEADER]: "true" });
+        const contentType = req.header.get("content-type");
+        if (contentType) header.set("content-type", contentType);
+        const replay: UnaryResponse = {
+          stream: false,
+          service: req.service,
+          method: req.method,
+          header,
+          trailer: new Headers(),
+          message: withoutSecrets(
+            req.method.output,
+            fromBinary(req.method.output, Buffer.from(answered.response, "base64")),
+            options.secretFields?.[path],
+          ),
+        };
+        return replay;
+      }
+    }
+  };
+
+  /** Runs a call whose key this process claimed, and keeps its answer (or releases the key when it failed). */
+  async function runClaimed(
+    next: Parameters<Interceptor>[0],
+    req: Parameters<Parameters<Interceptor>[0]>[0],
+    { id, requestHash, path, createdAt }: { id: string; requestHash: string; path: string; createdAt: Date },
+    release: () => void,
+  ) {
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (e) {
       await collection().deleteOne({ _id: id, requestHash });
       throw e;
+    } finally {
+      release();
     }
     if (!res.stream) {
       const stored = withoutSecrets(req.method.output, res.message, options.secretFields?.[path]);
       const response = Buffer.from(toBinary(req.method.output, stored)).toString("base64");
-      const answer = { _id: id, response, createdAt: claim.createdAt };
+      const answer = { _id: id, response, createdAt };
       // An expired answer whose claim went first (deleted out of order) is replaced, not a failure.
       await responses()
         .insertOne(answer)
@@ -189,7 +223,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
         });
     }
     return res;
-  };
+  }
 }
 
 /** A copy of `message` with the named top-level fields cleared; `message` itself when none are named. */
@@ -231,6 +265,8 @@ export async function sweepIdempotencyRecords(
   const expired = { createdAt: { $lt: new Date(now().getTime() - (options.ttlMs ?? IDEMPOTENCY_TTL_MS)) } };
   const answers = await store.collection<AnswerDoc>(RESPONSES).deleteMany(expired);
   const claims = await store.collection<IdempotencyDoc>(KEYS).deleteMany(expired);
+  // The leases of processes long gone go too (not counted: they are no key's record).
+  await sweepOwnerLeases(store, now());
   return answers.deletedCount + claims.deletedCount;
 }
 

@@ -7,6 +7,7 @@ import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createMongoStore } from "../store/mongo-store.js";
 import { ensureIdempotencyIndexes, sweepIdempotencyRecords } from "./idempotency-interceptor.js";
+import { createOwnerLeases, OWNER_LEASE_MS } from "./idempotency-leases.js";
 
 const url = inject("mongoUrl");
 const database = `kit_idempotency_${Date.now()}`;
@@ -52,5 +53,23 @@ describe("idempotency records on MongoDB (FerretDB)", () => {
     expect(await sweepIdempotencyRecords(store, { now })).toBe(2);
     expect((await keys.find({})).map((d) => d._id)).toEqual(["young"]);
     expect((await answers.find({})).map((d) => d._id)).toEqual(["young"]);
+  });
+});
+
+describe("owner leases on MongoDB (FerretDB)", () => {
+  it("are written and renewed by upsert, read back as live, and expire on the clock", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const a = createOwnerLeases({ store, now: () => now });
+    const b = createOwnerLeases({ store, now: () => now });
+    const release = await a.hold();
+    expect(await b.isLive(a.owner)).toBe(true);
+    // A renewal of the same document (the upsert a second time) keeps one lease.
+    now = new Date(now.getTime() + 4_000);
+    release();
+    (await a.hold())();
+    expect(await store.collection("idempotency_owners").countDocuments({ _id: a.owner })).toBe(1);
+    now = new Date(now.getTime() + OWNER_LEASE_MS + 1);
+    expect(await b.isLive(a.owner)).toBe(false);
+    expect(await b.isLive("never-seen")).toBe(false);
   });
 });
