@@ -68,7 +68,13 @@ describe("watchGeneration", () => {
     const bus = createMemoryBus();
     await bus.ensureStream(CATALOG_GENERATION);
     let reads = 0;
-    const counting = { ...bus, streamInfo: (name: string) => (reads++, bus.streamInfo(name)) };
+    const counting = {
+      ...bus,
+      streamInfo: (name: string) => {
+        reads++;
+        return bus.streamInfo(name);
+      },
+    };
     const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 60_000);
     const first = await watched.current();
     expect([await watched.current(), await watched.current()]).toEqual([first, first]);
@@ -109,7 +115,13 @@ describe("watchGeneration", () => {
     const bus = createMemoryBus();
     await bus.ensureStream(CATALOG_GENERATION);
     let reads = 0;
-    const counting = { ...bus, streamInfo: (name: string) => (reads++, bus.streamInfo(name)) };
+    const counting = {
+      ...bus,
+      streamInfo: (name: string) => {
+        reads++;
+        return bus.streamInfo(name);
+      },
+    };
     const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 0);
     await watched.current();
     await watched.current();
