@@ -40,6 +40,8 @@ export interface DistributedOptions {
    * image does, instead of the TypeScript through tsx: for the benchmarks.
    */
   compiled?: boolean;
+  /** How long the platform may take to be ready; default 60 s (more for many processes on a loaded machine). */
+  readyTimeoutMs?: number;
   /** Extra node arguments for one process (e.g. `--cpu-prof`), by launcher command. */
   nodeArgsOf?: Record<string, string[]>;
 }
@@ -325,7 +327,7 @@ async function startPlatform(options: DistributedOptions): Promise<Distributed> 
   const all = [processes.gateway, ...names.flatMap((n) => instances[n].map((i) => i.process))];
   try {
     // The gateway is ready when every service answers its readiness check.
-    await waitReady(`${gatewayUrl}/readyz`, all);
+    await waitReady(`${gatewayUrl}/readyz`, all, options.readyTimeoutMs);
     // The gateway needs one ready replica of each; the tests need all of them.
     await Promise.all(names.flatMap((n) => instances[n].map((i) => waitReadyH2(i.url, i.process))));
   } catch (e) {

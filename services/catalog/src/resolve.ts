@@ -83,6 +83,12 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
 
   return {
     /**
+     * Raises the change counter this replica's answers are current at to what a caller has seen,
+     * and answers it (LiveVersionCache.atLeast): called before a resolve that names one.
+     */
+    atLeast: (minGeneration: number) => deps.live.atLeast(minGeneration),
+
+    /**
      * `versionId` names any version of the prompt, draft or published (api.md: the run "uses the
      * published version unless versionId is given"); without it the live published version, and
      * none is failed_precondition (409).

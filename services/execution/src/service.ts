@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { InternalTokens } from "@kiln/kit/auth";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
-import { CATALOG_GENERATION, createGeneration } from "@kiln/kit/bus/generation";
+import { CATALOG_GENERATION, createGeneration, watchGeneration } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
@@ -90,7 +90,8 @@ export async function createExecutionService(
   }
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
-  const generation = createGeneration(deps.bus, deps.logger);
+  // The catalog's change counter, read from the bus only after a move is heard (pushed, not asked for on every run).
+  const generation = watchGeneration(deps.bus, createGeneration(deps.bus, deps.logger));
   const traceStore = traceCollections(deps.store);
   const retention = createTraceRetention({ store: deps.store, identityAuth: deps.identityAuth });
   // Expired spans and traces go (docs/observability.md "Retention").
@@ -172,6 +173,7 @@ export async function createExecutionService(
       await runTraces?.drain();
       await idempotencySweeper.stop();
       await traceSweeper.stop();
+      await generation.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */
     settle: () => outbox.settled(),

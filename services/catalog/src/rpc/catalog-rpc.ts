@@ -1,5 +1,5 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { answering, answeringOne, answeringPage, kRequestId, principalOf, withInput } from "@kiln/kit/principal";
 import { CatalogService } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
@@ -37,6 +37,20 @@ import {
   validateWorkflowInputOf,
 } from "./catalog-requests.js";
 import { importDocumentOf, importReportToProto } from "./import-conversions.js";
+
+/**
+ * A resolve answered with the change counter it is current at: what it read holds every write made
+ * before the counter reached the caller's min_generation (docs/architecture.md "Consistent resolution").
+ */
+function atGeneration<Req, Res extends object>(
+  atLeast: (minGeneration: number) => number,
+  handler: (req: Req, ctx: HandlerContext) => Promise<Res>,
+) {
+  return async (req: Req & { minGeneration: bigint }, ctx: HandlerContext) => {
+    const generation = atLeast(Number(req.minGeneration));
+    return { ...(await handler(req, ctx)), generation: BigInt(generation) };
+  };
+}
 
 export interface CatalogUseCases {
   prompts: Prompts;
@@ -116,8 +130,11 @@ export function registerCatalogRpc(
       return importReportToProto(await importOrganization(call, input));
     },
     getImport: answeringOne("status", (status: string) => status)(bundles.getImport),
-    resolvePromptVersion: answeringOne("prompt", resolvedPromptToProto)(resolver.resolvePromptVersion),
-    resolveSkillVersion: answering(resolvedSkillToProto)(resolver.resolveSkillVersion),
+    resolvePromptVersion: atGeneration(
+      resolver.atLeast,
+      answeringOne("prompt", resolvedPromptToProto)(resolver.resolvePromptVersion),
+    ),
+    resolveSkillVersion: atGeneration(resolver.atLeast, answering(resolvedSkillToProto)(resolver.resolveSkillVersion)),
     resolveAgentVersion: answering(resolvedAgentToProto)(resolver.resolveAgentVersion),
 
     createAgent: agent(agents.createAgent),

@@ -26,14 +26,20 @@ async function setUp() {
   const generation = createGeneration(bus, logger);
   const calls: string[] = [];
   let live = "pv_1";
+  // As a catalog replica answers: current at the counter asked for, unless it is one of before min_generation.
+  const state = { honoursMin: true, minAsked: [] as bigint[] };
+  const at = (min?: bigint) => {
+    state.minAsked.push(min ?? 0n);
+    return state.honoursMin ? (min ?? 0n) : 0n;
+  };
   const catalog = {
-    async resolvePromptVersion(req: { promptId?: string; versionId?: string }) {
+    async resolvePromptVersion(req: { promptId?: string; versionId?: string; minGeneration?: bigint }) {
       calls.push(`prompt ${req.promptId}`);
-      return { prompt: { version: { id: req.versionId || live } } };
+      return { prompt: { version: { id: req.versionId || live } }, generation: at(req.minGeneration) };
     },
-    async resolveSkillVersion(req: { skillId?: string }) {
+    async resolveSkillVersion(req: { skillId?: string; minGeneration?: bigint }) {
       calls.push(`skill ${req.skillId}`);
-      return { version: { id: "sv_1" }, steps: [], tools: [] };
+      return { version: { id: "sv_1" }, steps: [], tools: [], generation: at(req.minGeneration) };
     },
   } as unknown as Client<typeof CatalogService>;
   const decided: AuthorizeInput[] = [];
@@ -54,6 +60,7 @@ async function setUp() {
       ?.version?.id;
   return {
     bus,
+    state,
     generation,
     calls,
     decided,
@@ -86,6 +93,20 @@ describe("withResolveCache", () => {
     await t.cached.resolveSkillVersion({ organizationId: "org_1", skillId: "skl_1", preferDraft: false }, options);
     await t.cached.resolveSkillVersion({ organizationId: "org_1", skillId: "skl_1", preferDraft: true }, options);
     expect(t.calls.filter((c) => c.startsWith("skill"))).toHaveLength(2);
+  });
+
+  it("asks the catalog for an answer current at the counter it read, and keeps only such an answer", async () => {
+    const t = await setUp();
+    const counter = await t.generation.current();
+    await t.run(member);
+    await t.run(member);
+    expect(t.state.minAsked).toEqual([BigInt(counter)]);
+    // A catalog replica that does not say it read at the counter (a stale one): its answer is not kept.
+    await t.publish("pv_2");
+    t.state.honoursMin = false;
+    await t.run(member);
+    await t.run(member);
+    expect(t.state.minAsked).toEqual([BigInt(counter), BigInt(counter + 1), BigInt(counter + 1)]);
   });
 
   it("refuses a hit to a caller the catalog would refuse, as not found", async () => {

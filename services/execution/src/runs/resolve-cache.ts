@@ -68,7 +68,7 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
     sizeCalculation: (entry, key) => Math.max(1, approximateBytes(entry.answer) + key.length * 2),
   });
 
-  function cached<Req extends { organizationId?: string }, Res>(
+  function cached<Req extends { organizationId?: string; minGeneration?: bigint }, Res>(
     what: string,
     call: (req: Req, options?: CallOptions) => Promise<Res>,
     keyOf: (req: Req) => string,
@@ -83,13 +83,19 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
         return call(req, options);
       }
       const organizationId = req.organizationId ?? "";
+      const key = `${what}\u0000${organizationId}\u0000${keyOf(req)}\u0000${generation}`;
       let asked = false;
       let found: { answer: unknown };
       try {
-        found = await answers.get(`${what}\u0000${organizationId}\u0000${keyOf(req)}\u0000${generation}`, async () => {
+        found = await answers.get(key, async () => {
           asked = true;
-          return { answer: await call(req, options) };
+          // Whichever catalog replica answers, it answers with what it read at this counter or later.
+          const answer = await call({ ...req, minGeneration: BigInt(generation) }, options);
+          return { answer };
         });
+        // A catalog that does not say it read at this counter (one of before min_generation, during
+        // a rolling deploy) is not kept for other runs.
+        if (asked && !(Number((found.answer as Answered).generation ?? 0) >= generation)) answers.forget(key);
       } catch (e) {
         if (asked) throw e;
         // Refused to the caller that asked (its own authorization, say): this one asks for itself.
@@ -110,6 +116,11 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
       [r.skillId, r.versionId, r.label, r.preferDraft].join("\u0000"),
     ),
   };
+}
+
+/** What a resolve answers beside the version: the change counter it is current at. */
+interface Answered {
+  generation?: bigint;
 }
 
 /** About how many bytes a resolved answer holds: its strings (two bytes a character) and fields. */

@@ -8,6 +8,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
 import type { ModelCatalog } from "../domain/model-catalog.js";
+import { approximateBytes } from "../runs/resolve-cache.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { OtlpExporter } from "./otlp-exporter.js";
 import { runSpans, runTraceSummaryOf } from "./run-spans.js";
@@ -18,13 +19,18 @@ import { storeSpanDocs } from "./trace-writes.js";
 
 /** Runs waiting beyond this are dropped (and logged): a store that cannot keep up never grows memory without bound. */
 const MAX_PENDING = 10_000;
+/**
+ * Nor beyond this many bytes of waiting runs (their inputs and outputs, strings at two bytes a
+ * character): ten thousand runs of large prompts would not fit the image's 128 MB old space.
+ */
+export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 /** Summaries written by one insertMany (one transaction): a few milliseconds of the event loop. */
 const SUMMARIES_PER_WRITE = 64;
 /** How long a run waits in memory before its batch is written (a trace is readable within about this). */
 const FLUSH_DELAY_MS = 250;
 
 export type RunTraceRecorder = ReturnType<typeof createRunTraceRecorder>;
-type Pending = { run: RunDoc; trace: RunTraceContext };
+type Pending = { run: RunDoc; trace: RunTraceContext; bytes: number };
 
 /**
  * A run whose trace holds only its own spans is new: its summary is written with the batch's one
@@ -41,8 +47,12 @@ export function createRunTraceRecorder(deps: {
   retention: TraceRetention;
   /** Also sends the spans to an OTLP endpoint (OTEL_EXPORTER_OTLP_*). */
   exporter?: OtlpExporter;
+  /** Most bytes of runs waiting to be written; default MAX_PENDING_BYTES. */
+  maxPendingBytes?: number;
 }) {
+  const maxPendingBytes = deps.maxPendingBytes ?? MAX_PENDING_BYTES;
   let pending: Pending[] = [];
+  let pendingBytes = 0;
   let flushing: Promise<void> | null = null;
 
   /**
@@ -53,6 +63,7 @@ export function createRunTraceRecorder(deps: {
   async function flushOnce(): Promise<void> {
     const batch = pending;
     pending = [];
+    pendingBytes = 0;
     // Each organization's retention, read once per batch (and cached: trace-retention.ts).
     const organizations = [...new Set(batch.map((b) => b.run.organizationId))];
     const dates = await Promise.all(organizations.map((o) => deps.retention.expiresAt(o))).catch((e: unknown) => {
@@ -107,11 +118,13 @@ export function createRunTraceRecorder(deps: {
   return {
     /** The hook of a stored run (store-run.ts): an in-memory append. */
     record(run: RunDoc, trace: RunTraceContext | undefined): void {
-      if (pending.length >= MAX_PENDING) {
+      const bytes = approximateBytes(run);
+      if (pending.length >= MAX_PENDING || pendingBytes + bytes > maxPendingBytes) {
         deps.logger.warn({ runId: run._id }, "run traces are behind: this run's trace is dropped");
         return;
       }
-      pending.push({ run, trace: trace ?? runTraceContextOf(undefined) });
+      pendingBytes += bytes;
+      pending.push({ run, trace: trace ?? runTraceContextOf(undefined), bytes });
       schedule();
     },
     /** Resolves once every recorded run's trace is stored (closing). */

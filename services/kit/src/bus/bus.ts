@@ -14,6 +14,11 @@ export interface StreamSpec {
   duplicateWindowMs?: number;
   /** Messages older than this are dropped; default: kept. */
   maxAgeMs?: number;
+  /**
+   * Most bytes of messages kept: past it the oldest are dropped (JetStream's max_bytes with
+   * discard old). Default: unbounded on NATS; the in-process bus bounds every stream (memory-bus.ts).
+   */
+  maxBytes?: number;
 }
 
 export interface ConsumerSpec {

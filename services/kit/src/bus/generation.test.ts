@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../logger.js";
-import { CATALOG_GENERATION, createGeneration } from "./generation.js";
+import { CATALOG_GENERATION, createGeneration, watchGeneration } from "./generation.js";
 import { createMemoryBus } from "./memory-bus.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
@@ -60,5 +60,72 @@ describe("createGeneration", () => {
     for (const call of both) await expect(call).rejects.toThrow("bus down");
     down = false;
     expect(await generation.current()).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("watchGeneration", () => {
+  it("reads the bus once until the counter moves, and again after each move it hears", async () => {
+    const bus = createMemoryBus();
+    await bus.ensureStream(CATALOG_GENERATION);
+    let reads = 0;
+    const counting = {
+      ...bus,
+      streamInfo: (name: string) => {
+        reads++;
+        return bus.streamInfo(name);
+      },
+    };
+    const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 60_000);
+    const first = await watched.current();
+    expect([await watched.current(), await watched.current()]).toEqual([first, first]);
+    expect(reads).toBe(1);
+    // A move made by another process (another catalog replica) is heard: the next call reads.
+    await createGeneration(bus, logger).bump();
+    expect(await watched.current()).toBe(first + 1);
+    expect(await watched.current()).toBe(first + 1);
+    expect(reads).toBe(2);
+    await watched.stop();
+  });
+
+  it("does not trust a read during which a move was heard", async () => {
+    const bus = createMemoryBus();
+    await bus.ensureStream(CATALOG_GENERATION);
+    let reads = 0;
+    let moveDuringRead = true;
+    const other = createGeneration(bus, logger);
+    const racing = {
+      ...bus,
+      streamInfo: async (name: string) => {
+        reads++;
+        const info = await bus.streamInfo(name);
+        // The move lands after the read was answered but before its answer arrived.
+        if (moveDuringRead) await other.bump();
+        moveDuringRead = false;
+        return info;
+      },
+    };
+    const watched = watchGeneration(racing, createGeneration(racing, logger), CATALOG_GENERATION, 60_000);
+    const stale = await watched.current();
+    expect(await watched.current()).toBe(stale + 1);
+    expect(reads).toBe(2);
+    await watched.stop();
+  });
+
+  it("reads again once what it read is older than trustMs, in case a move was missed", async () => {
+    const bus = createMemoryBus();
+    await bus.ensureStream(CATALOG_GENERATION);
+    let reads = 0;
+    const counting = {
+      ...bus,
+      streamInfo: (name: string) => {
+        reads++;
+        return bus.streamInfo(name);
+      },
+    };
+    const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 0);
+    await watched.current();
+    await watched.current();
+    expect(reads).toBe(2);
+    await watched.stop();
   });
 });

@@ -68,3 +68,42 @@ export function createGeneration(bus: Bus, logger: Logger, spec: StreamSpec = CA
 
   return { current, bump };
 }
+
+export interface WatchedGeneration extends Generation {
+  /** Stops listening for moves. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `generation`, read from the bus only when it may have moved: every bump is heard on the
+ * counter's subject (Bus.listen), and between two moves `current()` answers the value read last
+ * without a bus call. A move heard during a read makes that read's value untrusted (it may be of
+ * before the move). Until a read after the subscription answers, and `trustMs` after each read,
+ * it reads again: a move missed while the connection was down is trusted at most that long.
+ */
+export function watchGeneration(
+  bus: Bus,
+  generation: Generation,
+  spec: StreamSpec = CATALOG_GENERATION,
+  trustMs = 1_000,
+): WatchedGeneration {
+  // Moves heard so far; a read is trusted only when none was heard while it was under way.
+  let moves = 0;
+  let known: { value: number; moves: number; readAtMs: number } | undefined;
+  const subscription = bus.listen(spec.subjects[0] as string, () => {
+    moves++;
+  });
+
+  function current(): Promise<number> {
+    if (known && known.moves === moves && Date.now() - known.readAtMs < trustMs) return Promise.resolve(known.value);
+    const before = moves;
+    const readAtMs = Date.now();
+    return generation.current().then((value) => {
+      // Never backwards: a slower read of before a move does not replace one of after it.
+      if (!known || value >= known.value) known = { value, moves: before, readAtMs };
+      return value;
+    });
+  }
+
+  return { current, bump: generation.bump, stop: () => subscription.stop() };
+}

@@ -18,15 +18,17 @@ import type {
 } from "./bus.js";
 import { memoryBusMessage } from "./memory-bus-message.js";
 import {
+  type MemoryBusOptions,
   type MemoryConsumer,
   type MemoryStream,
   type MemorySubscription,
   newConsumer,
+  newStream,
   type Pending,
   type StoredMessage,
 } from "./memory-bus-state.js";
 import { createMemoryListeners } from "./memory-listeners.js";
-import { clearTimers, purgeExpired, purgeMsgIds, releaseMessage, scheduleExpiry } from "./memory-retention.js";
+import * as retention from "./memory-retention.js";
 import { assertFilterFits, assertStreamFits, filterMatches, subjectMatches } from "./memory-subjects.js";
 import { type ResolvedConsumerSpec, resolveConsumerSpec, resolveStreamSpec } from "./resolve-spec.js";
 import { runHandler } from "./run-handler.js";
@@ -35,7 +37,7 @@ export { subjectMatches, subjectsOverlap } from "./memory-subjects.js";
 
 const CONSUME_RETRY_MS = 500;
 
-export function createMemoryBus(): Bus {
+export function createMemoryBus(busOptions: MemoryBusOptions = {}): Bus {
   const streams = new Map<string, MemoryStream>();
   const subscriptions = new Set<Subscription>();
   const listeners = createMemoryListeners();
@@ -57,14 +59,14 @@ export function createMemoryBus(): Bus {
     assertStreamFits(streams.values(), s);
     const existing = streams.get(s.name);
     if (!existing) {
-      streams.set(s.name, { spec: s, messages: new Map(), lastSeq: 0, msgIds: new Map(), consumers: new Map() });
+      streams.set(s.name, newStream(s, busOptions));
       return;
     }
     if (existing.spec.retention !== s.retention) {
       throw new Error("stream configuration update can not change retention policy");
     }
-    existing.spec = s;
-    scheduleExpiry(existing, () => closed);
+    Object.assign(existing, newStream(s, busOptions, existing));
+    retention.scheduleExpiry(existing, () => closed);
   }
 
   async function ensureConsumer(spec: ConsumerSpec): Promise<void> {
@@ -96,7 +98,7 @@ export function createMemoryBus(): Bus {
     const stream = [...streams.values()].find((s) => s.spec.subjects.some((p) => subjectMatches(p, subject)));
     if (!stream) throw new Error(`no stream owns subject ${subject} (no responders)`);
     const now = Date.now();
-    purgeMsgIds(stream, now);
+    retention.purgeMsgIds(stream, now);
     // A duplicate answers with the original sequence and stores nothing.
     const seen = options.msgId === undefined ? undefined : stream.msgIds.get(options.msgId);
     if (seen) return { stream: stream.spec.name, seq: seen.seq, duplicate: true };
@@ -110,8 +112,8 @@ export function createMemoryBus(): Bus {
     if (stream.spec.retention === "interest" && !consumers.some((c) => filterMatches(c, subject))) {
       return { stream: stream.spec.name, seq, duplicate: false };
     }
-    stream.messages.set(seq, { seq, subject, data, headers: { ...options.headers }, storedAtMs: now });
-    scheduleExpiry(stream, () => closed);
+    retention.storeMessage(stream, { seq, subject, data, headers: { ...options.headers }, storedAtMs: now });
+    retention.scheduleExpiry(stream, () => closed);
     for (const c of consumers) scheduleDispatch(c);
     return { stream: stream.spec.name, seq, duplicate: false };
   }
@@ -233,7 +235,7 @@ export function createMemoryBus(): Bus {
     if (c.pending.get(pending.seq) !== pending) return;
     clearTimeout(pending.timer);
     c.pending.delete(pending.seq);
-    releaseMessage(c.stream, pending.seq);
+    retention.releaseMessage(c.stream, pending.seq);
     scheduleDispatch(c);
   }
 
@@ -277,7 +279,7 @@ export function createMemoryBus(): Bus {
   async function streamInfo(name: string): Promise<StreamInfo> {
     assertOpen();
     const stream = getStream(name);
-    purgeExpired(stream);
+    retention.purgeExpired(stream);
     return { name, messages: stream.messages.size, lastSeq: stream.lastSeq };
   }
 
@@ -291,7 +293,7 @@ export function createMemoryBus(): Bus {
     await Promise.all([...subscriptions].map((s) => s.stop()));
     closed = true;
     listeners.clear();
-    for (const stream of streams.values()) clearTimers(stream);
+    for (const stream of streams.values()) retention.clearTimers(stream);
   }
 
   return { ensureStream, ensureConsumer, publish, consume, listen: listeners.listen, streamInfo, ping, close };

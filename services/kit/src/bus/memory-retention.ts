@@ -1,5 +1,5 @@
 /** How the in-process bus lets go of messages: age, the de-duplication window, retention policy. */
-import type { MemoryStream } from "./memory-bus-state.js";
+import { type MemoryStream, type StoredMessage, storedBytes } from "./memory-bus-state.js";
 import { filterMatches } from "./memory-subjects.js";
 
 export function purgeMsgIds(stream: MemoryStream, now: number): void {
@@ -13,9 +13,9 @@ export function purgeExpired(stream: MemoryStream): void {
   const maxAgeMs = stream.spec.maxAgeMs;
   if (maxAgeMs === undefined) return;
   const now = Date.now();
-  for (const [seq, m] of stream.messages) {
+  for (const m of stream.messages.values()) {
     if (m.storedAtMs + maxAgeMs > now) break;
-    stream.messages.delete(seq);
+    deleteMessage(stream, m);
   }
 }
 
@@ -42,7 +42,21 @@ export function releaseMessage(stream: MemoryStream, seq: number): void {
       if (filterMatches(c, m.subject) && (seq >= c.cursor || c.pending.has(seq))) return;
     }
   }
-  stream.messages.delete(seq);
+  deleteMessage(stream, m);
+}
+
+/** Stores `m`, then drops the oldest messages while the stream holds more than its bytes (discard old). */
+export function storeMessage(stream: MemoryStream, m: StoredMessage): void {
+  stream.messages.set(m.seq, m);
+  stream.bytes += storedBytes(m);
+  for (const oldest of stream.messages.values()) {
+    if (stream.bytes <= stream.maxBytes) break;
+    deleteMessage(stream, oldest);
+  }
+}
+
+function deleteMessage(stream: MemoryStream, m: StoredMessage): void {
+  if (stream.messages.delete(m.seq)) stream.bytes -= storedBytes(m);
 }
 
 /** Stops a closed stream's expiry timer and its consumers' ack and nak timers. */

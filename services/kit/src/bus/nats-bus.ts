@@ -129,6 +129,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       storage: StorageType.File,
       num_replicas: options.streamReplicas ?? 1,
       max_age: nanos(s.maxAgeMs ?? 0),
+      max_bytes: s.maxBytes ?? -1,
       duplicate_window: nanos(s.duplicateWindowMs),
     };
     try {

@@ -8,7 +8,10 @@ const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60_000;
 const DEFAULT_ACK_WAIT_MS = 30_000;
 const DEFAULT_MAX_ACK_PENDING = 1000;
 
-export type ResolvedStreamSpec = Required<Omit<StreamSpec, "maxAgeMs">> & { maxAgeMs: number | undefined };
+export type ResolvedStreamSpec = Required<Omit<StreamSpec, "maxAgeMs" | "maxBytes">> & {
+  maxAgeMs: number | undefined;
+  maxBytes: number | undefined;
+};
 export type ResolvedConsumerSpec = Required<Omit<ConsumerSpec, "filterSubject">> & {
   filterSubject: string | undefined;
 };
@@ -24,6 +27,7 @@ export function resolveStreamSpec(spec: StreamSpec): ResolvedStreamSpec {
     retention: spec.retention,
     duplicateWindowMs: spec.duplicateWindowMs ?? fallbackWindowMs,
     maxAgeMs,
+    maxBytes: spec.maxBytes && spec.maxBytes > 0 ? spec.maxBytes : undefined,
   };
 }
 
