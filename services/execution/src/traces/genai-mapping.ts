@@ -7,6 +7,7 @@ import { encodeJson } from "@kiln/kit/store";
 import { estimateCostUsd, type ModelCatalog } from "../domain/model-catalog.js";
 import { type Attributes, read, toolCallsOfMessages } from "./genai-readers.js";
 import {
+  AGGREGATE_OPERATIONS,
   DETAILS_EVENT,
   GENERATION_TABLE,
   MESSAGE_EVENTS,
@@ -102,6 +103,7 @@ export function generationOf(
   const attributes = withDetails(spanAttributes, events);
   const field = (name: keyof typeof GENERATION_TABLE) => first(attributes, GENERATION_TABLE[name]);
   const operation = text(field("operation"));
+  if (AGGREGATE_OPERATIONS.has(operation)) return null;
   if (first(attributes, DETECTING) === undefined && !MODEL_OPERATIONS.has(operation)) return null;
   const requestModel = text(field("requestModel"));
   const responseModel = text(field("responseModel"));

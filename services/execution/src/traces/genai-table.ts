@@ -138,6 +138,12 @@ export const OPERATIONS: Record<string, string> = {
 export const MODEL_OPERATIONS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
 
 /**
+ * Operations whose span wraps model calls and sums their usage (the AI SDK 7's root `invoke_agent`
+ * carries its model, tokens and messages): never a model call, or the trace would count each call twice.
+ */
+export const AGGREGATE_OPERATIONS = new Set(["invoke_agent", "create_agent", "invoke_workflow", "agent_step"]);
+
+/**
  * Span events of the older event-based GenAI messages: the event's name gives the role (or says it
  * is a choice), its attributes the message's fields. `gen_ai.client.inference.operation.details`
  * carries the current attributes (`gen_ai.input.messages`, ...) on an event instead of the span.
