@@ -5,8 +5,15 @@
  */
 import { encodeJson } from "@kiln/kit/store";
 import { estimateCostUsd, type ModelCatalog } from "../domain/model-catalog.js";
-import { type Attributes, read, toolCallsOfMessages } from "./genai-readers.js";
 import {
+  type Attributes,
+  finishReasonsOfMessages,
+  providerOfModel,
+  read,
+  toolCallsOfMessages,
+} from "./genai-readers.js";
+import {
+  AGGREGATE_OPERATIONS,
   DETAILS_EVENT,
   GENERATION_TABLE,
   MESSAGE_EVENTS,
@@ -91,7 +98,7 @@ function withDetails(attributes: Attributes, events: readonly Pick<SpanEvent, "n
   return details ? { ...details.attributes, ...attributes } : attributes;
 }
 
-const DETECTING = [...GENERATION_TABLE.requestModel.slice(0, 2), ...GENERATION_TABLE.responseModel.slice(0, 1)];
+const DETECTING = [...GENERATION_TABLE.requestModel.slice(0, 3), ...GENERATION_TABLE.responseModel.slice(0, 1)];
 
 /** null when the span is not a model call. */
 export function generationOf(
@@ -102,10 +109,12 @@ export function generationOf(
   const attributes = withDetails(spanAttributes, events);
   const field = (name: keyof typeof GENERATION_TABLE) => first(attributes, GENERATION_TABLE[name]);
   const operation = text(field("operation"));
+  if (AGGREGATE_OPERATIONS.has(operation)) return null;
   if (first(attributes, DETECTING) === undefined && !MODEL_OPERATIONS.has(operation)) return null;
   const requestModel = text(field("requestModel"));
   const responseModel = text(field("responseModel"));
-  const provider = text(field("provider"));
+  // Unsaid (LangChain under OpenInference), the provider is the model's, so the call is still priced.
+  const provider = text(field("provider")) || providerOfModel(responseModel || requestModel);
   const inputTokens = count(field("inputTokens"));
   const outputTokens = count(field("outputTokens"));
   // The model that answered, else the one asked for; priced only when Kiln's table knows it.
@@ -121,7 +130,7 @@ export function generationOf(
   const outputMessages = field("outputMessages") ?? eventMessages(events, "output");
   const asked = Array.isArray(outputMessages) ? toolCallsOfMessages(outputMessages) : [];
   const toolCalls = field("toolCalls") ?? (asked.length > 0 ? asked : undefined);
-  const finishReasons = field("finishReasons");
+  const finishReasons = field("finishReasons") ?? finishReasonsOfMessages(outputMessages ?? []);
   return {
     operation,
     requestModel,

@@ -85,6 +85,28 @@ export function toolCallsOfMessages(messages: JsonValue[]): JsonValue[] {
   return calls;
 }
 
+/** Model families whose provider is plain from the name, for spans that do not say (LangChain under OpenInference). */
+const MODEL_PROVIDERS: [RegExp, string][] = [
+  [/^(gpt-|o\d|chatgpt-|text-embedding-|davinci|babbage|omni-moderation)/, "openai"],
+  [/^claude/, "anthropic"],
+  [/^gemini/, "google"],
+  [/^(mistral|mixtral|codestral|ministral)/, "mistral"],
+];
+export function providerOfModel(model: string): string {
+  const slash = model.indexOf("/");
+  if (slash > 0) return model.slice(0, slash).toLowerCase();
+  return MODEL_PROVIDERS.find(([pattern]) => pattern.test(model.toLowerCase()))?.[1] ?? "";
+}
+
+/** The finish reasons written on output messages (`finish_reason`, `finishReason`), for conventions that put them there. */
+export function finishReasonsOfMessages(messages: JsonValue): string[] {
+  if (!Array.isArray(messages)) return [];
+  return messages.flatMap((m) => {
+    const reason = isObject(m) ? (m.finish_reason ?? m.finishReason) : undefined;
+    return typeof reason === "string" && reason !== "" ? [reason] : [];
+  });
+}
+
 function count(v: JsonValue): number | undefined {
   const n = typeof v === "string" ? Number(v) : v;
   return typeof n === "number" && Number.isInteger(n) && n >= 0 ? n : undefined;
@@ -127,6 +149,9 @@ export function read(attributes: Attributes, key: string, reader: Reader): JsonV
       return typeof v === "string" ? (v.split(".")[0] as string).toLowerCase() : undefined;
     case "operation":
       return typeof v === "string" ? (OPERATIONS[v] ?? v) : undefined;
+    case "traceloopTool":
+      // OpenLLMetry names every workflow, task and tool span by `traceloop.entity.name`: only a tool's is a tool call.
+      return attributes["traceloop.span.kind"] === "tool" && typeof v === "string" ? v : undefined;
     case "toolCalls": {
       const parsed = parsedJson(v);
       return Array.isArray(parsed) ? parsed.flatMap((c) => toolCallOf(c) ?? []) : undefined;

@@ -24,8 +24,8 @@ describe("the mapping table in docs/observability.md", () => {
     for (const [field, sources] of Object.entries(table) as [string, readonly Source[]][]) {
       it(`lists every source of ${prefix}.${field} in its convention's column`, () => {
         const cells = rowOf(`${prefix}.${field}`).split(" | ");
-        expect(cells.length).toBe(5);
-        const column = ["GenAI", "GenAI (older)", "OpenInference", "Vercel AI SDK"];
+        expect(cells.length).toBe(7);
+        const column = ["GenAI", "GenAI (older)", "OpenInference", "Vercel AI SDK", "OpenLLMetry", "Langfuse"];
         for (const s of sources) expect(cells[column.indexOf(s.convention) + 1]).toContain(shown(s));
       });
     }

@@ -18,9 +18,10 @@ export type Reader =
   | "provider"
   | "operation"
   | "parameters"
-  | "toolCalls";
+  | "toolCalls"
+  | "traceloopTool";
 
-export type Convention = "GenAI" | "GenAI (older)" | "OpenInference" | "Vercel AI SDK";
+export type Convention = "GenAI" | "GenAI (older)" | "OpenInference" | "Vercel AI SDK" | "OpenLLMetry" | "Langfuse";
 
 export interface Source {
   /** The attribute, or for indexed readers its prefix (`gen_ai.prompt` reads `gen_ai.prompt.<N>.<field>`). */
@@ -33,6 +34,8 @@ const genai = (key: string, read: Reader): Source => ({ key, read, convention: "
 const older = (key: string, read: Reader): Source => ({ key, read, convention: "GenAI (older)" });
 const oi = (key: string, read: Reader): Source => ({ key, read, convention: "OpenInference" });
 const vercel = (key: string, read: Reader): Source => ({ key, read, convention: "Vercel AI SDK" });
+const traceloop = (key: string, read: Reader): Source => ({ key, read, convention: "OpenLLMetry" });
+const langfuse = (key: string, read: Reader): Source => ({ key, read, convention: "Langfuse" });
 
 /** The generation's fields and where each comes from. */
 export const GENERATION_TABLE = {
@@ -41,7 +44,12 @@ export const GENERATION_TABLE = {
     oi("openinference.span.kind", "operation"),
     vercel("ai.operationId", "operation"),
   ],
-  requestModel: [genai("gen_ai.request.model", "text"), oi("llm.model_name", "text"), vercel("ai.model.id", "text")],
+  requestModel: [
+    genai("gen_ai.request.model", "text"),
+    oi("llm.model_name", "text"),
+    oi("embedding.model_name", "text"),
+    vercel("ai.model.id", "text"),
+  ],
   responseModel: [genai("gen_ai.response.model", "text"), vercel("ai.response.model", "text")],
   provider: [
     genai("gen_ai.provider.name", "provider"),
@@ -101,22 +109,38 @@ export const GENERATION_TABLE = {
   ],
   parameters: [genai("gen_ai.request", "parameters"), oi("llm.invocation_parameters", "json")],
   responseId: [genai("gen_ai.response.id", "text"), vercel("ai.response.id", "text")],
-  finishReasons: [genai("gen_ai.response.finish_reasons", "strings"), vercel("ai.response.finishReason", "strings")],
+  finishReasons: [
+    genai("gen_ai.response.finish_reasons", "strings"),
+    oi("llm.finish_reasons", "strings"),
+    oi("llm.finish_reason", "strings"),
+    vercel("ai.response.finishReason", "strings"),
+  ],
   errorType: [genai("error.type", "text")],
   timeToFirstChunkMs: [vercel("ai.response.msToFirstChunk", "number")],
 } as const satisfies Record<string, readonly Source[]>;
 
 /** A tool execution span's call. */
 export const TOOL_CALL_TABLE = {
-  name: [genai("gen_ai.tool.name", "text"), oi("tool.name", "text"), vercel("ai.toolCall.name", "text")],
+  name: [
+    genai("gen_ai.tool.name", "text"),
+    oi("tool.name", "text"),
+    vercel("ai.toolCall.name", "text"),
+    traceloop("traceloop.entity.name", "traceloopTool"),
+  ],
   id: [genai("gen_ai.tool.call.id", "text"), oi("tool_call.id", "text"), vercel("ai.toolCall.id", "text")],
   type: [genai("gen_ai.tool.type", "text")],
   arguments: [
     genai("gen_ai.tool.call.arguments", "json"),
     vercel("ai.toolCall.args", "json"),
     oi("input.value", "json"),
+    traceloop("traceloop.entity.input", "json"),
   ],
-  result: [genai("gen_ai.tool.call.result", "json"), vercel("ai.toolCall.result", "json"), oi("output.value", "json")],
+  result: [
+    genai("gen_ai.tool.call.result", "json"),
+    vercel("ai.toolCall.result", "json"),
+    oi("output.value", "json"),
+    traceloop("traceloop.entity.output", "json"),
+  ],
 } as const satisfies Record<string, readonly Source[]>;
 
 /** Value tables for the `operation` reader: OpenInference span kinds and AI SDK operation ids as GenAI operations. */
@@ -134,8 +158,14 @@ export const OPERATIONS: Record<string, string> = {
   "ai.toolCall": "execute_tool",
 };
 
-/** A span is a generation when it names a model (first two rows of requestModel/responseModel) or its operation is one of these. */
+/** A span is a generation when it names a model (first three rows of requestModel, first of responseModel) or its operation is one of these. */
 export const MODEL_OPERATIONS = new Set(["chat", "text_completion", "generate_content", "embeddings"]);
+
+/**
+ * Operations whose span wraps model calls and sums their usage (the AI SDK 7's root `invoke_agent`
+ * carries its model, tokens and messages): never a model call, or the trace would count each call twice.
+ */
+export const AGGREGATE_OPERATIONS = new Set(["invoke_agent", "create_agent", "invoke_workflow", "agent_step"]);
 
 /**
  * Span events of the older event-based GenAI messages: the event's name gives the role (or says it
@@ -162,11 +192,19 @@ export const TRACE_TABLE = {
     genai("gen_ai.conversation.id", "text"),
     oi("session.id", "text"),
     vercel("ai.telemetry.metadata.sessionId", "text"),
+    vercel("ai.settings.context.sessionId", "text"),
+    traceloop("traceloop.association.properties.session_id", "text"),
+    traceloop("traceloop.association.properties.sessionId", "text"),
+    langfuse("langfuse.session.id", "text"),
   ],
   userId: [
     genai("user.id", "text"),
     genai("enduser.id", "text"),
     oi("user.id", "text"),
     vercel("ai.telemetry.metadata.userId", "text"),
+    vercel("ai.settings.context.userId", "text"),
+    traceloop("traceloop.association.properties.user_id", "text"),
+    traceloop("traceloop.association.properties.userId", "text"),
+    langfuse("langfuse.user.id", "text"),
   ],
 } as const satisfies Record<string, readonly Source[]>;
