@@ -20,6 +20,7 @@ import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
 import { failOrphanedRuns } from "./runs/orphaned-runs.js";
 import { readGenerationEarly, withResolveCache } from "./runs/resolve-cache.js";
+import { createRunLeases } from "./runs/run-leases.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, type RunDoc, runCollection } from "./store/run-store.js";
 import { createInputValidator } from "./tools/input-validator.js";
@@ -133,7 +134,10 @@ export async function createExecutionService(
     maxToolRounds: deps.tools.maxToolRounds,
   };
   const runner = createRunner(runnerDeps);
-  const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger });
+  const leases = createRunLeases(runs, {
+    onError: (err) => deps.logger.warn({ err }, "asynchronous run leases not renewed; retrying"),
+  });
+  const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger, leases });
   await deps.bus.ensureStream(TRACE_EVENTS_STREAM);
   const traceEvents = traceEventOutbox(deps.store, deps.bus, deps.logger);
   traceEvents.start();
@@ -168,6 +172,7 @@ export async function createExecutionService(
     /** Finishes the asynchronous agent runs in flight (within `graceMs` when given), then stops the outbox relay. */
     close: async (graceMs?: number) => {
       await agents.drain(graceMs);
+      leases.stop();
       await outbox.stop();
       await traceEvents.stop();
       await runTraces?.drain();

@@ -6,6 +6,7 @@ import type { Logger } from "@kiln/kit/logger";
 import { type Collection, createGroupInserter, type Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
 import { runSummaryToProto } from "../rpc/run-proto.js";
+import { expireLeasedRun } from "../runs/run-leases.js";
 import type { RunDoc } from "../store/run-store.js";
 
 /** Stream of run events (api.md "Events"): interest retention, one durable consumer per service. */
@@ -139,8 +140,12 @@ export function createRunEventOutbox(
         if (ageMs >= orphanAfterMs) await cleared.add(intent._id);
         return "skipped";
       }
-      if (run.status === "running") return "skipped";
-      return (await send(run)) ? "published" : "stop";
+      if (run.status !== "running") return (await send(run)) ? "published" : "stop";
+      // Running: published once it completes, or failed here once its process's lease ran out.
+      const failed = await expireLeasedRun(runs, run, now());
+      if (!failed) return "skipped";
+      logger.warn({ runId: run._id }, "asynchronous run whose process stopped stored as failed");
+      return (await send(failed)) ? "published" : "stop";
     });
 
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);

@@ -26,6 +26,7 @@ import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";
 import { createAgentRunner } from "./agent-runner.js";
 import type { CallContext } from "./call-context.js";
+import { createRunLeases } from "./run-leases.js";
 
 /**
  * The agent runtime use cases (api.md "Agents", "Runs") against a fake catalog and identity, a
@@ -244,9 +245,11 @@ async function setup() {
       },
     },
   });
+  const leases = createRunLeases(runs);
   const agents = createAgentRunner({
     runs,
     outbox,
+    leases,
     catalog: catalog.client,
     identityAuth: identity,
     models,

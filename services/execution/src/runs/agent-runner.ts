@@ -19,6 +19,7 @@ import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent
 import { stepRunnerOf } from "./agent-steps.js";
 import type { CallContext } from "./call-context.js";
 import { parseObject, renamed } from "./run-input.js";
+import type { RunLeases } from "./run-leases.js";
 import { insertRun, storeRun } from "./store-run.js";
 import type { StoredRunDeps } from "./stored-runs.js";
 import { type AgentStepRecord, executeWorkflow } from "./workflow-engine.js";
@@ -28,6 +29,8 @@ export type { AgentRunComparison } from "./agent-compare.js";
 export interface AgentRunnerDeps extends AgentResolveDeps, Omit<StoredRunDeps, "now"> {
   identityAuth: IdentityAuth;
   logger: Logger;
+  /** Leases of the asynchronous runs this process runs. */
+  leases: RunLeases;
   now?: () => Date;
 }
 
@@ -147,6 +150,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         }),
         status: "running",
         error: null,
+        ...(req.async && { leaseUntil: deps.leases.initial() }),
       };
       if (!req.async) {
         // Cancelled by its caller: stored as cancelled (with the steps it finished, when it got that far).
@@ -167,6 +171,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       // The intent first: the relay leaves it alone while the record says "running".
       await deps.outbox.intend(id);
       await insertRun(deps, running);
+      deps.leases.hold(id);
       // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
       // 202 answered: the steps' child runs are recorded in it, the agent run once it finishes.
       const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal, label, trace: ctx.trace })
@@ -179,12 +184,17 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           return failedRun(running, { code: "internal", message: "internal error" }, now());
         })
         .then(async (done) => {
-          await deps.runs.replaceOne({ _id: id }, done);
+          // Only over the running record: a replica that found its lease run out failed it already.
+          const { modifiedCount } = await deps.runs.replaceOne({ _id: id, status: "running" }, done);
+          if (modifiedCount === 0) return deps.logger.warn({ runId: id }, "agent run finished after its lease ran out");
           deps.outbox.publish(done);
           deps.onStored?.(done, ctx.trace);
         })
         .catch((err: unknown) => deps.logger.error({ err, runId: id }, "agent run could not be stored"))
-        .finally(() => inFlight.delete(task));
+        .finally(() => {
+          deps.leases.release(id);
+          inFlight.delete(task);
+        });
       inFlight.add(task);
       return running;
     },

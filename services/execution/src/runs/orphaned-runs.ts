@@ -1,12 +1,8 @@
 import type { Collection } from "@kiln/kit/store";
 import type { RunEventIntentDoc } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
+import { ORPHANED_RUN_ERROR } from "./run-leases.js";
 
-/** Why a run a previous process left "running" failed (embedded mode, after a crash or a restart). */
-const ORPHANED = {
-  code: "unavailable",
-  message: "Kiln stopped before the run finished (a restart or a crash); run it again",
-};
 
 /**
  * Stores as failed every asynchronous run a previous process left "running". Only for a store that
@@ -27,7 +23,7 @@ export async function failOrphanedRuns(
     for (const intent of page) {
       const { modifiedCount } = await runs.updateOne(
         { _id: intent._id, status: "running" },
-        { $set: { status: "failed", error: ORPHANED, completedAt: now() } },
+        { $set: { status: "failed", error: ORPHANED_RUN_ERROR, completedAt: now() } },
       );
       failed += modifiedCount;
     }

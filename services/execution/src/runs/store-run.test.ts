@@ -52,7 +52,11 @@ async function harness(landed: boolean) {
     intents,
     outbox,
     seen,
-    close: async () => (await sub.stop(), await outbox.stop(), await bus.close()),
+    close: async () => {
+      await sub.stop();
+      await outbox.stop();
+      await bus.close();
+    },
   };
 }
 

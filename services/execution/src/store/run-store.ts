@@ -54,6 +54,8 @@ export interface RunDoc {
   evaluationRunId?: string;
   createdAt: Date;
   completedAt: Date;
+  /** A running asynchronous run's lease, renewed by the process running it (runs/run-leases.ts). */
+  leaseUntil?: Date;
 }
 
 export function runCollection(store: Store): Collection<RunDoc> {
