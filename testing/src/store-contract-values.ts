@@ -30,11 +30,15 @@ export function describeStoreValues(t: StoreUnderTest): void {
           calls.many.push(docs.length);
           return c.insertMany(docs);
         },
+        insertUnordered: (docs) => {
+          calls.many.push(docs.length);
+          return c.insertUnordered(docs);
+        },
       };
       return { view, calls };
     }
 
-    it("sends one insert alone, and what arrives while it is written as one insertMany", async () => {
+    it("sends one insert alone, and what arrives while it is written as one batch insert", async () => {
       const items = t.store.collection<Item>("group_insert");
       const { view, calls } = counted(items);
       const inserter = createGroupInserter(view);

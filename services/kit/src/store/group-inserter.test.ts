@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "./memory-store.js";
-import { aroundCollection, createGroupInserter, StoreUnavailableError } from "./store.js";
+import { aroundCollection, createGroupInserter, isDuplicateKeyError, StoreUnavailableError } from "./store.js";
 
 describe("the group inserter with the store away", () => {
   it("fails a batch the store could not take at once, without retrying each document alone", async () => {
@@ -13,6 +13,27 @@ describe("the group inserter with the store away", () => {
     // The first goes alone; the three queued behind it go together as one batch.
     const results = await Promise.allSettled(["a", "b", "c", "d"].map((id) => inserter.insert({ _id: id })));
     for (const r of results) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
-    expect(calls).toEqual(["insertOne", "insertMany"]);
+    expect(calls).toEqual(["insertOne", "insertUnordered"]);
+  });
+});
+
+describe("the group inserter with a document already stored", () => {
+  it("refuses it with a duplicate key alone and in a batch alike, and stores the others of the batch", async () => {
+    const coll = createMemoryStore().collection<{ _id: string; n: number }>("runs");
+    await coll.insertOne({ _id: "taken", n: 0 });
+    const inserter = createGroupInserter(coll);
+    const alone = await Promise.allSettled([inserter.insert({ _id: "taken", n: 1 })]);
+    // The first goes alone; the three queued behind it go together as one batch, "taken" among them.
+    const batched = await Promise.allSettled(["x", "y", "taken", "z"].map((id, n) => inserter.insert({ _id: id, n })));
+    expect(alone[0]?.status).toBe("rejected");
+    expect(isDuplicateKeyError((alone[0] as PromiseRejectedResult).reason)).toBe(true);
+    expect(batched.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(isDuplicateKeyError((batched[2] as PromiseRejectedResult).reason)).toBe(true);
+    expect((await coll.find({}, { sort: { _id: 1 } })).map((d) => [d._id, d.n])).toEqual([
+      ["taken", 0],
+      ["x", 0],
+      ["y", 1],
+      ["z", 3],
+    ]);
   });
 });

@@ -178,10 +178,11 @@ export interface GroupInserter<T extends Doc> {
  * Group commit for documents with fresh `_id`s (runs, outbox intents): an insert handed over while
  * a write is in flight waits for it and goes out with the others in one `insertMany`, so under load
  * the store sees one command per batch instead of one per request (each a SQLite transaction on
- * FerretDB), and an idle store still sees one `insertOne` at once. When a batch fails, its
- * documents are inserted one by one, so each caller gets its own outcome: a clash on `_id` then
- * means the batch had already stored that document (an ordered insert keeps what came before the
- * failure), which is why the ids must be new ones.
+ * FerretDB), and an idle store still sees one `insertOne` at once. A batch is an unordered insert
+ * that names its clashes: each caller gets the outcome its insert alone would have had (a
+ * document clashing with a stored one is refused with DuplicateKeyError, in a batch or alone).
+ * When a batch fails otherwise, its documents are inserted one by one; a clash on `_id` then means
+ * the batch had already stored that document, which is why the ids must be new ones.
  */
 export function createGroupInserter<T extends Doc>(collection: Collection<T>, maxBatch = 500): GroupInserter<T> {
   interface Pending {
@@ -216,8 +217,15 @@ export function createGroupInserter<T extends Doc>(collection: Collection<T>, ma
           continue;
         }
         try {
-          await collection.insertMany(batch.map((p) => p.doc));
-          for (const p of batch) p.resolve();
+          // Unordered: every document that clashes with nothing is stored, and the clashes are
+          // named, so a document already stored before is refused as a lone insert refuses it,
+          // whatever the batch it fell into.
+          const clashed = new Set(await collection.insertUnordered(batch.map((p) => p.doc)));
+          batch.forEach((p, i) => {
+            if (clashed.has(i))
+              p.reject(new DuplicateKeyError(`duplicate key: ${p.doc._id} clashes with a stored document`));
+            else p.resolve();
+          });
         } catch (e) {
           // One by one only to find a clash's document: with the store away each lone insert would
           // wait for it again, so the queue behind the batch would wait the outage times its size.
