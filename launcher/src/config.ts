@@ -1,5 +1,5 @@
 import { ReviewEnv } from "@kiln/evaluation/config";
-import { RunTracesEnv } from "@kiln/execution/config";
+import { RunLimitsEnv, RunTracesEnv } from "@kiln/execution/config";
 import { CorsEnv } from "@kiln/gateway/config";
 import { parseEnv, portEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
@@ -7,6 +7,7 @@ import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secr
 
 export const EmbeddedEnv = Type.Object({
   ...RunTracesEnv,
+  ...RunLimitsEnv,
   HOST: Type.String({ default: "127.0.0.1" }),
   PORT: portEnv(8080),
   /**

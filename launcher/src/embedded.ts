@@ -32,6 +32,8 @@ export interface EmbeddedOptions {
   traceExport?: OtlpExportConfig;
   /** TRACE_INGEST_SHARE / TRACE_INGEST_IDLE_SHARE: the process's time OTLP ingestion may hold (ingest-limiter.ts). */
   traceIngestShare?: number;
+  /** MAX_ASYNC_AGENT_RUNS: asynchronous agent runs at once in the process. */
+  maxAsyncAgentRuns?: number;
   traceIngestIdleShare?: number;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
@@ -130,6 +132,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     traceExport: options.traceExport,
     traceIngestShare: options.traceIngestShare,
     traceIngestIdleShare: options.traceIngestIdleShare,
+    maxAsyncAgentRuns: options.maxAsyncAgentRuns,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

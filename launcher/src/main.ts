@@ -62,6 +62,7 @@ if (command === "embedded") {
     traceExport: loadTraceExportConfig(),
     traceIngestShare: config.TRACE_INGEST_SHARE,
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
+    maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

@@ -83,6 +83,12 @@ export const RunTracesEnv = {
   TRACE_INGEST_IDLE_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.5 }),
 };
 
+/** Limits of the run path in one execution process (also read by the embedded launcher). */
+export const RunLimitsEnv = {
+  /** Asynchronous agent runs (`202`) one process runs at once; past it a new one is `429` with Retry-After. */
+  MAX_ASYNC_AGENT_RUNS: Type.Integer({ minimum: 1, maximum: 100_000, default: 256 }),
+};
+
 export const ExecutionEnv = Type.Object({
   ...serviceEnv({ port: 7003, database: "kiln_execution" }),
   ...BusEnv,
@@ -91,6 +97,7 @@ export const ExecutionEnv = Type.Object({
   ...ProvidersEnv,
   ...ToolsEnv,
   ...RunTracesEnv,
+  ...RunLimitsEnv,
 });
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);

@@ -16,6 +16,7 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     traceExport: config.traceExport,
     traceIngestShare: config.TRACE_INGEST_SHARE,
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
+    maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
     // FerretDB or MongoDB: the time ingestion waits on it is not this process's.
     storeElsewhere: true,
   }),

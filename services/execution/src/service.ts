@@ -53,6 +53,8 @@ export interface ExecutionServiceDeps {
    * process left in flight can never finish: see its uses. Never in the distributed mode, where
    * other replicas may still be working on it.
    */
+  /** Asynchronous agent runs at once in this process (MAX_ASYNC_AGENT_RUNS); default 256. */
+  maxAsyncAgentRuns?: number;
   soleProcess?: boolean;
   /** Every stored run recorded as a trace too (RUN_TRACES, on by default); false turns it off. */
   runTraces?: boolean;
@@ -137,7 +139,12 @@ export async function createExecutionService(
   const leases = createRunLeases(runs, {
     onError: (err) => deps.logger.warn({ err }, "asynchronous run leases not renewed; retrying"),
   });
-  const agents = createAgentRunner({ ...runnerDeps, logger: deps.logger, leases });
+  const agents = createAgentRunner({
+    ...runnerDeps,
+    logger: deps.logger,
+    leases,
+    maxAsyncRuns: deps.maxAsyncAgentRuns ?? 256,
+  });
   await deps.bus.ensureStream(TRACE_EVENTS_STREAM);
   const traceEvents = traceEventOutbox(deps.store, deps.bus, deps.logger);
   traceEvents.start();

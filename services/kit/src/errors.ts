@@ -40,3 +40,4 @@ export const failedPrecondition = (message: string, details: FieldIssue[] = []) 
   new DomainError("failed_precondition", message, details);
 export const permissionDenied = (message: string) => new DomainError("permission_denied", message);
 export const unauthenticated = (message: string) => new DomainError("unauthenticated", message);
+export const resourceExhausted = (message: string) => new DomainError("resource_exhausted", message);

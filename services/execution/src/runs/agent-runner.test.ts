@@ -211,7 +211,7 @@ function fakeCatalog() {
   return { client: client as unknown as Client<typeof CatalogService>, agents, calls };
 }
 
-async function setup() {
+async function setup(options: { maxAsyncRuns?: number } = {}) {
   const store = createMemoryStore();
   const runs = runCollection(store);
   const bus = createMemoryBus();
@@ -257,6 +257,7 @@ async function setup() {
     validator: createInputValidator(),
     maxToolRounds: 2,
     logger,
+    ...options,
   });
   return {
     agents,
@@ -415,6 +416,19 @@ describe("runAgent", () => {
     expect(done).toMatchObject({ status: "succeeded", agentVersionId: "av_1" });
     expect(stepsOf(done ?? { stepsJson: "[]" })).toHaveLength(3);
     expect((await t.published()).filter((p) => p.subject === "runs.completed.agent")).toHaveLength(1);
+  });
+
+  it("async: refuses a run past the process's cap with resource_exhausted, and takes one again once a slot is free", async () => {
+    await t.close();
+    t = await setup({ maxAsyncRuns: 2 });
+    const started = await Promise.allSettled(
+      [1, 2, 3].map(() => run({ text: "hello", city: "Paris" }, { async: true })),
+    );
+    expect(started.map((s) => s.status).sort()).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    const refused = started.find((s) => s.status === "rejected") as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ kind: "resource_exhausted" });
+    await t.agents.drain();
+    expect((await run({ text: "hello", city: "Paris" }, { async: true })).status).toBe("running");
   });
 
   it("refuses another organization's caller", async () => {

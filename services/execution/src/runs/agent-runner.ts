@@ -20,6 +20,7 @@ import { stepRunnerOf } from "./agent-steps.js";
 import type { CallContext } from "./call-context.js";
 import { parseObject, renamed } from "./run-input.js";
 import type { RunLeases } from "./run-leases.js";
+import { createRunSlots } from "./run-slots.js";
 import { insertRun, storeRun } from "./store-run.js";
 import type { StoredRunDeps } from "./stored-runs.js";
 import { type AgentStepRecord, executeWorkflow } from "./workflow-engine.js";
@@ -31,6 +32,8 @@ export interface AgentRunnerDeps extends AgentResolveDeps, Omit<StoredRunDeps, "
   logger: Logger;
   /** Leases of the asynchronous runs this process runs. */
   leases: RunLeases;
+  /** Asynchronous runs at once; past it a new one is refused (`resource_exhausted`); default no cap. */
+  maxAsyncRuns?: number;
   now?: () => Date;
 }
 
@@ -59,6 +62,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
   const now = stored.now;
   /** Asynchronous runs still executing in this process (awaited on close). */
   const inFlight = new Set<Promise<void>>();
+  const slots = createRunSlots(deps.maxAsyncRuns ?? Number.POSITIVE_INFINITY);
   /** Aborted when a shutdown's grace period runs out: the runs still executing are stored as failed. */
   const shutdown = new AbortController();
 
@@ -169,8 +173,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         );
       }
       // The intent first: the relay leaves it alone while the record says "running".
-      await deps.outbox.intend(id);
-      await insertRun(deps, running);
+      const release = await slots.takeFor(() => deps.outbox.intend(id).then(() => insertRun(deps, running)));
       deps.leases.hold(id);
       // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
       // 202 answered: the steps' child runs are recorded in it, the agent run once it finishes.
@@ -192,6 +195,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         })
         .catch((err: unknown) => deps.logger.error({ err, runId: id }, "agent run could not be stored"))
         .finally(() => {
+          release();
           deps.leases.release(id);
           inFlight.delete(task);
         });

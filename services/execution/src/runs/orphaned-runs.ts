@@ -3,7 +3,6 @@ import type { RunEventIntentDoc } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
 import { ORPHANED_RUN_ERROR } from "./run-leases.js";
 
-
 /**
  * Stores as failed every asynchronous run a previous process left "running". Only for a store that
  * one process alone runs agents on (the embedded mode): there, nothing else can still be running
