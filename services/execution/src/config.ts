@@ -83,9 +83,8 @@ export const RunTracesEnv = {
   TRACE_INGEST_IDLE_SHARE: Type.Number({ minimum: 0.01, maximum: 1, default: 0.5 }),
 };
 
-/** Limits of the run path in one execution process (also read by the embedded launcher). */
+/** Limits of the run path in one execution process (also read by the embedded launcher): asynchronous agent runs at once. */
 export const RunLimitsEnv = {
-  /** Asynchronous agent runs (`202`) one process runs at once; past it a new one is `429` with Retry-After. */
   MAX_ASYNC_AGENT_RUNS: Type.Integer({ minimum: 1, maximum: 100_000, default: 256 }),
 };
 
