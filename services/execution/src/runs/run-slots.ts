@@ -7,6 +7,7 @@ import { resourceExhausted } from "@kiln/kit/errors";
  */
 export function createRunSlots(max: number) {
   let taken = 0;
+  /** Takes a slot, or throws `resource_exhausted`; the function returned gives it back (once). */
   const take = (): (() => void) => {
     if (taken >= max)
       throw resourceExhausted(`${taken} asynchronous agent runs are running in this process; retry shortly`);
@@ -19,8 +20,6 @@ export function createRunSlots(max: number) {
     };
   };
   return {
-    /** Takes a slot, or throws `resource_exhausted`; the function returned gives it back (once). */
-    take,
     /** Takes a slot for the run `store` stores, given back at once if storing fails. */
     async takeFor(store: () => Promise<void>): Promise<() => void> {
       const release = take();
