@@ -20,7 +20,7 @@ interface OwnerDoc {
 /**
  * One lease per process (per interceptor), not per claim: a claim names its owner, and the owner
  * renews one small document while any of its claimed calls runs, so a call costs no extra writes
- * (an update by `_id` of a large collection is a scan on FerretDB, tech-notes.md).
+ * (an update by `_id` of a large collection is a scan on FerretDB, docs/architecture.md "Store backends").
  */
 export interface OwnerLeases {
   readonly owner: string;
