@@ -8,7 +8,21 @@ export interface ModelEntry {
   /** `input`: what user messages may carry, "text" and, for a model that takes images, "image". */
   capabilities: { tools: boolean; jsonSchema: boolean; input: ModelInput[] };
   /** null when the price is unknown: costs are then null, never 0 (api.md "Runs"). */
-  pricing: { inputPerMTokUsd: number | null; outputPerMTokUsd: number | null };
+  pricing: ModelPricing;
+}
+
+/**
+ * USD per million tokens of each token class (TokenUsage in providers/provider.ts). The input and
+ * output prices are required for a cost; the others are optional: cached input and cache writes
+ * fall back to the input price, reasoning to the output price (a fallback for cached input is
+ * said on the run, since providers charge less for it).
+ */
+export interface ModelPricing {
+  inputPerMTokUsd: number | null;
+  outputPerMTokUsd: number | null;
+  cachedInputPerMTokUsd?: number | null;
+  cacheWritePerMTokUsd?: number | null;
+  reasoningPerMTokUsd?: number | null;
 }
 
 export interface CatalogModel extends ModelEntry {

@@ -112,9 +112,25 @@ export type ModelDelta =
  */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
 
+/**
+ * Token counts of one call, normalized the same way for every provider (each provider converts its
+ * own semantics: Anthropic's `input_tokens` excludes cache reads and writes, Gemini's
+ * `promptTokenCount` includes cached tokens and its `thoughtsTokenCount` is outside
+ * `candidatesTokenCount`, OpenAI's `prompt_tokens` includes `cached_tokens`):
+ * - `inputTokens`: every input token, cached and cache-written ones included;
+ * - `cachedInputTokens`: the part of `inputTokens` read from the provider's prompt cache;
+ * - `cacheWriteInputTokens`: the part of `inputTokens` written to the cache (Anthropic's
+ *   `cache_creation_input_tokens`);
+ * - `outputTokens`: every output token, reasoning (thinking) tokens included;
+ * - `reasoningTokens`: the part of `outputTokens` spent on reasoning.
+ * A class the provider did not report is absent (not 0).
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+  reasoningTokens?: number;
 }
 
 export interface ModelResult {
