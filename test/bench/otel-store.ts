@@ -16,7 +16,7 @@ import { newId } from "@kiln/kit/ids";
 import type { Store } from "@kiln/kit/store";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { createSqliteStore } from "@kiln/kit/store/sqlite";
-import { createModelCatalog } from "../../services/execution/src/domain/model-catalog.js";
+import { createModelCatalog } from "@kiln/models/catalog";
 import { storedSpan } from "../../services/execution/src/traces/span-mapping.js";
 import { timedCollections } from "../../services/execution/src/traces/store-time.js";
 import { ensureRetentionIndexes, expiryOf } from "../../services/execution/src/traces/trace-retention.js";

@@ -13,7 +13,7 @@ import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
-import type { CompatibleProviderConfig, ProvidersConfig } from "./providers/provider-registry.js";
+import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */

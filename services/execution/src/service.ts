@@ -7,14 +7,10 @@ import type { Logger } from "@kiln/kit/logger";
 import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
+import { createProviderRegistry, type ProviderRegistryOptions, type ProvidersConfig } from "@kiln/models/registry";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ToolsConfig } from "./config.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
-import {
-  createProviderRegistry,
-  type ProviderRegistryOptions,
-  type ProvidersConfig,
-} from "./providers/provider-registry.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";

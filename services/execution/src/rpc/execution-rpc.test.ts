@@ -19,6 +19,7 @@ import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { remoteErrorOf, toConnectError } from "@kiln/kit/rpc/errors";
 import { createInProcessTransport } from "@kiln/kit/rpc/transport";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { type ModelProvider, type ModelRequest, type ModelResult, ProviderError } from "@kiln/models/provider";
 import {
   type CatalogService,
   type ResolvedPromptSchema,
@@ -31,7 +32,6 @@ import { ExecutionService } from "@kiln/proto/execution";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RUNS_STREAM } from "../events/run-events.js";
-import { type ModelProvider, type ModelRequest, type ModelResult, ProviderError } from "../providers/provider.js";
 import { createExecutionService } from "../service.js";
 
 /**

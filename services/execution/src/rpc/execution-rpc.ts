@@ -1,8 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { optionalJsonText } from "@kiln/kit/json-text";
+import type { ModelCatalog } from "@kiln/models/catalog";
 import { ExecutionService } from "@kiln/proto/execution";
-import type { ModelCatalog } from "../domain/model-catalog.js";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
 import type { Runner } from "../runs/runner.js";

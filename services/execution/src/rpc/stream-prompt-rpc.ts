@@ -9,12 +9,12 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { invalidArgument } from "@kiln/kit/errors";
 import { messageIssues } from "@kiln/kit/rpc/input";
+import type { ModelDelta } from "@kiln/models/provider";
 import {
   RunPromptRequestSchema,
   type StreamPromptRunRequest,
   type StreamPromptRunResponseSchema,
 } from "@kiln/proto/execution";
-import type { ModelDelta } from "../providers/provider.js";
 import type { Runner } from "../runs/runner.js";
 import { runCallContext } from "./agent-rpc.js";
 import { runToProto } from "./run-proto.js";

@@ -2,8 +2,8 @@
 import type { Client } from "@connectrpc/connect";
 import { failedPrecondition } from "@kiln/kit/errors";
 import { remote } from "@kiln/kit/rpc/errors";
+import type { ProviderRegistry } from "@kiln/models/registry";
 import type { CatalogService, ResolveAgentVersionResponse } from "@kiln/proto/catalog";
-import type { ProviderRegistry } from "../providers/provider-registry.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
 import { parseJson } from "./run-input.js";

@@ -8,6 +8,9 @@ import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { toConnectError } from "@kiln/kit/rpc/errors";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import type { ModelEntry } from "@kiln/models/catalog";
+import type { ModelProvider, ModelRequest } from "@kiln/models/provider";
+import { createProviderRegistry } from "@kiln/models/registry";
 import {
   type CatalogService,
   type ResolveAgentVersionRequest,
@@ -17,10 +20,7 @@ import {
 } from "@kiln/proto/catalog";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ModelEntry } from "../domain/model-catalog.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
-import type { ModelProvider, ModelRequest } from "../providers/provider.js";
-import { createProviderRegistry } from "../providers/provider-registry.js";
 import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";
 import { createToolExecutor } from "../tools/tool-executor.js";

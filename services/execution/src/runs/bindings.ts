@@ -4,7 +4,7 @@
  * without a binding takes the skill input field of the same name. A step's `output` is its
  * `output.json` when there is one, else its `output.text`.
  */
-import type { ToolCall } from "../providers/provider.js";
+import type { ToolCall } from "@kiln/models/provider";
 
 export interface StepOutput {
   text: string;

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
-import type { ModelRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../providers/provider.js";
+import type { ModelRequest, ResponseFormat, ToolChoice, ToolDefinition } from "@kiln/models/provider";
 import type { RunnablePrompt } from "./runnable.js";
 
 /** The request fields this module reads, as the proto carries them. */

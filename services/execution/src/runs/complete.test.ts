@@ -6,11 +6,11 @@ import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { ProviderError } from "@kiln/models/provider";
+import { createProviderRegistry } from "@kiln/models/registry";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { describe, expect, it } from "vitest";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
-import { ProviderError } from "../providers/provider.js";
-import { createProviderRegistry } from "../providers/provider-registry.js";
 import { runCollection } from "../store/run-store.js";
 import { createCompleter } from "./complete.js";
 

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
-import { estimateCostUsd } from "../domain/model-catalog.js";
-import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "../providers/provider.js";
-import { isProviderError, providerFailureOf } from "../providers/provider.js";
-import type { ResolvedModel } from "../providers/provider-registry.js";
+import { estimateCostUsd } from "@kiln/models/catalog";
+import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "@kiln/models/provider";
+import { isProviderError, providerFailureOf } from "@kiln/models/provider";
+import type { ResolvedModel } from "@kiln/models/registry";
 import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";

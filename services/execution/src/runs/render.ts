@@ -3,7 +3,7 @@
  * messages the model is sent.
  */
 import { renderPromptTemplate } from "@kiln/kit/templates";
-import type { ChatMessage } from "../providers/provider.js";
+import type { ChatMessage } from "@kiln/models/provider";
 import type { RunnablePrompt } from "./runnable.js";
 
 /** The system and developer messages rendered, then the caller's own messages. */

@@ -1,5 +1,5 @@
+import { toRequestBody } from "@kiln/models/openai-wire";
 import { describe, expect, it } from "vitest";
-import { toRequestBody } from "../providers/openai-wire.js";
 import { type CallerPart, firstImageOf, parseMessages } from "./run-input.js";
 
 const text = (value: string): CallerPart => ({ part: { case: "text", value } });

@@ -4,7 +4,7 @@
  */
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
-import type { ChatMessage, ContentPart } from "../providers/provider.js";
+import type { ChatMessage, ContentPart } from "@kiln/models/provider";
 
 /** JSON text of a stored document, or `fallback` for "". */
 export const parseJson = (text: string | undefined, fallback: unknown): unknown => (text ? JSON.parse(text) : fallback);

@@ -1,5 +1,5 @@
+import type { ModelDelta } from "@kiln/models/provider";
 import { describe, expect, it } from "vitest";
-import type { ModelDelta } from "../providers/provider.js";
 import { streamOf } from "./run-stream.js";
 
 describe("streamOf", () => {

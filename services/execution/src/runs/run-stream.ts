@@ -3,7 +3,7 @@
  * the caller's own tools (the calls of the version's tools run inside Kiln and do not stream),
  * numbered from 0 in each turn among those that stream.
  */
-import type { ModelDelta } from "../providers/provider.js";
+import type { ModelDelta } from "@kiln/models/provider";
 
 export interface RunDeltaStream {
   /** A model turn begins: tool calls are numbered anew. */

@@ -3,10 +3,10 @@
  * attached, the model checked to exist before anything runs).
  */
 import { DomainError } from "@kiln/kit/errors";
+import type { ResponseFormat } from "@kiln/models/provider";
+import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import type { ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { JsonText } from "@kiln/proto/common";
-import type { ResponseFormat } from "../providers/provider.js";
-import type { ProviderRegistry, ResolvedModel } from "../providers/provider-registry.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { parseJson } from "./run-input.js";
 

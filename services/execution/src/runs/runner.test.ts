@@ -9,6 +9,15 @@ import { createLogger } from "@kiln/kit/logger";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
 import { toConnectError } from "@kiln/kit/rpc/errors";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import type { ModelEntry } from "@kiln/models/catalog";
+import {
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResult,
+  ProviderError,
+  type ProviderErrorKind,
+} from "@kiln/models/provider";
+import { createProviderRegistry, type ProvidersConfig } from "@kiln/models/registry";
 import {
   type CatalogService,
   type ResolvedPromptSchema,
@@ -21,16 +30,7 @@ import {
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
-import type { ModelEntry } from "../domain/model-catalog.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
-import {
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResult,
-  ProviderError,
-  type ProviderErrorKind,
-} from "../providers/provider.js";
-import { createProviderRegistry, type ProvidersConfig } from "../providers/provider-registry.js";
 import { runToProto } from "../rpc/run-proto.js";
 import { runCollection } from "../store/run-store.js";
 import { createInputValidator } from "../tools/input-validator.js";

@@ -1,5 +1,5 @@
 /** A skill's composition run step by step (skill runs, previews and agent skill steps alike). */
-import type { ProviderRegistry } from "../providers/provider-registry.js";
+import type { ProviderRegistry } from "@kiln/models/registry";
 import type { InputValidator } from "../tools/input-validator.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import { bindVariables, type StepOutput } from "./bindings.js";

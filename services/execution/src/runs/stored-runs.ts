@@ -4,8 +4,8 @@
  * skill steps (each stores a child run).
  */
 import { newId } from "@kiln/kit/ids";
-import type { ChatMessage, ModelDelta } from "../providers/provider.js";
-import type { ResolvedModel } from "../providers/provider-registry.js";
+import type { ChatMessage, ModelDelta } from "@kiln/models/provider";
+import type { ResolvedModel } from "@kiln/models/registry";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";

@@ -1,5 +1,5 @@
+import { createModelCatalog } from "@kiln/models/catalog";
 import { describe, expect, it } from "vitest";
-import { createModelCatalog } from "../domain/model-catalog.js";
 import { generationOf, sessionOf, toolCallOfSpan, userOf } from "./genai-mapping.js";
 
 // The attribute names OpenLLMetry (traceloop), Langfuse and the AI SDK 7's runtime context write;

@@ -4,7 +4,7 @@
  * of them as it came.
  */
 import { encodeJson } from "@kiln/kit/store";
-import { estimateCostUsd, type ModelCatalog } from "../domain/model-catalog.js";
+import { estimateCostUsd, type ModelCatalog } from "@kiln/models/catalog";
 import {
   type Attributes,
   finishReasonsOfMessages,

@@ -3,8 +3,9 @@
  * spans, built again from the run): the summary is the one its spans make, and the spans are the
  * same, ids included, every time they are built.
  */
+
+import { createModelCatalog } from "@kiln/models/catalog";
 import { describe, expect, it } from "vitest";
-import { createModelCatalog } from "../domain/model-catalog.js";
 import type { RunDoc } from "../store/run-store.js";
 import { runSpans, runTraceSummaryOf } from "./run-spans.js";
 import { ownTraceOf, runTraceContextOf } from "./run-trace-context.js";

@@ -6,7 +6,7 @@
  * stored as its summary only, its spans built again when the trace is read (run-trace-reads.ts).
  */
 import { encodeJson } from "@kiln/kit/store";
-import type { ModelCatalog } from "../domain/model-catalog.js";
+import type { ModelCatalog } from "@kiln/models/catalog";
 import type { RunDoc } from "../store/run-store.js";
 import { generationOf } from "./genai-mapping.js";
 import type { JsonValue } from "./otlp-values.js";

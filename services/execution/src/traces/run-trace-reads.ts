@@ -4,7 +4,7 @@
  * and times as when the run was recorded (run-spans.ts derives every id from the trace id).
  */
 import type { Collection } from "@kiln/kit/store";
-import type { ModelCatalog } from "../domain/model-catalog.js";
+import type { ModelCatalog } from "@kiln/models/catalog";
 import type { RunDoc } from "../store/run-store.js";
 import { runSpans } from "./run-spans.js";
 import { ownTraceOf } from "./run-trace-context.js";

@@ -4,9 +4,9 @@
  * waiting hold the budget, long before ten thousand of them.
  */
 import type { Logger } from "@kiln/kit/logger";
+import { createModelCatalog } from "@kiln/models/catalog";
 import { describe, expect, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
-import { createModelCatalog } from "../domain/model-catalog.js";
 import { createRunTraceRecorder } from "./run-trace-recorder.js";
 import type { TraceRetention } from "./trace-retention.js";
 import type { TraceCollections } from "./trace-store.js";

@@ -7,7 +7,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
-import type { ModelCatalog } from "../domain/model-catalog.js";
+import type { ModelCatalog } from "@kiln/models/catalog";
 import { approximateBytes } from "../runs/resolve-cache.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { OtlpExporter } from "./otlp-exporter.js";

@@ -1,7 +1,7 @@
 import { encodeJson } from "@kiln/kit/store";
+import type { ModelCatalog } from "@kiln/models/catalog";
 import type { ResourceSpans, Span } from "@kiln/proto/otlp/trace";
 import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
-import type { ModelCatalog } from "../domain/model-catalog.js";
 import { generationOf, type SpanEvent, sessionOf, toolCallOfSpan, userOf } from "./genai-mapping.js";
 import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
 import type { SpanDoc } from "./trace-store.js";

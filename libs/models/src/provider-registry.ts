@@ -4,9 +4,9 @@
  * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
  */
 import { invalidArgument } from "@kiln/kit/errors";
-import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "../domain/model-catalog.js";
 import { createCallLimiter } from "./call-limiter.js";
 import { createLocalEchoProvider } from "./local-echo.js";
+import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
 import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, ModelRequest, ModelResult } from "./provider.js";
 
