@@ -12,26 +12,15 @@ import type {
   ModelResult,
   ProviderError,
   ProviderErrorKind,
+  RemoteProviderOptions,
   ToolCall,
 } from "./provider.js";
 
-export interface OpenAIProviderOptions {
-  /** "openai", or the id of a configured compatible provider ("ollama"). */
-  id: string;
-  /** Absent for a keyless endpoint: then no Authorization header is sent. */
-  apiKey?: string;
-  /** Default https://api.openai.com/v1. */
-  baseUrl?: string;
-  /** Deadline of a call whose request names none (PROVIDER_TIMEOUT_MS). */
-  timeoutMs: number;
-  /** Retries after the first attempt (PROVIDER_MAX_RETRIES). */
-  maxRetries: number;
+export interface OpenAIProviderOptions extends RemoteProviderOptions {
   /** false: send developer messages with role "system", for endpoints without the developer role. */
   developerRole?: boolean;
   /** Where maxOutputTokens goes; older compatible servers know only "max_tokens". */
   maxTokensParam?: "max_completion_tokens" | "max_tokens";
-  /** The fetch the requests go through (default node:http's, see http-fetch.ts). */
-  fetch?: typeof fetch;
 }
 
 /** The request body; a streaming turn (`onDelta`) asks for the stream and its usage chunk. */

@@ -24,10 +24,11 @@ export interface ToolCall {
  * and each call is answered by one `tool` message with the same `toolCallId`.
  */
 export type ChatMessage =
-  | { role: "system"; content: string }
+  /** `cache`: this message ends a prefix the provider may cache (Anthropic `cache_control`). */
+  | { role: "system"; content: string; cache?: boolean }
   | { role: "developer"; content: string }
   /** `parts`: the content as text and image parts, in order, when it has images (`content` is its text). */
-  | { role: "user"; content: string; parts?: ContentPart[] }
+  | { role: "user"; content: string; parts?: ContentPart[]; cache?: boolean }
   | { role: "assistant"; content: string; toolCalls?: ToolCall[] }
   /** `content` is the tool's output as text: JSON text for structured outputs, or an error description. */
   | { role: "tool"; toolCallId: string; content: string };
@@ -72,6 +73,13 @@ export interface ModelRequest {
   frequencyPenalty?: number;
   presencePenalty?: number;
   parallelToolCalls?: boolean;
+  /**
+   * Reasoning ("thinking") the model may spend before answering: a token budget (Anthropic
+   * `thinking.budget_tokens`, Gemini `thinkingConfig.thinkingBudget`, Bedrock's Anthropic models)
+   * or an effort (OpenAI `reasoning_effort`); a provider maps whichever it knows. Omitted: the
+   * model's default.
+   */
+  reasoning?: { budgetTokens?: number; effort?: "low" | "medium" | "high" };
   /**
    * The run's variables (name → value). Only `local/echo` reads them, to fill same-named fields of
    * the tool inputs it makes up; other providers ignore them. Messages arrive rendered already.
@@ -234,4 +242,22 @@ export function abortedCallError(signal: AbortSignal, info: ProviderErrorInfo): 
     });
   }
   return reason;
+}
+
+/**
+ * What every remote provider's factory takes (createOpenAIProvider, createAnthropicProvider, ...):
+ * the provider id (the prefix of its model ids: "openai", "anthropic", or a connection's name),
+ * its credentials and endpoint, and the call policy. Protocol-specific settings extend it.
+ */
+export interface RemoteProviderOptions {
+  id: string;
+  apiKey?: string;
+  /** The endpoint's base URL; default the provider's public one. */
+  baseUrl?: string;
+  /** Default deadline of one call, retries included (ModelRequest.timeoutMs overrides). */
+  timeoutMs: number;
+  /** Retries after the first attempt on retryable failures (429, 5xx, 529, connection failures). */
+  maxRetries: number;
+  /** The fetch calls go through (default node:http's, http-fetch.ts). */
+  fetch?: typeof fetch;
 }
