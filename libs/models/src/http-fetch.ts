@@ -13,9 +13,12 @@
  * the answer's headers with the body as a web stream read as it arrives (a streaming call, see
  * openai-stream.ts); aborting the signal then ends that stream. Anything it does not handle (a `Request` object, a streamed or form body) goes to the
  * global fetch. Idle sockets are kept as long as the server's `Keep-Alive` hint allows, else 4 s.
+ * `lookup` replaces name resolution for every socket it opens (an outbound policy checking each
+ * address it connects to: a provider connection's base URL, docs/providers.md "Connections").
  */
 import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 
@@ -23,10 +26,11 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 const NULL_BODY = new Set([101, 204, 205, 304]);
 const IDLE_SOCKET_MS = 4_000;
 
-export function createHttpFetch(): typeof fetch {
+export function createHttpFetch(options: { lookup?: LookupFunction } = {}): typeof fetch {
+  const socket = { keepAlive: true, timeout: IDLE_SOCKET_MS, ...(options.lookup && { lookup: options.lookup }) };
   const agents: Record<"http:" | "https:", Agent> = {
-    "http:": new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
-    "https:": new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+    "http:": new HttpAgent(socket),
+    "https:": new HttpsAgent(socket),
   };
 
   return function httpFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {

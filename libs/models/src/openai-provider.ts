@@ -18,6 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { callDeadline } from "@kiln/kit/abort";
 import type { ChatCompletion } from "openai/resources/chat/completions";
 import { createHttpFetch } from "./http-fetch.js";
+import { chatEndpointOf, OPENAI_BASE_URL } from "./openai-endpoint.js";
 import {
   backoffMs,
   connectionDetail,
@@ -32,9 +33,7 @@ import { type OpenAIProviderOptions, toRequestBody, toResult } from "./openai-wi
 import { abortedCallError, type ModelProvider, ProviderError, type ProviderErrorKind } from "./provider.js";
 
 export type { OpenAIProviderOptions };
-export { safeExcerpt };
-
-export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+export { OPENAI_BASE_URL, safeExcerpt };
 
 /** A wait asked for by the provider is honoured below this; above it the backoff applies (as the SDK does). */
 const MAX_ASKED_WAIT_MS = 60_000;
@@ -51,16 +50,16 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
   const { id } = options;
   const send = options.fetch ?? createHttpFetch();
   const secrets = options.apiKey ? [options.apiKey] : [];
-  const url = `${(options.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, "")}/chat/completions`;
+  const endpoint = chatEndpointOf(options);
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
     "user-agent": "kiln",
-    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    ...endpoint.authHeaders,
   };
   const streamHeaders = { ...headers, accept: "text/event-stream" };
 
-  async function attempt(body: string, signal: AbortSignal, streaming: boolean): Promise<Attempt> {
+  async function attempt(url: string, body: string, signal: AbortSignal, streaming: boolean): Promise<Attempt> {
     try {
       // Redirects are refused: a model API that redirects is a wrong base URL.
       const sent = { method: "POST", headers: streaming ? streamHeaders : headers, body, signal, redirect: "error" };
@@ -105,9 +104,10 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
         signal.throwIfAborted();
         const { onDelta } = request;
         const body = JSON.stringify(toRequestBody(request, options));
+        const url = endpoint.urlFor(request.model);
         for (;;) {
           attempts++;
-          const outcome = await attempt(body, signal, onDelta !== undefined);
+          const outcome = await attempt(url, body, signal, onDelta !== undefined);
           if ("failed" in outcome) {
             if (!isRetryableFailure(outcome.failed) || attempts > options.maxRetries) {
               throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {

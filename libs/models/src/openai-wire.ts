@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParams,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
+import type { AzureOpenAIOptions } from "./openai-endpoint.js";
 import type {
   ChatMessage,
   FinishReason,
@@ -21,6 +22,8 @@ export interface OpenAIProviderOptions extends RemoteProviderOptions {
   developerRole?: boolean;
   /** Where maxOutputTokens goes; older compatible servers know only "max_tokens". */
   maxTokensParam?: "max_completion_tokens" | "max_tokens";
+  /** Azure OpenAI: deployment URLs, `api-version` and the `api-key` header (openai-endpoint.ts). */
+  azure?: AzureOpenAIOptions;
 }
 
 /** The request body; a streaming turn (`onDelta`) asks for the stream and its usage chunk. */

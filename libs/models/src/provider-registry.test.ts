@@ -32,9 +32,9 @@ const GROQ_WITHOUT_KEY = {
   models: [{ model: "llama-3.3-70b", inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79, tools: true, images: true }],
 };
 
-function errorOf(fn: () => unknown): DomainError {
+async function errorOf(fn: () => unknown): Promise<DomainError> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     expect(e).toBeInstanceOf(DomainError);
     return e as DomainError;
@@ -106,7 +106,7 @@ describe("createProviderRegistry: resolve", () => {
   it("resolves local/echo, and the default model when none is named", async () => {
     const registry = createProviderRegistry(config());
     for (const id of ["local/echo", undefined, ""]) {
-      const resolved = registry.resolve(id);
+      const resolved = await registry.resolve(id);
       expect(resolved.id).toBe("local/echo");
       expect(resolved.entry.pricing).toEqual({ inputPerMTokUsd: 0, outputPerMTokUsd: 0 });
       const result = await resolved.generate({ messages: [{ role: "user", content: "hello there" }] });
@@ -114,18 +114,18 @@ describe("createProviderRegistry: resolve", () => {
     }
   });
 
-  it("refuses an unknown model with invalid_argument on the field model", () => {
-    const error = errorOf(() => createProviderRegistry(config()).resolve("openai/gpt-9"));
+  it("refuses an unknown model with invalid_argument on the field model", async () => {
+    const error = await errorOf(() => createProviderRegistry(config()).resolve("openai/gpt-9"));
     expect(error.kind).toBe("invalid_argument");
     expect(error.message).toBe('unknown model "openai/gpt-9": GET /api/models lists the models of this deployment');
     expect(error.details).toEqual([{ field: "model", issue: "is not a known model" }]);
-    expect(errorOf(() => createProviderRegistry(config()).resolve("echo")).kind).toBe("invalid_argument");
+    expect((await errorOf(() => createProviderRegistry(config()).resolve("echo"))).kind).toBe("invalid_argument");
   });
 
-  it("refuses a model whose provider has no credentials with invalid_argument", () => {
+  it("refuses a model whose provider has no credentials with invalid_argument", async () => {
     const registry = createProviderRegistry(config({ compatible: [GROQ_WITHOUT_KEY] }));
     for (const id of ["openai/gpt-4o-mini", "groq/llama-3.3-70b"]) {
-      const error = errorOf(() => registry.resolve(id));
+      const error = await errorOf(() => registry.resolve(id));
       expect(error.kind).toBe("invalid_argument");
       expect(error.message).toMatch(
         /is not available: this deployment has no credentials for provider "(openai|groq)"/,
@@ -146,8 +146,8 @@ describe("createProviderRegistry: resolve", () => {
       { role: "developer" as const, content: "Be brief." },
       { role: "user" as const, content: "Hi" },
     ];
-    const a = await registry.resolve("openai/gpt-4o-mini").generate({ messages, maxOutputTokens: 10 });
-    const b = await registry.resolve("ollama/llama3.1").generate({ messages, maxOutputTokens: 10 });
+    const a = await (await registry.resolve("openai/gpt-4o-mini")).generate({ messages, maxOutputTokens: 10 });
+    const b = await (await registry.resolve("ollama/llama3.1")).generate({ messages, maxOutputTokens: 10 });
     expect([a.provider, a.model, a.text]).toEqual(["openai", "gpt-4o-mini", "from openai"]);
     expect([b.provider, b.model, b.text]).toEqual(["ollama", "llama3.1", "from ollama"]);
     const [toOpenAI, toOllama] = stub.requests;
@@ -174,7 +174,7 @@ describe("createProviderRegistry: resolve", () => {
     };
     const registry = createProviderRegistry(config(), { providers: [fake] });
     expect(registry.catalog.get("openai/gpt-4o")?.available).toBe(true);
-    const result = await registry.resolve("openai/gpt-4o").generate({ messages: [] });
+    const result = await (await registry.resolve("openai/gpt-4o")).generate({ messages: [] });
     expect(result.text).toBe("fake gpt-4o");
   });
 });

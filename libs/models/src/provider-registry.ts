@@ -1,7 +1,9 @@
 /**
  * Which models this deployment runs and who runs them: resolves "<provider>/<model>" ids to a
  * provider and the catalog entry (capabilities, prices), and lists the catalog for
- * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
+ * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment). A layer
+ * per organization (`organizations`) adds that organization's provider connections, "<connection
+ * name>/<model>", which no other organization sees (docs/providers.md "Connections").
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import { createCallLimiter } from "./call-limiter.js";
@@ -63,13 +65,33 @@ export interface ProviderRegistryOptions {
   providers?: ModelProvider[];
   /** More catalog entries, for the providers above. */
   models?: ModelEntry[];
+  /** An organization's own models and providers (its provider connections); none: deployment models only. */
+  organizations?: (organizationId: string) => Promise<OrganizationModels>;
+}
+
+/** A model of an organization's provider connection. */
+export interface ConnectionModel extends CatalogModel {
+  connectionId: string;
+}
+
+/** An organization's provider connections as the registry resolves them (the execution service reads and caches them). */
+export interface OrganizationModels {
+  models: ConnectionModel[];
+  /** The provider of the connection named `name`; throws a DomainError when it cannot be called in this build. */
+  providerOf(name: string): ModelProvider;
+}
+
+/** Whose models: an organization sees the deployment's and its own connections'. */
+export interface ModelScope {
+  organizationId: string;
 }
 
 /** A model ready to call: the catalog entry (prices, capabilities) and its provider. */
 export interface ResolvedModel {
   /** "<provider>/<model>". */
   id: string;
-  entry: CatalogModel;
+  /** A connection's model carries its `connectionId`. */
+  entry: CatalogModel & { connectionId?: string };
   provider: ModelProvider;
   /** `provider.generate` with `model` filled in. */
   generate(request: Omit<ModelRequest, "model">): Promise<ModelResult>;
@@ -81,10 +103,14 @@ export interface ProviderRegistry {
   defaultModel: string;
   /**
    * The model of a run: `modelId` (the request's, else the version's), or the default model when
-   * it is undefined or "". Throws invalid_argument (400, field "model") for an unknown model or one
-   * whose provider has no credentials here (api.md "Model resolution").
+   * it is undefined or "". The deployment's models first, then (with `scope`) the organization's
+   * connections. Rejects with invalid_argument (400, field "model") for an unknown model or one
+   * whose provider has no credentials here (api.md "Model resolution"), failed_precondition for a
+   * connection whose provider this build cannot call.
    */
-  resolve(modelId?: string): ResolvedModel;
+  resolve(modelId?: string, scope?: ModelScope): Promise<ResolvedModel>;
+  /** The catalog and, with `scope`, the organization's connection models after it. */
+  list(scope?: ModelScope): Promise<(CatalogModel & { connectionId?: string })[]>;
 }
 
 export function createProviderRegistry(
@@ -133,17 +159,38 @@ export function createProviderRegistry(
     throw new Error(`invalid configuration: DEFAULT_MODEL "${config.defaultModel}" is not a model of this deployment`);
   }
 
+  const unknown = (id: string) =>
+    invalidArgument(`unknown model "${id}": GET /api/models lists the models of this deployment`, [
+      { field: "model", issue: "is not a known model" },
+    ]);
+
+  /** A model of the organization's connections; the deployment's own ids never reach here. */
+  async function resolveConnectionModel(id: string, scope: ModelScope | undefined): Promise<ResolvedModel> {
+    if (!scope || !options.organizations) throw unknown(id);
+    const own = await options.organizations(scope.organizationId);
+    const entry = own.models.find((m) => m.id === id);
+    if (!entry) throw unknown(id);
+    const provider = own.providerOf(entry.provider);
+    // MODEL_CONCURRENCY names the deployment's models: a connection's calls are not capped by it.
+    return {
+      id,
+      entry,
+      provider,
+      generate: (request) => provider.generate({ ...request, model: entry.model }),
+    };
+  }
+
   return {
     catalog,
     defaultModel: config.defaultModel,
-    resolve(modelId) {
+    async list(scope) {
+      if (!scope || !options.organizations) return catalog.list();
+      return [...catalog.list(), ...(await options.organizations(scope.organizationId)).models];
+    },
+    async resolve(modelId, scope) {
       const id = modelId || config.defaultModel;
       const entry = catalog.get(id);
-      if (!entry) {
-        throw invalidArgument(`unknown model "${id}": GET /api/models lists the models of this deployment`, [
-          { field: "model", issue: "is not a known model" },
-        ]);
-      }
+      if (!entry) return resolveConnectionModel(id, scope);
       const provider = entry.available ? providers.get(entry.provider) : undefined;
       if (!provider) {
         throw invalidArgument(

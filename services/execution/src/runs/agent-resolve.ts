@@ -72,7 +72,7 @@ export async function resolveAgent(
     const field = `steps.${step.id}.model`;
     if (step.type === "prompt" && r?.prompt) {
       const prompt = runnableOf(r.prompt);
-      resolveModelFor(deps.models, prompt.model, field);
+      await resolveModelFor(deps.models, prompt.model, field, prompt.organizationId);
       agent.prompts.set(step.id, prompt);
     } else if (step.type === "skill" && r?.skill?.version) {
       const skill = r.skill;
@@ -80,7 +80,7 @@ export async function resolveAgent(
         skillId: skill.version?.skillId ?? "",
         skillVersionId: skill.version?.id ?? "",
         inputSchema: parseJson(skill.version?.content?.inputSchema?.json, { type: "object" }),
-        steps: skillStepsOf(deps.models, skill, () => field, "catalog returned an incomplete skill step"),
+        steps: await skillStepsOf(deps.models, skill, () => field, "catalog returned an incomplete skill step"),
       });
     } else if (step.type === "tool" && r?.tool) {
       agent.tools.set(step.id, toolOf(r.tool, version.organizationId));

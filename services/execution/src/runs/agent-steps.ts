@@ -60,7 +60,7 @@ async function runPromptStep(
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const ids = { promptId: prompt.promptId, promptVersionId: prompt.promptVersionId };
   if (!check.ok) return { ...refusedStep("invalid_variables", renamed(check.issues, "variables")), ...ids };
-  const model = resolveModelFor(deps.models, prompt.model, "model");
+  const model = await resolveModelFor(deps.models, prompt.model, "model", organizationId);
   const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal, trace });
   return stepResultOfRun(child, ids);
 }

@@ -16,6 +16,7 @@ const detailsOf = (f: () => unknown) => {
 };
 
 const prompt = (over: Partial<RunnablePrompt> = {}): RunnablePrompt => ({
+  organizationId: "org_1",
   promptId: "prm_1",
   promptVersionId: "pv_1",
   systemPrompt: "s",

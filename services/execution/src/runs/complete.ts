@@ -78,7 +78,7 @@ export function createCompleter(
     );
     if (input.user.trim() === "") throw invalidArgument("user is required", [{ field: "user", issue: "is required" }]);
     const responseFormat = responseFormatOf(input.responseSchema);
-    const model = deps.models.resolve(input.model || undefined);
+    const model = await deps.models.resolve(input.model || undefined, { organizationId: input.organizationId });
     const messages: ChatMessage[] = [
       ...(input.system ? [{ role: "system" as const, content: input.system }] : []),
       { role: "user", content: input.user },

@@ -88,7 +88,7 @@ export async function resolvePromptRun(
   if (!resolved) throw new Error("catalog returned no prompt");
   const version = runnableOf(resolved);
   const prompt = { ...version, responseFormat: checkAgainstVersion(version, caller) };
-  const model = resolveModelFor(deps.models, req.model || prompt.model, "model");
+  const model = await resolveModelFor(deps.models, req.model || prompt.model, "model", req.organizationId);
   const image = firstImageOf(extraMessages);
   if (image && !model.entry.capabilities.input.includes("image")) {
     throw invalidArgument(`model ${model.id} does not take images`, [
@@ -132,7 +132,7 @@ export async function resolveSkillRun(
   const check = deps.validator.check(parseJson(version.content?.inputSchema?.json, { type: "object" }), input);
   if (!check.ok) throw invalidArgument("the input does not match the skill's input schema", check.issues);
   // Every step's model must exist before anything runs.
-  const steps = skillStepsOf(
+  const steps = await skillStepsOf(
     deps.models,
     resolved,
     (alias) => `steps.${alias}.model`,

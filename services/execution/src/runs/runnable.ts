@@ -12,6 +12,8 @@ import { parseJson } from "./run-input.js";
 
 /** A prompt version ready to run: what the catalog resolved, with its JSON parsed. */
 export interface RunnablePrompt {
+  /** The version's organization: whose provider connections its model may name. */
+  organizationId: string;
   promptId: string;
   promptVersionId: string;
   systemPrompt: string;
@@ -58,6 +60,7 @@ export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] 
   const byKey = new Map<string, ResolvedTool>();
   for (const t of [...resolved.tools, ...extraTools]) byKey.set(t.toolKey, t);
   return {
+    organizationId: v.organizationId,
     promptId: v.promptId,
     promptVersionId: v.id,
     systemPrompt: c?.systemPrompt ?? "",
@@ -75,14 +78,18 @@ export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] 
 export const declaredVariables = (prompt: RunnablePrompt): string[] =>
   Object.keys((prompt.variablesSchema as { properties?: Record<string, unknown> }).properties ?? {});
 
-/** The request's model, else the version's, else the deployment's default; 400 naming `field` when unusable. */
-export function resolveModelFor(
+/**
+ * The request's model, else the version's, else the deployment's default, among the deployment's
+ * and `organizationId`'s connection models; 400 naming `field` when unusable.
+ */
+export async function resolveModelFor(
   models: ProviderRegistry,
   requested: string | null | undefined,
   field: string,
-): ResolvedModel {
+  organizationId: string,
+): Promise<ResolvedModel> {
   try {
-    return models.resolve(requested ?? undefined);
+    return await models.resolve(requested ?? undefined, { organizationId });
   } catch (e) {
     if (e instanceof DomainError && field !== "model") {
       throw new DomainError(
@@ -99,7 +106,7 @@ export function resolveModelFor(
  * A skill version's composition as steps to run, every step's model checked first; `field` names
  * where a missing model is reported (`steps.<alias>.model`, or the agent step's id).
  */
-export function skillStepsOf(
+export async function skillStepsOf(
   models: ProviderRegistry,
   resolved: {
     steps: { prompt?: ResolvedPrompt; step?: { alias: string; variables?: JsonText } }[];
@@ -107,11 +114,14 @@ export function skillStepsOf(
   },
   fieldOf: (alias: string) => string,
   incomplete: string,
-): SkillStep[] {
-  return resolved.steps.map((s) => {
+): Promise<SkillStep[]> {
+  const steps = resolved.steps.map((s) => {
     if (!s.prompt || !s.step) throw new Error(incomplete);
     const prompt = runnableOf(s.prompt, resolved.tools);
-    resolveModelFor(models, prompt.model, fieldOf(s.step.alias));
     return { alias: s.step.alias, variables: parseJson(s.step.variables?.json, {}) as Record<string, unknown>, prompt };
   });
+  // In order, so the first step whose model is unusable is the one reported.
+  for (const step of steps)
+    await resolveModelFor(models, step.prompt.model, fieldOf(step.alias), step.prompt.organizationId);
+  return steps;
 }

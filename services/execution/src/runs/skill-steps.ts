@@ -36,7 +36,12 @@ async function executeSkillStep(
   signal?: AbortSignal,
 ): Promise<StepRecord> {
   const variables = bindVariables(declaredVariables(step.prompt), step.variables, input, outputs);
-  const model = resolveModelFor(deps.models, step.prompt.model, `steps.${step.alias}.model`);
+  const model = await resolveModelFor(
+    deps.models,
+    step.prompt.model,
+    `steps.${step.alias}.model`,
+    step.prompt.organizationId,
+  );
   const check = deps.validator.check(step.prompt.variablesSchema, variables);
   const issues = check.ok ? [] : renamed(check.issues, `steps.${step.alias}.variables`);
   const execution: PromptExecution =
