@@ -35,6 +35,8 @@ export const EmbeddedEnv = Type.Object({
   KILN_DATA_SYNC: Type.Union([Type.Literal("interval"), Type.Literal("commit")], { default: "interval" }),
   /** Hosts webhook URLs may resolve to private or loopback addresses for (host patterns). */
   ...WebhookPrivateHostsEnv,
+  /** Hosts provider connections' base URLs may resolve to private or loopback addresses for (host patterns). */
+  PROVIDER_PRIVATE_HOSTS: Type.String({ default: "" }),
   /** Seals webhook signing secrets at rest (32 bytes, base64 or hex); default: `secret.key` in KILN_DATA_DIR, made on the first start. */
   KILN_SECRET_KEY: Type.String({ default: "" }),
   /** Keys KILN_SECRET_KEY replaced, comma-separated (docs/operations.md "Secret key"). */

@@ -10,6 +10,7 @@ import { createInternalTokens } from "@kiln/kit/auth";
 import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
+import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { combineServices } from "@kiln/kit/rpc/combined";
 import { buildRpcServer, type RpcServer } from "@kiln/kit/rpc/server";
@@ -54,6 +55,8 @@ export interface EmbeddedOptions {
   consoleDir?: string;
   /** Origins browsers may call from (CORS_ORIGINS); default: none, CORS off. */
   corsOrigins?: string[];
+  /** Provider connections' private hosts (PROVIDER_PRIVATE_HOSTS); default: public addresses only. Keys are sealed with the data directory's key. */
+  connections?: { privateHosts: readonly HostPattern[] };
   /** Webhook delivery (WEBHOOK_PRIVATE_HOSTS and the like); default: public addresses only. */
   webhooks?: Partial<WebhookOptions>;
   /** How long an online evaluation score is kept (ONLINE_SCORE_RETENTION_DAYS); default 90 days. */
@@ -127,6 +130,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     providers: options.providers ?? loadProvidersConfig({}),
     providerOptions: options.providerOptions,
     tools,
+    connections: { privateHosts: [], ...options.connections, secrets: createSecretBox(data.secretKeys) },
     soleProcess: true,
     runTraces: options.runTraces,
     traceExport: options.traceExport,

@@ -54,6 +54,7 @@ if (command === "embedded") {
       privateHosts: hostPatternsOf("WEBHOOK_PRIVATE_HOSTS", config.WEBHOOK_PRIVATE_HOSTS),
       deliveryRetentionMs: config.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3_600_000,
     },
+    connections: { privateHosts: hostPatternsOf("PROVIDER_PRIVATE_HOSTS", config.PROVIDER_PRIVATE_HOSTS) },
     review: reviewOptionsOf(config),
     consoleDir: config.CONSOLE_DIR || defaultConsoleDir(),
     internalSecret: config.INTERNAL_AUTH_SECRET,

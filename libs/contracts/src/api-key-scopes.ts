@@ -17,4 +17,6 @@ export const API_KEY_SCOPES = [
   "webhooks:write",
   "traces:read",
   "traces:write",
+  "connections:read",
+  "connections:write",
 ] as const;

@@ -13,7 +13,9 @@ export function isRetryable(status: number, headers: Headers): boolean {
 
 /** A connection that failed is tried again, except a refused redirect (a wrong base URL stays wrong). */
 export function isRetryableFailure(failed: unknown): boolean {
-  return codeOf(failed) !== "REDIRECT_REFUSED";
+  // An address the outbound policy refuses stays refused (services' policy fetches answer this code).
+  const code = codeOf(failed);
+  return code !== "REDIRECT_REFUSED" && code !== "ADDRESS_NOT_ALLOWED";
 }
 
 /** The SDK's backoff before retry number `retriesSoFar + 1`: 0.5 s doubling up to 8 s, less up to 25 %. */

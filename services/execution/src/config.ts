@@ -8,6 +8,7 @@ import {
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
+import { ConnectionsEnv, loadConnectionsConfig } from "./connections/connection-config.js";
 import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 
 export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
@@ -97,6 +98,7 @@ export const ExecutionEnv = Type.Object({
   ...ToolsEnv,
   ...RunTracesEnv,
   ...RunLimitsEnv,
+  ...ConnectionsEnv,
 });
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
@@ -147,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...config,
     providers: loadProvidersConfig(env),
     tools: loadToolsConfig(env),
+    connections: loadConnectionsConfig(env),
     traceExport: loadTraceExportConfig(env),
   };
 }
@@ -154,16 +157,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export type ExecutionConfig = ReturnType<typeof loadConfig>;
 
 /**
- * The provider variables alone, for createProviderRegistry. Throws one error listing every
- * problem, with paths into OPENAI_COMPATIBLE_PROVIDERS ("OPENAI_COMPATIBLE_PROVIDERS[0].models[1].model
- * must be string"); values, keys included, never appear in it.
+ * The provider variables alone, for createProviderRegistry. Throws one error listing every problem, with paths into
+ * OPENAI_COMPATIBLE_PROVIDERS ("…[0].models[1].model must be string"); values, keys included, never appear in it.
  */
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL)) {
+  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL))
     problems.push("OPENAI_BASE_URL must be an http(s) URL");
-  }
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);

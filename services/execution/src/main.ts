@@ -12,6 +12,7 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     catalog: peer(CatalogService, config.CATALOG_URL),
     providers: config.providers,
     tools: config.tools,
+    connections: config.connections,
     runTraces: config.RUN_TRACES === "on",
     traceExport: config.traceExport,
     traceIngestShare: config.TRACE_INGEST_SHARE,

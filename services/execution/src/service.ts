@@ -10,7 +10,10 @@ import type { Store } from "@kiln/kit/store";
 import { createProviderRegistry, type ProviderRegistryOptions, type ProvidersConfig } from "@kiln/models/registry";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ToolsConfig } from "./config.js";
+import type { ConnectionsConfig } from "./connections/connection-config.js";
+import { createConnectionParts } from "./connections/connection-service.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
+import { registerConnectionRpc } from "./rpc/connection-rpc.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
@@ -42,6 +45,8 @@ export interface ExecutionServiceDeps {
   /** Tests swap providers (a fake OpenAI) or their fetch here. */
   providerOptions?: ProviderRegistryOptions;
   tools: ToolsConfig;
+  /** Provider connections: KILN_SECRET_KEY and PROVIDER_PRIVATE_HOSTS; default no key, public addresses only. */
+  connections?: ConnectionsConfig;
   /** How often the outbox relays run events the bus did not take at once; default 1000 ms. */
   outboxIntervalMs?: number;
   /**
@@ -79,7 +84,21 @@ export async function createExecutionService(
   // Idempotency records go after their 24 h (docs/operations.md "Retention").
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   await deps.bus.ensureStream(CATALOG_GENERATION);
-  const models = createProviderRegistry(deps.providers, deps.providerOptions);
+  // Each organization's own providers (docs/providers.md "Connections"), after the deployment's.
+  const connectionParts = await createConnectionParts({
+    ...deps,
+    config: { privateHosts: [], ...deps.connections, ...(deps.tools.resolve && { resolve: deps.tools.resolve }) },
+    deploymentProviders: new Set([
+      "openai",
+      ...deps.providers.compatible.map((p) => p.id),
+      ...(deps.providerOptions?.providers ?? []).map((p) => p.id),
+      ...(deps.providerOptions?.models ?? []).map((m) => m.provider),
+    ]),
+  });
+  const models = createProviderRegistry(deps.providers, {
+    ...deps.providerOptions,
+    organizations: (organizationId) => connectionParts.layer.organizationModels(organizationId),
+  });
   const runs = runCollection(deps.store);
   // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
   if (deps.soleProcess) {
@@ -158,7 +177,14 @@ export async function createExecutionService(
     name: "execution",
     logger: deps.logger,
     register: (router) => {
-      registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps));
+      registerExecutionRpc(
+        router,
+        { models, identityAuth: deps.identityAuth },
+        runner,
+        agents,
+        createCompleter(runnerDeps),
+      );
+      registerConnectionRpc(router, connectionParts.connections);
       // The trace service lives in this process (docs/observability.md).
       registerTraceRpc(router, traces, retention);
     },
@@ -182,6 +208,7 @@ export async function createExecutionService(
       await idempotencySweeper.stop();
       await traceSweeper.stop();
       await generation.stop();
+      await connectionParts.stop();
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */
     settle: () => outbox.settled(),

@@ -1,7 +1,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { optionalJsonText } from "@kiln/kit/json-text";
-import type { ModelCatalog } from "@kiln/models/catalog";
+import { principalOf } from "@kiln/kit/principal";
+import type { ProviderRegistry } from "@kiln/models/registry";
 import { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
@@ -12,17 +14,23 @@ import { streamPromptRun } from "./stream-prompt-rpc.js";
 
 export function registerExecutionRpc(
   router: ConnectRouter,
-  models: ModelCatalog,
+  catalog: { models: ProviderRegistry; identityAuth: IdentityAuth },
   runner: Runner,
   agents?: AgentRunner,
   complete?: Completer,
 ): void {
   router.service(ExecutionService, {
     ...(agents ? agentRpcHandlers(agents) : {}),
-    // Any authenticated caller may list models (api.md "Scopes per route").
-    async listModels() {
+    // Any authenticated caller may list models (api.md "Scopes per route"); an organization's own, its members.
+    async listModels(req, ctx) {
+      const { organizationId } = req;
+      if (organizationId !== "") {
+        const access = { organizationId, scope: "", what: "organization", requireAi: false };
+        await authorizeOnResource(catalog.identityAuth, principalOf(ctx), access);
+      }
+      const listed = await catalog.models.list(organizationId !== "" ? { organizationId } : undefined);
       return {
-        models: models.list().map((m) => ({
+        models: listed.map((m) => ({
           id: m.id,
           provider: m.provider,
           model: m.model,
@@ -32,6 +40,7 @@ export function registerExecutionRpc(
             inputPerMtokUsd: m.pricing.inputPerMTokUsd ?? undefined,
             outputPerMtokUsd: m.pricing.outputPerMTokUsd ?? undefined,
           },
+          connectionId: m.connectionId ?? "",
         })),
       };
     },
