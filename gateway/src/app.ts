@@ -31,6 +31,7 @@ import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-err
 import { registerOpenAiResponsesRoute } from "./routes/openai-responses-routes.js";
 import { registerOpenAiRoutes } from "./routes/openai-routes.js";
 import { registerPromptRunStreamRoute } from "./routes/prompt-run-stream-route.js";
+import { registerProviderConnectionRoutes } from "./routes/provider-connection-routes.js";
 import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
@@ -233,6 +234,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
+  registerProviderConnectionRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRunRoutes(app, deps);
   registerPromptRunStreamRoute(app, deps);

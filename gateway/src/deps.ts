@@ -4,6 +4,7 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import { CatalogService } from "@kiln/proto/catalog";
+import { ProviderConnectionService } from "@kiln/proto/connections";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
@@ -58,6 +59,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       review: createClient(ReviewService, w.transports.evaluation),
       // Served by the execution process (docs/observability.md).
       traces: createClient(TraceService, w.transports.execution),
+      // Provider connections are the execution service's (docs/providers.md "Connections").
+      connections: createClient(ProviderConnectionService, w.transports.execution),
     },
     authenticator: createAuthenticator({
       identity,

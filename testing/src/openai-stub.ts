@@ -45,6 +45,8 @@ export interface OpenAIStubOptions {
   recordRequests?: boolean;
   /** Streamed answers: the wait before each chunk after the first (default 0). */
   chunkDelayMs?: number;
+  /** The ids `GET /v1/models` lists, in OpenAI's list shape (default: none, the route answers 404). */
+  models?: string[];
 }
 
 export interface OpenAIStub {
@@ -118,6 +120,10 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
         stubReply.error(401, { message: `Incorrect API key provided: ${presented}`, code: "invalid_api_key" }),
         received,
       );
+    }
+    if (options.models && received.method === "GET" && received.path === "/v1/models") {
+      const data = options.models.map((id) => ({ id, object: "model", created: 0, owned_by: "stub" }));
+      return sendJson(res, 200, { object: "list", data });
     }
     if (received.method !== "POST" || received.path !== "/v1/chat/completions") {
       return answer(res, stubReply.error(404, { message: `no route ${received.method} ${received.path}` }), received);

@@ -5,6 +5,7 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { CatalogService } from "@kiln/proto/catalog";
+import type { ProviderConnectionService } from "@kiln/proto/connections";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
@@ -26,6 +27,7 @@ export interface GatewayClients {
   online: Client<typeof OnlineEvaluationService>;
   review: Client<typeof ReviewService>;
   traces: Client<typeof TraceService>;
+  connections: Client<typeof ProviderConnectionService>;
 }
 
 export interface GatewayDeps {

@@ -1,7 +1,9 @@
+import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage } from "../http/list-page.js";
 import { listAnswers, operation } from "../http/operation.js";
-import { rpcOptions } from "../http/request.js";
+import { principalOf, rpcOptions } from "../http/request.js";
+import { OrganizationId } from "./catalog-requests.js";
 import { ModelView } from "./model-views.js";
 
 /** GET /api/models (stable: model discovery). */
@@ -11,11 +13,22 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
     operation(
       { tags: ["models"], stability: "stable" },
       "listModels",
-      "The models this deployment offers, with prices per million tokens",
-      { response: listAnswers(ModelView, 401) },
+      "The models this deployment offers, with prices per million tokens; with an organization, its connections' too",
+      {
+        querystring: Type.Object({
+          organizationId: Type.Optional({
+            ...OrganizationId,
+            description: "adds the organization's provider connection models (an API key: its organization's)",
+          }),
+        }),
+        response: listAnswers(ModelView, 401, 404),
+      },
     ),
     async (request) => {
-      const r = await deps.clients.execution.listModels({}, rpcOptions(request));
+      const principal = principalOf(request);
+      const organizationId =
+        request.query.organizationId ?? (principal.type === "api_key" ? principal.organizationId : "");
+      const r = await deps.clients.execution.listModels({ organizationId }, rpcOptions(request));
       return listPage(r.models, (m) => ({
         id: m.id,
         provider: m.provider,
@@ -30,6 +43,7 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
           inputPerMTokUsd: m.pricing?.inputPerMtokUsd ?? null,
           outputPerMTokUsd: m.pricing?.outputPerMtokUsd ?? null,
         },
+        ...(m.connectionId && { connectionId: m.connectionId }),
       }));
     },
   );

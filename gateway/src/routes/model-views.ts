@@ -17,6 +17,9 @@ export const ModelView = Type.Object(
       }),
     }),
     pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
+    connectionId: Type.Optional(
+      Type.String({ description: "the organization's provider connection of the model; absent for the deployment's" }),
+    ),
   },
   { $id: "Model" },
 );

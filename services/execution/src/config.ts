@@ -192,12 +192,10 @@ function parseModelConcurrency(text: string | undefined, problems: string[]): Re
     problems.push(`${name} must be an object of "<provider>/<model>" (or "<provider>/*") to a number of calls`);
     return {};
   }
-  const found = [
-    ...Object.keys(value)
-      .filter((key) => !MODEL_KEY.test(key))
-      .map((key) => `${name} key "${key.slice(0, 80)}" must be "<provider>/<model>" or "<provider>/*"`),
-    ...problemsByPath(ModelConcurrencySchema, value, name),
-  ];
+  const keyProblem = (key: string) =>
+    `${name} key "${key.slice(0, 80)}" must be "<provider>/<model>" or "<provider>/*"`;
+  const badKeys = Object.keys(value).filter((key) => !MODEL_KEY.test(key));
+  const found = [...badKeys.map(keyProblem), ...problemsByPath(ModelConcurrencySchema, value, name)];
   problems.push(...found);
   return found.length > 0 ? {} : (value as Record<string, number>);
 }
