@@ -70,6 +70,7 @@ beforeAll(async () => {
   ({ kiln, baseUrl } = await startEmbedded({
     // Webhooks may call 127.0.0.1 here (port 9: nothing listens, the attempt fails at once).
     webhooks: { privateHosts: parseHostPatterns("127.0.0.1") },
+    connections: { privateHosts: parseHostPatterns("127.0.0.1") },
     providers: loadProvidersConfig({
       OPENAI_COMPATIBLE_PROVIDERS: JSON.stringify([
         { id: "stub", baseUrl: stub.baseUrl, models: [{ model: "slow", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }] },
@@ -650,6 +651,32 @@ describe("webhooks", () => {
     expect((await user.webhooks.delete(created.id)).id).toBe(created.id);
     const gone = await failureOf(user.webhooks.get(created.id));
     expect(gone).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
+describe("provider connections", () => {
+  it("creates, reads, lists, updates, tests and deletes a connection; its models are the organization's", async () => {
+    const created = await user.providerConnections.create({
+      organizationId,
+      name: "sdkconn",
+      provider: "openai_compatible",
+      apiKey: "sk-sdk-connection-key-1234",
+      baseUrl: stub.baseUrl,
+      models: [{ model: "slow", inputPerMTokUsd: 0, outputPerMTokUsd: 0 }],
+    });
+    expect(created).toMatchObject({ name: "sdkconn", apiKeyHint: "…1234" });
+    expect(JSON.stringify(created)).not.toContain("sk-sdk-connection-key-1234");
+    expect((await user.providerConnections.get(created.id)).id).toBe(created.id);
+    expect((await user.providerConnections.list({ organizationId })).data.map((c) => c.id)).toContain(created.id);
+    const models = await user.models.list({ organizationId });
+    expect(models.data.find((m) => m.id === "sdkconn/slow")).toMatchObject({ connectionId: created.id });
+    const updated = await user.providerConnections.update(created.id, { apiKey: "sk-sdk-connection-key-5678" });
+    expect(updated.apiKeyHint).toBe("…5678");
+    // The stub lists no models: the test answers the provider's 404 as ok: false.
+    const tested = await user.providerConnections.test(created.id);
+    expect(tested).toMatchObject({ ok: false, error: { code: "provider_error" } });
+    expect((await user.providerConnections.delete(created.id)).id).toBe(created.id);
+    expect(await failureOf(user.providerConnections.get(created.id))).toMatchObject({ status: 404 });
   });
 });
 

@@ -37,6 +37,7 @@ import {
   OnlineScoreView,
   OnlineTargetView,
 } from "./routes/online-views.js";
+import { ConnectionTestView, ProviderConnectionView } from "./routes/provider-connection-views.js";
 import {
   AnnotationQueueView,
   AutoAddRuleView,
@@ -104,6 +105,8 @@ export const COMPONENTS: NamedSchema[] = [
   SetupVerificationView,
   ApiKeyView,
   ModelView,
+  ProviderConnectionView,
+  ConnectionTestView,
   AuthorView,
   VersionSummaryView,
   ToolRefView,

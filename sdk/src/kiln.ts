@@ -6,6 +6,7 @@ import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
 import { OnlineRules, Scores } from "./online-evaluation.js";
 import { Prompts } from "./prompts.js";
+import { ProviderConnections } from "./provider-connections.js";
 import { Setup } from "./setup.js";
 import { SkillRuns, Skills } from "./skills.js";
 import { Tools } from "./tools.js";
@@ -30,6 +31,7 @@ export class Kiln {
   readonly setup: Setup;
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
+  readonly providerConnections: ProviderConnections;
   readonly bundles: Bundles;
   readonly traces: Traces;
   readonly sessions: Sessions;
@@ -51,6 +53,7 @@ export class Kiln {
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
+    this.providerConnections = new ProviderConnections(transport);
     this.bundles = new Bundles(transport);
     this.traces = new Traces(transport);
     this.sessions = new Sessions(transport);

@@ -5,8 +5,15 @@ import type { RequestOptions, Transport } from "./transport.js";
 export class Models {
   constructor(private readonly t: Transport) {}
 
-  /** Every model this deployment offers (one page: `{ data, nextCursor: null }`). */
-  list(options?: RequestOptions): Promise<{ data: Model[]; nextCursor: string | null }> {
-    return this.t.call((init) => this.t.api.GET("/api/models", { ...init }), options);
+  /**
+   * Every model this deployment offers (one page: `{ data, nextCursor: null }`); with an
+   * `organizationId` (an API key: its own), that organization's provider connection models too.
+   */
+  list(
+    options: RequestOptions & { organizationId?: string } = {},
+  ): Promise<{ data: Model[]; nextCursor: string | null }> {
+    const { organizationId, ...call } = options;
+    const query = organizationId === undefined ? {} : { organizationId };
+    return this.t.call((init) => this.t.api.GET("/api/models", { ...init, params: { query } }), call);
   }
 }

@@ -1,4 +1,4 @@
-import Type from "typebox";
+import Type, { type Static } from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
 import { answers, listAnswers, operations } from "../http/operation.js";
@@ -16,7 +16,7 @@ import {
 
 const op = operations({ tags: ["provider-connections"], stability: "beta" });
 
-type ModelBody = typeof ConnectionModelBody.static;
+type ModelBody = Static<typeof ConnectionModelBody>;
 type Settings = {
   developerRole?: boolean;
   maxTokensParam?: string;
