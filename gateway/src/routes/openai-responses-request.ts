@@ -127,7 +127,7 @@ export function responsesRequestOf(raw: unknown): ResponsesRequest {
       responseFormat: responseFormatOf(body.text),
       parameters: parametersOf(body),
     },
-    messagesField: fields.given(body.instructions) ? "instructions" : "input",
+    messagesField: fields.given(body.instructions) && body.instructions !== "" ? "instructions" : "input",
     promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
     paramOf: (field) => responsesParamOf(field, sources, typeof body.input === "string"),
     stream: body.stream === true,
