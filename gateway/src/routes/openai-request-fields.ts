@@ -168,3 +168,17 @@ export function checkOptions(body: Loose, name: string, allowed: (key: string, v
 
 /** `include_obfuscation: false`, the one stream option meaning nothing more in Kiln (it never pads). */
 export const noObfuscation = (key: string, value: unknown) => key === "include_obfuscation" && value === false;
+
+/**
+ * A request's name of a run-request setting field (`parameters.topP` is `top_p`,
+ * `toolChoice.name` is `tool_choice`), undefined for another field: the run's camel-case
+ * name in snake case, unless `names` says where the request keeps it (`responseFormat`, which
+ * every API names its own way, or a parameter such as `maxOutputTokens`).
+ */
+export function settingParamOf(field: string, names: { responseFormat: string } & Record<string, string>) {
+  if (field.startsWith("toolChoice")) return "tool_choice";
+  if (field.startsWith("responseFormat")) return names.responseFormat;
+  const parameter = /^parameters\.(\w+)$/.exec(field)?.[1];
+  if (parameter === undefined) return undefined;
+  return names[parameter] ?? parameter.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
