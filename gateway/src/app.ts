@@ -165,7 +165,10 @@ export async function buildGateway(deps: GatewayDeps) {
         return typeof value === "string" ? value : undefined;
       }) ?? (isApiPath(request.url) ? sessionTokenOf(request) : undefined);
     if (!credential)
-      throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
+      throw new HttpError(
+        "unauthenticated",
+        "missing credentials: send Authorization: Bearer <token or API key>, or X-API-Key: <API key>",
+      );
     request.principal = await deps.authenticator.authenticate(credential, request.id);
     assertDeclaredCredential(request.routeOptions.schema?.security, request.principal);
   });
