@@ -21,6 +21,9 @@ const failure = (p: Promise<unknown>): Promise<Loose> =>
     (e) => e,
   );
 
+/** A 1×1 PNG, base64. */
+const PIXEL_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 const LOOKUP: Anthropic.Tool = {
   name: "lookup",
   description: "Looks a city up",
@@ -190,6 +193,46 @@ describe.each(COMPAT_MODES)("@anthropic-ai/sdk against the %s platform", (mode) 
     });
     expect(second.content).toEqual([{ type: "text", text: "Oslo is cold", citations: null }]);
     expect(p.lastSent().messages.slice(1)).toEqual(OSLO_ROUND_TRIP_SENT);
+  });
+
+  it("passes image blocks to a model that takes images, as image_url parts in the message's order", async () => {
+    p.stub.script(stubReply.text("A cat."));
+    const data = await anthropic.messages.create({
+      model: `kiln/${p.prompts.free.id}`,
+      max_tokens: 64,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is in " },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PIXEL_BASE64 } },
+            { type: "text", text: "and " },
+            { type: "image", source: { type: "url", url: "https://images.example.com/cat.png" } },
+          ],
+        },
+      ],
+    });
+    expect(data.content).toEqual([{ type: "text", text: "A cat.", citations: null }]);
+    expect(p.lastSent().messages[1]).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "What is in " },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${PIXEL_BASE64}` } },
+        { type: "text", text: "and " },
+        { type: "image_url", image_url: { url: "https://images.example.com/cat.png" } },
+      ],
+    });
+    const refused = await failure(
+      anthropic.messages.create({
+        model: `kiln/${p.prompts.textOnly.id}`,
+        max_tokens: 64,
+        messages: [
+          { role: "user", content: [{ type: "image", source: { type: "url", url: "https://x.example/a.png" } }] },
+        ],
+      }),
+    );
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refused.message).toContain("messages[0].content[0]");
   });
 
   it("streams a tool call as a tool_use block with its input", async () => {
