@@ -280,6 +280,16 @@ describe.each(COMPAT_MODES)("@anthropic-ai/sdk against the %s platform", (mode) 
     expect(bad.type).toBe("invalid_request_error");
     expect(bad.message).toContain("top_k");
     expect(p.stub.requests.length).toBe(before);
+
+    // A Messages route Kiln does not serve: Anthropic's 404.
+    const counting = await failure(
+      anthropic.messages.countTokens({
+        model: `kiln/${p.prompts.free.id}`,
+        messages: [{ role: "user", content: "x" }],
+      }),
+    );
+    expect(counting).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(counting.type).toBe("not_found_error");
   });
 
   it("a provider failure is one stored failed run: the SDK's default retries obey x-should-retry", async () => {
