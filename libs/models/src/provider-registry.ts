@@ -5,6 +5,7 @@
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import { createCallLimiter } from "./call-limiter.js";
+import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
 import { createOpenAIProvider } from "./openai-provider.js";
@@ -43,6 +44,10 @@ export interface CompatibleProviderConfig {
 export interface ProvidersConfig {
   openai: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
+  /** Google Gemini (GEMINI_API_KEY, GEMINI_BASE_URL): `gemini/*` is available when a key is set. */
+  gemini?: { apiKey?: string; baseUrl?: string };
+  /** AWS Bedrock (BEDROCK_REGION and the AWS credentials): `bedrock/*` is available when set. */
+  bedrock?: { region: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string; baseUrl?: string };
   /** Used when neither the run request nor the version names a model; "local/echo" by default. */
   defaultModel: string;
   /** Default deadline of one provider call, retries included. */
@@ -101,6 +106,19 @@ export function createProviderRegistry(
         id: "openai",
         apiKey: config.openai.apiKey,
         baseUrl: config.openai.baseUrl,
+        timeoutMs: config.timeoutMs,
+        maxRetries: config.maxRetries,
+        fetch: options.fetch,
+      }),
+    );
+  }
+  if (config.gemini?.apiKey) {
+    providers.set(
+      "gemini",
+      createGeminiProvider({
+        id: "gemini",
+        apiKey: config.gemini.apiKey,
+        baseUrl: config.gemini.baseUrl,
         timeoutMs: config.timeoutMs,
         maxRetries: config.maxRetries,
         fetch: options.fetch,
