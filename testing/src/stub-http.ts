@@ -1,11 +1,15 @@
 /** The plumbing of the provider stubs (Gemini, Bedrock): a local server, bodies read and sent, a request log. */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createH2cServer } from "node:http2";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
+import { Duplex, PassThrough } from "node:stream";
 
 export interface StubRequest {
   method: string;
-  /** The path without the query. */
+  /** The path without the query, decoded. */
   path: string;
+  /** The path as sent (percent-encoded; a signature covers it so). */
+  rawPath: string;
   query: Record<string, string>;
   /** Lower-case names. */
   headers: Record<string, string>;
@@ -18,32 +22,58 @@ export interface StubRequest {
   atMs: number;
 }
 
-/** Starts a server on 127.0.0.1 with a free port, handing each request, read whole, to `handle`. */
+/**
+ * Starts a server on 127.0.0.1 with a free port, handing each request, read whole, to `handle`.
+ * It speaks HTTP/1.1 and, on the same port, cleartext HTTP/2 (the AWS SDK's Bedrock client talks
+ * HTTP/2), told apart by the HTTP/2 connection preface.
+ */
 export async function listenStub(
   handle: (request: StubRequest, res: ServerResponse) => Promise<void>,
-): Promise<{ server: Server; origin: string; now: () => number; close: () => Promise<void> }> {
+): Promise<{ origin: string; now: () => number; close: () => Promise<void> }> {
   const started = performance.now();
   const now = () => performance.now() - started;
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     void readRequest(req, now())
       .then((request) => handle(request, res))
       .catch(() => {
         if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: "stub failure", status: "INTERNAL" } });
       });
+  };
+  const h1 = createServer(onRequest);
+  const h2 = createH2cServer(onRequest as never);
+  const sockets = new Set<Socket>();
+  const tcp = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.once("data", (head: Buffer) => {
+      if (head.subarray(0, 3).toString() === "PRI") {
+        // An HTTP/2 session reads the socket's handle directly, past unshifted bytes: it gets a stream that starts with them.
+        const inbound = new PassThrough();
+        inbound.write(head);
+        socket.pipe(inbound);
+        const duplex = Duplex.from({ readable: inbound, writable: socket });
+        socket.on("close", () => duplex.destroy());
+        h2.emit("connection", duplex);
+        return;
+      }
+      socket.pause();
+      socket.unshift(head);
+      h1.emit("connection", socket);
+      socket.resume();
+    });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    tcp.once("error", reject);
+    tcp.listen(0, "127.0.0.1", () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  const { port } = tcp.address() as AddressInfo;
   return {
-    server,
     origin: `http://127.0.0.1:${port}`,
     now,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections(); // hanging requests included
+        tcp.close(() => resolve());
+        for (const socket of sockets) socket.destroy(); // hanging requests included
       }),
   };
 }
@@ -56,8 +86,14 @@ async function readRequest(req: IncomingMessage, atMs: number): Promise<StubRequ
   return {
     method: req.method ?? "",
     path: decodeURIComponent(url.pathname),
+    rawPath: url.pathname,
     query: Object.fromEntries(url.searchParams),
-    headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+    // HTTP/2 names the host in `:authority`.
+    headers: Object.fromEntries(
+      Object.entries({ host: req.headers[":authority"], ...req.headers })
+        .filter(([k, v]) => !k.startsWith(":") && v !== undefined)
+        .map(([k, v]) => [k, String(v)]),
+    ),
     body: parseJson(raw.toString("utf8")),
     raw,
     atMs,

@@ -4,6 +4,7 @@
  * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
  */
 import { invalidArgument } from "@kiln/kit/errors";
+import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
 import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
@@ -124,6 +125,10 @@ export function createProviderRegistry(
         fetch: options.fetch,
       }),
     );
+  }
+  if (config.bedrock) {
+    const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
+    providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
   }
   const extraModels: ModelEntry[] = [];
   for (const p of config.compatible) {

@@ -63,8 +63,8 @@ export interface RemoteCallSpec<T> {
   askedWaitMs?(answer: ErrorAnswer): number | undefined;
   /** Whether an error answer is retried; default openai-retry.ts's `isRetryable`. */
   retryable?(answer: ErrorAnswer): boolean;
-  /** The provider's own message in an error body; default `error.message`. */
-  messageOf?(text: string): string;
+  /** The provider's own message in an error answer; default the body's `error.message`. */
+  messageOf?(answer: ErrorAnswer): string;
 }
 
 type Attempt = { status: number; headers: Headers; text: string; stream?: ReadableStream<Uint8Array> };
@@ -91,7 +91,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
 
   /** The provider's error answer as the call's failure; `pastDeadline`: it asked for a wait past the deadline. */
   const answeredError = (answer: ErrorAnswer, asked: number | undefined, pastDeadline: boolean) => {
-    const excerpt = safeExcerpt((spec.messageOf ?? providerMessageOf)(answer.text), spec.secrets);
+    const excerpt = safeExcerpt(spec.messageOf ? spec.messageOf(answer) : providerMessageOf(answer.text), spec.secrets);
     const wait = pastDeadline ? `; it asked to retry after ${Math.ceil(asked ?? 0)} ms, past the deadline` : "";
     return fail(
       "provider_error",
