@@ -3,7 +3,7 @@
  * Bedrock): one deadline over the whole call (`timeoutMs`, retries and their waits included),
  * retries on connection failures and retryable answers (openai-retry.ts: 408/409/429/5xx), the
  * wait the provider asked for honoured under a minute, else the backoff, a wait past the deadline
- * failing at once, and the caller's abort passed through (README.md "Calling a model"). What
+ * failing at once, and the caller's abort passed through (docs/providers.md). What
  * differs per protocol comes in the spec: how an attempt is sent, how an answer is read, what
  * else in an error answer asks for a wait.
  */
