@@ -4,7 +4,9 @@
  * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
  */
 import { invalidArgument } from "@kiln/kit/errors";
+import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
+import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
 import { createOpenAIProvider } from "./openai-provider.js";
@@ -43,6 +45,10 @@ export interface CompatibleProviderConfig {
 export interface ProvidersConfig {
   openai: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
+  /** Google Gemini (GEMINI_API_KEY, GEMINI_BASE_URL): `gemini/*` is available when a key is set. */
+  gemini?: { apiKey?: string; baseUrl?: string };
+  /** AWS Bedrock (BEDROCK_REGION and the AWS credentials): `bedrock/*` is available when set. */
+  bedrock?: { region: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string; baseUrl?: string };
   /** Used when neither the run request nor the version names a model; "local/echo" by default. */
   defaultModel: string;
   /** Default deadline of one provider call, retries included. */
@@ -106,6 +112,23 @@ export function createProviderRegistry(
         fetch: options.fetch,
       }),
     );
+  }
+  if (config.gemini?.apiKey) {
+    providers.set(
+      "gemini",
+      createGeminiProvider({
+        id: "gemini",
+        apiKey: config.gemini.apiKey,
+        baseUrl: config.gemini.baseUrl,
+        timeoutMs: config.timeoutMs,
+        maxRetries: config.maxRetries,
+        fetch: options.fetch,
+      }),
+    );
+  }
+  if (config.bedrock) {
+    const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
+    providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
   }
   const extraModels: ModelEntry[] = [];
   for (const p of config.compatible) {

@@ -14,6 +14,7 @@ export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
 import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
+import * as native from "./native-providers-config.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
@@ -33,6 +34,7 @@ export const ProvidersEnv = {
    * (ModelConcurrencySchema), e.g. `{"openai/gpt-4o": 8, "ollama/*": 2}`; others have no cap.
    */
   MODEL_CONCURRENCY: Type.Optional(Type.String({ minLength: 1 })),
+  ...native.NativeProvidersEnv,
 };
 
 const MODEL_KEY = /^[a-z0-9][a-z0-9_-]{0,31}\/\S+$/;
@@ -138,7 +140,7 @@ export const CompatibleProvidersSchema = Type.Array(
   ),
 );
 
-const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
+const RESERVED_PROVIDER_IDS = new Set(["local", "openai", ...native.NATIVE_PROVIDER_IDS]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -161,11 +163,12 @@ export type ExecutionConfig = ReturnType<typeof loadConfig>;
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL)) {
+  if (vars.OPENAI_BASE_URL !== undefined && !native.isHttpUrl(vars.OPENAI_BASE_URL)) {
     problems.push("OPENAI_BASE_URL must be an http(s) URL");
   }
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
+  const nativeProviders = native.nativeProvidersOf(vars, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
     openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
@@ -174,6 +177,7 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
     maxRetries: vars.PROVIDER_MAX_RETRIES,
     concurrency,
+    ...nativeProviders,
   };
 }
 
@@ -207,6 +211,7 @@ export function configuredProviders(config: { providers: ProvidersConfig }): str
   return [
     ...(openai.apiKey ? ["openai"] : []),
     ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
+    ...native.configuredNativeProviders(config.providers),
   ];
 }
 
@@ -236,7 +241,7 @@ function parseCompatibleProviders(
     if (RESERVED_PROVIDER_IDS.has(p.id)) problems.push(`${at}.id "${p.id}" is reserved`);
     else if (seen.has(p.id)) problems.push(`${at}.id "${p.id}" is listed twice`);
     seen.add(p.id);
-    if (!isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
+    if (!native.isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
     if (p.apiKey !== undefined && p.apiKeyEnv !== undefined) problems.push(`${at} has both apiKey and apiKeyEnv`);
     const models = new Set<string>();
     p.models.forEach((m, j) => {
@@ -291,10 +296,4 @@ function pathOf(pointer: string): string {
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
     .join("");
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const { protocol } = new URL(text);
-  return protocol === "http:" || protocol === "https:";
 }
