@@ -107,7 +107,9 @@ const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
  *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true,"images":false}]}]`.
  * `apiKey` holds the key, or `apiKeyEnv` names the variable that does (a provider whose variable
  * is unset is listed but unavailable); neither = a keyless endpoint. A model without a price has
- * null pricing; capabilities default to false.
+ * null pricing; cachedInputPerMTokUsd and cacheWritePerMTokUsd default to the input price,
+ * reasoningPerMTokUsd to the output price (docs/providers.md "How usage is priced");
+ * capabilities default to false.
  */
 export const CompatibleProvidersSchema = Type.Array(
   Type.Object(
@@ -124,6 +126,9 @@ export const CompatibleProvidersSchema = Type.Array(
             model: Type.String({ minLength: 1 }),
             inputPerMTokUsd: Type.Optional(Price),
             outputPerMTokUsd: Type.Optional(Price),
+            cachedInputPerMTokUsd: Type.Optional(Price),
+            cacheWritePerMTokUsd: Type.Optional(Price),
+            reasoningPerMTokUsd: Type.Optional(Price),
             tools: Type.Optional(Type.Boolean()),
             jsonSchema: Type.Optional(Type.Boolean()),
             /** Whether the model takes image parts in user messages (capabilities.input "image"). */
