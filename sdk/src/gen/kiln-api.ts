@@ -1797,9 +1797,16 @@ export interface components {
                 /** @description What user messages may carry: "text", and "image" for a model that takes image parts */
                 input: ("text" | "image")[];
             };
+            /** @description docs/providers.md "How usage is priced" */
             pricing: {
                 inputPerMTokUsd: number | null;
                 outputPerMTokUsd: number | null;
+                /** @description per million cached input tokens; absent: priced at inputPerMTokUsd */
+                cachedInputPerMTokUsd?: number;
+                /** @description per million cache-write input tokens; absent: priced at inputPerMTokUsd */
+                cacheWritePerMTokUsd?: number;
+                /** @description per million reasoning tokens; absent: priced at outputPerMTokUsd */
+                reasoningPerMTokUsd?: number;
             };
         };
         Author: {
@@ -2017,8 +2024,16 @@ export interface components {
         };
         /** @description whitespace-separated words for local/echo */
         Usage: {
+            /** @description every input token, cached and cache-written ones included */
             inputTokens: number;
+            /** @description every output token, reasoning included */
             outputTokens: number;
+            /** @description part of inputTokens read from the provider's prompt cache; absent when the provider did not report it */
+            cachedInputTokens?: number;
+            /** @description part of inputTokens written to the provider's prompt cache; absent when the provider did not report it */
+            cacheWriteInputTokens?: number;
+            /** @description part of outputTokens spent on reasoning; absent when the provider did not report it */
+            reasoningTokens?: number;
         };
         RunError: {
             code: string;
@@ -2055,6 +2070,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2106,6 +2123,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2141,6 +2160,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCalls: components["schemas"]["ToolCall"][];
             error?: components["schemas"]["RunError"];
@@ -2161,6 +2182,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2197,6 +2220,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2317,6 +2342,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCalls: components["schemas"]["ToolCall"][];
             error?: components["schemas"]["RunError"];
@@ -2341,6 +2368,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */

@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
-import { estimateCostUsd } from "@kiln/models/catalog";
-import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "@kiln/models/provider";
+import { type CostNote, costNotesOf, estimateCostUsd } from "@kiln/models/catalog";
+import type { ChatMessage, ModelDelta, ModelResult, TokenUsage, ToolCall, ToolDefinition } from "@kiln/models/provider";
 import { isProviderError, providerFailureOf } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
+import { addUsage } from "@kiln/models/usage";
 import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
@@ -27,13 +28,18 @@ export interface PromptExecution {
   output: StepOutput | null;
   provider: string;
   model: string;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: TokenUsage;
   /** null when the model has no price. */
   estimatedCostUsd: number | null;
+  /** What the estimate assumed (costNotesOf); absent when nothing. */
+  costNotes?: CostNote[];
   latencyMs: number;
   toolCalls: ToolCallRecord[];
   error?: RunErrorDoc;
 }
+
+/** `{ costNotes }` when the estimate assumed something, else nothing (records omit an empty list). */
+export const costNotesField = (notes: CostNote[]) => (notes.length > 0 ? { costNotes: notes } : {});
 
 /** A call that failed before the model answered anything: no tokens, no cost. */
 export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, latencyMs = 0): PromptExecution {
@@ -134,7 +140,7 @@ export async function executePrompt(
   const isCallerTool = new Set(callerTools.map((t) => t.name));
   const sampling = options.caller?.sampling ?? {};
   const byKey = new Map(prompt.tools.map((t) => [t.toolKey, t]));
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   const toolCalls: ToolCallRecord[] = [];
   const result = (status: PromptExecution["status"], output: StepOutput | null, error?: PromptExecution["error"]) => ({
     status,
@@ -144,6 +150,7 @@ export async function executePrompt(
     usage,
     // The price in force now is the one stored with the run.
     estimatedCostUsd: estimateCostUsd(entry.pricing, usage),
+    ...costNotesField(costNotesOf(entry.pricing, usage)),
     latencyMs: Math.round(performance.now() - started),
     toolCalls,
     ...(error ? { error } : {}),
@@ -174,8 +181,7 @@ export async function executePrompt(
       }
       throw e;
     }
-    usage.inputTokens += answer.usage.inputTokens;
-    usage.outputTokens += answer.usage.outputTokens;
+    usage = addUsage(usage, answer.usage);
     if (answer.toolCalls.length === 0) return result("succeeded", outputOf(answer));
     const forCaller = answer.toolCalls.filter((c) => isCallerTool.has(c.name));
     if (forCaller.length === 0 && round >= options.maxToolRounds) {

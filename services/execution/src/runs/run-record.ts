@@ -55,6 +55,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
         model: s.execution.model,
         usage: s.execution.usage,
         estimatedCostUsd: s.execution.estimatedCostUsd,
+        ...(s.execution.costNotes?.length ? { costNotes: s.execution.costNotes } : {}),
         latencyMs: s.execution.latencyMs,
         toolCalls: s.execution.toolCalls,
         error: s.execution.error ?? null,

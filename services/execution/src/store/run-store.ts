@@ -1,9 +1,9 @@
 import type { Collection, Store } from "@kiln/kit/store";
+import type { CostNote } from "@kiln/models/catalog";
+import type { TokenUsage } from "@kiln/models/provider";
 
-export interface UsageDoc {
-  inputTokens: number;
-  outputTokens: number;
-}
+/** Token counts by class (TokenUsage): an optional class is absent when no call reported it. */
+export type UsageDoc = TokenUsage;
 
 export interface RunErrorDoc {
   code: string;
@@ -31,6 +31,8 @@ export interface RunDoc {
   model: string | null;
   usage: UsageDoc;
   estimatedCostUsd: number | null;
+  /** What the cost estimate assumed (CostNote, docs/providers.md "How usage is priced"); absent when nothing. */
+  costNotes?: CostNote[];
   latencyMs: number;
   toolCallCount: number;
   /** [{toolKey, count}]: tool keys are user data, so never document keys. */
