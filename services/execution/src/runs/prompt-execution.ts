@@ -1,5 +1,4 @@
 import { performance } from "node:perf_hooks";
-import { estimateCostUsd } from "@kiln/models/catalog";
 import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "@kiln/models/provider";
 import { isProviderError, providerFailureOf } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
@@ -7,6 +6,7 @@ import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
 import type { CallerOptions } from "./caller-options.js";
+import { modelCalls, type RouteRecord } from "./model-calls.js";
 import { renderMessages } from "./render.js";
 import { streamOf } from "./run-stream.js";
 import type { RunnablePrompt } from "./runnable.js";
@@ -33,6 +33,8 @@ export interface PromptExecution {
   latencyMs: number;
   toolCalls: ToolCallRecord[];
   error?: RunErrorDoc;
+  /** Set when the model was a route: its name and every attempt of its targets. */
+  routed?: RouteRecord;
 }
 
 /** A call that failed before the model answered anything: no tokens, no cost. */
@@ -120,7 +122,7 @@ export async function executePrompt(
   options: ExecuteOptions,
 ): Promise<PromptExecution> {
   const started = performance.now();
-  const { entry } = options.model;
+  const calls = modelCalls(options.model);
   const messages = renderMessages(prompt, variables, options.extraMessages);
   const callerTools = options.caller?.tools ?? [];
   const definitions: ToolDefinition[] = [
@@ -136,18 +138,23 @@ export async function executePrompt(
   const byKey = new Map(prompt.tools.map((t) => [t.toolKey, t]));
   const usage = { inputTokens: 0, outputTokens: 0 };
   const toolCalls: ToolCallRecord[] = [];
-  const result = (status: PromptExecution["status"], output: StepOutput | null, error?: PromptExecution["error"]) => ({
-    status,
-    output,
-    provider: entry.provider,
-    model: entry.id,
-    usage,
-    // The price in force now is the one stored with the run.
-    estimatedCostUsd: estimateCostUsd(entry.pricing, usage),
-    latencyMs: Math.round(performance.now() - started),
-    toolCalls,
-    ...(error ? { error } : {}),
-  });
+  const result = (status: PromptExecution["status"], output: StepOutput | null, error?: PromptExecution["error"]) => {
+    const routed = calls.record();
+    return {
+      status,
+      output,
+      // A route's execution is recorded as the target that answered (else the last one tried).
+      provider: calls.entry().provider,
+      model: calls.entry().id,
+      usage,
+      // The price in force now is the one stored with the run.
+      estimatedCostUsd: calls.costUsd(),
+      latencyMs: Math.round(performance.now() - started),
+      toolCalls,
+      ...(error ? { error } : {}),
+      ...(routed ? { routed } : {}),
+    };
+  };
 
   const stream = options.onDelta ? streamOf(options.onDelta, isCallerTool) : undefined;
   for (let round = 0; ; round++) {
@@ -168,12 +175,14 @@ export async function executePrompt(
         ...(stream ? { onDelta: stream.onDelta } : {}),
       });
     } catch (e) {
+      calls.failed(e);
       if (isProviderError(e)) return result("failed", null, providerFailureOf(e));
       if (stream && options.signal?.aborted) {
         return result("failed", { text: stream.text() }, { code: "cancelled", message: CANCELLED });
       }
       throw e;
     }
+    calls.answered(answer);
     usage.inputTokens += answer.usage.inputTokens;
     usage.outputTokens += answer.usage.outputTokens;
     if (answer.toolCalls.length === 0) return result("succeeded", outputOf(answer));
