@@ -41,10 +41,12 @@ const BREAKER_FAILURES = 5;
 
 /** Two stubs, "alpha" and "beta", each answering its own name unless told to fail. */
 async function twoStubs() {
-  const state = { alphaFailing: false, alphaHangs: false, failures: 0 };
+  const state = { alphaFailing: false, alphaHangs: false, alphaBreaks: false, failures: 0 };
   const alpha = await startOpenAIStub({
     respond: () => {
       if (state.alphaHangs) return stubReply.hang();
+      if (state.alphaBreaks)
+        return stubReply.text("from alpha in many words", { chunkDelayMs: 30, breakAfterChunks: 2 });
       if (!state.alphaFailing) return stubReply.text("from alpha");
       // Alternately 500 and 429 (with a Retry-After the route does not wait for).
       return state.failures++ % 2 === 0
@@ -166,6 +168,7 @@ describe("model routes in the embedded mode", () => {
   let stubs: Awaited<ReturnType<typeof twoStubs>>;
   let kiln: Awaited<ReturnType<typeof startEmbedded>>["kiln"];
   let api: TestClient;
+  let baseUrl: string;
   let a: Org;
   let b: Org;
 
@@ -176,7 +179,8 @@ describe("model routes in the embedded mode", () => {
       modelRoutes: { breakerFailures: BREAKER_FAILURES, breakerOpenMs: 60_000 },
     });
     kiln = started.kiln;
-    api = createTestClient(started.baseUrl);
+    baseUrl = started.baseUrl;
+    api = createTestClient(baseUrl);
     a = await newOrg(api);
     b = await newOrg(api);
   });
@@ -342,6 +346,57 @@ describe("model routes in the embedded mode", () => {
       expect(first?.latencyMs).toBeLessThan(5_000);
     } finally {
       stubs.state.alphaHangs = false;
+    }
+  });
+
+  it("a streamed run falls back before the first byte, and fails once a piece went to the client", async () => {
+    const d = await newOrg(api);
+    await api.post(
+      "/api/model-routes",
+      {
+        organizationId: d.organizationId,
+        name: "live",
+        strategy: "fallback",
+        targets: [{ model: "alpha/m1" }, { model: "beta/m2" }],
+      },
+      { token: d.token },
+    );
+    const { prompt } = await api.createPublishedPrompt(d.token, d.organizationId, {
+      systemPrompt: "Answer.",
+      model: "route/live",
+    });
+    const stream = async () => {
+      const res = await fetch(`${baseUrl}/api/prompts/${prompt.id}/run/stream`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${d.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ organizationId: d.organizationId, variables: {} }),
+      });
+      expect(res.status).toBe(200);
+      const events = (await res.text())
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => JSON.parse(l.slice(5)) as { type: string; delta?: string; run?: RunView });
+      return { text: events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join(""), run: events.at(-1)?.run };
+    };
+    stubs.state.alphaFailing = true;
+    try {
+      const fellBack = await stream();
+      expect(fellBack.text).toBe("from beta");
+      expect(fellBack.run).toMatchObject({ status: "succeeded", route: "live", model: "beta/m2" });
+      expect(fellBack.run?.attempts?.map((a) => a.status)).toEqual(["failed", "succeeded"]);
+    } finally {
+      stubs.state.alphaFailing = false;
+    }
+    stubs.state.alphaBreaks = true;
+    const betaBefore = stubs.beta.requests.length;
+    try {
+      const broken = await stream();
+      expect(broken.text).toMatch(/^from alpha/);
+      expect(broken.run).toMatchObject({ status: "failed", route: "live", model: "alpha/m1" });
+      expect(broken.run?.attempts?.map((a) => [a.model, a.status])).toEqual([["alpha/m1", "failed"]]);
+      expect(stubs.beta.requests.length).toBe(betaBefore);
+    } finally {
+      stubs.state.alphaBreaks = false;
     }
   });
 
