@@ -93,6 +93,13 @@ function toolCallCountsView(r: Run): Record<string, number> {
 /** A run view of the run an execution response carries (an error when it carries none). */
 const { view } = answersOf("execution");
 
+const attemptView = (a: Run["attempts"][number]) => ({
+  model: a.model,
+  status: a.status as "succeeded" | "failed" | "skipped",
+  latencyMs: Number(a.latencyMs),
+  ...(a.error ? { error: { code: a.error.code, message: a.error.message } } : {}),
+});
+
 /** The fields every run kind shares. */
 function runFieldsView<K extends string>(r: Run, kind: K) {
   return {
@@ -106,6 +113,7 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
     toolCallCounts: toolCallCountsView(r),
     ...(r.label ? { label: r.label } : {}),
     ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
+    ...(r.route ? { route: r.route, attempts: r.attempts.map(attemptView) } : {}),
     createdAt: iso(r.createdAt) ?? "",
     completedAt: iso(r.completedAt) ?? "",
   };

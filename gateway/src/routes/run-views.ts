@@ -49,6 +49,16 @@ export const ToolCallView = Type.Object(
 
 export const RunStatus = OneOf(["succeeded", "failed"]);
 
+export const RouteAttemptView = Type.Object(
+  {
+    model: Type.String({ description: "the target's model id" }),
+    status: OneOf(["succeeded", "failed", "skipped"], { description: "skipped: its circuit breaker was open" }),
+    latencyMs: Type.Integer(),
+    error: Type.Optional(ref(RunErrorView)),
+  },
+  { $id: "RouteAttempt", description: 'one call of a model route\'s target (docs/providers.md "Routes")' },
+);
+
 /** What every step of a multi-step run records of its execution (api.md "Runs"). */
 export const STEP_EXECUTION_FIELDS = {
   provider: Nullable(Type.String()),
@@ -98,6 +108,14 @@ export const RunCommonFields = {
   ),
   evaluationRunId: Type.Optional(
     Type.String({ description: "the evaluation run this run was made for (a case's skill run, an llm_judge call)" }),
+  ),
+  route: Type.Optional(
+    Type.String({ description: "the model route the run went through (route/<name>); absent when none" }),
+  ),
+  attempts: Type.Optional(
+    Type.Array(ref(RouteAttemptView), {
+      description: "every call of the route's targets, in order; absent without a route",
+    }),
   ),
   createdAt: Timestamp,
 };

@@ -270,6 +270,13 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     expect(stub.requests).toHaveLength(2);
   });
 
+  it("takes the request's maxRetries over the configured ones (a model route's target with another after it)", async () => {
+    stub.script(stubReply.serverError(), stubReply.text("not asked for"));
+    const error = await failure(provider({ maxRetries: 2 }).generate(request({ maxRetries: 0 })));
+    expect(error).toMatchObject({ kind: "provider_error", status: 500, retries: 0 });
+    expect(stub.requests).toHaveLength(1);
+  });
+
   it("follows x-should-retry: a 400 told to retry is retried, a 503 told not to is not", async () => {
     stub.script(
       stubReply.error(400, { message: "busy", headers: { "x-should-retry": "true", "retry-after-ms": "10" } }),

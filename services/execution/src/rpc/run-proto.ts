@@ -70,6 +70,8 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     preview,
     parentRunId: run.parentRunId ?? "",
     rerunFromStepId: run.rerunFromStepId ?? "",
+    attempts: (run.attempts ?? []).map((a) => ({ ...a, latencyMs: BigInt(a.latencyMs) })),
+    route: run.route ?? "",
     steps: steps.map((s) => {
       const usage = s.usage as UsageDoc;
       return {

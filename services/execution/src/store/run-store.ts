@@ -14,6 +14,14 @@ export interface RunErrorDoc {
   retryAfterMs?: number;
 }
 
+/** One call of a route's target: the model, how it went, its time, and why it failed. */
+export interface RouteAttemptDoc {
+  model: string;
+  status: "succeeded" | "failed" | "skipped";
+  latencyMs: number;
+  error?: { code: string; message: string };
+}
+
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
 export interface RunDoc {
   _id: string;
@@ -54,6 +62,9 @@ export interface RunDoc {
   label?: string;
   /** The evaluation run a case's skill run or an llm_judge call was made for (absent otherwise). */
   evaluationRunId?: string;
+  /** The route the run's model was ("route/<name>"), and every attempt of its targets (docs/providers.md "Routes"). */
+  route?: string;
+  attempts?: RouteAttemptDoc[];
   createdAt: Date;
   completedAt: Date;
   /** A running asynchronous run's lease, renewed by the process running it (runs/run-leases.ts). */
