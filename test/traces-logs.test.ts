@@ -144,6 +144,9 @@ describe.each(TRACE_MODES)("GenAI events as OTLP log records ($name)", (mode) =>
         "gen_ai.choice",
       ]);
       expect(span.logEvents[1]).toMatchObject({ body: { content: "Hello" } });
+      // What the instrumentation writes that Kiln does not map is listed (docs/observability.md "Unmapped attributes").
+      expect(span.unmappedAttributes).toContain("server.address");
+      expect(span.unmappedAttributes).not.toContain("gen_ai.request.model");
 
       // An exporter's retry of the same logs joins nothing twice.
       await sendTheLogs();
