@@ -3230,6 +3230,13 @@ export interface components {
             events: unknown[];
             generation: components["schemas"]["Generation"] | null;
             toolCall: components["schemas"]["SpanToolCall"] | null;
+            /** @description GenAI events received as OTLP log records in this span ({ name, time, attributes, body }, as they came); the generation reads them */
+            logEvents: unknown[];
+            /** @description the attribute keys Kiln's mapping did not read, in the order they came, at most 64 */
+            unmappedAttributes: string[];
+            /** @description more keys were unmapped than the list holds */
+            unmappedAttributesTruncated: boolean;
+            continuedByRunId: string | null;
             /** @description the ids of the spans whose parent this is */
             children: string[];
         };
