@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { type CostNote } from "@kiln/models/catalog";
+import type { CostNote } from "@kiln/models/catalog";
 import type { ChatMessage, ModelDelta, ModelResult, TokenUsage, ToolCall, ToolDefinition } from "@kiln/models/provider";
 import { isProviderError, providerFailureOf } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
