@@ -1,7 +1,8 @@
 /**
  * Provider connections end to end (issue #48) over real HTTP, in the embedded mode, against the
  * OpenAI stub: create, list, get, patch, delete and test; a prompt run on "<name>/<model>"
- * reaching the stub with the connection's key, a rotated key used by the next run; another
+ * reaching the stub with the connection's key, a rotated key used by the next run; a model route
+ * of the organization targeting a connection model, which another organization cannot; another
  * organization neither sees nor runs the connection, a member cannot create one; the key appears
  * in no answer and in no log line; a base URL at a loopback address only when PROVIDER_PRIVATE_HOSTS
  * allows the host.
@@ -220,6 +221,51 @@ describe("provider connections", () => {
     expect(again.body.status).toBe("succeeded");
     expect(stub.requests.at(-1)?.headers.authorization).toBe(`Bearer ${KEY_B}`);
     expect(stub.requests.at(-1)?.body.model).toBe("gpt-4o-mini");
+  });
+
+  it("is a route's target for its organization: a run of route/<name> reaches the connection; another organization's route cannot name it", async () => {
+    const route = await call<{ id: string }>("POST", "/api/model-routes", owner, {
+      organizationId: orgA,
+      name: "via-acme",
+      strategy: "fallback",
+      targets: [{ model: "openai/gpt-4o" }, { model: "acme/llama-3" }],
+    });
+    // openai/gpt-4o has no key in this deployment: refused as a target at create.
+    expect(route.status).toBe(400);
+    const created = await call<{ id: string }>("POST", "/api/model-routes", owner, {
+      organizationId: orgA,
+      name: "via-acme",
+      strategy: "fallback",
+      targets: [{ model: "acme/llama-3" }],
+    });
+    expect(created.status, created.text).toBe(201);
+    const { prompt } = await api.createPublishedPrompt(owner, orgA, { systemPrompt: "Say routed." });
+    stub.reset();
+    const run = await call<{ status: string; route: string; attempts: { model: string; status: string }[] }>(
+      "POST",
+      `/api/prompts/${prompt.id}/run`,
+      owner,
+      { organizationId: orgA, variables: {}, model: "route/via-acme" },
+    );
+    expect(run.status, run.text).toBe(201);
+    expect(run.body).toMatchObject({
+      status: "succeeded",
+      route: "via-acme",
+      attempts: [{ model: "acme/llama-3", status: "succeeded" }],
+    });
+    const sent = stub.requests.filter((r) => r.path === "/v1/chat/completions");
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.headers.authorization).toBe(`Bearer ${KEY_B}`);
+    expect(sent[0]?.body.model).toBe("llama-3");
+
+    const elsewhere = await call<{ error: { details: { field: string }[] } }>("POST", "/api/model-routes", otherOwner, {
+      organizationId: orgB,
+      name: "via-acme",
+      strategy: "fallback",
+      targets: [{ model: "acme/llama-3" }],
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error.details[0]?.field).toBe("targets[0].model");
   });
 
   it("keeps the connection from other organizations and its management from members", async () => {

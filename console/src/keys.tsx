@@ -28,6 +28,8 @@ const SCOPE_SET: Record<Scope, true> = {
   "webhooks:write": true,
   "traces:read": true,
   "traces:write": true,
+  "connections:read": true,
+  "connections:write": true,
 };
 const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 

@@ -9,6 +9,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
+import { ModelRouteService } from "@kiln/proto/model-routes";
 import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
 import { TraceService } from "@kiln/proto/traces";
@@ -61,6 +62,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       traces: createClient(TraceService, w.transports.execution),
       // Provider connections are the execution service's (docs/providers.md "Connections").
       connections: createClient(ProviderConnectionService, w.transports.execution),
+      // Model routes are the execution service's (docs/providers.md "Routes").
+      modelRoutes: createClient(ModelRouteService, w.transports.execution),
     },
     authenticator: createAuthenticator({
       identity,

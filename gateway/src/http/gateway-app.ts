@@ -9,6 +9,7 @@ import type { ProviderConnectionService } from "@kiln/proto/connections";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
+import type { ModelRouteService } from "@kiln/proto/model-routes";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
 import type { TraceService } from "@kiln/proto/traces";
@@ -28,6 +29,7 @@ export interface GatewayClients {
   review: Client<typeof ReviewService>;
   traces: Client<typeof TraceService>;
   connections: Client<typeof ProviderConnectionService>;
+  modelRoutes: Client<typeof ModelRouteService>;
 }
 
 export interface GatewayDeps {

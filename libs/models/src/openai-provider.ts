@@ -86,6 +86,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
       );
       const { signal } = deadline;
       const deadlineAt = Date.now() + timeoutMs;
+      const maxRetries = request.maxRetries ?? options.maxRetries;
       let attempts = 0;
       const retriesNote = () =>
         attempts > 1 ? ` (after ${attempts - 1} ${attempts === 2 ? "retry" : "retries"})` : "";
@@ -109,7 +110,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
           attempts++;
           const outcome = await attempt(url, body, signal, onDelta !== undefined);
           if ("failed" in outcome) {
-            if (!isRetryableFailure(outcome.failed) || attempts > options.maxRetries) {
+            if (!isRetryableFailure(outcome.failed) || attempts > maxRetries) {
               throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
                 cause: outcome.failed,
               });
@@ -133,7 +134,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
             return toResult(completion, request, id, attempts - 1, fail);
           }
           const asked = retryAfterMsOf(outcome.headers);
-          if (!isRetryable(outcome.status, outcome.headers) || attempts > options.maxRetries) {
+          if (!isRetryable(outcome.status, outcome.headers) || attempts > maxRetries) {
             throw answeredError(outcome, asked, false);
           }
           // Waiting as asked would outlast the deadline: fail now with this answer.

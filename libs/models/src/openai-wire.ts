@@ -14,6 +14,7 @@ import type {
   ProviderError,
   ProviderErrorKind,
   RemoteProviderOptions,
+  TokenUsage,
   ToolCall,
 } from "./provider.js";
 
@@ -135,10 +136,7 @@ export function toResult(
   const result: ModelResult = {
     text,
     toolCalls,
-    usage: {
-      inputTokens: completion.usage?.prompt_tokens ?? 0,
-      outputTokens: completion.usage?.completion_tokens ?? 0,
-    },
+    usage: usageOf(completion.usage),
     finishReason: toolCalls.length > 0 ? "tool_calls" : finishReasonOf(choice.finish_reason),
     provider,
     model: request.model,
@@ -153,6 +151,22 @@ export function toResult(
     }
   }
   return result;
+}
+
+/**
+ * OpenAI's usage as TokenUsage: `prompt_tokens` already includes `prompt_tokens_details.cached_tokens`
+ * and `completion_tokens` includes `completion_tokens_details.reasoning_tokens`, so the totals carry
+ * over as they are and the details become the parts; a detail the answer lacks stays absent.
+ */
+export function usageOf(usage: ChatCompletion["usage"]): TokenUsage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return {
+    inputTokens: usage?.prompt_tokens ?? 0,
+    outputTokens: usage?.completion_tokens ?? 0,
+    ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === "number" ? { reasoningTokens: reasoning } : {}),
+  };
 }
 
 function finishReasonOf(reason: string | null | undefined): FinishReason {

@@ -5,6 +5,8 @@
  * failed_precondition when a connection of it is called or tested.
  */
 import { failedPrecondition } from "@kiln/kit/errors";
+import { createBedrockProvider } from "./bedrock-provider.js";
+import { createGeminiProvider } from "./gemini-provider.js";
 import type { AzureOpenAIOptions } from "./openai-endpoint.js";
 import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, RemoteProviderOptions } from "./provider.js";
@@ -42,10 +44,7 @@ export type ProviderFactory = (options: ConnectionProviderOptions) => ModelProvi
 
 const DEFAULT_AZURE_API_VERSION = "2024-10-21";
 
-/**
- * The factories of this build. The Anthropic, Gemini and Bedrock entries come with their
- * providers (createAnthropicProvider, createGeminiProvider, createBedrockProvider).
- */
+/** The factories of this build. The Anthropic entry comes with its provider (createAnthropicProvider). */
 export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> = {
   openai: (o) => createOpenAIProvider(o),
   openai_compatible: (o) =>
@@ -60,6 +59,17 @@ export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> 
       ...(o.settings.deployments && { deployments: o.settings.deployments }),
     };
     return createOpenAIProvider({ ...o, azure });
+  },
+  gemini: (o) => createGeminiProvider(o),
+  bedrock: (o) => {
+    const { region, accessKeyId, secretAccessKey } = o.settings;
+    // The connection rules require all three at create; a stored connection without them cannot call.
+    if (!region || !accessKeyId || !secretAccessKey) {
+      throw failedPrecondition("a bedrock connection needs region, accessKeyId and secretAccessKey", [
+        { field: !region ? "region" : !accessKeyId ? "accessKeyId" : "secretAccessKey", issue: "is required" },
+      ]);
+    }
+    return createBedrockProvider({ ...o, region, accessKeyId, secretAccessKey });
   },
 };
 

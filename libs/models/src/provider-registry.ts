@@ -6,7 +6,9 @@
  * name>/<model>", which no other organization sees (docs/providers.md "Connections").
  */
 import { invalidArgument } from "@kiln/kit/errors";
+import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
+import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
 import { createOpenAIProvider } from "./openai-provider.js";
@@ -18,6 +20,10 @@ export interface CompatibleModelConfig {
   /** USD per million tokens; absent = unknown price (run costs are then null, never 0). */
   inputPerMTokUsd?: number | null;
   outputPerMTokUsd?: number | null;
+  /** The other classes' prices (ModelPricing); absent = the input (cached, cache write) or output (reasoning) price. */
+  cachedInputPerMTokUsd?: number | null;
+  cacheWritePerMTokUsd?: number | null;
+  reasoningPerMTokUsd?: number | null;
   /** Capabilities the endpoint has for this model; default false. */
   tools?: boolean;
   jsonSchema?: boolean;
@@ -45,6 +51,10 @@ export interface CompatibleProviderConfig {
 export interface ProvidersConfig {
   openai: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
+  /** Google Gemini (GEMINI_API_KEY, GEMINI_BASE_URL): `gemini/*` is available when a key is set. */
+  gemini?: { apiKey?: string; baseUrl?: string };
+  /** AWS Bedrock (BEDROCK_REGION and the AWS credentials): `bedrock/*` is available when set. */
+  bedrock?: { region: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string; baseUrl?: string };
   /** Used when neither the run request nor the version names a model; "local/echo" by default. */
   defaultModel: string;
   /** Default deadline of one provider call, retries included. */
@@ -133,6 +143,23 @@ export function createProviderRegistry(
       }),
     );
   }
+  if (config.gemini?.apiKey) {
+    providers.set(
+      "gemini",
+      createGeminiProvider({
+        id: "gemini",
+        apiKey: config.gemini.apiKey,
+        baseUrl: config.gemini.baseUrl,
+        timeoutMs: config.timeoutMs,
+        maxRetries: config.maxRetries,
+        fetch: options.fetch,
+      }),
+    );
+  }
+  if (config.bedrock) {
+    const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
+    providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
+  }
   const extraModels: ModelEntry[] = [];
   for (const p of config.compatible) {
     extraModels.push(...p.models.map((m) => compatibleEntry(p.id, m)));
@@ -219,6 +246,12 @@ function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry
       jsonSchema: m.jsonSchema ?? false,
       input: m.images ? ["text", "image"] : ["text"],
     },
-    pricing: { inputPerMTokUsd: m.inputPerMTokUsd ?? null, outputPerMTokUsd: m.outputPerMTokUsd ?? null },
+    pricing: {
+      inputPerMTokUsd: m.inputPerMTokUsd ?? null,
+      outputPerMTokUsd: m.outputPerMTokUsd ?? null,
+      ...(m.cachedInputPerMTokUsd != null ? { cachedInputPerMTokUsd: m.cachedInputPerMTokUsd } : {}),
+      ...(m.cacheWritePerMTokUsd != null ? { cacheWritePerMTokUsd: m.cacheWritePerMTokUsd } : {}),
+      ...(m.reasoningPerMTokUsd != null ? { reasoningPerMTokUsd: m.reasoningPerMTokUsd } : {}),
+    },
   };
 }

@@ -103,6 +103,12 @@ export interface ModelRequest {
    * (PROVIDER_TIMEOUT_MS).
    */
   timeoutMs?: number;
+  /**
+   * Retries after the first attempt for this call, overriding the provider's configured ones
+   * (PROVIDER_MAX_RETRIES): a model route sets 0 for a target that has another after it
+   * (docs/providers.md "Routes"). A provider that does not retry ignores it.
+   */
+  maxRetries?: number;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
+import { CompatibleModelSchema } from "./compatible-model-schema.js";
 import { ConnectionsEnv, loadConnectionsConfig } from "./connections/connection-config.js";
 import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 
@@ -15,6 +16,7 @@ export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
 import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
+import * as native from "./native-providers-config.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
@@ -34,6 +36,7 @@ export const ProvidersEnv = {
    * (ModelConcurrencySchema), e.g. `{"openai/gpt-4o": 8, "ollama/*": 2}`; others have no cap.
    */
   MODEL_CONCURRENCY: Type.Optional(Type.String({ minLength: 1 })),
+  ...native.NativeProvidersEnv,
 };
 
 const MODEL_KEY = /^[a-z0-9][a-z0-9_-]{0,31}\/\S+$/;
@@ -101,15 +104,13 @@ export const ExecutionEnv = Type.Object({
   ...ConnectionsEnv,
 });
 
-const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
-
 /**
  * OPENAI_COMPATIBLE_PROVIDERS, e.g.
  * `[{"id":"ollama","baseUrl":"http://127.0.0.1:11434/v1","developerRole":false,
  *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true,"images":false}]}]`.
  * `apiKey` holds the key, or `apiKeyEnv` names the variable that does (a provider whose variable
  * is unset is listed but unavailable); neither = a keyless endpoint. A model without a price has
- * null pricing; capabilities default to false.
+ * null pricing; capabilities default to false (CompatibleModelSchema).
  */
 export const CompatibleProvidersSchema = Type.Array(
   Type.Object(
@@ -120,27 +121,13 @@ export const CompatibleProvidersSchema = Type.Array(
       apiKeyEnv: Type.Optional(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" })),
       developerRole: Type.Optional(Type.Boolean()),
       maxTokensParam: Type.Optional(Type.Union([Type.Literal("max_completion_tokens"), Type.Literal("max_tokens")])),
-      models: Type.Array(
-        Type.Object(
-          {
-            model: Type.String({ minLength: 1 }),
-            inputPerMTokUsd: Type.Optional(Price),
-            outputPerMTokUsd: Type.Optional(Price),
-            tools: Type.Optional(Type.Boolean()),
-            jsonSchema: Type.Optional(Type.Boolean()),
-            /** Whether the model takes image parts in user messages (capabilities.input "image"). */
-            images: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
-        { minItems: 1 },
-      ),
+      models: Type.Array(CompatibleModelSchema, { minItems: 1 }),
     },
     { additionalProperties: false },
   ),
 );
 
-const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
+const RESERVED_PROVIDER_IDS = new Set(["local", "openai", ...native.NATIVE_PROVIDER_IDS]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -163,10 +150,11 @@ export type ExecutionConfig = ReturnType<typeof loadConfig>;
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL))
+  if (vars.OPENAI_BASE_URL !== undefined && !native.isHttpUrl(vars.OPENAI_BASE_URL))
     problems.push("OPENAI_BASE_URL must be an http(s) URL");
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
+  const nativeProviders = native.nativeProvidersOf(vars, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
     openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
@@ -175,6 +163,7 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
     maxRetries: vars.PROVIDER_MAX_RETRIES,
     concurrency,
+    ...nativeProviders,
   };
 }
 
@@ -206,6 +195,7 @@ export function configuredProviders(config: { providers: ProvidersConfig }): str
   return [
     ...(openai.apiKey ? ["openai"] : []),
     ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
+    ...native.configuredNativeProviders(config.providers),
   ];
 }
 
@@ -235,7 +225,7 @@ function parseCompatibleProviders(
     if (RESERVED_PROVIDER_IDS.has(p.id)) problems.push(`${at}.id "${p.id}" is reserved`);
     else if (seen.has(p.id)) problems.push(`${at}.id "${p.id}" is listed twice`);
     seen.add(p.id);
-    if (!isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
+    if (!native.isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
     if (p.apiKey !== undefined && p.apiKeyEnv !== undefined) problems.push(`${at} has both apiKey and apiKeyEnv`);
     const models = new Set<string>();
     p.models.forEach((m, j) => {
@@ -290,10 +280,4 @@ function pathOf(pointer: string): string {
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
     .join("");
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const { protocol } = new URL(text);
-  return protocol === "http:" || protocol === "https:";
 }

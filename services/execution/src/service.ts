@@ -13,6 +13,9 @@ import type { ToolsConfig } from "./config.js";
 import type { ConnectionsConfig } from "./connections/connection-config.js";
 import { createConnectionParts } from "./connections/connection-service.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
+import type { ModelRoutesConfig } from "./model-routes/route-config.js";
+import { createModelRouteParts } from "./model-routes/route-wiring.js";
+import { NATIVE_PROVIDER_IDS } from "./native-providers-config.js";
 import { registerConnectionRpc } from "./rpc/connection-rpc.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner } from "./runs/agent-runner.js";
@@ -67,6 +70,8 @@ export interface ExecutionServiceDeps {
   traceIngestIdleShare?: number;
   /** The store is another process (the distributed mode): ingestion's bound leaves the time waiting on it out. */
   storeElsewhere?: boolean;
+  /** The routes' circuit breakers and cache (docs/providers.md "Routes"); defaults when absent. */
+  modelRoutes?: Partial<ModelRoutesConfig>;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -90,6 +95,7 @@ export async function createExecutionService(
     config: { privateHosts: [], ...deps.connections, ...(deps.tools.resolve && { resolve: deps.tools.resolve }) },
     deploymentProviders: new Set([
       "openai",
+      ...NATIVE_PROVIDER_IDS,
       ...deps.providers.compatible.map((p) => p.id),
       ...(deps.providerOptions?.providers ?? []).map((p) => p.id),
       ...(deps.providerOptions?.models ?? []).map((m) => m.provider),
@@ -99,6 +105,7 @@ export async function createExecutionService(
     ...deps.providerOptions,
     organizations: (organizationId) => connectionParts.layer.organizationModels(organizationId),
   });
+  const modelRoutes = await createModelRouteParts({ ...deps, models, config: deps.modelRoutes });
   const runs = runCollection(deps.store);
   // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
   if (deps.soleProcess) {
@@ -142,6 +149,7 @@ export async function createExecutionService(
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
+    routes: modelRoutes.resolver,
     tools: createToolExecutor({
       allowlist: deps.tools.allowlist,
       allowPrivateFor: deps.tools.allowPrivateFor,
@@ -187,6 +195,7 @@ export async function createExecutionService(
       registerConnectionRpc(router, connectionParts.connections);
       // The trace service lives in this process (docs/observability.md).
       registerTraceRpc(router, traces, retention);
+      modelRoutes.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },

@@ -30,6 +30,7 @@ export type IdPrefix =
   | "req"
   | "anq"
   | "ani"
+  | "mrt"
   | "pcn";
 
 let lastMs = 0;
