@@ -5,6 +5,7 @@
  */
 import type { TokenUsage as ConverseUsage } from "@aws-sdk/client-bedrock-runtime";
 import type { FinishReason, ModelRequest, ModelResult, TokenUsage, ToolCall } from "./provider.js";
+import { withAnswerJson } from "./provider.js";
 import type { Fail } from "./remote-call.js";
 
 /** The JSON answer of `/converse` (the fields read here). */
@@ -44,15 +45,7 @@ export function toBedrockResult(
     model: request.model,
     retries,
   };
-  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
-  if (json && toolCalls.length === 0 && text.trim() !== "") {
-    try {
-      result.json = JSON.parse(text);
-    } catch {
-      // Left to the executor: a truncated or non-JSON answer has no `json`.
-    }
-  }
-  return result;
+  return withAnswerJson(result, request);
 }
 
 /**

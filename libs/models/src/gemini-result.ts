@@ -12,6 +12,7 @@ import type {
 } from "@google/genai";
 import { MADE_UP_CALL_ID } from "./gemini-wire.js";
 import type { FinishReason, ModelRequest, ModelResult, TokenUsage, ToolCall } from "./provider.js";
+import { withAnswerJson } from "./provider.js";
 import type { Fail } from "./remote-call.js";
 
 /** A GenerateContentResponse as the REST API sends it (the SDK's class of that name adds getters). */
@@ -59,15 +60,7 @@ export function toGeminiResult(
     model: request.model,
     retries,
   };
-  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
-  if (json && toolCalls.length === 0 && text.trim() !== "") {
-    try {
-      result.json = JSON.parse(text);
-    } catch {
-      // Left to the executor: a truncated or non-JSON answer has no `json`.
-    }
-  }
-  return result;
+  return withAnswerJson(result, request);
 }
 
 /**
