@@ -1,3 +1,5 @@
+import { ANTHROPIC_MODELS } from "./anthropic-models.js";
+
 export type ModelInput = "text" | "image";
 
 /** A model the platform can run, with the price used to estimate run costs (USD per million tokens). */
@@ -60,11 +62,11 @@ export interface ModelCatalogOptions {
   extraModels?: ModelEntry[];
 }
 
-/** local/echo, the built-in OpenAI models, then `extraModels`; an id listed twice keeps its first entry. */
+/** local/echo, the built-in OpenAI and Anthropic models, then `extraModels`; an id listed twice keeps its first entry. */
 export function createModelCatalog(options: ModelCatalogOptions) {
   const configured = new Set(["local", ...options.configuredProviders]);
   const byId = new Map<string, CatalogModel>();
-  for (const m of [LOCAL_ECHO, ...OPENAI_MODELS, ...(options.extraModels ?? [])]) {
+  for (const m of [LOCAL_ECHO, ...OPENAI_MODELS, ...ANTHROPIC_MODELS, ...(options.extraModels ?? [])]) {
     if (!byId.has(m.id)) byId.set(m.id, { ...m, available: configured.has(m.provider) });
   }
   const models = [...byId.values()];

@@ -4,6 +4,7 @@
  * GET /api/models. Built from ProvidersConfig (config.ts parses it from the environment).
  */
 import { invalidArgument } from "@kiln/kit/errors";
+import { createAnthropicProvider } from "./anthropic-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
@@ -42,6 +43,8 @@ export interface CompatibleProviderConfig {
 
 export interface ProvidersConfig {
   openai: { apiKey?: string; baseUrl?: string };
+  /** Anthropic's Messages API: a key makes `anthropic/*` available (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
+  anthropic?: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
   /** Used when neither the run request nor the version names a model; "local/echo" by default. */
   defaultModel: string;
@@ -105,6 +108,14 @@ export function createProviderRegistry(
         maxRetries: config.maxRetries,
         fetch: options.fetch,
       }),
+    );
+  }
+  const { timeoutMs, maxRetries } = config;
+  if (config.anthropic?.apiKey) {
+    const { apiKey, baseUrl } = config.anthropic;
+    providers.set(
+      "anthropic",
+      createAnthropicProvider({ id: "anthropic", apiKey, baseUrl, timeoutMs, maxRetries, fetch: options.fetch }),
     );
   }
   const extraModels: ModelEntry[] = [];

@@ -153,7 +153,9 @@ export function createRemoteCall(options: RemoteCallOptions) {
             return await read(outcome, fail, attempts - 1);
           } catch (cause) {
             if (cause instanceof ProviderError || signal.aborted) throw cause;
-            if (cause instanceof BrokenStreamError) throw fail("provider_error", `${id}: ${cause.message}`, { cause });
+            if (cause instanceof BrokenStreamError) {
+              throw fail("provider_error", `${id}: ${safeExcerpt(cause.message, options.secrets)}`, { cause });
+            }
             throw fail("provider_error", `${id} returned an answer that could not be read`, { cause });
           }
         }

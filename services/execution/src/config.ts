@@ -14,13 +14,12 @@ export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
 import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
+import { isHttpUrl, RemoteProvidersEnv, remoteProviderOf } from "./remote-providers-env.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
 export const ProvidersEnv = {
-  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  /** Another address for the OpenAI provider (a proxy); default https://api.openai.com/v1. */
-  OPENAI_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  ...RemoteProvidersEnv,
   /** JSON: OpenAI-compatible endpoints and their models (CompatibleProvidersSchema). */
   OPENAI_COMPATIBLE_PROVIDERS: Type.Optional(Type.String({ minLength: 1 })),
   DEFAULT_MODEL: Type.String({ pattern: "^[^/\\s]+/\\S+$", default: "local/echo" }),
@@ -138,7 +137,7 @@ export const CompatibleProvidersSchema = Type.Array(
   ),
 );
 
-const RESERVED_PROVIDER_IDS = new Set(["local", "openai"]);
+const RESERVED_PROVIDER_IDS = new Set(["local", "openai", "anthropic"]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -161,14 +160,14 @@ export type ExecutionConfig = ReturnType<typeof loadConfig>;
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  if (vars.OPENAI_BASE_URL !== undefined && !isHttpUrl(vars.OPENAI_BASE_URL)) {
-    problems.push("OPENAI_BASE_URL must be an http(s) URL");
-  }
+  const openai = remoteProviderOf(vars, "OPENAI", problems);
+  const anthropic = remoteProviderOf(vars, "ANTHROPIC", problems);
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
-    openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
+    openai,
+    anthropic,
     compatible,
     defaultModel: vars.DEFAULT_MODEL,
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
@@ -203,9 +202,10 @@ function parseModelConcurrency(text: string | undefined, problems: string[]): Re
 
 /** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */
 export function configuredProviders(config: { providers: ProvidersConfig }): string[] {
-  const { openai, compatible } = config.providers;
+  const { openai, anthropic, compatible } = config.providers;
   return [
     ...(openai.apiKey ? ["openai"] : []),
+    ...(anthropic?.apiKey ? ["anthropic"] : []),
     ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
   ];
 }
@@ -291,10 +291,4 @@ function pathOf(pointer: string): string {
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
     .join("");
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const { protocol } = new URL(text);
-  return protocol === "http:" || protocol === "https:";
 }
