@@ -40,17 +40,10 @@ export class UnsendableRequestError extends Error {
   override name = "UnsendableRequestError";
 }
 
-/**
- * The body of POST /v1/messages. The SDK's types no longer list `temperature` and `top_p` (the
- * newest models refuse them); the API reference still takes them for the models that do, so a
- * request that sets them sends them, and a model that refuses them answers 400.
- */
-export type MessagesRequestBody = MessageCreateParamsBase & { temperature?: number; top_p?: number };
-
 /** The request body; `provider` is the id whose carried reasoning is sent back. */
-export function toRequestBody(request: ModelRequest, provider: string): MessagesRequestBody {
+export function toRequestBody(request: ModelRequest, provider: string): MessageCreateParamsBase {
   const budget = request.reasoning?.budgetTokens;
-  const body: MessagesRequestBody = {
+  const body: MessageCreateParamsBase = {
     model: request.model,
     max_tokens: request.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS + (budget ?? 0),
     messages: toMessages(request.messages, provider),
