@@ -12,7 +12,7 @@
  * It checks what the API requires before using up the script: `x-api-key` (401
  * `authentication_error` when wrong or missing, with the key it got unmasked so that redaction is
  * tested the hard way), `anthropic-version` and a JSON body with `model`, `max_tokens` and
- * `messages` (400 `invalid_request_error`). Each request then takes the next scripted response;
+ * `messages`, at least one (400 `invalid_request_error`). Each request then takes the next scripted response;
  * once the script is empty, `respond` answers (default: the last user message's text echoed). A
  * request with `stream: true` gets the message as server-sent events (anthropic-stub-stream.ts).
  */
@@ -128,6 +128,9 @@ export async function startAnthropicStub(options: AnthropicStubOptions = {}): Pr
     if (typeof body !== "object" || body === null) return refuse(400, "invalid_request_error", "body: not JSON");
     for (const field of ["model", "max_tokens", "messages"]) {
       if (body[field] === undefined) return refuse(400, "invalid_request_error", `${field}: Field required`);
+    }
+    if (!Array.isArray(body.messages) || body.messages.length === 0) {
+      return refuse(400, "invalid_request_error", "messages: at least one message is required");
     }
     return answer(res, scripted.shift() ?? respond(received), received);
   }

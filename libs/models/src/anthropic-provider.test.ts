@@ -84,6 +84,15 @@ describe("createAnthropicProvider: requests and answers", () => {
     expect(stub.requests[0]?.body.max_tokens).toBe(300);
   });
 
+  it("opens a conversation without a user message with the system text as the user turn", async () => {
+    stub.script(anthropicReply.text("ok"));
+    await provider().generate(request({ messages: [{ role: "system", content: "Write a haiku." }] }));
+    expect(stub.requests[0]?.body.system).toBeUndefined();
+    expect(stub.requests[0]?.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Write a haiku." }] },
+    ]);
+  });
+
   it("maps the stop reasons", async () => {
     const cases = [
       ["stop_sequence", "stop"],

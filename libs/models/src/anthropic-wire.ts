@@ -49,7 +49,11 @@ export function toRequestBody(request: ModelRequest, provider: string): MessageC
     messages: toMessages(request.messages, provider),
   };
   const system = toSystem(request.messages);
-  if (system !== undefined) body.system = system;
+  // Anthropic needs a user turn: a conversation without one (a prompt of system text only) opens with the system text as it.
+  if (system !== undefined && !request.messages.some((m) => m.role === "user")) {
+    const opening = typeof system === "string" ? [{ type: "text" as const, text: system }] : system;
+    body.messages = [{ role: "user", content: opening }, ...body.messages];
+  } else if (system !== undefined) body.system = system;
   if (request.onDelta) body.stream = true;
   const tools: Tool[] = (request.tools ?? []).map((t) => ({
     name: t.name,
