@@ -7,7 +7,7 @@ import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { failedReadiness } from "@kiln/kit/rpc/server";
-import { fastify } from "fastify";
+import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
 import { assertDeclaredCredential } from "./auth/route-security.js";
 import { sessionTokenOf } from "./auth/session-cookie.js";
@@ -21,6 +21,8 @@ import { lazyValidators } from "./lazy-validators.js";
 import { registerMcpRoute } from "./mcp/route.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
+import { handleAnthropicError, isAnthropicRequest } from "./routes/anthropic-errors.js";
+import { registerAnthropicMessagesRoute } from "./routes/anthropic-messages-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
@@ -163,7 +165,10 @@ export async function buildGateway(deps: GatewayDeps) {
         return typeof value === "string" ? value : undefined;
       }) ?? (isApiPath(request.url) ? sessionTokenOf(request) : undefined);
     if (!credential)
-      throw new HttpError("unauthenticated", "missing credentials: send Authorization: Bearer <token or API key>");
+      throw new HttpError(
+        "unauthenticated",
+        "missing credentials: send Authorization: Bearer <token or API key>, or X-API-Key: <API key>",
+      );
     request.principal = await deps.authenticator.authenticate(credential, request.id);
     assertDeclaredCredential(request.routeOptions.schema?.security, request.principal);
   });
@@ -197,8 +202,13 @@ export async function buildGateway(deps: GatewayDeps) {
     if (request.body === undefined && ["POST", "PUT", "PATCH"].includes(request.method)) request.body = {};
   });
 
+  // /v1 errors in OpenAI's shape, or Anthropic's for its Messages route and its clients (docs/anthropic-compatible.md).
+  const handleV1Error = (error: unknown, request: FastifyRequest, reply: FastifyReply) =>
+    isAnthropicRequest(request)
+      ? handleAnthropicError(error, request, reply)
+      : handleOpenAiError(error, request, reply);
   app.setErrorHandler((error, request, reply) =>
-    isOpenAiPath(request.url) ? handleOpenAiError(error, request, reply) : handleError(error, request, reply),
+    isOpenAiPath(request.url) ? handleV1Error(error, request, reply) : handleError(error, request, reply),
   );
   app.setNotFoundHandler((request, reply) => {
     // A page of the console (a path its router knows) opened or reloaded in a browser.
@@ -207,7 +217,7 @@ export async function buildGateway(deps: GatewayDeps) {
     }
     const error = new HttpError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`);
     return isOpenAiPath(request.url)
-      ? handleOpenAiError(unknownUrl(request.method, request.url), request, reply)
+      ? handleV1Error(unknownUrl(request.method, request.url), request, reply)
       : handleError(error, request, reply);
   });
 
@@ -241,6 +251,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);
   registerOpenAiResponsesRoute(app, deps);
+  registerAnthropicMessagesRoute(app, deps);
   registerWebhookRoutes(app, deps);
   registerOnlineRoutes(app, deps);
   registerReviewRoutes(app, deps);

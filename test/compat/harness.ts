@@ -26,6 +26,21 @@ export const SUMMARY_SCHEMA = {
   additionalProperties: false,
 };
 
+/**
+ * What the provider receives, after the prompt's own system message, when a client sends back the
+ * `lookup` call `call_1` ({city: "Oslo"}) of an earlier answer with its result `{"tempC":-3}`: the
+ * same Chat Completions messages whichever API the client speaks.
+ */
+export const OSLO_ROUND_TRIP_SENT = [
+  { role: "user", content: "Trip to Oslo" },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"city":"Oslo"}' } }],
+  },
+  { role: "tool", tool_call_id: "call_1", content: '{"tempC":-3}' },
+];
+
 export interface CompatPrompt {
   id: string;
   name: string;

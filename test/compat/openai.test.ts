@@ -7,7 +7,14 @@
 import { stubReply } from "@kiln/testing/openai-stub";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALLOWED_ORIGIN, COMPAT_MODES, type CompatPlatform, SUMMARY_SCHEMA, startCompatPlatform } from "./harness.js";
+import {
+  ALLOWED_ORIGIN,
+  COMPAT_MODES,
+  type CompatPlatform,
+  OSLO_ROUND_TRIP_SENT,
+  SUMMARY_SCHEMA,
+  startCompatPlatform,
+} from "./harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: SDK errors are read loosely and asserted on.
 type Loose = any;
@@ -89,15 +96,7 @@ describe.each(COMPAT_MODES)("openai SDK against the %s platform", (mode) => {
       tools: [LOOKUP],
     });
     expect(second.choices[0]?.message.content).toBe("Oslo is cold");
-    expect(p.lastSent().messages.slice(1)).toEqual([
-      { role: "user", content: "Trip to Oslo" },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"city":"Oslo"}' } }],
-      },
-      { role: "tool", tool_call_id: "call_1", content: '{"tempC":-3}' },
-    ]);
+    expect(p.lastSent().messages.slice(1)).toEqual(OSLO_ROUND_TRIP_SENT);
   });
 
   it("honours response_format json_schema on a prompt without one", async () => {

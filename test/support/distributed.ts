@@ -62,6 +62,10 @@ export interface Distributed {
    * waits until it is ready; `stop()` stops it too.
    */
   startReplica(service: ServiceName, options?: ReplicaOptions): Promise<Replica>;
+  /** kill -9 of a process started with the platform (`instances[target][index]`, or the gateway); resolves once it exited. */
+  kill(target: ServiceName | "gateway", index?: number): Promise<void>;
+  /** Starts a killed or stopped process again (same command, environment and port); resolves once it is ready. */
+  restart(target: ServiceName | "gateway", index?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -298,31 +302,33 @@ async function startPlatform(options: DistributedOptions): Promise<Distributed> 
     ...options.envOf?.[name],
   });
   const instances = {} as Distributed["instances"];
+  /** How each process of the platform was started, for restart(): "<service>:<index>" or "gateway". */
+  const started = new Map<string, { args: string[]; env: Record<string, string> }>();
+  const spawnAs = (key: string, args: string[], env: Record<string, string>) => {
+    started.set(key, { args, env });
+    return startProcess(args, env, logLevel);
+  };
   for (const name of names) {
     instances[name] = replicaEnvs(name).map((extra, i) => ({
-      process: startProcess(
-        nodeArgs(options, name),
-        { ...envOf(name), ...extra, PORT: String(ports[name][i]) },
-        logLevel,
-      ),
+      process: spawnAs(`${name}:${i}`, nodeArgs(options, name), {
+        ...envOf(name),
+        ...extra,
+        PORT: String(ports[name][i]),
+      }),
       url: urlsOf(name)[i] ?? "",
     }));
     processes[name] = instances[name][0]?.process as ChildProcess;
   }
   const gatewayPort = await freePort();
-  processes.gateway = startProcess(
-    nodeArgs(options, "gateway"),
-    {
-      ...common,
-      PORT: String(gatewayPort),
-      IDENTITY_URL: callerUrls.identity,
-      CATALOG_URL: callerUrls.catalog,
-      EXECUTION_URL: callerUrls.execution,
-      EVALUATION_URL: callerUrls.evaluation,
-      ...options.envOf?.gateway,
-    },
-    logLevel,
-  );
+  processes.gateway = spawnAs("gateway", nodeArgs(options, "gateway"), {
+    ...common,
+    PORT: String(gatewayPort),
+    IDENTITY_URL: callerUrls.identity,
+    CATALOG_URL: callerUrls.catalog,
+    EXECUTION_URL: callerUrls.execution,
+    EVALUATION_URL: callerUrls.evaluation,
+    ...options.envOf?.gateway,
+  });
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const all = [processes.gateway, ...names.flatMap((n) => instances[n].map((i) => i.process))];
   try {
@@ -360,6 +366,29 @@ async function startPlatform(options: DistributedOptions): Promise<Distributed> 
       replicas.push({ service, child });
       await watch.ready;
       return { process: child, url: "" };
+    },
+    async kill(target, index = 0) {
+      const child = target === "gateway" ? processes.gateway : instances[target][index]?.process;
+      if (!child) throw new Error(`no process ${target}:${index}`);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once("exit", () => r()));
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async restart(target, index = 0) {
+      const key = target === "gateway" ? "gateway" : `${target}:${index}`;
+      const spec = started.get(key);
+      if (!spec) throw new Error(`no process ${key}`);
+      const child = startProcess(spec.args, spec.env, logLevel);
+      if (target === "gateway") {
+        processes.gateway = child;
+        await waitReady(`${gatewayUrl}/readyz`, [child], options.readyTimeoutMs);
+        return;
+      }
+      const instance = instances[target][index] as Replica;
+      instance.process = child;
+      if (index === 0) processes[target] = child;
+      await waitReadyH2(instance.url, child, options.readyTimeoutMs);
     },
     async stop() {
       // Callers before the services they call: a client whose server goes away first may crash on

@@ -16,11 +16,11 @@
  * once the script is empty, `respond` answers (default: the last user message's text echoed). A
  * request with `stream: true` gets the message as server-sent events (anthropic-stub-stream.ts).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
 import { type AnthropicStubResponse, anthropicReply } from "./anthropic-stub-replies.js";
 import { type AnthropicStreamRecord, streamMessage } from "./anthropic-stub-stream.js";
+import { createScript, listenStub, type StubRequest, sendJson as sendStubJson, wordsOf } from "./stub-http.js";
 
 export type {
   AnthropicStubResponse,
@@ -32,17 +32,8 @@ export type {
 export type { AnthropicStreamRecord };
 export { anthropicReply };
 
-export interface AnthropicReceivedRequest {
-  method: string;
-  path: string;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  /** The parsed JSON body (the raw text when it was not JSON). */
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary fields of what was sent.
-  body: any;
-  /** Milliseconds since the stub started, when the request arrived. */
-  atMs: number;
-}
+/** A request as received (stub-http.ts): method, decoded path, lower-case headers, the parsed body, its arrival. */
+export type AnthropicReceivedRequest = StubRequest;
 
 export interface AnthropicStubOptions {
   /** When set, requests must carry `x-api-key: <apiKey>`, else 401. */
@@ -87,31 +78,25 @@ export function echoLastUserText(request: AnthropicReceivedRequest): AnthropicSt
 }
 
 export async function startAnthropicStub(options: AnthropicStubOptions = {}): Promise<AnthropicStub> {
-  const started = performance.now();
-  const now = () => performance.now() - started;
+  let now = () => 0;
   const requests: AnthropicReceivedRequest[] = [];
   const streams: AnthropicStreamRecord[] = [];
-  let scripted: AnthropicStubResponse[] = [];
+  const { next, controls } = createScript<AnthropicStubResponse>([requests, streams]);
   let messages = 0;
   const respond = options.respond ?? echoLastUserText;
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch(() => {
+  const server = await listenStub(async (received, res) => {
+    try {
+      await handle(received, res);
+    } catch {
       if (!res.headersSent) {
         sendJson(res, 500, { type: "error", error: { type: "api_error", message: "stub failure" }, request_id: null });
       }
-    });
+    }
   });
+  now = server.now;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = await readBody(req);
-    const received: AnthropicReceivedRequest = {
-      method: req.method ?? "",
-      path: (req.url ?? "").split("?")[0] ?? "",
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
-      body: parseJson(text),
-      atMs: now(),
-    };
+  async function handle(received: AnthropicReceivedRequest, res: ServerResponse): Promise<void> {
     requests.push(received);
     const refuse = (status: number, type: Parameters<typeof anthropicReply.error>[1], message: string) =>
       answer(res, anthropicReply.error(status, type, message), received);
@@ -132,7 +117,7 @@ export async function startAnthropicStub(options: AnthropicStubOptions = {}): Pr
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
       return refuse(400, "invalid_request_error", "messages: at least one message is required");
     }
-    return answer(res, scripted.shift() ?? respond(received), received);
+    return answer(res, next() ?? respond(received), received);
   }
 
   async function answer(res: ServerResponse, response: AnthropicStubResponse, request: AnthropicReceivedRequest) {
@@ -186,62 +171,20 @@ export async function startAnthropicStub(options: AnthropicStubOptions = {}): Pr
     sendJson(res, 200, message);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: server.origin,
     requests,
     streams,
-    script: (...responses) => {
-      scripted.push(...responses);
-    },
-    pending: () => scripted.length,
-    reset: () => {
-      scripted = [];
-      requests.length = 0;
-      streams.length = 0;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    ...controls,
+    close: server.close,
   };
 }
 
+/** An answer as Anthropic's carry it: JSON with a `request-id`. */
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
+  sendStubJson(res, status, body, {
     "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
     "request-id": `req_stub_${status}`,
     ...headers,
   });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function wordsOf(text: string): number {
-  return text.split(/\s+/).filter((w) => w !== "").length;
 }

@@ -29,6 +29,10 @@ export interface OpenAiModel {
   name: string;
   /** The label the model runs; "production" (the published version) when the id names none. */
   label: string;
+  /** Anthropic's model fields (its SDKs' `models.list`, docs/anthropic-compatible.md "Models"). */
+  type: "model";
+  display_name: string;
+  created_at: string;
 }
 
 const seconds = (t: { seconds: bigint } | undefined) => (t ? Number(t.seconds) : Math.floor(Date.now() / 1000));
@@ -106,6 +110,9 @@ export function openAiCatalog(deps: GatewayDeps) {
     owned_by: organizationId,
     name: item.name,
     label,
+    type: "model",
+    display_name: label === DEFAULT_LABEL ? item.name : `${item.name}@${label}`,
+    created_at: new Date(seconds(item.createdAt) * 1000).toISOString(),
   });
 
   return {

@@ -78,6 +78,14 @@ describe("chatRequestOf", () => {
       }),
     ).toBe("messages[0].tool_calls[0].function.arguments");
   });
+
+  it('takes a stock client\'s empty defaults, user "" and metadata {}, as not sent', () => {
+    const request = chatRequestOf({ model: "kiln/p", messages: [], user: "", metadata: {}, variables: { a: 1 } });
+    expect(request.variables).toEqual({ a: 1 });
+    expect(chatRequestOf({ model: "kiln/p", messages: [], metadata: {} }).variables).toEqual({});
+    expect(paramOf({ user: "someone" })).toBe("user");
+    expect(paramOf({ metadata: { team: "x" } })).toBe("metadata.team");
+  });
 });
 
 describe("openAiParamOf", () => {

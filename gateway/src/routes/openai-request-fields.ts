@@ -37,18 +37,24 @@ export const integer = (body: Loose, key: string): number | undefined => {
   return value;
 };
 
-/** The variables: the top-level `variables` object, or `metadata.variables` (an object or its JSON text). */
-export function variablesOf(body: Loose): Record<string, unknown> {
+/**
+ * The variables: the top-level `variables` object, or `metadata.variables` (an object or its JSON
+ * text). An empty `metadata` (what stock clients send by default) carries none; any other metadata
+ * key is a 400 unless `ignoredMetadata` names it (a key the API defines that means nothing to Kiln).
+ */
+export function variablesOf(body: Loose, ignoredMetadata: readonly string[] = []): Record<string, unknown> {
   const metadata = body.metadata;
   let fromMetadata: unknown;
   if (given(metadata)) {
     if (!isObject(metadata)) throw badRequest("metadata must be an object", "metadata");
-    for (const key of Object.keys(metadata)) {
-      if (key !== "variables") {
+    for (const [key, value] of Object.entries(metadata)) {
+      if (key !== "variables" && !ignoredMetadata.includes(key) && given(value)) {
         throw badRequest(`metadata.${key} is not supported: metadata carries only \`variables\``, `metadata.${key}`);
       }
     }
     fromMetadata = metadata.variables;
+  }
+  if (given(fromMetadata)) {
     // OpenAI's metadata values are strings: the variables may come as their JSON text.
     if (typeof fromMetadata === "string") {
       try {
@@ -60,7 +66,7 @@ export function variablesOf(body: Loose): Record<string, unknown> {
     if (!isObject(fromMetadata)) {
       throw badRequest("metadata.variables must be a JSON object (or its JSON text)", "metadata.variables");
     }
-  }
+  } else fromMetadata = undefined;
   if (given(body.variables)) {
     if (!isObject(body.variables)) throw badRequest("variables must be an object", "variables");
     if (fromMetadata !== undefined) {
@@ -96,6 +102,9 @@ export function jsonSchemaFormatOf(format: Loose, at: string): KilnRunFields["re
   return jsonText({ type: "json_schema", name: typeof name === "string" ? name : "response", schema });
 }
 
+/** Fields whose empty text stock clients send by default (LlamaIndex's `user: ""`): the same as not sent. */
+const BLANK_MEANS_UNSET = new Set(["user", "safety_identifier"]);
+
 /**
  * The request body as an object with its `model` named; a field outside `read` that is given is
  * refused by name (`refused` says why, where there is more to say than "not supported by `api`").
@@ -105,7 +114,7 @@ export function bodyOf(raw: unknown, read: ReadonlySet<string>, refused: Record<
   if (typeof body.model !== "string" || body.model === "")
     throw badRequest("you must provide a model parameter", "model");
   for (const [key, value] of Object.entries(body)) {
-    if (read.has(key) || !given(value)) continue;
+    if (read.has(key) || !given(value) || (value === "" && BLANK_MEANS_UNSET.has(key))) continue;
     throw badRequest(refused[key] ?? `\`${key}\` is not supported by Kiln's ${api}`, key);
   }
   return body;
@@ -159,3 +168,17 @@ export function checkOptions(body: Loose, name: string, allowed: (key: string, v
 
 /** `include_obfuscation: false`, the one stream option meaning nothing more in Kiln (it never pads). */
 export const noObfuscation = (key: string, value: unknown) => key === "include_obfuscation" && value === false;
+
+/**
+ * A request's name of a run-request setting field (`parameters.topP` is `top_p`,
+ * `toolChoice.name` is `tool_choice`), undefined for another field: the run's camel-case
+ * name in snake case, unless `names` says where the request keeps it (`responseFormat`, which
+ * every API names its own way, or a parameter such as `maxOutputTokens`).
+ */
+export function settingParamOf(field: string, names: { responseFormat: string } & Record<string, string>) {
+  if (field.startsWith("toolChoice")) return "tool_choice";
+  if (field.startsWith("responseFormat")) return names.responseFormat;
+  const parameter = /^parameters\.(\w+)$/.exec(field)?.[1];
+  if (parameter === undefined) return undefined;
+  return names[parameter] ?? parameter.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

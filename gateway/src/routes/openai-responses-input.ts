@@ -61,12 +61,15 @@ function outputOf(output: unknown, at: string): string {
     .join("");
 }
 
-/** `instructions` (a system message after the prompt's own) and `input`, in order, as the run's caller messages. */
+/** `instructions` (a system message after the prompt's own, none when empty) and `input`, in order, as the run's caller messages. */
 export function responsesInputOf(instructions: unknown, input: unknown): ResponsesInput {
   const messages: RunMessage[] = [];
   const sources: MessageSource[] = [];
   if (given(instructions)) {
     if (typeof instructions !== "string") throw badRequest("instructions must be text", "instructions");
+  }
+  // Empty instructions (a stock client's default) are no system message.
+  if (typeof instructions === "string" && instructions !== "") {
     messages.push({ role: "system", content: instructions });
     sources.push({ item: -1, calls: [] });
   }

@@ -83,6 +83,21 @@ describe("responsesRequestOf", () => {
       ),
     ).toBeUndefined();
   });
+
+  it('takes the empty defaults LlamaIndex sends on every call: user "", metadata {}, instructions ""', () => {
+    const request = responsesRequestOf({ model: "kiln/p", input: "Hi", user: "", metadata: {}, instructions: "" });
+    expect(request.run.messages).toEqual([{ role: "user", content: "Hi" }]);
+    expect(request.run.variables).toEqual(jsonText({}));
+    expect(request.messagesField).toBe("input");
+    // A skill takes empty instructions too: they are no message.
+    expect(responsesRequestOf({ model: "kiln/skill/s", instructions: "" }).run.messages).toEqual([]);
+    // Text in them is still refused, and metadata still carries only the variables.
+    expect(paramOfError(() => responsesRequestOf({ model: "kiln/p", user: "u1" }))).toBe("user");
+    expect(paramOfError(() => responsesRequestOf({ model: "kiln/p", metadata: { team: "x" } }))).toBe("metadata.team");
+    expect(responsesRequestOf({ model: "kiln/p", metadata: { variables: '{"person":"Ada"}' } }).run.variables).toEqual(
+      jsonText({ person: "Ada" }),
+    );
+  });
 });
 
 describe("withReferencesResolved", () => {

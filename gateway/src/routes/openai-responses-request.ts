@@ -127,25 +127,17 @@ export function responsesRequestOf(raw: unknown): ResponsesRequest {
       responseFormat: responseFormatOf(body.text),
       parameters: parametersOf(body),
     },
-    messagesField: fields.given(body.instructions) ? "instructions" : "input",
+    messagesField: fields.given(body.instructions) && body.instructions !== "" ? "instructions" : "input",
     promptOnlyField: PROMPT_ONLY_FIELDS.find((f) => sent(body[f])),
     paramOf: (field) => responsesParamOf(field, sources, typeof body.input === "string"),
     stream: body.stream === true,
   };
 }
 
-const RENAMED: [RegExp, string][] = [
-  [/^toolChoice.*$/, "tool_choice"],
-  [/^responseFormat.*$/, "text.format"],
-  [/^parameters\.maxOutputTokens$/, "max_output_tokens"],
-  [/^parameters\.topP$/, "top_p"],
-  [/^parameters\.parallelToolCalls$/, "parallel_tool_calls"],
-  [/^parameters\.temperature$/, "temperature"],
-];
-
 /** The Responses request's name of a field the run request named (`messages[2].toolCallId` is `input[1].call_id`). */
 function responsesParamOf(field: string, sources: MessageSource[], stringInput: boolean): string {
-  for (const [pattern, to] of RENAMED) if (pattern.test(field)) return to;
+  const setting = fields.settingParamOf(field, { responseFormat: "text.format" });
+  if (setting !== undefined) return setting;
   const m = field.match(/^messages\[(\d+)\](?:\.toolCalls\[(\d+)\](\.arguments)?|\.(toolCallId))?/);
   const source = m ? sources[Number(m[1])] : undefined;
   if (!m || !source) return field;

@@ -23,7 +23,9 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
 
   app.get("/v1/models", { schema: { hide: true } }, async (request) => {
     const organizationId = lookup.organizationOfCaller(request);
-    return { object: "list", data: await lookup.listModels(request, organizationId) };
+    const data = await lookup.listModels(request, organizationId);
+    // OpenAI's list, with Anthropic's page fields (one page) for its SDKs' models.list.
+    return { object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   });
 
   // The OpenAI SDKs send the id URL-encoded (kiln%2F…); a plain kiln/… path is read the same.

@@ -11,9 +11,10 @@
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
 import { readMessageStream } from "./anthropic-stream.js";
 import { toRequestBody, toResult, UnsendableRequestError } from "./anthropic-wire.js";
+import { createHttpFetch } from "./http-fetch.js";
 import { providerMessageOf } from "./openai-retry.js";
 import { type ModelProvider, ProviderError, type RemoteProviderOptions } from "./provider.js";
-import { createRemoteCall } from "./remote-call.js";
+import { callRemote, type ErrorAnswer, jsonPost, policyOf } from "./remote-call.js";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -24,7 +25,7 @@ export interface AnthropicProviderOptions extends RemoteProviderOptions {
 }
 
 /** `error.type: error.message` of Anthropic's error body (`{type: "error", error: {type, message}}`), else the text. */
-export function anthropicErrorMessageOf(text: string): string {
+export function anthropicErrorMessageOf({ text }: Pick<ErrorAnswer, "text">): string {
   try {
     const error = (JSON.parse(text) as { error?: { type?: unknown; message?: unknown } } | null)?.error;
     if (error && typeof error.type === "string" && typeof error.message === "string") {
@@ -40,21 +41,13 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
   const { id } = options;
   // A base URL may be given with or without the /v1 of the API's paths.
   const base = (options.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "").replace(/\/v1$/, "");
-  const call = createRemoteCall({
-    id,
-    url: `${base}/v1/messages`,
-    headers: {
-      "content-type": "application/json",
-      "user-agent": "kiln",
-      "anthropic-version": options.version ?? ANTHROPIC_VERSION,
-      ...(options.apiKey ? { "x-api-key": options.apiKey } : {}),
-    },
-    timeoutMs: options.timeoutMs,
-    maxRetries: options.maxRetries,
-    fetch: options.fetch,
-    secrets: options.apiKey ? [options.apiKey] : [],
-    errorMessageOf: anthropicErrorMessageOf,
-  });
+  const send = options.fetch ?? createHttpFetch();
+  const url = `${base}/v1/messages`;
+  const headers: Record<string, string> = {
+    "user-agent": "kiln",
+    "anthropic-version": options.version ?? ANTHROPIC_VERSION,
+    ...(options.apiKey ? { "x-api-key": options.apiKey } : {}),
+  };
 
   return {
     id,
@@ -70,12 +63,19 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
           cause,
         });
       }
-      return call(request, body, async (answer, fail, retries) => {
-        const message =
-          answer.stream && request.onDelta
-            ? await readMessageStream(answer.stream, request.onDelta)
-            : (JSON.parse(answer.text) as Message);
-        return toResult(message, request, id, retries, fail);
+      const { onDelta } = request;
+      return callRemote({
+        ...policyOf(options),
+        request,
+        ...jsonPost(send, url, headers, body, onDelta !== undefined),
+        async read(answer, fail, retries) {
+          const message =
+            answer.stream && onDelta
+              ? await readMessageStream(answer.stream, onDelta)
+              : (JSON.parse(answer.text ?? "") as Message);
+          return toResult(message, request, id, retries, fail);
+        },
+        messageOf: anthropicErrorMessageOf,
       });
     },
   };

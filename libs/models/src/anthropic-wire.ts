@@ -31,6 +31,7 @@ import type {
   TokenUsage,
   ToolCall,
 } from "./provider.js";
+import { withAnsweredJson } from "./result-json.js";
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
@@ -227,15 +228,7 @@ export function toResult(
     retries,
   };
   if (reasoning.length > 0) result.reasoning = { provider, data: reasoning };
-  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
-  if (json && toolCalls.length === 0 && text.trim() !== "") {
-    try {
-      result.json = JSON.parse(text);
-    } catch {
-      // Left to the executor: a truncated or non-JSON answer has no `json`.
-    }
-  }
-  return result;
+  return withAnsweredJson(result, request);
 }
 
 /** The stop reason of a turn without tool calls (a `tool_use` one then is "other"). */

@@ -22,6 +22,8 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 /** Statuses whose response has no body (the Response constructor refuses one). */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 const IDLE_SOCKET_MS = 4_000;
+/** Answers read as they arrive: server-sent events, and AWS event-stream frames (bedrock-stream.ts). */
+const STREAMED_TYPES = ["text/event-stream", "application/vnd.amazon.eventstream"];
 
 export function createHttpFetch(): typeof fetch {
   const agents: Record<"http:" | "https:", Agent> = {
@@ -40,7 +42,7 @@ export function createHttpFetch(): typeof fetch {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const headers: Record<string, string> = {};
     for (const [name, value] of new Headers(init.headers)) headers[name] = value;
-    const wantsEvents = headers.accept?.includes("text/event-stream") ?? false;
+    const wantsEvents = STREAMED_TYPES.some((type) => headers.accept?.includes(type));
     if (body !== undefined && body !== null) headers["content-length"] = String(Buffer.byteLength(body));
 
     return new Promise<Response>((resolve, reject) => {
@@ -103,7 +105,8 @@ export function createHttpFetch(): typeof fetch {
 }
 
 function isEventStream(res: IncomingMessage): boolean {
-  return (res.headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream");
+  const type = (res.headers["content-type"] ?? "").toLowerCase();
+  return STREAMED_TYPES.some((streamed) => type.startsWith(streamed));
 }
 
 /** A `Response` whose body is the answer as it arrives. */

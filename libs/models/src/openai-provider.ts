@@ -11,11 +11,12 @@
  * follows the OpenAI SDK's policy.
  */
 import type { ChatCompletion } from "openai/resources/chat/completions";
+import { createHttpFetch } from "./http-fetch.js";
 import { safeExcerpt } from "./openai-retry.js";
 import { readChatStream } from "./openai-stream.js";
 import { type OpenAIProviderOptions, toRequestBody, toResult } from "./openai-wire.js";
 import type { ModelProvider } from "./provider.js";
-import { createRemoteCall } from "./remote-call.js";
+import { callRemote, jsonPost, policyOf } from "./remote-call.js";
 
 export type { OpenAIProviderOptions };
 export { safeExcerpt };
@@ -24,30 +25,29 @@ export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
   const { id } = options;
-  const call = createRemoteCall({
-    id,
-    url: `${(options.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, "")}/chat/completions`,
-    headers: {
-      "content-type": "application/json",
-      "user-agent": "kiln",
-      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-    },
-    timeoutMs: options.timeoutMs,
-    maxRetries: options.maxRetries,
-    fetch: options.fetch,
-    secrets: options.apiKey ? [options.apiKey] : [],
-  });
+  const send = options.fetch ?? createHttpFetch();
+  const url = `${(options.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, "")}/chat/completions`;
+  const headers: Record<string, string> = {
+    "user-agent": "kiln",
+    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+  };
 
   return {
     id,
     generate(request) {
+      const { onDelta } = request;
       const body = JSON.stringify(toRequestBody(request, options));
-      return call(request, body, async (answer, fail, retries) => {
-        const completion =
-          answer.stream && request.onDelta
-            ? await readChatStream(answer.stream, request.onDelta)
-            : (JSON.parse(answer.text) as ChatCompletion);
-        return toResult(completion, request, id, retries, fail);
+      return callRemote({
+        ...policyOf(options),
+        request,
+        ...jsonPost(send, url, headers, body, onDelta !== undefined),
+        async read(answer, fail, retries) {
+          const completion =
+            answer.stream && onDelta
+              ? await readChatStream(answer.stream, onDelta)
+              : (JSON.parse(answer.text ?? "") as ChatCompletion);
+          return toResult(completion, request, id, retries, fail);
+        },
       });
     },
   };

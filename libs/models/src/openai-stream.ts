@@ -10,8 +10,6 @@ import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/
 import type { ModelDelta } from "./provider.js";
 import { BrokenStreamError } from "./remote-call.js";
 
-export { BrokenStreamError };
-
 interface AssembledCall {
   id: string;
   name: string;

@@ -15,6 +15,7 @@ import type {
   RemoteProviderOptions,
   ToolCall,
 } from "./provider.js";
+import { withAnsweredJson } from "./result-json.js";
 
 export interface OpenAIProviderOptions extends RemoteProviderOptions {
   /** false: send developer messages with role "system", for endpoints without the developer role. */
@@ -141,15 +142,7 @@ export function toResult(
     model: request.model,
     retries,
   };
-  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
-  if (json && toolCalls.length === 0 && text.trim() !== "") {
-    try {
-      result.json = JSON.parse(text);
-    } catch {
-      // Left to the executor: a truncated or non-JSON answer has no `json`.
-    }
-  }
-  return result;
+  return withAnsweredJson(result, request);
 }
 
 function finishReasonOf(reason: string | null | undefined): FinishReason {

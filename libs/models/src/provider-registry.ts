@@ -5,7 +5,9 @@
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import { createAnthropicProvider } from "./anthropic-provider.js";
+import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
+import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
 import { createOpenAIProvider } from "./openai-provider.js";
@@ -46,6 +48,10 @@ export interface ProvidersConfig {
   /** Anthropic's Messages API: a key makes `anthropic/*` available (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
   anthropic?: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
+  /** Google Gemini (GEMINI_API_KEY, GEMINI_BASE_URL): `gemini/*` is available when a key is set. */
+  gemini?: { apiKey?: string; baseUrl?: string };
+  /** AWS Bedrock (BEDROCK_REGION and the AWS credentials): `bedrock/*` is available when set. */
+  bedrock?: { region: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string; baseUrl?: string };
   /** Used when neither the run request nor the version names a model; "local/echo" by default. */
   defaultModel: string;
   /** Default deadline of one provider call, retries included. */
@@ -97,26 +103,21 @@ export function createProviderRegistry(
   const limiter = createCallLimiter(config.concurrency ?? {});
   const providers = new Map<string, ModelProvider>();
   providers.set("local", createLocalEchoProvider());
+  const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
   if (config.openai.apiKey) {
-    providers.set(
-      "openai",
-      createOpenAIProvider({
-        id: "openai",
-        apiKey: config.openai.apiKey,
-        baseUrl: config.openai.baseUrl,
-        timeoutMs: config.timeoutMs,
-        maxRetries: config.maxRetries,
-        fetch: options.fetch,
-      }),
-    );
+    const { apiKey, baseUrl } = config.openai;
+    providers.set("openai", createOpenAIProvider({ id: "openai", apiKey, baseUrl, ...common }));
   }
-  const { timeoutMs, maxRetries } = config;
   if (config.anthropic?.apiKey) {
     const { apiKey, baseUrl } = config.anthropic;
-    providers.set(
-      "anthropic",
-      createAnthropicProvider({ id: "anthropic", apiKey, baseUrl, timeoutMs, maxRetries, fetch: options.fetch }),
-    );
+    providers.set("anthropic", createAnthropicProvider({ id: "anthropic", apiKey, baseUrl, ...common }));
+  }
+  if (config.gemini?.apiKey) {
+    const { apiKey, baseUrl } = config.gemini;
+    providers.set("gemini", createGeminiProvider({ id: "gemini", apiKey, baseUrl, ...common }));
+  }
+  if (config.bedrock) {
+    providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
   }
   const extraModels: ModelEntry[] = [];
   for (const p of config.compatible) {

@@ -14,7 +14,13 @@ export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
 import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
-import { isHttpUrl, RemoteProvidersEnv, remoteProviderOf } from "./remote-providers-env.js";
+import {
+  configuredRemoteProviders,
+  isHttpUrl,
+  REMOTE_PROVIDER_IDS,
+  RemoteProvidersEnv,
+  remoteProvidersOf,
+} from "./remote-providers-env.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
@@ -137,7 +143,7 @@ export const CompatibleProvidersSchema = Type.Array(
   ),
 );
 
-const RESERVED_PROVIDER_IDS = new Set(["local", "openai", "anthropic"]);
+const RESERVED_PROVIDER_IDS = new Set(["local", ...REMOTE_PROVIDER_IDS]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -160,14 +166,12 @@ export type ExecutionConfig = ReturnType<typeof loadConfig>;
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  const openai = remoteProviderOf(vars, "OPENAI", problems);
-  const anthropic = remoteProviderOf(vars, "ANTHROPIC", problems);
+  const remote = remoteProvidersOf(vars, problems);
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
-    openai,
-    anthropic,
+    ...remote,
     compatible,
     defaultModel: vars.DEFAULT_MODEL,
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
@@ -202,10 +206,9 @@ function parseModelConcurrency(text: string | undefined, problems: string[]): Re
 
 /** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */
 export function configuredProviders(config: { providers: ProvidersConfig }): string[] {
-  const { openai, anthropic, compatible } = config.providers;
+  const { compatible } = config.providers;
   return [
-    ...(openai.apiKey ? ["openai"] : []),
-    ...(anthropic?.apiKey ? ["anthropic"] : []),
+    ...configuredRemoteProviders(config.providers),
     ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
   ];
 }

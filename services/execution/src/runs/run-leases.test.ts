@@ -3,19 +3,12 @@ import { createLogger } from "@kiln/kit/logger";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
+import { until } from "../../test/until.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
 import { createRunLeases, ORPHANED_RUN_ERROR } from "./run-leases.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A replica's outbox relay over a store holding asynchronous runs, and the run.completed events it publishes. */
 async function replica(now: () => Date = () => new Date()) {

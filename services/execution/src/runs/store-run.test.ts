@@ -4,19 +4,12 @@ import { aroundCollection, StoreUnavailableError } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
+import { until } from "../../test/until.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
 import { storeRun } from "./store-run.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A store whose run inserts fail the caller: `landed` says whether the write reached the store first. */
 async function harness(landed: boolean) {

@@ -63,27 +63,33 @@ describe("createGeneration", () => {
   });
 });
 
+/** A memory bus with the generation stream, and a view of it that counts its streamInfo reads. */
+async function countedBus() {
+  const bus = createMemoryBus();
+  await bus.ensureStream(CATALOG_GENERATION);
+  let count = 0;
+  const counting = {
+    ...bus,
+    streamInfo: (name: string) => {
+      count++;
+      return bus.streamInfo(name);
+    },
+  };
+  return { bus, counting, reads: () => count };
+}
+
 describe("watchGeneration", () => {
   it("reads the bus once until the counter moves, and again after each move it hears", async () => {
-    const bus = createMemoryBus();
-    await bus.ensureStream(CATALOG_GENERATION);
-    let reads = 0;
-    const counting = {
-      ...bus,
-      streamInfo: (name: string) => {
-        reads++;
-        return bus.streamInfo(name);
-      },
-    };
+    const { bus, counting, reads } = await countedBus();
     const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 60_000);
     const first = await watched.current();
     expect([await watched.current(), await watched.current()]).toEqual([first, first]);
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     // A move made by another process (another catalog replica) is heard: the next call reads.
     await createGeneration(bus, logger).bump();
     expect(await watched.current()).toBe(first + 1);
     expect(await watched.current()).toBe(first + 1);
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
     await watched.stop();
   });
 
@@ -112,20 +118,11 @@ describe("watchGeneration", () => {
   });
 
   it("reads again once what it read is older than trustMs, in case a move was missed", async () => {
-    const bus = createMemoryBus();
-    await bus.ensureStream(CATALOG_GENERATION);
-    let reads = 0;
-    const counting = {
-      ...bus,
-      streamInfo: (name: string) => {
-        reads++;
-        return bus.streamInfo(name);
-      },
-    };
+    const { counting, reads } = await countedBus();
     const watched = watchGeneration(counting, createGeneration(counting, logger), CATALOG_GENERATION, 0);
     await watched.current();
     await watched.current();
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
     await watched.stop();
   });
 });

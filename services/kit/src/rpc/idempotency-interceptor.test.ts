@@ -9,7 +9,7 @@ import type { Principal } from "../auth/principal.js";
 import { createLogger } from "../logger.js";
 import { createMemoryStore } from "../store/memory-store.js";
 import { createSqliteStore } from "../store/sqlite-store.js";
-import type { Store } from "../store/store.js";
+import { aroundCollection, type Store, StoreUnavailableError } from "../store/store.js";
 import { createForwardInterceptor } from "./auth-interceptor.js";
 import {
   ensureIdempotencyIndexes,
@@ -30,6 +30,8 @@ function setup(
     now?: () => Date;
     gate?: Promise<void>;
     store?: Store;
+    /** While it answers true, the call itself fails. */
+    failing?: () => boolean;
     soleProcess?: boolean;
     secretFields?: Record<string, string[]>;
   } = {},
@@ -45,7 +47,7 @@ function setup(
           calls++;
           const n = calls;
           await options.gate;
-          if (n === 99) throw new Error("never");
+          if (options.failing?.()) throw new Error("the call failed");
           return { models: [{ id: `model-${n}` }] };
         },
       }),
@@ -62,6 +64,20 @@ function setup(
   const clientFor = (principal: Principal) =>
     createClient(ExecutionService, createInProcessTransport(service, [createForwardInterceptor(tokens, principal)]));
   return { clientFor, calls: () => calls, store };
+}
+
+/** A memory store that refuses every call while `down` is set, as a stopped server does. */
+function flakyStore() {
+  const inner = createMemoryStore();
+  const state = { down: false };
+  const store: Store = {
+    ...inner,
+    collection: (name) =>
+      aroundCollection(inner.collection(name), (_method, run) =>
+        state.down ? Promise.reject(new StoreUnavailableError("stopped")) : run(),
+      ),
+  };
+  return { store, state };
 }
 
 const alice: Principal = { type: "user", id: "usr_a" };
@@ -265,5 +281,46 @@ describe("idempotency secret fields", () => {
     const s = setup({ secretFields: { [METHOD]: ["secret"] } });
     const err = await call(s.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e));
     expect(err).toMatchObject({ code: Code.Internal });
+  });
+
+  it("releases a failed call's key once the store is back when it refused the release, so a retry runs", async () => {
+    const { store, state } = flakyStore();
+    let failing = true;
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const s = setup({ store, gate, failing: () => failing });
+    const client = s.clientFor(alice);
+    const first = call(client, "k").catch((e: unknown) => ConnectError.from(e));
+    await new Promise((r) => setTimeout(r, 20));
+    // The store stops while the call runs; the call fails, and so does the release of its key.
+    state.down = true;
+    open();
+    expect((await first) as ConnectError).toBeInstanceOf(ConnectError);
+    state.down = false;
+    failing = false;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await call(client, "k")).toEqual({ id: "model-2", replayed: null });
+  });
+
+  it("answers a call that ran even when the store refused to keep its answer, and keeps it once the store is back", async () => {
+    const { store, state } = flakyStore();
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const s = setup({ store, gate });
+    const client = s.clientFor(alice);
+    const first = call(client, "k");
+    await new Promise((r) => setTimeout(r, 20));
+    state.down = true;
+    open();
+    expect(await first).toEqual({ id: "model-1", replayed: null });
+    state.down = false;
+    // Until the answer is kept, a retry is still in flight (409), never run twice.
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await call(client, "k")).toEqual({ id: "model-1", replayed: "true" });
+    expect(s.calls()).toBe(1);
   });
 });

@@ -4,11 +4,18 @@ import { reflect } from "@bufbuild/protobuf/reflect";
 import type { Interceptor, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { kPrincipal, principalKey } from "../auth/principal.js";
 import { failedPrecondition, invalidArgument, unauthenticated } from "../errors.js";
-import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError, type Store } from "../store/store.js";
-import { type Sweeper, startSweeper } from "../sweeper.js";
 import { toConnectError } from "./connect-errors.js";
-import { createOwnerLeases, sweepOwnerLeases } from "./idempotency-leases.js";
+import { createOwnerLeases } from "./idempotency-leases.js";
+import { IDEMPOTENCY_TTL_MS, KEYS, RESPONSES } from "./idempotency-records.js";
+import { createClaimSettler } from "./idempotency-settle.js";
+
+export {
+  ensureIdempotencyIndexes,
+  IDEMPOTENCY_TTL_MS,
+  startIdempotencySweeper,
+  sweepIdempotencyRecords,
+} from "./idempotency-records.js";
 
 /** Request header carrying the client's key (the gateway forwards REST's Idempotency-Key). */
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
@@ -53,11 +60,6 @@ export interface IdempotencyOptions {
   now?: () => Date;
 }
 
-/** How long a key is remembered (docs/api.md "Conventions"). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-const KEYS = "idempotency_keys";
-const RESPONSES = "idempotency_responses";
-
 /** The first response to a claimed key. */
 interface AnswerDoc {
   _id: string;
@@ -83,6 +85,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
   const now = options.now ?? (() => new Date());
   const leases = createOwnerLeases({ store: options.store, now });
   const owner = leases.owner;
+  const settler = createClaimSettler();
   const inFlight = () => toConnectError(failedPrecondition("a request with this Idempotency-Key is still in flight"));
   let records: Collection<IdempotencyDoc> | undefined;
   let answers: Collection<AnswerDoc> | undefined;
@@ -141,6 +144,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       for (let attempt = 0; ; attempt++) {
         try {
           await collection().insertOne(claim);
+          settler.start(id);
           return undefined;
         } catch (e) {
           // Clashing again and again: other retries are taking the key over at the same time.
@@ -155,7 +159,9 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
           !answered &&
           (existing.owner === undefined
             ? age > abandonedAfterMs
-            : (options.soleProcess === true && existing.owner !== owner) || !(await leases.isLive(existing.owner)));
+            : existing.owner === owner
+              ? !settler.holds(id)
+              : options.soleProcess === true || !(await leases.isLive(existing.owner)));
         const stale = age > ttlMs || abandoned;
         if (stale) {
           // Taken over atomically: only the claim read here is deleted, and the insert that follows
@@ -205,23 +211,33 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
     try {
       res = await next(req);
     } catch (e) {
-      await collection().deleteOne({ _id: id, requestHash });
+      // The key is released so that a retry runs the call; when the store refuses the release,
+      // the settler writes it later and the caller still gets the call's own error.
+      await settler.end(id, () => collection().deleteOne({ _id: id, requestHash })).catch(() => undefined);
       throw e;
     } finally {
       release();
     }
-    if (!res.stream) {
-      const stored = withoutSecrets(req.method.output, res.message, options.secretFields?.[path]);
-      const response = Buffer.from(toBinary(req.method.output, stored)).toString("base64");
-      const answer = { _id: id, response, createdAt };
-      // An expired answer whose claim went first (deleted out of order) is replaced, not a failure.
-      await responses()
-        .insertOne(answer)
-        .catch(async (e: unknown) => {
-          if (!isDuplicateKeyError(e)) throw e;
-          await responses().replaceOne({ _id: id }, answer);
-        });
+    if (res.stream) {
+      await settler.end(id, async () => undefined);
+      return res;
     }
+    const stored = withoutSecrets(req.method.output, res.message, options.secretFields?.[path]);
+    const response = Buffer.from(toBinary(req.method.output, stored)).toString("base64");
+    const answer = { _id: id, response, createdAt };
+    // The call ran: its answer goes back even when the store refuses to keep it now (the settler
+    // keeps it later, and retries meanwhile answer 409). An expired answer whose claim went first
+    // (deleted out of order) is replaced, not a failure.
+    await settler
+      .end(id, () =>
+        responses()
+          .insertOne(answer)
+          .catch(async (e: unknown) => {
+            if (!isDuplicateKeyError(e)) throw e;
+            await responses().replaceOne({ _id: id }, answer);
+          }),
+      )
+      .catch(() => undefined);
     return res;
   }
 }
@@ -238,51 +254,4 @@ function withoutSecrets(schema: DescMessage, message: Message, fields: readonly 
     r.clear(field);
   }
   return copy;
-}
-
-/**
- * The indexes the sweep reads by, on `createdAt`. On MongoDB they are also TTL indexes, which
- * FerretDB 1.24 does not have (there the sweep alone deletes): answers expire with the time to
- * live, claims an hour later, so MongoDB's monitor, which deletes in no set order, removes an
- * answer before its claim as the sweep does.
- */
-export async function ensureIdempotencyIndexes(store: Store, ttlMs = IDEMPOTENCY_TTL_MS): Promise<void> {
-  const ttlSeconds = Math.ceil(ttlMs / 1000);
-  await store.ensureIndexes(RESPONSES, [{ keys: { createdAt: 1 }, expireAfterSeconds: ttlSeconds }]);
-  await store.ensureIndexes(KEYS, [{ keys: { createdAt: 1 }, expireAfterSeconds: ttlSeconds + 3_600 }]);
-}
-
-/**
- * Deletes the records older than the time to live, answers first: a key is never claimed again
- * while its old answer is still stored (the new answer's insert would clash with it). Resolves to
- * how many documents went.
- */
-export async function sweepIdempotencyRecords(
-  store: Store,
-  options: { ttlMs?: number; now?: () => Date } = {},
-): Promise<number> {
-  const now = options.now ?? (() => new Date());
-  const expired = { createdAt: { $lt: new Date(now().getTime() - (options.ttlMs ?? IDEMPOTENCY_TTL_MS)) } };
-  const answers = await store.collection<AnswerDoc>(RESPONSES).deleteMany(expired);
-  const claims = await store.collection<IdempotencyDoc>(KEYS).deleteMany(expired);
-  // The leases of processes long gone go too (not counted: they are no key's record).
-  await sweepOwnerLeases(store, now());
-  return answers.deletedCount + claims.deletedCount;
-}
-
-/** The indexes, then a sweep shortly after start and every `intervalMs` (default hourly) until stop(). */
-export async function startIdempotencySweeper(options: {
-  store: Store;
-  logger: Logger;
-  ttlMs?: number;
-  now?: () => Date;
-  intervalMs?: number;
-}): Promise<Sweeper> {
-  await ensureIdempotencyIndexes(options.store, options.ttlMs);
-  return startSweeper({
-    logger: options.logger,
-    what: "idempotency records",
-    intervalMs: options.intervalMs,
-    sweep: () => sweepIdempotencyRecords(options.store, options),
-  });
 }
