@@ -24,6 +24,9 @@ export default defineConfig({
           // A few unit tests are CPU work (every route schema compiled, the launcher bundled and its
           // source maps decoded): vitest's 5 s default cut them off when workers share two cores.
           testTimeout: 30_000,
+          // Their beforeAll hooks build whole gateways and services (every route schema compiled):
+          // vitest's 10 s default cut them off on a loaded machine.
+          hookTimeout: 30_000,
         },
       },
       {

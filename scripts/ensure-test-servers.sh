@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure the servers the test suites start are installed: nats-server (Debian's package) and
-# FerretDB v1.24.2 (built from its Go module), chromium (Debian's package) for the console's browser
+# Makes sure the servers the test suites start are installed: nats-server (Debian's package),
+# FerretDB v1.24.2 (built from its Go module), PostgreSQL's server (Debian's package, for the store
+# scale test's FerretDB on PostgreSQL; the test fails without it), chromium (Debian's package) for the console's browser
 # tests, and kustomize for the deployment test. Idempotent and
 # quiet when they are there.
 set -euo pipefail
@@ -16,6 +17,15 @@ if ! have_nats; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nats-server >/dev/null
+fi
+
+# The server binaries only (initdb, postgres): the test runs a cluster of its own, never the service.
+have_postgres() { [ -n "${POSTGRES_BIN_DIR:-}" ] || compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; }
+if ! have_postgres; then
+  echo "installing postgresql from Debian's packages" >&2
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
 
 if ! have_ferretdb; then

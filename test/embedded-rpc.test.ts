@@ -40,6 +40,7 @@ const SERVICES = [
   "kiln.evaluation.v1.OnlineEvaluationService",
   "kiln.webhooks.v1.WebhookService",
   "kiln.traces.v1.TraceService",
+  "kiln.execution.v1.ModelRouteService",
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",

@@ -342,6 +342,46 @@ describe.each(modes)("annotation queues in $name", (mode) => {
     );
   });
 
+  it("refuses an auto-add rule whose target is of another organization or another kind, at its field", async () => {
+    const foreignPrompt = (
+      await api.createPublishedPrompt(outsider, outsiderOrg, { systemPrompt: "Hi", model: "local/echo" })
+    ).prompt.id;
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ kind: "prompt", id: foreignPrompt, sampleRate: 1 }, `no prompt "${foreignPrompt}" in this organization`],
+      // This organization's skill named as a prompt, and a prompt as an agent: the prefix says the kind.
+      [{ kind: "prompt", id: skillId, sampleRate: 1 }, "must be a prompt id (prm_…)"],
+      [{ kind: "agent", id: promptId, sampleRate: 1 }, "must be an agent id (agt_…)"],
+      [
+        { kind: "skill", id: `skl_${"0".repeat(32)}`, sampleRate: 1 },
+        `no skill "skl_${"0".repeat(32)}" in this organization`,
+      ],
+    ];
+    for (const [autoAdd, issue] of refusals) {
+      const r = await api.post<Loose>(
+        "/api/annotation-queues",
+        { organizationId, name: "Foreign rule", scoreConfigs: SCORES, autoAdd },
+        { token: owner },
+      );
+      expect(r.status, JSON.stringify(autoAdd)).toBe(400);
+      expect(r.body.error).toMatchObject({ code: "invalid_argument", details: [{ field: "autoAdd.id", issue }] });
+    }
+    const listed = await api.get<Loose>(`/api/annotation-queues?organizationId=${organizationId}`, { token: owner });
+    expect(listed.body.data.map((q: Loose) => q.name)).not.toContain("Foreign rule");
+    // A change to another organization's target is refused too, and leaves the rule as it was.
+    const queueId = await newQueue({ autoAdd: { kind: "prompt", id: promptId, sampleRate: 0 } });
+    const patched = await api.patch<Loose>(
+      `/api/annotation-queues/${queueId}`,
+      { autoAdd: { kind: "prompt", id: foreignPrompt, sampleRate: 1 } },
+      { token: owner },
+    );
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details).toEqual([
+      { field: "autoAdd.id", issue: `no prompt "${foreignPrompt}" in this organization` },
+    ]);
+    const kept = await api.get<Loose>(`/api/annotation-queues/${queueId}`, { token: owner });
+    expect(kept.body.autoAdd).toMatchObject({ kind: "prompt", id: promptId });
+  });
+
   it("adds a sample of a prompt's runs by rule, once each", async () => {
     const every = await newQueue({ autoAdd: { kind: "prompt", id: promptId, sampleRate: 1 } });
     const none = await newQueue({ autoAdd: { kind: "prompt", id: promptId, sampleRate: 0 } });

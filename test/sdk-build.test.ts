@@ -39,7 +39,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kiln?.close();
-  await rm(join(sdkDir, ".tmp"), { recursive: true, force: true });
+  // maxRetries: a child (npm, tsc) of a test cut off may still be writing there.
+  await rm(join(sdkDir, ".tmp"), { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 describe("the built SDK", () => {

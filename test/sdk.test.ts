@@ -989,6 +989,35 @@ describe("annotation queues", () => {
   });
 });
 
+describe("model routes", () => {
+  it('creates, lists, reads, changes and deletes a route (docs/providers.md "Routes"), and a run goes through it', async () => {
+    const created = await raw<{ id: string; name: string }>(
+      "POST",
+      "/api/model-routes",
+      { organizationId, name: "sdk-route", strategy: "fallback", targets: [{ model: "local/echo" }] },
+      accessToken,
+    );
+    expect(created).toMatchObject({ status: 201, body: { name: "sdk-route" } });
+    const path = `/api/model-routes/${created.body.id}`;
+    const listed = await raw<{ data: { id: string }[] }>(
+      "GET",
+      `/api/model-routes?organizationId=${organizationId}`,
+      undefined,
+      accessToken,
+    );
+    expect(listed.body.data.map((r) => r.id)).toContain(created.body.id);
+    expect((await raw("GET", path, undefined, accessToken)).status).toBe(200);
+    const changed = await raw<{ attemptTimeoutMs: number }>("PATCH", path, { attemptTimeoutMs: 5000 }, accessToken);
+    expect(changed).toMatchObject({ status: 200, body: { attemptTimeoutMs: 5000 } });
+    const prompt = await user.prompts.create({ organizationId, name: "Routed", defaultModel: "route/sdk-route" });
+    const v = await user.prompts.createVersion(prompt.id, { systemPrompt: "Hi." });
+    await user.prompts.publish(prompt.id, { versionId: v.id });
+    const run = await user.prompts.run(prompt.id, { organizationId, variables: {} });
+    expect(run).toMatchObject({ status: "succeeded", route: "sdk-route", model: "local/echo" });
+    expect((await raw("DELETE", path, undefined, accessToken)).status).toBe(200);
+  });
+});
+
 describe("the OpenAPI document against the live answers", () => {
   it("matched every answer above to its documented operation, status and schema", () => {
     expect(conformance.violations).toEqual([]);

@@ -57,8 +57,9 @@ describe.each(TRACE_MODES)("GenAI mapping ($name)", (mode) => {
           provider: "openai",
           requestModel: "gpt-4o",
           responseModel: "gpt-4o-2024-08-06",
-          // The response model is not in the price table: priced by the request model.
-          costUsd: price("gpt-4o", 100, 20),
+          // The response model is not in the price table: priced by the request model, its 40 cache
+          // reads at the cached-input price (docs/providers.md "How usage is priced").
+          costUsd: price("gpt-4o", 100, 20, 40),
           inputTokens: 100,
           outputTokens: 20,
           cacheReadInputTokens: 40,
@@ -117,7 +118,7 @@ describe.each(TRACE_MODES)("GenAI mapping ($name)", (mode) => {
           cacheReadInputTokens: 5,
           cacheCreationInputTokens: 3,
           reasoningTokens: 2,
-          costUsd: price("gpt-4o-mini", 30, 10),
+          costUsd: price("gpt-4o-mini", 30, 10, 5),
           parameters: { temperature: 0 },
           inputMessages: [
             { role: "system", content: "Be brief." },

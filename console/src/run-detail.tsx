@@ -171,7 +171,11 @@ export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: str
         <dt>Tokens</dt>
         <dd>{formatTokens(run.usage)}</dd>
         <dt>Cost</dt>
-        <dd title={exactCost(run.estimatedCostUsd)}>{formatCost(run.estimatedCostUsd)}</dd>
+        <dd title={exactCost(run.estimatedCostUsd)}>
+          {formatCost(run.estimatedCostUsd)}
+          {run.costNotes?.includes("cached_input_priced_as_input") &&
+            " (cached input priced as input: no cached price)"}
+        </dd>
         <dt>Latency</dt>
         <dd>{formatLatency(run.latencyMs)}</dd>
         <dt>Tool calls</dt>

@@ -18,8 +18,24 @@ const integer = new Intl.NumberFormat("en-US");
 
 export const formatCount = (n: number) => integer.format(n);
 
-export function formatTokens(usage: { inputTokens: number; outputTokens: number }): string {
-  return `${integer.format(usage.inputTokens)} in / ${integer.format(usage.outputTokens)} out`;
+/** "2,006 in (1,920 cached) / 300 out (192 reasoning)": the parts only when the provider reported them. */
+export function formatTokens(usage: {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+  reasoningTokens?: number;
+}): string {
+  const parts = (list: [number | undefined, string][]) => {
+    const said = list.filter(([n]) => n !== undefined).map(([n, what]) => `${integer.format(n ?? 0)} ${what}`);
+    return said.length > 0 ? ` (${said.join(", ")})` : "";
+  };
+  const input = parts([
+    [usage.cachedInputTokens, "cached"],
+    [usage.cacheWriteInputTokens, "cache write"],
+  ]);
+  const output = parts([[usage.reasoningTokens, "reasoning"]]);
+  return `${integer.format(usage.inputTokens)} in${input} / ${integer.format(usage.outputTokens)} out${output}`;
 }
 
 /** "840 ms" below a second, "1.2 s" from there. */

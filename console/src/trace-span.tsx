@@ -108,6 +108,17 @@ export function SpanPanel({ span, navigate }: { span: Span; navigate: Navigate }
             <dd>{span.scope}</dd>
           </>
         )}
+        {span.continuedByRunId && (
+          <>
+            <dt>Continued by</dt>
+            <dd>
+              <Link to={`/runs/${span.continuedByRunId}`} navigate={navigate}>
+                {span.continuedByRunId}
+              </Link>{" "}
+              <span className="hint">(this call's usage and cost are counted in the run's model call)</span>
+            </dd>
+          </>
+        )}
         {typeof runId === "string" && (
           <>
             <dt>Kiln run</dt>
@@ -131,6 +142,22 @@ export function SpanPanel({ span, navigate }: { span: Span; navigate: Navigate }
           <pre className="output">{JSON.stringify(span.toolCall.result, null, 2)}</pre>
         </section>
       )}
+      {span.unmappedAttributes.length > 0 && (
+        <section aria-label="Not mapped" className="unmapped-attributes">
+          <h4>Not mapped</h4>
+          <p className="hint">
+            Attributes Kiln's mapping did not read (kept as they came, below)
+            {span.unmappedAttributesTruncated ? "; the first 64 shown" : ""}.
+          </p>
+          <ul className="inline-list">
+            {span.unmappedAttributes.map((key) => (
+              <li key={key}>
+                <code>{key}</code>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <details>
         <summary>Attributes ({Object.keys(span.attributes).length})</summary>
         <pre className="output">{JSON.stringify(span.attributes, null, 2)}</pre>
@@ -140,6 +167,12 @@ export function SpanPanel({ span, navigate }: { span: Span; navigate: Navigate }
           <>
             <h4>Events</h4>
             <pre className="output">{JSON.stringify(span.events, null, 2)}</pre>
+          </>
+        )}
+        {span.logEvents.length > 0 && (
+          <>
+            <h4>Log events</h4>
+            <pre className="output">{JSON.stringify(span.logEvents, null, 2)}</pre>
           </>
         )}
       </details>

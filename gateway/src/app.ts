@@ -27,6 +27,7 @@ import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
+import { registerModelRouteRoutes } from "./routes/model-route-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerOnlineRoutes } from "./routes/online-routes.js";
 import { handleOpenAiError, isOpenAiPath, unknownUrl } from "./routes/openai-errors.js";
@@ -253,6 +254,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerOpenAiResponsesRoute(app, deps);
   registerAnthropicMessagesRoute(app, deps);
   registerWebhookRoutes(app, deps);
+  registerModelRouteRoutes(app, deps);
   registerOnlineRoutes(app, deps);
   registerReviewRoutes(app, deps);
   registerBundleRoutes(app, deps);

@@ -8,6 +8,7 @@ import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
 import { IdentityService } from "@kiln/proto/identity";
+import { ModelRouteService } from "@kiln/proto/model-routes";
 import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
 import { TraceService } from "@kiln/proto/traces";
@@ -58,6 +59,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       review: createClient(ReviewService, w.transports.evaluation),
       // Served by the execution process (docs/observability.md).
       traces: createClient(TraceService, w.transports.execution),
+      // Model routes are the execution service's (docs/providers.md "Routes").
+      modelRoutes: createClient(ModelRouteService, w.transports.execution),
     },
     authenticator: createAuthenticator({
       identity,

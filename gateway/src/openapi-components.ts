@@ -29,6 +29,7 @@ import {
   EvaluationRunView,
 } from "./routes/evaluation-views.js";
 import { LabelMoveView, LabelView } from "./routes/label-views.js";
+import { ModelRouteView } from "./routes/model-route-views.js";
 import { ModelView } from "./routes/model-views.js";
 import {
   OnlineRuleView,
@@ -50,6 +51,7 @@ import {
   JudgeRunView,
   PromptRunStreamEventView,
   PromptRunView,
+  RouteAttemptView,
   RunErrorView,
   RunOutputView,
   SkillPreviewView,
@@ -122,6 +124,7 @@ export const COMPONENTS: NamedSchema[] = [
   RunErrorView,
   RunOutputView,
   ToolCallView,
+  RouteAttemptView,
   PromptRunView,
   PromptRunStreamEventView,
   JudgeRunView,
@@ -140,6 +143,7 @@ export const COMPONENTS: NamedSchema[] = [
   LabelMoveView,
   WebhookView,
   WebhookWithSecretView,
+  ModelRouteView,
   BundleSchema,
   ImportItemView,
   ImportReportView,

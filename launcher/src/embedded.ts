@@ -3,6 +3,7 @@ import { createCatalogService, type ImportPeers } from "@kiln/catalog";
 import { createEvaluationService, type ReviewOptions } from "@kiln/evaluation";
 import { createExecutionService } from "@kiln/execution";
 import { loadProvidersConfig, loadToolsConfig, type OtlpExportConfig, type ToolsConfig } from "@kiln/execution/config";
+import type { ModelRoutesConfig } from "@kiln/execution/model-routes-config";
 import { buildGateway } from "@kiln/gateway";
 import { createGatewayDeps } from "@kiln/gateway/deps";
 import { createIdentityService } from "@kiln/identity";
@@ -34,6 +35,8 @@ export interface EmbeddedOptions {
   traceIngestShare?: number;
   /** MAX_ASYNC_AGENT_RUNS: asynchronous agent runs at once in the process. */
   maxAsyncAgentRuns?: number;
+  /** ROUTE_BREAKER_FAILURES, ROUTE_BREAKER_OPEN_MS, ROUTE_CACHE_TTL_MS (docs/providers.md "Routes"). */
+  modelRoutes?: Partial<ModelRoutesConfig>;
   traceIngestIdleShare?: number;
   /** Model providers; default: local/echo only (loadProvidersConfig({})). */
   providers?: ProvidersConfig;
@@ -133,6 +136,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
     traceIngestShare: options.traceIngestShare,
     traceIngestIdleShare: options.traceIngestIdleShare,
     maxAsyncAgentRuns: options.maxAsyncAgentRuns,
+    modelRoutes: options.modelRoutes,
   });
   const evaluationService = await createEvaluationService({
     ...serviceDeps("evaluation"),

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reviewOptionsOf } from "@kiln/evaluation/config";
 import { loadProvidersConfig, loadToolsConfig, loadTraceExportConfig } from "@kiln/execution/config";
+import { loadModelRoutesConfig } from "@kiln/execution/model-routes-config";
 import { corsOriginsOf } from "@kiln/gateway/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
@@ -63,6 +64,7 @@ if (command === "embedded") {
     traceIngestShare: config.TRACE_INGEST_SHARE,
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
     maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
+    modelRoutes: loadModelRoutesConfig(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });
   // The port actually bound (PORT=0 picks a free one).

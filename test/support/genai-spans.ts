@@ -12,8 +12,15 @@ export const OUTPUT = [
   },
 ];
 export const TOOLS = [{ type: "function", name: "get_weather", parameters: { type: "object" } }];
-export const price = (model: "gpt-4o" | "gpt-4o-mini", input: number, output: number) =>
-  model === "gpt-4o" ? (input * 2.5 + output * 10) / 1e6 : (input * 0.15 + output * 0.6) / 1e6;
+/**
+ * The cost at Kiln's OpenAI list prices (docs/providers.md "How usage is priced"): `cached` of the
+ * input tokens at the cached-input price, the rest (cache writes included: OpenAI has no write
+ * price) at the input price, the output (reasoning included) at the output price.
+ */
+export const price = (model: "gpt-4o" | "gpt-4o-mini", input: number, output: number, cached = 0) =>
+  model === "gpt-4o"
+    ? ((input - cached) * 2.5 + cached * 1.25 + output * 10) / 1e6
+    : ((input - cached) * 0.15 + cached * 0.075 + output * 0.6) / 1e6;
 
 /** One trace holding a span of each shape the mapping reads. */
 export function makeSpans(session: string) {

@@ -96,18 +96,23 @@ export function seedTraces(tag: string, start = Date.now() - 10 * 60_000) {
       parent: "support turn",
       at: 300,
       ms: 500,
-      attributes: chat("gpt-4o-mini", 1000, 500, {
-        in: [text("system", "Be kind."), text("user", "Where is my order?")],
-        out: [
-          {
-            role: "assistant",
-            parts: [
-              { type: "tool_call", id: "call_1", name: "lookup_order", arguments: { order: "A-1" } },
-              { type: "text", content: "It ships tomorrow." },
-            ],
-          },
-        ],
-      }),
+      attributes: {
+        // Attributes of no convention Kiln maps: listed as the span's unmapped attributes.
+        "server.address": "api.openai.com",
+        "app.tenant": "acme",
+        ...chat("gpt-4o-mini", 1000, 500, {
+          in: [text("system", "Be kind."), text("user", "Where is my order?")],
+          out: [
+            {
+              role: "assistant",
+              parts: [
+                { type: "tool_call", id: "call_1", name: "lookup_order", arguments: { order: "A-1" } },
+                { type: "text", content: "It ships tomorrow." },
+              ],
+            },
+          ],
+        }),
+      },
     },
   ]);
   const second = otlpTrace(start + 60_000, [

@@ -1,8 +1,20 @@
 /** The OpenAI stub's scripted answers (openai-stub.ts): their shape and the helpers that make them. */
 
+/**
+ * A completion's `usage` as Chat Completions sends it: `prompt_tokens` includes the
+ * `prompt_tokens_details.cached_tokens` read from the prompt cache, `completion_tokens` includes
+ * the `completion_tokens_details.reasoning_tokens` (`total_tokens` is added by the stub).
+ */
 export interface StubUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number };
+  completion_tokens_details?: {
+    reasoning_tokens?: number;
+    audio_tokens?: number;
+    accepted_prediction_tokens?: number;
+    rejected_prediction_tokens?: number;
+  };
 }
 
 export interface StubToolCall {

@@ -6,6 +6,7 @@
  * the stub's clock) so tests can order what a client received against what the stub had sent.
  */
 import type { ServerResponse } from "node:http";
+import type { StubUsage } from "./openai-stub-replies.js";
 
 export interface StreamRecord {
   /** Stub clock (ms since it started) when the first content or tool-call chunk was written, and when the stream ended. */
@@ -25,7 +26,7 @@ export interface StreamedCompletion {
   content: string | null;
   toolCalls: { id: string; type: string; function: { name: string; arguments: string } }[];
   finishReason: string;
-  usage: { prompt_tokens: number; completion_tokens: number };
+  usage: StubUsage;
   includeUsage: boolean;
   /** The content's pieces; default: word by word (each piece keeps its trailing space). */
   pieces?: string[];

@@ -8,6 +8,7 @@ import type { CatalogService } from "@kiln/proto/catalog";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
+import type { ModelRouteService } from "@kiln/proto/model-routes";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
 import type { TraceService } from "@kiln/proto/traces";
@@ -26,6 +27,7 @@ export interface GatewayClients {
   online: Client<typeof OnlineEvaluationService>;
   review: Client<typeof ReviewService>;
   traces: Client<typeof TraceService>;
+  modelRoutes: Client<typeof ModelRouteService>;
 }
 
 export interface GatewayDeps {

@@ -22,6 +22,7 @@ import type {
 } from "@kiln/proto/evaluation";
 import { jsonValueOf } from "./evaluation-case-mappers.js";
 import type { EvaluationStatus } from "./evaluation-views.js";
+import { usageView as runUsageView } from "./run-view-mappers.js";
 import { answersOf, iso } from "./views.js";
 
 type Outcome = "pass" | "fail" | "error";
@@ -31,7 +32,7 @@ type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
 const { present, view } = answersOf("evaluation");
 
 const zeroUsage = { inputTokens: 0, outputTokens: 0 };
-const usageView = (u: Usage) => ({ inputTokens: Number(u.inputTokens), outputTokens: Number(u.outputTokens) });
+const usageView = (u: Usage) => runUsageView(u);
 const usageOrNull = (u: Usage | undefined) => (u ? usageView(u) : null);
 const usageOrZero = (u: Usage | undefined) => (u ? usageView(u) : zeroUsage);
 

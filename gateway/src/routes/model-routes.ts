@@ -1,3 +1,4 @@
+import type { ModelPricing } from "@kiln/proto/execution";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage } from "../http/list-page.js";
 import { listAnswers, operation } from "../http/operation.js";
@@ -29,8 +30,18 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
         pricing: {
           inputPerMTokUsd: m.pricing?.inputPerMtokUsd ?? null,
           outputPerMTokUsd: m.pricing?.outputPerMtokUsd ?? null,
+          ...optionalPrices(m.pricing),
         },
       }));
     },
   );
+}
+
+/** The class prices the table has (docs/providers.md "How usage is priced"); an absent one falls back. */
+function optionalPrices(p: ModelPricing | undefined) {
+  return {
+    ...(p?.cachedInputPerMtokUsd !== undefined ? { cachedInputPerMTokUsd: p.cachedInputPerMtokUsd } : {}),
+    ...(p?.cacheWritePerMtokUsd !== undefined ? { cacheWritePerMTokUsd: p.cacheWritePerMtokUsd } : {}),
+    ...(p?.reasoningPerMtokUsd !== undefined ? { reasoningPerMTokUsd: p.reasoningPerMtokUsd } : {}),
+  };
 }

@@ -16,7 +16,22 @@ export const ModelView = Type.Object(
         description: 'What user messages may carry: "text", and "image" for a model that takes image parts',
       }),
     }),
-    pricing: Type.Object({ inputPerMTokUsd: Nullable(Type.Number()), outputPerMTokUsd: Nullable(Type.Number()) }),
+    pricing: Type.Object(
+      {
+        inputPerMTokUsd: Nullable(Type.Number({ description: "USD per million input tokens; null: unpriced" })),
+        outputPerMTokUsd: Nullable(Type.Number({ description: "USD per million output tokens; null: unpriced" })),
+        cachedInputPerMTokUsd: Type.Optional(
+          Type.Number({ description: "per million cached input tokens; absent: priced at inputPerMTokUsd" }),
+        ),
+        cacheWritePerMTokUsd: Type.Optional(
+          Type.Number({ description: "per million cache-write input tokens; absent: priced at inputPerMTokUsd" }),
+        ),
+        reasoningPerMTokUsd: Type.Optional(
+          Type.Number({ description: "per million reasoning tokens; absent: priced at outputPerMTokUsd" }),
+        ),
+      },
+      { description: 'docs/providers.md "How usage is priced"' },
+    ),
   },
   { $id: "Model" },
 );

@@ -20,8 +20,22 @@ export interface ChatAnswer {
   content: string | null;
   toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
   finishReason: "stop" | "tool_calls" | "length" | "content_filter";
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost_usd: number | null };
+  usage: ChatUsage;
   created: number;
+}
+
+/**
+ * Chat Completions' usage with Kiln's cost: as OpenAI counts them, `prompt_tokens` includes the
+ * `cached_tokens` and `completion_tokens` the `reasoning_tokens`; a detail is there when the
+ * run's provider reported it (docs/openai-compatible.md "Response").
+ */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
+  cost_usd: number | null;
 }
 
 const seconds = (t: { seconds: bigint } | undefined) => (t ? Number(t.seconds) : Math.floor(Date.now() / 1000));
@@ -59,6 +73,8 @@ export function chatAnswerOf(run: Run): ChatAnswer {
   const text = output.json !== undefined && toolCalls.length === 0 ? JSON.stringify(output.json) : output.text;
   const inputTokens = Number(run.usage?.inputTokens ?? 0n);
   const outputTokens = Number(run.usage?.outputTokens ?? 0n);
+  const cached = run.usage?.cachedInputTokens;
+  const reasoning = run.usage?.reasoningTokens;
   return {
     content: toolCalls.length > 0 && text === "" ? null : text,
     toolCalls,
@@ -67,6 +83,8 @@ export function chatAnswerOf(run: Run): ChatAnswer {
       prompt_tokens: inputTokens,
       completion_tokens: outputTokens,
       total_tokens: inputTokens + outputTokens,
+      ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: Number(cached) } } : {}),
+      ...(reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: Number(reasoning) } } : {}),
       cost_usd: run.estimatedCostUsd ?? null,
     },
     created: seconds(run.createdAt),

@@ -77,11 +77,12 @@ export function responseBase(run: Pick<Run, "id" | "createdAt">, model: string) 
 
 export function usageOf(answer: ChatAnswer): ResponsesUsage {
   const { prompt_tokens, completion_tokens, total_tokens, cost_usd } = answer.usage;
+  // The Responses API always carries both details: 0 when the provider reported none.
   return {
     input_tokens: prompt_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: answer.usage.prompt_tokens_details?.cached_tokens ?? 0 },
     output_tokens: completion_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: answer.usage.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens,
     cost_usd,
   };

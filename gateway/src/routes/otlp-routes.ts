@@ -1,19 +1,38 @@
 import { createGunzip } from "node:zlib";
 import { toBinary, toJson } from "@bufbuild/protobuf";
+import { ExportLogsServiceResponseSchema } from "@kiln/proto/otlp/logs-service";
 import { ExportTraceServiceResponseSchema } from "@kiln/proto/otlp/trace-service";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
 import { organizationOf } from "./catalog-requests.js";
 
-/** OTLP/HTTP trace ingestion (docs/observability.md "Ingestion"): the body's limit, after decompression. */
+/** OTLP/HTTP ingestion (docs/observability.md "Ingestion", "Logs"): the body's limit, after decompression. */
 export const OTLP_BODY_BYTES = 4 * 1024 * 1024;
 
 const PROTOBUF = "application/x-protobuf";
 const JSON_TYPE = "application/json";
 
+/** The body as the execution service takes it: its bytes and which of the two encodings they are. */
+const otlpBodyOf = (request: FastifyRequest) => {
+  const protobuf = (request.headers["content-type"] ?? "").startsWith(PROTOBUF);
+  return { otlpBody: request.body as Buffer, otlpContentType: protobuf ? PROTOBUF : JSON_TYPE, protobuf };
+};
+
+/** OTLP's answer in the request's encoding. */
+function answerIn<T extends Parameters<typeof toBinary>[0]>(
+  reply: FastifyReply,
+  protobuf: boolean,
+  schema: T,
+  answer: Parameters<typeof toBinary<T>>[1],
+) {
+  if (protobuf) return reply.type(PROTOBUF).send(Buffer.from(toBinary(schema, answer)));
+  return reply.type(JSON_TYPE).send(toJson(schema, answer));
+}
+
 /**
- * POST /otel/v1/traces: a stock OTLP/HTTP exporter pointed at `<base>/otel` (protobuf or JSON,
+ * POST /otel/v1/traces and /otel/v1/logs: a stock OTLP/HTTP exporter pointed at `<base>/otel` (protobuf or JSON,
  * optionally gzip), authenticated with an API key holding `traces:write`. The body goes to the
  * execution service as it came (decompressed): it is decoded there, inside the ingestion's bound
  * (services/execution/src/traces/otlp-decode.ts). Answered once the spans are stored; spans
@@ -42,14 +61,9 @@ export function registerOtlpRoutes(app: GatewayApp, deps: GatewayDeps): void {
       return payload.pipe(createGunzip());
     });
     otlp.post("/otel/v1/traces", { bodyLimit: OTLP_BODY_BYTES, schema: { hide: true } }, async (request, reply) => {
-      const contentType = request.headers["content-type"] ?? "";
-      const protobuf = contentType.startsWith(PROTOBUF);
+      const { protobuf, ...body } = otlpBodyOf(request);
       const r = await deps.clients.traces.ingestSpans(
-        {
-          organizationId: organizationOf(request, undefined),
-          otlpBody: request.body as Buffer,
-          otlpContentType: protobuf ? PROTOBUF : JSON_TYPE,
-        },
+        { organizationId: organizationOf(request, undefined), ...body },
         rpcOptions(request),
       );
       const answer = {
@@ -63,8 +77,27 @@ export function registerOtlpRoutes(app: GatewayApp, deps: GatewayDeps): void {
               }
             : undefined,
       };
-      if (protobuf) return reply.type(PROTOBUF).send(Buffer.from(toBinary(ExportTraceServiceResponseSchema, answer)));
-      return reply.type(JSON_TYPE).send(toJson(ExportTraceServiceResponseSchema, answer));
+      return answerIn(reply, protobuf, ExportTraceServiceResponseSchema, answer);
+    });
+    // GenAI events as log records (docs/observability.md "Logs"): the same credential, limits and bound.
+    otlp.post("/otel/v1/logs", { bodyLimit: OTLP_BODY_BYTES, schema: { hide: true } }, async (request, reply) => {
+      const { protobuf, ...body } = otlpBodyOf(request);
+      const r = await deps.clients.traces.ingestLogs(
+        { organizationId: organizationOf(request, undefined), ...body },
+        rpcOptions(request),
+      );
+      const answer = {
+        $typeName: "opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse" as const,
+        partialSuccess:
+          r.rejectedLogRecords > 0n
+            ? {
+                $typeName: "opentelemetry.proto.collector.logs.v1.ExportLogsPartialSuccess" as const,
+                rejectedLogRecords: r.rejectedLogRecords,
+                errorMessage: r.errorMessage,
+              }
+            : undefined,
+      };
+      return answerIn(reply, protobuf, ExportLogsServiceResponseSchema, answer);
     });
   });
 }

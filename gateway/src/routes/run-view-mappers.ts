@@ -22,11 +22,28 @@ export const toolCallView = (c: ToolCall) => ({
   ...errorView(c.error),
 });
 
-/** A run that reached no model (a failed preview, a tool step) carries no usage: zero tokens. */
-export const usageView = (u: Usage | undefined) =>
-  u
-    ? { inputTokens: Number(u.inputTokens), outputTokens: Number(u.outputTokens) }
-    : { inputTokens: 0, outputTokens: 0 };
+/**
+ * A run that reached no model (a failed preview, a tool step) carries no usage: zero tokens. A
+ * class the provider did not report is left out. Evaluation's Usage has the same fields.
+ */
+export const usageView = (u: Pick<Usage, "inputTokens" | "outputTokens" | UsagePart> | undefined) => {
+  if (!u) return { inputTokens: 0, outputTokens: 0 };
+  const view: { inputTokens: number; outputTokens: number } & Partial<Record<UsagePart, number>> = {
+    inputTokens: Number(u.inputTokens),
+    outputTokens: Number(u.outputTokens),
+  };
+  for (const key of USAGE_PARTS) {
+    const n = u[key];
+    if (n !== undefined) view[key] = Number(n);
+  }
+  return view;
+};
+const USAGE_PARTS = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const;
+type UsagePart = (typeof USAGE_PARTS)[number];
+
+/** `{ costNotes }` when the estimate assumed something (a run's or step's `costNotes`). */
+export const costNotesView = (notes: readonly string[]) =>
+  notes.length > 0 ? { costNotes: notes as "cached_input_priced_as_input"[] } : {};
 
 /** What a run and each of its steps say of their model call: provider, model, usage, cost, latency, tool calls, error. */
 const callView = (c: Run | RunStep) => ({
@@ -34,6 +51,7 @@ const callView = (c: Run | RunStep) => ({
   model: c.model ?? null,
   usage: usageView(c.usage),
   estimatedCostUsd: c.estimatedCostUsd ?? null,
+  ...costNotesView(c.costNotes),
   latencyMs: Number(c.latencyMs),
   toolCalls: c.toolCalls.map(toolCallView),
   ...errorView(c.error),
@@ -75,6 +93,13 @@ function toolCallCountsView(r: Run): Record<string, number> {
 /** A run view of the run an execution response carries (an error when it carries none). */
 const { view } = answersOf("execution");
 
+const attemptView = (a: Run["attempts"][number]) => ({
+  model: a.model,
+  status: a.status as "succeeded" | "failed" | "skipped",
+  latencyMs: Number(a.latencyMs),
+  ...(a.error ? { error: { code: a.error.code, message: a.error.message } } : {}),
+});
+
 /** The fields every run kind shares. */
 function runFieldsView<K extends string>(r: Run, kind: K) {
   return {
@@ -88,6 +113,7 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
     toolCallCounts: toolCallCountsView(r),
     ...(r.label ? { label: r.label } : {}),
     ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
+    ...(r.route ? { route: r.route, attempts: r.attempts.map(attemptView) } : {}),
     createdAt: iso(r.createdAt) ?? "",
     completedAt: iso(r.completedAt) ?? "",
   };

@@ -3,9 +3,27 @@ import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import { FreeJson } from "./catalog-views.js";
 
+const part = (of: string) =>
+  Type.Optional(Type.Integer({ description: `part of ${of}; absent when the provider did not report it` }));
+
+/** Token counts by class (docs/providers.md "How usage is priced"). */
 export const UsageView = Type.Object(
-  { inputTokens: Type.Integer(), outputTokens: Type.Integer() },
+  {
+    inputTokens: Type.Integer({ description: "every input token, cached and cache-written ones included" }),
+    outputTokens: Type.Integer({ description: "every output token, reasoning included" }),
+    cachedInputTokens: part("inputTokens read from the provider's prompt cache"),
+    cacheWriteInputTokens: part("inputTokens written to the provider's prompt cache"),
+    reasoningTokens: part("outputTokens spent on reasoning"),
+  },
   { $id: "Usage", description: "whitespace-separated words for local/echo" },
+);
+
+/** What a cost estimate assumed (docs/providers.md "How usage is priced"); absent when nothing. */
+export const CostNotesView = Type.Optional(
+  Type.Array(OneOf(["cached_input_priced_as_input"]), {
+    description:
+      "cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown",
+  }),
 );
 export const RunErrorView = Type.Object({ code: Type.String(), message: Type.String() }, { $id: "RunError" });
 export const RunOutputView = Type.Object(
@@ -31,12 +49,23 @@ export const ToolCallView = Type.Object(
 
 export const RunStatus = OneOf(["succeeded", "failed"]);
 
+export const RouteAttemptView = Type.Object(
+  {
+    model: Type.String({ description: "the target's model id" }),
+    status: OneOf(["succeeded", "failed", "skipped"], { description: "skipped: its circuit breaker was open" }),
+    latencyMs: Type.Integer(),
+    error: Type.Optional(ref(RunErrorView)),
+  },
+  { $id: "RouteAttempt", description: 'one call of a model route\'s target (docs/providers.md "Routes")' },
+);
+
 /** What every step of a multi-step run records of its execution (api.md "Runs"). */
 export const STEP_EXECUTION_FIELDS = {
   provider: Nullable(Type.String()),
   model: Nullable(Type.String()),
   usage: ref(UsageView),
   estimatedCostUsd: Nullable(Type.Number()),
+  costNotes: CostNotesView,
   latencyMs: Type.Integer(),
   toolCalls: Type.Array(ref(ToolCallView)),
   error: Type.Optional(ref(RunErrorView)),
@@ -68,6 +97,7 @@ export const RunCommonFields = {
   model: Nullable(Type.String({ description: "null when the steps used different models" })),
   usage: ref(UsageView),
   estimatedCostUsd: Nullable(Type.Number({ description: "null when a model without a price took part" })),
+  costNotes: CostNotesView,
   latencyMs: Type.Integer(),
   toolCallCount: Type.Integer(),
   toolCallCounts: Type.Record(Type.String(), Type.Integer(), { description: "calls per toolKey" }),
@@ -78,6 +108,14 @@ export const RunCommonFields = {
   ),
   evaluationRunId: Type.Optional(
     Type.String({ description: "the evaluation run this run was made for (a case's skill run, an llm_judge call)" }),
+  ),
+  route: Type.Optional(
+    Type.String({ description: "the model route the run went through (route/<name>); absent when none" }),
+  ),
+  attempts: Type.Optional(
+    Type.Array(ref(RouteAttemptView), {
+      description: "every call of the route's targets, in order; absent without a route",
+    }),
   ),
   createdAt: Timestamp,
 };

@@ -69,6 +69,20 @@ export const SpanView = Type.Object(
     events: Type.Array(Json),
     generation: Nullable(ref(GenerationView)),
     toolCall: Nullable(ref(SpanToolCallView)),
+    logEvents: Type.Array(Json, {
+      description:
+        "GenAI events received as OTLP log records in this span ({ name, time, attributes, body }, as they came); the generation reads them",
+    }),
+    unmappedAttributes: Type.Array(Type.String(), {
+      description: "the attribute keys Kiln's mapping did not read, in the order they came, at most 64",
+    }),
+    unmappedAttributesTruncated: Type.Boolean({ description: "more keys were unmapped than the list holds" }),
+    continuedByRunId: Nullable(
+      Type.String({
+        description:
+          "the Kiln run this caller's span called (its child is the run's root span): the run's own model calls are counted, this span's usage and cost are not counted again",
+      }),
+    ),
     children: Type.Array(Type.String(), { description: "the ids of the spans whose parent this is" }),
   },
   { $id: "Span" },
@@ -239,6 +253,10 @@ export function traceDetailView(r: { trace?: Trace; spans: Span[] }) {
       events: (parsed(s.events) ?? []) as unknown[],
       generation: s.generation ? generationView(s.generation) : null,
       toolCall: s.toolCall ? toolCallView(s.toolCall) : null,
+      logEvents: (parsed(s.logEvents) as unknown[] | null) ?? [],
+      unmappedAttributes: s.unmappedAttributes,
+      unmappedAttributesTruncated: s.unmappedAttributesTruncated,
+      continuedByRunId: orNull(s.continuedByRunId),
       children: children.get(s.spanId) ?? [],
     })),
   };

@@ -31,7 +31,7 @@ import type {
   TokenUsage,
   ToolCall,
 } from "./provider.js";
-import { withAnsweredJson } from "./result-json.js";
+import { withAnswerJson } from "./provider.js";
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
@@ -228,7 +228,7 @@ export function toResult(
     retries,
   };
   if (reasoning.length > 0) result.reasoning = { provider, data: reasoning };
-  return withAnsweredJson(result, request);
+  return withAnswerJson(result, request);
 }
 
 /** The stop reason of a turn without tool calls (a `tool_use` one then is "other"). */

@@ -5,8 +5,8 @@
  */
 import type { TokenUsage as ConverseUsage } from "@aws-sdk/client-bedrock-runtime";
 import type { FinishReason, ModelRequest, ModelResult, TokenUsage, ToolCall } from "./provider.js";
+import { withAnswerJson } from "./provider.js";
 import type { Fail } from "./remote-call.js";
-import { withAnsweredJson } from "./result-json.js";
 
 /** The JSON answer of `/converse` (the fields read here). */
 export interface ConverseAnswer {
@@ -45,7 +45,7 @@ export function toBedrockResult(
     model: request.model,
     retries,
   };
-  return withAnsweredJson(result, request);
+  return withAnswerJson(result, request);
 }
 
 /**

@@ -12,8 +12,8 @@ import type {
 } from "@google/genai";
 import { MADE_UP_CALL_ID } from "./gemini-wire.js";
 import type { FinishReason, ModelRequest, ModelResult, TokenUsage, ToolCall } from "./provider.js";
+import { withAnswerJson } from "./provider.js";
 import type { Fail } from "./remote-call.js";
-import { withAnsweredJson } from "./result-json.js";
 
 /** A GenerateContentResponse as the REST API sends it (the SDK's class of that name adds getters). */
 export interface GeminiResponse {
@@ -60,7 +60,7 @@ export function toGeminiResult(
     model: request.model,
     retries,
   };
-  return withAnsweredJson(result, request);
+  return withAnswerJson(result, request);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ANTHROPIC_MODELS } from "./anthropic-models.js";
 import { BEDROCK_MODELS } from "./bedrock-models.js";
 import { GEMINI_MODELS } from "./gemini-models.js";
+import type { TokenUsage } from "./provider.js";
 
 export type ModelInput = "text" | "image";
 
@@ -43,18 +44,19 @@ export const LOCAL_ECHO: ModelEntry = {
   pricing: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 },
 };
 
-// OpenAI list prices (USD per 1M tokens) for the Chat Completions models offered by default.
+// OpenAI list prices (USD per 1M tokens: input, cached input, output) for the Chat Completions
+// models offered by default. OpenAI bills reasoning at the output price and has no cache writes.
 export const OPENAI_MODELS: ModelEntry[] = [
-  { model: "gpt-4o-mini", input: 0.15, output: 0.6 },
-  { model: "gpt-4o", input: 2.5, output: 10 },
-  { model: "gpt-4.1-mini", input: 0.4, output: 1.6 },
-  { model: "gpt-4.1", input: 2, output: 8 },
+  { model: "gpt-4o-mini", input: 0.15, cached: 0.075, output: 0.6 },
+  { model: "gpt-4o", input: 2.5, cached: 1.25, output: 10 },
+  { model: "gpt-4.1-mini", input: 0.4, cached: 0.1, output: 1.6 },
+  { model: "gpt-4.1", input: 2, cached: 0.5, output: 8 },
 ].map((m) => ({
   id: `openai/${m.model}`,
   provider: "openai",
   model: m.model,
   capabilities: { tools: true, jsonSchema: true, input: ["text", "image"] },
-  pricing: { inputPerMTokUsd: m.input, outputPerMTokUsd: m.output },
+  pricing: { inputPerMTokUsd: m.input, outputPerMTokUsd: m.output, cachedInputPerMTokUsd: m.cached },
 }));
 
 export interface ModelCatalogOptions {
@@ -82,13 +84,37 @@ export function createModelCatalog(options: ModelCatalogOptions) {
 export type ModelCatalog = ReturnType<typeof createModelCatalog>;
 
 /**
- * The estimated cost of a call in USD at the given prices; null when a price is unknown (never 0
- * for an unknown price: api.md "Runs").
+ * What a cost estimate says beside its figure: `cached_input_priced_as_input` when cached input
+ * tokens were priced at the input rate because the model's cached-input price is unknown (the
+ * provider likely charged less). docs/providers.md "How usage is priced".
  */
-export function estimateCostUsd(
-  pricing: ModelEntry["pricing"],
-  usage: { inputTokens: number; outputTokens: number },
-): number | null {
-  if (pricing.inputPerMTokUsd === null || pricing.outputPerMTokUsd === null) return null;
-  return (usage.inputTokens * pricing.inputPerMTokUsd + usage.outputTokens * pricing.outputPerMTokUsd) / 1_000_000;
+export type CostNote = "cached_input_priced_as_input";
+
+/**
+ * The estimated cost of a call in USD, each token class at its own price (docs/providers.md "How
+ * usage is priced"): uncached input at the input price, cached input and cache writes at theirs
+ * (else the input price), reasoning at its own (else the output price), the rest of the output at
+ * the output price. null when the input or output price is unknown (never 0: api.md "Runs").
+ */
+export function estimateCostUsd(pricing: ModelPricing, usage: TokenUsage): number | null {
+  const input = pricing.inputPerMTokUsd;
+  const output = pricing.outputPerMTokUsd;
+  if (input === null || output === null) return null;
+  const cached = usage.cachedInputTokens ?? 0;
+  const cacheWrite = usage.cacheWriteInputTokens ?? 0;
+  const reasoning = usage.reasoningTokens ?? 0;
+  const perMTok =
+    (usage.inputTokens - cached - cacheWrite) * input +
+    cached * (pricing.cachedInputPerMTokUsd ?? input) +
+    cacheWrite * (pricing.cacheWritePerMTokUsd ?? input) +
+    (usage.outputTokens - reasoning) * output +
+    reasoning * (pricing.reasoningPerMTokUsd ?? output);
+  return perMTok / 1_000_000;
+}
+
+/** The notes a cost estimate carries (CostNote); [] when every class had its own price or none was used. */
+export function costNotesOf(pricing: ModelPricing, usage: TokenUsage): CostNote[] {
+  const priced = pricing.inputPerMTokUsd !== null && pricing.outputPerMTokUsd !== null;
+  const assumed = (pricing.cachedInputPerMTokUsd ?? null) === null && (usage.cachedInputTokens ?? 0) > 0;
+  return priced && assumed ? ["cached_input_priced_as_input"] : [];
 }

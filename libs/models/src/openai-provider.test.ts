@@ -45,6 +45,30 @@ async function failure(promise: Promise<unknown>): Promise<ProviderError> {
 }
 
 describe("createOpenAIProvider: requests and answers", () => {
+  it("reads cached and reasoning tokens from the usage details, as parts of prompt and completion tokens", async () => {
+    stub.script(
+      stubReply.text("ok", {
+        usage: {
+          prompt_tokens: 2006,
+          completion_tokens: 300,
+          prompt_tokens_details: { cached_tokens: 1920, audio_tokens: 0 },
+          completion_tokens_details: { reasoning_tokens: 192, audio_tokens: 0 },
+        },
+      }),
+      stubReply.text("ok", { usage: { prompt_tokens: 5, completion_tokens: 1 } }),
+    );
+    const detailed = await provider().generate(request());
+    expect(detailed.usage).toEqual({
+      inputTokens: 2006,
+      outputTokens: 300,
+      cachedInputTokens: 1920,
+      reasoningTokens: 192,
+    });
+    // An answer without details (an older compatible server) reports no class it did not count.
+    const plain = await provider().generate(request());
+    expect(plain.usage).toEqual({ inputTokens: 5, outputTokens: 1 });
+  });
+
   it("sends the messages and settings, and returns text, usage and the finish reason", async () => {
     stub.script(stubReply.text("Sunny, 21 °C.", { usage: { prompt_tokens: 31, completion_tokens: 7 } }));
     const result = await provider().generate(request({ temperature: 0.2, maxOutputTokens: 100 }));
@@ -244,6 +268,13 @@ describe("createOpenAIProvider: retries, deadlines and errors", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(370);
     expect(result).toMatchObject({ text: "ok", retries: 1 });
     expect(stub.requests).toHaveLength(2);
+  });
+
+  it("takes the request's maxRetries over the configured ones (a model route's target with another after it)", async () => {
+    stub.script(stubReply.serverError(), stubReply.text("not asked for"));
+    const error = await failure(provider({ maxRetries: 2 }).generate(request({ maxRetries: 0 })));
+    expect(error).toMatchObject({ kind: "provider_error", status: 500, retries: 0 });
+    expect(stub.requests).toHaveLength(1);
   });
 
   it("follows x-should-retry: a 400 told to retry is retried, a 503 told not to is not", async () => {

@@ -100,6 +100,21 @@ describe("createOpenAIProvider streaming (onDelta) against the stub", () => {
     expect(result).toMatchObject({ text: "a b c", usage: { inputTokens: 4, outputTokens: 3 }, finishReason: "stop" });
   });
 
+  it("reads cached and reasoning tokens from the streamed usage chunk", async () => {
+    stub.script(
+      stubReply.text("a b", {
+        usage: {
+          prompt_tokens: 1200,
+          completion_tokens: 80,
+          prompt_tokens_details: { cached_tokens: 1024 },
+          completion_tokens_details: { reasoning_tokens: 64 },
+        },
+      }),
+    );
+    const result = await provider().generate({ model: "m", messages: [], onDelta: () => undefined });
+    expect(result.usage).toEqual({ inputTokens: 1200, outputTokens: 80, cachedInputTokens: 1024, reasoningTokens: 64 });
+  });
+
   it("retries before the stream starts, and fails a stream that breaks off as provider_error", async () => {
     stub.script(stubReply.serverError({ retryAfterMs: 1 }), stubReply.text("x y", { chunkDelayMs: 1 }));
     const retried = await provider().generate({ model: "m", messages: [], onDelta: () => undefined });

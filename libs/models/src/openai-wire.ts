@@ -13,9 +13,10 @@ import type {
   ProviderError,
   ProviderErrorKind,
   RemoteProviderOptions,
+  TokenUsage,
   ToolCall,
 } from "./provider.js";
-import { withAnsweredJson } from "./result-json.js";
+import { withAnswerJson } from "./provider.js";
 
 export interface OpenAIProviderOptions extends RemoteProviderOptions {
   /** false: send developer messages with role "system", for endpoints without the developer role. */
@@ -133,16 +134,29 @@ export function toResult(
   const result: ModelResult = {
     text,
     toolCalls,
-    usage: {
-      inputTokens: completion.usage?.prompt_tokens ?? 0,
-      outputTokens: completion.usage?.completion_tokens ?? 0,
-    },
+    usage: usageOf(completion.usage),
     finishReason: toolCalls.length > 0 ? "tool_calls" : finishReasonOf(choice.finish_reason),
     provider,
     model: request.model,
     retries,
   };
-  return withAnsweredJson(result, request);
+  return withAnswerJson(result, request);
+}
+
+/**
+ * OpenAI's usage as TokenUsage: `prompt_tokens` already includes `prompt_tokens_details.cached_tokens`
+ * and `completion_tokens` includes `completion_tokens_details.reasoning_tokens`, so the totals carry
+ * over as they are and the details become the parts; a detail the answer lacks stays absent.
+ */
+export function usageOf(usage: ChatCompletion["usage"]): TokenUsage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return {
+    inputTokens: usage?.prompt_tokens ?? 0,
+    outputTokens: usage?.completion_tokens ?? 0,
+    ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === "number" ? { reasoningTokens: reasoning } : {}),
+  };
 }
 
 function finishReasonOf(reason: string | null | undefined): FinishReason {

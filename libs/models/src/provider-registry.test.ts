@@ -29,7 +29,17 @@ const GROQ_WITHOUT_KEY = {
   id: "groq",
   baseUrl: "https://api.groq.com/openai/v1",
   requiresApiKey: true,
-  models: [{ model: "llama-3.3-70b", inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79, tools: true, images: true }],
+  models: [
+    {
+      model: "llama-3.3-70b",
+      inputPerMTokUsd: 0.59,
+      outputPerMTokUsd: 0.79,
+      cachedInputPerMTokUsd: 0.295,
+      reasoningPerMTokUsd: null,
+      tools: true,
+      images: true,
+    },
+  ],
 };
 
 function errorOf(fn: () => unknown): DomainError {
@@ -84,7 +94,8 @@ describe("createProviderRegistry: the catalog", () => {
         model: "llama-3.3-70b",
         available: false,
         capabilities: { tools: true, jsonSchema: false, input: ["text", "image"] },
-        pricing: { inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79 },
+        // A null class price is the fallback: left out, as if unset.
+        pricing: { inputPerMTokUsd: 0.59, outputPerMTokUsd: 0.79, cachedInputPerMTokUsd: 0.295 },
       },
     ]);
   });

@@ -19,6 +19,10 @@ export interface CompatibleModelConfig {
   /** USD per million tokens; absent = unknown price (run costs are then null, never 0). */
   inputPerMTokUsd?: number | null;
   outputPerMTokUsd?: number | null;
+  /** The other classes' prices (ModelPricing); absent = the input (cached, cache write) or output (reasoning) price. */
+  cachedInputPerMTokUsd?: number | null;
+  cacheWritePerMTokUsd?: number | null;
+  reasoningPerMTokUsd?: number | null;
   /** Capabilities the endpoint has for this model; default false. */
   tools?: boolean;
   jsonSchema?: boolean;
@@ -184,6 +188,12 @@ function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry
       jsonSchema: m.jsonSchema ?? false,
       input: m.images ? ["text", "image"] : ["text"],
     },
-    pricing: { inputPerMTokUsd: m.inputPerMTokUsd ?? null, outputPerMTokUsd: m.outputPerMTokUsd ?? null },
+    pricing: {
+      inputPerMTokUsd: m.inputPerMTokUsd ?? null,
+      outputPerMTokUsd: m.outputPerMTokUsd ?? null,
+      ...(m.cachedInputPerMTokUsd != null ? { cachedInputPerMTokUsd: m.cachedInputPerMTokUsd } : {}),
+      ...(m.cacheWritePerMTokUsd != null ? { cacheWritePerMTokUsd: m.cacheWritePerMTokUsd } : {}),
+      ...(m.reasoningPerMTokUsd != null ? { reasoningPerMTokUsd: m.reasoningPerMTokUsd } : {}),
+    },
   };
 }

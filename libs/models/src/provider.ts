@@ -114,6 +114,12 @@ export interface ModelRequest {
    * (PROVIDER_TIMEOUT_MS).
    */
   timeoutMs?: number;
+  /**
+   * Retries after the first attempt for this call, overriding the provider's configured ones
+   * (PROVIDER_MAX_RETRIES): a model route sets 0 for a target that has another after it
+   * (docs/providers.md "Routes"). A provider that does not retry ignores it.
+   */
+  maxRetries?: number;
 }
 
 /**
@@ -273,4 +279,21 @@ export interface RemoteProviderOptions {
   maxRetries: number;
   /** The fetch calls go through (default node:http's, http-fetch.ts). */
   fetch?: typeof fetch;
+}
+
+/**
+ * The result with `json` set when the request asked for JSON (json_schema or json_object) and the
+ * answer, which called no tool, parses; a truncated or non-JSON answer has no `json`, left to the
+ * executor.
+ */
+export function withAnswerJson(result: ModelResult, request: Pick<ModelRequest, "responseFormat">): ModelResult {
+  const json = request.responseFormat?.type === "json_schema" || request.responseFormat?.type === "json_object";
+  if (json && result.toolCalls.length === 0 && result.text.trim() !== "") {
+    try {
+      result.json = JSON.parse(result.text);
+    } catch {
+      // not JSON: no `json`
+    }
+  }
+  return result;
 }

@@ -57,9 +57,10 @@ export type Fail = (
 
 export interface RemoteCallSpec<T> {
   provider: string;
-  request: Pick<ModelRequest, "model" | "signal" | "timeoutMs">;
+  request: Pick<ModelRequest, "model" | "signal" | "timeoutMs" | "maxRetries">;
   /** The deadline when the request sets none. */
   timeoutMs: number;
+  /** The retries when the request sets none. */
   maxRetries: number;
   /** Credentials to cut out of any provider text shown. */
   secrets: string[];
@@ -126,6 +127,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
   );
   const { signal } = deadline;
   const deadlineAt = Date.now() + timeoutMs;
+  const maxRetries = request.maxRetries ?? spec.maxRetries;
   let attempts = 0;
   const retriesNote = () => (attempts > 1 ? ` (after ${attempts - 1} ${attempts === 2 ? "retry" : "retries"})` : "");
   const fail: Fail = (kind, message, extra = {}) =>
@@ -167,7 +169,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
       attempts++;
       const outcome = await attempt();
       if ("failed" in outcome) {
-        if (!isRetryableFailure(outcome.failed) || attempts > spec.maxRetries) {
+        if (!isRetryableFailure(outcome.failed) || attempts > maxRetries) {
           throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
             cause: outcome.failed,
           });
@@ -191,7 +193,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
       }
       const asked = retryAfterMsOf(outcome.headers) ?? spec.askedWaitMs?.(outcome);
       const retryable = spec.retryable ? spec.retryable(outcome) : isRetryable(outcome.status, outcome.headers);
-      if (!retryable || attempts > spec.maxRetries) throw answeredError(outcome, asked, false);
+      if (!retryable || attempts > maxRetries) throw answeredError(outcome, asked, false);
       // Waiting as asked would outlast the deadline: fail now with this answer.
       if (asked !== undefined && Date.now() + asked >= deadlineAt) throw answeredError(outcome, asked, true);
       const waitMs = asked !== undefined && asked >= 0 && asked < MAX_ASKED_WAIT_MS ? asked : backoffMs(attempts - 1);

@@ -1302,6 +1302,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/model-routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's model routes, newest first */
+        get: operations["listModelRoutes"];
+        put?: never;
+        /** Create a model route; runs and versions name it as the model "route/<name>" */
+        post: operations["createModelRoute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/model-routes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A model route */
+        get: operations["getModelRoute"];
+        put?: never;
+        post?: never;
+        /** Delete a model route; answers it as it was. Runs naming it fail with 400 afterwards */
+        delete: operations["deleteModelRoute"];
+        options?: never;
+        head?: never;
+        /** Change a model route; runs see the change within ROUTE_CACHE_TTL_MS in other processes */
+        patch: operations["updateModelRoute"];
+        trace?: never;
+    };
     "/api/online-rules": {
         parameters: {
             query?: never;
@@ -1797,9 +1834,16 @@ export interface components {
                 /** @description What user messages may carry: "text", and "image" for a model that takes image parts */
                 input: ("text" | "image")[];
             };
+            /** @description docs/providers.md "How usage is priced" */
             pricing: {
                 inputPerMTokUsd: number | null;
                 outputPerMTokUsd: number | null;
+                /** @description per million cached input tokens; absent: priced at inputPerMTokUsd */
+                cachedInputPerMTokUsd?: number;
+                /** @description per million cache-write input tokens; absent: priced at inputPerMTokUsd */
+                cacheWritePerMTokUsd?: number;
+                /** @description per million reasoning tokens; absent: priced at outputPerMTokUsd */
+                reasoningPerMTokUsd?: number;
             };
         };
         Author: {
@@ -2017,8 +2061,16 @@ export interface components {
         };
         /** @description whitespace-separated words for local/echo */
         Usage: {
+            /** @description every input token, cached and cache-written ones included */
             inputTokens: number;
+            /** @description every output token, reasoning included */
             outputTokens: number;
+            /** @description part of inputTokens read from the provider's prompt cache; absent when the provider did not report it */
+            cachedInputTokens?: number;
+            /** @description part of inputTokens written to the provider's prompt cache; absent when the provider did not report it */
+            cacheWriteInputTokens?: number;
+            /** @description part of outputTokens spent on reasoning; absent when the provider did not report it */
+            reasoningTokens?: number;
         };
         RunError: {
             code: string;
@@ -2040,6 +2092,18 @@ export interface components {
             latencyMs: number;
             error?: components["schemas"]["RunError"];
         };
+        /** @description one call of a model route's target (docs/providers.md "Routes") */
+        RouteAttempt: {
+            /** @description the target's model id */
+            model: string;
+            /**
+             * @description skipped: its circuit breaker was open
+             * @enum {string}
+             */
+            status: "succeeded" | "failed" | "skipped";
+            latencyMs: number;
+            error?: components["schemas"]["RunError"];
+        };
         PromptRun: {
             id: string;
             /** @enum {string} */
@@ -2055,6 +2119,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2067,6 +2133,10 @@ export interface components {
             label?: string;
             /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
             evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2106,6 +2176,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2118,6 +2190,10 @@ export interface components {
             label?: string;
             /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
             evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2141,6 +2217,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCalls: components["schemas"]["ToolCall"][];
             error?: components["schemas"]["RunError"];
@@ -2161,6 +2239,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2173,6 +2253,10 @@ export interface components {
             label?: string;
             /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
             evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2197,6 +2281,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2209,6 +2295,10 @@ export interface components {
             label?: string;
             /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
             evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2317,6 +2407,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCalls: components["schemas"]["ToolCall"][];
             error?: components["schemas"]["RunError"];
@@ -2341,6 +2433,8 @@ export interface components {
             model: string | null;
             usage: components["schemas"]["Usage"];
             estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
             latencyMs: number;
             toolCallCount: number;
             /** @description calls per toolKey */
@@ -2353,6 +2447,10 @@ export interface components {
             label?: string;
             /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
             evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
             /** Format: date-time */
             createdAt: string;
             /** @description null while running */
@@ -2423,6 +2521,25 @@ export interface components {
             updatedAt: string;
             /** @description whsec_…: shown once; sign checks use it (docs/webhooks.md). Absent from an Idempotency-Key replay of the create */
             secret?: string;
+        };
+        /** @description an organization's named fallback or weighted list of models */
+        ModelRoute: {
+            id: string;
+            organizationId: string;
+            name: string;
+            /** @enum {string} */
+            strategy: "fallback" | "weighted";
+            targets: {
+                model: string;
+                weight?: number;
+            }[];
+            retryOn: ("429" | "5xx" | "529" | "timeout" | "connection")[];
+            /** @description null: each provider's own timeout */
+            attemptTimeoutMs: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /**
          * Kiln export bundle
@@ -3113,6 +3230,13 @@ export interface components {
             events: unknown[];
             generation: components["schemas"]["Generation"] | null;
             toolCall: components["schemas"]["SpanToolCall"] | null;
+            /** @description GenAI events received as OTLP log records in this span ({ name, time, attributes, body }, as they came); the generation reads them */
+            logEvents: unknown[];
+            /** @description the attribute keys Kiln's mapping did not read, in the order they came, at most 64 */
+            unmappedAttributes: string[];
+            /** @description more keys were unmapped than the list holds */
+            unmappedAttributesTruncated: boolean;
+            continuedByRunId: string | null;
             /** @description the ids of the spans whose parent this is */
             children: string[];
         };
@@ -13096,6 +13220,510 @@ export interface operations {
             };
             /** @description not_found: no such resource for this caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listModelRoutes: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ModelRoute"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createModelRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId?: string;
+                    /** @description a lower-case slug (a-z, 0-9, -), unique in the organization; runs name the route "route/<name>" */
+                    name: string;
+                    /** @enum {string} */
+                    strategy: "fallback" | "weighted";
+                    targets: {
+                        /** @description a model id this organization can run; not a route */
+                        model: string;
+                        /** @description a weighted route's share (default 1); unused by fallback */
+                        weight?: number;
+                    }[];
+                    /** @description the failures after which the route moves on to the next target; default all */
+                    retryOn?: ("429" | "5xx" | "529" | "timeout" | "connection")[];
+                    /** @description bounds each attempt */
+                    attemptTimeoutMs?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created (a resource, a version or a stored run) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelRoute"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getModelRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelRoute"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteModelRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelRoute"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateModelRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a lower-case slug (a-z, 0-9, -), unique in the organization; runs name the route "route/<name>" */
+                    name?: string;
+                    /** @enum {string} */
+                    strategy?: "fallback" | "weighted";
+                    targets?: {
+                        /** @description a model id this organization can run; not a route */
+                        model: string;
+                        /** @description a weighted route's share (default 1); unused by fallback */
+                        weight?: number;
+                    }[];
+                    /** @description the failures after which the route moves on to the next target; default all */
+                    retryOn?: ("429" | "5xx" | "529" | "timeout" | "connection")[];
+                    /** @description null removes the bound */
+                    attemptTimeoutMs?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelRoute"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

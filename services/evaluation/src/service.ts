@@ -12,6 +12,7 @@ import { createCases } from "./cases.js";
 import { rulesGeneration } from "./domain/org-cache.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { createOnlineModule, type TraceClient } from "./online/online-module.js";
+import type { TargetReader } from "./review/auto-add-targets.js";
 import type { RunReader, TraceReader } from "./review/item-content.js";
 import type { Items } from "./review/items.js";
 import type { PromptReader } from "./review/rendered-messages.js";
@@ -48,7 +49,7 @@ export interface EvaluationServiceDeps {
   /** How old a pending import's cases are before the catalog is asked how it ended; default 15 minutes. */
   staleImportMs?: number;
   /** The catalog, called as the evaluation service itself (its client's forward interceptor signs as "evaluation"). */
-  catalog: CatalogClient & PromptReader;
+  catalog: CatalogClient & PromptReader & TargetReader;
   /**
    * The execution service, called as the evaluation service itself: RunSkill per item, Complete per
    * llm_judge, GetRun per online score and for review.
@@ -175,6 +176,7 @@ export async function createEvaluationService(
     runs: deps.execution,
     traces: deps.traces,
     prompts: deps.catalog,
+    targets: deps.catalog,
     now: evaluation.now,
     options: deps.review,
   });

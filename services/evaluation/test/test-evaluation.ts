@@ -21,6 +21,7 @@ import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { type CatalogClient, createAccess } from "../src/access.js";
 import { createCases } from "../src/cases.js";
 import type { EvaluationDeps } from "../src/evaluation-deps.js";
+import type { TargetReader } from "../src/review/auto-add-targets.js";
 import type { RunReader } from "../src/review/item-content.js";
 import type { PromptReader } from "../src/review/rendered-messages.js";
 import { createRunCompletion } from "../src/run-completion.js";
@@ -102,7 +103,9 @@ function checkActsIn(options: CallOptionsLike | undefined, organizationId: strin
 /** The catalog's GetSkill over a map of skills; records each call. */
 export function createFakeCatalog(
   skills: FakeSkill[],
-): CatalogClient & PromptReader & { skills: Map<string, FakeSkill>; calls: number; imports: Map<string, string> } {
+): CatalogClient &
+  PromptReader &
+  TargetReader & { skills: Map<string, FakeSkill>; calls: number; imports: Map<string, string> } {
   const byId = new Map(skills.map((s) => [s.id, s]));
   const fake = {
     skills: byId,
@@ -153,9 +156,14 @@ export function createFakeCatalog(
     async getPrompt(): Promise<never> {
       throw notFound("prompt");
     },
+    /** No agents here either. */
+    async getAgent(): Promise<never> {
+      throw notFound("agent");
+    },
   });
   return withLabels as unknown as CatalogClient &
-    PromptReader & {
+    PromptReader &
+    TargetReader & {
       skills: Map<string, FakeSkill>;
       calls: number;
       imports: Map<string, string>;

@@ -17,6 +17,7 @@ const GOOD = JSON.stringify([
     models: [
       { model: "llama3.1", inputPerMTokUsd: 0, outputPerMTokUsd: 0, tools: true, jsonSchema: true },
       { model: "qwen2.5", inputPerMTokUsd: null },
+      { model: "qwq", inputPerMTokUsd: 1, outputPerMTokUsd: 2, cachedInputPerMTokUsd: 0.1, reasoningPerMTokUsd: 3 },
     ],
   },
   {
@@ -91,6 +92,7 @@ describe("loadProvidersConfig", () => {
         models: [
           { model: "llama3.1", inputPerMTokUsd: 0, outputPerMTokUsd: 0, tools: true, jsonSchema: true },
           { model: "qwen2.5", inputPerMTokUsd: null },
+          { model: "qwq", inputPerMTokUsd: 1, outputPerMTokUsd: 2, cachedInputPerMTokUsd: 0.1, reasoningPerMTokUsd: 3 },
         ],
       },
       {
@@ -129,7 +131,7 @@ describe("loadProvidersConfig", () => {
           id: "Bad Id",
           baseUrl: "http://h/v1",
           apiKey: "sk-do-not-show",
-          models: [{ model: 7, inputPerMTokUsd: -1 }],
+          models: [{ model: 7, inputPerMTokUsd: -1, cachedInputPerMTokUsd: "cheap" }],
           colour: "red",
         },
         { id: "ok", baseUrl: "http://h/v1", maxTokensParam: "max", models: [] },
@@ -139,6 +141,7 @@ describe("loadProvidersConfig", () => {
     expect(message).toContain("OPENAI_COMPATIBLE_PROVIDERS[0].colour is not a known field");
     expect(message).toContain("OPENAI_COMPATIBLE_PROVIDERS[0].models[0].model must be string");
     expect(message).toContain("OPENAI_COMPATIBLE_PROVIDERS[0].models[0].inputPerMTokUsd must be >= 0 or must be null");
+    expect(message).toContain("OPENAI_COMPATIBLE_PROVIDERS[0].models[0].cachedInputPerMTokUsd must be number");
     expect(message).toContain(
       "OPENAI_COMPATIBLE_PROVIDERS[1].maxTokensParam must be one of max_completion_tokens, max_tokens",
     );

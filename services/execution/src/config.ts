@@ -8,6 +8,7 @@ import {
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { Static, TSchema } from "typebox";
 import Value from "typebox/value";
+import { CompatibleModelSchema } from "./compatible-model-schema.js";
 import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 
 export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
@@ -104,15 +105,13 @@ export const ExecutionEnv = Type.Object({
   ...RunLimitsEnv,
 });
 
-const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
-
 /**
  * OPENAI_COMPATIBLE_PROVIDERS, e.g.
  * `[{"id":"ollama","baseUrl":"http://127.0.0.1:11434/v1","developerRole":false,
  *    "models":[{"model":"llama3.1","inputPerMTokUsd":0,"outputPerMTokUsd":0,"tools":true,"jsonSchema":true,"images":false}]}]`.
  * `apiKey` holds the key, or `apiKeyEnv` names the variable that does (a provider whose variable
  * is unset is listed but unavailable); neither = a keyless endpoint. A model without a price has
- * null pricing; capabilities default to false.
+ * null pricing; capabilities default to false (CompatibleModelSchema).
  */
 export const CompatibleProvidersSchema = Type.Array(
   Type.Object(
@@ -123,21 +122,7 @@ export const CompatibleProvidersSchema = Type.Array(
       apiKeyEnv: Type.Optional(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" })),
       developerRole: Type.Optional(Type.Boolean()),
       maxTokensParam: Type.Optional(Type.Union([Type.Literal("max_completion_tokens"), Type.Literal("max_tokens")])),
-      models: Type.Array(
-        Type.Object(
-          {
-            model: Type.String({ minLength: 1 }),
-            inputPerMTokUsd: Type.Optional(Price),
-            outputPerMTokUsd: Type.Optional(Price),
-            tools: Type.Optional(Type.Boolean()),
-            jsonSchema: Type.Optional(Type.Boolean()),
-            /** Whether the model takes image parts in user messages (capabilities.input "image"). */
-            images: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
-        { minItems: 1 },
-      ),
+      models: Type.Array(CompatibleModelSchema, { minItems: 1 }),
     },
     { additionalProperties: false },
   ),

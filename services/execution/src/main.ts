@@ -1,6 +1,7 @@
 import { runServiceProcess } from "@kiln/kit/rpc/run-service";
 import { CatalogService } from "@kiln/proto/catalog";
 import { loadConfig } from "./config.js";
+import { loadModelRoutesConfig } from "./model-routes/route-config.js";
 import { createExecutionService } from "./service.js";
 
 const config = loadConfig();
@@ -17,6 +18,7 @@ await runServiceProcess("execution", config, ({ identity, peer, ...deps }) =>
     traceIngestShare: config.TRACE_INGEST_SHARE,
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
     maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
+    modelRoutes: loadModelRoutesConfig(),
     // FerretDB or MongoDB: the time ingestion waits on it is not this process's.
     storeElsewhere: true,
   }),

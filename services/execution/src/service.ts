@@ -11,6 +11,8 @@ import { createProviderRegistry, type ProviderRegistryOptions, type ProvidersCon
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ToolsConfig } from "./config.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
+import type { ModelRoutesConfig } from "./model-routes/route-config.js";
+import { createModelRouteParts } from "./model-routes/route-wiring.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
@@ -62,6 +64,8 @@ export interface ExecutionServiceDeps {
   traceIngestIdleShare?: number;
   /** The store is another process (the distributed mode): ingestion's bound leaves the time waiting on it out. */
   storeElsewhere?: boolean;
+  /** The routes' circuit breakers and cache (docs/providers.md "Routes"); defaults when absent. */
+  modelRoutes?: Partial<ModelRoutesConfig>;
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -80,6 +84,7 @@ export async function createExecutionService(
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   await deps.bus.ensureStream(CATALOG_GENERATION);
   const models = createProviderRegistry(deps.providers, deps.providerOptions);
+  const modelRoutes = await createModelRouteParts({ ...deps, models, config: deps.modelRoutes });
   const runs = runCollection(deps.store);
   // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
   if (deps.soleProcess) {
@@ -123,6 +128,7 @@ export async function createExecutionService(
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
+    routes: modelRoutes.resolver,
     tools: createToolExecutor({
       allowlist: deps.tools.allowlist,
       allowPrivateFor: deps.tools.allowPrivateFor,
@@ -161,6 +167,7 @@ export async function createExecutionService(
       registerExecutionRpc(router, models.catalog, runner, agents, createCompleter(runnerDeps));
       // The trace service lives in this process (docs/observability.md).
       registerTraceRpc(router, traces, retention);
+      modelRoutes.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },

@@ -29,7 +29,8 @@ export type IdPrefix =
   | "osc"
   | "req"
   | "anq"
-  | "ani";
+  | "ani"
+  | "mrt";
 
 let lastMs = 0;
 let counter = 0;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { findPageByTime } from "./pagination.js";
+import { findPage, findPageByTime } from "./pagination.js";
 import { createMemoryStore } from "./store/memory-store.js";
+import type { Collection, Filter } from "./store/store.js";
 
 interface Item {
   _id: string;
@@ -55,5 +56,42 @@ describe("findPageByTime", () => {
     await expect(findPageByTime(c, {}, order, { limit: 201, cursor: "" })).rejects.toMatchObject({
       kind: "invalid_argument",
     });
+  });
+});
+
+describe("findPage", () => {
+  const id = (n: number) => `run_${n.toString(16).padStart(32, "0")}`;
+  /** The filters findPage sends, over a real in-memory collection of runs of two organizations. */
+  async function paged(filter: Filter) {
+    const c = createMemoryStore().collection<{ _id: string; org: string }>("runs");
+    await c.insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: id(i + 1), org: i % 2 === 0 ? "a" : "b" })));
+    const sent: Filter[] = [];
+    const recording: Collection<{ _id: string; org: string }> = {
+      ...c,
+      find: (f, options) => {
+        sent.push(f);
+        return c.find(f, options);
+      },
+    };
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = await findPage(recording, filter, { limit: 1, cursor });
+      seen.push(...page.items.map((d) => d._id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return { seen, sent };
+  }
+
+  it("puts the cursor beside the filter's keys (FerretDB pushes no top-level $and down)", async () => {
+    const { seen, sent } = await paged({ org: "a" });
+    expect(seen).toEqual([id(5), id(3), id(1)]);
+    expect(sent[1]).toEqual({ org: "a", _id: { $lt: id(5) } });
+  });
+
+  it("keeps a filter's own _id condition, beside the cursor's", async () => {
+    const { seen, sent } = await paged({ _id: { $gt: id(1) } });
+    expect(seen).toEqual([id(5), id(4), id(3), id(2)]);
+    expect(sent[1]).toEqual({ $and: [{ _id: { $gt: id(1) } }, { _id: { $lt: id(5) } }] });
   });
 });

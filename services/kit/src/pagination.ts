@@ -41,7 +41,7 @@ export async function findPage<T extends Doc>(
   options: { limit: number; cursor: string; projection?: Record<string, 0 | 1> },
 ): Promise<Page<T>> {
   const limit = pageLimit(options.limit);
-  const scoped = options.cursor ? { $and: [filter, { _id: { $lt: decodeCursor(options.cursor) } }] } : filter;
+  const scoped = options.cursor ? afterCursor(filter, decodeCursor(options.cursor)) : filter;
   const docs = await collection.find(scoped, {
     sort: { _id: -1 },
     limit: limit + 1,
@@ -50,6 +50,17 @@ export async function findPage<T extends Doc>(
   const items = docs.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: docs.length > limit && last ? Buffer.from(last._id).toString("base64url") : "" };
+}
+
+/**
+ * The filter and `_id` below the cursor. Merged into the filter's own keys when it has no `_id` of
+ * its own: FerretDB 1.24 pushes no top-level `$and` down to its backend, so a page after the first
+ * would scan the whole collection instead of the organization's documents (docs/architecture.md
+ * "Store backends").
+ */
+function afterCursor(filter: Filter, lastId: string): Filter {
+  const below = { $lt: lastId };
+  return "_id" in filter ? { $and: [filter, { _id: below }] } : { ...filter, _id: below };
 }
 
 const invalidCursor = () =>

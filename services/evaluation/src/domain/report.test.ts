@@ -115,6 +115,31 @@ describe("summarizeTarget", () => {
     expect(judged.attempts[0]?.judgeRuns.map((j) => j.runId)).toEqual(["jrun_1", "jrun_2"]);
   });
 
+  it("sums cached, cache-write and reasoning tokens class by class, absent while no run reported them", () => {
+    const cached = result("pass", "a", {
+      usage: { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920, reasoningTokens: 192 },
+      judgeRuns: [
+        {
+          runId: "jrun_1",
+          usage: { inputTokens: 100, outputTokens: 20, cacheWriteInputTokens: 80 },
+          estimatedCostUsd: 0.001,
+        },
+      ],
+    });
+    const plain = result("pass", "b");
+    expect(summarizeTarget([cached, plain])).toMatchObject({
+      usage: {
+        inputTokens: 2116,
+        outputTokens: 325,
+        cachedInputTokens: 1920,
+        cacheWriteInputTokens: 80,
+        reasoningTokens: 192,
+      },
+      judge: { usage: { inputTokens: 100, outputTokens: 20, cacheWriteInputTokens: 80 } },
+    });
+    expect(summarizeTarget([plain]).usage).toEqual({ inputTokens: 10, outputTokens: 5 });
+  });
+
   it("takes latency percentiles over every attempt that ran", () => {
     const many = combineAttempts(
       Array.from({ length: 100 }, (_, i) => attempt("pass", "a", { latencyMs: i + 1, runId: `srun_${i}` })),

@@ -6,6 +6,7 @@
 import type { AssertionResult } from "./assertions.js";
 import { conformanceOf } from "./json-schema.js";
 import { canonicalJson } from "./json-value.js";
+import { addUsage, type Usage } from "./usage.js";
 
 export type Outcome = "pass" | "fail" | "error";
 export type Change = "unchanged" | "fixed" | "regressed" | "output_changed";
@@ -35,10 +36,7 @@ export type Verdict = "passed" | "failed" | "flaky";
  */
 export const CHANGE_THRESHOLD = 0.25;
 
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-}
+export type { Usage } from "./usage.js";
 
 /** One llm_judge call: its stored run and what it cost. */
 export interface JudgeRun {
@@ -208,23 +206,20 @@ export function summarizeTarget(results: TargetResult[]): TargetSummary {
   const attempts = results.flatMap((r) => r.attempts);
   const ran = attempts.filter((a) => a.runId);
   const latencies = ran.map((a) => a.latencyMs).sort((a, b) => a - b);
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  const judgeUsage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let judgeUsage: Usage = { inputTokens: 0, outputTokens: 0 };
   const cost = new CostTotal();
   const judgeCost = new CostTotal();
   for (const a of ran) cost.add(a.estimatedCostUsd);
   for (const a of attempts) {
-    usage.inputTokens += a.usage?.inputTokens ?? 0;
-    usage.outputTokens += a.usage?.outputTokens ?? 0;
+    if (a.usage) usage = addUsage(usage, a.usage);
     for (const j of a.judgeRuns) {
-      judgeUsage.inputTokens += j.usage.inputTokens;
-      judgeUsage.outputTokens += j.usage.outputTokens;
+      judgeUsage = addUsage(judgeUsage, j.usage);
       judgeCost.add(j.estimatedCostUsd);
       cost.add(j.estimatedCostUsd);
     }
   }
-  usage.inputTokens += judgeUsage.inputTokens;
-  usage.outputTokens += judgeUsage.outputTokens;
+  usage = addUsage(usage, judgeUsage);
   return {
     passed: count("pass"),
     failed: count("fail"),

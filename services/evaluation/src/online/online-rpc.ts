@@ -5,6 +5,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { withPrincipal } from "@kiln/kit/principal";
 import { OnlineEvaluationService, type OnlineRuleSchema, type OnlineScoreSchema } from "@kiln/proto/online";
 import type { AssertionResult } from "../domain/assertions.js";
+import { usageToMessage } from "../domain/usage.js";
 import { assertionToProto, assertionValueOf } from "../rpc/case-conversions.js";
 import type { OnlineRuleDoc, OnlineScoreDoc } from "./online-store.js";
 import type { OnlineRules } from "./rules.js";
@@ -44,7 +45,7 @@ export function scoreToProto(s: OnlineScoreDoc): MessageInitShape<typeof OnlineS
     assertions: JSON.parse(s.assertionsJson) as AssertionResult[],
     judgeRuns: s.judgeRuns.map((j) => ({
       runId: j.runId,
-      usage: { inputTokens: BigInt(j.usage.inputTokens), outputTokens: BigInt(j.usage.outputTokens) },
+      usage: usageToMessage(j.usage),
       estimatedCostUsd: j.estimatedCostUsd ?? undefined,
     })),
     judgeCostUsd: s.judgeCostUsd ?? undefined,

@@ -9,7 +9,8 @@ import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { type Access, SCOPES } from "../access.js";
-import type { QueueDoc, ReviewCollections } from "./review-store.js";
+import { autoAddTargetIssues, type TargetReader } from "./auto-add-targets.js";
+import type { AutoAddRuleDoc, QueueDoc, ReviewCollections } from "./review-store.js";
 import { type AutoAddInput, checkAutoAdd, checkScoreConfigs, type ScoreConfigInput } from "./scores.js";
 
 export interface ReviewerProgress {
@@ -35,6 +36,8 @@ export interface QueueView {
 export interface QueueDeps {
   collections: ReviewCollections;
   access: Access;
+  /** Where an auto-add rule's target is checked (auto-add-targets.ts). */
+  targets: TargetReader;
   now: () => Date;
   /** Told when an organization's queues changed, before the change is answered (domain/org-cache.ts). */
   changed?: (organizationId: string) => void | Promise<void>;
@@ -99,6 +102,13 @@ export function createQueues(deps: QueueDeps) {
     return p;
   }
 
+  /** Once the caller is authorized in the organization: the rule's target must be of its kind and there. */
+  async function checkTarget(organizationId: string, rule: AutoAddRuleDoc | undefined) {
+    if (!rule) return;
+    const issues = await autoAddTargetIssues(deps.targets, organizationId, rule, "autoAdd");
+    if (issues.length > 0) throw invalidArgument("invalid annotation queue", issues);
+  }
+
   const withProgress = async (queue: QueueDoc): Promise<QueueView> => ({ queue, progress: await progressOf(queue) });
 
   return {
@@ -122,6 +132,7 @@ export function createQueues(deps: QueueDeps) {
       issues.push(...scores.issues, ...(rule?.issues ?? []));
       if (issues.length > 0) throw invalidArgument("invalid annotation queue", issues);
       await deps.access.onResource(principal, organizationId, SCOPES.evaluationsWrite, "organization");
+      await checkTarget(organizationId, rule?.rule);
       const at = deps.now();
       const queue: QueueDoc = {
         _id: newId("anq"),
@@ -168,6 +179,7 @@ export function createQueues(deps: QueueDeps) {
       issues.push(...(scores?.issues ?? []), ...(rule?.issues ?? []));
       if (issues.length > 0) throw invalidArgument("invalid annotation queue", issues);
       const queue = await queueFor(principal, input.id, true);
+      await checkTarget(queue.organizationId, rule?.rule);
       const set: Partial<QueueDoc> = {
         updatedAt: deps.now(),
         ...(input.name !== undefined && { name: input.name.trim() }),

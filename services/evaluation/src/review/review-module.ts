@@ -10,6 +10,7 @@ import type { Store } from "@kiln/kit/store";
 import type { Access } from "../access.js";
 import type { Cases } from "../cases.js";
 import { autoAddQueues, startAutoAdd } from "./auto-add.js";
+import type { TargetReader } from "./auto-add-targets.js";
 import { createContentReader, type RunReader, type TraceReader } from "./item-content.js";
 import { createItems, DEFAULT_LEASE_MS } from "./items.js";
 import { createQueues } from "./queues.js";
@@ -32,6 +33,8 @@ export interface ReviewModuleDeps {
   runs: RunReader;
   traces: TraceReader;
   prompts: PromptReader;
+  /** The catalog, where an auto-add rule's target is checked. */
+  targets: TargetReader;
   now: () => Date;
   /** The counter every rule change moves (domain/org-cache.ts), shared with online evaluation. */
   rulesGeneration: Generation;
@@ -42,7 +45,13 @@ export async function createReviewModule(deps: ReviewModuleDeps) {
   await ensureReviewIndexes(deps.store);
   const collections = reviewCollections(deps.store);
   const ruleQueues = autoAddQueues(collections, deps.rulesGeneration, deps.logger);
-  const queues = createQueues({ collections, access: deps.access, now: deps.now, changed: ruleQueues.changed });
+  const queues = createQueues({
+    collections,
+    access: deps.access,
+    targets: deps.targets,
+    now: deps.now,
+    changed: ruleQueues.changed,
+  });
   const leaseMs = deps.options?.leaseMs ?? DEFAULT_LEASE_MS;
   const items = createItems({
     collections,

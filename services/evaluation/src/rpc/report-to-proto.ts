@@ -19,11 +19,9 @@ import type {
 import type { Report, ReportResult } from "../domain/build-report.js";
 import type { ComparedSide, Comparison } from "../domain/comparison.js";
 import type { AttemptSummary, JudgeRun, TargetResult, TargetSummary, Usage } from "../domain/report.js";
+import { usageToMessage } from "../domain/usage.js";
 
-const usageToProto = (u: Usage): MessageInitShape<typeof UsageSchema> => ({
-  inputTokens: BigInt(Math.round(u.inputTokens)),
-  outputTokens: BigInt(Math.round(u.outputTokens)),
-});
+const usageToProto = (u: Usage): MessageInitShape<typeof UsageSchema> => usageToMessage(u);
 
 const msToProto = (ms: number) => BigInt(Math.round(ms));
 

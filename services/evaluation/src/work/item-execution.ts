@@ -16,6 +16,7 @@ import { EVALUATION_SERVICE } from "../access.js";
 import type { Judge } from "../domain/assertions.js";
 import { JUDGE_SCHEMA, JUDGE_SYSTEM, judgeUserMessage, parseJudgeVerdict } from "../domain/judge-prompt.js";
 import type { JudgeRun } from "../domain/report.js";
+import { usageOfMessage } from "../domain/usage.js";
 import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
 
 /** The execution calls the workers make, always as the evaluation service acting in the run's organization. */
@@ -171,10 +172,7 @@ export function judgeOf(
     }
     calls.push({
       runId: res.runId,
-      usage: {
-        inputTokens: Number(res.usage?.inputTokens ?? 0),
-        outputTokens: Number(res.usage?.outputTokens ?? 0),
-      },
+      usage: usageOfMessage(res.usage),
       estimatedCostUsd: res.estimatedCostUsd ?? null,
     });
     // Read from the structured answer alone, checked exactly: never a search of text that may echo the output.

@@ -12,6 +12,7 @@ import {
   type Observation,
 } from "../domain/assertions.js";
 import { contractCheckOf, outcomeOf } from "../domain/report.js";
+import { usageOfMessage } from "../domain/usage.js";
 import type { CaseDoc, ResultDoc } from "../store/evaluation-store.js";
 import type { Executed } from "./item-execution.js";
 
@@ -69,9 +70,7 @@ export async function resultOf(
     contractMessage: contract.message,
     latencyMs: observation.latencyMs,
     estimatedCostUsd: observation.estimatedCostUsd,
-    usage: run.usage
-      ? { inputTokens: Number(run.usage.inputTokens), outputTokens: Number(run.usage.outputTokens) }
-      : null,
+    usage: run.usage ? usageOfMessage(run.usage) : null,
     error: succeeded
       ? null
       : run.error

@@ -3,11 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { jsonText } from "@kiln/kit/json-text";
 import type { CompareAgentRunsResponseSchema } from "@kiln/proto/execution";
 import type { AgentRunComparison } from "../runs/agent-compare.js";
-
-const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({
-  inputTokens: BigInt(u.inputTokens),
-  outputTokens: BigInt(u.outputTokens),
-});
+import { usageToProto as usageOf } from "./run-proto.js";
 
 /** The comparison of agent runs as its messages; a run that did not execute a step has no entry in `byRun`. */
 export function comparisonToProto(c: AgentRunComparison): MessageInitShape<typeof CompareAgentRunsResponseSchema> {

@@ -7,7 +7,7 @@ import type { AgentRunner } from "../runs/agent-runner.js";
 import type { Completer } from "../runs/complete.js";
 import type { Runner } from "../runs/runner.js";
 import { agentRpcHandlers, callContext, runCallContext } from "./agent-rpc.js";
-import { runToProto } from "./run-proto.js";
+import { runToProto, usageToProto } from "./run-proto.js";
 import { streamPromptRun } from "./stream-prompt-rpc.js";
 
 export function registerExecutionRpc(
@@ -31,6 +31,9 @@ export function registerExecutionRpc(
           pricing: {
             inputPerMtokUsd: m.pricing.inputPerMTokUsd ?? undefined,
             outputPerMtokUsd: m.pricing.outputPerMTokUsd ?? undefined,
+            cachedInputPerMtokUsd: m.pricing.cachedInputPerMTokUsd ?? undefined,
+            cacheWritePerMtokUsd: m.pricing.cacheWritePerMTokUsd ?? undefined,
+            reasoningPerMtokUsd: m.pricing.reasoningPerMTokUsd ?? undefined,
           },
         })),
       };
@@ -67,8 +70,9 @@ export function registerExecutionRpc(
         structured: optionalJsonText(c.json),
         provider: c.provider,
         model: c.model,
-        usage: { inputTokens: BigInt(c.usage.inputTokens), outputTokens: BigInt(c.usage.outputTokens) },
+        usage: usageToProto(c.usage),
         estimatedCostUsd: c.estimatedCostUsd ?? undefined,
+        costNotes: c.costNotes,
         latencyMs: BigInt(c.latencyMs),
         runId: c.runId,
       };

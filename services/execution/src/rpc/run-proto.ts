@@ -2,11 +2,15 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import type { RunSchema } from "@kiln/proto/execution";
-import type { RunDoc } from "../store/run-store.js";
+import type { RunDoc, UsageDoc } from "../store/run-store.js";
 
-const usageToProto = (usage: { inputTokens: number; outputTokens: number }) => ({
+/** Usage as its message (execution's, events' and evaluation's share the fields): unreported classes stay unset. */
+export const usageToProto = (usage: UsageDoc) => ({
   inputTokens: BigInt(usage.inputTokens),
   outputTokens: BigInt(usage.outputTokens),
+  ...(usage.cachedInputTokens !== undefined ? { cachedInputTokens: BigInt(usage.cachedInputTokens) } : {}),
+  ...(usage.cacheWriteInputTokens !== undefined ? { cacheWriteInputTokens: BigInt(usage.cacheWriteInputTokens) } : {}),
+  ...(usage.reasoningTokens !== undefined ? { reasoningTokens: BigInt(usage.reasoningTokens) } : {}),
 });
 
 /** What a run used and cost, and what it ran: the fields Run and the RunCompleted event share. */
@@ -56,6 +60,7 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     input: jsonTextOf(run.inputJson),
     output: run.outputJson === null ? undefined : jsonTextOf(run.outputJson),
     ...runSummaryToProto(run),
+    costNotes: run.costNotes ?? [],
     toolCallCounts: Object.fromEntries(run.toolCallCounts.map((c) => [c.toolKey, BigInt(c.count)])),
     toolCalls: (JSON.parse(run.toolCallsJson) as Parameters<typeof callOf>[0][]).map(callOf),
     error: run.error ?? undefined,
@@ -65,8 +70,10 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     preview,
     parentRunId: run.parentRunId ?? "",
     rerunFromStepId: run.rerunFromStepId ?? "",
+    attempts: (run.attempts ?? []).map((a) => ({ ...a, latencyMs: BigInt(a.latencyMs) })),
+    route: run.route ?? "",
     steps: steps.map((s) => {
-      const usage = s.usage as { inputTokens: number; outputTokens: number };
+      const usage = s.usage as UsageDoc;
       return {
         stepId: String(s.stepId),
         type: String(s.type),
@@ -77,6 +84,7 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
         model: (s.model as string | null) ?? undefined,
         usage: usageToProto(usage),
         estimatedCostUsd: (s.estimatedCostUsd as number | null) ?? undefined,
+        costNotes: (s.costNotes as string[] | undefined) ?? [],
         latencyMs: BigInt(Number(s.latencyMs)),
         toolCalls: (s.toolCalls as Parameters<typeof callOf>[0][]).map(callOf),
         error: (s.error as { code: string; message: string } | null) ?? undefined,

@@ -20,6 +20,7 @@ function stepJsonOf(r: AgentStepRecord) {
     model: r.model,
     usage: r.usage,
     estimatedCostUsd: r.estimatedCostUsd,
+    ...(r.costNotes?.length ? { costNotes: r.costNotes } : {}),
     latencyMs: r.latencyMs,
     toolCalls: r.toolCalls,
     error: r.error ?? null,

@@ -26,6 +26,7 @@ function stepResultOfRun(run: RunDoc, extra: Partial<StepResult> = {}): StepResu
     model: run.model,
     usage: run.usage,
     estimatedCostUsd: run.estimatedCostUsd,
+    ...(run.costNotes?.length ? { costNotes: run.costNotes } : {}),
     latencyMs: run.latencyMs,
     toolCalls: JSON.parse(run.toolCallsJson) as ToolCallRecord[],
     ...(run.error ? { error: run.error } : {}),

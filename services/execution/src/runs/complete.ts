@@ -10,11 +10,17 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
-import { estimateCostUsd } from "@kiln/models/catalog";
-import { type ChatMessage, isProviderError, providerFailureOf, type ResponseFormat } from "@kiln/models/provider";
+import { type CostNote, costNotesOf, estimateCostUsd } from "@kiln/models/catalog";
+import {
+  type ChatMessage,
+  isProviderError,
+  providerFailureOf,
+  type ResponseFormat,
+  type TokenUsage,
+} from "@kiln/models/provider";
 import type { ProviderRegistry } from "@kiln/models/registry";
 import { type CallContext, evaluationRunIdOf } from "./call-context.js";
-import { failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
+import { costNotesField, failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
 import { type RunStoreDeps, storeRun } from "./store-run.js";
 
@@ -37,9 +43,11 @@ export interface Completion {
   provider: string;
   /** "<provider>/<model>". */
   model: string;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: TokenUsage;
   /** null when the model has no price. */
   estimatedCostUsd: number | null;
+  /** What the estimate assumed (costNotesOf); empty when nothing. */
+  costNotes: CostNote[];
   latencyMs: number;
   /** The stored judge run. */
   runId: string;
@@ -102,6 +110,7 @@ export function createCompleter(
             model: model.entry.id,
             usage: answer.usage,
             estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
+            ...costNotesField(costNotesOf(model.entry.pricing, answer.usage)),
             latencyMs: Math.round(performance.now() - started),
             toolCalls: [],
           };
@@ -140,6 +149,7 @@ export function createCompleter(
       model: model.entry.id,
       usage: run.usage,
       estimatedCostUsd: run.estimatedCostUsd,
+      costNotes: run.costNotes ?? [],
       latencyMs: run.latencyMs,
       runId: id,
     };

@@ -1,12 +1,14 @@
 import { performance } from "node:perf_hooks";
-import { estimateCostUsd } from "@kiln/models/catalog";
-import type { ChatMessage, ModelDelta, ModelResult, ToolCall, ToolDefinition } from "@kiln/models/provider";
+import type { CostNote } from "@kiln/models/catalog";
+import type { ChatMessage, ModelDelta, ModelResult, TokenUsage, ToolCall, ToolDefinition } from "@kiln/models/provider";
 import { isProviderError, providerFailureOf } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
+import { addUsage } from "@kiln/models/usage";
 import type { RunErrorDoc } from "../store/run-store.js";
 import type { ExecutableTool, JsonValue, ToolExecutor } from "../tools/tool-executor.js";
 import type { StepOutput } from "./bindings.js";
 import type { CallerOptions } from "./caller-options.js";
+import { modelCalls, type RouteRecord } from "./model-calls.js";
 import { renderMessages } from "./render.js";
 import { streamOf } from "./run-stream.js";
 import type { RunnablePrompt } from "./runnable.js";
@@ -27,13 +29,20 @@ export interface PromptExecution {
   output: StepOutput | null;
   provider: string;
   model: string;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: TokenUsage;
   /** null when the model has no price. */
   estimatedCostUsd: number | null;
+  /** What the estimate assumed (costNotesOf); absent when nothing. */
+  costNotes?: CostNote[];
   latencyMs: number;
   toolCalls: ToolCallRecord[];
   error?: RunErrorDoc;
+  /** Set when the model was a route: its name and every attempt of its targets. */
+  routed?: RouteRecord;
 }
+
+/** `{ costNotes }` when the estimate assumed something, else nothing (records omit an empty list). */
+export const costNotesField = (notes: CostNote[]) => (notes.length > 0 ? { costNotes: notes } : {});
 
 /** A call that failed before the model answered anything: no tokens, no cost. */
 export function failedBeforeAnswer(model: ResolvedModel, error: RunErrorDoc, latencyMs = 0): PromptExecution {
@@ -120,7 +129,7 @@ export async function executePrompt(
   options: ExecuteOptions,
 ): Promise<PromptExecution> {
   const started = performance.now();
-  const { entry } = options.model;
+  const calls = modelCalls(options.model);
   const messages = renderMessages(prompt, variables, options.extraMessages);
   const callerTools = options.caller?.tools ?? [];
   const definitions: ToolDefinition[] = [
@@ -134,20 +143,26 @@ export async function executePrompt(
   const isCallerTool = new Set(callerTools.map((t) => t.name));
   const sampling = options.caller?.sampling ?? {};
   const byKey = new Map(prompt.tools.map((t) => [t.toolKey, t]));
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   const toolCalls: ToolCallRecord[] = [];
-  const result = (status: PromptExecution["status"], output: StepOutput | null, error?: PromptExecution["error"]) => ({
-    status,
-    output,
-    provider: entry.provider,
-    model: entry.id,
-    usage,
-    // The price in force now is the one stored with the run.
-    estimatedCostUsd: estimateCostUsd(entry.pricing, usage),
-    latencyMs: Math.round(performance.now() - started),
-    toolCalls,
-    ...(error ? { error } : {}),
-  });
+  const result = (status: PromptExecution["status"], output: StepOutput | null, error?: PromptExecution["error"]) => {
+    const routed = calls.record();
+    return {
+      status,
+      output,
+      // A route's execution is recorded as the target that answered (else the last one tried).
+      provider: calls.entry().provider,
+      model: calls.entry().id,
+      usage,
+      // The price in force now is the one stored with the run.
+      estimatedCostUsd: calls.costUsd(),
+      ...costNotesField(calls.costNotes()),
+      latencyMs: Math.round(performance.now() - started),
+      toolCalls,
+      ...(error ? { error } : {}),
+      ...(routed ? { routed } : {}),
+    };
+  };
 
   const stream = options.onDelta ? streamOf(options.onDelta, isCallerTool) : undefined;
   for (let round = 0; ; round++) {
@@ -168,14 +183,15 @@ export async function executePrompt(
         ...(stream ? { onDelta: stream.onDelta } : {}),
       });
     } catch (e) {
+      calls.failed(e);
       if (isProviderError(e)) return result("failed", null, providerFailureOf(e));
       if (stream && options.signal?.aborted) {
         return result("failed", { text: stream.text() }, { code: "cancelled", message: CANCELLED });
       }
       throw e;
     }
-    usage.inputTokens += answer.usage.inputTokens;
-    usage.outputTokens += answer.usage.outputTokens;
+    calls.answered(answer);
+    usage = addUsage(usage, answer.usage);
     if (answer.toolCalls.length === 0) return result("succeeded", outputOf(answer));
     const forCaller = answer.toolCalls.filter((c) => isCallerTool.has(c.name));
     if (forCaller.length === 0 && round >= options.maxToolRounds) {

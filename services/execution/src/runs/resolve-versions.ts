@@ -11,6 +11,7 @@ import { remote } from "@kiln/kit/rpc/errors";
 import type { ChatMessage } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
+import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
 import { type CallerFields, type CallerOptions, checkAgainstVersion, parseCallerOptions } from "./caller-options.js";
@@ -21,6 +22,8 @@ export interface ResolveDeps {
   catalog: Client<typeof CatalogService>;
   identityAuth: IdentityAuth;
   models: ProviderRegistry;
+  /** Lets a run's model be one of its organization's routes, "route/<name>" (docs/providers.md "Routes"). */
+  routes?: RouteResolver;
   validator: InputValidator;
 }
 
@@ -88,7 +91,9 @@ export async function resolvePromptRun(
   if (!resolved) throw new Error("catalog returned no prompt");
   const version = runnableOf(resolved);
   const prompt = { ...version, responseFormat: checkAgainstVersion(version, caller) };
-  const model = resolveModelFor(deps.models, req.model || prompt.model, "model");
+  const requested = req.model || prompt.model;
+  const models = await routedRegistry(deps.models, deps.routes, req.organizationId, [requested]);
+  const model = resolveModelFor(models, requested, "model");
   const image = firstImageOf(extraMessages);
   if (image && !model.entry.capabilities.input.includes("image")) {
     throw invalidArgument(`model ${model.id} does not take images`, [
@@ -105,6 +110,8 @@ export interface ResolvedSkillRun {
   version: SkillVersion;
   input: Record<string, unknown>;
   steps: SkillStep[];
+  /** The models as the organization sees them (its routes the steps name included): the steps run with these. */
+  models: ProviderRegistry;
 }
 
 /** A skill run's version (the draft first when `preferDraft`), input and steps; 400/409 before anything runs. */
@@ -132,11 +139,17 @@ export async function resolveSkillRun(
   const check = deps.validator.check(parseJson(version.content?.inputSchema?.json, { type: "object" }), input);
   if (!check.ok) throw invalidArgument("the input does not match the skill's input schema", check.issues);
   // Every step's model must exist before anything runs.
-  const steps = skillStepsOf(
+  const models = await routedRegistry(
     deps.models,
+    deps.routes,
+    req.organizationId,
+    resolved.steps.map((s) => s.prompt?.version?.content?.model),
+  );
+  const steps = skillStepsOf(
+    models,
     resolved,
     (alias) => `steps.${alias}.model`,
     "catalog returned an incomplete step",
   );
-  return { version, input, steps };
+  return { version, input, steps, models };
 }

@@ -1,12 +1,13 @@
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createLogger } from "@kiln/kit/logger";
+import { aroundCollection, StoreUnavailableError } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import { until } from "../../test/until.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
-import { createRunLeases, ORPHANED_RUN_ERROR } from "./run-leases.js";
+import { createRunLeases, EXPIRY_GRACE_MS, ORPHANED_RUN_ERROR } from "./run-leases.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 
@@ -48,7 +49,7 @@ const id = (n: number) => `arun_${String(n).padStart(32, "0")}`;
 describe("asynchronous run leases", () => {
   it("fails a running run whose lease ran out (its process died) and publishes its run.completed", async () => {
     const r = await replica();
-    await r.running(id(1), new Date(Date.now() - 1_000));
+    await r.running(id(1), new Date(Date.now() - EXPIRY_GRACE_MS - 1_000));
     await r.outbox.relayPending();
     const stored = await r.runs.findOne({ _id: id(1) });
     expect(stored?.status).toBe("failed");
@@ -87,9 +88,33 @@ describe("asynchronous run leases", () => {
     expect((await r.runs.findOne({ _id: id(3) }))?.status).toBe("running");
     // Released (as when its process stops renewing): failed once the lease is out.
     leases.release(id(3));
-    clock += 5_000;
+    clock += 5_000 + EXPIRY_GRACE_MS;
     await r.outbox.relayPending();
     expect((await r.runs.findOne({ _id: id(3) }))?.status).toBe("failed");
+    leases.stop();
+    await r.close();
+  });
+
+  it("leaves a run whose renewals a store outage refused to its process, which renews within moments of the store's return", async () => {
+    let clock = Date.parse("2026-12-01T00:00:00Z");
+    const now = () => new Date(clock);
+    const r = await replica(now);
+    let down = false;
+    const flaky = aroundCollection(r.runs, (_method, run) =>
+      down ? Promise.reject(new StoreUnavailableError("stopped")) : run(),
+    );
+    const leases = createRunLeases(flaky, { leaseMs: 1_000, renewMs: 20, now });
+    await r.running(id(4), leases.initial());
+    leases.hold(id(4));
+    down = true;
+    clock += 1_500; // past the lease while every renewal is refused
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    down = false;
+    // Another replica's relay reads the store as soon as it is back: the grace keeps the run.
+    await r.outbox.relayPending();
+    expect((await r.runs.findOne({ _id: id(4) }))?.status).toBe("running");
+    // The refused renewal is tried again (every 0.5 s), and the lease moves on.
+    await until(async () => ((await r.runs.findOne({ _id: id(4) }))?.leaseUntil?.getTime() ?? 0) > clock, 3_000);
     leases.stop();
     await r.close();
   });

@@ -3,14 +3,24 @@
  * dies"): a run answered `202 running` carries `leaseUntil`, which the process running it pushes
  * forward every `renewMs` while it runs. A process that dies stops renewing; once the lease has run
  * out, the outbox relay of any replica (it already reads each pending intent's run every second)
- * stores the run as failed and publishes its run.completed (`expireLeasedRun`). So no run stays
- * "running" after its process died, in either mode, for longer than the lease and a relay turn.
+ * (and EXPIRY_GRACE_MS more) stores the run as failed and publishes its run.completed
+ * (`expireLeasedRun`). So no run stays "running" after its process died, in either mode, for
+ * longer than the lease, the grace and a relay turn.
  */
 import type { Collection } from "@kiln/kit/store";
 import type { RunDoc } from "../store/run-store.js";
 
 /** How long a lease lasts without renewal, and how often a live process renews; ms. */
 export const RUN_LEASE = { leaseMs: 15_000, renewMs: 5_000 };
+
+/** How soon a renewal the store refused is tried again. */
+const RETRY_MS = 500;
+/**
+ * How long past its lease a run is still left to its process: a store outage stops every
+ * renewal, and when the store is back the owner's renewal (tried every RETRY_MS) must land before
+ * another replica's relay, reading the same store, takes the run for an orphan.
+ */
+export const EXPIRY_GRACE_MS = 5_000;
 
 /** Why a run whose process died failed. */
 export const ORPHANED_RUN_ERROR = {
@@ -36,19 +46,32 @@ export function createRunLeases(
   const now = options.now ?? (() => new Date());
   const held = new Set<string>();
   const until = () => new Date(now().getTime() + leaseMs);
-  const timer = setInterval(() => {
-    if (held.size === 0) return;
+  let retry: NodeJS.Timeout | undefined;
+  const renew = () => {
+    if (held.size === 0 || retry) return;
     // One write for every run this process holds; by _id (FerretDB pushes down `_id` $in).
     runs
       .updateMany({ _id: { $in: [...held] }, status: "running" }, { $set: { leaseUntil: until() } })
-      .catch((err: unknown) => options.onError?.(err));
-  }, renewMs);
+      .catch((err: unknown) => {
+        options.onError?.(err);
+        // The store is down: tried again every RETRY_MS, so the leases move on within moments of
+        // its return, well inside EXPIRY_GRACE_MS, before another replica takes them as orphans.
+        retry = setTimeout(() => {
+          retry = undefined;
+          renew();
+        }, RETRY_MS).unref();
+      });
+  };
+  const timer = setInterval(renew, renewMs);
   timer.unref();
   return {
     initial: until,
     hold: (runId) => void held.add(runId),
     release: (runId) => void held.delete(runId),
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(retry);
+    },
   };
 }
 
@@ -58,14 +81,15 @@ export function createRunLeases(
  * undefined when the run is still leased (or another replica failed it first).
  */
 export async function expireLeasedRun(runs: Collection<RunDoc>, run: RunDoc, at: Date): Promise<RunDoc | undefined> {
-  if (run.status !== "running" || run.leaseUntil === undefined || run.leaseUntil.getTime() > at.getTime()) {
+  const expiredBy = new Date(at.getTime() - EXPIRY_GRACE_MS);
+  if (run.status !== "running" || run.leaseUntil === undefined || run.leaseUntil.getTime() > expiredBy.getTime()) {
     return undefined;
   }
   const failed: RunDoc = { ...run, status: "failed", error: ORPHANED_RUN_ERROR, completedAt: at };
   delete failed.leaseUntil;
   // Still running under a lease that has run out (a renewal since the read moved it past `at`).
   const { modifiedCount } = await runs.replaceOne(
-    { _id: run._id, status: "running", leaseUntil: { $lte: at } },
+    { _id: run._id, status: "running", leaseUntil: { $lte: expiredBy } },
     failed,
   );
   return modifiedCount === 1 ? failed : undefined;

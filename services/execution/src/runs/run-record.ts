@@ -55,6 +55,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
         model: s.execution.model,
         usage: s.execution.usage,
         estimatedCostUsd: s.execution.estimatedCostUsd,
+        ...(s.execution.costNotes?.length ? { costNotes: s.execution.costNotes } : {}),
         latencyMs: s.execution.latencyMs,
         toolCalls: s.execution.toolCalls,
         error: s.execution.error ?? null,
@@ -67,7 +68,15 @@ export function runDocOf(r: RunDocInput): RunDoc {
     skillVersionId: r.skillVersionId ?? "",
     ...(r.label ? { label: r.label } : {}),
     ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
+    ...routeFieldsOf(executions),
     createdAt: r.createdAt,
     completedAt: r.completedAt,
   };
+}
+
+/** A run whose model was a route: the route's name (the first one, when steps used several) and every attempt in order. */
+function routeFieldsOf(executions: PromptExecution[]): Pick<RunDoc, "route" | "attempts"> {
+  const routed = executions.flatMap((e) => (e.routed ? [e.routed] : []));
+  const first = routed[0];
+  return first ? { route: first.route, attempts: routed.flatMap((r) => r.attempts) } : {};
 }

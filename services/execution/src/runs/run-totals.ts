@@ -1,3 +1,5 @@
+import type { CostNote } from "@kiln/models/catalog";
+import { sumUsage } from "@kiln/models/usage";
 import type { RunDoc } from "../store/run-store.js";
 import type { ToolCallRecord } from "./prompt-execution.js";
 
@@ -8,19 +10,21 @@ export interface RunPart {
   usage: RunDoc["usage"];
   /** null when the part has no price. */
   estimatedCostUsd: number | null;
+  /** What the part's estimate assumed; absent when nothing. */
+  costNotes?: CostNote[];
   toolCalls: ToolCallRecord[];
 }
 
 /**
- * A run's totals over its parts (api.md "Runs"), for every kind of run: usage, cost and tool calls
- * summed; the cost is null when any part has no price; provider and model only when every part agrees.
+ * A run's totals over its parts (api.md "Runs"), for every kind of run: usage (class by class),
+ * cost and tool calls summed, and the parts' cost notes each once; the cost is null when any part
+ * has no price; provider and model only when every part agrees.
  */
 export function runTotalsOf(parts: RunPart[], createdAt: Date, completedAt: Date) {
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  const usage = sumUsage(parts.map((p) => p.usage));
+  const notes = [...new Set(parts.flatMap((p) => p.costNotes ?? []))];
   let cost: number | null = 0;
   for (const p of parts) {
-    usage.inputTokens += p.usage.inputTokens;
-    usage.outputTokens += p.usage.outputTokens;
     cost = cost === null || p.estimatedCostUsd === null ? null : cost + p.estimatedCostUsd;
   }
   const toolCalls = parts.flatMap((p) => p.toolCalls);
@@ -33,6 +37,7 @@ export function runTotalsOf(parts: RunPart[], createdAt: Date, completedAt: Date
     model: agree("model"),
     usage,
     estimatedCostUsd: cost,
+    ...(notes.length > 0 ? { costNotes: notes } : {}),
     latencyMs: Math.max(0, completedAt.getTime() - createdAt.getTime()),
     toolCallCount: toolCalls.length,
     toolCallCounts: [...counts].map(([toolKey, count]) => ({ toolKey, count })),

@@ -54,25 +54,28 @@ export function createRunner(deps: RunnerDeps) {
 
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
       const evaluationRunId = evaluationRunIdOf(req, ctx);
-      const { version, input, steps } = await resolveSkillRun(deps, req, ctx, false);
-      return storeSkillRun(stored, {
-        evaluationRunId,
-        organizationId: req.organizationId,
-        skillId: version.skillId,
-        skillVersionId: version.id,
-        steps,
-        input,
-        label: req.label || undefined,
-        signal: ctx.signal,
-        trace: ctx.trace,
-      });
+      const { version, input, steps, models } = await resolveSkillRun(deps, req, ctx, false);
+      return storeSkillRun(
+        { ...stored, models },
+        {
+          evaluationRunId,
+          organizationId: req.organizationId,
+          skillId: version.skillId,
+          skillVersionId: version.id,
+          steps,
+          input,
+          label: req.label || undefined,
+          signal: ctx.signal,
+          trace: ctx.trace,
+        },
+      );
     },
 
     /** Runs the draft (else the published version) and stores nothing; provider failures are 502/504. */
     async previewSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
-      const { version, input, steps } = await resolveSkillRun(deps, req, ctx, true);
+      const { version, input, steps, models } = await resolveSkillRun(deps, req, ctx, true);
       const createdAt = stored.now();
-      const records = await executeSkillSteps(deps, steps, input, ctx.signal);
+      const records = await executeSkillSteps({ ...deps, models }, steps, input, ctx.signal);
       const failed = records.find((r) => r.execution.error);
       const code = failed?.execution.error?.code;
       if (code === "provider_error" || code === "provider_timeout") {

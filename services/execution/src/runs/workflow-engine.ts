@@ -6,6 +6,7 @@
  * executions. Pure apart from the step runner: nothing carries over between runs.
  */
 import jsonLogic from "json-logic-js";
+import type { RunDoc } from "../store/run-store.js";
 import { bindingValueOf, resolveBinding, type StepOutput } from "./bindings.js";
 import type { ToolCallRecord } from "./prompt-execution.js";
 
@@ -45,9 +46,11 @@ export interface StepResult {
   promptVersionId?: string;
   provider: string | null;
   model: string | null;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: RunDoc["usage"];
   /** null when a model without a price took part. */
   estimatedCostUsd: number | null;
+  /** What the estimate assumed; absent when nothing. */
+  costNotes?: RunDoc["costNotes"];
   latencyMs: number;
   toolCalls: ToolCallRecord[];
   error?: RunError;

@@ -1,9 +1,9 @@
 import type { Collection, Store } from "@kiln/kit/store";
+import type { CostNote } from "@kiln/models/catalog";
+import type { TokenUsage } from "@kiln/models/provider";
 
-export interface UsageDoc {
-  inputTokens: number;
-  outputTokens: number;
-}
+/** Token counts by class (TokenUsage): an optional class is absent when no call reported it. */
+export type UsageDoc = TokenUsage;
 
 export interface RunErrorDoc {
   code: string;
@@ -12,6 +12,14 @@ export interface RunErrorDoc {
   rateLimited?: true;
   /** The wait the provider asked for (Retry-After), when it said. */
   retryAfterMs?: number;
+}
+
+/** One call of a route's target: the model, how it went, its time, and why it failed. */
+export interface RouteAttemptDoc {
+  model: string;
+  status: "succeeded" | "failed" | "skipped";
+  latencyMs: number;
+  error?: { code: string; message: string };
 }
 
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
@@ -31,6 +39,8 @@ export interface RunDoc {
   model: string | null;
   usage: UsageDoc;
   estimatedCostUsd: number | null;
+  /** What the cost estimate assumed (CostNote, docs/providers.md "How usage is priced"); absent when nothing. */
+  costNotes?: CostNote[];
   latencyMs: number;
   toolCallCount: number;
   /** [{toolKey, count}]: tool keys are user data, so never document keys. */
@@ -52,6 +62,9 @@ export interface RunDoc {
   label?: string;
   /** The evaluation run a case's skill run or an llm_judge call was made for (absent otherwise). */
   evaluationRunId?: string;
+  /** The route the run's model was ("route/<name>"), and every attempt of its targets (docs/providers.md "Routes"). */
+  route?: string;
+  attempts?: RouteAttemptDoc[];
   createdAt: Date;
   completedAt: Date;
   /** A running asynchronous run's lease, renewed by the process running it (runs/run-leases.ts). */

@@ -43,3 +43,44 @@ describe("session, user, tool and finish-reason sources", () => {
     });
   });
 });
+
+describe("the price of a generation, each token class at its own price", () => {
+  const models = createModelCatalog({ configuredProviders: ["openai"] });
+  const span = (usage: Record<string, number>) => ({
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": "openai",
+    "gen_ai.request.model": "gpt-4o-mini",
+    ...usage,
+  });
+
+  it("prices cache reads at the cached-input price and reasoning inside the output tokens", () => {
+    const generation = generationOf(
+      span({
+        "gen_ai.usage.input_tokens": 2_000,
+        "gen_ai.usage.cache_read.input_tokens": 1_500,
+        "gen_ai.usage.output_tokens": 400,
+        "gen_ai.usage.reasoning.output_tokens": 100,
+      }),
+      [],
+      models,
+    );
+    expect(generation).toMatchObject({ cacheReadInputTokens: 1_500, reasoningTokens: 100 });
+    // gpt-4o-mini: 500 · 0.15 + 1500 · 0.075 + 400 · 0.6, per million.
+    expect(generation?.costUsd).toBeCloseTo((500 * 0.15 + 1_500 * 0.075 + 400 * 0.6) / 1e6, 15);
+  });
+
+  it("takes counts whose parts exceed their whole as excluding them (a provider's own semantics passed on)", () => {
+    // Anthropic-style: input_tokens 100 without the 1500 read from the cache; Gemini-style: 40 candidates without 60 thoughts.
+    const generation = generationOf(
+      span({
+        "gen_ai.usage.input_tokens": 100,
+        "gen_ai.usage.cache_read.input_tokens": 1_500,
+        "gen_ai.usage.output_tokens": 40,
+        "gen_ai.usage.reasoning.output_tokens": 60,
+      }),
+      [],
+      models,
+    );
+    expect(generation?.costUsd).toBeCloseTo((100 * 0.15 + 1_500 * 0.075 + 100 * 0.6) / 1e6, 15);
+  });
+});

@@ -5,6 +5,7 @@
  */
 import { encodeJson } from "@kiln/kit/store";
 import { estimateCostUsd, type ModelCatalog } from "@kiln/models/catalog";
+import type { TokenUsage } from "@kiln/models/provider";
 import {
   type Attributes,
   finishReasonsOfMessages,
@@ -100,6 +101,32 @@ function withDetails(attributes: Attributes, events: readonly Pick<SpanEvent, "n
 
 const DETECTING = [...GENERATION_TABLE.requestModel.slice(0, 3), ...GENERATION_TABLE.responseModel.slice(0, 1)];
 
+/**
+ * A span's token counts as TokenUsage, for the same estimateCostUsd that prices runs. The GenAI
+ * conventions count cache reads and writes inside the input tokens and reasoning inside the output
+ * tokens; an instrumentation that passes a provider's own counts on (Anthropic's input_tokens
+ * without the cache, Gemini's candidates without the thoughts) reports parts larger than their
+ * whole, and then the whole is taken to exclude them (docs/observability.md "Mapping").
+ */
+export function usageOfCounts(
+  input: number,
+  output: number,
+  cacheRead: number | null,
+  cacheWrite: number | null,
+  reasoning: number | null,
+): TokenUsage {
+  const cached = cacheRead ?? 0;
+  const written = cacheWrite ?? 0;
+  const thought = reasoning ?? 0;
+  return {
+    inputTokens: cached + written > input ? input + cached + written : input,
+    outputTokens: thought > output ? output + thought : output,
+    ...(cacheRead !== null ? { cachedInputTokens: cacheRead } : {}),
+    ...(cacheWrite !== null ? { cacheWriteInputTokens: cacheWrite } : {}),
+    ...(reasoning !== null ? { reasoningTokens: reasoning } : {}),
+  };
+}
+
 /** null when the span is not a model call. */
 export function generationOf(
   spanAttributes: Attributes,
@@ -117,6 +144,9 @@ export function generationOf(
   const provider = text(field("provider")) || providerOfModel(responseModel || requestModel);
   const inputTokens = count(field("inputTokens"));
   const outputTokens = count(field("outputTokens"));
+  const cacheReadInputTokens = count(field("cacheReadInputTokens"));
+  const cacheCreationInputTokens = count(field("cacheCreationInputTokens"));
+  const reasoningTokens = count(field("reasoningTokens"));
   // The model that answered, else the one asked for; priced only when Kiln's table knows it.
   const entry = [responseModel, requestModel]
     .filter((m) => m !== "")
@@ -124,7 +154,10 @@ export function generationOf(
     .find((m) => m !== undefined);
   const costUsd =
     entry && inputTokens !== null && outputTokens !== null
-      ? estimateCostUsd(entry.pricing, { inputTokens, outputTokens })
+      ? estimateCostUsd(
+          entry.pricing,
+          usageOfCounts(inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens, reasoningTokens),
+        )
       : null;
   const inputMessages = field("inputMessages") ?? eventMessages(events, "input");
   const outputMessages = field("outputMessages") ?? eventMessages(events, "output");
@@ -138,9 +171,9 @@ export function generationOf(
     provider,
     inputTokens,
     outputTokens,
-    cacheReadInputTokens: count(field("cacheReadInputTokens")),
-    cacheCreationInputTokens: count(field("cacheCreationInputTokens")),
-    reasoningTokens: count(field("reasoningTokens")),
+    cacheReadInputTokens,
+    cacheCreationInputTokens,
+    reasoningTokens,
     costUsd,
     inputMessages: jsonText(inputMessages),
     outputMessages: jsonText(outputMessages),

@@ -84,6 +84,7 @@ export const GENERATION_TABLE = {
     vercel("ai.usage.inputTokenDetails.cacheWriteTokens", "count"),
   ],
   reasoningTokens: [
+    genai("gen_ai.usage.reasoning.output_tokens", "count"),
     oi("llm.token_count.completion_details.reasoning", "count"),
     vercel("ai.usage.outputTokenDetails.reasoningTokens", "count"),
     vercel("ai.usage.reasoningTokens", "count"),

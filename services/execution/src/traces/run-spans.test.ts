@@ -116,6 +116,21 @@ describe("a run's trace", () => {
     expect(recorded.runId).toBe(run._id);
   });
 
+  it("gives a provider call the run's cached and reasoning tokens, priced per class like the run", () => {
+    const usage = { inputTokens: 2_000, cachedInputTokens: 1_500, outputTokens: 400, reasoningTokens: 100 };
+    const spans = runSpans({ ...base, usage, toolCallsJson: "[]" }, runTraceContextOf(undefined), models);
+    const chat = spans.find((s) => s.name === "chat gpt-4o-mini");
+    const attributes = JSON.parse(String(chat?.attributes)) as Record<string, unknown>;
+    expect(attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 2_000,
+      "gen_ai.usage.cache_read.input_tokens": 1_500,
+      "gen_ai.usage.output_tokens": 400,
+      "gen_ai.usage.reasoning.output_tokens": 100,
+    });
+    expect(attributes).not.toHaveProperty("gen_ai.usage.cache_creation.input_tokens");
+    expect(chat?.generation?.costUsd).toBeCloseTo((500 * 0.15 + 1_500 * 0.075 + 400 * 0.6) / 1e6, 15);
+  });
+
   it("builds the same spans, ids included, each time, under the root span its trace id gives", () => {
     const trace = runTraceContextOf(undefined);
     expect(trace).toEqual(ownTraceOf(trace.traceId));

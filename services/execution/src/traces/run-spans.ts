@@ -20,7 +20,7 @@ type Attributes = Record<string, JsonValue>;
 interface Call {
   provider?: string | null;
   model?: string | null;
-  usage?: { inputTokens: number; outputTokens: number };
+  usage?: RunDoc["usage"];
   latencyMs?: number;
   status?: string;
   output?: JsonValue;
@@ -85,6 +85,10 @@ function walkRun(run: RunDoc, trace: RunTraceContext): RunSpan[] {
       "gen_ai.request.model": model ?? undefined,
       "gen_ai.usage.input_tokens": c.usage?.inputTokens,
       "gen_ai.usage.output_tokens": c.usage?.outputTokens,
+      // Parts of the two above, as the GenAI conventions count them (and TokenUsage does).
+      "gen_ai.usage.cache_read.input_tokens": c.usage?.cachedInputTokens,
+      "gen_ai.usage.cache_creation.input_tokens": c.usage?.cacheWriteInputTokens,
+      "gen_ai.usage.reasoning.output_tokens": c.usage?.reasoningTokens,
     });
     spans.push({
       spanId: id,

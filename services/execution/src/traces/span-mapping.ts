@@ -5,6 +5,7 @@ import { Span_SpanKind, Status_StatusCode } from "@kiln/proto/otlp/trace";
 import { generationOf, type SpanEvent, sessionOf, toolCallOfSpan, userOf } from "./genai-mapping.js";
 import { attributesToJson, dateOfNanos, hexOf, type JsonValue } from "./otlp-values.js";
 import type { SpanDoc } from "./trace-store.js";
+import { unmappedAttributesOf } from "./unmapped-attributes.js";
 
 const KINDS: Record<Span_SpanKind, string> = {
   [Span_SpanKind.UNSPECIFIED]: "unspecified",
@@ -33,7 +34,16 @@ export function spanIssue(span: Span): string {
 export function storedSpan(
   s: Omit<
     SpanDoc,
-    "_id" | "attributes" | "resourceAttributes" | "events" | "sessionId" | "userId" | "generation" | "toolCall"
+    | "_id"
+    | "attributes"
+    | "resourceAttributes"
+    | "events"
+    | "sessionId"
+    | "userId"
+    | "generation"
+    | "toolCall"
+    | "unmappedAttributes"
+    | "unmappedAttributesTruncated"
   > & {
     attributes: Record<string, JsonValue>;
     resourceAttributes: Record<string, JsonValue>;
@@ -51,6 +61,7 @@ export function storedSpan(
     userId: userOf(s.attributes),
     generation: generationOf(s.attributes, s.events, models),
     toolCall: toolCallOfSpan(s.attributes),
+    ...unmappedAttributesOf(s.attributes),
   };
 }
 

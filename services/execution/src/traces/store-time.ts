@@ -24,4 +24,5 @@ export const timedCollections = (c: TraceCollections, waited: Waited): TraceColl
   spans: timed(c.spans, waited),
   traces: timed(c.traces, waited),
   sessions: timed(c.sessions, waited),
+  pendingLogs: timed(c.pendingLogs, waited),
 });

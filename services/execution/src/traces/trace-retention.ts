@@ -49,7 +49,7 @@ const settingsCollection = (store: Store): Collection<TraceSettingsDoc> => store
  * the embedded store would scan for a range), and TTL indexes on `expiresAt` for MongoDB.
  */
 export async function ensureRetentionIndexes(store: Store): Promise<void> {
-  for (const name of ["trace_spans", "traces", "trace_sessions"])
+  for (const name of ["trace_spans", "traces", "trace_sessions", "trace_pending_logs"])
     await store.ensureIndexes(name, [{ keys: { expiresDay: 1 } }, { keys: { expiresAt: 1 }, expireAfterSeconds: 0 }]);
 }
 
@@ -65,7 +65,7 @@ async function sweepWhere(collection: Collection<{ _id: string }>, filter: Filte
 
 /**
  * Deletes the spans, then the trace summaries, then the sessions (which expire with their last
- * trace), whose `expiresAt` has passed, in batches: the
+ * trace), then the log events that waited for their span in vain, whose `expiresAt` has passed, in batches: the
  * whole days among the `days` before `now`'s, then what expired earlier today. Resolves to how
  * many documents went.
  */
@@ -78,7 +78,9 @@ export async function sweepExpiredTraces(
   // 1.24 (which scans the collection for any read but by `_id`) one scan instead of one per day.
   const past = Array.from({ length: days }, (_, i) => dayOf(now.getTime() - (days - i) * DAY_MS));
   let deleted = 0;
-  for (const c of [collections.spans, collections.traces, collections.sessions] as unknown as Collection<{
+  // Log events still waiting for their span go too (log-joins.ts: they wait a day at most).
+  const all = [collections.spans, collections.traces, collections.sessions, collections.pendingLogs];
+  for (const c of all as unknown as Collection<{
     _id: string;
   }>[]) {
     if (past.length > 0) deleted += await sweepWhere(c, { expiresDay: { $in: past } });

@@ -90,6 +90,10 @@ export const spanToProto = (s: SpanDoc) => ({
   scopeName: s.scopeName,
   generation: s.generation ? generationToProto(s.generation) : undefined,
   toolCall: s.toolCall ? toolCallToProto(s.toolCall) : undefined,
+  logEvents: jsonText(s.logEvents),
+  unmappedAttributes: s.unmappedAttributes ?? [],
+  unmappedAttributesTruncated: s.unmappedAttributesTruncated ?? false,
+  continuedByRunId: s.continuedByRunId ?? "",
 });
 
 /** The TraceService, hosted by the execution process (docs/observability.md). */
@@ -102,6 +106,13 @@ export function registerTraceRpc(router: ConnectRouter, traces: Traces, retentio
           : { resourceSpans: req.resourceSpans };
       const r = await traces.ingest(p, req.organizationId, input);
       return { rejectedSpans: BigInt(r.rejected), errorMessage: r.reason };
+    }),
+    ingestLogs: withPrincipal(async (p, req) => {
+      const r = await traces.ingestLogs(p, req.organizationId, {
+        body: req.otlpBody,
+        contentType: req.otlpContentType,
+      });
+      return { rejectedLogRecords: BigInt(r.rejected), errorMessage: r.reason };
     }),
     listTraces: withPrincipal(async (p, req) => {
       const page = await traces.list(p, {

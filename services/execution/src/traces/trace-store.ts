@@ -25,6 +25,14 @@ export interface SpanDoc {
   generation: GenerationDoc | null;
   /** Set when the span executes a tool (absent on spans stored before tool calls were mapped). */
   toolCall?: ToolCallDoc | null;
+  /** JSON text of the GenAI events joined from OTLP log records (log-events.ts); absent when none. */
+  logEvents?: string;
+  /** The attribute keys the mapping did not read, at most 64 (span-mapping.ts); absent on spans stored before. */
+  unmappedAttributes?: string[];
+  /** More keys were unmapped than `unmappedAttributes` holds. */
+  unmappedAttributesTruncated?: boolean;
+  /** Set when read, never stored: the Kiln run this caller's span called (trace-summary.ts `continuedByRun`). */
+  continuedByRunId?: string;
   /** When the sweep (and MongoDB's TTL) deletes it: the organization's retention at ingestion (trace-retention.ts). */
   expiresAt?: Date;
   /** `expiresAt`'s UTC day (YYYY-MM-DD): what the sweep finds expired documents by, in every store. */
@@ -77,16 +85,30 @@ export interface SessionDoc {
   expiresDay?: string;
 }
 
+/** GenAI log events waiting for their span (log-joins.ts); `_id` is the span's. */
+export interface PendingLogsDoc {
+  _id: string;
+  organizationId: string;
+  traceId: string;
+  spanId: string;
+  /** JSON text of the events (log-events.ts `LogEvent[]`). */
+  logEvents: string;
+  expiresAt: Date;
+  expiresDay: string;
+}
+
 export interface TraceCollections {
   spans: Collection<SpanDoc>;
   traces: Collection<TraceDoc>;
   sessions: Collection<SessionDoc>;
+  pendingLogs: Collection<PendingLogsDoc>;
 }
 
 export const traceCollections = (store: Store): TraceCollections => ({
   spans: store.collection("trace_spans"),
   traces: store.collection("traces"),
   sessions: store.collection("trace_sessions"),
+  pendingLogs: store.collection("trace_pending_logs"),
 });
 
 export async function ensureTraceIndexes(store: Store): Promise<void> {
@@ -101,6 +123,7 @@ export async function ensureTraceIndexes(store: Store): Promise<void> {
     { keys: { organizationId: 1, label: 1, _id: -1 } },
     { keys: { organizationId: 1, costUsd: 1 } },
   ]);
+  await store.ensureIndexes("trace_pending_logs", [{ keys: { organizationId: 1 } }]);
   await store.ensureIndexes("trace_sessions", [
     { keys: { organizationId: 1, sessionId: 1 }, unique: true },
     { keys: { organizationId: 1, lastTime: -1, _id: -1 } },

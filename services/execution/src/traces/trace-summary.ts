@@ -27,6 +27,36 @@ function kilnRunOf(spans: SpanDoc[]): { runId: string; label: string } {
   return { runId: "", label: "" };
 }
 
+/** How far above a Kiln run's root span its caller's model call may be (the HTTP client span between). */
+const CALLER_DEPTH = 3;
+
+/**
+ * The caller's model calls that a Kiln run continues, by span id, with that run's id
+ * (docs/observability.md "Joined runs"): an app's client span for its call to Kiln's `/v1`, whose
+ * `traceparent` made it the parent (or, through its HTTP client span, an ancestor) of the run's
+ * root span. The run's own model calls carry the usage and cost; the caller's span is the same
+ * call seen from outside, so it is not counted again.
+ */
+export function continuedByRun(spans: SpanDoc[]): Map<string, string> {
+  const continued = new Map<string, string>();
+  let byId: Map<string, SpanDoc> | undefined;
+  for (const s of spans) {
+    if (s.parentSpanId === "" || !s.attributes.includes('"kiln.run.id"')) continue;
+    const runId = (JSON.parse(s.attributes) as Record<string, unknown>)["kiln.run.id"];
+    if (typeof runId !== "string") continue;
+    byId ??= new Map(spans.map((x) => [x.spanId, x]));
+    let above = byId.get(s.parentSpanId);
+    for (let depth = 0; above && depth < CALLER_DEPTH; depth++) {
+      if (above.generation) {
+        continued.set(above.spanId, runId);
+        break;
+      }
+      above = byId.get(above.parentSpanId);
+    }
+  }
+  return continued;
+}
+
 /** The latest of these expiries, and its day (what was stored before retention has none). */
 function latestExpiry(times: (Date | undefined)[]): { expiresAt?: Date; expiresDay?: string } {
   const ms = times.flatMap((t) => (t ? [t.getTime()] : []));
@@ -37,7 +67,9 @@ function latestExpiry(times: (Date | undefined)[]): { expiresAt?: Date; expiresD
 export function summaryOf(spans: SpanDoc[]): Omit<TraceDoc, "_id"> {
   const first = spans[0] as SpanDoc;
   const root = rootsOf(spans)[0] ?? first;
-  const generations = spans.flatMap((s) => (s.generation ? [s.generation] : []));
+  // A caller's span of a call a Kiln run in this trace answered is that run's call, counted there.
+  const continued = continuedByRun(spans);
+  const generations = spans.flatMap((s) => (s.generation && !continued.has(s.spanId) ? [s.generation] : []));
   const costs = generations.map((g) => g.costUsd);
   return {
     organizationId: first.organizationId,

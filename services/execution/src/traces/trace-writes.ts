@@ -42,14 +42,16 @@ async function replaceSentAgain(
   collections: TraceCollections,
   organizationId: string,
   again: SpanDoc[],
+  keep: KeepFromStored = (_before, d) => d,
 ): Promise<Map<string, SpanDoc[]>> {
   if (again.length === 0) return new Map();
   const traceIds = [...new Set(again.map((d) => d.traceId))];
   const stored = new Map(
     (await collections.spans.find({ organizationId, traceId: { $in: traceIds } })).map((d) => [d._id, d]),
   );
-  for (const d of again) {
-    const before = stored.get(d._id);
+  for (const incoming of again) {
+    const before = stored.get(incoming._id);
+    const d = before ? keep(before, incoming) : incoming;
     stored.set(d._id, d);
     if (before && sameSpan(before, d)) continue;
     await collections.spans.replaceOne({ _id: d._id }, d, { upsert: true });
@@ -137,17 +139,21 @@ async function summarize(
  */
 export type MissingSpans = (organizationId: string, traceIds: string[]) => Promise<SpanDoc[]>;
 
+/** What a span sent again keeps of its stored copy (the log events joined to it: log-joins.ts). */
+export type KeepFromStored = (before: SpanDoc, incoming: SpanDoc) => SpanDoc;
+
 /** Stores spans of one organization (a span sent again replaces itself), then the summaries of their traces. */
 export async function storeSpanDocs(
   collections: TraceCollections,
   organizationId: string,
   docs: SpanDoc[],
   missingSpans?: MissingSpans,
+  keep?: KeepFromStored,
 ) {
   if (docs.length === 0) return;
   const all = [...new Map(docs.map((d) => [d._id, d])).values()];
   // New spans go in with one command; those that clash on `_id` were stored by an earlier request.
   const again = (await collections.spans.insertUnordered(all)).map((i) => all[i] as SpanDoc);
-  const known = await replaceSentAgain(collections, organizationId, again);
+  const known = await replaceSentAgain(collections, organizationId, again, keep);
   await summarize(collections, organizationId, all, known, missingSpans);
 }

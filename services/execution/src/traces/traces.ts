@@ -13,7 +13,9 @@ import type { ModelCatalog } from "@kiln/models/catalog";
 import type { ResourceSpans } from "@kiln/proto/otlp/trace";
 import type { RunDoc } from "../store/run-store.js";
 import { createIngestLimiter, type IngestLimiterOptions } from "./ingest-limiter.js";
-import { decodeOtlpTraces } from "./otlp-decode.js";
+import { logEventsOf } from "./log-events.js";
+import { keepingLogEvents, storeLogEvents, withPendingLogs } from "./log-joins.js";
+import { decodeOtlpLogs, decodeOtlpTraces } from "./otlp-decode.js";
 import { runSpansFor, spansOfTrace } from "./run-trace-reads.js";
 import { spanChunks, spansOf } from "./span-mapping.js";
 import { timedCollections } from "./store-time.js";
@@ -21,6 +23,7 @@ import { ingestedEvents } from "./trace-events.js";
 import { exchangeOf } from "./trace-exchange.js";
 import { expiryOf, type TraceRetention } from "./trace-retention.js";
 import type { TraceCollections } from "./trace-store.js";
+import { continuedByRun } from "./trace-summary.js";
 import { storeSpanDocs } from "./trace-writes.js";
 
 export { summaryOf } from "./trace-summary.js";
@@ -103,6 +106,7 @@ export function createTraces(deps: {
 }) {
   const limit = createIngestLimiter(deps.ingest);
   const runSpans = runSpansFor(deps);
+  const keepLogEvents = keepingLogEvents(deps.models);
   const { spans, traces, sessions } = deps.collections;
   const authorize = (principal: Principal, organizationId: string, scope: string) => {
     if (organizationId === "")
@@ -134,12 +138,36 @@ export function createTraces(deps: {
           const mapped = spansOf(organizationId, piece, deps.models);
           rejected += mapped.rejected;
           reason ||= mapped.reason;
-          const stored = mapped.docs.map((d) => ({ ...d, ...expiry }));
+          // GenAI log events sent before their span join it now (log-joins.ts).
+          const pending = await withPendingLogs(
+            collections,
+            organizationId,
+            mapped.docs.map((d) => ({ ...d, ...expiry })),
+            deps.models,
+          );
+          const stored = pending.docs;
           // Spans joining a run's trace stored as its summary only: the run's spans are stored with them.
-          await storeSpanDocs(collections, organizationId, stored, runSpans);
+          await storeSpanDocs(collections, organizationId, stored, runSpans, keepLogEvents);
+          await pending.joined();
           await deps.events?.add(ingestedEvents(organizationId, stored, new Date()));
         }
         return { rejected, reason };
+      });
+    },
+
+    /**
+     * Stores the GenAI events of an OTLP/HTTP logs export (docs/observability.md "Logs"): joined to
+     * their spans, or kept until their span arrives; decoded inside the same bound as spans.
+     */
+    async ingestLogs(principal: Principal, organizationId: string, input: { body: Uint8Array; contentType: string }) {
+      await authorize(principal, organizationId, TRACE_SCOPES.write);
+      return limit(organizationId, async (turn) => {
+        const logs = logEventsOf(decodeOtlpLogs(input.body, input.contentType));
+        const collections = deps.storeElsewhere
+          ? timedCollections(deps.collections, turn.waitedElsewhere)
+          : deps.collections;
+        const stored = await storeLogEvents(collections, organizationId, logs.bySpan, deps.models, runSpans);
+        return { rejected: logs.rejected + stored.rejected, reason: logs.reason || stored.reason };
       });
     },
 
@@ -152,7 +180,9 @@ export function createTraces(deps: {
       await authorize(principal, organizationId, TRACE_SCOPES.read);
       const trace = await traces.findOne({ organizationId, traceId });
       if (!trace) throw notFound("trace");
-      return { trace, spans: await spansOfTrace(deps, trace) };
+      const spans = await spansOfTrace(deps, trace);
+      const continued = continuedByRun(spans);
+      return { trace, spans: spans.map((s) => ({ ...s, continuedByRunId: continued.get(s.spanId) ?? "" })) };
     },
 
     /** The organization's sessions, latest activity first. */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/events/v1/events.proto.
  */
 export const file_kiln_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL2V2ZW50cy92MS9ldmVudHMucHJvdG8SDmtpbG4uZXZlbnRzLnYxIjQKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDIugDCgxSdW5Db21wbGV0ZWQSDgoGcnVuX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIVCghwcm92aWRlchgFIAEoCUgAiAEBEhIKBW1vZGVsGAYgASgJSAGIAQESJAoFdXNhZ2UYByABKAsyFS5raWxuLmV2ZW50cy52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYCCABKAFIAogBARISCgpsYXRlbmN5X21zGAkgASgDEhcKD3Rvb2xfY2FsbF9jb3VudBgKIAEoAxIUCgxjb21wbGV0ZWRfYXQYCyABKAkSEQoJcHJvbXB0X2lkGAwgASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGA0gASgJEhAKCHNraWxsX2lkGA4gASgJEhgKEHNraWxsX3ZlcnNpb25faWQYDyABKAkSEAoIYWdlbnRfaWQYECABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgRIAEoCRINCgVsYWJlbBgSIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgTIAEoCUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RiBnByb3RvMw");
+  fileDesc("ChtraWxuL2V2ZW50cy92MS9ldmVudHMucHJvdG8SDmtpbG4uZXZlbnRzLnYxIuYBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIgChNjYWNoZWRfaW5wdXRfdG9rZW5zGAMgASgDSACIAQESJQoYY2FjaGVfd3JpdGVfaW5wdXRfdG9rZW5zGAQgASgDSAGIAQESHQoQcmVhc29uaW5nX3Rva2VucxgFIAEoA0gCiAEBQhYKFF9jYWNoZWRfaW5wdXRfdG9rZW5zQhsKGV9jYWNoZV93cml0ZV9pbnB1dF90b2tlbnNCEwoRX3JlYXNvbmluZ190b2tlbnMi6AMKDFJ1bkNvbXBsZXRlZBIOCgZydW5faWQYASABKAkSDAoEa2luZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhUKCHByb3ZpZGVyGAUgASgJSACIAQESEgoFbW9kZWwYBiABKAlIAYgBARIkCgV1c2FnZRgHIAEoCzIVLmtpbG4uZXZlbnRzLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgIIAEoAUgCiAEBEhIKCmxhdGVuY3lfbXMYCSABKAMSFwoPdG9vbF9jYWxsX2NvdW50GAogASgDEhQKDGNvbXBsZXRlZF9hdBgLIAEoCRIRCglwcm9tcHRfaWQYDCABKAkSGQoRcHJvbXB0X3ZlcnNpb25faWQYDSABKAkSEAoIc2tpbGxfaWQYDiABKAkSGAoQc2tpbGxfdmVyc2lvbl9pZBgPIAEoCRIQCghhZ2VudF9pZBgQIAEoCRIYChBhZ2VudF92ZXJzaW9uX2lkGBEgASgJEg0KBWxhYmVsGBIgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGBMgASgJQgsKCV9wcm92aWRlckIICgZfbW9kZWxCFQoTX2VzdGltYXRlZF9jb3N0X3VzZGIGcHJvdG8z");
 
 /**
  * @generated from message kiln.events.v1.Usage
@@ -27,6 +27,25 @@ export type Usage = Message<"kiln.events.v1.Usage"> & {
    * @generated from field: int64 output_tokens = 2;
    */
   outputTokens: bigint;
+
+  /**
+   * Parts of input_tokens: read from the provider's prompt cache, and written to it; part of
+   * output_tokens spent on reasoning. Unset when the provider did not report the class
+   * (docs/providers.md "How usage is priced").
+   *
+   * @generated from field: optional int64 cached_input_tokens = 3;
+   */
+  cachedInputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 cache_write_input_tokens = 4;
+   */
+  cacheWriteInputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 reasoning_tokens = 5;
+   */
+  reasoningTokens?: bigint | undefined;
 };
 
 /**

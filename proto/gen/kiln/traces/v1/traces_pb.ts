@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/traces/v1/traces.proto.
  */
 export const file_kiln_traces_v1_traces: GenFile = /*@__PURE__*/
-  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIssGCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTc3lzdGVtX2luc3RydWN0aW9ucxgKIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EiwKCnRvb2xfY2FsbHMYCyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIyChB0b29sX2RlZmluaXRpb25zGAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSLAoKcGFyYW1ldGVycxgNIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhMKC3Jlc3BvbnNlX2lkGA4gASgJEhYKDmZpbmlzaF9yZWFzb25zGA8gAygJEhIKCmVycm9yX3R5cGUYECABKAkSJAoXY2FjaGVfcmVhZF9pbnB1dF90b2tlbnMYESABKANIA4gBARIoChtjYWNoZV9jcmVhdGlvbl9pbnB1dF90b2tlbnMYEiABKANIBIgBARIdChByZWFzb25pbmdfdG9rZW5zGBMgASgDSAWIAQESIwoWdGltZV90b19maXJzdF9jaHVua19tcxgUIAEoAUgGiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkQhoKGF9jYWNoZV9yZWFkX2lucHV0X3Rva2Vuc0IeChxfY2FjaGVfY3JlYXRpb25faW5wdXRfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQhkKF190aW1lX3RvX2ZpcnN0X2NodW5rX21zIokBCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSKwoJYXJndW1lbnRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGcmVzdWx0GAUgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQi4wMKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24SKwoJdG9vbF9jYWxsGA8gASgLMhgua2lsbi50cmFjZXMudjEuVG9vbENhbGwilAMKBVRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzcGFuX2NvdW50GAggASgFEg4KBm1vZGVscxgJIAMoCRIZCgxpbnB1dF90b2tlbnMYCiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAsgASgDSAGIAQESFQoIY29zdF91c2QYDCABKAFIAogBARIPCgd1c2VyX2lkGA0gASgJEg4KBnJ1bl9pZBgOIAEoCRINCgVsYWJlbBgPIAEoCUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCKgAQoSSW5nZXN0U3BhbnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRJDCg5yZXNvdXJjZV9zcGFucxgCIAMoCzIrLm9wZW50ZWxlbWV0cnkucHJvdG8udHJhY2UudjEuUmVzb3VyY2VTcGFucxIRCglvdGxwX2JvZHkYAyABKAwSGQoRb3RscF9jb250ZW50X3R5cGUYBCABKAkiRAoTSW5nZXN0U3BhbnNSZXNwb25zZRIWCg5yZWplY3RlZF9zcGFucxgBIAEoAxIVCg1lcnJvcl9tZXNzYWdlGAIgASgJItYCChFMaXN0VHJhY2VzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJEgwKBG5hbWUYBCABKAkSEgoKc2Vzc2lvbl9pZBgFIAEoCRINCgVtb2RlbBgGIAEoCRIOCgZzdGF0dXMYByABKAkSKAoEZnJvbRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3VzZXJfaWQYCiABKAkSDQoFbGFiZWwYCyABKAkSGQoMbWluX2Nvc3RfdXNkGAwgASgBSACIAQESGQoMbWF4X2Nvc3RfdXNkGA0gASgBSAGIAQFCDwoNX21pbl9jb3N0X3VzZEIPCg1fbWF4X2Nvc3RfdXNkIlAKEkxpc3RUcmFjZXNSZXNwb25zZRIlCgZ0cmFjZXMYASADKAsyFS5raWxuLnRyYWNlcy52MS5UcmFjZRITCgtuZXh0X2N1cnNvchgCIAEoCSI8Cg9HZXRUcmFjZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHRyYWNlX2lkGAIgASgJIl0KEEdldFRyYWNlUmVzcG9uc2USJAoFdHJhY2UYASABKAsyFS5raWxuLnRyYWNlcy52MS5UcmFjZRIjCgVzcGFucxgCIAMoCzIULmtpbG4udHJhY2VzLnYxLlNwYW4iuQIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSEwoLdHJhY2VfY291bnQYAyABKAUSLgoKZmlyc3RfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZCgxpbnB1dF90b2tlbnMYBiABKANIAIgBARIaCg1vdXRwdXRfdG9rZW5zGAcgASgDSAGIAQESFQoIY29zdF91c2QYCCABKAFIAogBARIPCgd1c2VyX2lkGAkgASgJQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkIl4KE0xpc3RTZXNzaW9uc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIPCgd1c2VyX2lkGAQgASgJIlYKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEikKCHNlc3Npb25zGAEgAygLMhcua2lsbi50cmFjZXMudjEuU2Vzc2lvbhITCgtuZXh0X2N1cnNvchgCIAEoCSJfChFHZXRTZXNzaW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZjdXJzb3IYBCABKAkihwEKDFNlc3Npb25UcmFjZRIkCgV0cmFjZRgBIAEoCzIVLmtpbG4udHJhY2VzLnYxLlRyYWNlEicKBWlucHV0GAIgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGb3V0cHV0GAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQigQEKEkdldFNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcua2lsbi50cmFjZXMudjEuU2Vzc2lvbhIsCgZ0cmFjZXMYAiADKAsyHC5raWxuLnRyYWNlcy52MS5TZXNzaW9uVHJhY2USEwoLbmV4dF9jdXJzb3IYAyABKAkicAoNVHJhY2VTZXR0aW5ncxIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFgoOcmV0ZW50aW9uX2RheXMYAiABKAUSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMgoXR2V0VHJhY2VTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIksKGEdldFRyYWNlU2V0dGluZ3NSZXNwb25zZRIvCghzZXR0aW5ncxgBIAEoCzIdLmtpbG4udHJhY2VzLnYxLlRyYWNlU2V0dGluZ3MiTQoaVXBkYXRlVHJhY2VTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhYKDnJldGVudGlvbl9kYXlzGAIgASgFIk4KG1VwZGF0ZVRyYWNlU2V0dGluZ3NSZXNwb25zZRIvCghzZXR0aW5ncxgBIAEoCzIdLmtpbG4udHJhY2VzLnYxLlRyYWNlU2V0dGluZ3MykQUKDFRyYWNlU2VydmljZRJWCgtJbmdlc3RTcGFucxIiLmtpbG4udHJhY2VzLnYxLkluZ2VzdFNwYW5zUmVxdWVzdBojLmtpbG4udHJhY2VzLnYxLkluZ2VzdFNwYW5zUmVzcG9uc2USUwoKTGlzdFRyYWNlcxIhLmtpbG4udHJhY2VzLnYxLkxpc3RUcmFjZXNSZXF1ZXN0GiIua2lsbi50cmFjZXMudjEuTGlzdFRyYWNlc1Jlc3BvbnNlEk0KCEdldFRyYWNlEh8ua2lsbi50cmFjZXMudjEuR2V0VHJhY2VSZXF1ZXN0GiAua2lsbi50cmFjZXMudjEuR2V0VHJhY2VSZXNwb25zZRJZCgxMaXN0U2Vzc2lvbnMSIy5raWxuLnRyYWNlcy52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiQua2lsbi50cmFjZXMudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUwoKR2V0U2Vzc2lvbhIhLmtpbG4udHJhY2VzLnYxLkdldFNlc3Npb25SZXF1ZXN0GiIua2lsbi50cmFjZXMudjEuR2V0U2Vzc2lvblJlc3BvbnNlEmUKEEdldFRyYWNlU2V0dGluZ3MSJy5raWxuLnRyYWNlcy52MS5HZXRUcmFjZVNldHRpbmdzUmVxdWVzdBooLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlU2V0dGluZ3NSZXNwb25zZRJuChNVcGRhdGVUcmFjZVNldHRpbmdzEioua2lsbi50cmFjZXMudjEuVXBkYXRlVHJhY2VTZXR0aW5nc1JlcXVlc3QaKy5raWxuLnRyYWNlcy52MS5VcGRhdGVUcmFjZVNldHRpbmdzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
+  fileDesc("ChtraWxuL3RyYWNlcy92MS90cmFjZXMucHJvdG8SDmtpbG4udHJhY2VzLnYxIssGCgpHZW5lcmF0aW9uEhEKCW9wZXJhdGlvbhgBIAEoCRIVCg1yZXF1ZXN0X21vZGVsGAIgASgJEhYKDnJlc3BvbnNlX21vZGVsGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEhkKDGlucHV0X3Rva2VucxgFIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYBiABKANIAYgBARIVCghjb3N0X3VzZBgHIAEoAUgCiAEBEjAKDmlucHV0X21lc3NhZ2VzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSMQoPb3V0cHV0X21lc3NhZ2VzGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTc3lzdGVtX2luc3RydWN0aW9ucxgKIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EiwKCnRvb2xfY2FsbHMYCyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIyChB0b29sX2RlZmluaXRpb25zGAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSLAoKcGFyYW1ldGVycxgNIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhMKC3Jlc3BvbnNlX2lkGA4gASgJEhYKDmZpbmlzaF9yZWFzb25zGA8gAygJEhIKCmVycm9yX3R5cGUYECABKAkSJAoXY2FjaGVfcmVhZF9pbnB1dF90b2tlbnMYESABKANIA4gBARIoChtjYWNoZV9jcmVhdGlvbl9pbnB1dF90b2tlbnMYEiABKANIBIgBARIdChByZWFzb25pbmdfdG9rZW5zGBMgASgDSAWIAQESIwoWdGltZV90b19maXJzdF9jaHVua19tcxgUIAEoAUgGiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkQhoKGF9jYWNoZV9yZWFkX2lucHV0X3Rva2Vuc0IeChxfY2FjaGVfY3JlYXRpb25faW5wdXRfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQhkKF190aW1lX3RvX2ZpcnN0X2NodW5rX21zIokBCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSKwoJYXJndW1lbnRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSKAoGcmVzdWx0GAUgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQi8gQKBFNwYW4SEAoIdHJhY2VfaWQYASABKAkSDwoHc3Bhbl9pZBgCIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEgwKBGtpbmQYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgIIAEoCRIWCg5zdGF0dXNfbWVzc2FnZRgJIAEoCRIsCgphdHRyaWJ1dGVzGAogASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSNQoTcmVzb3VyY2VfYXR0cmlidXRlcxgLIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBmV2ZW50cxgMIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnNjb3BlX25hbWUYDSABKAkSLgoKZ2VuZXJhdGlvbhgOIAEoCzIaLmtpbG4udHJhY2VzLnYxLkdlbmVyYXRpb24SKwoJdG9vbF9jYWxsGA8gASgLMhgua2lsbi50cmFjZXMudjEuVG9vbENhbGwSLAoKbG9nX2V2ZW50cxgQIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhsKE3VubWFwcGVkX2F0dHJpYnV0ZXMYESADKAkSJQoddW5tYXBwZWRfYXR0cmlidXRlc190cnVuY2F0ZWQYEiABKAgSGwoTY29udGludWVkX2J5X3J1bl9pZBgTIAEoCSKUAwoFVHJhY2USEAoIdHJhY2VfaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnNwYW5fY291bnQYCCABKAUSDgoGbW9kZWxzGAkgAygJEhkKDGlucHV0X3Rva2VucxgKIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYCyABKANIAYgBARIVCghjb3N0X3VzZBgMIAEoAUgCiAEBEg8KB3VzZXJfaWQYDSABKAkSDgoGcnVuX2lkGA4gASgJEg0KBWxhYmVsGA8gASgJQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCCwoJX2Nvc3RfdXNkIqABChJJbmdlc3RTcGFuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEkMKDnJlc291cmNlX3NwYW5zGAIgAygLMisub3BlbnRlbGVtZXRyeS5wcm90by50cmFjZS52MS5SZXNvdXJjZVNwYW5zEhEKCW90bHBfYm9keRgDIAEoDBIZChFvdGxwX2NvbnRlbnRfdHlwZRgEIAEoCSJEChNJbmdlc3RTcGFuc1Jlc3BvbnNlEhYKDnJlamVjdGVkX3NwYW5zGAEgASgDEhUKDWVycm9yX21lc3NhZ2UYAiABKAkiWgoRSW5nZXN0TG9nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW90bHBfYm9keRgCIAEoDBIZChFvdGxwX2NvbnRlbnRfdHlwZRgDIAEoCSJJChJJbmdlc3RMb2dzUmVzcG9uc2USHAoUcmVqZWN0ZWRfbG9nX3JlY29yZHMYASABKAMSFQoNZXJyb3JfbWVzc2FnZRgCIAEoCSLWAgoRTGlzdFRyYWNlc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSDgoGc3RhdHVzGAcgASgJEigKBGZyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd1c2VyX2lkGAogASgJEg0KBWxhYmVsGAsgASgJEhkKDG1pbl9jb3N0X3VzZBgMIAEoAUgAiAEBEhkKDG1heF9jb3N0X3VzZBgNIAEoAUgBiAEBQg8KDV9taW5fY29zdF91c2RCDwoNX21heF9jb3N0X3VzZCJQChJMaXN0VHJhY2VzUmVzcG9uc2USJQoGdHJhY2VzGAEgAygLMhUua2lsbi50cmFjZXMudjEuVHJhY2USEwoLbmV4dF9jdXJzb3IYAiABKAkiPAoPR2V0VHJhY2VSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCgh0cmFjZV9pZBgCIAEoCSJdChBHZXRUcmFjZVJlc3BvbnNlEiQKBXRyYWNlGAEgASgLMhUua2lsbi50cmFjZXMudjEuVHJhY2USIwoFc3BhbnMYAiADKAsyFC5raWxuLnRyYWNlcy52MS5TcGFuIrkCCgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhMKC3RyYWNlX2NvdW50GAMgASgFEi4KCmZpcnN0X3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3RfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoMaW5wdXRfdG9rZW5zGAYgASgDSACIAQESGgoNb3V0cHV0X3Rva2VucxgHIAEoA0gBiAEBEhUKCGNvc3RfdXNkGAggASgBSAKIAQESDwoHdXNlcl9pZBgJIAEoCUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQgsKCV9jb3N0X3VzZCJeChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkSDwoHdXNlcl9pZBgEIAEoCSJWChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIpCghzZXNzaW9ucxgBIAMoCzIXLmtpbG4udHJhY2VzLnYxLlNlc3Npb24SEwoLbmV4dF9jdXJzb3IYAiABKAkiXwoRR2V0U2Vzc2lvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIocBCgxTZXNzaW9uVHJhY2USJAoFdHJhY2UYASABKAsyFS5raWxuLnRyYWNlcy52MS5UcmFjZRInCgVpbnB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBm91dHB1dBgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0IoEBChJHZXRTZXNzaW9uUmVzcG9uc2USKAoHc2Vzc2lvbhgBIAEoCzIXLmtpbG4udHJhY2VzLnYxLlNlc3Npb24SLAoGdHJhY2VzGAIgAygLMhwua2lsbi50cmFjZXMudjEuU2Vzc2lvblRyYWNlEhMKC25leHRfY3Vyc29yGAMgASgJInAKDVRyYWNlU2V0dGluZ3MSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhYKDnJldGVudGlvbl9kYXlzGAIgASgFEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjIKF0dldFRyYWNlU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJLChhHZXRUcmFjZVNldHRpbmdzUmVzcG9uc2USLwoIc2V0dGluZ3MYASABKAsyHS5raWxuLnRyYWNlcy52MS5UcmFjZVNldHRpbmdzIk0KGlVwZGF0ZVRyYWNlU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIWCg5yZXRlbnRpb25fZGF5cxgCIAEoBSJOChtVcGRhdGVUcmFjZVNldHRpbmdzUmVzcG9uc2USLwoIc2V0dGluZ3MYASABKAsyHS5raWxuLnRyYWNlcy52MS5UcmFjZVNldHRpbmdzMuYFCgxUcmFjZVNlcnZpY2USVgoLSW5nZXN0U3BhbnMSIi5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1JlcXVlc3QaIy5raWxuLnRyYWNlcy52MS5Jbmdlc3RTcGFuc1Jlc3BvbnNlElMKCkluZ2VzdExvZ3MSIS5raWxuLnRyYWNlcy52MS5Jbmdlc3RMb2dzUmVxdWVzdBoiLmtpbG4udHJhY2VzLnYxLkluZ2VzdExvZ3NSZXNwb25zZRJTCgpMaXN0VHJhY2VzEiEua2lsbi50cmFjZXMudjEuTGlzdFRyYWNlc1JlcXVlc3QaIi5raWxuLnRyYWNlcy52MS5MaXN0VHJhY2VzUmVzcG9uc2USTQoIR2V0VHJhY2USHy5raWxuLnRyYWNlcy52MS5HZXRUcmFjZVJlcXVlc3QaIC5raWxuLnRyYWNlcy52MS5HZXRUcmFjZVJlc3BvbnNlElkKDExpc3RTZXNzaW9ucxIjLmtpbG4udHJhY2VzLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaJC5raWxuLnRyYWNlcy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJTCgpHZXRTZXNzaW9uEiEua2lsbi50cmFjZXMudjEuR2V0U2Vzc2lvblJlcXVlc3QaIi5raWxuLnRyYWNlcy52MS5HZXRTZXNzaW9uUmVzcG9uc2USZQoQR2V0VHJhY2VTZXR0aW5ncxInLmtpbG4udHJhY2VzLnYxLkdldFRyYWNlU2V0dGluZ3NSZXF1ZXN0Gigua2lsbi50cmFjZXMudjEuR2V0VHJhY2VTZXR0aW5nc1Jlc3BvbnNlEm4KE1VwZGF0ZVRyYWNlU2V0dGluZ3MSKi5raWxuLnRyYWNlcy52MS5VcGRhdGVUcmFjZVNldHRpbmdzUmVxdWVzdBorLmtpbG4udHJhY2VzLnYxLlVwZGF0ZVRyYWNlU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_opentelemetry_proto_trace_v1_trace]);
 
 /**
  * What a span says about a model call (the GenAI semantic conventions, current and older).
@@ -279,6 +279,36 @@ export type Span = Message<"kiln.traces.v1.Span"> & {
    * @generated from field: kiln.traces.v1.ToolCall tool_call = 15;
    */
   toolCall?: ToolCall | undefined;
+
+  /**
+   * The GenAI events of OTLP log records joined to this span (name, time, attributes), as they came.
+   *
+   * @generated from field: kiln.common.v1.JsonText log_events = 16;
+   */
+  logEvents?: JsonText | undefined;
+
+  /**
+   * The attribute keys the mapping did not read, in the order they came, at most 64
+   * (docs/observability.md "Unmapped attributes").
+   *
+   * @generated from field: repeated string unmapped_attributes = 17;
+   */
+  unmappedAttributes: string[];
+
+  /**
+   * More keys were unmapped than the list holds.
+   *
+   * @generated from field: bool unmapped_attributes_truncated = 18;
+   */
+  unmappedAttributesTruncated: boolean;
+
+  /**
+   * The Kiln run this client span called (its child is the run's root span): its usage and cost
+   * are the run's and are not counted again ("" when none).
+   *
+   * @generated from field: string continued_by_run_id = 19;
+   */
+  continuedByRunId: string;
 };
 
 /**
@@ -450,6 +480,62 @@ export const IngestSpansResponseSchema: GenMessage<IngestSpansResponse> = /*@__P
   messageDesc(file_kiln_traces_v1_traces, 5);
 
 /**
+ * @generated from message kiln.traces.v1.IngestLogsRequest
+ */
+export type IngestLogsRequest = Message<"kiln.traces.v1.IngestLogsRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * An OTLP/HTTP body as it came (after its Content-Encoding): an ExportLogsServiceRequest,
+   * decoded by the service within its ingestion bound.
+   *
+   * @generated from field: bytes otlp_body = 2;
+   */
+  otlpBody: Uint8Array;
+
+  /**
+   * otlp_body's encoding: "application/x-protobuf" or "application/json".
+   *
+   * @generated from field: string otlp_content_type = 3;
+   */
+  otlpContentType: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.IngestLogsRequest.
+ * Use `create(IngestLogsRequestSchema)` to create a new message.
+ */
+export const IngestLogsRequestSchema: GenMessage<IngestLogsRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 6);
+
+/**
+ * OTLP's partial success: how many log records were refused, and why.
+ *
+ * @generated from message kiln.traces.v1.IngestLogsResponse
+ */
+export type IngestLogsResponse = Message<"kiln.traces.v1.IngestLogsResponse"> & {
+  /**
+   * @generated from field: int64 rejected_log_records = 1;
+   */
+  rejectedLogRecords: bigint;
+
+  /**
+   * @generated from field: string error_message = 2;
+   */
+  errorMessage: string;
+};
+
+/**
+ * Describes the message kiln.traces.v1.IngestLogsResponse.
+ * Use `create(IngestLogsResponseSchema)` to create a new message.
+ */
+export const IngestLogsResponseSchema: GenMessage<IngestLogsResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_traces_v1_traces, 7);
+
+/**
  * @generated from message kiln.traces.v1.ListTracesRequest
  */
 export type ListTracesRequest = Message<"kiln.traces.v1.ListTracesRequest"> & {
@@ -526,7 +612,7 @@ export type ListTracesRequest = Message<"kiln.traces.v1.ListTracesRequest"> & {
  * Use `create(ListTracesRequestSchema)` to create a new message.
  */
 export const ListTracesRequestSchema: GenMessage<ListTracesRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 6);
+  messageDesc(file_kiln_traces_v1_traces, 8);
 
 /**
  * @generated from message kiln.traces.v1.ListTracesResponse
@@ -548,7 +634,7 @@ export type ListTracesResponse = Message<"kiln.traces.v1.ListTracesResponse"> & 
  * Use `create(ListTracesResponseSchema)` to create a new message.
  */
 export const ListTracesResponseSchema: GenMessage<ListTracesResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 7);
+  messageDesc(file_kiln_traces_v1_traces, 9);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceRequest
@@ -570,7 +656,7 @@ export type GetTraceRequest = Message<"kiln.traces.v1.GetTraceRequest"> & {
  * Use `create(GetTraceRequestSchema)` to create a new message.
  */
 export const GetTraceRequestSchema: GenMessage<GetTraceRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 8);
+  messageDesc(file_kiln_traces_v1_traces, 10);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceResponse
@@ -594,7 +680,7 @@ export type GetTraceResponse = Message<"kiln.traces.v1.GetTraceResponse"> & {
  * Use `create(GetTraceResponseSchema)` to create a new message.
  */
 export const GetTraceResponseSchema: GenMessage<GetTraceResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 9);
+  messageDesc(file_kiln_traces_v1_traces, 11);
 
 /**
  * The traces sharing a session id (session.id, gen_ai.conversation.id, ...), with their totals.
@@ -657,7 +743,7 @@ export type Session = Message<"kiln.traces.v1.Session"> & {
  * Use `create(SessionSchema)` to create a new message.
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 10);
+  messageDesc(file_kiln_traces_v1_traces, 12);
 
 /**
  * @generated from message kiln.traces.v1.ListSessionsRequest
@@ -689,7 +775,7 @@ export type ListSessionsRequest = Message<"kiln.traces.v1.ListSessionsRequest"> 
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 11);
+  messageDesc(file_kiln_traces_v1_traces, 13);
 
 /**
  * @generated from message kiln.traces.v1.ListSessionsResponse
@@ -713,7 +799,7 @@ export type ListSessionsResponse = Message<"kiln.traces.v1.ListSessionsResponse"
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 12);
+  messageDesc(file_kiln_traces_v1_traces, 14);
 
 /**
  * @generated from message kiln.traces.v1.GetSessionRequest
@@ -745,7 +831,7 @@ export type GetSessionRequest = Message<"kiln.traces.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 13);
+  messageDesc(file_kiln_traces_v1_traces, 15);
 
 /**
  * A trace of a session with what it was asked and what it answered (unset when nothing says).
@@ -774,7 +860,7 @@ export type SessionTrace = Message<"kiln.traces.v1.SessionTrace"> & {
  * Use `create(SessionTraceSchema)` to create a new message.
  */
 export const SessionTraceSchema: GenMessage<SessionTrace> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 14);
+  messageDesc(file_kiln_traces_v1_traces, 16);
 
 /**
  * @generated from message kiln.traces.v1.GetSessionResponse
@@ -803,7 +889,7 @@ export type GetSessionResponse = Message<"kiln.traces.v1.GetSessionResponse"> & 
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 15);
+  messageDesc(file_kiln_traces_v1_traces, 17);
 
 /**
  * An organization's trace settings (docs/observability.md "Retention"). Stored spans and traces
@@ -837,7 +923,7 @@ export type TraceSettings = Message<"kiln.traces.v1.TraceSettings"> & {
  * Use `create(TraceSettingsSchema)` to create a new message.
  */
 export const TraceSettingsSchema: GenMessage<TraceSettings> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 16);
+  messageDesc(file_kiln_traces_v1_traces, 18);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceSettingsRequest
@@ -854,7 +940,7 @@ export type GetTraceSettingsRequest = Message<"kiln.traces.v1.GetTraceSettingsRe
  * Use `create(GetTraceSettingsRequestSchema)` to create a new message.
  */
 export const GetTraceSettingsRequestSchema: GenMessage<GetTraceSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 17);
+  messageDesc(file_kiln_traces_v1_traces, 19);
 
 /**
  * @generated from message kiln.traces.v1.GetTraceSettingsResponse
@@ -871,7 +957,7 @@ export type GetTraceSettingsResponse = Message<"kiln.traces.v1.GetTraceSettingsR
  * Use `create(GetTraceSettingsResponseSchema)` to create a new message.
  */
 export const GetTraceSettingsResponseSchema: GenMessage<GetTraceSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 18);
+  messageDesc(file_kiln_traces_v1_traces, 20);
 
 /**
  * @generated from message kiln.traces.v1.UpdateTraceSettingsRequest
@@ -893,7 +979,7 @@ export type UpdateTraceSettingsRequest = Message<"kiln.traces.v1.UpdateTraceSett
  * Use `create(UpdateTraceSettingsRequestSchema)` to create a new message.
  */
 export const UpdateTraceSettingsRequestSchema: GenMessage<UpdateTraceSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 19);
+  messageDesc(file_kiln_traces_v1_traces, 21);
 
 /**
  * @generated from message kiln.traces.v1.UpdateTraceSettingsResponse
@@ -910,7 +996,7 @@ export type UpdateTraceSettingsResponse = Message<"kiln.traces.v1.UpdateTraceSet
  * Use `create(UpdateTraceSettingsResponseSchema)` to create a new message.
  */
 export const UpdateTraceSettingsResponseSchema: GenMessage<UpdateTraceSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_traces_v1_traces, 20);
+  messageDesc(file_kiln_traces_v1_traces, 22);
 
 /**
  * @generated from service kiln.traces.v1.TraceService
@@ -923,6 +1009,16 @@ export const TraceService: GenService<{
     methodKind: "unary";
     input: typeof IngestSpansRequestSchema;
     output: typeof IngestSpansResponseSchema;
+  },
+  /**
+   * GenAI events sent as OTLP log records, joined to their spans (docs/observability.md "Logs").
+   *
+   * @generated from rpc kiln.traces.v1.TraceService.IngestLogs
+   */
+  ingestLogs: {
+    methodKind: "unary";
+    input: typeof IngestLogsRequestSchema;
+    output: typeof IngestLogsResponseSchema;
   },
   /**
    * @generated from rpc kiln.traces.v1.TraceService.ListTraces

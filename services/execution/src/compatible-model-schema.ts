@@ -1,0 +1,25 @@
+/** The schema of one model of OPENAI_COMPATIBLE_PROVIDERS (config.ts). */
+import { Type } from "@kiln/kit/config";
+
+const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
+
+/**
+ * A compatible endpoint's model: its prices, USD per million tokens of each class (unset: input
+ * and output unknown, cached input and cache writes at the input price, reasoning at the output
+ * price: docs/providers.md "How usage is priced"), and its capabilities (each false unless set).
+ */
+export const CompatibleModelSchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    inputPerMTokUsd: Type.Optional(Price),
+    outputPerMTokUsd: Type.Optional(Price),
+    cachedInputPerMTokUsd: Type.Optional(Price),
+    cacheWritePerMTokUsd: Type.Optional(Price),
+    reasoningPerMTokUsd: Type.Optional(Price),
+    tools: Type.Optional(Type.Boolean()),
+    jsonSchema: Type.Optional(Type.Boolean()),
+    /** Whether the model takes image parts in user messages (capabilities.input "image"). */
+    images: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
