@@ -23,7 +23,7 @@ import {
   converseAnswer,
   converseFrames,
 } from "./bedrock-stub-replies.js";
-import { listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
+import { createScript, listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
 
 export type { BedrockStubResponse, BedrockStubToolUse, BedrockStubUsage } from "./bedrock-stub-replies.js";
 export type { StubRequest };
@@ -44,7 +44,7 @@ const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
 
 export async function startBedrockStub(credentials: StubCredentials): Promise<BedrockStub> {
   const requests: StubRequest[] = [];
-  let scripted: BedrockStubResponse[] = [];
+  const { next, controls } = createScript<BedrockStubResponse>([requests]);
   let origin = "";
 
   const fail = (res: ServerResponse, status: number, errorType: string, message: string) =>
@@ -66,7 +66,7 @@ export async function startBedrockStub(credentials: StubCredentials): Promise<Be
     if (refused) return fail(res, refused[0], refused[1], refused[2]);
     const problem = validationProblem(request.body);
     if (problem) return fail(res, 400, "ValidationException", problem);
-    const response = scripted.shift() ?? echo(request);
+    const response = next() ?? echo(request);
     if (response.type === "hang") return;
     await pause(response.delayMs ?? 0);
     if (res.destroyed) return;
@@ -93,14 +93,7 @@ export async function startBedrockStub(credentials: StubCredentials): Promise<Be
   return {
     baseUrl: stub.origin,
     requests,
-    script: (...responses) => {
-      scripted.push(...responses);
-    },
-    pending: () => scripted.length,
-    reset: () => {
-      scripted = [];
-      requests.length = 0;
-    },
+    ...controls,
     close: stub.close,
   };
 }

@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { refusalOf } from "./gemini-stub-check.js";
 import { type GeminiStubResponse, type GeminiStubUsage, geminiReply, googleError } from "./gemini-stub-replies.js";
-import { listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
+import { createScript, listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
 
 export type { GeminiStubCall, GeminiStubResponse, GeminiStubUsage } from "./gemini-stub-replies.js";
 export type { StubRequest };
@@ -47,7 +47,7 @@ const ROUTE = /^\/(v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateC
 
 export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<GeminiStub> {
   const requests: StubRequest[] = [];
-  let scripted: GeminiStubResponse[] = [];
+  const { next, controls } = createScript<GeminiStubResponse>([requests]);
 
   const { origin, close } = await listenStub(async (request, res) => {
     requests.push(request);
@@ -77,7 +77,7 @@ export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<
     }
     const refusal = refusalOf(request.body);
     if (refusal) return sendJson(res, 400, googleError(400, refusal));
-    const response = scripted.shift() ?? echo(request);
+    const response = next() ?? echo(request);
     if (response.type === "hang") return;
     await pause(response.delayMs ?? 0);
     if (res.destroyed) return;
@@ -91,14 +91,7 @@ export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<
   return {
     baseUrl: origin,
     requests,
-    script: (...responses) => {
-      scripted.push(...responses);
-    },
-    pending: () => scripted.length,
-    reset: () => {
-      scripted = [];
-      requests.length = 0;
-    },
+    ...controls,
     close,
   };
 }

@@ -1,4 +1,4 @@
-/** The plumbing of the provider stubs (Gemini, Bedrock): a local server, bodies read and sent, a request log. */
+/** The plumbing of the provider stubs (Anthropic, Gemini, Bedrock): a local server, bodies read and sent, a request log. */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createH2cServer } from "node:http2";
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
@@ -113,6 +113,27 @@ export function sendJson(
     ...headers,
   });
   res.end(text);
+}
+
+/**
+ * A stub's script: each request takes the next scripted response (`next`, undefined once it is
+ * empty); `controls` are the stub's `script`, `pending` and `reset` (which also empties `logs`).
+ */
+export function createScript<R>(logs: unknown[][]) {
+  const scripted: R[] = [];
+  return {
+    next: (): R | undefined => scripted.shift(),
+    controls: {
+      script: (...responses: R[]) => {
+        scripted.push(...responses);
+      },
+      pending: () => scripted.length,
+      reset: () => {
+        scripted.length = 0;
+        for (const log of logs) log.length = 0;
+      },
+    },
+  };
 }
 
 export const pause = (ms: number) => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve());

@@ -12,7 +12,7 @@ import { readConverseStream } from "./bedrock-stream.js";
 import { toConverseBody } from "./bedrock-wire.js";
 import { createHttpFetch } from "./http-fetch.js";
 import type { ModelProvider, RemoteProviderOptions } from "./provider.js";
-import { callRemote, type ErrorAnswer } from "./remote-call.js";
+import { callRemote, type ErrorAnswer, policyOf } from "./remote-call.js";
 
 export interface BedrockProviderOptions extends RemoteProviderOptions {
   region: string;
@@ -41,10 +41,8 @@ export function createBedrockProvider(options: BedrockProviderOptions): ModelPro
       const body = JSON.stringify(toConverseBody(request));
       const url = `${base}/model/${encodeURIComponent(request.model)}/${onDelta ? "converse-stream" : "converse"}`;
       return callRemote({
-        provider: id,
+        ...policyOf(options),
         request,
-        timeoutMs: options.timeoutMs,
-        maxRetries: options.maxRetries,
         secrets,
         async send(signal) {
           const signed = await new AwsV4Signer({

@@ -10,8 +10,8 @@
 import { EventStreamCodec } from "@smithy/core/event-streams";
 import { fromUtf8, toUtf8 } from "@smithy/core/serde";
 import type { ConverseAnswer } from "./bedrock-result.js";
-import { BrokenStreamError } from "./openai-stream.js";
 import type { ModelDelta } from "./provider.js";
+import { BrokenStreamError } from "./remote-call.js";
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 

@@ -12,7 +12,7 @@ import { readGeminiStream } from "./gemini-stream.js";
 import { toGeminiBody } from "./gemini-wire.js";
 import { createHttpFetch } from "./http-fetch.js";
 import type { ModelProvider, RemoteProviderOptions } from "./provider.js";
-import { callRemote, type ErrorAnswer } from "./remote-call.js";
+import { callRemote, type ErrorAnswer, jsonPost, policyOf } from "./remote-call.js";
 
 export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com";
 
@@ -24,12 +24,9 @@ export function createGeminiProvider(options: RemoteProviderOptions): ModelProvi
   const send = options.fetch ?? createHttpFetch();
   const base = `${(options.baseUrl ?? GEMINI_BASE_URL).replace(/\/+$/, "")}/v1beta/models/`;
   const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json",
     "user-agent": "kiln",
     ...(options.apiKey ? { "x-goog-api-key": options.apiKey } : {}),
   };
-  const streamHeaders = { ...headers, accept: "text/event-stream" };
   const signatures = new Map<string, string>();
   const remember = (callId: string, signature: string) => {
     signatures.set(callId, signature);
@@ -44,23 +41,9 @@ export function createGeminiProvider(options: RemoteProviderOptions): ModelProvi
       const model = encodeURIComponent(request.model.replace(/^models\//, ""));
       const url = onDelta ? `${base}${model}:streamGenerateContent?alt=sse` : `${base}${model}:generateContent`;
       return callRemote({
-        provider: id,
+        ...policyOf(options),
         request,
-        timeoutMs: options.timeoutMs,
-        maxRetries: options.maxRetries,
-        secrets: options.apiKey ? [options.apiKey] : [],
-        send: (signal) =>
-          send(url, {
-            method: "POST",
-            headers: onDelta ? streamHeaders : headers,
-            body,
-            signal,
-            // A model API that redirects is a wrong base URL.
-            redirect: "error",
-          }),
-        streams: (response) =>
-          onDelta !== undefined &&
-          (response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream"),
+        ...jsonPost(send, url, headers, body, onDelta !== undefined),
         async read(answer, fail, retries) {
           let response: GeminiResponse;
           if (answer.stream && onDelta) response = await readGeminiStream(answer.stream, onDelta, remember);

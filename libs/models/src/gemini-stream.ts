@@ -8,8 +8,8 @@
 import type { Part } from "@google/genai";
 import { createParser } from "eventsource-parser";
 import { assignCallIds, type GeminiResponse } from "./gemini-result.js";
-import { BrokenStreamError } from "./openai-stream.js";
 import type { ModelDelta } from "./provider.js";
+import { BrokenStreamError } from "./remote-call.js";
 
 /**
  * Reads the event stream to its end. An event that is not JSON or carries an `error`, or a stream

@@ -1,3 +1,4 @@
+import { ANTHROPIC_MODELS } from "./anthropic-models.js";
 import { BEDROCK_MODELS } from "./bedrock-models.js";
 import { GEMINI_MODELS } from "./gemini-models.js";
 import type { TokenUsage } from "./provider.js";
@@ -65,11 +66,12 @@ export interface ModelCatalogOptions {
   extraModels?: ModelEntry[];
 }
 
-/** local/echo, the built-in OpenAI, Gemini and Bedrock models, then `extraModels`; an id listed twice keeps its first entry. */
+/** local/echo, the built-in OpenAI, Anthropic, Gemini and Bedrock models, then `extraModels`; an id listed twice keeps its first entry. */
 export function createModelCatalog(options: ModelCatalogOptions) {
   const configured = new Set(["local", ...options.configuredProviders]);
   const byId = new Map<string, CatalogModel>();
-  for (const m of [LOCAL_ECHO, ...OPENAI_MODELS, ...GEMINI_MODELS, ...BEDROCK_MODELS, ...(options.extraModels ?? [])]) {
+  const builtIn = [LOCAL_ECHO, ...OPENAI_MODELS, ...ANTHROPIC_MODELS, ...GEMINI_MODELS, ...BEDROCK_MODELS];
+  for (const m of [...builtIn, ...(options.extraModels ?? [])]) {
     if (!byId.has(m.id)) byId.set(m.id, { ...m, available: configured.has(m.provider) });
   }
   const models = [...byId.values()];

@@ -1,4 +1,4 @@
-/** Which failures of a Chat Completions call are retried, how long to wait, and what of the provider's text a client may see. */
+/** Which failures of a provider call are retried (remote-call.ts, every remote provider), how long to wait, and what of the provider's text a client may see. */
 
 const EXCERPT_CHARS = 200;
 const INITIAL_BACKOFF_MS = 500;

@@ -1,8 +1,9 @@
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOpenAIProvider } from "./openai-provider.js";
-import { BrokenStreamError, readChatStream } from "./openai-stream.js";
+import { readChatStream } from "./openai-stream.js";
 import { type ModelDelta, ProviderError } from "./provider.js";
+import { BrokenStreamError } from "./remote-call.js";
 
 /** A body delivered in the given byte pieces (SSE frames and characters cut anywhere). */
 async function* bodyOf(...pieces: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {

@@ -8,11 +8,7 @@
 import { createParser } from "eventsource-parser";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ModelDelta } from "./provider.js";
-
-/** Why a stream could not be read; the provider turns it into a provider_error. */
-export class BrokenStreamError extends Error {
-  override name = "BrokenStreamError";
-}
+import { BrokenStreamError } from "./remote-call.js";
 
 interface AssembledCall {
   id: string;

@@ -1,4 +1,5 @@
 import { DomainError } from "@kiln/kit/errors";
+import { anthropicReply, startAnthropicStub } from "@kiln/testing/anthropic-stub";
 import { bedrockReply, startBedrockStub } from "@kiln/testing/bedrock-stub";
 import { geminiReply, startGeminiStub } from "@kiln/testing/gemini-stub";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,35 @@ const common = { timeoutMs: 2_000, maxRetries: 0 };
 const messages = [{ role: "user" as const, content: "hi" }];
 
 describe("provider factories: the native kinds", () => {
+  it("builds an anthropic connection's provider under the connection's name, with its key", async () => {
+    const stub = await startAnthropicStub({ apiKey: "sk-ant-connection" });
+    try {
+      expect(isSupportedKind("anthropic")).toBe(true);
+      const provider = providerOfConnection("anthropic", {
+        ...common,
+        id: "claude-team",
+        apiKey: "sk-ant-connection",
+        baseUrl: stub.baseUrl,
+        settings: {},
+      });
+      stub.script(anthropicReply.text("from anthropic"));
+      const result = await provider.generate({ model: "claude-haiku-4-5", messages });
+      expect(result).toMatchObject({ text: "from anthropic", provider: "claude-team", model: "claude-haiku-4-5" });
+      expect(stub.requests.at(-1)?.headers["x-api-key"]).toBe("sk-ant-connection");
+      // The stub refuses another key with Anthropic's 401: the connection's key is the one sent.
+      const wrong = providerOfConnection("anthropic", {
+        ...common,
+        id: "claude-team",
+        apiKey: "sk-ant-other",
+        baseUrl: stub.baseUrl,
+        settings: {},
+      });
+      await expect(wrong.generate({ model: "claude-haiku-4-5", messages })).rejects.toMatchObject({ status: 401 });
+    } finally {
+      await stub.close();
+    }
+  });
+
   it("builds a gemini connection's provider under the connection's name, with its key", async () => {
     const gemini = await startGeminiStub({ apiKey: "AIza-connection" });
     try {

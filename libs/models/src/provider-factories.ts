@@ -5,6 +5,7 @@
  * failed_precondition when a connection of it is called or tested.
  */
 import { failedPrecondition } from "@kiln/kit/errors";
+import { createAnthropicProvider } from "./anthropic-provider.js";
 import { createBedrockProvider } from "./bedrock-provider.js";
 import { createGeminiProvider } from "./gemini-provider.js";
 import type { AzureOpenAIOptions } from "./openai-endpoint.js";
@@ -44,7 +45,7 @@ export type ProviderFactory = (options: ConnectionProviderOptions) => ModelProvi
 
 const DEFAULT_AZURE_API_VERSION = "2024-10-21";
 
-/** The factories of this build. The Anthropic entry comes with its provider (createAnthropicProvider). */
+/** The factories of this build: every kind has one. */
 export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> = {
   openai: (o) => createOpenAIProvider(o),
   openai_compatible: (o) =>
@@ -60,6 +61,7 @@ export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> 
     };
     return createOpenAIProvider({ ...o, azure });
   },
+  anthropic: (o) => createAnthropicProvider(o),
   gemini: (o) => createGeminiProvider(o),
   bedrock: (o) => {
     const { region, accessKeyId, secretAccessKey } = o.settings;

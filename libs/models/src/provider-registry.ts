@@ -6,6 +6,7 @@
  * name>/<model>", which no other organization sees (docs/providers.md "Connections").
  */
 import { invalidArgument } from "@kiln/kit/errors";
+import { createAnthropicProvider } from "./anthropic-provider.js";
 import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
 import { createGeminiProvider } from "./gemini-provider.js";
@@ -50,6 +51,8 @@ export interface CompatibleProviderConfig {
 
 export interface ProvidersConfig {
   openai: { apiKey?: string; baseUrl?: string };
+  /** Anthropic's Messages API: a key makes `anthropic/*` available (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
+  anthropic?: { apiKey?: string; baseUrl?: string };
   compatible: CompatibleProviderConfig[];
   /** Google Gemini (GEMINI_API_KEY, GEMINI_BASE_URL): `gemini/*` is available when a key is set. */
   gemini?: { apiKey?: string; baseUrl?: string };
@@ -130,34 +133,20 @@ export function createProviderRegistry(
   const limiter = createCallLimiter(config.concurrency ?? {});
   const providers = new Map<string, ModelProvider>();
   providers.set("local", createLocalEchoProvider());
+  const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
   if (config.openai.apiKey) {
-    providers.set(
-      "openai",
-      createOpenAIProvider({
-        id: "openai",
-        apiKey: config.openai.apiKey,
-        baseUrl: config.openai.baseUrl,
-        timeoutMs: config.timeoutMs,
-        maxRetries: config.maxRetries,
-        fetch: options.fetch,
-      }),
-    );
+    const { apiKey, baseUrl } = config.openai;
+    providers.set("openai", createOpenAIProvider({ id: "openai", apiKey, baseUrl, ...common }));
+  }
+  if (config.anthropic?.apiKey) {
+    const { apiKey, baseUrl } = config.anthropic;
+    providers.set("anthropic", createAnthropicProvider({ id: "anthropic", apiKey, baseUrl, ...common }));
   }
   if (config.gemini?.apiKey) {
-    providers.set(
-      "gemini",
-      createGeminiProvider({
-        id: "gemini",
-        apiKey: config.gemini.apiKey,
-        baseUrl: config.gemini.baseUrl,
-        timeoutMs: config.timeoutMs,
-        maxRetries: config.maxRetries,
-        fetch: options.fetch,
-      }),
-    );
+    const { apiKey, baseUrl } = config.gemini;
+    providers.set("gemini", createGeminiProvider({ id: "gemini", apiKey, baseUrl, ...common }));
   }
   if (config.bedrock) {
-    const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
     providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
   }
   const extraModels: ModelEntry[] = [];

@@ -29,7 +29,8 @@ export type ChatMessage =
   | { role: "developer"; content: string }
   /** `parts`: the content as text and image parts, in order, when it has images (`content` is its text). */
   | { role: "user"; content: string; parts?: ContentPart[]; cache?: boolean }
-  | { role: "assistant"; content: string; toolCalls?: ToolCall[] }
+  /** `reasoning`: what the model's turn returned in `ModelResult.reasoning`, sent back with it as is. */
+  | { role: "assistant"; content: string; toolCalls?: ToolCall[]; reasoning?: CarriedReasoning }
   /** `content` is the tool's output as text: JSON text for structured outputs, or an error description. */
   | { role: "tool"; toolCallId: string; content: string };
 
@@ -37,6 +38,16 @@ export type ChatMessage =
 export type ContentPart =
   | { type: "text"; text: string }
   | { type: "image"; url: string; detail?: "auto" | "low" | "high" };
+
+/**
+ * Reasoning a provider returned with a turn and needs back, verbatim, when the conversation goes
+ * on (Anthropic's thinking blocks and their signatures, which must precede the tool use they led
+ * to). Opaque to everyone but `provider`; another provider's is ignored.
+ */
+export interface CarriedReasoning {
+  provider: string;
+  data: unknown;
+}
 
 export interface ToolDefinition {
   /** The toolKey (`^[a-zA-Z0-9_-]{1,64}$`, what OpenAI accepts as a function name). */
@@ -158,6 +169,8 @@ export interface ModelResult {
   json?: unknown;
   /** Empty unless finishReason is "tool_calls". */
   toolCalls: ToolCall[];
+  /** Reasoning to send back on this turn's assistant message (`ChatMessage` assistant `reasoning`), when the provider needs it. */
+  reasoning?: CarriedReasoning;
   usage: TokenUsage;
   finishReason: FinishReason;
   /** Provider id and model name as requested ("openai", "gpt-4o-mini"), for the run record. */

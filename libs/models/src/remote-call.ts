@@ -1,11 +1,14 @@
 /**
- * One model call to a remote provider with the call policy every native provider shares (Gemini,
- * Bedrock): one deadline over the whole call (`timeoutMs`, retries and their waits included),
- * retries on connection failures and retryable answers (openai-retry.ts: 408/409/429/5xx), the
- * wait the provider asked for honoured under a minute, else the backoff, a wait past the deadline
- * failing at once, and the caller's abort passed through (docs/providers.md). What
- * differs per protocol comes in the spec: how an attempt is sent, how an answer is read, what
- * else in an error answer asks for a wait.
+ * One model call to a remote provider with the call policy every remote provider shares (OpenAI,
+ * Anthropic, Gemini, Bedrock): one deadline over the whole call (`timeoutMs`, retries and their
+ * waits included), retries on connection failures and retryable answers (openai-retry.ts:
+ * 408/409/429/5xx, Anthropic's 529 `overloaded_error` among them, an `x-should-retry` header
+ * overriding), the wait the provider asked for honoured under a minute, else 0.5 s doubling up to
+ * 8 s less up to 25 % jitter, a wait past the deadline failing at once, and the caller's abort
+ * passed through as `ModelRequest.signal` says (docs/providers.md). A streaming call retries until
+ * an answer starts streaming, never after. What differs per protocol comes in the spec: how an
+ * attempt is sent (`jsonPost` for a plain JSON POST), how an answer is read, what else in an error
+ * answer asks for a wait.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { callDeadline } from "@kiln/kit/abort";
@@ -18,8 +21,18 @@ import {
   retryAfterMsOf,
   safeExcerpt,
 } from "./openai-retry.js";
-import { BrokenStreamError } from "./openai-stream.js";
-import { abortedCallError, type ModelRequest, ProviderError, type ProviderErrorKind } from "./provider.js";
+import {
+  abortedCallError,
+  type ModelRequest,
+  ProviderError,
+  type ProviderErrorKind,
+  type RemoteProviderOptions,
+} from "./provider.js";
+
+/** Why a stream could not be read; the call turns it into a provider_error with this message. */
+export class BrokenStreamError extends Error {
+  override name = "BrokenStreamError";
+}
 
 /** A wait asked for by the provider is honoured below this; above it the backoff applies. */
 const MAX_ASKED_WAIT_MS = 60_000;
@@ -44,9 +57,10 @@ export type Fail = (
 
 export interface RemoteCallSpec<T> {
   provider: string;
-  request: Pick<ModelRequest, "model" | "signal" | "timeoutMs">;
+  request: Pick<ModelRequest, "model" | "signal" | "timeoutMs" | "maxRetries">;
   /** The deadline when the request sets none. */
   timeoutMs: number;
+  /** The retries when the request sets none. */
   maxRetries: number;
   /** Credentials to cut out of any provider text shown. */
   secrets: string[];
@@ -67,6 +81,40 @@ export interface RemoteCallSpec<T> {
   messageOf?(answer: ErrorAnswer): string;
 }
 
+const EVENT_STREAM = "text/event-stream";
+
+/** The spec's part that is the provider's options: its id, deadline, retries, and its API key as the secret. */
+export function policyOf(
+  options: RemoteProviderOptions,
+): Pick<RemoteCallSpec<unknown>, "provider" | "timeoutMs" | "maxRetries" | "secrets"> {
+  const { id: provider, timeoutMs, maxRetries, apiKey } = options;
+  return { provider, timeoutMs, maxRetries, secrets: apiKey ? [apiKey] : [] };
+}
+
+/**
+ * `send` and `streams` of a call that is one JSON POST (OpenAI, Anthropic, Gemini): a streaming
+ * call asks for `text/event-stream` and reads a 2xx answer of that type as it arrives; redirects
+ * are refused, as a model API that redirects is a wrong base URL.
+ */
+export function jsonPost(
+  fetch: typeof globalThis.fetch,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  streaming: boolean,
+): Pick<RemoteCallSpec<unknown>, "send" | "streams"> {
+  const sent = {
+    "content-type": "application/json",
+    ...headers,
+    accept: streaming ? EVENT_STREAM : "application/json",
+  };
+  return {
+    send: (signal) => fetch(url, { method: "POST", headers: sent, body, signal, redirect: "error" }),
+    streams: (response) =>
+      streaming && (response.headers.get("content-type") ?? "").toLowerCase().startsWith(EVENT_STREAM),
+  };
+}
+
 type Attempt = { status: number; headers: Headers; text: string; stream?: ReadableStream<Uint8Array> };
 
 export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
@@ -79,6 +127,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
   );
   const { signal } = deadline;
   const deadlineAt = Date.now() + timeoutMs;
+  const maxRetries = request.maxRetries ?? spec.maxRetries;
   let attempts = 0;
   const retriesNote = () => (attempts > 1 ? ` (after ${attempts - 1} ${attempts === 2 ? "retry" : "retries"})` : "");
   const fail: Fail = (kind, message, extra = {}) =>
@@ -120,7 +169,7 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
       attempts++;
       const outcome = await attempt();
       if ("failed" in outcome) {
-        if (!isRetryableFailure(outcome.failed) || attempts > spec.maxRetries) {
+        if (!isRetryableFailure(outcome.failed) || attempts > maxRetries) {
           throw fail("provider_error", `could not reach ${id}${connectionDetail(outcome.failed)}${retriesNote()}`, {
             cause: outcome.failed,
           });
@@ -136,13 +185,15 @@ export async function callRemote<T>(spec: RemoteCallSpec<T>): Promise<T> {
           return await spec.read(answer, fail, attempts - 1);
         } catch (cause) {
           if (signal.aborted || cause instanceof ProviderError) throw cause;
-          if (cause instanceof BrokenStreamError) throw fail("provider_error", `${id}: ${cause.message}`, { cause });
+          if (cause instanceof BrokenStreamError) {
+            throw fail("provider_error", `${id}: ${safeExcerpt(cause.message, spec.secrets)}`, { cause });
+          }
           throw fail("provider_error", `${id} returned an answer that could not be read`, { cause });
         }
       }
       const asked = retryAfterMsOf(outcome.headers) ?? spec.askedWaitMs?.(outcome);
       const retryable = spec.retryable ? spec.retryable(outcome) : isRetryable(outcome.status, outcome.headers);
-      if (!retryable || attempts > spec.maxRetries) throw answeredError(outcome, asked, false);
+      if (!retryable || attempts > maxRetries) throw answeredError(outcome, asked, false);
       // Waiting as asked would outlast the deadline: fail now with this answer.
       if (asked !== undefined && Date.now() + asked >= deadlineAt) throw answeredError(outcome, asked, true);
       const waitMs = asked !== undefined && asked >= 0 && asked < MAX_ASKED_WAIT_MS ? asked : backoffMs(attempts - 1);

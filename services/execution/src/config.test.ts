@@ -43,6 +43,7 @@ describe("loadProvidersConfig", () => {
   it("has defaults: local/echo, 60 s, 2 retries, no compatible providers", () => {
     expect(loadProvidersConfig({})).toEqual({
       openai: { apiKey: undefined, baseUrl: undefined },
+      anthropic: { apiKey: undefined, baseUrl: undefined },
       compatible: [],
       defaultModel: "local/echo",
       timeoutMs: 60_000,

@@ -16,14 +16,18 @@ export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 export type { OtlpExportConfig } from "./traces/otlp-exporter.js";
 
 import type { CompatibleProviderConfig, ProvidersConfig } from "@kiln/models/registry";
-import * as native from "./native-providers-config.js";
+import {
+  configuredRemoteProviders,
+  isHttpUrl,
+  REMOTE_PROVIDER_IDS,
+  RemoteProvidersEnv,
+  remoteProvidersOf,
+} from "./remote-providers-env.js";
 import type { ResolveHost } from "./tools/http-tool.js";
 
 /** The variables of the model providers (also read by the embedded launcher through loadProvidersConfig). */
 export const ProvidersEnv = {
-  OPENAI_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  /** Another address for the OpenAI provider (a proxy); default https://api.openai.com/v1. */
-  OPENAI_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  ...RemoteProvidersEnv,
   /** JSON: OpenAI-compatible endpoints and their models (CompatibleProvidersSchema). */
   OPENAI_COMPATIBLE_PROVIDERS: Type.Optional(Type.String({ minLength: 1 })),
   DEFAULT_MODEL: Type.String({ pattern: "^[^/\\s]+/\\S+$", default: "local/echo" }),
@@ -36,7 +40,6 @@ export const ProvidersEnv = {
    * (ModelConcurrencySchema), e.g. `{"openai/gpt-4o": 8, "ollama/*": 2}`; others have no cap.
    */
   MODEL_CONCURRENCY: Type.Optional(Type.String({ minLength: 1 })),
-  ...native.NativeProvidersEnv,
 };
 
 const MODEL_KEY = /^[a-z0-9][a-z0-9_-]{0,31}\/\S+$/;
@@ -127,7 +130,7 @@ export const CompatibleProvidersSchema = Type.Array(
   ),
 );
 
-const RESERVED_PROVIDER_IDS = new Set(["local", "openai", ...native.NATIVE_PROVIDER_IDS]);
+const RESERVED_PROVIDER_IDS = new Set(["local", ...REMOTE_PROVIDER_IDS]);
 
 /** The only reader of the environment in the execution service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -150,20 +153,17 @@ export type ExecutionConfig = ReturnType<typeof loadConfig>;
 export function loadProvidersConfig(env: Record<string, string | undefined> = process.env): ProvidersConfig {
   const vars = parseEnv(Type.Object(ProvidersEnv), env);
   const problems: string[] = [];
-  if (vars.OPENAI_BASE_URL !== undefined && !native.isHttpUrl(vars.OPENAI_BASE_URL))
-    problems.push("OPENAI_BASE_URL must be an http(s) URL");
+  const remote = remoteProvidersOf(vars, problems);
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
   const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
-  const nativeProviders = native.nativeProvidersOf(vars, problems);
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
-    openai: { apiKey: vars.OPENAI_API_KEY, baseUrl: vars.OPENAI_BASE_URL },
+    ...remote,
     compatible,
     defaultModel: vars.DEFAULT_MODEL,
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
     maxRetries: vars.PROVIDER_MAX_RETRIES,
     concurrency,
-    ...nativeProviders,
   };
 }
 
@@ -191,11 +191,10 @@ function parseModelConcurrency(text: string | undefined, problems: string[]): Re
 
 /** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */
 export function configuredProviders(config: { providers: ProvidersConfig }): string[] {
-  const { openai, compatible } = config.providers;
+  const { compatible } = config.providers;
   return [
-    ...(openai.apiKey ? ["openai"] : []),
+    ...configuredRemoteProviders(config.providers),
     ...compatible.filter((p) => !p.requiresApiKey || p.apiKey).map((p) => p.id),
-    ...native.configuredNativeProviders(config.providers),
   ];
 }
 
@@ -225,7 +224,7 @@ function parseCompatibleProviders(
     if (RESERVED_PROVIDER_IDS.has(p.id)) problems.push(`${at}.id "${p.id}" is reserved`);
     else if (seen.has(p.id)) problems.push(`${at}.id "${p.id}" is listed twice`);
     seen.add(p.id);
-    if (!native.isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
+    if (!isHttpUrl(p.baseUrl)) problems.push(`${at}.baseUrl must be an http(s) URL`);
     if (p.apiKey !== undefined && p.apiKeyEnv !== undefined) problems.push(`${at} has both apiKey and apiKeyEnv`);
     const models = new Set<string>();
     p.models.forEach((m, j) => {

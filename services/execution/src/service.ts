@@ -15,7 +15,7 @@ import { createConnectionParts } from "./connections/connection-service.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
 import type { ModelRoutesConfig } from "./model-routes/route-config.js";
 import { createModelRouteParts } from "./model-routes/route-wiring.js";
-import { NATIVE_PROVIDER_IDS } from "./native-providers-config.js";
+import { REMOTE_PROVIDER_IDS } from "./remote-providers-env.js";
 import { registerConnectionRpc } from "./rpc/connection-rpc.js";
 import { registerExecutionRpc } from "./rpc/execution-rpc.js";
 import { createAgentRunner } from "./runs/agent-runner.js";
@@ -94,8 +94,7 @@ export async function createExecutionService(
     ...deps,
     config: { privateHosts: [], ...deps.connections, ...(deps.tools.resolve && { resolve: deps.tools.resolve }) },
     deploymentProviders: new Set([
-      "openai",
-      ...NATIVE_PROVIDER_IDS,
+      ...REMOTE_PROVIDER_IDS,
       ...deps.providers.compatible.map((p) => p.id),
       ...(deps.providerOptions?.providers ?? []).map((p) => p.id),
       ...(deps.providerOptions?.models ?? []).map((m) => m.provider),

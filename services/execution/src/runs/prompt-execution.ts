@@ -200,7 +200,12 @@ export async function executePrompt(
         message: `the model still called tools after ${options.maxToolRounds} rounds`,
       });
     }
-    messages.push({ role: "assistant", content: answer.text, toolCalls: answer.toolCalls });
+    messages.push({
+      role: "assistant",
+      content: answer.text,
+      toolCalls: answer.toolCalls,
+      ...(answer.reasoning ? { reasoning: answer.reasoning } : {}),
+    });
     for (const call of answer.toolCalls) {
       if (isCallerTool.has(call.name)) continue;
       const { record, message } = await callTool(byKey, call, options);

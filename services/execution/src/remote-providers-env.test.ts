@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { configuredProviders, loadProvidersConfig } from "./config.js";
 
-describe("loadProvidersConfig: the native providers", () => {
+describe("loadProvidersConfig: the remote providers", () => {
   it("makes gemini available with GEMINI_API_KEY, at GEMINI_BASE_URL when set", () => {
     const providers = loadProvidersConfig({ GEMINI_API_KEY: "AIza-x", GEMINI_BASE_URL: "http://127.0.0.1:9/" });
     expect(providers.gemini).toEqual({ apiKey: "AIza-x", baseUrl: "http://127.0.0.1:9/" });
@@ -27,7 +27,7 @@ describe("loadProvidersConfig: the native providers", () => {
     expect(loadProvidersConfig({ AWS_ACCESS_KEY_ID: "a", AWS_SECRET_ACCESS_KEY: "b" }).bedrock).toBeUndefined();
   });
 
-  it("refuses bad URLs, half the AWS credentials and the native ids for compatible providers, without values", () => {
+  it("refuses bad URLs, half the AWS credentials and the remote providers' ids for compatible providers, without values", () => {
     const error = String(
       (() => {
         try {
