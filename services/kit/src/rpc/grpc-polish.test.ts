@@ -109,7 +109,18 @@ describe("gRPC server reflection", () => {
           : [];
       expect(protos[0]?.name).toBe("kiln/execution/v1/execution.proto");
       // As grpcurl does: every import is there, so the set resolves on its own.
-      const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: protos.reverse() }));
+      // The requested file comes first, then its imports as they were met; a registry takes a
+      // file after its imports, so the set is put in that order (imports shared by two files too).
+      const byName = new Map(protos.map((p) => [p.name, p]));
+      const ordered: typeof protos = [];
+      const place = (name: string) => {
+        const file = byName.get(name);
+        if (!file || ordered.includes(file)) return;
+        for (const dependency of file.dependency) place(dependency);
+        ordered.push(file);
+      };
+      for (const file of protos) place(file.name);
+      const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: ordered }));
       const service = registry.getService("kiln.execution.v1.ExecutionService");
       expect(service?.methods.map((m) => m.name)).toContain("RunPrompt");
     });
