@@ -17,6 +17,7 @@ import {
   type MongoClientOptions,
   MongoNetworkError,
   MongoServerError,
+  MongoServerSelectionError,
   type UpdateFilter,
 } from "mongodb";
 import {
@@ -51,6 +52,12 @@ export interface MongoStoreOptions {
 }
 
 const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5_000;
+/** How long a client may fail every server selection before it is replaced by a new one. */
+const RECONNECT_AFTER_MS = 10_000;
+
+const selectionFailed = (e: unknown): boolean =>
+  e instanceof MongoServerSelectionError ||
+  (e instanceof StoreUnavailableError && e.cause instanceof MongoServerSelectionError);
 
 /** What the driver sees: our documents always carry a string `_id`. */
 type StoredDoc = Document & { _id: string };
@@ -64,8 +71,33 @@ export function createMongoStore(options: MongoStoreOptions): Store {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
   };
   if (options.appName !== undefined) clientOptions.appName = options.appName;
-  const client = new MongoClient(options.url, clientOptions);
-  const db = client.db(options.database);
+  let client = new MongoClient(options.url, clientOptions);
+  let db = client.db(options.database);
+  // A client whose server selection keeps failing long after the server is back (its monitor
+  // wedged after the server's restart: seen in one process of five, for minutes, while a fresh
+  // client connected at once) is replaced: after RECONNECT_AFTER_MS of nothing but selection
+  // failures, the next operation gets a new client and the old one is closed.
+  let failingSince: number | undefined;
+  const guard = async <R>(op: () => Promise<R>): Promise<R> => {
+    try {
+      const result = await op();
+      failingSince = undefined;
+      return result;
+    } catch (e) {
+      if (selectionFailed(e)) {
+        const at = Date.now();
+        failingSince ??= at;
+        if (at - failingSince >= RECONNECT_AFTER_MS) {
+          failingSince = at;
+          const old = client;
+          client = new MongoClient(options.url, clientOptions);
+          db = client.db(options.database);
+          old.close(true).catch(() => undefined);
+        }
+      }
+      throw e;
+    }
+  };
   const serializers = new Map<string, Serializer>();
   const serializerFor = (name: string): Serializer => {
     let serializer = serializers.get(name);
@@ -77,7 +109,12 @@ export function createMongoStore(options: MongoStoreOptions): Store {
   };
   return {
     collection: <T extends Doc>(name: string) =>
-      createMongoCollection<T>(db.collection<StoredDoc>(name), options.database, serializerFor(name)),
+      createMongoCollection<T>(
+        () => db.collection<StoredDoc>(name),
+        name,
+        { database: options.database, guard },
+        serializerFor(name),
+      ),
     async ensureIndexes(collection: string, indexes: IndexSpec[]) {
       for (const index of indexes) assertPortableIndex(index);
       if (indexes.length === 0) return;
@@ -117,7 +154,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
       }
     },
     async ping() {
-      await db.command({ ping: 1 });
+      await guard(() => db.command({ ping: 1 }));
     },
     async close() {
       await client.close();
@@ -126,37 +163,38 @@ export function createMongoStore(options: MongoStoreOptions): Store {
 }
 
 function createMongoCollection<T extends Doc>(
-  coll: DriverCollection<StoredDoc>,
-  database: string,
+  coll: () => DriverCollection<StoredDoc>,
+  name: string,
+  { database, guard }: { database: string; guard: <R>(op: () => Promise<R>) => Promise<R> },
   serialize: Serializer,
 ): Collection<T> {
-  const namespace = `${database}.${coll.collectionName}`;
-  const exec = <R>(op: () => Promise<R>) => run(namespace, op);
+  const namespace = `${database}.${name}`;
+  const exec = <R>(op: () => Promise<R>) => guard(() => run(namespace, op));
   /** For the read-modify-write operations FerretDB does not make atomic (see the top of the file). */
-  const write = <R>(op: () => Promise<R>) => serialize(() => run(namespace, op));
+  const write = <R>(op: () => Promise<R>) => serialize(() => guard(() => run(namespace, op)));
   const findOptions = (options: FindOptions) => {
     if (options.sort) assertPortableSort(options.sort);
     if (options.projection) assertPortableProjection(options.projection);
     return options;
   };
   return {
-    name: coll.collectionName,
+    name,
     async insertOne(doc) {
       assertPortableDocument(doc);
       // Inserts are atomic on FerretDB too: its SQL backend enforces `_id` and unique indexes.
-      await exec(() => coll.insertOne(doc));
+      await exec(() => coll().insertOne(doc));
     },
     async insertMany(docs) {
       for (const doc of docs) assertPortableDocument(doc);
       if (docs.length === 0) return;
-      await exec(() => coll.insertMany(docs, { ordered: true }));
+      await exec(() => coll().insertMany(docs, { ordered: true }));
     },
     async insertUnordered(docs) {
       for (const doc of docs) assertPortableDocument(doc);
       if (docs.length === 0) return [];
       return exec(async () => {
         try {
-          await coll.insertMany(docs, { ordered: false });
+          await coll().insertMany(docs, { ordered: false });
           return [];
         } catch (e) {
           const clashed = clashedPositions(e);
@@ -167,15 +205,15 @@ function createMongoCollection<T extends Doc>(
     },
     async findOne(filter, options = {}) {
       assertPortableFilter(filter);
-      return (await exec(() => coll.findOne(filter, findOptions(options)))) as T | null;
+      return (await exec(() => coll().findOne(filter, findOptions(options)))) as T | null;
     },
     async find(filter, options = {}) {
       assertPortableFilter(filter);
-      return (await exec(() => coll.find(filter, findOptions(options)).toArray())) as T[];
+      return (await exec(() => coll().find(filter, findOptions(options)).toArray())) as T[];
     },
     async countDocuments(filter) {
       assertPortableFilter(filter);
-      return await exec(() => coll.countDocuments(filter));
+      return await exec(() => coll().countDocuments(filter));
     },
     async updateOne(filter, update, options = {}) {
       assertPortableFilter(filter);
@@ -183,12 +221,12 @@ function createMongoCollection<T extends Doc>(
       // Refuses an upsert that would make the server invent an ObjectId _id.
       if (options.upsert) upsertIdOf(filter, update);
       const upsert = options.upsert ?? false;
-      return toUpdateResult(await write(() => coll.updateOne(filter, update as UpdateFilter<StoredDoc>, { upsert })));
+      return toUpdateResult(await write(() => coll().updateOne(filter, update as UpdateFilter<StoredDoc>, { upsert })));
     },
     async updateMany(filter, update) {
       assertPortableFilter(filter);
       assertPortableUpdate(update);
-      return toUpdateResult(await write(() => coll.updateMany(filter, update as UpdateFilter<StoredDoc>)));
+      return toUpdateResult(await write(() => coll().updateMany(filter, update as UpdateFilter<StoredDoc>)));
     },
     async findOneAndUpdate(filter, update, options = {}) {
       assertPortableFilter(filter);
@@ -201,23 +239,23 @@ function createMongoCollection<T extends Doc>(
         upsert: options.upsert ?? false,
         ...(options.sort && { sort: options.sort }),
       } as const;
-      const doc = await write(() => coll.findOneAndUpdate(filter, update as UpdateFilter<StoredDoc>, driverOptions));
+      const doc = await write(() => coll().findOneAndUpdate(filter, update as UpdateFilter<StoredDoc>, driverOptions));
       return doc as T | null;
     },
     async replaceOne(filter, doc, options = {}) {
       assertPortableFilter(filter);
       assertPortableDocument(doc);
       const upsert = options.upsert ?? false;
-      return toUpdateResult(await write(() => coll.replaceOne(filter, doc, { upsert })));
+      return toUpdateResult(await write(() => coll().replaceOne(filter, doc, { upsert })));
     },
     async deleteOne(filter) {
       assertPortableFilter(filter);
-      const { deletedCount } = await write(() => coll.deleteOne(filter));
+      const { deletedCount } = await write(() => coll().deleteOne(filter));
       return { deletedCount };
     },
     async deleteMany(filter) {
       assertPortableFilter(filter);
-      const { deletedCount } = await write(() => coll.deleteMany(filter));
+      const { deletedCount } = await write(() => coll().deleteMany(filter));
       return { deletedCount };
     },
   };
