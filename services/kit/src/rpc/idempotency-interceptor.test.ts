@@ -17,7 +17,7 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   sweepIdempotencyRecords,
 } from "./idempotency-interceptor.js";
-import { OWNER_LEASE_MS } from "./idempotency-leases.js";
+import { OWNER_LEASE_GRACE_MS, OWNER_LEASE_MS } from "./idempotency-leases.js";
 import { defineService } from "./rpc-server.js";
 import { createInProcessTransport } from "./transport.js";
 
@@ -179,7 +179,7 @@ describe("a key claimed by a process that died", () => {
     const refused = await call(replica.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e));
     expect(refused).toMatchObject({ code: Code.FailedPrecondition });
     // Past the lease (10 s, far below the five minutes of before) the retry runs the call.
-    now = new Date(t0.getTime() + OWNER_LEASE_MS + 1_000);
+    now = new Date(t0.getTime() + OWNER_LEASE_MS + OWNER_LEASE_GRACE_MS + 1_000);
     expect(await call(replica.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: null });
     expect(await call(replica.clientFor(alice), "k")).toEqual({ id: "model-1", replayed: "true" });
   });
@@ -194,7 +194,7 @@ describe("a key claimed by a process that died", () => {
     const gate = new Promise<void>((r) => {
       open = r;
     });
-    const later = () => new Date(t0.getTime() + OWNER_LEASE_MS + 1_000);
+    const later = () => new Date(t0.getTime() + OWNER_LEASE_MS + OWNER_LEASE_GRACE_MS + 1_000);
     const replicas = Array.from({ length: 6 }, () => setup({ store, now: later, gate }));
     const pending = replicas.map((r) => call(r.clientFor(alice), "k").catch((e: unknown) => ConnectError.from(e)));
     await new Promise((r) => setTimeout(r, 50));

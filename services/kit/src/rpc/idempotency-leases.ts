@@ -10,6 +10,12 @@ import type { Store } from "../store/store.js";
 export const OWNER_LEASE_MS = 10_000;
 /** A live process renews its lease this often while it has a claimed call running. */
 const RENEW_MS = 3_000;
+/**
+ * How long past its end a lease still counts as live: a store outage stops every renewal, and
+ * once the store is back the owner's next renewal (within RENEW_MS) must land before a retry on
+ * another replica takes its keys over and runs a call twice.
+ */
+export const OWNER_LEASE_GRACE_MS = 10_000;
 const OWNERS = "idempotency_owners";
 
 interface OwnerDoc {
@@ -72,7 +78,7 @@ export function createOwnerLeases(options: { store: Store; now: () => Date; leas
     async isLive(other) {
       if (other === owner) return true;
       const lease = await owners.findOne({ _id: other });
-      return lease !== null && new Date(lease.leaseUntil).getTime() > options.now().getTime();
+      return lease !== null && new Date(lease.leaseUntil).getTime() + OWNER_LEASE_GRACE_MS > options.now().getTime();
     },
   };
 }

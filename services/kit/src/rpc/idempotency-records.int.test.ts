@@ -7,7 +7,7 @@ import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createMongoStore } from "../store/mongo-store.js";
 import { ensureIdempotencyIndexes, sweepIdempotencyRecords } from "./idempotency-interceptor.js";
-import { createOwnerLeases, OWNER_LEASE_MS } from "./idempotency-leases.js";
+import { createOwnerLeases, OWNER_LEASE_GRACE_MS, OWNER_LEASE_MS } from "./idempotency-leases.js";
 
 const url = inject("mongoUrl");
 const database = `kit_idempotency_${Date.now()}`;
@@ -68,7 +68,7 @@ describe("owner leases on MongoDB (FerretDB)", () => {
     release();
     (await a.hold())();
     expect(await store.collection("idempotency_owners").countDocuments({ _id: a.owner })).toBe(1);
-    now = new Date(now.getTime() + OWNER_LEASE_MS + 1);
+    now = new Date(now.getTime() + OWNER_LEASE_MS + OWNER_LEASE_GRACE_MS + 1);
     expect(await b.isLive(a.owner)).toBe(false);
     expect(await b.isLive("never-seen")).toBe(false);
   });
