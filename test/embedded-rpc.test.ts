@@ -41,6 +41,7 @@ const SERVICES = [
   "kiln.webhooks.v1.WebhookService",
   "kiln.traces.v1.TraceService",
   "kiln.execution.v1.ModelRouteService",
+  "kiln.execution.v1.ProviderConnectionService",
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",
