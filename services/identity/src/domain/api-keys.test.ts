@@ -63,8 +63,10 @@ describe("secretMatches", () => {
 });
 
 describe("isApiKeyScope", () => {
-  it("knows the twelve scopes of api.md, labels:write (docs/labels.md), webhooks:read/write (docs/webhooks.md) and nothing else", () => {
-    expect(API_KEY_SCOPES).toHaveLength(17);
+  it("knows the twelve scopes of api.md, labels:write (docs/labels.md), webhooks:read/write (docs/webhooks.md), connections:read/write (docs/providers.md) and nothing else", () => {
+    expect(API_KEY_SCOPES).toHaveLength(19);
+    expect(API_KEY_SCOPES).toContain("connections:read");
+    expect(API_KEY_SCOPES).toContain("connections:write");
     expect(API_KEY_SCOPES).toContain("traces:write");
     expect(API_KEY_SCOPES).toContain("webhooks:write");
     expect(API_KEY_SCOPES).toContain("labels:write");
