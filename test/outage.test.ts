@@ -99,7 +99,8 @@ describe("the distributed platform through a store and a bus outage", () => {
       await sleep(300);
       await ferret.stop();
       ferretRelay.retarget(portOf(ferret.url));
-      await sleep(4_000);
+      // Longer than a store operation's 1.5 s wait and its one retry, so that some answer falls inside.
+      await sleep(8_000);
       ferret = await startFerretDb({ dir: ferret.dir });
       ferretRelay.retarget(portOf(ferret.url));
       await sleep(1_000);

@@ -62,6 +62,7 @@ const RETRY_MAX_MS = 5_000;
 /** Pull request lifetime; also how often a silent consumer is re-checked after a reconnect. */
 const PULL_EXPIRES_MS = 10_000;
 const STREAM_NAME_IN_USE = 10058;
+const SUBJECTS_OVERLAP = 10065;
 
 const RETENTION: Record<Retention, RetentionPolicy> = {
   limits: RetentionPolicy.Limits,
@@ -136,7 +137,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       // add() with an identical config succeeds, so only a changed spec needs the update call.
       await jsm.streams.add(config);
     } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error;
+      // Two processes creating it at once: the later may hear "subjects overlap" (with this very stream).
+      const overlap = error instanceof JetStreamApiError && error.code === SUBJECTS_OVERLAP;
+      const inUse = error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE;
+      if (!inUse && !(overlap && (await jsm.streams.info(name).catch(() => null)))) throw error;
       await jsm.streams.update(name, config);
     }
   }
