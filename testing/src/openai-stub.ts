@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { type StubResponse, stubReply } from "./openai-stub-replies.js";
 import { type StreamRecord, streamCompletion } from "./openai-stub-stream.js";
+import { parseJson, wordsOf } from "./stub-http.js";
 
 export type { StubResponse, StubStreaming, StubToolCall, StubUsage } from "./openai-stub-replies.js";
 export type { StreamRecord };
@@ -246,17 +247,4 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function wordsOf(text: string): number {
-  return text.split(/\s+/).filter((w) => w !== "").length;
 }

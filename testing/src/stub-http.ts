@@ -138,7 +138,8 @@ export function createScript<R>(logs: unknown[][]) {
 
 export const pause = (ms: number) => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
 
-function parseJson(text: string): unknown {
+/** A body as JSON, else as its text; undefined when empty. */
+export function parseJson(text: string): unknown {
   if (text === "") return undefined;
   try {
     return JSON.parse(text);

@@ -2,19 +2,11 @@
  * Provider connection views and bodies (docs/providers.md "Connections"): an organization's own
  * model providers. A connection never carries its key, only `apiKeyHint`.
  */
+import { PROVIDER_KINDS, type ProviderKind } from "@kiln/models/kinds";
 import type { ProviderConnection } from "@kiln/proto/connections";
 import Type from "typebox";
 import { Nullable, OneOf, Timestamp } from "../schemas.js";
 import { answersOf, iso } from "./views.js";
-
-export const PROVIDER_KINDS = [
-  "openai",
-  "openai_compatible",
-  "azure_openai",
-  "anthropic",
-  "gemini",
-  "bedrock",
-] as const;
 
 const Price = Type.Number({ minimum: 0, maximum: 1_000_000, description: "USD per million tokens" });
 const Input = Type.Array(OneOf(["text", "image"]), { minItems: 1, maxItems: 2, uniqueItems: true });
@@ -134,7 +126,7 @@ export const connectionView = fromExecution.view("provider connection", (c: Prov
     id: c.id,
     organizationId: c.organizationId,
     name: c.name,
-    provider: c.provider as (typeof PROVIDER_KINDS)[number],
+    provider: c.provider as ProviderKind,
     baseUrl: c.baseUrl || null,
     apiKeyHint: c.apiKeyHint || null,
     hasSecretAccessKey: c.hasSecretAccessKey,

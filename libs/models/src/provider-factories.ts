@@ -1,8 +1,7 @@
 /**
  * The provider of an organization's connection (docs/providers.md "Connections"), by its kind:
  * one factory per provider protocol, given the connection's name as the provider id, its
- * credentials, endpoint and settings. A kind without a factory in this build is refused with
- * failed_precondition when a connection of it is called or tested.
+ * credentials, endpoint and settings.
  */
 import { failedPrecondition } from "@kiln/kit/errors";
 import { createAnthropicProvider } from "./anthropic-provider.js";
@@ -11,17 +10,9 @@ import { createGeminiProvider } from "./gemini-provider.js";
 import type { AzureOpenAIOptions } from "./openai-endpoint.js";
 import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, RemoteProviderOptions } from "./provider.js";
+import type { ProviderKind } from "./provider-kinds.js";
 
-export const PROVIDER_KINDS = [
-  "openai",
-  "openai_compatible",
-  "azure_openai",
-  "anthropic",
-  "gemini",
-  "bedrock",
-] as const;
-
-export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+export { PROVIDER_KINDS, type ProviderKind } from "./provider-kinds.js";
 
 /** A connection's settings as the factories take them; what a kind does not read is absent. */
 export interface ConnectionSettings {
@@ -36,6 +27,8 @@ export interface ConnectionSettings {
   region?: string;
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** bedrock: temporary credentials' session token (a secret too). */
+  sessionToken?: string;
 }
 
 /** What a factory gets: the common remote options (id = the connection's name) and the settings. */
@@ -45,8 +38,8 @@ export type ProviderFactory = (options: ConnectionProviderOptions) => ModelProvi
 
 const DEFAULT_AZURE_API_VERSION = "2024-10-21";
 
-/** The factories of this build: every kind has one. */
-export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> = {
+/** One factory per kind, the deployment's own providers built by them as well (provider-registry.ts). */
+const PROVIDER_FACTORIES: Record<ProviderKind, ProviderFactory> = {
   openai: (o) => createOpenAIProvider(o),
   openai_compatible: (o) =>
     createOpenAIProvider({
@@ -64,27 +57,18 @@ export const PROVIDER_FACTORIES: Partial<Record<ProviderKind, ProviderFactory>> 
   anthropic: (o) => createAnthropicProvider(o),
   gemini: (o) => createGeminiProvider(o),
   bedrock: (o) => {
-    const { region, accessKeyId, secretAccessKey } = o.settings;
+    const { region, accessKeyId, secretAccessKey, sessionToken } = o.settings;
     // The connection rules require all three at create; a stored connection without them cannot call.
     if (!region || !accessKeyId || !secretAccessKey) {
       throw failedPrecondition("a bedrock connection needs region, accessKeyId and secretAccessKey", [
         { field: !region ? "region" : !accessKeyId ? "accessKeyId" : "secretAccessKey", issue: "is required" },
       ]);
     }
-    return createBedrockProvider({ ...o, region, accessKeyId, secretAccessKey });
+    return createBedrockProvider({ ...o, region, accessKeyId, secretAccessKey, ...(sessionToken && { sessionToken }) });
   },
 };
 
-/** Whether this build can call a connection of `kind`. */
-export const isSupportedKind = (kind: ProviderKind): boolean => PROVIDER_FACTORIES[kind] !== undefined;
-
-/** The provider of a connection; failed_precondition for a kind this build has no factory for. */
+/** The provider of a connection (or of the deployment's own configuration) of `kind`. */
 export function providerOfConnection(kind: ProviderKind, options: ConnectionProviderOptions): ModelProvider {
-  const factory = PROVIDER_FACTORIES[kind];
-  if (!factory) {
-    throw failedPrecondition(`provider "${kind}" is not supported in this build`, [
-      { field: "provider", issue: "is not supported in this build" },
-    ]);
-  }
-  return factory(options);
+  return PROVIDER_FACTORIES[kind](options);
 }

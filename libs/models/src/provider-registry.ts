@@ -6,14 +6,11 @@
  * name>/<model>", which no other organization sees (docs/providers.md "Connections").
  */
 import { invalidArgument } from "@kiln/kit/errors";
-import { createAnthropicProvider } from "./anthropic-provider.js";
-import { createBedrockProvider } from "./bedrock-provider.js";
 import { createCallLimiter } from "./call-limiter.js";
-import { createGeminiProvider } from "./gemini-provider.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
-import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, ModelRequest, ModelResult } from "./provider.js";
+import { providerOfConnection } from "./provider-factories.js";
 
 export interface CompatibleModelConfig {
   /** The model name the endpoint knows ("llama3.1"); the catalog id is "<provider id>/<model>". */
@@ -134,36 +131,36 @@ export function createProviderRegistry(
   const providers = new Map<string, ModelProvider>();
   providers.set("local", createLocalEchoProvider());
   const common = { timeoutMs: config.timeoutMs, maxRetries: config.maxRetries, fetch: options.fetch };
+  // The deployment's providers are built by the connections' factories (provider-factories.ts).
   if (config.openai.apiKey) {
     const { apiKey, baseUrl } = config.openai;
-    providers.set("openai", createOpenAIProvider({ id: "openai", apiKey, baseUrl, ...common }));
+    providers.set("openai", providerOfConnection("openai", { id: "openai", apiKey, baseUrl, ...common, settings: {} }));
   }
-  if (config.anthropic?.apiKey) {
-    const { apiKey, baseUrl } = config.anthropic;
-    providers.set("anthropic", createAnthropicProvider({ id: "anthropic", apiKey, baseUrl, ...common }));
-  }
-  if (config.gemini?.apiKey) {
-    const { apiKey, baseUrl } = config.gemini;
-    providers.set("gemini", createGeminiProvider({ id: "gemini", apiKey, baseUrl, ...common }));
+  for (const id of ["anthropic", "gemini"] as const) {
+    const keyed = config[id];
+    if (!keyed?.apiKey) continue;
+    providers.set(
+      id,
+      providerOfConnection(id, { id, apiKey: keyed.apiKey, baseUrl: keyed.baseUrl, ...common, settings: {} }),
+    );
   }
   if (config.bedrock) {
-    providers.set("bedrock", createBedrockProvider({ id: "bedrock", ...config.bedrock, ...common }));
+    const { baseUrl, ...settings } = config.bedrock;
+    providers.set("bedrock", providerOfConnection("bedrock", { id: "bedrock", baseUrl, ...common, settings }));
   }
   const extraModels: ModelEntry[] = [];
   for (const p of config.compatible) {
     extraModels.push(...p.models.map((m) => compatibleEntry(p.id, m)));
     if (p.requiresApiKey && !p.apiKey) continue;
+    const settings = { developerRole: p.developerRole, maxTokensParam: p.maxTokensParam };
     providers.set(
       p.id,
-      createOpenAIProvider({
+      providerOfConnection("openai_compatible", {
         id: p.id,
         apiKey: p.apiKey,
         baseUrl: p.baseUrl,
-        timeoutMs: config.timeoutMs,
-        maxRetries: config.maxRetries,
-        developerRole: p.developerRole ?? true,
-        maxTokensParam: p.maxTokensParam ?? "max_tokens",
-        fetch: options.fetch,
+        ...common,
+        settings,
       }),
     );
   }

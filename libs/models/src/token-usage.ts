@@ -4,7 +4,8 @@
  */
 import type { TokenUsage } from "./provider.js";
 
-const OPTIONAL_CLASSES = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const;
+/** The classes a provider may not report: parts of the input and output tokens. */
+export const OPTIONAL_CLASSES = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const;
 
 /** `a + b`, class by class; a class reported by neither is absent from the sum (not 0). */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {

@@ -3,24 +3,12 @@
  * (docs/providers.md "How usage is priced"): cached, cache-write and reasoning tokens are parts
  * of the input and output tokens, each absent while no run reported it.
  */
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens?: number;
-  cacheWriteInputTokens?: number;
-  reasoningTokens?: number;
-}
 
-const PARTS = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const;
+import type { TokenUsage } from "@kiln/models/provider";
+import { OPTIONAL_CLASSES as PARTS } from "@kiln/models/usage";
 
-/** `a + b`, class by class; a class neither reported stays absent (not 0). */
-export function addUsage(a: Usage, b: Usage): Usage {
-  const sum: Usage = { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
-  for (const key of PARTS) {
-    if (a[key] !== undefined || b[key] !== undefined) sum[key] = (a[key] ?? 0) + (b[key] ?? 0);
-  }
-  return sum;
-}
+export type Usage = TokenUsage;
+export { addUsage } from "@kiln/models/usage";
 
 type UsageMessage = { inputTokens: bigint | number; outputTokens: bigint | number } & {
   [K in (typeof PARTS)[number]]?: bigint | number;

@@ -11,7 +11,7 @@ import type { Generation } from "@kiln/kit/bus/generation";
 import { failedPrecondition } from "@kiln/kit/errors";
 import type { SecretBox } from "@kiln/kit/secret-box";
 import type { Collection } from "@kiln/kit/store";
-import { isSupportedKind, providerOfConnection } from "@kiln/models/factories";
+import { providerOfConnection } from "@kiln/models/factories";
 import type { ModelProvider } from "@kiln/models/provider";
 import type { ConnectionModel, OrganizationModels } from "@kiln/models/registry";
 import { MAX_CONNECTIONS_PER_ORGANIZATION } from "./connection-rules.js";
@@ -34,12 +34,11 @@ const MAX_CACHED_ORGANIZATIONS = 10_000;
 
 /** The models a connection adds, "<name>/<model>". */
 export function connectionModelsOf(doc: ProviderConnectionDoc): ConnectionModel[] {
-  const available = isSupportedKind(doc.provider);
   return doc.models.map((m) => ({
     id: `${doc.name}/${m.model}`,
     provider: doc.name,
     model: m.model,
-    available,
+    available: true,
     connectionId: doc._id,
     capabilities: { ...m.capabilities, input: [...m.capabilities.input] },
     pricing: {
