@@ -185,6 +185,36 @@ describe.each(modes)("runs in $name", (mode) => {
     });
   });
 
+  it("lists runs of every kind newest first, page after page (a skill run before a later prompt run)", async () => {
+    const skillRun = await client.post<Loose>(
+      `/api/skills/${skillId}/run`,
+      { organizationId: flow.organizationId, input: { city: "Oslo" } },
+      { token: flow.token },
+    );
+    const promptRun = await client.post<Loose>(
+      `/api/prompts/${forecast.promptId}/run`,
+      { organizationId: flow.organizationId, variables: { city: "Bergen" } },
+      { token: flow.token },
+    );
+    expect([skillRun.status, promptRun.status]).toEqual([201, 201]);
+    const seen: Loose[] = [];
+    let cursor = "";
+    do {
+      const page = await client.get<Loose>(
+        `/api/runs?organizationId=${flow.organizationId}&limit=1${cursor ? `&cursor=${cursor}` : ""}`,
+        { token: flow.token },
+      );
+      expect(page.status, page.text).toBe(200);
+      seen.push(...page.body.data);
+      cursor = page.body.nextCursor ?? "";
+    } while (cursor);
+    expect(seen.slice(0, 2).map((r) => r.id)).toEqual([promptRun.body.id, skillRun.body.id]);
+    const times = seen.map((r) => Date.parse(r.createdAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(new Set(seen.map((r) => r.id)).size).toBe(seen.length);
+    expect(new Set(seen.map((r) => r.kind))).toEqual(new Set(["prompt", "skill"]));
+  });
+
   it("replays a run retried with the same Idempotency-Key", async () => {
     const body = { organizationId: flow.organizationId, variables: { city: "Nice" } };
     const headers = { "idempotency-key": `retry-${mode.name.length}-${Date.now()}` };

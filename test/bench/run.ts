@@ -11,7 +11,9 @@
  * a Kiln prompt run in each mode, at 1 connection (latency: sequential requests timed to 0.01 ms,
  * load.ts `sequential`) and 256 (throughput, autocannon), each Kiln row as
  * ratios to Portkey's throughput and to the stub's latency. The three are measured in turn
- * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds.
+ * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds; in
+ * the embedded mode a fourth row runs the same prompt through an organization's provider connection
+ * to the same stub, and its throughput is printed as a ratio to the deployment provider's row.
  */
 
 import { execFileSync } from "node:child_process";
@@ -83,7 +85,8 @@ async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; st
   const dir = await mkdtemp(join(tmpdir(), "kiln-bench-"));
   const kiln = await startKilnProcess(
     join(dir, "data"),
-    { OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
+    // The stub's host allowed for an organization's connection too (the connection row).
+    { OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl), PROVIDER_PRIVATE_HOSTS: new URL(stubUrl).hostname },
     { compiled: true },
   );
   return {
@@ -148,10 +151,29 @@ async function interleaved(targets: Target[]): Promise<SideBySide[]> {
   }));
 }
 
-/** A prompt run of Kiln on the stub's model, with an API key: what the comparison calls. */
-async function kilnRun(name: string, base: string): Promise<Target> {
+/**
+ * A prompt run of Kiln on the stub's model, with an API key: what the comparison calls. With
+ * `viaConnection`, the model is the same stub reached through an organization's provider
+ * connection ("bench/fixed") instead of the deployment's configured provider ("stub/fixed").
+ */
+async function kilnRun(name: string, base: string, viaConnection?: { stubUrl: string }): Promise<Target> {
   const flow = await runIdentityFlow(base);
-  const promptId = await publishedPrompt(base, flow, "stub/fixed");
+  let model = "stub/fixed";
+  if (viaConnection) {
+    const created = await call(base, "POST", "/api/provider-connections", {
+      token: flow.token,
+      body: {
+        organizationId: flow.organizationId,
+        name: "bench",
+        provider: "openai_compatible",
+        baseUrl: viaConnection.stubUrl,
+        models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
+      },
+    });
+    if (created.status !== 201) throw new Error(`connection refused: ${JSON.stringify(created.body)}`);
+    model = "bench/fixed";
+  }
+  const promptId = await publishedPrompt(base, flow, model);
   return [
     name,
     `${base}/api/prompts/${promptId}/run`,
@@ -189,7 +211,10 @@ try {
     try {
       rows.push(...(await scenarios("embedded", embedded.base)));
       const kiln = await kilnRun("Kiln embedded (pnpm start)", embedded.base);
-      compared.set("embedded", await interleaved([...references, kiln]));
+      const viaConnection = await kilnRun("Kiln embedded, through a provider connection", embedded.base, {
+        stubUrl: stub.baseUrl,
+      });
+      compared.set("embedded", await interleaved([...references, kiln, viaConnection]));
     } finally {
       await embedded.stop();
     }
@@ -247,3 +272,14 @@ process.stdout.write(
       .join("\n") +
     "\n",
 );
+
+// The run path through an organization's connection beside the deployment's provider (same stub, same run).
+const embeddedRows = compared.get("embedded");
+const [deploymentRow, connectionRow] = embeddedRows?.slice(2) ?? [];
+if (deploymentRow && connectionRow && deploymentRow.rps > 0) {
+  process.stdout.write(
+    `\nThrough a provider connection ÷ through the deployment's provider (embedded, 256 connections): ` +
+      `${(connectionRow.rps / deploymentRow.rps).toFixed(2)}× throughput, ` +
+      `${(connectionRow.p50 - deploymentRow.p50).toFixed(2)} ms p50 and ${(connectionRow.p99 - deploymentRow.p99).toFixed(2)} ms p99 difference at 1 connection\n`,
+  );
+}

@@ -45,6 +45,25 @@ describe("findPageByTime", () => {
     expect(await all(1, 2)).toEqual(["b", "c", "d", "a", "e"]);
   });
 
+  it("pages through more ties than a page holds, and keeps the filter's own bound on the field", async () => {
+    const c = createMemoryStore().collection<Item>("ties");
+    const same = new Date(Date.UTC(2026, 0, 1));
+    const later = new Date(Date.UTC(2026, 0, 2));
+    await c.insertMany([
+      ...Array.from({ length: 7 }, (_, i) => ({ _id: `t${i}`, at: same })),
+      { _id: "z", at: later },
+    ]);
+    const order = { field: "at", direction: -1 } as const;
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = await findPageByTime(c, { at: { $lt: later } }, order, { limit: 2, cursor });
+      seen.push(...page.items.map((i) => i._id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(["t6", "t5", "t4", "t3", "t2", "t1", "t0"]);
+  });
+
   it("refuses a cursor it did not make, and a limit out of range", async () => {
     const c = await items();
     const order = { field: "at", direction: -1 } as const;

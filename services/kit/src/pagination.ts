@@ -80,7 +80,11 @@ function decodeTimeCursor(cursor: string): [Date, string] {
 /**
  * One page of a collection ordered by a Date field (`direction` -1: latest first), ties broken by
  * `_id`: for orders that change after creation (a session's latest activity) or that `_id` does not
- * follow (a session's traces by start time). The cursor resumes after the last document returned.
+ * follow (runs of several kinds, whose ids' prefixes differ). The cursor resumes after the last
+ * document returned. Its bound is merged into the field's own condition (no top-level `$and`, which
+ * FerretDB 1.24 does not push down: docs/architecture.md "Store backends"), including the cursor's
+ * instant; the documents of that instant already returned are left out here, reading further when
+ * ties filled the read.
  */
 export async function findPageByTime<T extends Doc>(
   collection: Collection<T>,
@@ -90,20 +94,37 @@ export async function findPageByTime<T extends Doc>(
 ): Promise<Page<T>> {
   const limit = pageLimit(options.limit);
   const { field, direction } = order;
-  const past = direction === -1 ? "$lt" : "$gt";
-  let scoped = filter;
-  if (options.cursor) {
-    const [time, id] = decodeTimeCursor(options.cursor);
-    scoped = { $and: [filter, { $or: [{ [field]: { [past]: time } }, { [field]: time, _id: { [past]: id } }] }] };
+  const after = options.cursor ? decodeTimeCursor(options.cursor) : undefined;
+  const scoped = after ? boundedBy(filter, field, { [direction === -1 ? "$lte" : "$gte"]: after[0] }) : filter;
+  const isPast = (d: T) => {
+    if (!after) return true;
+    const time = (d[field] as Date).getTime();
+    const [at, id] = [after[0].getTime(), after[1]];
+    if (time !== at) return true;
+    return direction === -1 ? d._id < id : d._id > id;
+  };
+  for (let read = limit + 1; ; read *= 2) {
+    const docs = await collection.find(scoped, {
+      sort: { [field]: direction, _id: direction },
+      limit: read,
+      ...(options.projection && { projection: options.projection }),
+    });
+    const past = docs.filter(isPast);
+    // Every document of the read was at or before the cursor's instant and some were dropped: read more.
+    if (past.length <= limit && docs.length === read && past.length < docs.length) continue;
+    const items = past.slice(0, limit);
+    const last = items.at(-1);
+    const cursorOf = (d: T) =>
+      Buffer.from(JSON.stringify([(d[field] as Date).toISOString(), d._id])).toString("base64url");
+    return { items, nextCursor: past.length > limit && last ? cursorOf(last) : "" };
   }
-  const docs = await collection.find(scoped, {
-    sort: { [field]: direction, _id: direction },
-    limit: limit + 1,
-    ...(options.projection && { projection: options.projection }),
-  });
-  const items = docs.slice(0, limit);
-  const last = items.at(-1);
-  const cursorOf = (d: T) =>
-    Buffer.from(JSON.stringify([(d[field] as Date).toISOString(), d._id])).toString("base64url");
-  return { items, nextCursor: docs.length > limit && last ? cursorOf(last) : "" };
+}
+
+/** `filter` with `bound` on `field` too: merged into the field's own operators when they do not clash. */
+function boundedBy(filter: Filter, field: string, bound: Record<string, Date>): Filter {
+  const own = filter[field];
+  if (own === undefined) return { ...filter, [field]: bound };
+  const isOperators = typeof own === "object" && own !== null && !(own instanceof Date) && !Array.isArray(own);
+  if (isOperators && !Object.keys(bound).some((op) => op in own)) return { ...filter, [field]: { ...own, ...bound } };
+  return { $and: [filter, { [field]: bound }] };
 }

@@ -1,7 +1,7 @@
 /** Reading runs back: one by id, or an organization's page of them. */
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, notFound } from "@kiln/kit/errors";
-import { findPage } from "@kiln/kit/pagination";
+import { findPageByTime } from "@kiln/kit/pagination";
 import type { Collection } from "@kiln/kit/store";
 import type { RunDoc } from "../store/run-store.js";
 import type { CallContext } from "./call-context.js";
@@ -41,7 +41,8 @@ export async function listRuns(deps: RunReadDeps, req: ListRunsRequest, ctx: Cal
     ...(req.model ? { model: req.model } : {}),
     ...(Object.keys(created).length > 0 ? { createdAt: created } : {}),
   };
-  return findPage(deps.runs, filter, req);
+  // By creation time, not by id: ids sort by time within a kind only (run_, srun_, jrun_ prefixes).
+  return findPageByTime(deps.runs, filter, { field: "createdAt", direction: -1 }, req);
 }
 
 /** A run of the caller's organization (of `kind` when given); another organization's is not found. */

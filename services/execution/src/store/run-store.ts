@@ -76,5 +76,8 @@ export function runCollection(store: Store): Collection<RunDoc> {
 }
 
 export async function ensureRunIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("runs", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("runs", [
+    { keys: { organizationId: 1, _id: -1 } },
+    { keys: { organizationId: 1, createdAt: -1, _id: -1 } },
+  ]);
 }
