@@ -108,7 +108,8 @@ describe("the console's runs and playground", () => {
     await page.getByRole("heading", { name: "Runs", exact: true }).waitFor();
     await page.getByText("50 runs shown, newest first.").waitFor();
     const first = page.getByRole("row").nth(1);
-    await first.getByText("Summarizer v1 · production").waitFor();
+    // Run without a label: named by its version alone (the labels on the version now are not the run's).
+    await first.getByText("Summarizer v1", { exact: true }).waitFor();
     expect(await first.getAttribute("class")).toBe("run-failed");
     expect(await first.getByRole("link").textContent()).toBe(failed.id);
     expect(await first.textContent()).toContain("provider_error");
@@ -133,7 +134,7 @@ describe("the console's runs and playground", () => {
     // The failed run: what ran, its input, the messages sent, the error.
     await page.getByRole("link", { name: failed.id }).click();
     await page.getByRole("heading", { name: `prompt run ${failed.id}` }).waitFor();
-    await page.getByRole("link", { name: "Summarizer v1 · production" }).waitFor();
+    await page.getByRole("link", { name: "Summarizer v1", exact: true }).waitFor();
     await page.locator(".message pre").getByText("Summarize ovens ().").waitFor();
     expect(await page.locator("dl.summary").textContent()).toContain("down/m");
     await screen("run-failed");
@@ -173,9 +174,17 @@ describe("the console's runs and playground", () => {
     await pair.getByRole("link", { name: "Open the stored run" }).first().click();
     await page.getByRole("heading", { name: /^prompt run run_/ }).waitFor();
     await page.locator(".message pre").getByText("Explain kilns (long).").waitFor();
-    await page.getByRole("link", { name: "Summarizer v2 · staging" }).waitFor();
+    await page.getByRole("link", { name: "Summarizer v2 · staging", exact: true }).waitFor();
     // The label the run resolved its version through (the run's own record, not the labels now).
     expect(await page.locator("dt:has-text('Ran through label') + dd").textContent()).toBe("staging");
+    // Labels moved since are not the run's: production onto version 2 changes nothing on its page.
+    const { sdk, organizationId } = await consoleSdk(page, base);
+    const summarizer = (await sdk.prompts.list({ organizationId })).data.find((p) => p.name === "Summarizer");
+    const v2 = (await sdk.prompts.get(summarizer?.id ?? "")).versions.find((v) => v.version === 2);
+    await sdk.prompts.labels.set(summarizer?.id ?? "", "production", v2?.id ?? "");
+    await page.reload();
+    await page.getByRole("link", { name: "Summarizer v2 · staging", exact: true }).waitFor();
+    expect(await page.getByRole("link", { name: /production/ }).count()).toBe(0);
     await screen("run");
   }, 120_000);
 
@@ -204,7 +213,7 @@ describe("the console's runs and playground", () => {
       .toBe(1);
     await page.getByRole("link", { name: run.id }).click();
     await page.getByRole("heading", { name: `agent run ${run.id}` }).waitFor();
-    await page.getByRole("link", { name: "Digest v1 · production" }).waitFor();
+    await page.getByRole("link", { name: "Digest v1", exact: true }).waitFor();
     await page.getByRole("link", { name: run.steps[0]?.runId ?? "" }).click();
     await page.getByRole("heading", { name: `prompt run ${run.steps[0]?.runId}` }).waitFor();
     await page.getByRole("link", { name: `agent run ${run.id}` }).click();

@@ -3,13 +3,14 @@ import { useEffect, useMemo, useState } from "react";
 
 export type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
 
-/** What a run ran, by name: the prompt, skill or agent, its version and the labels on it now. */
+/** What a run ran, by name: the prompt, skill or agent, its version and the label it ran through. */
 export interface RunTarget {
   name: string;
   /** The console page of the prompt, skill or agent. */
   href: string;
   version: number | null;
-  labels: string[];
+  /** The label the run resolved its version through (the run's own record, not the labels now). */
+  label: string | null;
 }
 
 interface Resource {
@@ -32,10 +33,7 @@ export function targetOf(run: Run): { family: "prompts" | "skills" | "agents"; i
  * with its labels through the SDK, and kept for the life of the page.
  */
 export class RunNames {
-  readonly #resources = new Map<
-    string,
-    Promise<{ resource: Resource; labels: { label: string; versionId: string }[] }>
-  >();
+  readonly #resources = new Map<string, Promise<{ resource: Resource }>>();
 
   constructor(private readonly kiln: Kiln) {}
 
@@ -43,10 +41,7 @@ export class RunNames {
     let read = this.#resources.get(id);
     if (!read) {
       const client = this.kiln[family];
-      read = Promise.all([client.get(id), client.labels.list(id).catch(() => [])]).then(([resource, labels]) => ({
-        resource,
-        labels,
-      }));
+      read = client.get(id).then((resource) => ({ resource }));
       // A failed read is tried again by the next page.
       read.catch(() => this.#resources.delete(id));
       this.#resources.set(id, read);
@@ -69,12 +64,12 @@ export class RunNames {
     const t = targetOf(run);
     if (!t) return null;
     try {
-      const { resource, labels } = await this.#read(t.family, t.id);
+      const { resource } = await this.#read(t.family, t.id);
       return {
         name: resource.name,
         href: `/${t.family}/${t.id}`,
         version: resource.versions.find((v) => v.id === t.versionId)?.version ?? null,
-        labels: labels.filter((l) => l.versionId === t.versionId && l.label !== "latest").map((l) => l.label),
+        label: ("label" in run && run.label) || null,
       };
     } catch {
       return null;
@@ -100,9 +95,9 @@ export function useRunTargets(kiln: Kiln, runs: Run[]): Map<string, RunTarget | 
   return targets;
 }
 
-/** "Greeter v2 · production", or the run's kind when its target is unknown. */
+/** "Greeter v2 · production" (the label the run ran through, if any), or "" when its target is unknown. */
 export function describeTarget(target: RunTarget | null | undefined): string {
   if (!target) return "";
   const version = target.version === null ? "" : ` v${target.version}`;
-  return `${target.name}${version}${target.labels.length > 0 ? ` · ${target.labels.join(", ")}` : ""}`;
+  return `${target.name}${version}${target.label ? ` · ${target.label}` : ""}`;
 }
