@@ -154,7 +154,7 @@ describe.each(PROVIDER_MODES)("evaluation repeats, totals, compare and cancel in
       flaky: 1,
     });
     expect((repeated.summary as Loose).text).toBe(
-      `5 cases × ${REPEATS} attempts: draft 2/5 passed (1 flaky), published 3/5 passed; 1 fixed, 1 regressed, 1 still failing, 1 flaky, 0 output changed, 3 unchanged.`,
+      `5 cases × ${REPEATS} attempts: draft 2/5 passed (1 flaky), published 3/5 passed; 1 fixed, 1 regressed, 0 output changed, 3 unchanged (1 still failing, 1 flaky among them).`,
     );
   });
 
@@ -194,7 +194,7 @@ describe.each(PROVIDER_MODES)("evaluation repeats, totals, compare and cancel in
     });
     expect(byCase[caseIds.wobbly ?? ""]).toMatchObject({ base: { verdict: "flaky" }, head: null, change: null });
     expect(res.body.summary.text).toBe(
-      "2 cases compared on draft: 0 fixed, 0 regressed, 1 still failing, 0 output changed, 2 unchanged; 3 in one run only.",
+      "2 cases compared on draft: 0 fixed, 0 regressed, 0 output changed, 2 unchanged (1 still failing among them); 3 in one run only.",
     );
 
     const refused = await api.get<Loose>(`/api/skills/${skillId}/evaluations/compare?base=${repeated.id}`, {

@@ -51,17 +51,17 @@ export function countChanges(pairs: { change: Change; before: TargetResult; afte
   };
 }
 
-/** The changes in the words a reviewer reads in one line. */
+/**
+ * The changes in the words a reviewer reads in one line: the four changes, which add up to the
+ * cases compared, then the still failing and flaky ones, which are among them (never read as more).
+ */
 export function changesText(changes: ChangeCounts): string {
-  const parts = [
-    `${changes.fixed} fixed`,
-    `${changes.regressed} regressed`,
+  const counts = `${changes.fixed} fixed, ${changes.regressed} regressed, ${changes.outputChanged} output changed, ${changes.unchanged} unchanged`;
+  const among = [
     ...(changes.stillFailing > 0 ? [`${changes.stillFailing} still failing`] : []),
     ...(changes.flaky > 0 ? [`${changes.flaky} flaky`] : []),
-    `${changes.outputChanged} output changed`,
-    `${changes.unchanged} unchanged`,
   ];
-  return parts.join(", ");
+  return among.length > 0 ? `${counts} (${among.join(", ")} among them)` : counts;
 }
 
 export interface Report {

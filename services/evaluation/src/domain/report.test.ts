@@ -207,7 +207,7 @@ describe("repeats", () => {
       attempts: 8,
     });
     expect(report.summary.text).toBe(
-      "4 cases × 2 attempts: draft 1/4 passed (1 flaky), published 1/4 passed (1 flaky); 1 fixed, 1 regressed, 1 still failing, 1 flaky, 0 output changed, 2 unchanged.",
+      "4 cases × 2 attempts: draft 1/4 passed (1 flaky), published 1/4 passed (1 flaky); 1 fixed, 1 regressed, 0 output changed, 2 unchanged (1 still failing, 1 flaky among them).",
     );
     expect(buildReport(targets, [], new Map(), { cancelled: true }).summary.text).toMatch(/^Cancelled: 0 cases/);
   });
