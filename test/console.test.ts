@@ -105,8 +105,10 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Sign up" }).click();
 
     await page.getByRole("heading", { name: "Create your workspace" }).waitFor();
+    await page.getByLabel("Organization name").waitFor();
     await screen("onboarding-workspace");
-    await page.getByLabel("Your name").fill("Ada Lovelace");
+    // The name given at sign-up is not asked again.
+    expect(await page.getByLabel("Your name").count()).toBe(0);
     await page.getByLabel("Organization name").fill("Analytical Engines");
     await page.getByRole("button", { name: "Create workspace" }).click();
     await page.getByRole("heading", { name: "Your plan" }).waitFor();

@@ -1,10 +1,10 @@
 import type { Membership, OnboardingResult } from "@kiln/sdk";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useAction, useFields } from "./action.js";
 import { call, clientOf, currentSession, rememberOrganization, type Session } from "./api.js";
 import { PlanTerms } from "./organization.js";
 import type { Navigate } from "./router.js";
-import { ErrorBox, Field, Link } from "./ui.js";
+import { ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /** The other way in, under a sign-up or sign-in form: a link to its page, or (`onSwitch`) the other form here. */
 function SwitchLink({
@@ -133,12 +133,21 @@ export function Onboarding({
   const named = field("organizationName");
   const organizationName = { ...named, issue: named.issue ?? error?.fields.name };
   const [result, setResult] = useState<Pick<OnboardingResult, "organization"> | null>(null);
+  // The name given at sign-up is not asked again (null: none was given, or another organization).
+  const [knownName, setKnownName] = useState<string | null | undefined>(another ? null : undefined);
+  useEffect(() => {
+    if (another) return;
+    call<{ fullName: string | null }>("GET", "/api/me").then(
+      (me) => setKnownName(me.fullName?.trim() ? me.fullName : null),
+      () => setKnownName(null),
+    );
+  }, [another]);
   const createWorkspace = submit(async () => {
     const r = another
       ? await call<Pick<OnboardingResult, "organization">>("POST", "/api/organizations", {
           name: values.organizationName,
         })
-      : await clientOf().onboarding.complete(values);
+      : await clientOf().onboarding.complete({ ...values, fullName: knownName ?? values.fullName });
     setResult(r);
     // The new organization is the one the console opens from now on, in a reload and a new tab.
     if (another) rememberOrganization(r.organization.id);
@@ -148,11 +157,12 @@ export function Onboarding({
   return (
     <main className="narrow">
       <p className="steps">Step {step} of 3</p>
-      {step === 1 && (
+      {step === 1 && knownName === undefined && <Loading what="your account" />}
+      {step === 1 && knownName !== undefined && (
         <>
           <h1>{another ? "Create an organization" : "Create your workspace"}</h1>
           <form onSubmit={createWorkspace} noValidate>
-            {!another && <Field label="Your name" {...field("fullName")} required />}
+            {!another && knownName === null && <Field label="Your name" {...field("fullName")} required />}
             {/* POST /api/organizations names the field `name`. */}
             <Field label="Organization name" {...organizationName} required />
             <ErrorBox error={error} shownFields={["fullName", "organizationName", "name"]} />

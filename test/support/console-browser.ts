@@ -81,7 +81,6 @@ export async function signUp(
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign up" }).click();
-  await page.getByLabel("Your name").fill("Ada Lovelace");
   await page.getByLabel("Organization name").fill(organization);
   await page.getByRole("button", { name: "Create workspace" }).click();
   await page.getByRole("button", { name: "Continue" }).click();
