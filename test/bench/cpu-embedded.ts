@@ -7,7 +7,10 @@
  * BENCH_CPU_PROF=<dir> writes the process's CPU profile there (`node --cpu-prof`) when it stops.
  * BENCH_COMPARE="RUN_TRACES=off;RUN_TRACES=on" compares environments in the same run: one process
  * per environment (`;` between them, `,` between a process's variables), their rounds alternated
- * (A, B, A, B), so the host's load falls on both alike.
+ * (A, B, A, B), so the host's load falls on both alike. BENCH_CPU_CONNECTION=1 instead runs one
+ * process against the OpenAI-protocol stub (50 ms) and alternates the same prompt on the
+ * deployment's provider ("stub/fixed") and through an organization's provider connection
+ * ("bench/fixed"), the stub's process measured apart.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -15,9 +18,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout } from "node:timers/promises";
-import { runIdentityFlow } from "../support/identity-flow.js";
+import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
-import { BENCH, load, publishedPrompt, ROOT } from "./load.js";
+import { BENCH, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -69,10 +72,54 @@ async function start(name: string, env: Record<string, string>): Promise<Variant
   };
 }
 
+/** One process, two variants: the stub's model through the deployment's provider and through a connection. */
+async function startConnectionPair(stubUrl: string): Promise<Variant[]> {
+  const dir = await mkdtemp(join(tmpdir(), "kiln-cpu-"));
+  const env = {
+    OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl),
+    PROVIDER_PRIVATE_HOSTS: new URL(stubUrl).hostname,
+  };
+  const kiln = await startKilnProcess(join(dir, "data"), env, { compiled: true });
+  const flow = await runIdentityFlow(kiln.base);
+  const created = await call(kiln.base, "POST", "/api/provider-connections", {
+    token: flow.token,
+    body: {
+      organizationId: flow.organizationId,
+      name: "bench",
+      provider: "openai_compatible",
+      baseUrl: stubUrl,
+      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
+    },
+  });
+  if (created.status !== 201) throw new Error(`connection refused: ${JSON.stringify(created.body)}`);
+  const variantOf = async (name: string, model: string, stop: () => Promise<void>): Promise<Variant> => ({
+    name,
+    pid: kiln.child.pid as number,
+    url: `${kiln.base}/api/prompts/${await publishedPrompt(kiln.base, flow, model)}/run`,
+    init: {
+      method: "POST",
+      headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ organizationId: flow.organizationId, variables: { city: "Paris" } }),
+    },
+    stop,
+  });
+  const stopAll = async () => {
+    kiln.child.kill("SIGTERM");
+    await kiln.exited;
+    await rm(dir, { recursive: true, force: true });
+  };
+  return [
+    await variantOf("deployment provider", "stub/fixed", async () => {}),
+    await variantOf("connection", "bench/fixed", stopAll),
+  ];
+}
+
 execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
 const variants: Variant[] = [];
+const stub = process.env.BENCH_CPU_CONNECTION === "1" ? await startStubProcess(50) : undefined;
 try {
-  for (const e of environments.length > 0 ? environments : [""]) variants.push(await start(e, e ? envOf(e) : {}));
+  if (stub) variants.push(...(await startConnectionPair(stub.baseUrl)));
+  else for (const e of environments.length > 0 ? environments : [""]) variants.push(await start(e, e ? envOf(e) : {}));
   for (const v of variants) await load(v.url, v.init, 3); // warm-up: caches and JIT
   console.log(`| round | env | req/s | requests | CPU µs per request | errors |\n|---:|---|---:|---:|---:|---:|`);
   for (let round = 1; round <= ROUNDS; round++) {
@@ -88,4 +135,5 @@ try {
   }
 } finally {
   for (const v of variants) await v.stop();
+  stub?.child.kill("SIGTERM");
 }
