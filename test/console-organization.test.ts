@@ -180,6 +180,9 @@ describe("the console's organization pages", () => {
     await table.getByLabel("Role of Grace Hopper").selectOption("member");
     const dialog = page.getByRole("alertdialog");
     await dialog.getByText("Make Grace Hopper a member?").waitFor();
+    expect(
+      await dialog.getByRole("button", { name: "Cancel" }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
     expect(await table.getByLabel("Role of Grace Hopper").inputValue()).toBe("admin");
     await c.screen("members-confirm");
     await dialog.getByRole("button", { name: "Yes, change the role" }).click();
@@ -325,7 +328,17 @@ describe("the console's organization pages", () => {
     // The key works with the scopes chosen, until it is revoked.
     const asKey = () => fetch(`${base}/api/models`, { headers: { authorization: `Bearer ${key}` } });
     expect((await asKey()).status).toBe(200);
+    // Revoking is asked for first: a cancelled revocation changes nothing.
     await row.getByRole("button", { name: "Revoke CI" }).click();
+    const revoking = page.getByRole("alertdialog", { name: /Revoke CI\? Every call made with it is refused/ });
+    await revoking.getByRole("button", { name: "Cancel" }).click();
+    await revoking.waitFor({ state: "detached" });
+    expect(
+      await row.getByRole("button", { name: "Revoke CI" }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
+    expect((await asKey()).status).toBe(200);
+    await row.getByRole("button", { name: "Revoke CI" }).click();
+    await revoking.getByRole("button", { name: "Yes, revoke CI" }).click();
     await row.getByText("revoked").waitFor();
     expect((await asKey()).status).toBe(401);
   }, 60_000);

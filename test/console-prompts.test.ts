@@ -131,8 +131,17 @@ describe("prompt editing in the console", () => {
     const dialog = page.getByRole("dialog", { name: "Publish version 1?" });
     await dialog.getByText(/Version 1 goes live.*Nothing is live yet\./).waitFor();
     await dialog.getByRole("cell", { name: "System prompt", exact: true }).waitFor();
+    // Cancel has the focus (Enter never releases by accident), and gives it back to the button that asked.
+    expect(
+      await dialog.getByRole("button", { name: "Cancel" }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
+    expect(
+      await page
+        .getByRole("button", { name: "Publish version 1" })
+        .evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
     expect(await page.getByText("published (live)").count()).toBe(0);
     await page.getByRole("button", { name: "Publish version 1" }).click();
     await dialog.getByRole("button", { name: "Go live with version 1" }).click();

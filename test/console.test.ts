@@ -184,7 +184,19 @@ describe("the console", () => {
     await page.getByLabel("Skill input (JSON)").fill('{"name":"Grace"}');
     await page.getByRole("button", { name: "Preview", exact: true }).click();
     await page.getByRole("article", { name: "Preview output" }).getByText("Greet Grace warmly.").waitFor();
-    await page.getByRole("button", { name: "Publish the draft" }).click();
+    // Publishing a skill is asked for first; Cancel has the focus, and gives it back to the button.
+    await page.getByRole("button", { name: "Publish…" }).click();
+    const publishSkill = page.getByRole("alertdialog", { name: /Publish the draft of Greeting skill\?/ });
+    expect(
+      await publishSkill.getByRole("button", { name: "Cancel" }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
+    await page.keyboard.press("Escape");
+    await publishSkill.waitFor({ state: "detached" });
+    expect(
+      await page.getByRole("button", { name: "Publish…" }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).toBe(true);
+    await page.getByRole("button", { name: "Publish…" }).click();
+    await publishSkill.getByRole("button", { name: "Publish the draft" }).click();
     await page.getByText("A version is published.").waitFor();
     await page.getByLabel("name (required)").fill("Ada");
     await page.getByRole("button", { name: "Add an assertion" }).click();
@@ -386,6 +398,10 @@ describe("the console", () => {
     const key = await page.locator("code.secret").textContent();
     expect(key).toMatch(/^sk_/);
     await page.getByRole("button", { name: "Revoke ci" }).click();
+    await page
+      .getByRole("alertdialog", { name: /Revoke ci\?/ })
+      .getByRole("button", { name: "Yes, revoke ci" })
+      .click();
     await page.getByRole("cell", { name: "revoked" }).waitFor();
     await screen("api-keys");
 

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import type { Act } from "./action.js";
 import { WorkflowBuilder } from "./agent-builder.js";
 import type { ShownIssue } from "./agent-builder-fields.js";
+import { useConfirmFocus } from "./confirm.js";
 import { ActButton, Field } from "./ui.js";
 import { issuesByStep, WorkflowGraph } from "./workflow-graph.js";
 import { builderWorkflow } from "./workflow-model.js";
@@ -64,6 +65,8 @@ export function WorkflowEditor({
   const [tab, setTab] = useState<"builder" | "json">("builder");
   const [validation, setValidation] = useState<WorkflowValidation | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const cancelPublish = useRef<HTMLButtonElement>(null);
+  useConfirmFocus(confirming, cancelPublish);
   const asked = useRef(0);
   const current = json(edited.value);
   useEffect(() => {
@@ -179,7 +182,14 @@ export function WorkflowEditor({
             </div>
           )}
           {draft && confirming && (
-            <div role="alertdialog" aria-labelledby="wf-confirm" className="confirm">
+            <div
+              role="alertdialog"
+              aria-labelledby="wf-confirm"
+              className="confirm"
+              onKeyDown={(e) => {
+                if (e.key === "Escape") setConfirming(false);
+              }}
+            >
               <p id="wf-confirm">
                 Publish version {draftNumber}? It goes live: runs of {agent.name} use it from now on
                 {dirty ? " (the unsaved changes are saved first)" : ""}.
@@ -187,7 +197,7 @@ export function WorkflowEditor({
               <ActButton act={act} run={publish}>
                 Publish version {draftNumber}
               </ActButton>{" "}
-              <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+              <button ref={cancelPublish} type="button" className="secondary" onClick={() => setConfirming(false)}>
                 Cancel
               </button>
             </div>

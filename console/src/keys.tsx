@@ -2,8 +2,9 @@ import type { ApiKey, RequestBody } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { call, type Session } from "./api.js";
+import { ConfirmButton } from "./confirm.js";
 import { Listed } from "./resource-list.js";
-import { ActButton, CheckList, DataTable, ErrorBox, Field } from "./ui.js";
+import { CheckList, DataTable, ErrorBox, Field } from "./ui.js";
 
 /**
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops
@@ -89,9 +90,16 @@ export function ApiKeys({ session }: { session: Session }) {
                       {k.revokedAt ? (
                         <span className="badge status-failed">revoked</span>
                       ) : (
-                        <ActButton act={act} run={() => revoke(k.id)} className="secondary">
+                        <ConfirmButton
+                          act={act}
+                          run={() => revoke(k.id)}
+                          className="secondary"
+                          question={`Revoke ${k.name}? Every call made with it is refused from now on; this cannot be undone.`}
+                          confirmLabel={`Yes, revoke ${k.name}`}
+                          danger
+                        >
                           Revoke {k.name}
-                        </ActButton>
+                        </ConfirmButton>
                       )}
                     </td>
                   </tr>

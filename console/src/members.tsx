@@ -1,7 +1,8 @@
 import type { Member, Membership } from "@kiln/sdk";
-import { useCallback, useState } from "react";
+import { useCallback, useRef, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
+import { useConfirmFocus } from "./confirm.js";
 import { Invitations, type NewInvitation } from "./invitations.js";
 import { formatDay } from "./run-format.js";
 import { CopyButton, DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
@@ -245,14 +246,23 @@ function Confirm({
         ? "Leave this organization? You lose access to it at once."
         : `Remove ${name}? They lose access to this organization at once.`
       : `Make ${self ? "yourself" : name} ${change.role === "admin" ? "an admin" : "a member"}? ${who} ${loses}`;
+  const cancel = useRef<HTMLButtonElement>(null);
+  useConfirmFocus(true, cancel);
   return (
-    <div role="alertdialog" aria-labelledby="member-confirm" className="confirm">
+    <div
+      role="alertdialog"
+      aria-labelledby="member-confirm"
+      className="confirm"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onNo();
+      }}
+    >
       <p id="member-confirm">{question}</p>
       <div className="actions">
         <button type="button" className="danger" onClick={() => onYes(change)}>
           {change.role === null ? (self ? "Yes, leave" : `Yes, remove ${name}`) : "Yes, change the role"}
         </button>
-        <button type="button" className="secondary" onClick={onNo}>
+        <button ref={cancel} type="button" className="secondary" onClick={onNo}>
           Cancel
         </button>
       </div>

@@ -1,7 +1,8 @@
 import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useRef, useState } from "react";
 import { useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
+import { useConfirmFocus } from "./confirm.js";
 import { documentDiff, versionDocument } from "./prompt-draft.js";
 import { ErrorBox, Loading } from "./ui.js";
 import { DiffTable } from "./versioned.js";
@@ -41,7 +42,10 @@ export function ConfirmRelease({
   onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => dialog.current?.showModal(), []);
+  const cancel = useRef<HTMLButtonElement>(null);
+  // Shown once the button that asked is noted; Cancel, not the confirming button, has the focus.
+  const show = useCallback(() => dialog.current?.showModal(), []);
+  useConfirmFocus(true, cancel, show);
   const publishing = release.label === null || release.label === "production";
   const currentId = publishing
     ? prompt.publishedVersionId
@@ -84,7 +88,7 @@ export function ConfirmRelease({
         <button type="button" onClick={onConfirm} disabled={busy}>
           {publishing && release.label === null ? `Go live with version ${v}` : `Move ${release.label} to version ${v}`}
         </button>
-        <button type="button" className="secondary" onClick={onCancel}>
+        <button ref={cancel} type="button" className="secondary" onClick={onCancel}>
           Cancel
         </button>
       </div>

@@ -2,6 +2,7 @@ import type { Prompt, Skill, SkillPreview, Tool } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { errorOf } from "./api.js";
+import { ConfirmButton } from "./confirm.js";
 import { parseObject } from "./json-input.js";
 import { type FamilyList, listPage } from "./resource-list.js";
 import type { PageProps } from "./router.js";
@@ -139,9 +140,14 @@ export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: s
           <pre className="output">{JSON.stringify(skill.inputSchema, null, 2)}</pre>
           <div>
             {draft && (
-              <ActButton act={act} run={async () => setSkill(await kiln.skills.publish(id))}>
-                Publish the draft
-              </ActButton>
+              <ConfirmButton
+                act={act}
+                run={async () => setSkill(await kiln.skills.publish(id))}
+                question={`Publish the draft of ${skill.name}? It goes live: runs of ${skill.name} use it from now on.`}
+                confirmLabel="Publish the draft"
+              >
+                Publish…
+              </ConfirmButton>
             )}{" "}
             {!draft && <NewVersionButton act={act} create={() => kiln.skills.createVersion(id)} reload={reload} />}
           </div>

@@ -49,10 +49,7 @@ describe("findPageByTime", () => {
     const c = createMemoryStore().collection<Item>("ties");
     const same = new Date(Date.UTC(2026, 0, 1));
     const later = new Date(Date.UTC(2026, 0, 2));
-    await c.insertMany([
-      ...Array.from({ length: 7 }, (_, i) => ({ _id: `t${i}`, at: same })),
-      { _id: "z", at: later },
-    ]);
+    await c.insertMany([...Array.from({ length: 7 }, (_, i) => ({ _id: `t${i}`, at: same })), { _id: "z", at: later }]);
     const order = { field: "at", direction: -1 } as const;
     const seen: string[] = [];
     let cursor = "";
