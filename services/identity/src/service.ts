@@ -7,7 +7,9 @@ import type { Store } from "@kiln/kit/store";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
 import { createIdentity } from "./identity.js";
 import { registerIdentityRpc } from "./rpc/identity-rpc.js";
+import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
+import { ensureScimIndexes } from "./store/scim-store.js";
 
 export interface IdentityServiceDeps {
   logger: Logger;
@@ -21,6 +23,7 @@ export async function createIdentityService(
   deps: IdentityServiceDeps,
 ): Promise<ServiceModule & { close(): Promise<void> }> {
   await ensureIdentityIndexes(deps.store);
+  await ensureScimIndexes(deps.store);
   // Idempotency records go after their 24 h (docs/operations.md "Retention").
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const issuer = await createTokenIssuer(deps.issuer);
@@ -29,7 +32,10 @@ export async function createIdentityService(
   const service = defineService({
     name: "identity",
     logger: deps.logger,
-    register: (router) => registerIdentityRpc(router, identity, () => jwks),
+    register: (router) => {
+      registerIdentityRpc(router, identity, () => jwks);
+      registerScimRpc(router, identity);
+    },
     readiness: [{ name: "store", check: () => deps.store.ping() }],
     // Identity verifies API keys itself; every other service asks it.
     auth: { tokens: deps.tokens, verifyApiKey: (key) => identity.verifyApiKey(key) },
