@@ -88,6 +88,7 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
+import { ScimTokenView } from "./routes/scim-token-routes.js";
 import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema } from "./schemas.js";
 
@@ -106,6 +107,7 @@ export const COMPONENTS: NamedSchema[] = [
   SetupCheckView,
   SetupVerificationView,
   ApiKeyView,
+  ScimTokenView,
   ModelView,
   ProviderConnectionView,
   ConnectionTestView,

@@ -47,7 +47,10 @@ export function scimMembership(access: Access, join: Join) {
     }
     const keys = await c.apiKeys.find({ organizationId, createdByUserId: userId, revokedAt: null });
     if (keys.length > 0) {
-      await c.apiKeys.updateMany({ _id: { $in: keys.map((k) => k._id) }, revokedAt: null }, { $set: { revokedAt: now() } });
+      await c.apiKeys.updateMany(
+        { _id: { $in: keys.map((k) => k._id) }, revokedAt: null },
+        { $set: { revokedAt: now() } },
+      );
     }
     return { revokedApiKeyIds: keys.map((k) => k._id), role: membership?.role ?? null };
   }

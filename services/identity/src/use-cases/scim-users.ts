@@ -19,7 +19,8 @@ export interface ScimUserFilter {
 /** How many resources one list answers at most (ServiceProviderConfig's filter.maxResults). */
 export const SCIM_MAX_RESULTS = 200;
 
-const taken = () => alreadyExists("a user with this userName is provisioned", [{ field: "userName", issue: "is taken" }]);
+const taken = () =>
+  alreadyExists("a user with this userName is provisioned", [{ field: "userName", issue: "is taken" }]);
 
 /** A provisioned user with the groups that hold them. */
 export type ScimUserView = ScimUserDoc & { groups: ScimGroupDoc[] };
