@@ -61,6 +61,7 @@ import {
   ToolCallView,
   UsageView,
 } from "./routes/run-views.js";
+import { ScimTokenView } from "./routes/scim-token-routes.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import { TraceSettingsView } from "./routes/trace-settings-routes.js";
 import {
@@ -88,7 +89,6 @@ import {
   SetupVerificationView,
   UserView,
 } from "./routes/views.js";
-import { ScimTokenView } from "./routes/scim-token-routes.js";
 import { DeliveryAttemptView, DeliveryView, WebhookView, WebhookWithSecretView } from "./routes/webhook-views.js";
 import { ErrorEnvelope, type NamedSchema } from "./schemas.js";
 

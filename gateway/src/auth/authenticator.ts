@@ -142,6 +142,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           subject: payload.sub ?? "",
           email: typeof payload.email === "string" ? payload.email : "",
           fullName: typeof payload.name === "string" ? payload.name : "",
+          emailVerified: payload.email_verified === true,
         },
         { contextValues: createContextValues().set(kRequestId, requestId) },
       );

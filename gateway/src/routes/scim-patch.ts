@@ -67,7 +67,15 @@ function apply(resource: Json, op: Op): void {
     merge(resource, op.value, kind === "add");
     return;
   }
-  const { attr, where, sub } = parsePath(op.path);
+  const path = op.path.replace(CORE_PREFIX, "");
+  if (path.toLowerCase().startsWith("urn:")) {
+    // An extension's attribute (Entra's enterprise User): kept beside the core ones, stored by none.
+    if (op.op.toLowerCase() === "remove") return;
+    const at = path.lastIndexOf(":");
+    apply(resource, { ...op, path: undefined, value: { [path.slice(0, at)]: { [path.slice(at + 1)]: op.value } } });
+    return;
+  }
+  const { attr, where, sub } = parsePath(path);
   const key = keyOf(resource, attr);
   if (where) {
     applyFiltered(resource, key, where, sub, kind, op.value);

@@ -9,7 +9,6 @@ import { createIdentity } from "./identity.js";
 import { registerIdentityRpc } from "./rpc/identity-rpc.js";
 import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
-import { ensureScimIndexes } from "./store/scim-store.js";
 
 export interface IdentityServiceDeps {
   logger: Logger;
@@ -23,7 +22,6 @@ export async function createIdentityService(
   deps: IdentityServiceDeps,
 ): Promise<ServiceModule & { close(): Promise<void> }> {
   await ensureIdentityIndexes(deps.store);
-  await ensureScimIndexes(deps.store);
   // Idempotency records go after their 24 h (docs/operations.md "Retention").
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const issuer = await createTokenIssuer(deps.issuer);

@@ -1,6 +1,6 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { Role } from "../domain/rules.js";
-import { type ScimCollections, scimCollections } from "./scim-store.js";
+import { ensureScimIndexes, type ScimCollections, scimCollections } from "./scim-store.js";
 
 export type { Role };
 
@@ -122,4 +122,5 @@ export async function ensureIdentityIndexes(store: Store): Promise<void> {
   ]);
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("invitations", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await ensureScimIndexes(store);
 }

@@ -75,6 +75,8 @@ export async function ensureScimIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("scim_users", [
     { keys: { organizationId: 1, userNameKey: 1 }, unique: true },
     { keys: { organizationId: 1, createdAt: 1 } },
+    // An OIDC subject's first sign-in looks for the user provisioned with its address.
+    { keys: { userId: 1 } },
   ]);
   await store.ensureIndexes("scim_groups", [
     { keys: { organizationId: 1, displayNameKey: 1 }, unique: true },
