@@ -26,13 +26,16 @@ export function accountUseCases(access: Access, invitations: Invitations) {
    */
   async function provisionedUser(email: string): Promise<UserDoc | null> {
     if (!email) return null;
-    const user = await c.users.findOne({ email });
-    if (!user || !(await c.scimUsers.findOne({ userId: user._id }))) return null;
-    const [password, external] = await Promise.all([
-      c.passwordLogins.findOne({ userId: user._id }),
-      c.externalLogins.findOne({ userId: user._id }),
-    ]);
-    return password || external ? null : user;
+    // Several users may hold the address (each unlinked OIDC subject makes one): SCIM's is the one.
+    for (const user of await c.users.find({ email }, { limit: 20 })) {
+      if (!(await c.scimUsers.findOne({ userId: user._id }))) continue;
+      const [password, external] = await Promise.all([
+        c.passwordLogins.findOne({ userId: user._id }),
+        c.externalLogins.findOne({ userId: user._id }),
+      ]);
+      return password || external ? null : user;
+    }
+    return null;
   }
 
   return {
