@@ -198,6 +198,14 @@ describe("provisioned users and groups", () => {
     expect((await c.apiKeys.findOne({ _id: apiKey._id }))?.revokedAt).toBeInstanceOf(Date);
   });
 
+  it("an active user removed through /api is a member again at the identity provider's next update", async () => {
+    const { ownerId, organizationId } = await organization();
+    const ada = await identity.createScimUser(organizationId, input("ada@example.com"));
+    await identity.removeMember(ownerId, { organizationId, userId: ada.userId });
+    await identity.replaceScimUser(organizationId, ada.userId, input("ada@example.com", { displayName: "Ada" }));
+    expect((await c.memberships.findOne({ _id: `${organizationId}:${ada.userId}` }))?.role).toBe("member");
+  });
+
   it("refuses a userName taken in the organization, a user without an address, and the last owner's deactivation", async () => {
     const { ownerId, organizationId } = await organization();
     await identity.createScimUser(organizationId, input("ada@example.com"));

@@ -1,9 +1,11 @@
-import { failedPrecondition } from "@kiln/kit/errors";
+import { DomainError, failedPrecondition } from "@kiln/kit/errors";
 import { ROLE_PERMISSIONS, type Role } from "../domain/rules.js";
 import { roleOfGroups } from "../domain/scim-roles.js";
 import type { UserDoc } from "../store/identity-store.js";
 import type { ScimUserDoc } from "../store/scim-store.js";
 import type { Access } from "./access.js";
+
+const LAST_OWNER = "an organization keeps at least one owner: the last one cannot be deactivated";
 
 type Join = (organizationId: string, user: UserDoc, role: Role) => Promise<unknown>;
 
@@ -27,7 +29,12 @@ export function scimMembership(access: Access, join: Join) {
     if (existing) return syncRole(doc.organizationId, doc.userId);
     const user = await c.users.findOne({ _id: doc.userId });
     if (!user) return;
-    await join(doc.organizationId, user, role).catch(() => undefined);
+    try {
+      await join(doc.organizationId, user, role);
+    } catch (e) {
+      // A member already (a concurrent call joined them first): nothing more to do.
+      if (!(e instanceof DomainError && e.kind === "already_exists")) throw e;
+    }
   }
 
   /**
@@ -39,11 +46,19 @@ export function scimMembership(access: Access, join: Join) {
     const membership = await membershipOf(organizationId, userId);
     if (membership?.role === "owner") {
       const owners = await c.memberships.countDocuments({ organizationId, role: "owner" });
-      if (owners <= 1) throw failedPrecondition("an organization keeps at least one owner: it cannot be deactivated");
+      if (owners <= 1) throw failedPrecondition(LAST_OWNER);
     }
     if (membership) {
       await c.onboardings.deleteOne({ _id: userId, organizationId });
       await c.memberships.deleteOne({ _id: membership._id });
+      // Two owners deactivated at once: the second finds no owner left, and is undone.
+      if (
+        membership.role === "owner" &&
+        (await c.memberships.countDocuments({ organizationId, role: "owner" })) === 0
+      ) {
+        await c.memberships.insertOne(membership);
+        throw failedPrecondition(LAST_OWNER);
+      }
     }
     const keys = await c.apiKeys.find({ organizationId, createdByUserId: userId, revokedAt: null });
     if (keys.length > 0) {

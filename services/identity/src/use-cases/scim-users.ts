@@ -119,7 +119,8 @@ export function scimUserUseCases(access: Access, membership: ReturnType<typeof s
       } catch (e) {
         throw isDuplicateKeyError(e) ? taken() : e;
       }
-      if (!before.active && doc.active) await membership.admit(doc);
+      // Active: a member, even one removed through /api meanwhile (the identity provider decides).
+      if (doc.active) await membership.admit(doc);
       const [view] = await withGroups(organizationId, [doc]);
       return { user: view ?? { ...doc, groups: [] }, revokedApiKeyIds };
     },
