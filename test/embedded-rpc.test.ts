@@ -33,6 +33,7 @@ import { startKilnProcess } from "./support/kiln-process.js";
 const SECRET = randomBytes(32).toString("base64url");
 const SERVICES = [
   "kiln.identity.v1.IdentityService",
+  "kiln.identity.v1.ScimService",
   "kiln.catalog.v1.CatalogService",
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",

@@ -1138,6 +1138,36 @@ describe("an external OIDC issuer", () => {
     expect(stranger.body.principal.id).not.toBe(before.body.principal.id);
   });
 
+  it("links a first sign-in with a verified address to the user SCIM provisioned for it, and no other", async () => {
+    const owner = await api.signUp();
+    const organizationId = (await api.onboard(owner.accessToken)).organization.id;
+    const made = await api.post<{ token: string }>(
+      `/api/organizations/${organizationId}/scim-tokens`,
+      { name: "Okta" },
+      { token: owner.accessToken },
+    );
+    expect(made.status, made.text).toBe(201);
+    const email = `provisioned-${randomUUID()}@example.test`;
+    const provisioned = await api.post<{ id: string }>(
+      "/scim/v2/Users",
+      { userName: email, emails: [{ value: email, primary: true }] },
+      { token: made.body.token },
+    );
+    expect(provisioned.status, provisioned.text).toBe(201);
+
+    const unverified = await signOidc({ sub: `okta|${randomUUID()}`, email, email_verified: false });
+    const stranger = await verify(api, { token: unverified }, organizationId);
+    expect(stranger.body.principal.id).not.toBe(provisioned.body.id);
+    expect(stranger.body.ok).toBe(false);
+    const verified = await signOidc({ sub: `okta|${randomUUID()}`, email, email_verified: true });
+    const linked = await verify(api, { token: verified }, organizationId);
+    expect(linked.body.principal.id).toBe(provisioned.body.id);
+    expect(linked.body).toMatchObject({ ok: true, organization: { id: organizationId } });
+    // Linked once: another verified subject with the address is someone else.
+    const another = await signOidc({ sub: `okta|${randomUUID()}`, email, email_verified: true });
+    expect((await verify(api, { token: another })).body.principal.id).not.toBe(provisioned.body.id);
+  });
+
   it("refuses an expired token (401, saying so)", async () => {
     const nowSeconds = Math.floor(Date.now() / 1000);
     const expired = await signOidc({ sub: `auth0|${randomUUID()}`, iat: nowSeconds - 3_600, exp: nowSeconds - 60 });

@@ -38,6 +38,7 @@ import { registerProviderConnectionRoutes } from "./routes/provider-connection-r
 import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
+import { registerScimRoutes } from "./routes/scim-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
@@ -262,6 +263,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);
+  registerScimRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

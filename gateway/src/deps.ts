@@ -12,6 +12,7 @@ import { IdentityService } from "@kiln/proto/identity";
 import { ModelRouteService } from "@kiln/proto/model-routes";
 import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
+import { ScimService } from "@kiln/proto/scim";
 import { TraceService } from "@kiln/proto/traces";
 import { WebhookService } from "@kiln/proto/webhooks";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
@@ -64,6 +65,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       connections: createClient(ProviderConnectionService, w.transports.execution),
       // Model routes are the execution service's (docs/providers.md "Routes").
       modelRoutes: createClient(ModelRouteService, w.transports.execution),
+      // SCIM provisioning is the identity service's (docs/scim.md).
+      scim: createClient(ScimService, w.transports.identity),
     },
     authenticator: createAuthenticator({
       identity,

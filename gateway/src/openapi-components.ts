@@ -61,6 +61,7 @@ import {
   ToolCallView,
   UsageView,
 } from "./routes/run-views.js";
+import { ScimTokenView } from "./routes/scim-token-routes.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import { TraceSettingsView } from "./routes/trace-settings-routes.js";
 import {
@@ -106,6 +107,7 @@ export const COMPONENTS: NamedSchema[] = [
   SetupCheckView,
   SetupVerificationView,
   ApiKeyView,
+  ScimTokenView,
   ModelView,
   ProviderConnectionView,
   ConnectionTestView,

@@ -142,6 +142,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           subject: payload.sub ?? "",
           email: typeof payload.email === "string" ? payload.email : "",
           fullName: typeof payload.name === "string" ? payload.name : "",
+          emailVerified: payload.email_verified === true,
         },
         { contextValues: createContextValues().set(kRequestId, requestId) },
       );
@@ -180,6 +181,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   return {
     async authenticate(credential, requestId) {
+      // An organization's SCIM token provisions users at /scim/v2 and is no credential anywhere else.
+      if (credential.startsWith("scim_")) throw unauthenticated("a SCIM token is accepted only at /scim/v2");
       if (looksLikeApiKey(credential)) {
         const principal = await options.identityAuth.verifyApiKey(credential, requestId);
         if (forgotten.has(principal.id)) throw unauthenticated("invalid API key");

@@ -12,6 +12,7 @@ import type { IdentityService } from "@kiln/proto/identity";
 import type { ModelRouteService } from "@kiln/proto/model-routes";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
+import type { ScimService } from "@kiln/proto/scim";
 import type { TraceService } from "@kiln/proto/traces";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
@@ -30,6 +31,8 @@ export interface GatewayClients {
   traces: Client<typeof TraceService>;
   connections: Client<typeof ProviderConnectionService>;
   modelRoutes: Client<typeof ModelRouteService>;
+  /** SCIM provisioning is the identity service's (docs/scim.md). */
+  scim: Client<typeof ScimService>;
 }
 
 export interface GatewayDeps {

@@ -6,6 +6,7 @@ import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/ope
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, IdParams, ListQuery, ref } from "../schemas.js";
 import { registerMemberRoutes } from "./member-routes.js";
+import { registerScimTokenRoutes } from "./scim-token-routes.js";
 import {
   MembershipView,
   membershipView,
@@ -128,4 +129,5 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
   );
 
   registerMemberRoutes(app, deps);
+  registerScimTokenRoutes(app, deps);
 }

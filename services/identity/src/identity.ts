@@ -5,6 +5,10 @@ import { authorizationUseCases } from "./use-cases/authorization.js";
 import { invitationUseCases } from "./use-cases/invitations.js";
 import { memberUseCases } from "./use-cases/members.js";
 import { organizationUseCases } from "./use-cases/organizations.js";
+import { scimGroupUseCases } from "./use-cases/scim-groups.js";
+import { scimMembership } from "./use-cases/scim-membership.js";
+import { scimTokenUseCases } from "./use-cases/scim-tokens.js";
+import { scimUserUseCases } from "./use-cases/scim-users.js";
 
 export type { IdentityDeps } from "./use-cases/access.js";
 export type { Authorization, SetupCheck } from "./use-cases/authorization.js";
@@ -17,6 +21,7 @@ export function createIdentity(deps: IdentityDeps) {
   const access = createAccess(deps);
   const { join, ...members } = memberUseCases(access);
   const invitations = invitationUseCases(access, join);
+  const provisioned = scimMembership(access, join);
   return {
     ...organizationUseCases(access),
     ...members,
@@ -24,5 +29,8 @@ export function createIdentity(deps: IdentityDeps) {
     ...accountUseCases(access, invitations),
     ...apiKeyUseCases(access),
     ...authorizationUseCases(access),
+    ...scimTokenUseCases(access),
+    ...scimUserUseCases(access, provisioned),
+    ...scimGroupUseCases(access, provisioned),
   };
 }

@@ -7,6 +7,7 @@ import type { Store } from "@kiln/kit/store";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
 import { createIdentity } from "./identity.js";
 import { registerIdentityRpc } from "./rpc/identity-rpc.js";
+import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
 
 export interface IdentityServiceDeps {
@@ -29,7 +30,10 @@ export async function createIdentityService(
   const service = defineService({
     name: "identity",
     logger: deps.logger,
-    register: (router) => registerIdentityRpc(router, identity, () => jwks),
+    register: (router) => {
+      registerIdentityRpc(router, identity, () => jwks);
+      registerScimRpc(router, identity);
+    },
     readiness: [{ name: "store", check: () => deps.store.ping() }],
     // Identity verifies API keys itself; every other service asks it.
     auth: { tokens: deps.tokens, verifyApiKey: (key) => identity.verifyApiKey(key) },

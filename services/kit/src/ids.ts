@@ -31,7 +31,9 @@ export type IdPrefix =
   | "anq"
   | "ani"
   | "mrt"
-  | "pcn";
+  | "pcn"
+  | "sct"
+  | "grp";
 
 let lastMs = 0;
 let counter = 0;

@@ -43,6 +43,9 @@ export class Issues {
     else if (v.length > max) this.add(field, `must be at most ${max} characters`);
     return v;
   }
+  isEmpty(): boolean {
+    return this.issues.length === 0;
+  }
   throwIfAny(message = "invalid request"): void {
     if (this.issues.length > 0) throw invalidArgument(message, this.issues);
   }

@@ -1,5 +1,6 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { Role } from "../domain/rules.js";
+import { ensureScimIndexes, type ScimCollections, scimCollections } from "./scim-store.js";
 
 export type { Role };
 
@@ -89,7 +90,7 @@ export interface InvitationDoc {
   revokedAt: Date | null;
 }
 
-export interface IdentityCollections {
+export interface IdentityCollections extends ScimCollections {
   users: Collection<UserDoc>;
   passwordLogins: Collection<PasswordLoginDoc>;
   externalLogins: Collection<ExternalLoginDoc>;
@@ -110,6 +111,7 @@ export function identityCollections(store: Store): IdentityCollections {
     onboardings: store.collection("onboardings"),
     apiKeys: store.collection("api_keys"),
     invitations: store.collection("invitations"),
+    ...scimCollections(store),
   };
 }
 
@@ -120,4 +122,5 @@ export async function ensureIdentityIndexes(store: Store): Promise<void> {
   ]);
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("invitations", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await ensureScimIndexes(store);
 }

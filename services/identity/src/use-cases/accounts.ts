@@ -20,6 +20,24 @@ const dummyPasswordHash = () => {
 export function accountUseCases(access: Access, invitations: Invitations) {
   const { c, now, issuer, getUser, memberAccess, ensureOrganization } = access;
 
+  /**
+   * The user SCIM provisioning made for `email` that nobody signs in as yet (no password, no other
+   * external login): a new subject of the deployment's OIDC issuer with that verified address is them.
+   */
+  async function provisionedUser(email: string): Promise<UserDoc | null> {
+    if (!email) return null;
+    // Several users may hold the address (each unlinked OIDC subject makes one): SCIM's is the one.
+    for (const user of await c.users.find({ email }, { limit: 20 })) {
+      if (!(await c.scimUsers.findOne({ userId: user._id }))) continue;
+      const [password, external] = await Promise.all([
+        c.passwordLogins.findOne({ userId: user._id }),
+        c.externalLogins.findOne({ userId: user._id }),
+      ]);
+      return password || external ? null : user;
+    }
+    return null;
+  }
+
   return {
     /**
      * With an invitation's token, the new user joins its organization (instead of onboarding one):
@@ -67,7 +85,13 @@ export function accountUseCases(access: Access, invitations: Invitations) {
     },
 
     /** An unknown external subject becomes a user on first sight (api.md "Authentication"). */
-    async resolveExternalUser(input: { issuer: string; subject: string; email: string; fullName: string }) {
+    async resolveExternalUser(input: {
+      issuer: string;
+      subject: string;
+      email: string;
+      fullName: string;
+      emailVerified?: boolean;
+    }) {
       const issues = new Issues();
       issues.text("issuer", input.issuer, { max: 1000 });
       issues.text("subject", input.subject, { max: 1000 });
@@ -76,20 +100,22 @@ export function accountUseCases(access: Access, invitations: Invitations) {
       const existing = await c.externalLogins.findOne({ _id: loginId });
       if (existing) return getUser(existing.userId);
       const at = now();
-      const user: UserDoc = {
+      const email = input.email.trim().toLowerCase();
+      const provisioned = input.emailVerified ? await provisionedUser(email) : null;
+      const user: UserDoc = provisioned ?? {
         _id: newId("usr"),
-        email: input.email.trim().toLowerCase(),
+        email,
         fullName: input.fullName.trim(),
         createdAt: at,
         updatedAt: at,
       };
-      await c.users.insertOne(user);
+      if (!provisioned) await c.users.insertOne(user);
       try {
         await c.externalLogins.insertOne({ _id: loginId, userId: user._id, createdAt: at });
         return user;
       } catch (e) {
         // Another request saw the same subject first: use its user.
-        await c.users.deleteOne({ _id: user._id });
+        if (!provisioned) await c.users.deleteOne({ _id: user._id });
         if (!isDuplicateKeyError(e)) throw e;
         const winner = await c.externalLogins.findOne({ _id: loginId });
         if (!winner) throw e;
