@@ -25,6 +25,7 @@ import { handleAnthropicError, isAnthropicRequest } from "./routes/anthropic-err
 import { registerAnthropicMessagesRoute } from "./routes/anthropic-messages-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
+import { registerDatasetRoutes } from "./routes/dataset-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRouteRoutes } from "./routes/model-route-routes.js";
@@ -259,6 +260,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRouteRoutes(app, deps);
   registerOnlineRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerDatasetRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

@@ -43,6 +43,9 @@ export function versionOf(dataset: DatasetDoc, requested: number, field = "versi
   return requested;
 }
 
+/** The row an issue names (`rows[3].city` → 3); issues of the whole file first. */
+const rowOf = (issue: FieldIssue) => Number(/^rows\[(\d+)\]/.exec(issue.field)?.[1] ?? -1);
+
 export function createDatasetItems(deps: DatasetItemsDeps) {
   const c = deps.collections;
 
@@ -122,13 +125,11 @@ export function createDatasetItems(deps: DatasetItemsDeps) {
       }
       const dataset = await deps.datasets.datasetFor(principal, input.datasetId, SCOPES.evaluationsWrite);
       const file = itemsOfFile(input.format, input.content);
-      if (file.issues.length > 0)
-        throw invalidArgument(`the ${input.format} file is invalid`, file.issues.slice(0, 50));
-      return store(
-        dataset,
-        checked(file.items, (i) => `rows[${i}]`, "rows"),
-        "rows",
-      );
+      // The rows that read are checked as items too: one answer names every bad row.
+      const rows = file.items.length > 0 ? checkNewItems(file.items, (i) => `rows[${i}]`, "rows") : undefined;
+      const issues = [...file.issues, ...(rows?.issues ?? [])].sort((a, b) => rowOf(a) - rowOf(b));
+      if (issues.length > 0 || !rows) throw invalidArgument(`the ${input.format} file is invalid`, issues.slice(0, 50));
+      return store(dataset, rows.items, "rows");
     },
 
     /** Copies of evaluation cases, runs and annotation-queue items of the dataset's organization. */
