@@ -206,6 +206,21 @@ describe.each(modes)("datasets in $name", (mode) => {
     );
   });
 
+  it("gives changes that race one version each, none lost", async () => {
+    const d = await create("Racing");
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => add(d.id, [{ input: { i } }, { input: { i } }])),
+    );
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect(answers.map((a) => a.body.dataset.version).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await dataset(d.id)).toMatchObject({ version: 6, itemCount: 12 });
+    for (const a of answers) {
+      const v = a.body.dataset.version;
+      expect((await itemsAt(d.id, v)).data).toHaveLength(2 * v);
+      expect(new Set(a.body.data.map((i: Loose) => i.addedInVersion))).toEqual(new Set([v]));
+    }
+  });
+
   it("imports CSV and JSONL, and a file with one bad row imports nothing", async () => {
     const d = await create("Imported");
     const csv = [

@@ -189,6 +189,7 @@ export async function createEvaluationService(
     access: evaluation.access,
     runs: deps.execution,
     now: evaluation.now,
+    logger: deps.logger,
   });
   const service = defineService({
     name: "evaluation",

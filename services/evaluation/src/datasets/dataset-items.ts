@@ -108,11 +108,11 @@ export function createDatasetItems(deps: DatasetItemsDeps) {
       let removedAt = 0;
       const after = await deps.datasets.changeItems(dataset, async (version) => {
         const r = await c.items.updateOne({ ...filter, removedVersion: null }, { $set: { removedVersion: version } });
-        removedAt = version;
+        if (r.modifiedCount > 0) removedAt = version;
         return { added: 0, removed: r.modifiedCount };
       });
       // Another request removed it first: its version stands, this one made none.
-      if (after === dataset) throw notFound("dataset item");
+      if (removedAt === 0) throw notFound("dataset item");
       return { dataset: after, item: { ...item, removedVersion: removedAt } };
     },
 

@@ -3,6 +3,7 @@
  * DatasetService RPCs, and what an evaluation run on a dataset reads of it.
  */
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
 import type { Access } from "../access.js";
 import type { RunReader } from "../review/item-content.js";
@@ -20,12 +21,13 @@ export interface DatasetModuleDeps {
   /** The execution service, where runs copied into a dataset are read. */
   runs: RunReader;
   now: () => Date;
+  logger: Logger;
 }
 
 export async function createDatasetModule(deps: DatasetModuleDeps) {
   await ensureDatasetIndexes(deps.store);
   const collections = datasetCollections(deps.store);
-  const datasets = createDatasets({ collections, access: deps.access, now: deps.now });
+  const datasets = createDatasets({ collections, access: deps.access, now: deps.now, logger: deps.logger });
   const sources = createItemSources({
     cases: evaluationCollections(deps.store).cases,
     annotationItems: reviewCollections(deps.store).items,

@@ -2,9 +2,11 @@
  * Datasets (docs/datasets.md): created, read, renamed and deleted here; their items change through
  * `changeItems`, which gives every change a version of its own.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { DomainError, type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
+import type { Logger } from "@kiln/kit/logger";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
@@ -15,7 +17,12 @@ export interface DatasetsDeps {
   collections: DatasetCollections;
   access: Access;
   now: () => Date;
+  logger?: Logger;
 }
+
+const notFoundOf = (): never => {
+  throw notFound("dataset");
+};
 
 /** What one change of items did, for its version's record and the dataset's count. */
 export interface ItemChange {
@@ -23,8 +30,14 @@ export interface ItemChange {
   removed: number;
 }
 
-/** Concurrent changes of one dataset each take the next free number; past this many clashes, 503. */
-const VERSION_TRIES = 20;
+/**
+ * Changes of one dataset run one at a time: a change takes the number after the dataset's version,
+ * and one that finds it taken waits for that change to finish (WAIT_MS between looks, VERSION_TRIES
+ * looks, then 503). A change left unfinished for STALE_CHANGE_MS (its process died) is taken back.
+ */
+const VERSION_TRIES = 100;
+const WAIT_MS = 50;
+const STALE_CHANGE_MS = 30_000;
 
 function checkedText(
   field: "name" | "description",
@@ -51,25 +64,33 @@ export function createDatasets(deps: DatasetsDeps) {
     return dataset;
   }
 
-  /** Inserts the record of the dataset's next version: its number is the first one free. */
-  async function allocateVersion(dataset: DatasetDoc): Promise<number> {
-    for (let version = dataset.version + 1, i = 0; i < VERSION_TRIES; version++, i++) {
+  /**
+   * Inserts the record of the dataset's next version, once the change before it has finished: the
+   * unique `_id` lets one change alone take a number, so the dataset's document is written by one
+   * change at a time (no update of it races another, on any store). Answers the number and the
+   * dataset as that change found it.
+   */
+  async function allocateVersion(dataset: DatasetDoc): Promise<{ version: number; dataset: DatasetDoc }> {
+    let current = dataset;
+    for (let i = 0; i < VERSION_TRIES; i++) {
+      const version = current.version + 1;
+      const _id = `${current._id}:${version}`;
       try {
-        await c.versions.insertOne({
-          _id: `${dataset._id}:${version}`,
-          datasetId: dataset._id,
-          organizationId: dataset.organizationId,
-          version,
-          added: 0,
-          removed: 0,
-          createdAt: deps.now(),
-        });
-        return version;
+        const record = { _id, datasetId: current._id, organizationId: current.organizationId, version };
+        await c.versions.insertOne({ ...record, added: 0, removed: 0, createdAt: deps.now() });
+        return { version, dataset: current };
       } catch (e) {
         if (!isDuplicateKeyError(e)) throw e;
       }
+      const other = await c.versions.findOne({ _id });
+      if (other && deps.now().getTime() - other.createdAt.getTime() > STALE_CHANGE_MS) {
+        deps.logger?.warn({ datasetId: current._id, version }, "taking back a dataset change that never finished");
+        await undoVersion(current, version);
+      } else await sleep(WAIT_MS);
+      current =
+        (await c.datasets.findOne({ _id: current._id, organizationId: current.organizationId })) ?? notFoundOf();
     }
-    throw new DomainError("unavailable", "the dataset is changing too often at once; retry");
+    throw new DomainError("unavailable", "the dataset is being changed by another request; retry");
   }
 
   /** Takes back what a failed change may have written at `version`, and the version itself. */
@@ -89,27 +110,26 @@ export function createDatasets(deps: DatasetsDeps) {
      * that changed nothing leaves no version. Answers the dataset after the change.
      */
     async changeItems(dataset: DatasetDoc, apply: (version: number) => Promise<ItemChange>): Promise<DatasetDoc> {
-      const version = await allocateVersion(dataset);
+      const { version, dataset: before } = await allocateVersion(dataset);
       let change: ItemChange;
       try {
         change = await apply(version);
       } catch (e) {
-        await undoVersion(dataset, version).catch(() => {});
+        await undoVersion(before, version).catch(() => {});
         throw e;
       }
       if (change.added === 0 && change.removed === 0) {
-        await c.versions.deleteOne({ _id: `${dataset._id}:${version}` });
-        return dataset;
+        await c.versions.deleteOne({ _id: `${before._id}:${version}` });
+        return before;
       }
-      const filter = { _id: dataset._id, organizationId: dataset.organizationId };
-      await c.versions.updateOne({ _id: `${dataset._id}:${version}` }, { $set: { ...change } });
+      const filter = { _id: before._id, organizationId: before.organizationId };
+      await c.versions.updateOne({ _id: `${before._id}:${version}` }, { $set: { ...change } });
+      // The version moves last: a read at the dataset's version never sees half a change.
       await c.datasets.updateOne(filter, {
         $inc: { itemCount: change.added - change.removed },
-        $set: { updatedAt: deps.now() },
+        $set: { version, updatedAt: deps.now() },
       });
-      // Only forward: a change that took a lower number and finished later leaves the newer one current.
-      await c.datasets.updateOne({ ...filter, version: { $lt: version } }, { $set: { version } });
-      return (await c.datasets.findOne(filter)) ?? dataset;
+      return (await c.datasets.findOne(filter)) ?? before;
     },
 
     async createDataset(
