@@ -64,6 +64,8 @@ export function datasetCollections(store: Store): DatasetCollections {
 
 export async function ensureDatasetIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("datasets", [{ keys: { organizationId: 1, _id: -1 } }]);
-  await store.ensureIndexes("dataset_items", [{ keys: { datasetId: 1, _id: 1 } }, { keys: { organizationId: 1 } }]);
+  // Not {datasetId, _id}: the SQLite store answers nothing for `_id: {$gt}` through an index naming
+  // `_id` (a page after the first, oldest first); this one pages in `_id` order on every store.
+  await store.ensureIndexes("dataset_items", [{ keys: { datasetId: 1 } }, { keys: { organizationId: 1 } }]);
   await store.ensureIndexes("dataset_versions", [{ keys: { datasetId: 1 } }]);
 }
