@@ -13,7 +13,7 @@ import { type ConsoleBrowser, consoleSdk, openConsole, signUp } from "./support/
 const GROUPS = {
   Build: ["Prompts", "Tools", "Skills", "Agents"],
   Run: ["Playground", "Models"],
-  Observe: ["Runs", "Traces", "Sessions", "Online evaluation", "Review"],
+  Observe: ["Runs", "Traces", "Sessions", "Online evaluation", "Review", "Datasets"],
   Organization: ["Members", "API keys", "Settings", "Export and import"],
 };
 /** The heading each page opens with. */

@@ -38,6 +38,7 @@ const SERVICES = [
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",
   "kiln.evaluation.v1.ReviewService",
+  "kiln.evaluation.v1.DatasetService",
   "kiln.evaluation.v1.OnlineEvaluationService",
   "kiln.webhooks.v1.WebhookService",
   "kiln.traces.v1.TraceService",

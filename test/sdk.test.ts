@@ -1016,6 +1016,36 @@ describe("annotation queues", () => {
   });
 });
 
+describe("datasets", () => {
+  it("creates, lists, reads, renames a dataset; adds, imports, copies, reads by version and removes items; deletes it", async () => {
+    const dataset = await keyed.datasets.create({ name: "Greetings", description: "sdk" });
+    expect(dataset).toMatchObject({ organizationId, version: 0, itemCount: 0 });
+    expect((await user.datasets.list({ organizationId })).data.map((d) => d.id)).toContain(dataset.id);
+    expect((await user.datasets.update(dataset.id, { name: "Greetings 2" })).name).toBe("Greetings 2");
+    const added = await keyed.datasets.addItems(dataset.id, {
+      items: [{ input: { who: "Ada" }, expectedOutput: "Hello Ada.", metadata: { tier: "gold" } }, { input: {} }],
+    });
+    expect(added.dataset).toMatchObject({ version: 1, itemCount: 2 });
+    const imported = await keyed.datasets.import(dataset.id, {
+      format: "csv",
+      content: "who,expected_output\nGrace,Hi\n",
+    });
+    expect(imported).toMatchObject({ imported: 1, dataset: { version: 2 } });
+    const skill = await user.skills.create({ organizationId, name: "Dataset source" });
+    const cases = await keyed.evaluations.createCases(skill.id, { cases: [{ input: { who: "Alan" } }] });
+    const copied = await keyed.datasets.addFrom(dataset.id, { evaluationCaseIds: [cases.data[0]?.id ?? ""] });
+    expect(copied.data[0]).toMatchObject({ input: { who: "Alan" }, source: { kind: "evaluation_case" } });
+    const second = added.data[1]?.id ?? "";
+    expect((await keyed.datasets.removeItem(dataset.id, second)).removedInVersion).toBe(4);
+    expect((await keyed.datasets.get(dataset.id)).itemCount).toBe(3);
+    expect((await keyed.datasets.items(dataset.id, { version: "1" })).data.map((i) => i.id)).toEqual(
+      added.data.map((i) => i.id),
+    );
+    expect((await keyed.datasets.delete(dataset.id)).id).toBe(dataset.id);
+    expect(await failureOf(keyed.datasets.get(dataset.id))).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
 describe("model routes", () => {
   it('creates, lists, reads, changes and deletes a route (docs/providers.md "Routes"), and a run goes through it', async () => {
     const created = await raw<{ id: string; name: string }>(

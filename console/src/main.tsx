@@ -12,6 +12,8 @@ import {
   type ShownError,
 } from "./api.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
+import { DatasetDetail } from "./dataset-detail.js";
+import { Datasets } from "./datasets.js";
 import { EvaluationCompare } from "./evaluation-compare.js";
 import { EvaluationReport } from "./evaluation-report.js";
 import { AcceptInvitation, invitationTokenOf } from "./invite.js";
@@ -62,6 +64,7 @@ function Shell({
   const traceId = /^\/traces\/([^/]+)$/.exec(path)?.[1];
   const traceSessionId = /^\/sessions\/([^/]+)$/.exec(path)?.[1];
   const queueId = /^\/review\/([^/]+)$/.exec(path)?.[1];
+  const datasetId = /^\/datasets\/([^/]+)$/.exec(path)?.[1];
   const reviewing = /^\/review\/([^/]+)\/review$/.exec(path)?.[1];
   const evaluation = /^\/skills\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
   const compared = /^\/skills\/([^/]+)\/evaluations\/([^/]+)\/compare\/([^/]+)$/.exec(path);
@@ -81,6 +84,8 @@ function Shell({
   else if (reviewing) page = <ReviewScreen {...pageProps} id={reviewing} />;
   else if (queueId) page = <ReviewQueue {...pageProps} id={queueId} />;
   else if (path === "/review") page = <ReviewQueues {...pageProps} />;
+  else if (datasetId) page = <DatasetDetail {...pageProps} id={datasetId} />;
+  else if (path === "/datasets") page = <Datasets {...pageProps} />;
   else if (path === "/runs") page = <Runs kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/online-evaluation") page = <OnlineEvaluation kiln={kiln} session={session} navigate={navigate} />;
   else if (agentId) page = <AgentDetail kiln={kiln} session={session} id={agentId} navigate={navigate} />;

@@ -14,6 +14,7 @@ const GROUPS = {
     "/sessions Sessions",
     "/online-evaluation Online evaluation",
     "/review Review",
+    "/datasets Datasets",
   ],
   Organization: [
     "/members Members",

@@ -6,7 +6,6 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
-import { failedReadiness } from "@kiln/kit/rpc/server";
 import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
 import { assertDeclaredCredential } from "./auth/route-security.js";
@@ -14,6 +13,7 @@ import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
 import { HttpError, handleError } from "./errors.js";
 import type { GatewayApp, GatewayDeps } from "./http/gateway-app.js";
+import { registerHealthRoutes } from "./http/health-routes.js";
 import { registerStagedClose } from "./http/staged-close.js";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "./json-depth.js";
 import { jsonBytesKeyword } from "./json-limits.js";
@@ -25,6 +25,7 @@ import { handleAnthropicError, isAnthropicRequest } from "./routes/anthropic-err
 import { registerAnthropicMessagesRoute } from "./routes/anthropic-messages-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
+import { registerDatasetRoutes } from "./routes/dataset-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRouteRoutes } from "./routes/model-route-routes.js";
@@ -236,13 +237,7 @@ export async function buildGateway(deps: GatewayDeps) {
     );
   }
 
-  app.get("/healthz", { config: { public: true }, schema: { hide: true } }, async () => ({ status: "ok" }));
-  app.get("/readyz", { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
-    const failed = await failedReadiness(deps.readiness, () => draining);
-    return reply
-      .code(failed.length === 0 ? 200 : 503)
-      .send({ status: failed.length === 0 ? "ok" : "unavailable", failed });
-  });
+  registerHealthRoutes(app, deps, () => draining);
 
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
@@ -260,6 +255,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerModelRouteRoutes(app, deps);
   registerOnlineRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerDatasetRoutes(app, deps);
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);

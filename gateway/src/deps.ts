@@ -5,6 +5,7 @@ import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ProviderConnectionService } from "@kiln/proto/connections";
+import { DatasetService } from "@kiln/proto/datasets";
 import { EvaluationService } from "@kiln/proto/evaluation";
 import { ExecutionService } from "@kiln/proto/execution";
 import { Health, HealthCheckResponse_ServingStatus } from "@kiln/proto/health";
@@ -59,6 +60,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       online: createClient(OnlineEvaluationService, w.transports.evaluation),
       // Human review is served by the evaluation process too (docs/review.md).
       review: createClient(ReviewService, w.transports.evaluation),
+      // And datasets (docs/datasets.md).
+      datasets: createClient(DatasetService, w.transports.evaluation),
       // Served by the execution process (docs/observability.md).
       traces: createClient(TraceService, w.transports.execution),
       // Provider connections are the execution service's (docs/providers.md "Connections").

@@ -21,6 +21,7 @@ import {
   VersionDiffView,
   VersionRefView,
 } from "./routes/catalog-views.js";
+import { DatasetItemView, DatasetView } from "./routes/dataset-views.js";
 import { ASSERTION_SCHEMAS, AssertionView } from "./routes/evaluation-assertion-views.js";
 import {
   EvaluationCaseView,
@@ -183,5 +184,7 @@ export const COMPONENTS: NamedSchema[] = [
   QueueItemView,
   QueueItemWithContentView,
   ClaimView,
+  DatasetView,
+  DatasetItemView,
   TraceSettingsView,
 ].map((schema) => schema as unknown as NamedSchema);

@@ -1,6 +1,7 @@
 import { AgentRuns, Agents } from "./agents.js";
 import { AnnotationQueues } from "./annotation-queues.js";
 import { Bundles } from "./bundles.js";
+import { Datasets } from "./datasets.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
@@ -38,6 +39,7 @@ export class Kiln {
   readonly onlineRules: OnlineRules;
   readonly scores: Scores;
   readonly annotationQueues: AnnotationQueues;
+  readonly datasets: Datasets;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -60,5 +62,6 @@ export class Kiln {
     this.onlineRules = new OnlineRules(transport);
     this.scores = new Scores(transport);
     this.annotationQueues = new AnnotationQueues(transport);
+    this.datasets = new Datasets(transport);
   }
 }

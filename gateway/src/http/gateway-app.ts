@@ -6,6 +6,7 @@ import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ProviderConnectionService } from "@kiln/proto/connections";
+import type { DatasetService } from "@kiln/proto/datasets";
 import type { EvaluationService } from "@kiln/proto/evaluation";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { IdentityService } from "@kiln/proto/identity";
@@ -28,6 +29,7 @@ export interface GatewayClients {
   webhooks: Client<typeof WebhookService>;
   online: Client<typeof OnlineEvaluationService>;
   review: Client<typeof ReviewService>;
+  datasets: Client<typeof DatasetService>;
   traces: Client<typeof TraceService>;
   connections: Client<typeof ProviderConnectionService>;
   modelRoutes: Client<typeof ModelRouteService>;

@@ -44,7 +44,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
     "/api/skills/:id/evaluations/run",
     op(
       "startEvaluationRun",
-      "Start an evaluation run of the skill's cases (or caseIds) against its draft and/or published version; poll the run",
+      "Start an evaluation run of the skill's cases (or caseIds, or a dataset's items) against its draft and/or published version; poll the run",
       {
         params: IdParams,
         headers: IdempotencyHeaders,
@@ -69,6 +69,17 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
               description: "attempts per case and target (default 1): each case gets a pass rate and a verdict",
             }),
           ),
+          datasetId: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 100,
+              description:
+                "run on this dataset's items instead of the skill's cases (docs/datasets.md); not with caseIds",
+            }),
+          ),
+          datasetVersion: Type.Optional(
+            Type.Integer({ minimum: 1, description: "the dataset's version to run on; default: its current version" }),
+          ),
         }),
         response: {
           202: Type.Object({
@@ -89,6 +100,8 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           targets: b.targets ?? [],
           caseIds: b.caseIds ?? [],
           repeats: b.repeats ?? 0,
+          datasetId: b.datasetId ?? "",
+          datasetVersion: b.datasetVersion ?? 0,
         },
         rpcOptions(request),
       );

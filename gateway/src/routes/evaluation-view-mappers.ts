@@ -143,6 +143,8 @@ export const evaluationRunView = view("run", (run: EvaluationRun) => ({
   skillId: run.skillId,
   status: run.status as EvaluationStatus,
   repeats: run.repeats || 1,
+  datasetId: run.datasetId || null,
+  datasetVersion: run.datasetVersion || null,
   targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
   results: run.results.map(caseResultView),
   summary: run.summary ? summaryView(run.summary) : null,

@@ -149,6 +149,10 @@ export const EvaluationRunView = Type.Object(
     skillId: Type.String(),
     status: EvaluationStatus,
     repeats: Type.Integer({ minimum: 1, maximum: 20 }),
+    datasetId: Nullable(Type.String(), {
+      description: "the dataset it ran on (docs/datasets.md); then each result's caseId is a dataset item's id",
+    }),
+    datasetVersion: Nullable(Type.Integer({ minimum: 1 }), { description: "the dataset's version it ran on" }),
     targets: Type.Array(Type.Object({ label: TargetLabel, skillVersionId: Type.String() })),
     results: Type.Array(
       Type.Object({

@@ -4,6 +4,7 @@ import { newId } from "@kiln/kit/ids";
 import { findPage, type Page } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
+import type { DatasetModule } from "./datasets/dataset-module.js";
 import type { ReportResult } from "./domain/build-report.js";
 import { type Comparison, compareReports } from "./domain/comparison.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
@@ -24,9 +25,56 @@ export interface RunView {
   results: ReportResult[] | null;
 }
 
+/** What a run on a dataset reads of it (datasets/dataset-items.ts). */
+export type DatasetReader = Pick<DatasetModule, "itemIdsAt">;
+
+export interface StartRunInput {
+  organizationId: string;
+  skillId: string;
+  targets: string[];
+  caseIds: string[];
+  repeats?: number;
+  datasetId?: string;
+  datasetVersion?: number;
+}
+
 /** Evaluation runs: started here, executed by the workers (work/evaluation-workers.ts). */
-export function createRuns(deps: EvaluationDeps) {
+export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
   const c = deps.collections;
+
+  /** The cases a run executes: the skill's (all, or those named), or a dataset's items at one version. */
+  async function casesOf(
+    scope: { skillId: string; organizationId: string },
+    input: StartRunInput,
+  ): Promise<{ caseIds: string[]; dataset?: { datasetId: string; datasetVersion: number } }> {
+    if (input.datasetId) {
+      if (input.caseIds.length > 0)
+        throw invalidArgument("caseIds and datasetId exclude each other", [
+          { field: "caseIds", issue: "must not be given with datasetId" },
+        ]);
+      if (!datasets) throw new Error("this process reads no datasets");
+      const read = await datasets.itemIdsAt(scope.organizationId, input.datasetId, input.datasetVersion ?? 0);
+      return { caseIds: read.itemIds, dataset: { datasetId: input.datasetId, datasetVersion: read.version } };
+    }
+    if (input.datasetVersion)
+      throw invalidArgument("datasetVersion needs datasetId", [
+        { field: "datasetVersion", issue: "must be given with datasetId" },
+      ]);
+    if (input.caseIds.length === 0) {
+      const all = await c.cases.find(scope, { sort: { _id: 1 }, projection: { _id: 1 } });
+      if (all.length === 0) throw failedPrecondition("the skill has no evaluation cases");
+      return { caseIds: all.map((k) => k._id) };
+    }
+    const wanted = [...new Set(input.caseIds)];
+    const found = await c.cases.find({ ...scope, _id: { $in: wanted } }, { projection: { _id: 1 } });
+    const known = new Set(found.map((k) => k._id));
+    const issues = input.caseIds.flatMap((id, i) =>
+      known.has(id) ? [] : [{ field: `caseIds[${i}]`, issue: "is not an evaluation case of this skill" }],
+    );
+    if (issues.length > 0) throw invalidArgument("unknown evaluation cases", issues);
+    // Ids sort by creation time: the report lists cases in the order they were created.
+    return { caseIds: wanted.sort() };
+  }
 
   /**
    * The targets to run and their versions: those named (each must exist; draft and published
@@ -70,10 +118,7 @@ export function createRuns(deps: EvaluationDeps) {
      * Stores the run (queued, work not yet published), then publishes one work message per case ×
      * target. When the bus does not take them, the run stays queued and the relay publishes later.
      */
-    async startRun(
-      principal: Principal,
-      input: { organizationId: string; skillId: string; targets: string[]; caseIds: string[]; repeats?: number },
-    ): Promise<EvaluationRunDoc> {
+    async startRun(principal: Principal, input: StartRunInput): Promise<EvaluationRunDoc> {
       const repeats = input.repeats || 1;
       if (!Number.isInteger(repeats) || repeats < 1 || repeats > MAX_REPEATS) {
         throw invalidArgument(`repeats must be an integer from 1 to ${MAX_REPEATS}`, [
@@ -88,22 +133,7 @@ export function createRuns(deps: EvaluationDeps) {
       const named = await targetsOf(skill.organizationId, skill.id, input.targets, versions);
 
       const scope = { skillId: skill.id, organizationId: skill.organizationId };
-      let caseIds: string[];
-      if (input.caseIds.length === 0) {
-        const all = await c.cases.find(scope, { sort: { _id: 1 }, projection: { _id: 1 } });
-        caseIds = all.map((k) => k._id);
-        if (caseIds.length === 0) throw failedPrecondition("the skill has no evaluation cases");
-      } else {
-        const wanted = [...new Set(input.caseIds)];
-        const found = await c.cases.find({ ...scope, _id: { $in: wanted } }, { projection: { _id: 1 } });
-        const known = new Set(found.map((k) => k._id));
-        const issues = input.caseIds.flatMap((id, i) =>
-          known.has(id) ? [] : [{ field: `caseIds[${i}]`, issue: "is not an evaluation case of this skill" }],
-        );
-        if (issues.length > 0) throw invalidArgument("unknown evaluation cases", issues);
-        // Ids sort by creation time: the report lists cases in the order they were created.
-        caseIds = wanted.sort();
-      }
+      const { caseIds, dataset } = await casesOf(scope, input);
 
       const targets: TargetDoc[] = [];
       for (const { label, versionId } of named) {
@@ -123,6 +153,7 @@ export function createRuns(deps: EvaluationDeps) {
         status: "queued",
         targets,
         caseIdsJson: JSON.stringify(caseIds),
+        ...dataset,
         repeats,
         itemCount: caseIds.length * targets.length * repeats,
         workPublished: false,

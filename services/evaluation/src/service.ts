@@ -9,6 +9,7 @@ import type { Store } from "@kiln/kit/store";
 import { createWebhookModule, WEBHOOK_SECRET_FIELDS, type WebhookOptions } from "@kiln/webhooks-lib";
 import { type CatalogClient, createAccess } from "./access.js";
 import { createCases } from "./cases.js";
+import { createDatasetModule } from "./datasets/dataset-module.js";
 import { rulesGeneration } from "./domain/org-cache.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { createOnlineModule, type TraceClient } from "./online/online-module.js";
@@ -84,6 +85,9 @@ const CREATE_METHODS = [
   "/kiln.webhooks.v1.WebhookService/CreateWebhook",
   "/kiln.evaluation.v1.OnlineEvaluationService/CreateOnlineRule",
   ...["CreateQueue", "AddQueueItems", "CreateCaseFromItem"].map((m) => `/kiln.evaluation.v1.ReviewService/${m}`),
+  ...["CreateDataset", "AddDatasetItems", "ImportDatasetItems", "AddDatasetItemsFrom"].map(
+    (m) => `/kiln.evaluation.v1.DatasetService/${m}`,
+  ),
 ];
 
 /**
@@ -180,11 +184,20 @@ export async function createEvaluationService(
     now: evaluation.now,
     options: deps.review,
   });
+  const datasets = await createDatasetModule({
+    store: deps.store,
+    access: evaluation.access,
+    runs: deps.execution,
+    now: evaluation.now,
+    logger: deps.logger,
+  });
   const service = defineService({
     name: "evaluation",
     logger: deps.logger,
     register: (router) => {
-      registerEvaluationRpc(router, { cases, runs: createRuns(evaluation) });
+      registerEvaluationRpc(router, { cases, runs: createRuns(evaluation, datasets) });
+      // Datasets too: evaluations run on them (docs/datasets.md).
+      datasets.register(router);
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").
       webhooks.register(router);
       online.register(router);

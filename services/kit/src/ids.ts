@@ -30,6 +30,8 @@ export type IdPrefix =
   | "req"
   | "anq"
   | "ani"
+  | "dst"
+  | "dsi"
   | "mrt"
   | "pcn"
   | "sct"

@@ -58,6 +58,14 @@ export const LIMITS = {
   itemsPerAdd: 100,
   /** A review's comment. */
   reviewCommentChars: 10_000,
+  /** Items added to a dataset in one request (sent, imported or copied from elsewhere). */
+  datasetItemsPerRequest: 1_000,
+  /** Ids of evaluation cases, runs and annotation items copied into a dataset in one request, together. */
+  datasetSourcesPerRequest: 100,
+  /** Items of a dataset at one version (what one evaluation of it runs). */
+  datasetItems: 10_000,
+  /** A dataset item's metadata. */
+  datasetMetadataBytes: 16 * 1024,
 } as const;
 
 export type LimitName = keyof typeof LIMITS;

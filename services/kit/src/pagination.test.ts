@@ -78,7 +78,7 @@ describe("findPageByTime", () => {
 describe("findPage", () => {
   const id = (n: number) => `run_${n.toString(16).padStart(32, "0")}`;
   /** The filters findPage sends, over a real in-memory collection of runs of two organizations. */
-  async function paged(filter: Filter) {
+  async function paged(filter: Filter, oldestFirst?: boolean) {
     const c = createMemoryStore().collection<{ _id: string; org: string }>("runs");
     await c.insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: id(i + 1), org: i % 2 === 0 ? "a" : "b" })));
     const sent: Filter[] = [];
@@ -92,7 +92,7 @@ describe("findPage", () => {
     const seen: string[] = [];
     let cursor = "";
     do {
-      const page = await findPage(recording, filter, { limit: 1, cursor });
+      const page = await findPage(recording, filter, { limit: 1, cursor, oldestFirst });
       seen.push(...page.items.map((d) => d._id));
       cursor = page.nextCursor;
     } while (cursor);
@@ -109,5 +109,11 @@ describe("findPage", () => {
     const { seen, sent } = await paged({ _id: { $gt: id(1) } });
     expect(seen).toEqual([id(5), id(4), id(3), id(2)]);
     expect(sent[1]).toEqual({ $and: [{ _id: { $gt: id(1) } }, { _id: { $lt: id(5) } }] });
+  });
+
+  it("pages in creation order with oldestFirst, the cursor above the last id", async () => {
+    const { seen, sent } = await paged({ org: "b" }, true);
+    expect(seen).toEqual([id(2), id(4)]);
+    expect(sent[1]).toEqual({ org: "b", _id: { $gt: id(2) } });
   });
 });

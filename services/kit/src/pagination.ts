@@ -32,18 +32,20 @@ function decodeCursor(cursor: string): string {
 }
 
 /**
- * One page of a collection, newest first. Ids sort by creation time (`@kiln/kit/ids`), so `_id`
- * alone orders and resumes the list; `limit` 0 means the default; `projection` leaves out large fields.
+ * One page of a collection, newest first (`oldestFirst`: in creation order). Ids sort by creation
+ * time (`@kiln/kit/ids`), so `_id` alone orders and resumes the list; `limit` 0 means the default;
+ * `projection` leaves out large fields.
  */
 export async function findPage<T extends Doc>(
   collection: Collection<T>,
   filter: Filter,
-  options: { limit: number; cursor: string; projection?: Record<string, 0 | 1> },
+  options: { limit: number; cursor: string; projection?: Record<string, 0 | 1>; oldestFirst?: boolean },
 ): Promise<Page<T>> {
   const limit = pageLimit(options.limit);
-  const scoped = options.cursor ? afterCursor(filter, decodeCursor(options.cursor)) : filter;
+  const past = options.oldestFirst ? "$gt" : "$lt";
+  const scoped = options.cursor ? afterCursor(filter, decodeCursor(options.cursor), past) : filter;
   const docs = await collection.find(scoped, {
-    sort: { _id: -1 },
+    sort: { _id: options.oldestFirst ? 1 : -1 },
     limit: limit + 1,
     ...(options.projection && { projection: options.projection }),
   });
@@ -58,8 +60,8 @@ export async function findPage<T extends Doc>(
  * would scan the whole collection instead of the organization's documents (docs/architecture.md
  * "Store backends").
  */
-function afterCursor(filter: Filter, lastId: string): Filter {
-  const below = { $lt: lastId };
+function afterCursor(filter: Filter, lastId: string, past: "$lt" | "$gt"): Filter {
+  const below = { [past]: lastId };
   return "_id" in filter ? { $and: [filter, { _id: below }] } : { ...filter, _id: below };
 }
 

@@ -23,6 +23,8 @@ export function runToProto(doc: EvaluationRunDoc, view?: RunView): MessageInitSh
     createdAt: timestampFromDate(doc.createdAt),
     completedAt: doc.completedAt ? timestampFromDate(doc.completedAt) : undefined,
     repeats: doc.repeats ?? 1,
+    datasetId: doc.datasetId ?? "",
+    datasetVersion: doc.datasetVersion ?? 0,
   };
 }
 

@@ -1,4 +1,5 @@
 import { type Collection, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import type { DatasetItemDoc } from "../datasets/dataset-store.js";
 import type { JudgeRun, Usage } from "../domain/report.js";
 
 /** One evaluation case. User JSON (input, expected output, assertions) is JSON text (kit/store encodeJson). */
@@ -54,6 +55,9 @@ export interface EvaluationRunDoc {
   caseIds?: string[];
   /** Attempts per case and target (1 when absent: runs stored before repeats existed). */
   repeats?: number;
+  /** A run on a dataset (docs/datasets.md): its case ids are the dataset's item ids at this version. */
+  datasetId?: string;
+  datasetVersion?: number;
   /** cases × targets × repeats: the run completes when it has this many results. */
   itemCount: number;
   /** The outbox flag: false until every work message reached the bus. */
@@ -144,6 +148,8 @@ export interface EvaluationCollections {
   results: Collection<ResultDoc>;
   progress: Collection<ProgressDoc>;
   caseImports: Collection<CaseImportDoc>;
+  /** Read by the workers for runs on a dataset (datasets/dataset-store.ts owns it). */
+  datasetItems: Collection<DatasetItemDoc>;
 }
 
 export function evaluationCollections(store: Store): EvaluationCollections {
@@ -153,6 +159,7 @@ export function evaluationCollections(store: Store): EvaluationCollections {
     results: store.collection<ResultDoc>("evaluation_results"),
     progress: store.collection<ProgressDoc>("evaluation_progress"),
     caseImports: store.collection<CaseImportDoc>("evaluation_case_imports"),
+    datasetItems: store.collection<DatasetItemDoc>("dataset_items"),
   };
 }
 

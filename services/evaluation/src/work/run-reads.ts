@@ -17,7 +17,31 @@ export interface RunReads {
   caseOf(run: EvaluationRunDoc, caseId: string): Promise<CaseDoc | null>;
 }
 
+/**
+ * A run's cases: the skill's, or a dataset's items read as cases without assertions (an item's
+ * expected output, when it has one, is judged as `equals`, as a case's is).
+ */
+async function casesOfIn(c: EvaluationCollections, run: EvaluationRunDoc): Promise<CaseDoc[]> {
+  if (!run.datasetId) return c.cases.find({ _id: { $in: caseIdsOf(run) } });
+  const items = await c.datasetItems.find({
+    _id: { $in: caseIdsOf(run) },
+    datasetId: run.datasetId,
+    organizationId: run.organizationId,
+  });
+  return items.map((i) => ({
+    _id: i._id,
+    skillId: run.skillId,
+    organizationId: i.organizationId,
+    name: "",
+    inputJson: i.inputJson,
+    expectedOutputJson: i.expectedOutputJson,
+    assertionsJson: "[]",
+    createdAt: i.createdAt,
+  }));
+}
+
 export function createRunReads(c: EvaluationCollections): RunReads {
+  const casesOf = (run: EvaluationRunDoc) => casesOfIn(c, run);
   /**
    * The cases of the runs this process is working on, each run's read in one query when its first
    * item arrives (cases cannot change): one read per case would scan the cases on FerretDB.
@@ -30,12 +54,12 @@ export function createRunReads(c: EvaluationCollections): RunReads {
     async caseOf(run, caseId) {
       let cases = casesOfRun.get(run._id);
       if (!cases) {
-        cases = c.cases.find({ _id: { $in: caseIdsOf(run) } }).then((docs) => new Map(docs.map((d) => [d._id, d])));
+        cases = casesOf(run).then((docs) => new Map(docs.map((d) => [d._id, d])));
         cases.catch(() => casesOfRun.delete(run._id));
         casesOfRun.set(run._id, cases);
       }
-      // A case deleted since the run started is not in the map: read it to be sure.
-      return (await cases).get(caseId) ?? (await c.cases.findOne({ _id: caseId }));
+      // A case deleted since the run started is not in the map: read it to be sure (dataset items never change).
+      return (await cases).get(caseId) ?? (run.datasetId ? null : await c.cases.findOne({ _id: caseId }));
     },
 
     runOf(id) {
