@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { envelopeOf } from "../errors.js";
+import { replyCacheStatus } from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { operation } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
@@ -50,7 +51,7 @@ export function registerPromptRunStreamRoute(app: GatewayApp, deps: GatewayDeps)
       // A stream is not replayed: the run takes no Idempotency-Key.
       const { headers, ...options } = rpcOptions(request);
       const { "idempotency-key": _key, ...rest } = (headers ?? {}) as Record<string, string>;
-      const events = promptRunStream(execution, promptRunRequest(request.params.id, request.body), {
+      const events = promptRunStream(execution, promptRunRequest(request, request.params.id, request.body), {
         ...options,
         headers: rest,
         signal: abort.signal,
@@ -70,6 +71,7 @@ async function streamRun(
   events: AsyncIterator<RunStreamEvent>,
   aborted: AbortSignal,
 ): Promise<FastifyReply> {
+  if (first.type === "start") replyCacheStatus(reply, first.cacheStatus);
   openEventStream(request, reply);
   try {
     let event = first;

@@ -1,6 +1,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
+import { cacheDirectiveOf, replyRunCacheStatus } from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { answers, operation, operations } from "../http/operation.js";
 import { rpcOptions, storelessRpcOptions } from "../http/request.js";
@@ -23,10 +24,19 @@ export const PromptRunBody = Body({
   model: Type.Optional(ModelId),
 });
 
-/** The RPC request of a prompt run. */
-export function promptRunRequest(promptId: string, body: Static<typeof PromptRunBody>) {
+/** The RPC request of a prompt run: its body, and its Kiln-Cache header (docs/cache.md). */
+export function promptRunRequest(request: FastifyRequest, promptId: string, body: Static<typeof PromptRunBody>) {
   const { organizationId, variables, versionId, label, model } = body;
-  return { organizationId, promptId, variables: requestJsonText(variables), versionId, label, model };
+  const cache = cacheDirectiveOf(request);
+  return {
+    organizationId,
+    promptId,
+    variables: requestJsonText(variables),
+    versionId,
+    label,
+    model,
+    ...(cache && { cache }),
+  };
 }
 
 const SkillRunBody = Body({
@@ -60,7 +70,11 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
       response: { 201: ref(PromptRunView), ...runErrors },
     }),
     async (request, reply) => {
-      const r = await execution.runPrompt(promptRunRequest(request.params.id, request.body), rpcOptions(request));
+      const r = await execution.runPrompt(
+        promptRunRequest(request, request.params.id, request.body),
+        rpcOptions(request),
+      );
+      replyRunCacheStatus(reply, r.run);
       return reply.code(201).send(promptRunView(r.run));
     },
   );

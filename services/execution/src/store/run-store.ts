@@ -1,6 +1,7 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { CostNote } from "@kiln/models/catalog";
 import type { TokenUsage } from "@kiln/models/provider";
+import type { RunCacheDoc } from "../cache/run-cache.js";
 
 /** Token counts by class (TokenUsage): an optional class is absent when no call reported it. */
 export type UsageDoc = TokenUsage;
@@ -65,6 +66,8 @@ export interface RunDoc {
   /** The route the run's model was ("route/<name>"), and every attempt of its targets (docs/providers.md "Routes"). */
   route?: string;
   attempts?: RouteAttemptDoc[];
+  /** What the response cache did for a prompt run (docs/cache.md); absent when it did not use it. */
+  cache?: RunCacheDoc;
   createdAt: Date;
   completedAt: Date;
   /** A running asynchronous run's lease, renewed by the process running it (runs/run-leases.ts). */
