@@ -6,11 +6,30 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import Type from "typebox";
 import { HttpError } from "../errors.js";
 
 export const CACHE_STATUS_HEADER = "Kiln-Cache-Status";
 
 const TTL = /^ttl=(\d{1,7})$/;
+
+/** The request header, as a route's OpenAPI documents it (cacheDirectiveOf checks it). */
+export const CacheRequestHeaders = {
+  "kiln-cache": Type.Optional(
+    Type.String({
+      description: `ttl=<1 to ${LIMITS.cacheTtlSeconds} seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md)`,
+    }),
+  ),
+};
+
+/** The answer's header, as a 2xx response of a prompt run documents it. */
+export const CacheStatusResponseHeaders = {
+  [CACHE_STATUS_HEADER]: {
+    type: "string",
+    enum: ["hit", "miss"],
+    description: "hit: answered from the response cache (no provider call); absent when the request did not use it",
+  },
+};
 
 /** The request's Kiln-Cache header as the run request's `cache`; undefined when it sent none. */
 export function cacheDirectiveOf(request: FastifyRequest): { ttlSeconds: number; noStore: boolean } | undefined {

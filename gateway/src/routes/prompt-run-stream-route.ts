@@ -8,8 +8,9 @@
  * failed with error code `cancelled` and the text received so far.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import Type from "typebox";
 import { envelopeOf } from "../errors.js";
-import { replyCacheStatus } from "../http/cache-header.js";
+import { CacheRequestHeaders, CacheStatusResponseHeaders, replyCacheStatus } from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { operation } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
@@ -33,10 +34,12 @@ export function registerPromptRunStreamRoute(app: GatewayApp, deps: GatewayDeps)
       "Run a prompt and stream its answer as Server-Sent Events",
       {
         params: IdParams,
+        headers: Type.Object(CacheRequestHeaders),
         body: PromptRunBody,
         response: {
           200: {
             description: "Server-Sent Events; the data of each is a PromptRunStreamEvent",
+            headers: CacheStatusResponseHeaders,
             content: { "text/event-stream": { schema: ref(PromptRunStreamEventView) } },
           },
           ...runErrors,

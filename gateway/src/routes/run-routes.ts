@@ -1,7 +1,12 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
-import { cacheDirectiveOf, replyRunCacheStatus } from "../http/cache-header.js";
+import {
+  CacheRequestHeaders,
+  CacheStatusResponseHeaders,
+  cacheDirectiveOf,
+  replyRunCacheStatus,
+} from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { answers, operation, operations } from "../http/operation.js";
 import { rpcOptions, storelessRpcOptions } from "../http/request.js";
@@ -65,9 +70,9 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
     "/api/prompts/:id/run",
     op("runPrompt", "Run a prompt's published version (or versionId) and store the run", {
       params: IdParams,
-      headers: IdempotencyHeaders,
+      headers: Type.Object({ ...IdempotencyHeaders.properties, ...CacheRequestHeaders }),
       body: PromptRunBody,
-      response: { 201: ref(PromptRunView), ...runErrors },
+      response: { 201: { ...ref(PromptRunView), headers: CacheStatusResponseHeaders }, ...runErrors },
     }),
     async (request, reply) => {
       const r = await execution.runPrompt(

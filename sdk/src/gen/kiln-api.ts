@@ -2211,6 +2211,17 @@ export interface components {
             latencyMs: number;
             error?: components["schemas"]["RunError"];
         };
+        /** @description absent when the request did not use the cache (no Kiln-Cache: ttl=…) */
+        RunCache: {
+            /**
+             * @description hit: answered from the cache, no provider call, cost 0
+             * @enum {string}
+             */
+            status: "hit" | "miss";
+            savedCostUsd?: number | null;
+            /** @description a hit: the run whose answer was replayed */
+            sourceRunId?: string;
+        };
         PromptRun: {
             id: string;
             /** @enum {string} */
@@ -2250,6 +2261,7 @@ export interface components {
             completedAt: string;
             promptId: string;
             promptVersionId: string;
+            cache?: components["schemas"]["RunCache"];
         };
         PromptRunStreamEvent: {
             /** @enum {string} */
@@ -10845,6 +10857,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters: a retry with the same key and body within 24 h replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                "kiln-cache"?: string;
             };
             path: {
                 id: string;
@@ -10871,6 +10885,8 @@ export interface operations {
             /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
+                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11422,7 +11438,10 @@ export interface operations {
     streamPromptRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                "kiln-cache"?: string;
+            };
             path: {
                 id: string;
             };
@@ -11448,6 +11467,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {
