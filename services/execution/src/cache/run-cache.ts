@@ -13,6 +13,7 @@ import type { CallerOptions } from "../runs/caller-options.js";
 import type { PromptExecution } from "../runs/prompt-execution.js";
 import { renderMessages } from "../runs/render.js";
 import type { RunnablePrompt } from "../runs/runnable.js";
+import type { RunCacheDoc } from "../store/run-store.js";
 import { replayAnswer } from "./cache-replay.js";
 import type { CachedAnswer, ResponseCache } from "./response-cache.js";
 import { responseKeyOf } from "./response-key.js";
@@ -21,15 +22,6 @@ import { responseKeyOf } from "./response-key.js";
 export interface CacheDirective {
   ttlSeconds: number;
   noStore: boolean;
-}
-
-/** A run's `cache` field (RunDoc, Run, the run view). */
-export interface RunCacheDoc {
-  status: "hit" | "miss";
-  /** A hit: what the answer cost when the model made it (null: it had no price). */
-  savedCostUsd?: number | null;
-  /** A hit: the run whose answer was replayed. */
-  sourceRunId?: string;
 }
 
 export interface RunCacheInput {

@@ -1,6 +1,5 @@
 /** The run record of prompt, skill and judge runs, built from their executions. */
-import type { RunCacheDoc } from "../cache/run-cache.js";
-import type { RunDoc } from "../store/run-store.js";
+import type { RunCacheDoc, RunDoc } from "../store/run-store.js";
 import type { PromptExecution } from "./prompt-execution.js";
 import { runTotalsOf } from "./run-totals.js";
 import type { StepRecord } from "./skill-steps.js";

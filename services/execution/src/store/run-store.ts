@@ -1,7 +1,6 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { CostNote } from "@kiln/models/catalog";
 import type { TokenUsage } from "@kiln/models/provider";
-import type { RunCacheDoc } from "../cache/run-cache.js";
 
 /** Token counts by class (TokenUsage): an optional class is absent when no call reported it. */
 export type UsageDoc = TokenUsage;
@@ -21,6 +20,15 @@ export interface RouteAttemptDoc {
   status: "succeeded" | "failed" | "skipped";
   latencyMs: number;
   error?: { code: string; message: string };
+}
+
+/** What the response cache did for a prompt run (docs/cache.md "The run's cache field"). */
+export interface RunCacheDoc {
+  status: "hit" | "miss";
+  /** A hit: what the answer cost when the model made it (null: it had no price). */
+  savedCostUsd?: number | null;
+  /** A hit: the run whose answer was replayed. */
+  sourceRunId?: string;
 }
 
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
