@@ -1,8 +1,8 @@
 /**
  * The response cache (docs/cache.md) over real HTTP in both run modes, against a provider stub that
  * numbers its answers and counts its calls: `Kiln-Cache: ttl=<s>` makes a miss then a hit (no
- * provider call, cost 0, the cost it saved, `Kiln-Cache-Status`), on a prompt run, its stream and
- * /v1/chat/completions through the pinned `openai` package; a TTL passes, another organization,
+ * provider call, cost 0, the cost it saved, `Kiln-Cache-Status`), on a prompt run, its stream,
+ * /v1/chat/completions through the pinned `openai` package, /v1/responses and /v1/messages; a TTL passes, another organization,
  * other variables, another version or other parameters miss; a failed run is not kept; no header
  * and `no-store` leave the cache alone; a bad header is a 400 naming it.
  */
@@ -221,5 +221,33 @@ describe.each(PROVIDER_MODES)("the response cache in $name", (mode) => {
     const refused: Loose = await ask(0.2, { "Kiln-Cache": "ttl=forever" }).catch((e) => e);
     expect(refused.status).toBe(400);
     expect(refused.error).toMatchObject({ type: "invalid_request_error", param: "Kiln-Cache" });
+  });
+
+  it("caches /v1/responses and /v1/messages with the same header", async () => {
+    stub.reset();
+    const model = `kiln/${promptId}`;
+    const text = `Hi ${Date.now()}`;
+    const post = (path: string, body: Loose) =>
+      fetch(`${running.base}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${flow.apiKey}`, "content-type": "application/json", "kiln-cache": "ttl=60" },
+        body: JSON.stringify(body),
+      });
+    const requests: [string, Loose][] = [
+      ["/v1/responses", { model, input: text }],
+      ["/v1/messages", { model, max_tokens: 100, messages: [{ role: "user", content: text }] }],
+    ];
+    for (const [path, body] of requests) {
+      const first = await post(path, body);
+      expect(first.status).toBe(200);
+      expect(first.headers.get("kiln-cache-status")).toBe("miss");
+      const second = await post(path, body);
+      expect(second.headers.get("kiln-cache-status")).toBe("hit");
+      const streamed = await post(path, { ...body, stream: true });
+      expect(streamed.headers.get("kiln-cache-status")).toBe("hit");
+      expect(await streamed.text()).toContain("answer ");
+    }
+    // One model call per route: every other answer came from the cache.
+    expect(stub.requests).toHaveLength(2);
   });
 });
