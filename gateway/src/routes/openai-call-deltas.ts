@@ -8,6 +8,7 @@
  */
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { replyCacheStatus } from "../http/cache-header.js";
 import { type ModelRunCall, type openAiModelRunner, openEventStream, replyWithRun } from "./openai-model-run.js";
 import { deltasOfLive, deltasOfRun, type RunDelta } from "./openai-responses-stream.js";
 import { firstOfStream } from "./openai-run-stream.js";
@@ -34,8 +35,9 @@ async function answerOfCall(
   reply.raw.on("close", () => {
     if (!reply.raw.writableFinished) abort.abort(new Error("the client closed the stream"));
   });
-  const { runId, first } = await firstOfStream(events, target.refusal);
+  const { runId, cacheStatus, first } = await firstOfStream(events, target.refusal);
   reply.header("x-kiln-run-id", runId);
+  replyCacheStatus(reply, cacheStatus);
   if (first.type === "done") replyWithRun(reply, first.run);
   return { stream: true, started: { id: runId }, deltas: deltasOfLive(first, events) };
 }

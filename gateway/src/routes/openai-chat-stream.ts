@@ -10,6 +10,7 @@
  */
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { replyCacheStatus } from "../http/cache-header.js";
 import { type ChunkHead, chatAnswerOf, chunkOf, chunksOf, failedRunError, usageChunkOf } from "./openai-chat-answer.js";
 import { openAiErrorOf } from "./openai-errors.js";
 import { openEventStream, replyWithRun } from "./openai-model-run.js";
@@ -52,8 +53,9 @@ export async function sendLiveRun(
   reply.raw.on("close", () => {
     if (!reply.raw.writableFinished) abort.abort(new Error("the client closed the stream"));
   });
-  const { runId, first } = await firstOfStream(events, live.refused);
+  const { runId, cacheStatus, first } = await firstOfStream(events, live.refused);
   reply.header("x-kiln-run-id", runId);
+  replyCacheStatus(reply, cacheStatus);
   if (first.type === "done") {
     // Nothing streamed: the answer is whole, or the run failed before the model said anything.
     replyWithRun(reply, first.run);

@@ -8,6 +8,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Run } from "@kiln/proto/execution";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { cacheDirectiveOf, replyRunCacheStatus } from "../http/cache-header.js";
 import type { GatewayDeps } from "../http/gateway-app.js";
 import { rpcOptions } from "../http/request.js";
 import { securityHeadersOf } from "../security-headers.js";
@@ -88,10 +89,14 @@ export function openAiModelRunner(deps: GatewayDeps) {
   async function run(request: FastifyRequest, call: ModelRunCall, to?: ModelTarget): Promise<Run> {
     const t = to ?? (await target(request, call));
     const { organizationId, label } = t;
+    const cache = cacheDirectiveOf(request);
     try {
       const answer = (
         t.kind === "prompt"
-          ? await execution.runPrompt({ organizationId, promptId: t.id, label, ...call.run }, rpcOptions(request))
+          ? await execution.runPrompt(
+              { organizationId, promptId: t.id, label, ...call.run, cache },
+              rpcOptions(request),
+            )
           : await execution.runSkill(
               { organizationId, skillId: t.id, input: call.run.variables, label },
               rpcOptions(request),
@@ -116,16 +121,26 @@ export function openAiModelRunner(deps: GatewayDeps) {
     signal: AbortSignal,
   ): AsyncIterator<RunStreamEvent> | undefined {
     if (t.kind !== "prompt" || request.headers["idempotency-key"] !== undefined) return undefined;
-    const runRequest = { organizationId: t.organizationId, promptId: t.id, label: t.label, ...call.run };
+    const runRequest = {
+      organizationId: t.organizationId,
+      promptId: t.id,
+      label: t.label,
+      ...call.run,
+      cache: cacheDirectiveOf(request),
+    };
     return promptRunStream(execution, runRequest, { ...rpcOptions(request), signal })[Symbol.asyncIterator]();
   }
 
   return { target, run, stream };
 }
 
-/** The run's headers on the answer (its id, its cost when known); a failed run is thrown as its OpenAI error. */
+/**
+ * The run's headers on the answer (its id, its cost when known, Kiln-Cache-Status when it used the
+ * cache); a failed run is thrown as its OpenAI error.
+ */
 export function replyWithRun(reply: FastifyReply, run: Run): void {
   reply.header("x-kiln-run-id", run.id);
+  replyRunCacheStatus(reply, run);
   if (run.status !== "succeeded" || run.output === undefined) throw failedRunError(run);
   if (run.estimatedCostUsd !== undefined) reply.header(COST_HEADER, String(run.estimatedCostUsd));
 }

@@ -12,7 +12,8 @@ import type { CallOptions, Client } from "@connectrpc/connect";
 import type { ExecutionService, Run, RunPromptRequestSchema } from "@kiln/proto/execution";
 
 export type RunStreamEvent =
-  | { type: "start"; runId: string }
+  /** `cacheStatus`: "hit" or "miss" when the run uses the response cache, else "". */
+  | { type: "start"; runId: string; cacheStatus: string }
   | { type: "text"; delta: string }
   /** A call of one of the caller's tools: its first event has `id` and `name`, later ones pieces of `arguments`. */
   | { type: "tool_call"; index: number; id: string; name: string; arguments: string }
@@ -24,10 +25,11 @@ export async function* promptRunStream(
   run: MessageInitShape<typeof RunPromptRequestSchema>,
   options: CallOptions,
 ): AsyncGenerator<RunStreamEvent> {
-  for await (const { chunk } of execution.streamPromptRun({ run }, options)) {
+  for await (const message of execution.streamPromptRun({ run }, options)) {
+    const { chunk } = message;
     switch (chunk.case) {
       case "runId":
-        yield { type: "start", runId: chunk.value };
+        yield { type: "start", runId: chunk.value, cacheStatus: message.cacheStatus };
         break;
       case "text":
         yield { type: "text", delta: chunk.value };
@@ -57,8 +59,9 @@ export async function* promptRunStream(
 export async function firstOfStream(
   events: AsyncIterator<RunStreamEvent>,
   refused: (error: unknown) => unknown,
-): Promise<{ runId: string; first: Exclude<RunStreamEvent, { type: "start" }> }> {
+): Promise<{ runId: string; cacheStatus: string; first: Exclude<RunStreamEvent, { type: "start" }> }> {
   let runId = "";
+  let cacheStatus = "";
   for (;;) {
     let step: IteratorResult<RunStreamEvent>;
     try {
@@ -67,7 +70,7 @@ export async function firstOfStream(
       throw refused(e);
     }
     if (step.done) throw new Error("the run stream ended without the run");
-    if (step.value.type === "start") runId = step.value.runId;
-    else return { runId, first: step.value };
+    if (step.value.type === "start") ({ runId, cacheStatus } = step.value);
+    else return { runId, cacheStatus, first: step.value };
   }
 }

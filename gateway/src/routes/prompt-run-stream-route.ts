@@ -8,7 +8,9 @@
  * failed with error code `cancelled` and the text received so far.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import Type from "typebox";
 import { envelopeOf } from "../errors.js";
+import { CacheRequestHeaders, CacheStatusResponseHeaders, replyCacheStatus } from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { operation } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
@@ -32,10 +34,12 @@ export function registerPromptRunStreamRoute(app: GatewayApp, deps: GatewayDeps)
       "Run a prompt and stream its answer as Server-Sent Events",
       {
         params: IdParams,
+        headers: Type.Object(CacheRequestHeaders),
         body: PromptRunBody,
         response: {
           200: {
             description: "Server-Sent Events; the data of each is a PromptRunStreamEvent",
+            headers: CacheStatusResponseHeaders,
             content: { "text/event-stream": { schema: ref(PromptRunStreamEventView) } },
           },
           ...runErrors,
@@ -50,7 +54,7 @@ export function registerPromptRunStreamRoute(app: GatewayApp, deps: GatewayDeps)
       // A stream is not replayed: the run takes no Idempotency-Key.
       const { headers, ...options } = rpcOptions(request);
       const { "idempotency-key": _key, ...rest } = (headers ?? {}) as Record<string, string>;
-      const events = promptRunStream(execution, promptRunRequest(request.params.id, request.body), {
+      const events = promptRunStream(execution, promptRunRequest(request, request.params.id, request.body), {
         ...options,
         headers: rest,
         signal: abort.signal,
@@ -70,6 +74,7 @@ async function streamRun(
   events: AsyncIterator<RunStreamEvent>,
   aborted: AbortSignal,
 ): Promise<FastifyReply> {
+  if (first.type === "start") replyCacheStatus(reply, first.cacheStatus);
   openEventStream(request, reply);
   try {
     let event = first;

@@ -1,6 +1,12 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { FastifyRequest } from "fastify";
 import Type, { type Static } from "typebox";
+import {
+  CacheRequestHeaders,
+  CacheStatusResponseHeaders,
+  cacheDirectiveOf,
+  replyRunCacheStatus,
+} from "../http/cache-header.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { answers, operation, operations } from "../http/operation.js";
 import { rpcOptions, storelessRpcOptions } from "../http/request.js";
@@ -23,10 +29,19 @@ export const PromptRunBody = Body({
   model: Type.Optional(ModelId),
 });
 
-/** The RPC request of a prompt run. */
-export function promptRunRequest(promptId: string, body: Static<typeof PromptRunBody>) {
+/** The RPC request of a prompt run: its body, and its Kiln-Cache header (docs/cache.md). */
+export function promptRunRequest(request: FastifyRequest, promptId: string, body: Static<typeof PromptRunBody>) {
   const { organizationId, variables, versionId, label, model } = body;
-  return { organizationId, promptId, variables: requestJsonText(variables), versionId, label, model };
+  const cache = cacheDirectiveOf(request);
+  return {
+    organizationId,
+    promptId,
+    variables: requestJsonText(variables),
+    versionId,
+    label,
+    model,
+    ...(cache && { cache }),
+  };
 }
 
 const SkillRunBody = Body({
@@ -55,12 +70,16 @@ export function registerRunRoutes(app: GatewayApp, deps: GatewayDeps): void {
     "/api/prompts/:id/run",
     op("runPrompt", "Run a prompt's published version (or versionId) and store the run", {
       params: IdParams,
-      headers: IdempotencyHeaders,
+      headers: Type.Object({ ...IdempotencyHeaders.properties, ...CacheRequestHeaders }),
       body: PromptRunBody,
-      response: { 201: ref(PromptRunView), ...runErrors },
+      response: { 201: { ...ref(PromptRunView), headers: CacheStatusResponseHeaders }, ...runErrors },
     }),
     async (request, reply) => {
-      const r = await execution.runPrompt(promptRunRequest(request.params.id, request.body), rpcOptions(request));
+      const r = await execution.runPrompt(
+        promptRunRequest(request, request.params.id, request.body),
+        rpcOptions(request),
+      );
+      replyRunCacheStatus(reply, r.run);
       return reply.code(201).send(promptRunView(r.run));
     },
   );

@@ -126,7 +126,14 @@ export const promptRunView = view("run", (r: Run) => ({
   ...runFieldsView(r, "prompt"),
   promptId: r.promptId,
   promptVersionId: r.promptVersionId,
+  ...(r.cache && { cache: runCacheView(r.cache) }),
 }));
+
+/** A hit: `{status, savedCostUsd, sourceRunId}`; a miss: `{status}`. */
+function runCacheView(c: NonNullable<Run["cache"]>) {
+  const status = c.status as "hit" | "miss";
+  return status === "hit" ? { status, savedCostUsd: c.savedCostUsd ?? null, sourceRunId: c.sourceRunId } : { status };
+}
 
 function skillRunFieldsView(r: Run) {
   return {

@@ -120,6 +120,18 @@ export const RunCommonFields = {
   createdAt: Timestamp,
 };
 
+/** What the response cache did for a prompt run (docs/cache.md "The run's cache field"). */
+export const RunCacheView = Type.Object(
+  {
+    status: OneOf(["hit", "miss"], { description: "hit: answered from the cache, no provider call, cost 0" }),
+    savedCostUsd: Type.Optional(
+      Nullable(Type.Number({ description: "a hit: what the answer cost when the model made it; null: no price" })),
+    ),
+    sourceRunId: Type.Optional(Type.String({ description: "a hit: the run whose answer was replayed" })),
+  },
+  { $id: "RunCache", description: "absent when the request did not use the cache (no Kiln-Cache: ttl=…)" },
+);
+
 /** A stored prompt run (api.md "Runs"). */
 export const PromptRunView = Type.Object(
   {
@@ -129,6 +141,7 @@ export const PromptRunView = Type.Object(
     completedAt: Timestamp,
     promptId: Type.String(),
     promptVersionId: Type.String(),
+    cache: Type.Optional(ref(RunCacheView)),
   },
   { $id: "PromptRun" },
 );

@@ -2362,6 +2362,17 @@ export interface components {
             latencyMs: number;
             error?: components["schemas"]["RunError"];
         };
+        /** @description absent when the request did not use the cache (no Kiln-Cache: ttl=…) */
+        RunCache: {
+            /**
+             * @description hit: answered from the cache, no provider call, cost 0
+             * @enum {string}
+             */
+            status: "hit" | "miss";
+            savedCostUsd?: number | null;
+            /** @description a hit: the run whose answer was replayed */
+            sourceRunId?: string;
+        };
         PromptRun: {
             id: string;
             /** @enum {string} */
@@ -2401,6 +2412,7 @@ export interface components {
             completedAt: string;
             promptId: string;
             promptVersionId: string;
+            cache?: components["schemas"]["RunCache"];
         };
         PromptRunStreamEvent: {
             /** @enum {string} */
@@ -11325,6 +11337,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters: a retry with the same key and body within 24 h replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                "kiln-cache"?: string;
             };
             path: {
                 id: string;
@@ -11351,6 +11365,8 @@ export interface operations {
             /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
+                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11902,7 +11918,10 @@ export interface operations {
     streamPromptRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                "kiln-cache"?: string;
+            };
             path: {
                 id: string;
             };
@@ -11928,6 +11947,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
                 content: {

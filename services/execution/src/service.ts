@@ -9,6 +9,7 @@ import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createProviderRegistry, type ProviderRegistryOptions, type ProvidersConfig } from "@kiln/models/registry";
 import type { CatalogService } from "@kiln/proto/catalog";
+import { createResponseCache, startResponseCacheSweeper } from "./cache/response-cache.js";
 import type { ToolsConfig } from "./config.js";
 import type { ConnectionsConfig } from "./connections/connection-config.js";
 import { createConnectionParts } from "./connections/connection-service.js";
@@ -136,6 +137,8 @@ export async function createExecutionService(
           exporter: deps.traceExport ? createOtlpExporter({ ...deps.traceExport, logger: deps.logger }) : undefined,
         })
       : undefined;
+  // Expired response cache entries go (docs/cache.md "Where entries live").
+  const cacheSweeper = await startResponseCacheSweeper(deps.store, deps.logger);
   // The run path's activity: the ingestion bound yields more while runs are being stored.
   let runsStored = 0;
   const runnerDeps = {
@@ -156,6 +159,7 @@ export async function createExecutionService(
     }),
     validator: createInputValidator(),
     maxToolRounds: deps.tools.maxToolRounds,
+    responseCache: createResponseCache(deps.store, deps.logger),
   };
   const runner = createRunner(runnerDeps);
   const leases = createRunLeases(runs, {
@@ -215,6 +219,7 @@ export async function createExecutionService(
       await runTraces?.drain();
       await idempotencySweeper.stop();
       await traceSweeper.stop();
+      await cacheSweeper.stop();
       await generation.stop();
       await connectionParts.stop();
     },

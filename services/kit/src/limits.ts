@@ -66,6 +66,10 @@ export const LIMITS = {
   datasetItems: 10_000,
   /** A dataset item's metadata. */
   datasetMetadataBytes: 16 * 1024,
+  /** `Kiln-Cache: ttl=<seconds>` (docs/cache.md): 7 days. */
+  cacheTtlSeconds: 7 * 24 * 3600,
+  /** An answer the response cache keeps (its output's JSON text): a larger one is not kept. */
+  cacheEntryBytes: 256 * 1024,
 } as const;
 
 export type LimitName = keyof typeof LIMITS;

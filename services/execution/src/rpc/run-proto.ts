@@ -72,6 +72,12 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
     rerunFromStepId: run.rerunFromStepId ?? "",
     attempts: (run.attempts ?? []).map((a) => ({ ...a, latencyMs: BigInt(a.latencyMs) })),
     route: run.route ?? "",
+    cache: run.cache && {
+      status: run.cache.status,
+      // null: the answer had no price (unset on the wire).
+      savedCostUsd: run.cache.savedCostUsd ?? undefined,
+      sourceRunId: run.cache.sourceRunId ?? "",
+    },
     steps: steps.map((s) => {
       const usage = s.usage as UsageDoc;
       return {

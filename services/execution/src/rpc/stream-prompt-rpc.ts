@@ -50,7 +50,7 @@ export async function* streamPromptRun(
   const finished = runner
     // The trace context is answered in the stream's headers, sent before the first message.
     .streamPrompt(run, runCallContext(ctx), {
-      onStart: (runId) => push({ chunk: { case: "runId", value: runId } }),
+      onStart: (runId, cacheStatus) => push({ chunk: { case: "runId", value: runId }, cacheStatus: cacheStatus ?? "" }),
       onDelta: (delta) => push(chunkOf(delta)),
     })
     .then((run) => push({ chunk: { case: "run", value: runToProto(run) } }))

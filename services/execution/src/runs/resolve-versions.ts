@@ -11,6 +11,7 @@ import { remote } from "@kiln/kit/rpc/errors";
 import type { ChatMessage } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
+import { type CacheDirective, checkCacheDirective } from "../cache/run-cache.js";
 import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
@@ -35,6 +36,8 @@ export interface PromptRunRequest extends CallerFields {
   label?: string;
   model: string;
   messages?: readonly CallerMessage[];
+  /** The Kiln-Cache header (docs/cache.md). */
+  cache?: CacheDirective;
 }
 
 export interface SkillRunRequest {
@@ -83,6 +86,7 @@ export async function resolvePromptRun(
   ctx: CallContext,
 ): Promise<ResolvedPromptRun> {
   const variables = await authorizedObject(deps, req, req.variables, "variables", ctx);
+  checkCacheDirective(req.cache);
   const extraMessages = parseMessages(req.messages ?? []);
   const caller = parseCallerOptions(req);
   const { prompt: resolved } = await remote(

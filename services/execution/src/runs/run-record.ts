@@ -1,5 +1,5 @@
 /** The run record of prompt, skill and judge runs, built from their executions. */
-import type { RunDoc } from "../store/run-store.js";
+import type { RunCacheDoc, RunDoc } from "../store/run-store.js";
 import type { PromptExecution } from "./prompt-execution.js";
 import { runTotalsOf } from "./run-totals.js";
 import type { StepRecord } from "./skill-steps.js";
@@ -22,6 +22,8 @@ interface RunDocInput {
   evaluationRunId?: string;
   /** A prompt run: its one execution. */
   single?: PromptExecution;
+  /** What the response cache did for the run, when it used it. */
+  cache?: RunCacheDoc;
 }
 
 /**
@@ -68,6 +70,7 @@ export function runDocOf(r: RunDocInput): RunDoc {
     skillVersionId: r.skillVersionId ?? "",
     ...(r.label ? { label: r.label } : {}),
     ...(r.evaluationRunId ? { evaluationRunId: r.evaluationRunId } : {}),
+    ...(r.cache ? { cache: r.cache } : {}),
     ...routeFieldsOf(executions),
     createdAt: r.createdAt,
     completedAt: r.completedAt,

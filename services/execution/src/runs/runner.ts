@@ -36,6 +36,7 @@ export function createRunner(deps: RunnerDeps) {
         label: req.label || undefined,
         signal: ctx.signal,
         trace: ctx.trace,
+        cache: req.cache,
       });
     },
 
@@ -49,6 +50,7 @@ export function createRunner(deps: RunnerDeps) {
         signal: ctx.signal,
         stream,
         trace: ctx.trace,
+        cache: req.cache,
       });
     },
 

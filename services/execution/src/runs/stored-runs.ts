@@ -6,6 +6,8 @@
 import { newId } from "@kiln/kit/ids";
 import type { ChatMessage, ModelDelta } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
+import type { ResponseCache } from "../cache/response-cache.js";
+import { type CacheDirective, openRunCache } from "../cache/run-cache.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";
@@ -17,6 +19,8 @@ import { type RunStoreDeps, storeRun } from "./store-run.js";
 
 export interface StoredRunDeps extends ExecutionDeps, RunStoreDeps {
   now: () => Date;
+  /** Prompt runs whose request asks for it answer from here (docs/cache.md); none: never cached. */
+  responseCache?: ResponseCache;
 }
 
 export interface PromptRunInput {
@@ -29,18 +33,24 @@ export interface PromptRunInput {
   /** The caller's tools, tool choice and sampling; none for agent steps. */
   caller?: CallerOptions;
   signal?: AbortSignal;
-  /** A streaming run: told the run's id before the model is called, then handed its deltas. */
-  stream?: { onStart(runId: string): void; onDelta(delta: ModelDelta): void };
+  /**
+   * A streaming run: told the run's id (and the cache's answer, when the run uses it) before the
+   * model is called, then handed its deltas.
+   */
+  stream?: { onStart(runId: string, cacheStatus?: "hit" | "miss"): void; onDelta(delta: ModelDelta): void };
   trace?: RunTraceContext;
   /** The label the version was resolved through, when the request named one. */
   label?: string;
+  /** The request's Kiln-Cache header; none for agent steps. */
+  cache?: CacheDirective;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
-export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
+export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("run");
-  r.stream?.onStart(id);
+  const cache = await openRunCache(deps.responseCache, r);
+  r.stream?.onStart(id, cache.record?.status);
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
     deps,
@@ -56,15 +66,21 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
         promptVersionId: r.prompt.promptVersionId,
         label: r.label,
         steps: [],
-        single: await executePrompt(r.prompt, r.variables, {
-          model: r.model,
-          tools: deps.tools,
-          maxToolRounds: deps.maxToolRounds,
-          signal: r.signal,
-          ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
-          ...(r.caller ? { caller: r.caller } : {}),
-          ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
-        }),
+        single: await cache.execute(
+          id,
+          () =>
+            executePrompt(r.prompt, r.variables, {
+              model: r.model,
+              tools: deps.tools,
+              maxToolRounds: deps.maxToolRounds,
+              signal: r.signal,
+              ...(r.extraMessages ? { extraMessages: r.extraMessages } : {}),
+              ...(r.caller ? { caller: r.caller } : {}),
+              ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
+            }),
+          r.stream?.onDelta,
+        ),
+        cache: cache.record,
         completedAt: deps.now(),
       }),
     r.trace,

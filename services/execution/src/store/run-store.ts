@@ -22,6 +22,15 @@ export interface RouteAttemptDoc {
   error?: { code: string; message: string };
 }
 
+/** What the response cache did for a prompt run (docs/cache.md "The run's cache field"). */
+export interface RunCacheDoc {
+  status: "hit" | "miss";
+  /** A hit: what the answer cost when the model made it (null: it had no price). */
+  savedCostUsd?: number | null;
+  /** A hit: the run whose answer was replayed. */
+  sourceRunId?: string;
+}
+
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
 export interface RunDoc {
   _id: string;
@@ -65,6 +74,8 @@ export interface RunDoc {
   /** The route the run's model was ("route/<name>"), and every attempt of its targets (docs/providers.md "Routes"). */
   route?: string;
   attempts?: RouteAttemptDoc[];
+  /** What the response cache did for a prompt run (docs/cache.md); absent when it did not use it. */
+  cache?: RunCacheDoc;
   createdAt: Date;
   completedAt: Date;
   /** A running asynchronous run's lease, renewed by the process running it (runs/run-leases.ts). */

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/execution/v1/execution.proto.
  */
 export const file_kiln_execution_v1_execution: GenFile = /*@__PURE__*/
-  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIkYKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIEg0KBWlucHV0GAMgAygJIsoCCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBEiYKGWNhY2hlZF9pbnB1dF9wZXJfbXRva191c2QYAyABKAFIAogBARIlChhjYWNoZV93cml0ZV9wZXJfbXRva191c2QYBCABKAFIA4gBARIjChZyZWFzb25pbmdfcGVyX210b2tfdXNkGAUgASgBSASIAQFCFQoTX2lucHV0X3Blcl9tdG9rX3VzZEIWChRfb3V0cHV0X3Blcl9tdG9rX3VzZEIcChpfY2FjaGVkX2lucHV0X3Blcl9tdG9rX3VzZEIbChlfY2FjaGVfd3JpdGVfcGVyX210b2tfdXNkQhkKF19yZWFzb25pbmdfcGVyX210b2tfdXNkIswBCgVNb2RlbBIKCgJpZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSOgoMY2FwYWJpbGl0aWVzGAUgASgLMiQua2lsbi5leGVjdXRpb24udjEuTW9kZWxDYXBhYmlsaXRpZXMSMAoHcHJpY2luZxgGIAEoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLk1vZGVsUHJpY2luZxIVCg1jb25uZWN0aW9uX2lkGAcgASgJIiwKEUxpc3RNb2RlbHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI+ChJMaXN0TW9kZWxzUmVzcG9uc2USKAoGbW9kZWxzGAEgAygLMhgua2lsbi5leGVjdXRpb24udjEuTW9kZWwi5gEKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEiAKE2NhY2hlZF9pbnB1dF90b2tlbnMYAyABKANIAIgBARIlChhjYWNoZV93cml0ZV9pbnB1dF90b2tlbnMYBCABKANIAYgBARIdChByZWFzb25pbmdfdG9rZW5zGAUgASgDSAKIAQFCFgoUX2NhY2hlZF9pbnB1dF90b2tlbnNCGwoZX2NhY2hlX3dyaXRlX2lucHV0X3Rva2Vuc0ITChFfcmVhc29uaW5nX3Rva2VucyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIqYECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJEhIKCmNvc3Rfbm90ZXMYEyADKAlCCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkSgQIBBAFSgQIBRAGUgppbnB1dF9qc29uUgtvdXRwdXRfanNvbiLBCAoDUnVuEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRInCgVpbnB1dBgcIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBm91dHB1dBgdIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhUKCHByb3ZpZGVyGAcgASgJSACIAQESEgoFbW9kZWwYCCABKAlIAYgBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgCiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSFwoPdG9vbF9jYWxsX2NvdW50GAwgASgDEkQKEHRvb2xfY2FsbF9jb3VudHMYDSADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5SdW4uVG9vbENhbGxDb3VudHNFbnRyeRIvCgp0b29sX2NhbGxzGA4gAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDyABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXByb21wdF9pZBgSIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgTIAEoCRIQCghza2lsbF9pZBgUIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGBUgASgJEikKBXN0ZXBzGBYgAygLMhoua2lsbi5leGVjdXRpb24udjEuUnVuU3RlcBIPCgdwcmV2aWV3GBcgASgIEhAKCGFnZW50X2lkGBggASgJEhgKEGFnZW50X3ZlcnNpb25faWQYGSABKAkSFQoNcGFyZW50X3J1bl9pZBgaIAEoCRIaChJyZXJ1bl9mcm9tX3N0ZXBfaWQYGyABKAkSDQoFbGFiZWwYHiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYHyABKAkSEgoKY29zdF9ub3RlcxggIAMoCRIxCghhdHRlbXB0cxgoIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLlJvdXRlQXR0ZW1wdBINCgVyb3V0ZRgpIAEoCRo1ChNUb29sQ2FsbENvdW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAFCCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkSgQIBRAGSgQIBhAHUgppbnB1dF9qc29uUgtvdXRwdXRfanNvbiKqAQoLQ2hhdE1lc3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJEjMKCnRvb2xfY2FsbHMYAyADKAsyHy5raWxuLmV4ZWN1dGlvbi52MS5DaGF0VG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEjEKBXBhcnRzGAUgAygLMiIua2lsbi5leGVjdXRpb24udjEuQ2hhdENvbnRlbnRQYXJ0IlgKD0NoYXRDb250ZW50UGFydBIOCgR0ZXh0GAEgASgJSAASLQoFaW1hZ2UYAiABKAsyHC5raWxuLmV4ZWN1dGlvbi52MS5DaGF0SW1hZ2VIAEIGCgRwYXJ0IigKCUNoYXRJbWFnZRILCgN1cmwYASABKAkSDgoGZGV0YWlsGAIgASgJIlUKDENoYXRUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEisKCWFyZ3VtZW50cxgDIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Il0KCkNhbGxlclRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIsCgpwYXJhbWV0ZXJzGAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiKAoKVG9vbENob2ljZRIMCgRtb2RlGAEgASgJEgwKBG5hbWUYAiABKAki4AIKElNhbXBsaW5nUGFyYW1ldGVycxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEh4KEW1heF9vdXRwdXRfdG9rZW5zGAIgASgFSAGIAQESDAoEc3RvcBgDIAMoCRIRCgRzZWVkGAQgASgDSAKIAQESEgoFdG9wX3AYBSABKAFIA4gBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgGIAEoAUgEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYByABKAFIBYgBARIgChNwYXJhbGxlbF90b29sX2NhbGxzGAggASgISAaIAQFCDgoMX3RlbXBlcmF0dXJlQhQKEl9tYXhfb3V0cHV0X3Rva2Vuc0IHCgVfc2VlZEIICgZfdG9wX3BCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhMKEV9wcmVzZW5jZV9wZW5hbHR5QhYKFF9wYXJhbGxlbF90b29sX2NhbGxzIsoDChBSdW5Qcm9tcHRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIRCglwcm9tcHRfaWQYAiABKAkSKwoJdmFyaWFibGVzGAggASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVtb2RlbBgFIAEoCRIwCghtZXNzYWdlcxgJIAMoCzIeLmtpbG4uZXhlY3V0aW9uLnYxLkNoYXRNZXNzYWdlEg0KBWxhYmVsGAcgASgJEiwKBXRvb2xzGAogAygLMh0ua2lsbi5leGVjdXRpb24udjEuQ2FsbGVyVG9vbBIyCgt0b29sX2Nob2ljZRgLIAEoCzIdLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDaG9pY2USMQoPcmVzcG9uc2VfZm9ybWF0GAwgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSOQoKcGFyYW1ldGVycxgNIAEoCzIlLmtpbG4uZXhlY3V0aW9uLnYxLlNhbXBsaW5nUGFyYW1ldGVyc0oECAMQBEoECAYQB1IOdmFyaWFibGVzX2pzb25SDW1lc3NhZ2VzX2pzb24iOAoRUnVuUHJvbXB0UmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIkoKFlN0cmVhbVByb21wdFJ1blJlcXVlc3QSMAoDcnVuGAEgASgLMiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdCJLCg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgFEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJIqIBChdTdHJlYW1Qcm9tcHRSdW5SZXNwb25zZRIQCgZydW5faWQYASABKAlIABIOCgR0ZXh0GAIgASgJSAASNQoJdG9vbF9jYWxsGAMgASgLMiAua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGxEZWx0YUgAEiUKA3J1bhgEIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkgAQgcKBWNodW5rIrUBCg9SdW5Ta2lsbFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEicKBWlucHV0GAYgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVsYWJlbBgFIAEoCRIZChFldmFsdWF0aW9uX3J1bl9pZBgHIAEoCUoECAMQBFIKaW5wdXRfanNvbiI3ChBSdW5Ta2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biKeAQoTUHJldmlld1NraWxsUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSJwoFaW5wdXQYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWxhYmVsGAUgASgJSgQIAxAEUgppbnB1dF9qc29uIjsKFFByZXZpZXdTa2lsbFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biLdAQoPTGlzdFJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkSDAoEa2luZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDQoFbW9kZWwYBiABKAkSMQoNY3JlYXRlZF9hZnRlchgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk0KEExpc3RSdW5zUmVzcG9uc2USJAoEcnVucxgBIAMoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bhITCgtuZXh0X2N1cnNvchgCIAEoCSIpCg1HZXRSdW5SZXF1ZXN0EgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkiNQoOR2V0UnVuUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIqsBCg9SdW5BZ2VudFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEigKBmlucHV0cxgHIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFYXN5bmMYBSABKAgSDQoFbGFiZWwYBiABKAlKBAgDEARSC2lucHV0c19qc29uIjcKEFJ1bkFnZW50UmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuInkKGVJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEg8KB3N0ZXBfaWQYAiABKAkSKAoGaW5wdXRzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHRKBAgDEARSC2lucHV0c19qc29uIkEKGlJlcnVuQWdlbnRGcm9tU3RlcFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biI8ChZMb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgJIjkKCklucHV0SXNzdWUSDAoEcGF0aBgBIAEoCRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAki0wEKF0xvYWRBZ2VudElucHV0c1Jlc3BvbnNlEhAKCGFnZW50X2lkGAEgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAiABKAkSKAoGaW5wdXRzGAcgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSDQoFdmFsaWQYBCABKAgSLQoGZXJyb3JzGAYgAygLMh0ua2lsbi5leGVjdXRpb24udjEuSW5wdXRJc3N1ZUoECAMQBEoECAUQBlILaW5wdXRzX2pzb25SC2Vycm9yc19qc29uIioKF0NvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Eg8KB3J1bl9pZHMYASADKAkihQEKC0NvbXBhcmVkUnVuEgoKAmlkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhgKEGFnZW50X3ZlcnNpb25faWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIogBCg9Db21wYXJlZFN0ZXBSdW4SDgoGc3RhdHVzGAEgASgJEigKBm91dHB1dBgCIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EicKBXVzYWdlGAMgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USEgoKbGF0ZW5jeV9tcxgEIAEoAyLEAQoMQ29tcGFyZWRTdGVwEg8KB3N0ZXBfaWQYASABKAkSOgoGYnlfcnVuGAIgAygLMioua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwLkJ5UnVuRW50cnkSFQoNb3V0cHV0c19lcXVhbBgDIAEoCBpQCgpCeVJ1bkVudHJ5EgsKA2tleRgBIAEoCRIxCgV2YWx1ZRgCIAEoCzIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkU3RlcFJ1bjoCOAEiiAEKEUNvbXBhcmVkUnVuVG90YWxzEicKBXVzYWdlGAEgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAIgASgBSACIAQESEgoKbGF0ZW5jeV9tcxgDIAEoA0IVChNfZXN0aW1hdGVkX2Nvc3RfdXNkIq0CChhDb21wYXJlQWdlbnRSdW5zUmVzcG9uc2USLAoEcnVucxgCIAMoCzIeLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkUnVuEi4KBXN0ZXBzGAMgAygLMh8ua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwEkcKBnRvdGFscxgEIAMoCzI3LmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZS5Ub3RhbHNFbnRyeRpTCgtUb3RhbHNFbnRyeRILCgNrZXkYASABKAkSMwoFdmFsdWUYAiABKAsyJC5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFJ1blRvdGFsczoCOAFKBAgBEAJSD2NvbXBhcmlzb25fanNvbiLBAQoPQ29tcGxldGVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVtb2RlbBgCIAEoCRIOCgZzeXN0ZW0YAyABKAkSDAoEdXNlchgEIAEoCRIxCg9yZXNwb25zZV9zY2hlbWEYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIZChFldmFsdWF0aW9uX3J1bl9pZBgHIAEoCUoECAUQBlIUcmVzcG9uc2Vfc2NoZW1hX2pzb24ilAIKEENvbXBsZXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIsCgpzdHJ1Y3R1cmVkGAkgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEAoIcHJvdmlkZXIYAyABKAkSDQoFbW9kZWwYBCABKAkSJwoFdXNhZ2UYBSABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYBiABKAFIAIgBARISCgpsYXRlbmN5X21zGAcgASgDEg4KBnJ1bl9pZBgIIAEoCRISCgpjb3N0X25vdGVzGAogAygJQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgCEANSBGpzb24y/wgKEEV4ZWN1dGlvblNlcnZpY2USWQoKTGlzdE1vZGVscxIkLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiUua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1Jlc3BvbnNlElYKCVJ1blByb21wdBIjLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlcXVlc3QaJC5raWxuLmV4ZWN1dGlvbi52MS5SdW5Qcm9tcHRSZXNwb25zZRJqCg9TdHJlYW1Qcm9tcHRSdW4SKS5raWxuLmV4ZWN1dGlvbi52MS5TdHJlYW1Qcm9tcHRSdW5SZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuU3RyZWFtUHJvbXB0UnVuUmVzcG9uc2UwARJTCghSdW5Ta2lsbBIiLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blNraWxsUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blNraWxsUmVzcG9uc2USXwoMUHJldmlld1NraWxsEiYua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVxdWVzdBonLmtpbG4uZXhlY3V0aW9uLnYxLlByZXZpZXdTa2lsbFJlc3BvbnNlEk0KBkdldFJ1bhIgLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlcXVlc3QaIS5raWxuLmV4ZWN1dGlvbi52MS5HZXRSdW5SZXNwb25zZRJTCghMaXN0UnVucxIiLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RSdW5zUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkxpc3RSdW5zUmVzcG9uc2USUwoIQ29tcGxldGUSIi5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5Db21wbGV0ZVJlc3BvbnNlElMKCFJ1bkFnZW50EiIua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuQWdlbnRSZXNwb25zZRJxChJSZXJ1bkFnZW50RnJvbVN0ZXASLC5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXF1ZXN0Gi0ua2lsbi5leGVjdXRpb24udjEuUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USaAoPTG9hZEFnZW50SW5wdXRzEikua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVxdWVzdBoqLmtpbG4uZXhlY3V0aW9uLnYxLkxvYWRBZ2VudElucHV0c1Jlc3BvbnNlEmsKEENvbXBhcmVBZ2VudFJ1bnMSKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlQWdlbnRSdW5zUmVxdWVzdBorLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_kiln_execution_v1_model_routes]);
+  fileDesc("CiFraWxuL2V4ZWN1dGlvbi92MS9leGVjdXRpb24ucHJvdG8SEWtpbG4uZXhlY3V0aW9uLnYxIkYKEU1vZGVsQ2FwYWJpbGl0aWVzEg0KBXRvb2xzGAEgASgIEhMKC2pzb25fc2NoZW1hGAIgASgIEg0KBWlucHV0GAMgAygJIsoCCgxNb2RlbFByaWNpbmcSHwoSaW5wdXRfcGVyX210b2tfdXNkGAEgASgBSACIAQESIAoTb3V0cHV0X3Blcl9tdG9rX3VzZBgCIAEoAUgBiAEBEiYKGWNhY2hlZF9pbnB1dF9wZXJfbXRva191c2QYAyABKAFIAogBARIlChhjYWNoZV93cml0ZV9wZXJfbXRva191c2QYBCABKAFIA4gBARIjChZyZWFzb25pbmdfcGVyX210b2tfdXNkGAUgASgBSASIAQFCFQoTX2lucHV0X3Blcl9tdG9rX3VzZEIWChRfb3V0cHV0X3Blcl9tdG9rX3VzZEIcChpfY2FjaGVkX2lucHV0X3Blcl9tdG9rX3VzZEIbChlfY2FjaGVfd3JpdGVfcGVyX210b2tfdXNkQhkKF19yZWFzb25pbmdfcGVyX210b2tfdXNkIswBCgVNb2RlbBIKCgJpZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIRCglhdmFpbGFibGUYBCABKAgSOgoMY2FwYWJpbGl0aWVzGAUgASgLMiQua2lsbi5leGVjdXRpb24udjEuTW9kZWxDYXBhYmlsaXRpZXMSMAoHcHJpY2luZxgGIAEoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLk1vZGVsUHJpY2luZxIVCg1jb25uZWN0aW9uX2lkGAcgASgJIiwKEUxpc3RNb2RlbHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI+ChJMaXN0TW9kZWxzUmVzcG9uc2USKAoGbW9kZWxzGAEgAygLMhgua2lsbi5leGVjdXRpb24udjEuTW9kZWwi5gEKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEiAKE2NhY2hlZF9pbnB1dF90b2tlbnMYAyABKANIAIgBARIlChhjYWNoZV93cml0ZV9pbnB1dF90b2tlbnMYBCABKANIAYgBARIdChByZWFzb25pbmdfdG9rZW5zGAUgASgDSAKIAQFCFgoUX2NhY2hlZF9pbnB1dF90b2tlbnNCGwoZX2NhY2hlX3dyaXRlX2lucHV0X3Rva2Vuc0ITChFfcmVhc29uaW5nX3Rva2VucyJvCghSdW5FcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSFAoMcmF0ZV9saW1pdGVkGAMgASgIEhsKDnJldHJ5X2FmdGVyX21zGAQgASgNSACIAQFCEQoPX3JldHJ5X2FmdGVyX21zIu0BCghUb29sQ2FsbBIQCgh0b29sX2tleRgBIAEoCRIXCg90b29sX3ZlcnNpb25faWQYAiABKAkSJwoFaW5wdXQYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgpsYXRlbmN5X21zGAUgASgDEioKBWVycm9yGAYgASgLMhsua2lsbi5leGVjdXRpb24udjEuUnVuRXJyb3JKBAgDEARKBAgEEAVSCmlucHV0X2pzb25SC291dHB1dF9qc29uIqYECgdSdW5TdGVwEg8KB3N0ZXBfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSJwoFaW5wdXQYESABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIoCgZvdXRwdXQYEiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIOCgZydW5faWQYBiABKAkSFQoIcHJvdmlkZXIYByABKAlIAIgBARISCgVtb2RlbBgIIAEoCUgBiAEBEicKBXVzYWdlGAkgASgLMhgua2lsbi5leGVjdXRpb24udjEuVXNhZ2USHwoSZXN0aW1hdGVkX2Nvc3RfdXNkGAogASgBSAKIAQESEgoKbGF0ZW5jeV9tcxgLIAEoAxIvCgp0b29sX2NhbGxzGAwgAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDSABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIOCgZyZXVzZWQYDiABKAgSEQoJcHJvbXB0X2lkGA8gASgJEhkKEXByb21wdF92ZXJzaW9uX2lkGBAgASgJEhIKCmNvc3Rfbm90ZXMYEyADKAlCCwoJX3Byb3ZpZGVyQggKBl9tb2RlbEIVChNfZXN0aW1hdGVkX2Nvc3RfdXNkSgQIBBAFSgQIBRAGUgppbnB1dF9qc29uUgtvdXRwdXRfanNvbiLtCAoDUnVuEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRInCgVpbnB1dBgcIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EigKBm91dHB1dBgdIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhUKCHByb3ZpZGVyGAcgASgJSACIAQESEgoFbW9kZWwYCCABKAlIAYgBARInCgV1c2FnZRgJIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgKIAEoAUgCiAEBEhIKCmxhdGVuY3lfbXMYCyABKAMSFwoPdG9vbF9jYWxsX2NvdW50GAwgASgDEkQKEHRvb2xfY2FsbF9jb3VudHMYDSADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5SdW4uVG9vbENhbGxDb3VudHNFbnRyeRIvCgp0b29sX2NhbGxzGA4gAygLMhsua2lsbi5leGVjdXRpb24udjEuVG9vbENhbGwSKgoFZXJyb3IYDyABKAsyGy5raWxuLmV4ZWN1dGlvbi52MS5SdW5FcnJvchIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXByb21wdF9pZBgSIAEoCRIZChFwcm9tcHRfdmVyc2lvbl9pZBgTIAEoCRIQCghza2lsbF9pZBgUIAEoCRIYChBza2lsbF92ZXJzaW9uX2lkGBUgASgJEikKBXN0ZXBzGBYgAygLMhoua2lsbi5leGVjdXRpb24udjEuUnVuU3RlcBIPCgdwcmV2aWV3GBcgASgIEhAKCGFnZW50X2lkGBggASgJEhgKEGFnZW50X3ZlcnNpb25faWQYGSABKAkSFQoNcGFyZW50X3J1bl9pZBgaIAEoCRIaChJyZXJ1bl9mcm9tX3N0ZXBfaWQYGyABKAkSDQoFbGFiZWwYHiABKAkSGQoRZXZhbHVhdGlvbl9ydW5faWQYHyABKAkSEgoKY29zdF9ub3RlcxggIAMoCRIxCghhdHRlbXB0cxgoIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLlJvdXRlQXR0ZW1wdBINCgVyb3V0ZRgpIAEoCRIqCgVjYWNoZRgqIAEoCzIbLmtpbG4uZXhlY3V0aW9uLnYxLlJ1bkNhY2hlGjUKE1Rvb2xDYWxsQ291bnRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhUKE19lc3RpbWF0ZWRfY29zdF91c2RKBAgFEAZKBAgGEAdSCmlucHV0X2pzb25SC291dHB1dF9qc29uIqoBCgtDaGF0TWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSMwoKdG9vbF9jYWxscxgDIAMoCzIfLmtpbG4uZXhlY3V0aW9uLnYxLkNoYXRUb29sQ2FsbBIUCgx0b29sX2NhbGxfaWQYBCABKAkSMQoFcGFydHMYBSADKAsyIi5raWxuLmV4ZWN1dGlvbi52MS5DaGF0Q29udGVudFBhcnQiWAoPQ2hhdENvbnRlbnRQYXJ0Eg4KBHRleHQYASABKAlIABItCgVpbWFnZRgCIAEoCzIcLmtpbG4uZXhlY3V0aW9uLnYxLkNoYXRJbWFnZUgAQgYKBHBhcnQiKAoJQ2hhdEltYWdlEgsKA3VybBgBIAEoCRIOCgZkZXRhaWwYAiABKAkiVQoMQ2hhdFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKwoJYXJndW1lbnRzGAMgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQiXQoKQ2FsbGVyVG9vbBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEiwKCnBhcmFtZXRlcnMYAyABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dCIoCgpUb29sQ2hvaWNlEgwKBG1vZGUYASABKAkSDAoEbmFtZRgCIAEoCSLgAgoSU2FtcGxpbmdQYXJhbWV0ZXJzEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESHgoRbWF4X291dHB1dF90b2tlbnMYAiABKAVIAYgBARIMCgRzdG9wGAMgAygJEhEKBHNlZWQYBCABKANIAogBARISCgV0b3BfcBgFIAEoAUgDiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAYgASgBSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgHIAEoAUgFiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCCABKAhIBogBAUIOCgxfdGVtcGVyYXR1cmVCFAoSX21heF9vdXRwdXRfdG9rZW5zQgcKBV9zZWVkQggKBl90b3BfcEIUChJfZnJlcXVlbmN5X3BlbmFsdHlCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHMi/AMKEFJ1blByb21wdFJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCXByb21wdF9pZBgCIAEoCRIrCgl2YXJpYWJsZXMYCCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBW1vZGVsGAUgASgJEjAKCG1lc3NhZ2VzGAkgAygLMh4ua2lsbi5leGVjdXRpb24udjEuQ2hhdE1lc3NhZ2USDQoFbGFiZWwYByABKAkSLAoFdG9vbHMYCiADKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5DYWxsZXJUb29sEjIKC3Rvb2xfY2hvaWNlGAsgASgLMh0ua2lsbi5leGVjdXRpb24udjEuVG9vbENob2ljZRIxCg9yZXNwb25zZV9mb3JtYXQYDCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBI5CgpwYXJhbWV0ZXJzGA0gASgLMiUua2lsbi5leGVjdXRpb24udjEuU2FtcGxpbmdQYXJhbWV0ZXJzEjAKBWNhY2hlGA4gASgLMiEua2lsbi5leGVjdXRpb24udjEuQ2FjaGVEaXJlY3RpdmVKBAgDEARKBAgGEAdSDnZhcmlhYmxlc19qc29uUg1tZXNzYWdlc19qc29uIjcKDkNhY2hlRGlyZWN0aXZlEhMKC3R0bF9zZWNvbmRzGAEgASgFEhAKCG5vX3N0b3JlGAIgASgIImEKCFJ1bkNhY2hlEg4KBnN0YXR1cxgBIAEoCRIbCg5zYXZlZF9jb3N0X3VzZBgCIAEoAUgAiAEBEhUKDXNvdXJjZV9ydW5faWQYAyABKAlCEQoPX3NhdmVkX2Nvc3RfdXNkIjgKEVJ1blByb21wdFJlc3BvbnNlEiMKA3J1bhgBIAEoCzIWLmtpbG4uZXhlY3V0aW9uLnYxLlJ1biJKChZTdHJlYW1Qcm9tcHRSdW5SZXF1ZXN0EjAKA3J1bhgBIAEoCzIjLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlcXVlc3QiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSK4AQoXU3RyZWFtUHJvbXB0UnVuUmVzcG9uc2USEAoGcnVuX2lkGAEgASgJSAASDgoEdGV4dBgCIAEoCUgAEjUKCXRvb2xfY2FsbBgDIAEoCzIgLmtpbG4uZXhlY3V0aW9uLnYxLlRvb2xDYWxsRGVsdGFIABIlCgNydW4YBCABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW5IABIUCgxjYWNoZV9zdGF0dXMYBSABKAlCBwoFY2h1bmsitQEKD1J1blNraWxsUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSJwoFaW5wdXQYBiABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBISCgp2ZXJzaW9uX2lkGAQgASgJEg0KBWxhYmVsGAUgASgJEhkKEWV2YWx1YXRpb25fcnVuX2lkGAcgASgJSgQIAxAEUgppbnB1dF9qc29uIjcKEFJ1blNraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIp4BChNQcmV2aWV3U2tpbGxSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRInCgVpbnB1dBgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhIKCnZlcnNpb25faWQYBCABKAkSDQoFbGFiZWwYBSABKAlKBAgDEARSCmlucHV0X2pzb24iOwoUUHJldmlld1NraWxsUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIt0BCg9MaXN0UnVuc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCRIMCgRraW5kGAQgASgJEg4KBnN0YXR1cxgFIAEoCRINCgVtb2RlbBgGIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTQoQTGlzdFJ1bnNSZXNwb25zZRIkCgRydW5zGAEgAygLMhYua2lsbi5leGVjdXRpb24udjEuUnVuEhMKC25leHRfY3Vyc29yGAIgASgJIikKDUdldFJ1blJlcXVlc3QSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4iqwEKD1J1bkFnZW50UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSKAoGaW5wdXRzGAcgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSEgoKdmVyc2lvbl9pZBgEIAEoCRINCgVhc3luYxgFIAEoCBINCgVsYWJlbBgGIAEoCUoECAMQBFILaW5wdXRzX2pzb24iNwoQUnVuQWdlbnRSZXNwb25zZRIjCgNydW4YASABKAsyFi5raWxuLmV4ZWN1dGlvbi52MS5SdW4ieQoZUmVydW5BZ2VudEZyb21TdGVwUmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHc3RlcF9pZBgCIAEoCRIoCgZpbnB1dHMYBCABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dEoECAMQBFILaW5wdXRzX2pzb24iQQoaUmVydW5BZ2VudEZyb21TdGVwUmVzcG9uc2USIwoDcnVuGAEgASgLMhYua2lsbi5leGVjdXRpb24udjEuUnVuIjwKFkxvYWRBZ2VudElucHV0c1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCnZlcnNpb25faWQYAiABKAkiOQoKSW5wdXRJc3N1ZRIMCgRwYXRoGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSLTAQoXTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USEAoIYWdlbnRfaWQYASABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgCIAEoCRIoCgZpbnB1dHMYByABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBINCgV2YWxpZBgEIAEoCBItCgZlcnJvcnMYBiADKAsyHS5raWxuLmV4ZWN1dGlvbi52MS5JbnB1dElzc3VlSgQIAxAESgQIBRAGUgtpbnB1dHNfanNvblILZXJyb3JzX2pzb24iKgoXQ29tcGFyZUFnZW50UnVuc1JlcXVlc3QSDwoHcnVuX2lkcxgBIAMoCSKFAQoLQ29tcGFyZWRSdW4SCgoCaWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSGAoQYWdlbnRfdmVyc2lvbl9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAEKD0NvbXBhcmVkU3RlcFJ1bhIOCgZzdGF0dXMYASABKAkSKAoGb3V0cHV0GAIgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSJwoFdXNhZ2UYAyABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAQgASgDIsQBCgxDb21wYXJlZFN0ZXASDwoHc3RlcF9pZBgBIAEoCRI6CgZieV9ydW4YAiADKAsyKi5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXAuQnlSdW5FbnRyeRIVCg1vdXRwdXRzX2VxdWFsGAMgASgIGlAKCkJ5UnVuRW50cnkSCwoDa2V5GAEgASgJEjEKBXZhbHVlGAIgASgLMiIua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRTdGVwUnVuOgI4ASKIAQoRQ29tcGFyZWRSdW5Ub3RhbHMSJwoFdXNhZ2UYASABKAsyGC5raWxuLmV4ZWN1dGlvbi52MS5Vc2FnZRIfChJlc3RpbWF0ZWRfY29zdF91c2QYAiABKAFIAIgBARISCgpsYXRlbmN5X21zGAMgASgDQhUKE19lc3RpbWF0ZWRfY29zdF91c2QirQIKGENvbXBhcmVBZ2VudFJ1bnNSZXNwb25zZRIsCgRydW5zGAIgAygLMh4ua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZWRSdW4SLgoFc3RlcHMYAyADKAsyHy5raWxuLmV4ZWN1dGlvbi52MS5Db21wYXJlZFN0ZXASRwoGdG90YWxzGAQgAygLMjcua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlLlRvdGFsc0VudHJ5GlMKC1RvdGFsc0VudHJ5EgsKA2tleRgBIAEoCRIzCgV2YWx1ZRgCIAEoCzIkLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVkUnVuVG90YWxzOgI4AUoECAEQAlIPY29tcGFyaXNvbl9qc29uIsEBCg9Db21wbGV0ZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnN5c3RlbRgDIAEoCRIMCgR1c2VyGAQgASgJEjEKD3Jlc3BvbnNlX3NjaGVtYRgGIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0EhkKEWV2YWx1YXRpb25fcnVuX2lkGAcgASgJSgQIBRAGUhRyZXNwb25zZV9zY2hlbWFfanNvbiKUAgoQQ29tcGxldGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEiwKCnN0cnVjdHVyZWQYCSABKAsyGC5raWxuLmNvbW1vbi52MS5Kc29uVGV4dBIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRInCgV1c2FnZRgFIAEoCzIYLmtpbG4uZXhlY3V0aW9uLnYxLlVzYWdlEh8KEmVzdGltYXRlZF9jb3N0X3VzZBgGIAEoAUgAiAEBEhIKCmxhdGVuY3lfbXMYByABKAMSDgoGcnVuX2lkGAggASgJEhIKCmNvc3Rfbm90ZXMYCiADKAlCFQoTX2VzdGltYXRlZF9jb3N0X3VzZEoECAIQA1IEanNvbjL/CAoQRXhlY3V0aW9uU2VydmljZRJZCgpMaXN0TW9kZWxzEiQua2lsbi5leGVjdXRpb24udjEuTGlzdE1vZGVsc1JlcXVlc3QaJS5raWxuLmV4ZWN1dGlvbi52MS5MaXN0TW9kZWxzUmVzcG9uc2USVgoJUnVuUHJvbXB0EiMua2lsbi5leGVjdXRpb24udjEuUnVuUHJvbXB0UmVxdWVzdBokLmtpbG4uZXhlY3V0aW9uLnYxLlJ1blByb21wdFJlc3BvbnNlEmoKD1N0cmVhbVByb21wdFJ1bhIpLmtpbG4uZXhlY3V0aW9uLnYxLlN0cmVhbVByb21wdFJ1blJlcXVlc3QaKi5raWxuLmV4ZWN1dGlvbi52MS5TdHJlYW1Qcm9tcHRSdW5SZXNwb25zZTABElMKCFJ1blNraWxsEiIua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuUnVuU2tpbGxSZXNwb25zZRJfCgxQcmV2aWV3U2tpbGwSJi5raWxuLmV4ZWN1dGlvbi52MS5QcmV2aWV3U2tpbGxSZXF1ZXN0Gicua2lsbi5leGVjdXRpb24udjEuUHJldmlld1NraWxsUmVzcG9uc2USTQoGR2V0UnVuEiAua2lsbi5leGVjdXRpb24udjEuR2V0UnVuUmVxdWVzdBohLmtpbG4uZXhlY3V0aW9uLnYxLkdldFJ1blJlc3BvbnNlElMKCExpc3RSdW5zEiIua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXF1ZXN0GiMua2lsbi5leGVjdXRpb24udjEuTGlzdFJ1bnNSZXNwb25zZRJTCghDb21wbGV0ZRIiLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVxdWVzdBojLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBsZXRlUmVzcG9uc2USUwoIUnVuQWdlbnQSIi5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlcXVlc3QaIy5raWxuLmV4ZWN1dGlvbi52MS5SdW5BZ2VudFJlc3BvbnNlEnEKElJlcnVuQWdlbnRGcm9tU3RlcBIsLmtpbG4uZXhlY3V0aW9uLnYxLlJlcnVuQWdlbnRGcm9tU3RlcFJlcXVlc3QaLS5raWxuLmV4ZWN1dGlvbi52MS5SZXJ1bkFnZW50RnJvbVN0ZXBSZXNwb25zZRJoCg9Mb2FkQWdlbnRJbnB1dHMSKS5raWxuLmV4ZWN1dGlvbi52MS5Mb2FkQWdlbnRJbnB1dHNSZXF1ZXN0Gioua2lsbi5leGVjdXRpb24udjEuTG9hZEFnZW50SW5wdXRzUmVzcG9uc2USawoQQ29tcGFyZUFnZW50UnVucxIqLmtpbG4uZXhlY3V0aW9uLnYxLkNvbXBhcmVBZ2VudFJ1bnNSZXF1ZXN0Gisua2lsbi5leGVjdXRpb24udjEuQ29tcGFyZUFnZW50UnVuc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json, file_kiln_execution_v1_model_routes]);
 
 /**
  * @generated from message kiln.execution.v1.ModelCapabilities
@@ -604,6 +604,13 @@ export type Run = Message<"kiln.execution.v1.Run"> & {
    * @generated from field: string route = 41;
    */
   route: string;
+
+  /**
+   * What the response cache did for the run; unset when the request did not use it.
+   *
+   * @generated from field: kiln.execution.v1.RunCache cache = 42;
+   */
+  cache?: RunCache | undefined;
 };
 
 /**
@@ -947,6 +954,13 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
    * @generated from field: kiln.execution.v1.SamplingParameters parameters = 13;
    */
   parameters?: SamplingParameters | undefined;
+
+  /**
+   * The request's Kiln-Cache header (docs/cache.md); unset: the cache is not used.
+   *
+   * @generated from field: kiln.execution.v1.CacheDirective cache = 14;
+   */
+  cache?: CacheDirective | undefined;
 };
 
 /**
@@ -955,6 +969,68 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
  */
 export const RunPromptRequestSchema: GenMessage<RunPromptRequest> = /*@__PURE__*/
   messageDesc(file_kiln_execution_v1_execution, 17);
+
+/**
+ * How a run uses the response cache (docs/cache.md): look the answer up and keep a new one for
+ * ttl_seconds, or neither (no_store).
+ *
+ * @generated from message kiln.execution.v1.CacheDirective
+ */
+export type CacheDirective = Message<"kiln.execution.v1.CacheDirective"> & {
+  /**
+   * 1 to 604800 (7 days); 0 with no_store.
+   *
+   * @generated from field: int32 ttl_seconds = 1;
+   */
+  ttlSeconds: number;
+
+  /**
+   * @generated from field: bool no_store = 2;
+   */
+  noStore: boolean;
+};
+
+/**
+ * Describes the message kiln.execution.v1.CacheDirective.
+ * Use `create(CacheDirectiveSchema)` to create a new message.
+ */
+export const CacheDirectiveSchema: GenMessage<CacheDirective> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 18);
+
+/**
+ * What the response cache did for a run (docs/cache.md); unset when the run did not use it.
+ *
+ * @generated from message kiln.execution.v1.RunCache
+ */
+export type RunCache = Message<"kiln.execution.v1.RunCache"> & {
+  /**
+   * "hit": answered from the cache, no provider call; "miss": answered by the model (and kept).
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * A hit: what the replayed answer cost when the model made it; unset when it had no price.
+   *
+   * @generated from field: optional double saved_cost_usd = 2;
+   */
+  savedCostUsd?: number | undefined;
+
+  /**
+   * A hit: the run whose answer was replayed.
+   *
+   * @generated from field: string source_run_id = 3;
+   */
+  sourceRunId: string;
+};
+
+/**
+ * Describes the message kiln.execution.v1.RunCache.
+ * Use `create(RunCacheSchema)` to create a new message.
+ */
+export const RunCacheSchema: GenMessage<RunCache> = /*@__PURE__*/
+  messageDesc(file_kiln_execution_v1_execution, 19);
 
 /**
  * @generated from message kiln.execution.v1.RunPromptResponse
@@ -971,7 +1047,7 @@ export type RunPromptResponse = Message<"kiln.execution.v1.RunPromptResponse"> &
  * Use `create(RunPromptResponseSchema)` to create a new message.
  */
 export const RunPromptResponseSchema: GenMessage<RunPromptResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 18);
+  messageDesc(file_kiln_execution_v1_execution, 20);
 
 /**
  * A prompt run whose answer streams: the same run as RunPrompt (resolve, render, limits, the
@@ -991,7 +1067,7 @@ export type StreamPromptRunRequest = Message<"kiln.execution.v1.StreamPromptRunR
  * Use `create(StreamPromptRunRequestSchema)` to create a new message.
  */
 export const StreamPromptRunRequestSchema: GenMessage<StreamPromptRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 19);
+  messageDesc(file_kiln_execution_v1_execution, 21);
 
 /**
  * A tool call of the model as it streams: the first delta of a call carries its id and name,
@@ -1028,7 +1104,7 @@ export type ToolCallDelta = Message<"kiln.execution.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 20);
+  messageDesc(file_kiln_execution_v1_execution, 22);
 
 /**
  * One message of a streaming run: first `run_id` (the run is resolved and about to call the
@@ -1066,6 +1142,13 @@ export type StreamPromptRunResponse = Message<"kiln.execution.v1.StreamPromptRun
     value: Run;
     case: "run";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * On the run_id chunk: "hit" or "miss" when the run uses the response cache, else "".
+   *
+   * @generated from field: string cache_status = 5;
+   */
+  cacheStatus: string;
 };
 
 /**
@@ -1073,7 +1156,7 @@ export type StreamPromptRunResponse = Message<"kiln.execution.v1.StreamPromptRun
  * Use `create(StreamPromptRunResponseSchema)` to create a new message.
  */
 export const StreamPromptRunResponseSchema: GenMessage<StreamPromptRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 21);
+  messageDesc(file_kiln_execution_v1_execution, 23);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillRequest
@@ -1123,7 +1206,7 @@ export type RunSkillRequest = Message<"kiln.execution.v1.RunSkillRequest"> & {
  * Use `create(RunSkillRequestSchema)` to create a new message.
  */
 export const RunSkillRequestSchema: GenMessage<RunSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 22);
+  messageDesc(file_kiln_execution_v1_execution, 24);
 
 /**
  * @generated from message kiln.execution.v1.RunSkillResponse
@@ -1140,7 +1223,7 @@ export type RunSkillResponse = Message<"kiln.execution.v1.RunSkillResponse"> & {
  * Use `create(RunSkillResponseSchema)` to create a new message.
  */
 export const RunSkillResponseSchema: GenMessage<RunSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 23);
+  messageDesc(file_kiln_execution_v1_execution, 25);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillRequest
@@ -1183,7 +1266,7 @@ export type PreviewSkillRequest = Message<"kiln.execution.v1.PreviewSkillRequest
  * Use `create(PreviewSkillRequestSchema)` to create a new message.
  */
 export const PreviewSkillRequestSchema: GenMessage<PreviewSkillRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 24);
+  messageDesc(file_kiln_execution_v1_execution, 26);
 
 /**
  * @generated from message kiln.execution.v1.PreviewSkillResponse
@@ -1200,7 +1283,7 @@ export type PreviewSkillResponse = Message<"kiln.execution.v1.PreviewSkillRespon
  * Use `create(PreviewSkillResponseSchema)` to create a new message.
  */
 export const PreviewSkillResponseSchema: GenMessage<PreviewSkillResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 25);
+  messageDesc(file_kiln_execution_v1_execution, 27);
 
 /**
  * The runs of an organization, newest first, filtered (the console's runs list; non-public).
@@ -1260,7 +1343,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 26);
+  messageDesc(file_kiln_execution_v1_execution, 28);
 
 /**
  * @generated from message kiln.execution.v1.ListRunsResponse
@@ -1282,7 +1365,7 @@ export type ListRunsResponse = Message<"kiln.execution.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 27);
+  messageDesc(file_kiln_execution_v1_execution, 29);
 
 /**
  * @generated from message kiln.execution.v1.GetRunRequest
@@ -1306,7 +1389,7 @@ export type GetRunRequest = Message<"kiln.execution.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 28);
+  messageDesc(file_kiln_execution_v1_execution, 30);
 
 /**
  * @generated from message kiln.execution.v1.GetRunResponse
@@ -1323,7 +1406,7 @@ export type GetRunResponse = Message<"kiln.execution.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 29);
+  messageDesc(file_kiln_execution_v1_execution, 31);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentRequest
@@ -1373,7 +1456,7 @@ export type RunAgentRequest = Message<"kiln.execution.v1.RunAgentRequest"> & {
  * Use `create(RunAgentRequestSchema)` to create a new message.
  */
 export const RunAgentRequestSchema: GenMessage<RunAgentRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 30);
+  messageDesc(file_kiln_execution_v1_execution, 32);
 
 /**
  * @generated from message kiln.execution.v1.RunAgentResponse
@@ -1390,7 +1473,7 @@ export type RunAgentResponse = Message<"kiln.execution.v1.RunAgentResponse"> & {
  * Use `create(RunAgentResponseSchema)` to create a new message.
  */
 export const RunAgentResponseSchema: GenMessage<RunAgentResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 31);
+  messageDesc(file_kiln_execution_v1_execution, 33);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepRequest
@@ -1419,7 +1502,7 @@ export type RerunAgentFromStepRequest = Message<"kiln.execution.v1.RerunAgentFro
  * Use `create(RerunAgentFromStepRequestSchema)` to create a new message.
  */
 export const RerunAgentFromStepRequestSchema: GenMessage<RerunAgentFromStepRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 32);
+  messageDesc(file_kiln_execution_v1_execution, 34);
 
 /**
  * @generated from message kiln.execution.v1.RerunAgentFromStepResponse
@@ -1436,7 +1519,7 @@ export type RerunAgentFromStepResponse = Message<"kiln.execution.v1.RerunAgentFr
  * Use `create(RerunAgentFromStepResponseSchema)` to create a new message.
  */
 export const RerunAgentFromStepResponseSchema: GenMessage<RerunAgentFromStepResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 33);
+  messageDesc(file_kiln_execution_v1_execution, 35);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsRequest
@@ -1460,7 +1543,7 @@ export type LoadAgentInputsRequest = Message<"kiln.execution.v1.LoadAgentInputsR
  * Use `create(LoadAgentInputsRequestSchema)` to create a new message.
  */
 export const LoadAgentInputsRequestSchema: GenMessage<LoadAgentInputsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 34);
+  messageDesc(file_kiln_execution_v1_execution, 36);
 
 /**
  * A problem with one of an agent's inputs.
@@ -1493,7 +1576,7 @@ export type InputIssue = Message<"kiln.execution.v1.InputIssue"> & {
  * Use `create(InputIssueSchema)` to create a new message.
  */
 export const InputIssueSchema: GenMessage<InputIssue> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 35);
+  messageDesc(file_kiln_execution_v1_execution, 37);
 
 /**
  * @generated from message kiln.execution.v1.LoadAgentInputsResponse
@@ -1530,7 +1613,7 @@ export type LoadAgentInputsResponse = Message<"kiln.execution.v1.LoadAgentInputs
  * Use `create(LoadAgentInputsResponseSchema)` to create a new message.
  */
 export const LoadAgentInputsResponseSchema: GenMessage<LoadAgentInputsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 36);
+  messageDesc(file_kiln_execution_v1_execution, 38);
 
 /**
  * @generated from message kiln.execution.v1.CompareAgentRunsRequest
@@ -1547,7 +1630,7 @@ export type CompareAgentRunsRequest = Message<"kiln.execution.v1.CompareAgentRun
  * Use `create(CompareAgentRunsRequestSchema)` to create a new message.
  */
 export const CompareAgentRunsRequestSchema: GenMessage<CompareAgentRunsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 37);
+  messageDesc(file_kiln_execution_v1_execution, 39);
 
 /**
  * A compared run (api.md "Agent runs", GET /api/agent-runs/compare).
@@ -1588,7 +1671,7 @@ export type ComparedRun = Message<"kiln.execution.v1.ComparedRun"> & {
  * Use `create(ComparedRunSchema)` to create a new message.
  */
 export const ComparedRunSchema: GenMessage<ComparedRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 38);
+  messageDesc(file_kiln_execution_v1_execution, 40);
 
 /**
  * One step as one compared run executed it (its last execution, when it ran in a loop).
@@ -1626,7 +1709,7 @@ export type ComparedStepRun = Message<"kiln.execution.v1.ComparedStepRun"> & {
  * Use `create(ComparedStepRunSchema)` to create a new message.
  */
 export const ComparedStepRunSchema: GenMessage<ComparedStepRun> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 39);
+  messageDesc(file_kiln_execution_v1_execution, 41);
 
 /**
  * @generated from message kiln.execution.v1.ComparedStep
@@ -1657,7 +1740,7 @@ export type ComparedStep = Message<"kiln.execution.v1.ComparedStep"> & {
  * Use `create(ComparedStepSchema)` to create a new message.
  */
 export const ComparedStepSchema: GenMessage<ComparedStep> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 40);
+  messageDesc(file_kiln_execution_v1_execution, 42);
 
 /**
  * @generated from message kiln.execution.v1.ComparedRunTotals
@@ -1686,7 +1769,7 @@ export type ComparedRunTotals = Message<"kiln.execution.v1.ComparedRunTotals"> &
  * Use `create(ComparedRunTotalsSchema)` to create a new message.
  */
 export const ComparedRunTotalsSchema: GenMessage<ComparedRunTotals> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 41);
+  messageDesc(file_kiln_execution_v1_execution, 43);
 
 /**
  * The api.md comparison `{runs, steps, totals}`: the runs in the order asked, their steps aligned
@@ -1718,7 +1801,7 @@ export type CompareAgentRunsResponse = Message<"kiln.execution.v1.CompareAgentRu
  * Use `create(CompareAgentRunsResponseSchema)` to create a new message.
  */
 export const CompareAgentRunsResponseSchema: GenMessage<CompareAgentRunsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 42);
+  messageDesc(file_kiln_execution_v1_execution, 44);
 
 /**
  * One model call outside any prompt (non-public): the evaluation service's llm_judge assertions.
@@ -1769,7 +1852,7 @@ export type CompleteRequest = Message<"kiln.execution.v1.CompleteRequest"> & {
  * Use `create(CompleteRequestSchema)` to create a new message.
  */
 export const CompleteRequestSchema: GenMessage<CompleteRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 43);
+  messageDesc(file_kiln_execution_v1_execution, 45);
 
 /**
  * @generated from message kiln.execution.v1.CompleteResponse
@@ -1832,7 +1915,7 @@ export type CompleteResponse = Message<"kiln.execution.v1.CompleteResponse"> & {
  * Use `create(CompleteResponseSchema)` to create a new message.
  */
 export const CompleteResponseSchema: GenMessage<CompleteResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_execution_v1_execution, 44);
+  messageDesc(file_kiln_execution_v1_execution, 46);
 
 /**
  * @generated from service kiln.execution.v1.ExecutionService
