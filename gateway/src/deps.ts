@@ -13,6 +13,7 @@ import { ModelRouteService } from "@kiln/proto/model-routes";
 import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
 import { TraceService } from "@kiln/proto/traces";
+import { UsageService } from "@kiln/proto/usage";
 import { WebhookService } from "@kiln/proto/webhooks";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
 import type { GatewayDeps } from "./http/gateway-app.js";
@@ -64,6 +65,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       connections: createClient(ProviderConnectionService, w.transports.execution),
       // Model routes are the execution service's (docs/providers.md "Routes").
       modelRoutes: createClient(ModelRouteService, w.transports.execution),
+      // The usage ledger is the execution service's (docs/usage.md).
+      usage: createClient(UsageService, w.transports.execution),
     },
     authenticator: createAuthenticator({
       identity,

@@ -73,6 +73,7 @@ import {
   TraceDetailView,
   TraceView,
 } from "./routes/trace-views.js";
+import { UsageReportView, UsageRowView } from "./routes/usage-routes.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
   AcceptedInvitationView,
@@ -182,4 +183,6 @@ export const COMPONENTS: NamedSchema[] = [
   QueueItemWithContentView,
   ClaimView,
   TraceSettingsView,
+  UsageRowView,
+  UsageReportView,
 ].map((schema) => schema as unknown as NamedSchema);

@@ -13,6 +13,7 @@ import type { ModelRouteService } from "@kiln/proto/model-routes";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
 import type { TraceService } from "@kiln/proto/traces";
+import type { UsageService } from "@kiln/proto/usage";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/authenticator.js";
@@ -30,6 +31,7 @@ export interface GatewayClients {
   traces: Client<typeof TraceService>;
   connections: Client<typeof ProviderConnectionService>;
   modelRoutes: Client<typeof ModelRouteService>;
+  usage: Client<typeof UsageService>;
 }
 
 export interface GatewayDeps {

@@ -21,6 +21,8 @@ export interface StoredRunDeps extends ExecutionDeps, RunStoreDeps {
 
 export interface PromptRunInput {
   organizationId: string;
+  /** The API key that started the run, when one did. */
+  apiKeyId?: string;
   prompt: RunnablePrompt;
   model: ResolvedModel;
   variables: Record<string, unknown>;
@@ -40,13 +42,14 @@ export interface PromptRunInput {
 export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
   const id = newId("run");
-  r.stream?.onStart(id);
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
     deps,
-    id,
-    async () =>
-      runDocOf({
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
+    async () => {
+      // Once admitted (store-run.ts): a stream refused by the plan's limit has not started.
+      r.stream?.onStart(id);
+      return runDocOf({
         id,
         kind: "prompt",
         organizationId: r.organizationId,
@@ -66,7 +69,8 @@ export function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<
           ...(r.stream ? { onDelta: r.stream.onDelta } : {}),
         }),
         completedAt: deps.now(),
-      }),
+      });
+    },
     r.trace,
   );
 }
@@ -88,6 +92,8 @@ function inputOf(
 
 export interface SkillRunInput {
   organizationId: string;
+  /** The API key that started the run, when one did. */
+  apiKeyId?: string;
   skillId: string;
   skillVersionId: string;
   steps: SkillStep[];
@@ -105,7 +111,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
   const id = newId("srun");
   return storeRun(
     deps,
-    id,
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
     async () =>
       runDocOf({
         id,
