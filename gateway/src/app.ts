@@ -41,6 +41,7 @@ import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerScimRoutes } from "./routes/scim-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
+import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
 import { addSecurityHeaders, securityHeadersOf } from "./security-headers.js";
 
@@ -246,6 +247,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerRunRoutes(app, deps);
   registerPromptRunStreamRoute(app, deps);
   registerRunListRoutes(app, deps);
+  registerUsageRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);

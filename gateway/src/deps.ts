@@ -15,6 +15,7 @@ import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
 import { ScimService } from "@kiln/proto/scim";
 import { TraceService } from "@kiln/proto/traces";
+import { UsageService } from "@kiln/proto/usage";
 import { WebhookService } from "@kiln/proto/webhooks";
 import { createAuthenticator, type OidcOptions } from "./auth/authenticator.js";
 import type { GatewayDeps } from "./http/gateway-app.js";
@@ -70,6 +71,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       modelRoutes: createClient(ModelRouteService, w.transports.execution),
       // SCIM provisioning is the identity service's (docs/scim.md).
       scim: createClient(ScimService, w.transports.identity),
+      // The usage ledger is the execution service's (docs/usage.md).
+      usage: createClient(UsageService, w.transports.execution),
     },
     authenticator: createAuthenticator({
       identity,

@@ -113,6 +113,10 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): HttpError | u
   return undefined;
 }
 
+/** The `Retry-After` a service's refusal named (a plan's month turning), when it named one. */
+const waitOf = (e: { retryAfterSeconds?: number }): Record<string, string> =>
+  e.retryAfterSeconds === undefined ? {} : { "retry-after": String(e.retryAfterSeconds) };
+
 export function envelopeOf(
   error: unknown,
   requestId: string,
@@ -120,10 +124,10 @@ export function envelopeOf(
 ): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   let e: HttpError | undefined;
   if (error instanceof HttpError) e = error;
-  else if (error instanceof DomainError) e = new HttpError(error.kind, error.message, error.details);
+  else if (error instanceof DomainError) e = new HttpError(error.kind, error.message, error.details, waitOf(error));
   else if (error instanceof ConnectError) {
     const r = remoteErrorOf(error);
-    e = new HttpError(r.kind, r.message, r.details);
+    e = new HttpError(r.kind, r.message, r.details, waitOf(r));
   } else if (error instanceof Error && "code" in error) e = fromFastifyError(error as FastifyError, bodyLimit);
   const final = e ?? new HttpError("internal", "internal error");
   const headers: Record<string, string> = { ...final.headers };

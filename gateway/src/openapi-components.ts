@@ -76,6 +76,7 @@ import {
   TraceDetailView,
   TraceView,
 } from "./routes/trace-views.js";
+import { UsageReportView, UsageRowView } from "./routes/usage-routes.js";
 import { AuthorView, VersionSummaryView } from "./routes/versioned-views.js";
 import {
   AcceptedInvitationView,
@@ -189,4 +190,6 @@ export const COMPONENTS: NamedSchema[] = [
   DatasetView,
   DatasetItemView,
   TraceSettingsView,
+  UsageRowView,
+  UsageReportView,
 ].map((schema) => schema as unknown as NamedSchema);

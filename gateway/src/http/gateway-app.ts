@@ -15,6 +15,7 @@ import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
 import type { ScimService } from "@kiln/proto/scim";
 import type { TraceService } from "@kiln/proto/traces";
+import type { UsageService } from "@kiln/proto/usage";
 import type { WebhookService } from "@kiln/proto/webhooks";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/authenticator.js";
@@ -35,6 +36,7 @@ export interface GatewayClients {
   modelRoutes: Client<typeof ModelRouteService>;
   /** SCIM provisioning is the identity service's (docs/scim.md). */
   scim: Client<typeof ScimService>;
+  usage: Client<typeof UsageService>;
 }
 
 export interface GatewayDeps {

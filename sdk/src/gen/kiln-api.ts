@@ -1080,6 +1080,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What an organization's runs used per day, model, API key, prompt, skill, agent or connection */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{id}/run": {
         parameters: {
             query?: never;
@@ -3901,6 +3918,50 @@ export interface components {
             retentionDays: number;
             /** @description null until the settings were first changed */
             updatedAt: string | null;
+        };
+        /** @description What a group of runs used: the grouping's key fields, then the counters */
+        UsageRow: {
+            day?: string;
+            model?: string;
+            provider?: string;
+            apiKeyId?: string;
+            promptId?: string;
+            promptVersionId?: string;
+            skillId?: string;
+            skillVersionId?: string;
+            agentId?: string;
+            agentVersionId?: string;
+            connectionId?: string;
+            /** @description stored runs (an agent run and each of its steps' runs count) */
+            runs: number;
+            inputTokens: number;
+            /** @description the part of inputTokens read from the provider's cache */
+            cachedInputTokens: number;
+            /** @description the part of inputTokens written to the provider's cache */
+            cacheWriteInputTokens: number;
+            outputTokens: number;
+            /** @description the part of outputTokens spent reasoning */
+            reasoningTokens: number;
+            /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
+            costUsd: number;
+        };
+        /** @description The ledger's rows over the days asked for, and their totals */
+        UsageReport: {
+            data: components["schemas"]["UsageRow"][];
+            totals: {
+                /** @description stored runs (an agent run and each of its steps' runs count) */
+                runs: number;
+                inputTokens: number;
+                /** @description the part of inputTokens read from the provider's cache */
+                cachedInputTokens: number;
+                /** @description the part of inputTokens written to the provider's cache */
+                cacheWriteInputTokens: number;
+                outputTokens: number;
+                /** @description the part of outputTokens spent reasoning */
+                reasoningTokens: number;
+                /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
+                costUsd: number;
+            };
         };
     };
     responses: never;
@@ -12173,6 +12234,98 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description first UTC day, inclusive; default the month's first */
+                from?: string;
+                /** @description last UTC day, inclusive; default today */
+                to?: string;
+                groupBy?: "day" | "model" | "apiKey" | "prompt" | "skill" | "agent" | "connection";
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                    "text/csv": string;
                 };
             };
             /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */

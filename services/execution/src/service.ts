@@ -36,6 +36,8 @@ import { createTraceRetention, startTraceSweeper } from "./traces/trace-retentio
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
+import type { UsageLedger } from "./usage/usage-ledger.js";
+import { createUsageParts } from "./usage/usage-parts.js";
 
 export interface ExecutionServiceDeps {
   logger: Logger;
@@ -73,6 +75,8 @@ export interface ExecutionServiceDeps {
   storeElsewhere?: boolean;
   /** The routes' circuit breakers and cache (docs/providers.md "Routes"); defaults when absent. */
   modelRoutes?: Partial<ModelRoutesConfig>;
+  /** The usage ledger's flush timing (docs/usage.md); defaults when absent. */
+  usageLedger?: { flushIntervalMs?: number; maxBatch?: number };
 }
 
 const methodPaths = (...names: string[]) => names.map((m) => `/kiln.execution.v1.ExecutionService/${m}`);
@@ -83,7 +87,9 @@ const RESOLVING_METHODS = new Set(methodPaths("RunPrompt", "RunSkill", "PreviewS
 /** The execution service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
 export async function createExecutionService(
   deps: ExecutionServiceDeps,
-): Promise<ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void> }> {
+): Promise<
+  ServiceModule & { close(graceMs?: number): Promise<void>; settle(): Promise<void>; usageLedger: UsageLedger }
+> {
   await ensureRunIndexes(deps.store);
   await ensureTraceIndexes(deps.store);
   await deps.bus.ensureStream(RUNS_STREAM);
@@ -115,6 +121,13 @@ export async function createExecutionService(
   }
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
+  // The usage ledger counts every stored run; the plan's limit is checked where runs start (docs/usage.md).
+  const usage = await createUsageParts({
+    ...deps,
+    runs,
+    organizationModels: (organizationId) => connectionParts.layer.organizationModels(organizationId),
+    ledger: deps.usageLedger,
+  });
   // The catalog's change counter, read from the bus only after a move is heard (pushed, not asked for on every run).
   const generation = watchGeneration(deps.bus, createGeneration(deps.bus, deps.logger));
   const traceStore = traceCollections(deps.store);
@@ -144,6 +157,7 @@ export async function createExecutionService(
   const runnerDeps = {
     runs,
     outbox,
+    allowance: usage.allowance,
     onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
       runsStored++;
       runTraces?.record(doc, trace);
@@ -199,6 +213,7 @@ export async function createExecutionService(
       // The trace service lives in this process (docs/observability.md).
       registerTraceRpc(router, traces, retention);
       modelRoutes.register(router);
+      usage.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -215,6 +230,7 @@ export async function createExecutionService(
       await agents.drain(graceMs);
       leases.stop();
       await outbox.stop();
+      await usage.stop();
       await traceEvents.stop();
       await runTraces?.drain();
       await idempotencySweeper.stop();
@@ -225,5 +241,7 @@ export async function createExecutionService(
     },
     /** The run events of the calls that finished after `close`, published before the store closes. */
     settle: () => outbox.settled(),
+    /** The usage ledger's writer (tests flush and recover through it). */
+    usageLedger: usage.ledger,
   };
 }

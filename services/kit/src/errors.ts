@@ -25,6 +25,8 @@ export class DomainError extends Error {
     readonly kind: ErrorKind,
     message: string,
     readonly details: FieldIssue[] = [],
+    /** A refusal that lifts at a known time (a plan's month): how long to wait, as `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = "DomainError";
@@ -40,4 +42,5 @@ export const failedPrecondition = (message: string, details: FieldIssue[] = []) 
   new DomainError("failed_precondition", message, details);
 export const permissionDenied = (message: string) => new DomainError("permission_denied", message);
 export const unauthenticated = (message: string) => new DomainError("unauthenticated", message);
-export const resourceExhausted = (message: string) => new DomainError("resource_exhausted", message);
+export const resourceExhausted = (message: string, retryAfterSeconds?: number) =>
+  new DomainError("resource_exhausted", message, [], retryAfterSeconds);

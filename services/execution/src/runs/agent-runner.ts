@@ -17,11 +17,11 @@ import { type AgentRunComparison, checkComparedIds, compareAgentRuns } from "./a
 import { agentRunDocOf, cancelledRun, failedRun, INTERRUPTED, stepRecordsOf, ZERO_USAGE } from "./agent-record.js";
 import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent-resolve.js";
 import { stepRunnerOf } from "./agent-steps.js";
-import type { CallContext } from "./call-context.js";
+import { apiKeyIdOf, type CallContext } from "./call-context.js";
 import { parseObject, renamed } from "./run-input.js";
 import type { RunLeases } from "./run-leases.js";
 import { createRunSlots } from "./run-slots.js";
-import { insertRun, storeRun } from "./store-run.js";
+import { admitted, insertRun, storeRun } from "./store-run.js";
 import type { StoredRunDeps } from "./stored-runs.js";
 import { type AgentStepRecord, executeWorkflow } from "./workflow-engine.js";
 
@@ -88,7 +88,8 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       trace?: RunTraceContext;
     },
   ): Promise<RunDoc> {
-    const steps = stepRunnerOf(stored, agent, options.signal, options.trace);
+    // The agent run was admitted under the plan's limit; its steps' runs count, and are not refused.
+    const steps = stepRunnerOf({ ...stored, allowance: undefined }, agent, options.signal, options.trace);
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
@@ -138,6 +139,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const issues = checkInputs(agent, inputs);
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
+      const start = { id, organizationId: agent.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) };
       const createdAt = now();
       const label = req.label || undefined;
       const running: RunDoc = {
@@ -155,12 +157,13 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         status: "running",
         error: null,
         ...(req.async && { leaseUntil: deps.leases.initial() }),
+        ...(start.apiKeyId && { apiKeyId: start.apiKeyId }),
       };
       if (!req.async) {
         // Cancelled by its caller: stored as cancelled (with the steps it finished, when it got that far).
         return storeRun(
           deps,
-          id,
+          start,
           () =>
             execute(agent, inputs, { id, createdAt, signal: ctx.signal, label, trace: ctx.trace }).then(
               (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
@@ -172,8 +175,10 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           ctx.trace,
         );
       }
-      // The intent first: the relay leaves it alone while the record says "running".
-      const release = await slots.takeFor(() => deps.outbox.intend(id).then(() => insertRun(deps, running)));
+      // Admitted under the plan's limit, then the intent: the relay leaves it alone while the record says "running".
+      const release = await admitted(deps, start, () =>
+        slots.takeFor(() => deps.outbox.intend(id).then(() => insertRun(deps, running))),
+      );
       deps.leases.hold(id);
       // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
       // 202 answered: the steps' child runs are recorded in it, the agent run once it finishes.
@@ -196,6 +201,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         .catch((err: unknown) => deps.logger.error({ err, runId: id }, "agent run could not be stored"))
         .finally(() => {
           release();
+          deps.allowance?.finished(start.organizationId, id, true);
           deps.leases.release(id);
           inFlight.delete(task);
         });
@@ -233,7 +239,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const id = newId("arun");
       return storeRun(
         deps,
-        id,
+        { id, organizationId: original.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) },
         () =>
           execute(agent, inputs, {
             id,

@@ -37,3 +37,7 @@ export function evaluationRunIdOf(req: { evaluationRunId?: string }, ctx: CallCo
   }
   return req.evaluationRunId;
 }
+
+/** The API key a call was made with, when it was (stored on its runs for the usage ledger). */
+export const apiKeyIdOf = (principal: Principal): string | undefined =>
+  principal.type === "api_key" ? principal.id : undefined;

@@ -19,7 +19,7 @@ import {
   type TokenUsage,
 } from "@kiln/models/provider";
 import type { ProviderRegistry } from "@kiln/models/registry";
-import { type CallContext, evaluationRunIdOf } from "./call-context.js";
+import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
 import { costNotesField, failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
 import { type RunStoreDeps, storeRun } from "./store-run.js";
@@ -98,7 +98,7 @@ export function createCompleter(
     let failure: unknown;
     const run = await storeRun(
       deps,
-      id,
+      { id, organizationId: input.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) },
       async () => {
         let execution: PromptExecution;
         try {

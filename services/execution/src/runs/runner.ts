@@ -7,7 +7,7 @@
  */
 import { DomainError } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
-import { type CallContext, evaluationRunIdOf } from "./call-context.js";
+import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
 import {
   type PromptRunRequest,
   type ResolveDeps,
@@ -32,6 +32,7 @@ export function createRunner(deps: RunnerDeps) {
       const run = await resolvePromptRun(deps, req, ctx);
       return storePromptRun(stored, {
         organizationId: req.organizationId,
+        apiKeyId: apiKeyIdOf(ctx.principal),
         ...run,
         label: req.label || undefined,
         signal: ctx.signal,
@@ -45,6 +46,7 @@ export function createRunner(deps: RunnerDeps) {
       const run = await resolvePromptRun(deps, req, ctx);
       return storePromptRun(stored, {
         organizationId: req.organizationId,
+        apiKeyId: apiKeyIdOf(ctx.principal),
         ...run,
         label: req.label || undefined,
         signal: ctx.signal,
@@ -62,6 +64,7 @@ export function createRunner(deps: RunnerDeps) {
         {
           evaluationRunId,
           organizationId: req.organizationId,
+          apiKeyId: apiKeyIdOf(ctx.principal),
           skillId: version.skillId,
           skillVersionId: version.id,
           steps,

@@ -60,9 +60,13 @@ describe("a run insert whose outcome is unknown", () => {
     const h = await harness(true);
     const doc = run();
     try {
-      await expect(storeRun({ runs: h.runs, outbox: h.outbox }, doc._id, async () => doc)).rejects.toThrow(
-        StoreUnavailableError,
-      );
+      await expect(
+        storeRun(
+          { runs: h.runs, outbox: h.outbox },
+          { id: doc._id, organizationId: doc.organizationId },
+          async () => doc,
+        ),
+      ).rejects.toThrow(StoreUnavailableError);
       expect(await h.real.findOne({ _id: doc._id })).not.toBeNull();
       await until(async () => h.seen.includes(doc._id));
       await until(async () => (await h.intents.countDocuments({})) === 0);
@@ -75,9 +79,13 @@ describe("a run insert whose outcome is unknown", () => {
     const h = await harness(false);
     const doc = run();
     try {
-      await expect(storeRun({ runs: h.runs, outbox: h.outbox }, doc._id, async () => doc)).rejects.toThrow(
-        StoreUnavailableError,
-      );
+      await expect(
+        storeRun(
+          { runs: h.runs, outbox: h.outbox },
+          { id: doc._id, organizationId: doc.organizationId },
+          async () => doc,
+        ),
+      ).rejects.toThrow(StoreUnavailableError);
       // Kept while the store cannot say whether the run is there.
       expect(await h.intents.countDocuments({ _id: doc._id })).toBe(1);
       await until(async () => (await h.intents.countDocuments({})) === 0);

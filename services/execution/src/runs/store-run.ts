@@ -7,6 +7,7 @@ import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/
 import type { RunEventOutbox } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
+import type { RunAllowance } from "../usage/run-allowance.js";
 
 /** Where runs are stored and their events leave from. */
 export interface RunStoreDeps {
@@ -14,6 +15,15 @@ export interface RunStoreDeps {
   outbox: RunEventOutbox;
   /** Called once a run is stored, with the trace context of its call: an in-memory append (docs/observability.md). */
   onStored?: (doc: RunDoc, trace: RunTraceContext | undefined) => void;
+  /** The plan's monthly run limit (docs/usage.md); absent: no limit is checked (an agent's steps). */
+  allowance?: Pick<RunAllowance, "admit" | "finished">;
+}
+
+/** The run about to start: its id, its organization and the API key that started it, if one did. */
+export interface RunStart {
+  id: string;
+  organizationId: string;
+  apiKeyId?: string;
 }
 
 /**
@@ -25,19 +35,40 @@ export interface RunStoreDeps {
  */
 export async function storeRun(
   deps: RunStoreDeps,
-  id: string,
+  start: RunStart,
   execute: () => Promise<RunDoc>,
   trace?: RunTraceContext,
 ): Promise<RunDoc> {
-  const intent = nextTurn().then(() => deps.outbox.intend(id));
-  // Awaited after the execution: a store that refuses the intent fails the request then.
-  intent.catch(() => undefined);
-  const doc = await execute();
-  await intent;
-  await insertRun(deps, doc);
-  deps.outbox.publish(doc);
-  deps.onStored?.(doc, trace);
-  return doc;
+  const { id, organizationId, apiKeyId } = start;
+  // Before anything is called or written: a run past the plan's limit is refused here (429).
+  await deps.allowance?.admit(organizationId, id);
+  let stored = false;
+  try {
+    const intent = nextTurn().then(() => deps.outbox.intend(id));
+    // Awaited after the execution: a store that refuses the intent fails the request then.
+    intent.catch(() => undefined);
+    const executed = await execute();
+    const doc = apiKeyId ? { ...executed, apiKeyId } : executed;
+    await intent;
+    await insertRun(deps, doc);
+    stored = true;
+    deps.outbox.publish(doc);
+    deps.onStored?.(doc, trace);
+    return doc;
+  } finally {
+    deps.allowance?.finished(organizationId, id, stored);
+  }
+}
+
+/** What `start` (an asynchronous run's first record) answers, once the run was admitted under the plan's limit. */
+export async function admitted<T>(deps: RunStoreDeps, run: RunStart, start: () => Promise<T>): Promise<T> {
+  await deps.allowance?.admit(run.organizationId, run.id);
+  try {
+    return await start();
+  } catch (err) {
+    deps.allowance?.finished(run.organizationId, run.id, false);
+    throw err;
+  }
 }
 
 /** Runs stored at once under load go to the store together (one group inserter per collection). */

@@ -25,6 +25,8 @@ export interface StoredRunDeps extends ExecutionDeps, RunStoreDeps {
 
 export interface PromptRunInput {
   organizationId: string;
+  /** The API key that started the run, when one did. */
+  apiKeyId?: string;
   prompt: RunnablePrompt;
   model: ResolvedModel;
   variables: Record<string, unknown>;
@@ -50,13 +52,14 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
   const createdAt = deps.now();
   const id = newId("run");
   const cache = await openRunCache(deps.responseCache, r);
-  r.stream?.onStart(id, cache.record?.status);
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
     deps,
-    id,
-    async () =>
-      runDocOf({
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
+    async () => {
+      // Once admitted (store-run.ts): a stream refused by the plan's limit has not started.
+      r.stream?.onStart(id, cache.record?.status);
+      return runDocOf({
         id,
         kind: "prompt",
         organizationId: r.organizationId,
@@ -82,7 +85,8 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
         ),
         cache: cache.record,
         completedAt: deps.now(),
-      }),
+      });
+    },
     r.trace,
   );
 }
@@ -104,6 +108,8 @@ function inputOf(
 
 export interface SkillRunInput {
   organizationId: string;
+  /** The API key that started the run, when one did. */
+  apiKeyId?: string;
   skillId: string;
   skillVersionId: string;
   steps: SkillStep[];
@@ -121,7 +127,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
   const id = newId("srun");
   return storeRun(
     deps,
-    id,
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
     async () =>
       runDocOf({
         id,

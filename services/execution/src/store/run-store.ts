@@ -37,6 +37,8 @@ export interface RunDoc {
   /** "judge": an llm_judge call of an evaluation (Complete). */
   kind: "prompt" | "skill" | "agent" | "judge";
   organizationId: string;
+  /** The API key that started the run (absent for users, services and an agent's step runs). */
+  apiKeyId?: string;
   /**
    * "running" only for an asynchronous agent run that has not finished yet; "cancelled" only for a
    * synchronous agent run its caller cancelled (docs/api.md "Agents").

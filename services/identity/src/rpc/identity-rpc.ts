@@ -159,6 +159,15 @@ export function registerIdentityRpc(
       });
       return { organization: organizationToProto(organization) };
     },
+    async setOrganizationPlan(req, ctx) {
+      const organization = await identity.setOrganizationPlan(principalOf(ctx), {
+        organizationId: req.organizationId,
+        plan: req.plan,
+        monthlyRunLimit: req.monthlyRunLimit === undefined ? undefined : Number(req.monthlyRunLimit),
+        aiEnabled: req.aiEnabled,
+      });
+      return { organization: organizationToProto(organization) };
+    },
     async addMember(req, ctx) {
       return { member: memberToProto(await identity.addMember(requireUser(ctx), req)) };
     },

@@ -30,7 +30,8 @@ export interface ExternalLoginDoc {
 export interface OrganizationDoc {
   _id: string;
   name: string;
-  plan: "free";
+  /** "free" from onboarding; the operator may name another (docs/operations.md "Plans"). */
+  plan: string;
   entitlements: { aiEnabled: boolean; monthlyRunLimit: number };
   /** Absent on organizations created before settings existed: the defaults apply. */
   settings?: OrganizationSettings;

@@ -66,6 +66,36 @@ export function organizationUseCases(access: Access) {
     },
 
     /**
+     * The operator sets an organization's plan and limits (docs/operations.md "Plans"): only the
+     * platform service principal (an internal token acting for no organization) may.
+     */
+    async setOrganizationPlan(
+      principal: Principal,
+      input: { organizationId: string; plan: string; monthlyRunLimit?: number; aiEnabled?: boolean },
+    ): Promise<OrganizationDoc> {
+      if (principal.type !== "service" || principal.organizationId !== undefined) {
+        throw permissionDenied("only the platform operator sets an organization's plan");
+      }
+      const issues = new Issues();
+      const set: Record<string, unknown> = { updatedAt: now() };
+      if (input.plan !== "") set.plan = issues.text("plan", input.plan);
+      if (input.monthlyRunLimit !== undefined) {
+        if (!Number.isSafeInteger(input.monthlyRunLimit) || input.monthlyRunLimit < 0)
+          issues.add("monthlyRunLimit", "must be a whole number, 0 or more (0: unlimited)");
+        set["entitlements.monthlyRunLimit"] = input.monthlyRunLimit;
+      }
+      if (input.aiEnabled !== undefined) set["entitlements.aiEnabled"] = input.aiEnabled;
+      issues.throwIfAny();
+      const updated = await c.organizations.findOneAndUpdate(
+        { _id: input.organizationId },
+        { $set: set },
+        { returnDocument: "after" },
+      );
+      if (!updated) throw notFound("organization");
+      return updated;
+    },
+
+    /**
      * The caller's organizations with their membership, newest organizations first (a membership's
      * id starts with its organization's): only ever the caller's own, whoever asks.
      */

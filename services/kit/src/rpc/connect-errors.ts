@@ -34,7 +34,10 @@ const KIND_OF_CODE = new Map<Code, ErrorKind>(
 
 export function toConnectError(error: DomainError): ConnectError {
   const value = create(ErrorDetailSchema, { kind: error.kind, issues: error.details });
-  return new ConnectError(error.message, codeOfKind(error.kind), undefined, [{ desc: ErrorDetailSchema, value }]);
+  // The wait travels as the error's metadata, which every transport keeps (headers or trailers).
+  const metadata =
+    error.retryAfterSeconds === undefined ? undefined : { [RETRY_AFTER]: String(error.retryAfterSeconds) };
+  return new ConnectError(error.message, codeOfKind(error.kind), metadata, [{ desc: ErrorDetailSchema, value }]);
 }
 
 /** What a store or bus outage (anywhere in the cause chain) tells the caller; undefined for any other error. */
@@ -95,6 +98,16 @@ export interface RemoteError {
   kind: ErrorKind | "internal";
   message: string;
   details: FieldIssue[];
+  /** The wait the refusing service named (DomainError.retryAfterSeconds). */
+  retryAfterSeconds?: number;
+}
+
+const RETRY_AFTER = "kiln-retry-after";
+
+function retryAfterOf(ce: ConnectError): number | undefined {
+  const text = ce.metadata.get(RETRY_AFTER);
+  const seconds = text === null ? Number.NaN : Number(text);
+  return Number.isSafeInteger(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
 const PEER_GONE_MESSAGE = "a service is unavailable; retry later";
@@ -125,7 +138,9 @@ export function remoteErrorOf(error: unknown): RemoteError {
   if (!detail && isPeerGone(ce)) return { kind: "unavailable", message: PEER_GONE_MESSAGE, details: [] };
   const kind = (detail?.kind as ErrorKind | undefined) ?? KIND_OF_CODE.get(ce.code) ?? "internal";
   const message = kind === "internal" ? "internal error" : ce.rawMessage;
-  return { kind, message, details: detail?.issues.map((i) => ({ field: i.field, issue: i.issue })) ?? [] };
+  const details = detail?.issues.map((i) => ({ field: i.field, issue: i.issue })) ?? [];
+  const retryAfterSeconds = retryAfterOf(ce);
+  return { kind, message, details, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) };
 }
 
 /** Awaits a call to another service, rethrowing what it refused as the DomainError it stands for. */
@@ -140,5 +155,5 @@ export async function remote<T>(call: Promise<T>): Promise<T> {
 /** Rethrows a failed RPC as the same domain error, so a service can pass another's answer on. */
 export function domainErrorOf(error: unknown): DomainError | undefined {
   const r = remoteErrorOf(error);
-  return r.kind === "internal" ? undefined : new DomainError(r.kind, r.message, r.details);
+  return r.kind === "internal" ? undefined : new DomainError(r.kind, r.message, r.details, r.retryAfterSeconds);
 }

@@ -1,0 +1,153 @@
+/**
+ * The ledger's writer against a real nats-server and FerretDB (and the in-process bus and memory
+ * store): every run counted once, whatever comes twice — a run.completed published again after
+ * the bus's duplicate window, a flush applied again, a ledger that died between journaling a flush
+ * and finishing it while its messages were delivered again to another.
+ */
+import type { Bus } from "@kiln/kit/bus";
+import { createMemoryBus } from "@kiln/kit/bus/memory";
+import { createNatsBus } from "@kiln/kit/bus/nats";
+import { createLogger } from "@kiln/kit/logger";
+import type { Store } from "@kiln/kit/store";
+import { createMemoryStore } from "@kiln/kit/store/memory";
+import { createMongoStore } from "@kiln/kit/store/mongo";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { promptRunFixture } from "../../test/prompt-run-fixture.js";
+import { RUNS_STREAM, runCompletedPayload, runCompletedSubject } from "../events/run-events.js";
+import { type RunDoc, runCollection } from "../store/run-store.js";
+import { createUsageLedger, type UsageLedger } from "./usage-ledger.js";
+import { usageEntryOf } from "./usage-rows.js";
+import {
+  applyPeriodDelta,
+  ensureUsageIndexes,
+  periodDeltasOf,
+  periodIdOf,
+  readScopeUsage,
+  type UsageCollections,
+  usageCollections,
+} from "./usage-store.js";
+
+const logger = createLogger({ name: "test", level: "silent" });
+
+const BACKENDS = [
+  {
+    name: "nats-server and FerretDB",
+    bus: () => createNatsBus({ url: inject("natsUrl"), name: "usage-ledger-test", prefix: `usg${Date.now()}` }),
+    store: () => createMongoStore({ url: inject("mongoUrl"), database: `kiln_usage_${Date.now()}` }),
+  },
+  {
+    name: "the in-process bus and the memory store",
+    bus: async () => createMemoryBus(),
+    store: async () => createMemoryStore(),
+  },
+];
+
+let sequence = 0;
+/** A stored run with a price: 1 input token, 2 output, $0.01. */
+function pricedRun(organizationId: string): RunDoc {
+  const id = `run_${Date.now().toString(16).padStart(12, "0")}${(sequence++).toString(16).padStart(20, "0")}`;
+  return { ...promptRunFixture(id, organizationId), estimatedCostUsd: 0.01 };
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
+  let bus: Bus;
+  let store: Store;
+  let collections: UsageCollections;
+  const ledgers: UsageLedger[] = [];
+
+  const newLedger = () => {
+    const ledger = createUsageLedger({
+      collections,
+      runs: runCollection(store),
+      bus,
+      logger,
+      connectionIdOf: async () => "",
+      flushIntervalMs: 50,
+    });
+    ledgers.push(ledger);
+    return ledger;
+  };
+  const month = () => new Date().toISOString().slice(0, 7);
+  const spent = (organizationId: string) =>
+    readScopeUsage(collections.periods, organizationId, month(), "organization");
+  const storeAndPublish = async (runs: RunDoc[], msgSuffix = "") => {
+    for (const run of runs) await runCollection(store).insertOne(run);
+    for (const run of runs)
+      await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: run._id + msgSuffix });
+  };
+
+  beforeAll(async () => {
+    bus = await backend.bus();
+    store = await backend.store();
+    collections = usageCollections(store);
+    await ensureUsageIndexes(store);
+    await bus.ensureStream(RUNS_STREAM);
+  });
+
+  afterAll(async () => {
+    for (const l of ledgers) await l.stop();
+    await bus?.close();
+    await store?.close();
+  });
+
+  it("counts a run whose run.completed is published again (a relay past the duplicate window) once", async () => {
+    const ledger = newLedger();
+    await ledger.start();
+    const runs = Array.from({ length: 30 }, () => pricedRun("org_again"));
+    await storeAndPublish(runs);
+    // The same events again under other message ids: the bus cannot tell them apart.
+    for (const run of runs.slice(0, 10))
+      await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: `${run._id}:again` });
+    await until(async () => (await spent("org_again")).runs >= 30);
+    await new Promise((r) => setTimeout(r, 400));
+    const total = await spent("org_again");
+    expect(total.runs).toBe(30);
+    expect(total.outputTokens).toBe(60);
+    expect(Math.round(total.costUsd * 100)).toBe(30);
+    await ledger.stop();
+  });
+
+  it("applies one flush to a document once, however often it is applied", async () => {
+    const entries = [pricedRun("org_twice"), pricedRun("org_twice")].map((r) => usageEntryOf(r, ""));
+    const [day, monthly] = periodDeltasOf(entries);
+    expect(day && monthly).toBeTruthy();
+    if (!day || !monthly) return;
+    expect(await applyPeriodDelta(collections.periods, "uinstance", 1, day)).toBe(true);
+    expect(await applyPeriodDelta(collections.periods, "uinstance", 1, day)).toBe(false);
+    expect(await applyPeriodDelta(collections.periods, "uinstance", 2, day)).toBe(true);
+    const doc = await collections.periods.findOne({ _id: periodIdOf("org_twice", day.period) });
+    expect(doc?.totals.runs).toBe(4);
+    expect(Object.values(doc?.rows ?? {})).toHaveLength(1);
+  });
+
+  it("a ledger that died mid-flush: its messages counted elsewhere and its journal finished, each run once", async () => {
+    const runs = Array.from({ length: 6 }, () => pricedRun("org_crash"));
+    for (const run of runs) await runCollection(store).insertOne(run);
+    // What a ledger leaves when it dies after journaling a flush of the first four runs and claiming two of them.
+    const dead = "udead0000";
+    const createdAt = new Date(Date.now() - 120_000);
+    const entries = runs.slice(0, 4).map((r) => usageEntryOf(r, ""));
+    await collections.flushes.insertOne({ _id: `${dead}:1`, instanceId: dead, seq: 1, entries, createdAt });
+    for (const e of entries.slice(0, 2))
+      await collections.claims.insertOne({ _id: e.runId, flushId: `${dead}:1`, createdAt });
+    // Its messages were never acknowledged: delivered again, to another ledger, with the two others.
+    const ledger = newLedger();
+    await ledger.start(60_000);
+    for (const run of runs)
+      await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: `${run._id}:crash` });
+    await until(async () => (await collections.flushes.countDocuments({})) === 0);
+    await until(async () => (await spent("org_crash")).runs >= 6);
+    await new Promise((r) => setTimeout(r, 300));
+    await ledger.recover();
+    expect((await spent("org_crash")).runs).toBe(6);
+    expect(await collections.claims.countDocuments({ _id: { $in: runs.map((r) => r._id) } })).toBe(6);
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * The usage ledger's writer (docs/usage.md "How it is kept"): a durable consumer of run.completed
+ * that reads each run by id, sums the runs it holds in memory and flushes them together every
+ * `flushIntervalMs` (or `maxBatch` runs); a message is acknowledged only after the flush that
+ * counted it, so a crash loses nothing (unacknowledged messages come back) and counts nothing
+ * twice (usage-store.ts: a run is claimed by one flush, a flush applied once per document).
+ */
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
+import type { Logger } from "@kiln/kit/logger";
+import type { Collection } from "@kiln/kit/store";
+import type { RunDoc } from "../store/run-store.js";
+import type { UsageEntry } from "./usage-rows.js";
+import { usageEntryOf } from "./usage-rows.js";
+import { applyPeriodDelta, periodDeltasOf, type UsageCollections, type UsageFlushDoc } from "./usage-store.js";
+
+export const USAGE_CONSUMER = {
+  stream: "RUNS",
+  durable: "usage-ledger",
+  filterSubject: "runs.completed.*",
+  maxAckPending: 4_000,
+};
+
+export interface UsageLedgerDeps {
+  collections: UsageCollections;
+  runs: Collection<RunDoc>;
+  bus: Bus;
+  logger: Logger;
+  /** The connection a run's model belongs to ("" for the deployment's models). */
+  connectionIdOf(organizationId: string, model: string | null): Promise<string>;
+  /** Told, after each flush, the runs it counted per organization (the plan allowance's view). */
+  onCounted?(organizationId: string, runIds: string[]): void;
+  /** Longest a counted run waits in memory before its flush; default 250 ms. */
+  flushIntervalMs?: number;
+  /** Runs that start a flush at once; default 1000. */
+  maxBatch?: number;
+  /** A journaled flush this old is finished by whoever finds it (its ledger died); default 60 s. */
+  recoverAfterMs?: number;
+  now?: () => Date;
+}
+
+interface Pending {
+  entry: UsageEntry;
+  done: { resolve(): void; reject(e: unknown): void };
+}
+
+export function createUsageLedger(deps: UsageLedgerDeps) {
+  const { collections } = deps;
+  const flushIntervalMs = deps.flushIntervalMs ?? 250;
+  const maxBatch = deps.maxBatch ?? 1_000;
+  const recoverAfterMs = deps.recoverAfterMs ?? 60_000;
+  const now = deps.now ?? (() => new Date());
+  // Flushes of this instance are numbered; each document keeps the last one it applied.
+  const instanceId = `u${randomBytes(8).toString("hex")}`;
+  let seq = 0;
+  let batch: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let stopped = false;
+  let subscription: Subscription | undefined;
+  let recovery: NodeJS.Timeout | undefined;
+
+  /** Applies a journaled flush: claims its runs, adds the claimed ones, forgets the journal. */
+  async function apply(flush: UsageFlushDoc): Promise<UsageEntry[]> {
+    const clashed = await collections.claims.insertUnordered(
+      flush.entries.map((e) => ({ _id: e.runId, flushId: flush._id, createdAt: flush.createdAt })),
+    );
+    const others = new Set<number>();
+    for (const at of clashed) {
+      const claim = await collections.claims.findOne({ _id: flush.entries[at]?.runId });
+      if (claim?.flushId !== flush._id) others.add(at);
+    }
+    const mine = flush.entries.filter((_, at) => !others.has(at));
+    await Promise.all(
+      periodDeltasOf(mine).map((d) => applyPeriodDelta(collections.periods, flush.instanceId, flush.seq, d)),
+    );
+    await collections.flushes.deleteOne({ _id: flush._id });
+    return mine;
+  }
+
+  function told(entries: UsageEntry[]) {
+    const byOrganization = new Map<string, string[]>();
+    for (const e of entries)
+      byOrganization.set(e.organizationId, [...(byOrganization.get(e.organizationId) ?? []), e.runId]);
+    for (const [organizationId, ids] of byOrganization) deps.onCounted?.(organizationId, ids);
+  }
+
+  /** One flush, retried until it is applied (or the ledger stops): later flushes wait behind it. */
+  async function flushNow(pending: Pending[]): Promise<void> {
+    const unique = [...new Map(pending.map((p) => [p.entry.runId, p.entry])).values()];
+    const flush: UsageFlushDoc = { _id: "", instanceId, seq: ++seq, entries: unique, createdAt: now() };
+    flush._id = `${instanceId}:${flush.seq}`;
+    for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 5_000)) {
+      try {
+        await collections.flushes.replaceOne({ _id: flush._id }, flush, { upsert: true });
+        told(await apply(flush));
+        for (const p of pending) p.done.resolve();
+        return;
+      } catch (err) {
+        if (stopped) {
+          for (const p of pending) p.done.reject(err);
+          return;
+        }
+        deps.logger.warn({ err, flush: flush._id }, "usage flush failed; retrying");
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  function flushBatch() {
+    clearTimeout(timer);
+    timer = undefined;
+    const pending = batch;
+    batch = [];
+    if (pending.length > 0) chain = chain.then(() => flushNow(pending));
+    return chain;
+  }
+
+  /** Resolves once the run's entry is flushed; the message is acknowledged after that. */
+  function count(entry: UsageEntry): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      batch.push({ entry, done: { resolve, reject } });
+      if (batch.length >= maxBatch) void flushBatch();
+      else timer ??= setTimeout(() => void flushBatch(), flushIntervalMs);
+    });
+  }
+
+  async function handle(msg: BusMessage): Promise<void> {
+    const { runId } = msg.json<{ runId: string }>();
+    const run = await deps.runs.findOne({ _id: runId });
+    // Published only once stored in a final state; a run not found is asked again later.
+    if (!run) throw new Error(`run ${runId} of a run.completed not found`);
+    if (run.status === "running") return;
+    await count(usageEntryOf(run, await deps.connectionIdOf(run.organizationId, run.model)));
+  }
+
+  /** Finishes the journaled flushes older than recoverAfterMs (ledgers that died mid-flush), in order. */
+  async function recover(): Promise<number> {
+    const before = new Date(now().getTime() - recoverAfterMs);
+    const stale = await collections.flushes.find({ createdAt: { $lt: before } }, { sort: { instanceId: 1, seq: 1 } });
+    for (const flush of stale) told(await apply(flush));
+    return stale.length;
+  }
+
+  return {
+    instanceId,
+    handle,
+    recover,
+    /** Flushes what is held now (tests, shutdown). */
+    flush: () => flushBatch(),
+    async start(recoverEveryMs = 30_000) {
+      stopped = false;
+      await deps.bus.ensureConsumer(USAGE_CONSUMER);
+      await recover().catch((err: unknown) => deps.logger.warn({ err }, "usage flushes not recovered yet"));
+      subscription = deps.bus.consume(USAGE_CONSUMER, handle, {
+        // Many runs wait on one flush: the concurrency is how many a flush may hold.
+        concurrency: maxBatch,
+        retryDelayMs: 500,
+        onError: (err, msg) => deps.logger.warn({ err, seq: msg.seq }, "usage not counted yet; retrying"),
+      });
+      recovery = setInterval(() => {
+        recover().catch((err: unknown) => deps.logger.warn({ err }, "usage flushes not recovered yet"));
+      }, recoverEveryMs);
+      recovery.unref();
+    },
+    async stop() {
+      clearInterval(recovery);
+      const stopping = subscription?.stop();
+      await flushBatch();
+      stopped = true;
+      await stopping;
+    },
+  };
+}
+
+export type UsageLedger = ReturnType<typeof createUsageLedger>;
