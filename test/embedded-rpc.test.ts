@@ -44,6 +44,7 @@ const SERVICES = [
   "kiln.traces.v1.TraceService",
   "kiln.execution.v1.ModelRouteService",
   "kiln.execution.v1.ProviderConnectionService",
+  "kiln.execution.v1.UsageService",
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",

@@ -1075,6 +1075,37 @@ describe("model routes", () => {
   });
 });
 
+describe("usage and SCIM tokens", () => {
+  it("reads the usage of the runs above (docs/usage.md), as JSON and CSV", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const usage = await raw<{ data: { runs: number }[]; totals: { runs: number } }>(
+      "GET",
+      `/api/usage?organizationId=${organizationId}&from=${day}&to=${day}&groupBy=model`,
+      undefined,
+      accessToken,
+    );
+    expect(usage.status).toBe(200);
+    expect(usage.body.totals.runs).toBe(usage.body.data.reduce((sum, row) => sum + row.runs, 0));
+  });
+
+  it("creates a SCIM token shown once, lists it without its secret and revokes it (docs/scim.md)", async () => {
+    const path = `/api/organizations/${organizationId}/scim-tokens`;
+    const created = await raw<{ scimToken: { id: string }; token: string }>(
+      "POST",
+      path,
+      { name: "sdk-idp" },
+      accessToken,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.token).toMatch(/^scim_/);
+    const id = created.body.scimToken.id;
+    const listed = await raw<{ data: { id: string }[] }>("GET", path, undefined, accessToken);
+    expect(listed.body.data.map((t) => t.id)).toContain(id);
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.token);
+    expect((await raw("DELETE", `${path}/${id}`, undefined, accessToken)).status).toBe(200);
+  });
+});
+
 describe("the OpenAPI document against the live answers", () => {
   it("matched every answer above to its documented operation, status and schema", () => {
     expect(conformance.violations).toEqual([]);
