@@ -146,7 +146,8 @@ async function fallbackUnderLoad(api: TestClient, org: Org, stubs: Awaited<Retur
   expect(alphaFailed.length).toBeGreaterThanOrEqual(BREAKER_FAILURES);
   expect(alphaFailed.length).toBeLessThanOrEqual(BREAKER_FAILURES + 8);
   expect(alphaSkipped.length).toBeGreaterThan(0);
-  expect(alphaFailed.length + alphaSkipped.length).toBeGreaterThanOrEqual(20);
+  // Every run started after the switch (at least 50 − 25 done − 8 in flight) met alpha failing or skipped.
+  expect(alphaFailed.length + alphaSkipped.length).toBeGreaterThanOrEqual(50 - 25 - 8);
   for (const r of alphaFailed) {
     expect(r.attempts?.map((a) => [a.model, a.status])).toEqual([
       ["alpha/m1", "failed"],
