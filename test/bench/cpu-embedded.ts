@@ -18,9 +18,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout } from "node:timers/promises";
-import { call, runIdentityFlow } from "../support/identity-flow.js";
+import { runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
-import { BENCH, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
+import { BENCH, benchConnection, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -81,17 +81,7 @@ async function startConnectionPair(stubUrl: string): Promise<Variant[]> {
   };
   const kiln = await startKilnProcess(join(dir, "data"), env, { compiled: true });
   const flow = await runIdentityFlow(kiln.base);
-  const created = await call(kiln.base, "POST", "/api/provider-connections", {
-    token: flow.token,
-    body: {
-      organizationId: flow.organizationId,
-      name: "bench",
-      provider: "openai_compatible",
-      baseUrl: stubUrl,
-      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
-    },
-  });
-  if (created.status !== 201) throw new Error(`connection refused: ${JSON.stringify(created.body)}`);
+  const connectionModel = await benchConnection(kiln.base, flow, stubUrl);
   const variantOf = async (name: string, model: string, stop: () => Promise<void>): Promise<Variant> => ({
     name,
     pid: kiln.child.pid as number,
@@ -110,7 +100,7 @@ async function startConnectionPair(stubUrl: string): Promise<Variant[]> {
   };
   return [
     await variantOf("deployment provider", "stub/fixed", async () => {}),
-    await variantOf("connection", "bench/fixed", stopAll),
+    await variantOf("connection", connectionModel, stopAll),
   ];
 }
 

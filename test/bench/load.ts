@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { createTestClient } from "@kiln/testing/test-client";
 import autocannon from "autocannon";
 import { type Distributed, startDistributed } from "../support/distributed.js";
+import { call } from "../support/identity-flow.js";
 import { type RunningServer, startFerretDb, startNatsServer } from "../support/servers.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -128,6 +129,26 @@ export const stubProviders = (stubUrl: string) =>
       models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6, tools: true, jsonSchema: true }],
     },
   ]);
+
+/**
+ * The organization's provider connection "bench" to the stub (openai_compatible, its model "fixed"),
+ * so that "bench/fixed" runs through a connection; the process must allow the stub's host
+ * (PROVIDER_PRIVATE_HOSTS).
+ */
+export async function benchConnection(base: string, flow: { token: string; organizationId: string }, stubUrl: string) {
+  const created = await call(base, "POST", "/api/provider-connections", {
+    token: flow.token,
+    body: {
+      organizationId: flow.organizationId,
+      name: "bench",
+      provider: "openai_compatible",
+      baseUrl: stubUrl,
+      models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
+    },
+  });
+  if (created.status !== 201) throw new Error(`connection refused: ${JSON.stringify(created.body)}`);
+  return "bench/fixed";
+}
 
 /** A published prompt of `model` whose one variable is `city`; its id. */
 export async function publishedPrompt(

@@ -25,6 +25,7 @@ import { call, runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
 import {
   BENCH,
+  benchConnection,
   type LoadResult,
   load,
   publishedPrompt,
@@ -160,18 +161,7 @@ async function kilnRun(name: string, base: string, viaConnection?: { stubUrl: st
   const flow = await runIdentityFlow(base);
   let model = "stub/fixed";
   if (viaConnection) {
-    const created = await call(base, "POST", "/api/provider-connections", {
-      token: flow.token,
-      body: {
-        organizationId: flow.organizationId,
-        name: "bench",
-        provider: "openai_compatible",
-        baseUrl: viaConnection.stubUrl,
-        models: [{ model: "fixed", inputPerMTokUsd: 0.15, outputPerMTokUsd: 0.6 }],
-      },
-    });
-    if (created.status !== 201) throw new Error(`connection refused: ${JSON.stringify(created.body)}`);
-    model = "bench/fixed";
+    model = await benchConnection(base, flow, viaConnection.stubUrl);
   }
   const promptId = await publishedPrompt(base, flow, model);
   return [
