@@ -23,6 +23,7 @@ import { createAgentRunner } from "./runs/agent-runner.js";
 import { createCompleter } from "./runs/complete.js";
 import { failOrphanedRuns } from "./runs/orphaned-runs.js";
 import { readGenerationEarly, withResolveCache } from "./runs/resolve-cache.js";
+import { createRunKeys, startRunKeySweeper } from "./runs/run-keys.js";
 import { createRunLeases } from "./runs/run-leases.js";
 import { createRunner } from "./runs/runner.js";
 import { ensureRunIndexes, type RunDoc, runCollection } from "./store/run-store.js";
@@ -152,12 +153,15 @@ export async function createExecutionService(
       : undefined;
   // Expired response cache entries go (docs/cache.md "Where entries live").
   const cacheSweeper = await startResponseCacheSweeper(deps.store, deps.logger);
+  // Which run each keyed call started, for the keys' 24 h (runs/run-keys.ts).
+  const runKeySweeper = await startRunKeySweeper(deps.store, deps.logger);
   // The run path's activity: the ingestion bound yields more while runs are being stored.
   let runsStored = 0;
   const runnerDeps = {
     runs,
     outbox,
     allowance: usage.allowance,
+    runKeys: createRunKeys(deps.store, runs),
     onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
       runsStored++;
       runTraces?.record(doc, trace);
@@ -236,6 +240,7 @@ export async function createExecutionService(
       await idempotencySweeper.stop();
       await traceSweeper.stop();
       await cacheSweeper.stop();
+      await runKeySweeper.stop();
       await generation.stop();
       await connectionParts.stop();
     },

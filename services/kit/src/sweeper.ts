@@ -1,4 +1,5 @@
 import type { Logger } from "./logger.js";
+import type { Collection, Filter } from "./store/store.js";
 
 export interface SweeperOptions {
   logger: Logger;
@@ -59,4 +60,22 @@ export function startSweeper(options: SweeperOptions): Sweeper {
       await running;
     },
   };
+}
+
+/**
+ * Deletes the documents `filter` matches, `batch` ids at a time (one read of ids, one delete by
+ * them): a sweep never holds a whole expired backlog in one request. Resolves to how many went.
+ */
+export async function deleteInBatches<T extends { _id: string }>(
+  collection: Collection<T>,
+  filter: Filter,
+  batch = 1_000,
+): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const found = await collection.find(filter, { projection: { _id: 1 }, limit: batch });
+    if (found.length === 0) return deleted;
+    deleted += (await collection.deleteMany({ _id: { $in: found.map((d) => d._id) } })).deletedCount;
+    if (found.length < batch) return deleted;
+  }
 }

@@ -8,7 +8,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection, Store } from "@kiln/kit/store";
-import { type Sweeper, startSweeper } from "@kiln/kit/sweeper";
+import { deleteInBatches, type Sweeper, startSweeper } from "@kiln/kit/sweeper";
 import type { TokenUsage } from "@kiln/models/provider";
 import type { StepOutput } from "../runs/bindings.js";
 
@@ -102,17 +102,6 @@ export async function startResponseCacheSweeper(store: Store, logger: Logger, in
     logger,
     what: "response cache entries",
     intervalMs,
-    sweep: async () => {
-      let deleted = 0;
-      for (;;) {
-        const expired = await entries.find(
-          { expiresAt: { $lte: new Date() } },
-          { projection: { _id: 1 }, limit: SWEEP_BATCH },
-        );
-        if (expired.length === 0) return deleted;
-        deleted += (await entries.deleteMany({ _id: { $in: expired.map((d) => d._id) } })).deletedCount;
-        if (expired.length < SWEEP_BATCH) return deleted;
-      }
-    },
+    sweep: () => deleteInBatches(entries, { expiresAt: { $lte: new Date() } }, SWEEP_BATCH),
   });
 }

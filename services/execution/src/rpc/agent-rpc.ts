@@ -1,6 +1,7 @@
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { jsonText } from "@kiln/kit/json-text";
 import { kRequestId, principalOf } from "@kiln/kit/principal";
+import { kIdempotencyKey } from "@kiln/kit/rpc/idempotency";
 import type { ExecutionService } from "@kiln/proto/execution";
 import type { AgentRunner } from "../runs/agent-runner.js";
 import type { CallContext } from "../runs/call-context.js";
@@ -16,6 +17,7 @@ export function callContext(ctx: HandlerContext): CallContext {
     requestId: ctx.values.get(kRequestId),
     signal: ctx.signal,
     generationRead: ctx.values.get(kGenerationRead),
+    idempotencyKey: ctx.values.get(kIdempotencyKey),
   };
 }
 

@@ -18,14 +18,15 @@ import { agentRunDocOf, cancelledRun, failedRun, INTERRUPTED, stepRecordsOf, ZER
 import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent-resolve.js";
 import { stepRunnerOf } from "./agent-steps.js";
 import { apiKeyIdOf, type CallContext } from "./call-context.js";
-import { parseObject, renamed } from "./run-input.js";
+import { type InputIssue, inputIssueCode, inputsOf, parseObject, renamed } from "./run-input.js";
 import type { RunLeases } from "./run-leases.js";
 import { createRunSlots } from "./run-slots.js";
-import { admitted, insertRun, storeRun } from "./store-run.js";
+import { admitted, insertRun, intendRun, priorRun, storeRun } from "./store-run.js";
 import type { StoredRunDeps } from "./stored-runs.js";
 import { type AgentStepRecord, executeWorkflow } from "./workflow-engine.js";
 
 export type { AgentRunComparison } from "./agent-compare.js";
+export type { InputIssue } from "./run-input.js";
 
 export interface AgentRunnerDeps extends AgentResolveDeps, Omit<StoredRunDeps, "now"> {
   identityAuth: IdentityAuth;
@@ -37,25 +38,8 @@ export interface AgentRunnerDeps extends AgentResolveDeps, Omit<StoredRunDeps, "
   now?: () => Date;
 }
 
-/** An input problem of load-inputs (api.md: `validation.errors`). */
-export interface InputIssue {
-  path: string;
-  code: string;
-  message: string;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-const issueCode = (issue: string) =>
-  issue === "is required" ? "required" : issue === "is not allowed" ? "not_allowed" : "invalid_value";
-
 /** Time kept at the end of a shutdown's grace period to store the runs it interrupted. */
 const STORE_RESERVE_MS = 1_000;
-
-const inputsOf = (run: RunDoc): Record<string, unknown> => {
-  const input = JSON.parse(run.inputJson) as { inputs?: unknown };
-  return isObject(input.inputs) ? input.inputs : {};
-};
 
 export function createAgentRunner(deps: AgentRunnerDeps) {
   const stored: StoredRunDeps = { ...deps, now: deps.now ?? (() => new Date()) };
@@ -139,7 +123,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const issues = checkInputs(agent, inputs);
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
-      const start = { id, organizationId: agent.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) };
+      const start = {
+        id,
+        organizationId: agent.organizationId,
+        apiKeyId: apiKeyIdOf(ctx.principal),
+        idempotencyKey: ctx.idempotencyKey,
+      };
       const createdAt = now();
       const label = req.label || undefined;
       const running: RunDoc = {
@@ -175,9 +164,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           ctx.trace,
         );
       }
+      // A retry of a call whose run was stored answers that run (store-run.ts).
+      const prior = await priorRun(deps, start);
+      if (prior) return prior;
       // Admitted under the plan's limit, then the intent: the relay leaves it alone while the record says "running".
       const release = await admitted(deps, start, () =>
-        slots.takeFor(() => deps.outbox.intend(id).then(() => insertRun(deps, running))),
+        slots.takeFor(() => intendRun(deps, start).then(() => insertRun(deps, running))),
       );
       deps.leases.hold(id);
       // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
@@ -239,7 +231,12 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const id = newId("arun");
       return storeRun(
         deps,
-        { id, organizationId: original.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) },
+        {
+          id,
+          organizationId: original.organizationId,
+          apiKeyId: apiKeyIdOf(ctx.principal),
+          idempotencyKey: ctx.idempotencyKey,
+        },
         () =>
           execute(agent, inputs, {
             id,
@@ -262,7 +259,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       );
       const errors: InputIssue[] = checkInputs(agent, inputs).map((i) => ({
         path: i.field,
-        code: issueCode(i.issue),
+        code: inputIssueCode(i.issue),
         message: `${i.field} ${i.issue}`,
       }));
       return {

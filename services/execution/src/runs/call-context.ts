@@ -13,6 +13,8 @@ export interface CallContext {
   generationRead?: Promise<number>;
   /** The trace context a run started by this call records its spans under (docs/observability.md). */
   trace?: RunTraceContext;
+  /** The call's idempotency key, when it came with an Idempotency-Key (kit's kIdempotencyKey). */
+  idempotencyKey?: string;
 }
 
 /** The options of a catalog call made for the caller: its principal, request id and counter read. */

@@ -142,3 +142,22 @@ export function parseMessages(messages: readonly CallerMessage[]): ChatMessage[]
 /** input-validator names fields from "input"; a run's values live under `prefix` ("variables", "inputs", …). */
 export const renamed = (issues: FieldIssue[], prefix: string): FieldIssue[] =>
   issues.map((i) => ({ field: i.field.replace(/^input/, prefix), issue: i.issue }));
+
+/** An input problem of load-inputs (api.md: `validation.errors`). */
+export interface InputIssue {
+  path: string;
+  code: string;
+  message: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The code of a load-inputs problem, from its field issue. */
+export const inputIssueCode = (issue: string) =>
+  issue === "is required" ? "required" : issue === "is not allowed" ? "not_allowed" : "invalid_value";
+
+/** An agent run's recorded inputs. */
+export const inputsOf = (run: { inputJson: string }): Record<string, unknown> => {
+  const input = JSON.parse(run.inputJson) as { inputs?: unknown };
+  return isObject(input.inputs) ? input.inputs : {};
+};

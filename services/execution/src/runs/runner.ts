@@ -33,6 +33,7 @@ export function createRunner(deps: RunnerDeps) {
       return storePromptRun(stored, {
         organizationId: req.organizationId,
         apiKeyId: apiKeyIdOf(ctx.principal),
+        idempotencyKey: ctx.idempotencyKey,
         ...run,
         label: req.label || undefined,
         signal: ctx.signal,
@@ -65,6 +66,7 @@ export function createRunner(deps: RunnerDeps) {
           evaluationRunId,
           organizationId: req.organizationId,
           apiKeyId: apiKeyIdOf(ctx.principal),
+          idempotencyKey: ctx.idempotencyKey,
           skillId: version.skillId,
           skillVersionId: version.id,
           steps,

@@ -2,11 +2,12 @@ import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createLogger } from "@kiln/kit/logger";
 import { aroundCollection, StoreUnavailableError } from "@kiln/kit/store";
 import { createMemoryStore } from "@kiln/kit/store/memory";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import { until } from "../../test/until.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
+import { createRunKeys } from "./run-keys.js";
 import { storeRun } from "./store-run.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
@@ -92,6 +93,68 @@ describe("a run insert whose outcome is unknown", () => {
       expect(h.seen).toEqual([]);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe("a retry of a call whose claim did not survive", () => {
+  const ids = (n: number) => `run_${n.toString(16).padStart(32, "0")}`;
+
+  it("answers the run its first attempt stored while that attempt's caller saw a failure, and runs nothing", async () => {
+    const h = await harness(true);
+    const runKeys = createRunKeys(createMemoryStore(), h.real);
+    const first = run();
+    try {
+      await expect(
+        storeRun(
+          { runs: h.runs, outbox: h.outbox, runKeys },
+          { id: first._id, organizationId: first.organizationId, idempotencyKey: "k1" },
+          async () => first,
+        ),
+      ).rejects.toThrow(StoreUnavailableError);
+      const execute = vi.fn(async () => promptRunFixture(ids(2), first.organizationId));
+      const retried = await storeRun(
+        { runs: h.real, outbox: h.outbox, runKeys },
+        { id: ids(2), organizationId: first.organizationId, idempotencyKey: "k1" },
+        execute,
+      );
+      expect(retried._id).toBe(first._id);
+      expect(execute).not.toHaveBeenCalled();
+      // Another key, or the same key in another organization, is another call.
+      const other = await storeRun(
+        { runs: h.real, outbox: h.outbox, runKeys },
+        { id: ids(3), organizationId: first.organizationId, idempotencyKey: "k2" },
+        async () => promptRunFixture(ids(3), first.organizationId),
+      );
+      expect(other._id).toBe(ids(3));
+      expect(await runKeys.prior("k1", "org_other")).toBeNull();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("runs again when the first attempt stored no run, and its key then answers the retry's run", async () => {
+    const store = createMemoryStore();
+    const runs = runCollection(store);
+    const bus = createMemoryBus();
+    await bus.ensureStream(RUNS_STREAM);
+    const outbox = createRunEventOutbox(runs, runEventIntentCollection(store), bus, logger);
+    const deps = { runs, outbox, runKeys: createRunKeys(store, runs) };
+    const start = (n: number) => ({ id: ids(n), organizationId: "org_a", idempotencyKey: "k" });
+    try {
+      await expect(
+        storeRun(deps, start(1), async () => {
+          throw new Error("the provider failed before anything was stored");
+        }),
+      ).rejects.toThrow("provider failed");
+      const second = await storeRun(deps, start(2), async () => promptRunFixture(ids(2), "org_a"));
+      expect(second._id).toBe(ids(2));
+      const third = await storeRun(deps, start(3), async () => promptRunFixture(ids(3), "org_a"));
+      expect(third._id).toBe(ids(2));
+      expect(await runs.countDocuments({})).toBe(1);
+    } finally {
+      await outbox.stop();
+      await bus.close();
     }
   });
 });

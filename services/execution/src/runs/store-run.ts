@@ -8,6 +8,7 @@ import type { RunEventOutbox } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { RunAllowance } from "../usage/run-allowance.js";
+import type { RunKeys } from "./run-keys.js";
 
 /** Where runs are stored and their events leave from. */
 export interface RunStoreDeps {
@@ -17,6 +18,8 @@ export interface RunStoreDeps {
   onStored?: (doc: RunDoc, trace: RunTraceContext | undefined) => void;
   /** The plan's monthly run limit (docs/usage.md); absent: no limit is checked (an agent's steps). */
   allowance?: Pick<RunAllowance, "admit" | "finished">;
+  /** Which run each call with an Idempotency-Key started (run-keys.ts); absent: not recorded. */
+  runKeys?: RunKeys;
 }
 
 /** The run about to start: its id, its organization and the API key that started it, if one did. */
@@ -24,6 +27,8 @@ export interface RunStart {
   id: string;
   organizationId: string;
   apiKeyId?: string;
+  /** The call's idempotency key (kit's kIdempotencyKey), when it came with one. */
+  idempotencyKey?: string;
 }
 
 /**
@@ -40,11 +45,13 @@ export async function storeRun(
   trace?: RunTraceContext,
 ): Promise<RunDoc> {
   const { id, organizationId, apiKeyId } = start;
+  const prior = await priorRun(deps, start);
+  if (prior) return prior;
   // Before anything is called or written: a run past the plan's limit is refused here (429).
   await deps.allowance?.admit(organizationId, id);
   let stored = false;
   try {
-    const intent = nextTurn().then(() => deps.outbox.intend(id));
+    const intent = nextTurn().then(() => intendRun(deps, start));
     // Awaited after the execution: a store that refuses the intent fails the request then.
     intent.catch(() => undefined);
     const executed = await execute();
@@ -58,6 +65,21 @@ export async function storeRun(
   } finally {
     deps.allowance?.finished(organizationId, id, stored);
   }
+}
+
+/**
+ * The run an earlier attempt of this call stored, when the call has an idempotency key and one
+ * did: answered as the call's outcome (nothing is run again). Null otherwise.
+ */
+export async function priorRun(deps: RunStoreDeps, start: RunStart): Promise<RunDoc | null> {
+  if (!start.idempotencyKey || !deps.runKeys) return null;
+  return deps.runKeys.prior(start.idempotencyKey, start.organizationId);
+}
+
+/** What is written before a run is: its run.completed intent and, for a keyed call, its key's run. */
+export async function intendRun(deps: RunStoreDeps, start: RunStart): Promise<void> {
+  const key = start.idempotencyKey;
+  await Promise.all([deps.outbox.intend(start.id), key && deps.runKeys?.remember(key, start.id)]);
 }
 
 /** What `start` (an asynchronous run's first record) answers, once the run was admitted under the plan's limit. */

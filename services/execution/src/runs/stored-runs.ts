@@ -27,6 +27,8 @@ export interface PromptRunInput {
   organizationId: string;
   /** The API key that started the run, when one did. */
   apiKeyId?: string;
+  /** The call's idempotency key, when it came with an Idempotency-Key (store-run.ts). */
+  idempotencyKey?: string;
   prompt: RunnablePrompt;
   model: ResolvedModel;
   variables: Record<string, unknown>;
@@ -55,7 +57,7 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
     deps,
-    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId, idempotencyKey: r.idempotencyKey },
     async () => {
       // Once admitted (store-run.ts): a stream refused by the plan's limit has not started.
       r.stream?.onStart(id, cache.record?.status);
@@ -110,6 +112,8 @@ export interface SkillRunInput {
   organizationId: string;
   /** The API key that started the run, when one did. */
   apiKeyId?: string;
+  /** The call's idempotency key, when it came with an Idempotency-Key (store-run.ts). */
+  idempotencyKey?: string;
   skillId: string;
   skillVersionId: string;
   steps: SkillStep[];
@@ -127,7 +131,7 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
   const id = newId("srun");
   return storeRun(
     deps,
-    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId },
+    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId, idempotencyKey: r.idempotencyKey },
     async () =>
       runDocOf({
         id,

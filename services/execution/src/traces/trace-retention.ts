@@ -9,7 +9,7 @@ import { invalidArgument, permissionDenied } from "@kiln/kit/errors";
 import type { Logger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import type { Collection, Filter, Store } from "@kiln/kit/store";
-import { type Sweeper, startSweeper } from "@kiln/kit/sweeper";
+import { deleteInBatches, type Sweeper, startSweeper } from "@kiln/kit/sweeper";
 import type { TraceCollections } from "./trace-store.js";
 
 export const RETENTION_DAYS = { default: 30, min: 1, max: 400 } as const;
@@ -53,14 +53,8 @@ export async function ensureRetentionIndexes(store: Store): Promise<void> {
     await store.ensureIndexes(name, [{ keys: { expiresDay: 1 } }, { keys: { expiresAt: 1 }, expireAfterSeconds: 0 }]);
 }
 
-async function sweepWhere(collection: Collection<{ _id: string }>, filter: Filter): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const batch = await collection.find(filter, { projection: { _id: 1 }, limit: SWEEP_BATCH });
-    if (batch.length === 0) return deleted;
-    deleted += (await collection.deleteMany({ _id: { $in: batch.map((d) => d._id) } })).deletedCount;
-    if (batch.length < SWEEP_BATCH) return deleted;
-  }
+function sweepWhere(collection: Collection<{ _id: string }>, filter: Filter): Promise<number> {
+  return deleteInBatches(collection, filter, SWEEP_BATCH);
 }
 
 /**

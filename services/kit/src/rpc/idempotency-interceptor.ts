@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { clone, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
-import type { Interceptor, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
+import { createContextKey, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { kPrincipal, principalKey } from "../auth/principal.js";
 import { failedPrecondition, invalidArgument, unauthenticated } from "../errors.js";
 import { type Collection, isDuplicateKeyError, type Store } from "../store/store.js";
@@ -21,6 +21,14 @@ export {
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
 /** Response header set when the answer is a replay of the first one. */
 export const IDEMPOTENT_REPLAYED_HEADER = "idempotent-replayed";
+
+/**
+ * The call's own key while it holds its claim: its principal, method, Idempotency-Key and request,
+ * hashed. A handler records what the call started under it (the execution service its run), so that
+ * a retry whose claim did not survive a fault (its process died before the answer was kept, or the
+ * call failed after its work was stored) finds that work instead of doing it again.
+ */
+export const kIdempotencyKey = createContextKey<string | undefined>(undefined, { description: "idempotency key" });
 
 /** A claimed key. Its answer is an AnswerDoc of the same `_id`. */
 interface IdempotencyDoc {
@@ -137,6 +145,7 @@ export function createIdempotencyInterceptor(options: IdempotencyOptions): Inter
       release();
       return replay;
     }
+    req.contextValues.set(kIdempotencyKey, sha256(`${id}\n${requestHash}`));
     return runClaimed(next, req, { id, requestHash, path, createdAt: claim.createdAt }, release);
 
     /** Claims the key (taking over an abandoned claim), or answers with the replay of its first answer. */
