@@ -60,7 +60,15 @@ describe("the distributed platform while each process is killed and each server 
   let events: Subscription;
   const published = new Set<string>();
   const acked: Acked[] = [];
-  const recoveries: { fault: string; failures: number; worstGapMs: number; afterRestoreMs: number }[] = [];
+  const recoveries: {
+    fault: string;
+    failures: number;
+    worstGapMs: number;
+    afterRestoreMs: number;
+    /** Attempts that ended without an answer (a reset, or the caller's 30 s timeout), and the slowest. */
+    unanswered: number;
+    slowestUnansweredMs: number;
+  }[] = [];
 
   beforeAll(async () => {
     [ferret, nats] = await Promise.all([startFerretDb(), startNatsServer()]);
@@ -106,7 +114,7 @@ describe("the distributed platform while each process is killed and each server 
       `fault suite recoveries:\n${recoveries
         .map(
           (r) =>
-            `  ${r.fault}: ${r.failures} answers other than success, worst gap ${r.worstGapMs} ms, last failure ${r.afterRestoreMs} ms after the restore`,
+            `  ${r.fault}: ${r.failures} answers other than success (${r.unanswered} unanswered, the slowest after ${r.slowestUnansweredMs} ms), worst gap ${r.worstGapMs} ms, last failure ${r.afterRestoreMs} ms after the restore`,
         )
         .join("\n")}`,
     );
@@ -202,6 +210,8 @@ describe("the distributed platform while each process is killed and each server 
       failures: failures.length,
       worstGapMs,
       afterRestoreMs: last === undefined ? 0 : Math.max(0, last - restoredAt),
+      unanswered: failures.filter((a) => a.status === 0).length,
+      slowestUnansweredMs: Math.max(0, ...failures.filter((a) => a.status === 0).map((a) => a.ms)),
     });
     const told = failures
       .map((a) => `${a.at - restoredAt} ms ${a.kind} ${a.status} ${a.code ?? ""} after ${a.ms} ms: ${a.message ?? ""}`)

@@ -93,7 +93,7 @@ function Shell({
   else if (skillId) page = <SkillDetail kiln={kiln} session={session} id={skillId} navigate={navigate} />;
   else if (path === "/skills") page = <SkillList kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/playground") page = <Playground kiln={kiln} session={session} navigate={navigate} />;
-  else if (path === "/models") page = <Models kiln={kiln} />;
+  else if (path === "/models") page = <Models kiln={kiln} session={session} />;
   else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/mcp-setup") page = <McpSetup session={session} />;

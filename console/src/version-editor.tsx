@@ -3,6 +3,7 @@ import { useCallback, useMemo, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
 import { ModelPicker } from "./model-picker.js";
+import { useRunnableModels } from "./org-models.js";
 import {
   bodyOf,
   documentDiff,
@@ -58,8 +59,7 @@ export function VersionEditor({
     [kiln, prompt.id, baseId],
   );
   const loaded = useLoaded(read, setError).value;
-  const readModels = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
-  const models = useLoaded(readModels, setError).value ?? [];
+  const runnable = useRunnableModels(kiln, prompt.organizationId);
   const readTools = useCallback(
     async () => (await kiln.tools.list({ organizationId: prompt.organizationId, limit: 200 })).data,
     [kiln, prompt.organizationId],
@@ -88,7 +88,7 @@ export function VersionEditor({
           kiln={kiln}
           prompt={prompt}
           base={loaded.base}
-          models={models}
+          runnable={runnable}
           tools={tools}
           onCreated={onCreated}
         />
@@ -103,14 +103,14 @@ function DraftForm({
   kiln,
   prompt,
   base,
-  models,
+  runnable: { models, routes },
   tools,
   onCreated,
 }: {
   kiln: Kiln;
   prompt: Prompt;
   base: PromptVersion | null;
-  models: Model[];
+  runnable: { models: Model[]; routes: string[] };
   tools: Tool[];
   onCreated: (version: PromptVersion) => void;
 }) {
@@ -198,6 +198,7 @@ function DraftForm({
           <h3>Model and parameters</h3>
           <ModelPicker
             models={models}
+            routes={routes}
             value={draft.model}
             onChange={(model) => edit({ model })}
             needs={{ tools: draft.tools.length > 0, jsonSchema: draft.format === "json_schema" }}

@@ -45,6 +45,7 @@ export type LabelMove = Schemas["LabelMove"];
 export type Webhook = Schemas["Webhook"];
 export type ProviderConnection = Schemas["ProviderConnection"];
 export type ProviderConnectionTest = Schemas["ProviderConnectionTest"];
+export type ModelRoute = Schemas["ModelRoute"];
 export type AnnotationQueue = Schemas["AnnotationQueue"];
 export type AnnotationQueueItem = Schemas["QueueItem"];
 export type AnnotationQueueItemWithContent = Schemas["QueueItemWithContent"];
