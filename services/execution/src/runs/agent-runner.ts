@@ -73,7 +73,8 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
     },
   ): Promise<RunDoc> {
     // The agent run was admitted under the plan's limit; its steps' runs count, and are not refused.
-    const steps = stepRunnerOf({ ...stored, allowance: undefined }, agent, options.signal, options.trace);
+    const { signal, trace } = options;
+    const steps = stepRunnerOf({ ...stored, models: agent.models, allowance: undefined }, agent, signal, trace);
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
