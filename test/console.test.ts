@@ -117,6 +117,9 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Continue" }).click();
     await page.getByRole("heading", { name: "Where do you want to start?" }).waitFor();
     await screen("onboarding-start");
+    // The spec's four starting places (Users is the Members page; Billing the Usage page).
+    for (const place of ["Playground", "Models", "Members", "Billing"])
+      await page.getByRole("button", { name: place }).waitFor();
     await page.getByRole("button", { name: "Playground" }).click();
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     expect(await page.getByLabel("Organization").textContent()).toBe("Analytical Engines");
