@@ -84,6 +84,7 @@ describe("the console's Usage page", () => {
     expect(await page.getByRole("meter", { name: "Runs used this month" }).getAttribute("value")).toBe("5");
     const totals = page.getByRole("definition").first();
     expect(await totals.textContent()).toBe(money(cost));
+    expect(await page.getByText("0 answered from the cache, saving $0.00").count()).toBe(1);
     const today = new Date().toISOString().slice(0, 10);
     const bars = page.getByRole("list", { name: "Spend per day" });
     expect(await bars.getByRole("listitem").filter({ hasText: today }).textContent()).toContain(

@@ -116,6 +116,13 @@ export function Usage({ session }: { session: Session }) {
           <dd>{count(t.outputTokens)}</dd>
           {t.reasoningTokens > 0 && <dd className="hint">{count(t.reasoningTokens)} reasoning</dd>}
         </div>
+        <div>
+          <dt>Response cache</dt>
+          <dd>{t.runs > 0 ? `${Math.round((t.cacheHits / t.runs) * 1000) / 10}% of runs` : "no run"}</dd>
+          <dd className="hint">
+            {count(t.cacheHits)} answered from the cache, saving {dollars(t.savedCostUsd)}
+          </dd>
+        </div>
       </dl>
       <DailySpend report={days} />
       <UsageBreakdown organizationId={organizationId} range={range} onError={setError} />

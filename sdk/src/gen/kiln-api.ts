@@ -3944,6 +3944,10 @@ export interface components {
             reasoningTokens: number;
             /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
             costUsd: number;
+            /** @description prompt runs answered from the response cache (docs/cache.md) */
+            cacheHits: number;
+            /** @description what the cached answers had cost when the model made them */
+            savedCostUsd: number;
         };
         /** @description The ledger's rows over the days asked for, and their totals */
         UsageReport: {
@@ -3961,6 +3965,10 @@ export interface components {
                 reasoningTokens: number;
                 /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
                 costUsd: number;
+                /** @description prompt runs answered from the response cache (docs/cache.md) */
+                cacheHits: number;
+                /** @description what the cached answers had cost when the model made them */
+                savedCostUsd: number;
             };
         };
     };

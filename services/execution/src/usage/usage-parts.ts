@@ -40,6 +40,7 @@ const toProto = (r: Partial<UsageRow> & UsageCounters) => ({
   cacheWriteInputTokens: BigInt(r.cacheWriteInputTokens),
   outputTokens: BigInt(r.outputTokens),
   reasoningTokens: BigInt(r.reasoningTokens),
+  cacheHits: BigInt(r.cacheHits),
 });
 
 export async function createUsageParts(deps: UsagePartsDeps) {
