@@ -340,6 +340,38 @@ describe.each(modes)("budgets ($name)", (mode) => {
     ).toBe(false);
   }, 120_000);
 
+  it("a budget scoped to a prompt refuses that prompt's runs only, on /v1/* too", async () => {
+    const org = await organization();
+    const other = await createTestClient(running.base).createPublishedPrompt(org.flow.token, org.flow.organizationId, {
+      model: "stub/priced",
+      systemPrompt: "Other.",
+    });
+    const created = await api(org.flow, "POST", "/api/budgets", {
+      organizationId: org.flow.organizationId,
+      name: "one prompt",
+      scope: { type: "prompt", promptId: org.promptId },
+      limitUsd: 1.5 * RUN_COST,
+      period: "month",
+      action: "block",
+    });
+    expect(created.status).toBe(201);
+    const v1 = (promptId: string) =>
+      fetch(`${running.base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${org.flow.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: `kiln/${promptId}`, messages: [{ role: "user", content: "hi" }] }),
+      });
+    expect((await v1(org.promptId)).status).toBe(200);
+    expect((await run(org, { token: org.flow.token })).status).toBe(201);
+    const before = stub.requests.length;
+    const refused = await v1(org.promptId);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await run(org, { apiKey: org.flow.apiKey })).status).toBe(429);
+    expect(stub.requests.length).toBe(before);
+    expect((await v1(other.prompt.id)).status).toBe(200);
+  }, 120_000);
+
   it("a budget scoped to an API key refuses that key only", async () => {
     const org = await organization();
     const second = await api(org.flow, "POST", "/api/api-keys", {

@@ -40,8 +40,17 @@ interface LocalRun {
   storedAtMs: number;
 }
 
+/** A budget with its ledger scope worked out once, when the budgets are read. */
+interface Held {
+  doc: BudgetDoc;
+  scope: string;
+}
+
 interface OrgState {
   budgets: BudgetDoc[];
+  held: Held[];
+  /** The blocking budgets by ledger scope: a run looks up its own scopes only. */
+  blocking: Map<string, Held[]>;
   budgetsAtMs: number;
   budgetsSeeded: boolean;
   loading: Promise<void> | undefined;
@@ -79,6 +88,8 @@ export function createBudgetGate(deps: BudgetGateDeps) {
     if (states.size >= MAX_ORGANIZATIONS) states.delete(states.keys().next().value as string);
     s = {
       budgets: [],
+      held: [],
+      blocking: new Map(),
       budgetsAtMs: 0,
       budgetsSeeded: false,
       loading: undefined,
@@ -99,6 +110,11 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       .budgetsOf(organizationId)
       .then((budgets) => {
         s.budgets = budgets;
+        s.held = budgets.map((doc) => ({ doc, scope: ledgerScopeOf(doc.scope) }));
+        s.blocking = new Map();
+        for (const h of s.held) {
+          if (h.doc.action === "block") s.blocking.set(h.scope, [...(s.blocking.get(h.scope) ?? []), h]);
+        }
         s.budgetsAtMs = now().getTime();
         s.budgetsSeeded = true;
       })
@@ -109,6 +125,8 @@ export function createBudgetGate(deps: BudgetGateDeps) {
   }
 
   const periodsAt = (at: Date) => [periodOf("day", at).name, periodOf("month", at).name];
+  /** The day names the month too: the key of the periods the ledger was read for. */
+  const periodsKey = (at: Date) => periodOf("day", at).name;
   const localKey = (period: string, scope: string) => `${period}|${scope}`;
 
   function addLocal(s: OrgState, run: LocalRun, sign: 1 | -1) {
@@ -125,10 +143,10 @@ export function createBudgetGate(deps: BudgetGateDeps) {
     s.reading ??= deps
       .ledgerSpendOf(organizationId, periods, scopes)
       .then((read) => {
-        if (s.ledgerPeriods !== periods.join()) {
+        if (s.ledgerPeriods !== periodsKey(at)) {
           // A new day or month: what was known of the last one no longer limits anything.
           s.ledger = new Map();
-          s.ledgerPeriods = periods.join();
+          s.ledgerPeriods = periodsKey(at);
           s.fired.clear();
         }
         for (const [period, costs] of read) {
@@ -157,10 +175,10 @@ export function createBudgetGate(deps: BudgetGateDeps) {
 
   function checkThresholds(s: OrgState, at: Date) {
     if (!deps.onThreshold) return;
-    for (const b of s.budgets) {
+    for (const { doc: b, scope } of s.held) {
       if (b.alertAt.length === 0) continue;
       const period = periodOf(b.period, at);
-      const spent = spentOf(s, period.name, ledgerScopeOf(b.scope));
+      const spent = spentOf(s, period.name, scope);
       for (const t of b.alertAt) {
         // A little under, for the sums of floating-point costs.
         if (spent < t * b.limitUsd - 1e-9) break;
@@ -190,16 +208,17 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       else if (now().getTime() - s.budgetsAtMs >= budgetsTtlMs)
         void loadBudgets(run.organizationId, s).catch(() => undefined);
       if (s.budgets.length === 0) return;
-      const scopes = runScopes(run);
-      const blocking = s.budgets.filter((b) => b.action === "block" && scopes.includes(ledgerScopeOf(b.scope)));
+      if (s.blocking.size === 0) return;
+      const blocking: Held[] = [];
+      for (const scope of runScopes(run)) blocking.push(...(s.blocking.get(scope) ?? []));
       if (blocking.length === 0) return;
       const at = now();
-      if (s.ledgerPeriods !== periodsAt(at).join()) await readLedger(run.organizationId, s, at);
+      if (s.ledgerPeriods !== periodsKey(at)) await readLedger(run.organizationId, s, at);
       else if (at.getTime() - s.ledgerAtMs >= refreshMs)
         void readLedger(run.organizationId, s, at).catch(() => undefined);
-      for (const b of blocking) {
+      for (const { doc: b, scope } of blocking) {
         const period = periodOf(b.period, at);
-        const spent = spentOf(s, period.name, ledgerScopeOf(b.scope));
+        const spent = spentOf(s, period.name, scope);
         if (spent >= b.limitUsd) throw refusal(b, spent, period.end, at);
       }
     },

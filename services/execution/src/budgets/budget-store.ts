@@ -58,21 +58,35 @@ export async function ensureBudgetIndexes(store: Store): Promise<void> {
 export const ledgerScopeOf = (scope: BudgetDoc["scope"]): string =>
   scope.type === "organization" ? "organization" : `${scope.type}:${scope.id}`;
 
+export interface Period {
+  name: string;
+  start: Date;
+  end: Date;
+}
+
+/** The last day's periods: every run asks, and the answer changes once a day. */
+let memo: { dayIndex: number; day: Period; month: Period } | undefined;
+
 /** The UTC period of `at`: its ledger name ("YYYY-MM-DD" or "YYYY-MM"), start and end. */
-export function periodOf(period: BudgetPeriod, at: Date): { name: string; start: Date; end: Date } {
-  const y = at.getUTCFullYear();
-  const m = at.getUTCMonth();
-  if (period === "month") {
-    return {
-      name: at.toISOString().slice(0, 7),
-      start: new Date(Date.UTC(y, m, 1)),
-      end: new Date(Date.UTC(y, m + 1, 1)),
+export function periodOf(period: BudgetPeriod, at: Date): Period {
+  const dayIndex = Math.floor(at.getTime() / 86_400_000);
+  if (memo?.dayIndex !== dayIndex) {
+    const y = at.getUTCFullYear();
+    const m = at.getUTCMonth();
+    const d = at.getUTCDate();
+    memo = {
+      dayIndex,
+      day: {
+        name: at.toISOString().slice(0, 10),
+        start: new Date(Date.UTC(y, m, d)),
+        end: new Date(Date.UTC(y, m, d + 1)),
+      },
+      month: {
+        name: at.toISOString().slice(0, 7),
+        start: new Date(Date.UTC(y, m, 1)),
+        end: new Date(Date.UTC(y, m + 1, 1)),
+      },
     };
   }
-  const d = at.getUTCDate();
-  return {
-    name: at.toISOString().slice(0, 10),
-    start: new Date(Date.UTC(y, m, d)),
-    end: new Date(Date.UTC(y, m, d + 1)),
-  };
+  return period === "month" ? memo.month : memo.day;
 }
