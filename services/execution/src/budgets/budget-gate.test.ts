@@ -131,6 +131,18 @@ describe("the budget gate", () => {
     ]);
   });
 
+  it("announces thresholds that the ledger's spend (other processes', earlier ones') reached, alert budgets too", async () => {
+    const { gate, stored, thresholds, ledger } = gateOf([budget({ limitUsd: 1, action: "alert", alertAt: [0.5, 1] })]);
+    ledger.set("2026-12-02|organization", 0.9);
+    const run = { organizationId: ORG };
+    await gate.admit(run);
+    gate.finished(run, stored(0.01));
+    await new Promise((r) => setImmediate(r));
+    expect(thresholds.map(([, t]) => t)).toEqual([0.5]);
+    gate.finished(run, stored(0.1));
+    expect(thresholds.map(([, t]) => t)).toEqual([0.5, 1]);
+  });
+
   it("reads the budgets again after a change made here", async () => {
     const { gate, reads } = gateOf([]);
     await gate.admit({ organizationId: ORG });

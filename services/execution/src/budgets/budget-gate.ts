@@ -237,7 +237,11 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       };
       s.local.set(doc._id, local);
       addLocal(s, local, 1);
-      checkThresholds(s, now());
+      // An organization with alert budgets only is never read by admit: its thresholds need the ledger too.
+      const at = now();
+      if (s.ledgerPeriods !== periodsKey(at) || at.getTime() - s.ledgerAtMs >= refreshMs)
+        void readLedger(run.organizationId, s, at).catch(() => undefined);
+      checkThresholds(s, at);
     },
     /** This process's ledger counted these runs (usage-ledger.ts onCounted). */
     counted(organizationId: string, runIds: string[]): void {
