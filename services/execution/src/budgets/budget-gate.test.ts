@@ -80,6 +80,16 @@ describe("the budget gate", () => {
     expect(e?.retryAfterSeconds).toBe(4 * 3600);
   });
 
+  it("counts a limit reached when floating-point sums land a hair under it", async () => {
+    const { gate, stored } = gateOf([budget({ limitUsd: 1 })]);
+    const run = { organizationId: ORG };
+    for (let i = 0; i < 10; i++) {
+      await gate.admit(run);
+      gate.finished(run, stored(0.1));
+    }
+    expect(await refusalOf(gate.admit(run))).toBeInstanceOf(DomainError);
+  });
+
   it("lets the runs in flight pass the line: their cost is unknown until they finish", async () => {
     const { gate, stored } = gateOf([budget({ limitUsd: 0.15 })]);
     const run = { organizationId: ORG };

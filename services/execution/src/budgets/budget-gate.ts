@@ -26,7 +26,10 @@ export interface BudgetGateDeps {
   ledgerSpendOf(organizationId: string, periods: string[], scopes: string[]): Promise<Map<string, Map<string, number>>>;
   /** A threshold of a budget reached in a period (once per process and period; alerts dedupe across replicas). */
   onThreshold?(budget: BudgetDoc, period: ReturnType<typeof periodOf>, threshold: number, spentUsd: number): void;
+  /** How often the spend is read again in the background while the organization runs; default 1000 ms. */
   refreshMs?: number;
+  /** A spend read longer ago is read again before a run is admitted; default 2 × refreshMs. */
+  staleMs?: number;
   budgetsTtlMs?: number;
   /** How long after a run this process stored the ledger is trusted to have counted it; default 5000 ms. */
   settleMs?: number;
@@ -77,6 +80,7 @@ export function runScopes(run: BudgetedRun): string[] {
 
 export function createBudgetGate(deps: BudgetGateDeps) {
   const refreshMs = deps.refreshMs ?? 1_000;
+  const staleMs = deps.staleMs ?? 2 * refreshMs;
   const budgetsTtlMs = deps.budgetsTtlMs ?? 5_000;
   const settleMs = deps.settleMs ?? 5_000;
   const now = deps.now ?? (() => new Date());
@@ -213,13 +217,16 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       for (const scope of runScopes(run)) blocking.push(...(s.blocking.get(scope) ?? []));
       if (blocking.length === 0) return;
       const at = now();
-      if (s.ledgerPeriods !== periodsKey(at)) await readLedger(run.organizationId, s, at);
-      else if (at.getTime() - s.ledgerAtMs >= refreshMs)
-        void readLedger(run.organizationId, s, at).catch(() => undefined);
+      // A view older than staleMs (the organization was idle here) is read before it admits: the
+      // other replicas' spend since is at most that old, never as old as the idle time.
+      const age = at.getTime() - s.ledgerAtMs;
+      if (s.ledgerPeriods !== periodsKey(at) || age >= staleMs) await readLedger(run.organizationId, s, at);
+      else if (age >= refreshMs) void readLedger(run.organizationId, s, at).catch(() => undefined);
       for (const { doc: b, scope } of blocking) {
         const period = periodOf(b.period, at);
         const spent = spentOf(s, period.name, scope);
-        if (spent >= b.limitUsd) throw refusal(b, spent, period.end, at);
+        // Reached, within a nano-dollar: sums of floating-point costs land a hair under an exact limit.
+        if (spent >= b.limitUsd - 1e-9) throw refusal(b, spent, period.end, at);
       }
     },
     /** The run ended; a stored one's cost counts here until the ledger has it. */
