@@ -1,5 +1,5 @@
 /**
- * The usage ledger survives a crash (docs/usage.md "Nothing lost", "Nothing counted twice"), in the
+ * The usage ledger survives a crash (docs/usage.md "How it is kept"), in the
  * distributed mode on a real FerretDB and nats-server: runs of a priced model go on, eight at a
  * time, while the only execution process is killed with SIGKILL (its ledger's runs held in memory,
  * flushes perhaps halfway) and started again; callers retry what answered 503 with their

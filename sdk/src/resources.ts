@@ -43,6 +43,7 @@ export type SkillVersion = Schemas["SkillVersion"];
 export type Label = Schemas["Label"];
 export type LabelMove = Schemas["LabelMove"];
 export type Webhook = Schemas["Webhook"];
+export type Budget = Schemas["Budget"];
 export type ProviderConnection = Schemas["ProviderConnection"];
 export type ProviderConnectionTest = Schemas["ProviderConnectionTest"];
 export type ModelRoute = Schemas["ModelRoute"];
