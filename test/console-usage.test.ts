@@ -113,6 +113,29 @@ describe("the console's Usage page", () => {
         .nth(1)
         .textContent(),
     ).toBe("2");
+
+    // A budget on the API key, set from the page: its spend so far against its limit.
+    const form = page.getByRole("form", { name: "Set a budget" });
+    await form.getByLabel("Budget name").fill("Batch cap");
+    await form.getByLabel("Limit (USD)").fill("1");
+    await form.getByLabel("On", { exact: true }).selectOption("api_key");
+    await form.getByLabel("One API key").selectOption({ label: "Batch job" });
+    await form.getByRole("button", { name: "Set budget" }).click();
+    const budget = page.getByRole("region", { name: "Budget list" }).getByRole("row").filter({ hasText: "Batch cap" });
+    await budget.waitFor();
+    expect(await budget.textContent()).toContain("$1.00 a month on API key Batch job");
+    expect(await budget.textContent()).toContain("runs refused");
+    const keyCost = runs.slice(2).reduce((sum, r) => sum + r.estimatedCostUsd, 0);
+    expect(await budget.textContent()).toContain(`${money(keyCost)} of $1.00`);
+    // A limit the API refuses is told next to its field.
+    await form.getByLabel("Budget name").fill("Broken");
+    await form.getByLabel("Limit (USD)").fill("-5");
+    await form.getByLabel("On", { exact: true }).selectOption("organization");
+    await form.getByRole("button", { name: "Set budget" }).click();
+    await form
+      .locator(".field", { has: page.getByLabel("Limit (USD)") })
+      .locator(".issue")
+      .waitFor();
     await c.screen("usage");
 
     // The CSV the link downloads, through the browser's own session.

@@ -5,6 +5,7 @@ import { call, type Session, type ShownError } from "./api.js";
 import { dollars } from "./model-picker.js";
 import { ErrorBox, Pending, SelectField } from "./ui.js";
 import { UsageBreakdown, usageQuery } from "./usage-breakdown.js";
+import { Budgets } from "./usage-budgets.js";
 
 /** The periods a person reads usage over, as `from`/`to` UTC days (both inclusive). */
 const PERIODS = {
@@ -126,6 +127,7 @@ export function Usage({ session }: { session: Session }) {
       </dl>
       <DailySpend report={days} />
       <UsageBreakdown organizationId={organizationId} range={range} onError={setError} />
+      <Budgets organizationId={organizationId} />
     </main>
   );
 }
