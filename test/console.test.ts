@@ -426,7 +426,7 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Prompts", exact: true }).waitFor();
     await page.getByRole("link", { name: "Greeter" }).waitFor();
-  }, 120_000);
+  }, 240_000);
 
   it("met no Content-Security-Policy violation, and would have seen one", async () => {
     expect(cspViolations).toEqual([]);
