@@ -11,6 +11,7 @@ import {
 } from "./routes/agent-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
+  PromptMessageView,
   PromptVersionView,
   PromptView,
   ResponseFormatView,
@@ -117,6 +118,7 @@ export const COMPONENTS: NamedSchema[] = [
   AuthorView,
   VersionSummaryView,
   ToolRefView,
+  PromptMessageView,
   ResponseFormatView,
   PromptVersionView,
   PromptView,
