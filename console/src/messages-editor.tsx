@@ -47,7 +47,8 @@ export function MessagesEditor({
         const label = messageLabel(messages, i);
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: rows are positions; moving one re-renders both
-          <fieldset key={i} className="message-row" aria-label={`Row ${i + 1}: ${m.role}`}>
+          // biome-ignore lint/a11y/useSemanticElements: a <fieldset> row made the release dialog's Cancel lose its opener's focus (test/console-prompts.test.ts)
+          <div key={i} className="message-row" role="group" aria-label={`Row ${i + 1}: ${m.role}`}>
             <SelectField
               id={`message-${i}-role`}
               label="Role"
@@ -98,7 +99,7 @@ export function MessagesEditor({
                 Remove
               </button>
             </div>
-          </fieldset>
+          </div>
         );
       })}
       <div className="actions">
