@@ -401,6 +401,65 @@ describe("model routes in the embedded mode", () => {
     }
   });
 
+  it("an agent's prompt step whose version names a route runs through it, attempts recorded on the step's run", async () => {
+    const created = await api.post<RouteView>(
+      "/api/model-routes",
+      {
+        organizationId: a.organizationId,
+        name: "agent-fb",
+        strategy: "fallback",
+        targets: [{ model: "alpha/m1" }, { model: "beta/m2" }],
+      },
+      { token: a.token },
+    );
+    expect(created.status).toBe(201);
+    const { prompt } = await api.createPublishedPrompt(a.token, a.organizationId, {
+      systemPrompt: "Answer {{q}}.",
+      variablesSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+      model: "route/agent-fb",
+    });
+    const agent = await api.post<{ id: string; draftVersionId: string }>(
+      "/api/agents",
+      { organizationId: a.organizationId, name: "Routed agent" },
+      { token: a.token },
+    );
+    expect(agent.status).toBe(201);
+    const workflow = {
+      inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+      entry: "ask",
+      steps: [{ id: "ask", type: "prompt", ref: { promptId: prompt.id }, input: { q: "{{inputs.q}}" } }],
+      output: "{{steps.ask.output}}",
+    };
+    const saved = await api.request("PUT", `/api/agent-versions/${agent.body.draftVersionId}/workflow`, {
+      token: a.token,
+      body: { workflow },
+    });
+    expect(saved.status).toBe(200);
+    expect((await api.post(`/api/agents/${agent.body.id}/publish`, {}, { token: a.token })).status).toBe(200);
+    stubs.state.alphaFailing = true;
+    try {
+      const ran = await api.post<{ id: string; status: string; steps: { runId?: string; model?: string }[] }>(
+        `/api/agents/${agent.body.id}/run`,
+        { organizationId: a.organizationId, inputs: { q: "why" } },
+        { token: a.token },
+      );
+      expect(ran.status, ran.text).toBe(201);
+      expect(ran.body.status).toBe("succeeded");
+      const stepRunId = ran.body.steps[0]?.runId;
+      expect(stepRunId).toBeDefined();
+      const child = await api.get<RunView>(`/api/runs/${stepRunId}`, { token: a.token });
+      expect(child.body).toMatchObject({ status: "succeeded", route: "agent-fb", model: "beta/m2" });
+      expect(child.body.output?.text).toBe("from beta");
+      // alpha fails, or is skipped when an earlier test left its breaker open.
+      const attempts = child.body.attempts ?? [];
+      expect(attempts.map((t) => t.model)).toEqual(["alpha/m1", "beta/m2"]);
+      expect(["failed", "skipped"]).toContain(attempts[0]?.status);
+      expect(attempts[1]?.status).toBe("succeeded");
+    } finally {
+      stubs.state.alphaFailing = false;
+    }
+  });
+
   it("an organization cannot see or run another's route", async () => {
     const mine = await api.post<RouteView>(
       "/api/model-routes",

@@ -25,11 +25,14 @@ const priceOf = (m: Model) =>
  */
 export function ModelPicker({
   models,
+  routes = [],
   value,
   onChange,
   needs,
 }: {
   models: Model[];
+  /** The organization's routes, `route/<name>` (docs/providers.md "Routes"). */
+  routes?: string[];
   value: string;
   onChange: (model: string) => void;
   needs: { tools: boolean; jsonSchema: boolean };
@@ -65,7 +68,18 @@ export function ModelPicker({
             ))}
           </optgroup>
         )}
-        {value !== "" && !chosen && <option value={value}>{value} (not offered by this deployment)</option>}
+        {routes.length > 0 && (
+          <optgroup label="Routes">
+            {routes.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </optgroup>
+        )}
+        {value !== "" && !chosen && !routes.includes(value) && (
+          <option value={value}>{value} (not offered by this deployment)</option>
+        )}
       </select>
       <span id={`${id}-about`} className={lacks.length > 0 || (chosen && !chosen.available) ? "issue" : "hint"}>
         {chosen
@@ -77,7 +91,9 @@ export function ModelPicker({
               priceOf(chosen),
               ...lacks.map((l) => `it ${l}`),
             ].join(" · ")
-          : "Runs use the prompt's default model, else the deployment's."}
+          : routes.includes(value)
+            ? "A route: each run tries its targets as the Models page shows them."
+            : "Runs use the prompt's default model, else the deployment's."}
       </span>
     </div>
   );

@@ -1,35 +1,50 @@
-import type { Kiln, Model } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useLoaded } from "./action.js";
-import type { ShownError } from "./api.js";
+import type { Session, ShownError } from "./api.js";
+import { Connections } from "./connections.js";
 import { perMillion } from "./model-picker.js";
+import { ModelRoutes } from "./model-routes.js";
+import { readOrganizationModels } from "./org-models.js";
 import { DataTable, Empty, Pending } from "./ui.js";
 
-/** The model catalog with prices (GET /api/models). */
-export function Models({ kiln }: { kiln: Kiln }) {
+/**
+ * The Models page: every model the organization can run with its prices, then (for the admins who
+ * manage them; others are told the API's refusal) its provider connections and its routes.
+ */
+export function Models({ kiln, session }: { kiln: Kiln; session: Session }) {
   const [error, setError] = useState<ShownError | null>(null);
-  const read = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
-  const models = useLoaded(read, setError).value;
+  const organizationId = session.organizationId;
+  const read = useCallback(() => readOrganizationModels(kiln, organizationId), [kiln, organizationId]);
+  const { value: models, reload } = useLoaded(read, setError);
   if (!models) return <Pending error={error} what="models" />;
   return (
     <main>
       <h1>Models</h1>
       {models.length === 0 ? (
-        <Empty>No model is configured yet: your administrator adds providers in the gateway's configuration.</Empty>
+        <Empty>No model yet: add a connection below, or your operator configures the deployment's providers.</Empty>
       ) : (
         <DataTable
-          label="Models"
-          columns={["Model", "Provider", "Input per million tokens", "Output per million tokens"]}
+          label="Organization models"
+          columns={["Model", "Provider", "From", "Input per million tokens", "Output per million tokens", "State"]}
         >
           {models.map((m) => (
             <tr key={m.id}>
               <td className="nowrap">{m.id}</td>
               <td>{m.provider}</td>
+              <td>{m.connectionId ? "your connection" : "the deployment"}</td>
               <td className="num">{perMillion(m.pricing?.inputPerMTokUsd ?? null)}</td>
               <td className="num">{perMillion(m.pricing?.outputPerMTokUsd ?? null)}</td>
+              <td>{m.available ? "available" : "no credentials"}</td>
             </tr>
           ))}
         </DataTable>
+      )}
+      {organizationId && (
+        <>
+          <Connections organizationId={organizationId} onChanged={reload} />
+          <ModelRoutes organizationId={organizationId} models={models} onChanged={reload} />
+        </>
       )}
     </main>
   );

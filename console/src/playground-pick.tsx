@@ -83,6 +83,7 @@ export function ChoiceFields({
   target,
   labels,
   models,
+  routes = [],
   choice,
   onChange,
 }: {
@@ -90,6 +91,8 @@ export function ChoiceFields({
   target: Target;
   labels: LabelPointer[];
   models: Model[];
+  /** The organization's routes, `route/<name>`. */
+  routes?: string[];
   choice: Choice;
   onChange: (choice: Choice) => void;
 }) {
@@ -132,6 +135,15 @@ export function ChoiceFields({
               {modelOption(m)}
             </option>
           ))}
+          {routes.length > 0 && (
+            <optgroup label="Routes">
+              {routes.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </optgroup>
+          )}
         </SelectField>
       ) : (
         <p className="hint">A skill runs each step with its prompt version's model.</p>

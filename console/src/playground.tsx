@@ -1,7 +1,8 @@
-import type { Kiln, Model } from "@kiln/sdk";
+import type { Kiln } from "@kiln/sdk";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
+import { useRunnableModels } from "./org-models.js";
 import { LiveRunCard, type PlaygroundRun, RunCard } from "./playground-card.js";
 import { propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
 import {
@@ -42,7 +43,7 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const stop = useRef<AbortController | null>(null);
   // Leaving the page stops what it streams (each run is then stored cancelled, with the text so far).
   useEffect(() => () => stop.current?.abort(), []);
-  const [models, setModels] = useState<Model[]>([]);
+  const { models, routes } = useRunnableModels(kiln, session.organizationId);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
   const read = useCallback(async () => {
@@ -56,12 +57,6 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const targets = useLoaded(read, setError).value;
   const target = targets?.find((t) => t.key === key);
   const labels = useLabels(kiln, target);
-  useEffect(() => {
-    kiln.models.list().then(
-      (m) => setModels(m.data),
-      () => setModels([]),
-    );
-  }, [kiln]);
   const versionA = versionIdOf(a.selection, labels);
   useEffect(() => {
     if (!target || !versionA) return;
@@ -142,7 +137,15 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
                   </optgroup>
                 ))}
               </SelectField>
-              <ChoiceFields side="" target={target} labels={labels} models={models} choice={a} onChange={setA} />
+              <ChoiceFields
+                side=""
+                target={target}
+                labels={labels}
+                models={models}
+                routes={routes}
+                choice={a}
+                onChange={setA}
+              />
               <label className="check">
                 <input type="checkbox" checked={comparing} onChange={(e) => setComparing(e.target.checked)} /> Compare
                 side by side with another version or model
@@ -150,7 +153,15 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
               {comparing && (
                 <fieldset className="compare-with">
                   <legend>Compared with</legend>
-                  <ChoiceFields side="B" target={target} labels={labels} models={models} choice={b} onChange={setB} />
+                  <ChoiceFields
+                    side="B"
+                    target={target}
+                    labels={labels}
+                    models={models}
+                    routes={routes}
+                    choice={b}
+                    onChange={setB}
+                  />
                 </fieldset>
               )}
               <h3 className="form-part">Variables</h3>

@@ -4,6 +4,7 @@ import { useAction, useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
 import { MessagePreviews, MessagesEditor } from "./messages-editor.js";
 import { ModelPicker } from "./model-picker.js";
+import { useRunnableModels } from "./org-models.js";
 import {
   bodyOf,
   documentDiff,
@@ -59,8 +60,7 @@ export function VersionEditor({
     [kiln, prompt.id, baseId],
   );
   const loaded = useLoaded(read, setError).value;
-  const readModels = useCallback(async (): Promise<Model[]> => (await kiln.models.list()).data, [kiln]);
-  const models = useLoaded(readModels, setError).value ?? [];
+  const runnable = useRunnableModels(kiln, prompt.organizationId);
   const readTools = useCallback(
     async () => (await kiln.tools.list({ organizationId: prompt.organizationId, limit: 200 })).data,
     [kiln, prompt.organizationId],
@@ -89,7 +89,7 @@ export function VersionEditor({
           kiln={kiln}
           prompt={prompt}
           base={loaded.base}
-          models={models}
+          runnable={runnable}
           tools={tools}
           onCreated={onCreated}
         />
@@ -104,14 +104,14 @@ function DraftForm({
   kiln,
   prompt,
   base,
-  models,
+  runnable: { models, routes },
   tools,
   onCreated,
 }: {
   kiln: Kiln;
   prompt: Prompt;
   base: PromptVersion | null;
-  models: Model[];
+  runnable: { models: Model[]; routes: string[] };
   tools: Tool[];
   onCreated: (version: PromptVersion) => void;
 }) {
@@ -196,6 +196,7 @@ function DraftForm({
           <h3>Model and parameters</h3>
           <ModelPicker
             models={models}
+            routes={routes}
             value={draft.model}
             onChange={(model) => edit({ model })}
             needs={{ tools: draft.tools.length > 0, jsonSchema: draft.format === "json_schema" }}

@@ -23,6 +23,7 @@ import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { handleAnthropicError, isAnthropicRequest } from "./routes/anthropic-errors.js";
 import { registerAnthropicMessagesRoute } from "./routes/anthropic-messages-routes.js";
+import { registerBudgetRoutes } from "./routes/budget-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerDatasetRoutes } from "./routes/dataset-routes.js";
@@ -248,6 +249,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerPromptRunStreamRoute(app, deps);
   registerRunListRoutes(app, deps);
   registerUsageRoutes(app, deps);
+  registerBudgetRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);

@@ -9,6 +9,7 @@ import {
   WorkflowValidationView,
   WorkflowView,
 } from "./routes/agent-views.js";
+import { BudgetView } from "./routes/budget-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
   PromptMessageView,
@@ -155,6 +156,7 @@ export const COMPONENTS: NamedSchema[] = [
   WebhookView,
   WebhookWithSecretView,
   ModelRouteView,
+  BudgetView,
   BundleSchema,
   ImportItemView,
   ImportReportView,

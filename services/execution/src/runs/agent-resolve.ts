@@ -4,6 +4,7 @@ import { failedPrecondition } from "@kiln/kit/errors";
 import { remote } from "@kiln/kit/rpc/errors";
 import type { ProviderRegistry } from "@kiln/models/registry";
 import type { CatalogService, ResolveAgentVersionResponse } from "@kiln/proto/catalog";
+import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
 import { parseJson } from "./run-input.js";
@@ -27,11 +28,15 @@ export interface RunnableAgent {
   prompts: Map<string, RunnablePrompt>;
   skills: Map<string, AgentSkill>;
   tools: Map<string, ExecutableTool>;
+  /** The models as the agent's organization sees them, the routes its steps name included: the steps run with these. */
+  models: ProviderRegistry;
 }
 
 export interface AgentResolveDeps {
   catalog: Client<typeof CatalogService>;
   models: ProviderRegistry;
+  /** Lets a step's model be one of the organization's routes, "route/<name>" (docs/providers.md "Routes"). */
+  routes?: RouteResolver;
 }
 
 function workflowOf(json: string): Workflow {
@@ -57,6 +62,12 @@ export async function resolveAgent(
   const version = resolved.version;
   if (!version) throw new Error("catalog returned no agent version");
   const workflow = workflowOf(version.workflow?.json ?? "");
+  // Every model a step names (a prompt step's, each prompt of a skill step's), its routes loaded once.
+  const named = resolved.steps.flatMap((s) => [
+    s.prompt?.version?.content?.model,
+    ...(s.skill?.steps ?? []).map((k) => k.prompt?.version?.content?.model),
+  ]);
+  const models = await routedRegistry(deps.models, deps.routes, version.organizationId, named);
   const agent: RunnableAgent = {
     agentId: version.agentId,
     agentVersionId: version.id,
@@ -65,6 +76,7 @@ export async function resolveAgent(
     prompts: new Map(),
     skills: new Map(),
     tools: new Map(),
+    models,
   };
   const byId = new Map(resolved.steps.map((s) => [s.stepId, s]));
   for (const step of workflow.steps) {
@@ -72,7 +84,7 @@ export async function resolveAgent(
     const field = `steps.${step.id}.model`;
     if (step.type === "prompt" && r?.prompt) {
       const prompt = runnableOf(r.prompt);
-      await resolveModelFor(deps.models, prompt.model, field, prompt.organizationId);
+      await resolveModelFor(models, prompt.model, field, prompt.organizationId);
       agent.prompts.set(step.id, prompt);
     } else if (step.type === "skill" && r?.skill?.version) {
       const skill = r.skill;
@@ -80,7 +92,7 @@ export async function resolveAgent(
         skillId: skill.version?.skillId ?? "",
         skillVersionId: skill.version?.id ?? "",
         inputSchema: parseJson(skill.version?.content?.inputSchema?.json, { type: "object" }),
-        steps: await skillStepsOf(deps.models, skill, () => field, "catalog returned an incomplete skill step"),
+        steps: await skillStepsOf(models, skill, () => field, "catalog returned an incomplete skill step"),
       });
     } else if (step.type === "tool" && r?.tool) {
       agent.tools.set(step.id, toolOf(r.tool, version.organizationId));

@@ -6,11 +6,14 @@ import { jsonText, jsonTextOf } from "@kiln/kit/json-text";
 import { createLogger } from "@kiln/kit/logger";
 import type { Principal } from "@kiln/kit/principal";
 import { createMemoryStore } from "@kiln/kit/store/memory";
+import { createBreakerBoard } from "@kiln/models/circuit-breaker";
 import { ProviderError } from "@kiln/models/provider";
 import { createProviderRegistry } from "@kiln/models/registry";
 import { AuthorizeResponseSchema } from "@kiln/proto/identity";
 import { describe, expect, it } from "vitest";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "../events/run-events.js";
+import { createRouteCache } from "../model-routes/route-cache.js";
+import { modelRouteCollection } from "../model-routes/route-store.js";
 import { runCollection } from "../store/run-store.js";
 import { createCompleter } from "./complete.js";
 
@@ -117,5 +120,39 @@ describe("createCompleter", () => {
     // The failed call is on record as a failed judge run.
     const [failed] = await failedStore.runs.find({ kind: "judge" });
     expect(failed).toMatchObject({ status: "failed", error: { code: "provider_timeout", message: "too slow" } });
+  });
+
+  it("runs a judge whose model is one of the organization's routes, and refuses another organization's", async () => {
+    const store = createMemoryStore();
+    const routes = modelRouteCollection(store);
+    const at = new Date();
+    await routes.insertOne({
+      _id: "mrt_1",
+      organizationId: "org_a",
+      name: "judges",
+      strategy: "fallback",
+      targets: [{ model: "local/echo" }],
+      retryOn: [],
+      attemptTimeoutMs: null,
+      createdAt: at,
+      updatedAt: at,
+    });
+    const routed = createCompleter({
+      identityAuth,
+      models: createProviderRegistry(config),
+      routes: { cache: createRouteCache(routes), breakers: createBreakerBoard({}) },
+      ...stored,
+    });
+    const c = await routed({ ...input, model: "route/judges" }, { principal: service });
+    // Recorded as the target that answered, at its price, with the route's attempts.
+    expect(c).toMatchObject({ provider: "local", model: "local/echo", estimatedCostUsd: 0 });
+    const run = await stored.runs.findOne({ _id: c.runId });
+    expect(run).toMatchObject({ status: "succeeded", provider: "local", model: "local/echo", estimatedCostUsd: 0 });
+    expect(run?.route).toBe("judges");
+    expect(run?.attempts?.map((a) => [a.model, a.status])).toEqual([["local/echo", "succeeded"]]);
+    const other = await rejection(
+      routed({ ...input, organizationId: "org_b", model: "route/judges" }, { principal: service }),
+    );
+    expect(other.kind).toBe("invalid_argument");
   });
 });

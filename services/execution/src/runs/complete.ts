@@ -10,7 +10,7 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import { type JsonText, readJsonText } from "@kiln/kit/json-text";
-import { type CostNote, costNotesOf, estimateCostUsd } from "@kiln/models/catalog";
+import type { CostNote } from "@kiln/models/catalog";
 import {
   type ChatMessage,
   isProviderError,
@@ -19,7 +19,9 @@ import {
   type TokenUsage,
 } from "@kiln/models/provider";
 import type { ProviderRegistry } from "@kiln/models/registry";
+import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
+import { modelCalls } from "./model-calls.js";
 import { costNotesField, failedBeforeAnswer, type PromptExecution } from "./prompt-execution.js";
 import { runDocOf } from "./run-record.js";
 import { type RunStoreDeps, storeRun } from "./store-run.js";
@@ -71,7 +73,13 @@ function responseFormatOf(text: JsonText | undefined): ResponseFormat {
 }
 
 export function createCompleter(
-  deps: RunStoreDeps & { identityAuth: IdentityAuth; models: ProviderRegistry; now?: () => Date },
+  deps: RunStoreDeps & {
+    identityAuth: IdentityAuth;
+    models: ProviderRegistry;
+    /** Lets a judge's model be one of the organization's routes, "route/<name>" (docs/providers.md "Routes"). */
+    routes?: RouteResolver;
+    now?: () => Date;
+  },
 ): Completer {
   const now = deps.now ?? (() => new Date());
   return async (input, ctx) => {
@@ -86,7 +94,8 @@ export function createCompleter(
     );
     if (input.user.trim() === "") throw invalidArgument("user is required", [{ field: "user", issue: "is required" }]);
     const responseFormat = responseFormatOf(input.responseSchema);
-    const model = await deps.models.resolve(input.model || undefined, { organizationId: input.organizationId });
+    const models = await routedRegistry(deps.models, deps.routes, input.organizationId, [input.model]);
+    const model = await models.resolve(input.model || undefined, { organizationId: input.organizationId });
     const messages: ChatMessage[] = [
       ...(input.system ? [{ role: "system" as const, content: input.system }] : []),
       { role: "user", content: input.user },
@@ -101,29 +110,41 @@ export function createCompleter(
       { id, organizationId: input.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) },
       async () => {
         let execution: PromptExecution;
+        // A route's judge call is recorded as the target that answered, at its price (model-calls.ts).
+        const calls = modelCalls(model);
         try {
           const answer = await model.generate({ messages, responseFormat, signal: ctx.signal });
+          calls.answered(answer);
+          const routed = calls.record();
           execution = {
             status: "succeeded",
             output: { text: answer.text, ...(answer.json !== undefined ? { json: answer.json } : {}) },
-            provider: model.entry.provider,
-            model: model.entry.id,
+            provider: calls.entry().provider,
+            model: calls.entry().id,
             usage: answer.usage,
-            estimatedCostUsd: estimateCostUsd(model.entry.pricing, answer.usage),
-            ...costNotesField(costNotesOf(model.entry.pricing, answer.usage)),
+            estimatedCostUsd: calls.costUsd(),
+            ...costNotesField(calls.costNotes()),
             latencyMs: Math.round(performance.now() - started),
             toolCalls: [],
+            ...(routed ? { routed } : {}),
           };
         } catch (e) {
           // ProviderError is a DomainError of kind provider_error / provider_timeout: it goes out as
           // is, after the failed run is stored.
           failure = e;
+          calls.failed(e);
           const error = isProviderError(e)
             ? providerFailureOf(e)
             : e instanceof DomainError
               ? { code: e.kind, message: e.message }
               : { code: "internal", message: "the judge failed" };
-          execution = failedBeforeAnswer(model, error, Math.round(performance.now() - started));
+          const routed = calls.record();
+          execution = {
+            ...failedBeforeAnswer(model, error, Math.round(performance.now() - started)),
+            provider: calls.entry().provider,
+            model: calls.entry().id,
+            ...(routed ? { routed } : {}),
+          };
         }
         return runDocOf({
           id,
@@ -145,8 +166,8 @@ export function createCompleter(
     return {
       text: output.text,
       ...(output.json !== undefined ? { json: output.json } : {}),
-      provider: model.entry.provider,
-      model: model.entry.id,
+      provider: run.provider ?? model.entry.provider,
+      model: run.model ?? model.entry.id,
       usage: run.usage,
       estimatedCostUsd: run.estimatedCostUsd,
       costNotes: run.costNotes ?? [],
