@@ -161,6 +161,31 @@ describe("Kiln as an MCP server (embedded mode, Streamable HTTP)", () => {
     expect((await plain.listPrompts()).prompts.map((p) => p.name)).not.toContain(`${promptName}@latest`);
   });
 
+  it("renders a chat version's few-shot turns in order and names its placeholder", async () => {
+    const created = await api.post(
+      `/api/prompts/${promptId}/versions`,
+      {
+        messages: [
+          { role: "system", content: "Greet {{name}}." },
+          { role: "user", content: "Greet Bo." },
+          { role: "assistant", content: "Hello Bo!" },
+          { role: "placeholder", name: "history" },
+        ],
+        variablesSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      },
+      { token: flow.token },
+    );
+    expect(created.status, created.text).toBe(201);
+    const client = await open(flow.apiKey, "?labels=latest");
+    const latest = await client.getPrompt({ name: `${promptName}@latest`, arguments: { name: "Ada" } });
+    expect(latest.messages).toEqual([
+      { role: "user", content: { type: "text", text: "Greet Ada.", _meta: { "kiln/role": "system" } } },
+      { role: "user", content: { type: "text", text: "Greet Bo.", _meta: { "kiln/role": "user" } } },
+      { role: "assistant", content: { type: "text", text: "Hello Bo!", _meta: { "kiln/role": "assistant" } } },
+    ]);
+    expect(latest._meta?.["kiln/placeholders"]).toEqual(["history"]);
+  });
+
   it("lists skills and agents as tools and runs them as stored runs", async () => {
     const client = await open(flow.apiKey);
     const { tools } = await client.listTools();

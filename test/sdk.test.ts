@@ -227,6 +227,13 @@ describe("prompts", () => {
     const history = await user.prompts.labels.history(prompt.id, "staging");
     expect(history.data.map((m) => [m.action, m.versionId])).toEqual([["moved", v2.id]]);
     expect((await user.prompts.labels.delete(prompt.id, "staging")).versionId).toBe(v2.id);
+    const diff = await keyed.prompts.diff(prompt.id, v2.id);
+    expect(diff.changes).toContainEqual({
+      op: "replace",
+      path: "/messages/0/content",
+      before: expect.any(String),
+      after: "Staging weather in {{city}}.",
+    });
   });
 
   it("pages through a list with limit and cursor, and iterates every item", async () => {

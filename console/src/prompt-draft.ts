@@ -6,9 +6,16 @@ import type { CreatePromptVersionRequest, PromptVersion, ToolRef } from "@kiln/s
 import jsonPatch from "fast-json-patch";
 import type { DiffChange } from "./versioned.js";
 
+/** One row of the messages editor: a text message, or a placeholder (`name`) for the caller's conversation. */
+export interface DraftMessage {
+  role: "system" | "developer" | "user" | "assistant" | "placeholder";
+  content: string;
+  name: string;
+}
+
 export interface PromptDraft {
-  systemPrompt: string;
-  developerPrompt: string;
+  /** The version's messages; a lone system (and developer) message is saved as systemPrompt (developerPrompt). */
+  messages: DraftMessage[];
   /** A model id of GET /api/models; "" for the default (the prompt's, else the deployment's). */
   model: string;
   temperature: string;
@@ -23,8 +30,7 @@ export interface PromptDraft {
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 export const BLANK_DRAFT: PromptDraft = {
-  systemPrompt: "",
-  developerPrompt: "",
+  messages: [{ role: "system", content: "", name: "" }],
   model: "",
   temperature: "",
   maxOutputTokens: "",
@@ -39,8 +45,11 @@ export function draftOf(version: PromptVersion | null): PromptDraft {
   if (!version) return BLANK_DRAFT;
   const format = version.responseFormat;
   return {
-    systemPrompt: version.systemPrompt,
-    developerPrompt: version.developerPrompt ?? "",
+    messages: version.messages.map((m) =>
+      m.role === "placeholder"
+        ? { role: m.role, content: "", name: m.name }
+        : { role: m.role, content: m.content, name: "" },
+    ),
     model: version.model ?? "",
     temperature: version.temperature === null ? "" : String(version.temperature),
     maxOutputTokens: version.maxOutputTokens === null ? "" : String(version.maxOutputTokens),
@@ -71,10 +80,26 @@ export function draftIssues(draft: PromptDraft): Record<string, string> {
 }
 
 /** The body that creates the draft as a version, its variables schema given (scaffolded from the template). */
+/**
+ * A draft's messages as a version takes them: a system message alone (or followed by one developer
+ * message) as systemPrompt and developerPrompt, a text version as before; anything else as messages.
+ */
+function templateOf(
+  messages: DraftMessage[],
+): Pick<CreatePromptVersionRequest, "systemPrompt" | "developerPrompt" | "messages"> {
+  const [first, second, ...rest] = messages;
+  const text = first?.role === "system" && rest.length === 0 && (!second || second.role === "developer");
+  if (text) return { systemPrompt: first.content, developerPrompt: second?.content || null };
+  return {
+    messages: messages.map((m) =>
+      m.role === "placeholder" ? { role: m.role, name: m.name } : { role: m.role, content: m.content },
+    ),
+  };
+}
+
 export function bodyOf(draft: PromptDraft, variablesSchema: Record<string, unknown>): CreatePromptVersionRequest {
   return {
-    systemPrompt: draft.systemPrompt,
-    developerPrompt: draft.developerPrompt || null,
+    ...templateOf(draft.messages),
     variablesSchema,
     temperature: numberOrNull(draft.temperature),
     maxOutputTokens: numberOrNull(draft.maxOutputTokens),
@@ -88,8 +113,9 @@ export function bodyOf(draft: PromptDraft, variablesSchema: Record<string, unkno
 /** What a person compares of a version: its content, tools by key and pinned version. */
 function documentOf(body: CreatePromptVersionRequest, tools: ToolRef[]): Record<string, unknown> {
   return {
-    systemPrompt: body.systemPrompt,
-    developerPrompt: body.developerPrompt ?? null,
+    ...(body.messages
+      ? { messages: body.messages }
+      : { systemPrompt: body.systemPrompt, developerPrompt: body.developerPrompt ?? null }),
     model: body.model ?? null,
     temperature: body.temperature ?? null,
     maxOutputTokens: body.maxOutputTokens ?? null,
@@ -102,8 +128,7 @@ function documentOf(body: CreatePromptVersionRequest, tools: ToolRef[]): Record<
 export const versionDocument = (v: PromptVersion) =>
   documentOf(
     {
-      systemPrompt: v.systemPrompt,
-      developerPrompt: v.developerPrompt,
+      ...(v.chat ? { messages: v.messages } : { systemPrompt: v.systemPrompt, developerPrompt: v.developerPrompt }),
       model: v.model,
       temperature: v.temperature,
       maxOutputTokens: v.maxOutputTokens,
@@ -117,6 +142,7 @@ export const draftDocument = (draft: PromptDraft, variablesSchema: Record<string
   documentOf(bodyOf(draft, variablesSchema), draft.tools);
 
 const FIELD_NAMES: Record<string, string> = {
+  messages: "Messages",
   systemPrompt: "System prompt",
   developerPrompt: "Developer prompt",
   model: "Model",
@@ -138,7 +164,12 @@ export function documentDiff(from: Record<string, unknown> | null, to: Record<st
     }
     if (op.op !== "add" && op.op !== "remove" && op.op !== "replace") continue;
     const [, field = "", ...rest] = op.path.split("/");
-    const path = [FIELD_NAMES[field] ?? field, ...rest].join(" / ");
+    // A message by its number as the editor shows it: "Message 3 / content".
+    const [index, ...inner] = rest;
+    const path =
+      field === "messages" && index !== undefined
+        ? [`Message ${Number(index) + 1}`, ...inner].join(" / ")
+        : [FIELD_NAMES[field] ?? field, ...rest].join(" / ");
     changes.push({
       op: op.op,
       path,

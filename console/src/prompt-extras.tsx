@@ -8,9 +8,19 @@ import { VersionPicker } from "./versioned.js";
 
 /** The fields of a version a person compares, as text. */
 function fieldsOf(v: PromptVersion): [string, string][] {
+  const template: [string, string][] = v.chat
+    ? [
+        [
+          "Messages",
+          v.messages.map((m) => (m.role === "placeholder" ? `[${m.name}]` : `${m.role}: ${m.content}`)).join("\n\n"),
+        ],
+      ]
+    : [
+        ["System prompt", v.systemPrompt],
+        ["Developer prompt", v.developerPrompt ?? ""],
+      ];
   return [
-    ["System prompt", v.systemPrompt],
-    ["Developer prompt", v.developerPrompt ?? ""],
+    ...template,
     ["Variables schema", JSON.stringify(v.variablesSchema, null, 2)],
     ["Response format", JSON.stringify(v.responseFormat)],
     ["Temperature", v.temperature === null ? "" : String(v.temperature)],

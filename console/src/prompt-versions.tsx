@@ -71,7 +71,10 @@ export function VersionsTable({
                 {v.message && <span className="change-message">{v.message}</span>}
                 {content ? (
                   <>
-                    <span className="excerpt">{excerpt(content.systemPrompt) || "(no system prompt)"}</span>
+                    <span className="excerpt">
+                      {excerpt(content.messages.find((m) => m.role !== "placeholder")?.content ?? "") ||
+                        "(no system prompt)"}
+                    </span>
                     <span className="hint">
                       {content.model ?? "default model"}
                       {content.tools.length > 0 ? ` · tools: ${content.tools.map((t) => t.toolKey).join(", ")}` : ""}

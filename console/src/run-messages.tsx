@@ -33,14 +33,28 @@ const objectOf = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** The messages of one prompt version filled with `variables`. */
-async function promptMessages(kiln: Kiln, promptId: string, versionId: string, variables: unknown, step?: string) {
+async function promptMessages(
+  kiln: Kiln,
+  promptId: string,
+  versionId: string,
+  variables: unknown,
+  step?: string,
+  own: Message[] = [],
+) {
   const prompt = await kiln.prompts.get(promptId, { versionId });
   const v = prompt.version;
-  if (!v) return [];
-  const messages: Message[] = [{ role: "system", content: fillTemplate(v.systemPrompt, variables), step }];
-  if (v.developerPrompt)
-    messages.push({ role: "developer", content: fillTemplate(v.developerPrompt, variables), step });
-  return messages;
+  if (!v) return own;
+  // The run's own messages at the first placeholder, else after the template (api.md "Chat prompts").
+  const messages: Message[] = [];
+  let placed = false;
+  for (const m of v.messages) {
+    if (m.role !== "placeholder") messages.push({ role: m.role, content: fillTemplate(m.content, variables), step });
+    else if (!placed) {
+      messages.push(...own);
+      placed = true;
+    }
+  }
+  return placed ? messages : [...messages, ...own];
 }
 
 /** What the run sent the model: its prompt versions' templates filled with the run's variables. */
@@ -53,7 +67,11 @@ async function messagesOf(kiln: Kiln, run: Run): Promise<Message[]> {
     ];
   }
   if (run.kind === "prompt") {
-    return promptMessages(kiln, run.promptId, run.promptVersionId, input.variables ?? input);
+    const own = (Array.isArray(input.messages) ? input.messages : []).map((m) => ({
+      role: asText(objectOf(m).role),
+      content: asText(objectOf(m).content),
+    }));
+    return promptMessages(kiln, run.promptId, run.promptVersionId, input.variables ?? input, undefined, own);
   }
   if (run.kind === "skill") {
     const steps = await Promise.all(

@@ -2,6 +2,7 @@ import type { Kiln, Model, Prompt, PromptVersion, Tool } from "@kiln/sdk";
 import { useCallback, useMemo, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import type { ShownError } from "./api.js";
+import { MessagePreviews, MessagesEditor } from "./messages-editor.js";
 import { ModelPicker } from "./model-picker.js";
 import { useRunnableModels } from "./org-models.js";
 import {
@@ -22,7 +23,7 @@ import {
   schemaWith,
   type VariableSpec,
 } from "./variables.js";
-import { SampledPreview, VariablesEditor, type VariablesState } from "./variables-editor.js";
+import { VariablesEditor, type VariablesState } from "./variables-editor.js";
 import { DiffTable } from "./versioned.js";
 
 /** The template's variables against the schema as typed. */
@@ -124,14 +125,18 @@ function DraftForm({
     setReviewing(false);
     setDraft((d) => ({ ...d, ...patch }));
   };
-  const bind = (name: "systemPrompt" | "developerPrompt" | "temperature" | "maxOutputTokens" | "outputSchema") => ({
+  const bind = (name: "temperature" | "maxOutputTokens" | "outputSchema") => ({
     value: draft[name],
     onChange: (value: string) => edit({ [name]: value }),
     issue: typed[name] ?? apiIssue(error, name === "outputSchema" ? "responseFormat" : name),
   });
   const variables = useMemo(
-    () => variablesOf(draft.variablesSchema, [draft.systemPrompt, draft.developerPrompt]),
-    [draft.variablesSchema, draft.systemPrompt, draft.developerPrompt],
+    () =>
+      variablesOf(
+        draft.variablesSchema,
+        draft.messages.map((m) => (m.role === "placeholder" ? "" : m.content)),
+      ),
+    [draft.variablesSchema, draft.messages],
   );
   // As a form, the rows are the schema; as JSON, the schema is what was typed, plus the template's undeclared variables.
   const schema = variables.typed && (asJson ? withUndeclared : schemaWith)(variables.typed, variables.specs);
@@ -167,23 +172,16 @@ function DraftForm({
     >
       <div className="editor-grid">
         <div>
-          <Field label="System prompt" multiline rows={6} {...bind("systemPrompt")} />
-          <Field label="Developer prompt" multiline rows={2} {...bind("developerPrompt")} />
+          <MessagesEditor
+            messages={draft.messages}
+            onChange={(messages) => edit({ messages })}
+            issueOf={(i, field) =>
+              apiIssue(error, `messages[${i}].${field}`) ?? (i === 0 ? apiIssue(error, "systemPrompt") : undefined)
+            }
+          />
           {variables.templateError && <p className="issue">The template does not parse: {variables.templateError}</p>}
           <h3>Preview with the sample values</h3>
-          {draft.systemPrompt === "" && draft.developerPrompt === "" && <p className="hint">Nothing to preview yet.</p>}
-          <SampledPreview
-            label="Prompt preview"
-            template={draft.systemPrompt}
-            specs={variables.specs}
-            samples={samples}
-          />
-          <SampledPreview
-            label="Developer prompt preview"
-            template={draft.developerPrompt}
-            specs={variables.specs}
-            samples={samples}
-          />
+          <MessagePreviews messages={draft.messages} specs={variables.specs} samples={samples} />
           <VariablesEditor
             state={{ ...variables, issue: variables.issue ?? apiIssue(error, "variablesSchema") }}
             text={draft.variablesSchema}
@@ -276,6 +274,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 const INLINE = [
   "message",
+  "messages",
   "systemPrompt",
   "developerPrompt",
   "temperature",

@@ -12,6 +12,7 @@ import {
 import { BudgetView } from "./routes/budget-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
+  PromptMessageView,
   PromptVersionView,
   PromptView,
   ResponseFormatView,
@@ -118,6 +119,7 @@ export const COMPONENTS: NamedSchema[] = [
   AuthorView,
   VersionSummaryView,
   ToolRefView,
+  PromptMessageView,
   ResponseFormatView,
   PromptVersionView,
   PromptView,

@@ -1,7 +1,7 @@
 /**
  * Rendering a prompt version as the platform renders it for a run: the variables checked against
  * the version's JSON Schema with ajv (2020-12, strict mode off, every error, formats: as the
- * services build it), then the system and developer templates filled by Mustache without HTML
+ * services build it), then the template's messages (system and developer prompts for a text version) filled by Mustache without HTML
  * escaping, a non-string value written as JSON. Loaded on the first `prompts.resolve`, so that
  * importing the SDK does not load ajv.
  */
@@ -79,19 +79,37 @@ const invalid = (details: ErrorDetail[]) =>
     undefined,
   );
 
+/** A version's template message: a text (Mustache) or a placeholder for a conversation. */
+export type TemplateMessage =
+  | { role: "system" | "developer" | "user" | "assistant"; content: string }
+  | { role: "placeholder"; name: string };
+
 /** Fills a version's templates: `render` throws KilnError 400 (as a run would) on bad variables. */
 export interface TemplateFiller {
-  render(variables: unknown): { systemPrompt: string; developerPrompt: string | null };
+  /** The template's messages in order, text filled, placeholders left for the caller's messages. */
+  render(variables: unknown): TemplateMessage[];
+}
+
+/** The messages a version's template is: its own, else its system and developer prompts. */
+export function templateOf(content: {
+  systemPrompt: string;
+  developerPrompt: string | null;
+  messages?: TemplateMessage[];
+}): TemplateMessage[] {
+  if (content.messages && content.messages.length > 0) return content.messages;
+  const built: TemplateMessage[] = [{ role: "system", content: content.systemPrompt }];
+  if (content.developerPrompt) built.push({ role: "developer", content: content.developerPrompt });
+  return built;
 }
 
 /** The filler of one version's templates and schema: parsed and compiled once. */
 export function compileTemplates(content: {
   systemPrompt: string;
   developerPrompt: string | null;
+  messages?: TemplateMessage[];
   variablesSchema: Record<string, unknown>;
 }): TemplateFiller {
-  const system = parse(content.systemPrompt);
-  const developer = content.developerPrompt ? parse(content.developerPrompt) : null;
+  const template = templateOf(content).map((m) => ({ m, tokens: m.role === "placeholder" ? null : parse(m.content) }));
   // An instance per schema: schemas of different prompts may declare the same `$id`.
   const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false, validateSchema: false });
   addFormats(ajv);
@@ -112,10 +130,9 @@ export function compileTemplates(content: {
         throw invalid(details);
       }
       const view = viewOf(variables);
-      return {
-        systemPrompt: fill(content.systemPrompt, system, view),
-        developerPrompt: developer && content.developerPrompt ? fill(content.developerPrompt, developer, view) : null,
-      };
+      return template.map(({ m, tokens }) =>
+        m.role === "placeholder" || tokens === null ? m : { role: m.role, content: fill(m.content, tokens, view) },
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 import { checkSelector, isUnreachable, PromptResolver } from "./prompt-resolution.js";
 import { ResolvedPrompt, type ResolvePromptOptions } from "./resolved-prompt.js";
-import type { CreatePromptVersionRequest, PromptRunStreamEvent, RequestBody } from "./resources.js";
+import type { CreatePromptVersionRequest, PromptRunStreamEvent, Query, RequestBody, VersionDiff } from "./resources.js";
 import { SwrCache } from "./swr-cache.js";
 import type { RequestOptions, Transport } from "./transport.js";
 import { type BodyArgs, type FamilyOf, LabelledResource } from "./versioned-resource.js";
@@ -58,6 +58,16 @@ export class Prompts extends LabelledResource<PromptFamily> {
         this.list({ ...(organizationId === undefined ? {} : { organizationId }), limit: NAME_LOOKUP_PAGE }, options),
       labels: (id, options) => this.labels.list(id, options),
     });
+  }
+
+  /** The changes from `against` (default: the version before) to `versionId`: messages and settings. */
+  diff(
+    id: string,
+    versionId: string,
+    query: Query<"diffPromptVersions"> = {},
+    options?: RequestOptions,
+  ): Promise<VersionDiff> {
+    return this.versionDiff(id, versionId, query, options);
   }
 
   /**

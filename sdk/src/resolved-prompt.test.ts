@@ -39,6 +39,38 @@ describe("render", () => {
     ]);
   });
 
+  it("fills every message of a chat version and puts the caller's messages at its placeholder", () => {
+    const prompt = resolved({
+      messages: [
+        { role: "system", content: "You are {{persona}}." },
+        { role: "user", content: "Translate cat." },
+        { role: "assistant", content: "Katze ({{persona}})" },
+        { role: "placeholder", name: "history" },
+        { role: "placeholder", name: "notes" },
+        { role: "user", content: "Translate {{word}}." },
+      ],
+    });
+    const notes = [{ role: "developer", content: "from a variable" }];
+    const rendered = prompt.render(
+      { persona: "a linguist", word: "dog", notes },
+      { messages: [{ role: "user", content: "Translate bird." }] },
+    );
+    expect(rendered.messages).toEqual([
+      { role: "system", content: "You are a linguist." },
+      { role: "user", content: "Translate cat." },
+      { role: "assistant", content: "Katze (a linguist)" },
+      { role: "user", content: "Translate bird." },
+      { role: "developer", content: "from a variable" },
+      { role: "user", content: "Translate dog." },
+    ]);
+    // Without a placeholder, the caller's messages follow the template's.
+    const plain = resolved({ messages: [{ role: "user", content: "Hi {{name}}." }] });
+    expect(plain.render({ name: "Ada" }, { messages: [{ role: "assistant", content: "Hello" }] }).messages).toEqual([
+      { role: "user", content: "Hi Ada." },
+      { role: "assistant", content: "Hello" },
+    ]);
+  });
+
   it("answers the version's settings; a json_schema format always has a name", () => {
     const schema = { type: "object", properties: { answer: { type: "string" } } };
     const rendered = resolved({

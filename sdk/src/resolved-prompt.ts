@@ -1,4 +1,4 @@
-import type { TemplateFiller } from "./prompt-render.js";
+import type { TemplateFiller, TemplateMessage } from "./prompt-render.js";
 import type { Prompt, PromptVersion, ResponseFormat, ToolRef } from "./resources.js";
 
 /** A chat message as the platform sends it to a model (and as a caller may append its own). */
@@ -35,8 +35,11 @@ export interface RenderedPrompt {
  * `prompts.createVersion` takes them (without tools), e.g. a copy kept in the application.
  */
 export interface PromptFallback {
-  systemPrompt: string;
+  /** "" (or absent) with `messages`. */
+  systemPrompt?: string;
   developerPrompt?: string | null;
+  /** A chat version's template, as `prompts.createVersion` takes it. */
+  messages?: TemplateMessage[];
   /** Default `{ type: "object" }`. */
   variablesSchema?: Record<string, unknown>;
   /** Default `{ type: "text" }`. */
@@ -66,12 +69,43 @@ export interface ResolvePromptOptions {
 interface Content {
   systemPrompt: string;
   developerPrompt: string | null;
+  messages?: TemplateMessage[];
   variablesSchema: Record<string, unknown>;
   responseFormat: ResponseFormat;
   temperature: number | null;
   maxOutputTokens: number | null;
   model: string | null;
   tools: ToolRef[];
+}
+
+/** A variable that holds a conversation ([{role, content}] of text roles), else undefined. */
+function conversationOf(value: unknown): PromptMessage[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const roles = ["system", "developer", "user", "assistant"];
+  const ok = value.every((m) => typeof m?.content === "string" && roles.includes(m?.role));
+  return ok ? value.map((m) => ({ role: m.role, content: m.content })) : undefined;
+}
+
+/**
+ * The filled template with its placeholders filled as a run fills them (api.md "Chat prompts"): a
+ * placeholder named by a variable holding a conversation takes it; the first other one takes the
+ * caller's messages, which follow the template when no placeholder is left for them.
+ */
+function placed(template: TemplateMessage[], variables: Record<string, unknown>, own: PromptMessage[]) {
+  const out: PromptMessage[] = [];
+  let done = false;
+  for (const m of template) {
+    if (m.role !== "placeholder") out.push(m);
+    else {
+      const named = conversationOf(variables[m.name]);
+      if (named) out.push(...named);
+      else if (!done) {
+        out.push(...own);
+        done = true;
+      }
+    }
+  }
+  return done ? out : [...out, ...own];
 }
 
 /**
@@ -108,8 +142,9 @@ export class ResolvedPrompt {
       this.isFallback = true;
       this.fallbackCause = source.cause;
       this.#content = {
-        systemPrompt: f.systemPrompt,
+        systemPrompt: f.systemPrompt ?? "",
         developerPrompt: f.developerPrompt ?? null,
+        ...(f.messages && { messages: f.messages }),
         variablesSchema: f.variablesSchema ?? { type: "object" },
         responseFormat: f.responseFormat ?? { type: "text" },
         temperature: f.temperature ?? null,
@@ -138,14 +173,12 @@ export class ResolvedPrompt {
   /**
    * The messages and settings for a model call: `variables` checked against the version's schema
    * (KilnError 400 `invalid_argument` with `details`, as a run answers), then the templates filled
-   * (Mustache, no HTML escaping), then `messages` (the caller's own, e.g. the user's turn) appended.
+   * (Mustache, no HTML escaping), then `messages` (the caller's own, e.g. the user's turn) put at the
+   * version's placeholder, or appended when it has none.
    */
   render(variables: Record<string, unknown> = {}, options: { messages?: PromptMessage[] } = {}): RenderedPrompt {
     this.#filler ??= this.#compile(this.#content);
-    const filled = this.#filler.render(variables);
-    const messages: PromptMessage[] = [{ role: "system", content: filled.systemPrompt }];
-    if (filled.developerPrompt) messages.push({ role: "developer", content: filled.developerPrompt });
-    messages.push(...(options.messages ?? []));
+    const messages = placed(this.#filler.render(variables), variables, options.messages ?? []);
     const c = this.#content;
     const rf = c.responseFormat;
     return {

@@ -18,7 +18,13 @@ let counter = 0;
 const hex = () => (counter++).toString(16).padStart(32, "0");
 
 export function fakeVersion(promptId: string, version: number, fields: Partial<PromptVersion> = {}): PromptVersion {
+  // As the platform answers: `messages` always, built from the system and developer prompts.
+  const systemPrompt = fields.systemPrompt ?? `v${version}`;
+  const built: PromptVersion["messages"] = [{ role: "system", content: systemPrompt }];
+  if (fields.developerPrompt) built.push({ role: "developer", content: fields.developerPrompt });
   return {
+    messages: built,
+    chat: false,
     id: `pv_${hex()}`,
     promptId,
     organizationId: "org_1",

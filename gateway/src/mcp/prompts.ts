@@ -110,15 +110,22 @@ export async function getPrompt(
     throw new McpError(ErrorCode.InvalidParams, `missing arguments: ${missing.map((a) => a.name).join(", ")}`);
   }
   const variables = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, variableOf(v, properties[k])]));
+  // MCP messages are user or assistant: system and developer text goes as user text, its role in _meta.
   const message = (role: string, template: string) => ({
-    role: "user" as const,
+    role: role === "assistant" ? ("assistant" as const) : ("user" as const),
     content: { type: "text" as const, text: renderPromptTemplate(template, variables), _meta: { "kiln/role": role } },
   });
-  const messages = [message("system", content.systemPrompt)];
-  if (content.developerPrompt) messages.push(message("developer", content.developerPrompt));
+  const template =
+    content.messages.length > 0 ? content.messages : [{ role: "system", content: content.systemPrompt, name: "" }];
+  const messages = template.filter((m) => m.role !== "placeholder").map((m) => message(m.role, m.content));
+  // A placeholder is the client's conversation: MCP arguments are strings, so it is named, not filled.
+  const placeholders = template.filter((m) => m.role === "placeholder").map((m) => m.name);
   return {
     ...(offered.prompt.description ? { description: offered.prompt.description } : {}),
     messages,
-    _meta: { "kiln/prompt": { id: offered.prompt.id, versionId: offered.versionId, version: version.version } },
+    _meta: {
+      "kiln/prompt": { id: offered.prompt.id, versionId: offered.versionId, version: version.version },
+      ...(placeholders.length > 0 && { "kiln/placeholders": placeholders }),
+    },
   };
 }

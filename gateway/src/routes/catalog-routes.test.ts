@@ -290,6 +290,12 @@ describe("prompts", () => {
         organizationId: owner.organizationId,
         version: 1,
         status: "draft",
+        // A text version answers the messages a run sends, built from its two prompts.
+        messages: [
+          { role: "system", content: "You forecast the weather in {{city}}." },
+          { role: "developer", content: "Answer in {{units}} units." },
+        ],
+        chat: false,
         systemPrompt: "You forecast the weather in {{city}}.",
         developerPrompt: "Answer in {{units}} units.",
         variablesSchema: WEATHER_SCHEMA,

@@ -92,10 +92,28 @@ export const ToolRefView = Type.Object(
 );
 export const toolRefView = (t: ToolRef) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId, toolKey: t.toolKey });
 
+export const PromptMessageView = Type.Union(
+  [
+    Type.Object(
+      { role: OneOf(["system", "developer", "user", "assistant"]), content: Type.String() },
+      { additionalProperties: false },
+    ),
+    Type.Object({ role: Type.Literal("placeholder"), name: Type.String() }, { additionalProperties: false }),
+  ],
+  { $id: "PromptMessage" },
+);
+type PromptMessageJson = Static<typeof PromptMessageView>;
+const promptMessageView = (m: { role: string; content: string; name: string }): PromptMessageJson =>
+  m.role === "placeholder" ? { role: "placeholder", name: m.name } : { role: m.role as "system", content: m.content };
+
 export const PromptVersionView = versionShape.schema(
   { promptId: Type.String(), organizationId: Type.String() },
   {
-    systemPrompt: Type.String(),
+    messages: Type.Array(ref(PromptMessageView), {
+      description: "the version's template; built from systemPrompt and developerPrompt for a version made from them",
+    }),
+    chat: Type.Boolean({ description: 'true: created with messages (systemPrompt is then "", developerPrompt null)' }),
+    systemPrompt: Type.String({ description: 'as created; "" for a version created with messages' }),
     developerPrompt: Nullable(Type.String()),
     variablesSchema: JsonSchemaView,
     responseFormat: ref(ResponseFormatView),
@@ -109,6 +127,8 @@ export const PromptVersionView = versionShape.schema(
 );
 /** A prompt version's content, as the version's fields. */
 const promptContentView = (c: PromptContent | undefined) => ({
+  messages: (c?.messages ?? []).map(promptMessageView),
+  chat: c?.chat ?? false,
   systemPrompt: c?.systemPrompt ?? "",
   developerPrompt: c?.developerPrompt ?? null,
   variablesSchema: parseJson(c?.variablesSchema?.json) as Record<string, unknown>,

@@ -59,13 +59,18 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
     createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
-      call: ({ id, body: { tools, variablesSchema, responseFormat, message, ...settings } }, options) =>
+      call: (
+        { id, body: { tools, variablesSchema, responseFormat, message, messages, systemPrompt, ...settings } },
+        options,
+      ) =>
         catalog.createPromptVersion(
           {
             promptId: id,
             message: message ?? "",
             content: {
               ...withoutNulls(settings),
+              systemPrompt: systemPrompt ?? "",
+              messages: (messages ?? []).map((m) => ({ role: m.role, content: m.content ?? "", name: m.name ?? "" })),
               variablesSchema: optionalJsonTextMessage(variablesSchema),
               responseFormat: optionalJsonTextMessage(responseFormat),
             },
@@ -74,6 +79,7 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
           options,
         ),
     }),
+    diff: ({ id, ...versions }, options) => catalog.diffPromptVersions({ promptId: id, ...versions }, options),
     publish: byIdWrite({
       summary: "Publish a draft version of the prompt; answers the prompt",
       body: Body({ versionId: Type.String({ minLength: 1, maxLength: 100 }) }),
@@ -83,8 +89,27 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   });
 }
 
+/** One message of a chat version; the catalog checks role and fields, naming `messages[i].role`. */
+const PromptMessageBody = Type.Object(
+  {
+    role: Type.String({ maxLength: 20, description: "system, developer, user, assistant or placeholder" }),
+    content: Type.Optional(PromptText("Mustache template (not for a placeholder)")),
+    name: Type.Optional(Type.String({ maxLength: 64, description: "a placeholder's name (only for a placeholder)" })),
+  },
+  { additionalProperties: false },
+);
+
 const PromptVersionBody = Body({
-  systemPrompt: PromptText("Mustache template; every {{placeholder}} must be declared"),
+  systemPrompt: Type.Optional(
+    PromptText("Mustache template; every {{placeholder}} must be declared. Required unless messages are given"),
+  ),
+  messages: Type.Optional(
+    Type.Array(PromptMessageBody, {
+      minItems: 1,
+      maxItems: LIMITS.promptMessages,
+      description: 'a chat version\'s template, instead of systemPrompt and developerPrompt (api.md "Chat prompts")',
+    }),
+  ),
   developerPrompt: Type.Optional(Nullable(PromptText("Mustache template, sent after the system prompt"))),
   variablesSchema: Type.Optional(
     JsonObject('a JSON Schema of type object; default {"type":"object"}', LIMITS.jsonSchemaBytes),

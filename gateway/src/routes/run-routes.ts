@@ -11,7 +11,7 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { answers, operation, operations } from "../http/operation.js";
 import { rpcOptions, storelessRpcOptions } from "../http/request.js";
 import { requestJsonText } from "../json-limits.js";
-import { Body, errorResponses, IdempotencyHeaders, ref } from "../schemas.js";
+import { Body, errorResponses, IdempotencyHeaders, OneOf, ref } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { runById } from "./run-list-routes.js";
 import { judgeRunView, promptRunView, skillPreviewView, skillRunView } from "./run-view-mappers.js";
@@ -27,11 +27,26 @@ export const PromptRunBody = Body({
   versionId: Type.Optional(Id),
   label: Type.Optional(LabelName),
   model: Type.Optional(ModelId),
+  messages: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          role: OneOf(["system", "developer", "user", "assistant"]),
+          content: Type.String({ maxLength: LIMITS.promptTextChars }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        maxItems: LIMITS.promptMessages,
+        description: 'the conversation: at the version\'s placeholder, else after its messages (api.md "Chat prompts")',
+      },
+    ),
+  ),
 });
 
 /** The RPC request of a prompt run: its body, and its Kiln-Cache header (docs/cache.md). */
 export function promptRunRequest(request: FastifyRequest, promptId: string, body: Static<typeof PromptRunBody>) {
-  const { organizationId, variables, versionId, label, model } = body;
+  const { organizationId, variables, versionId, label, model, messages } = body;
   const cache = cacheDirectiveOf(request);
   return {
     organizationId,
@@ -40,6 +55,7 @@ export function promptRunRequest(request: FastifyRequest, promptId: string, body
     versionId,
     label,
     model,
+    ...(messages && { messages }),
     ...(cache && { cache }),
   };
 }

@@ -49,12 +49,21 @@ const versionTimes = {
   publishedAt: Nullable(Time),
 };
 
+/** A chat version's message: a text role with `content`, or a placeholder with `name`. */
+const PromptMessage = Type.Object(
+  { role: Type.String(), content: Type.Optional(Type.String()), name: Type.Optional(Type.String()) },
+  closed,
+);
+
 const PromptVersion = Type.Object(
   {
     id: Id,
     version: VersionNumber,
     ...versionTimes,
-    systemPrompt: Type.String(),
+    systemPrompt: Type.String({ description: '"" for a chat version (one with messages)' }),
+    messages: Type.Optional(
+      Type.Array(PromptMessage, { description: 'a chat version\'s template (api.md "Chat prompts")' }),
+    ),
     developerPrompt: Nullable(Type.String()),
     variablesSchema: JsonObject,
     responseFormat: JsonObject,

@@ -459,6 +459,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/prompts/{id}/versions/{versionId}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The changes from ?against= (default: the version before) to this prompt version */
+        get: operations["diffPromptVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tools": {
         parameters: {
             query?: never;
@@ -2183,6 +2200,15 @@ export interface components {
             toolVersionId: string;
             toolKey: string;
         };
+        PromptMessage: {
+            /** @enum {string} */
+            role: "system" | "developer" | "user" | "assistant";
+            content: string;
+        } | {
+            /** @enum {string} */
+            role: "placeholder";
+            name: string;
+        };
         ResponseFormat: {
             /** @enum {string} */
             type: "text";
@@ -2203,6 +2229,11 @@ export interface components {
             version: number;
             /** @enum {string} */
             status: "draft" | "published";
+            /** @description the version's template; built from systemPrompt and developerPrompt for a version made from them */
+            messages: components["schemas"]["PromptMessage"][];
+            /** @description true: created with messages (systemPrompt is then "", developerPrompt null) */
+            chat: boolean;
+            /** @description as created; "" for a version created with messages */
             systemPrompt: string;
             developerPrompt: string | null;
             /** @description a JSON Schema, returned exactly as stored */
@@ -2956,7 +2987,14 @@ export interface components {
                     /** Format: date-time */
                     createdAt: string;
                     publishedAt: string | null;
+                    /** @description "" for a chat version (one with messages) */
                     systemPrompt: string;
+                    /** @description a chat version's template (api.md "Chat prompts") */
+                    messages?: {
+                        role: string;
+                        content?: string;
+                        name?: string;
+                    }[];
                     developerPrompt: string | null;
                     variablesSchema: {
                         [key: string]: unknown;
@@ -7564,8 +7602,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Mustache template; every {{placeholder}} must be declared */
-                    systemPrompt: string;
+                    /** @description Mustache template; every {{placeholder}} must be declared. Required unless messages are given */
+                    systemPrompt?: string;
+                    /** @description a chat version's template, instead of systemPrompt and developerPrompt (api.md "Chat prompts") */
+                    messages?: {
+                        /** @description system, developer, user, assistant or placeholder */
+                        role: string;
+                        /** @description Mustache template (not for a placeholder) */
+                        content?: string;
+                        /** @description a placeholder's name (only for a placeholder) */
+                        name?: string;
+                    }[];
                     developerPrompt?: string | null;
                     /** @description a JSON Schema of type object; default {"type":"object"} */
                     variablesSchema?: {
@@ -7744,6 +7791,95 @@ export interface operations {
             };
             /** @description payload_too_large: a body over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    diffPromptVersions: {
+        parameters: {
+            query?: {
+                /** @description a version id; default: the version just before */
+                against?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDiff"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11503,6 +11639,12 @@ export interface operations {
                     label?: string;
                     /** @description a model id, e.g. "local/echo" */
                     model?: string;
+                    /** @description the conversation: at the version's placeholder, else after its messages (api.md "Chat prompts") */
+                    messages?: {
+                        /** @enum {string} */
+                        role: "system" | "developer" | "user" | "assistant";
+                        content: string;
+                    }[];
                 };
             };
         };
@@ -12085,6 +12227,12 @@ export interface operations {
                     label?: string;
                     /** @description a model id, e.g. "local/echo" */
                     model?: string;
+                    /** @description the conversation: at the version's placeholder, else after its messages (api.md "Chat prompts") */
+                    messages?: {
+                        /** @enum {string} */
+                        role: "system" | "developer" | "user" | "assistant";
+                        content: string;
+                    }[];
                 };
             };
         };

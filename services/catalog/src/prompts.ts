@@ -2,14 +2,34 @@ import { notFound } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { Issues } from "./domain/issues.js";
+import type { JsonObject } from "./domain/json-schema.js";
+import { messagesOfVersion } from "./domain/prompt-messages.js";
 import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
 import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 import { publishedCases } from "./versioned/cases.js";
+import type { VersionDiffView } from "./versioned/diff.js";
 import { familyStores } from "./versioned/families.js";
 import { checkChangeMessage } from "./versioned/resource.js";
+
+/**
+ * The document a prompt version diff compares (api.md "Version diffs"): its messages (built from
+ * the system and developer prompts for a version made from them, so rewriting a text version as
+ * messages shows only what a run would send differently) and its settings.
+ */
+export function promptVersionDocument(v: PromptVersionDoc): JsonObject {
+  return {
+    messages: messagesOfVersion(v).map((m) => ({ ...m })),
+    variablesSchema: JSON.parse(v.variablesSchema),
+    responseFormat: JSON.parse(v.responseFormat),
+    temperature: v.temperature,
+    maxOutputTokens: v.maxOutputTokens,
+    model: v.model,
+    tools: v.tools.map((t) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId })),
+  };
+}
 
 /** A prompt with its versions (oldest first) and the one version it describes. */
 export interface PromptView {
@@ -108,6 +128,13 @@ export function createPrompts(deps: CatalogDeps) {
       );
       await deps.events.versionCreated(version);
       return version;
+    },
+
+    async diffPromptVersions(
+      principal: Principal,
+      input: { promptId: string; versionId: string; againstVersionId: string },
+    ): Promise<VersionDiffView> {
+      return resource.diff(principal, { parentId: input.promptId, ...input }, promptVersionDocument);
     },
 
     /** Moves one draft version to published, once; older published versions stay published. */

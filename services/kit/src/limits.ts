@@ -24,6 +24,8 @@ export const LIMITS = {
   changeMessageChars: 1_000,
   /** A prompt version's system or developer prompt (a template). */
   promptTextChars: 100_000,
+  /** Messages of one chat prompt version (its placeholders included). */
+  promptMessages: 100,
 
   /** A JSON Schema: variables, response format, a tool's input schema, an agent's inputs. */
   jsonSchemaBytes: 64 * 1024,

@@ -126,6 +126,7 @@ export function createExport(deps: CatalogDeps) {
             version: v.version,
             ...times(v),
             systemPrompt: v.systemPrompt,
+            ...(v.messages && v.messages.length > 0 && { messages: v.messages.map((m) => ({ ...m })) }),
             developerPrompt: v.developerPrompt,
             variablesSchema: json(v.variablesSchema),
             responseFormat: json(v.responseFormat),

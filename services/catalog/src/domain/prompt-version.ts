@@ -5,6 +5,7 @@
  */
 import { fieldPath, type Issues } from "./issues.js";
 import { checkJsonSchema, isJsonObject, type JsonObject, ownValue, parseJsonText } from "./json-schema.js";
+import { checkPromptMessages, type PromptMessageInput, type TemplateMessage } from "./prompt-messages.js";
 import { checkTemplate } from "./templates.js";
 
 export const DEFAULT_VARIABLES_SCHEMA = '{"type":"object"}';
@@ -18,6 +19,7 @@ const RESPONSE_FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export type ResponseFormat = { type: "text" } | { type: "json_schema"; name?: string; schema: JsonObject };
 
 export interface PromptVersionInput {
+  /** "" when the version is given as `messages`. */
   systemPrompt: string;
   developerPrompt?: string;
   variablesSchemaJson?: string;
@@ -25,12 +27,17 @@ export interface PromptVersionInput {
   temperature?: number;
   maxOutputTokens?: number;
   model?: string;
+  /** A chat version's template; empty or undefined: the version is its system and developer prompts. */
+  messages?: readonly PromptMessageInput[];
 }
 
 /** A checked version's content; the JSON texts are kept exactly as given. */
 export interface PromptVersionContent {
+  /** "" for a version created with `messages`. */
   systemPrompt: string;
   developerPrompt: string | null;
+  /** Set only on a version created with messages (absent on versions stored before chat prompts). */
+  messages?: TemplateMessage[] | null;
   /** JSON text. */
   variablesSchema: string;
   /** JSON text: {"type":"text"} or {"type":"json_schema","name"?,"schema"}. */
@@ -72,16 +79,29 @@ function checkResponseFormat(issues: Issues, text: string): void {
 
 /** Checks a version's content, adding every problem to `issues`. */
 export function checkPromptVersion(issues: Issues, input: PromptVersionInput): PromptVersionContent {
-  const systemPrompt = issues.content("systemPrompt", input.systemPrompt);
+  const chat = input.messages !== undefined && input.messages.length > 0;
+  const systemPrompt = chat ? "" : issues.content("systemPrompt", input.systemPrompt);
   const developerPrompt =
-    input.developerPrompt === undefined ? null : issues.content("developerPrompt", input.developerPrompt, { min: 0 });
+    chat || input.developerPrompt === undefined
+      ? null
+      : issues.content("developerPrompt", input.developerPrompt, { min: 0 });
+  if (chat) {
+    // One shape per version: a chat version's system text is its first message, never a second field.
+    if (input.systemPrompt !== "")
+      issues.add("systemPrompt", "cannot be given with messages (put it in a system message)");
+    if (input.developerPrompt !== undefined)
+      issues.add("developerPrompt", "cannot be given with messages (put it in a developer message)");
+  }
   const variablesSchema = input.variablesSchemaJson ?? DEFAULT_VARIABLES_SCHEMA;
-  const schema = parseJsonText(issues, "variablesSchema", variablesSchema);
-  if (
-    schema !== undefined &&
-    checkJsonSchema(issues, "variablesSchema", schema, { objectType: true }) &&
-    isJsonObject(schema)
-  ) {
+  const parsed = parseJsonText(issues, "variablesSchema", variablesSchema);
+  const schema =
+    parsed !== undefined &&
+    checkJsonSchema(issues, "variablesSchema", parsed, { objectType: true }) &&
+    isJsonObject(parsed)
+      ? parsed
+      : undefined;
+  const messages = chat ? checkPromptMessages(issues, input.messages ?? [], schema) : null;
+  if (!chat && schema) {
     checkTemplate(issues, "systemPrompt", systemPrompt, schema);
     if (developerPrompt !== null) checkTemplate(issues, "developerPrompt", developerPrompt, schema);
   }
@@ -104,6 +124,7 @@ export function checkPromptVersion(issues: Issues, input: PromptVersionInput): P
   return {
     systemPrompt,
     developerPrompt,
+    ...(messages && { messages }),
     variablesSchema,
     responseFormat,
     temperature: temperature ?? null,

@@ -29,6 +29,7 @@ import type {
 } from "@kiln/proto/catalog";
 import type { WorkflowValidation } from "../agent-workflow-validator.js";
 import type { AgentView } from "../agents.js";
+import { messagesOfVersion } from "../domain/prompt-messages.js";
 import { toolPinOf } from "../domain/tool-pins.js";
 import type { WorkflowIssue } from "../domain/workflow.js";
 import type { PromptView } from "../prompts.js";
@@ -91,6 +92,10 @@ const describedVersionsToProto = (view: DescribedVersions<DraftedVersionDoc>) =>
 });
 
 const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof PromptContentSchema> => ({
+  messages: messagesOfVersion(v).map((m) =>
+    m.role === "placeholder" ? { role: m.role, name: m.name } : { role: m.role, content: m.content },
+  ),
+  chat: (v.messages?.length ?? 0) > 0,
   systemPrompt: v.systemPrompt,
   developerPrompt: v.developerPrompt ?? undefined,
   variablesSchema: jsonTextOf(v.variablesSchema),

@@ -41,6 +41,7 @@ export function promptVersionInputOf(
     temperature: c?.temperature,
     maxOutputTokens: c?.maxOutputTokens,
     model: c?.model,
+    messages: (c?.messages ?? []).map((m) => ({ role: m.role, content: m.content, name: m.name })),
     tools: toolSelectorsOf(req.tools),
   };
 }

@@ -100,6 +100,7 @@ export function registerCatalogRpc(
     updatePrompt: prompt(prompts.updatePrompt),
     createPromptVersion: promptVersion(withInput(promptVersionInputOf, prompts.createPromptVersion)),
     publishPromptVersion: prompt(prompts.publishPromptVersion),
+    diffPromptVersions: diff(prompts.diffPromptVersions),
 
     createTool: tool(withInput(toolInputOf, tools.createTool)),
     getTool: tool(tools.getTool),

@@ -1,7 +1,7 @@
 /**
  * The messages a run sent its model, rendered again for the reviewer (docs/review.md "Claiming"):
- * each prompt version's system and developer templates filled with the run's (or the skill step's)
- * variables as execution fills them (kit/templates), then a prompt run's own chat messages; a judge
+ * each prompt version's template messages (its system and developer prompts for a text version) filled with the run's (or the skill step's)
+ * variables as execution fills them (kit/templates), a prompt run's own chat messages at the placeholder; a judge
  * run's system and user messages. An agent run's messages are on its steps' runs. The prompt
  * versions are read from the catalog as the evaluation service acting in the run's organization.
  */
@@ -26,18 +26,32 @@ const parsed = (text: { json: string } | undefined): unknown => (text ? JSON.par
 const asText = (v: unknown) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
 
 export function createMessageRenderer(catalog: PromptReader) {
-  async function promptMessages(org: string, promptId: string, versionId: string, variables: unknown, step = "") {
-    if (!promptId || !versionId) return [];
+  /** The version's template messages rendered; the run's own messages at its first placeholder, else after. */
+  async function promptMessages(
+    org: string,
+    promptId: string,
+    versionId: string,
+    variables: unknown,
+    step = "",
+    chat: RenderedMessage[] = [],
+  ) {
+    if (!promptId || !versionId) return chat;
     const r = await remoteCall(catalog.getPrompt({ id: promptId, versionId }, inOrganization(org)));
     const content = r.prompt?.version?.content;
-    if (!content) return [];
+    if (!content) return chat;
     const vars = objectOf(variables);
-    const out: RenderedMessage[] = [
-      { role: "system", content: renderPromptTemplate(content.systemPrompt, vars), step },
-    ];
-    if (content.developerPrompt)
-      out.push({ role: "developer", content: renderPromptTemplate(content.developerPrompt, vars), step });
-    return out;
+    const template =
+      content.messages.length > 0 ? content.messages : [{ role: "system", content: content.systemPrompt }];
+    const out: RenderedMessage[] = [];
+    let placed = false;
+    for (const m of template) {
+      if (m.role !== "placeholder") out.push({ role: m.role, content: renderPromptTemplate(m.content, vars), step });
+      else if (!placed) {
+        out.push(...chat);
+        placed = true;
+      }
+    }
+    return placed ? out : [...out, ...chat];
   }
 
   return async function messagesOf(run: Run): Promise<RenderedMessage[]> {
@@ -50,10 +64,8 @@ export function createMessageRenderer(catalog: PromptReader) {
       ];
     if (run.kind === "prompt") {
       const chat = Array.isArray(input.messages) ? input.messages.map(objectOf) : [];
-      return [
-        ...(await promptMessages(org, run.promptId, run.promptVersionId, input.variables ?? {})),
-        ...chat.map((m) => ({ role: asText(m.role), content: asText(m.content), step: "" })),
-      ];
+      const own = chat.map((m) => ({ role: asText(m.role), content: asText(m.content), step: "" }));
+      return promptMessages(org, run.promptId, run.promptVersionId, input.variables ?? {}, "", own);
     }
     if (run.kind === "skill") {
       const steps = await Promise.all(

@@ -1,20 +1,55 @@
 /**
- * Stage two of a run, render: a prompt version's templates filled with the variables, as the
- * messages the model is sent.
+ * Stage two of a run, render: a prompt version's template messages filled with the variables, and
+ * its placeholder filled with the caller's messages, as the messages the model is sent (api.md
+ * "Chat prompts").
  */
 import { renderPromptTemplate } from "@kiln/kit/templates";
 import type { ChatMessage } from "@kiln/models/provider";
-import type { RunnablePrompt } from "./runnable.js";
+import type { RunnablePrompt, TemplateMessage } from "./runnable.js";
 
-/** The system and developer messages rendered, then the caller's own messages. */
+const TEXT_ROLES = new Set(["system", "developer", "user", "assistant"]);
+
+/** A variable that holds a conversation ([{role, content}] of text roles), else undefined. */
+function conversationOf(value: unknown): ChatMessage[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const ok = value.every(
+    (m) => typeof m === "object" && m !== null && TEXT_ROLES.has(m.role) && typeof m.content === "string",
+  );
+  return ok ? value.map((m) => ({ role: m.role, content: m.content }) as ChatMessage) : undefined;
+}
+
+/** The messages a version's template is: its own, else its system and developer prompts. */
+export function templateOf(prompt: Pick<RunnablePrompt, "systemPrompt" | "developerPrompt" | "messages">) {
+  if (prompt.messages && prompt.messages.length > 0) return prompt.messages;
+  const built: TemplateMessage[] = [{ role: "system", content: prompt.systemPrompt }];
+  if (prompt.developerPrompt) built.push({ role: "developer", content: prompt.developerPrompt });
+  return built;
+}
+
+/**
+ * The template's messages rendered in order. A placeholder whose name is a variable holding a
+ * conversation takes it; the first other placeholder takes the caller's messages, which follow the
+ * template when no placeholder is left for them.
+ */
 export function renderMessages(
   prompt: RunnablePrompt,
   variables: Record<string, unknown>,
   extraMessages: ChatMessage[] = [],
 ): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: "system", content: renderPromptTemplate(prompt.systemPrompt, variables) }];
-  if (prompt.developerPrompt)
-    messages.push({ role: "developer", content: renderPromptTemplate(prompt.developerPrompt, variables) });
-  messages.push(...extraMessages);
+  const messages: ChatMessage[] = [];
+  let placed = false;
+  for (const m of templateOf(prompt)) {
+    if (m.role !== "placeholder") {
+      messages.push({ role: m.role, content: renderPromptTemplate(m.content, variables) });
+      continue;
+    }
+    const named = conversationOf(variables[m.name]);
+    if (named) messages.push(...named);
+    else if (!placed) {
+      messages.push(...extraMessages);
+      placed = true;
+    }
+  }
+  if (!placed) messages.push(...extraMessages);
   return messages;
 }

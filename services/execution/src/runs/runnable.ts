@@ -10,6 +10,21 @@ import type { JsonText } from "@kiln/proto/common";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { parseJson } from "./run-input.js";
 
+/** One message of a version's template (api.md "Chat prompts"). */
+export type TemplateMessage =
+  | { role: "system" | "developer" | "user" | "assistant"; content: string }
+  | { role: "placeholder"; name: string };
+
+const TEMPLATE_ROLES = new Set(["system", "developer", "user", "assistant"]);
+
+/** The catalog's messages of a version (always set by it: built for a text version). */
+function templateMessagesOf(list: readonly { role: string; content: string; name: string }[]): TemplateMessage[] {
+  return list.flatMap((m): TemplateMessage[] => {
+    if (m.role === "placeholder") return [{ role: "placeholder", name: m.name }];
+    return TEMPLATE_ROLES.has(m.role) ? [{ role: m.role as "system", content: m.content }] : [];
+  });
+}
+
 /** A prompt version ready to run: what the catalog resolved, with its JSON parsed. */
 export interface RunnablePrompt {
   /** The version's organization: whose provider connections its model may name. */
@@ -18,6 +33,8 @@ export interface RunnablePrompt {
   promptVersionId: string;
   systemPrompt: string;
   developerPrompt: string | null;
+  /** The version's template; absent or empty: its system and developer prompts. */
+  messages?: TemplateMessage[];
   variablesSchema: unknown;
   responseFormat: ResponseFormat;
   temperature: number | null;
@@ -65,6 +82,7 @@ export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] 
     promptVersionId: v.id,
     systemPrompt: c?.systemPrompt ?? "",
     developerPrompt: c?.developerPrompt ?? null,
+    messages: templateMessagesOf(c?.messages ?? []),
     variablesSchema: parseJson(c?.variablesSchema?.json, { type: "object" }),
     responseFormat: responseFormatOf(c?.responseFormat?.json),
     temperature: c?.temperature ?? null,

@@ -914,8 +914,8 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
   model: string;
 
   /**
-   * Chat messages appended after the version's own (system, developer) messages; empty: none
-   * (the OpenAI-compatible endpoint sends them).
+   * The caller's chat messages: at the version's first placeholder, else after its own messages
+   * (api.md "Chat prompts"); empty: none. REST runs and the OpenAI-compatible endpoints send them.
    *
    * @generated from field: repeated kiln.execution.v1.ChatMessage messages = 9;
    */

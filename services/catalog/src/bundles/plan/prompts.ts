@@ -22,6 +22,7 @@ export async function planPrompts(ctx: PlanContext, bundle: Bundle): Promise<voi
         sub(vField, (s) => {
           content = checkPromptVersion(s, {
             systemPrompt: v.systemPrompt,
+            ...(v.messages && { messages: v.messages }),
             ...(v.developerPrompt !== null && { developerPrompt: v.developerPrompt }),
             variablesSchemaJson: JSON.stringify(v.variablesSchema),
             responseFormatJson: JSON.stringify(v.responseFormat),
