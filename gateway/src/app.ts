@@ -8,6 +8,7 @@ import { LIMITS } from "@kiln/kit/limits";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
+import { registerAudit } from "./audit/register-audit.js";
 import { assertDeclaredCredential } from "./auth/route-security.js";
 import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
@@ -240,6 +241,7 @@ export async function buildGateway(deps: GatewayDeps) {
 
   registerHealthRoutes(app, deps, () => draining);
 
+  registerAudit(app, deps);
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerProviderConnectionRoutes(app, deps);

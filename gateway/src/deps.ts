@@ -3,6 +3,7 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import { AuditService } from "@kiln/proto/audit";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ProviderConnectionService } from "@kiln/proto/connections";
 import { DatasetService } from "@kiln/proto/datasets";
@@ -73,6 +74,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       scim: createClient(ScimService, w.transports.identity),
       // The usage ledger is the execution service's (docs/usage.md).
       usage: createClient(UsageService, w.transports.execution),
+      // The audit log is the identity service's (docs/governance.md).
+      audit: createClient(AuditService, w.transports.identity),
     },
     authenticator: createAuthenticator({
       identity,

@@ -1,5 +1,6 @@
 import { AgentRuns, Agents } from "./agents.js";
 import { AnnotationQueues } from "./annotation-queues.js";
+import { AuditLog } from "./audit-log.js";
 import { Bundles } from "./bundles.js";
 import { Datasets } from "./datasets.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
@@ -40,6 +41,7 @@ export class Kiln {
   readonly scores: Scores;
   readonly annotationQueues: AnnotationQueues;
   readonly datasets: Datasets;
+  readonly auditLog: AuditLog;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -63,5 +65,6 @@ export class Kiln {
     this.scores = new Scores(transport);
     this.annotationQueues = new AnnotationQueues(transport);
     this.datasets = new Datasets(transport);
+    this.auditLog = new AuditLog(transport);
   }
 }

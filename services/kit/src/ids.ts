@@ -35,7 +35,8 @@ export type IdPrefix =
   | "mrt"
   | "pcn"
   | "sct"
-  | "grp";
+  | "grp"
+  | "aud";
 
 let lastMs = 0;
 let counter = 0;
