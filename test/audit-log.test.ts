@@ -13,6 +13,7 @@ import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { startEmbedded } from "./support/embedded.js";
+import { oktaUser, PATCH_OP, scimClient } from "./support/scim-client.js";
 
 interface Entry {
   id: string;
@@ -284,6 +285,32 @@ describe.each(MODES)("audit log in $name", (mode) => {
       { token: owner.token },
     );
     expect((await log({}, member.accessToken)).status).toBe(403);
+  });
+
+  it("records SCIM provisioning as the SCIM token, in its organization", async () => {
+    const made = await api.post<{ scimToken: { id: string }; token: string }>(
+      `/api/organizations/${organizationId}/scim-tokens`,
+      { name: "Okta" },
+      { token: owner.token },
+    );
+    expect(made.status).toBe(201);
+    const scim = scimClient(base, made.body.token);
+    const created = await scim.post("/Users", oktaUser(`scim-${randomUUID().slice(0, 8)}@example.test`, "okta-1"));
+    expect(created.status).toBe(201);
+    const userId = (created.body as { id: string }).id;
+    const deactivated = await scim.patch(`/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: "replace", value: { active: false } }],
+    });
+    expect(deactivated.status).toBe(200);
+    const entries = (await log({ actor: made.body.scimToken.id })).body.data;
+    expect(entries.map((e) => e.action)).toEqual(["scim.user.updated", "scim.user.created"]);
+    expect(entries[0]).toMatchObject({
+      actor: { type: "scim", id: made.body.scimToken.id, organizationId },
+      target: { type: "user", id: userId },
+      changedFields: ["active"],
+    });
+    expect(JSON.stringify(entries)).not.toContain("not-stored-1!");
   });
 
   it("verifies the chain and finds an edited or a deleted entry", async () => {

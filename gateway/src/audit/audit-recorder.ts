@@ -7,6 +7,7 @@ import { rpcOptions } from "../http/request.js";
 import { AUDIT_ACTIONS, AUDITED_FAILURES } from "./audit-actions.js";
 import { createAuditSender } from "./audit-sender.js";
 import { changedFieldsOf, organizationIn, organizationOf, targetIdOf } from "./audit-target.js";
+import { scimAuditOf } from "./scim-audit.js";
 
 export type AuditEntryInit = Omit<AuditEntryInput, "$typeName" | "$unknown">;
 
@@ -42,20 +43,35 @@ export function registerAuditRecorder(app: GatewayApp, deps: GatewayDeps): void 
     }
   }
 
+  async function recordScim(request: FastifyRequest, status: number, payload: unknown) {
+    const scim = status < 400 ? scimAuditOf(request, parsed(payload)) : undefined;
+    if (!scim?.actorId) return payload;
+    await sender.send(
+      {
+        ...scim,
+        id: newId("aud"),
+        organizationId: "",
+        occurredAt: timestampFromDate(new Date()),
+        requestId: request.id,
+        sourceAddress: request.ip,
+        outcome: "success",
+      },
+      request.id,
+    );
+    return payload;
+  }
+
   app.addHook("onSend", async (request, reply, payload) => {
+    if (request.method === "GET") return payload;
+    if ((request.routeOptions.url ?? "").startsWith("/scim/v2/")) return recordScim(request, reply.statusCode, payload);
     const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
-    if (!operationId || request.method === "GET") return payload;
+    if (!operationId) return payload;
     const declared = AUDIT_ACTIONS[operationId];
     if (!declared) return payload;
     const failed = reply.statusCode >= 400;
     if (failed && !(AUDITED_FAILURES.has(operationId) && reply.statusCode < 500)) return payload;
     const [action, targetType, targetSpec] = declared;
-    let answer: unknown;
-    try {
-      answer = typeof payload === "string" && payload.startsWith("{") ? JSON.parse(payload) : undefined;
-    } catch {
-      answer = undefined;
-    }
+    const answer = parsed(payload);
     const principal = request.principal;
     const signIn = AUDITED_FAILURES.has(operationId);
     // A sign-in belongs to the user's organizations, which identity knows; a change to the one it acted in.
@@ -83,4 +99,13 @@ export function registerAuditRecorder(app: GatewayApp, deps: GatewayDeps): void 
     await sender.send(entry, request.id);
     return payload;
   });
+}
+
+/** A JSON answer as an object; anything else (a stream, text) as undefined. */
+function parsed(payload: unknown): unknown {
+  try {
+    return typeof payload === "string" && payload.startsWith("{") ? JSON.parse(payload) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -21,7 +21,7 @@ export const AuditEntryView = Type.Object(
     sequence: Type.Integer({ minimum: 1, description: "1, 2, 3… per organization, without a gap" }),
     occurredAt: Timestamp,
     actor: Type.Object({
-      type: Type.String({ description: "user, api_key, service or anonymous (a refused sign-in)" }),
+      type: Type.String({ description: "user, api_key, service, scim or anonymous (a refused sign-in)" }),
       id: Type.String(),
       organizationId: Type.String({ description: "the organization it acted in" }),
     }),

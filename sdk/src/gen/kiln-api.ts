@@ -4005,7 +4005,7 @@ export interface components {
             /** Format: date-time */
             occurredAt: string;
             actor: {
-                /** @description user, api_key, service or anonymous (a refused sign-in) */
+                /** @description user, api_key, service, scim or anonymous (a refused sign-in) */
                 type: string;
                 id: string;
                 /** @description the organization it acted in */

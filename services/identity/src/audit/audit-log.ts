@@ -77,6 +77,11 @@ export function createAuditLog(entries: Collection<AuditEntryDoc>, c: IdentityCo
   /** A sign-in names no organization: it goes to every organization of the user it concerns. */
   async function organizationsOf(input: AuditInput): Promise<string[]> {
     if (input.organizationId) return [input.organizationId];
+    // A SCIM call acted in its token's organization.
+    if (input.actorType === "scim") {
+      const token = await c.scimTokens.findOne({ _id: input.actorId });
+      return token ? [token.organizationId] : [];
+    }
     let userId = input.actorType === "user" ? input.actorId : "";
     if (!userId && input.targetType === "user" && input.targetId) {
       const login = await c.passwordLogins.findOne({ _id: input.targetId.toLowerCase() });

@@ -46,7 +46,7 @@ export type AuditEntry = Message<"kiln.identity.v1.AuditEntry"> & {
   occurredAt?: Timestamp | undefined;
 
   /**
-   * "user", "api_key", "service" or "scim"; "anonymous" for a refused sign-in.
+   * "user", "api_key", "service" or "scim" (a SCIM token, `sct_…`); "anonymous" for a refused sign-in.
    *
    * @generated from field: string actor_type = 5;
    */
@@ -122,7 +122,7 @@ export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
 export type AuditEntryInput = Message<"kiln.identity.v1.AuditEntryInput"> & {
   /**
    * Empty for a sign-in: identity records it in every organization of the user named by `actor_id`
-   * (or, refused, by `target_id`, the e-mail address given).
+   * (or, refused, by `target_id`, the e-mail address given); and for a SCIM call: the token's.
    *
    * @generated from field: string organization_id = 1;
    */
