@@ -287,6 +287,26 @@ describe.each(MODES)("audit log in $name", (mode) => {
     expect((await log({}, member.accessToken)).status).toBe(403);
   });
 
+  it("keeps entries a year unless the organization sets its retention; the change is an entry", async () => {
+    const path = `/api/organizations/${organizationId}`;
+    const before = await api.get<{ organization: { settings: { auditRetentionDays: number } } }>(path, {
+      token: owner.token,
+    });
+    expect(before.body.organization.settings.auditRetentionDays).toBe(365);
+    expect((await api.patch(path, { settings: { auditRetentionDays: 7 } }, { token: owner.token })).status).toBe(400);
+    const set = await api.patch<{ settings: { auditRetentionDays: number } }>(
+      path,
+      { settings: { auditRetentionDays: 90 } },
+      { token: owner.token },
+    );
+    expect(set.status).toBe(200);
+    expect(set.body.settings.auditRetentionDays).toBe(90);
+    expect(await only("organization.settings.updated")).toMatchObject({
+      target: { type: "organization", id: organizationId },
+      changedFields: ["settings.auditRetentionDays"],
+    });
+  });
+
   it("records SCIM provisioning as the SCIM token, in its organization", async () => {
     const made = await api.post<{ scimToken: { id: string }; token: string }>(
       `/api/organizations/${organizationId}/scim-tokens`,

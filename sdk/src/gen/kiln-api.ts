@@ -1990,6 +1990,8 @@ export interface components {
             settings: {
                 /** @description labels only owners and admins (or API keys with labels:write) move; default ["production"] */
                 protectedLabels: string[];
+                /** @description days the audit log keeps an entry; default 365 */
+                auditRetentionDays: number;
             };
             /** Format: date-time */
             createdAt: string;
@@ -5438,6 +5440,8 @@ export interface operations {
                     settings?: {
                         /** @description labels only owners and admins move (API keys: labels:write) */
                         protectedLabels?: string[];
+                        /** @description days the audit log keeps an entry (default 365) */
+                        auditRetentionDays?: number;
                     };
                 };
             };

@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIT_RETENTION_DAYS } from "@kiln/contracts/audit";
 import { invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
 import type { Principal } from "@kiln/kit/principal";
@@ -34,8 +35,6 @@ export interface AuditQuery {
   limit: number;
 }
 
-/** One year: how long an organization keeps its entries unless it chose otherwise. */
-export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
 const VERIFY_PAGE = 500;
