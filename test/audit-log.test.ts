@@ -178,6 +178,14 @@ describe.each(MODES)("audit log in $name", (mode) => {
       },
     );
     expect(refused.status).toBe(401);
+    const signedIn = await api.post(
+      "/api/auth/token",
+      { email: owner.email, password: signedUp.password },
+      {
+        headers: rid("signedin"),
+      },
+    );
+    expect(signedIn.status).toBe(200);
   }, 120_000);
 
   afterAll(() => stop?.());
@@ -216,6 +224,12 @@ describe.each(MODES)("audit log in $name", (mode) => {
       requestId: requestIds.signin,
       outcome: "failure",
       changedFields: [],
+    });
+    expect(await only("user.signed_in")).toMatchObject({
+      actor: { type: "user", id: owner.id, organizationId },
+      target: { type: "user", id: owner.email.toLowerCase() },
+      requestId: requestIds.signedin,
+      outcome: "success",
     });
   });
 

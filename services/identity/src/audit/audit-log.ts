@@ -73,7 +73,16 @@ export function createAuditLog(entries: Collection<AuditEntryDoc>, c: IdentityCo
     throw new Error(`audit entry ${input.id} found no place in the chain of ${organizationId}`);
   }
 
-  /** A sign-in names no organization: it goes to every organization of the user it concerns. */
+  /** The user whose e-mail address a sign-in gave, if there is one. */
+  async function userByEmail(email: string): Promise<string> {
+    if (!email) return "";
+    return (await c.passwordLogins.findOne({ _id: email.toLowerCase() }))?.userId ?? "";
+  }
+
+  /**
+   * A sign-in names no organization: it goes to every organization of the user it concerns. One
+   * that succeeded comes without a principal (the route is public): its actor is that user.
+   */
   async function organizationsOf(input: AuditInput): Promise<string[]> {
     if (input.organizationId) return [input.organizationId];
     // A SCIM call acted in its token's organization.
@@ -82,11 +91,12 @@ export function createAuditLog(entries: Collection<AuditEntryDoc>, c: IdentityCo
       return token ? [token.organizationId] : [];
     }
     let userId = input.actorType === "user" ? input.actorId : "";
-    if (!userId && input.targetType === "user" && input.targetId) {
-      const login = await c.passwordLogins.findOne({ _id: input.targetId.toLowerCase() });
-      userId = login?.userId ?? "";
-    }
+    if (!userId && input.targetType === "user") userId = await userByEmail(input.targetId);
     if (!userId) return [];
+    if (input.actorType === "anonymous" && input.outcome === "success") {
+      input.actorType = "user";
+      input.actorId = userId;
+    }
     const memberships = await c.memberships.find({ userId }, { limit: 1000 });
     return memberships.map((m) => m.organizationId);
   }
