@@ -73,6 +73,19 @@ describe("the console's Models page", () => {
       .filter({ hasText: /^Reachable in \d+ ms; it lists 2 models\.$/ })
       .waitFor();
 
+    // What the provider lists and the connection lacks is added in one click, the prices kept.
+    await row.getByRole("button", { name: "Add the 1 listed model it lacks" }).click();
+    const listedModel = models.getByRole("row").filter({ hasText: "lab/echo-2" });
+    await listedModel.waitFor();
+    expect(await listedModel.textContent()).toContain("price unknown");
+    expect(await models.getByRole("row").filter({ hasText: "lab/echo-1" }).textContent()).toContain("$1.00");
+
+    // A preset fills the kind, the endpoint and a name.
+    await form.getByLabel("Start from").selectOption({ label: "Groq" });
+    expect(await form.getByLabel("Base URL").inputValue()).toBe("https://api.groq.com/openai/v1");
+    expect(await form.getByLabel("Connection name").inputValue()).toBe("groq");
+    expect(await form.getByLabel("Provider").inputValue()).toBe("openai_compatible");
+
     // A fallback route over the connection's model and the deployment's.
     const routeForm = page.getByRole("form", { name: "Build a route" });
     await routeForm.getByLabel("Route name").fill("careful");
@@ -90,7 +103,7 @@ describe("the console's Models page", () => {
     const { sdk, organizationId } = await consoleSdk(page, base);
     const listed = (await sdk.providerConnections.list({ organizationId })).data;
     expect(listed.map((x) => [x.name, x.provider, x.baseUrl, x.models.map((m) => m.id)])).toEqual([
-      ["lab", "openai_compatible", stub.baseUrl, ["lab/echo-1"]],
+      ["lab", "openai_compatible", stub.baseUrl, ["lab/echo-1", "lab/echo-2"]],
     ]);
 
     // The version editor offers the organization's models and its route.

@@ -108,5 +108,12 @@ describe("the console's review screens", () => {
     expect(progress).toMatchObject({ pending: 0, inReview: 0, completed: 1, skipped: 1 });
     const [done] = (await sdk.annotationQueues.items(queueId, { status: "completed" })).data;
     expect(done?.review).toMatchObject({ scores: { correct: true, quality: 4 }, comment: "Warm enough." });
+
+    // The queue names its reviewers as teammates read them, never by a raw id.
+    await page.goto(`${base}/review/${queueId}`);
+    const perReviewer = page.getByRole("region", { name: "Per reviewer" });
+    await perReviewer.getByRole("row").filter({ hasText: "you" }).waitFor();
+    expect(await perReviewer.textContent()).not.toMatch(/usr_/);
+    expect(await page.locator('section[aria-label="Items"]').textContent()).not.toMatch(/usr_/);
   }, 120_000);
 });

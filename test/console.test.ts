@@ -117,6 +117,9 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Continue" }).click();
     await page.getByRole("heading", { name: "Where do you want to start?" }).waitFor();
     await screen("onboarding-start");
+    // The spec's four starting places (Users is the Members page; Billing the Usage page).
+    for (const place of ["Playground", "Models", "Members", "Billing"])
+      await page.getByRole("button", { name: place }).waitFor();
     await page.getByRole("button", { name: "Playground" }).click();
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     expect(await page.getByLabel("Organization").textContent()).toBe("Analytical Engines");
@@ -184,6 +187,16 @@ describe("the console", () => {
     await page.getByLabel("Skill input (JSON)").fill('{"name":"Grace"}');
     await page.getByRole("button", { name: "Preview", exact: true }).click();
     await page.getByRole("article", { name: "Preview output" }).getByText("Greet Grace warmly.").waitFor();
+    // A failed preview is told beside its button, and the earlier result goes.
+    await page.getByLabel("Skill input (JSON)").fill("[1]");
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    const tryIt = page.getByRole("region", { name: "Preview" });
+    await tryIt.getByRole("alert").getByText("The input must be a JSON object").waitFor();
+    expect(await page.getByRole("article", { name: "Preview output" }).count()).toBe(0);
+    await page.getByLabel("Skill input (JSON)").fill('{"name":"Grace"}');
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await page.getByRole("article", { name: "Preview output" }).getByText("Greet Grace warmly.").waitFor();
+    expect(await tryIt.getByRole("alert").count()).toBe(0);
     // Publishing a skill is asked for first; Cancel has the focus, and gives it back to the button.
     await page.getByRole("button", { name: "Publish…" }).click();
     const publishSkill = page.getByRole("alertdialog", { name: /Publish the draft of Greeting skill\?/ });

@@ -46,6 +46,7 @@ const SERVICES = [
   "kiln.execution.v1.ModelRouteService",
   "kiln.execution.v1.ProviderConnectionService",
   "kiln.execution.v1.UsageService",
+  "kiln.execution.v1.BudgetService",
   "grpc.health.v1.Health",
   "grpc.reflection.v1.ServerReflection",
   "grpc.reflection.v1alpha.ServerReflection",

@@ -72,6 +72,7 @@ describe("events against their JSON Schemas", () => {
 
   it("has a schema for every stream it checks, naming its subject", () => {
     expect(schemas.map((s) => s.file).sort()).toEqual([
+      "budget.threshold_reached.schema.json",
       "catalog.label.moved.schema.json",
       "catalog.prompt.version.created.schema.json",
       "catalog.published.schema.json",

@@ -88,6 +88,24 @@ describe.each(PROVIDER_MODES)("the response cache in $name", (mode) => {
     expect(stored.body.cache).toEqual(second.body.cache);
   });
 
+  it("counts its hits and the cost they saved in the usage ledger (docs/usage.md)", async () => {
+    const own = await runIdentityFlow(running.base, ["prompts:read", "prompts:write", "runs:write", "runs:read"]);
+    const id = (await publishedPrompt(own)).id;
+    for (let i = 0; i < 3; i++) expect((await run("ttl=60", {}, own, id)).status).toBe(201);
+    let totals: Record<string, number> = {};
+    for (let tries = 0; tries < 100 && totals.runs !== 3; tries++) {
+      if (tries > 0) await new Promise((r) => setTimeout(r, 100));
+      const u = await call(running.base, "GET", `/api/usage?organizationId=${own.organizationId}`, {
+        token: own.token,
+      });
+      expect(u.status).toBe(200);
+      totals = u.body.totals;
+    }
+    expect(totals).toMatchObject({ runs: 3, cacheHits: 2 });
+    expect(totals.costUsd).toBeCloseTo(COST, 12);
+    expect(totals.savedCostUsd).toBeCloseTo(2 * COST, 12);
+  });
+
   it("misses on other variables, another version, another organization; without the header or with no-store it is left alone", async () => {
     const variables = { person: `Alan ${Date.now()}` };
     expect((await run("ttl=60", { variables })).headers.get("kiln-cache-status")).toBe("miss");

@@ -1075,6 +1075,31 @@ describe("model routes", () => {
   });
 });
 
+describe("budgets", () => {
+  it("creates, lists, reads, changes and deletes a budget through kiln.budgets (docs/budgets.md)", async () => {
+    const created = await user.budgets.create({
+      organizationId,
+      name: "sdk budget",
+      scope: { type: "organization" },
+      limitUsd: 50,
+      period: "month",
+      action: "alert",
+    });
+    expect(created).toMatchObject({ name: "sdk budget", alertAt: [0.5, 0.8, 1], scope: { type: "organization" } });
+    expect(created.id).toMatch(/^bdg_/);
+    expect(typeof created.spentUsd).toBe("number");
+    expect((await user.budgets.list({ organizationId })).data.map((b) => b.id)).toContain(created.id);
+    expect((await keyed.budgets.get(created.id)).id).toBe(created.id);
+    expect((await user.budgets.update(created.id, { limitUsd: 75, action: "block" })).limitUsd).toBe(75);
+    expect(await failureOf(user.budgets.update(created.id, { period: "week" as "day" }))).toMatchObject({
+      status: 400,
+      code: "invalid_argument",
+    });
+    expect((await user.budgets.delete(created.id)).id).toBe(created.id);
+    expect(await failureOf(user.budgets.get(created.id))).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
 describe("usage and SCIM tokens", () => {
   it("reads the usage of the runs above (docs/usage.md), as JSON and CSV", async () => {
     const day = new Date().toISOString().slice(0, 10);

@@ -160,7 +160,7 @@ describe.each(PROVIDER_MODES)("the usage ledger ($name)", (mode) => {
       expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
       const lines = (await res.text()).trim().split("\r\n");
       expect(lines[0]).toBe(
-        "apiKeyId,runs,inputTokens,cachedInputTokens,cacheWriteInputTokens,outputTokens,reasoningTokens,costUsd",
+        "apiKeyId,runs,inputTokens,cachedInputTokens,cacheWriteInputTokens,outputTokens,reasoningTokens,costUsd,cacheHits,savedCostUsd",
       );
       expect(lines.slice(1).map((l) => l.split(",").slice(0, 2))).toEqual([
         ["", "25"],

@@ -112,7 +112,7 @@ const PLACES = [
   { path: "/playground", name: "Playground", what: "run a prompt and see tokens, cost and latency" },
   { path: "/models", name: "Models", what: "the models you can call and their prices" },
   { path: "/members", name: "Members", what: "invite your team and choose their roles" },
-  { path: "/settings", name: "Settings", what: "your plan and the labels only admins move" },
+  { path: "/usage", name: "Billing", what: "your plan, what it has used and what your runs cost" },
 ];
 
 /** docs/concepts.md "Onboarding": create the workspace, review the Free plan, choose where to start. */

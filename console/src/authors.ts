@@ -5,6 +5,12 @@ import { call, type Session } from "./api.js";
 /** Who created a version, as the API answers it (`createdBy`). */
 export type AuthorRef = { type: "user" | "api_key" | "service"; id: string } | null;
 
+/** A principal known by its id alone (a reviewer, an assignee): its kind from the id's prefix. */
+export const refOfId = (id: string): AuthorRef => ({
+  type: id.startsWith("key_") ? "api_key" : id.startsWith("usr_") ? "user" : "service",
+  id,
+});
+
 /**
  * Names a version's author the way a teammate reads it: "you", a member's name (else email), an
  * API key's name, "Kiln" for a service; what the console may not list (another member's keys, for

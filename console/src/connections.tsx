@@ -18,6 +18,26 @@ const PROVIDERS: Record<Provider, string> = {
   bedrock: "AWS Bedrock",
 };
 
+/**
+ * Well-known OpenAI-compatible endpoints: choosing one fills the kind, the base URL and the
+ * settings it needs (the vendors' documented base URLs; local servers at their default ports).
+ * Whether an endpoint knows the developer role is the vendor's: those that do not get system.
+ */
+const PRESETS: Record<string, { label: string; baseUrl: string; developerRole: boolean; name: string }> = {
+  openrouter: {
+    label: "OpenRouter",
+    baseUrl: "https://openrouter.ai/api/v1",
+    developerRole: false,
+    name: "openrouter",
+  },
+  groq: { label: "Groq", baseUrl: "https://api.groq.com/openai/v1", developerRole: false, name: "groq" },
+  mistral: { label: "Mistral", baseUrl: "https://api.mistral.ai/v1", developerRole: false, name: "mistral" },
+  together: { label: "Together AI", baseUrl: "https://api.together.xyz/v1", developerRole: false, name: "together" },
+  deepseek: { label: "DeepSeek", baseUrl: "https://api.deepseek.com/v1", developerRole: false, name: "deepseek" },
+  ollama: { label: "Ollama (local)", baseUrl: "http://localhost:11434/v1", developerRole: false, name: "ollama" },
+  vllm: { label: "vLLM (local)", baseUrl: "http://localhost:8000/v1", developerRole: false, name: "vllm" },
+};
+
 /** One row of the models a connection offers, as typed: prices are text until sent. */
 interface ModelRow {
   /** Stable across edits and removals (React's key). */
@@ -54,6 +74,22 @@ export function Connections({ organizationId, onChanged }: { organizationId: str
   const test = async (c: ProviderConnection) => {
     const outcome = await call<ProviderConnectionTest>("POST", `/api/provider-connections/${c.id}/test`);
     setTests((t) => ({ ...t, [c.id]: outcome }));
+  };
+  /** The models the provider listed and the connection lacks, added (unpriced until given prices). */
+  const addListed = async (c: ProviderConnection, listed: string[]) => {
+    const kept = c.models.map((m) => ({
+      model: m.model,
+      ...(m.inputPerMTokUsd !== null && { inputPerMTokUsd: m.inputPerMTokUsd }),
+      ...(m.outputPerMTokUsd !== null && { outputPerMTokUsd: m.outputPerMTokUsd }),
+      ...(m.cachedInputPerMTokUsd !== null && { cachedInputPerMTokUsd: m.cachedInputPerMTokUsd }),
+      ...(m.cacheWritePerMTokUsd !== null && { cacheWritePerMTokUsd: m.cacheWritePerMTokUsd }),
+      ...(m.reasoningPerMTokUsd !== null && { reasoningPerMTokUsd: m.reasoningPerMTokUsd }),
+      capabilities: m.capabilities,
+    }));
+    const known = new Set(c.models.map((m) => m.model));
+    const models = [...kept, ...listed.filter((m) => !known.has(m)).map((model) => ({ model }))];
+    await call("PATCH", `/api/provider-connections/${c.id}`, { models });
+    changed();
   };
   const remove = async (c: ProviderConnection) => {
     await call("DELETE", `/api/provider-connections/${c.id}`);
@@ -101,7 +137,11 @@ export function Connections({ organizationId, onChanged }: { organizationId: str
                       Delete {c.name}
                     </ConfirmButton>
                   </div>
-                  <TestOutcome outcome={tests[c.id]} />
+                  <TestOutcome
+                    outcome={tests[c.id]}
+                    missing={(tests[c.id]?.models ?? []).filter((m) => !c.models.some((x) => x.model === m))}
+                    onAdd={(listed) => act(() => addListed(c, listed))}
+                  />
                 </td>
               </tr>
             ))}
@@ -114,14 +154,29 @@ export function Connections({ organizationId, onChanged }: { organizationId: str
 }
 
 /** What a connection's test answered: reachable (with what it lists) or the provider's error. */
-function TestOutcome({ outcome }: { outcome: ProviderConnectionTest | undefined }) {
+function TestOutcome({
+  outcome,
+  missing,
+  onAdd,
+}: {
+  outcome: ProviderConnectionTest | undefined;
+  missing: string[];
+  onAdd: (models: string[]) => void;
+}) {
   if (!outcome) return null;
   return (
-    <p role="status" className={outcome.ok ? "hint" : "issue"}>
-      {outcome.ok
-        ? `Reachable in ${outcome.latencyMs} ms${outcome.models ? `; it lists ${outcome.models.length} models` : ""}.`
-        : `Failed after ${outcome.latencyMs} ms: ${outcome.error?.message ?? "no answer"} (${outcome.error?.code ?? "error"}).`}
-    </p>
+    <>
+      <p role="status" className={outcome.ok ? "hint" : "issue"}>
+        {outcome.ok
+          ? `Reachable in ${outcome.latencyMs} ms${outcome.models ? `; it lists ${outcome.models.length} models` : ""}.`
+          : `Failed after ${outcome.latencyMs} ms: ${outcome.error?.message ?? "no answer"} (${outcome.error?.code ?? "error"}).`}
+      </p>
+      {outcome.ok && missing.length > 0 && (
+        <button type="button" className="secondary" onClick={() => onAdd(missing)}>
+          Add the {missing.length} listed model{missing.length === 1 ? "" : "s"} it lacks
+        </button>
+      )}
+    </>
   );
 }
 
@@ -130,6 +185,15 @@ function NewConnection({ organizationId, onCreated }: { organizationId: string; 
   const id = useId();
   const { error, submit, edited } = useAction();
   const [provider, setProvider] = useState<Provider>("openai_compatible");
+  const [preset, setPreset] = useState("");
+  const choosePreset = (key: string) => {
+    setPreset(key);
+    const p = PRESETS[key];
+    if (!p) return;
+    setProvider("openai_compatible");
+    setBaseUrl(p.baseUrl);
+    setName((n) => n || p.name);
+  };
   const [name, setName] = useState("");
   const [apiKey, setApiKey] = useState("");
   const [baseUrl, setBaseUrl] = useState("");
@@ -144,12 +208,14 @@ function NewConnection({ organizationId, onCreated }: { organizationId: string; 
       provider,
       ...(apiKey && { apiKey }),
       ...(baseUrl && { baseUrl }),
+      ...(provider === "openai_compatible" && PRESETS[preset] && { developerRole: PRESETS[preset].developerRole }),
       models,
     };
     await call("POST", "/api/provider-connections", body);
     setName("");
     setApiKey("");
     setBaseUrl("");
+    setPreset("");
     setRows([emptyRow()]);
     onCreated();
   });
@@ -158,6 +224,14 @@ function NewConnection({ organizationId, onCreated }: { organizationId: string; 
   return (
     <form className="card" onSubmit={create} noValidate aria-labelledby={`${id}-title`}>
       <h3 id={`${id}-title`}>Add a connection</h3>
+      <SelectField id={`${id}-preset`} label="Start from" value={preset} onChange={choosePreset}>
+        <option value="">(no preset)</option>
+        {Object.entries(PRESETS).map(([value, p]) => (
+          <option key={value} value={value}>
+            {p.label}
+          </option>
+        ))}
+      </SelectField>
       <SelectField id={`${id}-provider`} label="Provider" value={provider} onChange={(v) => setProvider(v as Provider)}>
         {Object.entries(PROVIDERS).map(([value, label]) => (
           <option key={value} value={value}>

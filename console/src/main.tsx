@@ -40,6 +40,7 @@ import { TraceDetail } from "./trace-detail.js";
 import { Traces } from "./traces.js";
 import { Transfer } from "./transfer.js";
 import { Pending } from "./ui.js";
+import { Usage } from "./usage.js";
 import "./styles.css";
 
 function Shell({
@@ -96,6 +97,7 @@ function Shell({
   else if (path === "/models") page = <Models kiln={kiln} session={session} />;
   else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
+  else if (path === "/usage") page = <Usage session={session} />;
   else if (path === "/mcp-setup") page = <McpSetup session={session} />;
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/settings") page = <OrganizationSettings session={session} />;

@@ -18,6 +18,7 @@ const GROUPS = {
   ],
   Organization: [
     "/members Members",
+    "/usage Usage",
     "/api-keys API keys",
     "/mcp-setup MCP",
     "/settings Settings",

@@ -1,6 +1,7 @@
 import type { AnnotationQueue, AnnotationQueueItem } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
+import { refOfId, useAuthorNames } from "./authors.js";
 import { usePagedList } from "./paged-list.js";
 import type { PageProps } from "./router.js";
 import { formatCount, formatDate } from "./run-format.js";
@@ -11,7 +12,7 @@ const STATUSES = ["", "pending", "in_review", "completed", "skipped"] as const;
 const targetOf = (item: AnnotationQueueItem) =>
   item.target.type === "run" ? `run ${item.target.runId}` : `trace ${item.target.traceId}`;
 
-function Progress({ queue }: { queue: AnnotationQueue }) {
+function Progress({ queue, nameOf }: { queue: AnnotationQueue; nameOf: (id: string) => string }) {
   const p = queue.progress;
   if (!p) return null;
   const total = p.pending + p.inReview + p.completed + p.skipped;
@@ -36,9 +37,7 @@ function Progress({ queue }: { queue: AnnotationQueue }) {
         <DataTable label="Per reviewer" columns={["Reviewer", "In review", "Completed", "Skipped"]}>
           {p.reviewers.map((r) => (
             <tr key={r.reviewerId}>
-              <td>
-                <code>{r.reviewerId}</code>
-              </td>
+              <td>{nameOf(r.reviewerId)}</td>
               <td className="num">{formatCount(r.inReview)}</td>
               <td className="num">{formatCount(r.completed)}</td>
               <td className="num">{formatCount(r.skipped)}</td>
@@ -51,8 +50,10 @@ function Progress({ queue }: { queue: AnnotationQueue }) {
 }
 
 /** One annotation queue: its progress per status and reviewer, its items by status, and the way in to review. */
-export function ReviewQueue({ kiln, navigate, id }: PageProps & { id: string }) {
+export function ReviewQueue({ kiln, session, navigate, id }: PageProps & { id: string }) {
   const { error, setError } = useAction();
+  const authorName = useAuthorNames(session);
+  const nameOf = (principalId: string) => authorName(refOfId(principalId));
   const [status, setStatus] = useState("");
   const read = useCallback(() => kiln.annotationQueues.get(id), [kiln, id]);
   const { value: queue } = useLoaded(read, setError);
@@ -74,7 +75,7 @@ export function ReviewQueue({ kiln, navigate, id }: PageProps & { id: string }) 
         · scores:{" "}
         {queue.scoreConfigs.map((c) => `${c.name} (${c.kind}${c.required ? ", required" : ""})`).join(", ") || "none"}
       </p>
-      <Progress queue={queue} />
+      <Progress queue={queue} nameOf={nameOf} />
       <h2>Items</h2>
       <div className="filters">
         <SelectField id="items-status" label="Status" value={status} onChange={setStatus}>
@@ -106,7 +107,7 @@ export function ReviewQueue({ kiln, navigate, id }: PageProps & { id: string }) 
               <td>
                 <StatusBadge status={item.status} />
               </td>
-              <td>{item.assignee ? <code>{item.assignee}</code> : "—"}</td>
+              <td>{item.assignee ? nameOf(item.assignee) : "—"}</td>
               <td>
                 {item.review
                   ? Object.entries(item.review.scores)

@@ -7,7 +7,7 @@ import { parseObject } from "./json-input.js";
 import { type FamilyList, listPage } from "./resource-list.js";
 import type { PageProps } from "./router.js";
 import { Evaluations } from "./skill-evaluations.js";
-import { ActButton, Empty, Field, Pending, SelectField, ToolPicker } from "./ui.js";
+import { ActButton, Empty, ErrorBox, Field, Pending, SelectField, ToolPicker } from "./ui.js";
 import { type DiffFamily, DraftHeading, NewVersionButton, VersionDiffPanel } from "./versioned.js";
 
 /** Skills of the organization: list, create, open. */
@@ -32,6 +32,8 @@ export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: s
   const [input, setInput] = useState("{}");
   const [preview, setPreview] = useState<SkillPreview | null>(null);
   const { error, setError, act } = useAction();
+  // The preview's own error, shown by its button (never a stale result beside a new failure).
+  const previewing = useAction();
   const read = useCallback(() => kiln.skills.get(id), [kiln, id]);
   const { value: skill, setValue: setSkill, reload } = useLoaded<Skill>(read, setError);
   const organizationId = session.organizationId;
@@ -56,8 +58,10 @@ export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: s
     alias: s.alias,
     variables: s.variables,
   });
-  const runPreview = async () =>
+  const runPreview = async () => {
+    setPreview(null);
     setPreview(await kiln.skills.preview(id, { organizationId, input: parseObject(input, "The input") }));
+  };
   const replace = (prompts: StepInput[]) =>
     act(async () => {
       if (!draft) return;
@@ -155,10 +159,11 @@ export function SkillDetail({ kiln, session, id, navigate }: PageProps & { id: s
         <section className="card" aria-labelledby="try">
           <h2 id="try">Preview</h2>
           <Field label="Skill input (JSON)" multiline rows={4} value={input} onChange={setInput} />
-          <ActButton act={act} run={runPreview}>
+          <ActButton act={previewing.act} run={runPreview} disabled={previewing.busy}>
             Preview
           </ActButton>
-          {preview && (
+          <ErrorBox error={previewing.error} />
+          {preview && !previewing.busy && (
             <article aria-label="Preview output" className="card">
               <p>
                 {preview.status} · {preview.usage.inputTokens} in / {preview.usage.outputTokens} out tokens ·{" "}

@@ -8,7 +8,6 @@ import { LIMITS } from "@kiln/kit/limits";
 import { credentialOf } from "@kiln/kit/rpc/auth-interceptor";
 import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import Type from "typebox";
-import { registerAudit } from "./audit/register-audit.js";
 import { assertDeclaredCredential } from "./auth/route-security.js";
 import { sessionTokenOf } from "./auth/session-cookie.js";
 import { malformedTextIssues } from "./body-text.js";
@@ -24,6 +23,7 @@ import { registerOpenApi } from "./openapi.js";
 import { registerAgentRunRoutes } from "./routes/agent-run-routes.js";
 import { handleAnthropicError, isAnthropicRequest } from "./routes/anthropic-errors.js";
 import { registerAnthropicMessagesRoute } from "./routes/anthropic-messages-routes.js";
+import { registerBudgetRoutes } from "./routes/budget-routes.js";
 import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerDatasetRoutes } from "./routes/dataset-routes.js";
@@ -241,7 +241,6 @@ export async function buildGateway(deps: GatewayDeps) {
 
   registerHealthRoutes(app, deps, () => draining);
 
-  registerAudit(app, deps);
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerProviderConnectionRoutes(app, deps);
@@ -250,6 +249,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerPromptRunStreamRoute(app, deps);
   registerRunListRoutes(app, deps);
   registerUsageRoutes(app, deps);
+  registerBudgetRoutes(app, deps);
   registerAgentRunRoutes(app, deps);
   registerEvaluationRoutes(app, deps);
   registerOpenAiRoutes(app, deps);

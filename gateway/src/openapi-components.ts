@@ -10,6 +10,7 @@ import {
   WorkflowView,
 } from "./routes/agent-views.js";
 import { AuditEntryView, AuditVerificationView } from "./routes/audit-routes.js";
+import { BudgetView } from "./routes/budget-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
   PromptVersionView,
@@ -154,6 +155,7 @@ export const COMPONENTS: NamedSchema[] = [
   WebhookView,
   WebhookWithSecretView,
   ModelRouteView,
+  BudgetView,
   BundleSchema,
   ImportItemView,
   ImportReportView,

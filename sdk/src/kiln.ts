@@ -1,6 +1,7 @@
 import { AgentRuns, Agents } from "./agents.js";
 import { AnnotationQueues } from "./annotation-queues.js";
 import { AuditLog } from "./audit-log.js";
+import { Budgets } from "./budgets.js";
 import { Bundles } from "./bundles.js";
 import { Datasets } from "./datasets.js";
 import { Evaluations, JudgeRuns } from "./evaluations.js";
@@ -33,6 +34,7 @@ export class Kiln {
   readonly setup: Setup;
   readonly onboarding: Onboarding;
   readonly webhooks: Webhooks;
+  readonly budgets: Budgets;
   readonly providerConnections: ProviderConnections;
   readonly bundles: Bundles;
   readonly traces: Traces;
@@ -57,6 +59,7 @@ export class Kiln {
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);
     this.webhooks = new Webhooks(transport);
+    this.budgets = new Budgets(transport);
     this.providerConnections = new ProviderConnections(transport);
     this.bundles = new Bundles(transport);
     this.traces = new Traces(transport);

@@ -5,6 +5,7 @@ import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
 import type { AuditService } from "@kiln/proto/audit";
+import type { BudgetService } from "@kiln/proto/budgets";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ProviderConnectionService } from "@kiln/proto/connections";
 import type { DatasetService } from "@kiln/proto/datasets";
@@ -40,6 +41,8 @@ export interface GatewayClients {
   usage: Client<typeof UsageService>;
   /** The audit log is the identity service's (docs/governance.md). */
   audit: Client<typeof AuditService>;
+  /** Budgets are the execution service's, beside the ledger they read (docs/budgets.md). */
+  budgets: Client<typeof BudgetService>;
 }
 
 export interface GatewayDeps {

@@ -29,6 +29,8 @@ const COUNTERS = [
   "outputTokens",
   "reasoningTokens",
   "costUsd",
+  "cacheHits",
+  "savedCostUsd",
 ] as const;
 
 const Counters = {
@@ -39,6 +41,8 @@ const Counters = {
   outputTokens: Type.Integer(),
   reasoningTokens: Type.Integer({ description: "the part of outputTokens spent reasoning" }),
   costUsd: Type.Number({ description: 'estimated cost in USD (docs/providers.md "How usage is priced")' }),
+  cacheHits: Type.Integer({ description: "prompt runs answered from the response cache (docs/cache.md)" }),
+  savedCostUsd: Type.Number({ description: "what the cached answers had cost when the model made them" }),
 };
 
 const Key = Type.Optional(Type.String());

@@ -2,7 +2,7 @@
  * The dispatchers (docs/webhooks.md "Delivery"): any number of processes share two kinds of
  * durable JetStream consumers.
  *
- * 1. Fan-out (`webhook-fanout` on RUNS, CATALOG and EVALUATION_EVENTS): an event becomes one
+ * 1. Fan-out (`webhook-fanout` on RUNS, CATALOG, EVALUATION_EVENTS, USAGE_EVENTS): an event becomes one
  *    delivery per enabled webhook of its organization subscribed to its type, stored under a
  *    unique (webhook, event) key, so an event the bus delivers twice is one delivery; then one
  *    message per delivery on the WEBHOOKS work queue.

@@ -1,6 +1,7 @@
 /**
  * The events webhooks deliver and where they come from on the bus: run.completed (stream RUNS),
- * the catalog's (stream CATALOG) and evaluation.completed (stream EVALUATION_EVENTS). Each becomes
+ * the catalog's (stream CATALOG), evaluation.completed (stream EVALUATION_EVENTS) and
+ * budget.threshold_reached (stream USAGE_EVENTS, the execution service's). Each becomes
  * the one webhook payload shape `{id, type, organizationId, timestamp, data}` (docs/webhooks.md).
  */
 import type { BusMessage, ConsumerSpec } from "@kiln/kit/bus";
@@ -13,6 +14,7 @@ export const WEBHOOK_EVENTS = [
   "agent.published",
   "label.moved",
   "evaluation.completed",
+  "budget.threshold_reached",
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
@@ -30,6 +32,7 @@ export const SOURCES: ConsumerSpec[] = [
   { stream: "RUNS", durable: "webhook-fanout", filterSubject: "runs.completed.*" },
   { stream: "CATALOG", durable: "webhook-fanout" },
   { stream: "EVALUATION_EVENTS", durable: "webhook-fanout" },
+  { stream: "USAGE_EVENTS", durable: "webhook-fanout" },
 ];
 
 const isType = (t: unknown): t is WebhookEventType => (WEBHOOK_EVENTS as readonly unknown[]).includes(t);

@@ -1131,6 +1131,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's budgets with their current period's spend, newest first */
+        get: operations["listBudgets"];
+        put?: never;
+        /** Create a budget: a spend limit on the organization, an API key, a prompt or a connection */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A budget with its current period's spend */
+        get: operations["getBudget"];
+        put?: never;
+        post?: never;
+        /** Delete a budget; answers it as it was. Runs of its scope are no longer limited by it */
+        delete: operations["deleteBudget"];
+        options?: never;
+        head?: never;
+        /** Change a budget's name, limit, period, action or thresholds (not its scope) */
+        patch: operations["updateBudget"];
+        trace?: never;
+    };
     "/api/agents/{id}/run": {
         parameters: {
             query?: never;
@@ -2815,7 +2852,7 @@ export interface components {
             id: string;
             organizationId: string;
             url: string;
-            events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed")[];
+            events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed" | "budget.threshold_reached")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -2831,7 +2868,7 @@ export interface components {
             id: string;
             organizationId: string;
             url: string;
-            events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed")[];
+            events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed" | "budget.threshold_reached")[];
             description: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -2859,6 +2896,45 @@ export interface components {
             retryOn: ("429" | "5xx" | "529" | "timeout" | "connection")[];
             /** @description null: each provider's own timeout */
             attemptTimeoutMs: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description a spend limit of an organization's runs per UTC day or month */
+        Budget: {
+            id: string;
+            organizationId: string;
+            name: string;
+            /** @description what the budget limits: the organization's runs, or one key's, prompt's or connection's */
+            scope: {
+                /** @enum {string} */
+                type: "organization" | "api_key" | "prompt" | "connection";
+                /** @description the API key, with type "api_key" */
+                apiKeyId?: string;
+                /** @description the prompt, with type "prompt" */
+                promptId?: string;
+                /** @description the provider connection, with type "connection" */
+                connectionId?: string;
+            };
+            limitUsd: number;
+            /**
+             * @description the UTC day or month the spend is summed over
+             * @enum {string}
+             */
+            period: "day" | "month";
+            /**
+             * @description block: runs of the scope are refused (429) once the limit is spent; alert: thresholds only
+             * @enum {string}
+             */
+            action: "block" | "alert";
+            alertAt: number[];
+            /** @description spent in the current period, as the ledger and this process know it */
+            spentUsd: number;
+            /** Format: date-time */
+            periodStart: string;
+            /** Format: date-time */
+            periodEnd: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3980,6 +4056,10 @@ export interface components {
             reasoningTokens: number;
             /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
             costUsd: number;
+            /** @description prompt runs answered from the response cache (docs/cache.md) */
+            cacheHits: number;
+            /** @description what the cached answers had cost when the model made them */
+            savedCostUsd: number;
         };
         /** @description The ledger's rows over the days asked for, and their totals */
         UsageReport: {
@@ -3997,6 +4077,10 @@ export interface components {
                 reasoningTokens: number;
                 /** @description estimated cost in USD (docs/providers.md "How usage is priced") */
                 costUsd: number;
+                /** @description prompt runs answered from the response cache (docs/cache.md) */
+                cacheHits: number;
+                /** @description what the cached answers had cost when the model made them */
+                savedCostUsd: number;
             };
         };
         AuditEntry: {
@@ -12655,6 +12739,514 @@ export interface operations {
             };
         };
     };
+    listBudgets: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Budget"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId?: string;
+                    name: string;
+                    /** @description what the budget limits: the organization's runs, or one key's, prompt's or connection's */
+                    scope: {
+                        /** @enum {string} */
+                        type: "organization" | "api_key" | "prompt" | "connection";
+                        /** @description the API key, with type "api_key" */
+                        apiKeyId?: string;
+                        /** @description the prompt, with type "prompt" */
+                        promptId?: string;
+                        /** @description the provider connection, with type "connection" */
+                        connectionId?: string;
+                    };
+                    /** @description the spend limit in USD */
+                    limitUsd: number;
+                    /**
+                     * @description the UTC day or month the spend is summed over
+                     * @enum {string}
+                     */
+                    period: "day" | "month";
+                    /**
+                     * @description block: runs of the scope are refused (429) once the limit is spent; alert: thresholds only
+                     * @enum {string}
+                     */
+                    action: "block" | "alert";
+                    /** @description fractions of limitUsd that send budget.threshold_reached once per period; default [0.5, 0.8, 1] */
+                    alertAt?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created (a resource, a version or a stored run) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description the spend limit in USD */
+                    limitUsd?: number;
+                    /**
+                     * @description the UTC day or month the spend is summed over
+                     * @enum {string}
+                     */
+                    period?: "day" | "month";
+                    /**
+                     * @description block: runs of the scope are refused (429) once the limit is spent; alert: thresholds only
+                     * @enum {string}
+                     */
+                    action?: "block" | "alert";
+                    /** @description fractions of limitUsd that send budget.threshold_reached once per period; default [0.5, 0.8, 1] */
+                    alertAt?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     runAgent: {
         parameters: {
             query?: never;
@@ -14231,7 +14823,7 @@ export interface operations {
                     organizationId?: string;
                     /** @description http or https; public addresses only */
                     url: string;
-                    events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed")[];
+                    events: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed" | "budget.threshold_reached")[];
                     description?: string;
                 };
             };
@@ -14504,7 +15096,7 @@ export interface operations {
                 "application/json": {
                     /** @description http or https; public addresses only */
                     url?: string;
-                    events?: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed")[];
+                    events?: ("run.completed" | "prompt.version.created" | "prompt.published" | "skill.published" | "agent.published" | "label.moved" | "evaluation.completed" | "budget.threshold_reached")[];
                     description?: string;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";

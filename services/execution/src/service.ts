@@ -9,6 +9,7 @@ import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
 import { createProviderRegistry, type ProviderRegistryOptions, type ProvidersConfig } from "@kiln/models/registry";
 import type { CatalogService } from "@kiln/proto/catalog";
+import { createBudgetParts } from "./budgets/budget-parts.js";
 import { createResponseCache, startResponseCacheSweeper } from "./cache/response-cache.js";
 import type { ToolsConfig } from "./config.js";
 import type { ConnectionsConfig } from "./connections/connection-config.js";
@@ -123,9 +124,12 @@ export async function createExecutionService(
   const outbox = createRunEventOutbox(runs, runEventIntentCollection(deps.store), deps.bus, deps.logger);
   outbox.start(deps.outboxIntervalMs);
   // The usage ledger counts every stored run; the plan's limit is checked where runs start (docs/usage.md).
+  // Budgets hold where runs start too, on the ledger's counts (docs/budgets.md).
+  const budgets = await createBudgetParts(deps);
   const usage = await createUsageParts({
     ...deps,
     runs,
+    onCounted: (organizationId, runIds) => budgets.gate.counted(organizationId, runIds),
     organizationModels: (organizationId) => connectionParts.layer.organizationModels(organizationId),
     ledger: deps.usageLedger,
   });
@@ -161,6 +165,7 @@ export async function createExecutionService(
     runs,
     outbox,
     allowance: usage.allowance,
+    budgets: budgets.gate,
     runKeys: createRunKeys(deps.store, runs),
     onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
       runsStored++;
@@ -218,6 +223,7 @@ export async function createExecutionService(
       registerTraceRpc(router, traces, retention);
       modelRoutes.register(router);
       usage.register(router);
+      budgets.register(router);
     },
     readiness: [
       { name: "store", check: () => deps.store.ping() },
@@ -235,6 +241,7 @@ export async function createExecutionService(
       leases.stop();
       await outbox.stop();
       await usage.stop();
+      await budgets.stop();
       await traceEvents.stop();
       await runTraces?.drain();
       await idempotencySweeper.stop();

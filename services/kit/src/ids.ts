@@ -36,7 +36,8 @@ export type IdPrefix =
   | "pcn"
   | "sct"
   | "grp"
-  | "aud";
+  | "aud"
+  | "bdg";
 
 let lastMs = 0;
 let counter = 0;

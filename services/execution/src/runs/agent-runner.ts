@@ -21,7 +21,7 @@ import { apiKeyIdOf, type CallContext } from "./call-context.js";
 import { type InputIssue, inputIssueCode, inputsOf, parseObject, renamed } from "./run-input.js";
 import type { RunLeases } from "./run-leases.js";
 import { createRunSlots } from "./run-slots.js";
-import { admitted, insertRun, intendRun, priorRun, storeRun } from "./store-run.js";
+import { admitted, insertRun, intendRun, priorRun, stepDeps, storeRun } from "./store-run.js";
 import type { StoredRunDeps } from "./stored-runs.js";
 import { type AgentStepRecord, executeWorkflow } from "./workflow-engine.js";
 
@@ -72,9 +72,9 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       trace?: RunTraceContext;
     },
   ): Promise<RunDoc> {
-    // The agent run was admitted under the plan's limit; its steps' runs count, and are not refused.
+    // The agent run was admitted under the plan's limit and its budgets; its steps' runs count, and are not refused.
     const { signal, trace } = options;
-    const steps = stepRunnerOf({ ...stored, models: agent.models, allowance: undefined }, agent, signal, trace);
+    const steps = stepRunnerOf({ ...stepDeps(stored), models: agent.models }, agent, signal, trace);
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });

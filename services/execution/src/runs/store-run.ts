@@ -4,6 +4,7 @@
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
+import type { BudgetGate } from "../budgets/budget-gate.js";
 import type { RunEventOutbox } from "../events/run-events.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
@@ -18,6 +19,8 @@ export interface RunStoreDeps {
   onStored?: (doc: RunDoc, trace: RunTraceContext | undefined) => void;
   /** The plan's monthly run limit (docs/usage.md); absent: no limit is checked (an agent's steps). */
   allowance?: Pick<RunAllowance, "admit" | "finished">;
+  /** The organization's budgets (docs/budgets.md); absent: none is checked. */
+  budgets?: Pick<BudgetGate, "admit" | "finished">;
   /** Which run each call with an Idempotency-Key started (run-keys.ts); absent: not recorded. */
   runKeys?: RunKeys;
 }
@@ -29,6 +32,9 @@ export interface RunStart {
   apiKeyId?: string;
   /** The call's idempotency key (kit's kIdempotencyKey), when it came with one. */
   idempotencyKey?: string;
+  /** A prompt run's prompt and its model's connection: the budgets scoped to them (budget-gate.ts). */
+  promptId?: string;
+  connectionId?: string;
 }
 
 /**
@@ -49,8 +55,10 @@ export async function storeRun(
   if (prior) return prior;
   // Before anything is called or written: a run past the plan's limit is refused here (429).
   await deps.allowance?.admit(organizationId, id);
-  let stored = false;
+  let stored: RunDoc | undefined;
   try {
+    // ... and a run its budgets refuse (429 naming the budget).
+    await deps.budgets?.admit(start);
     const intent = nextTurn().then(() => intendRun(deps, start));
     // Awaited after the execution: a store that refuses the intent fails the request then.
     intent.catch(() => undefined);
@@ -58,12 +66,13 @@ export async function storeRun(
     const doc = apiKeyId ? { ...executed, apiKeyId } : executed;
     await intent;
     await insertRun(deps, doc);
-    stored = true;
+    stored = doc;
     deps.outbox.publish(doc);
     deps.onStored?.(doc, trace);
     return doc;
   } finally {
-    deps.allowance?.finished(organizationId, id, stored);
+    deps.allowance?.finished(organizationId, id, stored !== undefined);
+    deps.budgets?.finished(start, stored);
   }
 }
 
@@ -86,11 +95,18 @@ export async function intendRun(deps: RunStoreDeps, start: RunStart): Promise<vo
 export async function admitted<T>(deps: RunStoreDeps, run: RunStart, start: () => Promise<T>): Promise<T> {
   await deps.allowance?.admit(run.organizationId, run.id);
   try {
+    await deps.budgets?.admit(run);
     return await start();
   } catch (err) {
     deps.allowance?.finished(run.organizationId, run.id, false);
     throw err;
   }
+}
+
+/** An agent's steps' deps: their runs count (the plan's, the budgets') and are not refused one by one. */
+export function stepDeps<T extends RunStoreDeps>(deps: T): T {
+  const budgets = deps.budgets && { ...deps.budgets, admit: async () => undefined };
+  return { ...deps, allowance: undefined, budgets };
 }
 
 /** Runs stored at once under load go to the store together (one group inserter per collection). */

@@ -57,7 +57,14 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
     deps,
-    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId, idempotencyKey: r.idempotencyKey },
+    {
+      id,
+      organizationId: r.organizationId,
+      apiKeyId: r.apiKeyId,
+      idempotencyKey: r.idempotencyKey,
+      promptId: r.prompt.promptId,
+      connectionId: r.model.entry.connectionId,
+    },
     async () => {
       // Once admitted (store-run.ts): a stream refused by the plan's limit has not started.
       r.stream?.onStart(id, cache.record?.status);

@@ -28,6 +28,8 @@ export interface UsagePartsDeps {
   runs: import("@kiln/kit/store").Collection<RunDoc>;
   /** The organization's own connection models (the connection a run's model belongs to). */
   organizationModels(organizationId: string): Promise<OrganizationModels>;
+  /** Also told the runs each flush counted (budgets' gate). */
+  onCounted?(organizationId: string, runIds: string[]): void;
   /** Ledger timings (tests): flush interval and batch. */
   ledger?: { flushIntervalMs?: number; maxBatch?: number };
 }
@@ -40,6 +42,7 @@ const toProto = (r: Partial<UsageRow> & UsageCounters) => ({
   cacheWriteInputTokens: BigInt(r.cacheWriteInputTokens),
   outputTokens: BigInt(r.outputTokens),
   reasoningTokens: BigInt(r.reasoningTokens),
+  cacheHits: BigInt(r.cacheHits),
 });
 
 export async function createUsageParts(deps: UsagePartsDeps) {
@@ -68,7 +71,10 @@ export async function createUsageParts(deps: UsagePartsDeps) {
       const own = await deps.organizationModels(organizationId).catch(() => undefined);
       return own?.models.find((m) => m.id === model)?.connectionId ?? "";
     },
-    onCounted: (organizationId, runIds) => allowance.counted(organizationId, runIds),
+    onCounted: (organizationId, runIds) => {
+      allowance.counted(organizationId, runIds);
+      deps.onCounted?.(organizationId, runIds);
+    },
   });
   await ledger.start();
   return {

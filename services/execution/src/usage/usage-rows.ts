@@ -14,6 +14,9 @@ export interface UsageCounters {
   outputTokens: number;
   reasoningTokens: number;
   costUsd: number;
+  /** Prompt runs answered from the response cache (docs/cache.md), and what their answers had cost. */
+  cacheHits: number;
+  savedCostUsd: number;
 }
 
 export const COUNTER_NAMES = [
@@ -24,6 +27,8 @@ export const COUNTER_NAMES = [
   "outputTokens",
   "reasoningTokens",
   "costUsd",
+  "cacheHits",
+  "savedCostUsd",
 ] as const satisfies readonly (keyof UsageCounters)[];
 
 /** The dimensions of one ledger row; "" where the run has none. */
@@ -57,10 +62,13 @@ export const zeroCounters = (): UsageCounters => ({
   outputTokens: 0,
   reasoningTokens: 0,
   costUsd: 0,
+  cacheHits: 0,
+  savedCostUsd: 0,
 });
 
 export function addCounters(into: UsageCounters, more: UsageCounters): UsageCounters {
-  for (const name of COUNTER_NAMES) into[name] += more[name];
+  // A document written before a counter existed has none of it: 0.
+  for (const name of COUNTER_NAMES) into[name] += more[name] ?? 0;
   return into;
 }
 
@@ -82,6 +90,7 @@ export function secondsToNextMonth(at: Date): number {
 export function usageEntryOf(run: RunDoc, connectionId: string): UsageEntry {
   const aggregate = run.kind === "agent";
   const u = run.usage;
+  const hit = run.cache?.status === "hit";
   return {
     runId: run._id,
     organizationId: run.organizationId,
@@ -108,6 +117,8 @@ export function usageEntryOf(run: RunDoc, connectionId: string): UsageEntry {
           outputTokens: u.outputTokens,
           reasoningTokens: u.reasoningTokens ?? 0,
           costUsd: run.estimatedCostUsd ?? 0,
+          cacheHits: hit ? 1 : 0,
+          savedCostUsd: hit ? (run.cache?.savedCostUsd ?? 0) : 0,
         },
   };
 }
