@@ -301,6 +301,37 @@ describe.each(MODES)("audit log in $name", (mode) => {
     expect((await log({}, member.accessToken)).status).toBe(403);
   });
 
+  it("records a change once when its Idempotency-Key replays it", async () => {
+    const send = () =>
+      api.post<{ id: string }>(
+        "/api/datasets",
+        { organizationId, name: "Replayed" },
+        {
+          token: owner.token,
+          headers: { "idempotency-key": `audit-${randomUUID()}` },
+        },
+      );
+    const headers = { "idempotency-key": `audit-${randomUUID()}` };
+    const first = await api.post<{ id: string }>(
+      "/api/datasets",
+      { organizationId, name: "Once" },
+      { token: owner.token, headers },
+    );
+    const again = await api.post<{ id: string }>(
+      "/api/datasets",
+      { organizationId, name: "Once" },
+      { token: owner.token, headers },
+    );
+    expect(first.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    const entries = (await log({ action: "dataset.created", targetId: first.body.id })).body.data;
+    expect(entries).toHaveLength(1);
+    // A new key is a new change, with its own entry.
+    const other = await send();
+    expect((await log({ action: "dataset.created", targetId: other.body.id })).body.data).toHaveLength(1);
+  });
+
   it("keeps entries a year unless the organization sets its retention; the change is an entry", async () => {
     const path = `/api/organizations/${organizationId}`;
     const before = await api.get<{ organization: { settings: { auditRetentionDays: number } } }>(path, {

@@ -14,7 +14,8 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction | null>> = {
   // Sign-ins (success and failure), recorded in every organization of the user (audit-recorder.ts).
   createSession: ["user.signed_in", "user", "b.email"],
   issueToken: ["user.signed_in", "user", "b.email"],
-  deleteSession: ["user.signed_out", "user", "actor"],
+  // A public route that only clears the console's cookie: it names no one (the token still expires on its own).
+  deleteSession: NOT_A_CHANGE,
   // Before the account has an organization: nothing to record it in.
   signUp: NOT_A_CHANGE,
   completeOnboarding: ["organization.created", "organization", "r.organization.id"],

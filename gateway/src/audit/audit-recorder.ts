@@ -67,7 +67,8 @@ export function registerAuditRecorder(app: GatewayApp, deps: GatewayDeps): void 
     const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
     if (!operationId) return payload;
     const declared = AUDIT_ACTIONS[operationId];
-    if (!declared) return payload;
+    // A replay of an earlier answer (the same Idempotency-Key) changed nothing: its first answer was recorded.
+    if (!declared || request.idempotentReplayed) return payload;
     const failed = reply.statusCode >= 400;
     if (failed && !(AUDITED_FAILURES.has(operationId) && reply.statusCode < 500)) return payload;
     const [action, targetType, targetSpec] = declared;
