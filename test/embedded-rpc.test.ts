@@ -34,6 +34,7 @@ const SECRET = randomBytes(32).toString("base64url");
 const SERVICES = [
   "kiln.identity.v1.IdentityService",
   "kiln.identity.v1.ScimService",
+  "kiln.identity.v1.AuditService",
   "kiln.catalog.v1.CatalogService",
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",

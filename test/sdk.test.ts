@@ -1138,6 +1138,17 @@ describe("usage and SCIM tokens", () => {
   });
 });
 
+describe("the audit log", () => {
+  it("lists the changes above newest first and verifies the chain (docs/governance.md)", async () => {
+    const page = await user.auditLog.list({ organizationId, action: "prompt.created", limit: 2 });
+    expect(page.data.length).toBeGreaterThan(0);
+    expect(page.data[0]).toMatchObject({ action: "prompt.created", actor: { type: "user" }, outcome: "success" });
+    const verified = await user.auditLog.verify({ organizationId });
+    expect(verified).toMatchObject({ organizationId, valid: true, problem: null });
+    expect(verified.entries).toBeGreaterThan(1);
+  });
+});
+
 describe("the OpenAPI document against the live answers", () => {
   it("matched every answer above to its documented operation, status and schema", () => {
     expect(conformance.violations).toEqual([]);

@@ -31,6 +31,7 @@ const SCOPE_SET: Record<Scope, true> = {
   "traces:write": true,
   "connections:read": true,
   "connections:write": true,
+  "audit:read": true,
 };
 const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 

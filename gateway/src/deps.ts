@@ -3,6 +3,7 @@ import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import { AuditService } from "@kiln/proto/audit";
 import { BudgetService } from "@kiln/proto/budgets";
 import { CatalogService } from "@kiln/proto/catalog";
 import { ProviderConnectionService } from "@kiln/proto/connections";
@@ -74,6 +75,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       scim: createClient(ScimService, w.transports.identity),
       // The usage ledger is the execution service's (docs/usage.md).
       usage: createClient(UsageService, w.transports.execution),
+      // The audit log is the identity service's (docs/governance.md).
+      audit: createClient(AuditService, w.transports.identity),
       // And the budgets, beside the ledger they read (docs/budgets.md).
       budgets: createClient(BudgetService, w.transports.execution),
     },

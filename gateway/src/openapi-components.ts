@@ -9,6 +9,7 @@ import {
   WorkflowValidationView,
   WorkflowView,
 } from "./routes/agent-views.js";
+import { AuditEntryView, AuditVerificationView } from "./routes/audit-routes.js";
 import { BudgetView } from "./routes/budget-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
@@ -196,4 +197,6 @@ export const COMPONENTS: NamedSchema[] = [
   TraceSettingsView,
   UsageRowView,
   UsageReportView,
+  AuditEntryView,
+  AuditVerificationView,
 ].map((schema) => schema as unknown as NamedSchema);

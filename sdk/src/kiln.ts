@@ -1,5 +1,6 @@
 import { AgentRuns, Agents } from "./agents.js";
 import { AnnotationQueues } from "./annotation-queues.js";
+import { AuditLog } from "./audit-log.js";
 import { Budgets } from "./budgets.js";
 import { Bundles } from "./bundles.js";
 import { Datasets } from "./datasets.js";
@@ -42,6 +43,7 @@ export class Kiln {
   readonly scores: Scores;
   readonly annotationQueues: AnnotationQueues;
   readonly datasets: Datasets;
+  readonly auditLog: AuditLog;
 
   constructor(options: KilnOptions) {
     const transport = new Transport(options);
@@ -66,5 +68,6 @@ export class Kiln {
     this.scores = new Scores(transport);
     this.annotationQueues = new AnnotationQueues(transport);
     this.datasets = new Datasets(transport);
+    this.auditLog = new AuditLog(transport);
   }
 }

@@ -68,6 +68,8 @@ export type OnlineScore = Schemas["OnlineScore"];
 export type OnlineScoreSummary = Schemas["OnlineScoreSummary"];
 
 export type Trace = Schemas["Trace"];
+export type AuditEntry = Schemas["AuditEntry"];
+export type AuditVerification = Schemas["AuditVerification"];
 export type TraceDetail = Schemas["TraceDetail"];
 export type Span = Schemas["Span"];
 export type Generation = Schemas["Generation"];

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { ReadinessCheck } from "@kiln/kit/rpc/server";
+import type { AuditService } from "@kiln/proto/audit";
 import type { BudgetService } from "@kiln/proto/budgets";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { ProviderConnectionService } from "@kiln/proto/connections";
@@ -38,6 +39,8 @@ export interface GatewayClients {
   /** SCIM provisioning is the identity service's (docs/scim.md). */
   scim: Client<typeof ScimService>;
   usage: Client<typeof UsageService>;
+  /** The audit log is the identity service's (docs/governance.md). */
+  audit: Client<typeof AuditService>;
   /** Budgets are the execution service's, beside the ledger they read (docs/budgets.md). */
   budgets: Client<typeof BudgetService>;
 }

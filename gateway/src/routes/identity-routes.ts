@@ -1,5 +1,6 @@
 import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
 import Type, { type Static } from "typebox";
+import { registerAudit } from "../audit/register-audit.js";
 import { HttpError } from "../errors.js";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
@@ -27,9 +28,13 @@ const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
 
 const apiKeys = operations({ tags: ["api-keys"], stability: "non-public", security: ACCESS_TOKEN_ONLY });
 
-/** Sign-up, tokens, JWKS, onboarding, setup verification and API keys (api.md "Authentication", "Identity"). */
+/**
+ * Sign-up, tokens, JWKS, onboarding, setup verification and API keys (api.md "Authentication",
+ * "Identity"); first, the audit log's recorder (a hook every later route runs) and routes.
+ */
 export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
+  registerAudit(app, deps);
 
   registerAuthRoutes(app, deps);
 

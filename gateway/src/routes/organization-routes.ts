@@ -107,6 +107,13 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
                 description: "labels only owners and admins move (API keys: labels:write)",
               }),
             ),
+            auditRetentionDays: Type.Optional(
+              Type.Integer({
+                minimum: 30,
+                maximum: 3650,
+                description: "days the audit log keeps an entry (default 365)",
+              }),
+            ),
           }),
         ),
       }),
@@ -120,6 +127,7 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
           name: request.body.name,
           setProtectedLabels: protectedLabels !== undefined,
           protectedLabels: protectedLabels ?? [],
+          auditRetentionDays: request.body.settings?.auditRetentionDays,
         },
         rpcOptions(request),
       );

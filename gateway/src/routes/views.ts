@@ -1,4 +1,5 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import { DEFAULT_AUDIT_RETENTION_DAYS } from "@kiln/contracts/audit";
 import type { ApiKey, Invitation, Member, Membership, Organization, Principal, User } from "@kiln/proto/identity";
 import Type from "typebox";
 import { Nullable, OneOf, ref, Timestamp as TimestampSchema } from "../schemas.js";
@@ -60,6 +61,7 @@ export const OrganizationView = Type.Object(
       protectedLabels: Type.Array(Type.String(), {
         description: 'labels only owners and admins (or API keys with labels:write) move; default ["production"]',
       }),
+      auditRetentionDays: Type.Integer({ description: "days the audit log keeps an entry; default 365" }),
     }),
     createdAt: TimestampSchema,
   },
@@ -73,7 +75,10 @@ export const organizationView = (o: Organization) => ({
     aiEnabled: o.entitlements?.aiEnabled ?? false,
     monthlyRunLimit: Number(o.entitlements?.monthlyRunLimit ?? 0n),
   },
-  settings: { protectedLabels: o.settings?.protectedLabels ?? [] },
+  settings: {
+    protectedLabels: o.settings?.protectedLabels ?? [],
+    auditRetentionDays: o.settings?.auditRetentionDays || DEFAULT_AUDIT_RETENTION_DAYS,
+  },
   createdAt: iso(o.createdAt) ?? "",
 });
 

@@ -19,4 +19,5 @@ export const API_KEY_SCOPES = [
   "traces:write",
   "connections:read",
   "connections:write",
+  "audit:read",
 ] as const;

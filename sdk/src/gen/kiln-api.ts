@@ -4,6 +4,40 @@
  */
 
 export interface paths {
+    "/api/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's audit log, newest first; `format=jsonl` exports it as JSON Lines */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit-log/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Checks an organization's audit chain: every number present, every hash its entry's */
+        get: operations["verifyAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session": {
         parameters: {
             query?: never;
@@ -2010,6 +2044,8 @@ export interface components {
             settings: {
                 /** @description labels only owners and admins (or API keys with labels:write) move; default ["production"] */
                 protectedLabels: string[];
+                /** @description days the audit log keeps an entry; default 365 */
+                auditRetentionDays: number;
             };
             /** Format: date-time */
             createdAt: string;
@@ -4085,6 +4121,45 @@ export interface components {
                 savedCostUsd: number;
             };
         };
+        AuditEntry: {
+            id: string;
+            organizationId: string;
+            /** @description 1, 2, 3… per organization, without a gap */
+            sequence: number;
+            /** Format: date-time */
+            occurredAt: string;
+            actor: {
+                /** @description user, api_key, service, scim or anonymous (a refused sign-in) */
+                type: string;
+                id: string;
+                /** @description the organization it acted in */
+                organizationId: string;
+            };
+            /** @description e.g. prompt.version.published */
+            action: string;
+            target: {
+                type: string;
+                id: string;
+            };
+            requestId: string;
+            sourceAddress: string;
+            /** @description names of the fields the change sent; never values */
+            changedFields: string[];
+            outcome: "success" | "failure";
+            previousHash: string;
+            /** @description sha256 of previousHash and the canonical entry (docs/governance.md) */
+            hash: string;
+        };
+        AuditVerification: {
+            organizationId: string;
+            valid: boolean;
+            entries: number;
+            firstSequence: number;
+            lastSequence: number;
+            /** @description where the chain breaks */
+            brokenAtSequence: number | null;
+            problem: "gap" | "hash_mismatch" | "link_mismatch" | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -4094,6 +4169,191 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+                actor?: string;
+                action?: string;
+                targetType?: string;
+                targetId?: string;
+                /** @description RFC 3339 */
+                from?: string;
+                /** @description RFC 3339 */
+                to?: string;
+                format?: "json" | "jsonl";
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifyAuditLog: {
+        parameters: {
+            query?: {
+                organizationId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerification"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     createSession: {
         parameters: {
             query?: never;
@@ -4777,7 +5037,7 @@ export interface operations {
                 "application/json": {
                     organizationId: string;
                     name: string;
-                    scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write" | "connections:read" | "connections:write")[];
+                    scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write" | "connections:read" | "connections:write" | "audit:read")[];
                 };
             };
         };
@@ -5302,6 +5562,8 @@ export interface operations {
                     settings?: {
                         /** @description labels only owners and admins move (API keys: labels:write) */
                         protectedLabels?: string[];
+                        /** @description days the audit log keeps an entry (default 365) */
+                        auditRetentionDays?: number;
                     };
                 };
             };

@@ -4,8 +4,12 @@ import type { Logger } from "@kiln/kit/logger";
 import { startIdempotencySweeper } from "@kiln/kit/rpc/idempotency";
 import { defineService, type ServiceModule } from "@kiln/kit/rpc/server";
 import type { Store } from "@kiln/kit/store";
+import { startSweeper } from "@kiln/kit/sweeper";
+import { createAuditLog } from "./audit/audit-log.js";
+import { auditEntries, ensureAuditIndexes } from "./audit/audit-store.js";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
 import { createIdentity } from "./identity.js";
+import { registerAuditRpc } from "./rpc/audit-rpc.js";
 import { registerIdentityRpc } from "./rpc/identity-rpc.js";
 import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
@@ -25,7 +29,12 @@ export async function createIdentityService(
   // Idempotency records go after their 24 h (docs/operations.md "Retention").
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const issuer = await createTokenIssuer(deps.issuer);
-  const identity = createIdentity({ collections: identityCollections(deps.store), issuer });
+  const collections = identityCollections(deps.store);
+  const identity = createIdentity({ collections, issuer });
+  // The audit log (docs/governance.md): entries past their organization's retention go hourly.
+  await ensureAuditIndexes(deps.store);
+  const audit = createAuditLog(auditEntries(deps.store), collections);
+  const auditSweeper = startSweeper({ logger: deps.logger, what: "audit entries", sweep: () => audit.sweep() });
   const jwks = { jwks: jsonText(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
   const service = defineService({
     name: "identity",
@@ -33,6 +42,7 @@ export async function createIdentityService(
     register: (router) => {
       registerIdentityRpc(router, identity, () => jwks);
       registerScimRpc(router, identity);
+      registerAuditRpc(router, audit);
     },
     readiness: [{ name: "store", check: () => deps.store.ping() }],
     // Identity verifies API keys itself; every other service asks it.
@@ -40,5 +50,11 @@ export async function createIdentityService(
     // A retried "create organization" (a double submit, a client's retry) makes one organization.
     idempotency: { store: deps.store, methods: new Set(["/kiln.identity.v1.IdentityService/CreateOrganization"]) },
   });
-  return { ...service, close: () => idempotencySweeper.stop() };
+  return {
+    ...service,
+    close: async () => {
+      await auditSweeper.stop();
+      await idempotencySweeper.stop();
+    },
+  };
 }

@@ -36,6 +36,7 @@ export type IdPrefix =
   | "pcn"
   | "sct"
   | "grp"
+  | "aud"
   | "bdg";
 
 let lastMs = 0;

@@ -63,8 +63,9 @@ describe("secretMatches", () => {
 });
 
 describe("isApiKeyScope", () => {
-  it("knows the twelve scopes of api.md, labels:write (docs/labels.md), webhooks:read/write (docs/webhooks.md), connections:read/write (docs/providers.md) and nothing else", () => {
-    expect(API_KEY_SCOPES).toHaveLength(19);
+  it("knows the twelve scopes of api.md, labels:write (docs/labels.md), webhooks:read/write (docs/webhooks.md), connections:read/write (docs/providers.md), audit:read (docs/governance.md) and nothing else", () => {
+    expect(API_KEY_SCOPES).toHaveLength(20);
+    expect(API_KEY_SCOPES).toContain("audit:read");
     expect(API_KEY_SCOPES).toContain("connections:read");
     expect(API_KEY_SCOPES).toContain("connections:write");
     expect(API_KEY_SCOPES).toContain("traces:write");

@@ -156,6 +156,7 @@ export function registerIdentityRpc(
         organizationId: req.organizationId,
         name: req.name,
         protectedLabels: req.setProtectedLabels ? req.protectedLabels : undefined,
+        auditRetentionDays: req.auditRetentionDays,
       });
       return { organization: organizationToProto(organization) };
     },

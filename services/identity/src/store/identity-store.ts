@@ -42,6 +42,8 @@ export interface OrganizationDoc {
 export interface OrganizationSettings {
   /** Labels only owners and admins may move (docs/labels.md); default ["production"]. */
   protectedLabels: string[];
+  /** Days the audit log keeps an entry (docs/governance.md "Retention"); absent: one year. */
+  auditRetentionDays?: number;
 }
 
 /** `_id` is `<organizationId>:<userId>`, so a user is a member of an organization at most once. */

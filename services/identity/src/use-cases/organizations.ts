@@ -1,3 +1,8 @@
+import {
+  DEFAULT_AUDIT_RETENTION_DAYS,
+  MAX_AUDIT_RETENTION_DAYS,
+  MIN_AUDIT_RETENTION_DAYS,
+} from "@kiln/contracts/audit";
 import { DEFAULT_PROTECTED_LABELS, labelNameIssue } from "@kiln/contracts/labels";
 import { notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
@@ -9,7 +14,10 @@ import type { Access } from "./access.js";
 
 /** The settings in force: an organization created before settings existed has the defaults. */
 export function settingsOf(organization: OrganizationDoc) {
-  return { protectedLabels: organization.settings?.protectedLabels ?? [...DEFAULT_PROTECTED_LABELS] };
+  return {
+    protectedLabels: organization.settings?.protectedLabels ?? [...DEFAULT_PROTECTED_LABELS],
+    auditRetentionDays: organization.settings?.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS,
+  };
 }
 
 const MAX_PROTECTED_LABELS = 20;
@@ -39,7 +47,7 @@ export function organizationUseCases(access: Access) {
     /** Name and settings; owners and admins only. */
     async updateOrganization(
       userId: string,
-      input: { organizationId: string; name?: string; protectedLabels?: string[] },
+      input: { organizationId: string; name?: string; protectedLabels?: string[]; auditRetentionDays?: number },
     ): Promise<OrganizationDoc> {
       const issues = new Issues();
       const set: Record<string, unknown> = {};
@@ -52,6 +60,15 @@ export function organizationUseCases(access: Access) {
           if (issue) issues.add(`settings.protectedLabels[${i}]`, issue);
         });
         set["settings.protectedLabels"] = [...new Set(input.protectedLabels)];
+      }
+      if (input.auditRetentionDays !== undefined) {
+        const days = input.auditRetentionDays;
+        if (!Number.isInteger(days) || days < MIN_AUDIT_RETENTION_DAYS || days > MAX_AUDIT_RETENTION_DAYS)
+          issues.add(
+            "settings.auditRetentionDays",
+            `must be a whole number of days from ${MIN_AUDIT_RETENTION_DAYS} to ${MAX_AUDIT_RETENTION_DAYS}`,
+          );
+        set["settings.auditRetentionDays"] = days;
       }
       issues.throwIfAny();
       const { organization } = await managedOrganization(userId, input.organizationId, "change its settings");
