@@ -825,7 +825,7 @@ describe("organization settings and members", () => {
   it("defaults the protected labels to production; owners and admins change them, members may not", async () => {
     const { userId, organizationId } = await createOwner();
     const seen = await identity.getOrganization({ type: "user", id: userId }, organizationId);
-    expect(settingsOf(seen.organization)).toEqual({ protectedLabels: ["production"] });
+    expect(settingsOf(seen.organization)).toEqual({ protectedLabels: ["production"], auditRetentionDays: 365 });
     const memberId = await addMember(organizationId, "member");
     const adminId = await addMember(organizationId, "admin");
     await expectKind(
@@ -844,7 +844,7 @@ describe("organization settings and members", () => {
       organizationId: organizationId,
       protectedLabels: ["staging", "staging"],
     });
-    expect(settingsOf(changed)).toEqual({ protectedLabels: ["staging"] });
+    expect(settingsOf(changed)).toEqual({ protectedLabels: ["staging"], auditRetentionDays: 365 });
     // What authorize answers (and the catalog reads) follows.
     const decision = await identity.authorize(
       { type: "user", id: memberId },
