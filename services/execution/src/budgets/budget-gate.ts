@@ -56,7 +56,10 @@ interface OrgState {
   blocking: Map<string, Held[]>;
   budgetsAtMs: number;
   budgetsSeeded: boolean;
+  /** Counts the changes made here: a read that started before the last change is not kept. */
+  generation: number;
   loading: Promise<void> | undefined;
+  loadingGeneration: number;
   /** The ledger's cost by period name, then scope, for `ledgerPeriods`. */
   ledger: Map<string, Map<string, number>>;
   ledgerPeriods: string;
@@ -96,7 +99,9 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       blocking: new Map(),
       budgetsAtMs: 0,
       budgetsSeeded: false,
+      generation: 0,
       loading: undefined,
+      loadingGeneration: -1,
       ledger: new Map(),
       ledgerPeriods: "",
       ledgerAtMs: 0,
@@ -110,9 +115,14 @@ export function createBudgetGate(deps: BudgetGateDeps) {
   }
 
   function loadBudgets(organizationId: string, s: OrgState): Promise<void> {
-    s.loading ??= deps
+    // A read in flight from before a change made here would bring back the budgets before it.
+    if (s.loading && s.loadingGeneration === s.generation) return s.loading;
+    const generation = s.generation;
+    s.loadingGeneration = generation;
+    const loading = deps
       .budgetsOf(organizationId)
       .then((budgets) => {
+        if (generation !== s.generation) return;
         s.budgets = budgets;
         s.held = budgets.map((doc) => ({ doc, scope: ledgerScopeOf(doc.scope) }));
         s.blocking = new Map();
@@ -123,9 +133,10 @@ export function createBudgetGate(deps: BudgetGateDeps) {
         s.budgetsSeeded = true;
       })
       .finally(() => {
-        s.loading = undefined;
+        if (s.loading === loading) s.loading = undefined;
       });
-    return s.loading;
+    s.loading = loading;
+    return loading;
   }
 
   const periodsAt = (at: Date) => [periodOf("day", at).name, periodOf("month", at).name];
@@ -208,7 +219,8 @@ export function createBudgetGate(deps: BudgetGateDeps) {
     /** Admits the run or refuses it (429 resource_exhausted naming the budget, Retry-After the period's end). */
     async admit(run: BudgetedRun): Promise<void> {
       const s = stateOf(run.organizationId);
-      if (!s.budgetsSeeded) await loadBudgets(run.organizationId, s);
+      // Again while a change made here lands during the read (the read before it is dropped).
+      if (!s.budgetsSeeded) while (!s.budgetsSeeded) await loadBudgets(run.organizationId, s);
       else if (now().getTime() - s.budgetsAtMs >= budgetsTtlMs)
         void loadBudgets(run.organizationId, s).catch(() => undefined);
       if (s.budgets.length === 0) return;
@@ -273,7 +285,9 @@ export function createBudgetGate(deps: BudgetGateDeps) {
     /** The organization's budgets changed here: the next run reads them again. */
     invalidate(organizationId: string): void {
       const s = states.get(organizationId);
-      if (s) s.budgetsSeeded = false;
+      if (!s) return;
+      s.generation++;
+      s.budgetsSeeded = false;
     },
   };
 }
