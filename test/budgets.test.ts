@@ -288,7 +288,8 @@ describe.each(modes)("budgets ($name)", (mode) => {
     expect((await run(org, { apiKey: org.flow.apiKey })).status).toBe(429);
     // Raised: runs go through again at once (a change through this API applies to the next run).
     await api(org.flow, "PATCH", `/api/budgets/${created.body.id}`, { limitUsd: spent + 10 * RUN_COST });
-    expect((await run(org, { apiKey: org.flow.apiKey })).status).toBe(201);
+    const again = await run(org, { apiKey: org.flow.apiKey });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
   }, 120_000);
 
   it("sends each threshold's budget.threshold_reached once, signed, and does not block an alert budget", async () => {

@@ -38,6 +38,7 @@ import { createTraceRetention, startTraceSweeper } from "./traces/trace-retentio
 import { registerTraceRpc } from "./traces/trace-rpc.js";
 import { ensureTraceIndexes, traceCollections } from "./traces/trace-store.js";
 import { createTraces } from "./traces/traces.js";
+import { createLedgerLock } from "./usage/ledger-lock.js";
 import type { UsageLedger } from "./usage/usage-ledger.js";
 import { createUsageParts } from "./usage/usage-parts.js";
 
@@ -125,9 +126,12 @@ export async function createExecutionService(
   outbox.start(deps.outboxIntervalMs);
   // The usage ledger counts every stored run; the plan's limit is checked where runs start (docs/usage.md).
   // Budgets hold where runs start too, on the ledger's counts (docs/budgets.md).
-  const budgets = await createBudgetParts(deps);
+  // Reads of the ledger (plan and budgets) and its flushes take turns: no run is counted twice.
+  const ledgerLock = createLedgerLock();
+  const budgets = await createBudgetParts({ ...deps, ledgerLock });
   const usage = await createUsageParts({
     ...deps,
+    ledgerLock,
     runs,
     onCounted: (organizationId, runIds) => budgets.gate.counted(organizationId, runIds),
     organizationModels: (organizationId) => connectionParts.layer.organizationModels(organizationId),

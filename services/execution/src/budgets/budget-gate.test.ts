@@ -24,7 +24,7 @@ function budget(fields: Partial<BudgetDoc>): BudgetDoc {
 }
 
 /** A gate over fixed budgets and a ledger the test sets; counts the reads of each. */
-function gateOf(budgets: BudgetDoc[], at = new Date("2026-12-02T20:00:00Z")) {
+function gateOf(budgets: BudgetDoc[], at = new Date("2026-12-02T20:00:00Z"), staleMs?: number) {
   const reads = { budgets: 0, ledger: 0 };
   const ledger = new Map<string, number>();
   const thresholds: [string, number][] = [];
@@ -39,6 +39,7 @@ function gateOf(budgets: BudgetDoc[], at = new Date("2026-12-02T20:00:00Z")) {
     },
     onThreshold: (b, _p, t) => thresholds.push([b._id, t]),
     refreshMs: 1_000_000,
+    staleMs,
     budgetsTtlMs: 1_000_000,
     now: () => at,
   });
@@ -159,5 +160,37 @@ describe("the budget gate", () => {
     gate.invalidate(ORG);
     await gate.admit({ organizationId: ORG });
     expect(reads.budgets).toBe(2);
+  });
+
+  it("counts a run once when a read that began before its count was told already had it", async () => {
+    // Every admission reads the ledger; with no lock a read may see a flush before it is told.
+    const { gate, stored, ledger, reads } = gateOf([budget({ limitUsd: 0.15 })], undefined, 0);
+    const run = { organizationId: ORG };
+    await gate.admit(run);
+    const doc = stored(0.1);
+    gate.finished(run, doc);
+    // The flush is applied, a read sees it, and only then is the run told counted.
+    ledger.set("2026-12-02|organization", 0.1);
+    expect(await refusalOf(gate.admit(run))).toBeInstanceOf(DomainError);
+    gate.counted(ORG, [doc._id]);
+    expect(gate.uncounted(ORG, "2026-12-02", "organization")).toBe(0);
+    // The next read began after the count: the run is the ledger's 0.1, once, and 0.1 < 0.15 admits.
+    await gate.admit(run);
+    await gate.admit(run);
+    expect(reads.ledger).toBe(4);
+  });
+
+  it("reads the ledger for a scope a new budget brings before it admits", async () => {
+    const budgets = [budget({ limitUsd: 1 })];
+    const { gate, ledger, reads } = gateOf(budgets);
+    await gate.admit({ organizationId: ORG, apiKeyId: KEY });
+    expect(reads.ledger).toBe(1);
+    // A key budget made here, its key already over it in the ledger.
+    ledger.set("2026-12-02|api_key:" + KEY, 0.5);
+    budgets.push(
+      budget({ _id: "bdg_00000000000000000000000000000002", scope: { type: "api_key", id: KEY }, limitUsd: 0.2 }),
+    );
+    gate.invalidate(ORG);
+    expect(await refusalOf(gate.admit({ organizationId: ORG, apiKeyId: KEY }))).toBeInstanceOf(DomainError);
   });
 });

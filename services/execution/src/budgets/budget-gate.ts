@@ -3,22 +3,15 @@
  * before any provider call, with no read on the way. Each process keeps, per organization that
  * has budgets, its budgets (read again every `budgetsTtlMs`, at once after a change made here) and
  * the spend of their scopes: the ledger's flushed totals as last read (every `refreshMs` in the
- * background while the organization runs) plus the cost of the runs it stored itself that the
- * ledger has not counted yet. A run in flight has no cost yet: the runs in flight when a budget
+ * background while the organization runs) plus the cost of the runs it stored itself that this
+ * read does not include (not counted yet, or counted after the read began: ledger-lock.ts keeps a
+ * read apart from this process's flushes, so none counts twice). A run in flight has no cost yet: the runs in flight when a budget
  * is crossed are the overspend within one process; run-allowance.ts is the same design for runs.
  */
 import { DomainError } from "@kiln/kit/errors";
 import type { RunDoc } from "../store/run-store.js";
-import { type BudgetDoc, ledgerScopeOf, periodOf } from "./budget-store.js";
-
-/** The run about to start, as the gate sees its scopes. */
-export interface BudgetedRun {
-  organizationId: string;
-  apiKeyId?: string;
-  /** A prompt run's prompt and its model's connection (none: a skill's steps may use several). */
-  promptId?: string;
-  connectionId?: string;
-}
+import { type LedgerLock, noLedgerLock } from "../usage/ledger-lock.js";
+import { type BudgetDoc, type BudgetedRun, ledgerScopeOf, periodOf, runScopes } from "./budget-store.js";
 
 export interface BudgetGateDeps {
   budgetsOf(organizationId: string): Promise<BudgetDoc[]>;
@@ -33,6 +26,8 @@ export interface BudgetGateDeps {
   budgetsTtlMs?: number;
   /** How long after a run this process stored the ledger is trusted to have counted it; default 5000 ms. */
   settleMs?: number;
+  /** The usage ledger's lock, shared with its flushes. */
+  lock?: LedgerLock;
   now?: () => Date;
 }
 
@@ -41,6 +36,8 @@ interface LocalRun {
   scopes: string[];
   costUsd: number;
   storedAtMs: number;
+  /** When this process's ledger told it counted (a tick of the gate's clock). */
+  countedAt?: number;
 }
 
 /** A budget with its ledger scope worked out once, when the budgets are read. */
@@ -60,26 +57,21 @@ interface OrgState {
   generation: number;
   loading: Promise<void> | undefined;
   loadingGeneration: number;
-  /** The ledger's cost by period name, then scope, for `ledgerPeriods`. */
+  /** The ledger's cost by period name, then scope, for `ledgerPeriods` and `ledgerScopes`. */
   ledger: Map<string, Map<string, number>>;
   ledgerPeriods: string;
+  ledgerScopes: Set<string>;
   ledgerAtMs: number;
   reading: Promise<void> | undefined;
+  /** The runs stored here that the last read does not include, and their cost by period and scope. */
   local: Map<string, LocalRun>;
   localSum: Map<string, number>;
+  /** Of those, the ones the ledger has not counted yet. */
+  uncountedSum: Map<string, number>;
   fired: Set<string>;
 }
 
 const MAX_ORGANIZATIONS = 10_000;
-
-/** The ledger scopes a run's cost adds to (usage-rows.ts scopesOf). */
-export function runScopes(run: BudgetedRun): string[] {
-  const scopes = ["organization"];
-  if (run.apiKeyId) scopes.push(`api_key:${run.apiKeyId}`);
-  if (run.promptId) scopes.push(`prompt:${run.promptId}`);
-  if (run.connectionId) scopes.push(`connection:${run.connectionId}`);
-  return scopes;
-}
 
 export function createBudgetGate(deps: BudgetGateDeps) {
   const refreshMs = deps.refreshMs ?? 1_000;
@@ -87,7 +79,10 @@ export function createBudgetGate(deps: BudgetGateDeps) {
   const budgetsTtlMs = deps.budgetsTtlMs ?? 5_000;
   const settleMs = deps.settleMs ?? 5_000;
   const now = deps.now ?? (() => new Date());
+  const lock = deps.lock ?? noLedgerLock;
   const states = new Map<string, OrgState>();
+  // Orders a read's start after the counts told before it.
+  let clock = 0;
 
   function stateOf(organizationId: string): OrgState {
     let s = states.get(organizationId);
@@ -104,10 +99,12 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       loadingGeneration: -1,
       ledger: new Map(),
       ledgerPeriods: "",
+      ledgerScopes: new Set(),
       ledgerAtMs: 0,
       reading: undefined,
       local: new Map(),
       localSum: new Map(),
+      uncountedSum: new Map(),
       fired: new Set(),
     };
     states.set(organizationId, s);
@@ -131,6 +128,8 @@ export function createBudgetGate(deps: BudgetGateDeps) {
         }
         s.budgetsAtMs = now().getTime();
         s.budgetsSeeded = true;
+        // A scope the last read did not cover (a budget new here) is read before the next admission.
+        if (s.held.some((h) => !s.ledgerScopes.has(h.scope))) s.ledgerAtMs = 0;
       })
       .finally(() => {
         if (s.loading === loading) s.loading = undefined;
@@ -144,38 +143,40 @@ export function createBudgetGate(deps: BudgetGateDeps) {
   const periodsKey = (at: Date) => periodOf("day", at).name;
   const localKey = (period: string, scope: string) => `${period}|${scope}`;
 
-  function addLocal(s: OrgState, run: LocalRun, sign: 1 | -1) {
+  function addTo(sums: Map<string, number>, run: LocalRun, sign: 1 | -1) {
     for (const p of run.periods)
       for (const scope of run.scopes) {
         const k = localKey(p, scope);
-        s.localSum.set(k, (s.localSum.get(k) ?? 0) + sign * run.costUsd);
+        sums.set(k, (sums.get(k) ?? 0) + sign * run.costUsd);
       }
+  }
+
+  function dropLocal(s: OrgState, runId: string, run: LocalRun) {
+    addTo(s.localSum, run, -1);
+    if (run.countedAt === undefined) addTo(s.uncountedSum, run, -1);
+    s.local.delete(runId);
   }
 
   function readLedger(organizationId: string, s: OrgState, at: Date): Promise<void> {
     const periods = periodsAt(at);
-    const scopes = [...new Set(s.budgets.map((b) => ledgerScopeOf(b.scope)))];
-    s.reading ??= deps
-      .ledgerSpendOf(organizationId, periods, scopes)
+    const scopes = [...new Set(s.held.map((h) => h.scope))];
+    let startedAt = 0;
+    s.reading ??= lock
+      .read(() => {
+        startedAt = ++clock;
+        return deps.ledgerSpendOf(organizationId, periods, scopes);
+      })
       .then((read) => {
-        if (s.ledgerPeriods !== periodsKey(at)) {
-          // A new day or month: what was known of the last one no longer limits anything.
-          s.ledger = new Map();
-          s.ledgerPeriods = periodsKey(at);
-          s.fired.clear();
-        }
-        for (const [period, costs] of read) {
-          const known = s.ledger.get(period) ?? new Map<string, number>();
-          // The ledger only grows: a read that raced a flush told here keeps the larger sum.
-          for (const [scope, cost] of costs) known.set(scope, Math.max(known.get(scope) ?? 0, cost));
-          s.ledger.set(period, known);
-        }
+        // A new day or month: what was known of the last one no longer limits anything.
+        if (s.ledgerPeriods !== periodsKey(at)) s.fired.clear();
+        s.ledger = read;
+        s.ledgerPeriods = periodsKey(at);
+        s.ledgerScopes = new Set(scopes);
         s.ledgerAtMs = at.getTime();
         for (const [runId, run] of s.local) {
-          if (run.storedAtMs < at.getTime() - settleMs) {
-            addLocal(s, run, -1);
-            s.local.delete(runId);
-          }
+          // Counted before the read began (the read has it), or long enough ago that another replica's ledger has.
+          const included = run.countedAt !== undefined && run.countedAt < startedAt;
+          if (included || run.storedAtMs < at.getTime() - settleMs) dropLocal(s, runId, run);
         }
         checkThresholds(s, now());
       })
@@ -255,32 +256,28 @@ export function createBudgetGate(deps: BudgetGateDeps) {
         storedAtMs: now().getTime(),
       };
       s.local.set(doc._id, local);
-      addLocal(s, local, 1);
+      addTo(s.localSum, local, 1);
+      addTo(s.uncountedSum, local, 1);
       // An organization with alert budgets only is never read by admit: its thresholds need the ledger too.
       const at = now();
       if (s.ledgerPeriods !== periodsKey(at) || at.getTime() - s.ledgerAtMs >= refreshMs)
         void readLedger(run.organizationId, s, at).catch(() => undefined);
       checkThresholds(s, at);
     },
-    /** This process's ledger counted these runs (usage-ledger.ts onCounted). */
+    /** This process's ledger counted these runs (usage-ledger.ts onCounted): the next read has them. */
     counted(organizationId: string, runIds: string[]): void {
       const s = states.get(organizationId);
       if (!s) return;
       for (const id of runIds) {
         const run = s.local.get(id);
-        if (!run) continue;
-        addLocal(s, run, -1);
-        s.local.delete(id);
-        for (const p of run.periods) {
-          const known = s.ledger.get(p);
-          if (!known) continue;
-          for (const scope of run.scopes) known.set(scope, (known.get(scope) ?? 0) + run.costUsd);
-        }
+        if (!run || run.countedAt !== undefined) continue;
+        run.countedAt = ++clock;
+        addTo(s.uncountedSum, run, -1);
       }
     },
     /** What this process stored in the scope and period that the ledger has not counted yet. */
     uncounted(organizationId: string, period: string, scope: string): number {
-      return Math.max(0, states.get(organizationId)?.localSum.get(localKey(period, scope)) ?? 0);
+      return Math.max(0, states.get(organizationId)?.uncountedSum.get(localKey(period, scope)) ?? 0);
     },
     /** The organization's budgets changed here: the next run reads them again. */
     invalidate(organizationId: string): void {

@@ -7,6 +7,7 @@ import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Store } from "@kiln/kit/store";
+import type { LedgerLock } from "../usage/ledger-lock.js";
 import { readPeriods, scopeFieldOf, usageCollections } from "../usage/usage-store.js";
 import { createBudgetAlerts } from "./budget-alerts.js";
 import { createBudgetGate } from "./budget-gate.js";
@@ -14,13 +15,20 @@ import { registerBudgetRpc } from "./budget-rpc.js";
 import { budgetCollections, ensureBudgetIndexes } from "./budget-store.js";
 import { createBudgets } from "./budgets.js";
 
-export async function createBudgetParts(deps: { store: Store; bus: Bus; logger: Logger; identityAuth: IdentityAuth }) {
+export async function createBudgetParts(deps: {
+  store: Store;
+  bus: Bus;
+  logger: Logger;
+  identityAuth: IdentityAuth;
+  ledgerLock?: LedgerLock;
+}) {
   await ensureBudgetIndexes(deps.store);
   const collections = budgetCollections(deps.store);
   // What budgets spend is what the usage ledger counted (usage-store.ts), read by period document.
   const ledgerPeriods = usageCollections(deps.store).periods;
   const alerts = await createBudgetAlerts({ ...deps, collections });
   const gate = createBudgetGate({
+    lock: deps.ledgerLock,
     budgetsOf: (organizationId) => collections.budgets.find({ organizationId }, { limit: 1_000 }),
     async ledgerSpendOf(organizationId, periods, scopes) {
       const docs = await readPeriods(ledgerPeriods, organizationId, periods);

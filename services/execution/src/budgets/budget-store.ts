@@ -58,6 +58,24 @@ export async function ensureBudgetIndexes(store: Store): Promise<void> {
 export const ledgerScopeOf = (scope: BudgetDoc["scope"]): string =>
   scope.type === "organization" ? "organization" : `${scope.type}:${scope.id}`;
 
+/** The run about to start, as the gate sees its scopes. */
+export interface BudgetedRun {
+  organizationId: string;
+  apiKeyId?: string;
+  /** A prompt run's prompt and its model's connection (none: a skill's steps may use several). */
+  promptId?: string;
+  connectionId?: string;
+}
+
+/** The ledger scopes a run's cost adds to (usage-rows.ts scopesOf). */
+export function runScopes(run: BudgetedRun): string[] {
+  const scopes = ["organization"];
+  if (run.apiKeyId) scopes.push(`api_key:${run.apiKeyId}`);
+  if (run.promptId) scopes.push(`prompt:${run.promptId}`);
+  if (run.connectionId) scopes.push(`connection:${run.connectionId}`);
+  return scopes;
+}
+
 export interface Period {
   name: string;
   start: Date;

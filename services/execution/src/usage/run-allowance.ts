@@ -3,10 +3,13 @@
  * limit"), checked where every stored run starts, before any provider call, with no read on the
  * way: each process keeps, per organization, the month's runs the ledger had counted when it last
  * read (every `refreshMs`, in the background) plus the runs it admitted itself that the ledger has
- * not counted yet. Within one process the check is exact (admission is synchronous); across
- * replicas each sees the others' runs once the ledger counted them and it read again.
+ * not counted yet, or counted after that read began (ledger-lock.ts: a read sees the flushes applied
+ * here before it, so none is counted twice). Within one process the check is exact (admission is
+ * synchronous); across replicas each sees the others' runs once the ledger counted them and it
+ * read again.
  */
 import { resourceExhausted } from "@kiln/kit/errors";
+import { type LedgerLock, noLedgerLock } from "./ledger-lock.js";
 import { monthOf, secondsToNextMonth } from "./usage-rows.js";
 
 export interface RunAllowanceDeps {
@@ -21,19 +24,27 @@ export interface RunAllowanceDeps {
    * (another replica's consumer may have): default 5000 ms.
    */
   settleMs?: number;
+  /** The ledger's lock, shared with its flushes (usage-ledger.ts). */
+  lock?: LedgerLock;
   now?: () => Date;
+}
+
+/** A run admitted here: when it was stored (undefined while running) and told counted (a tick of the clock). */
+interface Pending {
+  storedAtMs?: number;
+  countedAt?: number;
 }
 
 interface Count {
   month: string;
-  /** The ledger's count for the month, as last read or told by this process's flushes. */
+  /** The ledger's count for the month, as last read. */
   ledgerRuns: number;
   readAtMs: number;
   /** Read once at least: until then every admission waits for the first read. */
   seeded: boolean;
   reading: Promise<void> | undefined;
-  /** Runs admitted here and not counted yet: undefined while running, else when they were stored. */
-  pending: Map<string, number | undefined>;
+  /** Runs admitted here that the last read did not include. */
+  pending: Map<string, Pending>;
 }
 
 const MAX_ORGANIZATIONS = 10_000;
@@ -42,19 +53,28 @@ export function createRunAllowance(deps: RunAllowanceDeps) {
   const refreshMs = deps.refreshMs ?? 1_000;
   const settleMs = deps.settleMs ?? 5_000;
   const now = deps.now ?? (() => new Date());
+  const lock = deps.lock ?? noLedgerLock;
   const counts = new Map<string, Count>();
+  // Orders a read's start after the counts told before it.
+  let clock = 0;
 
   function read(organizationId: string, count: Count): Promise<void> {
     const startedAtMs = now().getTime();
-    count.reading ??= deps
-      .monthRunsOf(organizationId, count.month)
+    let startedAt = 0;
+    count.reading ??= lock
+      .read(() => {
+        startedAt = ++clock;
+        return deps.monthRunsOf(organizationId, count.month);
+      })
       .then((runs) => {
-        // The ledger only grows: a read that raced a flush told here keeps the larger count.
-        count.ledgerRuns = Math.max(count.ledgerRuns, runs);
+        count.ledgerRuns = runs;
         count.readAtMs = startedAtMs;
         count.seeded = true;
-        for (const [runId, storedAtMs] of count.pending) {
-          if (storedAtMs !== undefined && storedAtMs < startedAtMs - settleMs) count.pending.delete(runId);
+        for (const [runId, run] of count.pending) {
+          // Counted before the read began (the read has it), or long enough ago that another replica's ledger has.
+          const included = run.countedAt !== undefined && run.countedAt < startedAt;
+          if (included || (run.storedAtMs !== undefined && run.storedAtMs < startedAtMs - settleMs))
+            count.pending.delete(runId);
         }
       })
       .finally(() => {
@@ -87,21 +107,24 @@ export function createRunAllowance(deps: RunAllowanceDeps) {
           secondsToNextMonth(at),
         );
       }
-      count.pending.set(runId, undefined);
+      count.pending.set(runId, {});
     },
     /** The run admitted ended: stored (the ledger will count it) or not (it never counts). */
     finished(organizationId: string, runId: string, stored: boolean): void {
       const count = counts.get(organizationId);
       if (!count?.pending.has(runId)) return;
-      if (stored) count.pending.set(runId, now().getTime());
+      const run = count.pending.get(runId);
+      if (stored && run) run.storedAtMs = now().getTime();
       else count.pending.delete(runId);
     },
-    /** This process's ledger counted these runs (usage-ledger.ts onCounted). */
+    /** This process's ledger counted these runs (usage-ledger.ts onCounted): the next read has them. */
     counted(organizationId: string, runIds: string[]): void {
       const count = counts.get(organizationId);
       if (!count) return;
-      count.ledgerRuns += runIds.length;
-      for (const id of runIds) count.pending.delete(id);
+      for (const id of runIds) {
+        const run = count.pending.get(id);
+        if (run && run.countedAt === undefined) run.countedAt = ++clock;
+      }
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
 import type { RunDoc } from "../store/run-store.js";
+import { type LedgerLock, noLedgerLock } from "./ledger-lock.js";
 import type { UsageEntry } from "./usage-rows.js";
 import { usageEntryOf } from "./usage-rows.js";
 import { applyPeriodDelta, periodDeltasOf, type UsageCollections, type UsageFlushDoc } from "./usage-store.js";
@@ -31,6 +32,8 @@ export interface UsageLedgerDeps {
   connectionIdOf(organizationId: string, model: string | null): Promise<string>;
   /** Told, after each flush, the runs it counted per organization (the plan allowance's view). */
   onCounted?(organizationId: string, runIds: string[]): void;
+  /** Shared with the views that read the ledger (ledger-lock.ts): a flush is applied and told between their reads. */
+  lock?: LedgerLock;
   /** Longest a counted run waits in memory before its flush; default 250 ms. */
   flushIntervalMs?: number;
   /** Runs that start a flush at once; default 1000. */
@@ -51,6 +54,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   const maxBatch = deps.maxBatch ?? 1_000;
   const recoverAfterMs = deps.recoverAfterMs ?? 60_000;
   const now = deps.now ?? (() => new Date());
+  const lock = deps.lock ?? noLedgerLock;
   // Flushes of this instance are numbered; each document keeps the last one it applied.
   const instanceId = `u${randomBytes(8).toString("hex")}`;
   let seq = 0;
@@ -94,7 +98,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
     for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 5_000)) {
       try {
         await collections.flushes.replaceOne({ _id: flush._id }, flush, { upsert: true });
-        told(await apply(flush));
+        await lock.apply(async () => told(await apply(flush)));
         for (const p of pending) p.done.resolve();
         return;
       } catch (err) {
@@ -139,7 +143,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   async function recover(): Promise<number> {
     const before = new Date(now().getTime() - recoverAfterMs);
     const stale = await collections.flushes.find({ createdAt: { $lt: before } }, { sort: { instanceId: 1, seq: 1 } });
-    for (const flush of stale) told(await apply(flush));
+    for (const flush of stale) await lock.apply(async () => told(await apply(flush)));
     return stale.length;
   }
 

@@ -14,6 +14,7 @@ import type { OrganizationModels } from "@kiln/models/registry";
 import { UsageService } from "@kiln/proto/usage";
 import { callContext } from "../rpc/agent-rpc.js";
 import type { RunDoc } from "../store/run-store.js";
+import type { LedgerLock } from "./ledger-lock.js";
 import { createRunAllowance } from "./run-allowance.js";
 import { createUsageLedger } from "./usage-ledger.js";
 import { readUsage, type UsageRow } from "./usage-reads.js";
@@ -30,6 +31,8 @@ export interface UsagePartsDeps {
   organizationModels(organizationId: string): Promise<OrganizationModels>;
   /** Also told the runs each flush counted (budgets' gate). */
   onCounted?(organizationId: string, runIds: string[]): void;
+  /** Shared by the ledger's flushes and the views that read it (ledger-lock.ts). */
+  ledgerLock?: LedgerLock;
   /** Ledger timings (tests): flush interval and batch. */
   ledger?: { flushIntervalMs?: number; maxBatch?: number };
 }
@@ -49,6 +52,7 @@ export async function createUsageParts(deps: UsagePartsDeps) {
   await ensureUsageIndexes(deps.store);
   const collections = usageCollections(deps.store);
   const allowance = createRunAllowance({
+    lock: deps.ledgerLock,
     async monthlyRunLimitOf(organizationId) {
       // Execution acting in the organization: identity's answer (cached by identityAuth) carries its plan.
       const { organization } = await deps.identityAuth.authorize(serviceFor("execution", organizationId), {
@@ -66,6 +70,7 @@ export async function createUsageParts(deps: UsagePartsDeps) {
     ...deps,
     ...deps.ledger,
     collections,
+    lock: deps.ledgerLock,
     async connectionIdOf(organizationId, model) {
       if (!model) return "";
       const own = await deps.organizationModels(organizationId).catch(() => undefined);
