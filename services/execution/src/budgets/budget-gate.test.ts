@@ -186,7 +186,7 @@ describe("the budget gate", () => {
     await gate.admit({ organizationId: ORG, apiKeyId: KEY });
     expect(reads.ledger).toBe(1);
     // A key budget made here, its key already over it in the ledger.
-    ledger.set("2026-12-02|api_key:" + KEY, 0.5);
+    ledger.set(`2026-12-02|api_key:${KEY}`, 0.5);
     budgets.push(
       budget({ _id: "bdg_00000000000000000000000000000002", scope: { type: "api_key", id: KEY }, limitUsd: 0.2 }),
     );

@@ -29,7 +29,7 @@ export function createLedgerLock(): LedgerLock {
     },
     async apply(apply) {
       while (applying) await applying;
-      let release = () => undefined as void;
+      let release: () => void = () => undefined;
       applying = new Promise<void>((resolve) => {
         release = resolve;
       });
