@@ -1,6 +1,7 @@
 import { ReviewEnv } from "@kiln/evaluation/config";
 import { RunLimitsEnv, RunTracesEnv } from "@kiln/execution/config";
 import { CorsEnv } from "@kiln/gateway/config";
+import { FreePlanEnv } from "@kiln/identity/config";
 import { parseEnv, portEnv, Type } from "@kiln/kit/config";
 import { WebhookPrivateHostsEnv } from "@kiln/kit/outbound/host-config";
 import { parseSecretKeys, SecretKeyError, type SecretKeys } from "@kiln/kit/secret-box";
@@ -47,6 +48,8 @@ export const EmbeddedEnv = Type.Object({
   ONLINE_SCORE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3_650, default: 90 }),
   /** Human review's lease and auto-add settling time, as the evaluation process reads them. */
   ...ReviewEnv,
+  /** The Free plan's runs a month for new organizations, as the identity process reads it. */
+  ...FreePlanEnv,
   /** The built console served at /; default: console/dist of the checkout (or console/ beside the image's dist/). */
   CONSOLE_DIR: Type.String({ default: "" }),
 });

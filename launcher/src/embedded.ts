@@ -47,6 +47,8 @@ export interface EmbeddedOptions {
   tools?: ToolsConfig;
   tokenIssuer?: string;
   accessTokenTtlSeconds?: number;
+  /** The Free plan's runs a month for new organizations (FREE_PLAN_MONTHLY_RUN_LIMIT); default 1,000, 0 for none. */
+  freePlanMonthlyRunLimit?: number;
   apiKeyCacheTtlMs?: number;
   /** Default 6000; 0 turns rate limiting off. */
   rateLimitPerMinute?: number;
@@ -100,6 +102,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       ttlSeconds: options.accessTokenTtlSeconds ?? 3_600,
       privateKeyPem: data.signingKeyPem,
     },
+    freePlanMonthlyRunLimit: options.freePlanMonthlyRunLimit,
   });
   // What the other services use to reach identity, each acting as itself.
   const identityFor = (id: string) => {

@@ -65,6 +65,7 @@ if (command === "embedded") {
     traceIngestShare: config.TRACE_INGEST_SHARE,
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
     maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
+    freePlanMonthlyRunLimit: config.FREE_PLAN_MONTHLY_RUN_LIMIT,
     modelRoutes: loadModelRoutesConfig(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });

@@ -45,7 +45,7 @@ const kiln = await startDistributed({
   natsUrl: nats.url,
   logLevel: "error",
   compiled: true,
-  env: { RATE_LIMIT_PER_MINUTE: "0" },
+  env: { RATE_LIMIT_PER_MINUTE: "0", FREE_PLAN_MONTHLY_RUN_LIMIT: "0" },
   envOf: {
     execution: {
       PROVIDER_MAX_RETRIES: "0",

@@ -185,7 +185,12 @@ export async function startBenchPlatform(
       mongoUrl: ferret.url,
       natsUrl: nats.url,
       logLevel: "warn",
-      env: { RATE_LIMIT_PER_MINUTE: "0", OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl) },
+      env: {
+        RATE_LIMIT_PER_MINUTE: "0",
+        // More than the Free plan's 1,000 runs a month in one organization.
+        FREE_PLAN_MONTHLY_RUN_LIMIT: "0",
+        OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl),
+      },
       // What the image runs: the built launcher (BENCH_RUNTIME=tsx: the sources through tsx, to compare).
       compiled: process.env.BENCH_RUNTIME !== "tsx",
       nodeArgsOf,

@@ -28,6 +28,7 @@ async function main() {
       const kiln = await startDistributed({
         mongoUrl: mongo.url,
         natsUrl: nats.url,
+        env: { FREE_PLAN_MONTHLY_RUN_LIMIT: "0" },
         envOf: { execution: { OPENAI_COMPATIBLE_PROVIDERS: providers } },
         replicasOf: {
           execution: Array.from({ length: replicas - 1 }, () => ({ OPENAI_COMPATIBLE_PROVIDERS: providers })),

@@ -1,5 +1,11 @@
 import { parseEnv, serviceEnv, Type } from "@kiln/kit/config";
 
+/** The plan a new organization gets (docs/usage.md "The monthly run limit"). */
+export const FreePlanEnv = {
+  /** The runs a month of the Free plan a new organization gets; 0 for no limit. */
+  FREE_PLAN_MONTHLY_RUN_LIMIT: Type.Integer({ minimum: 0, default: 1_000 }),
+};
+
 export const IdentityEnv = Type.Object({
   ...serviceEnv({ port: 7001, database: "kiln_identity" }),
   /** ES256 private key (PKCS#8 PEM) of the built-in token issuer; every replica must share it. */
@@ -7,6 +13,7 @@ export const IdentityEnv = Type.Object({
   TOKEN_ISSUER: Type.String({ minLength: 1, default: "kiln" }),
   TOKEN_AUDIENCE: Type.String({ minLength: 1, default: "kiln-api" }),
   ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3_600 }),
+  ...FreePlanEnv,
 });
 
 export type IdentityConfig = ReturnType<typeof loadConfig>;

@@ -15,5 +15,6 @@ await runServiceProcess("identity", config, ({ logger, store, tokens }) =>
       // A PEM passed through a one-line variable may carry "\n" escapes.
       privateKeyPem: config.IDENTITY_SIGNING_KEY.replace(/\\n/g, "\n"),
     },
+    freePlanMonthlyRunLimit: config.FREE_PLAN_MONTHLY_RUN_LIMIT,
   }),
 );

@@ -19,6 +19,8 @@ export interface IdentityServiceDeps {
   store: Store;
   tokens: InternalTokens;
   issuer: TokenIssuerOptions;
+  /** The Free plan's monthly run limit for new organizations; default 1,000, 0 for none. */
+  freePlanMonthlyRunLimit?: number;
 }
 
 /** The identity service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
@@ -30,7 +32,7 @@ export async function createIdentityService(
   const idempotencySweeper = await startIdempotencySweeper({ store: deps.store, logger: deps.logger });
   const issuer = await createTokenIssuer(deps.issuer);
   const collections = identityCollections(deps.store);
-  const identity = createIdentity({ collections, issuer });
+  const identity = createIdentity({ collections, issuer, freePlanMonthlyRunLimit: deps.freePlanMonthlyRunLimit });
   // The audit log (docs/governance.md): entries past their organization's retention go hourly.
   await ensureAuditIndexes(deps.store);
   const audit = createAuditLog(auditEntries(deps.store), collections);

@@ -6,6 +6,12 @@ export const AI_PLATFORM_PERMISSION = "ai_platform";
 /** What onboarding gives a new organization: the Free plan, with AI enabled (docs/concepts.md "Onboarding"). */
 export const FREE_PLAN = { plan: "free" as const, entitlements: { aiEnabled: true, monthlyRunLimit: 1_000 } };
 
+/** The Free plan a new organization gets, with the operator's monthly run limit if one is set (0: none). */
+export const freePlanOf = (monthlyRunLimit: number = FREE_PLAN.entitlements.monthlyRunLimit) => ({
+  plan: FREE_PLAN.plan,
+  entitlements: { ...FREE_PLAN.entitlements, monthlyRunLimit },
+});
+
 /** The permissions of each role; every role may use the AI platform. */
 export const ROLE_PERMISSIONS = {
   owner: [AI_PLATFORM_PERMISSION, "manage_api_keys", "manage_members"],

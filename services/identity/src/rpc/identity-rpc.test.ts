@@ -248,6 +248,20 @@ describe("IdentityService user calls", () => {
     expect(again.organization?.id).toBe(first.organization?.id);
   });
 
+  it("gives a new organization the Free plan with the operator's monthly run limit (FREE_PLAN_MONTHLY_RUN_LIMIT)", async () => {
+    service = await createIdentityService({
+      logger: createLogger({ name: "test", level: "silent" }),
+      store: createMemoryStore(),
+      tokens,
+      issuer: { issuer: "kiln-test", audience: "kiln-api", ttlSeconds: 600 },
+      freePlanMonthlyRunLimit: 0,
+    });
+    const { user } = await clientAs(gateway).signUp({ email: "ada@example.com", password: PASSWORD, fullName: "" });
+    const client = clientAs({ type: "user", id: user?.id ?? "" });
+    const { organization } = await client.completeOnboarding({ fullName: "Ada", organizationName: "Unlimited" });
+    expect(organization).toMatchObject({ plan: "free", entitlements: { aiEnabled: true, monthlyRunLimit: 0n } });
+  });
+
   it("refuses user-only calls to a service", async () => {
     const e = await connectErrorOf(clientAs(gateway).completeOnboarding({ fullName: "Ada", organizationName: "Acme" }));
     expect(e.code).toBe(Code.PermissionDenied);

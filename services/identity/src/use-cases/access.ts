@@ -1,13 +1,15 @@
 import { notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { FREE_PLAN, ROLE_PERMISSIONS } from "../domain/rules.js";
+import { freePlanOf, ROLE_PERMISSIONS } from "../domain/rules.js";
 import type { TokenIssuer } from "../domain/token-issuer.js";
 import type { ApiKeyDoc, IdentityCollections, MembershipDoc, UserDoc } from "../store/identity-store.js";
 
 export interface IdentityDeps {
   collections: IdentityCollections;
   issuer: TokenIssuer;
+  /** The Free plan's monthly run limit for new organizations (FREE_PLAN_MONTHLY_RUN_LIMIT); default 1,000. */
+  freePlanMonthlyRunLimit?: number;
   now?: () => Date;
 }
 
@@ -28,6 +30,7 @@ export type Access = ReturnType<typeof createAccess>;
 export function createAccess(deps: IdentityDeps) {
   const c = deps.collections;
   const now = deps.now ?? (() => new Date());
+  const freePlan = freePlanOf(deps.freePlanMonthlyRunLimit);
 
   async function getUser(userId: string): Promise<UserDoc> {
     const user = await c.users.findOne({ _id: userId });
@@ -88,7 +91,7 @@ export function createAccess(deps: IdentityDeps) {
     await ignoreDuplicate(() =>
       c.organizations.updateOne(
         { _id: orgId },
-        { $setOnInsert: { name, ...FREE_PLAN, createdAt: at, updatedAt: at } },
+        { $setOnInsert: { name, ...freePlan, createdAt: at, updatedAt: at } },
         { upsert: true },
       ),
     );
