@@ -173,6 +173,7 @@ export async function createExecutionService(
     runKeys: createRunKeys(deps.store, runs),
     onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
       runsStored++;
+      usage.ledger.stored(doc);
       runTraces?.record(doc, trace);
     },
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),

@@ -115,6 +115,42 @@ describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
     await ledger.stop();
   });
 
+  it("counts a run this process stored from what it stored, without reading it back, and the same as a read", async () => {
+    const reads: string[] = [];
+    const runs = runCollection(store);
+    const counting = {
+      ...runs,
+      findOne: (filter: { _id?: string }, options?: object) => {
+        reads.push(String(filter._id));
+        return runs.findOne(filter, options);
+      },
+    } as typeof runs;
+    const ledger = createUsageLedger({
+      collections,
+      runs: counting,
+      bus,
+      logger,
+      connectionIdOf: async () => "cnn_x",
+      flushIntervalMs: 50,
+    });
+    ledgers.push(ledger);
+    await ledger.start();
+    const mine = Array.from({ length: 5 }, () => pricedRun("org_stored_here"));
+    const others = Array.from({ length: 5 }, () => pricedRun("org_stored_here"));
+    for (const run of mine) ledger.stored(run);
+    await storeAndPublish([...mine, ...others]);
+    await until(async () => (await spent("org_stored_here")).runs >= 10);
+    const total = await spent("org_stored_here");
+    expect(total.runs).toBe(10);
+    expect(total.outputTokens).toBe(20);
+    expect(Math.round(total.costUsd * 100)).toBe(10);
+    // Only the runs another process stored were read.
+    expect(reads.sort()).toEqual(others.map((r) => r._id).sort());
+    const byConnection = await readScopeUsage(collections.periods, "org_stored_here", month(), "connection:cnn_x");
+    expect(byConnection.runs).toBe(10);
+    await ledger.stop();
+  });
+
   it("applies one flush to a document once, however often it is applied", async () => {
     const entries = [pricedRun("org_twice"), pricedRun("org_twice")].map((r) => usageEntryOf(r, ""));
     const [day, monthly] = periodDeltasOf(entries);

@@ -3,7 +3,8 @@
  * that reads each run by id, sums the runs it holds in memory and flushes them together every
  * `flushIntervalMs` (or `maxBatch` runs); a message is acknowledged only after the flush that
  * counted it, so a crash loses nothing (unacknowledged messages come back) and counts nothing
- * twice (usage-store.ts: a run is claimed by one flush, a flush applied once per document).
+ * twice (usage-store.ts: a run is claimed by one flush, a flush applied once per document). A run
+ * this process stored is counted from what it stored (`stored`), without reading it back.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -43,6 +44,9 @@ export interface UsageLedgerDeps {
   now?: () => Date;
 }
 
+/** The runs stored here whose run.completed is not counted yet, at most: their entries are small. */
+const MAX_RECENT = 4_096;
+
 interface Pending {
   entry: UsageEntry;
   done: { resolve(): void; reject(e: unknown): void };
@@ -64,6 +68,8 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   let stopped = false;
   let subscription: Subscription | undefined;
   let recovery: NodeJS.Timeout | undefined;
+  // Runs this process stored, by id: their counts without a read of the run (connection id to come).
+  const recent = new Map<string, UsageEntry>();
 
   /** Applies a journaled flush: claims its runs, adds the claimed ones, forgets the journal. */
   async function apply(flush: UsageFlushDoc): Promise<UsageEntry[]> {
@@ -132,11 +138,24 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
 
   async function handle(msg: BusMessage): Promise<void> {
     const { runId } = msg.json<{ runId: string }>();
+    const known = recent.get(runId);
+    if (known) {
+      recent.delete(runId);
+      const connectionId = await deps.connectionIdOf(known.organizationId, known.key.model || null);
+      return count({ ...known, key: { ...known.key, connectionId } });
+    }
     const run = await deps.runs.findOne({ _id: runId });
     // Published only once stored in a final state; a run not found is asked again later.
     if (!run) throw new Error(`run ${runId} of a run.completed not found`);
     if (run.status === "running") return;
     await count(usageEntryOf(run, await deps.connectionIdOf(run.organizationId, run.model)));
+  }
+
+  /** A run this process stored in its final state (store-run.ts, agent-runner.ts): its count needs no read. */
+  function stored(run: RunDoc): void {
+    if (run.status === "running") return;
+    if (recent.size >= MAX_RECENT) recent.delete(recent.keys().next().value as string);
+    recent.set(run._id, usageEntryOf(run, ""));
   }
 
   /** Finishes the journaled flushes older than recoverAfterMs (ledgers that died mid-flush), in order. */
@@ -150,6 +169,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   return {
     instanceId,
     handle,
+    stored,
     recover,
     /** Flushes what is held now (tests, shutdown). */
     flush: () => flushBatch(),
