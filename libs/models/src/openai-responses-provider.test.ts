@@ -87,6 +87,12 @@ describe("which OpenAI API a model is called through", () => {
     await llm.generate(request({ model: "o3-pro" }));
     await llm.generate(request({ model: "my-codex" }));
     expect(stub.requests.map((r) => r.path)).toEqual(["/v1/chat/completions", "/v1/responses"]);
+    stub.script(stubReply.text("c"));
+    await provider({ id: "proxy", developerRole: false, apis: { "my-codex": "responses" } }).generate(
+      request({ model: "my-codex" }),
+    );
+    // An endpoint without the developer role gets developer messages as system ones, as on Chat Completions.
+    expect(stub.requests[2]?.body.input.map((m: { role: string }) => m.role)).toEqual(["system", "system", "user"]);
   });
 });
 
