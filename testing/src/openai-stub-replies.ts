@@ -1,4 +1,7 @@
 /** The OpenAI stub's scripted answers (openai-stub.ts): their shape and the helpers that make them. */
+import type { ResponseError } from "openai/resources/responses/responses";
+
+type ResponseErrorCode = ResponseError["code"];
 
 /**
  * A completion's `usage` as Chat Completions sends it: `prompt_tokens` includes the
@@ -8,7 +11,7 @@
 export interface StubUsage {
   prompt_tokens: number;
   completion_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number };
   completion_tokens_details?: {
     reasoning_tokens?: number;
     audio_tokens?: number;
@@ -44,6 +47,11 @@ export type StubResponse = (
       usage?: StubUsage;
     } & StubStreaming)
   | { type: "error"; status: number; headers?: Record<string, string>; body: unknown }
+  /**
+   * The Responses API's failed response (`status: "failed"` with `error: {code, message}`, or the
+   * `response.failed` event of a stream); Chat Completions answers it as a 500.
+   */
+  | { type: "failed"; code: ResponseErrorCode; message: string }
   /** Never answers: the connection stays open until the client gives up or the stub closes. */
   | { type: "hang" }
 ) & {
@@ -97,6 +105,10 @@ export const stubReply = {
   serverError(options: { retryAfterMs?: number } = {}): StubResponse {
     const headers = options.retryAfterMs === undefined ? undefined : { "retry-after-ms": String(options.retryAfterMs) };
     return stubReply.error(500, { message: "The server had an error while processing your request.", headers });
+  },
+  /** A Responses API response that failed (a 500 on Chat Completions). */
+  failed(message = "The model failed to generate a response.", code: ResponseErrorCode = "server_error"): StubResponse {
+    return { type: "failed", code, message };
   },
   hang(): StubResponse {
     return { type: "hang" };

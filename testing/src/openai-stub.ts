@@ -1,6 +1,7 @@
 /**
- * A local stand-in for the OpenAI Chat Completions API (POST /v1/chat/completions), for tests and
- * benchmarks: node:http on 127.0.0.1 with a free port, nothing else.
+ * A local stand-in for the OpenAI Chat Completions API (POST /v1/chat/completions) and the
+ * Responses API (POST /v1/responses, openai-stub-responses.ts), for tests and benchmarks:
+ * node:http on 127.0.0.1 with a free port, nothing else.
  *
  *   const stub = await startOpenAIStub({ apiKey: "sk-test", latencyMs: 50 });
  *   stub.script(...stubReply.times(2, stubReply.rateLimited({ retryAfterMs: 200 })), stubReply.text("hi"));
@@ -8,14 +9,16 @@
  *   stub.requests[0].body.messages; // what was sent
  *   await stub.close();
  *
- * Each request takes the next scripted response; once the script is empty, `respond` answers
- * (default: the last user message echoed back as text). Wrong or missing credentials get a 401
+ * Each request takes the next scripted response, rendered in the shape of the API it called; once
+ * the script is empty, `respond` answers (default: the last user message echoed back as text). Wrong or missing credentials get a 401
  * without using up the script. A request with `stream: true` gets its completion as server-sent
  * chunks (openai-stub-stream.ts), each stream's timeline in `streams`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type StubResponse, stubReply } from "./openai-stub-replies.js";
+import { finishedResponse, lastUserInput, responseShell } from "./openai-stub-responses.js";
+import { streamResponse } from "./openai-stub-responses-stream.js";
 import { type StreamRecord, streamCompletion } from "./openai-stub-stream.js";
 import { parseJson, wordsOf } from "./stub-http.js";
 
@@ -74,12 +77,15 @@ export interface OpenAIStub {
 
 /** The default answer: the last user message, echoed. */
 export function echoLastUserMessage(request: ReceivedRequest): StubResponse {
+  if (request.path === RESPONSES) return stubReply.text(lastUserInput(request.body));
   const messages: { role?: string; content?: unknown }[] = Array.isArray(request.body?.messages)
     ? request.body.messages
     : [];
   const last = messages.filter((m) => m.role === "user").at(-1);
   return stubReply.text(typeof last?.content === "string" ? last.content : "");
 }
+
+const RESPONSES = "/v1/responses";
 
 export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<OpenAIStub> {
   const started = performance.now();
@@ -126,7 +132,8 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
       const data = options.models.map((id) => ({ id, object: "model", created: 0, owned_by: "stub" }));
       return sendJson(res, 200, { object: "list", data });
     }
-    if (received.method !== "POST" || received.path !== "/v1/chat/completions") {
+    const known = received.path === "/v1/chat/completions" || received.path === RESPONSES;
+    if (received.method !== "POST" || !known) {
       return answer(res, stubReply.error(404, { message: `no route ${received.method} ${received.path}` }), received);
     }
     return answer(res, scripted.shift() ?? respond(received), received);
@@ -139,6 +146,12 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
     if (res.destroyed) return;
     if (response.type === "error") {
       sendJson(res, response.status, response.body, response.headers);
+      return;
+    }
+    if (request.path === RESPONSES) return answerResponses(res, response, request);
+    if (response.type === "failed") {
+      const failed = stubReply.error(500, { message: response.message });
+      if (failed.type === "error") sendJson(res, failed.status, failed.body);
       return;
     }
     const toolCalls = response.toolCalls?.map((c, i) => ({
@@ -193,6 +206,31 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
       ],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     });
+  }
+
+  /** A Responses API answer: the Response, or its event stream when the request asks for one. */
+  async function answerResponses(
+    res: ServerResponse,
+    response: Extract<StubResponse, { type: "completion" | "failed" }>,
+    request: ReceivedRequest,
+  ): Promise<void> {
+    const n = ++completions;
+    const at = Math.floor(Date.now() / 1000);
+    const final = finishedResponse(response, request.body, n, at);
+    if (request.body?.stream !== true) return sendJson(res, 200, final);
+    const streaming = response.type === "completion" ? response : undefined;
+    const streamed = await streamResponse(
+      res,
+      {
+        shell: responseShell(request.body, n, at),
+        final,
+        pieces: streaming?.pieces,
+        chunkDelayMs: streaming?.chunkDelayMs ?? options.chunkDelayMs ?? 0,
+        breakAfterChunks: streaming?.breakAfterChunks,
+      },
+      now,
+    );
+    streams.push(streamed);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,7 @@
  * Provider connection views and bodies (docs/providers.md "Connections"): an organization's own
  * model providers. A connection never carries its key, only `apiKeyHint`.
  */
-import { PROVIDER_KINDS, type ProviderKind } from "@kiln/models/kinds";
+import { OPENAI_APIS, type OpenAIApi, PROVIDER_KINDS, type ProviderKind } from "@kiln/models/kinds";
 import type { ProviderConnection } from "@kiln/proto/connections";
 import Type from "typebox";
 import { Nullable, OneOf, Timestamp } from "../schemas.js";
@@ -10,6 +10,10 @@ import { answersOf, iso } from "./views.js";
 
 const Price = Type.Number({ minimum: 0, maximum: 1_000_000, description: "USD per million tokens" });
 const Input = Type.Array(OneOf(["text", "image"]), { minItems: 1, maxItems: 2, uniqueItems: true });
+const Api = OneOf(OPENAI_APIS, {
+  description:
+    "openai, openai_compatible, azure_openai: the OpenAI API the model is called through; unset: chat_completions, or responses for OpenAI's Responses-only models (openai, azure_openai)",
+});
 
 export const ConnectionModelBody = Type.Object(
   {
@@ -33,6 +37,7 @@ export const ConnectionModelBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    api: Type.Optional(Api),
   },
   { additionalProperties: false },
 );
@@ -83,6 +88,7 @@ const ModelView = Type.Object({
   cacheWritePerMTokUsd: Nullable(Type.Number()),
   reasoningPerMTokUsd: Nullable(Type.Number()),
   capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean(), input: Input }),
+  api: Type.Optional(Api),
 });
 
 export const ProviderConnectionView = Type.Object(
@@ -149,6 +155,7 @@ export const connectionView = fromExecution.view("provider connection", (c: Prov
         jsonSchema: m.capabilities?.jsonSchema ?? false,
         input: (m.capabilities?.input ?? ["text"]) as ("text" | "image")[],
       },
+      ...(m.api && { api: m.api as OpenAIApi }),
     })),
     createdAt: iso(c.createdAt) ?? "",
     updatedAt: iso(c.updatedAt) ?? "",

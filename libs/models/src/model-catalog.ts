@@ -1,6 +1,7 @@
 import { ANTHROPIC_MODELS } from "./anthropic-models.js";
 import { BEDROCK_MODELS } from "./bedrock-models.js";
 import { GEMINI_MODELS } from "./gemini-models.js";
+import { OPENAI_RESPONSES_MODELS } from "./openai-responses-models.js";
 import type { TokenUsage } from "./provider.js";
 
 export type ModelInput = "text" | "image";
@@ -59,6 +60,9 @@ export const OPENAI_MODELS: ModelEntry[] = [
   pricing: { inputPerMTokUsd: m.input, outputPerMTokUsd: m.output, cachedInputPerMTokUsd: m.cached },
 }));
 
+/** Every built-in `openai/*` model: the Chat Completions ones, then those OpenAI serves on the Responses API only. */
+export const OPENAI_BUILT_IN_MODELS: ModelEntry[] = [...OPENAI_MODELS, ...OPENAI_RESPONSES_MODELS];
+
 export interface ModelCatalogOptions {
   /** Providers this deployment holds credentials for, e.g. ["openai"]; "local" always is. */
   configuredProviders: string[];
@@ -70,7 +74,7 @@ export interface ModelCatalogOptions {
 export function createModelCatalog(options: ModelCatalogOptions) {
   const configured = new Set(["local", ...options.configuredProviders]);
   const byId = new Map<string, CatalogModel>();
-  const builtIn = [LOCAL_ECHO, ...OPENAI_MODELS, ...ANTHROPIC_MODELS, ...GEMINI_MODELS, ...BEDROCK_MODELS];
+  const builtIn = [LOCAL_ECHO, ...OPENAI_BUILT_IN_MODELS, ...ANTHROPIC_MODELS, ...GEMINI_MODELS, ...BEDROCK_MODELS];
   for (const m of [...builtIn, ...(options.extraModels ?? [])]) {
     if (!byId.has(m.id)) byId.set(m.id, { ...m, available: configured.has(m.provider) });
   }

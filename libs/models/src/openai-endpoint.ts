@@ -2,7 +2,9 @@
  * Where a Chat Completions call goes and how it authenticates: OpenAI and compatible endpoints
  * take `{base}/chat/completions` with `Authorization: Bearer <key>`; Azure OpenAI takes
  * `{base}/openai/deployments/{deployment}/chat/completions?api-version=…` with an `api-key`
- * header, the deployment standing for the model (docs/providers.md "Connections").
+ * header, the deployment standing for the model (docs/providers.md "Connections"). A Responses
+ * API call (openai-responses-provider.ts) goes to `{base}/responses`, or on Azure to the v1 API's
+ * `{base}/openai/v1/responses` (no api-version), the deployment then named by the body's `model`.
  */
 
 /** Azure OpenAI's wire differences, as options of the OpenAI provider. */
@@ -37,6 +39,34 @@ export function chatEndpointOf(options: {
   return {
     urlFor: (model) =>
       `${base}/openai/deployments/${encodeURIComponent(azure.deployments?.[model] ?? model)}/chat/completions?api-version=${version}`,
+    authHeaders: apiKey ? { "api-key": apiKey } : {},
+  };
+}
+
+export interface ResponsesEndpoint {
+  url: string;
+  /** The body's `model` for a model name: the name itself, or on Azure its deployment. */
+  modelFor(model: string): string;
+  authHeaders: Record<string, string>;
+}
+
+export function responsesEndpointOf(options: {
+  apiKey?: string;
+  baseUrl?: string;
+  azure?: AzureOpenAIOptions;
+}): ResponsesEndpoint {
+  const base = (options.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, "");
+  const { azure, apiKey } = options;
+  if (!azure) {
+    return {
+      url: `${base}/responses`,
+      modelFor: (model) => model,
+      authHeaders: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+    };
+  }
+  return {
+    url: `${base}/openai/v1/responses`,
+    modelFor: (model) => azure.deployments?.[model] ?? model,
     authHeaders: apiKey ? { "api-key": apiKey } : {},
   };
 }

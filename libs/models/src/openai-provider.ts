@@ -7,12 +7,16 @@
  * cost about half a millisecond of a run's latency and a quarter of a millisecond of CPU per call,
  * for a call that is one POST (measured against this code in the same process, sequentially).
  *
- * Retries, waits and the call's deadline are every remote provider's (remote-call.ts), which
- * follows the OpenAI SDK's policy.
+ * A model whose API is "responses" (its configured `api`, or OpenAI's Responses-only models on
+ * OpenAI's own endpoints: openai-responses-models.ts) goes to the Responses API instead
+ * (openai-responses-provider.ts). Retries, waits and the call's deadline are every remote
+ * provider's (remote-call.ts), which follows the OpenAI SDK's policy.
  */
 import type { ChatCompletion } from "openai/resources/chat/completions";
 import { createHttpFetch } from "./http-fetch.js";
 import { chatEndpointOf, OPENAI_BASE_URL } from "./openai-endpoint.js";
+import { openAIApiOf } from "./openai-responses-models.js";
+import { createResponsesCall } from "./openai-responses-provider.js";
 import { safeExcerpt } from "./openai-retry.js";
 import { readChatStream } from "./openai-stream.js";
 import { type OpenAIProviderOptions, toRequestBody, toResult } from "./openai-wire.js";
@@ -32,9 +36,13 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     ...endpoint.authHeaders,
   };
 
+  const responses = createResponsesCall(options, send);
+  const apiOf = (model: string) => openAIApiOf(model, options.apis, options.responsesTable ?? true);
+
   return {
     id,
     generate(request) {
+      if (apiOf(request.model) === "responses") return responses(request);
       const { onDelta } = request;
       const body = JSON.stringify(toRequestBody(request, options));
       return callRemote({

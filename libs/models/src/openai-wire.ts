@@ -6,6 +6,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { AzureOpenAIOptions } from "./openai-endpoint.js";
+import type { OpenAIApi } from "./openai-responses-models.js";
 import type {
   ChatMessage,
   FinishReason,
@@ -26,6 +27,10 @@ export interface OpenAIProviderOptions extends RemoteProviderOptions {
   maxTokensParam?: "max_completion_tokens" | "max_tokens";
   /** Azure OpenAI: deployment URLs, `api-version` and the `api-key` header (openai-endpoint.ts). */
   azure?: AzureOpenAIOptions;
+  /** The API of each model name that says one (`api` of its configuration); others: `responsesTable`, else Chat Completions. */
+  apis?: Readonly<Record<string, OpenAIApi>>;
+  /** Whether OpenAI's Responses-only models go to the Responses API untold (openai-responses-models.ts); default true, false for compatible endpoints. */
+  responsesTable?: boolean;
 }
 
 /** The request body; a streaming turn (`onDelta`) asks for the stream and its usage chunk. */
@@ -152,12 +157,34 @@ export function toResult(
  * over as they are and the details become the parts; a detail the answer lacks stays absent.
  */
 export function usageOf(usage: ChatCompletion["usage"]): TokenUsage {
-  const cached = usage?.prompt_tokens_details?.cached_tokens;
-  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return openAIUsage({
+    input: usage?.prompt_tokens,
+    output: usage?.completion_tokens,
+    cached: usage?.prompt_tokens_details?.cached_tokens,
+    cacheWrite: usage?.prompt_tokens_details?.cache_write_tokens,
+    reasoning: usage?.completion_tokens_details?.reasoning_tokens,
+  });
+}
+
+/**
+ * The one mapping of OpenAI's counts, for Chat Completions (`prompt_tokens`…) and the Responses API
+ * (`input_tokens`, `input_tokens_details.cached_tokens` and `.cache_write_tokens`, `output_tokens`,
+ * `output_tokens_details.reasoning_tokens`), whose totals include their details alike. A detail
+ * the answer lacks stays absent.
+ */
+export function openAIUsage(counts: {
+  input: number | undefined;
+  output: number | undefined;
+  cached: number | null | undefined;
+  cacheWrite?: number | null | undefined;
+  reasoning: number | null | undefined;
+}): TokenUsage {
+  const { cached, cacheWrite, reasoning } = counts;
   return {
-    inputTokens: usage?.prompt_tokens ?? 0,
-    outputTokens: usage?.completion_tokens ?? 0,
+    inputTokens: counts.input ?? 0,
+    outputTokens: counts.output ?? 0,
     ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
+    ...(typeof cacheWrite === "number" ? { cacheWriteInputTokens: cacheWrite } : {}),
     ...(typeof reasoning === "number" ? { reasoningTokens: reasoning } : {}),
   };
 }
@@ -177,7 +204,7 @@ function finishReasonOf(reason: string | null | undefined): FinishReason {
 }
 
 /** OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name. */
-function schemaName(name: string): string {
+export function schemaName(name: string): string {
   const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
   return cleaned === "" ? "response" : cleaned;
 }

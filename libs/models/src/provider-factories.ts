@@ -10,9 +10,9 @@ import { createGeminiProvider } from "./gemini-provider.js";
 import type { AzureOpenAIOptions } from "./openai-endpoint.js";
 import { createOpenAIProvider } from "./openai-provider.js";
 import type { ModelProvider, RemoteProviderOptions } from "./provider.js";
-import type { ProviderKind } from "./provider-kinds.js";
+import type { OpenAIApi, ProviderKind } from "./provider-kinds.js";
 
-export { PROVIDER_KINDS, type ProviderKind } from "./provider-kinds.js";
+export { OPENAI_APIS, type OpenAIApi, PROVIDER_KINDS, type ProviderKind } from "./provider-kinds.js";
 
 /** A connection's settings as the factories take them; what a kind does not read is absent. */
 export interface ConnectionSettings {
@@ -31,8 +31,14 @@ export interface ConnectionSettings {
   sessionToken?: string;
 }
 
-/** What a factory gets: the common remote options (id = the connection's name) and the settings. */
-export type ConnectionProviderOptions = RemoteProviderOptions & { settings: ConnectionSettings };
+/**
+ * What a factory gets: the common remote options (id = the connection's name), the settings, and
+ * the OpenAI API of each model that names one (its `api`; the OpenAI-protocol kinds read it).
+ */
+export type ConnectionProviderOptions = RemoteProviderOptions & {
+  settings: ConnectionSettings;
+  modelApis?: Readonly<Record<string, OpenAIApi>>;
+};
 
 export type ProviderFactory = (options: ConnectionProviderOptions) => ModelProvider;
 
@@ -40,10 +46,13 @@ const DEFAULT_AZURE_API_VERSION = "2024-10-21";
 
 /** One factory per kind, the deployment's own providers built by them as well (provider-registry.ts). */
 const PROVIDER_FACTORIES: Record<ProviderKind, ProviderFactory> = {
-  openai: (o) => createOpenAIProvider(o),
+  openai: (o) => createOpenAIProvider({ ...o, apis: o.modelApis }),
+  // OpenAI's Responses-only table is OpenAI's: a compatible endpoint's model goes there only when it says so.
   openai_compatible: (o) =>
     createOpenAIProvider({
       ...o,
+      apis: o.modelApis,
+      responsesTable: false,
       developerRole: o.settings.developerRole ?? true,
       maxTokensParam: o.settings.maxTokensParam ?? "max_tokens",
     }),
@@ -52,7 +61,7 @@ const PROVIDER_FACTORIES: Record<ProviderKind, ProviderFactory> = {
       apiVersion: o.settings.apiVersion ?? DEFAULT_AZURE_API_VERSION,
       ...(o.settings.deployments && { deployments: o.settings.deployments }),
     };
-    return createOpenAIProvider({ ...o, azure });
+    return createOpenAIProvider({ ...o, apis: o.modelApis, azure });
   },
   anthropic: (o) => createAnthropicProvider(o),
   gemini: (o) => createGeminiProvider(o),

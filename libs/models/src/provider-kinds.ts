@@ -13,3 +13,8 @@ export const PROVIDER_KINDS = [
 ] as const;
 
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/** The OpenAI APIs a model of an OpenAI-protocol kind may be called through (a model's `api`; openai-responses-models.ts). */
+export const OPENAI_APIS = ["chat_completions", "responses"] as const;
+
+export type OpenAIApi = (typeof OPENAI_APIS)[number];

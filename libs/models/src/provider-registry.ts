@@ -9,6 +9,7 @@ import { invalidArgument } from "@kiln/kit/errors";
 import { createCallLimiter } from "./call-limiter.js";
 import { createLocalEchoProvider } from "./local-echo.js";
 import { type CatalogModel, createModelCatalog, type ModelCatalog, type ModelEntry } from "./model-catalog.js";
+import type { OpenAIApi } from "./openai-responses-models.js";
 import type { ModelProvider, ModelRequest, ModelResult } from "./provider.js";
 import { providerOfConnection } from "./provider-factories.js";
 
@@ -27,6 +28,8 @@ export interface CompatibleModelConfig {
   jsonSchema?: boolean;
   /** Whether it takes image parts in user messages (capabilities.input "image"). */
   images?: boolean;
+  /** The OpenAI API it is called through; default "chat_completions" (docs/providers.md "OpenAI's Responses API"). */
+  api?: OpenAIApi;
 }
 
 /** An OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, Azure-compatible gateways...). */
@@ -161,6 +164,7 @@ export function createProviderRegistry(
         baseUrl: p.baseUrl,
         ...common,
         settings,
+        modelApis: modelApisOf(p.models),
       }),
     );
   }
@@ -220,6 +224,11 @@ export function createProviderRegistry(
       };
     },
   };
+}
+
+/** The models that name their OpenAI API, by model name. */
+export function modelApisOf(models: readonly { model: string; api?: OpenAIApi | null }[]): Record<string, OpenAIApi> {
+  return Object.fromEntries(models.flatMap((m) => (m.api ? [[m.model, m.api]] : [])));
 }
 
 function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry {

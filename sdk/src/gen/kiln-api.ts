@@ -2194,6 +2194,11 @@ export interface components {
                     jsonSchema: boolean;
                     input: ("text" | "image")[];
                 };
+                /**
+                 * @description openai, openai_compatible, azure_openai: the OpenAI API the model is called through; unset: chat_completions, or responses for OpenAI's Responses-only models (openai, azure_openai)
+                 * @enum {string}
+                 */
+                api?: "chat_completions" | "responses";
             }[];
             /** Format: date-time */
             createdAt: string;
@@ -6958,6 +6963,11 @@ export interface operations {
                             jsonSchema?: boolean;
                             input?: ("text" | "image")[];
                         };
+                        /**
+                         * @description openai, openai_compatible, azure_openai: the OpenAI API the model is called through; unset: chat_completions, or responses for OpenAI's Responses-only models (openai, azure_openai)
+                         * @enum {string}
+                         */
+                        api?: "chat_completions" | "responses";
                     }[];
                     /** @description openai_compatible: whether the endpoint knows the developer role */
                     developerRole?: boolean;
@@ -7278,6 +7288,11 @@ export interface operations {
                             jsonSchema?: boolean;
                             input?: ("text" | "image")[];
                         };
+                        /**
+                         * @description openai, openai_compatible, azure_openai: the OpenAI API the model is called through; unset: chat_completions, or responses for OpenAI's Responses-only models (openai, azure_openai)
+                         * @enum {string}
+                         */
+                        api?: "chat_completions" | "responses";
                     }[];
                     /** @description openai_compatible: whether the endpoint knows the developer role */
                     developerRole?: boolean;

@@ -6,7 +6,8 @@ const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
 /**
  * A compatible endpoint's model: its prices, USD per million tokens of each class (unset: input
  * and output unknown, cached input and cache writes at the input price, reasoning at the output
- * price: docs/providers.md "How usage is priced"), and its capabilities (each false unless set).
+ * price: docs/providers.md "How usage is priced"), its capabilities (each false unless set), and
+ * the OpenAI API it is called through.
  */
 export const CompatibleModelSchema = Type.Object(
   {
@@ -20,6 +21,8 @@ export const CompatibleModelSchema = Type.Object(
     jsonSchema: Type.Optional(Type.Boolean()),
     /** Whether the model takes image parts in user messages (capabilities.input "image"). */
     images: Type.Optional(Type.Boolean()),
+    /** The OpenAI API the model is called through; default Chat Completions (docs/providers.md "OpenAI's Responses API"). */
+    api: Type.Optional(Type.Union([Type.Literal("chat_completions"), Type.Literal("responses")])),
   },
   { additionalProperties: false },
 );

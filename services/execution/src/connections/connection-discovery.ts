@@ -3,12 +3,12 @@
  * /test of a connection without any): the kind's default capabilities, and for OpenAI's own
  * models the catalog's list prices and image input where the catalog knows the model.
  */
-import { OPENAI_MODELS } from "@kiln/models/catalog";
+import { OPENAI_BUILT_IN_MODELS } from "@kiln/models/catalog";
 import { modelsOf } from "./connection-rules.js";
 import type { ConnectionModelDoc, ProviderConnectionDoc } from "./connection-store.js";
 
 export function discoveredModels(doc: ProviderConnectionDoc, names: readonly string[]): ConnectionModelDoc[] {
-  const known = new Map(doc.provider === "openai" ? OPENAI_MODELS.map((m) => [m.model, m]) : []);
+  const known = new Map(doc.provider === "openai" ? OPENAI_BUILT_IN_MODELS.map((m) => [m.model, m]) : []);
   const inputs = [...new Set(names)].map((model) => {
     const entry = known.get(model);
     return entry

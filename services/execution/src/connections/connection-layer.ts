@@ -13,7 +13,7 @@ import type { SecretBox } from "@kiln/kit/secret-box";
 import type { Collection } from "@kiln/kit/store";
 import { providerOfConnection } from "@kiln/models/factories";
 import type { ModelProvider } from "@kiln/models/provider";
-import type { ConnectionModel, OrganizationModels } from "@kiln/models/registry";
+import { type ConnectionModel, modelApisOf, type OrganizationModels } from "@kiln/models/registry";
 import { MAX_CONNECTIONS_PER_ORGANIZATION } from "./connection-rules.js";
 import { type ProviderConnectionDoc, secretContext } from "./connection-store.js";
 
@@ -78,6 +78,7 @@ export function createConnectionLayer(deps: ConnectionLayerDeps) {
       maxRetries: deps.maxRetries,
       fetch: deps.fetch,
       settings: { ...doc.settings, ...(secretAccessKey !== undefined && { secretAccessKey }) },
+      modelApis: modelApisOf(doc.models),
     });
     providers.set(doc._id, { revision, provider });
     return provider;

@@ -8,7 +8,13 @@ import { isIP } from "node:net";
 import type { FieldIssue } from "@kiln/kit/errors";
 import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
-import { type ConnectionSettings, PROVIDER_KINDS, type ProviderKind } from "@kiln/models/factories";
+import {
+  type ConnectionSettings,
+  OPENAI_APIS,
+  type OpenAIApi,
+  PROVIDER_KINDS,
+  type ProviderKind,
+} from "@kiln/models/factories";
 import type { ConnectionModelDoc } from "./connection-store.js";
 
 /** Names no connection may take: they prefix Kiln's own model ids. */
@@ -31,10 +37,16 @@ export interface ConnectionModelInput {
   cacheWritePerMTokUsd?: number;
   reasoningPerMTokUsd?: number;
   capabilities?: { tools?: boolean; jsonSchema?: boolean; input?: string[] };
+  /** "chat_completions" or "responses" (docs/providers.md "OpenAI's Responses API"). */
+  api?: string;
 }
 
 /** The kinds whose APIs are the vendors' own: their models call tools and answer JSON Schemas unless told otherwise. */
 const vendorKind = (kind: ProviderKind) => kind !== "openai_compatible";
+
+/** The kinds that speak OpenAI's protocol, whose models may name the OpenAI API they are called through. */
+const OPENAI_PROTOCOL: readonly ProviderKind[] = ["openai", "openai_compatible", "azure_openai"];
+const isOpenAIApi = (text: string): text is OpenAIApi => (OPENAI_APIS as readonly string[]).includes(text);
 
 /** Kinds that need an API key; openai_compatible may be keyless and bedrock signs with AWS keys. */
 const needsApiKey = (kind: ProviderKind) => kind !== "openai_compatible" && kind !== "bedrock";
@@ -137,6 +149,13 @@ const PRICES = [
   "reasoningPerMTokUsd",
 ] as const;
 
+function apiIssues(kind: ProviderKind, api: string | undefined, field: string): FieldIssue[] {
+  if (api === undefined) return [];
+  if (!OPENAI_PROTOCOL.includes(kind))
+    return [{ field, issue: `applies to provider ${OPENAI_PROTOCOL.join(", ")} only` }];
+  return isOpenAIApi(api) ? [] : [{ field, issue: `must be ${OPENAI_APIS.map((a) => `"${a}"`).join(" or ")}` }];
+}
+
 /** The models as stored, or the issues, by path (`models[1].model`). */
 export function modelsOf(
   kind: ProviderKind,
@@ -158,6 +177,7 @@ export function modelsOf(
         issues.push({ field: `${at}.capabilities.input[${j}]`, issue: 'must be "text" or "image"' });
     });
     if (!input.includes("text")) issues.push({ field: `${at}.capabilities.input`, issue: 'must include "text"' });
+    issues.push(...apiIssues(kind, m.api, `${at}.api`));
     return {
       model: m.model,
       inputPerMTokUsd: m.inputPerMTokUsd ?? null,
@@ -170,6 +190,7 @@ export function modelsOf(
         jsonSchema: m.capabilities?.jsonSchema ?? vendorKind(kind),
         input: [...new Set(input.filter((x): x is "text" | "image" => x === "text" || x === "image"))],
       },
+      ...(m.api !== undefined && isOpenAIApi(m.api) && { api: m.api }),
     };
   });
   return { models: docs, issues };

@@ -5,7 +5,7 @@
  */
 
 import type { Collection, Store } from "@kiln/kit/store";
-import type { ConnectionSettings, ProviderKind } from "@kiln/models/factories";
+import type { ConnectionSettings, OpenAIApi, ProviderKind } from "@kiln/models/factories";
 
 /** One model of a connection; its id is "<connection name>/<model>". */
 export interface ConnectionModelDoc {
@@ -16,6 +16,8 @@ export interface ConnectionModelDoc {
   cacheWritePerMTokUsd: number | null;
   reasoningPerMTokUsd: number | null;
   capabilities: { tools: boolean; jsonSchema: boolean; input: ("text" | "image")[] };
+  /** The OpenAI API it is called through, when the caller named one (OpenAI-protocol kinds); absent: the kind's default. */
+  api?: OpenAIApi;
 }
 
 export interface ProviderConnectionDoc {
