@@ -2279,6 +2279,7 @@ export interface components {
             responseFormat: components["schemas"]["ResponseFormat"];
             temperature: number | null;
             maxOutputTokens: number | null;
+            cacheTtlSeconds: number | null;
             model: string | null;
             tools: components["schemas"]["ToolRef"][];
             /** Format: date-time */
@@ -2483,7 +2484,7 @@ export interface components {
             latencyMs: number;
             error?: components["schemas"]["RunError"];
         };
-        /** @description absent when the request did not use the cache (no Kiln-Cache: ttl=…) */
+        /** @description absent when the run did not use the cache (no Kiln-Cache: ttl=… and no default of its label or version, or Kiln-Cache: no-store) */
         RunCache: {
             /**
              * @description hit: answered from the cache, no provider call, cost 0
@@ -2493,6 +2494,13 @@ export interface components {
             savedCostUsd?: number | null;
             /** @description a hit: the run whose answer was replayed */
             sourceRunId?: string;
+            /** @description the TTL the run used the cache with, in seconds */
+            ttlSeconds?: number;
+            /**
+             * @description where the TTL came from: the Kiln-Cache header, the default of the label the run went through, or the version's
+             * @enum {string}
+             */
+            ttlSource?: "request" | "label" | "version";
         };
         PromptRun: {
             id: string;
@@ -2865,6 +2873,7 @@ export interface components {
             readOnly: boolean;
             /** @description only owners and admins (or keys with labels:write) move it */
             protected: boolean;
+            cacheTtlSeconds: number | null;
         };
         LabelMove: {
             id: string;
@@ -3040,6 +3049,7 @@ export interface components {
                     };
                     temperature: number | null;
                     maxOutputTokens: number | null;
+                    cacheTtlSeconds?: number | null;
                     model: string | null;
                     tools: {
                         toolId: string;
@@ -7886,6 +7896,7 @@ export interface operations {
                     };
                     temperature?: number | null;
                     maxOutputTokens?: number | null;
+                    cacheTtlSeconds?: number | null;
                     model?: string | null;
                     tools?: (string | {
                         toolId: string;
@@ -10810,6 +10821,7 @@ export interface operations {
             content: {
                 "application/json": {
                     versionId: string;
+                    cacheTtlSeconds?: number | null;
                 };
             };
         };
