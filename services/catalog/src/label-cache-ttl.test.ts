@@ -133,6 +133,7 @@ describe("a prompt label's default", () => {
     await setLabel("staging", v2, { cacheTtlSeconds: 30 });
     await setLabel("constructor", v2, {});
     expect((await resolve({ label: "constructor" })).labelCacheTtlSeconds).toBeUndefined();
+    expect((await resolve({ label: "staging" })).labelCacheTtlSeconds).toBe(30);
   });
 
   it("refuses a bad default, set and clear at once, and a skill's label, with 400 on cacheTtlSeconds, changing nothing", async () => {
