@@ -6,6 +6,8 @@
  * a plain run and for `kiln/<prompt>` on /v1) and wins over the version's, never to a run of the
  * version by id; the default expires; bad defaults are 400s naming the field that change nothing.
  */
+
+import { Kiln } from "@kiln/sdk";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -148,9 +150,13 @@ describe.each(PROVIDER_MODES)("the response cache's defaults in $name", (mode) =
       ttlSource: "label",
     });
 
-    // null removes a label's default.
-    const cleared = await putLabel(plain.promptId, "staging", { versionId: plain.versionId, cacheTtlSeconds: null });
-    expect(cleared.body.cacheTtlSeconds).toBeNull();
+    // null removes a label's default (here through the SDK).
+    const sdk = new Kiln({ baseUrl: running.base, accessToken: flow.token });
+    const cleared = await sdk.prompts.labels.set(plain.promptId, "staging", {
+      versionId: plain.versionId,
+      cacheTtlSeconds: null,
+    });
+    expect(cleared.cacheTtlSeconds).toBeNull();
     expect((await outcome(run(plain.promptId, { variables, label: "staging" }))).header).toBeNull();
   });
 
