@@ -11892,7 +11892,7 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters: a retry with the same key and body within 24 h replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
-                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither, whatever the defaults; absent: the label's or version's cacheTtlSeconds, if any (docs/cache.md) */
                 "kiln-cache"?: string;
             };
             path: {
@@ -11926,7 +11926,7 @@ export interface operations {
             /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
-                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    /** @description hit: answered from the response cache (no provider call); absent when the run did not use it (no header and no default, or no-store) */
                     "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
@@ -12480,7 +12480,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither, whatever the defaults; absent: the label's or version's cacheTtlSeconds, if any (docs/cache.md) */
                 "kiln-cache"?: string;
             };
             path: {
@@ -12514,7 +12514,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    /** @description hit: answered from the response cache (no provider call); absent when the run did not use it (no header and no default, or no-store) */
                     "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
