@@ -83,6 +83,8 @@ describe("prompt editing in the console", () => {
     await page.getByText(/^Available · tools and JSON schema answers · free/).waitFor();
     await page.getByLabel("Temperature").fill("0.3");
     await page.getByLabel("Output token limit").fill("200");
+    // The response cache's default for the version's runs (docs/cache.md "Defaults").
+    await page.getByLabel("Cache answers for (seconds)").fill("300");
     await page.getByLabel("tides").check();
     await b.screen("prompt-editor");
 
@@ -91,6 +93,7 @@ describe("prompt editing in the console", () => {
     const review = page.getByRole("region", { name: "Changes in the new version" });
     await review.getByRole("cell", { name: "Model", exact: true }).waitFor();
     expect(await review.getByRole("cell", { name: "Temperature", exact: true }).count()).toBe(1);
+    expect(await review.getByRole("cell", { name: "Cache answers for (seconds)", exact: true }).count()).toBe(1);
     await page.getByRole("button", { name: "Create version 1" }).click();
     await page.getByText("Version 1 created as a draft.").waitFor();
     // The versions list shows what the version holds, when it was made and its labels.
@@ -104,6 +107,7 @@ describe("prompt editing in the console", () => {
     expect(await page.getByLabel("System prompt").inputValue()).toBe("Explain {{topic}} to a {{audience}} reader.");
     expect(await model.inputValue()).toBe("local/echo");
     expect(await page.getByLabel("Temperature").inputValue()).toBe("0.3");
+    expect(await page.getByLabel("Cache answers for (seconds)").inputValue()).toBe("300");
     await page.getByLabel("System prompt").fill("Explain {{topic}} to a {{audience}} reader, in three sentences.");
     await page.getByLabel("Temperature").fill("0.7");
     await page.getByRole("button", { name: "Review changes" }).click();

@@ -67,7 +67,7 @@ describe.each(PROVIDER_MODES)("the response cache in $name", (mode) => {
     const first = await run("ttl=60", { variables });
     expect(first.status).toBe(201);
     expect(first.headers.get("kiln-cache-status")).toBe("miss");
-    expect(first.body.cache).toEqual({ status: "miss" });
+    expect(first.body.cache).toEqual({ status: "miss", ttlSeconds: 60, ttlSource: "request" });
     expect(first.body.estimatedCostUsd).toBe(COST);
     expect(stub.requests).toHaveLength(1);
 
@@ -81,7 +81,7 @@ describe.each(PROVIDER_MODES)("the response cache in $name", (mode) => {
       status: "succeeded",
       estimatedCostUsd: 0,
       usage: { inputTokens: 0, outputTokens: 0 },
-      cache: { status: "hit", savedCostUsd: COST, sourceRunId: first.body.id },
+      cache: { status: "hit", savedCostUsd: COST, sourceRunId: first.body.id, ttlSeconds: 60, ttlSource: "request" },
     });
     // Stored as a run of its own, marked as a hit.
     const stored = await call(running.base, "GET", `/api/runs/${second.body.id}`, { token: flow.token });

@@ -20,6 +20,8 @@ export interface PromptDraft {
   model: string;
   temperature: string;
   maxOutputTokens: string;
+  /** The response cache's default TTL in seconds (docs/cache.md "Defaults"); "" for none. */
+  cacheTtlSeconds: string;
   format: "text" | "json_schema";
   outputSchema: string;
   /** The variables schema as JSON text. */
@@ -34,6 +36,7 @@ export const BLANK_DRAFT: PromptDraft = {
   model: "",
   temperature: "",
   maxOutputTokens: "",
+  cacheTtlSeconds: "",
   format: "text",
   outputSchema: json({ type: "object", properties: {} }),
   variablesSchema: json({ type: "object", properties: {}, required: [] }),
@@ -53,6 +56,7 @@ export function draftOf(version: PromptVersion | null): PromptDraft {
     model: version.model ?? "",
     temperature: version.temperature === null ? "" : String(version.temperature),
     maxOutputTokens: version.maxOutputTokens === null ? "" : String(version.maxOutputTokens),
+    cacheTtlSeconds: version.cacheTtlSeconds === null ? "" : String(version.cacheTtlSeconds),
     format: format.type,
     outputSchema: format.type === "json_schema" ? json(format.schema) : BLANK_DRAFT.outputSchema,
     variablesSchema: json(version.variablesSchema),
@@ -76,6 +80,8 @@ export function draftIssues(draft: PromptDraft): Record<string, string> {
     issues.temperature = "is not a number";
   if (draft.maxOutputTokens.trim() !== "" && !Number.isInteger(Number(draft.maxOutputTokens)))
     issues.maxOutputTokens = "is not a whole number";
+  if (draft.cacheTtlSeconds.trim() !== "" && !Number.isInteger(Number(draft.cacheTtlSeconds)))
+    issues.cacheTtlSeconds = "is not a whole number of seconds";
   return issues;
 }
 
@@ -103,6 +109,7 @@ export function bodyOf(draft: PromptDraft, variablesSchema: Record<string, unkno
     variablesSchema,
     temperature: numberOrNull(draft.temperature),
     maxOutputTokens: numberOrNull(draft.maxOutputTokens),
+    cacheTtlSeconds: numberOrNull(draft.cacheTtlSeconds),
     model: draft.model || null,
     tools: draft.tools.map((t) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId })),
     responseFormat:
@@ -119,6 +126,7 @@ function documentOf(body: CreatePromptVersionRequest, tools: ToolRef[]): Record<
     model: body.model ?? null,
     temperature: body.temperature ?? null,
     maxOutputTokens: body.maxOutputTokens ?? null,
+    cacheTtlSeconds: body.cacheTtlSeconds ?? null,
     responseFormat: body.responseFormat ?? { type: "text" },
     variablesSchema: body.variablesSchema ?? { type: "object" },
     tools: tools.map((t) => `${t.toolKey}@${t.toolVersionId}`),
@@ -132,6 +140,7 @@ export const versionDocument = (v: PromptVersion) =>
       model: v.model,
       temperature: v.temperature,
       maxOutputTokens: v.maxOutputTokens,
+      cacheTtlSeconds: v.cacheTtlSeconds,
       responseFormat: v.responseFormat,
       variablesSchema: v.variablesSchema,
     },
@@ -148,6 +157,7 @@ const FIELD_NAMES: Record<string, string> = {
   model: "Model",
   temperature: "Temperature",
   maxOutputTokens: "Output token limit",
+  cacheTtlSeconds: "Cache answers for (seconds)",
   responseFormat: "Response format",
   variablesSchema: "Variables schema",
   tools: "Tools",

@@ -25,6 +25,7 @@ function fieldsOf(v: PromptVersion): [string, string][] {
     ["Response format", JSON.stringify(v.responseFormat)],
     ["Temperature", v.temperature === null ? "" : String(v.temperature)],
     ["Output token limit", v.maxOutputTokens === null ? "" : String(v.maxOutputTokens)],
+    ["Cache answers for (seconds)", v.cacheTtlSeconds === null ? "" : String(v.cacheTtlSeconds)],
     ["Model", v.model ?? "default (the prompt's, else the deployment's)"],
     ["Tools", v.tools.map((t) => `${t.toolKey}@${t.toolVersionId}`).join(", ")],
   ];

@@ -125,7 +125,7 @@ function DraftForm({
     setReviewing(false);
     setDraft((d) => ({ ...d, ...patch }));
   };
-  const bind = (name: "temperature" | "maxOutputTokens" | "outputSchema") => ({
+  const bind = (name: "temperature" | "maxOutputTokens" | "cacheTtlSeconds" | "outputSchema") => ({
     value: draft[name],
     onChange: (value: string) => edit({ [name]: value }),
     issue: typed[name] ?? apiIssue(error, name === "outputSchema" ? "responseFormat" : name),
@@ -203,6 +203,7 @@ function DraftForm({
           />
           <Field label="Temperature" type="number" {...bind("temperature")} />
           <Field label="Output token limit" type="number" {...bind("maxOutputTokens")} />
+          <Field label="Cache answers for (seconds)" type="number" {...bind("cacheTtlSeconds")} />
           <SelectField
             id="response-format"
             label="Response format"
@@ -279,6 +280,7 @@ const INLINE = [
   "developerPrompt",
   "temperature",
   "maxOutputTokens",
+  "cacheTtlSeconds",
   "variablesSchema",
   "responseFormat",
 ];

@@ -2,6 +2,12 @@ import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import type { Label, LabelMove } from "./resources.js";
 import type { CallInit, RequestOptions, Transport } from "./transport.js";
 
+/** Where a label points, and (prompt labels only) its response-cache default in seconds. */
+export interface LabelTarget {
+  versionId: string;
+  cacheTtlSeconds?: number | null;
+}
+
 /**
  * The labels of one family of resources (prompts, skills or agents): named pointers to versions.
  * `production` is the published version (moving it publishes); `latest` is the newest, read-only.
@@ -26,11 +32,15 @@ export class Labels {
     return page.data;
   }
 
-  /** Points `label` at a version; moving production publishes it. */
-  set(id: string, label: string, versionId: string, options?: RequestOptions): Promise<Label> {
+  /**
+   * Points `label` at a version; moving production publishes it. A prompt label's response-cache
+   * default (docs/cache.md "Defaults") is set with `{versionId, cacheTtlSeconds}` (`null` removes
+   * it; left out, it is kept).
+   */
+  set(id: string, label: string, to: string | LabelTarget, options?: RequestOptions): Promise<Label> {
+    const body = typeof to === "string" ? { versionId: to } : to;
     return this.t.call(
-      (init) =>
-        this.t.api.PUT(this.path("/{label}"), { ...init, params: { path: { id, label } }, body: { versionId } }),
+      (init) => this.t.api.PUT(this.path("/{label}"), { ...init, params: { path: { id, label } }, body }),
       options,
     );
   }

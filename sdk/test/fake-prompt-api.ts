@@ -36,6 +36,7 @@ export function fakeVersion(promptId: string, version: number, fields: Partial<P
     responseFormat: { type: "text" },
     temperature: null,
     maxOutputTokens: null,
+    cacheTtlSeconds: null,
     model: null,
     tools: [],
     createdAt: "2026-11-27T00:00:00.000Z",
@@ -126,6 +127,7 @@ export function fakePromptApi(prompts: FakePrompt[]): FakePromptApi {
           updatedBy: null,
           readOnly: false,
           protected: false,
+          cacheTtlSeconds: null,
         }));
         return json(200, { data: labels, nextCursor: null });
       }

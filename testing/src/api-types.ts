@@ -129,6 +129,7 @@ export interface PromptVersion {
   responseFormat: unknown;
   temperature: number | null;
   maxOutputTokens: number | null;
+  cacheTtlSeconds: number | null;
   model: string | null;
   tools: ToolRef[];
   createdAt: string;
@@ -158,6 +159,7 @@ export interface PromptVersionInput {
   responseFormat?: unknown;
   temperature?: number | null;
   maxOutputTokens?: number | null;
+  cacheTtlSeconds?: number | null;
   model?: string | null;
   tools?: ToolSelector[];
 }

@@ -1,7 +1,8 @@
 /**
  * The response cache's headers (docs/cache.md): `Kiln-Cache: ttl=<seconds>` or `Kiln-Cache:
  * no-store` on a prompt run's request, read into the run request's directive (a 400 naming the
- * header otherwise), and `Kiln-Cache-Status: hit|miss` on the answer of a run that used the cache.
+ * header otherwise), and `Kiln-Cache-Status: hit|miss` on the answer of a run that used the cache
+ * (by the header, or by its label's or version's default).
  */
 import { LIMITS } from "@kiln/kit/limits";
 import type { Run } from "@kiln/proto/execution";
@@ -17,7 +18,7 @@ const TTL = /^ttl=(\d{1,7})$/;
 export const CacheRequestHeaders = {
   "kiln-cache": Type.Optional(
     Type.String({
-      description: `ttl=<1 to ${LIMITS.cacheTtlSeconds} seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md)`,
+      description: `ttl=<1 to ${LIMITS.cacheTtlSeconds} seconds>: answer from the response cache, or keep the answer that long; no-store: neither, whatever the defaults; absent: the label's or version's cacheTtlSeconds, if any (docs/cache.md)`,
     }),
   ),
 };
@@ -27,7 +28,8 @@ export const CacheStatusResponseHeaders = {
   [CACHE_STATUS_HEADER]: {
     type: "string",
     enum: ["hit", "miss"],
-    description: "hit: answered from the response cache (no provider call); absent when the request did not use it",
+    description:
+      "hit: answered from the response cache (no provider call); absent when the run did not use it (no header and no default, or no-store)",
   },
 };
 

@@ -35,6 +35,13 @@ export const ChangeMessage = Type.String({
 /** A prompt version's system or developer prompt: a Mustache template. */
 export const PromptText = (description: string) => Type.String({ maxLength: LIMITS.promptTextChars, description });
 export const ModelId = Type.String({ minLength: 1, maxLength: 200, description: 'a model id, e.g. "local/echo"' });
+/** A response-cache default TTL of a prompt version or label (docs/cache.md "Defaults"): the header's bounds. */
+export const CacheTtlSeconds = (more = "") =>
+  Type.Integer({
+    minimum: 1,
+    maximum: LIMITS.cacheTtlSeconds,
+    description: `seconds, 1 to ${LIMITS.cacheTtlSeconds}: runs without a Kiln-Cache header use the response cache with it${more}`,
+  });
 
 /**
  * A free-form JSON object (schemas, tool config, bindings): sent to the service as JSON text,

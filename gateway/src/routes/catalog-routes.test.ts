@@ -302,6 +302,7 @@ describe("prompts", () => {
         responseFormat: FORECAST_FORMAT,
         temperature: 0.2,
         maxOutputTokens: 256,
+        cacheTtlSeconds: null,
         model: "local/echo",
         tools: [
           { toolId: tool.id, toolVersionId: tool.currentVersionId, toolKey: tool.toolKey },
@@ -318,7 +319,12 @@ describe("prompts", () => {
       v2 = ok(
         await api.post<PromptVersion>(
           `/api/prompts/${prompt.id}/versions`,
-          { systemPrompt: "Short forecast for {{city}}", variablesSchema: WEATHER_SCHEMA, model: "openai/gpt-4o-mini" },
+          {
+            systemPrompt: "Short forecast for {{city}}",
+            variablesSchema: WEATHER_SCHEMA,
+            model: "openai/gpt-4o-mini",
+            cacheTtlSeconds: 3600,
+          },
           { apiKey: ownerKey },
         ),
         201,
@@ -330,6 +336,7 @@ describe("prompts", () => {
         responseFormat: { type: "text" },
         temperature: null,
         maxOutputTokens: null,
+        cacheTtlSeconds: 3600,
         model: "openai/gpt-4o-mini",
         tools: [],
         createdBy: { type: "api_key", id: expect.stringMatching(/^key_/) },
@@ -343,13 +350,19 @@ describe("prompts", () => {
             developerPrompt: null,
             temperature: null,
             maxOutputTokens: null,
+            cacheTtlSeconds: null,
             model: null,
           },
           { token: owner.token },
         ),
         201,
       );
-      expect(plain).toMatchObject({ version: 3, variablesSchema: { type: "object" }, model: "local/echo" });
+      expect(plain).toMatchObject({
+        version: 3,
+        variablesSchema: { type: "object" },
+        model: "local/echo",
+        cacheTtlSeconds: null,
+      });
     });
 
     it("GET /api/prompts/:id describes the latest version while none is published, ?versionId= another", async () => {
@@ -453,6 +466,10 @@ describe("prompts", () => {
             ],
             ["temperature over 2", send({ systemPrompt: "x", temperature: 2.5 }), "400 temperature"],
             ["maxOutputTokens 0", send({ systemPrompt: "x", maxOutputTokens: 0 }), "400 maxOutputTokens"],
+            ["cacheTtlSeconds 0", send({ systemPrompt: "x", cacheTtlSeconds: 0 }), "400 cacheTtlSeconds"],
+            ["cacheTtlSeconds 604801", send({ systemPrompt: "x", cacheTtlSeconds: 604_801 }), "400 cacheTtlSeconds"],
+            ["fractional cacheTtlSeconds", send({ systemPrompt: "x", cacheTtlSeconds: 1.5 }), "400 cacheTtlSeconds"],
+            ["a string cacheTtlSeconds", send({ systemPrompt: "x", cacheTtlSeconds: "x" }), "400 cacheTtlSeconds"],
             ["a malformed model", send({ systemPrompt: "x", model: "gpt4" }), "400 model"],
             ["an unknown tool", send({ systemPrompt: "x", tools: [unknownId("tool")] }), "404"],
             ["another organization's tool", send({ systemPrompt: "x", tools: [foreignTool.id] }), "404"],

@@ -119,6 +119,12 @@ export const PromptVersionView = versionShape.schema(
     responseFormat: ref(ResponseFormatView),
     temperature: Nullable(Type.Number()),
     maxOutputTokens: Nullable(Type.Integer()),
+    cacheTtlSeconds: Nullable(
+      Type.Integer({
+        description:
+          'the response cache\'s default TTL for runs of the version, in seconds (docs/cache.md "Defaults"); null: none',
+      }),
+    ),
     model: Nullable(Type.String({ description: "fixed at creation: the request's, else the prompt's default" })),
     tools: Type.Array(ref(ToolRefView)),
   },
@@ -135,6 +141,7 @@ const promptContentView = (c: PromptContent | undefined) => ({
   responseFormat: parseJson(c?.responseFormat?.json) as Static<typeof ResponseFormatView>,
   temperature: c?.temperature ?? null,
   maxOutputTokens: c?.maxOutputTokens ?? null,
+  cacheTtlSeconds: c?.cacheTtlSeconds ?? null,
   model: c?.model ?? null,
 });
 

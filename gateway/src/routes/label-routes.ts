@@ -3,11 +3,23 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
 import { answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
-import { Body, ListQuery } from "../schemas.js";
-import { Id, IdParams, LabelName } from "./catalog-requests.js";
+import { Body, ListQuery, Nullable } from "../schemas.js";
+import { CacheTtlSeconds, Id, IdParams, LabelName } from "./catalog-requests.js";
 import { LabelMoveView, LabelView, labelMoveView, labelView } from "./label-views.js";
 
 const LabelParams = Type.Object({ id: Id, label: LabelName });
+
+/** A prompt label may also carry a response-cache default (docs/cache.md "Defaults"); skill and agent runs do not cache. */
+const SetLabelBody = {
+  prompt: Body({
+    versionId: Id,
+    cacheTtlSeconds: Type.Optional(
+      Nullable(CacheTtlSeconds(" (runs through the label); null removes it, absent keeps it")),
+    ),
+  }),
+  skill: Body({ versionId: Id }),
+  agent: Body({ versionId: Id }),
+};
 
 const FAMILIES = [
   { kind: "prompt", base: "/api/prompts", tag: "prompts", name: "Prompt" },
@@ -39,12 +51,20 @@ export function registerLabelRoutes(app: GatewayApp, deps: GatewayDeps): void {
       op(
         `set${name}Label`,
         `Point a label of a ${kind} at a version; moving production publishes it (latest is read-only)`,
-        { params: LabelParams, body: Body({ versionId: Id }), response: answers(LabelView, 400, 401, 403, 404, 409) },
+        { params: LabelParams, body: SetLabelBody[kind], response: answers(LabelView, 400, 401, 403, 404, 409) },
       ),
       async (request) => {
         const { id, label } = request.params;
+        const body = request.body as { versionId: string; cacheTtlSeconds?: number | null };
         const r = await catalog.setLabel(
-          { kind, parentId: id, label, versionId: request.body.versionId },
+          {
+            kind,
+            parentId: id,
+            label,
+            versionId: body.versionId,
+            cacheTtlSeconds: body.cacheTtlSeconds ?? undefined,
+            clearCacheTtlSeconds: body.cacheTtlSeconds === null,
+          },
           rpcOptions(request),
         );
         return labelView(r.label);

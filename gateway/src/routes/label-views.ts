@@ -15,6 +15,12 @@ export const LabelView = Type.Object(
     updatedBy: Nullable(Type.String({ description: "the user or API key id that moved it last" })),
     readOnly: Type.Boolean({ description: "latest: it moves when a version is created" }),
     protected: Type.Boolean({ description: "only owners and admins (or keys with labels:write) move it" }),
+    cacheTtlSeconds: Nullable(
+      Type.Integer({
+        description:
+          'a prompt label\'s response-cache default for runs through it, in seconds (docs/cache.md "Defaults"); null: none (always for skills and agents)',
+      }),
+    ),
   },
   { $id: "Label", description: "production is the published version; latest the newest version" },
 );
@@ -41,6 +47,7 @@ export const labelView = fromCatalog.view("label", (l: Label) => ({
   updatedBy: l.updatedBy || null,
   readOnly: l.readOnly,
   protected: l.protected,
+  cacheTtlSeconds: l.cacheTtlSeconds ?? null,
 }));
 
 export const labelMoveView = (m: LabelMove) => ({

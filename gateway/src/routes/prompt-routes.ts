@@ -3,6 +3,7 @@ import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { Body, Nullable } from "../schemas.js";
 import {
+  CacheTtlSeconds,
   ChangeMessage,
   Description,
   JsonObject,
@@ -122,6 +123,7 @@ const PromptVersionBody = Body({
   maxOutputTokens: Type.Optional(
     Nullable(Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, description: "1 to 128000" })),
   ),
+  cacheTtlSeconds: Type.Optional(Nullable(CacheTtlSeconds(" (runs of the version); null or absent: none"))),
   model: Type.Optional(Nullable(ModelId)),
   tools: Type.Optional(Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion })),
   message: Type.Optional(ChangeMessage),

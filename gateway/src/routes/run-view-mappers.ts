@@ -129,10 +129,17 @@ export const promptRunView = view("run", (r: Run) => ({
   ...(r.cache && { cache: runCacheView(r.cache) }),
 }));
 
-/** A hit: `{status, savedCostUsd, sourceRunId}`; a miss: `{status}`. */
+/**
+ * A hit: `{status, savedCostUsd, sourceRunId}`; a miss: `{status}`; both with the TTL and where it
+ * came from (`ttlSeconds`, `ttlSource`) unless the run was stored before they were kept.
+ */
 function runCacheView(c: NonNullable<Run["cache"]>) {
   const status = c.status as "hit" | "miss";
-  return status === "hit" ? { status, savedCostUsd: c.savedCostUsd ?? null, sourceRunId: c.sourceRunId } : { status };
+  const ttl =
+    c.ttlSource === "" ? {} : { ttlSeconds: c.ttlSeconds, ttlSource: c.ttlSource as "request" | "label" | "version" };
+  return status === "hit"
+    ? { status, savedCostUsd: c.savedCostUsd ?? null, sourceRunId: c.sourceRunId, ...ttl }
+    : { status, ...ttl };
 }
 
 function skillRunFieldsView(r: Run) {

@@ -128,8 +128,19 @@ export const RunCacheView = Type.Object(
       Nullable(Type.Number({ description: "a hit: what the answer cost when the model made it; null: no price" })),
     ),
     sourceRunId: Type.Optional(Type.String({ description: "a hit: the run whose answer was replayed" })),
+    ttlSeconds: Type.Optional(Type.Integer({ description: "the TTL the run used the cache with, in seconds" })),
+    ttlSource: Type.Optional(
+      OneOf(["request", "label", "version"], {
+        description:
+          "where the TTL came from: the Kiln-Cache header, the default of the label the run went through, or the version's",
+      }),
+    ),
   },
-  { $id: "RunCache", description: "absent when the request did not use the cache (no Kiln-Cache: ttl=…)" },
+  {
+    $id: "RunCache",
+    description:
+      "absent when the run did not use the cache (no Kiln-Cache: ttl=… and no default of its label or version, or Kiln-Cache: no-store)",
+  },
 );
 
 /** A stored prompt run (api.md "Runs"). */

@@ -69,6 +69,9 @@ const PromptVersion = Type.Object(
     responseFormat: JsonObject,
     temperature: Nullable(Type.Number()),
     maxOutputTokens: Nullable(Type.Integer()),
+    cacheTtlSeconds: Type.Optional(
+      Nullable(Type.Integer({ description: 'the response cache\'s default TTL (docs/cache.md "Defaults")' })),
+    ),
     model: Nullable(Type.String()),
     tools: Type.Array(ToolPin),
   },

@@ -2284,6 +2284,7 @@ export interface components {
             responseFormat: components["schemas"]["ResponseFormat"];
             temperature: number | null;
             maxOutputTokens: number | null;
+            cacheTtlSeconds: number | null;
             model: string | null;
             tools: components["schemas"]["ToolRef"][];
             /** Format: date-time */
@@ -2488,7 +2489,7 @@ export interface components {
             latencyMs: number;
             error?: components["schemas"]["RunError"];
         };
-        /** @description absent when the request did not use the cache (no Kiln-Cache: ttl=…) */
+        /** @description absent when the run did not use the cache (no Kiln-Cache: ttl=… and no default of its label or version, or Kiln-Cache: no-store) */
         RunCache: {
             /**
              * @description hit: answered from the cache, no provider call, cost 0
@@ -2498,6 +2499,13 @@ export interface components {
             savedCostUsd?: number | null;
             /** @description a hit: the run whose answer was replayed */
             sourceRunId?: string;
+            /** @description the TTL the run used the cache with, in seconds */
+            ttlSeconds?: number;
+            /**
+             * @description where the TTL came from: the Kiln-Cache header, the default of the label the run went through, or the version's
+             * @enum {string}
+             */
+            ttlSource?: "request" | "label" | "version";
         };
         PromptRun: {
             id: string;
@@ -2870,6 +2878,7 @@ export interface components {
             readOnly: boolean;
             /** @description only owners and admins (or keys with labels:write) move it */
             protected: boolean;
+            cacheTtlSeconds: number | null;
         };
         LabelMove: {
             id: string;
@@ -3045,6 +3054,7 @@ export interface components {
                     };
                     temperature: number | null;
                     maxOutputTokens: number | null;
+                    cacheTtlSeconds?: number | null;
                     model: string | null;
                     tools: {
                         toolId: string;
@@ -7901,6 +7911,7 @@ export interface operations {
                     };
                     temperature?: number | null;
                     maxOutputTokens?: number | null;
+                    cacheTtlSeconds?: number | null;
                     model?: string | null;
                     tools?: (string | {
                         toolId: string;
@@ -10825,6 +10836,7 @@ export interface operations {
             content: {
                 "application/json": {
                     versionId: string;
+                    cacheTtlSeconds?: number | null;
                 };
             };
         };
@@ -11895,7 +11907,7 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters: a retry with the same key and body within 24 h replays the first answer (Idempotent-Replayed: true) */
                 "idempotency-key"?: string;
-                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither, whatever the defaults; absent: the label's or version's cacheTtlSeconds, if any (docs/cache.md) */
                 "kiln-cache"?: string;
             };
             path: {
@@ -11929,7 +11941,7 @@ export interface operations {
             /** @description Created (a resource, a version or a stored run) */
             201: {
                 headers: {
-                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    /** @description hit: answered from the response cache (no provider call); absent when the run did not use it (no header and no default, or no-store) */
                     "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };
@@ -12483,7 +12495,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither (docs/cache.md) */
+                /** @description ttl=<1 to 604800 seconds>: answer from the response cache, or keep the answer that long; no-store: neither, whatever the defaults; absent: the label's or version's cacheTtlSeconds, if any (docs/cache.md) */
                 "kiln-cache"?: string;
             };
             path: {
@@ -12517,7 +12529,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description hit: answered from the response cache (no provider call); absent when the request did not use it */
+                    /** @description hit: answered from the response cache (no provider call); absent when the run did not use it (no header and no default, or no-store) */
                     "Kiln-Cache-Status"?: "hit" | "miss";
                     [name: string]: unknown;
                 };

@@ -2,16 +2,18 @@
  * Reading labels (docs/labels.md): every label of one parent, or of many parents of one family at
  * once. Both answer the same labels from the same three things: the parent's version summaries
  * (production is the live published version, latest the newest), its stored labels, and who moved
- * production to the live version (the last production move, when it points there). One parent
- * costs three store queries; many cost at most four, whatever their number.
+ * production to the live version (the last production move, when it points there); each label's
+ * response-cache default is the parent's (label-cache-ttl.ts). One parent costs three store
+ * queries; many cost at most four, whatever their number.
  */
 import { LATEST, PRODUCTION } from "@kiln/contracts/labels";
 import { invalidArgument } from "@kiln/kit/errors";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { labelTtlOf } from "./label-cache-ttl.js";
 import { type LabelView, labelView } from "./label-view.js";
 import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
-import type { AnyVersion, LabelledFamily } from "./versioned/labelled-families.js";
+import type { AnyParent, AnyVersion, LabelledFamily } from "./versioned/labelled-families.js";
 import { versionSummaries } from "./versioned/version-store.js";
 
 /** How many parents one call may ask the labels of. */
@@ -41,21 +43,22 @@ interface LabelSources {
 /** Every label of one parent: production and latest first (when they exist), then by name. */
 function labelsFrom(
   kind: LabelKind,
-  parentId: string,
+  parent: AnyParent,
   { versions, stored, productionBy }: LabelSources,
   protectedLabels: readonly string[],
 ): LabelView[] {
+  const parentId = parent._id;
   const byId = new Map(versions.map((v) => [v._id, v]));
   const out: LabelView[] = [];
+  const view = (label: string, version: AnyVersion, at: Date, by: string) =>
+    labelView(kind, parentId, label, version, at, by, protectedLabels, labelTtlOf(parent, label));
   const live = livePublishedVersion(versions);
-  if (live?.publishedAt) {
-    out.push(labelView(kind, parentId, PRODUCTION, live, live.publishedAt, productionBy, protectedLabels));
-  }
+  if (live?.publishedAt) out.push(view(PRODUCTION, live, live.publishedAt, productionBy));
   const latest = latestVersion(versions);
-  if (latest) out.push(labelView(kind, parentId, LATEST, latest, latest.createdAt, "", protectedLabels));
+  if (latest) out.push(view(LATEST, latest, latest.createdAt, ""));
   for (const doc of [...stored].sort((a, b) => a.label.localeCompare(b.label))) {
     const version = byId.get(doc.versionId);
-    if (version) out.push(labelView(kind, parentId, doc.label, version, doc.updatedAt, doc.updatedBy, protectedLabels));
+    if (version) out.push(view(doc.label, version, doc.updatedAt, doc.updatedBy));
   }
   return out;
 }
@@ -74,9 +77,10 @@ export function labelReads(deps: CatalogDeps) {
   async function labelsOf(
     kind: LabelKind,
     family: LabelledFamily,
-    parentId: string,
+    parent: AnyParent,
     protectedLabels: readonly string[],
   ): Promise<LabelView[]> {
+    const parentId = parent._id;
     const [versions, stored, [productionMove]] = await Promise.all([
       versionSummaries(family.versions, { [family.parentField]: parentId }),
       c.labels.find({ kind, parentId }),
@@ -84,7 +88,7 @@ export function labelReads(deps: CatalogDeps) {
     ]);
     const live = livePublishedVersion(versions);
     const productionBy = live && productionMove?.versionId === live._id ? productionMove.by : "";
-    return labelsFrom(kind, parentId, { versions, stored, productionBy }, protectedLabels);
+    return labelsFrom(kind, parent, { versions, stored, productionBy }, protectedLabels);
   }
 
   /**
@@ -122,16 +126,17 @@ export function labelReads(deps: CatalogDeps) {
   }
 
   /**
-   * Every label of each of `parentIds` (of one family, read by the caller), as `labelsOf` answers
+   * Every label of each of `parents` (of one family, read by the caller), as `labelsOf` answers
    * one of them, in at most four store queries.
    */
   async function labelsOfMany(
     kind: LabelKind,
     family: LabelledFamily,
-    parentIds: readonly string[],
+    parents: readonly AnyParent[],
     protectedLabels: readonly string[],
   ): Promise<Map<string, LabelView[]>> {
-    if (parentIds.length === 0) return new Map();
+    if (parents.length === 0) return new Map();
+    const parentIds = parents.map((p) => p._id);
     const parentOf = (v: AnyVersion) => (v as unknown as Record<string, string>)[family.parentField] ?? "";
     const [versions, stored] = await Promise.all([
       versionSummaries(family.versions, { [family.parentField]: { $in: [...parentIds] } }),
@@ -146,15 +151,15 @@ export function labelReads(deps: CatalogDeps) {
     }
     const movers = await productionMovers(kind, live);
     return new Map(
-      parentIds.map((parentId) => [
-        parentId,
+      parents.map((parent) => [
+        parent._id,
         labelsFrom(
           kind,
-          parentId,
+          parent,
           {
-            versions: versionsOf.get(parentId) ?? [],
-            stored: storedOf.get(parentId) ?? [],
-            productionBy: movers.get(parentId) ?? "",
+            versions: versionsOf.get(parent._id) ?? [],
+            stored: storedOf.get(parent._id) ?? [],
+            productionBy: movers.get(parent._id) ?? "",
           },
           protectedLabels,
         ),

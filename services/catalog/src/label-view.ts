@@ -1,4 +1,7 @@
-/** A label as the label RPCs answer it: where it points, who moved it last, and what may move it. */
+/**
+ * A label as the label RPCs answer it: where it points, who moved it last, what may move it, and
+ * its response-cache default.
+ */
 import { LATEST } from "@kiln/contracts/labels";
 import type { LabelKind } from "./store/catalog-store.js";
 import type { AnyVersion } from "./versioned/labelled-families.js";
@@ -13,6 +16,8 @@ export interface LabelView {
   updatedBy: string;
   readOnly: boolean;
   protected: boolean;
+  /** A prompt label's response-cache default (docs/cache.md "Defaults"); absent: none. */
+  cacheTtlSeconds?: number;
 }
 
 export function labelView(
@@ -23,6 +28,7 @@ export function labelView(
   at: Date,
   by: string,
   protectedLabels: readonly string[],
+  cacheTtlSeconds?: number,
 ): LabelView {
   return {
     kind,
@@ -34,5 +40,6 @@ export function labelView(
     updatedBy: by,
     readOnly: label === LATEST,
     protected: protectedLabels.includes(label),
+    ...(cacheTtlSeconds !== undefined && { cacheTtlSeconds }),
   };
 }

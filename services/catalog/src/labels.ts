@@ -7,6 +7,8 @@
  *   moves it (the publish use cases record the move here).
  * - `latest` is the newest version, derived too, and read-only.
  * - Every other label is a document, and every move of any label is kept in `label_moves`.
+ * - A prompt label may carry a default TTL for the response cache, kept on the prompt
+ *   (label-cache-ttl.ts) and set or cleared by the move that names it.
  */
 
 import { LATEST, labelNameIssue, PRODUCTION } from "@kiln/contracts/labels";
@@ -17,11 +19,14 @@ import { isDuplicateKeyError } from "@kiln/kit/store";
 import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { livePublishedVersion } from "./domain/versions.js";
+import { applyLabelTtl, checkLabelTtlChange, type LabelTtlChange, labelTtlOf } from "./label-cache-ttl.js";
 import { checkParentIds, labelReads } from "./label-reads.js";
 import { type LabelView, labelView } from "./label-view.js";
-import type { LabelDoc, LabelKind, LabelMoveDoc } from "./store/catalog-store.js";
+import type { LabelDoc, LabelKind, LabelMoveDoc, PromptDoc } from "./store/catalog-store.js";
 import { actorOf, labelId, recordLabelMove, recordPublish } from "./versioned/label-moves.js";
 import {
+  type AnyParent,
+  type AnyVersion,
   type LabelledFamily,
   labelledFamilies,
   labelledFamilyOf,
@@ -62,12 +67,15 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     const family = familyOf(kind);
     const ids = [...new Set(input.parentIds)];
     checkParentIds(input.parentId, ids);
-    const parents = await family.parents.find({ _id: { $in: ids } }, { projection: { _id: 1, organizationId: 1 } });
+    const parents = await family.parents.find(
+      { _id: { $in: ids } },
+      { projection: { _id: 1, organizationId: 1, labelCacheTtlSeconds: 1 } },
+    );
     const organizationId = parents[0]?.organizationId;
-    const missing = ids.find((id) => !parents.some((p) => p._id === id && p.organizationId === organizationId));
-    if (missing !== undefined || organizationId === undefined) throw notFound(family.kind);
+    const ordered = ids.map((id) => parents.find((p) => p._id === id && p.organizationId === organizationId));
+    if (ordered.includes(undefined) || organizationId === undefined) throw notFound(family.kind);
     const protectedLabels = await deps.access.protectedLabels(principal, organizationId, family.read, family.kind);
-    const labels = await labelsOfMany(family.kind, family, ids, protectedLabels);
+    const labels = await labelsOfMany(family.kind, family, ordered as AnyParent[], protectedLabels);
     return ids.flatMap((id) => labels.get(id) ?? []);
   }
 
@@ -75,6 +83,69 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
     invalidArgument("the label latest is read-only: it is always the newest version", [
       { field: "label", issue: "is read-only" },
     ]);
+
+  /** Moves production to `version`: publishes a draft, or makes an older published version live again. */
+  async function promote(
+    principal: Principal,
+    family: LabelledFamily & { kind: LabelKind },
+    parent: AnyParent,
+    _label: string,
+    version: AnyVersion,
+  ): Promise<void> {
+    const live = livePublishedVersion(await versionsOf(family, parent._id));
+    if (live?._id === version._id) return;
+    // Publishing records the move (and checks what publishing checks).
+    if (version.status === "draft") return void (await family.publish(principal, parent._id, version._id));
+    const at = deps.now();
+    const moved = await family.versions.findOneAndUpdate(
+      { _id: version._id, status: "published" },
+      { $set: { publishedAt: at } },
+    );
+    if (!moved) throw failedPrecondition("the version changed while it was being promoted; retry");
+    family.forget(parent._id);
+    await recordPublish(deps, principal, family.kind, parent, version, live, at, "moved");
+  }
+
+  /** Points a stored label at `version`, recording the move unless it already pointed there. */
+  async function moveStored(
+    principal: Principal,
+    family: LabelledFamily & { kind: LabelKind },
+    parent: AnyParent,
+    label: string,
+    version: AnyVersion,
+  ): Promise<void> {
+    const { kind } = family;
+    const id = labelId(kind, parent._id, label);
+    const at = deps.now();
+    const by = actorOf(principal);
+    const move = () =>
+      c.labels.findOneAndUpdate(
+        { _id: id },
+        {
+          $set: { versionId: version._id, updatedAt: at, updatedBy: by },
+          $setOnInsert: { organizationId: parent.organizationId, kind, parentId: parent._id, label },
+        },
+        { upsert: true, returnDocument: "before" },
+      );
+    // Two first moves at once: one inserts, the other (a duplicate key) updates what it inserted.
+    const previous = await move().catch((e: unknown) => {
+      if (isDuplicateKeyError(e)) return move();
+      throw e;
+    });
+    if (previous?.versionId === version._id) return;
+    await recordLabelMove(deps, {
+      organizationId: parent.organizationId,
+      kind,
+      parentId: parent._id,
+      label,
+      versionId: version._id,
+      version: version.version,
+      previousVersionId: previous?.versionId ?? null,
+      action: "moved",
+      at,
+      by,
+    });
+  }
 
   return {
     /**
@@ -93,17 +164,18 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
         family.read,
         family.kind,
       );
-      return labelsOf(family.kind, family, parent._id, protectedLabels);
+      return labelsOf(family.kind, family, parent, protectedLabels);
     },
 
     /**
      * Points `label` at `versionId`. `production`: a draft is published (the family's publish, with
      * its checks); an older published version becomes the live one again (its `publishedAt` is
-     * now). Moving a label where it already points changes nothing and records nothing.
+     * now). Moving a label where it already points changes nothing and records nothing. A prompt
+     * label's response-cache default is then set or cleared when the request says so.
      */
     async setLabel(
       principal: Principal,
-      input: { kind: string; parentId: string; label: string; versionId: string },
+      input: { kind: string; parentId: string; label: string; versionId: string } & LabelTtlChange,
     ): Promise<LabelView> {
       const { family, parent } = await parentOf(input.kind, input.parentId);
       const kind = family.kind;
@@ -111,67 +183,17 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
       if (input.label === LATEST) throw readOnly();
       if (input.versionId === "")
         throw invalidArgument("versionId is required", [{ field: "versionId", issue: "is required" }]);
+      checkLabelTtlChange(kind, input);
       await deps.access.moveLabel(principal, parent.organizationId, SCOPES.labelsWrite, kind, input.label);
       const version = await family.versions.findOne({ _id: input.versionId, [family.parentField]: parent._id });
       if (!version) throw notFound(`${kind} version`);
-      const by = actorOf(principal);
-      const find = async (label: string) => {
-        const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
-        const found = (await labelsOf(kind, family, parent._id, protectedLabels)).find((l) => l.label === label);
-        if (!found) throw new Error(`label ${label} vanished after it was set`);
-        return found;
-      };
-
-      if (input.label === PRODUCTION) {
-        const live = livePublishedVersion(await versionsOf(family, parent._id));
-        if (live?._id === version._id) return find(PRODUCTION);
-        if (version.status === "draft") {
-          // Publishing records the move (and checks what publishing checks).
-          await family.publish(principal, parent._id, version._id);
-          return find(PRODUCTION);
-        }
-        const at = deps.now();
-        const moved = await family.versions.findOneAndUpdate(
-          { _id: version._id, status: "published" },
-          { $set: { publishedAt: at } },
-        );
-        if (!moved) throw failedPrecondition("the version changed while it was being promoted; retry");
-        family.forget(parent._id);
-        await recordPublish(deps, principal, kind, parent, version, live, at, "moved");
-        return find(PRODUCTION);
-      }
-
-      const id = labelId(kind, parent._id, input.label);
-      const at = deps.now();
-      const move = () =>
-        c.labels.findOneAndUpdate(
-          { _id: id },
-          {
-            $set: { versionId: version._id, updatedAt: at, updatedBy: by },
-            $setOnInsert: { organizationId: parent.organizationId, kind, parentId: parent._id, label: input.label },
-          },
-          { upsert: true, returnDocument: "before" },
-        );
-      // Two first moves at once: one inserts, the other (a duplicate key) updates what it inserted.
-      const previous = await move().catch((e: unknown) => {
-        if (isDuplicateKeyError(e)) return move();
-        throw e;
-      });
-      if (previous?.versionId !== version._id) {
-        await recordLabelMove(deps, {
-          organizationId: parent.organizationId,
-          kind,
-          parentId: parent._id,
-          label: input.label,
-          versionId: version._id,
-          version: version.version,
-          previousVersionId: previous?.versionId ?? null,
-          action: "moved",
-          at,
-          by,
-        });
-      }
-      return find(input.label);
+      await (input.label === PRODUCTION ? promote : moveStored)(principal, family, parent, input.label, version);
+      const now = kind === "prompt" ? await applyLabelTtl(deps, parent as PromptDoc, input.label, input) : parent;
+      if (now !== parent) family.forget(parent._id);
+      const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
+      const found = (await labelsOf(kind, family, now, protectedLabels)).find((l) => l.label === input.label);
+      if (!found) throw new Error(`label ${input.label} vanished after it was set`);
+      return found;
     },
 
     /** Removes a label; `production` and `latest` cannot be removed. Answers the label as it was. */
@@ -191,6 +213,12 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
         ? await c.labels.deleteOne({ _id: removed._id, versionId: removed.versionId })
         : { deletedCount: 0 };
       if (!removed || deletedCount === 0) throw notFound(`label ${input.label}`);
+      // A label made again later starts without the default this one had.
+      const ttl = labelTtlOf(parent, input.label);
+      if (ttl !== undefined) {
+        await applyLabelTtl(deps, parent as PromptDoc, input.label, { clearCacheTtlSeconds: true });
+        family.forget(parent._id);
+      }
       const version = await family.versions.findOne({ _id: removed.versionId });
       await recordLabelMove(deps, {
         organizationId: parent.organizationId,
@@ -206,7 +234,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
       const protectedLabels = await deps.access.protectedLabels(principal, parent.organizationId, family.read, kind);
       const at = deps.now();
       if (!version) throw notFound(`${kind} version`);
-      return labelView(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels);
+      return labelView(kind, parent._id, input.label, version, at, actorOf(principal), protectedLabels, ttl);
     },
 
     /**

@@ -26,6 +26,7 @@ export function promptVersionDocument(v: PromptVersionDoc): JsonObject {
     responseFormat: JSON.parse(v.responseFormat),
     temperature: v.temperature,
     maxOutputTokens: v.maxOutputTokens,
+    cacheTtlSeconds: v.cacheTtlSeconds ?? null,
     model: v.model,
     tools: v.tools.map((t) => ({ toolId: t.toolId, toolVersionId: t.toolVersionId })),
   };

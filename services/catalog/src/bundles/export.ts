@@ -132,6 +132,7 @@ export function createExport(deps: CatalogDeps) {
             responseFormat: json(v.responseFormat),
             temperature: v.temperature,
             maxOutputTokens: v.maxOutputTokens,
+            ...(v.cacheTtlSeconds !== undefined && { cacheTtlSeconds: v.cacheTtlSeconds }),
             model: v.model,
             tools: pins(v.tools),
           })),

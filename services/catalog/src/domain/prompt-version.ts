@@ -1,8 +1,9 @@
 /**
  * The content rules of a prompt version (docs/concepts.md "Prompt version", api.md "Prompts"): templates,
- * variables schema, response format, sampling settings and model. Pure: tools are resolved by the
- * use case.
+ * variables schema, response format, sampling settings, model and response-cache default. Pure:
+ * tools are resolved by the use case.
  */
+import { LIMITS } from "@kiln/kit/limits";
 import { fieldPath, type Issues } from "./issues.js";
 import { checkJsonSchema, isJsonObject, type JsonObject, ownValue, parseJsonText } from "./json-schema.js";
 import { checkPromptMessages, type PromptMessageInput, type TemplateMessage } from "./prompt-messages.js";
@@ -26,6 +27,8 @@ export interface PromptVersionInput {
   responseFormatJson?: string;
   temperature?: number;
   maxOutputTokens?: number;
+  /** The response cache's default TTL for the version's runs (docs/cache.md "Defaults"). */
+  cacheTtlSeconds?: number;
   model?: string;
   /** A chat version's template; empty or undefined: the version is its system and developer prompts. */
   messages?: readonly PromptMessageInput[];
@@ -44,6 +47,15 @@ export interface PromptVersionContent {
   responseFormat: string;
   temperature: number | null;
   maxOutputTokens: number | null;
+  /** Set only on a version created with one (absent: no default, as on versions stored before it). */
+  cacheTtlSeconds?: number;
+}
+
+/** Adds an issue on `field` unless `value` is a TTL the response cache takes (1 to 7 days, in seconds). */
+export function checkCacheTtl(issues: Issues, field: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= LIMITS.cacheTtlSeconds)) {
+    issues.add(field, `must be an integer from 1 to ${LIMITS.cacheTtlSeconds} (seconds)`);
+  }
 }
 
 export function checkModelId(issues: Issues, field: string, model: string): void {
@@ -120,6 +132,7 @@ export function checkPromptVersion(issues: Issues, input: PromptVersionInput): P
   ) {
     issues.add("maxOutputTokens", `must be an integer from 1 to ${MAX_OUTPUT_TOKENS}`);
   }
+  checkCacheTtl(issues, "cacheTtlSeconds", input.cacheTtlSeconds);
   if (input.model !== undefined) checkModelId(issues, "model", input.model);
   return {
     systemPrompt,
@@ -129,6 +142,7 @@ export function checkPromptVersion(issues: Issues, input: PromptVersionInput): P
     responseFormat,
     temperature: temperature ?? null,
     maxOutputTokens: maxOutputTokens ?? null,
+    ...(input.cacheTtlSeconds !== undefined && { cacheTtlSeconds: input.cacheTtlSeconds }),
   };
 }
 

@@ -1,7 +1,12 @@
-/** Resolves a prompt version: the one named, the one a label points at, or the live one. */
+/**
+ * Resolves a prompt version: the one named, the one a label points at, or the live one (the
+ * `production` label), with the response-cache default of the label it went through.
+ */
 
+import { PRODUCTION } from "@kiln/contracts/labels";
 import { type FieldIssue, notFound } from "@kiln/kit/errors";
 import type { CatalogDeps } from "../catalog-deps.js";
+import { labelTtlOf } from "../label-cache-ttl.js";
 import { type Loading, NO_TOOLS, notSelected, type VersionRequest } from "./loading.js";
 import type { ResolvedPromptView } from "./views.js";
 
@@ -35,7 +40,15 @@ export function createPromptLoader(deps: CatalogDeps, l: Loading) {
     const resolved = toolsOf(version.tools, tools, organizationId, "tools", problems);
     if (problems.length > 0) throw unresolvable(`prompt version ${version.version}`, problems);
     if (wantsLive && !cached) deps.live.rememberPrompt(prompt, version._id, stamp);
-    return { version, promptName: prompt.name, tools: resolved };
+    // A run by version id goes through no label; one naming neither runs production.
+    const through = input.versionId === "" ? input.label || PRODUCTION : undefined;
+    const labelCacheTtlSeconds = through === undefined ? undefined : labelTtlOf(prompt, through);
+    return {
+      version,
+      promptName: prompt.name,
+      tools: resolved,
+      ...(labelCacheTtlSeconds !== undefined && { labelCacheTtlSeconds }),
+    };
   }
 
   return loadPrompt;

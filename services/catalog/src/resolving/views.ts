@@ -21,6 +21,8 @@ export interface ResolvedPromptView {
   promptName: string;
   /** The version's own tools, in the order it pins them. */
   tools: ResolvedToolView[];
+  /** The response-cache default of the label the resolve went through (production for the live version). */
+  labelCacheTtlSeconds?: number;
 }
 
 export interface ResolvedSkillView {

@@ -102,6 +102,7 @@ const promptContentToProto = (v: PromptVersionDoc): MessageInitShape<typeof Prom
   responseFormat: jsonTextOf(v.responseFormat),
   temperature: v.temperature ?? undefined,
   maxOutputTokens: v.maxOutputTokens ?? undefined,
+  cacheTtlSeconds: v.cacheTtlSeconds,
   model: v.model ?? undefined,
 });
 
@@ -205,6 +206,7 @@ export const resolvedPromptToProto = (p: ResolvedPromptView): MessageInitShape<t
   version: promptVersionToProto(p.version),
   promptName: p.promptName,
   tools: p.tools.map(resolvedToolToProto),
+  labelCacheTtlSeconds: p.labelCacheTtlSeconds,
 });
 
 export const resolvedSkillToProto = (

@@ -40,6 +40,7 @@ export function promptVersionInputOf(
     responseFormatJson: c?.responseFormat?.json,
     temperature: c?.temperature,
     maxOutputTokens: c?.maxOutputTokens,
+    cacheTtlSeconds: c?.cacheTtlSeconds,
     model: c?.model,
     messages: (c?.messages ?? []).map((m) => ({ role: m.role, content: m.content, name: m.name })),
     tools: toolSelectorsOf(req.tools),

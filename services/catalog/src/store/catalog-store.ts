@@ -50,6 +50,11 @@ export interface DraftedVersionDoc extends VersionDoc {
 
 export interface PromptDoc extends ResourceDoc {
   defaultModel: string | null;
+  /**
+   * The response cache's default TTL (seconds) of each of its labels that has one, `production`
+   * included (label-cache-ttl.ts); absent: none has one. Keys are label names (no `.` or `$`).
+   */
+  labelCacheTtlSeconds?: Record<string, number>;
 }
 
 /** Immutable once inserted, except `status`/`publishedAt`, which publishing sets once. */

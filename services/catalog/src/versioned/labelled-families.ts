@@ -24,6 +24,8 @@ export interface AnyVersion {
 export interface AnyParent {
   _id: string;
   organizationId: string;
+  /** A prompt's labels' response-cache defaults (label-cache-ttl.ts). */
+  labelCacheTtlSeconds?: Record<string, number>;
 }
 
 /** Publishes one version with the family's own checks. */

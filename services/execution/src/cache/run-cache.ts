@@ -1,12 +1,11 @@
 /**
- * What the response cache does for one prompt run (docs/cache.md): with `Kiln-Cache: ttl=<s>` the
- * run's key is looked up before the run starts; a hit is the cached answer (replayed as deltas
- * when the run streams) with no provider call, cost 0 and the cost it saved; a miss runs the
- * model and keeps a succeeded answer. `no-store`, or no directive, leaves the cache alone.
+ * What the response cache does for one prompt run (docs/cache.md): with a TTL (the request's
+ * `Kiln-Cache: ttl=<s>`, else its label's or version's default: cache-policy.ts) the run's key is
+ * looked up before the run starts; a hit is the cached answer (replayed as deltas when the run
+ * streams) with no provider call, cost 0 and the cost it saved; a miss runs the model and keeps a
+ * succeeded answer. Without one (`no-store`, or no header and no default) the cache is left alone.
  */
 import { performance } from "node:perf_hooks";
-import { invalidArgument } from "@kiln/kit/errors";
-import { LIMITS } from "@kiln/kit/limits";
 import type { ChatMessage, ModelDelta } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
 import type { CallerOptions } from "../runs/caller-options.js";
@@ -14,15 +13,10 @@ import type { PromptExecution } from "../runs/prompt-execution.js";
 import { renderMessages } from "../runs/render.js";
 import type { RunnablePrompt } from "../runs/runnable.js";
 import type { RunCacheDoc } from "../store/run-store.js";
+import type { CachePolicy } from "./cache-policy.js";
 import { replayAnswer } from "./cache-replay.js";
 import type { CachedAnswer, ResponseCache } from "./response-cache.js";
 import { responseKeyOf } from "./response-key.js";
-
-/** RunPromptRequest.cache: the request's Kiln-Cache header. */
-export interface CacheDirective {
-  ttlSeconds: number;
-  noStore: boolean;
-}
 
 export interface RunCacheInput {
   organizationId: string;
@@ -31,7 +25,8 @@ export interface RunCacheInput {
   variables: Record<string, unknown>;
   extraMessages?: ChatMessage[];
   caller?: CallerOptions;
-  cache?: CacheDirective;
+  /** The run's TTL and where it came from; none: the run does not use the cache. */
+  cache?: CachePolicy;
 }
 
 /** One run's use of the cache, looked up (openRunCache) before the run starts. */
@@ -48,36 +43,20 @@ export interface RunCache {
 
 const UNUSED: RunCache = { record: undefined, execute: (_id, execute) => execute() };
 
-/** A 400 for a directive the gateway would not have sent (a client of the RPC itself). */
-export function checkCacheDirective(directive: CacheDirective | undefined): void {
-  if (!directive) return;
-  const { ttlSeconds, noStore } = directive;
-  if (
-    !Number.isInteger(ttlSeconds) ||
-    ttlSeconds < 0 ||
-    ttlSeconds > LIMITS.cacheTtlSeconds ||
-    (noStore && ttlSeconds > 0)
-  ) {
-    throw invalidArgument("invalid cache directive", [
-      { field: "Kiln-Cache", issue: `must be ttl=<1 to ${LIMITS.cacheTtlSeconds} seconds> or no-store` },
-    ]);
-  }
-}
-
-/** Looks the run up when its directive asks for the cache; a cache that fails reads as a miss. */
+/** Looks the run up when it has a TTL; a cache that fails reads as a miss. */
 export async function openRunCache(cache: ResponseCache | undefined, r: RunCacheInput): Promise<RunCache> {
-  const ttlSeconds = r.cache?.noStore ? 0 : (r.cache?.ttlSeconds ?? 0);
-  if (!cache || ttlSeconds === 0) return UNUSED;
+  if (!cache || !r.cache) return UNUSED;
+  const { ttlSeconds, source: ttlSource } = r.cache;
   const key = keyOf(r);
   const hit = await cache.lookup(r.organizationId, key, ttlSeconds);
   if (hit) {
     return {
-      record: { status: "hit", savedCostUsd: hit.costUsd, sourceRunId: hit.sourceRunId },
+      record: { status: "hit", savedCostUsd: hit.costUsd, sourceRunId: hit.sourceRunId, ttlSeconds, ttlSource },
       execute: async (_id, _execute, onDelta) => hitExecution(hit, onDelta),
     };
   }
   return {
-    record: { status: "miss" },
+    record: { status: "miss", ttlSeconds, ttlSource },
     async execute(runId, execute) {
       const execution = await execute();
       if (execution.status === "succeeded" && execution.output) {

@@ -77,6 +77,8 @@ export function runToProto(run: RunDoc, preview = false): MessageInitShape<typeo
       // null: the answer had no price (unset on the wire).
       savedCostUsd: run.cache.savedCostUsd ?? undefined,
       sourceRunId: run.cache.sourceRunId ?? "",
+      ttlSeconds: run.cache.ttlSeconds ?? 0,
+      ttlSource: run.cache.ttlSource ?? "",
     },
     steps: steps.map((s) => {
       const usage = s.usage as UsageDoc;

@@ -11,7 +11,7 @@ import { remote } from "@kiln/kit/rpc/errors";
 import type { ChatMessage } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
-import { type CacheDirective, checkCacheDirective } from "../cache/run-cache.js";
+import { type CacheDirective, type CachePolicy, cachePolicyOf, checkCacheDirective } from "../cache/cache-policy.js";
 import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
@@ -77,6 +77,8 @@ export interface ResolvedPromptRun {
   extraMessages: ChatMessage[];
   /** The caller's tools, tool choice and sampling (its response format is the prompt's now). */
   caller: CallerOptions;
+  /** The TTL the run uses the response cache with: its header's, else its label's or version's default. */
+  cache?: CachePolicy;
 }
 
 /** A prompt run's version, model, variables, messages and caller options; 400 when they do not fit the version. */
@@ -107,7 +109,11 @@ export async function resolvePromptRun(
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const issues = check.ok ? [] : renamed(check.issues, "variables");
   if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);
-  return { prompt, model, variables, extraMessages, caller };
+  const cache = cachePolicyOf(req.cache, {
+    label: resolved.labelCacheTtlSeconds,
+    version: resolved.version?.content?.cacheTtlSeconds,
+  });
+  return { prompt, model, variables, extraMessages, caller, ...(cache && { cache }) };
 }
 
 export interface ResolvedSkillRun {

@@ -38,7 +38,6 @@ export function createRunner(deps: RunnerDeps) {
         label: req.label || undefined,
         signal: ctx.signal,
         trace: ctx.trace,
-        cache: req.cache,
       });
     },
 
@@ -53,7 +52,6 @@ export function createRunner(deps: RunnerDeps) {
         signal: ctx.signal,
         stream,
         trace: ctx.trace,
-        cache: req.cache,
       });
     },
 

@@ -6,8 +6,9 @@
 import { newId } from "@kiln/kit/ids";
 import type { ChatMessage, ModelDelta } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
+import type { CachePolicy } from "../cache/cache-policy.js";
 import type { ResponseCache } from "../cache/response-cache.js";
-import { type CacheDirective, openRunCache } from "../cache/run-cache.js";
+import { openRunCache } from "../cache/run-cache.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";
@@ -45,8 +46,8 @@ export interface PromptRunInput {
   trace?: RunTraceContext;
   /** The label the version was resolved through, when the request named one. */
   label?: string;
-  /** The request's Kiln-Cache header; none for agent steps. */
-  cache?: CacheDirective;
+  /** The run's TTL (its Kiln-Cache header, else its label's or version's default); none for agent steps. */
+  cache?: CachePolicy;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */

@@ -29,6 +29,9 @@ export interface RunCacheDoc {
   savedCostUsd?: number | null;
   /** A hit: the run whose answer was replayed. */
   sourceRunId?: string;
+  /** The TTL the run used and where it came from (absent on runs stored before defaults existed). */
+  ttlSeconds?: number;
+  ttlSource?: "request" | "label" | "version";
 }
 
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */

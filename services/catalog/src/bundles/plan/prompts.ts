@@ -28,6 +28,7 @@ export async function planPrompts(ctx: PlanContext, bundle: Bundle): Promise<voi
             responseFormatJson: JSON.stringify(v.responseFormat),
             ...(v.temperature !== null && { temperature: v.temperature }),
             ...(v.maxOutputTokens !== null && { maxOutputTokens: v.maxOutputTokens }),
+            ...(typeof v.cacheTtlSeconds === "number" && { cacheTtlSeconds: v.cacheTtlSeconds }),
             ...(v.model !== null && { model: v.model }),
           });
         });
