@@ -34,6 +34,7 @@ const modelsOf = (models: ModelBody[]) =>
     cachedInputPerMtokUsd: m.cachedInputPerMTokUsd,
     cacheWritePerMtokUsd: m.cacheWritePerMTokUsd,
     reasoningPerMtokUsd: m.reasoningPerMTokUsd,
+    tokensPerMinute: m.tokensPerMinute,
     ...(m.capabilities && { capabilities: { ...m.capabilities, input: m.capabilities.input ?? [] } }),
   }));
 

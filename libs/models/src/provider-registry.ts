@@ -27,6 +27,8 @@ export interface CompatibleModelConfig {
   jsonSchema?: boolean;
   /** Whether it takes image parts in user messages (capabilities.input "image"). */
   images?: boolean;
+  /** Tokens a minute every organization's runs on it may use together; absent: no limit. */
+  tokensPerMinute?: number;
 }
 
 /** An OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, Azure-compatible gateways...). */
@@ -239,5 +241,6 @@ function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry
       ...(m.cacheWritePerMTokUsd != null ? { cacheWritePerMTokUsd: m.cacheWritePerMTokUsd } : {}),
       ...(m.reasoningPerMTokUsd != null ? { reasoningPerMTokUsd: m.reasoningPerMTokUsd } : {}),
     },
+    ...(m.tokensPerMinute !== undefined && { tokensPerMinute: m.tokensPerMinute }),
   };
 }

@@ -1,4 +1,5 @@
 /** The schema of one model of OPENAI_COMPATIBLE_PROVIDERS (config.ts). */
+import { MAX_TOKENS_PER_MINUTE } from "@kiln/contracts/token-limits";
 import { Type } from "@kiln/kit/config";
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
@@ -6,7 +7,9 @@ const Price = Type.Union([Type.Number({ minimum: 0 }), Type.Null()]);
 /**
  * A compatible endpoint's model: its prices, USD per million tokens of each class (unset: input
  * and output unknown, cached input and cache writes at the input price, reasoning at the output
- * price: docs/providers.md "How usage is priced"), and its capabilities (each false unless set).
+ * price: docs/providers.md "How usage is priced"), its capabilities (each false unless set) and
+ * the tokens a minute every organization's runs on it may use together (docs/usage.md
+ * "Token-per-minute limits"; unset: no limit).
  */
 export const CompatibleModelSchema = Type.Object(
   {
@@ -20,6 +23,7 @@ export const CompatibleModelSchema = Type.Object(
     jsonSchema: Type.Optional(Type.Boolean()),
     /** Whether the model takes image parts in user messages (capabilities.input "image"). */
     images: Type.Optional(Type.Boolean()),
+    tokensPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOKENS_PER_MINUTE })),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,7 @@
  * each call).
  */
 import { isIP } from "node:net";
+import { tokensPerMinuteIssue } from "@kiln/contracts/token-limits";
 import type { FieldIssue } from "@kiln/kit/errors";
 import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
@@ -31,6 +32,7 @@ export interface ConnectionModelInput {
   cacheWritePerMTokUsd?: number;
   reasoningPerMTokUsd?: number;
   capabilities?: { tools?: boolean; jsonSchema?: boolean; input?: string[] };
+  tokensPerMinute?: number;
 }
 
 /** The kinds whose APIs are the vendors' own: their models call tools and answer JSON Schemas unless told otherwise. */
@@ -152,6 +154,8 @@ export function modelsOf(
     else if (seen.has(m.model)) issues.push({ field: `${at}.model`, issue: `"${m.model}" is listed twice` });
     seen.add(m.model);
     for (const p of PRICES) issues.push(...priceIssues(`${at}.${p}`, m[p]));
+    const tpmIssue = m.tokensPerMinute === undefined ? undefined : tokensPerMinuteIssue(m.tokensPerMinute);
+    if (tpmIssue) issues.push({ field: `${at}.tokensPerMinute`, issue: tpmIssue });
     const input = m.capabilities?.input ?? ["text"];
     input.forEach((x, j) => {
       if (x !== "text" && x !== "image")
@@ -170,6 +174,7 @@ export function modelsOf(
         jsonSchema: m.capabilities?.jsonSchema ?? vendorKind(kind),
         input: [...new Set(input.filter((x): x is "text" | "image" => x === "text" || x === "image"))],
       },
+      ...(m.tokensPerMinute !== undefined && { tokensPerMinute: m.tokensPerMinute }),
     };
   });
   return { models: docs, issues };

@@ -16,6 +16,8 @@ export interface ConnectionModelDoc {
   cacheWritePerMTokUsd: number | null;
   reasoningPerMTokUsd: number | null;
   capabilities: { tools: boolean; jsonSchema: boolean; input: ("text" | "image")[] };
+  /** Tokens a minute this connection's runs on it may use (docs/usage.md); absent or null: no limit. */
+  tokensPerMinute?: number | null;
 }
 
 export interface ProviderConnectionDoc {

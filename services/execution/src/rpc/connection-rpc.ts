@@ -39,6 +39,7 @@ export const connectionToProto = (d: ProviderConnectionDoc) => ({
     cacheWritePerMtokUsd: orUndefined(m.cacheWritePerMTokUsd),
     reasoningPerMtokUsd: orUndefined(m.reasoningPerMTokUsd),
     capabilities: m.capabilities,
+    tokensPerMinute: m.tokensPerMinute ?? undefined,
   })),
   createdAt: timestampFromDate(d.createdAt),
   updatedAt: timestampFromDate(d.updatedAt),
@@ -51,6 +52,7 @@ const modelFromProto = (m: ConnectionModel): ConnectionModelInput => ({
   cachedInputPerMTokUsd: m.cachedInputPerMtokUsd,
   cacheWritePerMTokUsd: m.cacheWritePerMtokUsd,
   reasoningPerMTokUsd: m.reasoningPerMtokUsd,
+  tokensPerMinute: m.tokensPerMinute,
   ...(m.capabilities && {
     capabilities: {
       tools: m.capabilities.tools,
