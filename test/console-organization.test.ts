@@ -342,4 +342,24 @@ describe("the console's organization pages", () => {
     await row.getByText("revoked").waitFor();
     expect((await asKey()).status).toBe(401);
   }, 60_000);
+
+  it("creates an API key with a token-per-minute limit, and marks a bad limit on its field", async () => {
+    const { page } = c;
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    await page.getByLabel("Key name").fill("Batch");
+    const limit = page.getByLabel("Tokens per minute (empty: no limit)");
+    await limit.fill("0");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.locator('input[aria-invalid="true"]').waitFor();
+    const table = page.getByRole("region", { name: "API keys" });
+    expect(await table.getByRole("row", { name: /Batch/ }).count()).toBe(0);
+    await limit.fill("40000");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const row = table.getByRole("row", { name: /Batch/ });
+    await row.waitFor();
+    expect(await row.getByRole("cell").nth(2).textContent()).toBe("40,000");
+    // The key made earlier has none.
+    expect(await table.getByRole("row", { name: /CI/ }).getByRole("cell").nth(2).textContent()).toBe("no limit");
+    expect(await axeViolations()).toEqual([]);
+  }, 60_000);
 });

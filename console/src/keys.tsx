@@ -35,10 +35,24 @@ const SCOPE_SET: Record<Scope, true> = {
 };
 const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 
-/** API keys (non-public routes, owners and admins): create with scopes, the key shown once, revoke. */
+/**
+ * A "Tokens per minute" field's value as the API takes it: empty is no limit; anything but digits
+ * goes as it was typed, for the API to refuse naming the field (a NaN would go out as null).
+ */
+const limitOf = (text: string): number | string | undefined => {
+  const t = text.trim();
+  if (t === "") return undefined;
+  return /^\d+$/.test(t) ? Number(t) : t;
+};
+
+/**
+ * API keys (non-public routes, owners and admins): create with scopes and an optional
+ * token-per-minute limit (docs/usage.md "Token-per-minute limits"), the key shown once, revoke.
+ */
 export function ApiKeys({ session }: { session: Session }) {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Scope[]>(["prompts:read", "runs:write"]);
+  const [tokensPerMinute, setTokensPerMinute] = useState("");
   const [created, setCreated] = useState<string | null>(null);
   const { error, setError, act, submit } = useAction();
   const read = useCallback(async () => {
@@ -47,10 +61,11 @@ export function ApiKeys({ session }: { session: Session }) {
   }, [session]);
   const { value: keys, reload } = useLoaded(read, setError);
   const create = submit(async () => {
-    const body = { organizationId: session.organizationId, name, scopes };
+    const body = { organizationId: session.organizationId, name, scopes, tokensPerMinute: limitOf(tokensPerMinute) };
     const r = await call<{ key: string }>("POST", "/api/api-keys", body);
     setCreated(r.key);
     setName("");
+    setTokensPerMinute("");
     reload();
   });
   const revoke = async (id: string) => {
@@ -68,7 +83,14 @@ export function ApiKeys({ session }: { session: Session }) {
             <legend>Scopes</legend>
             <CheckList values={SCOPES} chosen={scopes} onChange={setScopes} label={(s) => s} />
           </fieldset>
-          <ErrorBox error={error} shownFields={["name"]} />
+          <Field
+            label="Tokens per minute (empty: no limit)"
+            type="number"
+            value={tokensPerMinute}
+            onChange={setTokensPerMinute}
+            issue={error?.fields.tokensPerMinute}
+          />
+          <ErrorBox error={error} shownFields={["name", "tokensPerMinute"]} />
           <button type="submit">Create key</button>
           {created && <NewKey secret={created} />}
         </form>
@@ -76,7 +98,7 @@ export function ApiKeys({ session }: { session: Session }) {
           <h2 id="keys">Keys</h2>
           <Listed items={keys} what="keys" empty="No key yet.">
             {(keys) => (
-              <DataTable label="API keys" columns={["Name", "Scopes", "State"]}>
+              <DataTable label="API keys" columns={["Name", "Scopes", "Tokens per minute", "State"]}>
                 {keys.map((k) => (
                   <tr key={k.id}>
                     <td>{k.name}</td>
@@ -87,6 +109,7 @@ export function ApiKeys({ session }: { session: Session }) {
                         </span>
                       ))}
                     </td>
+                    <td>{k.tokensPerMinute === null ? "no limit" : k.tokensPerMinute.toLocaleString("en-US")}</td>
                     <td>
                       {k.revokedAt ? (
                         <span className="badge status-failed">revoked</span>

@@ -216,6 +216,7 @@ describe.each(transports)("the identity flow over %s", (transport) => {
       organizationId: org.id,
       key: expect.any(String),
       createdAt: expect.stringMatching(ISO),
+      tokensPerMinute: null,
     });
     const { key } = created.body;
     expect(key.startsWith(`sk_${created.body.id.slice("key_".length)}_`)).toBe(true);
@@ -237,6 +238,7 @@ describe.each(transports)("the identity flow over %s", (transport) => {
           createdByUserId: user.user.id,
           createdAt: created.body.createdAt,
           revokedAt: null,
+          tokensPerMinute: null,
         },
       ],
       nextCursor: null,

@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction | null>> = {
   completeOnboarding: ["organization.created", "organization", "r.organization.id"],
   verifySetup: NOT_A_CHANGE,
   createApiKey: ["api_key.created", "api_key", "r.id"],
+  updateApiKey: ["api_key.updated", "api_key", "p.id"],
   revokeApiKey: ["api_key.revoked", "api_key", "p.id"],
   createOrganization: ["organization.created", "organization", "r.organization.id"],
   updateOrganization: ["organization.settings.updated", "organization", "p.id"],

@@ -37,6 +37,8 @@ export interface Authenticator {
   authenticate(credential: string, requestId: string): Promise<Principal>;
   /** Forget cached answers for this API key id at once (after a revoke through this gateway). */
   forgetApiKey(keyId: string): void;
+  /** The key changed through this gateway (its token-per-minute limit): its next use asks identity again. */
+  refreshApiKey(keyId: string): void;
 }
 
 interface Verifier {
@@ -196,6 +198,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     },
     forgetApiKey(keyId) {
       forgotten.set(keyId, Date.now());
+    },
+    refreshApiKey(keyId) {
+      options.identityAuth.forgetApiKey?.(keyId);
     },
   };
 }

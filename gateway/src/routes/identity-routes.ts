@@ -1,4 +1,5 @@
 import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
+import { MAX_TOKENS_PER_MINUTE } from "@kiln/contracts/token-limits";
 import Type, { type Static } from "typebox";
 import { registerAudit } from "../audit/register-audit.js";
 import { HttpError } from "../errors.js";
@@ -6,7 +7,7 @@ import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
 import { ACCESS_TOKEN_ONLY, answers, listAnswers, operation, operations } from "../http/operation.js";
 import { principalOf, rpcOptions } from "../http/request.js";
-import { Body, errorResponses, IdParams, ListQuery, ref, Timestamp } from "../schemas.js";
+import { Body, errorResponses, IdParams, ListQuery, Nullable, ref, Timestamp } from "../schemas.js";
 import { registerAuthRoutes } from "./auth-routes.js";
 import { registerOrganizationRoutes } from "./organization-routes.js";
 import {
@@ -24,6 +25,11 @@ import {
 type SetupCheckName = Static<typeof SetupCheckView>["name"];
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+const TokensPerMinute = Type.Integer({
+  minimum: 1,
+  maximum: MAX_TOKENS_PER_MINUTE,
+  description: "tokens the key's runs may use per minute, input and output (docs/usage.md)",
+});
 const OrganizationId = Type.String({ minLength: 1, maxLength: 100 });
 
 const apiKeys = operations({ tags: ["api-keys"], stability: "non-public", security: ACCESS_TOKEN_ONLY });
@@ -95,6 +101,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
           minItems: 1,
           maxItems: API_KEY_SCOPES.length,
         }),
+        tokensPerMinute: Type.Optional(Nullable(TokensPerMinute, { description: "absent or null: no limit" })),
       }),
       response: {
         201: Type.Object({
@@ -104,12 +111,17 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
           organizationId: Type.String(),
           key: Type.String({ description: "sk_<id>_<secret>: store it now, it is never shown again" }),
           createdAt: Timestamp,
+          tokensPerMinute: Nullable(Type.Integer()),
         }),
         ...errorResponses(400, 401, 403, 404),
       },
     }),
     async (request, reply) => {
-      const r = await identity.createApiKey(request.body, rpcOptions(request));
+      const { tokensPerMinute, ...b } = request.body;
+      const r = await identity.createApiKey(
+        { ...b, tokensPerMinute: tokensPerMinute ?? undefined },
+        rpcOptions(request),
+      );
       const k = apiKeyView(r.apiKey);
       return reply.code(201).send({
         id: k.id,
@@ -118,6 +130,7 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
         organizationId: k.organizationId,
         key: r.key,
         createdAt: k.createdAt,
+        tokensPerMinute: k.tokensPerMinute,
       });
     },
   );
@@ -132,6 +145,29 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
       const q = request.query;
       const r = await identity.listApiKeys({ organizationId: q.organizationId, ...pageOf(q) }, rpcOptions(request));
       return listPage(r.apiKeys, apiKeyView, r.nextCursor);
+    },
+  );
+
+  app.patch(
+    "/api/api-keys/:id",
+    apiKeys("updateApiKey", "Change an API key's token-per-minute limit (null removes it)", {
+      params: IdParams,
+      body: Body({ tokensPerMinute: Type.Optional(Nullable(TokensPerMinute, { description: "null: no limit" })) }),
+      response: answers(ApiKeyView, 400, 401, 403, 404),
+    }),
+    async (request) => {
+      const { tokensPerMinute } = request.body;
+      const r = await identity.updateApiKey(
+        {
+          id: request.params.id,
+          setTokensPerMinute: tokensPerMinute !== undefined,
+          tokensPerMinute: tokensPerMinute ?? undefined,
+        },
+        rpcOptions(request),
+      );
+      // The next request with the key through this gateway carries its new limit to execution.
+      deps.authenticator.refreshApiKey(request.params.id);
+      return apiKeyView(r.apiKey);
     },
   );
 

@@ -46,6 +46,7 @@ export function registerModelRoutes(app: GatewayApp, deps: GatewayDeps): void {
           ...optionalPrices(m.pricing),
         },
         ...(m.connectionId && { connectionId: m.connectionId }),
+        ...(m.tokensPerMinute !== undefined && { tokensPerMinute: m.tokensPerMinute }),
       }));
     },
   );

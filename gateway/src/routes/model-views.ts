@@ -35,6 +35,9 @@ export const ModelView = Type.Object(
     connectionId: Type.Optional(
       Type.String({ description: "the organization's provider connection of the model; absent for the deployment's" }),
     ),
+    tokensPerMinute: Type.Optional(
+      Type.Integer({ description: "tokens a minute the runs on it may use (docs/usage.md); absent: no limit" }),
+    ),
   },
   { $id: "Model" },
 );

@@ -35,6 +35,7 @@ const modelsOf = (models: ModelBody[]) =>
     cacheWritePerMtokUsd: m.cacheWritePerMTokUsd,
     reasoningPerMtokUsd: m.reasoningPerMTokUsd,
     api: m.api,
+    tokensPerMinute: m.tokensPerMinute,
     ...(m.capabilities && { capabilities: { ...m.capabilities, input: m.capabilities.input ?? [] } }),
   }));
 

@@ -2,6 +2,7 @@
  * Provider connection views and bodies (docs/providers.md "Connections"): an organization's own
  * model providers. A connection never carries its key, only `apiKeyHint`.
  */
+import { MAX_TOKENS_PER_MINUTE } from "@kiln/contracts/token-limits";
 import { OPENAI_APIS, type OpenAIApi, PROVIDER_KINDS, type ProviderKind } from "@kiln/models/kinds";
 import type { ProviderConnection } from "@kiln/proto/connections";
 import Type from "typebox";
@@ -13,6 +14,11 @@ const Input = Type.Array(OneOf(["text", "image"]), { minItems: 1, maxItems: 2, u
 const Api = OneOf(OPENAI_APIS, {
   description:
     "openai, openai_compatible, azure_openai: the OpenAI API the model is called through; unset: chat_completions, or responses for OpenAI's Responses-only models (openai, azure_openai)",
+});
+const TokensPerMinute = Type.Integer({
+  minimum: 1,
+  maximum: MAX_TOKENS_PER_MINUTE,
+  description: "tokens a minute this connection's runs on the model may use (docs/usage.md); absent: no limit",
 });
 
 export const ConnectionModelBody = Type.Object(
@@ -27,6 +33,7 @@ export const ConnectionModelBody = Type.Object(
     cachedInputPerMTokUsd: Type.Optional(Price),
     cacheWritePerMTokUsd: Type.Optional(Price),
     reasoningPerMTokUsd: Type.Optional(Price),
+    tokensPerMinute: Type.Optional(TokensPerMinute),
     capabilities: Type.Optional(
       Type.Object(
         {
@@ -87,6 +94,7 @@ const ModelView = Type.Object({
   cachedInputPerMTokUsd: Nullable(Type.Number()),
   cacheWritePerMTokUsd: Nullable(Type.Number()),
   reasoningPerMTokUsd: Nullable(Type.Number()),
+  tokensPerMinute: Nullable(Type.Integer(), { description: "null: no limit" }),
   capabilities: Type.Object({ tools: Type.Boolean(), jsonSchema: Type.Boolean(), input: Input }),
   api: Type.Optional(Api),
 });
@@ -150,6 +158,7 @@ export const connectionView = fromExecution.view("provider connection", (c: Prov
       cachedInputPerMTokUsd: orNull(m.cachedInputPerMtokUsd),
       cacheWritePerMTokUsd: orNull(m.cacheWritePerMtokUsd),
       reasoningPerMTokUsd: orNull(m.reasoningPerMtokUsd),
+      tokensPerMinute: orNull(m.tokensPerMinute),
       capabilities: {
         tools: m.capabilities?.tools ?? false,
         jsonSchema: m.capabilities?.jsonSchema ?? false,

@@ -152,6 +152,9 @@ export const ApiKeyView = Type.Object(
     createdByUserId: Type.String(),
     createdAt: TimestampSchema,
     revokedAt: Nullable(TimestampSchema),
+    tokensPerMinute: Nullable(Type.Integer(), {
+      description: "tokens the key's runs may use per minute (docs/usage.md); null: no limit",
+    }),
   },
   { $id: "ApiKey" },
 );
@@ -163,6 +166,7 @@ export const apiKeyView = (k: ApiKey | undefined) => ({
   createdByUserId: k?.createdByUserId ?? "",
   createdAt: iso(k?.createdAt) ?? "",
   revokedAt: iso(k?.revokedAt),
+  tokensPerMinute: k?.tokensPerMinute ?? null,
 });
 
 export const PrincipalView = Type.Object(

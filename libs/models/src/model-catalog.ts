@@ -15,6 +15,11 @@ export interface ModelEntry {
   capabilities: { tools: boolean; jsonSchema: boolean; input: ModelInput[] };
   /** null when the price is unknown: costs are then null, never 0 (api.md "Runs"). */
   pricing: ModelPricing;
+  /**
+   * Tokens (input and output) a minute the runs on it may use, counted where runs start in the
+   * execution service (docs/usage.md "Token-per-minute limits"); absent: no limit.
+   */
+  tokensPerMinute?: number;
 }
 
 /**

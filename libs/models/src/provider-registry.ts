@@ -30,6 +30,8 @@ export interface CompatibleModelConfig {
   images?: boolean;
   /** The OpenAI API it is called through; default "chat_completions" (docs/providers.md "OpenAI's Responses API"). */
   api?: OpenAIApi;
+  /** Tokens a minute every organization's runs on it may use together; absent: no limit. */
+  tokensPerMinute?: number;
 }
 
 /** An OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, Azure-compatible gateways...). */
@@ -248,5 +250,6 @@ function compatibleEntry(provider: string, m: CompatibleModelConfig): ModelEntry
       ...(m.cacheWritePerMTokUsd != null ? { cacheWritePerMTokUsd: m.cacheWritePerMTokUsd } : {}),
       ...(m.reasoningPerMTokUsd != null ? { reasoningPerMTokUsd: m.reasoningPerMTokUsd } : {}),
     },
+    ...(m.tokensPerMinute !== undefined && { tokensPerMinute: m.tokensPerMinute }),
   };
 }

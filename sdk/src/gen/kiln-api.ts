@@ -173,7 +173,8 @@ export interface paths {
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change an API key's token-per-minute limit (null removes it) */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/api/me": {
@@ -2122,6 +2123,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             revokedAt: string | null;
+            /** @description tokens the key's runs may use per minute (docs/usage.md); null: no limit */
+            tokensPerMinute: number | null;
         };
         /** @description a SCIM bearer token of an organization (docs/scim.md), never its secret */
         ScimToken: {
@@ -2159,6 +2162,8 @@ export interface components {
             };
             /** @description the organization's provider connection of the model; absent for the deployment's */
             connectionId?: string;
+            /** @description tokens a minute the runs on it may use (docs/usage.md); absent: no limit */
+            tokensPerMinute?: number;
         };
         /** @description never carries a key */
         ProviderConnection: {
@@ -2189,6 +2194,8 @@ export interface components {
                 cachedInputPerMTokUsd: number | null;
                 cacheWritePerMTokUsd: number | null;
                 reasoningPerMTokUsd: number | null;
+                /** @description null: no limit */
+                tokensPerMinute: number | null;
                 capabilities: {
                     tools: boolean;
                     jsonSchema: boolean;
@@ -5053,6 +5060,8 @@ export interface operations {
                     organizationId: string;
                     name: string;
                     scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write" | "connections:read" | "connections:write" | "audit:read")[];
+                    /** @description absent or null: no limit */
+                    tokensPerMinute?: number | null;
                 };
             };
         };
@@ -5072,6 +5081,7 @@ export interface operations {
                         key: string;
                         /** Format: date-time */
                         createdAt: string;
+                        tokensPerMinute: number | null;
                     };
                 };
             };
@@ -5198,6 +5208,107 @@ export interface operations {
             };
             /** @description not_found: no such resource for this caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null: no limit */
+                    tokensPerMinute?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6968,6 +7079,8 @@ export interface operations {
                         cacheWritePerMTokUsd?: number;
                         /** @description USD per million tokens */
                         reasoningPerMTokUsd?: number;
+                        /** @description tokens a minute this connection's runs on the model may use (docs/usage.md); absent: no limit */
+                        tokensPerMinute?: number;
                         capabilities?: {
                             tools?: boolean;
                             jsonSchema?: boolean;
@@ -7293,6 +7406,8 @@ export interface operations {
                         cacheWritePerMTokUsd?: number;
                         /** @description USD per million tokens */
                         reasoningPerMTokUsd?: number;
+                        /** @description tokens a minute this connection's runs on the model may use (docs/usage.md); absent: no limit */
+                        tokensPerMinute?: number;
                         capabilities?: {
                             tools?: boolean;
                             jsonSchema?: boolean;

@@ -15,6 +15,8 @@ import type { ToolsConfig } from "./config.js";
 import type { ConnectionsConfig } from "./connections/connection-config.js";
 import { createConnectionParts } from "./connections/connection-service.js";
 import { createRunEventOutbox, RUNS_STREAM, runEventIntentCollection } from "./events/run-events.js";
+import { countingRegistry } from "./limits/counting-registry.js";
+import { createTokenLimits } from "./limits/token-limits.js";
 import type { ModelRoutesConfig } from "./model-routes/route-config.js";
 import { createModelRouteParts } from "./model-routes/route-wiring.js";
 import { REMOTE_PROVIDER_IDS } from "./remote-providers-env.js";
@@ -110,10 +112,15 @@ export async function createExecutionService(
       ...(deps.providerOptions?.models ?? []).map((m) => m.provider),
     ]),
   });
-  const models = createProviderRegistry(deps.providers, {
-    ...deps.providerOptions,
-    organizations: (organizationId) => connectionParts.layer.organizationModels(organizationId),
-  });
+  // Token-per-minute limits (docs/usage.md): a model with one counts each call's tokens as it answers.
+  const tokenLimits = createTokenLimits();
+  const models = countingRegistry(
+    createProviderRegistry(deps.providers, {
+      ...deps.providerOptions,
+      organizations: (organizationId) => connectionParts.layer.organizationModels(organizationId),
+    }),
+    tokenLimits,
+  );
   const modelRoutes = await createModelRouteParts({ ...deps, models, config: deps.modelRoutes });
   const runs = runCollection(deps.store);
   // Asynchronous runs an earlier process left "running" will never finish: stored as failed.
@@ -170,6 +177,7 @@ export async function createExecutionService(
     outbox,
     allowance: usage.allowance,
     budgets: budgets.gate,
+    tokenLimits,
     runKeys: createRunKeys(deps.store, runs),
     onStored: (doc: RunDoc, trace: RunTraceContext | undefined) => {
       runsStored++;

@@ -48,6 +48,8 @@ export function connectionModelsOf(doc: ProviderConnectionDoc): ConnectionModel[
       cacheWritePerMTokUsd: m.cacheWritePerMTokUsd,
       reasoningPerMTokUsd: m.reasoningPerMTokUsd,
     },
+    // Counted per connection: limits/token-limits.ts names the window by connectionId.
+    ...(m.tokensPerMinute != null && { tokensPerMinute: m.tokensPerMinute }),
   }));
 }
 

@@ -5,6 +5,7 @@
  * each call).
  */
 import { isIP } from "node:net";
+import { tokensPerMinuteIssue } from "@kiln/contracts/token-limits";
 import type { FieldIssue } from "@kiln/kit/errors";
 import { classifyAddress } from "@kiln/kit/outbound";
 import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
@@ -39,6 +40,7 @@ export interface ConnectionModelInput {
   capabilities?: { tools?: boolean; jsonSchema?: boolean; input?: string[] };
   /** "chat_completions" or "responses" (docs/providers.md "OpenAI's Responses API"). */
   api?: string;
+  tokensPerMinute?: number;
 }
 
 /** The kinds whose APIs are the vendors' own: their models call tools and answer JSON Schemas unless told otherwise. */
@@ -171,6 +173,8 @@ export function modelsOf(
     else if (seen.has(m.model)) issues.push({ field: `${at}.model`, issue: `"${m.model}" is listed twice` });
     seen.add(m.model);
     for (const p of PRICES) issues.push(...priceIssues(`${at}.${p}`, m[p]));
+    const tpmIssue = m.tokensPerMinute === undefined ? undefined : tokensPerMinuteIssue(m.tokensPerMinute);
+    if (tpmIssue) issues.push({ field: `${at}.tokensPerMinute`, issue: tpmIssue });
     const input = m.capabilities?.input ?? ["text"];
     input.forEach((x, j) => {
       if (x !== "text" && x !== "image")
@@ -191,6 +195,7 @@ export function modelsOf(
         input: [...new Set(input.filter((x): x is "text" | "image" => x === "text" || x === "image"))],
       },
       ...(m.api !== undefined && isOpenAIApi(m.api) && { api: m.api }),
+      ...(m.tokensPerMinute !== undefined && { tokensPerMinute: m.tokensPerMinute }),
     };
   });
   return { models: docs, issues };

@@ -18,6 +18,8 @@ export interface ConnectionModelDoc {
   capabilities: { tools: boolean; jsonSchema: boolean; input: ("text" | "image")[] };
   /** The OpenAI API it is called through, when the caller named one (OpenAI-protocol kinds); absent: the kind's default. */
   api?: OpenAIApi;
+  /** Tokens a minute this connection's runs on it may use (docs/usage.md); absent or null: no limit. */
+  tokensPerMinute?: number | null;
 }
 
 export interface ProviderConnectionDoc {

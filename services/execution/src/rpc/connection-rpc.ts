@@ -40,6 +40,7 @@ export const connectionToProto = (d: ProviderConnectionDoc) => ({
     reasoningPerMtokUsd: orUndefined(m.reasoningPerMTokUsd),
     capabilities: m.capabilities,
     api: m.api,
+    tokensPerMinute: m.tokensPerMinute ?? undefined,
   })),
   createdAt: timestampFromDate(d.createdAt),
   updatedAt: timestampFromDate(d.updatedAt),
@@ -53,6 +54,7 @@ const modelFromProto = (m: ConnectionModel): ConnectionModelInput => ({
   cacheWritePerMTokUsd: m.cacheWritePerMtokUsd,
   reasoningPerMTokUsd: m.reasoningPerMtokUsd,
   ...(m.api !== undefined && { api: m.api }),
+  tokensPerMinute: m.tokensPerMinute,
   ...(m.capabilities && {
     capabilities: {
       tools: m.capabilities.tools,

@@ -44,6 +44,7 @@ export function registerExecutionRpc(
             reasoningPerMtokUsd: m.pricing.reasoningPerMTokUsd ?? undefined,
           },
           connectionId: m.connectionId ?? "",
+          tokensPerMinute: m.tokensPerMinute,
         })),
       };
     },

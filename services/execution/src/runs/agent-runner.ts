@@ -11,13 +11,14 @@ import { type FieldIssue, failedPrecondition, invalidArgument, notFound } from "
 import { newId } from "@kiln/kit/ids";
 import type { JsonText } from "@kiln/kit/json-text";
 import type { Logger } from "@kiln/kit/logger";
+import type { TokenLimit } from "../limits/token-limits.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import { type AgentRunComparison, checkComparedIds, compareAgentRuns } from "./agent-compare.js";
 import { agentRunDocOf, cancelledRun, failedRun, INTERRUPTED, stepRecordsOf, ZERO_USAGE } from "./agent-record.js";
 import { type AgentResolveDeps, type RunnableAgent, resolveAgent } from "./agent-resolve.js";
 import { stepRunnerOf } from "./agent-steps.js";
-import { apiKeyIdOf, type CallContext } from "./call-context.js";
+import { type CallContext, runCallerOf } from "./call-context.js";
 import { type InputIssue, inputIssueCode, inputsOf, parseObject, renamed } from "./run-input.js";
 import type { RunLeases } from "./run-leases.js";
 import { createRunSlots } from "./run-slots.js";
@@ -70,11 +71,13 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       label?: string;
       /** The agent run's trace context: its steps' child runs are recorded in its trace. */
       trace?: RunTraceContext;
+      /** The agent run's key's token-per-minute limit: its steps' tokens count there. */
+      keyLimits?: readonly TokenLimit[];
     },
   ): Promise<RunDoc> {
-    // The agent run was admitted under the plan's limit and its budgets; its steps' runs count, and are not refused.
+    // Admitted under the plan's limit, its budgets and its key's tokens a minute; its steps' runs count, and are not refused.
     const { signal, trace } = options;
-    const steps = stepRunnerOf({ ...stepDeps(stored), models: agent.models }, agent, signal, trace);
+    const steps = stepRunnerOf({ ...stepDeps(stored, options.keyLimits), models: agent.models }, agent, signal, trace);
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
@@ -124,14 +127,10 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const issues = checkInputs(agent, inputs);
       if (issues.length > 0) throw invalidArgument("the inputs do not match the agent's input schema", issues);
       const id = newId("arun");
-      const start = {
-        id,
-        organizationId: agent.organizationId,
-        apiKeyId: apiKeyIdOf(ctx.principal),
-        idempotencyKey: ctx.idempotencyKey,
-      };
+      const start = { id, organizationId: agent.organizationId, ...runCallerOf(ctx) };
       const createdAt = now();
       const label = req.label || undefined;
+      const base = { id, createdAt, label, trace: ctx.trace, keyLimits: start.tokenLimits };
       const running: RunDoc = {
         ...agentRunDocOf({
           id,
@@ -155,7 +154,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
           deps,
           start,
           () =>
-            execute(agent, inputs, { id, createdAt, signal: ctx.signal, label, trace: ctx.trace }).then(
+            execute(agent, inputs, { ...base, signal: ctx.signal }).then(
               (done) => (ctx.signal?.aborted && done.status !== "succeeded" ? cancelledRun(done, now()) : done),
               (err: unknown) => {
                 if (ctx.signal?.aborted) return cancelledRun(running, now());
@@ -175,7 +174,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       deps.leases.hold(id);
       // Not tied to the request: the caller is gone once it has the 202. Its trace is the one the
       // 202 answered: the steps' child runs are recorded in it, the agent run once it finishes.
-      const task = execute(agent, inputs, { id, createdAt, signal: shutdown.signal, label, trace: ctx.trace })
+      const task = execute(agent, inputs, { ...base, signal: shutdown.signal })
         .then((done) =>
           shutdown.signal.aborted && done.status !== "succeeded" ? failedRun(running, INTERRUPTED, now()) : done,
         )
@@ -230,14 +229,10 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
         return { ...rest, reused: true, usage: { ...ZERO_USAGE }, estimatedCostUsd: 0, latencyMs: 0, toolCalls: [] };
       });
       const id = newId("arun");
+      const start = { id, organizationId: original.organizationId, ...runCallerOf(ctx) };
       return storeRun(
         deps,
-        {
-          id,
-          organizationId: original.organizationId,
-          apiKeyId: apiKeyIdOf(ctx.principal),
-          idempotencyKey: ctx.idempotencyKey,
-        },
+        start,
         () =>
           execute(agent, inputs, {
             id,
@@ -245,6 +240,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
             signal: ctx.signal,
             parent: { runId: original._id, stepId: req.stepId, reused },
             trace: ctx.trace,
+            keyLimits: start.tokenLimits,
           }),
         ctx.trace,
       );

@@ -1,6 +1,7 @@
 import { createContextValues } from "@connectrpc/connect";
 import { permissionDenied } from "@kiln/kit/errors";
 import { kPrincipal, kRequestId, type Principal } from "@kiln/kit/principal";
+import { apiKeyLimitOf, limitList } from "../limits/token-limits.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import { kGenerationRead } from "./resolve-cache.js";
 
@@ -43,3 +44,10 @@ export function evaluationRunIdOf(req: { evaluationRunId?: string }, ctx: CallCo
 /** The API key a call was made with, when it was (stored on its runs for the usage ledger). */
 export const apiKeyIdOf = (principal: Principal): string | undefined =>
   principal.type === "api_key" ? principal.id : undefined;
+
+/** What a run this call starts carries of its caller: its API key, that key's token-per-minute limit, its idempotency key. */
+export const runCallerOf = (ctx: CallContext) => ({
+  apiKeyId: apiKeyIdOf(ctx.principal),
+  idempotencyKey: ctx.idempotencyKey,
+  tokenLimits: limitList(apiKeyLimitOf(ctx.principal)),
+});

@@ -19,6 +19,7 @@ import {
   type TokenUsage,
 } from "@kiln/models/provider";
 import type { ProviderRegistry } from "@kiln/models/registry";
+import { apiKeyLimitOf, limitList, modelLimitOf } from "../limits/token-limits.js";
 import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
 import { modelCalls } from "./model-calls.js";
@@ -107,7 +108,12 @@ export function createCompleter(
     let failure: unknown;
     const run = await storeRun(
       deps,
-      { id, organizationId: input.organizationId, apiKeyId: apiKeyIdOf(ctx.principal) },
+      {
+        id,
+        organizationId: input.organizationId,
+        apiKeyId: apiKeyIdOf(ctx.principal),
+        tokenLimits: limitList(apiKeyLimitOf(ctx.principal), modelLimitOf(model)),
+      },
       async () => {
         let execution: PromptExecution;
         // A route's judge call is recorded as the target that answered, at its price (model-calls.ts).

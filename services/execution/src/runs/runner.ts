@@ -6,6 +6,7 @@
  * steps included.
  */
 import { DomainError } from "@kiln/kit/errors";
+import { apiKeyLimitOf, modelLimitOf } from "../limits/token-limits.js";
 import type { RunDoc } from "../store/run-store.js";
 import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
 import {
@@ -33,6 +34,7 @@ export function createRunner(deps: RunnerDeps) {
       return storePromptRun(stored, {
         organizationId: req.organizationId,
         apiKeyId: apiKeyIdOf(ctx.principal),
+        apiKeyLimit: apiKeyLimitOf(ctx.principal),
         idempotencyKey: ctx.idempotencyKey,
         ...run,
         label: req.label || undefined,
@@ -47,6 +49,7 @@ export function createRunner(deps: RunnerDeps) {
       return storePromptRun(stored, {
         organizationId: req.organizationId,
         apiKeyId: apiKeyIdOf(ctx.principal),
+        apiKeyLimit: apiKeyLimitOf(ctx.principal),
         ...run,
         label: req.label || undefined,
         signal: ctx.signal,
@@ -58,12 +61,18 @@ export function createRunner(deps: RunnerDeps) {
     async runSkill(req: SkillRunRequest, ctx: CallContext): Promise<RunDoc> {
       const evaluationRunId = evaluationRunIdOf(req, ctx);
       const { version, input, steps, models } = await resolveSkillRun(deps, req, ctx, false);
+      // The steps' models resolved again (their checks passed): the limits a skill run is admitted under.
+      const stepModels = await Promise.all(
+        steps.map((s) => models.resolve(s.prompt.model ?? undefined, { organizationId: s.prompt.organizationId })),
+      );
       return storeSkillRun(
         { ...stored, models },
         {
           evaluationRunId,
           organizationId: req.organizationId,
           apiKeyId: apiKeyIdOf(ctx.principal),
+          apiKeyLimit: apiKeyLimitOf(ctx.principal),
+          modelLimits: stepModels.flatMap((m) => modelLimitOf(m) ?? []),
           idempotencyKey: ctx.idempotencyKey,
           skillId: version.skillId,
           skillVersionId: version.id,

@@ -6,6 +6,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promi
 import { type Collection, createGroupInserter, type GroupInserter } from "@kiln/kit/store";
 import type { BudgetGate } from "../budgets/budget-gate.js";
 import type { RunEventOutbox } from "../events/run-events.js";
+import type { LimitedRun, TokenLimit, TokenLimits } from "../limits/token-limits.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { RunAllowance } from "../usage/run-allowance.js";
@@ -21,12 +22,17 @@ export interface RunStoreDeps {
   allowance?: Pick<RunAllowance, "admit" | "finished">;
   /** The organization's budgets (docs/budgets.md); absent: none is checked. */
   budgets?: Pick<BudgetGate, "admit" | "finished">;
+  /** Token-per-minute limits (docs/usage.md); absent: none is checked. */
+  tokenLimits?: Pick<TokenLimits, "admit" | "finished">;
   /** Which run each call with an Idempotency-Key started (run-keys.ts); absent: not recorded. */
   runKeys?: RunKeys;
 }
 
-/** The run about to start: its id, its organization and the API key that started it, if one did. */
-export interface RunStart {
+/**
+ * The run about to start: its id, its organization and the API key that started it, if one did;
+ * `tokenLimits` are its key's and its models' token-per-minute limits (limits/token-limits.ts).
+ */
+export interface RunStart extends LimitedRun {
   id: string;
   organizationId: string;
   apiKeyId?: string;
@@ -57,8 +63,9 @@ export async function storeRun(
   await deps.allowance?.admit(organizationId, id);
   let stored: RunDoc | undefined;
   try {
-    // ... and a run its budgets refuse (429 naming the budget).
+    // ... and a run its budgets refuse (429 naming the budget), or its token-per-minute limits.
     await deps.budgets?.admit(start);
+    deps.tokenLimits?.admit(start);
     const intent = nextTurn().then(() => intendRun(deps, start));
     // Awaited after the execution: a store that refuses the intent fails the request then.
     intent.catch(() => undefined);
@@ -73,6 +80,7 @@ export async function storeRun(
   } finally {
     deps.allowance?.finished(organizationId, id, stored !== undefined);
     deps.budgets?.finished(start, stored);
+    deps.tokenLimits?.finished(start, stored);
   }
 }
 
@@ -96,6 +104,7 @@ export async function admitted<T>(deps: RunStoreDeps, run: RunStart, start: () =
   await deps.allowance?.admit(run.organizationId, run.id);
   try {
     await deps.budgets?.admit(run);
+    deps.tokenLimits?.admit(run);
     return await start();
   } catch (err) {
     deps.allowance?.finished(run.organizationId, run.id, false);
@@ -103,10 +112,19 @@ export async function admitted<T>(deps: RunStoreDeps, run: RunStart, start: () =
   }
 }
 
-/** An agent's steps' deps: their runs count (the plan's, the budgets') and are not refused one by one. */
-export function stepDeps<T extends RunStoreDeps>(deps: T): T {
+/**
+ * An agent's steps' deps: their runs count (the plan's, the budgets', the agent's key's and their
+ * models' tokens a minute: `keyLimits`) and are not refused one by one.
+ */
+export function stepDeps<T extends RunStoreDeps>(deps: T, keyLimits: readonly TokenLimit[] = []): T {
   const budgets = deps.budgets && { ...deps.budgets, admit: async () => undefined };
-  return { ...deps, allowance: undefined, budgets };
+  const limits = deps.tokenLimits;
+  const tokenLimits = limits && {
+    admit: () => undefined,
+    finished: (run: LimitedRun, doc: RunDoc | undefined) =>
+      limits.finished({ tokenLimits: [...keyLimits, ...(run.tokenLimits ?? [])] }, doc),
+  };
+  return { ...deps, allowance: undefined, budgets, tokenLimits };
 }
 
 /** Runs stored at once under load go to the store together (one group inserter per collection). */

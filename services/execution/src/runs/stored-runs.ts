@@ -9,6 +9,7 @@ import type { ResolvedModel } from "@kiln/models/registry";
 import type { CachePolicy } from "../cache/cache-policy.js";
 import type { ResponseCache } from "../cache/response-cache.js";
 import { openRunCache } from "../cache/run-cache.js";
+import { limitList, modelLimitOf, type TokenLimit } from "../limits/token-limits.js";
 import type { RunDoc } from "../store/run-store.js";
 import type { RunTraceContext } from "../traces/run-trace-context.js";
 import type { CallerOptions } from "./caller-options.js";
@@ -28,6 +29,8 @@ export interface PromptRunInput {
   organizationId: string;
   /** The API key that started the run, when one did. */
   apiKeyId?: string;
+  /** That key's token-per-minute limit, when it has one (limits/token-limits.ts). */
+  apiKeyLimit?: TokenLimit;
   /** The call's idempotency key, when it came with an Idempotency-Key (store-run.ts). */
   idempotencyKey?: string;
   prompt: RunnablePrompt;
@@ -65,6 +68,7 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
       idempotencyKey: r.idempotencyKey,
       promptId: r.prompt.promptId,
       connectionId: r.model.entry.connectionId,
+      tokenLimits: limitList(r.apiKeyLimit, modelLimitOf(r.model)),
     },
     async () => {
       // Once admitted (store-run.ts): a stream refused by the plan's limit has not started.
@@ -120,6 +124,10 @@ export interface SkillRunInput {
   organizationId: string;
   /** The API key that started the run, when one did. */
   apiKeyId?: string;
+  /** That key's token-per-minute limit, when it has one (limits/token-limits.ts). */
+  apiKeyLimit?: TokenLimit;
+  /** The limits of the models its steps run on (the caller resolved them). */
+  modelLimits?: TokenLimit[];
   /** The call's idempotency key, when it came with an Idempotency-Key (store-run.ts). */
   idempotencyKey?: string;
   skillId: string;
@@ -139,7 +147,13 @@ export function storeSkillRun(deps: StoredRunDeps, r: SkillRunInput): Promise<Ru
   const id = newId("srun");
   return storeRun(
     deps,
-    { id, organizationId: r.organizationId, apiKeyId: r.apiKeyId, idempotencyKey: r.idempotencyKey },
+    {
+      id,
+      organizationId: r.organizationId,
+      apiKeyId: r.apiKeyId,
+      idempotencyKey: r.idempotencyKey,
+      tokenLimits: limitList(r.apiKeyLimit, ...(r.modelLimits ?? [])),
+    },
     async () =>
       runDocOf({
         id,

@@ -1,3 +1,4 @@
+import { tokensPerMinuteIssue } from "@kiln/contracts/token-limits";
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
 import { isApiKeyScope } from "./api-keys.js";
 
@@ -79,4 +80,12 @@ export function checkScopes(issues: Issues, scopes: string[]): string[] {
     if (!isApiKeyScope(s)) issues.add(`scopes[${i}]`, `unknown scope "${s}"`);
   });
   return [...new Set(scopes)];
+}
+
+/** An API key's token-per-minute limit (docs/usage.md "Token-per-minute limits"); undefined: none. */
+export function checkTokensPerMinute(issues: Issues, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const issue = tokensPerMinuteIssue(value);
+  if (issue) issues.add("tokensPerMinute", issue);
+  return value;
 }

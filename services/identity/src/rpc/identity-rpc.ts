@@ -63,6 +63,7 @@ const apiKeyToProto = (k: ApiKeyDoc) => ({
   createdByUserId: k.createdByUserId,
   createdAt: timestampFromDate(k.createdAt),
   revokedAt: k.revokedAt ? timestampFromDate(k.revokedAt) : undefined,
+  tokensPerMinute: k.tokensPerMinute ?? undefined,
 });
 
 const invitationToProto = (i: InvitationDoc) => ({
@@ -81,6 +82,7 @@ const principalToProto = (p: Principal) => ({
   id: p.id,
   organizationId: p.type === "user" ? "" : (p.organizationId ?? ""),
   scopes: p.type === "api_key" ? p.scopes : [],
+  tokensPerMinute: p.type === "api_key" ? p.tokensPerMinute : undefined,
 });
 
 export function registerIdentityRpc(
@@ -128,6 +130,10 @@ export function registerIdentityRpc(
     async listApiKeys(req, ctx) {
       const page = await identity.listApiKeys(requireUser(ctx), req);
       return { apiKeys: page.items.map(apiKeyToProto), nextCursor: page.nextCursor };
+    },
+    async updateApiKey(req, ctx) {
+      const change = req.setTokensPerMinute ? { tokensPerMinute: req.tokensPerMinute ?? null } : {};
+      return { apiKey: apiKeyToProto(await identity.updateApiKey(requireUser(ctx), req.id, change)) };
     },
     async revokeApiKey(req, ctx) {
       return { apiKey: apiKeyToProto(await identity.revokeApiKey(requireUser(ctx), req.id)) };

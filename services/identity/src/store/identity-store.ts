@@ -74,6 +74,8 @@ export interface ApiKeyDoc {
   createdByUserId: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** Tokens the key's runs may use per minute (docs/usage.md "Token-per-minute limits"); absent or null: no limit. */
+  tokensPerMinute?: number | null;
 }
 
 /** An invitation to join an organization with a role; `_id` is `inv_<hex>`, the token's first part. */

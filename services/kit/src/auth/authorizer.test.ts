@@ -11,14 +11,25 @@ import { createRemoteIdentityAuth } from "./authorizer.js";
 function fakeIdentity() {
   const calls = { verify: 0, authorize: 0 };
   let refuse = false;
+  let tokensPerMinute: number | undefined;
   let release: () => void = () => undefined;
   let gate = Promise.resolve();
   const identity = {
     async verifyApiKey() {
       calls.verify++;
+      // What the key was when identity read it: a change after that is not in this answer.
+      const tpm = tokensPerMinute;
       await gate;
       if (refuse) throw unauthenticated("unknown key");
-      return { principal: { type: "api_key", id: "key_1", organizationId: "org_1", scopes: ["runs:write"] } };
+      return {
+        principal: {
+          type: "api_key",
+          id: "key_1",
+          organizationId: "org_1",
+          scopes: ["runs:write"],
+          tokensPerMinute: tpm,
+        },
+      };
     },
     async authorize() {
       calls.authorize++;
@@ -31,6 +42,9 @@ function fakeIdentity() {
     calls,
     refuse: (on: boolean) => {
       refuse = on;
+    },
+    limit: (tpm: number | undefined) => {
+      tokensPerMinute = tpm;
     },
     hold: () => {
       gate = new Promise((r) => {
@@ -76,6 +90,35 @@ describe("createRemoteIdentityAuth", () => {
     expect(fake.calls.verify).toBe(1);
     fake.refuse(false);
     expect((await auth.verifyApiKey("kiln_sk_bad")).id).toBe("key_1");
+    expect(fake.calls.verify).toBe(2);
+  });
+
+  it("carries a key's token-per-minute limit, and asks again at once about a key changed here", async () => {
+    const fake = fakeIdentity();
+    const auth = createRemoteIdentityAuth(fake.identity);
+    fake.limit(1_000);
+    expect(await auth.verifyApiKey("kiln_sk_abc")).toMatchObject({ tokensPerMinute: 1_000 });
+    fake.limit(2_000);
+    // Cached: the old limit until the answer expires, or until the key changes through this process.
+    expect(await auth.verifyApiKey("kiln_sk_abc")).toMatchObject({ tokensPerMinute: 1_000 });
+    auth.forgetApiKey?.("key_1");
+    expect(await auth.verifyApiKey("kiln_sk_abc")).toMatchObject({ tokensPerMinute: 2_000 });
+    expect(fake.calls.verify).toBe(2);
+    // Asked once again, then cached as before.
+    await auth.verifyApiKey("kiln_sk_abc");
+    expect(fake.calls.verify).toBe(2);
+  });
+
+  it("asks again about a key changed while its answer was on the way", async () => {
+    const fake = fakeIdentity();
+    const auth = createRemoteIdentityAuth(fake.identity);
+    fake.limit(1_000);
+    fake.hold();
+    const asked = auth.verifyApiKey("kiln_sk_abc");
+    auth.forgetApiKey?.("key_1");
+    fake.limit(2_000);
+    fake.release();
+    expect(await asked).toMatchObject({ tokensPerMinute: 2_000 });
     expect(fake.calls.verify).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Client, createContextValues } from "@connectrpc/connect";
 import type { AuthorizeResponse, IdentityService } from "@kiln/proto/identity";
+import { LRUCache } from "lru-cache";
 import { createCallCache } from "../call-cache.js";
 import { DomainError, notFound } from "../errors.js";
 import { remote } from "../rpc/connect-errors.js";
@@ -20,6 +21,11 @@ export interface IdentityAuth {
   verifyApiKey(key: string, requestId?: string): Promise<Principal>;
   /** Throws `not_found` (no such organization, or not a member) or `permission_denied`. */
   authorize(principal: Principal, input: AuthorizeInput, requestId?: string): Promise<AuthorizeResponse>;
+  /**
+   * The key changed through this process (its token-per-minute limit): the answers cached about it
+   * here are asked again on their next use. Elsewhere they live out their time to live.
+   */
+  forgetApiKey?(keyId: string): void;
 }
 
 export interface RemoteIdentityAuthOptions {
@@ -38,7 +44,10 @@ export function createRemoteIdentityAuth(
   const ttl = options.ttlMs ?? 5_000;
   // One identity call per key at a time (the herd at each expiry was a third of identity's CPU
   // at 256 connections); refusals are never cached.
-  const keys = createCallCache<Principal>({ max: 10_000, ttl });
+  const keys = createCallCache<{ principal: Principal; asked: number }>({ max: 10_000, ttl });
+  // The keys changed here, by the tick of the change: an answer asked before it is asked again.
+  const changed = new LRUCache<string, number>({ max: 10_000, ttl });
+  let clock = 0;
   // lru-cache allocates its arrays up front (50,000 entries held 1.4 MB in every service, five times
   // over in the embedded process); 10,000 decisions live for the TTL cover 2,000 new
   // principal-organization-scope pairs a second before one is asked twice.
@@ -47,16 +56,26 @@ export function createRemoteIdentityAuth(
     verifyApiKey(key, requestId) {
       // Cached by a digest: the secret itself is not kept in the cache's keys.
       const digest = createHash("sha256").update(key).digest("base64url");
-      return remote(
+      const ask = () =>
         keys.get(digest, async () => {
+          const asked = ++clock;
           const res = await identity.verifyApiKey(
             { key },
             { contextValues: createContextValues().set(kRequestId, requestId) },
           );
           if (!res.principal) throw new Error("identity returned no principal");
-          return principalFromProto(res.principal);
+          return { principal: principalFromProto(res.principal), asked };
+        });
+      return remote(
+        ask().then((hit) => {
+          if ((changed.get(hit.principal.id) ?? 0) < hit.asked) return hit.principal;
+          keys.forget(digest);
+          return ask().then((again) => again.principal);
         }),
       );
+    },
+    forgetApiKey(keyId) {
+      changed.set(keyId, ++clock);
     },
     authorize(principal, input, requestId) {
       const cacheKey = `${principalKey(principal)}|${input.organizationId}|${input.requireAi}|${input.scope ?? ""}`;
@@ -110,10 +129,17 @@ export function principalFromProto(p: {
   id: string;
   organizationId: string;
   scopes: string[];
+  tokensPerMinute?: number;
 }): Principal {
   switch (p.type) {
     case "api_key":
-      return { type: "api_key", id: p.id, organizationId: p.organizationId, scopes: [...p.scopes] };
+      return {
+        type: "api_key",
+        id: p.id,
+        organizationId: p.organizationId,
+        scopes: [...p.scopes],
+        ...(p.tokensPerMinute !== undefined && { tokensPerMinute: p.tokensPerMinute }),
+      };
     case "user":
       return { type: "user", id: p.id };
     case "service":

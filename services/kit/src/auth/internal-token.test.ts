@@ -60,12 +60,22 @@ describe("createInternalTokens", () => {
     ["service", service],
     ["service acting in one organization", serviceInOrg],
     ["api_key", apiKey],
+    ["api_key with a token-per-minute limit", { ...apiKey, tokensPerMinute: 50_000 } as Principal],
   ])("round-trips a %s principal", async (_, principal) => {
     const tokens = createInternalTokens(SECRET);
     const token = await tokens.sign(principal);
     expect(await tokens.verify(token)).toEqual(principal);
     // A peer with the same secret (another process) reads the same principal.
     expect(await createInternalTokens(SECRET).verify(token)).toEqual(principal);
+  });
+
+  it("signs a new token for a key whose limit changed, not the one cached for its old limit", async () => {
+    const tokens = createInternalTokens(SECRET);
+    const before = await tokens.sign({ ...apiKey, tokensPerMinute: 1_000 });
+    const after = await tokens.sign({ ...apiKey, tokensPerMinute: 2_000 });
+    expect(after).not.toBe(before);
+    expect(await tokens.verify(after)).toMatchObject({ tokensPerMinute: 2_000 });
+    expect(await tokens.verify(await tokens.sign(apiKey))).not.toHaveProperty("tokensPerMinute");
   });
 
   it("reuses a signed token while it has more than half its life left", async () => {

@@ -18,6 +18,8 @@ interface Claims {
   /** The organization an api_key belongs to, or the one a service acts for (none: the platform). */
   org?: string;
   scp?: string[];
+  /** An api_key's token-per-minute limit, when it has one. */
+  tpm?: number;
 }
 
 /**
@@ -34,13 +36,18 @@ export function createInternalTokens(secret: string, options: { ttlSeconds?: num
 
   return {
     async sign(principal) {
-      const k = principalKey(principal);
+      // What the token asserts: a key whose limit changed gets a new token, not the one cached for its old limit.
+      const k =
+        principal.type === "api_key"
+          ? `${principalKey(principal)}:${principal.tokensPerMinute ?? ""}`
+          : principalKey(principal);
       const hit = signed.get(k);
       if (hit && hit.renewAt > Date.now()) return hit.token;
       const claims: Claims = { typ: principal.type };
       if (principal.type === "api_key") {
         claims.org = principal.organizationId;
         claims.scp = principal.scopes;
+        if (principal.tokensPerMinute !== undefined) claims.tpm = principal.tokensPerMinute;
       } else if (principal.type === "service" && principal.organizationId !== undefined) {
         claims.org = principal.organizationId;
       }
@@ -87,7 +94,14 @@ function principalFromClaims(sub: string, claims: Claims): Principal {
       return { type: "service", id: sub, organizationId: claims.org };
     case "api_key":
       if (typeof claims.org !== "string" || !Array.isArray(claims.scp)) throw new Error("api_key claims incomplete");
-      return { type: "api_key", id: sub, organizationId: claims.org, scopes: claims.scp };
+      if (claims.tpm !== undefined && !Number.isSafeInteger(claims.tpm)) throw new Error("api_key limit malformed");
+      return {
+        type: "api_key",
+        id: sub,
+        organizationId: claims.org,
+        scopes: claims.scp,
+        ...(claims.tpm !== undefined && { tokensPerMinute: claims.tpm }),
+      };
     default:
       throw new Error("unknown principal type");
   }

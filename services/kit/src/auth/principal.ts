@@ -11,10 +11,19 @@ import { unauthenticated } from "../errors.js";
  * organization at all: it may only make identity's platform calls (sign-up, tokens, the JWKS,
  * external users, API key verification), which the gateway and every service's key check need.
  */
-export type Principal =
-  | { type: "user"; id: string }
-  | { type: "api_key"; id: string; organizationId: string; scopes: string[] }
-  | ServicePrincipal;
+export type Principal = { type: "user"; id: string } | ApiKeyPrincipal | ServicePrincipal;
+
+/**
+ * An API key: its organization, scopes and token-per-minute limit travel with it to every
+ * service (docs/usage.md "Token-per-minute limits"), so the place runs start needs no call.
+ */
+export type ApiKeyPrincipal = {
+  type: "api_key";
+  id: string;
+  organizationId: string;
+  scopes: string[];
+  tokensPerMinute?: number;
+};
 
 export type ServicePrincipal = { type: "service"; id: string; organizationId?: string };
 
@@ -86,7 +95,10 @@ export const answeringPage = <K extends string, T, R>(key: K, toProto: (item: T)
 /** The request id of the REST request an RPC serves, forwarded as x-request-id. */
 export const kRequestId = createContextKey<string | undefined>(undefined, { description: "request id" });
 
-/** Cache key of a principal: stable, and never holds a secret. */
+/**
+ * Cache key of a principal: stable, and never holds a secret. Who it is, not what it carries: a
+ * key's token-per-minute limit is left out (its idempotency records, say, outlive a change of it).
+ */
 export function principalKey(p: Principal): string {
   if (p.type === "api_key") return `api_key:${p.id}:${p.organizationId}:${p.scopes.join(",")}`;
   return p.type === "service" ? `service:${p.id}:${p.organizationId ?? ""}` : `user:${p.id}`;

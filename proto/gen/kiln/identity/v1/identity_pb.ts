@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/identity/v1/identity.proto.
  */
 export const file_kiln_identity_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDItYBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCHNldHRpbmdzGAYgASgLMiYua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25TZXR0aW5ncyJOChRPcmdhbml6YXRpb25TZXR0aW5ncxIYChBwcm90ZWN0ZWRfbGFiZWxzGAEgAygJEhwKFGF1ZGl0X3JldGVudGlvbl9kYXlzGAIgASgFIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KCVByaW5jaXBhbBIMCgR0eXBlGAEgASgJEgoKAmlkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIOCgZzY29wZXMYBCADKAkiXQoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIRCglmdWxsX25hbWUYAyABKAkSGAoQaW52aXRhdGlvbl90b2tlbhgEIAEoCSKuAQoOU2lnblVwUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchIUCgxhY2Nlc3NfdG9rZW4YAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoKbWVtYmVyc2hpcBgEIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcCI0ChFJc3N1ZVRva2VuUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJaChJJc3N1ZVRva2VuUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIhAKDkdldEp3a3NSZXF1ZXN0ImwKD0dldEp3a3NSZXNwb25zZRImCgRqd2tzGAQgASgLMhgua2lsbi5jb21tb24udjEuSnNvblRleHQSDgoGaXNzdWVyGAIgASgJEhAKCGF1ZGllbmNlGAMgASgJSgQIARACUglqd2tzX2pzb24idwoaUmVzb2x2ZUV4dGVybmFsVXNlclJlcXVlc3QSDgoGaXNzdWVyGAEgASgJEg8KB3N1YmplY3QYAiABKAkSDQoFZW1haWwYAyABKAkSEQoJZnVsbF9uYW1lGAQgASgJEhYKDmVtYWlsX3ZlcmlmaWVkGAUgASgIIkMKG1Jlc29sdmVFeHRlcm5hbFVzZXJSZXNwb25zZRIkCgR1c2VyGAEgASgLMhYua2lsbi5pZGVudGl0eS52MS5Vc2VyIkkKGUNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QSEQoJZnVsbF9uYW1lGAEgASgJEhkKEW9yZ2FuaXphdGlvbl9uYW1lGAIgASgJIrsBChpDb21wbGV0ZU9uYm9hcmRpbmdSZXNwb25zZRIkCgR1c2VyGAEgASgLMhYua2lsbi5pZGVudGl0eS52MS5Vc2VyEjQKDG9yZ2FuaXphdGlvbhgCIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAyABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXASDwoHY3JlYXRlZBgEIAEoCCJMChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnNjb3BlcxgDIAMoCSJOChRDcmVhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5BcGlLZXkSCwoDa2V5GAIgASgJIkwKEkxpc3RBcGlLZXlzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIlYKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleRITCgtuZXh0X2N1cnNvchgCIAEoCSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkEKFFJldm9rZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleSIiChNWZXJpZnlBcGlLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJGChRWZXJpZnlBcGlLZXlSZXNwb25zZRIuCglwcmluY2lwYWwYASABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbCJOChBBdXRob3JpemVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgpyZXF1aXJlX2FpGAIgASgIEg0KBXNjb3BlGAMgASgJImwKEUF1dGhvcml6ZVJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEgwKBHJvbGUYAiABKAkSEwoLcGVybWlzc2lvbnMYAyADKAkiLQoSVmVyaWZ5U2V0dXBSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI3CgpTZXR1cENoZWNrEgwKBG5hbWUYASABKAkSCgoCb2sYAiABKAgSDwoHbWVzc2FnZRgDIAEoCSK1AQoTVmVyaWZ5U2V0dXBSZXNwb25zZRIKCgJvaxgBIAEoCBIuCglwcmluY2lwYWwYAiABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbBI0Cgxvcmdhbml6YXRpb24YAyABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIsCgZjaGVja3MYBCADKAsyHC5raWxuLmlkZW50aXR5LnYxLlNldHVwQ2hlY2siMQoWR2V0T3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkigQEKF0dldE9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAixAEKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIcChRzZXRfcHJvdGVjdGVkX2xhYmVscxgDIAEoCBIYChBwcm90ZWN0ZWRfbGFiZWxzGAQgAygJEiEKFGF1ZGl0X3JldGVudGlvbl9kYXlzGAUgASgFSAGIAQFCBwoFX25hbWVCFwoVX2F1ZGl0X3JldGVudGlvbl9kYXlzIlIKGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uImAKBk1lbWJlchIwCgptZW1iZXJzaGlwGAEgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwEiQKBHVzZXIYAiABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXIiSAoQQWRkTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcm9sZRgDIAEoCSI9ChFBZGRNZW1iZXJSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciJMChJMaXN0TWVtYmVyc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJVChNMaXN0TWVtYmVyc1Jlc3BvbnNlEikKB21lbWJlcnMYASADKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlchITCgtuZXh0X2N1cnNvchgCIAEoCSI7ChpMaXN0TXlPcmdhbml6YXRpb25zUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZjdXJzb3IYAiABKAkieAoOTXlPcmdhbml6YXRpb24SNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SMAoKbWVtYmVyc2hpcBgCIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJrChtMaXN0TXlPcmdhbml6YXRpb25zUmVzcG9uc2USNwoNb3JnYW5pemF0aW9ucxgBIAMoCzIgLmtpbG4uaWRlbnRpdHkudjEuTXlPcmdhbml6YXRpb24SEwoLbmV4dF9jdXJzb3IYAiABKAkiDgoMR2V0TWVSZXF1ZXN0IjUKDUdldE1lUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlciIpChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkihAEKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAiUQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSJEChhDaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USKAoGbWVtYmVyGAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5NZW1iZXIiPwoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCSJAChRSZW1vdmVNZW1iZXJSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciLaAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDQoFZW1haWwYAyABKAkSDAoEcm9sZRgEIAEoCRIaChJjcmVhdGVkX2J5X3VzZXJfaWQYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGc3RhdHVzGAggASgJIk8KF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJIlsKGENyZWF0ZUludml0YXRpb25SZXNwb25zZRIwCgppbnZpdGF0aW9uGAEgASgLMhwua2lsbi5pZGVudGl0eS52MS5JbnZpdGF0aW9uEg0KBXRva2VuGAIgASgJIlAKFkxpc3RJbnZpdGF0aW9uc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJhChdMaXN0SW52aXRhdGlvbnNSZXNwb25zZRIxCgtpbnZpdGF0aW9ucxgBIAMoCzIcLmtpbG4uaWRlbnRpdHkudjEuSW52aXRhdGlvbhITCgtuZXh0X2N1cnNvchgCIAEoCSI+ChdSZXZva2VJbnZpdGF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSCgoCaWQYAiABKAkiTAoYUmV2b2tlSW52aXRhdGlvblJlc3BvbnNlEjAKCmludml0YXRpb24YASABKAsyHC5raWxuLmlkZW50aXR5LnYxLkludml0YXRpb24iKAoXQWNjZXB0SW52aXRhdGlvblJlcXVlc3QSDQoFdG9rZW4YASABKAkiggEKGEFjY2VwdEludml0YXRpb25SZXNwb25zZRI0Cgxvcmdhbml6YXRpb24YASABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIwCgptZW1iZXJzaGlwGAIgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwIqEBChpTZXRPcmdhbml6YXRpb25QbGFuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEcGxhbhgCIAEoCRIeChFtb250aGx5X3J1bl9saW1pdBgDIAEoA0gAiAEBEhcKCmFpX2VuYWJsZWQYBCABKAhIAYgBAUIUChJfbW9udGhseV9ydW5fbGltaXRCDQoLX2FpX2VuYWJsZWQiUwobU2V0T3JnYW5pemF0aW9uUGxhblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uMrgTCg9JZGVudGl0eVNlcnZpY2USSwoGU2lnblVwEh8ua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXF1ZXN0GiAua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXNwb25zZRJXCgpJc3N1ZVRva2VuEiMua2lsbi5pZGVudGl0eS52MS5Jc3N1ZVRva2VuUmVxdWVzdBokLmtpbG4uaWRlbnRpdHkudjEuSXNzdWVUb2tlblJlc3BvbnNlEk4KB0dldEp3a3MSIC5raWxuLmlkZW50aXR5LnYxLkdldEp3a3NSZXF1ZXN0GiEua2lsbi5pZGVudGl0eS52MS5HZXRKd2tzUmVzcG9uc2UScgoTUmVzb2x2ZUV4dGVybmFsVXNlchIsLmtpbG4uaWRlbnRpdHkudjEuUmVzb2x2ZUV4dGVybmFsVXNlclJlcXVlc3QaLS5raWxuLmlkZW50aXR5LnYxLlJlc29sdmVFeHRlcm5hbFVzZXJSZXNwb25zZRJvChJDb21wbGV0ZU9uYm9hcmRpbmcSKy5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1Jlc3BvbnNlEl0KDENyZWF0ZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWgoLTGlzdEFwaUtleXMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJdCgxSZXZva2VBcGlLZXkSJS5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEl0KDFZlcmlmeUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5QXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5QXBpS2V5UmVzcG9uc2USVAoJQXV0aG9yaXplEiIua2lsbi5pZGVudGl0eS52MS5BdXRob3JpemVSZXF1ZXN0GiMua2lsbi5pZGVudGl0eS52MS5BdXRob3JpemVSZXNwb25zZRJaCgtWZXJpZnlTZXR1cBIkLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5U2V0dXBSZXF1ZXN0GiUua2lsbi5pZGVudGl0eS52MS5WZXJpZnlTZXR1cFJlc3BvbnNlEmYKD0dldE9yZ2FuaXphdGlvbhIoLmtpbG4uaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uUmVxdWVzdBopLmtpbG4uaWRlbnRpdHkudjEuR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USbwoSVXBkYXRlT3JnYW5pemF0aW9uEisua2lsbi5pZGVudGl0eS52MS5VcGRhdGVPcmdhbml6YXRpb25SZXF1ZXN0Giwua2lsbi5pZGVudGl0eS52MS5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRJUCglBZGRNZW1iZXISIi5raWxuLmlkZW50aXR5LnYxLkFkZE1lbWJlclJlcXVlc3QaIy5raWxuLmlkZW50aXR5LnYxLkFkZE1lbWJlclJlc3BvbnNlEloKC0xpc3RNZW1iZXJzEiQua2lsbi5pZGVudGl0eS52MS5MaXN0TWVtYmVyc1JlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLkxpc3RNZW1iZXJzUmVzcG9uc2UScgoTTGlzdE15T3JnYW5pemF0aW9ucxIsLmtpbG4uaWRlbnRpdHkudjEuTGlzdE15T3JnYW5pemF0aW9uc1JlcXVlc3QaLS5raWxuLmlkZW50aXR5LnYxLkxpc3RNeU9yZ2FuaXphdGlvbnNSZXNwb25zZRJvChJDcmVhdGVPcmdhbml6YXRpb24SKy5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEkgKBUdldE1lEh4ua2lsbi5pZGVudGl0eS52MS5HZXRNZVJlcXVlc3QaHy5raWxuLmlkZW50aXR5LnYxLkdldE1lUmVzcG9uc2USaQoQQ2hhbmdlTWVtYmVyUm9sZRIpLmtpbG4uaWRlbnRpdHkudjEuQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QaKi5raWxuLmlkZW50aXR5LnYxLkNoYW5nZU1lbWJlclJvbGVSZXNwb25zZRJdCgxSZW1vdmVNZW1iZXISJS5raWxuLmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLlJlbW92ZU1lbWJlclJlc3BvbnNlEmkKEENyZWF0ZUludml0YXRpb24SKS5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZUludml0YXRpb25SZXF1ZXN0Gioua2lsbi5pZGVudGl0eS52MS5DcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USZgoPTGlzdEludml0YXRpb25zEigua2lsbi5pZGVudGl0eS52MS5MaXN0SW52aXRhdGlvbnNSZXF1ZXN0Gikua2lsbi5pZGVudGl0eS52MS5MaXN0SW52aXRhdGlvbnNSZXNwb25zZRJpChBSZXZva2VJbnZpdGF0aW9uEikua2lsbi5pZGVudGl0eS52MS5SZXZva2VJbnZpdGF0aW9uUmVxdWVzdBoqLmtpbG4uaWRlbnRpdHkudjEuUmV2b2tlSW52aXRhdGlvblJlc3BvbnNlEmkKEEFjY2VwdEludml0YXRpb24SKS5raWxuLmlkZW50aXR5LnYxLkFjY2VwdEludml0YXRpb25SZXF1ZXN0Gioua2lsbi5pZGVudGl0eS52MS5BY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2UScgoTU2V0T3JnYW5pemF0aW9uUGxhbhIsLmtpbG4uaWRlbnRpdHkudjEuU2V0T3JnYW5pemF0aW9uUGxhblJlcXVlc3QaLS5raWxuLmlkZW50aXR5LnYxLlNldE9yZ2FuaXphdGlvblBsYW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
+  fileDesc("Ch9raWxuL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhBraWxuLmlkZW50aXR5LnYxImQKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KDEVudGl0bGVtZW50cxISCgphaV9lbmFibGVkGAEgASgIEhkKEW1vbnRobHlfcnVuX2xpbWl0GAIgASgDItYBCgxPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRwbGFuGAMgASgJEjQKDGVudGl0bGVtZW50cxgEIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuRW50aXRsZW1lbnRzEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCHNldHRpbmdzGAYgASgLMiYua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb25TZXR0aW5ncyJOChRPcmdhbml6YXRpb25TZXR0aW5ncxIYChBwcm90ZWN0ZWRfbGFiZWxzGAEgAygJEhwKFGF1ZGl0X3JldGVudGlvbl9kYXlzGAIgASgFIokBCgpNZW1iZXJzaGlwEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHJvbGUYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi/QEKBkFwaUtleRIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSGgoSY3JlYXRlZF9ieV91c2VyX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KEXRva2Vuc19wZXJfbWludXRlGAggASgFSACIAQFCFAoSX3Rva2Vuc19wZXJfbWludXRlIoQBCglQcmluY2lwYWwSDAoEdHlwZRgBIAEoCRIKCgJpZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDgoGc2NvcGVzGAQgAygJEh4KEXRva2Vuc19wZXJfbWludXRlGAUgASgFSACIAQFCFAoSX3Rva2Vuc19wZXJfbWludXRlIl0KDVNpZ25VcFJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEhgKEGludml0YXRpb25fdG9rZW4YBCABKAkirgEKDlNpZ25VcFJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXISFAoMYWNjZXNzX3Rva2VuGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCm1lbWJlcnNoaXAYBCABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAiNAoRSXNzdWVUb2tlblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkiWgoSSXNzdWVUb2tlblJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIQCg5HZXRKd2tzUmVxdWVzdCJsCg9HZXRKd2tzUmVzcG9uc2USJgoEandrcxgEIAEoCzIYLmtpbG4uY29tbW9uLnYxLkpzb25UZXh0Eg4KBmlzc3VlchgCIAEoCRIQCghhdWRpZW5jZRgDIAEoCUoECAEQAlIJandrc19qc29uIncKGlJlc29sdmVFeHRlcm5hbFVzZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEg0KBWVtYWlsGAMgASgJEhEKCWZ1bGxfbmFtZRgEIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgFIAEoCCJDChtSZXNvbHZlRXh0ZXJuYWxVc2VyUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlciJJChlDb21wbGV0ZU9uYm9hcmRpbmdSZXF1ZXN0EhEKCWZ1bGxfbmFtZRgBIAEoCRIZChFvcmdhbml6YXRpb25fbmFtZRgCIAEoCSK7AQoaQ29tcGxldGVPbmJvYXJkaW5nUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlchI0Cgxvcmdhbml6YXRpb24YAiABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIwCgptZW1iZXJzaGlwGAMgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwEg8KB2NyZWF0ZWQYBCABKAgiggEKE0NyZWF0ZUFwaUtleVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc2NvcGVzGAMgAygJEh4KEXRva2Vuc19wZXJfbWludXRlGAQgASgFSACIAQFCFAoSX3Rva2Vuc19wZXJfbWludXRlIk4KFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleRILCgNrZXkYAiABKAkiTAoSTGlzdEFwaUtleXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiVgoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5EhMKC25leHRfY3Vyc29yGAIgASgJIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiQQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLmtpbG4uaWRlbnRpdHkudjEuQXBpS2V5InYKE1VwZGF0ZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkSHQoVc2V0X3Rva2Vuc19wZXJfbWludXRlGAIgASgIEh4KEXRva2Vuc19wZXJfbWludXRlGAMgASgFSACIAQFCFAoSX3Rva2Vuc19wZXJfbWludXRlIkEKFFVwZGF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLkFwaUtleSIiChNWZXJpZnlBcGlLZXlSZXF1ZXN0EgsKA2tleRgBIAEoCSJGChRWZXJpZnlBcGlLZXlSZXNwb25zZRIuCglwcmluY2lwYWwYASABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbCJOChBBdXRob3JpemVSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgpyZXF1aXJlX2FpGAIgASgIEg0KBXNjb3BlGAMgASgJImwKEUF1dGhvcml6ZVJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEgwKBHJvbGUYAiABKAkSEwoLcGVybWlzc2lvbnMYAyADKAkiLQoSVmVyaWZ5U2V0dXBSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI3CgpTZXR1cENoZWNrEgwKBG5hbWUYASABKAkSCgoCb2sYAiABKAgSDwoHbWVzc2FnZRgDIAEoCSK1AQoTVmVyaWZ5U2V0dXBSZXNwb25zZRIKCgJvaxgBIAEoCBIuCglwcmluY2lwYWwYAiABKAsyGy5raWxuLmlkZW50aXR5LnYxLlByaW5jaXBhbBI0Cgxvcmdhbml6YXRpb24YAyABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIsCgZjaGVja3MYBCADKAsyHC5raWxuLmlkZW50aXR5LnYxLlNldHVwQ2hlY2siMQoWR2V0T3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkigQEKF0dldE9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAixAEKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIcChRzZXRfcHJvdGVjdGVkX2xhYmVscxgDIAEoCBIYChBwcm90ZWN0ZWRfbGFiZWxzGAQgAygJEiEKFGF1ZGl0X3JldGVudGlvbl9kYXlzGAUgASgFSAGIAQFCBwoFX25hbWVCFwoVX2F1ZGl0X3JldGVudGlvbl9kYXlzIlIKGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uImAKBk1lbWJlchIwCgptZW1iZXJzaGlwGAEgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwEiQKBHVzZXIYAiABKAsyFi5raWxuLmlkZW50aXR5LnYxLlVzZXIiSAoQQWRkTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEcm9sZRgDIAEoCSI9ChFBZGRNZW1iZXJSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciJMChJMaXN0TWVtYmVyc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJVChNMaXN0TWVtYmVyc1Jlc3BvbnNlEikKB21lbWJlcnMYASADKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlchITCgtuZXh0X2N1cnNvchgCIAEoCSI7ChpMaXN0TXlPcmdhbml6YXRpb25zUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZjdXJzb3IYAiABKAkieAoOTXlPcmdhbml6YXRpb24SNAoMb3JnYW5pemF0aW9uGAEgASgLMh4ua2lsbi5pZGVudGl0eS52MS5Pcmdhbml6YXRpb24SMAoKbWVtYmVyc2hpcBgCIAEoCzIcLmtpbG4uaWRlbnRpdHkudjEuTWVtYmVyc2hpcCJrChtMaXN0TXlPcmdhbml6YXRpb25zUmVzcG9uc2USNwoNb3JnYW5pemF0aW9ucxgBIAMoCzIgLmtpbG4uaWRlbnRpdHkudjEuTXlPcmdhbml6YXRpb24SEwoLbmV4dF9jdXJzb3IYAiABKAkiDgoMR2V0TWVSZXF1ZXN0IjUKDUdldE1lUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmtpbG4uaWRlbnRpdHkudjEuVXNlciIpChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkihAEKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uEjAKCm1lbWJlcnNoaXAYAiABKAsyHC5raWxuLmlkZW50aXR5LnYxLk1lbWJlcnNoaXAiUQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSJEChhDaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USKAoGbWVtYmVyGAEgASgLMhgua2lsbi5pZGVudGl0eS52MS5NZW1iZXIiPwoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCSJAChRSZW1vdmVNZW1iZXJSZXNwb25zZRIoCgZtZW1iZXIYASABKAsyGC5raWxuLmlkZW50aXR5LnYxLk1lbWJlciLaAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDQoFZW1haWwYAyABKAkSDAoEcm9sZRgEIAEoCRIaChJjcmVhdGVkX2J5X3VzZXJfaWQYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGc3RhdHVzGAggASgJIk8KF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJIlsKGENyZWF0ZUludml0YXRpb25SZXNwb25zZRIwCgppbnZpdGF0aW9uGAEgASgLMhwua2lsbi5pZGVudGl0eS52MS5JbnZpdGF0aW9uEg0KBXRva2VuGAIgASgJIlAKFkxpc3RJbnZpdGF0aW9uc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEg4KBmN1cnNvchgDIAEoCSJhChdMaXN0SW52aXRhdGlvbnNSZXNwb25zZRIxCgtpbnZpdGF0aW9ucxgBIAMoCzIcLmtpbG4uaWRlbnRpdHkudjEuSW52aXRhdGlvbhITCgtuZXh0X2N1cnNvchgCIAEoCSI+ChdSZXZva2VJbnZpdGF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSCgoCaWQYAiABKAkiTAoYUmV2b2tlSW52aXRhdGlvblJlc3BvbnNlEjAKCmludml0YXRpb24YASABKAsyHC5raWxuLmlkZW50aXR5LnYxLkludml0YXRpb24iKAoXQWNjZXB0SW52aXRhdGlvblJlcXVlc3QSDQoFdG9rZW4YASABKAkiggEKGEFjY2VwdEludml0YXRpb25SZXNwb25zZRI0Cgxvcmdhbml6YXRpb24YASABKAsyHi5raWxuLmlkZW50aXR5LnYxLk9yZ2FuaXphdGlvbhIwCgptZW1iZXJzaGlwGAIgASgLMhwua2lsbi5pZGVudGl0eS52MS5NZW1iZXJzaGlwIqEBChpTZXRPcmdhbml6YXRpb25QbGFuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEcGxhbhgCIAEoCRIeChFtb250aGx5X3J1bl9saW1pdBgDIAEoA0gAiAEBEhcKCmFpX2VuYWJsZWQYBCABKAhIAYgBAUIUChJfbW9udGhseV9ydW5fbGltaXRCDQoLX2FpX2VuYWJsZWQiUwobU2V0T3JnYW5pemF0aW9uUGxhblJlc3BvbnNlEjQKDG9yZ2FuaXphdGlvbhgBIAEoCzIeLmtpbG4uaWRlbnRpdHkudjEuT3JnYW5pemF0aW9uMpcUCg9JZGVudGl0eVNlcnZpY2USSwoGU2lnblVwEh8ua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXF1ZXN0GiAua2lsbi5pZGVudGl0eS52MS5TaWduVXBSZXNwb25zZRJXCgpJc3N1ZVRva2VuEiMua2lsbi5pZGVudGl0eS52MS5Jc3N1ZVRva2VuUmVxdWVzdBokLmtpbG4uaWRlbnRpdHkudjEuSXNzdWVUb2tlblJlc3BvbnNlEk4KB0dldEp3a3MSIC5raWxuLmlkZW50aXR5LnYxLkdldEp3a3NSZXF1ZXN0GiEua2lsbi5pZGVudGl0eS52MS5HZXRKd2tzUmVzcG9uc2UScgoTUmVzb2x2ZUV4dGVybmFsVXNlchIsLmtpbG4uaWRlbnRpdHkudjEuUmVzb2x2ZUV4dGVybmFsVXNlclJlcXVlc3QaLS5raWxuLmlkZW50aXR5LnYxLlJlc29sdmVFeHRlcm5hbFVzZXJSZXNwb25zZRJvChJDb21wbGV0ZU9uYm9hcmRpbmcSKy5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLkNvbXBsZXRlT25ib2FyZGluZ1Jlc3BvbnNlEl0KDENyZWF0ZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWgoLTGlzdEFwaUtleXMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJdCgxSZXZva2VBcGlLZXkSJS5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJi5raWxuLmlkZW50aXR5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEl0KDFVwZGF0ZUFwaUtleRIlLmtpbG4uaWRlbnRpdHkudjEuVXBkYXRlQXBpS2V5UmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuVXBkYXRlQXBpS2V5UmVzcG9uc2USXQoMVmVyaWZ5QXBpS2V5EiUua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXF1ZXN0GiYua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBcGlLZXlSZXNwb25zZRJUCglBdXRob3JpemUSIi5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlcXVlc3QaIy5raWxuLmlkZW50aXR5LnYxLkF1dGhvcml6ZVJlc3BvbnNlEloKC1ZlcmlmeVNldHVwEiQua2lsbi5pZGVudGl0eS52MS5WZXJpZnlTZXR1cFJlcXVlc3QaJS5raWxuLmlkZW50aXR5LnYxLlZlcmlmeVNldHVwUmVzcG9uc2USZgoPR2V0T3JnYW5pemF0aW9uEigua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXF1ZXN0Gikua2lsbi5pZGVudGl0eS52MS5HZXRPcmdhbml6YXRpb25SZXNwb25zZRJvChJVcGRhdGVPcmdhbml6YXRpb24SKy5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlElQKCUFkZE1lbWJlchIiLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVxdWVzdBojLmtpbG4uaWRlbnRpdHkudjEuQWRkTWVtYmVyUmVzcG9uc2USWgoLTGlzdE1lbWJlcnMSJC5raWxuLmlkZW50aXR5LnYxLkxpc3RNZW1iZXJzUmVxdWVzdBolLmtpbG4uaWRlbnRpdHkudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJyChNMaXN0TXlPcmdhbml6YXRpb25zEiwua2lsbi5pZGVudGl0eS52MS5MaXN0TXlPcmdhbml6YXRpb25zUmVxdWVzdBotLmtpbG4uaWRlbnRpdHkudjEuTGlzdE15T3JnYW5pemF0aW9uc1Jlc3BvbnNlEm8KEkNyZWF0ZU9yZ2FuaXphdGlvbhIrLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBosLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USSAoFR2V0TWUSHi5raWxuLmlkZW50aXR5LnYxLkdldE1lUmVxdWVzdBofLmtpbG4uaWRlbnRpdHkudjEuR2V0TWVSZXNwb25zZRJpChBDaGFuZ2VNZW1iZXJSb2xlEikua2lsbi5pZGVudGl0eS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBoqLmtpbG4uaWRlbnRpdHkudjEuQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEl0KDFJlbW92ZU1lbWJlchIlLmtpbG4uaWRlbnRpdHkudjEuUmVtb3ZlTWVtYmVyUmVxdWVzdBomLmtpbG4uaWRlbnRpdHkudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USaQoQQ3JlYXRlSW52aXRhdGlvbhIpLmtpbG4uaWRlbnRpdHkudjEuQ3JlYXRlSW52aXRhdGlvblJlcXVlc3QaKi5raWxuLmlkZW50aXR5LnYxLkNyZWF0ZUludml0YXRpb25SZXNwb25zZRJmCg9MaXN0SW52aXRhdGlvbnMSKC5raWxuLmlkZW50aXR5LnYxLkxpc3RJbnZpdGF0aW9uc1JlcXVlc3QaKS5raWxuLmlkZW50aXR5LnYxLkxpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEmkKEFJldm9rZUludml0YXRpb24SKS5raWxuLmlkZW50aXR5LnYxLlJldm9rZUludml0YXRpb25SZXF1ZXN0Gioua2lsbi5pZGVudGl0eS52MS5SZXZva2VJbnZpdGF0aW9uUmVzcG9uc2USaQoQQWNjZXB0SW52aXRhdGlvbhIpLmtpbG4uaWRlbnRpdHkudjEuQWNjZXB0SW52aXRhdGlvblJlcXVlc3QaKi5raWxuLmlkZW50aXR5LnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZRJyChNTZXRPcmdhbml6YXRpb25QbGFuEiwua2lsbi5pZGVudGl0eS52MS5TZXRPcmdhbml6YXRpb25QbGFuUmVxdWVzdBotLmtpbG4uaWRlbnRpdHkudjEuU2V0T3JnYW5pemF0aW9uUGxhblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_kiln_common_v1_json]);
 
 /**
  * @generated from message kiln.identity.v1.User
@@ -228,6 +228,13 @@ export type ApiKey = Message<"kiln.identity.v1.ApiKey"> & {
    * @generated from field: google.protobuf.Timestamp revoked_at = 7;
    */
   revokedAt?: Timestamp | undefined;
+
+  /**
+   * Tokens its runs may use per minute (docs/usage.md "Token-per-minute limits"); unset: no limit.
+   *
+   * @generated from field: optional int32 tokens_per_minute = 8;
+   */
+  tokensPerMinute?: number | undefined;
 };
 
 /**
@@ -268,6 +275,13 @@ export type Principal = Message<"kiln.identity.v1.Principal"> & {
    * @generated from field: repeated string scopes = 4;
    */
   scopes: string[];
+
+  /**
+   * An API key's token-per-minute limit, carried with the key to the services that run (unset: none).
+   *
+   * @generated from field: optional int32 tokens_per_minute = 5;
+   */
+  tokensPerMinute?: number | undefined;
 };
 
 /**
@@ -567,6 +581,13 @@ export type CreateApiKeyRequest = Message<"kiln.identity.v1.CreateApiKeyRequest"
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
+
+  /**
+   * 1..1,000,000,000; unset: no limit.
+   *
+   * @generated from field: optional int32 tokens_per_minute = 4;
+   */
+  tokensPerMinute?: number | undefined;
 };
 
 /**
@@ -684,6 +705,52 @@ export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@_
   messageDesc(file_kiln_identity_v1_identity, 22);
 
 /**
+ * @generated from message kiln.identity.v1.UpdateApiKeyRequest
+ */
+export type UpdateApiKeyRequest = Message<"kiln.identity.v1.UpdateApiKeyRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Replace the key's token-per-minute limit with `tokens_per_minute` (unset: remove the limit).
+   *
+   * @generated from field: bool set_tokens_per_minute = 2;
+   */
+  setTokensPerMinute: boolean;
+
+  /**
+   * @generated from field: optional int32 tokens_per_minute = 3;
+   */
+  tokensPerMinute?: number | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.UpdateApiKeyRequest.
+ * Use `create(UpdateApiKeyRequestSchema)` to create a new message.
+ */
+export const UpdateApiKeyRequestSchema: GenMessage<UpdateApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 23);
+
+/**
+ * @generated from message kiln.identity.v1.UpdateApiKeyResponse
+ */
+export type UpdateApiKeyResponse = Message<"kiln.identity.v1.UpdateApiKeyResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.UpdateApiKeyResponse.
+ * Use `create(UpdateApiKeyResponseSchema)` to create a new message.
+ */
+export const UpdateApiKeyResponseSchema: GenMessage<UpdateApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_identity, 24);
+
+/**
  * @generated from message kiln.identity.v1.VerifyApiKeyRequest
  */
 export type VerifyApiKeyRequest = Message<"kiln.identity.v1.VerifyApiKeyRequest"> & {
@@ -698,7 +765,7 @@ export type VerifyApiKeyRequest = Message<"kiln.identity.v1.VerifyApiKeyRequest"
  * Use `create(VerifyApiKeyRequestSchema)` to create a new message.
  */
 export const VerifyApiKeyRequestSchema: GenMessage<VerifyApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 23);
+  messageDesc(file_kiln_identity_v1_identity, 25);
 
 /**
  * @generated from message kiln.identity.v1.VerifyApiKeyResponse
@@ -715,7 +782,7 @@ export type VerifyApiKeyResponse = Message<"kiln.identity.v1.VerifyApiKeyRespons
  * Use `create(VerifyApiKeyResponseSchema)` to create a new message.
  */
 export const VerifyApiKeyResponseSchema: GenMessage<VerifyApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 24);
+  messageDesc(file_kiln_identity_v1_identity, 26);
 
 /**
  * @generated from message kiln.identity.v1.AuthorizeRequest
@@ -746,7 +813,7 @@ export type AuthorizeRequest = Message<"kiln.identity.v1.AuthorizeRequest"> & {
  * Use `create(AuthorizeRequestSchema)` to create a new message.
  */
 export const AuthorizeRequestSchema: GenMessage<AuthorizeRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 25);
+  messageDesc(file_kiln_identity_v1_identity, 27);
 
 /**
  * @generated from message kiln.identity.v1.AuthorizeResponse
@@ -775,7 +842,7 @@ export type AuthorizeResponse = Message<"kiln.identity.v1.AuthorizeResponse"> & 
  * Use `create(AuthorizeResponseSchema)` to create a new message.
  */
 export const AuthorizeResponseSchema: GenMessage<AuthorizeResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 26);
+  messageDesc(file_kiln_identity_v1_identity, 28);
 
 /**
  * @generated from message kiln.identity.v1.VerifySetupRequest
@@ -792,7 +859,7 @@ export type VerifySetupRequest = Message<"kiln.identity.v1.VerifySetupRequest"> 
  * Use `create(VerifySetupRequestSchema)` to create a new message.
  */
 export const VerifySetupRequestSchema: GenMessage<VerifySetupRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 27);
+  messageDesc(file_kiln_identity_v1_identity, 29);
 
 /**
  * @generated from message kiln.identity.v1.SetupCheck
@@ -821,7 +888,7 @@ export type SetupCheck = Message<"kiln.identity.v1.SetupCheck"> & {
  * Use `create(SetupCheckSchema)` to create a new message.
  */
 export const SetupCheckSchema: GenMessage<SetupCheck> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 28);
+  messageDesc(file_kiln_identity_v1_identity, 30);
 
 /**
  * @generated from message kiln.identity.v1.VerifySetupResponse
@@ -853,7 +920,7 @@ export type VerifySetupResponse = Message<"kiln.identity.v1.VerifySetupResponse"
  * Use `create(VerifySetupResponseSchema)` to create a new message.
  */
 export const VerifySetupResponseSchema: GenMessage<VerifySetupResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 29);
+  messageDesc(file_kiln_identity_v1_identity, 31);
 
 /**
  * @generated from message kiln.identity.v1.GetOrganizationRequest
@@ -870,7 +937,7 @@ export type GetOrganizationRequest = Message<"kiln.identity.v1.GetOrganizationRe
  * Use `create(GetOrganizationRequestSchema)` to create a new message.
  */
 export const GetOrganizationRequestSchema: GenMessage<GetOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 30);
+  messageDesc(file_kiln_identity_v1_identity, 32);
 
 /**
  * @generated from message kiln.identity.v1.GetOrganizationResponse
@@ -894,7 +961,7 @@ export type GetOrganizationResponse = Message<"kiln.identity.v1.GetOrganizationR
  * Use `create(GetOrganizationResponseSchema)` to create a new message.
  */
 export const GetOrganizationResponseSchema: GenMessage<GetOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 31);
+  messageDesc(file_kiln_identity_v1_identity, 33);
 
 /**
  * @generated from message kiln.identity.v1.UpdateOrganizationRequest
@@ -935,7 +1002,7 @@ export type UpdateOrganizationRequest = Message<"kiln.identity.v1.UpdateOrganiza
  * Use `create(UpdateOrganizationRequestSchema)` to create a new message.
  */
 export const UpdateOrganizationRequestSchema: GenMessage<UpdateOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 32);
+  messageDesc(file_kiln_identity_v1_identity, 34);
 
 /**
  * @generated from message kiln.identity.v1.UpdateOrganizationResponse
@@ -952,7 +1019,7 @@ export type UpdateOrganizationResponse = Message<"kiln.identity.v1.UpdateOrganiz
  * Use `create(UpdateOrganizationResponseSchema)` to create a new message.
  */
 export const UpdateOrganizationResponseSchema: GenMessage<UpdateOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 33);
+  messageDesc(file_kiln_identity_v1_identity, 35);
 
 /**
  * @generated from message kiln.identity.v1.Member
@@ -974,7 +1041,7 @@ export type Member = Message<"kiln.identity.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 34);
+  messageDesc(file_kiln_identity_v1_identity, 36);
 
 /**
  * @generated from message kiln.identity.v1.AddMemberRequest
@@ -1005,7 +1072,7 @@ export type AddMemberRequest = Message<"kiln.identity.v1.AddMemberRequest"> & {
  * Use `create(AddMemberRequestSchema)` to create a new message.
  */
 export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 35);
+  messageDesc(file_kiln_identity_v1_identity, 37);
 
 /**
  * @generated from message kiln.identity.v1.AddMemberResponse
@@ -1022,7 +1089,7 @@ export type AddMemberResponse = Message<"kiln.identity.v1.AddMemberResponse"> & 
  * Use `create(AddMemberResponseSchema)` to create a new message.
  */
 export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 36);
+  messageDesc(file_kiln_identity_v1_identity, 38);
 
 /**
  * @generated from message kiln.identity.v1.ListMembersRequest
@@ -1049,7 +1116,7 @@ export type ListMembersRequest = Message<"kiln.identity.v1.ListMembersRequest"> 
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 37);
+  messageDesc(file_kiln_identity_v1_identity, 39);
 
 /**
  * @generated from message kiln.identity.v1.ListMembersResponse
@@ -1071,7 +1138,7 @@ export type ListMembersResponse = Message<"kiln.identity.v1.ListMembersResponse"
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 38);
+  messageDesc(file_kiln_identity_v1_identity, 40);
 
 /**
  * The organizations the signed-in user is a member of, with their membership, newest first.
@@ -1095,7 +1162,7 @@ export type ListMyOrganizationsRequest = Message<"kiln.identity.v1.ListMyOrganiz
  * Use `create(ListMyOrganizationsRequestSchema)` to create a new message.
  */
 export const ListMyOrganizationsRequestSchema: GenMessage<ListMyOrganizationsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 39);
+  messageDesc(file_kiln_identity_v1_identity, 41);
 
 /**
  * @generated from message kiln.identity.v1.MyOrganization
@@ -1117,7 +1184,7 @@ export type MyOrganization = Message<"kiln.identity.v1.MyOrganization"> & {
  * Use `create(MyOrganizationSchema)` to create a new message.
  */
 export const MyOrganizationSchema: GenMessage<MyOrganization> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 40);
+  messageDesc(file_kiln_identity_v1_identity, 42);
 
 /**
  * @generated from message kiln.identity.v1.ListMyOrganizationsResponse
@@ -1139,7 +1206,7 @@ export type ListMyOrganizationsResponse = Message<"kiln.identity.v1.ListMyOrgani
  * Use `create(ListMyOrganizationsResponseSchema)` to create a new message.
  */
 export const ListMyOrganizationsResponseSchema: GenMessage<ListMyOrganizationsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 41);
+  messageDesc(file_kiln_identity_v1_identity, 43);
 
 /**
  * The signed-in user themselves.
@@ -1154,7 +1221,7 @@ export type GetMeRequest = Message<"kiln.identity.v1.GetMeRequest"> & {
  * Use `create(GetMeRequestSchema)` to create a new message.
  */
 export const GetMeRequestSchema: GenMessage<GetMeRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 42);
+  messageDesc(file_kiln_identity_v1_identity, 44);
 
 /**
  * @generated from message kiln.identity.v1.GetMeResponse
@@ -1171,7 +1238,7 @@ export type GetMeResponse = Message<"kiln.identity.v1.GetMeResponse"> & {
  * Use `create(GetMeResponseSchema)` to create a new message.
  */
 export const GetMeResponseSchema: GenMessage<GetMeResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 43);
+  messageDesc(file_kiln_identity_v1_identity, 45);
 
 /**
  * Another organization for a signed-in user, on the Free plan, with them as its owner.
@@ -1190,7 +1257,7 @@ export type CreateOrganizationRequest = Message<"kiln.identity.v1.CreateOrganiza
  * Use `create(CreateOrganizationRequestSchema)` to create a new message.
  */
 export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 44);
+  messageDesc(file_kiln_identity_v1_identity, 46);
 
 /**
  * @generated from message kiln.identity.v1.CreateOrganizationResponse
@@ -1212,7 +1279,7 @@ export type CreateOrganizationResponse = Message<"kiln.identity.v1.CreateOrganiz
  * Use `create(CreateOrganizationResponseSchema)` to create a new message.
  */
 export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 45);
+  messageDesc(file_kiln_identity_v1_identity, 47);
 
 /**
  * @generated from message kiln.identity.v1.ChangeMemberRoleRequest
@@ -1241,7 +1308,7 @@ export type ChangeMemberRoleRequest = Message<"kiln.identity.v1.ChangeMemberRole
  * Use `create(ChangeMemberRoleRequestSchema)` to create a new message.
  */
 export const ChangeMemberRoleRequestSchema: GenMessage<ChangeMemberRoleRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 46);
+  messageDesc(file_kiln_identity_v1_identity, 48);
 
 /**
  * @generated from message kiln.identity.v1.ChangeMemberRoleResponse
@@ -1258,7 +1325,7 @@ export type ChangeMemberRoleResponse = Message<"kiln.identity.v1.ChangeMemberRol
  * Use `create(ChangeMemberRoleResponseSchema)` to create a new message.
  */
 export const ChangeMemberRoleResponseSchema: GenMessage<ChangeMemberRoleResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 47);
+  messageDesc(file_kiln_identity_v1_identity, 49);
 
 /**
  * @generated from message kiln.identity.v1.RemoveMemberRequest
@@ -1280,7 +1347,7 @@ export type RemoveMemberRequest = Message<"kiln.identity.v1.RemoveMemberRequest"
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 48);
+  messageDesc(file_kiln_identity_v1_identity, 50);
 
 /**
  * @generated from message kiln.identity.v1.RemoveMemberResponse
@@ -1299,7 +1366,7 @@ export type RemoveMemberResponse = Message<"kiln.identity.v1.RemoveMemberRespons
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 49);
+  messageDesc(file_kiln_identity_v1_identity, 51);
 
 /**
  * @generated from message kiln.identity.v1.Invitation
@@ -1355,7 +1422,7 @@ export type Invitation = Message<"kiln.identity.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 50);
+  messageDesc(file_kiln_identity_v1_identity, 52);
 
 /**
  * @generated from message kiln.identity.v1.CreateInvitationRequest
@@ -1382,7 +1449,7 @@ export type CreateInvitationRequest = Message<"kiln.identity.v1.CreateInvitation
  * Use `create(CreateInvitationRequestSchema)` to create a new message.
  */
 export const CreateInvitationRequestSchema: GenMessage<CreateInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 51);
+  messageDesc(file_kiln_identity_v1_identity, 53);
 
 /**
  * @generated from message kiln.identity.v1.CreateInvitationResponse
@@ -1406,7 +1473,7 @@ export type CreateInvitationResponse = Message<"kiln.identity.v1.CreateInvitatio
  * Use `create(CreateInvitationResponseSchema)` to create a new message.
  */
 export const CreateInvitationResponseSchema: GenMessage<CreateInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 52);
+  messageDesc(file_kiln_identity_v1_identity, 54);
 
 /**
  * @generated from message kiln.identity.v1.ListInvitationsRequest
@@ -1433,7 +1500,7 @@ export type ListInvitationsRequest = Message<"kiln.identity.v1.ListInvitationsRe
  * Use `create(ListInvitationsRequestSchema)` to create a new message.
  */
 export const ListInvitationsRequestSchema: GenMessage<ListInvitationsRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 53);
+  messageDesc(file_kiln_identity_v1_identity, 55);
 
 /**
  * @generated from message kiln.identity.v1.ListInvitationsResponse
@@ -1457,7 +1524,7 @@ export type ListInvitationsResponse = Message<"kiln.identity.v1.ListInvitationsR
  * Use `create(ListInvitationsResponseSchema)` to create a new message.
  */
 export const ListInvitationsResponseSchema: GenMessage<ListInvitationsResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 54);
+  messageDesc(file_kiln_identity_v1_identity, 56);
 
 /**
  * @generated from message kiln.identity.v1.RevokeInvitationRequest
@@ -1479,7 +1546,7 @@ export type RevokeInvitationRequest = Message<"kiln.identity.v1.RevokeInvitation
  * Use `create(RevokeInvitationRequestSchema)` to create a new message.
  */
 export const RevokeInvitationRequestSchema: GenMessage<RevokeInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 55);
+  messageDesc(file_kiln_identity_v1_identity, 57);
 
 /**
  * @generated from message kiln.identity.v1.RevokeInvitationResponse
@@ -1496,7 +1563,7 @@ export type RevokeInvitationResponse = Message<"kiln.identity.v1.RevokeInvitatio
  * Use `create(RevokeInvitationResponseSchema)` to create a new message.
  */
 export const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 56);
+  messageDesc(file_kiln_identity_v1_identity, 58);
 
 /**
  * @generated from message kiln.identity.v1.AcceptInvitationRequest
@@ -1513,7 +1580,7 @@ export type AcceptInvitationRequest = Message<"kiln.identity.v1.AcceptInvitation
  * Use `create(AcceptInvitationRequestSchema)` to create a new message.
  */
 export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 57);
+  messageDesc(file_kiln_identity_v1_identity, 59);
 
 /**
  * @generated from message kiln.identity.v1.AcceptInvitationResponse
@@ -1535,7 +1602,7 @@ export type AcceptInvitationResponse = Message<"kiln.identity.v1.AcceptInvitatio
  * Use `create(AcceptInvitationResponseSchema)` to create a new message.
  */
 export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 58);
+  messageDesc(file_kiln_identity_v1_identity, 60);
 
 /**
  * The operator changes an organization's plan and limits (docs/operations.md "Plans"): only the
@@ -1574,7 +1641,7 @@ export type SetOrganizationPlanRequest = Message<"kiln.identity.v1.SetOrganizati
  * Use `create(SetOrganizationPlanRequestSchema)` to create a new message.
  */
 export const SetOrganizationPlanRequestSchema: GenMessage<SetOrganizationPlanRequest> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 59);
+  messageDesc(file_kiln_identity_v1_identity, 61);
 
 /**
  * @generated from message kiln.identity.v1.SetOrganizationPlanResponse
@@ -1591,7 +1658,7 @@ export type SetOrganizationPlanResponse = Message<"kiln.identity.v1.SetOrganizat
  * Use `create(SetOrganizationPlanResponseSchema)` to create a new message.
  */
 export const SetOrganizationPlanResponseSchema: GenMessage<SetOrganizationPlanResponse> = /*@__PURE__*/
-  messageDesc(file_kiln_identity_v1_identity, 60);
+  messageDesc(file_kiln_identity_v1_identity, 62);
 
 /**
  * @generated from service kiln.identity.v1.IdentityService
@@ -1660,6 +1727,14 @@ export const IdentityService: GenService<{
     methodKind: "unary";
     input: typeof RevokeApiKeyRequestSchema;
     output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.IdentityService.UpdateApiKey
+   */
+  updateApiKey: {
+    methodKind: "unary";
+    input: typeof UpdateApiKeyRequestSchema;
+    output: typeof UpdateApiKeyResponseSchema;
   },
   /**
    * @generated from rpc kiln.identity.v1.IdentityService.VerifyApiKey
