@@ -181,6 +181,33 @@ describe.each(PROVIDER_MODES)("the usage ledger ($name)", (mode) => {
     expect([403, 404]).toContain(keyed.status);
   });
 
+  it("counts an agent run's steps under the API key that ran it (usage by key, the key's budgets)", async () => {
+    const owner = await runIdentityFlow(kiln.base, [...SCOPES, "agents:read"]);
+    const client = createTestClient(kiln.base);
+    const step = await client.createPublishedPrompt(owner.token, owner.organizationId, {
+      model: "stub/priced",
+      systemPrompt: "Answer.",
+    });
+    const agentId = await client.createPublishedAgent(owner.token, owner.organizationId, "one step", {
+      inputSchema: { type: "object" },
+      entry: "ask",
+      steps: [{ id: "ask", type: "prompt", ref: { promptId: step.prompt.id }, input: {} }],
+      output: "{{steps.ask.output}}",
+    });
+    const ran = await call(kiln.base, "POST", `/api/agents/${agentId}/run`, {
+      apiKey: owner.apiKey,
+      body: { organizationId: owner.organizationId, inputs: {} },
+    });
+    expect(ran.status, JSON.stringify(ran.body)).toBe(201);
+    // The agent run and its step's prompt run.
+    await counted(kiln.base, owner, 2);
+    const stepRun = (await storedRuns(kiln.base, owner)).find((r: Loose) => r.kind === "prompt");
+    expect(stepRun?.estimatedCostUsd).toBeGreaterThan(0);
+    const byKey = await usageOf(kiln.base, owner, "apiKey");
+    expect(byKey.data).toEqual([expect.objectContaining({ apiKeyId: owner.apiKeyId, runs: 2 })]);
+    expect(byKey.data[0].costUsd).toBeCloseTo(stepRun.estimatedCostUsd, 9);
+  });
+
   it("refuses bad input in the contract's shape", async () => {
     for (const q of [
       "groupBy=week",

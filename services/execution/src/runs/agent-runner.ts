@@ -73,11 +73,17 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       trace?: RunTraceContext;
       /** The agent run's key's token-per-minute limit: its steps' tokens count there. */
       keyLimits?: readonly TokenLimit[];
+      /** The agent run's API key: its steps' runs are the key's too (usage by key, key budgets). */
+      apiKeyId?: string;
     },
   ): Promise<RunDoc> {
     // Admitted under the plan's limit, its budgets and its key's tokens a minute; its steps' runs count, and are not refused.
     const { signal, trace } = options;
-    const steps = stepRunnerOf({ ...stepDeps(stored, options.keyLimits), models: agent.models }, agent, signal, trace);
+    const steps = stepRunnerOf({ ...stepDeps(stored, options.keyLimits), models: agent.models }, agent, {
+      signal,
+      trace,
+      apiKeyId: options.apiKeyId,
+    });
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
@@ -130,7 +136,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
       const start = { id, organizationId: agent.organizationId, ...runCallerOf(ctx) };
       const createdAt = now();
       const label = req.label || undefined;
-      const base = { id, createdAt, label, trace: ctx.trace, keyLimits: start.tokenLimits };
+      const base = { id, createdAt, label, trace: ctx.trace, keyLimits: start.tokenLimits, apiKeyId: start.apiKeyId };
       const running: RunDoc = {
         ...agentRunDocOf({
           id,
@@ -241,6 +247,7 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
             parent: { runId: original._id, stepId: req.stepId, reused },
             trace: ctx.trace,
             keyLimits: start.tokenLimits,
+            apiKeyId: start.apiKeyId,
           }),
         ctx.trace,
       );

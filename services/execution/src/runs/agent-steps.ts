@@ -50,19 +50,25 @@ const failedStep = (error: { code: string; message: string }): StepResult => ({
 const refusedStep = (code: string, issues: FieldIssue[]): StepResult =>
   failedStep({ code, message: issues.map((i) => `${i.field} ${i.issue}`).join("; ") });
 
+/** Where a step's child run belongs: the agent's organization, its call's signal, trace and API key. */
+interface StepContext {
+  organizationId: string;
+  signal?: AbortSignal;
+  trace?: RunTraceContext;
+  apiKeyId?: string;
+}
+
 async function runPromptStep(
   deps: StoredRunDeps,
   prompt: RunnablePrompt,
   variables: Record<string, unknown>,
-  organizationId: string,
-  signal?: AbortSignal,
-  trace?: RunTraceContext,
+  { organizationId, signal, trace, apiKeyId }: StepContext,
 ): Promise<StepResult> {
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const ids = { promptId: prompt.promptId, promptVersionId: prompt.promptVersionId };
   if (!check.ok) return { ...refusedStep("invalid_variables", renamed(check.issues, "variables")), ...ids };
   const model = await resolveModelFor(deps.models, prompt.model, "model", organizationId);
-  const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal, trace });
+  const child = await storePromptRun(deps, { organizationId, prompt, model, variables, signal, trace, apiKeyId });
   return stepResultOfRun(child, ids);
 }
 
@@ -70,15 +76,13 @@ async function runSkillStep(
   deps: StoredRunDeps,
   skill: AgentSkill,
   input: Record<string, unknown>,
-  organizationId: string,
-  signal?: AbortSignal,
-  trace?: RunTraceContext,
+  { organizationId, signal, trace, apiKeyId }: StepContext,
 ): Promise<StepResult> {
   const check = deps.validator.check(skill.inputSchema, input);
   if (!check.ok) return refusedStep("invalid_input", check.issues);
   const { skillId, skillVersionId, steps } = skill;
   return stepResultOfRun(
-    await storeSkillRun(deps, { organizationId, skillId, skillVersionId, steps, input, signal, trace }),
+    await storeSkillRun(deps, { organizationId, skillId, skillVersionId, steps, input, signal, trace, apiKeyId }),
   );
 }
 
@@ -105,16 +109,27 @@ async function runToolStep(
 
 /**
  * The workflow engine's step runner for one agent version. With the agent run's trace context, a
- * step's child run is recorded in the agent's trace under the step's span (docs/observability.md).
+ * step's child run is recorded in the agent's trace under the step's span (docs/observability.md);
+ * with its API key, a step's child run is the key's (usage by key, key budgets: docs/usage.md).
  */
 export const stepRunnerOf =
-  (deps: StoredRunDeps, agent: RunnableAgent, signal?: AbortSignal, trace?: RunTraceContext) =>
+  (
+    deps: StoredRunDeps,
+    agent: RunnableAgent,
+    call: { signal?: AbortSignal; trace?: RunTraceContext; apiKeyId?: string } = {},
+  ) =>
   async (step: WorkflowStep, input: Record<string, unknown>): Promise<StepResult> => {
-    const child = trace && childTraceOf(trace, step.id);
+    const { signal, trace, apiKeyId } = call;
+    const context = {
+      organizationId: agent.organizationId,
+      signal,
+      trace: trace && childTraceOf(trace, step.id),
+      apiKeyId,
+    };
     const prompt = agent.prompts.get(step.id);
-    if (prompt) return runPromptStep(deps, prompt, input, agent.organizationId, signal, child);
+    if (prompt) return runPromptStep(deps, prompt, input, context);
     const skill = agent.skills.get(step.id);
-    if (skill) return runSkillStep(deps, skill, input, agent.organizationId, signal, child);
+    if (skill) return runSkillStep(deps, skill, input, context);
     const tool = agent.tools.get(step.id);
     if (tool) return runToolStep(deps, tool, input, signal);
     return failedStep({ code: "unresolved_step", message: `step "${step.id}" has nothing to run` });
