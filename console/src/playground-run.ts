@@ -55,7 +55,9 @@ export async function runStreaming(
   let runId = "";
   let text = "";
   try {
-    for await (const event of kiln.prompts.stream(target.id, body, { signal })) {
+    // Each try asks the model: an answer kept for a version's or label's default cache TTL (docs/cache.md) would repeat.
+    const options = { signal, headers: { "Kiln-Cache": "no-store" } };
+    for await (const event of kiln.prompts.stream(target.id, body, options)) {
       if (event.type === "start") runId = event.runId;
       else if (event.type === "text") text += event.delta;
       else if (event.type === "done") return event.run;
