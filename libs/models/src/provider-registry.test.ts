@@ -189,3 +189,26 @@ describe("createProviderRegistry: resolve", () => {
     expect(result.text).toBe("fake gpt-4o");
   });
 });
+
+describe("createProviderRegistry: MODEL_TOKENS_PER_MINUTE", () => {
+  it("gives a deployment model its limit by id or by its provider's wildcard; a compatible model's own wins", async () => {
+    const registry = createProviderRegistry(
+      config({
+        openai: { apiKey: "sk-test" },
+        compatible: [{ ...OLLAMA, models: [{ model: "llama3.1", tokensPerMinute: 5 }, { model: "qwen2.5" }] }],
+        tokensPerMinute: { "openai/gpt-4o": 400_000, "ollama/*": 1_000 },
+      }),
+    );
+    expect((await registry.resolve("openai/gpt-4o")).entry.tokensPerMinute).toBe(400_000);
+    expect((await registry.resolve("openai/gpt-4o-mini")).entry.tokensPerMinute).toBeUndefined();
+    expect((await registry.resolve("ollama/qwen2.5")).entry.tokensPerMinute).toBe(1_000);
+    expect((await registry.resolve("ollama/llama3.1")).entry.tokensPerMinute).toBe(5);
+    const listed = await registry.list();
+    expect(listed.find((m) => m.id === "openai/gpt-4o")?.tokensPerMinute).toBe(400_000);
+    // The shared catalog entry is not changed: a registry without the variable has no limit.
+    expect(
+      (await createProviderRegistry(config({ openai: { apiKey: "sk-test" } })).resolve("openai/gpt-4o")).entry
+        .tokensPerMinute,
+    ).toBeUndefined();
+  });
+});

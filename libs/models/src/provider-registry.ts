@@ -68,6 +68,11 @@ export interface ProvidersConfig {
   maxRetries: number;
   /** Calls at once per "<provider>/<model>" or "<provider>/*" in this process (MODEL_CONCURRENCY); none: no cap. */
   concurrency?: Record<string, number>;
+  /**
+   * Tokens a minute per deployment model, by "<provider>/<model>" or "<provider>/*"
+   * (MODEL_TOKENS_PER_MINUTE): a model's entry carries it unless its own configuration set one.
+   */
+  tokensPerMinute?: Record<string, number>;
 }
 
 export interface ProviderRegistryOptions {
@@ -178,6 +183,20 @@ export function createProviderRegistry(
     throw new Error(`invalid configuration: DEFAULT_MODEL "${config.defaultModel}" is not a model of this deployment`);
   }
 
+  // Each entry with its MODEL_TOKENS_PER_MINUTE limit, made once per model (the catalog's entries are shared).
+  const tpm = config.tokensPerMinute ?? {};
+  const limited = new Map<string, CatalogModel>();
+  const withLimit = (entry: CatalogModel): CatalogModel => {
+    const limit = tpm[entry.id] ?? tpm[`${entry.provider}/*`];
+    if (limit === undefined || entry.tokensPerMinute !== undefined) return entry;
+    let made = limited.get(entry.id);
+    if (!made) {
+      made = { ...entry, tokensPerMinute: limit };
+      limited.set(entry.id, made);
+    }
+    return made;
+  };
+
   const unknown = (id: string) =>
     invalidArgument(`unknown model "${id}": GET /api/models lists the models of this deployment`, [
       { field: "model", issue: "is not a known model" },
@@ -203,13 +222,15 @@ export function createProviderRegistry(
     catalog,
     defaultModel: config.defaultModel,
     async list(scope) {
-      if (!scope || !options.organizations) return catalog.list();
-      return [...catalog.list(), ...(await options.organizations(scope.organizationId)).models];
+      const own = catalog.list().map(withLimit);
+      if (!scope || !options.organizations) return own;
+      return [...own, ...(await options.organizations(scope.organizationId)).models];
     },
     async resolve(modelId, scope) {
       const id = modelId || config.defaultModel;
-      const entry = catalog.get(id);
-      if (!entry) return resolveConnectionModel(id, scope);
+      const found = catalog.get(id);
+      if (!found) return resolveConnectionModel(id, scope);
+      const entry = withLimit(found);
       const provider = entry.available ? providers.get(entry.provider) : undefined;
       if (!provider) {
         throw invalidArgument(

@@ -49,7 +49,17 @@ describe("loadProvidersConfig", () => {
       timeoutMs: 60_000,
       maxRetries: 2,
       concurrency: {},
+      tokensPerMinute: {},
     });
+  });
+
+  it("reads MODEL_TOKENS_PER_MINUTE, and refuses anything but model ids to limits in range", () => {
+    const env = { MODEL_TOKENS_PER_MINUTE: '{"openai/gpt-4o": 400000, "anthropic/*": 80000}' };
+    expect(loadProvidersConfig(env).tokensPerMinute).toEqual({ "openai/gpt-4o": 400_000, "anthropic/*": 80_000 });
+    expect(problemsOf({ MODEL_TOKENS_PER_MINUTE: "{" })).toContain("MODEL_TOKENS_PER_MINUTE is not valid JSON");
+    expect(problemsOf({ MODEL_TOKENS_PER_MINUTE: '{"gpt-4o": 1}' })).toContain("MODEL_TOKENS_PER_MINUTE key");
+    for (const bad of ["0", "1.5", "1000000001", '"many"'])
+      expect(problemsOf({ MODEL_TOKENS_PER_MINUTE: `{"openai/gpt-4o": ${bad}}` })).toContain("MODEL_TOKENS_PER_MINUTE");
   });
 
   it("reads MODEL_CONCURRENCY, and refuses anything but model ids to positive counts", () => {

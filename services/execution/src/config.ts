@@ -6,10 +6,15 @@ import {
   hostPatternsOf,
 } from "@kiln/kit/outbound/host-config";
 import type { HostAllowlist, HostPattern } from "@kiln/kit/outbound/host-patterns";
-import type { Static, TSchema } from "typebox";
-import Value from "typebox/value";
+import type { Static } from "typebox";
 import { CompatibleModelSchema } from "./compatible-model-schema.js";
 import { ConnectionsEnv, loadConnectionsConfig } from "./connections/connection-config.js";
+import {
+  ModelConcurrencySchema,
+  ModelTokensPerMinuteSchema,
+  parseModelMap,
+  problemsByPath,
+} from "./model-map-config.js";
 import { loadTraceExportConfig } from "./traces/otlp-export-config.js";
 
 export { loadTraceExportConfig } from "./traces/otlp-export-config.js";
@@ -40,11 +45,13 @@ export const ProvidersEnv = {
    * (ModelConcurrencySchema), e.g. `{"openai/gpt-4o": 8, "ollama/*": 2}`; others have no cap.
    */
   MODEL_CONCURRENCY: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * JSON: tokens a minute per deployment model, every organization's runs on it together, by
+   * "<provider>/<model>" or "<provider>/*" (each of the provider's models), e.g.
+   * `{"openai/gpt-4o": 400000}`; a compatible model's own `tokensPerMinute` wins (docs/usage.md).
+   */
+  MODEL_TOKENS_PER_MINUTE: Type.Optional(Type.String({ minLength: 1 })),
 };
-
-const MODEL_KEY = /^[a-z0-9][a-z0-9_-]{0,31}\/\S+$/;
-
-export const ModelConcurrencySchema = Type.Record(Type.String(), Type.Integer({ minimum: 1, maximum: 10_000 }));
 
 /** The variables of tool calls (also read by the embedded launcher through loadToolsConfig). */
 export const ToolsEnv = {
@@ -155,7 +162,13 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
   const problems: string[] = [];
   const remote = remoteProvidersOf(vars, problems);
   const compatible = parseCompatibleProviders(vars.OPENAI_COMPATIBLE_PROVIDERS, env, problems);
-  const concurrency = parseModelConcurrency(vars.MODEL_CONCURRENCY, problems);
+  const concurrency = parseModelMap("MODEL_CONCURRENCY", vars.MODEL_CONCURRENCY, ModelConcurrencySchema, problems);
+  const tokensPerMinute = parseModelMap(
+    "MODEL_TOKENS_PER_MINUTE",
+    vars.MODEL_TOKENS_PER_MINUTE,
+    ModelTokensPerMinuteSchema,
+    problems,
+  );
   if (problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   return {
     ...remote,
@@ -164,29 +177,8 @@ export function loadProvidersConfig(env: Record<string, string | undefined> = pr
     timeoutMs: vars.PROVIDER_TIMEOUT_MS,
     maxRetries: vars.PROVIDER_MAX_RETRIES,
     concurrency,
+    tokensPerMinute,
   };
-}
-
-function parseModelConcurrency(text: string | undefined, problems: string[]): Record<string, number> {
-  const name = "MODEL_CONCURRENCY";
-  if (text === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    problems.push(`${name} is not valid JSON`);
-    return {};
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    problems.push(`${name} must be an object of "<provider>/<model>" (or "<provider>/*") to a number of calls`);
-    return {};
-  }
-  const keyProblem = (key: string) =>
-    `${name} key "${key.slice(0, 80)}" must be "<provider>/<model>" or "<provider>/*"`;
-  const badKeys = Object.keys(value).filter((key) => !MODEL_KEY.test(key));
-  const found = [...badKeys.map(keyProblem), ...problemsByPath(ModelConcurrencySchema, value, name)];
-  problems.push(...found);
-  return found.length > 0 ? {} : (value as Record<string, number>);
 }
 
 /** Providers with credentials in this deployment, e.g. ["openai", "ollama"] ("local" always has). */
@@ -251,32 +243,4 @@ function parseCompatibleProviders(
 function schemaProblemsOf(value: unknown, name: string): string[] {
   if (!Array.isArray(value)) return [`${name} must be array`];
   return value.flatMap((entry, i) => problemsByPath(CompatibleProvidersSchema.items, entry, `${name}[${i}]`));
-}
-
-function problemsByPath(schema: TSchema, value: unknown, prefix: string): string[] {
-  const byPath = new Map<string, { messages: string[]; allowed: unknown[] }>();
-  for (const error of Value.Errors(schema, value)) {
-    if (error.keyword === "additionalProperties") continue; // reported per field below
-    const path = prefix + pathOf(error.instancePath);
-    const entry = byPath.get(path) ?? { messages: [], allowed: [] };
-    byPath.set(path, entry);
-    if (error.keyword === "boolean") entry.messages.push("is not a known field");
-    else if (error.keyword === "const") entry.allowed.push((error.params as { allowedValue?: unknown }).allowedValue);
-    else if (error.keyword !== "anyOf") entry.messages.push(error.message);
-  }
-  return [...byPath].map(([path, { messages, allowed }]) =>
-    allowed.length > 0 && messages.length === 0
-      ? `${path} must be one of ${allowed.join(", ")}`
-      : `${path} ${messages.join(" or ")}`,
-  );
-}
-
-/** "/0/models/1/model" → "[0].models[1].model". */
-function pathOf(pointer: string): string {
-  return pointer
-    .split("/")
-    .slice(1)
-    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
-    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
-    .join("");
 }
