@@ -9,7 +9,8 @@
  * /proc/<pid>/stat, read after the background work of the round settled), and their ratio
  * with ÷ without. The ledger counts both organizations' runs (it cannot be turned off): its own
  * cost is the share of the process's CPU profile spent under the ledger's and the budgets' code,
- * BENCH_SPEND_PROFILE=1 (the sources through tsx, so that each frame names its file).
+ * BENCH_SPEND_PROFILE=1 (the sources through tsx, so that each frame names its file;
+ * BENCH_SPEND_PROFILE_DIR=<dir> keeps the .cpuprofile).
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -122,7 +123,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 if (!PROFILE) execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
 const stub = await startStubProcess(STUB_MS);
 const dir = await mkdtemp(join(tmpdir(), "kiln-bench-spend-"));
-const profileDir = join(dir, "profile");
+// BENCH_SPEND_PROFILE_DIR keeps the profile (open it in Chrome DevTools); else it goes with the data.
+const profileDir = process.env.BENCH_SPEND_PROFILE_DIR || join(dir, "profile");
 const kiln = await startKilnProcess(
   join(dir, "data"),
   { OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stub.baseUrl) },

@@ -137,8 +137,16 @@ export function rowIdOf(key: UsageKey): string {
     key.provider,
     key.connectionId,
   ]);
-  return createHash("sha256").update(text).digest("base64url").slice(0, 22);
+  let rowId = rowIds.get(text);
+  if (rowId === undefined) {
+    rowId = createHash("sha256").update(text).digest("base64url").slice(0, 22);
+    // Most runs share a few keys (one key, prompt and model): each digested once.
+    if (rowIds.size >= 10_000) rowIds.delete(rowIds.keys().next().value as string);
+    rowIds.set(text, rowId);
+  }
+  return rowId;
 }
+const rowIds = new Map<string, string>();
 
 /** The scopes a run's spend is summed under for budgets: the organization, its key, prompt, connection. */
 export function scopesOf(key: UsageKey): string[] {

@@ -78,7 +78,17 @@ export async function ensureUsageIndexes(store: Store): Promise<void> {
 export const periodIdOf = (organizationId: string, period: string) => `${organizationId}|${period}`;
 
 /** A scope's field name in `scopes`: a digest, so that no id becomes a document key. */
-export const scopeFieldOf = (scope: string) => createHash("sha256").update(scope).digest("base64url").slice(0, 22);
+export function scopeFieldOf(scope: string): string {
+  let field = scopeFields.get(scope);
+  if (field === undefined) {
+    field = createHash("sha256").update(scope).digest("base64url").slice(0, 22);
+    // The same few scopes (organizations, keys, prompts) come back with every flush: digested once.
+    if (scopeFields.size >= 10_000) scopeFields.delete(scopeFields.keys().next().value as string);
+    scopeFields.set(scope, field);
+  }
+  return field;
+}
+const scopeFields = new Map<string, string>();
 
 /** One period document's share of a flush. */
 interface PeriodDelta {
@@ -102,20 +112,19 @@ export function periodDeltasOf(entries: UsageEntry[]): PeriodDelta[] {
     return d;
   };
   for (const e of entries) {
+    // Each worked out once per run, for both of its periods.
+    const rowId = rowIdOf(e.key);
+    const fields = scopesOf(e.key).map(scopeFieldOf);
     for (const d of [
       deltaOf(e.organizationId, e.key.day, true),
       deltaOf(e.organizationId, monthOf(new Date(`${e.key.day}T00:00:00Z`)), false),
     ]) {
       addCounters(d.totals, e.counters);
       if (d.rows) {
-        const rowId = rowIdOf(e.key);
         const row = d.rows.get(rowId) ?? { key: e.key, ...zeroCounters() };
         d.rows.set(rowId, addCounters(row, e.counters) as UsageRowDoc);
       }
-      for (const scope of scopesOf(e.key)) {
-        const field = scopeFieldOf(scope);
-        d.scopes.set(field, addCounters(d.scopes.get(field) ?? zeroCounters(), e.counters));
-      }
+      for (const field of fields) d.scopes.set(field, addCounters(d.scopes.get(field) ?? zeroCounters(), e.counters));
     }
   }
   return [...deltas.values()];
