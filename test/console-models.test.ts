@@ -5,8 +5,11 @@
  * the key only by its last four characters and the model listed as the organization's with its
  * prices, tests the connection (a real call the stub answers), builds a fallback route over it and
  * the deployment's model, finds the route offered by the version editor's model picker and by the
- * playground, and deletes the route after a question (Cancel keeps it). Screens are checked with
- * axe at 1366 px and 390 px and photographed into test-artifacts/console/.
+ * playground, and deletes the route after a question (Cancel keeps it). Then edits the connection
+ * in place: the form comes filled but for the key, a bad price is told beside its model's field, a
+ * price changed, a model's API chosen, a model removed and the key rotated are what the API then
+ * holds, and the next call to the provider carries the new key. Screens are checked with axe at
+ * 1366 px and 390 px and photographed into test-artifacts/console/.
  */
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { type OpenAIStub, startOpenAIStub } from "@kiln/testing/openai-stub";
@@ -143,5 +146,76 @@ describe("the console's Models page", () => {
       headers: { authorization: `Bearer ${cookie?.value}` },
     });
     expect(((await left.json()) as { data: unknown[] }).data).toEqual([]);
+  }, 120_000);
+
+  it("edits a connection in place: prices, a model's API, a removed model and a rotated key reach the API", async () => {
+    const { page, base } = c;
+    const row = page.getByRole("region", { name: "Provider connections" }).getByRole("row").filter({ hasText: "lab" });
+    await row.getByRole("button", { name: "Edit lab" }).click();
+    const form = page.getByRole("form", { name: "Edit lab" });
+    await form.waitFor();
+    // Filled with the connection, the key left out: empty keeps it.
+    expect(await form.getByLabel("API key").inputValue()).toBe("");
+    await form.getByText("The key ending 1234 is kept unless you type a new one.").waitFor();
+    expect(await form.getByLabel("Base URL").inputValue()).toBe(stub.baseUrl);
+    expect(await form.getByLabel("Model 1", { exact: true }).inputValue()).toBe("echo-1");
+    expect(await form.getByLabel("Model 1 input price").inputValue()).toBe("1");
+    expect(await form.getByLabel("Model 1 output price").inputValue()).toBe("2");
+    expect(await form.getByLabel("Model 2", { exact: true }).inputValue()).toBe("echo-2");
+    expect(await form.getByLabel("Model 2 input price").inputValue()).toBe("");
+
+    // A price the API refuses is told beside that model's field, and nothing changes.
+    await form.getByLabel("Model 2 input price").fill("-3");
+    await form.getByRole("button", { name: "Save lab" }).click();
+    const priceIssue = form.locator(".field", { has: page.getByLabel("Model 2 input price") }).locator(".issue");
+    await priceIssue.waitFor();
+    expect(await priceIssue.textContent()).not.toBe("");
+    await c.screen("models-edit");
+    const { sdk, organizationId } = await consoleSdk(page, base);
+    const before = (await sdk.providerConnections.list({ organizationId })).data[0];
+    expect(before?.models.map((m) => m.inputPerMTokUsd)).toEqual([1, null]);
+
+    // A model added and removed again, a price changed, the API chosen, a model removed, the key rotated.
+    await form.getByRole("button", { name: "Add a model" }).click();
+    await form.getByLabel("Model 3", { exact: true }).fill("echo-3");
+    await form.getByRole("button", { name: "Remove model 3" }).click();
+    expect(await form.getByLabel("Model 3", { exact: true }).count()).toBe(0);
+    await form.getByLabel("Model 2 input price").fill("0.5");
+    await form.getByLabel("Model 2 output price").fill("0.75");
+    await form.getByLabel("Model 1 output price").fill("3");
+    await form.getByLabel("Model 1 API").selectOption("responses");
+    await form.getByLabel("API key").fill("sk-rotated-models-page-5678");
+    await form.getByRole("button", { name: "Save lab" }).click();
+    await form.waitFor({ state: "detached" });
+    await row.filter({ hasText: "5678" }).waitFor();
+    expect(await page.content()).not.toContain("sk-rotated-models-page-5678");
+
+    const after = (await sdk.providerConnections.list({ organizationId })).data[0];
+    expect(after).toMatchObject({ name: "lab", apiKeyHint: "…5678", baseUrl: stub.baseUrl });
+    expect(after?.models.map((m) => [m.model, m.inputPerMTokUsd, m.outputPerMTokUsd, m.api ?? null])).toEqual([
+      ["echo-1", 1, 3, "responses"],
+      ["echo-2", 0.5, 0.75, null],
+    ]);
+    const models = page.getByRole("region", { name: "Organization models" });
+    expect(await models.getByRole("row").filter({ hasText: "lab/echo-1" }).textContent()).toContain("$3.00");
+
+    // The next call to the provider carries the new key.
+    stub.reset();
+    await row.getByRole("button", { name: "Test lab" }).click();
+    await row
+      .getByRole("status")
+      .filter({ hasText: /^Reachable in/ })
+      .waitFor();
+    expect(stub.requests.at(-1)?.headers.authorization).toBe("Bearer sk-rotated-models-page-5678");
+
+    // A model removed in the form is gone from the connection.
+    await row.getByRole("button", { name: "Edit lab" }).click();
+    await form.getByRole("button", { name: "Remove model 2" }).click();
+    await form.getByRole("button", { name: "Save lab" }).click();
+    await form.waitFor({ state: "detached" });
+    await models.getByRole("row").filter({ hasText: "lab/echo-2" }).waitFor({ state: "detached" });
+    const last = (await sdk.providerConnections.list({ organizationId })).data[0];
+    expect(last?.models.map((m) => m.model)).toEqual(["echo-1"]);
+    expect(last?.apiKeyHint).toBe("…5678");
   }, 120_000);
 });

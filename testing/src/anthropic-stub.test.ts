@@ -121,4 +121,37 @@ describe("the Anthropic stub, through the official SDK", () => {
     expect(unversioned.status).toBe(400);
     expect(stub.pending()).toBe(0);
   });
+
+  it("lists models in pages the SDK's auto-pagination follows (limit, after_id, has_more, last_id)", async () => {
+    const paged = await startAnthropicStub({
+      apiKey: API_KEY,
+      pageCap: 2,
+      models: [{ id: "m-5" }, { id: "m-4" }, { id: "m-3", imageInput: false }, { id: "m-2" }, { id: "m-1" }],
+    });
+    try {
+      const sdk = new Anthropic({ apiKey: API_KEY, baseURL: paged.baseUrl, maxRetries: 0 });
+      const seen: string[] = [];
+      for await (const info of sdk.models.list({ limit: 3 })) seen.push(info.id);
+      expect(seen).toEqual(["m-5", "m-4", "m-3", "m-2", "m-1"]);
+      expect(paged.requests.map((r) => r.query)).toEqual([
+        { limit: "3" },
+        { limit: "3", after_id: "m-4" },
+        { limit: "3", after_id: "m-2" },
+      ]);
+      const page = await sdk.models.list({ limit: 2 });
+      expect(page.data[0]).toMatchObject({ type: "model", id: "m-5", display_name: "m-5", lifecycle: "active" });
+      expect(page.has_more).toBe(true);
+      const third = await sdk.models.retrieve("m-3").catch((e) => e);
+      // Only the list is served: one model's route is not.
+      expect(third).toBeInstanceOf(Anthropic.NotFoundError);
+      const wrongKey = await new Anthropic({ apiKey: "sk-ant-wrong", baseURL: paged.baseUrl, maxRetries: 0 }).models
+        .list()
+        .catch((e) => e);
+      expect(wrongKey).toBeInstanceOf(Anthropic.AuthenticationError);
+      const tooMany = await sdk.models.list({ limit: 1001 }).catch((e) => e);
+      expect(tooMany).toBeInstanceOf(Anthropic.BadRequestError);
+    } finally {
+      await paged.close();
+    }
+  });
 });

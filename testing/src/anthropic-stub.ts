@@ -15,9 +15,12 @@
  * `messages`, at least one (400 `invalid_request_error`). Each request then takes the next scripted response;
  * once the script is empty, `respond` answers (default: the last user message's text echoed). A
  * request with `stream: true` gets the message as server-sent events (anthropic-stub-stream.ts).
+ * `GET /v1/models` lists `models` (default three current Claude models) in pages, with the same
+ * key and version checks (anthropic-stub-models.ts).
  */
 import type { ServerResponse } from "node:http";
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
+import { type AnthropicStubModel, modelInfosOf, modelsPage } from "./anthropic-stub-models.js";
 import { type AnthropicStubResponse, anthropicReply } from "./anthropic-stub-replies.js";
 import { type AnthropicStreamRecord, streamMessage } from "./anthropic-stub-stream.js";
 import { createScript, listenStub, type StubRequest, sendJson as sendStubJson, wordsOf } from "./stub-http.js";
@@ -29,7 +32,7 @@ export type {
   StubThinking,
   StubToolUse,
 } from "./anthropic-stub-replies.js";
-export type { AnthropicStreamRecord };
+export type { AnthropicStreamRecord, AnthropicStubModel };
 export { anthropicReply };
 
 /** A request as received (stub-http.ts): method, decoded path, lower-case headers, the parsed body, its arrival. */
@@ -43,7 +46,17 @@ export interface AnthropicStubOptions {
   respond?: (request: AnthropicReceivedRequest) => AnthropicStubResponse;
   /** Streamed answers: the wait before each delta (default 0). */
   chunkDelayMs?: number;
+  /** What `GET /v1/models` lists, newest first (default DEFAULT_MODELS). */
+  models?: AnthropicStubModel[];
+  /** The most models one page of the list holds (default 1000, the API's limit). */
+  pageCap?: number;
 }
+
+export const DEFAULT_MODELS: AnthropicStubModel[] = [
+  { id: "claude-opus-4-6" },
+  { id: "claude-sonnet-4-6" },
+  { id: "claude-haiku-4-5-20251001" },
+];
 
 export interface AnthropicStub {
   /** e.g. "http://127.0.0.1:41234": the SDK's `baseURL` (the API's paths start with /v1). */
@@ -84,6 +97,7 @@ export async function startAnthropicStub(options: AnthropicStubOptions = {}): Pr
   const { next, controls } = createScript<AnthropicStubResponse>([requests, streams]);
   let messages = 0;
   const respond = options.respond ?? echoLastUserText;
+  const modelInfos = modelInfosOf(options.models ?? DEFAULT_MODELS);
 
   const server = await listenStub(async (received, res) => {
     try {
@@ -103,11 +117,17 @@ export async function startAnthropicStub(options: AnthropicStubOptions = {}): Pr
     if (options.apiKey !== undefined && received.headers["x-api-key"] !== options.apiKey) {
       return refuse(401, "authentication_error", `invalid x-api-key: ${received.headers["x-api-key"] ?? ""}`);
     }
-    if (received.method !== "POST" || received.path !== "/v1/messages") {
+    const listing = received.method === "GET" && received.path === "/v1/models";
+    if (!listing && (received.method !== "POST" || received.path !== "/v1/messages")) {
       return refuse(404, "not_found_error", `Not found: ${received.method} ${received.path}`);
     }
     if (!received.headers["anthropic-version"]) {
       return refuse(400, "invalid_request_error", "anthropic-version: header is required");
+    }
+    if (listing) {
+      const page = modelsPage(modelInfos, received.query, options.pageCap);
+      if (page.status === 400) return refuse(400, "invalid_request_error", page.message);
+      return sendJson(res, 200, page.body);
     }
     const body = received.body;
     if (typeof body !== "object" || body === null) return refuse(400, "invalid_request_error", "body: not JSON");

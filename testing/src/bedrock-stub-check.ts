@@ -1,6 +1,7 @@
 /**
  * What the Bedrock stub refuses, as Bedrock does: a request whose SigV4 signature does not verify
- * (recomputed over the headers it signed with `@smithy/signature-v4`, the AWS SDK's own signer), and
+ * (recomputed over the headers and the query it signed with `@smithy/signature-v4`, the AWS SDK's
+ * own signer), and
  * a Converse body Bedrock answers ValidationException to (unknown fields, no messages, a
  * conversation that does not start with the user or alternate, empty or mixed content blocks,
  * tool blocks without a toolConfig, tool results that do not answer the calls before them).
@@ -61,7 +62,7 @@ export async function signatureRefusal(request: StubRequest, credentials: StubCr
       hostname: url.hostname,
       port: Number(url.port),
       path: request.rawPath,
-      query: {},
+      query: request.query,
       headers,
       body: request.raw.toString("utf8"),
     },

@@ -4,12 +4,15 @@
  * what the stub answers (the JSON answer, the binary event stream, errors by x-amzn-ErrorType), so
  * the stub's wire is Bedrock's as the SDK knows it.
  */
+
+import { Sha256 } from "@aws-crypto/sha256-js";
 import {
   BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
   ThrottlingException,
 } from "@aws-sdk/client-bedrock-runtime";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type BedrockStub, bedrockReply, startBedrockStub } from "./bedrock-stub.js";
 
@@ -92,5 +95,50 @@ describe("the Bedrock stub, read by @aws-sdk/client-bedrock-runtime", () => {
       .catch((e) => e);
     expect(throttled).toBeInstanceOf(ThrottlingException);
     expect(throttled.$metadata.httpStatusCode).toBe(429);
+  });
+
+  it("lists foundation models to a request the SDK's signer signed, the query covered by the signature", async () => {
+    const signed = async (query: Record<string, string>, secretAccessKey = CREDENTIALS.secretAccessKey) => {
+      const url = new URL(stub.baseUrl);
+      const request = await new SignatureV4({
+        credentials: { ...CREDENTIALS, secretAccessKey },
+        region: "us-east-1",
+        service: "bedrock",
+        sha256: Sha256,
+      }).sign({
+        method: "GET",
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: "/foundation-models",
+        query,
+        headers: { host: url.host },
+      });
+      return request.headers;
+    };
+    const query = { byOutputModality: "TEXT", byInferenceType: "ON_DEMAND" };
+    const listed = await fetch(`${stub.baseUrl}/foundation-models?${new URLSearchParams(query)}`, {
+      headers: await signed(query),
+    });
+    expect(listed.status).toBe(200);
+    const body = (await listed.json()) as { modelSummaries: { modelId: string; modelLifecycle: { status: string } }[] };
+    const ids = body.modelSummaries.map((m) => m.modelId);
+    expect(ids).toContain("amazon.nova-lite-v1:0");
+    // Embeddings answer no text; an inference-profile-only model is not on demand.
+    expect(ids).not.toContain("amazon.titan-embed-text-v2:0");
+    expect(ids).not.toContain("anthropic.claude-sonnet-4-20250514-v1:0");
+    // A query other than the one signed does not verify.
+    const tampered = await fetch(`${stub.baseUrl}/foundation-models?byOutputModality=IMAGE`, {
+      headers: await signed(query),
+    });
+    expect(tampered.status).toBe(403);
+    expect(tampered.headers.get("x-amzn-errortype")).toMatch(/^InvalidSignatureException/);
+    const wrong = await fetch(`${stub.baseUrl}/foundation-models`, { headers: await signed({}, "not-the-secret") });
+    expect(wrong.status).toBe(403);
+    const invalid = await fetch(`${stub.baseUrl}/foundation-models?byOutputModality=SOUND`, {
+      headers: await signed({ byOutputModality: "SOUND" }),
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get("x-amzn-errortype")).toMatch(/^ValidationException/);
   });
 });

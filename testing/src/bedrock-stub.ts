@@ -11,11 +11,13 @@
  * a body Bedrock would refuse is 400 ValidationException (bedrock-stub-check.ts); errors carry
  * `x-amzn-ErrorType` and `{ message }`; `/converse-stream` answers binary event-stream frames
  * (bedrock-stub-replies.ts). Each request takes the next scripted response; once the script is
- * empty, the last user text is echoed.
+ * empty, the last user text is echoed. The control plane's ListFoundationModels
+ * (`GET /foundation-models`, signed the same way) lists `models` (bedrock-stub-models.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { type StubCredentials, signatureRefusal, validationProblem } from "./bedrock-stub-check.js";
+import { type BedrockStubModel, DEFAULT_BEDROCK_MODELS, foundationModels } from "./bedrock-stub-models.js";
 import {
   type BedrockStubResponse,
   type BedrockStubUsage,
@@ -26,7 +28,7 @@ import {
 import { createScript, listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
 
 export type { BedrockStubResponse, BedrockStubToolUse, BedrockStubUsage } from "./bedrock-stub-replies.js";
-export type { StubRequest };
+export type { BedrockStubModel, StubRequest };
 export { bedrockReply };
 
 export interface BedrockStub {
@@ -42,7 +44,11 @@ export interface BedrockStub {
 
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
 
-export async function startBedrockStub(credentials: StubCredentials): Promise<BedrockStub> {
+/** `models`: what ListFoundationModels lists (default DEFAULT_BEDROCK_MODELS). */
+export async function startBedrockStub(
+  options: StubCredentials & { models?: BedrockStubModel[] },
+): Promise<BedrockStub> {
+  const { models = DEFAULT_BEDROCK_MODELS, ...credentials } = options;
   const requests: StubRequest[] = [];
   const { next, controls } = createScript<BedrockStubResponse>([requests]);
   let origin = "";
@@ -61,9 +67,16 @@ export async function startBedrockStub(credentials: StubCredentials): Promise<Be
   const stub = await listenStub(async (request, res) => {
     requests.push(request);
     const route = ROUTE.exec(request.rawPath);
-    if (request.method !== "POST" || !route) return fail(res, 404, "UnknownOperationException", "");
+    const listing = request.method === "GET" && request.rawPath === "/foundation-models";
+    if (!listing && (request.method !== "POST" || !route)) return fail(res, 404, "UnknownOperationException", "");
     const refused = await signatureRefusal(request, credentials, origin);
     if (refused) return fail(res, refused[0], refused[1], refused[2]);
+    if (listing) {
+      const listed = foundationModels(models, credentials.region, request.query);
+      if ("invalid" in listed) return fail(res, 400, "ValidationException", listed.invalid);
+      return sendJson(res, 200, listed, { "x-amzn-requestid": randomUUID() });
+    }
+    if (!route) return fail(res, 404, "UnknownOperationException", "");
     const problem = validationProblem(request.body);
     if (problem) return fail(res, 400, "ValidationException", problem);
     const response = next() ?? echo(request);

@@ -126,4 +126,37 @@ describe("the Gemini stub, read by @google/genai", () => {
     expect((limited as ApiError).status).toBe(429);
     expect((limited as ApiError).message).toContain("RESOURCE_EXHAUSTED");
   });
+
+  it("lists models in pages the SDK's pager follows (pageSize, pageToken, nextPageToken)", async () => {
+    const paged = await startGeminiStub({
+      apiKey: API_KEY,
+      pageCap: 2,
+      models: [{ id: "gemini-a" }, { id: "gemini-b" }, { id: "embed-c", methods: ["embedContent"] }],
+    });
+    try {
+      const sdk = new GoogleGenAI({
+        apiKey: API_KEY,
+        httpOptions: { baseUrl: paged.baseUrl, apiVersion: "v1beta", retryOptions: { attempts: 1 } },
+      });
+      const pager = await sdk.models.list({ config: { pageSize: 5 } });
+      const seen: { name?: string; supportedActions?: string[] }[] = [];
+      for await (const model of pager) seen.push(model);
+      expect(seen.map((m) => m.name)).toEqual(["models/gemini-a", "models/gemini-b", "models/embed-c"]);
+      expect(seen[0]?.supportedActions).toContain("generateContent");
+      expect(seen[2]?.supportedActions).toEqual(["embedContent"]);
+      expect(paged.requests.map((r) => [r.method, r.path, r.query.pageSize, r.query.pageToken !== undefined])).toEqual([
+        ["GET", "/v1beta/models", "5", false],
+        ["GET", "/v1beta/models", "5", true],
+      ]);
+      const bad = await fetch(`${paged.baseUrl}/v1beta/models?pageToken=nonsense`, {
+        headers: { "x-goog-api-key": API_KEY },
+      });
+      expect(bad.status).toBe(400);
+      const wrongKey = await fetch(`${paged.baseUrl}/v1beta/models`, { headers: { "x-goog-api-key": "AIza-wrong" } });
+      expect(wrongKey.status).toBe(400);
+      expect(JSON.stringify(await wrongKey.json())).toContain("API_KEY_INVALID");
+    } finally {
+      await paged.close();
+    }
+  });
 });

@@ -14,15 +14,17 @@
  * reason and the whole usage in the last), and without it the stream comes as one JSON array.
  * Each request takes the next scripted response; once the script is empty, the last user text is
  * echoed. Function calls carry no id unless scripted with one (the Gemini API sends none).
+ * `GET /v1beta/models` lists `models` in pages, with the same key checks (gemini-stub-models.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { refusalOf } from "./gemini-stub-check.js";
+import { DEFAULT_GEMINI_MODELS, type GeminiStubModel, modelsPage } from "./gemini-stub-models.js";
 import { type GeminiStubResponse, type GeminiStubUsage, geminiReply, googleError } from "./gemini-stub-replies.js";
 import { createScript, listenStub, pause, type StubRequest, sendJson, wordsOf } from "./stub-http.js";
 
 export type { GeminiStubCall, GeminiStubResponse, GeminiStubUsage } from "./gemini-stub-replies.js";
-export type { StubRequest };
+export type { GeminiStubModel, StubRequest };
 export { geminiReply };
 
 export interface GeminiStubOptions {
@@ -30,6 +32,10 @@ export interface GeminiStubOptions {
   apiKey?: string;
   /** Streamed answers: the wait before each event after the first (default 0). */
   chunkDelayMs?: number;
+  /** What `GET /v1beta/models` lists (default DEFAULT_GEMINI_MODELS). */
+  models?: GeminiStubModel[];
+  /** The most models one page of the list holds (default 1000, the API's most). */
+  pageCap?: number;
 }
 
 export interface GeminiStub {
@@ -44,6 +50,7 @@ export interface GeminiStub {
 }
 
 const ROUTE = /^\/(v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const LIST_ROUTE = /^\/(v1beta|v1)\/models$/;
 
 export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<GeminiStub> {
   const requests: StubRequest[] = [];
@@ -52,7 +59,8 @@ export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<
   const { origin, close } = await listenStub(async (request, res) => {
     requests.push(request);
     const route = ROUTE.exec(request.path);
-    if (request.method !== "POST" || !route) {
+    const listing = request.method === "GET" && LIST_ROUTE.test(request.path);
+    if (!listing && (request.method !== "POST" || !route)) {
       return sendJson(res, 404, googleError(404, `Requested entity was not found: ${request.method} ${request.path}`));
     }
     const key = request.headers["x-goog-api-key"] ?? request.query.key;
@@ -75,6 +83,11 @@ export async function startGeminiStub(options: GeminiStubOptions = {}): Promise<
         ]),
       );
     }
+    if (listing) {
+      const page = modelsPage(options.models ?? DEFAULT_GEMINI_MODELS, request.query, options.pageCap);
+      return "invalid" in page ? sendJson(res, 400, googleError(400, page.invalid)) : sendJson(res, 200, page);
+    }
+    if (!route) return sendJson(res, 404, googleError(404, "Requested entity was not found."));
     const refusal = refusalOf(request.body);
     if (refusal) return sendJson(res, 400, googleError(400, refusal));
     const response = next() ?? echo(request);

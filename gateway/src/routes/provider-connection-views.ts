@@ -73,7 +73,13 @@ export const CreateConnectionBody = {
   provider: OneOf(PROVIDER_KINDS),
   apiKey: Type.Optional({ ...Secret, description: "sealed at rest, never answered" }),
   baseUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2_048 })),
-  models: Type.Optional(Type.Array(ConnectionModelBody, { maxItems: 200 })),
+  models: Type.Optional(
+    Type.Array(ConnectionModelBody, {
+      maxItems: 200,
+      description:
+        "left out: the models the provider lists (every kind but azure_openai), priced where the catalog knows them",
+    }),
+  ),
   ...SettingsBody,
 };
 

@@ -68,6 +68,25 @@ export const OPENAI_MODELS: ModelEntry[] = [
 /** Every built-in `openai/*` model: the Chat Completions ones, then those OpenAI serves on the Responses API only. */
 export const OPENAI_BUILT_IN_MODELS: ModelEntry[] = [...OPENAI_MODELS, ...OPENAI_RESPONSES_MODELS];
 
+/** The built-in entries of each vendor kind, for the models a connection of that kind lists (model-list.ts). */
+const BUILT_IN_BY_KIND: Record<string, readonly ModelEntry[]> = {
+  openai: OPENAI_BUILT_IN_MODELS,
+  anthropic: ANTHROPIC_MODELS,
+  gemini: GEMINI_MODELS,
+  bedrock: BEDROCK_MODELS,
+};
+
+/**
+ * The built-in entry of a model a provider of `kind` names, when the catalog knows it. Anthropic
+ * lists dated snapshots (`claude-haiku-4-5-20251001`): a snapshot is priced as the model it is a
+ * snapshot of.
+ */
+export function builtInModelOf(kind: string, model: string): ModelEntry | undefined {
+  const entries = BUILT_IN_BY_KIND[kind] ?? [];
+  const undated = kind === "anthropic" ? model.replace(/-\d{8}$/, "") : model;
+  return entries.find((m) => m.model === model) ?? entries.find((m) => m.model === undated);
+}
+
 export interface ModelCatalogOptions {
   /** Providers this deployment holds credentials for, e.g. ["openai"]; "local" always is. */
   configuredProviders: string[];

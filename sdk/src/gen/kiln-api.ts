@@ -7066,6 +7066,7 @@ export interface operations {
                     /** @description sealed at rest, never answered */
                     apiKey?: string;
                     baseUrl?: string;
+                    /** @description left out: the models the provider lists (every kind but azure_openai), priced where the catalog knows them */
                     models?: {
                         /** @description the provider's model name; the model id is <name>/<model> */
                         model: string;

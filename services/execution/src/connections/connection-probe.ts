@@ -1,11 +1,13 @@
 /**
  * `POST /api/provider-connections/:id/test`: one cheap call to the provider, answered as an
- * outcome (a failing provider is `ok: false`, not an error of the call). OpenAI-protocol endpoints
- * are asked for their model list (`GET {base}/models`, no tokens spent), which also discovers the
- * connection's models; any other kind makes one model call of one output token with its first model.
+ * outcome (a failing provider is `ok: false`, not an error of the call). A kind with a model list
+ * (OpenAI-protocol endpoints, Anthropic, Gemini, Bedrock: @kiln/models/model-lists) is asked for it,
+ * no tokens spent, which also discovers the connection's models; `azure_openai`, whose models are
+ * the operator's deployments, makes one model call of one output token with its first model.
  */
 
-import { OPENAI_BASE_URL, safeExcerpt } from "@kiln/models/openai";
+import { type ListedModel, type ModelLister, modelListerOf } from "@kiln/models/model-lists";
+import { safeExcerpt } from "@kiln/models/openai";
 import { isProviderError, type ModelProvider } from "@kiln/models/provider";
 import type { ProviderConnectionDoc } from "./connection-store.js";
 
@@ -15,16 +17,21 @@ export interface ProbeOutcome {
   error?: { code: string; message: string };
   /** The model names the provider listed. */
   models?: string[];
+  /** What the provider listed of each (input, catalog prices): discovery's, not answered. */
+  listed?: ListedModel[];
+}
+
+/** A connection's secrets, opened: what its calls and its list send. */
+export interface OpenedSecrets {
+  apiKey?: string;
+  secretAccessKey?: string;
+  secrets: string[];
 }
 
 const PROBE_TIMEOUT_MS = 10_000;
-const MAX_LISTED = 200;
-/** Models of OpenAI's list that are not chat models (embeddings, speech, images, moderation...). */
-const NOT_CHAT = /embedding|tts|whisper|dall-e|moderation|davinci|babbage|image|realtime|audio|transcribe|search|sora/;
 
-/** Whether the kind lists its models at `GET {base}/models` in OpenAI's shape. */
-export const listsModels = (doc: ProviderConnectionDoc) =>
-  doc.provider === "openai" || doc.provider === "openai_compatible";
+/** Whether the kind lists its models. */
+export const listsModels = (doc: ProviderConnectionDoc) => modelListerOf(doc.provider) !== undefined;
 
 function failureOf(error: unknown, secrets: string[]): { code: string; message: string } {
   if (isProviderError(error)) return { code: error.kind, message: safeExcerpt(error.message, secrets) };
@@ -37,50 +44,29 @@ function failureOf(error: unknown, secrets: string[]): { code: string; message: 
   return { code: "provider_error", message: `could not reach the provider${detail}` };
 }
 
-/** The model list of an OpenAI-protocol endpoint. */
+/** The connection's model list, every page within one deadline. */
 async function listModels(
   doc: ProviderConnectionDoc,
-  apiKey: string | undefined,
+  lister: ModelLister,
+  opened: OpenedSecrets,
   send: typeof fetch,
 ): Promise<ProbeOutcome> {
   const started = performance.now();
-  const secrets = apiKey ? [apiKey] : [];
   const latencyMs = () => Math.round(performance.now() - started);
   try {
-    const url = `${(doc.baseUrl || OPENAI_BASE_URL).replace(/\/+$/, "")}/models`;
-    const response = await send(url, {
-      method: "GET",
-      headers: {
-        accept: "application/json",
-        "user-agent": "kiln",
-        ...(apiKey && { authorization: `Bearer ${apiKey}` }),
-      },
+    const listed = await lister({
+      id: doc.name,
+      ...(doc.baseUrl !== "" && { baseUrl: doc.baseUrl }),
+      ...(opened.apiKey !== undefined && { apiKey: opened.apiKey }),
+      ...(doc.settings.region !== undefined && { region: doc.settings.region }),
+      ...(doc.settings.accessKeyId !== undefined && { accessKeyId: doc.settings.accessKeyId }),
+      ...(opened.secretAccessKey !== undefined && { secretAccessKey: opened.secretAccessKey }),
+      fetch: send,
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-      redirect: "error",
     });
-    const text = await response.text();
-    if (response.status < 200 || response.status >= 300) {
-      const excerpt = safeExcerpt(text, secrets);
-      return {
-        ok: false,
-        latencyMs: latencyMs(),
-        error: { code: "provider_error", message: `answered HTTP ${response.status}${excerpt ? `: ${excerpt}` : ""}` },
-      };
-    }
-    const body = JSON.parse(text) as { data?: { id?: unknown }[] };
-    const ids = (Array.isArray(body.data) ? body.data : [])
-      .map((m) => m.id)
-      .filter((id): id is string => typeof id === "string" && id !== "" && !/\s/.test(id))
-      .filter((id) => doc.provider !== "openai" || !NOT_CHAT.test(id));
-    return { ok: true, latencyMs: latencyMs(), models: ids.slice(0, MAX_LISTED) };
+    return { ok: true, latencyMs: latencyMs(), models: listed.map((m) => m.model), listed };
   } catch (error) {
-    if (error instanceof SyntaxError)
-      return {
-        ok: false,
-        latencyMs: latencyMs(),
-        error: { code: "provider_error", message: "the model list could not be read" },
-      };
-    return { ok: false, latencyMs: latencyMs(), error: failureOf(error, secrets) };
+    return { ok: false, latencyMs: latencyMs(), error: failureOf(error, opened.secrets) };
   }
 }
 
@@ -109,10 +95,9 @@ async function callModel(
 
 export function probeConnection(
   doc: ProviderConnectionDoc,
-  opened: { apiKey?: string; secrets: string[] },
+  opened: OpenedSecrets,
   call: { fetch: typeof fetch; provider: () => ModelProvider },
 ): Promise<ProbeOutcome> {
-  return listsModels(doc)
-    ? listModels(doc, opened.apiKey, call.fetch)
-    : callModel(doc, call.provider(), opened.secrets);
+  const lister = modelListerOf(doc.provider);
+  return lister ? listModels(doc, lister, opened, call.fetch) : callModel(doc, call.provider(), opened.secrets);
 }

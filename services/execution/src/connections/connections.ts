@@ -22,7 +22,7 @@ import { type Collection, isDuplicateKeyError } from "@kiln/kit/store";
 import type { ConnectionSettings } from "@kiln/models/factories";
 import { discoveredModels } from "./connection-discovery.js";
 import type { ConnectionLayer } from "./connection-layer.js";
-import { listsModels, type ProbeOutcome, probeConnection } from "./connection-probe.js";
+import { listsModels, type OpenedSecrets, type ProbeOutcome, probeConnection } from "./connection-probe.js";
 import {
   baseUrlIssues,
   type ConnectionModelInput,
@@ -46,7 +46,7 @@ export interface ConnectionsDeps {
   secrets: SecretBox | undefined;
   /** PROVIDER_PRIVATE_HOSTS. */
   privateHosts: readonly HostPattern[];
-  /** The fetch under the outbound policy, for the model list of /test. */
+  /** The fetch under the outbound policy, for the model lists of create and /test. */
   fetch: typeof fetch;
   /** The deployment's own provider ids (openai, the OPENAI_COMPATIBLE_PROVIDERS ids): names a connection may not take. */
   deploymentProviders: ReadonlySet<string>;
@@ -109,10 +109,14 @@ export function createConnections(deps: ConnectionsDeps) {
     return deps.secrets.seal(value, secretContext(id, field));
   }
 
-  const opened = (doc: ProviderConnectionDoc) => {
-    const apiKey =
-      doc.apiKey !== null && deps.secrets ? deps.secrets.open(doc.apiKey, secretContext(doc._id, "apiKey")) : undefined;
-    return { apiKey, secrets: apiKey ? [apiKey] : [] };
+  const open = (doc: ProviderConnectionDoc, field: "apiKey" | "secretAccessKey") => {
+    const sealed = doc[field];
+    return sealed !== null && deps.secrets ? deps.secrets.open(sealed, secretContext(doc._id, field)) : undefined;
+  };
+  const opened = (doc: ProviderConnectionDoc): OpenedSecrets => {
+    const apiKey = open(doc, "apiKey");
+    const secretAccessKey = open(doc, "secretAccessKey");
+    return { apiKey, secretAccessKey, secrets: [apiKey, secretAccessKey].filter((s): s is string => s !== undefined) };
   };
 
   const probe = (doc: ProviderConnectionDoc): Promise<ProbeOutcome> =>
@@ -172,7 +176,7 @@ export function createConnections(deps: ConnectionsDeps) {
       // Models left out are asked of the provider; one that does not answer leaves the list empty (/test fills it).
       if (input.models === undefined && listsModels(doc)) {
         const listed = await probe(doc);
-        if (listed.ok) doc.models = discoveredModels(doc, listed.models ?? []);
+        if (listed.ok) doc.models = discoveredModels(doc, listed.listed ?? []);
       }
       if (await c.findOne({ organizationId: input.organizationId, name: input.name })) throw nameTaken(input.name);
       try {
@@ -237,14 +241,15 @@ export function createConnections(deps: ConnectionsDeps) {
     async test(principal: Principal, id: string): Promise<ProbeOutcome> {
       const doc = await connectionFor(principal, id, true);
       const outcome = await probe(doc);
-      if (outcome.ok && outcome.models && doc.models.length === 0 && outcome.models.length > 0) {
+      if (outcome.ok && outcome.listed && doc.models.length === 0 && outcome.listed.length > 0) {
         await c.updateOne(
           { _id: doc._id, organizationId: doc.organizationId },
-          { $set: { models: discoveredModels(doc, outcome.models), updatedAt: deps.now() } },
+          { $set: { models: discoveredModels(doc, outcome.listed), updatedAt: deps.now() } },
         );
         await changed(doc.organizationId);
       }
-      return outcome;
+      const { listed: _listed, ...answered } = outcome;
+      return answered;
     },
   };
 }
