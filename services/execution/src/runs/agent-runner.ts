@@ -78,12 +78,9 @@ export function createAgentRunner(deps: AgentRunnerDeps) {
     },
   ): Promise<RunDoc> {
     // Admitted under the plan's limit, its budgets and its key's tokens a minute; its steps' runs count, and are not refused.
-    const { signal, trace } = options;
-    const steps = stepRunnerOf({ ...stepDeps(stored, options.keyLimits), models: agent.models }, agent, {
-      signal,
-      trace,
-      apiKeyId: options.apiKeyId,
-    });
+    const { signal, trace, apiKeyId } = options;
+    const stepDepsOf = { ...stepDeps(stored, options.keyLimits), models: agent.models };
+    const steps = stepRunnerOf(stepDepsOf, agent, { signal, trace, apiKeyId });
     const result = await executeWorkflow(agent.workflow, inputs, steps, {
       ...(options.parent ? { startAt: options.parent.stepId, reused: options.parent.reused } : {}),
     });
