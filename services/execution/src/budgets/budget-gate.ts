@@ -32,8 +32,8 @@ export interface BudgetGateDeps {
 }
 
 interface LocalRun {
-  periods: string[];
-  scopes: string[];
+  /** The sums it adds to ("<period>|<scope>"), worked out once when it is stored. */
+  keys: string[];
   costUsd: number;
   storedAtMs: number;
   /** When this process's ledger told it counted (a tick of the gate's clock). */
@@ -144,11 +144,7 @@ export function createBudgetGate(deps: BudgetGateDeps) {
   const localKey = (period: string, scope: string) => `${period}|${scope}`;
 
   function addTo(sums: Map<string, number>, run: LocalRun, sign: 1 | -1) {
-    for (const p of run.periods)
-      for (const scope of run.scopes) {
-        const k = localKey(p, scope);
-        sums.set(k, (sums.get(k) ?? 0) + sign * run.costUsd);
-      }
+    for (const k of run.keys) sums.set(k, (sums.get(k) ?? 0) + sign * run.costUsd);
   }
 
   function dropLocal(s: OrgState, runId: string, run: LocalRun) {
@@ -249,9 +245,9 @@ export function createBudgetGate(deps: BudgetGateDeps) {
       if (!s || s.budgets.length === 0) return;
       const costUsd = doc.kind === "agent" ? 0 : (doc.estimatedCostUsd ?? 0);
       if (costUsd <= 0) return;
+      const scopes = runScopes(run);
       const local = {
-        periods: periodsAt(doc.completedAt),
-        scopes: runScopes(run),
+        keys: periodsAt(doc.completedAt).flatMap((p) => scopes.map((scope) => localKey(p, scope))),
         costUsd,
         storedAtMs: now().getTime(),
       };

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
 import { RUNS_STREAM, runCompletedPayload, runCompletedSubject } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
+import { packEntries } from "./usage-journal.js";
 import { createUsageLedger, type UsageLedger } from "./usage-ledger.js";
 import { usageEntryOf } from "./usage-rows.js";
 import {
@@ -165,25 +166,41 @@ describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
   });
 
   it("a ledger that died mid-flush: its messages counted elsewhere and its journal finished, each run once", async () => {
-    const runs = Array.from({ length: 6 }, () => pricedRun("org_crash"));
+    const runs = Array.from({ length: 7 }, () => pricedRun("org_crash"));
     for (const run of runs) await runCollection(store).insertOne(run);
     // What a ledger leaves when it dies after journaling a flush of the first four runs and claiming two of them.
     const dead = "udead0000";
     const createdAt = new Date(Date.now() - 120_000);
     const entries = runs.slice(0, 4).map((r) => usageEntryOf(r, ""));
-    await collections.flushes.insertOne({ _id: `${dead}:1`, instanceId: dead, seq: 1, entries, createdAt });
+    await collections.flushes.insertOne({
+      _id: `${dead}:1`,
+      instanceId: dead,
+      seq: 1,
+      packed: packEntries(entries),
+      createdAt,
+    });
     for (const e of entries.slice(0, 2))
       await collections.claims.insertOne({ _id: e.runId, flushId: `${dead}:1`, createdAt });
+    // And a journal as ledgers wrote them before they were packed (its entries written out).
+    const older = [usageEntryOf(runs[6] as RunDoc, "")];
+    await collections.flushes.insertOne({
+      _id: "uold00000:1",
+      instanceId: "uold00000",
+      seq: 1,
+      entries: older,
+      createdAt,
+    });
     // Its messages were never acknowledged: delivered again, to another ledger, with the two others.
     const ledger = newLedger();
     await ledger.start(60_000);
     for (const run of runs)
       await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: `${run._id}:crash` });
     await until(async () => (await collections.flushes.countDocuments({})) === 0);
-    await until(async () => (await spent("org_crash")).runs >= 6);
+    await until(async () => (await spent("org_crash")).runs >= 7);
     await new Promise((r) => setTimeout(r, 300));
     await ledger.recover();
-    expect((await spent("org_crash")).runs).toBe(6);
-    expect(await collections.claims.countDocuments({ _id: { $in: runs.map((r) => r._id) } })).toBe(6);
+    expect((await spent("org_crash")).runs).toBe(7);
+    expect((await spent("org_crash")).outputTokens).toBe(14);
+    expect(await collections.claims.countDocuments({ _id: { $in: runs.map((r) => r._id) } })).toBe(7);
   });
 });

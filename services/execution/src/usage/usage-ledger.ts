@@ -13,6 +13,7 @@ import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
 import type { RunDoc } from "../store/run-store.js";
 import { type LedgerLock, noLedgerLock } from "./ledger-lock.js";
+import { packEntries, unpackEntries } from "./usage-journal.js";
 import type { UsageEntry } from "./usage-rows.js";
 import { usageEntryOf } from "./usage-rows.js";
 import { applyPeriodDelta, periodDeltasOf, type UsageCollections, type UsageFlushDoc } from "./usage-store.js";
@@ -71,17 +72,17 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   // Runs this process stored, by id: their counts without a read of the run (connection id to come).
   const recent = new Map<string, UsageEntry>();
 
-  /** Applies a journaled flush: claims its runs, adds the claimed ones, forgets the journal. */
-  async function apply(flush: UsageFlushDoc): Promise<UsageEntry[]> {
+  /** Applies a journaled flush (its entries): claims its runs, adds the claimed ones, forgets the journal. */
+  async function apply(flush: UsageFlushDoc, entries: UsageEntry[]): Promise<UsageEntry[]> {
     const clashed = await collections.claims.insertUnordered(
-      flush.entries.map((e) => ({ _id: e.runId, flushId: flush._id, createdAt: flush.createdAt })),
+      entries.map((e) => ({ _id: e.runId, flushId: flush._id, createdAt: flush.createdAt })),
     );
     const others = new Set<number>();
     for (const at of clashed) {
-      const claim = await collections.claims.findOne({ _id: flush.entries[at]?.runId });
+      const claim = await collections.claims.findOne({ _id: entries[at]?.runId });
       if (claim?.flushId !== flush._id) others.add(at);
     }
-    const mine = flush.entries.filter((_, at) => !others.has(at));
+    const mine = entries.filter((_, at) => !others.has(at));
     await Promise.all(
       periodDeltasOf(mine).map((d) => applyPeriodDelta(collections.periods, flush.instanceId, flush.seq, d)),
     );
@@ -99,12 +100,12 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   /** One flush, retried until it is applied (or the ledger stops): later flushes wait behind it. */
   async function flushNow(pending: Pending[]): Promise<void> {
     const unique = [...new Map(pending.map((p) => [p.entry.runId, p.entry])).values()];
-    const flush: UsageFlushDoc = { _id: "", instanceId, seq: ++seq, entries: unique, createdAt: now() };
+    const flush: UsageFlushDoc = { _id: "", instanceId, seq: ++seq, packed: packEntries(unique), createdAt: now() };
     flush._id = `${instanceId}:${flush.seq}`;
     for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 5_000)) {
       try {
         await collections.flushes.replaceOne({ _id: flush._id }, flush, { upsert: true });
-        await lock.apply(async () => told(await apply(flush)));
+        await lock.apply(async () => told(await apply(flush, unique)));
         for (const p of pending) p.done.resolve();
         return;
       } catch (err) {
@@ -162,7 +163,10 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   async function recover(): Promise<number> {
     const before = new Date(now().getTime() - recoverAfterMs);
     const stale = await collections.flushes.find({ createdAt: { $lt: before } }, { sort: { instanceId: 1, seq: 1 } });
-    for (const flush of stale) await lock.apply(async () => told(await apply(flush)));
+    for (const flush of stale) {
+      const entries = flush.packed ? unpackEntries(flush.packed) : (flush.entries ?? []);
+      await lock.apply(async () => told(await apply(flush, entries)));
+    }
     return stale.length;
   }
 

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { type Collection, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import type { PackedEntries } from "./usage-journal.js";
 import {
   addCounters,
   COUNTER_NAMES,
@@ -45,12 +46,16 @@ export interface UsageClaimDoc {
   createdAt: Date;
 }
 
-/** A flush not finished yet: what it counts, so that any replica can finish it after a crash. */
+/**
+ * A flush not finished yet: what it counts, so that any replica can finish it after a crash;
+ * `packed` (usage-journal.ts), or `entries` written out as journals were before it.
+ */
 export interface UsageFlushDoc {
   _id: string;
   instanceId: string;
   seq: number;
-  entries: UsageEntry[];
+  packed?: PackedEntries;
+  entries?: UsageEntry[];
   createdAt: Date;
 }
 
