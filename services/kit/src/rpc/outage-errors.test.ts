@@ -1,6 +1,6 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { ExecutionService } from "@kiln/proto/execution";
-import { MongoNetworkError, MongoServerError, MongoTopologyClosedError } from "mongodb";
+import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoTopologyClosedError } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { executionTestService, testTokens } from "../../test/test-services.js";
 import { BusUnavailableError } from "../bus/bus.js";
@@ -66,5 +66,11 @@ describe("isMongoUnavailable", () => {
     // A socket error the driver let through as it was, when the server stopped mid-write.
     const epipe = Object.assign(new Error("This socket has been ended by the other party"), { code: "EPIPE" });
     expect(isMongoUnavailable(epipe)).toBe(true);
+    // An unordered insert (a group of runs, a flush's claims) cut off as the server stopped: the
+    // driver wraps its connection error in a bulk write error (a 500 in the fault suite before).
+    const cutOff = new MongoBulkWriteError(new MongoTopologyClosedError(), {} as never);
+    expect(isMongoUnavailable(cutOff)).toBe(true);
+    const clash = new MongoBulkWriteError({ message: "E11000", code: 11000, writeErrors: [] } as never, {} as never);
+    expect(isMongoUnavailable(clash)).toBe(false);
   });
 });

@@ -51,6 +51,8 @@ const SOCKET_ERRORS = new Set([
 
 /** The server could not be reached, or is going away: a later try may succeed. */
 export function isMongoUnavailable(e: unknown): boolean {
+  // An insertMany whose connection failed: the driver wraps its own error, kept as errorResponse.
+  if (e instanceof MongoBulkWriteError && e.errorResponse instanceof Error) return isMongoUnavailable(e.errorResponse);
   if (e instanceof MongoServerError) return UNAVAILABLE_CODES.has(Number(e.code));
   if (e instanceof Error && SOCKET_ERRORS.has(String((e as NodeJS.ErrnoException).code))) return true;
   // MongoNetworkError covers a refused or lost connection, a socket timeout and a cleared pool.
