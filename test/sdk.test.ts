@@ -594,6 +594,14 @@ describe("the routes outside the SDK (non-public)", () => {
       { organizationId, name: "spare", scopes: ["runs:read"] },
       accessToken,
     );
+    const limited = await raw<{ tokensPerMinute: number | null }>(
+      "PATCH",
+      `/api/api-keys/${spare.body.id}`,
+      { tokensPerMinute: 40_000 },
+      accessToken,
+    );
+    expect(limited.status).toBe(200);
+    expect(limited.body.tokensPerMinute).toBe(40_000);
     const revoked = await raw<{ revokedAt: string | null }>(
       "DELETE",
       `/api/api-keys/${spare.body.id}`,
