@@ -956,7 +956,8 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
   parameters?: SamplingParameters | undefined;
 
   /**
-   * The request's Kiln-Cache header (docs/cache.md); unset: the cache is not used.
+   * The request's Kiln-Cache header (docs/cache.md); unset: the default TTL of the label the run
+   * goes through, else of the version, else the cache is not used.
    *
    * @generated from field: kiln.execution.v1.CacheDirective cache = 14;
    */
