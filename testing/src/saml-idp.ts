@@ -162,8 +162,12 @@ async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
 const page = (title: string, body: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
 
-/** Starts the IdP on 127.0.0.1 (a free port); its login page signs in as `setUser`'s address. */
-export async function startSamlTestIdp(): Promise<SamlTestIdp> {
+/**
+ * Starts the IdP on 127.0.0.1 (a free port); its login page signs in as `setUser`'s address.
+ * `hostname` names it in its URLs: "localhost" makes it another site than a gateway at 127.0.0.1,
+ * as a real IdP is, for a browser's SameSite rules.
+ */
+export async function startSamlTestIdp(hostname = "127.0.0.1"): Promise<SamlTestIdp> {
   const keys = await selfSignedKeyPair();
   let user = { email: "", attributes: {} as Record<string, string[]> };
   let base = "";
@@ -231,7 +235,7 @@ export async function startSamlTestIdp(): Promise<SamlTestIdp> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://${hostname}:${(server.address() as AddressInfo).port}`;
 
   return {
     entityId: entityId(),
