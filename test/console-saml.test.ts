@@ -55,11 +55,11 @@ describe("SAML sign-in in the browser", () => {
     await c.screen("signin-sso");
 
     await page.getByLabel("Organization id").fill("acme");
-    await page.getByRole("button", { name: "Sign in with SSO" }).click();
+    await page.getByRole("button", { name: "Continue with SSO" }).click();
     await page.getByText("an organization id looks like org_").waitFor();
 
     await page.getByLabel("Organization id").fill(organizationId);
-    await page.getByRole("button", { name: "Sign in with SSO" }).click();
+    await page.getByRole("button", { name: "Continue with SSO" }).click();
     await page.getByRole("heading", { name: "Local IdP sign-in" }).waitFor();
     expect(page.url().startsWith(`${idp.ssoUrl}?SAMLRequest=`)).toBe(true);
     await page.getByRole("button", { name: "Sign in at the IdP" }).click();
@@ -85,7 +85,7 @@ describe("SAML sign-in in the browser", () => {
     const page = await c.newPage();
     await page.goto(`${c.base}/signin`);
     await page.getByLabel("Organization id").fill(other.organization.id);
-    await page.getByRole("button", { name: "Sign in with SSO" }).click();
+    await page.getByRole("button", { name: "Continue with SSO" }).click();
     await page.getByRole("heading", { name: "SAML sign-in failed" }).waitFor();
     await page.getByText("SAML sign-in is not enabled for this organization").waitFor();
     await c.screen("saml-not-enabled", page);

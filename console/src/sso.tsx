@@ -28,7 +28,7 @@ export function SsoSignIn() {
       <form onSubmit={go} noValidate>
         <Field label="Organization id" value={organizationId} onChange={setOrganizationId} issue={issue} required />
         <button type="submit" className="secondary">
-          Sign in with SSO
+          Continue with SSO
         </button>
       </form>
     </section>

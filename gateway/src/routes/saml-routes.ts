@@ -64,6 +64,10 @@ export function registerSamlRoutes(app: GatewayApp, deps: GatewayDeps): void {
   app.register(async (instance) => {
     const scope = instance as unknown as GatewayApp;
     scope.decorateRequest("samlSignIn", null);
+    // As every documented route (/api's and /.well-known's): the stability the document declares.
+    scope.addHook("onRequest", async (_request, reply) => {
+      reply.header("x-api-stability", "non-public");
+    });
     // The IdP's form: SAMLResponse and RelayState, URL-encoded.
     scope.addContentTypeParser(
       "application/x-www-form-urlencoded",
@@ -94,7 +98,10 @@ export function registerSamlRoutes(app: GatewayApp, deps: GatewayDeps): void {
           },
           { additionalProperties: false },
         ),
-        response: { 302: Type.Null({ description: "to the IdP's SSO URL" }), ...errorResponses(400, 404) },
+        response: {
+          302: { description: "to the IdP's SSO URL, with SAMLRequest and RelayState", type: "null" },
+          ...errorResponses(400, 404),
+        },
       }),
       async (request, reply) => {
         const returnTo = request.query.returnTo ?? "/";
@@ -136,7 +143,10 @@ export function registerSamlRoutes(app: GatewayApp, deps: GatewayDeps): void {
             }),
             RelayState: Type.Optional(Type.String({ maxLength: 2000 })),
           }),
-          response: { 303: Type.Null({ description: "to returnTo, signed in" }), ...errorResponses(400, 401, 404) },
+          response: {
+            303: { description: "to returnTo, with the session cookie", type: "null" },
+            ...errorResponses(400, 401, 404),
+          },
         },
       ),
       async (request, reply) => {
