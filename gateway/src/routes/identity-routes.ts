@@ -9,7 +9,6 @@ import { principalOf, rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, ListQuery, ref, Timestamp } from "../schemas.js";
 import { registerAuthRoutes } from "./auth-routes.js";
 import { registerOrganizationRoutes } from "./organization-routes.js";
-import { registerSamlRoutes } from "./saml-routes.js";
 import {
   ApiKeyView,
   apiKeyView,
@@ -38,8 +37,6 @@ export function registerIdentityRoutes(app: GatewayApp, deps: GatewayDeps): void
   registerAudit(app, deps);
 
   registerAuthRoutes(app, deps);
-  // SAML sign-in's service provider (docs/security.md "SAML sign-in"), outside /api.
-  registerSamlRoutes(app, deps);
 
   app.post(
     "/api/onboarding/complete",
