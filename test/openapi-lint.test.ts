@@ -17,7 +17,11 @@ describe("the OpenAPI document", () => {
       rules: { "info-license": "off" },
     });
     const problems = await lint({ ref: join(ROOT, "sdk/openapi.json"), config });
-    const found = problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ""}: ${p.message}`);
+    const found = problems
+      .map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ""}: ${p.message}`)
+      // The SAML SP's login and assertion consumer succeed with a redirect, as the SAML bindings
+      // have them (302 to the IdP, 303 into the console): no 2xx is theirs to document.
+      .filter((f) => !/^warn operation-2xx-response #\/paths\/~1saml~1\{organizationId\}~1(login|acs)\//.test(f));
     expect(found).toEqual([]);
   });
 });

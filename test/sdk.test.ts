@@ -10,6 +10,7 @@ import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { type Agent, type Assertion, Kiln, KilnError, type Prompt, type Workflow } from "@kiln/sdk";
 import { AGENT_INPUT_SCHEMA } from "@kiln/testing/agent-fixture";
 import { type OpenAIStub, startOpenAIStub } from "@kiln/testing/openai-stub";
+import { type SamlTestIdp, startSamlTestIdp } from "@kiln/testing/saml-idp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmbeddedKiln, startEmbedded } from "./support/embedded.js";
 import { createConformanceChecker, type OpenApiDocument } from "./support/openapi-conformance.js";
@@ -639,6 +640,59 @@ describe("the console's cookie session (non-public)", () => {
     const signedOut = await session("DELETE");
     expect(signedOut.status).toBe(200);
     expect(signedOut.headers.get("set-cookie")).toMatch(/^kiln_session=;/);
+  });
+});
+
+describe("SAML sign-in (non-public)", () => {
+  let idp: SamlTestIdp;
+  beforeAll(async () => {
+    idp = await startSamlTestIdp();
+  });
+  afterAll(() => idp?.close());
+
+  it("sets, reads and deletes the settings; serves the metadata; signs in SP-initiated", async () => {
+    // An owner and organization of their own: the sign-in adds a member, which other tests here count.
+    const owner = await raw<{ accessToken: string }>("POST", "/api/auth/signup", {
+      email: `sdk-saml-owner-${randomUUID()}@example.test`,
+      password: PASSWORD,
+      fullName: "SAML Owner",
+    });
+    const token = owner.body.accessToken;
+    const onboarded = await raw<{ organization: { id: string } }>(
+      "POST",
+      "/api/onboarding/complete",
+      { fullName: "SAML Owner", organizationName: "SAML" },
+      token,
+    );
+    const org = onboarded.body.organization.id;
+    const path = `/api/organizations/${org}/saml`;
+    const settings = {
+      enabled: true,
+      idpEntityId: idp.entityId,
+      idpSsoUrl: idp.ssoUrl,
+      idpCertificate: idp.keys.certificate,
+    };
+    expect((await raw("PUT", path, settings, token)).status).toBe(200);
+    const read = await raw<{ serviceProvider: { entityId: string; acsUrl: string } }>("GET", path, undefined, token);
+    const sp = read.body.serviceProvider;
+    const metadata = await fetch(`${baseUrl}/saml/${org}/metadata`);
+    const xml = await metadata.text();
+    expect(conformance.check("GET", metadata.url, metadata, xml, "application/samlmetadata+xml")).toEqual([]);
+    const manual = (url: string, init: RequestInit = {}) =>
+      conformance.fetch(new Request(url, { ...init, redirect: "manual" }));
+    const login = await manual(`${baseUrl}/saml/${org}/login?returnTo=/prompts`);
+    expect(login.status).toBe(302);
+    const location = login.headers.get("location") ?? "";
+    const inResponseTo = await idp.requestIdOf(location, sp);
+    const SAMLResponse = await idp.response({ sp, email: `sdk-saml-${randomUUID()}@acme.example`, inResponseTo });
+    const RelayState = new URL(location).searchParams.get("RelayState") ?? "";
+    const acs = await manual(sp.acsUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ SAMLResponse, RelayState }),
+    });
+    expect(acs.status).toBe(303);
+    expect((await raw("DELETE", path, undefined, token)).status).toBe(200);
   });
 });
 

@@ -4,6 +4,7 @@ import { useAction, useFields } from "./action.js";
 import { call, clientOf, currentSession, rememberOrganization, type Session } from "./api.js";
 import { PlanTerms } from "./organization.js";
 import type { Navigate } from "./router.js";
+import { SsoSignIn } from "./sso.js";
 import { ErrorBox, Field, Link, Loading } from "./ui.js";
 
 /** The other way in, under a sign-up or sign-in form: a link to its page, or (`onSwitch`) the other form here. */
@@ -104,6 +105,7 @@ export function SignIn({ onSession, navigate, onSwitch }: AuthProps) {
         </button>
       </form>
       <SwitchLink question="New here?" to="/signup" label="Create an account" navigate={navigate} onSwitch={onSwitch} />
+      {!onSwitch && <SsoSignIn />}
     </main>
   );
 }

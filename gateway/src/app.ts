@@ -28,6 +28,7 @@ import { registerBundleRoutes } from "./routes/bundle-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerDatasetRoutes } from "./routes/dataset-routes.js";
 import { registerEvaluationRoutes } from "./routes/evaluation-routes.js";
+import { registerIdentityProviderRoutes } from "./routes/identity-provider-routes.js";
 import { registerIdentityRoutes } from "./routes/identity-routes.js";
 import { registerModelRouteRoutes } from "./routes/model-route-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
@@ -40,7 +41,6 @@ import { registerProviderConnectionRoutes } from "./routes/provider-connection-r
 import { registerReviewRoutes } from "./routes/review-routes.js";
 import { registerRunListRoutes } from "./routes/run-list-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
-import { registerScimRoutes } from "./routes/scim-routes.js";
 import { registerTraceRoutes } from "./routes/trace-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWebhookRoutes } from "./routes/webhook-routes.js";
@@ -263,7 +263,7 @@ export async function buildGateway(deps: GatewayDeps) {
   registerBundleRoutes(app, deps);
   registerMcpRoute(app, deps);
   registerTraceRoutes(app, deps);
-  registerScimRoutes(app, deps);
+  registerIdentityProviderRoutes(app, deps);
 
   app.get(
     "/api/openapi.json",

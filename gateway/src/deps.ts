@@ -15,6 +15,7 @@ import { IdentityService } from "@kiln/proto/identity";
 import { ModelRouteService } from "@kiln/proto/model-routes";
 import { OnlineEvaluationService } from "@kiln/proto/online";
 import { ReviewService } from "@kiln/proto/review";
+import { SamlService } from "@kiln/proto/saml";
 import { ScimService } from "@kiln/proto/scim";
 import { TraceService } from "@kiln/proto/traces";
 import { UsageService } from "@kiln/proto/usage";
@@ -73,6 +74,8 @@ export function createGatewayDeps(w: GatewayWiring): GatewayDeps {
       modelRoutes: createClient(ModelRouteService, w.transports.execution),
       // SCIM provisioning is the identity service's (docs/scim.md).
       scim: createClient(ScimService, w.transports.identity),
+      // And SAML sign-in's settings and state (docs/security.md "SAML sign-in").
+      saml: createClient(SamlService, w.transports.identity),
       // The usage ledger is the execution service's (docs/usage.md).
       usage: createClient(UsageService, w.transports.execution),
       // The audit log is the identity service's (docs/governance.md).

@@ -66,6 +66,7 @@ import {
   ToolCallView,
   UsageView,
 } from "./routes/run-views.js";
+import { SamlSettingsView } from "./routes/saml-settings-routes.js";
 import { ScimTokenView } from "./routes/scim-token-routes.js";
 import { CompositionStepView, SkillVersionView, SkillView } from "./routes/skill-views.js";
 import { TraceSettingsView } from "./routes/trace-settings-routes.js";
@@ -114,6 +115,7 @@ export const COMPONENTS: NamedSchema[] = [
   SetupVerificationView,
   ApiKeyView,
   ScimTokenView,
+  SamlSettingsView,
   ModelView,
   ProviderConnectionView,
   ConnectionTestView,

@@ -100,7 +100,10 @@ export function createConformanceChecker(doc: OpenApiDocument) {
       const where = `${method} ${route.template} → ${status}`;
       seen.add(`${method} ${route.template} ${status}`);
       if (!route.operation.responses[status]) problems.push(`${where}: status not documented`);
-      else {
+      else if (!route.operation.responses[status]?.content) {
+        // Documented without content (a redirect): it must have none.
+        if (body !== undefined) problems.push(`${where}: a body where none is documented`);
+      } else {
         const validate = validatorOf(route, status, media);
         if (!validate) problems.push(`${where}: no ${media} response schema`);
         else if (!validate(body))
@@ -132,10 +135,11 @@ export function createConformanceChecker(doc: OpenApiDocument) {
     fetch: checkedFetch,
     check,
     violations,
-    /** Documented operations no answer with a 2xx status was seen for. */
+    /** Documented operations no answer with a 2xx status (3xx for one that only redirects) was seen for. */
     unexercised(): string[] {
+      const success = (r: Route) => (Object.keys(r.operation.responses).some((s) => s.startsWith("2")) ? "2" : "3");
       return routes
-        .filter((r) => ![...seen].some((s) => s.startsWith(`${r.method} ${r.template} 2`)))
+        .filter((r) => ![...seen].some((s) => s.startsWith(`${r.method} ${r.template} ${success(r)}`)))
         .map((r) => `${r.method} ${r.template}`);
     },
     seen,

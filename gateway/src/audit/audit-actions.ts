@@ -16,6 +16,11 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction | null>> = {
   issueToken: ["user.signed_in", "user", "b.email"],
   // A public route that only clears the console's cookie: it names no one (the token still expires on its own).
   deleteSession: NOT_A_CHANGE,
+  // A SAML sign-in is recorded by its own rule (saml-audit.ts): in the organization whose IdP signed
+  // it in, with the user it signed in, success or failure.
+  consumeSamlResponse: NOT_A_CHANGE,
+  putSamlSettings: ["settings.saml.updated", "organization", "p.id"],
+  deleteSamlSettings: ["settings.saml.deleted", "organization", "p.id"],
   // Before the account has an organization: nothing to record it in.
   signUp: NOT_A_CHANGE,
   completeOnboarding: ["organization.created", "organization", "r.organization.id"],

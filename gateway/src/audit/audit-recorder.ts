@@ -7,6 +7,7 @@ import { rpcOptions } from "../http/request.js";
 import { AUDIT_ACTIONS, AUDITED_FAILURES } from "./audit-actions.js";
 import { createAuditSender } from "./audit-sender.js";
 import { changedFieldsOf, organizationIn, organizationOf, targetIdOf } from "./audit-target.js";
+import { samlSignInEntry } from "./saml-audit.js";
 import { scimAuditOf } from "./scim-audit.js";
 
 export type AuditEntryInit = Omit<AuditEntryInput, "$typeName" | "$unknown">;
@@ -64,6 +65,12 @@ export function registerAuditRecorder(app: GatewayApp, deps: GatewayDeps): void 
   app.addHook("onSend", async (request, reply, payload) => {
     if (request.method === "GET") return payload;
     if ((request.routeOptions.url ?? "").startsWith("/scim/v2/")) return recordScim(request, reply.statusCode, payload);
+    if (request.samlSignIn) {
+      // A 5xx is no verdict (identity or the store failed), as for the other sign-ins.
+      if (reply.statusCode < 500)
+        await sender.send(samlSignInEntry(request, request.samlSignIn, reply.statusCode), request.id);
+      return payload;
+    }
     const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
     if (!operationId) return payload;
     const declared = AUDIT_ACTIONS[operationId];

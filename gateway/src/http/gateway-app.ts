@@ -15,6 +15,7 @@ import type { IdentityService } from "@kiln/proto/identity";
 import type { ModelRouteService } from "@kiln/proto/model-routes";
 import type { OnlineEvaluationService } from "@kiln/proto/online";
 import type { ReviewService } from "@kiln/proto/review";
+import type { SamlService } from "@kiln/proto/saml";
 import type { ScimService } from "@kiln/proto/scim";
 import type { TraceService } from "@kiln/proto/traces";
 import type { UsageService } from "@kiln/proto/usage";
@@ -38,6 +39,8 @@ export interface GatewayClients {
   modelRoutes: Client<typeof ModelRouteService>;
   /** SCIM provisioning is the identity service's (docs/scim.md). */
   scim: Client<typeof ScimService>;
+  /** SAML sign-in's settings, state and sign-ins are the identity service's (docs/security.md "SAML sign-in"). */
+  saml: Client<typeof SamlService>;
   usage: Client<typeof UsageService>;
   /** The audit log is the identity service's (docs/governance.md). */
   audit: Client<typeof AuditService>;

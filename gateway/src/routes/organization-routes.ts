@@ -6,6 +6,7 @@ import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/ope
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, IdParams, ListQuery, ref } from "../schemas.js";
 import { registerMemberRoutes } from "./member-routes.js";
+import { registerSamlSettingsRoutes } from "./saml-settings-routes.js";
 import { registerScimTokenRoutes } from "./scim-token-routes.js";
 import {
   MembershipView,
@@ -138,4 +139,5 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
 
   registerMemberRoutes(app, deps);
   registerScimTokenRoutes(app, deps);
+  registerSamlSettingsRoutes(app, deps);
 }

@@ -5,6 +5,8 @@ import { authorizationUseCases } from "./use-cases/authorization.js";
 import { invitationUseCases } from "./use-cases/invitations.js";
 import { memberUseCases } from "./use-cases/members.js";
 import { organizationUseCases } from "./use-cases/organizations.js";
+import { samlSettingsUseCases } from "./use-cases/saml-settings.js";
+import { samlSignInUseCases } from "./use-cases/saml-sign-in.js";
 import { scimGroupUseCases } from "./use-cases/scim-groups.js";
 import { scimMembership } from "./use-cases/scim-membership.js";
 import { scimTokenUseCases } from "./use-cases/scim-tokens.js";
@@ -22,6 +24,7 @@ export function createIdentity(deps: IdentityDeps) {
   const { join, ...members } = memberUseCases(access);
   const invitations = invitationUseCases(access, join);
   const provisioned = scimMembership(access, join);
+  const saml = samlSettingsUseCases(access);
   return {
     ...organizationUseCases(access),
     ...members,
@@ -32,5 +35,7 @@ export function createIdentity(deps: IdentityDeps) {
     ...scimTokenUseCases(access),
     ...scimUserUseCases(access, provisioned),
     ...scimGroupUseCases(access, provisioned),
+    ...saml,
+    ...samlSignInUseCases(access, join, saml.samlProvider),
   };
 }

@@ -11,6 +11,7 @@ import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issue
 import { createIdentity } from "./identity.js";
 import { registerAuditRpc } from "./rpc/audit-rpc.js";
 import { registerIdentityRpc } from "./rpc/identity-rpc.js";
+import { registerSamlRpc } from "./rpc/saml-rpc.js";
 import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
 
@@ -37,6 +38,13 @@ export async function createIdentityService(
   await ensureAuditIndexes(deps.store);
   const audit = createAuditLog(auditEntries(deps.store), collections);
   const auditSweeper = startSweeper({ logger: deps.logger, what: "audit entries", sweep: () => audit.sweep() });
+  // SAML sign-in states and used assertion ids live no longer than the sign-in they guard.
+  const samlSweeper = startSweeper({
+    logger: deps.logger,
+    what: "SAML sign-in states and assertion ids",
+    sweep: () => identity.sweepSaml(),
+    intervalMs: 600_000,
+  });
   const jwks = { jwks: jsonText(issuer.jwks), issuer: issuer.issuer, audience: issuer.audience };
   const service = defineService({
     name: "identity",
@@ -44,6 +52,7 @@ export async function createIdentityService(
     register: (router) => {
       registerIdentityRpc(router, identity, () => jwks);
       registerScimRpc(router, identity);
+      registerSamlRpc(router, identity);
       registerAuditRpc(router, audit);
     },
     readiness: [{ name: "store", check: () => deps.store.ping() }],
@@ -56,6 +65,7 @@ export async function createIdentityService(
     ...service,
     close: async () => {
       await auditSweeper.stop();
+      await samlSweeper.stop();
       await idempotencySweeper.stop();
     },
   };

@@ -1,5 +1,6 @@
 import type { Collection, Store } from "@kiln/kit/store";
 import type { Role } from "../domain/rules.js";
+import { ensureSamlIndexes, type SamlCollections, samlCollections } from "./saml-store.js";
 import { ensureScimIndexes, type ScimCollections, scimCollections } from "./scim-store.js";
 
 export type { Role };
@@ -20,7 +21,7 @@ export interface PasswordLoginDoc {
   createdAt: Date;
 }
 
-/** One per external OIDC subject; `_id` is `<issuer> <subject>`. */
+/** One per external OIDC subject, `_id` `<issuer> <subject>`; and per SAML NameID, `saml:<organizationId> <email>`. */
 export interface ExternalLoginDoc {
   _id: string;
   userId: string;
@@ -95,7 +96,7 @@ export interface InvitationDoc {
   revokedAt: Date | null;
 }
 
-export interface IdentityCollections extends ScimCollections {
+export interface IdentityCollections extends ScimCollections, SamlCollections {
   users: Collection<UserDoc>;
   passwordLogins: Collection<PasswordLoginDoc>;
   externalLogins: Collection<ExternalLoginDoc>;
@@ -117,6 +118,7 @@ export function identityCollections(store: Store): IdentityCollections {
     apiKeys: store.collection("api_keys"),
     invitations: store.collection("invitations"),
     ...scimCollections(store),
+    ...samlCollections(store),
   };
 }
 
@@ -128,4 +130,5 @@ export async function ensureIdentityIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("invitations", [{ keys: { organizationId: 1, _id: -1 } }]);
   await ensureScimIndexes(store);
+  await ensureSamlIndexes(store);
 }
