@@ -35,6 +35,7 @@ const SERVICES = [
   "kiln.identity.v1.IdentityService",
   "kiln.identity.v1.ScimService",
   "kiln.identity.v1.AuditService",
+  "kiln.identity.v1.SamlService",
   "kiln.catalog.v1.CatalogService",
   "kiln.execution.v1.ExecutionService",
   "kiln.evaluation.v1.EvaluationService",
