@@ -13,25 +13,16 @@
  * ("bench/fixed"), the stub's process measured apart.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout } from "node:timers/promises";
 import { runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
-import { BENCH, benchConnection, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
+import { BENCH, benchConnection, cpuMs, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const TICK_MS = 10; // USER_HZ is 100 on Linux
 const SETTLE_MS = 1_000;
-
-/** User + system CPU time of a process, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 /** One started process per compared environment (one with none when nothing is compared). */
 interface Variant {

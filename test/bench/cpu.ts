@@ -9,21 +9,12 @@
  * process's V8 CPU profile into .bench-profiles/ (open it in Chrome DevTools).
  */
 import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runIdentityFlow } from "../support/identity-flow.js";
-import { BENCH, load, publishedPrompt, ROOT, sequential, startBenchPlatform, startStubProcess } from "./load.js";
+import { BENCH, cpuMs, load, publishedPrompt, ROOT, sequential, startBenchPlatform, startStubProcess } from "./load.js";
 
 const RUNS = Number(process.env.BENCH_CPU_RUNS ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_CPU_CONNECTIONS ?? 256);
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-/** User + system CPU time of a process, in ms (its threads included). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 const stub = await startStubProcess(50);
 const profiled = process.env.BENCH_CPU_PROFILE;

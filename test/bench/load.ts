@@ -3,6 +3,7 @@
  * as a process of its own, and the provider configuration pointing at it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,14 @@ import { type RunningServer, startFerretDb, startNatsServer } from "../support/s
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10). */
+/** User + system CPU time of a process (its threads included), in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, in clock ticks: USER_HZ is 100 on Linux.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 export const BENCH = {
   seconds: Number(process.env.BENCH_SECONDS ?? 10),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 10),

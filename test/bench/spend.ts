@@ -20,19 +20,12 @@ import { join } from "node:path";
 import { setTimeout } from "node:timers/promises";
 import { call, type FlowResult, runIdentityFlow } from "../support/identity-flow.js";
 import { startKilnProcess } from "../support/kiln-process.js";
-import { BENCH, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
+import { BENCH, cpuMs, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STUB_MS = Number(process.env.BENCH_SPEND_STUB_MS ?? 20);
 const PROFILE = process.env.BENCH_SPEND_PROFILE === "1";
-const TICK_MS = 10; // USER_HZ is 100 on Linux
 const SETTLE_MS = 1_000;
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 interface Variant {
   name: string;

@@ -8,15 +8,7 @@
  */
 import type { ModelInfo } from "@anthropic-ai/sdk/resources/models";
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, anthropicErrorMessageOf } from "./anthropic-provider.js";
-import {
-  firstListed,
-  getPage,
-  type ListedModel,
-  listedModel,
-  MAX_LISTED,
-  MAX_PAGES,
-  type ModelListRequest,
-} from "./model-list.js";
+import { followPages, getPage, type ListedModel, listedModel, type ModelListRequest } from "./model-list.js";
 
 /** The most Anthropic answers in one page. */
 const PAGE_LIMIT = 1000;
@@ -41,9 +33,7 @@ export async function listAnthropicModels(request: ModelListRequest): Promise<Li
     "anthropic-version": ANTHROPIC_VERSION,
     ...(request.apiKey && { "x-api-key": request.apiKey }),
   };
-  const models: ListedModel[] = [];
-  let after: string | undefined;
-  for (let page = 0; page < MAX_PAGES && models.length < MAX_LISTED; page++) {
+  return followPages(async (after) => {
     const query = new URLSearchParams({ limit: String(PAGE_LIMIT), ...(after !== undefined && { after_id: after }) });
     const body = await getPage<ModelPage | null>(
       request,
@@ -51,13 +41,9 @@ export async function listAnthropicModels(request: ModelListRequest): Promise<Li
       headers,
       anthropicErrorMessageOf,
     );
-    for (const info of Array.isArray(body?.data) ? body.data : []) {
-      const listed = info && listedOf(info);
-      if (listed) models.push(listed);
-    }
+    const listed = (Array.isArray(body?.data) ? body.data : []).map((info) => info && listedOf(info));
     // A page that says more are left but names no last id cannot be followed.
-    if (body?.has_more !== true || typeof body.last_id !== "string" || body.last_id === after) break;
-    after = body.last_id;
-  }
-  return firstListed(models);
+    const next = body?.has_more === true && typeof body.last_id === "string" ? body.last_id : undefined;
+    return { listed, next };
+  });
 }

@@ -9,15 +9,7 @@
  * its prices.
  */
 import { GEMINI_BASE_URL } from "./gemini-provider.js";
-import {
-  firstListed,
-  getPage,
-  type ListedModel,
-  listedModel,
-  MAX_LISTED,
-  MAX_PAGES,
-  type ModelListRequest,
-} from "./model-list.js";
+import { followPages, getPage, type ListedModel, listedModel, type ModelListRequest } from "./model-list.js";
 
 /** The most the API answers in one page. */
 const PAGE_SIZE = 1000;
@@ -45,9 +37,7 @@ function listedOf(m: GeminiModel): ListedModel | undefined {
 export async function listGeminiModels(request: ModelListRequest): Promise<ListedModel[]> {
   const base = `${(request.baseUrl || GEMINI_BASE_URL).replace(/\/+$/, "")}/v1beta/models`;
   const headers: Record<string, string> = request.apiKey ? { "x-goog-api-key": request.apiKey } : {};
-  const models: ListedModel[] = [];
-  let token: string | undefined;
-  for (let page = 0; page < MAX_PAGES && models.length < MAX_LISTED; page++) {
+  return followPages(async (token) => {
     const query = new URLSearchParams({
       pageSize: String(PAGE_SIZE),
       ...(token !== undefined && { pageToken: token }),
@@ -57,12 +47,7 @@ export async function listGeminiModels(request: ModelListRequest): Promise<Liste
       `${base}?${query}`,
       headers,
     );
-    for (const m of Array.isArray(body?.models) ? body.models : []) {
-      const listed = m && listedOf(m);
-      if (listed) models.push(listed);
-    }
-    if (typeof body?.nextPageToken !== "string" || body.nextPageToken === "" || body.nextPageToken === token) break;
-    token = body.nextPageToken;
-  }
-  return firstListed(models);
+    const listed = (Array.isArray(body?.models) ? body.models : []).map((m) => m && listedOf(m));
+    return { listed, next: typeof body?.nextPageToken === "string" ? body.nextPageToken : undefined };
+  });
 }

@@ -89,3 +89,22 @@ export function firstListed(models: ListedModel[]): ListedModel[] {
   const seen = new Set<string>();
   return models.filter((m) => !seen.has(m.model) && seen.add(m.model)).slice(0, MAX_LISTED);
 }
+
+/**
+ * A paged list followed: `page(cursor)` (no cursor for the first) answers a page's models (those
+ * a lister leaves out as undefined) and the next page's cursor, if any. At most MAX_PAGES pages and
+ * MAX_LISTED models; a cursor that does not move ends the list.
+ */
+export async function followPages(
+  page: (cursor: string | undefined) => Promise<{ listed: (ListedModel | undefined)[]; next?: string }>,
+): Promise<ListedModel[]> {
+  const models: ListedModel[] = [];
+  let cursor: string | undefined;
+  for (let n = 0; n < MAX_PAGES && models.length < MAX_LISTED; n++) {
+    const { listed, next } = await page(cursor);
+    for (const m of listed) if (m) models.push(m);
+    if (next === undefined || next === "" || next === cursor) break;
+    cursor = next;
+  }
+  return firstListed(models);
+}

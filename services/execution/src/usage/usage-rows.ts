@@ -3,6 +3,7 @@
  * API key, prompt/skill/agent version, model, connection) and its counters. Pure: no I/O.
  */
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import type { RunDoc } from "../store/run-store.js";
 
 /** The counters of a group of runs: runs, tokens by class, cost. */
@@ -137,16 +138,22 @@ export function rowIdOf(key: UsageKey): string {
     key.provider,
     key.connectionId,
   ]);
-  let rowId = rowIds.get(text);
-  if (rowId === undefined) {
-    rowId = createHash("sha256").update(text).digest("base64url").slice(0, 22);
-    // Most runs share a few keys (one key, prompt and model): each digested once.
-    if (rowIds.size >= 10_000) rowIds.delete(rowIds.keys().next().value as string);
-    rowIds.set(text, rowId);
-  }
-  return rowId;
+  return fieldDigest(text);
 }
-const rowIds = new Map<string, string>();
+
+/**
+ * A text (a row's key, a budget scope) as a document field name: its SHA-256, shortened, so that
+ * no id becomes a document key. The same few keys come back with every flush: each is digested once.
+ */
+export function fieldDigest(text: string): string {
+  let digest = digests.get(text);
+  if (digest === undefined) {
+    digest = createHash("sha256").update(text).digest("base64url").slice(0, 22);
+    digests.set(text, digest);
+  }
+  return digest;
+}
+const digests = new LRUCache<string, string>({ max: 10_000 });
 
 /** The scopes a run's spend is summed under for budgets: the organization, its key, prompt, connection. */
 export function scopesOf(key: UsageKey): string[] {

@@ -1,17 +1,9 @@
-/**
- * The ledger's collections (docs/usage.md "How it is kept"): one document per organization and UTC
- * day (its rows, by a digest of their key, and its budget scopes) and one per organization and
- * month (totals and scopes), updated once per flush, never once per run. A flush is journaled
- * first, its runs are claimed by id (a run already claimed by another flush is not counted again),
- * and every period document records the last flush of each ledger instance it applied, in the same
- * atomic update as the counts: a flush applied twice (a retry, a recovery) changes nothing.
- */
-import { createHash } from "node:crypto";
 import { type Collection, isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { PackedEntries } from "./usage-journal.js";
 import {
   addCounters,
   COUNTER_NAMES,
+  fieldDigest,
   monthOf,
   rowIdOf,
   scopesOf,
@@ -83,17 +75,7 @@ export async function ensureUsageIndexes(store: Store): Promise<void> {
 export const periodIdOf = (organizationId: string, period: string) => `${organizationId}|${period}`;
 
 /** A scope's field name in `scopes`: a digest, so that no id becomes a document key. */
-export function scopeFieldOf(scope: string): string {
-  let field = scopeFields.get(scope);
-  if (field === undefined) {
-    field = createHash("sha256").update(scope).digest("base64url").slice(0, 22);
-    // The same few scopes (organizations, keys, prompts) come back with every flush: digested once.
-    if (scopeFields.size >= 10_000) scopeFields.delete(scopeFields.keys().next().value as string);
-    scopeFields.set(scope, field);
-  }
-  return field;
-}
-const scopeFields = new Map<string, string>();
+export const scopeFieldOf = (scope: string): string => fieldDigest(scope);
 
 /** One period document's share of a flush. */
 interface PeriodDelta {

@@ -1,30 +1,12 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { permissionDenied } from "@kiln/kit/errors";
+import type { ConnectRouter } from "@connectrpc/connect";
 import type { JsonText } from "@kiln/kit/json-text";
 import { type Principal, principalOf } from "@kiln/kit/principal";
 import { IdentityService } from "@kiln/proto/identity";
 import { invitationStatus } from "../domain/invitations.js";
 import { type Identity, settingsOf } from "../identity.js";
 import type { ApiKeyDoc, InvitationDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
-
-/**
- * Calls only the deployment's own processes may make (sign-up, tokens, key verification), as the
- * platform principal: a service token acting for an organization makes none of them.
- */
-function requireService(ctx: HandlerContext): void {
-  const p = principalOf(ctx);
-  if (p.type !== "service") throw permissionDenied("this call is reserved to Kiln services");
-  if (p.organizationId !== undefined) {
-    throw permissionDenied("this call is reserved to Kiln services acting for the platform, not an organization");
-  }
-}
-
-function requireUser(ctx: HandlerContext): string {
-  const p = principalOf(ctx);
-  if (p.type !== "user") throw permissionDenied("this call needs a signed-in user");
-  return p.id;
-}
+import { requirePlatform, requireUser } from "./callers.js";
 
 const userToProto = (u: UserDoc) => ({
   id: u._id,
@@ -92,7 +74,7 @@ export function registerIdentityRpc(
 ): void {
   router.service(IdentityService, {
     async signUp(req, ctx) {
-      requireService(ctx);
+      requirePlatform(ctx);
       const r = await identity.signUp(req);
       return {
         user: userToProto(r.user),
@@ -102,16 +84,16 @@ export function registerIdentityRpc(
       };
     },
     async issueToken(req, ctx) {
-      requireService(ctx);
+      requirePlatform(ctx);
       const r = await identity.issueToken(req);
       return { accessToken: r.accessToken, expiresAt: timestampFromDate(r.expiresAt) };
     },
     async getJwks(_req, ctx) {
-      requireService(ctx);
+      requirePlatform(ctx);
       return jwks();
     },
     async resolveExternalUser(req, ctx) {
-      requireService(ctx);
+      requirePlatform(ctx);
       return { user: userToProto(await identity.resolveExternalUser(req)) };
     },
     async completeOnboarding(req, ctx) {
@@ -139,7 +121,7 @@ export function registerIdentityRpc(
       return { apiKey: apiKeyToProto(await identity.revokeApiKey(requireUser(ctx), req.id)) };
     },
     async verifyApiKey(req, ctx) {
-      requireService(ctx);
+      requirePlatform(ctx);
       return { principal: principalToProto(await identity.verifyApiKey(req.key)) };
     },
     async authorize(req, ctx) {

@@ -1,26 +1,10 @@
+/** SamlService (proto/kiln/identity/v1/saml.proto): settings for owners and admins, sign-in for the gateway. */
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { permissionDenied } from "@kiln/kit/errors";
-import { principalOf } from "@kiln/kit/principal";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { type PutSamlSettingsRequest, SamlService } from "@kiln/proto/saml";
 import type { Identity } from "../identity.js";
 import type { SamlSettingsDoc } from "../store/saml-store.js";
-
-/** SamlService (proto/kiln/identity/v1/saml.proto): settings for owners and admins, sign-in for the gateway. */
-
-function requireUser(ctx: HandlerContext): string {
-  const p = principalOf(ctx);
-  if (p.type !== "user") throw permissionDenied("this call needs a signed-in user");
-  return p.id;
-}
-
-/** The SP endpoints' calls come from the gateway as the platform principal (acting for no organization). */
-function requirePlatform(ctx: HandlerContext): void {
-  const p = principalOf(ctx);
-  if (p.type !== "service" || p.organizationId !== undefined) {
-    throw permissionDenied("SAML sign-in calls are reserved to the Kiln gateway acting for the platform");
-  }
-}
+import { requirePlatform, requireUser } from "./callers.js";
 
 const settingsToProto = (s: SamlSettingsDoc) => ({
   organizationId: s.organizationId,
@@ -63,7 +47,7 @@ export function registerSamlRpc(router: ConnectRouter, identity: Identity): void
       return {};
     },
     async getSamlProvider(req, ctx) {
-      requirePlatform(ctx);
+      requirePlatform(ctx, "SAML sign-in calls are");
       const s = await identity.samlProvider(req.organizationId);
       return {
         idpEntityId: s.idpEntityId,
@@ -74,16 +58,16 @@ export function registerSamlRpc(router: ConnectRouter, identity: Identity): void
       };
     },
     async saveSamlRequest(req, ctx) {
-      requirePlatform(ctx);
+      requirePlatform(ctx, "SAML sign-in calls are");
       return { state: await identity.saveSamlRequest(req) };
     },
     async takeSamlRequest(req, ctx) {
-      requirePlatform(ctx);
+      requirePlatform(ctx, "SAML sign-in calls are");
       const doc = await identity.takeSamlRequest(req);
       return { requestId: doc.requestId, returnTo: doc.returnTo };
     },
     async completeSamlSignIn(req, ctx) {
-      requirePlatform(ctx);
+      requirePlatform(ctx, "SAML sign-in calls are");
       const r = await identity.completeSamlSignIn({
         organizationId: req.organizationId,
         assertionId: req.assertionId,

@@ -1,26 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { permissionDenied } from "@kiln/kit/errors";
-import { principalOf } from "@kiln/kit/principal";
 import { ScimService, type ScimUserInput } from "@kiln/proto/scim";
 import type { Identity } from "../identity.js";
 import type { ScimTokenDoc } from "../store/scim-store.js";
 import type { ScimGroupView } from "../use-cases/scim-groups.js";
 import type { ScimUserView } from "../use-cases/scim-users.js";
-
-function requireUser(ctx: HandlerContext): string {
-  const p = principalOf(ctx);
-  if (p.type !== "user") throw permissionDenied("this call needs a signed-in user");
-  return p.id;
-}
-
-/** SCIM calls come from the gateway as the platform principal; the SCIM token names the organization. */
-function requirePlatform(ctx: HandlerContext): void {
-  const p = principalOf(ctx);
-  if (p.type !== "service" || p.organizationId !== undefined) {
-    throw permissionDenied("SCIM calls are reserved to the Kiln gateway acting for the platform");
-  }
-}
+import { requirePlatform, requireUser } from "./callers.js";
 
 const scimTokenToProto = (t: ScimTokenDoc) => ({
   id: t._id,
@@ -73,7 +58,7 @@ const groupInput = (g: { displayName: string; externalId: string; memberIds: str
 export function registerScimRpc(router: ConnectRouter, identity: Identity): void {
   /** The organization of the request's SCIM token, for the platform principal only. */
   const orgOf = (req: { token: string }, ctx: HandlerContext) => {
-    requirePlatform(ctx);
+    requirePlatform(ctx, "SCIM calls are");
     return identity.scimOrganizationOf(req.token);
   };
 
