@@ -1,22 +1,11 @@
-/**
- * Kiln calling OpenAI's Responses API (docs/providers.md "OpenAI's Responses API") over real HTTP,
- * in the embedded and the distributed mode, against the OpenAI stub: a deployment model of
- * OPENAI_COMPATIBLE_PROVIDERS with `api: "responses"` runs a prompt over REST (plain, and streamed
- * through POST /run/stream), the stub receives a Responses request (`store: false`, the rendered
- * input), and the stored run has every token class and the cost at the model's cached and
- * reasoning prices, while a model without `api` stays on Chat Completions. Then (embedded) an
- * organization's connection whose model says `api: "responses"` shows it and is called there, and
- * `api` on a kind that is not OpenAI's protocol is a 400 naming the field.
- */
-import { loadProvidersConfig } from "@kiln/execution/config";
 import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { Kiln, type PromptRunStreamEvent } from "@kiln/sdk";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbedded } from "./support/embedded.js";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: stored runs are read loosely and asserted on.
 type Loose = any;
@@ -52,35 +41,14 @@ const USAGE_VIEW = {
   reasoningTokens: 192,
 };
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start(stub: OpenAIStub) {
-      const { kiln, baseUrl } = await startEmbedded({ providers: loadProvidersConfig(providerEnv(stub)) });
-      return { base: baseUrl, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start(stub: OpenAIStub) {
-      const kiln = await startDistributed({
-        mongoUrl: inject("mongoUrl"),
-        natsUrl: inject("natsUrl"),
-        envOf: { execution: providerEnv(stub) },
-      });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
-describe.each(modes)("a deployment model with api: responses ($name)", (mode) => {
+describe.each(PROVIDER_MODES)("a deployment model with api: responses ($name)", (mode) => {
   let stub: OpenAIStub;
-  let running: { base: string; stop: () => Promise<void> };
+  let running: RunningKiln;
   let flow: FlowResult;
 
   beforeAll(async () => {
     stub = await startOpenAIStub();
-    running = await mode.start(stub);
+    running = await mode.start(providerEnv(stub));
     flow = await runIdentityFlow(running.base, ["prompts:read", "runs:write", "runs:read"]);
   }, 180_000);
   afterAll(async () => {

@@ -1,20 +1,8 @@
-/**
- * Token-per-minute limits (docs/usage.md "Token-per-minute limits", issue #49) over real HTTP in
- * both run modes, behind an OpenAI stub answering 1200 input and 150 output tokens a call: a key's
- * limit refuses its next run once its runs' tokens reach it (429 resource_exhausted naming the key,
- * Retry-After, no provider call), on REST and /v1/* in OpenAI's and Anthropic's shapes, while
- * another key of the organization runs; a deployment model's limit refuses runs on that model only,
- * whichever organization runs them; a connection model's counts that connection's runs only; bad limits are 400s naming the field that create or change
- * nothing; the key's views show the limit and a PATCH applies to the key's next run at once.
- */
-import { loadProvidersConfig } from "@kiln/execution/config";
-import { parseHostPatterns } from "@kiln/kit/outbound/host-patterns";
 import { type OpenAIStub, startOpenAIStub, stubReply } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
-import { startEmbedded } from "./support/embedded.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { PROVIDER_MODES, type RunningKiln } from "./support/provider-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: bodies are asserted field by field.
 type Loose = any;
@@ -40,37 +28,13 @@ const providerEnv = (stub: OpenAIStub) => ({
 });
 const SCOPES = ["prompts:read", "runs:write", "runs:read"];
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start(stub: OpenAIStub) {
-      const { kiln, baseUrl } = await startEmbedded({
-        providers: loadProvidersConfig(providerEnv(stub)),
-        connections: { privateHosts: parseHostPatterns("127.0.0.1") },
-      });
-      return { base: baseUrl, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start(stub: OpenAIStub) {
-      const kiln = await startDistributed({
-        mongoUrl: inject("mongoUrl"),
-        natsUrl: inject("natsUrl"),
-        envOf: { execution: providerEnv(stub) },
-      });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
-describe.each(modes)("token-per-minute limits ($name)", (mode) => {
+describe.each(PROVIDER_MODES)("token-per-minute limits ($name)", (mode) => {
   let stub: OpenAIStub;
-  let running: { base: string; stop: () => Promise<void> };
+  let running: RunningKiln;
 
   beforeAll(async () => {
     stub = await startOpenAIStub({ latencyMs: 5, respond: () => stubReply.text("ok", { usage: USAGE }) });
-    running = await mode.start(stub);
+    running = await mode.start(providerEnv(stub));
   }, 180_000);
 
   afterAll(async () => {
