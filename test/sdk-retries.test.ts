@@ -18,6 +18,8 @@ type Step =
   | { answer: number; retryAfter?: string }
   | { forwardThenAnswer: number }
   | { stallMs: number }
+  /** The connection is cut before any answer (a server that went away under the request). */
+  | { reset: true }
   | { forward: true };
 
 interface Seen {
@@ -66,6 +68,10 @@ beforeAll(async () => {
       const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": "req_proxy" };
       if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
       res.writeHead(step.answer, headers).end(envelope(step.answer === 429 ? "resource_exhausted" : "unavailable"));
+      return;
+    }
+    if ("reset" in step) {
+      req.socket.destroy();
       return;
     }
     if ("stallMs" in step) await new Promise((resolve) => setTimeout(resolve, step.stallMs));
@@ -148,6 +154,27 @@ describe("retries", () => {
       .models.list()
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 429, code: "resource_exhausted", retryAfterMs: 120_000 });
+    expect(seen).toHaveLength(1);
+  });
+
+  it("tries a read again when its connection was cut, and a keyed run, which the server replays or runs once", async () => {
+    script = [{ reset: true }];
+    expect((await viaProxy().prompts.get(promptId)).id).toBe(promptId);
+    expect(seen).toHaveLength(2);
+    seen = [];
+    script = [{ reset: true }];
+    const run = await viaProxy().prompts.run(promptId, { organizationId, variables: { name: "A" } });
+    expect(run.status).toBe("succeeded");
+    expect(seen).toHaveLength(2);
+    expect(seen[1]?.headers["idempotency-key"]).toBe(seen[0]?.headers["idempotency-key"]);
+  });
+
+  it("does not try a write without a key again when its connection was cut: it may have been done", async () => {
+    script = [{ reset: true }];
+    const error = await viaProxy()
+      .prompts.create({ organizationId, name: "Cut off" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
     expect(seen).toHaveLength(1);
   });
 

@@ -63,6 +63,10 @@ const RETRYABLE = new Set([429, 503]);
 const BASE_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 8_000;
 
+/** A request a second attempt cannot run twice: a read, or a call the server de-duplicates by its key. */
+const replayable = (request: Request) =>
+  request.method === "GET" || request.method === "HEAD" || request.headers.has("idempotency-key");
+
 /** Exponential backoff with jitter when the server gives no Retry-After. */
 export function backoffMs(attempt: number, random = Math.random): number {
   const ceiling = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** attempt);
@@ -105,7 +109,8 @@ function checkOptions(options: KilnOptions): void {
 
 /**
  * The HTTP layer under the families: openapi-fetch (typed by the generated paths) on a fetch that
- * adds the credential, a timeout per attempt and retries of 429 and 503 honouring Retry-After.
+ * adds the credential, a timeout per attempt and retries of 429 and 503 honouring Retry-After (and
+ * of a failed connection, for reads and keyed calls).
  */
 export class Transport {
   readonly api: Client<paths>;
@@ -230,7 +235,12 @@ export class Transport {
         if (timeout.aborted && !options.signal?.aborted) {
           throw new KilnTimeoutError(request.method, request.url, timeoutMs);
         }
-        throw e;
+        // A connection that failed (refused, reset, closed under the request: fetch's TypeError) is
+        // tried again when another attempt cannot do anything twice: a read, or a keyed call.
+        if (!(e instanceof TypeError) || options.signal?.aborted || attempt >= maxRetries || !replayable(request))
+          throw e;
+        await sleep(backoffMs(attempt), options.signal);
+        continue;
       }
       if (!RETRYABLE.has(response.status) || attempt >= maxRetries) return response;
       const delayMs = retryAfterMsOf(response.headers.get("retry-after")) ?? backoffMs(attempt);
