@@ -158,6 +158,8 @@ describe("the console's runs and playground", () => {
     await page.getByLabel("style").selectOption("long");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const card = page.getByRole("article").first();
+    // The text streams in before the run is stored: its status line comes with the stored run.
+    await card.getByRole("link", { name: "Open the stored run" }).waitFor();
     await card.getByText("Explain kilns (long).").waitFor();
     expect(await card.getByRole("heading").textContent()).toBe("Summarizer · label staging (version 2) · local/echo");
     expect(await card.textContent()).toMatch(/succeeded · local\/echo · \d+ in \/ \d+ out tokens · \$0 ·/);

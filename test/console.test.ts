@@ -171,7 +171,8 @@ describe("the console", () => {
     await page.getByLabel("name (required)").fill("Ada");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const run = page.getByRole("article").first();
-    await run.waitFor();
+    // The card appears as the run starts ("waiting for the model…"): read it once the run is stored.
+    await run.getByRole("link", { name: "Open the stored run" }).waitFor();
     expect(await run.textContent()).toContain("Greet Ada warmly.");
     expect(await run.textContent()).toMatch(/succeeded · local\/echo · \d+ in \/ \d+ out tokens/);
     await screen("playground-run");
