@@ -179,6 +179,53 @@ describe.each(PROVIDER_MODES)("token-per-minute limits ($name)", (mode) => {
     expect((await run(b, { token: b.flow.token })).status).toBe(201);
   }, 120_000);
 
+  it("a route skips a target whose minute is spent without calling it, and is refused only when every target's is", async () => {
+    const org = await organization("route/spread");
+    const c = await api(org.flow, "POST", "/api/provider-connections", {
+      organizationId: org.flow.organizationId,
+      name: "own",
+      provider: "openai_compatible",
+      baseUrl: stub.baseUrl,
+      models: [
+        { model: "m1", tokensPerMinute: 2 * RUN_TOKENS },
+        { model: "m2", tokensPerMinute: RUN_TOKENS },
+      ],
+    });
+    expect(c.status, JSON.stringify(c.body)).toBe(201);
+    const route = await api(org.flow, "POST", "/api/model-routes", {
+      organizationId: org.flow.organizationId,
+      name: "spread",
+      strategy: "fallback",
+      targets: [{ model: "own/m1" }, { model: "own/m2" }],
+    });
+    expect(route.status, JSON.stringify(route.body)).toBe(201);
+    const answered: Loose[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await run(org, { token: org.flow.token });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      answered.push(r.body);
+    }
+    expect(answered.map((r) => r.model)).toEqual(["own/m1", "own/m1", "own/m2"]);
+    // The spent target was skipped, named with its limit, and never called.
+    expect(answered[2].attempts).toEqual([
+      expect.objectContaining({
+        model: "own/m1",
+        status: "skipped",
+        error: expect.objectContaining({
+          message: expect.stringContaining(`model own/m1 allows ${2 * RUN_TOKENS} tokens a minute`),
+        }),
+      }),
+      expect.objectContaining({ model: "own/m2", status: "succeeded" }),
+    ]);
+    const before = stub.requests.length;
+    const refused = await run(org, { token: org.flow.token });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(429);
+    expect(refused.body.error.details).toContainEqual({ field: "tokensPerMinute", issue: "model:route/spread" });
+    expect(refused.body.error.message).toContain("every target of model route/spread has used its tokens a minute");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(stub.requests.length).toBe(before);
+  }, 120_000);
+
   it("refuses 0, negative, fractional, too large and non-number limits with 400 naming the field, creating and changing nothing", async () => {
     const org = await organization();
     const keysBefore = (await keysOf(org)).length;

@@ -187,7 +187,7 @@ export async function createExecutionService(
     catalog: withResolveCache({ catalog: deps.catalog, generation, identityAuth: deps.identityAuth }),
     identityAuth: deps.identityAuth,
     models,
-    routes: modelRoutes.resolver,
+    routes: { ...modelRoutes.resolver, holdBack: tokenLimits.holdBack },
     tools: createToolExecutor({
       allowlist: deps.tools.allowlist,
       allowPrivateFor: deps.tools.allowPrivateFor,

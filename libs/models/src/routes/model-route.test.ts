@@ -350,3 +350,55 @@ describe("circuit breaker", () => {
     expect(e.attempts).toEqual([{ model: "a/one", status: "skipped", latencyMs: 0 }]);
   });
 });
+
+describe("targets the caller holds back", () => {
+  const spent = (target: ResolvedModel) =>
+    new ProviderError("provider_error", `${target.id} has spent its tokens for this minute`, {
+      provider: target.entry.provider,
+      model: target.entry.model,
+      status: 429,
+      retryAfterMs: 7_000,
+    });
+
+  it("skips a held-back target without calling it, whatever retryOn says, and answers from the next", async () => {
+    const a = fakeTarget("a/one", ok("from a"));
+    const b = fakeTarget("b/two", ok("from b"));
+    const model = createRoutedModel(
+      { name: "r", strategy: "fallback", targets: [{ model: "a/one" }, { model: "b/two" }], retryOn: ["5xx"] },
+      {
+        resolve: (id) => (id === "a/one" ? a.resolved : b.resolved),
+        breakers: createBreakerBoard(),
+        holdBack: (t) => (t.id === "a/one" ? spent(t) : undefined),
+      },
+    );
+    const r = await model.generate({ messages });
+    expect(r.text).toBe("from b");
+    expect(a.calls).toHaveLength(0);
+    expect(routedAnswerOf(r)?.attempts).toEqual([
+      {
+        model: "a/one",
+        status: "skipped",
+        latencyMs: 0,
+        error: { code: "provider_error", message: "a/one has spent its tokens for this minute" },
+      },
+      { model: "b/two", status: "succeeded", latencyMs: expect.any(Number) },
+    ]);
+    expect(model.targets.map((t) => t.id)).toEqual(["a/one", "b/two"]);
+  });
+
+  it("fails with the hold-back's 429 and wait when every target is held back, calling none", async () => {
+    const a = fakeTarget("a/one", ok("from a"));
+    const b = fakeTarget("b/two", ok("from b"));
+    const model = createRoutedModel(
+      { name: "r", strategy: "fallback", targets: [{ model: "a/one" }, { model: "b/two" }] },
+      { resolve: (id) => (id === "a/one" ? a.resolved : b.resolved), breakers: createBreakerBoard(), holdBack: spent },
+    );
+    const e = (await model.generate({ messages }).catch((x: unknown) => x)) as RouteFailure;
+    expect(e).toBeInstanceOf(RouteFailure);
+    expect(e.status).toBe(429);
+    expect(e.retryAfterMs).toBe(7_000);
+    expect(e.message).toBe("a/one has spent its tokens for this minute");
+    expect(e.attempts.map((x) => x.status)).toEqual(["skipped", "skipped"]);
+    expect(a.calls.length + b.calls.length).toBe(0);
+  });
+});

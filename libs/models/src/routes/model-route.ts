@@ -49,6 +49,12 @@ export interface RouteOptions {
    * the route's retry); the last target tried keeps its provider's configured retries.
    */
   retriesBeforeLast?: number;
+  /**
+   * A target the caller holds back now, with why (e.g. its token-per-minute limit is spent: a
+   * ProviderError with status 429 and retryAfterMs): skipped without a call, as an open breaker's
+   * is, and moved past whatever `retryOn` says; the route's failure when no target answers.
+   */
+  holdBack?: (target: ResolvedModel) => ProviderError | undefined;
 }
 
 /** What a routed call answered with: its attempts and the target that answered. */
@@ -91,6 +97,8 @@ export const routedAnswerOf = (r: ModelResult): RoutedAnswer | undefined => (r a
 
 export interface RoutedModel extends ResolvedModel {
   route: RouteDefinition;
+  /** The targets that could be resolved, in the route's order. */
+  targets: readonly ResolvedModel[];
   generate(request: Omit<ModelRequest, "model">): Promise<RoutedResult>;
 }
 
@@ -140,6 +148,12 @@ export function createRoutedModel(route: RouteDefinition, options: RouteOptions)
       if (!target) continue;
       if (!target.resolved) {
         attempts.push({ model: target.model, status: "failed", latencyMs: 0, error: unusable(target.error) });
+        continue;
+      }
+      const held = options.holdBack?.(target.resolved);
+      if (held) {
+        attempts.push({ model: target.model, status: "skipped", latencyMs: 0, error: errorOf(held) });
+        lastError ??= held;
         continue;
       }
       const key = keyOf(target.model);
@@ -203,7 +217,7 @@ export function createRoutedModel(route: RouteDefinition, options: RouteOptions)
     throw fail(lastError);
   }
 
-  return { id: entry.id, entry, provider: first.provider, route, generate };
+  return { id: entry.id, entry, provider: first.provider, route, targets: usable, generate };
 }
 
 const elapsed = (started: number) => Math.round(performance.now() - started);

@@ -12,8 +12,9 @@
  */
 import { DomainError } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
-import type { TokenUsage } from "@kiln/models/provider";
+import { ProviderError, type TokenUsage } from "@kiln/models/provider";
 import type { ResolvedModel } from "@kiln/models/registry";
+import type { RoutedModel } from "@kiln/models/routes";
 import type { RunDoc } from "../store/run-store.js";
 import { createTokenWindow, type TokenWindow } from "./token-window.js";
 
@@ -26,6 +27,11 @@ export interface TokenLimit {
   tokensPerMinute: number;
   /** A key's window counts a run when it finishes; a model's counts each call (counting-registry.ts). */
   counts: "run" | "call";
+  /**
+   * A route's: the limits of its targets, every one of which has one. The route's run is refused
+   * only while every target's minute is spent; a spent target is skipped (held back) on the way.
+   */
+  anyOf?: readonly TokenLimit[];
 }
 
 /** The run about to start, as its limits see it. */
@@ -53,13 +59,27 @@ export function apiKeyLimitOf(principal: Principal): TokenLimit | undefined {
   return { window: `api_key:${id}`, issue: `api_key:${id}`, tokensPerMinute, counts: "run" };
 }
 
-/** The limit of a resolved model, when its entry has one (a route has none of its own). */
-export function modelLimitOf(model: Pick<ResolvedModel, "id" | "entry">): TokenLimit | undefined {
+/**
+ * The limit of a resolved model, when its entry has one. A route has none of its own: when every
+ * one of its targets has a limit, its limit is theirs taken together (`anyOf`).
+ */
+export function modelLimitOf(
+  model: Pick<ResolvedModel, "id" | "entry"> & Partial<Pick<RoutedModel, "targets">>,
+): TokenLimit | undefined {
+  if (model.targets) return routeLimitOf(model.id, model.targets);
   const { tokensPerMinute, connectionId } = model.entry;
   if (tokensPerMinute === undefined) return undefined;
   // A connection's model ids are its organization's own: the connection names the window.
   const window = connectionId ? `connection:${connectionId}:${model.id}` : `model:${model.id}`;
   return { window, issue: `model:${model.id}`, tokensPerMinute, counts: "call" };
+}
+
+function routeLimitOf(id: string, targets: readonly ResolvedModel[]): TokenLimit | undefined {
+  const anyOf = targets.map(modelLimitOf);
+  if (anyOf.length === 0 || anyOf.some((l) => l === undefined)) return undefined;
+  const limits = anyOf as TokenLimit[];
+  const tokensPerMinute = limits.reduce((sum, l) => sum + l.tokensPerMinute, 0);
+  return { window: `route:${id}`, issue: `model:${id}`, tokensPerMinute, counts: "call", anyOf: limits };
 }
 
 /** A run's limits from those given (its key's, its models'), each window once; undefined for none (most runs). */
@@ -102,17 +122,54 @@ export function createTokenLimits(deps: TokenLimitsDeps = {}) {
     );
   }
 
+  /** The seconds until `limit`'s window is under it again; 0 while it is. */
+  function secondsSpent(limit: TokenLimit, at: number): number {
+    return windows.get(limit.window)?.secondsUntilUnder(at, limit.tokensPerMinute) ?? 0;
+  }
+
+  function routeRefusal(limit: TokenLimit, targets: readonly TokenLimit[], at: number): DomainError | undefined {
+    const waits = targets.map((t) => secondsSpent(t, at));
+    if (waits.some((s) => s === 0)) return undefined;
+    const seconds = Math.min(...waits);
+    return new DomainError(
+      "resource_exhausted",
+      `every target of ${limitName(limit)} has used its tokens a minute (${targets.map((t) => `${limitName(t)}: ${t.tokensPerMinute}`).join(", ")}); retry in ${seconds} s`,
+      [{ field: "tokensPerMinute", issue: limit.issue }],
+      seconds,
+    );
+  }
+
   return {
     /** Admits the run or refuses it (429 naming the first of its limits whose minute is spent). */
     admit(run: LimitedRun): void {
       if (!run.tokenLimits?.length) return;
       const at = now();
       for (const limit of run.tokenLimits) {
-        const w = windows.get(limit.window);
-        if (!w) continue;
-        const seconds = w.secondsUntilUnder(at, limit.tokensPerMinute);
-        if (seconds > 0) throw refusal(limit, w.total(at), seconds);
+        if (limit.anyOf) {
+          const refused = routeRefusal(limit, limit.anyOf, at);
+          if (refused) throw refused;
+          continue;
+        }
+        const seconds = secondsSpent(limit, at);
+        if (seconds > 0) throw refusal(limit, windows.get(limit.window)?.total(at) ?? 0, seconds);
       }
+    },
+    /**
+     * A route's target whose own minute is spent, as the failure the route skips it with (a 429
+     * with the wait); undefined for a target free to take the call (or with no limit).
+     */
+    holdBack(target: Pick<ResolvedModel, "id" | "entry">): ProviderError | undefined {
+      const limit = modelLimitOf(target);
+      if (!limit) return undefined;
+      const at = now();
+      const seconds = secondsSpent(limit, at);
+      if (seconds === 0) return undefined;
+      const used = windows.get(limit.window)?.total(at) ?? 0;
+      return new ProviderError(
+        "provider_error",
+        `${limitName(limit)} allows ${limit.tokensPerMinute} tokens a minute and ${used} were used in the last minute; held back for ${seconds} s`,
+        { provider: target.entry.provider, model: target.entry.model, status: 429, retryAfterMs: seconds * 1_000 },
+      );
     },
     /** The run ended: a stored run's tokens count in its key's window (an agent run's steps count on their own). */
     finished(run: LimitedRun, doc: RunDoc | undefined): void {

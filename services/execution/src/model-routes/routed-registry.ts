@@ -6,6 +6,7 @@
  */
 import { invalidArgument } from "@kiln/kit/errors";
 import type { BreakerBoard } from "@kiln/models/circuit-breaker";
+import type { ProviderError } from "@kiln/models/provider";
 import type { ModelScope, ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import { createRoutedModel } from "@kiln/models/routes";
 import type { RouteCache } from "./route-cache.js";
@@ -18,6 +19,8 @@ export interface RouteResolver {
   breakers: BreakerBoard;
   /** [0, 1) for weighted routes; default Math.random. */
   random?: () => number;
+  /** A target held back now (its token-per-minute limit spent, docs/usage.md): skipped without a call. */
+  holdBack?: (target: ResolvedModel) => ProviderError | undefined;
 }
 
 /**
@@ -70,6 +73,7 @@ export async function routedRegistry(
           breakers: routes.breakers,
           breakerKey: (id) => `${organizationId}\u0000${id}`,
           ...(routes.random ? { random: routes.random } : {}),
+          ...(routes.holdBack ? { holdBack: routes.holdBack } : {}),
         },
       );
     },
