@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Measures the structure targets of docs/architecture.md "Measuring the structure" on the files git
- * tracks: import circles, production source files over 300 lines, `string …_json` protobuf fields,
+ * tracks: import circles, arrows back up between the layers, production source files over 300 lines, `string …_json` protobuf fields,
  * test scaffolding under src/, and references in code to documents or headings that the repository
  * does not have. `--list` prints the production files instead (the set a duplicate finder should
  * read). `--json` prints the figures as JSON. Nothing is run or written.
@@ -208,9 +208,29 @@ for (const file of sources.filter((f) => !f.startsWith("docs/"))) {
   });
 }
 
+/**
+ * Arrows back up: production imports against the layers (proto/ < libs/ < services/ < gateway/ <
+ * launcher/): a library importing a service, the gateway or the launcher; a service another service.
+ */
+const TIERS = ["proto/", "libs/", "services/", "gateway/", "launcher/"];
+const tierOf = (file) => TIERS.findIndex((prefix) => file.startsWith(prefix));
+const serviceOf = (file) => (file.startsWith("services/") ? file.split("/")[1] : undefined);
+const arrowsBackUp = production.flatMap((file) =>
+  [...(graph.get(file) ?? [])]
+    .filter((target) => target !== "vitest" && isProduction(target))
+    .filter((target) => {
+      const [from, to] = [tierOf(file), tierOf(target)];
+      if (from < 0 || to < 0) return false;
+      if (from < to) return true;
+      return from === to && serviceOf(file) !== serviceOf(target);
+    })
+    .map((target) => `${file} -> ${target}`),
+);
+
 const report = {
   productionFiles: production.length,
   circles: circles(production),
+  arrowsBackUp,
   filesOver300Lines: large.map(([file, lines]) => `${file} (${lines})`),
   jsonStringFields: jsonFields,
   scaffoldingUnderSrc: scaffolding,
@@ -223,6 +243,7 @@ if (process.argv.includes("--json")) {
     `${title}: ${items.length}${items.length ? `\n  ${items.map((item) => (Array.isArray(item) ? item.join(" -> ") : item)).join("\n  ")}` : ""}`;
   console.log(`production source files: ${report.productionFiles}`);
   console.log(section("import circles", report.circles));
+  console.log(section("arrows back up (a library importing a service or above, a service another)", report.arrowsBackUp));
   console.log(section("production files over 300 lines", report.filesOver300Lines));
   console.log(section("string …_json protobuf fields", report.jsonStringFields));
   console.log(section("test scaffolding under src/", report.scaffoldingUnderSrc));

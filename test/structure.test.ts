@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 const script = fileURLToPath(new URL("../scripts/structure-report.mjs", import.meta.url));
 const report = JSON.parse(execFileSync(process.execPath, [script, "--json"], { encoding: "utf8" })) as {
   circles: string[][];
+  arrowsBackUp: string[];
   filesOver300Lines: string[];
   jsonStringFields: string[];
   scaffoldingUnderSrc: string[];
@@ -23,6 +24,9 @@ const report = JSON.parse(execFileSync(process.execPath, [script, "--json"], { e
 describe("the structure of the tree", () => {
   it("has no import circles", () => {
     expect(report.circles).toEqual([]);
+  });
+  it("has no arrow back up: no library imports a service, the gateway or the launcher, no service another", () => {
+    expect(report.arrowsBackUp).toEqual([]);
   });
   it("has at most ten production source files over 300 lines", () => {
     expect(report.filesOver300Lines.length, report.filesOver300Lines.join("\n")).toBeLessThanOrEqual(10);

@@ -48,7 +48,7 @@ describe("the launcher bundle", () => {
           // Sources are relative to the map: named here from the repository's root.
           const source = relative(ROOT, resolve(outDir, dirname(file), map.sources[segment[1] ?? -1] ?? ""));
           mapped.add(source);
-          if (!position && source.endsWith("services/kit/src/ids.ts")) position = [i, segment[0], map];
+          if (!position && source.endsWith("libs/kit/src/ids.ts")) position = [i, segment[0], map];
         }
       });
     }
@@ -62,7 +62,7 @@ describe("the launcher bundle", () => {
     const entry = new SourceMap(map as unknown as SourceMapPayload).findEntry(line, column) as {
       originalSource?: string;
     };
-    expect(entry.originalSource).toMatch(/services\/kit\/src\/ids\.ts$/);
+    expect(entry.originalSource).toMatch(/libs\/kit\/src\/ids\.ts$/);
   });
 
   it("comes in chunks, the largest a fraction of the whole", () => {
