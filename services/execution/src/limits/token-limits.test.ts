@@ -135,6 +135,36 @@ describe("token-per-minute limits", () => {
     limits.admit({ tokenLimits: limitList(apiKeyLimitOf(keyPrincipal(OTHER_KEY))) });
   });
 
+  it("a route is refused only while every target's minute is spent, and a spent target is held back with its wait", () => {
+    const c = clock();
+    const limits = createTokenLimits({ now: c.now });
+    const one = { id: "stub/one", entry: entry("stub/one", { tokensPerMinute: 100 }) } as ResolvedModel;
+    const two = { id: "stub/two", entry: entry("stub/two", { tokensPerMinute: 200 }) } as ResolvedModel;
+    const free = { id: "stub/free", entry: entry("stub/free") } as ResolvedModel;
+    const route = { id: "route/r", entry: entry("route/r"), targets: [one, two] };
+    const limit = modelLimitOf(route) as TokenLimit;
+    expect(limit).toMatchObject({ window: "route:route/r", issue: "model:route/r", counts: "call" });
+    expect(limit.anyOf?.map((l) => l.window)).toEqual(["model:stub/one", "model:stub/two"]);
+    // A route with a target without a limit has none.
+    expect(modelLimitOf({ ...route, targets: [one, free] })).toBeUndefined();
+    const start = { tokenLimits: limitList(limit) };
+    limits.counted(modelLimitOf(one) as TokenLimit, 100);
+    expect(limits.holdBack(one)).toMatchObject({ status: 429, retryAfterMs: 60_000 });
+    expect(limits.holdBack(two)).toBeUndefined();
+    expect(limits.holdBack(free)).toBeUndefined();
+    limits.admit(start);
+    c.advance(10_000);
+    limits.counted(modelLimitOf(two) as TokenLimit, 250);
+    const refused = refusalOf(() => limits.admit(start));
+    expect(refused.details).toEqual([{ field: "tokensPerMinute", issue: "model:route/r" }]);
+    expect(refused.message).toContain("every target of model route/r has used its tokens a minute");
+    // The soonest target's wait: one's tokens leave 50 s from now, two's 60 s.
+    expect(refused.retryAfterSeconds).toBe(50);
+    c.advance(50_000);
+    expect(() => limits.admit(start)).not.toThrow();
+    expect(limits.holdBack(one)).toBeUndefined();
+  });
+
   it("a connection's model counts in that connection's window, a deployment model's in one for every organization", () => {
     const a = modelLimitOf({ id: "mine/m", entry: entry("mine/m", { tokensPerMinute: 5, connectionId: "conn_a" }) });
     const b = modelLimitOf({ id: "mine/m", entry: entry("mine/m", { tokensPerMinute: 5, connectionId: "conn_b" }) });
