@@ -243,7 +243,9 @@ if (process.argv.includes("--json")) {
     `${title}: ${items.length}${items.length ? `\n  ${items.map((item) => (Array.isArray(item) ? item.join(" -> ") : item)).join("\n  ")}` : ""}`;
   console.log(`production source files: ${report.productionFiles}`);
   console.log(section("import circles", report.circles));
-  console.log(section("arrows back up (a library importing a service or above, a service another)", report.arrowsBackUp));
+  console.log(
+    section("arrows back up (a library importing a service or above, a service another)", report.arrowsBackUp),
+  );
   console.log(section("production files over 300 lines", report.filesOver300Lines));
   console.log(section("string …_json protobuf fields", report.jsonStringFields));
   console.log(section("test scaffolding under src/", report.scaffoldingUnderSrc));
