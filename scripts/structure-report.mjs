@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * Measures the structure targets of docs/architecture.md "Measuring the structure" on the files git
- * tracks: import circles, arrows back up between the layers, production source files over 300 lines, `string …_json` protobuf fields,
- * test scaffolding under src/, and references in code to documents or headings that the repository
+ * tracks: import circles, arrows back up between the layers, production source files over 300
+ * lines, `string …_json` protobuf fields, test scaffolding under src/, and references in code to documents or headings that the repository
  * does not have. `--list` prints the production files instead (the set a duplicate finder should
  * read). `--json` prints the figures as JSON. Nothing is run or written.
  */

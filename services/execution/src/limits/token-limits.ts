@@ -113,10 +113,16 @@ export function createTokenLimits(deps: TokenLimitsDeps = {}) {
     return w;
   }
 
-  function refusal(limit: TokenLimit, used: number, seconds: number): DomainError {
+  /** What a spent limit says of itself: "model m allows N tokens a minute and U were used in the last minute". */
+  function spent(limit: TokenLimit, at: number): string {
+    const used = windows.get(limit.window)?.total(at) ?? 0;
+    return `${limitName(limit)} allows ${limit.tokensPerMinute} tokens a minute and ${used} were used in the last minute`;
+  }
+
+  function refusal(limit: TokenLimit, at: number, seconds: number): DomainError {
     return new DomainError(
       "resource_exhausted",
-      `${limitName(limit)} allows ${limit.tokensPerMinute} tokens a minute and ${used} were used in the last minute; retry in ${seconds} s`,
+      `${spent(limit, at)}; retry in ${seconds} s`,
       [{ field: "tokensPerMinute", issue: limit.issue }],
       seconds,
     );
@@ -151,7 +157,7 @@ export function createTokenLimits(deps: TokenLimitsDeps = {}) {
           continue;
         }
         const seconds = secondsSpent(limit, at);
-        if (seconds > 0) throw refusal(limit, windows.get(limit.window)?.total(at) ?? 0, seconds);
+        if (seconds > 0) throw refusal(limit, at, seconds);
       }
     },
     /**
@@ -164,12 +170,12 @@ export function createTokenLimits(deps: TokenLimitsDeps = {}) {
       const at = now();
       const seconds = secondsSpent(limit, at);
       if (seconds === 0) return undefined;
-      const used = windows.get(limit.window)?.total(at) ?? 0;
-      return new ProviderError(
-        "provider_error",
-        `${limitName(limit)} allows ${limit.tokensPerMinute} tokens a minute and ${used} were used in the last minute; held back for ${seconds} s`,
-        { provider: target.entry.provider, model: target.entry.model, status: 429, retryAfterMs: seconds * 1_000 },
-      );
+      return new ProviderError("provider_error", `${spent(limit, at)}; held back for ${seconds} s`, {
+        provider: target.entry.provider,
+        model: target.entry.model,
+        status: 429,
+        retryAfterMs: seconds * 1_000,
+      });
     },
     /** The run ended: a stored run's tokens count in its key's window (an agent run's steps count on their own). */
     finished(run: LimitedRun, doc: RunDoc | undefined): void {
