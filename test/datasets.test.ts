@@ -1,40 +1,12 @@
-/**
- * Datasets (docs/datasets.md; issue #50) over real HTTP in both run modes: create, read, rename,
- * list a page at a time, delete; items added and removed, each change a version, every version read
- * back as it was; CSV and JSONL imports (the file as the body or inside JSON), a bad row refusing the
- * whole file; items copied from evaluation cases, runs and annotation-queue items; a skill's
- * evaluation on a dataset recording the version it ran; another organization's dataset is 404;
- * every refusal in the error envelope with the field named, changing nothing.
- */
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RUN_MODES, type RunningKiln } from "./support/run-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are asserted field by field.
 type Loose = any;
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-      const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
-      return { base, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
-describe.each(modes)("datasets in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(RUN_MODES)("datasets in $name", (mode) => {
+  let running: RunningKiln;
   let api: TestClient;
   let owner: string;
   let organizationId: string;

@@ -57,7 +57,7 @@ describe("events against their JSON Schemas", () => {
     bus.consume({ stream: "RUNS", durable: "schema-check" }, async (msg) => {
       events.push({ subject: msg.subject, text: msg.string() });
     });
-    for (const stream of ["CATALOG", "TRACE_EVENTS"]) {
+    for (const stream of ["CATALOG", "TRACE_EVENTS", "EVALUATION_EVENTS"]) {
       await bus.ensureConsumer({ stream, durable: "schema-check" });
       bus.consume({ stream, durable: "schema-check" }, async (msg) => {
         events.push({ subject: msg.subject, text: msg.string() });
@@ -85,7 +85,12 @@ describe("events against their JSON Schemas", () => {
 
   it("validates every run.completed a prompt, a skill and an agent run publish", async () => {
     const api = createTestClient(kiln.gatewayUrl);
-    const flow = await runIdentityFlow(kiln.gatewayUrl, ["prompts:read", "runs:write", "traces:write"]);
+    const flow = await runIdentityFlow(kiln.gatewayUrl, [
+      "prompts:read",
+      "runs:write",
+      "traces:write",
+      "evaluations:write",
+    ]);
     const { token, organizationId } = flow;
     const { prompt } = await api.createPublishedPrompt(token, organizationId, {
       systemPrompt: "Hello {{name}}",
@@ -109,6 +114,22 @@ describe("events against their JSON Schemas", () => {
       { token },
     );
     expect(agentRun.status, agentRun.text).toBe(201);
+    // A skill's evaluation and a prompt's on one dataset item: an evaluation.completed each.
+    const dataset = await api.post<{ id: string }>("/api/datasets", { organizationId, name: "Events" }, { token });
+    await api.post(`/api/datasets/${dataset.body.id}/items`, { items: [{ input: { name: "C" } }] }, { token });
+    const evaluations = [
+      await api.post(
+        `/api/skills/${skill.id}/evaluations/run`,
+        { organizationId, datasetId: dataset.body.id },
+        { token },
+      ),
+      await api.post(
+        `/api/prompts/${prompt.id}/evaluations/run`,
+        { organizationId, datasetId: dataset.body.id, assertions: [{ type: "contains", value: "C" }] },
+        { token },
+      ),
+    ];
+    for (const e of evaluations) expect(e.status, e.text).toBe(202);
 
     // The agent's prompt steps are stored (and published) as runs of their own too.
     const mine = () => events.filter((e) => e.text.includes(organizationId));
@@ -120,6 +141,7 @@ describe("events against their JSON Schemas", () => {
       "catalog.prompt.published",
       "catalog.prompt.version.created",
       "catalog.skill.published",
+      "evaluation-events.completed",
       "runs.completed.agent",
       "runs.completed.prompt",
       "runs.completed.skill",
@@ -153,6 +175,10 @@ describe("events against their JSON Schemas", () => {
       new Set(mine().flatMap((e) => (e.subject === "catalog.label.moved" ? [JSON.parse(e.text).data.action] : [])));
     while (actions().size < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(actions()).toEqual(new Set(["published", "moved", "deleted"]));
+    const completed = () => mine().filter((e) => e.subject === "evaluation-events.completed");
+    while (completed().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const subjects = completed().map((e) => JSON.parse(e.text).data);
+    expect(subjects.map((d) => (d.promptId ? "prompt" : "skill")).sort()).toEqual(["prompt", "skill"]);
     for (const event of mine()) {
       const matching = schemas.filter((s) => subjectMatches(s.subject, event.subject));
       expect(matching, event.subject).toHaveLength(1);

@@ -1,33 +1,7 @@
-/**
- * `GET /v1/models` past one batch of label reads (more than 100 prompts), in the order of the
- * prompt list, as the per-prompt label routes answer; and a `kiln/…` model resolved for a run by
- * id or by name (the newest of that name) without listing the catalog, never into another
- * organization. Both run modes.
- */
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { createTestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
-
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-      const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
-      return { base, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
+import { RUN_MODES, type RunningKiln } from "./support/run-modes.js";
 
 const PROMPTS = 104;
 const echo = (text: string) => ({
@@ -36,8 +10,8 @@ const echo = (text: string) => ({
   variablesSchema: { type: "object", properties: { w: { type: "string" } } },
 });
 
-describe.each(modes)("/v1 models in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(RUN_MODES)("/v1 models in $name", (mode) => {
+  let running: RunningKiln;
   let flow: FlowResult;
   let other: FlowResult;
   let theirs: { id: string; name: string };

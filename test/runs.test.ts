@@ -4,38 +4,18 @@
  * model is the built-in local/echo, which calls attached tools and answers JSON schemas offline.
  */
 
-import { createLogger } from "@kiln/kit/logger";
-import { buildEmbedded } from "@kiln/launcher/embedded";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startDistributed } from "./support/distributed.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
+import { RUN_MODES, type RunningKiln } from "./support/run-modes.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: run bodies are asserted field by field.
 type Loose = any;
 
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
-const modes = [
-  {
-    name: "embedded mode",
-    async start() {
-      const kiln = await buildEmbedded({ logger: createLogger({ name: "test", level: "silent" }) });
-      const base = await kiln.gateway.app.listen({ host: "127.0.0.1", port: 0 });
-      return { base, stop: () => kiln.close() };
-    },
-  },
-  {
-    name: "distributed mode (FerretDB, NATS)",
-    async start() {
-      const kiln = await startDistributed({ mongoUrl: inject("mongoUrl"), natsUrl: inject("natsUrl") });
-      return { base: kiln.gatewayUrl, stop: () => kiln.stop() };
-    },
-  },
-];
-
-describe.each(modes)("runs in $name", (mode) => {
-  let running: Awaited<ReturnType<(typeof modes)[number]["start"]>>;
+describe.each(RUN_MODES)("runs in $name", (mode) => {
+  let running: RunningKiln;
   let client: TestClient;
   let flow: FlowResult;
   let toolId: string;

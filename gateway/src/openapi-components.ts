@@ -42,6 +42,11 @@ import {
   OnlineScoreView,
   OnlineTargetView,
 } from "./routes/online-views.js";
+import {
+  PromptEvaluationComparisonView,
+  PromptEvaluationListItemView,
+  PromptEvaluationView,
+} from "./routes/prompt-evaluation-views.js";
 import { ConnectionTestView, ProviderConnectionView } from "./routes/provider-connection-views.js";
 import {
   AnnotationQueueView,
@@ -174,6 +179,9 @@ export const COMPONENTS: NamedSchema[] = [
   EvaluationRunView,
   EvaluationRunListItemView,
   EvaluationComparisonView,
+  PromptEvaluationView,
+  PromptEvaluationListItemView,
+  PromptEvaluationComparisonView,
   GenerationView,
   SpanToolCallView,
   SpanView,

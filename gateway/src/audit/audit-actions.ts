@@ -81,6 +81,8 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction | null>> = {
   deleteEvaluationCase: ["evaluation_case.deleted", "evaluation_case", "p.caseId"],
   startEvaluationRun: ["evaluation.started", "evaluation_run", "r.id"],
   cancelEvaluationRun: ["evaluation.cancelled", "evaluation_run", "p.evaluationRunId"],
+  startPromptEvaluation: ["evaluation.started", "evaluation_run", "r.id"],
+  cancelPromptEvaluation: ["evaluation.cancelled", "evaluation_run", "p.evaluationRunId"],
   createWebhook: ["webhook.created", "webhook", "r.id"],
   updateWebhook: ["webhook.updated", "webhook", "p.id"],
   deleteWebhook: ["webhook.deleted", "webhook", "p.id"],

@@ -11,8 +11,19 @@ import { Body, errorResponses, IdempotencyHeaders, ListQuery } from "../schemas.
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { TargetLabel } from "./evaluation-assertion-views.js";
 import { organizationOfRead, registerEvaluationCaseRoutes } from "./evaluation-case-routes.js";
-import { evaluationComparisonView, evaluationRunListItemView, evaluationRunView } from "./evaluation-view-mappers.js";
-import { EvaluationComparisonView, EvaluationRunListItemView, EvaluationRunView } from "./evaluation-views.js";
+import {
+  evaluationComparisonView,
+  evaluationRunListItemView,
+  evaluationRunView,
+  evaluationStarted,
+} from "./evaluation-view-mappers.js";
+import {
+  EvaluationComparisonView,
+  EvaluationRunListItemView,
+  EvaluationRunView,
+  EvaluationStartedView,
+} from "./evaluation-views.js";
+import { registerPromptEvaluationRoutes } from "./prompt-evaluation-routes.js";
 
 /**
  * Evaluation cases and evaluation runs of a skill (docs/api.md "Evaluations"; public beta).
@@ -35,10 +46,11 @@ function byRun(call: (run: RunRequest, options: CallOptions) => Promise<{ run?: 
   };
 }
 
-/** Evaluation cases and runs of a skill (api.md "Evaluations"). */
+/** Evaluation cases and runs of a skill (api.md "Evaluations"), and a prompt's evaluations ("Prompt evaluations"). */
 export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { evaluation } = deps.clients;
   registerEvaluationCaseRoutes(app, deps);
+  registerPromptEvaluationRoutes(app, deps);
 
   app.post(
     "/api/skills/:id/evaluations/run",
@@ -82,11 +94,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
           ),
         }),
         response: {
-          202: Type.Object({
-            id: Type.String(),
-            evaluationRunId: Type.String({ description: "equal to id" }),
-            status: Type.Literal("queued"),
-          }),
+          202: EvaluationStartedView,
           ...errorResponses(400, 401, 403, 404, 409),
         },
       },
@@ -105,8 +113,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
         },
         rpcOptions(request),
       );
-      if (!r.run) throw new Error("evaluation returned no run");
-      return reply.code(202).send({ id: r.run.id, evaluationRunId: r.run.id, status: "queued" as const });
+      return reply.code(202).send(evaluationStarted(r.run));
     },
   );
 

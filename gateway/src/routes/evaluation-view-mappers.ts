@@ -55,7 +55,7 @@ const attemptView = (a: Attempt) => ({
   judgeRuns: a.judgeRuns.map(judgeRunView),
 });
 
-function targetResultView(r: TargetResult) {
+export function targetResultView(r: TargetResult) {
   return {
     outcome: r.outcome as Outcome,
     runId: r.runId ?? null,
@@ -115,7 +115,7 @@ const judgeTotalsView = (j: JudgeTotals) => ({
   estimatedCostUsd: j.estimatedCostUsd ?? null,
 });
 
-const summaryView = (s: EvaluationSummary) => ({
+export const summaryView = (s: EvaluationSummary) => ({
   repeats: s.repeats,
   byTarget: Object.fromEntries(Object.entries(s.byTarget).map(([label, t]) => [label, targetSummaryView(t)])),
   changes: changesView(s.changes),
@@ -166,7 +166,7 @@ const comparedRunView = ({ evaluationRunId, target, skillVersionId, repeats }: C
   repeats,
 });
 
-const comparedSideView = (s: ComparedSide | undefined) =>
+export const comparedSideView = (s: ComparedSide | undefined) =>
   s
     ? {
         outcome: s.outcome as Outcome,
@@ -177,7 +177,7 @@ const comparedSideView = (s: ComparedSide | undefined) =>
       }
     : null;
 
-const comparisonSummaryView = (s: ComparisonSummary) => ({ changes: changesView(s.changes), text: s.text });
+export const comparisonSummaryView = (s: ComparisonSummary) => ({ changes: changesView(s.changes), text: s.text });
 
 export function evaluationComparisonView(c: CompareEvaluationRunsResponse) {
   return {
@@ -191,4 +191,10 @@ export function evaluationComparisonView(c: CompareEvaluationRunsResponse) {
     })),
     summary: comparisonSummaryView(present(c.summary, "comparison summary")),
   };
+}
+
+/** The 202 of a start: the run, queued (a start that answered no run is the service's fault). */
+export function evaluationStarted(run: EvaluationRun | undefined) {
+  const { id } = present(run, "run");
+  return { id, evaluationRunId: id, status: "queued" as const };
 }

@@ -36,8 +36,15 @@ export const EvaluationCaseView = Type.Object(
   { $id: "EvaluationCase" },
 );
 
+/** What starting an evaluation run (a skill's or a prompt's) answers: 202, the run queued. */
+export const EvaluationStartedView = Type.Object({
+  id: Type.String(),
+  evaluationRunId: Type.String({ description: "equal to id" }),
+  status: Type.Literal("queued"),
+});
+
 export type EvaluationStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
-const EvaluationStatus = OneOf(["queued", "running", "completed", "failed", "cancelled"], {
+export const EvaluationStatus = OneOf(["queued", "running", "completed", "failed", "cancelled"], {
   description: "cancelled: stopped by POST …/cancel; its report covers the attempts that finished",
 });
 
@@ -65,7 +72,7 @@ export const AssertionResultView = Type.Object({
   message: Type.String(),
 });
 
-const TargetResultView = Type.Object({
+export const TargetResultView = Type.Object({
   outcome: OneOf(["pass", "fail", "error"], {
     description:
       "over every attempt: pass when all passed, error when none could run, else fail; error: the skill run failed, or could not be started",
@@ -86,7 +93,7 @@ const TargetResultView = Type.Object({
   verdict: OneOf(["passed", "failed", "flaky"], { description: "every attempt passed, none did, or some did" }),
 });
 
-const Change = Nullable(OneOf(["unchanged", "fixed", "regressed", "output_changed"]), {
+export const Change = Nullable(OneOf(["unchanged", "fixed", "regressed", "output_changed"]), {
   description:
     "with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target",
 });
@@ -107,7 +114,7 @@ const TargetSummaryView = Type.Object({
   judge: Type.Object({ runs: Type.Integer(), usage: Usage, estimatedCostUsd: Nullable(Type.Number()) }),
 });
 
-const ChangesView = Type.Object({
+export const ChangesView = Type.Object({
   fixed: Type.Integer(),
   regressed: Type.Integer(),
   outputChanged: Type.Integer(),
@@ -116,7 +123,7 @@ const ChangesView = Type.Object({
   flaky: Type.Integer({ description: "flaky after (also counted above)" }),
 });
 
-const SummaryView = Type.Object({
+export const SummaryView = Type.Object({
   repeats: Type.Integer({ description: "attempts per case and target" }),
   byTarget: Type.Record(Type.String(), TargetSummaryView),
   changes: ChangesView,
@@ -181,7 +188,7 @@ export const EvaluationRunListItemView = Type.Object(listedRunFields, {
   description: "an evaluation run without its per-case results",
 });
 
-const ComparedSideView = Nullable(
+export const ComparedSideView = Nullable(
   Type.Object({
     outcome: OneOf(["pass", "fail", "error"]),
     verdict: OneOf(["passed", "failed", "flaky"]),

@@ -1326,6 +1326,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/prompts/{id}/evaluations/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a dataset's items on versions of the prompt (× models), each output judged by the assertions; poll the run */
+        post: operations["startPromptEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prompts/{id}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a prompt's evaluations, newest first, with their summaries (no per-item results) */
+        get: operations["listPromptEvaluations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prompts/{id}/evaluations/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare two completed evaluations of the prompt item by item on one target: verdicts, pass rates, the change */
+        get: operations["comparePromptEvaluations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prompts/{id}/evaluations/{evaluationRunId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a prompt evaluation: pending attempts are not run; the report keeps what finished */
+        post: operations["cancelPromptEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prompts/{id}/evaluations/{evaluationRunId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A prompt evaluation: each item's outcome by version (× model), linked to its run; pass rates, cost, latency */
+        get: operations["getPromptEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/skills/{id}/evaluations/run": {
         parameters: {
             query?: never;
@@ -3695,6 +3780,277 @@ export interface components {
             /** @description head's cases in order, then those only base has */
             results: {
                 caseId: string;
+                /** @description null when the case is not in that run */
+                base: {
+                    /** @enum {string} */
+                    outcome: "pass" | "fail" | "error";
+                    /** @enum {string} */
+                    verdict: "passed" | "failed" | "flaky";
+                    passRate: number;
+                    attempts: number;
+                    runId: string | null;
+                } | null;
+                /** @description null when the case is not in that run */
+                head: {
+                    /** @enum {string} */
+                    outcome: "pass" | "fail" | "error";
+                    /** @enum {string} */
+                    verdict: "passed" | "failed" | "flaky";
+                    passRate: number;
+                    attempts: number;
+                    runId: string | null;
+                } | null;
+                /** @description with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
+                change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
+            }[];
+            summary: {
+                changes: {
+                    fixed: number;
+                    regressed: number;
+                    outputChanged: number;
+                    unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
+                };
+                text: string;
+            };
+        };
+        PromptEvaluation: {
+            id: string;
+            /** @description equal to id */
+            evaluationRunId: string;
+            promptId: string;
+            /**
+             * @description cancelled: stopped by POST …/cancel; its report covers the attempts that finished
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            repeats: number;
+            datasetId: string;
+            datasetVersion: number;
+            /** @description each version on each model, in that order */
+            targets: {
+                /** @description the target in the report: "v<n>" or the label's name, with "@<model>" when models were named */
+                key: string;
+                promptVersionId: string;
+                version: number;
+                /** @description the label the version was resolved through, when labels were named */
+                label: string | null;
+                /** @description the model it ran on; null: the version's own */
+                model: string | null;
+            }[];
+            /** @description as started: every item's output is judged by them */
+            assertions: components["schemas"]["Assertion"][];
+            /** @description one per item, in the dataset's order; filled in while the run is running */
+            results: {
+                /** @description the dataset item */
+                itemId: string;
+                /** @description by target key */
+                byTarget: {
+                    [key: string]: {
+                        /**
+                         * @description over every attempt: pass when all passed, error when none could run, else fail; error: the skill run failed, or could not be started
+                         * @enum {string}
+                         */
+                        outcome: "pass" | "fail" | "error";
+                        runId: string | null;
+                        /** @description null when the run failed */
+                        output: components["schemas"]["RunOutput"] | null;
+                        assertions: {
+                            /** @enum {string} */
+                            type: "equals" | "contains" | "regex" | "json_schema" | "json_path" | "max_latency_ms" | "max_cost_usd" | "llm_judge";
+                            passed: boolean;
+                            message: string;
+                        }[];
+                        contractValid: boolean | null;
+                        latencyMs: number;
+                        estimatedCostUsd: number | null;
+                        usage: components["schemas"]["Usage"] | null;
+                        /** @description the llm_judge calls that graded the first attempt */
+                        judgeRuns: {
+                            /** @description the judge's stored run (GET /api/judge-runs/:id) */
+                            runId: string;
+                            usage: components["schemas"]["Usage"];
+                            estimatedCostUsd: number | null;
+                        }[];
+                        error?: components["schemas"]["RunError"];
+                        /** @description every attempt, in order; runId etc. above are the first's */
+                        attempts: {
+                            attempt: number;
+                            /** @enum {string} */
+                            outcome: "pass" | "fail" | "error";
+                            runId: string | null;
+                            latencyMs: number;
+                            estimatedCostUsd: number | null;
+                            usage: components["schemas"]["Usage"] | null;
+                            judgeRuns: {
+                                /** @description the judge's stored run (GET /api/judge-runs/:id) */
+                                runId: string;
+                                usage: components["schemas"]["Usage"];
+                                estimatedCostUsd: number | null;
+                            }[];
+                        }[];
+                        /** @description passing attempts / attempts */
+                        passRate: number;
+                        /**
+                         * @description every attempt passed, none did, or some did
+                         * @enum {string}
+                         */
+                        verdict: "passed" | "failed" | "flaky";
+                    };
+                };
+                /** @description with two targets, the live one (published or production, else the first named) before and the other after (draft against published: published before): fixed / regressed when the pass rate rose / dropped by at least 0.25, else unchanged or output_changed by the first attempts' outputs; null with one target */
+                change: ("unchanged" | "fixed" | "regressed" | "output_changed") | null;
+            }[];
+            /** @description null until the run has completed (or was cancelled) */
+            summary: {
+                /** @description attempts per case and target */
+                repeats: number;
+                byTarget: {
+                    [key: string]: {
+                        passed: number;
+                        failed: number;
+                        errored: number;
+                        /** @description cases whose attempts disagree (counted in failed too) */
+                        flaky: number;
+                        /** @description the mean of the cases' pass rates, 0 to 1 */
+                        passRate: number;
+                        attempts: number;
+                        avgLatencyMs: number;
+                        latencyMs: {
+                            p50: number;
+                            p95: number;
+                            p99: number;
+                        };
+                        usage: components["schemas"]["Usage"];
+                        totalCostUsd: number | null;
+                        /** @description what the priced runs cost */
+                        pricedCostUsd: number;
+                        /** @description runs of a model without a price, left out of pricedCostUsd */
+                        unpricedRuns: number;
+                        judge: {
+                            runs: number;
+                            usage: components["schemas"]["Usage"];
+                            estimatedCostUsd: number | null;
+                        };
+                    };
+                };
+                changes: {
+                    fixed: number;
+                    regressed: number;
+                    outputChanged: number;
+                    unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
+                };
+                /** @description the summary in one line */
+                text: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description when it completed or was cancelled */
+            completedAt: string | null;
+        };
+        /** @description a prompt evaluation without its per-item results */
+        PromptEvaluationListItem: {
+            id: string;
+            /** @description equal to id */
+            evaluationRunId: string;
+            promptId: string;
+            /**
+             * @description cancelled: stopped by POST …/cancel; its report covers the attempts that finished
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+            repeats: number;
+            datasetId: string;
+            datasetVersion: number;
+            /** @description each version on each model, in that order */
+            targets: {
+                /** @description the target in the report: "v<n>" or the label's name, with "@<model>" when models were named */
+                key: string;
+                promptVersionId: string;
+                version: number;
+                /** @description the label the version was resolved through, when labels were named */
+                label: string | null;
+                /** @description the model it ran on; null: the version's own */
+                model: string | null;
+            }[];
+            /** @description as started: every item's output is judged by them */
+            assertions: components["schemas"]["Assertion"][];
+            /** @description null until the run has completed (or was cancelled) */
+            summary: {
+                /** @description attempts per case and target */
+                repeats: number;
+                byTarget: {
+                    [key: string]: {
+                        passed: number;
+                        failed: number;
+                        errored: number;
+                        /** @description cases whose attempts disagree (counted in failed too) */
+                        flaky: number;
+                        /** @description the mean of the cases' pass rates, 0 to 1 */
+                        passRate: number;
+                        attempts: number;
+                        avgLatencyMs: number;
+                        latencyMs: {
+                            p50: number;
+                            p95: number;
+                            p99: number;
+                        };
+                        usage: components["schemas"]["Usage"];
+                        totalCostUsd: number | null;
+                        /** @description what the priced runs cost */
+                        pricedCostUsd: number;
+                        /** @description runs of a model without a price, left out of pricedCostUsd */
+                        unpricedRuns: number;
+                        judge: {
+                            runs: number;
+                            usage: components["schemas"]["Usage"];
+                            estimatedCostUsd: number | null;
+                        };
+                    };
+                };
+                changes: {
+                    fixed: number;
+                    regressed: number;
+                    outputChanged: number;
+                    unchanged: number;
+                    /** @description failed every attempt before and after (also counted above) */
+                    stillFailing: number;
+                    /** @description flaky after (also counted above) */
+                    flaky: number;
+                };
+                /** @description the summary in one line */
+                text: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description when it completed or was cancelled */
+            completedAt: string | null;
+        };
+        PromptEvaluationComparison: {
+            base: {
+                evaluationRunId: string;
+                /** @description the target in the report: "v<n>" or the label's name, with "@<model>" when models were named */
+                target: string;
+                promptVersionId: string;
+                repeats: number;
+            };
+            head: {
+                evaluationRunId: string;
+                /** @description the target in the report: "v<n>" or the label's name, with "@<model>" when models were named */
+                target: string;
+                promptVersionId: string;
+                repeats: number;
+            };
+            /** @description head's items in order, then those only base has */
+            results: {
+                itemId: string;
                 /** @description null when the case is not in that run */
                 base: {
                     /** @enum {string} */
@@ -14831,6 +15187,510 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvaluationCase"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    startPromptEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters: a retry with the same key and body within 24 h replays the first answer (Idempotent-Replayed: true) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId?: string;
+                    /** @description the dataset whose items are run */
+                    datasetId: string;
+                    /** @description the dataset's version to run on; default: its current version */
+                    datasetVersion?: number;
+                    /** @description the versions to run (not with labels); default: the published version, else the latest */
+                    versionIds?: string[];
+                    /** @description run the versions these labels point at (docs/labels.md); one the prompt does not have is 409 */
+                    labels?: string[];
+                    /** @description run each version on each of these models (side by side); default: each version's own model */
+                    models?: string[];
+                    /** @description judge every item's output; an item's expectedOutput is the llm_judge's reference */
+                    assertions: components["schemas"]["Assertion"][];
+                    /** @description attempts per item and target (default 1) */
+                    repeats?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: started asynchronously */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description equal to id */
+                        evaluationRunId: string;
+                        /** @enum {string} */
+                        status: "queued";
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPromptEvaluations: {
+        parameters: {
+            query?: {
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PromptEvaluationListItem"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    comparePromptEvaluations: {
+        parameters: {
+            query: {
+                base: string;
+                head: string;
+                /** @description a target key both runs have; default: the first of base's that head has */
+                target?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptEvaluationComparison"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelPromptEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                evaluationRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptEvaluation"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPromptEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                evaluationRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptEvaluation"];
                 };
             };
             /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */

@@ -3,7 +3,7 @@ import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { DomainError, invalidArgument, notFound } from "@kiln/kit/errors";
 import { actingFor, kPrincipal, type Principal } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
-import type { CatalogService, Skill } from "@kiln/proto/catalog";
+import type { CatalogService, Prompt, Skill } from "@kiln/proto/catalog";
 
 /** API-key scopes of the evaluation routes (api.md "Scopes per route"). */
 export const SCOPES = {
@@ -14,7 +14,7 @@ export const SCOPES = {
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
 /** The catalog calls the evaluation service makes. */
-export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill" | "listLabels" | "getImport">;
+export type CatalogClient = Pick<Client<typeof CatalogService>, "getSkill" | "getPrompt" | "listLabels" | "getImport">;
 
 /** Every evaluation call is authorized here, against the organization of the skill it addresses. */
 export interface Access {
@@ -27,6 +27,10 @@ export interface Access {
   skillVersion(organizationId: string, skillId: string, versionId: string): Promise<Skill>;
   /** The skill's labels (docs/labels.md): label → version id. */
   skillLabels(organizationId: string, skillId: string): Promise<Map<string, string>>;
+  /** The prompt `promptId` as the caller may see it with `scope`, as `skill` reads a skill (its versions listed). */
+  prompt(principal: Principal, organizationId: string, promptId: string, scope: Scope): Promise<Prompt>;
+  /** The prompt's labels: label → version id. */
+  promptLabels(organizationId: string, promptId: string): Promise<Map<string, string>>;
   /** Where a catalog import stands (applying, applied, committed, undone, unknown): asked as this service. */
   importStatus(organizationId: string, importId: string): Promise<string>;
   /** Authorizes `scope` in the organization of a resource; one the caller cannot see is `what` not found. */
@@ -65,32 +69,58 @@ export function createAccess(identityAuth: IdentityAuth, catalog: CatalogClient)
     return res.skill;
   }
 
+  async function getPrompt(promptId: string, options: CallOptions): Promise<Prompt> {
+    if (promptId === "") throw invalidArgument("promptId is required", [{ field: "promptId", issue: "is required" }]);
+    const res = await remoteCall(catalog.getPrompt({ id: promptId, versionId: "" }, options));
+    if (!res.prompt) throw new Error("catalog returned no prompt");
+    return res.prompt;
+  }
+
+  /**
+   * A skill or prompt as the caller may see it: read as the user when it names no organization,
+   * else as this service in the organization the caller was first authorized in.
+   */
+  async function visible<T extends { organizationId: string }>(
+    principal: Principal,
+    organizationId: string,
+    scope: Scope,
+    what: "skill" | "prompt",
+    read: (options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    const known = organizationId || (principal.type === "user" ? "" : (principal.organizationId ?? ""));
+    if (known === "") {
+      const found = await read({ contextValues: createContextValues().set(kPrincipal, principal) });
+      await onResource(principal, found.organizationId, scope, what);
+      return found;
+    }
+    // The caller is authorized in the organization before this service acts there for it.
+    await onResource(principal, known, scope, what);
+    const found = await read(inOrganization(known));
+    if (found.organizationId !== known) throw notFound(what);
+    return found;
+  }
+
+  async function labelsOf(organizationId: string, kind: "skill" | "prompt", parentId: string) {
+    const res = await remoteCall(catalog.listLabels({ kind, parentId }, inOrganization(organizationId)));
+    return new Map(res.labels.map((l) => [l.label, l.versionId]));
+  }
+
   async function onResource(principal: Principal, organizationId: string, scope: Scope, what: string) {
     await authorizeOnResource(identityAuth, principal, { organizationId, scope, what });
   }
 
   return {
-    async skill(principal, organizationId, skillId, scope) {
-      const known = organizationId || (principal.type === "user" ? "" : (principal.organizationId ?? ""));
-      if (known === "") {
-        const skill = await getSkill(skillId, "", { contextValues: createContextValues().set(kPrincipal, principal) });
-        await onResource(principal, skill.organizationId, scope, "skill");
-        return skill;
-      }
-      // The caller is authorized in the organization before this service acts there for it.
+    skill(principal, organizationId, skillId, scope) {
       if (skillId === "") throw invalidArgument("skillId is required", [{ field: "skillId", issue: "is required" }]);
-      await onResource(principal, known, scope, "skill");
-      const skill = await getSkill(skillId, "", inOrganization(known));
-      if (skill.organizationId !== known) throw notFound("skill");
-      return skill;
+      return visible(principal, organizationId, scope, "skill", (options) => getSkill(skillId, "", options));
     },
     skillVersion: (organizationId, skillId, versionId) => getSkill(skillId, versionId, inOrganization(organizationId)),
-    async skillLabels(organizationId, skillId) {
-      const res = await remoteCall(
-        catalog.listLabels({ kind: "skill", parentId: skillId }, inOrganization(organizationId)),
-      );
-      return new Map(res.labels.map((l) => [l.label, l.versionId]));
+    skillLabels: (organizationId, skillId) => labelsOf(organizationId, "skill", skillId),
+    prompt(principal, organizationId, promptId, scope) {
+      if (promptId === "") throw invalidArgument("promptId is required", [{ field: "promptId", issue: "is required" }]);
+      return visible(principal, organizationId, scope, "prompt", (options) => getPrompt(promptId, options));
     },
+    promptLabels: (organizationId, promptId) => labelsOf(organizationId, "prompt", promptId),
     async importStatus(organizationId, importId) {
       return (await remoteCall(catalog.getImport({ organizationId, importId }, inOrganization(organizationId)))).status;
     },

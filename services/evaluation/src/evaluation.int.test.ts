@@ -55,6 +55,7 @@ describe("evaluation workers on FerretDB and nats-server", () => {
       const handledBy = { a: 0, b: 0 };
       const executionOf = (who: "a" | "b"): ExecutionClient => ({
         complete: t.execution.complete,
+        runPrompt: t.execution.runPrompt,
         runSkill: async (...args: Parameters<ExecutionClient["runSkill"]>) => {
           handledBy[who]++;
           await new Promise((r) => setTimeout(r, 20));

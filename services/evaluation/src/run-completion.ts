@@ -82,9 +82,13 @@ function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildRe
     at,
     data: {
       evaluationRunId: run._id,
-      skillId: run.skillId,
+      ...(run.promptId ? { promptId: run.promptId } : { skillId: run.skillId }),
       status: cancelled ? "cancelled" : "completed",
-      targets: run.targets.map((t) => ({ label: t.label, skillVersionId: t.skillVersionId })),
+      targets: run.targets.map((t) =>
+        t.promptVersionId
+          ? { label: t.label, promptVersionId: t.promptVersionId, ...(t.model ? { model: t.model } : {}) }
+          : { label: t.label, skillVersionId: t.skillVersionId },
+      ),
       repeats: run.repeats ?? 1,
       caseCount: report.results.length,
       summary: report.summary.text,

@@ -4,17 +4,14 @@ import { newId } from "@kiln/kit/ids";
 import { findPage, type Page } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { SCOPES } from "./access.js";
-import type { DatasetModule } from "./datasets/dataset-module.js";
 import type { ReportResult } from "./domain/build-report.js";
 import { type Comparison, compareReports } from "./domain/comparison.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
+import { type DatasetReader, repeatsOf, storeAndPublish } from "./run-start.js";
 import { type EvaluationRunDoc, type TargetDoc, type TargetLabel, updateProgress } from "./store/evaluation-store.js";
 import { resultsOf } from "./store/stored-report.js";
-import { publishWork } from "./work/work-queue.js";
 
 const LABELS: readonly TargetLabel[] = ["draft", "published"];
-/** Most attempts per case and target in one run. */
-export const MAX_REPEATS = 20;
 /** A target: draft, published, or a label's name (docs/labels.md). */
 const isTarget = (t: string) => LABEL_NAME.test(t);
 const TARGET_ISSUE = 'must be "draft", "published" or a label of the skill';
@@ -25,8 +22,12 @@ export interface RunView {
   results: ReportResult[] | null;
 }
 
-/** What a run on a dataset reads of it (datasets/dataset-items.ts). */
-export type DatasetReader = Pick<DatasetModule, "itemIdsAt">;
+/** Which runs a read is about: a skill's (`skillId`), or a prompt's (`promptId`, docs/api.md "Prompt evaluations"). */
+export interface RunSubject {
+  organizationId: string;
+  skillId: string;
+  promptId?: string;
+}
 
 export interface StartRunInput {
   organizationId: string;
@@ -114,17 +115,9 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
 
   // Named, not `this`: the RPC table passes these methods unbound.
   const runs = {
-    /**
-     * Stores the run (queued, work not yet published), then publishes one work message per case ×
-     * target. When the bus does not take them, the run stays queued and the relay publishes later.
-     */
+    /** Stores the run and publishes its work (storeAndPublish). */
     async startRun(principal: Principal, input: StartRunInput): Promise<EvaluationRunDoc> {
-      const repeats = input.repeats || 1;
-      if (!Number.isInteger(repeats) || repeats < 1 || repeats > MAX_REPEATS) {
-        throw invalidArgument(`repeats must be an integer from 1 to ${MAX_REPEATS}`, [
-          { field: "repeats", issue: `must be an integer from 1 to ${MAX_REPEATS}` },
-        ]);
-      }
+      const repeats = repeatsOf(input.repeats);
       const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsWrite);
       const versions: Record<string, string | undefined> = {
         draft: skill.draftVersionId,
@@ -146,7 +139,7 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
         });
       }
 
-      const run: EvaluationRunDoc = {
+      return storeAndPublish(deps, {
         _id: newId("evr"),
         skillId: skill.id,
         organizationId: skill.organizationId,
@@ -162,31 +155,27 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
         contractValidityJson: "{}",
         createdAt: deps.now(),
         completedAt: null,
-      };
-      await c.runs.insertOne(run);
-      try {
-        await publishWork(c.runs, deps.bus, run);
-      } catch (err) {
-        deps.logger.warn({ err, evaluationRunId: run._id }, "evaluation work not published yet; the relay will retry");
-      }
-      return run;
+      });
     },
 
-    /** The skill's runs, newest first, without their per-case results (`resultsJson` is not read). */
+    /** The skill's (or prompt's) runs, newest first, without their per-case results (`resultsJson` is not read). */
     async listRuns(
       principal: Principal,
-      input: { organizationId: string; skillId: string; limit: number; cursor: string },
+      input: RunSubject & { limit: number; cursor: string },
     ): Promise<Page<EvaluationRunDoc>> {
-      const skill = await deps.access.skill(principal, input.organizationId, input.skillId, SCOPES.evaluationsRead);
-      const scope = { skillId: skill.id, organizationId: skill.organizationId };
+      const read = SCOPES.evaluationsRead;
+      const scope = input.promptId
+        ? await deps.access
+            .prompt(principal, input.organizationId, input.promptId, read)
+            .then((p) => ({ promptId: p.id, organizationId: p.organizationId }))
+        : await deps.access
+            .skill(principal, input.organizationId, input.skillId, read)
+            .then((s) => ({ skillId: s.id, organizationId: s.organizationId }));
       const page = await findPage(c.runs, scope, { ...input, projection: { resultsJson: 0, caseIdsJson: 0 } });
       return { ...page, items: page.items.map((r) => ({ ...r, resultsJson: "[]" })) };
     },
 
-    async getRun(
-      principal: Principal,
-      input: { organizationId: string; skillId: string; evaluationRunId: string },
-    ): Promise<RunView> {
+    async getRun(principal: Principal, input: RunSubject & { evaluationRunId: string }): Promise<RunView> {
       if (input.evaluationRunId === "") {
         throw invalidArgument("evaluationRunId is required", [{ field: "evaluationRunId", issue: "is required" }]);
       }
@@ -194,6 +183,7 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
       const mismatch =
         !run ||
         (input.skillId !== "" && run.skillId !== input.skillId) ||
+        (!!input.promptId && run.promptId !== input.promptId) ||
         (input.organizationId !== "" && run.organizationId !== input.organizationId);
       if (mismatch) throw notFound("evaluation run");
       await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsRead, "evaluation run");
@@ -206,10 +196,7 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
      * results that finished (and any that finish after), and says it was cancelled. Cancelling a
      * cancelled run changes nothing; a completed or failed one cannot be cancelled (409).
      */
-    async cancelRun(
-      principal: Principal,
-      input: { organizationId: string; skillId: string; evaluationRunId: string },
-    ): Promise<RunView> {
+    async cancelRun(principal: Principal, input: RunSubject & { evaluationRunId: string }): Promise<RunView> {
       const { run } = await runs.getRun(principal, input);
       await deps.access.onResource(principal, run.organizationId, SCOPES.evaluationsWrite, "evaluation run");
       if (run.status === "completed" || run.status === "failed") {
@@ -234,9 +221,7 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
      */
     async compareRuns(
       principal: Principal,
-      input: {
-        organizationId: string;
-        skillId: string;
+      input: RunSubject & {
         baseEvaluationRunId: string;
         headEvaluationRunId: string;
         target: string;
@@ -255,7 +240,8 @@ export function createRuns(deps: EvaluationDeps, datasets?: DatasetReader) {
       const base = await read("base", input.baseEvaluationRunId);
       const head = await read("head", input.headEvaluationRunId);
       const common = base.targets.map((t) => t.label).filter((l) => head.targets.some((t) => t.label === l));
-      if (input.target !== "" && !isTarget(input.target)) {
+      // A prompt evaluation's targets are keys ("v2@openai/gpt-4o-mini"): found in both runs or not.
+      if (input.target !== "" && !input.promptId && !isTarget(input.target)) {
         throw invalidArgument(`target ${TARGET_ISSUE}`, [{ field: "target", issue: TARGET_ISSUE }]);
       }
       const label = input.target === "" ? common[0] : input.target;

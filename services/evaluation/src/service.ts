@@ -13,6 +13,7 @@ import { createDatasetModule } from "./datasets/dataset-module.js";
 import { rulesGeneration } from "./domain/org-cache.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { createOnlineModule, type TraceClient } from "./online/online-module.js";
+import { createPromptEvaluations } from "./prompt-evaluations.js";
 import type { TargetReader } from "./review/auto-add-targets.js";
 import type { RunReader, TraceReader } from "./review/item-content.js";
 import type { Items } from "./review/items.js";
@@ -195,7 +196,8 @@ export async function createEvaluationService(
     name: "evaluation",
     logger: deps.logger,
     register: (router) => {
-      registerEvaluationRpc(router, { cases, runs: createRuns(evaluation, datasets) });
+      const prompts = createPromptEvaluations(evaluation, datasets);
+      registerEvaluationRpc(router, { cases, runs: createRuns(evaluation, datasets), prompts });
       // Datasets too: evaluations run on them (docs/datasets.md).
       datasets.register(router);
       // The webhooks service lives in this process (docs/webhooks.md "Where it runs").

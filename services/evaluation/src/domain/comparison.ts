@@ -11,7 +11,7 @@ import {
 } from "./report.js";
 
 export interface ComparedRun {
-  run: { _id: string; repeats?: number; targets: { label: Label; skillVersionId: string }[] };
+  run: { _id: string; repeats?: number; targets: { label: Label; skillVersionId: string; promptVersionId?: string }[] };
   label: Label;
   results: ReportResult[];
 }
@@ -24,9 +24,18 @@ export interface ComparedSide {
   runId: string | null;
 }
 
+/** Which run and target a side is; `promptVersionId` "" in a skill's run, `skillVersionId` "" in a prompt's. */
+export interface ComparedRunInfo {
+  evaluationRunId: string;
+  target: Label;
+  skillVersionId: string;
+  promptVersionId: string;
+  repeats: number;
+}
+
 export interface Comparison {
-  base: { evaluationRunId: string; target: Label; skillVersionId: string; repeats: number };
-  head: { evaluationRunId: string; target: Label; skillVersionId: string; repeats: number };
+  base: ComparedRunInfo;
+  head: ComparedRunInfo;
   results: { caseId: string; base: ComparedSide | null; head: ComparedSide | null; change: Change | null }[];
   summary: { changes: ChangeCounts; text: string };
 }
@@ -62,12 +71,16 @@ export function compareReports(base: ComparedRun, head: ComparedRun): Comparison
     return { caseId, base: sideOf(before), head: sideOf(after), change };
   });
   const changes = countChanges(pairs);
-  const sideInfo = (side: ComparedRun) => ({
-    evaluationRunId: side.run._id,
-    target: side.label,
-    skillVersionId: side.run.targets.find((t) => t.label === side.label)?.skillVersionId ?? "",
-    repeats: side.run.repeats ?? 1,
-  });
+  const sideInfo = (side: ComparedRun): ComparedRunInfo => {
+    const target = side.run.targets.find((t) => t.label === side.label);
+    return {
+      evaluationRunId: side.run._id,
+      target: side.label,
+      skillVersionId: target?.skillVersionId ?? "",
+      promptVersionId: target?.promptVersionId ?? "",
+      repeats: side.run.repeats ?? 1,
+    };
+  };
   const onlyOne = results.filter((r) => r.change === null).length;
   return {
     base: sideInfo(base),

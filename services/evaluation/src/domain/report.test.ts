@@ -244,6 +244,7 @@ describe("compareReports", () => {
       evaluationRunId: "evr_base",
       target: "draft",
       skillVersionId: "sv_evr_base",
+      promptVersionId: "",
       repeats: 2,
     });
     expect(

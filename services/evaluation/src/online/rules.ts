@@ -3,14 +3,13 @@
  * and delete, each authorized in the rule's organization (reads `evaluations:read`, changes
  * `evaluations:write`); another organization's rule is not found. Bad input is refused whole.
  */
-import type { Assertion } from "@kiln/contracts/assertions";
 import { type FieldIssue, invalidArgument, notFound } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { bytesText, LIMITS } from "@kiln/kit/limits";
+import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import { type Access, SCOPES } from "../access.js";
-import { checkAssertions } from "../domain/assertions.js";
+import { checkAssertionList } from "../domain/assertion-list.js";
 import {
   type OnlineCollections,
   type OnlineRuleDoc,
@@ -46,7 +45,6 @@ export interface RuleChanges {
 
 const ID_PREFIX: Record<Exclude<TargetKind, "traces">, string> = { prompt: "prm", skill: "skl", agent: "agt" };
 const LABEL = /^[a-z][a-z0-9-]{0,39}$/;
-const MAX_ASSERTIONS = 20;
 const MAX_FILTER_CHARS = 256;
 
 function nameIssues(name: string): FieldIssue[] {
@@ -60,17 +58,6 @@ function rateIssues(rate: number): FieldIssue[] {
   return Number.isFinite(rate) && rate > 0 && rate <= 1
     ? []
     : [{ field: "sampleRate", issue: "must be a number greater than 0 and at most 1" }];
-}
-
-function assertionsOf(values: unknown[], issues: FieldIssue[]): Assertion[] {
-  if (values.length === 0) issues.push({ field: "assertions", issue: "must hold at least one assertion" });
-  if (values.length > MAX_ASSERTIONS)
-    issues.push({ field: "assertions", issue: `must hold at most ${MAX_ASSERTIONS}` });
-  if (Buffer.byteLength(JSON.stringify(values), "utf8") > LIMITS.assertionsBytes)
-    issues.push({ field: "assertions", issue: `must be at most ${bytesText(LIMITS.assertionsBytes)} as JSON` });
-  const checked = checkAssertions(values, "assertions");
-  issues.push(...checked.issues);
-  return checked.assertions;
 }
 
 function targetOf(t: RuleTargetInput | undefined, issues: FieldIssue[]): OnlineRuleDoc["target"] | undefined {
@@ -141,7 +128,7 @@ export function createOnlineRules(
       const issues = [...nameIssues(input.name)];
       const target = targetOf(input.target, issues);
       issues.push(...rateIssues(input.sampleRate));
-      const assertions = assertionsOf(input.assertions, issues);
+      const assertions = checkAssertionList(input.assertions, issues);
       refuse(issues);
       const at = now();
       const rule: OnlineRuleDoc = {
@@ -174,7 +161,7 @@ export function createOnlineRules(
       const issues: FieldIssue[] = [];
       if (changes.name !== undefined) issues.push(...nameIssues(changes.name));
       if (changes.sampleRate !== undefined) issues.push(...rateIssues(changes.sampleRate));
-      const assertions = changes.assertions === undefined ? undefined : assertionsOf(changes.assertions, issues);
+      const assertions = changes.assertions === undefined ? undefined : checkAssertionList(changes.assertions, issues);
       refuse(issues);
       const set: Partial<OnlineRuleDoc> = { updatedAt: now() };
       if (changes.name !== undefined) set.name = changes.name.trim();

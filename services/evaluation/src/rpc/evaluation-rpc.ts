@@ -7,12 +7,14 @@ import {
   type CreateEvaluationCasesRequest,
   EvaluationService,
   type ImportEvaluationCasesRequest,
+  type StartPromptEvaluationRequest,
   type UpdateEvaluationCaseRequest,
 } from "@kiln/proto/evaluation";
 import type { Cases } from "../cases.js";
+import type { PromptEvaluations } from "../prompt-evaluations.js";
 import type { Runs, RunView } from "../runs.js";
 import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
-import { caseToProto, newCaseOf } from "./case-conversions.js";
+import { assertionValueOf, caseToProto, newCaseOf } from "./case-conversions.js";
 import { runToProto } from "./evaluation-conversions.js";
 import { comparisonToProto } from "./report-to-proto.js";
 
@@ -20,8 +22,11 @@ import { comparisonToProto } from "./report-to-proto.js";
 const casesAnswer = answering((docs: CaseDoc[]) => ({ cases: docs.map(caseToProto) }));
 const runViewAnswer = answering((view: RunView) => ({ run: runToProto(view.run, view) }));
 
-export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: Cases; runs: Runs }): void {
-  const { cases, runs } = useCases;
+export function registerEvaluationRpc(
+  router: ConnectRouter,
+  useCases: { cases: Cases; runs: Runs; prompts: PromptEvaluations },
+): void {
+  const { cases, runs, prompts } = useCases;
   router.service(EvaluationService, {
     exportEvaluationCases: casesAnswer(cases.exportCases),
     importEvaluationCases: withPrincipal(async (principal, req: ImportEvaluationCasesRequest) => {
@@ -36,6 +41,7 @@ export function registerEvaluationRpc(router: ConnectRouter, useCases: { cases: 
     deleteEvaluationCase: answeringOne("evaluationCase", caseToProto)(cases.deleteCase),
     listEvaluationRuns: answeringPage("runs", (doc: EvaluationRunDoc) => runToProto(doc))(runs.listRuns),
     startEvaluationRun: answeringOne("run", runToProto)(runs.startRun),
+    startPromptEvaluation: answeringOne("run", runToProto)(withInput(promptStartOf, prompts.startPromptRun)),
     getEvaluationRun: runViewAnswer(runs.getRun),
     cancelEvaluationRun: runViewAnswer(runs.cancelRun),
     compareEvaluationRuns: answering(comparisonToProto)(runs.compareRuns),
@@ -46,6 +52,14 @@ const newCasesOf = (req: CreateEvaluationCasesRequest) => ({
   organizationId: req.organizationId,
   skillId: req.skillId,
   cases: req.cases.map((c, i) => newCaseOf(c, `cases[${i}].assertions`)),
+});
+
+const promptStartOf = (req: StartPromptEvaluationRequest) => ({
+  ...req,
+  versionIds: [...req.versionIds],
+  labels: [...req.labels],
+  models: [...req.models],
+  assertions: req.assertions.map(assertionValueOf),
 });
 
 const caseUpdateOf = (req: UpdateEvaluationCaseRequest) => ({

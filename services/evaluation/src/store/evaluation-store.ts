@@ -30,19 +30,34 @@ export interface CaseImportDoc {
 /** "draft", "published", or a label of the skill (docs/labels.md). */
 export type TargetLabel = string;
 
-/** A skill version an evaluation run executes, with the schemas its contract check compares. */
+/**
+ * A skill version an evaluation run executes, with the schemas its contract check compares; or,
+ * in a prompt evaluation (`skillVersionId` ""), a prompt version on a model.
+ */
 export interface TargetDoc {
+  /** The target's key in the report: a skill run's label, a prompt evaluation's `v<n>` or label, with `@<model>`. */
   label: TargetLabel;
   skillVersionId: string;
   inputSchemaJson: string;
   outputSchemaJson: string;
+  promptVersionId?: string;
+  version?: number;
+  /** The label the prompt version was resolved through, when the start named labels. */
+  promptLabel?: string;
+  /** The model the prompt version runs on, when the start named models. */
+  model?: string;
 }
 
 export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 
 export interface EvaluationRunDoc {
   _id: string;
+  /** "" for a prompt evaluation. */
   skillId: string;
+  /** A prompt evaluation's prompt (docs/api.md "Prompt evaluations"). */
+  promptId?: string;
+  /** A prompt evaluation's assertions, applied to every item ([{type, …}] as JSON text). */
+  assertionsJson?: string;
   organizationId: string;
   status: RunStatus;
   targets: TargetDoc[];
@@ -174,6 +189,7 @@ export async function ensureEvaluationIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("evaluation_runs", [
     { keys: { workPublished: 1, _id: 1 } },
     { keys: { skillId: 1, _id: -1 } },
+    { keys: { promptId: 1, _id: -1 } },
   ]);
   await store.ensureIndexes("evaluation_results", [{ keys: { evaluationRunId: 1 } }]);
 }

@@ -133,7 +133,7 @@ export function createEvaluationWorkers(deps: EvaluationWorkersDeps): Evaluation
       const message = kase ? "the target is not part of this run" : "the case no longer exists";
       result = errorResult(base, { code: "not_found", message }, now());
     } else {
-      const executed = await executions.execute(msg, run, kase, target.skillVersionId, itemId, rateLimited);
+      const executed = await executions.execute(msg, run, kase, target, itemId, rateLimited);
       const judgeRuns: JudgeRun[] = [];
       const judge = executions.judgeFor(run, kase, judgeRuns);
       result = await resultOf(base, executed, kase, target.outputSchemaJson, judge, now);

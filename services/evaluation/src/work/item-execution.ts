@@ -17,10 +17,10 @@ import type { Judge } from "../domain/assertions.js";
 import { JUDGE_SCHEMA, JUDGE_SYSTEM, judgeUserMessage, parseJudgeVerdict } from "../domain/judge-prompt.js";
 import type { JudgeRun } from "../domain/report.js";
 import { usageOfMessage } from "../domain/usage.js";
-import type { CaseDoc, EvaluationRunDoc } from "../store/evaluation-store.js";
+import type { CaseDoc, EvaluationRunDoc, TargetDoc } from "../store/evaluation-store.js";
 
 /** The execution calls the workers make, always as the evaluation service acting in the run's organization. */
-export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "complete">;
+export type ExecutionClient = Pick<Client<typeof ExecutionService>, "runSkill" | "runPrompt" | "complete">;
 
 /** What running an item gave: the run (whatever its status), or a failure that is the case's own. */
 export type Executed = { run: Run } | { error: { code: string; message: string } };
@@ -63,12 +63,15 @@ export interface ItemExecutionDeps {
 export interface ItemExecution {
   /** How many times the item's run was rate-limited so far (read only on a redelivery). */
   rateLimitedRuns(msg: BusMessage, itemId: string): Promise<number>;
-  /** Runs the case on the target's version. A failure that is the case's own becomes its "error" result. */
+  /**
+   * Runs the case on the target: the skill's version, or a prompt evaluation's version (on its
+   * model). A failure that is the case's own becomes its "error" result.
+   */
   execute(
     msg: BusMessage,
     run: EvaluationRunDoc,
     kase: CaseDoc,
-    skillVersionId: string,
+    target: TargetDoc,
     itemId: string,
     retries: number,
   ): Promise<Executed>;
@@ -89,26 +92,41 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
       return msg.deliveryCount > 1 ? ((await rateLimits.findOne({ _id: itemId }))?.retries ?? 0) : 0;
     },
 
-    async execute(msg, run, kase, skillVersionId, itemId, retries) {
+    async execute(msg, run, kase, target, itemId, retries) {
       // A rate-limited run stays stored as failed; the next run of the item gets a key of its own.
       const idempotencyKey = retries === 0 ? itemId : `${itemId}:${retries}`;
-      let res: Awaited<ReturnType<ExecutionClient["runSkill"]>>;
+      const options = {
+        ...callOptions(run),
+        timeoutMs: deps.caseTimeoutMs,
+        // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
+        headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
+      };
+      let res: { run?: Run };
       try {
-        res = await deps.execution.runSkill(
-          {
-            organizationId: run.organizationId,
-            skillId: run.skillId,
-            input: jsonTextOf(kase.inputJson),
-            versionId: skillVersionId,
-            evaluationRunId: run._id,
-          },
-          {
-            ...callOptions(run),
-            timeoutMs: deps.caseTimeoutMs,
-            // A redelivery after a crash replays the run the first delivery stored rather than running the case twice.
-            headers: { [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
-          },
-        );
+        res = run.promptId
+          ? await deps.execution.runPrompt(
+              {
+                organizationId: run.organizationId,
+                promptId: run.promptId,
+                variables: jsonTextOf(kase.inputJson),
+                versionId: target.promptVersionId ?? "",
+                model: target.model ?? "",
+                evaluationRunId: run._id,
+                // Every attempt is the model's own answer, never one the response cache kept.
+                cache: { ttlSeconds: 0, noStore: true },
+              },
+              options,
+            )
+          : await deps.execution.runSkill(
+              {
+                organizationId: run.organizationId,
+                skillId: run.skillId,
+                input: jsonTextOf(kase.inputJson),
+                versionId: target.skillVersionId,
+                evaluationRunId: run._id,
+              },
+              options,
+            );
       } catch (e) {
         if (deps.signal.aborted) throw e;
         const error = e instanceof DomainError ? e : domainErrorOf(e);
@@ -117,7 +135,10 @@ export function createItemExecution(deps: ItemExecutionDeps): ItemExecution {
           error.kind === "unavailable" ||
           (error.kind === "failed_precondition" && error.message.includes("Idempotency-Key"));
         if (transient && msg.deliveryCount < deps.maxAttempts) throw new RetryLater(error?.message ?? String(e));
-        return { error: { code: error?.kind ?? "internal", message: error?.message ?? "the skill could not be run" } };
+        const what = run.promptId ? "prompt" : "skill";
+        return {
+          error: { code: error?.kind ?? "internal", message: error?.message ?? `the ${what} could not be run` },
+        };
       }
       if (!res.run) throw new Error("execution returned no run");
       const failure = res.run.status === "failed" ? res.run.error : undefined;

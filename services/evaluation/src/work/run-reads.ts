@@ -18,8 +18,9 @@ export interface RunReads {
 }
 
 /**
- * A run's cases: the skill's, or a dataset's items read as cases without assertions (an item's
- * expected output, when it has one, is judged as `equals`, as a case's is).
+ * A run's cases: the skill's, or a dataset's items read as cases with the run's assertions (a
+ * prompt evaluation's), else none (an item's expected output, when it has one, is judged as
+ * `equals`, as a case's is).
  */
 async function casesOfIn(c: EvaluationCollections, run: EvaluationRunDoc): Promise<CaseDoc[]> {
   if (!run.datasetId) return c.cases.find({ _id: { $in: caseIdsOf(run) } });
@@ -35,7 +36,8 @@ async function casesOfIn(c: EvaluationCollections, run: EvaluationRunDoc): Promi
     name: "",
     inputJson: i.inputJson,
     expectedOutputJson: i.expectedOutputJson,
-    assertionsJson: "[]",
+    // A prompt evaluation's assertions judge every item (its expected output is the judges' reference).
+    assertionsJson: run.assertionsJson ?? "[]",
     createdAt: i.createdAt,
   }));
 }

@@ -38,6 +38,8 @@ export interface PromptRunRequest extends CallerFields {
   messages?: readonly CallerMessage[];
   /** The Kiln-Cache header (docs/cache.md). */
   cache?: CacheDirective;
+  /** The evaluation run the run is made for: only the evaluation service (a service principal) says so. */
+  evaluationRunId?: string;
 }
 
 export interface SkillRunRequest {

@@ -30,8 +30,10 @@ export function createRunner(deps: RunnerDeps) {
 
   return {
     async runPrompt(req: PromptRunRequest, ctx: CallContext): Promise<RunDoc> {
+      const evaluationRunId = evaluationRunIdOf(req, ctx);
       const run = await resolvePromptRun(deps, req, ctx);
       return storePromptRun(stored, {
+        evaluationRunId,
         organizationId: req.organizationId,
         apiKeyId: apiKeyIdOf(ctx.principal),
         apiKeyLimit: apiKeyLimitOf(ctx.principal),

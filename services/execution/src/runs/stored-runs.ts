@@ -51,6 +51,8 @@ export interface PromptRunInput {
   label?: string;
   /** The run's TTL (its Kiln-Cache header, else its label's or version's default); none for agent steps. */
   cache?: CachePolicy;
+  /** The evaluation run it is made for (a prompt evaluation's item). */
+  evaluationRunId?: string;
 }
 
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
@@ -82,6 +84,7 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
         promptId: r.prompt.promptId,
         promptVersionId: r.prompt.promptVersionId,
         label: r.label,
+        evaluationRunId: r.evaluationRunId,
         steps: [],
         single: await cache.execute(
           id,
