@@ -1113,6 +1113,31 @@ describe("datasets", () => {
     expect((await keyed.datasets.delete(dataset.id)).id).toBe(dataset.id);
     expect(await failureOf(keyed.datasets.get(dataset.id))).toMatchObject({ status: 404, code: "not_found" });
   });
+
+  it("runs a prompt evaluation on a dataset, reads, lists, compares and cancels it (kiln.promptEvaluations)", async () => {
+    const prompt = await user.prompts.create({ organizationId, name: "Evaluated", defaultModel: "local/echo" });
+    const variablesSchema = { type: "object", properties: { who: { type: "string" } } };
+    const v1 = await user.prompts.createVersion(prompt.id, { systemPrompt: "Hello {{who}}.", variablesSchema });
+    await user.prompts.publish(prompt.id, { versionId: v1.id });
+    const dataset = await keyed.datasets.create({ name: "Who" });
+    await keyed.datasets.addItems(dataset.id, { items: [{ input: { who: "Ada" } }, { input: { who: "Grace" } }] });
+    const body = { datasetId: dataset.id, assertions: [{ type: "contains" as const, value: "Hello" }] };
+    const started = await keyed.promptEvaluations.run(prompt.id, body);
+    expect(started).toMatchObject({ status: "queued", evaluationRunId: started.id });
+    const done = await keyed.promptEvaluations.waitForResult(prompt.id, started.id, { timeoutMs: 30_000 });
+    expect(done.summary?.byTarget.v1?.passRate).toBe(1);
+    expect(done.results.map((r) => r.byTarget.v1?.outcome)).toEqual(["pass", "pass"]);
+    const again = await keyed.promptEvaluations.run(prompt.id, body);
+    await keyed.promptEvaluations.waitForResult(prompt.id, again.id, { timeoutMs: 30_000 });
+    const listed = await keyed.promptEvaluations.list(prompt.id, { limit: 1 }).pages().next();
+    expect(listed.value?.data.map((r) => r.id)).toEqual([again.id]);
+    const compared = await keyed.promptEvaluations.compare(prompt.id, { base: started.id, head: again.id });
+    expect(compared.summary.changes.unchanged).toBe(2);
+    const items = Array.from({ length: 50 }, (_, i) => ({ input: { who: `n${i}` } }));
+    await keyed.datasets.addItems(dataset.id, { items });
+    const big = await keyed.promptEvaluations.run(prompt.id, { ...body, repeats: 20 });
+    expect((await keyed.promptEvaluations.cancel(prompt.id, big.id)).status).toBe("cancelled");
+  });
 });
 
 describe("model routes", () => {

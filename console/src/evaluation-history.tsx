@@ -1,6 +1,9 @@
-/** A skill's past evaluation runs, newest first, a page at a time (the SDK's pagination); two picked to compare. */
+/**
+ * Past evaluation runs, newest first, a page at a time (the SDK's pagination): a skill's, two of
+ * them picked to compare, or a prompt's.
+ */
 
-import type { EvaluationRunListItem, Kiln } from "@kiln/sdk";
+import type { EvaluationRunListItem, Kiln, PaginatedList, PromptEvaluationListItem } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import { isDone, percent } from "./evaluation-format.js";
 import { usePagedList } from "./paged-list.js";
@@ -11,27 +14,44 @@ import { DataTable, Empty, ErrorBox, Link, Loading, SelectField } from "./ui.js"
 const PAGE_SIZE = 20;
 
 /** A run in a picker: when, what, how well (and the id's end, to tell apart two runs of the same second). */
-const runLabel = (r: EvaluationRunListItem) => `${formatDate(r.createdAt)} · ${passCell(r)} · …${r.id.slice(-4)}`;
+type Listed = EvaluationRunListItem | PromptEvaluationListItem;
+const targetNames = (r: Listed) => r.targets.map((t) => ("key" in t ? t.key : t.label)).join(", ");
 
-function passCell(r: EvaluationRunListItem) {
+const runLabel = (r: Listed) => `${formatDate(r.createdAt)} · ${passCell(r)} · …${r.id.slice(-4)}`;
+
+function passCell(r: Listed) {
   if (!r.summary) return "—";
   return Object.entries(r.summary.byTarget)
     .map(([label, t]) => `${label} ${percent(t.passRate)}${t.flaky > 0 ? ` (${t.flaky} flaky)` : ""}`)
     .join(", ");
 }
 
-function costCell(r: EvaluationRunListItem) {
+function costCell(r: Listed) {
   if (!r.summary) return "—";
   const costs = Object.values(r.summary.byTarget).map((t) => t.totalCostUsd);
   return formatCost(costs.includes(null) ? null : costs.reduce<number>((a, c) => a + (c ?? 0), 0));
 }
 
-export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; skillId: string; navigate: Navigate }) {
-  const { items: runs, more, loading, error, start, next } = usePagedList<EvaluationRunListItem>();
+/** A skill's runs (comparable in pairs) or, with `promptId`, a prompt's evaluations. */
+export function EvaluationHistory({
+  kiln,
+  skillId,
+  promptId,
+  navigate,
+}: {
+  kiln: Kiln;
+  navigate: Navigate;
+} & ({ skillId: string; promptId?: undefined } | { promptId: string; skillId?: undefined })) {
+  const { items: runs, more, loading, error, start, next } = usePagedList<Listed>();
   const [base, setBase] = useState("");
   const [head, setHead] = useState("");
-  useEffect(() => start(kiln.evaluations.listRuns(skillId, { limit: PAGE_SIZE }).pages()), [kiln, skillId, start]);
-  const comparable = (runs ?? []).filter((r) => r.status === "completed" || r.status === "cancelled");
+  useEffect(() => {
+    const list: PaginatedList<Listed> = promptId
+      ? kiln.promptEvaluations.list(promptId, { limit: PAGE_SIZE })
+      : kiln.evaluations.listRuns(skillId ?? "", { limit: PAGE_SIZE });
+    start(list.pages());
+  }, [kiln, skillId, promptId, start]);
+  const comparable = skillId ? (runs ?? []).filter((r) => r.status === "completed" || r.status === "cancelled") : [];
   useEffect(() => {
     // The newest two by default: head the latest, base the one before.
     if (comparable.length >= 2 && !head && !base) {
@@ -39,7 +59,8 @@ export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; ski
       setBase(comparable[1]?.id ?? "");
     }
   }, [comparable, head, base]);
-  const reportPath = (id: string) => `/skills/${skillId}/evaluations/${id}`;
+  const reportPath = (id: string) =>
+    promptId ? `/prompts/${promptId}/evaluations/${id}` : `/skills/${skillId}/evaluations/${id}`;
   return (
     <section aria-labelledby="history-heading">
       <h3 id="history-heading">Past runs</h3>
@@ -47,7 +68,7 @@ export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; ski
       {runs === null ? (
         <Loading what="evaluation runs" />
       ) : runs.length === 0 ? (
-        <Empty>No evaluation run yet: run one above.</Empty>
+        <Empty>No evaluation {promptId ? "" : "run "}yet: run one above.</Empty>
       ) : (
         <>
           <DataTable
@@ -68,7 +89,7 @@ export function EvaluationHistory({ kiln, skillId, navigate }: { kiln: Kiln; ski
                     {r.status}
                   </span>
                 </td>
-                <td className="nowrap">{r.targets.map((t) => t.label).join(", ")}</td>
+                <td className="nowrap">{targetNames(r)}</td>
                 <td className="num">{r.repeats}</td>
                 <td className="nowrap">{passCell(r)}</td>
                 <td className="num">{costCell(r)}</td>

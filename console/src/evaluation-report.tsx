@@ -14,9 +14,13 @@ import { ActButton, DataTable, ErrorBox, Link, Pending } from "./ui.js";
 
 type Summary = NonNullable<EvaluationRun["summary"]>;
 
-/** The run, read again every `everyMs` until it is done. */
-function usePolledRun(read: () => Promise<EvaluationRun>, onError: Parameters<typeof useLoaded>[1], everyMs = 500) {
-  const { value: run, setValue } = useLoaded<EvaluationRun>(read, onError);
+/** The run (a skill's evaluation run, or a prompt evaluation), read again every `everyMs` until it is done. */
+export function usePolledRun<R extends { status: string }>(
+  read: () => Promise<R>,
+  onError: Parameters<typeof useLoaded>[1],
+  everyMs = 500,
+) {
+  const { value: run, setValue } = useLoaded<R>(read, onError);
   useEffect(() => {
     if (!run || isDone(run.status)) return;
     // A failed read keeps polling: the same run as a new object schedules the next read.
@@ -26,7 +30,8 @@ function usePolledRun(read: () => Promise<EvaluationRun>, onError: Parameters<ty
   return { run, setRun: setValue };
 }
 
-function Totals({ summary }: { summary: Summary }) {
+/** Per target: outcomes, pass rate, latency percentiles, tokens, cost, judge calls. */
+export function Totals({ summary }: { summary: Summary }) {
   const targets = Object.entries(summary.byTarget);
   return (
     <DataTable

@@ -5,7 +5,8 @@ import type { Navigate } from "./router.js";
 import { exactCost, formatCost, formatLatency } from "./run-format.js";
 import { Link } from "./ui.js";
 
-type Result = EvaluationRun["results"][number];
+/** A case's (or, in a prompt evaluation, a dataset item's) outcomes by target. */
+type Result = Pick<EvaluationRun["results"][number], "byTarget" | "change">;
 type TargetResult = Result["byTarget"][string];
 
 const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
@@ -100,7 +101,8 @@ export function EvaluationResultCard({
 }: {
   result: Result;
   title: string;
-  evaluationCase: EvaluationCase | null;
+  /** What was run and expected: the case's, or the dataset item's. */
+  evaluationCase: Pick<EvaluationCase, "input" | "expectedOutput"> | null;
   targets: string[];
   navigate: Navigate;
 }) {

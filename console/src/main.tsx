@@ -25,6 +25,7 @@ import { NotFound, sectionOf } from "./nav.js";
 import { OnlineEvaluation } from "./online-evaluation.js";
 import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
+import { PromptEvaluationReport } from "./prompt-evaluation-report.js";
 import { PromptDetail, PromptList } from "./prompts.js";
 import { ReviewQueue } from "./review-queue.js";
 import { ReviewQueues } from "./review-queues.js";
@@ -69,13 +70,16 @@ function Shell({
   const reviewing = /^\/review\/([^/]+)\/review$/.exec(path)?.[1];
   const evaluation = /^\/skills\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
   const compared = /^\/skills\/([^/]+)\/evaluations\/([^/]+)\/compare\/([^/]+)$/.exec(path);
+  const promptEvaluation = /^\/prompts\/([^/]+)\/evaluations\/([^/]+)$/.exec(path);
   let page: React.ReactNode;
   const pageProps = { kiln, session, navigate };
   if (evaluation?.[1] && evaluation[2])
     page = <EvaluationReport {...pageProps} skillId={evaluation[1]} runId={evaluation[2]} />;
   else if (compared?.[1] && compared[2] && compared[3])
     page = <EvaluationCompare {...pageProps} skillId={compared[1]} baseId={compared[2]} headId={compared[3]} />;
-  else if (promptId) page = <PromptDetail kiln={kiln} session={session} id={promptId} />;
+  else if (promptEvaluation?.[1] && promptEvaluation[2])
+    page = <PromptEvaluationReport {...pageProps} promptId={promptEvaluation[1]} runId={promptEvaluation[2]} />;
+  else if (promptId) page = <PromptDetail {...pageProps} id={promptId} />;
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
   else if (traceId) page = <TraceDetail {...pageProps} traceId={traceId} />;

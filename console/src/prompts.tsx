@@ -1,11 +1,12 @@
-import type { Kiln, Label, Prompt } from "@kiln/sdk";
+import type { Label, Prompt } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
-import type { Session } from "./api.js";
+import { PromptEvaluations } from "./prompt-evaluations.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
 import { VersionsTable } from "./prompt-versions.js";
 import { ConfirmRelease, type Release } from "./release.js";
 import { type FamilyList, listPage } from "./resource-list.js";
+import type { PageProps } from "./router.js";
 import { ErrorBox, Pending } from "./ui.js";
 import { VersionEditor } from "./version-editor.js";
 
@@ -27,7 +28,7 @@ export const promptList: FamilyList<Prompt> = {
 export const PromptList = listPage(promptList);
 
 /** One prompt: its versions, a version editor, labels and releases (each asked for first), a comparison. */
-export function PromptDetail({ kiln, session, id }: { kiln: Kiln; session: Session; id: string }) {
+export function PromptDetail({ kiln, session, navigate, id }: PageProps & { id: string }) {
   const { error, setError, act, busy } = useAction();
   // One message at a time: each action replaces the one before.
   const [notice, setNotice] = useState("");
@@ -90,6 +91,7 @@ export function PromptDetail({ kiln, session, id }: { kiln: Kiln; session: Sessi
         onMoved={(l) => changed(`${l.label} now points at version ${l.version}.`)}
       />
       <CompareVersions key={`compare-${prompt.latestVersion}`} kiln={kiln} prompt={prompt} />
+      <PromptEvaluations kiln={kiln} session={session} navigate={navigate} prompt={prompt} />
       {release && (
         <ConfirmRelease
           kiln={kiln}

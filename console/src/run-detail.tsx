@@ -52,37 +52,47 @@ async function parentAgentRun(session: Session, run: Run): Promise<AgentRun | nu
 }
 
 /**
- * The skill an evaluation run evaluated, for the link to its report. A case's skill run names it;
- * a judge run does not: the skill run of the same evaluation stored in the hour before it does.
+ * The report an evaluation's run belongs to: a skill's evaluation run (its skill run names the
+ * skill) or a prompt evaluation (its prompt run names the prompt). A judge run names neither: the
+ * skill or prompt run of the same evaluation stored in the hour before it does.
  */
-async function evaluatedSkill(session: Session, run: Run): Promise<string | null> {
-  if (!run.evaluationRunId) return null;
-  if (run.kind === "skill") return run.skillId;
+async function evaluationReportPath(session: Session, run: Run): Promise<string | null> {
+  const evaluationRunId = run.evaluationRunId;
+  if (!evaluationRunId) return null;
+  const reportOf = (r: { kind: string; skillId?: string; promptId?: string }) =>
+    r.kind === "skill"
+      ? `/skills/${r.skillId}/evaluations/${evaluationRunId}`
+      : `/prompts/${r.promptId}/evaluations/${evaluationRunId}`;
+  if (run.kind === "skill" || run.kind === "prompt") return reportOf(run as Run & { promptId?: string });
   const at = Date.parse(run.createdAt);
-  const q = [
-    `organizationId=${session.organizationId ?? ""}`,
-    "kind=skill",
-    `createdAfter=${encodeURIComponent(new Date(at - AGENT_WINDOW_MS).toISOString())}`,
-    `createdBefore=${encodeURIComponent(new Date(at + 1).toISOString())}`,
-    "limit=200",
-  ].join("&");
-  const page = await call<{ data: SkillRun[] }>("GET", `/api/runs?${q}`);
-  return page.data.find((s) => s.evaluationRunId === run.evaluationRunId)?.skillId ?? null;
+  for (const kind of ["skill", "prompt"]) {
+    const q = [
+      `organizationId=${session.organizationId ?? ""}`,
+      `kind=${kind}`,
+      `createdAfter=${encodeURIComponent(new Date(at - AGENT_WINDOW_MS).toISOString())}`,
+      `createdBefore=${encodeURIComponent(new Date(at + 1).toISOString())}`,
+      "limit=200",
+    ].join("&");
+    const page = await call<{ data: (SkillRun & { promptId?: string })[] }>("GET", `/api/runs?${q}`);
+    const found = page.data.find((s) => s.evaluationRunId === evaluationRunId);
+    if (found) return reportOf(found);
+  }
+  return null;
 }
 
 function EvaluationLink({ session, run, navigate }: { session: Session; run: Run; navigate: Navigate }) {
-  const [skillId, setSkillId] = useState<string | null>(null);
+  const [report, setReport] = useState<string | null>(null);
   useEffect(() => {
-    evaluatedSkill(session, run).then(setSkillId, () => setSkillId(null));
+    evaluationReportPath(session, run).then(setReport, () => setReport(null));
   }, [session, run]);
   if (!run.evaluationRunId) return null;
   const what = `evaluation run ${run.evaluationRunId}`;
   return (
     <>
-      <dt>{run.kind === "judge" ? "Judged for" : "Case of"}</dt>
+      <dt>{run.kind === "judge" ? "Judged for" : run.kind === "prompt" ? "Item of" : "Case of"}</dt>
       <dd>
-        {skillId ? (
-          <Link to={`/skills/${skillId}/evaluations/${run.evaluationRunId}`} navigate={navigate}>
+        {report ? (
+          <Link to={report} navigate={navigate}>
             {what}
           </Link>
         ) : (

@@ -8,6 +8,7 @@ import { Evaluations, JudgeRuns } from "./evaluations.js";
 import { Models } from "./models.js";
 import { Onboarding } from "./onboarding.js";
 import { OnlineRules, Scores } from "./online-evaluation.js";
+import { PromptEvaluations } from "./prompt-evaluations.js";
 import { Prompts } from "./prompts.js";
 import { ProviderConnections } from "./provider-connections.js";
 import { Setup } from "./setup.js";
@@ -30,6 +31,7 @@ export class Kiln {
   readonly agentRuns: AgentRuns;
   readonly evaluations: Evaluations;
   readonly judgeRuns: JudgeRuns;
+  readonly promptEvaluations: PromptEvaluations;
   readonly models: Models;
   readonly setup: Setup;
   readonly onboarding: Onboarding;
@@ -55,6 +57,7 @@ export class Kiln {
     this.agentRuns = new AgentRuns(transport);
     this.evaluations = new Evaluations(transport);
     this.judgeRuns = new JudgeRuns(transport);
+    this.promptEvaluations = new PromptEvaluations(transport);
     this.models = new Models(transport);
     this.setup = new Setup(transport);
     this.onboarding = new Onboarding(transport);

@@ -104,6 +104,9 @@ export type EvaluationComparison = Schemas["EvaluationComparison"];
 export type EvaluationRunListItem = Schemas["EvaluationRunListItem"];
 export type JudgeRun = Schemas["JudgeRun"];
 export type StartedEvaluationRun = operations["startEvaluationRun"]["responses"][202]["content"]["application/json"];
+export type PromptEvaluation = Schemas["PromptEvaluation"];
+export type PromptEvaluationListItem = Schemas["PromptEvaluationListItem"];
+export type PromptEvaluationComparison = Schemas["PromptEvaluationComparison"];
 
 /**
  * Bodies whose free-form fields the catalog and evaluation services check (the gateway only

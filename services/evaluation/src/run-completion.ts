@@ -118,7 +118,7 @@ export function createRunCompletion(c: EvaluationCollections, events?: EventOutb
         })),
         caseResultsOf(run, docs).filter((r) => !cancelled || Object.keys(r.byTarget).length > 0),
         violations,
-        { repeats: run.repeats ?? 1, cancelled },
+        { repeats: run.repeats ?? 1, cancelled, noun: run.promptId ? "item" : "case" },
       );
       const completedAt = cancelled
         ? (run.completedAt ?? new Date())

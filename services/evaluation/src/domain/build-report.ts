@@ -85,7 +85,8 @@ export function buildReport(
   targets: ReportTarget[],
   cases: CaseResults[],
   violationMessages: Map<string, string>,
-  options: { repeats?: number; cancelled?: boolean } = {},
+  /** `noun`: what the summary counts, "case" (a skill's cases) or "item" (a prompt evaluation's dataset items). */
+  options: { repeats?: number; cancelled?: boolean; noun?: "case" | "item" } = {},
 ): Report {
   const repeats = options.repeats ?? 1;
   const compared = comparedTargets(targets);
@@ -133,6 +134,7 @@ export function buildReport(
         compare ? changes : null,
         breakingChanges.length,
         options.cancelled === true,
+        options.noun ?? "case",
       ),
     },
     contractValidity: { valid: violations.length === 0 && breakingChanges.length === 0, violations, breakingChanges },
@@ -147,8 +149,9 @@ function summaryText(
   changes: ChangeCounts | null,
   breakingCount: number,
   cancelled: boolean,
+  noun: "case" | "item",
 ): string {
-  const cases = `${caseCount} case${caseCount === 1 ? "" : "s"}${repeats > 1 ? ` × ${repeats} attempts` : ""}`;
+  const cases = `${caseCount} ${noun}${caseCount === 1 ? "" : "s"}${repeats > 1 ? ` × ${repeats} attempts` : ""}`;
   const perTarget = targets
     .map((t) => {
       const s = byTarget[t.label];
