@@ -134,6 +134,46 @@ describe("promptfoo import", () => {
     expect(run.status, run.text).toBe(201);
   });
 
+  it("imports what its dry run said it would: two prompts of one text, scenarios, a bare prompt file", async () => {
+    const yaml = [
+      "description: Said twice",
+      "prompts:",
+      "  - 'Reply to {{message}}'",
+      "  - raw: 'Reply to {{message}}'",
+      "    label: the same again",
+      "  - prompts.txt",
+      "providers: [echo]",
+      "scenarios:",
+      "  - config: [{vars: {tone: warm}}, {vars: {tone: dry}}]",
+      "    tests: [{vars: {message: hi}, assert: [{type: contains-any, value: [-1, hi]}]}]",
+    ].join("\n");
+    const send = (query: string) =>
+      api.request<Report & { dryRun: boolean }>("POST", `/api/organizations/${org}/import${query}`, {
+        token,
+        rawBody: yaml,
+        headers: { "content-type": "application/yaml" },
+      });
+    const dry = await send("?dryRun=true");
+    expect(dry.status, dry.text).toBe(200);
+    const real = await send("");
+    expect(real.status, real.text).toBe(200);
+    expect(real.body.summary).toEqual(dry.body.summary);
+    // One prompt, its skill and the scenario's two cases.
+    expect(real.body.summary).toEqual({ created: 4, updated: 0, skipped: 0, conflicts: 0 });
+    expect(real.body.warnings).toEqual(
+      expect.arrayContaining([
+        "prompts[1]: the same text as prompts[0]; imported once",
+        expect.stringMatching(/^prompts\[2\]: file:\/\/prompts\.txt was not given with the config/),
+      ]),
+    );
+    const skill = real.body.items.find((i) => i.kind === "skill");
+    const cases = await casesOf(skill?.id ?? "");
+    expect(cases.map((c) => c.input).sort((x, y) => String(x.tone).localeCompare(String(y.tone)))).toEqual([
+      { tone: "dry", message: "hi" },
+      { tone: "warm", message: "hi" },
+    ]);
+  });
+
   it("a config with no importable prompt, or that does not parse, is a 400 and imports nothing", async () => {
     const none = await api.post<Report>(
       `/api/organizations/${org}/import`,

@@ -1130,7 +1130,7 @@ describe("datasets", () => {
     const again = await keyed.promptEvaluations.run(prompt.id, body);
     await keyed.promptEvaluations.waitForResult(prompt.id, again.id, { timeoutMs: 30_000 });
     const listed = await keyed.promptEvaluations.list(prompt.id, { limit: 1 }).pages().next();
-    expect(listed.value?.data.map((r) => r.id)).toEqual([again.id]);
+    expect(listed.value?.data.map((r: { id: string }) => r.id)).toEqual([again.id]);
     const compared = await keyed.promptEvaluations.compare(prompt.id, { base: started.id, head: again.id });
     expect(compared.summary.changes.unchanged).toBe(2);
     const items = Array.from({ length: 50 }, (_, i) => ({ input: { who: `n${i}` } }));

@@ -66,9 +66,18 @@ export function assertionsOf(a: Json, ctx: AssertionContext, at: string, warning
   if (raw === null) return [];
   const render = (v: Json | undefined): Json | undefined =>
     typeof v === "string" ? assertionValues.render(v, ctx.vars, String) : v;
-  const value = render(raw);
+  const rendered = render(raw);
+  // A number or boolean is looked for as its text, as promptfoo does.
+  const value = typeof rendered === "number" || typeof rendered === "boolean" ? String(rendered) : rendered;
+  // Numbers are matched as their text (promptfoo compares String(value)): `-3` is "-3", never dropped.
   const strings = (v: Json | undefined) =>
-    (Array.isArray(v) ? v.map((x) => render(x)) : [v]).filter((x): x is string => typeof x === "string");
+    (Array.isArray(v) ? v.map((x) => render(x)) : [v]).flatMap((x) => {
+      if (typeof x === "string") return [x];
+      if (typeof x === "number" || typeof x === "boolean") return [String(x)];
+      if (x !== undefined && x !== null)
+        warnings.push(`${at}: ${JSON.stringify(x)} is not a text to look for; skipped`);
+      return [];
+    });
   const regex = (pattern: string, flags?: string): unknown[] => {
     const problem = safeRegexProblem(pattern, flags);
     if (problem) {

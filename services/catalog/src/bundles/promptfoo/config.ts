@@ -37,6 +37,8 @@ export interface PromptSource {
   label: string;
   system: string;
   developer: string | null;
+  /** The prompt's own `config.response_format`, which wins over its providers' (as in promptfoo). */
+  responseFormat?: JsonObject;
   at: string;
 }
 

@@ -41,6 +41,9 @@ import { testsOf } from "./tests.js";
 export { parsePromptfooConfig } from "./config.js";
 export type { ConfigFiles, ModelCatalog };
 
+/** The top-level fields the converter reads; every other one is reported by name. */
+const CONFIG_KEYS = new Set(["description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios"]);
+
 export interface PromptfooConversion {
   bundle: Bundle;
   /** What could not be imported as it is, each with its place in the config. */
@@ -54,6 +57,8 @@ export function promptfooToBundle(
   given: ConfigFiles = {},
 ): PromptfooConversion {
   const warnings: string[] = [];
+  for (const key of Object.keys(config))
+    if (!CONFIG_KEYS.has(key)) warnings.push(`${key} is not imported (Kiln has no such setting)`);
   const files = normalizedFiles(given);
   const prompts = promptsOf(config, files, warnings);
   if (prompts.length === 0) {
@@ -97,7 +102,7 @@ export function promptfooToBundle(
       systemPrompt: p.system,
       developerPrompt: p.developer,
       variablesSchema,
-      responseFormat: pr.responseFormat,
+      responseFormat: p.responseFormat ?? pr.responseFormat,
       temperature: pr.temperature,
       maxOutputTokens: pr.maxOutputTokens,
       model: pr.model,

@@ -3,6 +3,14 @@ import { parse as parseYaml } from "yaml";
 import { isObject, type Json, type JsonObject, type PromptSource } from "./config.js";
 import { type ConfigFiles, extensionOf, filePathOf, isCodeRef, isFileRef, parseStructured, readRef } from "./files.js";
 import { toMustache } from "./nunjucks.js";
+import { responseFormatOf } from "./providers.js";
+
+/**
+ * A bare path (`prompts.txt`, `prompts/chat.json`): promptfoo reads a prompt that names a file
+ * with a prompt's extension as that file, as it reads `file://prompts.txt`.
+ */
+const BARE_PATH = /^(?!file:\/\/)[\w./-]+\.(?:txt|md|j2|njk|nunjucks|json|yaml|yml)$/i;
+const asRef = (v: Json): Json => (typeof v === "string" && BARE_PATH.test(v) ? `file://${v}` : v);
 
 /** A label name from free text: lowercase letters, digits and dashes, starting with a letter. */
 export function labelOf(text: string, taken: Set<string>): string {
@@ -20,7 +28,7 @@ export function labelOf(text: string, taken: Set<string>): string {
   return label;
 }
 
-type PromptItem = { value: Json; label?: string; at: string };
+type PromptItem = { value: Json; label?: string; config?: JsonObject; at: string };
 
 /**
  * The prompts a `file://` reference holds, as promptfoo reads them: a text file's prompts
@@ -57,28 +65,35 @@ function promptsOfFile(ref: string, item: PromptItem, files: ConfigFiles, warnin
 export function promptsOf(config: JsonObject, files: ConfigFiles, warnings: string[]): PromptSource[] {
   const raw = config.prompts;
   const given: PromptItem[] = [];
-  if (typeof raw === "string") given.push({ value: raw, at: "prompts" });
-  else if (Array.isArray(raw)) given.push(...raw.map((value, i) => ({ value, at: `prompts[${i}]` })));
+  if (typeof raw === "string") given.push({ value: asRef(raw), at: "prompts" });
+  else if (Array.isArray(raw)) given.push(...raw.map((value, i) => ({ value: asRef(value), at: `prompts[${i}]` })));
   else if (isObject(raw))
     for (const [key, value] of Object.entries(raw)) {
       // promptfoo's map form: a file reference → its label.
-      if (isFileRef(key) && typeof value === "string") given.push({ value: key, label: value, at: `prompts.${key}` });
+      if ((isFileRef(key) || BARE_PATH.test(key)) && typeof value === "string")
+        given.push({ value: asRef(key), label: value, at: `prompts.${key}` });
       else given.push({ value, label: key, at: `prompts.${key}` });
     }
   const list = given.flatMap((item): PromptItem[] => {
     let { value, label } = item;
+    let config: JsonObject | undefined;
     if (isObject(value)) {
+      config = isObject(value.config) ? value.config : undefined;
       label =
         typeof value.label === "string"
           ? value.label
           : typeof value.id === "string" && !isFileRef(value.id)
             ? value.id
             : label;
-      value = value.raw ?? (isObject(item.value) && isFileRef(item.value.id) ? item.value.id : null);
+      value = asRef(value.raw ?? (isObject(item.value) && isFileRef(item.value.id) ? item.value.id : null));
     }
-    return isFileRef(value) ? promptsOfFile(value, { ...item, label }, files, warnings) : [{ ...item, value, label }];
+    const read = isFileRef(value)
+      ? promptsOfFile(value, { ...item, label }, files, warnings)
+      : [{ ...item, value, label }];
+    return read.map((r) => ({ ...r, ...(config ? { config } : {}) }));
   });
   const out: PromptSource[] = [];
+  const seen = new Map<string, string>();
   for (const item of list) {
     const { value, label } = item;
     if (typeof value !== "string") {
@@ -106,14 +121,32 @@ export function promptsOf(config: JsonObject, files: ConfigFiles, warnings: stri
         developer = null;
       }
     } else system = value;
+    // One Kiln prompt per text: a second prompt with the same text would be the same prompt.
+    const same = seen.get(JSON.stringify([system, developer]));
+    if (same !== undefined) {
+      warnings.push(`${item.at}: the same text as ${same}; imported once`);
+      continue;
+    }
+    seen.set(JSON.stringify([system, developer]), item.at);
+    const responseFormat = promptConfigOf(item.config, item.at, warnings);
     out.push({
       label: (label ?? value.replace(/\s+/g, " ").trim()).slice(0, 80) || `prompt ${out.length + 1}`,
       system: toMustache(system, item.at, warnings),
       developer: developer === null ? null : toMustache(developer, item.at, warnings),
+      ...(responseFormat ? { responseFormat } : {}),
       at: item.at,
     });
   }
   return out;
+}
+
+/** A prompt's own `config`: its response format is kept; every other key is reported by name. */
+function promptConfigOf(config: JsonObject | undefined, at: string, warnings: string[]): JsonObject | undefined {
+  if (!config) return undefined;
+  for (const key of Object.keys(config)) {
+    if (key !== "response_format") warnings.push(`${at}: config.${key} is not imported (only its response_format is)`);
+  }
+  return responseFormatOf(config.response_format, at, warnings);
 }
 
 /** A JSON array of `{role, content}` given as the prompt's text (promptfoo's chat format). */

@@ -20,6 +20,26 @@ export function modelIdOf(providerId: string): string {
   return `${provider}/${model}`;
 }
 
+/**
+ * A `config.response_format` (a provider's or a prompt's) as Kiln's response format: a JSON schema,
+ * or `json_object` as a schema of any object; undefined when none is given, or (reported) when it
+ * is one Kiln has no equivalent for.
+ */
+export function responseFormatOf(rf: Json | undefined, at: string, warnings: string[]): JsonObject | undefined {
+  if (rf === undefined) return undefined;
+  if (isObject(rf) && rf.type === "json_schema" && isObject(rf.json_schema) && isObject(rf.json_schema.schema)) {
+    return {
+      type: "json_schema",
+      ...(typeof rf.json_schema.name === "string" && { name: rf.json_schema.name }),
+      schema: rf.json_schema.schema,
+    };
+  }
+  if (isObject(rf) && rf.type === "json_object") return { type: "json_schema", schema: { type: "object" } };
+  if (isObject(rf) && rf.type === "text") return { type: "text" };
+  warnings.push(`${at}: config.response_format is not imported (Kiln takes a json_schema or json_object)`);
+  return undefined;
+}
+
 export function providersOf(config: JsonObject, models: ModelCatalog, warnings: string[]): ProviderSource[] {
   const raw = config.providers ?? config.targets;
   const list: { value: Json; at: string }[] = [];
@@ -42,17 +62,7 @@ export function providersOf(config: JsonObject, models: ModelCatalog, warnings: 
     }
     const temperature = typeof options.temperature === "number" ? options.temperature : null;
     const maxTokens = options.max_tokens ?? options.max_completion_tokens ?? options.max_output_tokens;
-    let responseFormat: JsonObject = { type: "text" };
-    const rf = options.response_format;
-    if (isObject(rf) && rf.type === "json_schema" && isObject(rf.json_schema) && isObject(rf.json_schema.schema)) {
-      responseFormat = {
-        type: "json_schema",
-        ...(typeof rf.json_schema.name === "string" && { name: rf.json_schema.name }),
-        schema: rf.json_schema.schema,
-      };
-    } else if (isObject(rf) && rf.type === "json_object") {
-      responseFormat = { type: "json_schema", schema: { type: "object" } };
-    } else if (rf !== undefined) warnings.push(`${at}: config.response_format is not imported`);
+    const responseFormat = responseFormatOf(options.response_format, at, warnings) ?? { type: "text" };
     for (const key of Object.keys(options)) {
       if (!["temperature", "max_tokens", "max_completion_tokens", "max_output_tokens", "response_format"].includes(key))
         warnings.push(`${at}: config.${key} is not imported`);

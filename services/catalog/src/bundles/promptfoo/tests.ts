@@ -96,6 +96,52 @@ function rawTestsOf(raw: Json | undefined, files: ConfigFiles, warnings: string[
   });
 }
 
+/**
+ * promptfoo's `scenarios`: each scenario's tests run once per entry of its `config`, the entry's
+ * variables under the test's (the test's win) and its assertions before the test's; a scenario
+ * without tests makes a test of each entry. Other scenario fields are reported by name.
+ */
+function scenarioTestsOf(raw: Json | undefined, files: ConfigFiles, warnings: string[]): FileTest[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    warnings.push("scenarios: not a list; skipped");
+    return [];
+  }
+  return raw.flatMap((scenario, i): FileTest[] => {
+    const at = `scenarios[${i}]`;
+    if (!isObject(scenario)) {
+      warnings.push(`${at}: not a scenario; skipped`);
+      return [];
+    }
+    for (const key of Object.keys(scenario))
+      if (!["description", "config", "tests"].includes(key))
+        warnings.push(`${at}.${key} is not imported (Kiln has no such field)`);
+    const entries = (Array.isArray(scenario.config) ? scenario.config : [{}]).map((e, k) => ({
+      e: isObject(e) ? e : {},
+      at: `${at}.config[${k}]`,
+    }));
+    const tests = rawTestsOf(scenario.tests, files, warnings).map((t) => ({ ...t, at: `${at}.${t.at}` }));
+    const name = typeof scenario.description === "string" ? scenario.description : `scenario ${i + 1}`;
+    if (tests.length === 0) return entries.map(({ e, at: where }) => ({ test: e, at: where }));
+    return entries.flatMap(({ e, at: where }, k) =>
+      tests.map(({ test, at: testAt }, j): FileTest => {
+        const t = isObject(test) ? test : {};
+        const own = typeof t.description === "string" ? t.description : `test ${j + 1}`;
+        return {
+          test: {
+            ...e,
+            ...t,
+            description: `${own} (${name}, ${entries.length > 1 ? `config ${k + 1}` : "its config"})`,
+            vars: { ...(isObject(e.vars) ? e.vars : {}), ...(isObject(t.vars) ? t.vars : {}) },
+            assert: [...(Array.isArray(e.assert) ? e.assert : []), ...(Array.isArray(t.assert) ? t.assert : [])],
+          },
+          at: `${testAt} × ${where}`,
+        };
+      }),
+    );
+  });
+}
+
 /** `defaultTest`, written in the config or in a file. */
 function defaultTestOf(config: JsonObject, files: ConfigFiles, warnings: string[]): JsonObject {
   const raw = config.defaultTest;
@@ -114,7 +160,8 @@ export function testsOf(config: JsonObject, files: ConfigFiles, warnings: string
   const defaultGrader = optionsOf(defaults.options, "defaultTest", warnings);
   const defaultVars = varsOf(isObject(defaults.vars) ? defaults.vars : {}, files, "defaultTest", warnings) ?? {};
   const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
-  return rawTestsOf(config.tests, files, warnings).flatMap(({ test: t, at }, i): TestSource[] => {
+  const all = [...rawTestsOf(config.tests, files, warnings), ...scenarioTestsOf(config.scenarios, files, warnings)];
+  return all.flatMap(({ test: t, at }, i): TestSource[] => {
     if (!isObject(t)) {
       warnings.push(`${at}: not a test; skipped`);
       return [];
