@@ -962,6 +962,27 @@ describe("the organization routes (non-public)", () => {
     );
     expect(accepted.body).toMatchObject({ organization: { id: organizationId }, membership: { role: "member" } });
   });
+
+  it('lists the roles, creates, changes and deletes a custom role (docs/security.md "Roles")', async () => {
+    const roles = `/api/organizations/${organizationId}/roles`;
+    const made = await raw<{ name: string }>(
+      "POST",
+      roles,
+      { name: "sdk-reader", scopes: ["prompts:read"] },
+      accessToken,
+    );
+    expect(made.status).toBe(201);
+    const listed = await raw<{ data: { name: string }[] }>("GET", roles, undefined, accessToken);
+    expect(listed.body.data.map((r) => r.name)).toContain("sdk-reader");
+    const changed = await raw<{ scopes: string[] }>(
+      "PATCH",
+      `${roles}/sdk-reader`,
+      { scopes: ["runs:read"] },
+      accessToken,
+    );
+    expect(changed.body.scopes).toEqual(["runs:read"]);
+    expect((await raw("DELETE", `${roles}/sdk-reader`, undefined, accessToken)).status).toBe(200);
+  });
 });
 
 describe("traces and sessions through the SDK", () => {

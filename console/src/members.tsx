@@ -9,11 +9,14 @@ import { CopyButton, DataTable, ErrorBox, Field, Pending, SelectField } from "./
 
 export type Role = Membership["role"];
 export const ROLES: { role: Role; name: string; what: string }[] = [
+  { role: "viewer", name: "Viewer", what: "Reads prompts, runs, evaluations and the rest; changes and runs nothing." },
   { role: "member", name: "Member", what: "Builds and runs prompts, skills and agents." },
   { role: "admin", name: "Admin", what: "Also moves protected labels, manages members and API keys." },
   { role: "owner", name: "Owner", what: "Everything an admin does, and adds, changes and removes owners." },
 ];
-const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
+const RANKS: Record<string, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+/** A custom role ranks with the viewer: below a member's (docs/security.md "Roles"). */
+const rank = (role: Role) => RANKS[role] ?? 0;
 const manages = (role: Role | undefined) => role === "owner" || role === "admin";
 
 export const organizationPath = (session: Session) => `/api/organizations/${session.organizationId}`;
@@ -155,7 +158,7 @@ function MemberTable(props: {
     });
   const choose = (member: Member, role: Role) => {
     setError(null);
-    if (RANK[role] < RANK[member.membership.role]) setAsking({ member, role });
+    if (rank(role) < rank(member.membership.role)) setAsking({ member, role });
     else void apply({ member, role });
   };
   // Owners change anyone; admins change members and admins; anyone lowers their own role or leaves.
@@ -163,7 +166,7 @@ function MemberTable(props: {
     m.user.id === me || myRole === "owner" || (myRole === "admin" && m.membership.role !== "owner");
   const offered = (m: Member) =>
     ROLES.filter((r) =>
-      m.user.id === me ? RANK[r.role] <= RANK[m.membership.role] : myRole === "owner" || r.role !== "owner",
+      m.user.id === me ? rank(r.role) <= rank(m.membership.role) : myRole === "owner" || r.role !== "owner",
     );
   return (
     <>

@@ -57,6 +57,7 @@ import {
   QueueProgressView,
   ScoreConfigView,
 } from "./routes/review-views.js";
+import { RoleListView, RoleView } from "./routes/role-routes.js";
 import {
   JudgeRunView,
   PromptRunStreamEventView,
@@ -181,6 +182,8 @@ export const COMPONENTS: NamedSchema[] = [
   EvaluationComparisonView,
   PromptEvaluationView,
   PromptEvaluationListItemView,
+  RoleView,
+  RoleListView,
   PromptEvaluationComparisonView,
   GenerationView,
   SpanToolCallView,

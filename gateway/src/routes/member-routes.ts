@@ -5,6 +5,7 @@ import { pageById } from "../http/list-page.js";
 import { ACCESS_TOKEN_ONLY, answers, operations, pageByIdSchema } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdParams, ListQuery, ref } from "../schemas.js";
+import { registerRoleRoutes } from "./role-routes.js";
 import {
   AcceptedInvitationView,
   InvitationView,
@@ -13,9 +14,10 @@ import {
   membershipView,
   memberView,
   organizationView,
+  RoleName,
 } from "./views.js";
 
-const Role = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]);
+const Role = RoleName;
 const Email = Type.String({ minLength: 1, maxLength: 254 });
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const MemberParams = Type.Object({ id: Id, userId: Id });
@@ -38,6 +40,7 @@ function acceptUrl(request: FastifyRequest, corsOrigins: readonly string[], toke
 /** Members (roles, removal) and invitations of an organization (api.md "Members"), owners and admins. */
 export function registerMemberRoutes(app: GatewayApp, deps: GatewayDeps): void {
   const { identity } = deps.clients;
+  registerRoleRoutes(app, deps);
 
   app.get(
     "/api/organizations/:id/members",

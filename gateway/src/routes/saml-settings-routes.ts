@@ -10,7 +10,7 @@ import { iso } from "./views.js";
 
 /** An organization's SAML settings (docs/api.md "SAML sign-in"): owners and admins, access tokens only. */
 
-const MappedRole = OneOf(["admin", "member"] as const);
+const MappedRole = OneOf(["admin", "member", "viewer"] as const);
 
 export const SamlSettingsView = Type.Object(
   {
@@ -61,8 +61,8 @@ const settingsView = (s: SamlSettings | undefined, request: FastifyRequest) => {
       notAfter: iso(s?.certificateNotAfter) ?? "",
     },
     roleAttribute: s?.roleAttribute || null,
-    roleMapping: { ...(s?.roleMapping ?? {}) } as Record<string, "admin" | "member">,
-    defaultRole: (s?.defaultRole ?? "member") as "admin" | "member",
+    roleMapping: { ...(s?.roleMapping ?? {}) } as Record<string, "admin" | "member" | "viewer">,
+    defaultRole: (s?.defaultRole ?? "member") as "admin" | "member" | "viewer",
     allowIdpInitiated: s?.allowIdpInitiated ?? false,
     serviceProvider: { ...sp, nameIdFormat: EMAIL_NAME_ID },
     updatedAt: iso(s?.updatedAt) ?? "",
@@ -89,7 +89,7 @@ const SettingsBody = Body({
   roleMapping: Type.Optional(
     Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 20 }), {
       maxProperties: 100,
-      description: 'attribute value → "admin" or "member"; the highest role of the values wins',
+      description: 'attribute value → "admin", "member" or "viewer"; the highest role of the values wins',
     }),
   ),
   defaultRole: Type.Optional(Type.String({ maxLength: 20, description: '"member" (default) or "admin"' })),

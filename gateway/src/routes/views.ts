@@ -82,7 +82,12 @@ export const organizationView = (o: Organization) => ({
   createdAt: iso(o.createdAt) ?? "",
 });
 
-const ROLE = OneOf(["owner", "admin", "member"]);
+/** A built-in role or a custom role's name (docs/security.md "Roles"). */
+export const RoleName = Type.String({
+  pattern: "^[a-z][a-z0-9-]{1,39}$",
+  description: "owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles)",
+});
+const ROLE = RoleName;
 type Role = "owner" | "admin" | "member";
 
 export const MembershipView = Type.Object(

@@ -230,6 +230,42 @@ export interface paths {
         patch: operations["updateOrganization"];
         trace?: never;
     };
+    "/api/organizations/{id}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's roles: the built-in ones, then its custom roles by name, each with its scopes */
+        get: operations["listRoles"];
+        put?: never;
+        /** Create a custom role made of API-key scopes (owners and admins); give it to members by name */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{id}/roles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a custom role no member holds and no pending invitation names */
+        delete: operations["deleteRole"];
+        options?: never;
+        head?: never;
+        /** Change a custom role's description or scopes; its members' next requests use them */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
     "/api/organizations/{id}/members": {
         parameters: {
             query?: never;
@@ -2209,8 +2245,8 @@ export interface components {
         Membership: {
             organizationId: string;
             userId: string;
-            /** @enum {string} */
-            role: "owner" | "admin" | "member";
+            /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+            role: string;
             permissions: string[];
             /** Format: date-time */
             createdAt: string;
@@ -2225,8 +2261,8 @@ export interface components {
             id: string;
             organizationId: string;
             email: string;
-            /** @enum {string} */
-            role: "owner" | "admin" | "member";
+            /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+            role: string;
             /** @enum {string} */
             status: "pending" | "accepted" | "revoked" | "expired";
             createdByUserId: string;
@@ -2307,10 +2343,10 @@ export interface components {
             };
             roleAttribute: string | null;
             roleMapping: {
-                [key: string]: "admin" | "member";
+                [key: string]: "admin" | "member" | "viewer";
             };
             /** @enum {string} */
-            defaultRole: "admin" | "member";
+            defaultRole: "admin" | "member" | "viewer";
             allowIdpInitiated: boolean;
             /** @description what to enter at the IdP (from the address this request reached the gateway at) */
             serviceProvider: {
@@ -4032,6 +4068,22 @@ export interface components {
             createdAt: string;
             /** @description when it completed or was cancelled */
             completedAt: string | null;
+        };
+        Role: {
+            /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+            name: string;
+            description: string;
+            /** @description the API-key scopes the role grants its members; null: every scope (owner, admin, member) */
+            scopes: string[] | null;
+            builtIn: boolean;
+            /** @description null for a built-in role */
+            createdAt: string | null;
+            /** @description null for a built-in role */
+            updatedAt: string | null;
+        };
+        RoleList: {
+            /** @description the built-in roles, then the custom ones by name */
+            data: components["schemas"]["Role"][];
         };
         PromptEvaluationComparison: {
             base: {
@@ -6236,6 +6288,402 @@ export interface operations {
             };
         };
     };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                    name: string;
+                    description?: string;
+                    scopes: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write" | "connections:read" | "connections:write" | "audit:read")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created (a resource, a version or a stored run) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description already_exists (a unique key such as toolKey) or failed_precondition (a state conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    scopes?: ("prompts:read" | "prompts:write" | "tools:read" | "tools:write" | "skills:read" | "skills:write" | "agents:read" | "agents:write" | "runs:read" | "runs:write" | "evaluations:read" | "evaluations:write" | "labels:write" | "webhooks:read" | "webhooks:write" | "traces:read" | "traces:write" | "connections:read" | "connections:write" | "audit:read")[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: a body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listMembers: {
         parameters: {
             query?: {
@@ -6341,7 +6789,8 @@ export interface operations {
             content: {
                 "application/json": {
                     email: string;
-                    role: "owner" | "admin" | "member";
+                    /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                    role: string;
                 };
             };
         };
@@ -6546,7 +6995,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    role: "owner" | "admin" | "member";
+                    /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                    role: string;
                 };
             };
         };
@@ -6748,7 +7198,8 @@ export interface operations {
             content: {
                 "application/json": {
                     email: string;
-                    role: "owner" | "admin" | "member";
+                    /** @description owner, admin, member, viewer, or a custom role of the organization (GET /api/organizations/:id/roles) */
+                    role: string;
                 };
             };
         };
@@ -7441,7 +7892,7 @@ export interface operations {
                     idpCertificate: string;
                     /** @description the attribute whose values give the role */
                     roleAttribute?: string;
-                    /** @description attribute value → "admin" or "member"; the highest role of the values wins */
+                    /** @description attribute value → "admin", "member" or "viewer"; the highest role of the values wins */
                     roleMapping?: {
                         [key: string]: string;
                     };

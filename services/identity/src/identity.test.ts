@@ -73,7 +73,7 @@ async function createOwner(organizationName = "Acme") {
 /** Another user, made a member of `organizationId` with `role` (and its permissions unless given). */
 async function addMember(organizationId: string, role: Role, permissions?: string[]): Promise<string> {
   const user = await createUser();
-  const defaults = {
+  const defaults: Record<string, string[]> = {
     owner: ["ai_platform", "manage_api_keys"],
     admin: ["ai_platform", "manage_api_keys"],
     member: ["ai_platform"],
@@ -83,7 +83,7 @@ async function addMember(organizationId: string, role: Role, permissions?: strin
     organizationId,
     userId: user._id,
     role,
-    permissions: permissions ?? defaults[role],
+    permissions: permissions ?? defaults[role] ?? ["ai_platform"],
     createdAt: T0,
   });
   return user._id;

@@ -5,6 +5,7 @@ import { authorizationUseCases } from "./use-cases/authorization.js";
 import { invitationUseCases } from "./use-cases/invitations.js";
 import { memberUseCases } from "./use-cases/members.js";
 import { organizationUseCases } from "./use-cases/organizations.js";
+import { roleUseCases } from "./use-cases/roles.js";
 import { samlSettingsUseCases } from "./use-cases/saml-settings.js";
 import { samlSignInUseCases } from "./use-cases/saml-sign-in.js";
 import { scimGroupUseCases } from "./use-cases/scim-groups.js";
@@ -31,6 +32,7 @@ export function createIdentity(deps: IdentityDeps) {
     ...invitations,
     ...accountUseCases(access, invitations),
     ...apiKeyUseCases(access),
+    ...roleUseCases(access),
     ...authorizationUseCases(access),
     ...scimTokenUseCases(access),
     ...scimUserUseCases(access, provisioned),

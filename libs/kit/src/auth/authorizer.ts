@@ -11,7 +11,7 @@ export interface AuthorizeInput {
   organizationId: string;
   /** The organization must have aiEnabled and a user member the ai_platform permission. */
   requireAi: boolean;
-  /** Scope an API key must hold; users act with their membership. */
+  /** Scope an API key must hold, and a user's role must grant (docs/security.md "Roles"). */
   scope?: string;
 }
 

@@ -8,7 +8,8 @@ import type { Role } from "./rules.js";
  */
 export type MappedRole = Exclude<Role, "owner">;
 
-const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
+const RANK: Record<string, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+const rankOf = (role: Role) => RANK[role] ?? 0;
 
 /** The key a value is looked up by: trimmed and lower-cased. */
 export const mappingKey = (value: string) => value.trim().toLowerCase();
@@ -22,7 +23,7 @@ export function highestMappedRole(
   let role: MappedRole | undefined;
   for (const value of values) {
     const mapped = Object.hasOwn(mapping, mappingKey(value)) ? mapping[mappingKey(value)] : undefined;
-    if (mapped && (role === undefined || RANK[mapped] > RANK[role])) role = mapped;
+    if (mapped && (role === undefined || rankOf(mapped) > rankOf(role))) role = mapped;
   }
   return role ?? fallback;
 }

@@ -13,15 +13,30 @@ export const freePlanOf = (monthlyRunLimit: number = FREE_PLAN.entitlements.mont
   entitlements: { ...FREE_PLAN.entitlements, monthlyRunLimit },
 });
 
-/** The permissions of each role; every role may use the AI platform. */
+/** The permissions of each built-in role; every role may use the AI platform. */
 export const ROLE_PERMISSIONS = {
   owner: [AI_PLATFORM_PERMISSION, "manage_api_keys", "manage_members"],
   admin: [AI_PLATFORM_PERMISSION, "manage_api_keys"],
   member: [AI_PLATFORM_PERMISSION],
+  viewer: [AI_PLATFORM_PERMISSION],
 } as const;
 
-export type Role = keyof typeof ROLE_PERMISSIONS;
-export const ROLES: readonly Role[] = ["owner", "admin", "member"];
+export type BuiltInRole = keyof typeof ROLE_PERMISSIONS;
+/** A built-in role, or the name of one of the organization's custom roles (domain/roles.ts). */
+export type Role = string;
+export const ROLES: readonly BuiltInRole[] = ["owner", "admin", "member", "viewer"];
+export const isBuiltInRole = (role: string): role is BuiltInRole => (ROLES as readonly string[]).includes(role);
+
+/** A membership's permissions: its built-in role's; a custom role's are those of a member. */
+export const permissionsOf = (role: Role): string[] => [
+  ...(isBuiltInRole(role) ? ROLE_PERMISSIONS[role] : ROLE_PERMISSIONS.member),
+];
+
+/** A custom role's name: lowercase letters, digits and dashes, starting with a letter; never a built-in's. */
+export const CUSTOM_ROLE_NAME = /^[a-z][a-z0-9-]{1,39}$/;
+
+/** Rank for "who may give which role": owner above admin above every other role. */
+export const roleRank = (role: Role) => (role === "owner" ? 2 : role === "admin" ? 1 : 0);
 
 /**
  * Why a manager with role `actor` may not move a member from role `from` to role `to` (null: in
@@ -64,9 +79,11 @@ export function normalizeEmail(issues: Issues, email: string): string {
   return e;
 }
 
+/** The role's shape: a built-in role or a custom role's name (whether the custom role exists is asked after). */
 export function checkRole(issues: Issues, role: string): Role {
-  if (!(ROLES as readonly string[]).includes(role)) issues.add("role", 'must be "owner", "admin" or "member"');
-  return role as Role;
+  if (!isBuiltInRole(role) && !CUSTOM_ROLE_NAME.test(role))
+    issues.add("role", 'must be "owner", "admin", "member", "viewer" or a custom role of the organization');
+  return role;
 }
 
 export function checkPassword(issues: Issues, password: string): void {

@@ -35,7 +35,7 @@ export interface CheckedSamlSettings {
   allowIdpInitiated: boolean;
 }
 
-const MAPPED_ROLES: readonly string[] = ["admin", "member"];
+const MAPPED_ROLES: readonly string[] = ["admin", "member", "viewer"];
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const MAX_MAPPINGS = 100;
 const MAX_CERTIFICATE_CHARS = 16_384;
@@ -83,7 +83,7 @@ function checkMapping(issues: Issues, mapping: Record<string, string>) {
     const key = mappingKey(value);
     if (key === "" || key.length > 256) issues.add(`roleMapping.${value}`, "must be 1 to 256 characters");
     else if (!MAPPED_ROLES.includes(role)) {
-      issues.add(`roleMapping.${value}`, 'must be "admin" or "member" (SAML never gives the owner role)');
+      issues.add(`roleMapping.${value}`, 'must be "admin", "member" or "viewer" (SAML never gives the owner role)');
     } else out.push({ value: key, role: role as MappedRole });
   }
   return out;
@@ -102,7 +102,7 @@ export function checkSamlSettings(input: SamlSettingsInput, now: Date): CheckedS
   const roleMapping = checkMapping(issues, input.roleMapping);
   const defaultRole = input.defaultRole === "" ? "member" : input.defaultRole;
   if (!MAPPED_ROLES.includes(defaultRole)) {
-    issues.add("defaultRole", 'must be "admin" or "member" (SAML never gives the owner role)');
+    issues.add("defaultRole", 'must be "admin", "member" or "viewer" (SAML never gives the owner role)');
   }
   if (roleMapping.length > 0 && roleAttribute === "") issues.add("roleAttribute", "is required with a roleMapping");
   issues.throwIfAny("invalid SAML settings");

@@ -8,6 +8,7 @@ import { highestMappedRole, type MappedRole } from "./mapped-roles.js";
 export const GROUP_ROLES: Readonly<Record<string, MappedRole>> = {
   "kiln-admins": "admin",
   "kiln-members": "member",
+  "kiln-viewers": "viewer",
 };
 
 /** The role the groups named `groupNames` give: the highest of their mapped roles, else `member`. */

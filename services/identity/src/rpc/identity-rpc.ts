@@ -6,6 +6,7 @@ import { IdentityService } from "@kiln/proto/identity";
 import { invitationStatus } from "../domain/invitations.js";
 import { type Identity, settingsOf } from "../identity.js";
 import type { ApiKeyDoc, InvitationDoc, MembershipDoc, OrganizationDoc, UserDoc } from "../store/identity-store.js";
+import type { RoleView } from "../use-cases/roles.js";
 import { requirePlatform, requireUser } from "./callers.js";
 
 const userToProto = (u: UserDoc) => ({
@@ -57,6 +58,16 @@ const invitationToProto = (i: InvitationDoc) => ({
   createdAt: timestampFromDate(i.createdAt),
   expiresAt: timestampFromDate(i.expiresAt),
   status: invitationStatus(i, new Date()),
+});
+
+const roleToProto = (r: RoleView) => ({
+  name: r.name,
+  description: r.description,
+  scopes: r.scopes ? [...r.scopes] : [],
+  allScopes: r.scopes === null,
+  builtIn: r.builtIn,
+  createdAt: r.createdAt ? timestampFromDate(r.createdAt) : undefined,
+  updatedAt: r.updatedAt ? timestampFromDate(r.updatedAt) : undefined,
 });
 
 const principalToProto = (p: Principal) => ({
@@ -199,6 +210,24 @@ export function registerIdentityRpc(
     async acceptInvitation(req, ctx) {
       const r = await identity.acceptInvitation(requireUser(ctx), req.token);
       return { organization: organizationToProto(r.organization), membership: membershipToProto(r.membership) };
+    },
+    async listRoles(req, ctx) {
+      return { roles: (await identity.listRoles(requireUser(ctx), req)).map(roleToProto) };
+    },
+    async createRole(req, ctx) {
+      return { role: roleToProto(await identity.createRole(requireUser(ctx), req)) };
+    },
+    async updateRole(req, ctx) {
+      const change = {
+        organizationId: req.organizationId,
+        name: req.name,
+        description: req.description,
+        scopes: req.setScopes ? req.scopes : undefined,
+      };
+      return { role: roleToProto(await identity.updateRole(requireUser(ctx), change)) };
+    },
+    async deleteRole(req, ctx) {
+      return { role: roleToProto(await identity.deleteRole(requireUser(ctx), req)) };
     },
     async verifySetup(req, ctx) {
       const r = await identity.verifySetup(principalOf(ctx), req.organizationId);

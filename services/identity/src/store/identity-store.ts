@@ -80,6 +80,18 @@ export interface ApiKeyDoc {
 }
 
 /** An invitation to join an organization with a role; `_id` is `inv_<hex>`, the token's first part. */
+/** A custom role of an organization (domain/roles.ts); `_id` is `<organizationId>:<name>`. */
+export interface RoleDoc {
+  _id: string;
+  organizationId: string;
+  name: string;
+  description: string;
+  /** The API-key scopes it grants. */
+  scopes: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface InvitationDoc {
   _id: string;
   organizationId: string;
@@ -105,6 +117,7 @@ export interface IdentityCollections extends ScimCollections, SamlCollections {
   onboardings: Collection<OnboardingDoc>;
   apiKeys: Collection<ApiKeyDoc>;
   invitations: Collection<InvitationDoc>;
+  roles: Collection<RoleDoc>;
 }
 
 export function identityCollections(store: Store): IdentityCollections {
@@ -117,6 +130,7 @@ export function identityCollections(store: Store): IdentityCollections {
     onboardings: store.collection("onboardings"),
     apiKeys: store.collection("api_keys"),
     invitations: store.collection("invitations"),
+    roles: store.collection("roles"),
     ...scimCollections(store),
     ...samlCollections(store),
   };
@@ -126,9 +140,11 @@ export async function ensureIdentityIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("memberships", [
     { keys: { userId: 1, createdAt: 1 } },
     { keys: { organizationId: 1, _id: -1 } },
+    { keys: { organizationId: 1, role: 1 } },
   ]);
   await store.ensureIndexes("api_keys", [{ keys: { organizationId: 1, _id: -1 } }]);
   await store.ensureIndexes("invitations", [{ keys: { organizationId: 1, _id: -1 } }]);
+  await store.ensureIndexes("roles", [{ keys: { organizationId: 1, _id: 1 } }]);
   await ensureScimIndexes(store);
   await ensureSamlIndexes(store);
 }

@@ -1,7 +1,8 @@
-import { notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
+import { invalidArgument, notFound, permissionDenied, unauthenticated } from "@kiln/kit/errors";
 import { isOutside, type Principal } from "@kiln/kit/principal";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { freePlanOf, ROLE_PERMISSIONS } from "../domain/rules.js";
+import { builtInScopes } from "../domain/roles.js";
+import { freePlanOf, isBuiltInRole, ROLE_PERMISSIONS, type Role } from "../domain/rules.js";
 import type { TokenIssuer } from "../domain/token-issuer.js";
 import type { ApiKeyDoc, IdentityCollections, MembershipDoc, UserDoc } from "../store/identity-store.js";
 
@@ -50,6 +51,26 @@ export function createAccess(deps: IdentityDeps) {
     ]);
     if (!organization || !membership) throw notFound("organization");
     return { organization, membership };
+  }
+
+  /**
+   * Refuses a user whose role does not grant `scope` (docs/security.md "Roles"): a viewer's reads
+   * only, a custom role's scopes; a custom role deleted meanwhile grants nothing.
+   */
+  async function requireRoleScope(membership: MembershipDoc, scope: string): Promise<void> {
+    if (!scope) return;
+    const scopes = isBuiltInRole(membership.role)
+      ? builtInScopes(membership.role)
+      : ((await c.roles.findOne({ _id: `${membership.organizationId}:${membership.role}` }))?.scopes ?? []);
+    if (scopes !== null && !scopes.includes(scope)) {
+      throw permissionDenied(`your role ${membership.role} does not have the permission ${scope} in this organization`);
+    }
+  }
+
+  /** A role the organization cannot give (a custom role's name no one created) is a 400 on `role`. */
+  async function requireRole(organizationId: string, role: Role): Promise<void> {
+    if (isBuiltInRole(role) || (await c.roles.findOne({ _id: `${organizationId}:${role}` }))) return;
+    throw invalidArgument("unknown role", [{ field: "role", issue: `${role} is not a role of the organization` }]);
   }
 
   async function activeKey(keyId: string): Promise<ApiKeyDoc> {
@@ -120,6 +141,8 @@ export function createAccess(deps: IdentityDeps) {
     getUser,
     membershipOf,
     memberAccess,
+    requireRoleScope,
+    requireRole,
     activeKey,
     manageableKeyOrg,
     managedOrganization,

@@ -17,7 +17,7 @@ export interface SetupCheck {
 
 /** Whether a principal may act in an organization, and the setup check that explains it. */
 export function authorizationUseCases(access: Access) {
-  const { c, activeKey, memberAccess, membershipOf } = access;
+  const { c, activeKey, memberAccess, membershipOf, requireRoleScope } = access;
 
   return {
     /**
@@ -39,6 +39,7 @@ export function authorizationUseCases(access: Access) {
         if (input.requireAi && !membership.permissions.includes(AI_PLATFORM_PERMISSION)) {
           throw permissionDenied("you do not have the ai_platform permission in this organization");
         }
+        await requireRoleScope(membership, input.scope);
         return { organization, membership };
       }
       const organization = await c.organizations.findOne({ _id: input.organizationId });

@@ -85,6 +85,7 @@ export function invitationUseCases(access: Access, join: Join) {
       const { membership: mine } = await managedOrganization(userId, input.organizationId, "invite members");
       const refusal = roleChangeRefusal(mine.role, null, role);
       if (refusal) throw permissionDenied(refusal);
+      await access.requireRole(input.organizationId, role);
       const existing = await c.users.findOne({ email });
       if (existing && (await access.membershipOf(input.organizationId, existing._id))) {
         throw alreadyExists(`${email} is already a member`, [{ field: "email", issue: "is already a member" }]);

@@ -1,6 +1,14 @@
 import { alreadyExists, failedPrecondition, notFound, permissionDenied } from "@kiln/kit/errors";
 import { isDuplicateKeyError } from "@kiln/kit/store";
-import { checkRole, Issues, normalizeEmail, ROLE_PERMISSIONS, type Role, roleChangeRefusal } from "../domain/rules.js";
+import {
+  checkRole,
+  Issues,
+  normalizeEmail,
+  permissionsOf,
+  type Role,
+  roleChangeRefusal,
+  roleRank,
+} from "../domain/rules.js";
 import type { MembershipDoc, UserDoc } from "../store/identity-store.js";
 import type { Access } from "./access.js";
 
@@ -12,7 +20,7 @@ const LAST_OWNER = "an organization keeps at least one owner: make another membe
  * keeps an owner (api.md "Members").
  */
 export function memberUseCases(access: Access) {
-  const { c, now, memberAccess, managedOrganization } = access;
+  const { c, now, memberAccess, managedOrganization, requireRole } = access;
 
   const membershipId = (organizationId: string, userId: string) => `${organizationId}:${userId}`;
 
@@ -23,7 +31,7 @@ export function memberUseCases(access: Access) {
       organizationId,
       userId: user._id,
       role,
-      permissions: [...ROLE_PERMISSIONS[role]],
+      permissions: permissionsOf(role),
       createdAt: now(),
     };
     try {
@@ -75,6 +83,7 @@ export function memberUseCases(access: Access) {
       const { membership: mine } = await managedOrganization(userId, input.organizationId, "add members");
       const refusal = roleChangeRefusal(mine.role, null, role);
       if (refusal) throw permissionDenied(refusal);
+      await requireRole(input.organizationId, role);
       const user = await c.users.findOne({ email });
       if (!user) throw notFound("user (they sign up first, or invite them)");
       return { membership: await join(input.organizationId, user, role), user };
@@ -89,17 +98,20 @@ export function memberUseCases(access: Access) {
       const role = checkRole(issues, input.role);
       issues.throwIfAny();
       const { mine, theirs } = await target(callerId, input.organizationId, input.userId, "change roles");
-      const rank = (r: Role) => ["member", "admin", "owner"].indexOf(r);
-      if (theirs === mine && rank(role) > rank(mine.role)) throw permissionDenied("you cannot raise your own role");
+      // A custom role is no raise in rank, yet may grant what the caller's role does not: only managers give it.
+      const raising =
+        roleRank(role) > roleRank(mine.role) || (roleRank(mine.role) === 0 && role !== mine.role && role !== "viewer");
+      if (theirs === mine && raising) throw permissionDenied("you cannot raise your own role");
       const refusal = theirs === mine ? undefined : roleChangeRefusal(mine.role, theirs.role, role);
       if (refusal) throw permissionDenied(refusal);
+      await requireRole(input.organizationId, role);
       const user = await c.users.findOne({ _id: theirs.userId });
       if (!user) throw notFound("member");
       if (theirs.role === role) return { membership: theirs, user };
       if (role !== "owner") await refuseLastOwner(theirs);
       const changed = await c.memberships.findOneAndUpdate(
         { _id: theirs._id },
-        { $set: { role, permissions: [...ROLE_PERMISSIONS[role]] } },
+        { $set: { role, permissions: permissionsOf(role) } },
         { returnDocument: "after" },
       );
       if (!changed) throw notFound("member");

@@ -3,7 +3,7 @@ import { newId } from "@kiln/kit/ids";
 import { isDuplicateKeyError } from "@kiln/kit/store";
 import { randomBase62 } from "../domain/api-keys.js";
 import { highestMappedRole, type MappedRole } from "../domain/mapped-roles.js";
-import { Issues, normalizeEmail, ROLE_PERMISSIONS, type Role } from "../domain/rules.js";
+import { Issues, normalizeEmail, permissionsOf, type Role } from "../domain/rules.js";
 import type { MembershipDoc, UserDoc } from "../store/identity-store.js";
 import type { SamlSettingsDoc } from "../store/saml-store.js";
 import type { Access } from "./access.js";
@@ -82,7 +82,7 @@ export function samlSignInUseCases(access: Access, join: Join, provider: Provide
     if (!settings.roleAttribute || membership.role === "owner" || membership.role === role) return membership.role;
     await c.memberships.updateOne(
       { _id: membership._id, role: membership.role },
-      { $set: { role, permissions: [...ROLE_PERMISSIONS[role]] } },
+      { $set: { role, permissions: permissionsOf(role) } },
     );
     return role;
   }

@@ -1,5 +1,5 @@
 import { DomainError, failedPrecondition } from "@kiln/kit/errors";
-import { ROLE_PERMISSIONS, type Role } from "../domain/rules.js";
+import { permissionsOf, type Role } from "../domain/rules.js";
 import { roleOfGroups } from "../domain/scim-roles.js";
 import type { UserDoc } from "../store/identity-store.js";
 import type { ScimUserDoc } from "../store/scim-store.js";
@@ -78,7 +78,7 @@ export function scimMembership(access: Access, join: Join) {
     if (role === membership.role) return;
     await c.memberships.updateOne(
       { _id: membership._id, role: membership.role },
-      { $set: { role, permissions: [...ROLE_PERMISSIONS[role]] } },
+      { $set: { role, permissions: permissionsOf(role) } },
     );
   }
 
