@@ -74,6 +74,64 @@ export function Totals({ summary }: { summary: Summary }) {
   );
 }
 
+type Only = "all" | "failing";
+type Reported = { byTarget: Record<string, { verdict: string } | undefined> };
+
+/** A result is failing or flaky on a target it has a result for (a target still running is not counted). */
+export const failingOn = (targets: string[]) => (r: Reported) =>
+  targets.some((t) => r.byTarget[t] && r.byTarget[t]?.verdict !== "passed");
+
+/** The run's status badge and its live line: the summary once done, else how many results are in. */
+export function RunStatus({
+  run,
+  noun,
+}: {
+  run: { status: string; results: unknown[]; summary?: { text: string } | null };
+  noun: string;
+}) {
+  const done = isDone(run.status);
+  return (
+    <p className="eval-status">
+      <span className={`badge status-${run.status === "completed" ? "succeeded" : done ? "failed" : "running"}`}>
+        {run.status}
+      </span>{" "}
+      <span role="status" aria-live="polite">
+        Evaluation {run.status}
+        {done ? `: ${run.summary?.text ?? ""}` : ` (${run.results.length} of the ${noun}s reported so far)…`}
+      </span>
+    </p>
+  );
+}
+
+/** Every result, or the failing and flaky ones only. */
+export function FailingFilter({
+  only,
+  onChange,
+  total,
+  failing,
+  noun,
+}: {
+  only: Only;
+  onChange: (only: Only) => void;
+  total: number;
+  failing: number;
+  noun: string;
+}) {
+  return (
+    <fieldset className="segmented">
+      <legend>Show</legend>
+      <label className="check inline">
+        <input type="radio" name="only" checked={only === "all"} onChange={() => onChange("all")} /> every {noun} (
+        {total})
+      </label>
+      <label className="check inline">
+        <input type="radio" name="only" checked={only === "failing"} onChange={() => onChange("failing")} /> failing or
+        flaky ({failing})
+      </label>
+    </fieldset>
+  );
+}
+
 export function EvaluationReport({ kiln, navigate, skillId, runId }: PageProps & { skillId: string; runId: string }) {
   const { error, setError, act } = useAction();
   const readRun = useCallback(() => kiln.evaluations.get(skillId, runId), [kiln, skillId, runId]);
@@ -82,13 +140,12 @@ export function EvaluationReport({ kiln, navigate, skillId, runId }: PageProps &
   const skill = useLoaded<Skill>(readSkill, setError).value;
   const readCases = useCallback(() => allCases(kiln, skillId), [kiln, skillId]);
   const cases = useLoaded<EvaluationCase[]>(readCases, setError).value;
-  const [only, setOnly] = useState<"all" | "failing">("all");
+  const [only, setOnly] = useState<Only>("all");
   if (!run) return <Pending error={error} what="the evaluation run" />;
   const nameOf = caseNamer(cases);
   const byId = new Map((cases ?? []).map((c) => [c.id, c]));
   const targets = run.targets.map((t) => t.label);
-  const failing = (r: EvaluationRun["results"][number]) =>
-    targets.some((t) => r.byTarget[t] && r.byTarget[t]?.verdict !== "passed");
+  const failing = failingOn(targets);
   const shown = only === "all" ? run.results : run.results.filter(failing);
   const done = isDone(run.status);
   const skillPath = `/skills/${skillId}`;
@@ -102,15 +159,7 @@ export function EvaluationReport({ kiln, navigate, skillId, runId }: PageProps &
       </p>
       <h1>Evaluation report</h1>
       <ErrorBox error={error} />
-      <p className="eval-status">
-        <span className={`badge status-${run.status === "completed" ? "succeeded" : done ? "failed" : "running"}`}>
-          {run.status}
-        </span>{" "}
-        <span role="status" aria-live="polite">
-          Evaluation {run.status}
-          {done ? `: ${run.summary?.text ?? ""}` : ` (${run.results.length} of the cases reported so far)…`}
-        </span>
-      </p>
+      <RunStatus run={run} noun="case" />
       <dl className="summary">
         <dt>Started</dt>
         <dd>{formatDate(run.createdAt)}</dd>
@@ -157,17 +206,13 @@ export function EvaluationReport({ kiln, navigate, skillId, runId }: PageProps &
       )}
       <section aria-labelledby="cases-heading">
         <h2 id="cases-heading">Cases</h2>
-        <fieldset className="segmented">
-          <legend>Show</legend>
-          <label className="check inline">
-            <input type="radio" name="only" checked={only === "all"} onChange={() => setOnly("all")} /> every case (
-            {run.results.length})
-          </label>
-          <label className="check inline">
-            <input type="radio" name="only" checked={only === "failing"} onChange={() => setOnly("failing")} /> failing
-            or flaky ({run.results.filter(failing).length})
-          </label>
-        </fieldset>
+        <FailingFilter
+          only={only}
+          onChange={setOnly}
+          total={run.results.length}
+          failing={run.results.filter(failing).length}
+          noun="case"
+        />
         {shown.map((r) => (
           <EvaluationResultCard
             key={r.caseId}

@@ -9,7 +9,8 @@ import { Link } from "./ui.js";
 type Result = Pick<EvaluationRun["results"][number], "byTarget" | "change">;
 type TargetResult = Result["byTarget"][string];
 
-const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+/** A value as a reader sees it: text as it is, anything else as JSON. */
+export const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 /** Past this many characters, a reason (a judge's, say) is cut, the whole of it a click away. */
 const SHORT = 200;

@@ -6,13 +6,11 @@ import type { Dataset, DatasetItem, Prompt, PromptEvaluation } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { isDone } from "./evaluation-format.js";
-import { Totals, usePolledRun } from "./evaluation-report.js";
-import { EvaluationResultCard } from "./evaluation-result.js";
+import { FailingFilter, failingOn, RunStatus, Totals, usePolledRun } from "./evaluation-report.js";
+import { EvaluationResultCard, textOf } from "./evaluation-result.js";
 import type { PageProps } from "./router.js";
 import { formatDate } from "./run-format.js";
 import { ActButton, ErrorBox, Link, Pending } from "./ui.js";
-
-const textOf = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 export function PromptEvaluationReport({
   kiln,
@@ -41,7 +39,7 @@ export function PromptEvaluationReport({
   if (!run) return <Pending error={error} what="the prompt evaluation" />;
   const keys = run.targets.map((t) => t.key);
   const byId = new Map((items ?? []).map((i, n) => [i.id, { item: i, n: n + 1 }]));
-  const failing = (r: PromptEvaluation["results"][number]) => keys.some((k) => r.byTarget[k]?.verdict !== "passed");
+  const failing = failingOn(keys);
   const shown = only === "all" ? run.results : run.results.filter(failing);
   const done = isDone(run.status);
   const titleOf = (itemId: string) => {
@@ -58,15 +56,7 @@ export function PromptEvaluationReport({
       </p>
       <h1>Prompt evaluation</h1>
       <ErrorBox error={error} />
-      <p className="eval-status">
-        <span className={`badge status-${run.status === "completed" ? "succeeded" : done ? "failed" : "running"}`}>
-          {run.status}
-        </span>{" "}
-        <span role="status" aria-live="polite">
-          Evaluation {run.status}
-          {done ? `: ${run.summary?.text ?? ""}` : ` (${run.results.length} of the items reported so far)…`}
-        </span>
-      </p>
+      <RunStatus run={run} noun="item" />
       <dl className="summary">
         <dt>Started</dt>
         <dd>{formatDate(run.createdAt)}</dd>
@@ -101,17 +91,13 @@ export function PromptEvaluationReport({
       )}
       <section aria-labelledby="items-heading">
         <h2 id="items-heading">Items</h2>
-        <fieldset className="segmented">
-          <legend>Show</legend>
-          <label className="check inline">
-            <input type="radio" name="only" checked={only === "all"} onChange={() => setOnly("all")} /> every item (
-            {run.results.length})
-          </label>
-          <label className="check inline">
-            <input type="radio" name="only" checked={only === "failing"} onChange={() => setOnly("failing")} /> failing
-            or flaky ({run.results.filter(failing).length})
-          </label>
-        </fieldset>
+        <FailingFilter
+          only={only}
+          onChange={setOnly}
+          total={run.results.length}
+          failing={run.results.filter(failing).length}
+          noun="item"
+        />
         {shown.map((r) => (
           <EvaluationResultCard
             key={r.itemId}

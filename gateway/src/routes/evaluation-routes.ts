@@ -1,7 +1,3 @@
-import type { CallOptions } from "@connectrpc/connect";
-import type { EvaluationRun } from "@kiln/proto/evaluation";
-import type { FastifyRequest } from "fastify";
-import type { Static } from "typebox";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
@@ -11,6 +7,7 @@ import { Body, errorResponses, IdempotencyHeaders, ListQuery } from "../schemas.
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { TargetLabel } from "./evaluation-assertion-views.js";
 import { organizationOfRead, registerEvaluationCaseRoutes } from "./evaluation-case-routes.js";
+import { byRun, RunParams } from "./evaluation-run-requests.js";
 import {
   evaluationComparisonView,
   evaluationRunListItemView,
@@ -32,19 +29,6 @@ import { registerPromptEvaluationRoutes } from "./prompt-evaluation-routes.js";
  */
 
 const op = operations({ tags: ["evaluations"], stability: "beta" });
-
-const RunParams = Type.Object({ id: Id, evaluationRunId: Id });
-type RunRequest = { organizationId: string; skillId: string; evaluationRunId: string };
-
-/** The handler of a route on one run (`:evaluationRunId` of the skill `:id`): `call` with it, answered as the run. */
-function byRun(call: (run: RunRequest, options: CallOptions) => Promise<{ run?: EvaluationRun }>) {
-  return async (request: FastifyRequest<{ Params: Static<typeof RunParams> }>) => {
-    const { id, evaluationRunId } = request.params;
-    const organizationId = organizationOfRead(request, undefined);
-    const r = await call({ organizationId, skillId: id, evaluationRunId }, rpcOptions(request));
-    return evaluationRunView(r.run);
-  };
-}
 
 /** Evaluation cases and runs of a skill (api.md "Evaluations"), and a prompt's evaluations ("Prompt evaluations"). */
 export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): void {
@@ -187,7 +171,7 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       "Cancel an evaluation run: pending attempts are not run; the report keeps what finished and says it was cancelled",
       { params: RunParams, response: answers(EvaluationRunView, 401, 403, 404, 409) },
     ),
-    byRun(evaluation.cancelEvaluationRun),
+    byRun("skill", evaluationRunView, evaluation.cancelEvaluationRun),
   );
 
   app.get(
@@ -196,6 +180,6 @@ export function registerEvaluationRoutes(app: GatewayApp, deps: GatewayDeps): vo
       params: RunParams,
       response: answers(EvaluationRunView, 401, 403, 404),
     }),
-    byRun(evaluation.getEvaluationRun),
+    byRun("skill", evaluationRunView, evaluation.getEvaluationRun),
   );
 }

@@ -1,14 +1,4 @@
-/**
- * Prompt evaluations (docs/api.md "Prompt evaluations"; public beta): a dataset's items run on
- * versions of a prompt (× models), judged by assertions. The gateway checks shapes; the evaluation
- * service owns the rules (which versions and labels exist, the dataset, scoring) and the
- * organization checks.
- */
-import type { CallOptions } from "@connectrpc/connect";
 import { LIMITS } from "@kiln/kit/limits";
-import type { EvaluationRun } from "@kiln/proto/evaluation";
-import type { FastifyRequest } from "fastify";
-import type { Static } from "typebox";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { listPage, pageOf } from "../http/list-page.js";
@@ -19,6 +9,7 @@ import { Body, errorResponses, IdempotencyHeaders, ListQuery } from "../schemas.
 import { Id, IdParams, OrganizationId, organizationOf } from "./catalog-requests.js";
 import { Assertion, TargetLabel } from "./evaluation-assertion-views.js";
 import { organizationOfRead } from "./evaluation-case-routes.js";
+import { byRun, RunParams, subjectOf } from "./evaluation-run-requests.js";
 import { evaluationStarted } from "./evaluation-view-mappers.js";
 import { EvaluationStartedView } from "./evaluation-views.js";
 import { assertionMessages } from "./online-views.js";
@@ -32,19 +23,6 @@ import {
 } from "./prompt-evaluation-views.js";
 
 const op = operations({ tags: ["evaluations"], stability: "beta" });
-
-const RunParams = Type.Object({ id: Id, evaluationRunId: Id });
-type RunRequest = { organizationId: string; skillId: string; promptId: string; evaluationRunId: string };
-
-/** The handler of a route on one prompt evaluation: `call` with it, answered as the run. */
-function byRun(call: (run: RunRequest, options: CallOptions) => Promise<{ run?: EvaluationRun }>) {
-  return async (request: FastifyRequest<{ Params: Static<typeof RunParams> }>) => {
-    const { id, evaluationRunId } = request.params;
-    const organizationId = organizationOfRead(request, undefined);
-    const r = await call({ organizationId, skillId: "", promptId: id, evaluationRunId }, rpcOptions(request));
-    return promptEvaluationView(r.run);
-  };
-}
 
 const StartBody = Body({
   organizationId: Type.Optional(OrganizationId),
@@ -141,8 +119,7 @@ export function registerPromptEvaluationRoutes(app: GatewayApp, deps: GatewayDep
       const r = await evaluation.listEvaluationRuns(
         {
           organizationId: organizationOfRead(request, undefined),
-          skillId: "",
-          promptId: request.params.id,
+          ...subjectOf("prompt", request.params.id),
           ...pageOf(request.query),
         },
         rpcOptions(request),
@@ -180,8 +157,7 @@ export function registerPromptEvaluationRoutes(app: GatewayApp, deps: GatewayDep
       const r = await evaluation.compareEvaluationRuns(
         {
           organizationId: organizationOfRead(request, undefined),
-          skillId: "",
-          promptId: request.params.id,
+          ...subjectOf("prompt", request.params.id),
           baseEvaluationRunId: q.base,
           headEvaluationRunId: q.head,
           target: q.target ?? "",
@@ -199,7 +175,7 @@ export function registerPromptEvaluationRoutes(app: GatewayApp, deps: GatewayDep
       "Cancel a prompt evaluation: pending attempts are not run; the report keeps what finished",
       { params: RunParams, response: answers(PromptEvaluationView, 401, 403, 404, 409) },
     ),
-    byRun(evaluation.cancelEvaluationRun),
+    byRun("prompt", promptEvaluationView, evaluation.cancelEvaluationRun),
   );
 
   app.get(
@@ -209,6 +185,6 @@ export function registerPromptEvaluationRoutes(app: GatewayApp, deps: GatewayDep
       "A prompt evaluation: each item's outcome by version (× model), linked to its run; pass rates, cost, latency",
       { params: RunParams, response: answers(PromptEvaluationView, 401, 403, 404) },
     ),
-    byRun(evaluation.getEvaluationRun),
+    byRun("prompt", promptEvaluationView, evaluation.getEvaluationRun),
   );
 }

@@ -70,7 +70,6 @@ export function createAccess(identityAuth: IdentityAuth, catalog: CatalogClient)
   }
 
   async function getPrompt(promptId: string, options: CallOptions): Promise<Prompt> {
-    if (promptId === "") throw invalidArgument("promptId is required", [{ field: "promptId", issue: "is required" }]);
     const res = await remoteCall(catalog.getPrompt({ id: promptId, versionId: "" }, options));
     if (!res.prompt) throw new Error("catalog returned no prompt");
     return res.prompt;

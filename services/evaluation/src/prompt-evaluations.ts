@@ -11,6 +11,7 @@ import type { Principal } from "@kiln/kit/principal";
 import type { Prompt } from "@kiln/proto/catalog";
 import { SCOPES } from "./access.js";
 import { checkAssertionList } from "./domain/assertion-list.js";
+import { MODEL_ID, MODEL_ID_ISSUE } from "./domain/assertions.js";
 import type { EvaluationDeps } from "./evaluation-deps.js";
 import { type DatasetReader, repeatsOf, storeAndPublish } from "./run-start.js";
 import type { EvaluationRunDoc, TargetDoc } from "./store/evaluation-store.js";
@@ -20,9 +21,6 @@ export const MAX_PROMPT_VERSIONS = 5;
 export const MAX_PROMPT_MODELS = 5;
 /** Most work items (items × targets × attempts) in one prompt evaluation. */
 export const MAX_PROMPT_WORK_ITEMS = 100_000;
-
-/** A model id, "provider/model" (a route: "route/<name>"), as llm_judge assertions name them. */
-const MODEL_ID = /^[^/\s]+\/\S+$/;
 
 export interface StartPromptEvaluationInput {
   organizationId: string;
@@ -65,15 +63,7 @@ function requestIssues(input: StartPromptEvaluationInput): FieldIssue[] {
   issues.push(
     ...listIssues(input.labels, "labels", MAX_PROMPT_VERSIONS, (l) => LABEL_NAME.test(l), "must be a label name"),
   );
-  issues.push(
-    ...listIssues(
-      input.models,
-      "models",
-      MAX_PROMPT_MODELS,
-      (m) => MODEL_ID.test(m),
-      'must be a model id such as "openai/gpt-4o-mini"',
-    ),
-  );
+  issues.push(...listIssues(input.models, "models", MAX_PROMPT_MODELS, (m) => MODEL_ID.test(m), MODEL_ID_ISSUE));
   return issues;
 }
 

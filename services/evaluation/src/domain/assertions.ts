@@ -13,6 +13,10 @@ import { isPlainObject, jsonEquals, tryParseJson } from "./json-value.js";
 
 export type { Assertion, AssertionType, LlmJudgeAssertion } from "@kiln/contracts/assertions";
 
+/** A model id, "provider/model" (a route: "route/<name>"), and what a malformed one is told. */
+export const MODEL_ID = /^[^/\s]+\/\S+$/;
+export const MODEL_ID_ISSUE = 'must be a model id such as "openai/gpt-4o-mini"';
+
 /** Passing score of an llm_judge without a threshold. */
 export const DEFAULT_JUDGE_THRESHOLD = 0.5;
 
@@ -134,8 +138,8 @@ function checkAssertion(raw: unknown, at: string, issues: FieldIssue[]): void {
     case "llm_judge":
       if (Object.hasOwn(raw, "rubric") && (typeof raw.rubric !== "string" || raw.rubric.trim() === ""))
         add("rubric", "must be a non-empty string");
-      if (raw.model !== undefined && (typeof raw.model !== "string" || !/^[^/\s]+\/\S+$/.test(raw.model)))
-        add("model", 'must be a model id such as "openai/gpt-4o-mini"');
+      if (raw.model !== undefined && (typeof raw.model !== "string" || !MODEL_ID.test(raw.model)))
+        add("model", MODEL_ID_ISSUE);
       if (
         raw.threshold !== undefined &&
         (typeof raw.threshold !== "number" || !(raw.threshold >= 0 && raw.threshold <= 1))
