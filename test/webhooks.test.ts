@@ -280,10 +280,18 @@ describe.each(modes)("webhooks in $name", (mode) => {
     const published = receiver.received.find((r) => r.type === "prompt.published");
     expect(published?.body.data).toMatchObject({ promptId: prompt.id, previousVersionId: null });
 
-    const deliveries = await api.get<{
-      data: { id: string; event: string; status: string; attempts: { status: string; responseCode: number }[] }[];
-    }>(`/api/webhooks/${webhookId}/deliveries`, { token });
-    const runDelivery = deliveries.body.data.find((d) => d.event === "run.completed");
+    const readDeliveries = () =>
+      api.get<{
+        data: { id: string; event: string; status: string; attempts: { status: string; responseCode: number }[] }[];
+      }>(`/api/webhooks/${webhookId}/deliveries`, { token });
+    let deliveries = await readDeliveries();
+    const runDeliveryOf = () => deliveries.body.data.find((d) => d.event === "run.completed");
+    // The dispatcher records the 200 after the receiver answered it: the record follows shortly after.
+    for (const deadline = Date.now() + 20_000; runDeliveryOf()?.status === "pending" && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      deliveries = await readDeliveries();
+    }
+    const runDelivery = runDeliveryOf();
     expect(runDelivery).toMatchObject({ status: "succeeded", id: runDeliveries[0]?.id });
     expect(runDelivery?.attempts.map((a) => [a.status, a.responseCode])).toEqual([
       ["failed", 500],
