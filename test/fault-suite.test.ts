@@ -17,6 +17,7 @@ import { createNatsBus } from "@kiln/kit/bus/nats";
 import { createPublishedAgent } from "@kiln/testing/agent-fixture";
 import { type OpenAIStub, startOpenAIStub } from "@kiln/testing/openai-stub";
 import { createTestClient } from "@kiln/testing/test-client";
+import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Distributed, type ServiceName, startDistributed } from "./support/distributed.js";
 import { type FlowResult, runIdentityFlow } from "./support/identity-flow.js";
@@ -125,6 +126,34 @@ describe("the distributed platform while each process is killed and each server 
     await Promise.all([ferret?.stop({ removeData: true }), nats?.stop({ removeData: true })]);
     await stub?.close();
   });
+
+  /**
+   * Where each run whose run.completed never arrived stands: its record, whether its outbox intent
+   * is still pending, and what the suite's consumer and the stream hold, to tell a relay that gave
+   * up from an event the bus took and lost.
+   */
+  async function whereLost(missing: string[]): Promise<string> {
+    if (missing.length === 0) return "";
+    const client = new MongoClient(`mongodb://127.0.0.1:${ferretRelay.port}/?directConnection=true`);
+    try {
+      const db = client.db(kiln.databases.execution);
+      const lines = [];
+      for (const id of missing) {
+        const run = await db
+          .collection<{ _id: string; status: string; kind: string; createdAt: Date; completedAt?: Date }>("runs")
+          .findOne({ _id: id });
+        const intent = await db.collection<{ _id: string; createdAt: Date }>("run_event_outbox").findOne({ _id: id });
+        lines.push(
+          `${id}: run ${run ? JSON.stringify({ status: run.status, kind: run.kind, createdAt: run.createdAt, completedAt: run.completedAt }) : "not stored"}, intent ${intent ? `pending since ${intent.createdAt}` : "cleared"}`,
+        );
+      }
+      const info = await bus.streamInfo("RUNS").catch((e: unknown) => String(e));
+      lines.push(`RUNS stream: ${JSON.stringify(info)}`);
+      return lines.join("\n");
+    } finally {
+      await client.close();
+    }
+  }
 
   /** One logical run, retried with its Idempotency-Key until it is acknowledged; every answer recorded. */
   async function runOnce(kind: Acked["kind"], answers: Answer[]): Promise<void> {
@@ -333,6 +362,7 @@ describe("the distributed platform while each process is killed and each server 
     const stored = [...ackedOf("prompt"), ...ackedOf("agent")];
     const eventsDeadline = Date.now() + 60_000;
     while (stored.some((id) => !published.has(id)) && Date.now() < eventsDeadline) await sleep(500);
-    expect(stored.filter((id) => !published.has(id))).toEqual([]);
+    const missing = stored.filter((id) => !published.has(id));
+    expect(missing, await whereLost(missing)).toEqual([]);
   }, 180_000);
 });

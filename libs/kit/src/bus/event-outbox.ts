@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError } from "../store/store.js";
-import type { Bus, StreamSpec } from "./bus.js";
+import { type Bus, BusUnavailableError, type StreamSpec } from "./bus.js";
 
 export interface EventIntentDoc {
   /** The event's id: the JetStream message id. */
@@ -76,20 +76,19 @@ export function createEventOutbox(
   const now = options.now ?? (() => new Date());
   const cleared = createBatchDeleter(intents, logger, "events");
 
-  async function send(event: OutboxEvent): Promise<boolean> {
+  async function send(event: OutboxEvent): Promise<RelayStep> {
     try {
       await bus.publish(event.subject, event.payload, { msgId: event.id });
     } catch (err) {
-      logger.warn({ err, eventId: event.id, subject: event.subject }, "event not published yet; the outbox will retry");
-      return false;
+      return refusedStep(logger, err, { eventId: event.id, subject: event.subject });
     }
     await cleared.add(event.id);
-    return true;
+    return "published";
   }
 
   const relay = () =>
-    relayIntents(intents, { relayAfterMs, now }, async (intent) =>
-      (await send({ id: intent._id, subject: intent.subject, payload: intent.payload })) ? "published" : "stop",
+    relayIntents(intents, { relayAfterMs, now }, (intent) =>
+      send({ id: intent._id, subject: intent.subject, payload: intent.payload }),
     );
 
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);
@@ -122,8 +121,23 @@ export function createEventOutbox(
   };
 }
 
-/** What relaying one intent came to: published, left for a later relay, or the bus refused (stop). */
+/** What relaying one intent came to: published, left for a later relay, or the bus is away (stop). */
 export type RelayStep = "published" | "skipped" | "stop";
+
+/**
+ * What a publish the bus refused means for the relay: the bus away (BusUnavailableError) stops
+ * this relay turn, as every later publish would fail too; a refusal of this one message (too
+ * large for the server, a subject no stream owns any more) leaves it pending, logged as an error,
+ * and the relay goes on to the next, so that one event never holds back the others.
+ */
+export function refusedStep(logger: Logger, err: unknown, about: Record<string, unknown>): RelayStep {
+  if (err instanceof BusUnavailableError) {
+    logger.warn({ err, ...about }, "event not published yet; the outbox will retry");
+    return "stop";
+  }
+  logger.error({ err, ...about }, "the bus refused this event; it stays pending and the relay goes on");
+  return "skipped";
+}
 
 /**
  * The relay's walk over the pending intents, shared by every outbox: oldest first, a page at a

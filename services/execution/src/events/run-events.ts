@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import type { Bus } from "@kiln/kit/bus";
-import { createBatchDeleter, createRelayer, type RelayStep, relayIntents } from "@kiln/kit/bus/outbox";
+import { createBatchDeleter, createRelayer, type RelayStep, refusedStep, relayIntents } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
 import { type Collection, createGroupInserter, type Store } from "@kiln/kit/store";
 import { RunCompletedSchema } from "@kiln/proto/events";
@@ -121,15 +121,14 @@ export function createRunEventOutbox(
   const intentInserts = createGroupInserter(intents);
   let due: RunDoc[] = [];
 
-  async function send(run: RunDoc): Promise<boolean> {
+  async function send(run: RunDoc): Promise<RelayStep> {
     try {
       await bus.publish(runCompletedSubject(run.kind), runCompletedPayload(run), { msgId: run._id });
     } catch (err) {
-      logger.warn({ err, runId: run._id }, "run.completed not published yet; the outbox will retry");
-      return false;
+      return refusedStep(logger, err, { runId: run._id, event: "run.completed" });
     }
     await cleared.add(run._id);
-    return true;
+    return "published";
   }
 
   /** An intent whose run exists in a final state is published; one with no run is cleared once orphaned. */
@@ -140,12 +139,12 @@ export function createRunEventOutbox(
         if (ageMs >= orphanAfterMs) await cleared.add(intent._id);
         return "skipped";
       }
-      if (run.status !== "running") return (await send(run)) ? "published" : "stop";
+      if (run.status !== "running") return send(run);
       // Running: published once it completes, or failed here once its process's lease ran out.
       const failed = await expireLeasedRun(runs, run, now());
       if (!failed) return "skipped";
       logger.warn({ runId: run._id }, "asynchronous run whose process stopped stored as failed");
-      return (await send(failed)) ? "published" : "stop";
+      return send(failed);
     });
 
   const relayer = createRelayer(relay, () => cleared.flushed(), logger);

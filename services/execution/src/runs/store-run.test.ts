@@ -12,8 +12,11 @@ import { storeRun } from "./store-run.js";
 
 const logger = createLogger({ name: "test", level: "silent" });
 
-/** A store whose run inserts fail the caller: `landed` says whether the write reached the store first. */
-async function harness(landed: boolean) {
+/**
+ * A store whose run inserts fail the caller: `landed` says whether the write reached the store
+ * first, or reaches it a second later ("late": the server was still carrying it out).
+ */
+async function harness(landed: boolean | "late") {
   const store = createMemoryStore();
   const bus = createMemoryBus();
   await bus.ensureStream(RUNS_STREAM);
@@ -28,7 +31,8 @@ async function harness(landed: boolean) {
   let away = true;
   const runs = aroundCollection(real, async (method, call) => {
     if (method.startsWith("insert")) {
-      if (landed) await call();
+      if (landed === true) await call();
+      if (landed === "late") setTimeout(() => void call(), 1_000);
       throw new StoreUnavailableError(new Error("connection reset"));
     }
     // The store answers reads again a little after the failed insert.
@@ -89,12 +93,33 @@ describe("a run insert whose outcome is unknown", () => {
       ).rejects.toThrow(StoreUnavailableError);
       // Kept while the store cannot say whether the run is there.
       expect(await h.intents.countDocuments({ _id: doc._id })).toBe(1);
-      await until(async () => (await h.intents.countDocuments({})) === 0);
+      await until(async () => (await h.intents.countDocuments({})) === 0, 15_000);
       expect(h.seen).toEqual([]);
     } finally {
       await h.close();
     }
-  });
+  }, 20_000);
+});
+
+describe("a run insert that lands after the store answered the first read", () => {
+  it("publishes run.completed: the intent is forgotten only when a second read still finds no run", async () => {
+    const h = await harness("late");
+    const doc = run();
+    try {
+      await expect(
+        storeRun(
+          { runs: h.runs, outbox: h.outbox },
+          { id: doc._id, organizationId: doc.organizationId },
+          async () => doc,
+        ),
+      ).rejects.toThrow(StoreUnavailableError);
+      await until(async () => (await h.real.findOne({ _id: doc._id })) !== null);
+      await until(async () => h.seen.includes(doc._id), 15_000);
+      await until(async () => (await h.intents.countDocuments({})) === 0);
+    } finally {
+      await h.close();
+    }
+  }, 20_000);
 });
 
 describe("a retry of a call whose claim did not survive", () => {

@@ -157,19 +157,32 @@ export async function insertRun(deps: RunStoreDeps, doc: RunDoc): Promise<void> 
 /** How long the reads resolving an unknown insert wait between tries while the store is away. */
 const RESOLVE_RETRY_MS = { first: 250, max: 2_000 };
 
-async function resolveUnknownInsert(deps: RunStoreDeps, runId: string): Promise<void> {
+/**
+ * How long after a first read that did not find the run it is read again before its intent is
+ * forgotten: an insert the store was still carrying out when it failed the answer (a server
+ * shutting down drains its connections one by one) may land after that first read.
+ */
+const RESOLVE_RECHECK_MS = 5_000;
+
+/** The run by id once the store answers (tried again while it is away). */
+async function readWhenBack(deps: RunStoreDeps, runId: string): Promise<RunDoc | null> {
   for (let wait = RESOLVE_RETRY_MS.first; ; wait = Math.min(wait * 2, RESOLVE_RETRY_MS.max)) {
-    let stored: RunDoc | null;
     try {
-      stored = await deps.runs.findOne({ _id: runId });
+      return await deps.runs.findOne({ _id: runId });
     } catch {
       // Still away; an unref'd timer: a process stopping leaves the intent to the relay of any replica.
       await sleep(wait, undefined, { ref: false });
-      continue;
     }
-    if (!stored) deps.outbox.abandon(runId);
-    // A run stored as running (an asynchronous agent run) publishes when it completes.
-    else if (stored.status !== "running") deps.outbox.publish(stored);
-    return;
   }
+}
+
+async function resolveUnknownInsert(deps: RunStoreDeps, runId: string): Promise<void> {
+  let stored = await readWhenBack(deps, runId);
+  if (!stored) {
+    await sleep(RESOLVE_RECHECK_MS, undefined, { ref: false });
+    stored = await readWhenBack(deps, runId);
+  }
+  if (!stored) deps.outbox.abandon(runId);
+  // A run stored as running (an asynchronous agent run) publishes when it completes.
+  else if (stored.status !== "running") deps.outbox.publish(stored);
 }
