@@ -79,7 +79,7 @@ describe("budgets across two execution replicas (distributed)", () => {
     const org = await organization(10);
     // Ten runs, one at a time: the balancing alternates them, about five on each replica.
     for (let i = 0; i < 10; i++) expect((await run(org)).status).toBe(201);
-    // The ledger counts them (~250 ms) and each replica reads it again (within a second).
+    // The ledger counts them (~500 ms) and each replica reads it again (within a second).
     await sleep(2_500);
     const before = stub.requests.length;
     const statuses = [];

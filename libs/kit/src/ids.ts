@@ -79,6 +79,15 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${time}${seq}${randomHex8()}`;
 }
 
+/**
+ * The lowest id of this prefix made at `at` or later: every id made before `at` sorts below it, so
+ * `{_id: {$lt: idFloorAt(prefix, at)}}` selects the older ones by `_id` alone (retention sweeps of
+ * documents keyed by an id, without a date field or its index).
+ */
+export function idFloorAt(prefix: IdPrefix, at: Date): string {
+  return `${prefix}_${Math.max(0, at.getTime()).toString(16).padStart(12, "0")}`;
+}
+
 const ID_PATTERN = /^([a-z]+)_([0-9a-f]{32})$/;
 
 /** True when `value` is an id with this prefix (cheap check before a lookup). */

@@ -20,10 +20,11 @@ import { createUsageLedger, type UsageLedger } from "./usage-ledger.js";
 import { usageEntryOf } from "./usage-rows.js";
 import {
   applyPeriodDelta,
-  ensureUsageIndexes,
+  CLAIM_RETENTION_SECONDS,
   periodDeltasOf,
   periodIdOf,
   readScopeUsage,
+  startClaimSweeper,
   type UsageCollections,
   usageCollections,
 } from "./usage-store.js";
@@ -89,7 +90,6 @@ describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
     bus = await backend.bus();
     store = await backend.store();
     collections = usageCollections(store);
-    await ensureUsageIndexes(store);
     await bus.ensureStream(RUNS_STREAM);
   });
 
@@ -179,8 +179,7 @@ describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
       packed: packEntries(entries),
       createdAt,
     });
-    for (const e of entries.slice(0, 2))
-      await collections.claims.insertOne({ _id: e.runId, flushId: `${dead}:1`, createdAt });
+    for (const e of entries.slice(0, 2)) await collections.claims.insertOne({ _id: e.runId, flushId: `${dead}:1` });
     // And a journal as ledgers wrote them before they were packed (its entries written out).
     const older = [usageEntryOf(runs[6] as RunDoc, "")];
     await collections.flushes.insertOne({
@@ -202,5 +201,24 @@ describe.each(BACKENDS)("the usage ledger's writer ($name)", (backend) => {
     expect((await spent("org_crash")).runs).toBe(7);
     expect((await spent("org_crash")).outputTokens).toBe(14);
     expect(await collections.claims.countDocuments({ _id: { $in: runs.map((r) => r._id) } })).toBe(7);
+  });
+
+  it("sweeps the claims of runs made more than their retention ago, by id, and keeps the others", async () => {
+    const at = (msAgo: number) => (Date.now() - msAgo).toString(16).padStart(12, "0");
+    const retentionMs = CLAIM_RETENTION_SECONDS * 1000;
+    const old = [
+      `run_${at(retentionMs + 60_000)}00000000000000000000`,
+      `run_${at(retentionMs + 1_000)}0000aaaaaaaaaaaaaaaa`,
+    ];
+    const kept = [`run_${at(retentionMs - 60_000)}00000000000000000000`, pricedRun("org_sweep")._id];
+    for (const id of [...old, ...kept]) await collections.claims.insertOne({ _id: id, flushId: "usweep:1" });
+    const sweeper = startClaimSweeper(collections.claims, logger, { intervalMs: 3_600_000 });
+    try {
+      expect(await sweeper.runOnce()).toBe(2);
+    } finally {
+      await sweeper.stop();
+    }
+    const left = await collections.claims.find({ _id: { $in: [...old, ...kept] } });
+    expect(left.map((c) => c._id).sort()).toEqual([...kept].sort());
   });
 });

@@ -36,7 +36,7 @@ export interface UsageLedgerDeps {
   onCounted?(organizationId: string, runIds: string[]): void;
   /** Shared with the views that read the ledger (ledger-lock.ts): a flush is applied and told between their reads. */
   lock?: LedgerLock;
-  /** Longest a counted run waits in memory before its flush; default 250 ms. */
+  /** Longest a counted run waits in memory before its flush; default 500 ms. */
   flushIntervalMs?: number;
   /** Runs that start a flush at once; default 1000. */
   maxBatch?: number;
@@ -55,7 +55,7 @@ interface Pending {
 
 export function createUsageLedger(deps: UsageLedgerDeps) {
   const { collections } = deps;
-  const flushIntervalMs = deps.flushIntervalMs ?? 250;
+  const flushIntervalMs = deps.flushIntervalMs ?? 500;
   const maxBatch = deps.maxBatch ?? 1_000;
   const recoverAfterMs = deps.recoverAfterMs ?? 60_000;
   const now = deps.now ?? (() => new Date());
@@ -75,7 +75,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   /** Applies a journaled flush (its entries): claims its runs, adds the claimed ones, forgets the journal. */
   async function apply(flush: UsageFlushDoc, entries: UsageEntry[]): Promise<UsageEntry[]> {
     const clashed = await collections.claims.insertUnordered(
-      entries.map((e) => ({ _id: e.runId, flushId: flush._id, createdAt: flush.createdAt })),
+      entries.map((e) => ({ _id: e.runId, flushId: flush._id })),
     );
     const others = new Set<number>();
     for (const at of clashed) {

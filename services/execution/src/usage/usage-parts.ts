@@ -19,7 +19,7 @@ import { createRunAllowance } from "./run-allowance.js";
 import { createUsageLedger } from "./usage-ledger.js";
 import { readUsage, type UsageRow } from "./usage-reads.js";
 import type { UsageCounters } from "./usage-rows.js";
-import { ensureUsageIndexes, periodIdOf, usageCollections } from "./usage-store.js";
+import { periodIdOf, startClaimSweeper, usageCollections } from "./usage-store.js";
 
 export interface UsagePartsDeps {
   store: Store;
@@ -49,8 +49,8 @@ const toProto = (r: Partial<UsageRow> & UsageCounters) => ({
 });
 
 export async function createUsageParts(deps: UsagePartsDeps) {
-  await ensureUsageIndexes(deps.store);
   const collections = usageCollections(deps.store);
+  const claimSweeper = startClaimSweeper(collections.claims, deps.logger);
   const allowance = createRunAllowance({
     lock: deps.ledgerLock,
     async monthlyRunLimitOf(organizationId) {
@@ -97,6 +97,9 @@ export async function createUsageParts(deps: UsagePartsDeps) {
         },
       });
     },
-    stop: () => ledger.stop(),
+    async stop() {
+      await claimSweeper.stop();
+      await ledger.stop();
+    },
   };
 }

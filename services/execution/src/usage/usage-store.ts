@@ -1,4 +1,7 @@
+import { idFloorAt } from "@kiln/kit/ids";
+import type { Logger } from "@kiln/kit/logger";
 import { type Collection, isDuplicateKeyError, type Store } from "@kiln/kit/store";
+import { deleteInBatches, type Sweeper, startSweeper } from "@kiln/kit/sweeper";
 import type { PackedEntries } from "./usage-journal.js";
 import {
   addCounters,
@@ -31,11 +34,15 @@ export interface UsagePeriodDoc {
   applied: Record<string, number>;
 }
 
-/** A run counted, by its id: which flush counted it. */
+/**
+ * A run counted, by its id: which flush counted it. Kept CLAIM_RETENTION_SECONDS after the run's id
+ * was made (ids sort by their time: swept by `_id` alone, no date field or index to write per run);
+ * `createdAt` only on claims written before that.
+ */
 export interface UsageClaimDoc {
   _id: string;
   flushId: string;
-  createdAt: Date;
+  createdAt?: Date;
 }
 
 /**
@@ -68,8 +75,25 @@ export function usageCollections(store: Store): UsageCollections {
 /** How long a run's claim is kept: longer than any redelivery or outbox relay can come back. */
 export const CLAIM_RETENTION_SECONDS = 7 * 24 * 3600;
 
-export async function ensureUsageIndexes(store: Store): Promise<void> {
-  await store.ensureIndexes("usage_claims", [{ keys: { createdAt: 1 }, expireAfterSeconds: CLAIM_RETENTION_SECONDS }]);
+/**
+ * Deletes, every `intervalMs` (default hourly), the claims of runs whose id was made more than
+ * CLAIM_RETENTION_SECONDS ago, on every backend (a claim's `_id` is its run's id).
+ */
+export function startClaimSweeper(
+  claims: Collection<UsageClaimDoc>,
+  logger: Logger,
+  options: { intervalMs?: number; now?: () => Date } = {},
+): Sweeper {
+  const now = options.now ?? (() => new Date());
+  return startSweeper({
+    logger,
+    what: "usage claims",
+    intervalMs: options.intervalMs,
+    sweep: () =>
+      deleteInBatches(claims, {
+        _id: { $lt: idFloorAt("run", new Date(now().getTime() - CLAIM_RETENTION_SECONDS * 1000)) },
+      }),
+  });
 }
 
 export const periodIdOf = (organizationId: string, period: string) => `${organizationId}|${period}`;
