@@ -218,4 +218,71 @@ describe("the console's Models page", () => {
     expect(last?.models.map((m) => m.model)).toEqual(["echo-1"]);
     expect(last?.apiKeyHint).toBe("…5678");
   }, 120_000);
+
+  it("adds an Azure OpenAI connection with its api-version, a deployment and cached and reasoning prices", async () => {
+    const { page, base } = c;
+    const form = page.getByRole("form", { name: "Add a connection" });
+    await form.getByLabel("Provider").selectOption("azure_openai");
+    // Only Azure asks for these; a model's other prices are folded until opened.
+    await form.getByLabel("API version").waitFor();
+    expect(await form.getByLabel("API version").getAttribute("placeholder")).toBe("2024-10-21");
+    await form.getByLabel("Connection name").fill("azure");
+    await form.getByLabel("API key").fill("azure-key-models-page-9012");
+    await form.getByLabel("Base URL").fill(stub.baseUrl);
+    await form.getByLabel("API version").fill("2025-01-01-preview");
+    await form.getByLabel("Model 1", { exact: true }).fill("gpt-4o");
+    await form.getByLabel("Model 1 deployment").fill("prod-gpt4o");
+    await form.getByLabel("Model 1 input price").fill("2.5");
+    await form.getByLabel("Model 1 output price").fill("10");
+    await form.getByText("Model 1: cached, cache-write and reasoning prices").click();
+    await form.getByLabel("Model 1 cached input price").fill("1.25");
+    await form.getByLabel("Model 1 reasoning price").fill("12");
+    await c.screen("models-azure");
+    await form.getByRole("button", { name: "Add connection" }).click();
+    const row = page
+      .getByRole("region", { name: "Provider connections" })
+      .getByRole("row")
+      .filter({ hasText: "azure" });
+    await row.filter({ hasText: "9012" }).waitFor();
+
+    const { sdk, organizationId } = await consoleSdk(page, base);
+    const azure = (await sdk.providerConnections.list({ organizationId })).data.find((x) => x.name === "azure");
+    expect(azure).toMatchObject({
+      provider: "azure_openai",
+      apiVersion: "2025-01-01-preview",
+      deployments: { "gpt-4o": "prod-gpt4o" },
+    });
+    expect(
+      azure?.models.map((m) => [
+        m.model,
+        m.inputPerMTokUsd,
+        m.cachedInputPerMTokUsd,
+        m.cacheWritePerMTokUsd,
+        m.reasoningPerMTokUsd,
+      ]),
+    ).toEqual([["gpt-4o", 2.5, 1.25, null, 12]]);
+    const models = page.getByRole("region", { name: "Organization models" });
+    const listed = models.getByRole("row").filter({ hasText: "azure/gpt-4o" });
+    await listed.waitFor();
+    expect(await listed.textContent()).toContain("cached $1.25");
+    expect(await listed.textContent()).toContain("reasoning $12.00");
+
+    // Edited, the form comes back with the deployment and the prices it was given.
+    await row.getByRole("button", { name: "Edit azure" }).click();
+    const edit = page.getByRole("form", { name: "Edit azure" });
+    expect(await edit.getByLabel("API version").inputValue()).toBe("2025-01-01-preview");
+    expect(await edit.getByLabel("Model 1 deployment").inputValue()).toBe("prod-gpt4o");
+    expect(await edit.getByLabel("Model 1 cached input price").inputValue()).toBe("1.25");
+    await edit.getByLabel("Model 1 cache-write price").fill("3");
+    await edit.getByRole("button", { name: "Save azure" }).click();
+    await edit.waitFor({ state: "detached" });
+    const saved = (await sdk.providerConnections.list({ organizationId })).data.find((x) => x.name === "azure");
+    expect(saved?.models[0]).toMatchObject({
+      cachedInputPerMTokUsd: 1.25,
+      cacheWritePerMTokUsd: 3,
+      reasoningPerMTokUsd: 12,
+    });
+    expect(saved?.deployments).toEqual({ "gpt-4o": "prod-gpt4o" });
+    await c.screen("models-azure-listed");
+  }, 120_000);
 });

@@ -7,12 +7,22 @@ import { emptyRow, type ModelRow, ModelRows, modelsOf, type RowField, rowsOf } f
 import { ErrorBox, Field, SelectField } from "./ui.js";
 
 /** The fields beside which the form shows the API's issues (the model rows' come on top). */
-const SHOWN = ["name", "apiKey", "baseUrl", "region", "accessKeyId", "secretAccessKey"];
-const ROW_FIELDS: RowField[] = ["model", "inputPerMTokUsd", "outputPerMTokUsd"];
+const SHOWN = ["name", "apiKey", "baseUrl", "apiVersion", "region", "accessKeyId", "secretAccessKey"];
+const ROW_FIELDS: RowField[] = [
+  "model",
+  "inputPerMTokUsd",
+  "outputPerMTokUsd",
+  "cachedInputPerMTokUsd",
+  "cacheWritePerMTokUsd",
+  "reasoningPerMTokUsd",
+];
+/** Azure OpenAI's api-version when the connection names none (docs/providers.md "Connections"). */
+const AZURE_API_VERSION = "2024-10-21";
 
 /**
  * The form of a connection (docs/providers.md "Connections"): without `connection` it adds one
- * (kind, name, key, endpoint, the AWS keys for Bedrock, the models with their prices; models left
+ * (kind, name, key, endpoint, the AWS keys for Bedrock, Azure's api-version and each model's
+ * deployment, the models with their prices, cached, cache-write and reasoning too; models left
  * empty are the ones the provider lists), with one it edits it in place through `PATCH`: the kind
  * and name stay, the key field starts empty and stays the stored key unless a new one is typed (a
  * new key rotates it), the models are the connection's, each editable or removable. Issues the API
@@ -40,8 +50,9 @@ export function ConnectionForm({
   const [region, setRegion] = useState(connection?.region ?? "");
   const [accessKeyId, setAccessKeyId] = useState(connection?.accessKeyId ?? "");
   const [secretAccessKey, setSecretAccessKey] = useState("");
+  const [apiVersion, setApiVersion] = useState(connection?.apiVersion ?? "");
   const [rows, setRows] = useState<ModelRow[]>(() =>
-    connection && connection.models.length > 0 ? rowsOf(connection.models) : [emptyRow()],
+    connection && connection.models.length > 0 ? rowsOf(connection.models, connection.deployments) : [emptyRow()],
   );
   /** Which index of the models sent each row had: the API's issues name `models[i]`. */
   const [sent, setSent] = useState<Map<number, number>>(new Map());
@@ -51,6 +62,7 @@ export function ConnectionForm({
 
   const openai = speaksOpenAI(provider);
   const bedrock = provider === "bedrock";
+  const azure = provider === "azure_openai";
   const rowPath = (row: ModelRow, field: RowField) => {
     const at = sent.get(row.key);
     return at === undefined ? undefined : `models[${at}].${field}`;
@@ -65,18 +77,20 @@ export function ConnectionForm({
   });
 
   const save = submit(async () => {
-    const { models, sent: positions } = modelsOf(rows, openai);
+    const { models, sent: positions, deployments } = modelsOf(rows, openai);
     setSent(positions);
     const aws = bedrock && {
       ...(region !== (connection?.region ?? "") && { region }),
       ...(accessKeyId !== (connection?.accessKeyId ?? "") && { accessKeyId }),
       ...(secretAccessKey && { secretAccessKey }),
     };
+    const azureSettings = azure && { ...(apiVersion.trim() && { apiVersion: apiVersion.trim() }), deployments };
     if (connection) {
       const body: RequestBody<"updateProviderConnection"> = {
         ...(apiKey && { apiKey }),
         ...(baseUrl !== (connection.baseUrl ?? "") && { baseUrl: baseUrl === "" ? null : baseUrl }),
         ...aws,
+        ...azureSettings,
         models,
       };
       await call("PATCH", `/api/provider-connections/${connection.id}`, body);
@@ -89,6 +103,7 @@ export function ConnectionForm({
         ...(baseUrl && { baseUrl }),
         ...(provider === "openai_compatible" && PRESETS[preset] && { developerRole: PRESETS[preset].developerRole }),
         ...aws,
+        ...azureSettings,
         // None given: the provider's own list (docs/providers.md "Discovery").
         ...((models.length > 0 || !discovers(provider)) && { models }),
       };
@@ -98,6 +113,7 @@ export function ConnectionForm({
       setBaseUrl("");
       setRegion("");
       setAccessKeyId("");
+      setApiVersion("");
       setRows([emptyRow()]);
     }
     setApiKey("");
@@ -154,6 +170,9 @@ export function ConnectionForm({
         </p>
       )}
       <Field label="Base URL" {...bind("baseUrl", baseUrl, setBaseUrl)} />
+      {azure && (
+        <Field label="API version" placeholder={AZURE_API_VERSION} {...bind("apiVersion", apiVersion, setApiVersion)} />
+      )}
       {bedrock && (
         <>
           <Field label="Region" {...bind("region", region, setRegion)} />
@@ -180,6 +199,7 @@ export function ConnectionForm({
           rows={rows}
           onRows={setRows}
           openai={openai}
+          azure={azure}
           issueOf={(row, field) => {
             const path = rowPath(row, field);
             return path === undefined ? undefined : error?.fields[path];

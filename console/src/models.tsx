@@ -26,7 +26,15 @@ export function Models({ kiln, session }: { kiln: Kiln; session: Session }) {
       ) : (
         <DataTable
           label="Organization models"
-          columns={["Model", "Provider", "From", "Input per million tokens", "Output per million tokens", "State"]}
+          columns={[
+            "Model",
+            "Provider",
+            "From",
+            "Input per million tokens",
+            "Output per million tokens",
+            "Other prices per million",
+            "State",
+          ]}
         >
           {models.map((m) => (
             <tr key={m.id}>
@@ -35,6 +43,7 @@ export function Models({ kiln, session }: { kiln: Kiln; session: Session }) {
               <td>{m.connectionId ? "your connection" : "the deployment"}</td>
               <td className="num">{perMillion(m.pricing?.inputPerMTokUsd ?? null)}</td>
               <td className="num">{perMillion(m.pricing?.outputPerMTokUsd ?? null)}</td>
+              <td>{otherPrices(m.pricing)}</td>
               <td>{m.available ? "available" : "no credentials"}</td>
             </tr>
           ))}
@@ -48,4 +57,17 @@ export function Models({ kiln, session }: { kiln: Kiln; session: Session }) {
       )}
     </main>
   );
+}
+
+/** The prices a model has beside input and output (docs/providers.md "How usage is priced"); "—" when none is set. */
+function otherPrices(
+  pricing: NonNullable<Awaited<ReturnType<typeof readOrganizationModels>>[number]["pricing"]> | undefined,
+) {
+  if (!pricing) return "—";
+  const parts = [
+    pricing.cachedInputPerMTokUsd !== undefined && `cached ${perMillion(pricing.cachedInputPerMTokUsd)}`,
+    pricing.cacheWritePerMTokUsd !== undefined && `cache write ${perMillion(pricing.cacheWritePerMTokUsd)}`,
+    pricing.reasoningPerMTokUsd !== undefined && `reasoning ${perMillion(pricing.reasoningPerMTokUsd)}`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(" · ") : "—";
 }

@@ -39,12 +39,15 @@ export function Field(props: {
   autoComplete?: string;
   /** The id of a <datalist> of suggestions. */
   list?: string;
+  /** What an empty field stands for. */
+  placeholder?: string;
 }) {
   const id = useId();
   const issueId = `${id}-issue`;
   const common = {
     id,
     value: props.value,
+    placeholder: props.placeholder,
     required: props.required,
     "aria-invalid": props.issue ? true : undefined,
     "aria-describedby": props.issue ? issueId : undefined,
