@@ -14,7 +14,7 @@ const GROUPS = {
   Build: ["Prompts", "Tools", "Skills", "Agents"],
   Run: ["Playground", "Models"],
   Observe: ["Runs", "Traces", "Sessions", "Online evaluation", "Review", "Datasets"],
-  Organization: ["Members", "Usage", "API keys", "Settings", "Export and import"],
+  Organization: ["Members", "Usage", "API keys", "Settings", "Audit log", "Export and import"],
 };
 /** The heading each page opens with. */
 const HEADING: Record<string, string> = { "Export and import": "Export and import" };

@@ -11,6 +11,7 @@ import {
   type Session,
   type ShownError,
 } from "./api.js";
+import { AuditLogPage } from "./audit-log.js";
 import { Onboarding, SignIn, SignUp } from "./auth.js";
 import { DatasetDetail } from "./dataset-detail.js";
 import { Datasets } from "./datasets.js";
@@ -102,6 +103,7 @@ function Shell({
   else if (path === "/tools") page = <Tools kiln={kiln} session={session} navigate={navigate} />;
   else if (path === "/api-keys") page = <ApiKeys session={session} />;
   else if (path === "/usage") page = <Usage session={session} />;
+  else if (path === "/audit-log") page = <AuditLogPage {...pageProps} />;
   else if (path === "/mcp-setup") page = <McpSetup session={session} />;
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/settings") page = <OrganizationSettings session={session} />;

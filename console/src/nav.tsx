@@ -22,6 +22,7 @@ const GROUPS = {
     "/api-keys API keys",
     "/mcp-setup MCP",
     "/settings Settings",
+    "/audit-log Audit log",
     "/transfer Export and import",
   ],
 };
