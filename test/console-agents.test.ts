@@ -159,6 +159,22 @@ describe("the console's agent workflow builder", () => {
       .toBe(true);
     expect(await stored.getByRole("row").nth(1).textContent()).toContain("summarizer → filing");
 
+    // The agent run's page: a step's tool call reads as JSON on lines of its own width, not one
+    // character a line squeezed by the table's other columns.
+    await stored.getByRole("link", { name: agentRunId }).click();
+    await page.getByRole("heading", { name: /^agent run arun_/ }).waitFor();
+    const call = page.getByRole("region", { name: "Steps" }).locator(".tool-calls pre").first();
+    await call.waitFor();
+    const { width, lines } = await call.evaluate((el) => ({
+      width: el.getBoundingClientRect().width,
+      lines: Math.round(el.getBoundingClientRect().height / Number.parseFloat(getComputedStyle(el).lineHeight)),
+    }));
+    expect(width).toBeGreaterThan(160);
+    expect(lines, `the call's JSON on ${lines} lines`).toBeLessThan(12);
+    await b.screen("agent-run-detail");
+    await page.goBack();
+    await page.getByRole("heading", { name: "Digest agent" }).waitFor();
+
     // A new version starts from the latest one.
     await page.getByRole("button", { name: "New version" }).click();
     await page.getByRole("heading", { name: "Workflow (draft version 2)" }).waitFor();
