@@ -165,4 +165,29 @@ describe("the console's traces and sessions", () => {
     await page.getByRole("heading", { name: /^Trace support turn/ }).waitFor();
     await page.getByRole("region", { name: "Model call" }).getByText("gpt-4o").first().waitFor();
   });
+
+  it("points a Kiln run's model call at the run, where its messages are, instead of saying it carried none", async () => {
+    const { page, base } = c;
+    const { sdk, organizationId } = await consoleSdk(page, base);
+    const prompt = await sdk.prompts.create({ organizationId, name: "Traced reply" });
+    const version = await sdk.prompts.createVersion(prompt.id, { systemPrompt: "Reply.", model: "local/echo" });
+    await sdk.prompts.publish(prompt.id, { versionId: version.id });
+    const run = await sdk.prompts.run(prompt.id, { organizationId, variables: {} });
+    // The run's trace is written after its answer, in the background.
+    let traceId: string | undefined;
+    await expect
+      .poll(async () => {
+        const page1 = await sdk.traces.list({ organizationId, limit: 200 }).pages().next();
+        traceId = page1.value?.data.find((t: { runId?: string | null }) => t.runId === run.id)?.traceId;
+        return traceId !== undefined;
+      })
+      .toBe(true);
+    await page.goto(`${base}/traces/${traceId}`);
+    const call = page.getByRole("region", { name: "Model call" });
+    await call.waitFor();
+    expect(await call.textContent()).not.toContain("The span carried no input messages.");
+    await call.getByText(/Kiln keeps this call's messages on its run/).waitFor();
+    await call.getByRole("link", { name: run.id }).click();
+    await page.getByRole("heading", { name: new RegExp(`run ${run.id}`) }).waitFor();
+  });
 });

@@ -102,6 +102,16 @@ function SpanTree({
   );
 }
 
+/** The Kiln run a span is part of: the nearest span up its ancestry (itself included) naming `kiln.run.id`. */
+function runOfSpan(trace: TraceDetailData, span: Span): string | undefined {
+  const byId = new Map(trace.spans.map((s) => [s.spanId, s]));
+  for (let at: Span | undefined = span, hops = 0; at && hops < 64; at = byId.get(at.parentSpanId ?? ""), hops++) {
+    const id = at.attributes["kiln.run.id"];
+    if (typeof id === "string") return id;
+  }
+  return undefined;
+}
+
 /** A trace: its summary, the span tree with a timeline, and the selected span (the first model call at first). */
 export function TraceDetail({
   kiln,
@@ -186,7 +196,9 @@ export function TraceDetail({
           <h2>Spans ({trace.spanCount})</h2>
           <SpanTree trace={trace} selected={selected?.spanId ?? ""} onSelect={setChosen} />
         </section>
-        {selected && <SpanPanel key={selected.spanId} span={selected} navigate={navigate} />}
+        {selected && (
+          <SpanPanel key={selected.spanId} span={selected} runId={runOfSpan(trace, selected)} navigate={navigate} />
+        )}
       </div>
     </main>
   );

@@ -7,8 +7,13 @@ import { Link } from "./ui.js";
 
 const count = (n: number | null) => (n === null ? "not reported" : formatCount(n));
 
-/** A model call: model, provider, usage, cost ("unpriced", never $0), its messages and the tools it asked for. */
-function GenerationPanel({ g }: { g: Generation }) {
+/**
+ * A model call: model, provider, usage, cost ("unpriced", never $0), its messages and the tools it
+ * asked for. A call of a Kiln run (`runId`) carries no input messages in its span: Kiln keeps them
+ * on the run, rendered from its version (docs/observability.md "Kiln's runs as traces"), so the
+ * panel points there.
+ */
+function GenerationPanel({ g, runId, navigate }: { g: Generation; runId?: string; navigate: Navigate }) {
   const extra: [string, number | null][] = [
     ["Cache read input tokens", g.cacheReadInputTokens],
     ["Cache write input tokens", g.cacheCreationInputTokens],
@@ -64,6 +69,14 @@ function GenerationPanel({ g }: { g: Generation }) {
           <Messages value={g.systemInstructions} defaultRole="system" label="System instructions" />
           <Messages value={g.inputMessages} defaultRole="user" label="Input messages" />
         </>
+      ) : runId ? (
+        <p className="hint">
+          Kiln keeps this call's messages on its run, rendered from the version it ran: see the rendered messages of{" "}
+          <Link to={`/runs/${runId}`} navigate={navigate}>
+            {runId}
+          </Link>
+          .
+        </p>
       ) : (
         <p className="hint">The span carried no input messages.</p>
       )}
@@ -84,7 +97,7 @@ function GenerationPanel({ g }: { g: Generation }) {
 }
 
 /** The selected span: what it is, its model call or tool call, and every attribute as it came. */
-export function SpanPanel({ span, navigate }: { span: Span; navigate: Navigate }) {
+export function SpanPanel({ span, runId: ownerRun, navigate }: { span: Span; runId?: string; navigate: Navigate }) {
   const runId = span.attributes["kiln.run.id"];
   return (
     <section className="card span-panel" aria-label={`Span ${span.name}`}>
@@ -130,7 +143,7 @@ export function SpanPanel({ span, navigate }: { span: Span; navigate: Navigate }
           </>
         )}
       </dl>
-      {span.generation && <GenerationPanel g={span.generation} />}
+      {span.generation && <GenerationPanel g={span.generation} runId={ownerRun} navigate={navigate} />}
       {span.toolCall && (
         <section aria-label="Tool call">
           <h3>
