@@ -167,7 +167,10 @@ describe("the console's agent workflow builder", () => {
     await call.waitFor();
     const { width, lines } = await call.evaluate((el) => ({
       width: el.getBoundingClientRect().width,
-      lines: Math.round(el.getBoundingClientRect().height / Number.parseFloat(getComputedStyle(el).lineHeight)),
+      lines: Math.round(
+        el.getBoundingClientRect().height /
+          Number.parseFloat(el.ownerDocument.defaultView?.getComputedStyle(el).lineHeight ?? "16"),
+      ),
     }));
     expect(width).toBeGreaterThan(160);
     expect(lines, `the call's JSON on ${lines} lines`).toBeLessThan(12);

@@ -75,6 +75,19 @@ describe("the playground's streaming and the run page's provenance", () => {
     expect(await card.textContent()).toMatch(/succeeded · stub\/m · 20 in \/ 12 out tokens · \$0\.0001 ·/);
     expect(await page.locator(".run-card.live").count()).toBe(0);
     await ui.screen("playground-streamed");
+
+    // A visit to another page and back: the pick, the variables and the results are still there.
+    const runId = await card.getByRole("link", { name: "Open the stored run" }).getAttribute("href");
+    await page.getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
+    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("heading", { name: "Playground" }).waitFor();
+    await page.getByRole("article").first().getByRole("link", { name: "Open the stored run" }).waitFor();
+    expect(
+      await page.getByRole("article").first().getByRole("link", { name: "Open the stored run" }).getAttribute("href"),
+    ).toBe(runId);
+    expect(await page.getByLabel("person (required)").inputValue()).toBe("Ada");
+    expect(await page.getByLabel("Prompt or skill").locator("option:checked").textContent()).toContain("Counter");
   }, 60_000);
 
   it("stops a run: the card shows the text so far and links the run, stored as cancelled", async () => {

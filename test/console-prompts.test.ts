@@ -108,6 +108,24 @@ describe("prompt editing in the console", () => {
     expect(await model.inputValue()).toBe("local/echo");
     expect(await page.getByLabel("Temperature").inputValue()).toBe("0.3");
     expect(await page.getByLabel("Cache answers for (seconds)").inputValue()).toBe("300");
+    // The sample values typed for version 1 are still there for the next one.
+    expect(await topic.getByLabel("Sample value").inputValue()).toBe("tides");
+    expect(await preview.textContent()).toBe("Explain tides to a {{audience}} reader.");
+    await page.getByLabel("System prompt").fill("Explain {{topic}} to a {{audience}} reader, in three sentences.");
+    await page.getByLabel("Temperature").fill("0.7");
+    // Unsaved edits survive a visit to another page, said so, and can be discarded.
+    await page.getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
+    await page.goBack();
+    await page.getByRole("heading", { name: "Explainer" }).waitFor();
+    await page.getByText("Your unsaved edits from before are back.").waitFor();
+    expect(await page.getByLabel("System prompt").inputValue()).toBe(
+      "Explain {{topic}} to a {{audience}} reader, in three sentences.",
+    );
+    expect(await page.getByLabel("Temperature").inputValue()).toBe("0.7");
+    await page.getByRole("button", { name: "Discard them" }).click();
+    expect(await page.getByLabel("System prompt").inputValue()).toBe("Explain {{topic}} to a {{audience}} reader.");
+    expect(await page.getByText("Your unsaved edits from before are back.").count()).toBe(0);
     await page.getByLabel("System prompt").fill("Explain {{topic}} to a {{audience}} reader, in three sentences.");
     await page.getByLabel("Temperature").fill("0.7");
     await page.getByRole("button", { name: "Review changes" }).click();

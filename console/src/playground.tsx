@@ -17,6 +17,7 @@ import {
 } from "./playground-pick.js";
 import { type LiveRun, runStreaming } from "./playground-run.js";
 import type { Navigate } from "./router.js";
+import { useSessionState } from "./session-state.js";
 import { Empty, ErrorBox, Link, Pending, SelectField } from "./ui.js";
 
 const GROUPS = [
@@ -32,13 +33,15 @@ type Shown = PlaygroundRun[];
  * run it; or run two versions or models on the same input side by side. Each run links to its page.
  */
 export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const [key, setKey] = useState("");
-  const [a, setA] = useState<Choice>({ selection: "", model: "" });
-  const [b, setB] = useState<Choice>({ selection: "", model: "" });
-  const [comparing, setComparing] = useState(false);
+  // What was picked, typed and run survives a visit to another page (this tab, this organization).
+  const kept = `kiln.playground.${session.organizationId ?? ""}`;
+  const [key, setKey] = useSessionState(`${kept}.target`, "");
+  const [a, setA] = useSessionState<Choice>(`${kept}.a`, { selection: "", model: "" });
+  const [b, setB] = useSessionState<Choice>(`${kept}.b`, { selection: "", model: "" });
+  const [comparing, setComparing] = useSessionState(`${kept}.comparing`, false);
   const [schema, setSchema] = useState<unknown>(null);
-  const [values, setValues] = useState<Record<string, string>>({});
-  const [shown, setShown] = useState<Shown[]>([]);
+  const [values, setValues] = useSessionState<Record<string, string>>(`${kept}.values`, {});
+  const [shown, setShown] = useSessionState<Shown[]>(`${kept}.runs`, []);
   const [live, setLive] = useState<LiveRun[] | null>(null);
   const stop = useRef<AbortController | null>(null);
   // Leaving the page stops what it streams (each run is then stored cancelled, with the text so far).
@@ -46,14 +49,22 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const { models, routes } = useRunnableModels(kiln, session.organizationId);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
+  const keyNow = useRef(key);
+  keyNow.current = key;
   const read = useCallback(async () => {
     const all = await readTargets(kiln, organizationId);
     const first = all.find((t) => t.publishedVersionId) ?? all[0];
-    setKey((k) => k || first?.key || "");
-    setA((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
-    setB((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
+    // What an earlier visit picked, while it is still there; else the first runnable one afresh.
+    if (!all.some((t) => t.key === keyNow.current)) {
+      setKey(first?.key ?? "");
+      setA({ selection: defaultSelection(first), model: "" });
+      setB({ selection: defaultSelection(first), model: "" });
+    } else {
+      setA((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
+      setB((c) => (c.selection ? c : { ...c, selection: defaultSelection(first) }));
+    }
     return all;
-  }, [kiln, organizationId]);
+  }, [kiln, organizationId, setKey, setA, setB]);
   const targets = useLoaded(read, setError).value;
   const target = targets?.find((t) => t.key === key);
   const labels = useLabels(kiln, target);

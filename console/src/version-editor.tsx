@@ -1,7 +1,6 @@
 import type { Kiln, Model, Prompt, PromptVersion, Tool } from "@kiln/sdk";
 import { useCallback, useMemo, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
-import type { ShownError } from "./api.js";
 import { MessagePreviews, MessagesEditor } from "./messages-editor.js";
 import { ModelPicker } from "./model-picker.js";
 import { useRunnableModels } from "./org-models.js";
@@ -14,30 +13,12 @@ import {
   type PromptDraft,
   versionDocument,
 } from "./prompt-draft.js";
+import { useSessionState } from "./session-state.js";
 import { ErrorBox, Field, Loading, SelectField, ToolPicker } from "./ui.js";
-import {
-  detectVariables,
-  effectiveSpecs,
-  parseSchema,
-  type Schema,
-  schemaWith,
-  type VariableSpec,
-} from "./variables.js";
-import { VariablesEditor, type VariablesState } from "./variables-editor.js";
+import { schemaWith } from "./variables.js";
+import { VariablesEditor } from "./variables-editor.js";
+import { apiIssue, unshown, variablesOf, withUndeclared } from "./version-editor-parts.js";
 import { DiffTable } from "./versioned.js";
-
-/** The template's variables against the schema as typed. */
-function variablesOf(text: string, templates: string[]): VariablesState {
-  const { variables, error } = detectVariables(templates);
-  const { schema, issue } = parseSchema(text);
-  return {
-    detected: variables,
-    templateError: error,
-    issue,
-    typed: schema,
-    specs: effectiveSpecs(schema ?? {}, variables),
-  };
-}
 
 /**
  * "New version": starts from the latest version (or one picked, or blank), holds every field of a
@@ -116,14 +97,25 @@ function DraftForm({
   onCreated: (version: PromptVersion) => void;
 }) {
   const { error, submit, busy } = useAction();
-  const [draft, setDraft] = useState(() => draftOf(base));
+  // Unsaved edits outlive a visit to another page (per prompt and starting version, in this tab), and
+  // the sample values outlive the version they were typed for.
+  const [draft, setStoredDraft, forgetDraft, restored] = useSessionState(
+    `kiln.draft.${prompt.id}.${base?.id ?? "blank"}`,
+    draftOf(base),
+  );
+  const [kept, setKept] = useState(restored);
   const [reviewing, setReviewing] = useState(false);
   const [asJson, setAsJson] = useState(false);
-  const [samples, setSamples] = useState<Record<string, string>>({});
+  const [samples, setSamples] = useSessionState<Record<string, string>>(`kiln.samples.${prompt.id}`, {});
   const [changeMessage, setChangeMessage] = useState("");
   const edit = (patch: Partial<PromptDraft>) => {
     setReviewing(false);
-    setDraft((d) => ({ ...d, ...patch }));
+    setStoredDraft({ ...draft, ...patch });
+  };
+  const discard = () => {
+    setStoredDraft(draftOf(base));
+    forgetDraft();
+    setKept(false);
   };
   const bind = (name: "temperature" | "maxOutputTokens" | "cacheTtlSeconds" | "outputSchema") => ({
     value: draft[name],
@@ -150,7 +142,12 @@ function DraftForm({
   const create = submit(async () => {
     if (!schema) return;
     const message = changeMessage.trim();
-    onCreated(await kiln.prompts.createVersion(prompt.id, { ...bodyOf(draft, schema), ...(message && { message }) }));
+    const created = await kiln.prompts.createVersion(prompt.id, {
+      ...bodyOf(draft, schema),
+      ...(message && { message }),
+    });
+    forgetDraft();
+    onCreated(created);
   });
   const chosenTools = draft.tools.map((t) => t.toolId);
   const pickTools = (ids: string[]) =>
@@ -170,6 +167,14 @@ function DraftForm({
       }}
       noValidate
     >
+      {kept && (
+        <p className="restored" role="status">
+          Your unsaved edits from before are back.{" "}
+          <button type="button" className="secondary" onClick={discard}>
+            Discard them
+          </button>
+        </p>
+      )}
       <div className="editor-grid">
         <div>
           <MessagesEditor
@@ -253,47 +258,4 @@ function DraftForm({
       )}
     </form>
   );
-}
-
-/** `typed` as it is, plus the properties of the rows it does not declare. */
-function withUndeclared(typed: Schema, specs: VariableSpec[]): Schema {
-  const declared = isObject(typed.properties) ? typed.properties : {};
-  const added = schemaWith(
-    { type: "object" },
-    specs.filter((s) => !Object.hasOwn(declared, s.name)),
-  );
-  if (Object.keys(added.properties as object).length === 0) return typed;
-  const required = Array.isArray(typed.required) ? typed.required : [];
-  return {
-    ...typed,
-    properties: { ...declared, ...(added.properties as object) },
-    required: [...required, ...(added.required as string[])],
-  };
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-const INLINE = [
-  "message",
-  "messages",
-  "systemPrompt",
-  "developerPrompt",
-  "temperature",
-  "maxOutputTokens",
-  "cacheTtlSeconds",
-  "variablesSchema",
-  "responseFormat",
-];
-
-/** The API's error without the issues shown at their fields (each is said once). */
-function unshown(error: ShownError): ShownError {
-  const fields = Object.entries(error.fields).filter(([f]) => !INLINE.some((i) => f === i || f.startsWith(`${i}.`)));
-  return { message: error.message, fields: Object.fromEntries(fields) };
-}
-
-/** The API's issue for a field or anything under it (variablesSchema.properties.x…). */
-function apiIssue(error: ShownError | null, field: string): string | undefined {
-  if (!error) return undefined;
-  const key = Object.keys(error.fields).find((f) => f === field || f.startsWith(`${field}.`));
-  return key ? `${key === field ? "" : `${key}: `}${error.fields[key]}` : undefined;
 }

@@ -1,0 +1,52 @@
+/**
+ * State kept in the tab's sessionStorage under `key`: it survives navigating to another page and
+ * back, and a reload, and goes with the tab. A value that cannot be read back (another shape, the
+ * storage full or refused) falls back to `initial`; `clear` forgets it.
+ */
+import { useCallback, useState } from "react";
+
+const read = <T>(key: string, initial: T): T => {
+  try {
+    const text = sessionStorage.getItem(key);
+    return text === null ? initial : (JSON.parse(text) as T);
+  } catch {
+    return initial;
+  }
+};
+
+export function useSessionState<T>(
+  key: string,
+  initial: T,
+): [T, (next: T | ((previous: T) => T)) => void, () => void, boolean] {
+  const [stored] = useState(() => {
+    try {
+      return sessionStorage.getItem(key) !== null;
+    } catch {
+      return false;
+    }
+  });
+  const [value, setValue] = useState<T>(() => read(key, initial));
+  const set = useCallback(
+    (next: T | ((previous: T) => T)) => {
+      setValue((previous) => {
+        const value = typeof next === "function" ? (next as (previous: T) => T)(previous) : next;
+        try {
+          sessionStorage.setItem(key, JSON.stringify(value));
+        } catch {
+          // Kept in memory only (storage full or refused).
+        }
+        return value;
+      });
+    },
+    [key],
+  );
+  const clear = useCallback(() => {
+    try {
+      sessionStorage.removeItem(key);
+    } catch {
+      // Nothing stored.
+    }
+  }, [key]);
+  // `stored`: the value came from an earlier visit (restored), not from `initial`.
+  return [value, set, clear, stored];
+}
