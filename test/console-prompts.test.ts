@@ -134,6 +134,14 @@ describe("prompt editing in the console", () => {
     expect(await changed.count()).toBe(3); // the header, the system prompt, the temperature
     expect(await review.getByRole("cell", { name: "System prompt", exact: true }).count()).toBe(1);
     expect(await review.textContent()).toContain("in three sentences.");
+    // Word by word: the system prompt's row marks the words added, and keeps the rest plain.
+    const systemRow = changed.filter({ has: page.getByRole("cell", { name: "System prompt", exact: true }) });
+    await systemRow.locator("ins").first().waitFor();
+    expect((await systemRow.locator("ins").allTextContents()).join("")).toContain("in three sentences");
+    expect(await systemRow.locator("del").count()).toBe(0);
+    expect(await systemRow.locator("td").nth(3).textContent()).toBe(
+      "Explain {{topic}} to a {{audience}} reader, in three sentences.",
+    );
     await page.getByLabel("Change message (optional)").fill("Three sentences, warmer.");
     await b.screen("prompt-review");
     await page.getByRole("button", { name: "Create version 2" }).click();

@@ -2,8 +2,8 @@
  * Two evaluation runs of a skill compared case by case on one target (the API's compare): which
  * cases changed verdict, and for each case whose output changed, a word diff of the outputs.
  */
+
 import type { EvaluationCase, EvaluationComparison, EvaluationRun, Skill } from "@kiln/sdk";
-import type { ChangeObject } from "diff";
 import { Fragment, useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { allCases } from "./evaluation-cases.js";
@@ -11,13 +11,14 @@ import { attemptsPassed, caseNamer, changeText, verdictClass } from "./evaluatio
 import type { PageProps } from "./router.js";
 import { formatDate } from "./run-format.js";
 import { ErrorBox, Link, Pending, TableWrap } from "./ui.js";
+import { type DiffPart, DiffParts } from "./word-diff.js";
 
 interface Loaded {
   comparison: EvaluationComparison;
   base: EvaluationRun;
   head: EvaluationRun;
   /** The word diff of the outputs, by case; jsdiff is loaded with this page only. */
-  diffs: Map<string, ChangeObject<string>[]>;
+  diffs: Map<string, DiffPart[]>;
 }
 
 const outputOf = (run: EvaluationRun, target: string, caseId: string) => {
@@ -34,26 +35,6 @@ function SideCell({ side }: { side: Side }) {
       <span className={verdictClass(side.verdict)}>{side.verdict}</span>{" "}
       <span className="hint">{attemptsPassed(side.passRate, side.attempts)}</span>
     </td>
-  );
-}
-
-/** Words removed from base struck through, words added in head marked. */
-function OutputDiff({ parts }: { parts: ChangeObject<string>[] }) {
-  return (
-    <pre className="output diff">
-      {parts.map((part, i) =>
-        part.added ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one diff, in order
-          <ins key={i}>{part.value}</ins>
-        ) : part.removed ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one diff, in order
-          <del key={i}>{part.value}</del>
-        ) : (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one diff, in order
-          <span key={i}>{part.value}</span>
-        ),
-      )}
-    </pre>
   );
 }
 
@@ -151,7 +132,7 @@ export function EvaluationCompare({
                   {verdictChanged && <span className="hint"> verdict changed</span>}
                 </td>
                 <td className="content">
-                  {outputChanged ? <OutputDiff parts={parts} /> : <span className="hint">same output</span>}
+                  {outputChanged ? <DiffParts parts={parts} /> : <span className="hint">same output</span>}
                 </td>
               </tr>
             ))}

@@ -3,6 +3,7 @@ import { useState } from "react";
 import type { Act } from "./action.js";
 import { errorOf, type ShownError } from "./api.js";
 import { ActButton, DataTable, Empty, ErrorBox, SelectField } from "./ui.js";
+import { TextChangeCells } from "./word-diff.js";
 
 /** How a family shows a version against the one before it: its noun and its client's diff call. */
 export interface DiffFamily {
@@ -133,7 +134,10 @@ const CHANGED: Record<DiffChange["op"], string> = { add: "added", remove: "remov
 /** A value of a diff as people read it: text as it is, anything else as JSON. */
 const shown = (v: unknown) => (v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v, null, 2));
 
-/** A version diff (the API's JSON Patch-like changes): what changed, where, from what to what. */
+/**
+ * A version diff (the API's JSON Patch-like changes): what changed, where, from what to what; a
+ * text changed in place shows its words removed and added (word-diff.tsx).
+ */
 export function DiffTable({ label, changes }: { label: string; changes: DiffChange[] }) {
   if (changes.length === 0) return <Empty>No change.</Empty>;
   return (
@@ -144,12 +148,18 @@ export function DiffTable({ label, changes }: { label: string; changes: DiffChan
           <td>
             <code>{c.path}</code>
           </td>
-          <td>
-            <pre className="output">{shown(c.before)}</pre>
-          </td>
-          <td>
-            <pre className="output">{shown(c.after)}</pre>
-          </td>
+          {c.op === "replace" && typeof c.before === "string" && typeof c.after === "string" ? (
+            <TextChangeCells before={c.before} after={c.after} />
+          ) : (
+            <>
+              <td>
+                <pre className="output">{shown(c.before)}</pre>
+              </td>
+              <td>
+                <pre className="output">{shown(c.after)}</pre>
+              </td>
+            </>
+          )}
         </tr>
       ))}
     </DataTable>
