@@ -81,8 +81,9 @@ describe("templateRenderer", () => {
 });
 
 describe("partials", () => {
-  // q includes p, p includes nothing: Mustache itself recurses without end on a cycle.
-  const PARTIALS: Record<string, string> = { p: "P={{b}}\n  second line\n", q: "  Q {{> p}}\n{{#a}}[{{b}}]{{/a}}" };
+  // q includes p, p includes nothing: Mustache itself recurses without end on a cycle. Each ends
+  // with a line end: a tag alone on its line renders as Mustache renders it then.
+  const PARTIALS: Record<string, string> = { p: "P={{b}}\n  second line\n", q: "  Q {{> p}}\n{{#a}}[{{b}}]{{/a}}\n" };
   const lookup = (name: string) => PARTIALS[name];
   const withPartials = fc
     .array(fc.oneof(piece, fc.constantFrom("{{> p}}", "{{>q}}", "  {{> p}}\n", "\t{{> q}}\n", "{{> missing}}")), {
@@ -114,6 +115,17 @@ describe("partials", () => {
     // No lookup, or a name it does not know: the tag renders nothing (never Object.prototype's).
     expect(renderPromptTemplate("a{{> constructor}}b", {})).toBe("ab");
     expect(renderPromptTemplate("a{{> constructor}}b", {}, () => undefined)).toBe("ab");
+  });
+
+  it("keeps the line end of a tag alone on its line when the included text has none", () => {
+    const lookup = (n: string) => ({ safety: "Be safe.\nBe kind.", word: "w" })[n];
+    expect(renderPromptTemplate("You help.\n  {{> safety}}\nAnswer briefly.", {}, lookup)).toBe(
+      "You help.\n  Be safe.\n  Be kind.\nAnswer briefly.",
+    );
+    expect(renderPromptTemplate("A\r\n{{> word}}\r\nB", {}, lookup)).toBe("A\r\nw\r\nB");
+    // Within a line, and as the last line, the text goes in as it is.
+    expect(renderPromptTemplate("say {{> word}} now\n{{> word}}", {}, lookup)).toBe("say w now\nw");
+    expect(renderPromptTemplate("{{#on}}\n{{> word}}\n{{/on}}", { on: true }, lookup)).toBe("w\n");
   });
 
   it("refuses partials nested deeper than the limit instead of overflowing the stack (a cycle)", () => {

@@ -179,14 +179,37 @@ export interface TemplateRenderer {
   render(template: string, view: unknown, format: (value: unknown) => string, partials?: PartialLookup): string;
 }
 
-/** Mustache's partial token: [">", name, start, end, indentation, tagIndex, lineHasNonSpace]. */
-type PartialToken = [string, string, number, number, string, number, boolean];
+/**
+ * Mustache's partial token: [">", name, start, end, indentation, tagIndex, lineHasNonSpace], and
+ * ours after it: the line end a tag alone on its line keeps (markLineEnds).
+ */
+type PartialToken = [string, string, number, number, string, number, boolean, string?];
+
+/**
+ * Marks each partial tag alone on its line (blanks around it, a line end after it) with that line
+ * end. Mustache drops the line of such a tag, its line end included, and expects the partial to
+ * end with one; an included prompt's text seldom does, so without it the next line would follow
+ * the included text on its last line. Rendering adds the line end back when the text has none.
+ */
+function markLineEnds(tokens: TemplateToken[], template: string): void {
+  for (const token of tokens) {
+    if (token[0] === "#" || token[0] === "^") markLineEnds(token[4] ?? [], template);
+    if (token[0] !== ">") continue;
+    const lineStart = template.lastIndexOf("\n", token[2] - 1) + 1;
+    const newline = template.indexOf("\n", token[3]);
+    if (newline === -1) continue;
+    const alone =
+      /^[ \t]*$/.test(template.slice(lineStart, token[2])) && /^[ \t]*\r?$/.test(template.slice(token[3], newline));
+    if (alone) (token as unknown as PartialToken)[7] = template[newline - 1] === "\r" ? "\r\n" : "\n";
+  }
+}
 
 /**
  * Renders templates, keeping the parse of the recent ones (bounded by their total length, so that
  * long prompts cannot grow the cache past `maxChars`; Mustache's default cache keeps every
- * template forever). A partial is parsed by the same cache and indented as Mustache indents it;
- * partials nest at most MAX_PARTIAL_DEPTH deep.
+ * template forever). A partial is parsed by the same cache and indented as Mustache indents it
+ * (a tag alone on its line keeps its line end: markLineEnds); partials nest at most
+ * MAX_PARTIAL_DEPTH deep.
  */
 export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number } = {}): TemplateRenderer {
   const parsed = new LRUCache<string, TemplateToken[]>({
@@ -197,6 +220,7 @@ export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number }
     let tokens = parsed.get(template);
     if (!tokens) {
       tokens = parseTemplate(template);
+      markLineEnds(tokens, template);
       if (template.length <= maxChars) parsed.set(template, tokens);
     }
     return tokens as unknown as string[][];
@@ -206,11 +230,12 @@ export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number }
   let depth = 0;
   writer.renderPartial = function renderPartial(token, context, partials, config) {
     if (typeof partials !== "function") return "";
-    const [, name, , , indentation, tagIndex, lineHasNonSpace] = token as unknown as PartialToken;
+    const [, name, , , indentation, tagIndex, lineHasNonSpace, lineEnd] = token as unknown as PartialToken;
     const value = partials(name);
     if (value === undefined || value === null) return "";
     if (depth >= MAX_PARTIAL_DEPTH) throw new PartialDepthError(name);
-    const indented = tagIndex === 0 && indentation ? this.indentPartial(value, indentation, lineHasNonSpace) : value;
+    const own = tagIndex === 0 && indentation ? this.indentPartial(value, indentation, lineHasNonSpace) : value;
+    const indented = lineEnd && !value.endsWith("\n") ? own + lineEnd : own;
     depth++;
     try {
       return this.renderTokens(
