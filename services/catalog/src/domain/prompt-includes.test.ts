@@ -81,6 +81,12 @@ describe("walkIncludes", () => {
       "b@staging",
     ]);
     expect(viaLabel.problem?.path).toEqual(["a", "b@staging", "c", "a@staging"]);
+    // At a label the root does not have: still itself.
+    const missingLabel = walkIncludes(root("a"), [includeOf("a@nope")], async () => ({
+      missing: "no label",
+      promptId: "prm_a",
+    }));
+    expect((await missingLabel).problem?.path).toEqual(["a", "a@nope"]);
     // A cycle below the root, among prompts it includes.
     const below = await walk({ b: { production: ["c"] }, c: { production: ["b"] } }, "a", ["b"]);
     expect(below.problem?.path).toEqual(["a", "b", "c", "b"]);

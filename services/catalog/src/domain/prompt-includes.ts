@@ -33,9 +33,10 @@ export interface IncludedVersion {
   includes: readonly PromptInclude[];
 }
 
-/** Why an include stands for nothing now. */
+/** Why an include stands for nothing now; `promptId` when its prompt exists (its label does not). */
 export interface MissingInclude {
   missing: string;
+  promptId?: string;
 }
 
 export type IncludeLookup = (include: PromptInclude) => Promise<IncludedVersion | MissingInclude>;
@@ -119,15 +120,16 @@ export async function walkIncludes(
       const start = first ?? include;
       const reference = referenceOf(include);
       const found = await readOnce(include);
+      // A prompt met again on its path is a cycle, even at a label it does not have (yet).
+      if (found.promptId !== undefined && onPath.includes(found.promptId)) {
+        walk.problem = { kind: "cycle", path: [...names, reference], first: start };
+        return undefined;
+      }
       if ("missing" in found) {
         walk.missing ??= { include, reason: found.missing };
         continue;
       }
       walk.resolved.set(includeKey(include), { include, version: found });
-      if (onPath.includes(found.promptId)) {
-        walk.problem = { kind: "cycle", path: [...names, reference], first: start };
-        return undefined;
-      }
       // `names` holds the root and the includes above this one: this one is at depth names.length.
       if (names.length > MAX_INCLUDE_DEPTH) {
         walk.problem = { kind: "depth", path: [...names, reference], first: start };

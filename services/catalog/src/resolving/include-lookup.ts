@@ -39,6 +39,7 @@ export function createIncludeLookup(deps: CatalogDeps, reads: Reads, organizatio
     const version = await versionAt(prompt._id, label);
     if (!version || version.promptId !== prompt._id || version.organizationId !== organizationId) {
       return {
+        promptId: prompt._id,
         missing:
           label === PRODUCTION
             ? `the prompt "${name}" has no published version (its production label)`
