@@ -4,9 +4,12 @@
  * it was sent), a version's `includes`, label moves and a publish of the included prompt seen by
  * the very next run, cycles refused with 400 naming them (on creation, publish and label move),
  * includes nested too deep refused, and an include that does not resolve stored as a failed run
- * (`unresolved_partial`), another organization's prompt of that name included.
+ * (`unresolved_partial`), another organization's prompt of that name included; MCP `prompts/get`
+ * renders the includes too.
  */
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUN_MODES, type RunningKiln } from "./support/run-modes.js";
 
@@ -176,6 +179,41 @@ describe.each(RUN_MODES)("prompt partials in $name", (mode) => {
     ]);
     const ok = await created(top, { systemPrompt: "1 {{> p2}}" });
     expect(await textOf(top, { versionId: ok })).toBe("1 2 3 4 5 6");
+  });
+
+  it("renders the includes in MCP prompts/get, as a run does", async () => {
+    const key = await api.createApiKey(owner, org, ["prompts:read"]);
+    const client = new Client({ name: "kiln-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${running.base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key.key}` } },
+      }),
+    );
+    try {
+      const got = await client.getPrompt({ name: "greeter", arguments: { name: "Cy", mood: "glad" } });
+      expect(got.messages.map((m) => (m.content as { text: string }).text)).toEqual([
+        "Hello Cy.\nBe glad.",
+        "Sign: Be glad. Be glad.",
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("renders a skill step's includes as its prompt's run does", async () => {
+    const skill = await api.createSkill(owner, org, { name: "greets" });
+    await api.replaceSkillPrompts(owner, skill.draftVersionId ?? "", [
+      { promptId: greeterId, promptVersionId: greeterV1, alias: "greet" },
+    ]);
+    await api.publishSkill(owner, skill.id);
+    const r = await api.post<Loose>(
+      `/api/skills/${skill.id}/run`,
+      { organizationId: org, input: { name: "Di", mood: "warm" } },
+      { token: owner },
+    );
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.status, r.text).toBe("succeeded");
+    expect(r.body.output.text).toBe("Hello Di.\nBe warm.\n\nSign: Be warm. Be warm.");
   });
 
   it("stores a run whose include does not resolve as a failed run naming it (unresolved_partial)", async () => {
