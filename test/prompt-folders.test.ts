@@ -209,5 +209,16 @@ describe.each(RUN_MODES)("prompt folders in $name", (mode) => {
     const bad = await prompts({ folder: "a//b" });
     expect(bad.status, bad.text).toBe(400);
     expect(bad.body).toMatchObject({ error: { details: [{ field: "folder" }] } });
+    // Bad text in the filters is refused, never a 5xx.
+    for (const text of ["a\u0000b", "a\u0001b", "a\nb"]) {
+      for (const [path, field] of [
+        ["/api/prompts", "folder"],
+        ["/api/prompts", "name"],
+        ["/api/prompts/folders", "folder"],
+      ] as const) {
+        const r = await api.get(path, { token: owner, query: { organizationId: org, [field]: text } });
+        expect(r.status, `${path}?${field}=${JSON.stringify(text)}: ${r.text}`).toBe(400);
+      }
+    }
   });
 });

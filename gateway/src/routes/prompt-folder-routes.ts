@@ -14,8 +14,12 @@ import { organizationOf } from "./catalog-requests.js";
  * exact name; `GET /api/prompts/folders` lists the folders in one, with their prompts counted.
  */
 
+/** One line without control characters, as names are (docs/api.md "Limits"). */
+const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
+
 const Folder = Type.String({
   maxLength: LIMITS.nameChars,
+  pattern: ONE_LINE,
   description: 'a folder: "a/b" (slashes at either end are ignored); "" or "/" is the top level',
 });
 const Nested = (description: string) => OneOf(["true", "false"], { description });
@@ -27,7 +31,9 @@ export const PromptListQuerystring = Type.Object(
       Type.String({ minLength: 1, maxLength: 100, description: "required unless the caller is an API key" }),
     ),
     ...ListQuery,
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.nameChars, description: "exactly this name" })),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: LIMITS.nameChars, pattern: ONE_LINE, description: "exactly this name" }),
+    ),
     folder: Type.Optional(Folder),
     nested: Type.Optional(Nested("with folder: the prompts of every folder below it too")),
   },
