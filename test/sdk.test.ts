@@ -249,6 +249,53 @@ describe("prompts", () => {
     for await (const page of keyed.prompts.list({ limit: 3 }).pages()) pages.push(page.data.length);
     expect(pages).toEqual([3, 1]);
   });
+
+  it("lists folders and a folder's prompts, and resolves and runs a version with its partials", async () => {
+    for (const name of ["kb/intro", "kb/howto/setup"]) await user.prompts.create({ organizationId, name });
+    const top = await user.prompts.folders({ organizationId });
+    expect(top.data.find((f) => f.path === "kb")).toEqual({
+      path: "kb",
+      name: "kb",
+      parent: null,
+      promptCount: 1,
+      nestedPromptCount: 2,
+      folderCount: 1,
+    });
+    const below = [];
+    for await (const f of keyed.prompts.folders({ folder: "kb", nested: "true", limit: 1 })) below.push(f.path);
+    expect(below).toEqual(["kb/howto"]);
+    expect((await user.prompts.list({ organizationId, folder: "kb" })).data.map((p) => p.name)).toEqual(["kb/intro"]);
+    expect((await keyed.prompts.list({ folder: "kb", nested: "true" })).data).toHaveLength(2);
+
+    const tone = await user.prompts.create({ organizationId, name: "kb/tone" });
+    const mood = { type: "object", properties: { mood: { type: "string" } } };
+    const tv = await user.prompts.createVersion(tone.id, { systemPrompt: "Be {{mood}}.", variablesSchema: mood });
+    await user.prompts.publish(tone.id, { versionId: tv.id });
+    const main = await user.prompts.create({ organizationId, name: "kb/main", defaultModel: "local/echo" });
+    const mv = await user.prompts.createVersion(main.id, {
+      systemPrompt: "Hi {{who}}.\n{{> kb/tone}}",
+      variablesSchema: { type: "object", properties: { who: { type: "string" }, mood: { type: "string" } } },
+    });
+    expect(mv.includes).toEqual([{ name: "kb/tone", label: "production" }]);
+    await user.prompts.publish(main.id, { versionId: mv.id });
+    const read = await keyed.prompts.get(main.id, { partials: "true" });
+    expect(read.partials).toEqual([
+      {
+        name: "kb/tone",
+        label: "production",
+        promptId: tone.id,
+        versionId: tv.id,
+        version: 1,
+        template: "Be {{mood}}.",
+      },
+    ]);
+    const resolved = await keyed.prompts.resolve("kb/main", { cacheTtlMs: 0 });
+    expect(resolved.render({ who: "Ada", mood: "kind" }).messages).toEqual([
+      { role: "system", content: "Hi Ada.\nBe kind." },
+    ]);
+    const run = await keyed.prompts.run(main.id, { organizationId, variables: { who: "Ada", mood: "kind" } });
+    expect(run.output?.text).toBe("Hi Ada.\nBe kind.");
+  });
 });
 
 describe("tools", () => {

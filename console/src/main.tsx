@@ -27,7 +27,8 @@ import { OnlineEvaluation } from "./online-evaluation.js";
 import { OrganizationSettings } from "./organization.js";
 import { Playground } from "./playground.js";
 import { PromptEvaluationReport } from "./prompt-evaluation-report.js";
-import { PromptDetail, PromptList } from "./prompts.js";
+import { folderOfPath, PromptFolderPage } from "./prompt-folders.js";
+import { PromptDetail } from "./prompts.js";
 import { ReviewQueue } from "./review-queue.js";
 import { ReviewQueues } from "./review-queues.js";
 import { ReviewScreen } from "./review-screen.js";
@@ -59,6 +60,7 @@ function Shell({
   onSignOut: () => void;
 }) {
   const kiln = useMemo(() => clientOf(), []);
+  const promptFolder = /^\/prompts\/in\/(.+?)\/?$/.exec(path)?.[1];
   const promptId = /^\/prompts\/([^/]+)$/.exec(path)?.[1];
   const skillId = /^\/skills\/([^/]+)$/.exec(path)?.[1];
   const agentId = /^\/agents\/([^/]+)$/.exec(path)?.[1];
@@ -80,6 +82,8 @@ function Shell({
     page = <EvaluationCompare {...pageProps} skillId={compared[1]} baseId={compared[2]} headId={compared[3]} />;
   else if (promptEvaluation?.[1] && promptEvaluation[2])
     page = <PromptEvaluationReport {...pageProps} promptId={promptEvaluation[1]} runId={promptEvaluation[2]} />;
+  else if (promptFolder)
+    page = <PromptFolderPage key={promptFolder} {...pageProps} folder={folderOfPath(promptFolder)} />;
   else if (promptId) page = <PromptDetail {...pageProps} id={promptId} />;
   else if (toolId) page = <ToolDetail kiln={kiln} id={toolId} />;
   else if (runId) page = <RunDetail kiln={kiln} session={session} id={runId} navigate={navigate} />;
@@ -108,7 +112,7 @@ function Shell({
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/settings") page = <OrganizationSettings session={session} />;
   else if (path === "/transfer") page = <Transfer kiln={kiln} session={session} />;
-  else if (path === "/prompts" || path === "/") page = <PromptList kiln={kiln} session={session} navigate={navigate} />;
+  else if (path === "/prompts" || path === "/") page = <PromptFolderPage key="" {...pageProps} folder="" />;
   else page = <NotFound path={path} navigate={navigate} />;
   return (
     <ShellFrame session={session} path={path} navigate={navigate} onSwitch={onSwitch} onSignOut={onSignOut}>

@@ -2,6 +2,8 @@ import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { useAuthorNames } from "./authors.js";
+import { IncludesLine, useIncludedPrompts } from "./prompt-includes.js";
+import type { Navigate } from "./router.js";
 import { DataTable, Empty, ErrorBox } from "./ui.js";
 
 const SHOWN = 10;
@@ -20,20 +22,23 @@ const excerpt = (text: string, length = 120) => (text.length > length ? `${text.
 
 /**
  * The prompt's versions, newest first: what each holds (the system prompt's start, the model), its
- * change message, who made it and when, the labels on it and its status; a draft can be published
- * (through `onPublish`, which asks first). Versions are immutable: each is read once.
+ * change message, who made it and when, the prompts it includes (links), the labels on it and its
+ * status; a draft can be published (through `onPublish`, which asks first). Versions are immutable:
+ * each is read once.
  */
 export function VersionsTable({
   kiln,
   session,
   prompt,
   labels,
+  navigate,
   onPublish,
 }: {
   kiln: Kiln;
   session: Session;
   prompt: Prompt;
   labels: Label[];
+  navigate: Navigate;
   onPublish: (version: { id: string; version: number }) => void;
 }) {
   const authorName = useAuthorNames(session);
@@ -56,6 +61,8 @@ export function VersionsTable({
       (e: unknown) => setError(errorOf(e)),
     );
   }, [kiln, prompt.id, missingKey]);
+  const included = shown.flatMap((v) => read[v.id]?.includes.map((i) => i.name) ?? []);
+  const includedIds = useIncludedPrompts(kiln, prompt.organizationId, included);
   if (newest.length === 0) return <Empty>No version yet: write the first one below.</Empty>;
   return (
     <>
@@ -80,6 +87,7 @@ export function VersionsTable({
                       {content.tools.length > 0 ? ` · tools: ${content.tools.map((t) => t.toolKey).join(", ")}` : ""}
                       {content.responseFormat.type === "json_schema" ? " · JSON answer" : ""}
                     </span>
+                    <IncludesLine includes={content.includes} ids={includedIds} navigate={navigate} />
                   </>
                 ) : (
                   "…"

@@ -1,31 +1,14 @@
-import type { Label, Prompt } from "@kiln/sdk";
+import type { Label } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
 import { PromptEvaluations } from "./prompt-evaluations.js";
 import { CompareVersions, Labels } from "./prompt-extras.js";
+import { FolderCrumbs, folderOfName } from "./prompt-folders.js";
 import { VersionsTable } from "./prompt-versions.js";
 import { ConfirmRelease, type Release } from "./release.js";
-import { type FamilyList, listPage } from "./resource-list.js";
 import type { PageProps } from "./router.js";
 import { ErrorBox, Pending } from "./ui.js";
 import { VersionEditor } from "./version-editor.js";
-
-/** Prompts of the organization: search, create, open. */
-export const promptList: FamilyList<Prompt> = {
-  client: (kiln) => kiln.prompts,
-  noun: "prompt",
-  nameLabel: "Name",
-  emptyText: "No prompt yet: create the first one.",
-  search: { noneMatch: "No prompt matches." },
-  summary: (p) => (
-    <span>
-      {p.latestVersion} version{p.latestVersion === 1 ? "" : "s"}
-      {p.publishedVersionId ? ", published" : ""}
-    </span>
-  ),
-};
-
-export const PromptList = listPage(promptList);
 
 /** One prompt: its versions, a version editor, labels and releases (each asked for first), a comparison. */
 export function PromptDetail({ kiln, session, navigate, id }: PageProps & { id: string }) {
@@ -55,8 +38,10 @@ export function PromptDetail({ kiln, session, navigate, id }: PageProps & { id: 
       );
     });
   if (!prompt) return <Pending error={error} what="the prompt" />;
+  const folder = folderOfName(prompt.name);
   return (
     <main>
+      {folder !== "" && <FolderCrumbs folder={folder} navigate={navigate} current={false} />}
       <h1>{prompt.name}</h1>
       <p role="status">{notice}</p>
       {!release && <ErrorBox error={error} />}
@@ -67,6 +52,7 @@ export function PromptDetail({ kiln, session, navigate, id }: PageProps & { id: 
           session={session}
           prompt={prompt}
           labels={labels ?? []}
+          navigate={navigate}
           onPublish={(v) => {
             setNotice("");
             setRelease({ label: null, versionId: v.id, version: v.version });

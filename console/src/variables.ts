@@ -124,6 +124,9 @@ export interface PreviewPart {
 
 const OPEN = "\u0001";
 const CLOSE = "\u0002";
+/** Stands for `{{> ` in a preview: a partial's text is read at run time, so the preview shows its tag. */
+const PARTIAL = "\u0003";
+const PARTIAL_TAG = /\{\{>\s*([^}]*?)\s*\}\}/g;
 
 /** `template` rendered as the platform renders it (no HTML escaping), each variable's value marked. */
 export function renderPreview(template: string, specs: VariableSpec[], samples: Record<string, string>): PreviewPart[] {
@@ -134,14 +137,19 @@ export function renderPreview(template: string, specs: VariableSpec[], samples: 
   }
   let rendered: string;
   try {
-    rendered = Mustache.render(template, view, {}, { escape: (v: unknown) => `${OPEN}${String(v)}${CLOSE}` });
+    // A partial (docs/api.md "Partials") shows as its tag, marked, on its own line when it is on one:
+    // its text is read at run time.
+    const marked = template.replace(PARTIAL_TAG, (_tag, name: string) => `${OPEN}${PARTIAL}${name}${CLOSE}`);
+    rendered = Mustache.render(marked, view, {}, { escape: (v: unknown) => `${OPEN}${String(v)}${CLOSE}` });
   } catch {
     return [{ text: template, variable: false }];
   }
   const parts: PreviewPart[] = [];
   for (const piece of rendered.split(OPEN)) {
     const [marked, after] = piece.includes(CLOSE) ? piece.split(CLOSE, 2) : [undefined, piece];
-    if (marked !== undefined) parts.push({ text: marked, variable: true });
+    if (marked !== undefined) {
+      parts.push({ text: marked.startsWith(PARTIAL) ? `{{> ${marked.slice(1)}}}` : marked, variable: true });
+    }
     if (after) parts.push({ text: after, variable: false });
   }
   return parts;

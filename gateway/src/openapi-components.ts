@@ -47,6 +47,8 @@ import {
   PromptEvaluationListItemView,
   PromptEvaluationView,
 } from "./routes/prompt-evaluation-views.js";
+import { PromptFolderView } from "./routes/prompt-folder-routes.js";
+import { PromptIncludeView, PromptPartialView } from "./routes/prompt-partial-views.js";
 import { ConnectionTestView, ProviderConnectionView } from "./routes/provider-connection-views.js";
 import {
   AnnotationQueueView,
@@ -130,8 +132,11 @@ export const COMPONENTS: NamedSchema[] = [
   ToolRefView,
   PromptMessageView,
   ResponseFormatView,
+  PromptIncludeView,
+  PromptPartialView,
   PromptVersionView,
   PromptView,
+  PromptFolderView,
   ToolConfigView,
   ToolView,
   ToolVersionView,

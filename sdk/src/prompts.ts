@@ -1,8 +1,16 @@
+import type { ListQuery, PaginatedList } from "./paginated-list.js";
 import { checkSelector, isUnreachable, PromptResolver } from "./prompt-resolution.js";
 import { ResolvedPrompt, type ResolvePromptOptions } from "./resolved-prompt.js";
-import type { CreatePromptVersionRequest, PromptRunStreamEvent, Query, RequestBody, VersionDiff } from "./resources.js";
+import type {
+  CreatePromptVersionRequest,
+  PromptFolder,
+  PromptRunStreamEvent,
+  Query,
+  RequestBody,
+  VersionDiff,
+} from "./resources.js";
 import { SwrCache } from "./swr-cache.js";
-import type { RequestOptions, Transport } from "./transport.js";
+import type { CallInit, RequestOptions, Transport } from "./transport.js";
 import { type BodyArgs, type FamilyOf, LabelledResource } from "./versioned-resource.js";
 
 type PromptFamily = FamilyOf<
@@ -60,6 +68,17 @@ export class Prompts extends LabelledResource<PromptFamily> {
     });
   }
 
+  /**
+   * The folders of the organization's prompts (docs/api.md "Folders"): those directly in `folder`
+   * (default: the top level), every folder below it with `nested: "true"`, in path order, each with
+   * its prompts counted. `list({ folder })` lists the prompts of one.
+   */
+  folders(query: ListQuery<Query<"listPromptFolders">> = {}, options?: RequestOptions): PaginatedList<PromptFolder> {
+    const send = (init: CallInit, wire: Query<"listPromptFolders">) =>
+      this.t.api.GET("/api/prompts/folders", { ...init, params: { query: wire } });
+    return this.t.page(query, send, options);
+  }
+
   /** The changes from `against` (default: the version before) to `versionId`: messages and settings. */
   diff(
     id: string,
@@ -107,9 +126,18 @@ export class Prompts extends LabelledResource<PromptFamily> {
     const compile = await loadRendering();
     const load = async (previous: ResolvedPrompt | undefined, call: RequestOptions | undefined) => {
       const { prompt, version } = await this.#resolver.resolve(nameOrId, selector, call);
-      // Unchanged (same version, prompt not updated): the same object, its compiled templates kept.
-      if (previous?.versionId === version.id && previous.prompt?.updatedAt === prompt.updatedAt) return previous;
-      return new ResolvedPrompt({ prompt, version }, compile);
+      // What it includes, as a run would render it now (api.md "Partials"): read only when it includes any.
+      const partials =
+        version.includes.length > 0
+          ? await this.get(prompt.id, { versionId: version.id, partials: "true" }, call)
+          : undefined;
+      const fresh = new ResolvedPrompt({ prompt, version, ...(partials && { partials }) }, compile);
+      // Unchanged (same version and includes, prompt not updated): the same object, its compiled templates kept.
+      const same =
+        previous?.versionId === version.id &&
+        previous.prompt?.updatedAt === prompt.updatedAt &&
+        JSON.stringify(previous.partialVersions) === JSON.stringify(fresh.partialVersions);
+      return same ? previous : fresh;
     };
     try {
       if (cacheTtlMs === 0) return await load(undefined, request);

@@ -126,3 +126,48 @@ describe("render", () => {
     expect(prompt.render({ city: "Oslo", unit: "C", email: "a@b.test", days: [1] }).messages[0]?.content).toBe("Oslo");
   });
 });
+
+describe("partials", () => {
+  const content = (template: string) => ({
+    systemPrompt: template,
+    developerPrompt: null,
+    variablesSchema: { type: "object" },
+  });
+
+  it("fills {{> name}} and {{> name@label}} with the included texts, rendered with the same variables", () => {
+    const filler = compileTemplates({
+      ...content("Hi {{name}}.\n  {{> tone}}\n{{> team/sign@staging}}"),
+      partials: [
+        { name: "tone", label: "production", template: "Be {{mood}}.\nAlways." },
+        { name: "team/sign", label: "staging", template: "- {{name}}" },
+      ],
+    });
+    expect(filler.render({ name: "Ada", mood: "kind" })).toEqual([
+      { role: "system", content: "Hi Ada.\n  Be kind.\n  Always.\n- Ada" },
+    ]);
+    // `a@production` is `a`; a tag nothing was read for renders nothing.
+    const same = compileTemplates({
+      ...content("[{{> tone@production}}][{{> other}}]"),
+      partials: [{ name: "tone", label: "production", template: "t" }],
+    });
+    expect(same.render({})).toEqual([{ role: "system", content: "[t][]" }]);
+  });
+
+  it("refuses to render a version whose include does not resolve, as its run fails", () => {
+    const filler = compileTemplates({
+      ...content("{{> gone}}"),
+      unresolvedPartial: {
+        reference: "gone",
+        message: 'the partial {{> gone}} does not resolve: no prompt is named "gone"',
+      },
+    });
+    let error: unknown;
+    try {
+      filler.render({});
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KilnError);
+    expect(error).toMatchObject({ status: 409, code: "failed_precondition", message: expect.stringContaining("gone") });
+  });
+});

@@ -76,6 +76,9 @@ interface Content {
   maxOutputTokens: number | null;
   model: string | null;
   tools: ToolRef[];
+  /** What its `{{> name}}` tags include, read with it (api.md "Partials"). */
+  partials?: Prompt["partials"];
+  unresolvedPartial?: Prompt["unresolvedPartial"];
 }
 
 /** A variable that holds a conversation ([{role, content}] of text roles), else undefined. */
@@ -125,7 +128,9 @@ export class ResolvedPrompt {
 
   /** Made by `prompts.resolve`. */
   constructor(
-    source: { prompt: Prompt; version: PromptVersion } | { fallback: PromptFallback; cause: unknown },
+    source:
+      | { prompt: Prompt; version: PromptVersion; partials?: Pick<Prompt, "partials" | "unresolvedPartial"> }
+      | { fallback: PromptFallback; cause: unknown },
     compile: (content: Content) => TemplateFiller,
   ) {
     this.#compile = compile;
@@ -134,7 +139,11 @@ export class ResolvedPrompt {
       this.promptVersion = source.version;
       this.isFallback = false;
       this.fallbackCause = undefined;
-      this.#content = source.version;
+      this.#content = {
+        ...source.version,
+        ...(source.partials?.partials && { partials: source.partials.partials }),
+        ...(source.partials?.unresolvedPartial && { unresolvedPartial: source.partials.unresolvedPartial }),
+      };
     } else {
       const f = source.fallback;
       this.prompt = null;
@@ -163,6 +172,11 @@ export class ResolvedPrompt {
   /** The version's id; null for a fallback. */
   get versionId(): string | null {
     return this.promptVersion?.id ?? null;
+  }
+
+  /** The versions of the prompts it includes, as read with it ("name@label" → version id; api.md "Partials"). */
+  get partialVersions(): Record<string, string> {
+    return Object.fromEntries((this.#content.partials ?? []).map((p) => [`${p.name}@${p.label}`, p.versionId]));
   }
 
   /** The version's number (1, 2, …); null for a fallback. */

@@ -39,6 +39,7 @@ export function fakeVersion(promptId: string, version: number, fields: Partial<P
     cacheTtlSeconds: null,
     model: null,
     tools: [],
+    includes: [],
     createdAt: "2026-11-27T00:00:00.000Z",
     publishedAt: null,
     createdBy: { type: "user", id: "usr_1" },

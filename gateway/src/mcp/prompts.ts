@@ -1,5 +1,6 @@
 import type { Client } from "@connectrpc/connect";
-import { renderPromptTemplate } from "@kiln/kit/templates";
+import { includeKey, includeOf } from "@kiln/contracts/partials";
+import { type PartialLookup, renderPromptTemplate } from "@kiln/kit/templates";
 import type { CatalogService, Prompt, PromptVersion } from "@kiln/proto/catalog";
 import {
   ErrorCode,
@@ -81,6 +82,27 @@ async function versionOf(catalog: Client<typeof CatalogService>, caller: McpCall
   return r.prompt?.version;
 }
 
+/**
+ * What the version's `{{> name@label}}` tags stand for now (api.md "Partials"), read with the
+ * version when it includes any; an include that does not resolve is an error of the request.
+ */
+async function partialsOf(
+  catalog: Client<typeof CatalogService>,
+  caller: McpCaller,
+  offered: OfferedPrompt,
+  version: PromptVersion,
+): Promise<PartialLookup | undefined> {
+  if (version.includes.length === 0) return undefined;
+  const r = await catalog.getPrompt(
+    { id: offered.prompt.id, versionId: version.id, withPartials: true },
+    callOptions(caller),
+  );
+  const unresolved = r.prompt?.unresolvedPartial;
+  if (unresolved) throw new McpError(ErrorCode.InvalidRequest, unresolved.message);
+  const texts = new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template]));
+  return (reference) => texts.get(includeKey(includeOf(reference)));
+}
+
 /** A variable's value from a prompt argument (always a string): JSON where the schema wants another type. */
 function variableOf(text: string, property: { type?: unknown } | undefined): unknown {
   if (property?.type === undefined || property.type === "string") return text;
@@ -102,7 +124,9 @@ export async function getPrompt(
   if (!offered) throw new McpError(ErrorCode.InvalidParams, `no prompt named ${JSON.stringify(name)}`);
   const version = await versionOf(catalog, caller, offered);
   const content = version?.content;
-  if (!content) throw new McpError(ErrorCode.InvalidParams, `prompt ${JSON.stringify(name)} has no version`);
+  if (!version || !content)
+    throw new McpError(ErrorCode.InvalidParams, `prompt ${JSON.stringify(name)} has no version`);
+  const partials = await partialsOf(catalog, caller, offered, version);
   const schema = objectSchemaOf(content.variablesSchema?.json);
   const properties = (schema?.properties ?? {}) as Record<string, { type?: unknown }>;
   const missing = argumentsOf(version).filter((a) => a.required && args[a.name] === undefined);
@@ -113,7 +137,11 @@ export async function getPrompt(
   // MCP messages are user or assistant: system and developer text goes as user text, its role in _meta.
   const message = (role: string, template: string) => ({
     role: role === "assistant" ? ("assistant" as const) : ("user" as const),
-    content: { type: "text" as const, text: renderPromptTemplate(template, variables), _meta: { "kiln/role": role } },
+    content: {
+      type: "text" as const,
+      text: renderPromptTemplate(template, variables, partials),
+      _meta: { "kiln/role": role },
+    },
   });
   const template =
     content.messages.length > 0 ? content.messages : [{ role: "system", content: content.systemPrompt, name: "" }];

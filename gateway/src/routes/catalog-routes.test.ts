@@ -308,6 +308,7 @@ describe("prompts", () => {
           { toolId: tool.id, toolVersionId: tool.currentVersionId, toolKey: tool.toolKey },
           { toolId: otherTool.id, toolVersionId: otherTool.currentVersionId, toolKey: otherTool.toolKey },
         ],
+        includes: [],
         createdAt: ISO,
         publishedAt: null,
         createdBy: { type: "user", id: owner.userId },

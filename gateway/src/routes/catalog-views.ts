@@ -12,6 +12,12 @@ import type {
 import Type, { type Static } from "typebox";
 import { Nullable, OneOf, ref, Timestamp } from "../schemas.js";
 import {
+  PromptIncludeView,
+  PromptPartialFields,
+  promptIncludeView,
+  promptPartialsView,
+} from "./prompt-partial-views.js";
+import {
   Authorship,
   authorshipOf,
   OptionalVersionId,
@@ -127,6 +133,10 @@ export const PromptVersionView = versionShape.schema(
     ),
     model: Nullable(Type.String({ description: "fixed at creation: the request's, else the prompt's default" })),
     tools: Type.Array(ref(ToolRefView)),
+    includes: Type.Array(ref(PromptIncludeView), {
+      description:
+        'the prompts its templates include ({{> name}}, {{> name@label}}; api.md "Partials"), each once, in order of appearance',
+    }),
   },
   { $id: "PromptVersion" },
   Type.Integer({ description: "1, 2, …" }),
@@ -149,7 +159,11 @@ export const promptVersionView = (v: PromptVersion) =>
   versionShape.view(
     v,
     { promptId: v.promptId, organizationId: v.organizationId },
-    { ...promptContentView(v.content), tools: v.tools.map(toolRefView) },
+    {
+      ...promptContentView(v.content),
+      tools: v.tools.map(toolRefView),
+      includes: v.includes.map(promptIncludeView),
+    },
   );
 
 export const PromptView = resourceShape.schema(
@@ -160,7 +174,7 @@ export const PromptView = resourceShape.schema(
     versions: VersionSummaries,
     version: Nullable(ref(PromptVersionView)),
   },
-  {},
+  PromptPartialFields,
   { $id: "Prompt" },
 );
 export const promptView = fromCatalog.view("prompt", (p: Prompt) =>
@@ -173,7 +187,7 @@ export const promptView = fromCatalog.view("prompt", (p: Prompt) =>
       versions: p.versions.map(versionSummaryView),
       version: p.version ? promptVersionView(p.version) : null,
     },
-    {},
+    promptPartialsView(p),
   ),
 );
 

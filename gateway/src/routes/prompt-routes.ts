@@ -1,7 +1,7 @@
 import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
-import { Body, Nullable } from "../schemas.js";
+import { Body, Nullable, OneOf } from "../schemas.js";
 import {
   CacheTtlSeconds,
   ChangeMessage,
@@ -17,6 +17,7 @@ import {
   withoutNulls,
 } from "./catalog-requests.js";
 import { fromCatalog, promptVersionView, promptView } from "./catalog-views.js";
+import { PromptListQuerystring, promptListFilters, registerPromptFolderRoutes } from "./prompt-folder-routes.js";
 import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
 /** Prompts and their immutable versions (api.md "Prompts"; docs/api.md "Stability": public beta). */
@@ -25,7 +26,9 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   registerVersionedRoutes(app, "Prompt", {
     view: promptView,
     versionView: fromCatalog.view("prompt version", promptVersionView),
-    list: catalog.listPrompts,
+    list: (request, options, query) => catalog.listPrompts({ ...request, ...promptListFilters(query) }, options),
+    listQuerystring: PromptListQuerystring,
+    afterList: (app) => registerPromptFolderRoutes(app, deps),
     create: createWrite({
       summary: "Create a prompt (it has no version yet)",
       body: Body({
@@ -41,8 +44,20 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
         ),
     }),
     get: {
-      summary: "A prompt with the version ?versionId= names (default: the published one, else the latest)",
-      call: catalog.getPrompt,
+      summary:
+        "A prompt with the version ?versionId= names (default: the published one, else the latest); ?partials=true: with what it includes now",
+      querystring: Type.Object(
+        {
+          versionId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          partials: Type.Optional(
+            OneOf(["true", "false"], {
+              description: 'true: the version\'s partials as a run would render them now (api.md "Partials")',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      call: (args, options, query) => catalog.getPrompt({ ...args, withPartials: query.partials === "true" }, options),
     },
     update: byIdWrite({
       summary: "Change a prompt's name, description or default model (null clears it)",

@@ -66,14 +66,28 @@ export interface VersionedFamily<N extends string, M, VM> {
   /** The resource's view and a version's view. */
   view(resource: M | undefined): unknown;
   versionView(version: VM | undefined): unknown;
-  list(request: ReturnType<typeof listRequest>, options: CallOptions): Promise<Page<N, M> & { nextCursor: string }>;
+  /** A list page; `query` is the request's query, checked by `listQuerystring` when the family has one. */
+  list(
+    request: ReturnType<typeof listRequest>,
+    options: CallOptions,
+    query: Record<string, string | undefined>,
+  ): Promise<Page<N, M> & { nextCursor: string }>;
+  /** The list's query (default: ListQuerystring), for a family whose list takes filters of its own. */
+  listQuerystring?: TSchema;
+  /** Routes of the family registered after the list, before create (a static path under the list's). */
+  afterList?(app: GatewayApp): void;
   create: AnyWrite<CreateArgs<TSchema>, Answer<N, M>>;
   get: {
     summary: string;
     /** Default: `?versionId=`. */
     querystring?: TSchema;
     stability?: Stability;
-    call(args: { id: string; versionId: string }, options: CallOptions): Promise<Answer<N, M>>;
+    /** `query`: the request's query, checked by `querystring`. */
+    call(
+      args: { id: string; versionId: string },
+      options: CallOptions,
+      query: Record<string, string | undefined>,
+    ): Promise<Answer<N, M>>;
   };
   update: AnyWrite<ByIdArgs<TSchema>, Answer<N, M>>;
   createVersion: AnyWrite<ByIdArgs<TSchema>, { version?: VM }>;
@@ -107,15 +121,18 @@ export function registerVersionedRoutes<N extends string, M, VM>(
   app.get(
     path,
     op(`list${name}s`, `List an organization's ${tag}, newest first`, {
-      querystring: ListQuerystring,
+      querystring: family.listQuerystring ?? ListQuerystring,
       response: { 200: List(view), ...errors() },
     }),
     async (request) => {
-      const r = await family.list(listRequest(request, request.query), rpcOptions(request));
+      const query = request.query as Record<string, string | undefined>;
+      const r = await family.list(listRequest(request, query), rpcOptions(request), query);
       const page: Page<N, M> = r;
       return listPage(page[`${key}s` as const], family.view, r.nextCursor);
     },
   );
+
+  family.afterList?.(app);
 
   app.post(
     path,
@@ -137,9 +154,9 @@ export function registerVersionedRoutes<N extends string, M, VM>(
       response: { 200: view, ...errors() },
     }),
     async (request) => {
-      const query = request.query as { versionId?: string };
+      const query = request.query as Record<string, string | undefined>;
       const args = { id: request.params.id, versionId: query.versionId ?? "" };
-      return answer(await get.call(args, rpcOptions(request)));
+      return answer(await get.call(args, rpcOptions(request), query));
     },
   );
 

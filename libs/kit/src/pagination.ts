@@ -130,3 +130,28 @@ function boundedBy(filter: Filter, field: string, bound: Record<string, Date>): 
   if (isOperators && !Object.keys(bound).some((op) => op in own)) return { ...filter, [field]: { ...own, ...bound } };
   return { $and: [filter, { [field]: bound }] };
 }
+
+/**
+ * One page of a list already read whole and sorted by `keyOf` (ascending, each key once): lists
+ * that are computed rather than stored (the folders of prompt names). The cursor is the base64url
+ * of the last key returned, and the next page starts after it, so a page stays right when items
+ * before the cursor come or go.
+ */
+export function pageOfSorted<T>(
+  sorted: readonly T[],
+  keyOf: (item: T) => string,
+  options: { limit: number; cursor: string },
+): Page<T> {
+  const limit = pageLimit(options.limit);
+  let start = 0;
+  if (options.cursor) {
+    const last = Buffer.from(options.cursor, "base64url").toString("utf8");
+    if (last === "" || Buffer.from(last).toString("base64url") !== options.cursor) throw invalidCursor();
+    start = sorted.findIndex((item) => keyOf(item) > last);
+    if (start === -1) start = sorted.length;
+  }
+  const items = sorted.slice(start, start + limit);
+  const last = items.at(-1);
+  const more = start + limit < sorted.length;
+  return { items, nextCursor: more && last ? Buffer.from(keyOf(last)).toString("base64url") : "" };
+}

@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import Mustache from "mustache";
 import { describe, expect, it } from "vitest";
-import { parseTemplate, templateRenderer } from "./templates.js";
+import {
+  MAX_PARTIAL_DEPTH,
+  PartialDepthError,
+  parseTemplate,
+  renderPromptTemplate,
+  templateRenderer,
+} from "./templates.js";
 
 /** Mustache's own parse, on a writer of its own (no cache): what parseTemplate must equal. */
 const mustacheParse = (template: string) => new Mustache.Writer().parse(template);
@@ -71,5 +77,72 @@ describe("templateRenderer", () => {
     expect(renderer.render("Hi {{name}}", { name: "Bob" }, String)).toBe("Hi Bob");
     // Longer than the bound: rendered, not kept.
     expect(renderer.render(`${"z".repeat(200)}{{name}}`, { name: "!" }, String)).toBe(`${"z".repeat(200)}!`);
+  });
+});
+
+describe("partials", () => {
+  // q includes p, p includes nothing: Mustache itself recurses without end on a cycle. Each ends
+  // with a line end: a tag alone on its line renders as Mustache renders it then.
+  const PARTIALS: Record<string, string> = { p: "P={{b}}\n  second line\n", q: "  Q {{> p}}\n{{#a}}[{{b}}]{{/a}}\n" };
+  const lookup = (name: string) => PARTIALS[name];
+  const withPartials = fc
+    .array(fc.oneof(piece, fc.constantFrom("{{> p}}", "{{>q}}", "  {{> p}}\n", "\t{{> q}}\n", "{{> missing}}")), {
+      maxLength: 30,
+    })
+    .map((parts) => parts.join(""));
+
+  it("renders as Mustache renders them: indentation of standalone tags, nesting, missing ones empty", () => {
+    const view = { a: [{ b: "B1" }, { b: "B2" }], b: "top", c: false };
+    const renderer = templateRenderer();
+    fc.assert(
+      fc.property(withPartials, (t) => {
+        const ours = outcome(() => renderer.render(t, view, String, lookup));
+        const theirs = outcome(() => new Mustache.Writer().render(t, view, PARTIALS, { escape: String }));
+        expect(ours).toEqual(theirs);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("fills an included text with the including template's variables, names with / and @ included", () => {
+    const partials: Record<string, string> = { "shared/tone": "Be {{tone}}.", "sign@staging": "- {{name}}" };
+    const text = renderPromptTemplate(
+      "Hi {{name}}. {{> shared/tone}}\n{{> sign@staging}}",
+      { name: "Ada", tone: "kind" },
+      (n) => (Object.hasOwn(partials, n) ? partials[n] : undefined),
+    );
+    expect(text).toBe("Hi Ada. Be kind.\n- Ada");
+    // No lookup, or a name it does not know: the tag renders nothing (never Object.prototype's).
+    expect(renderPromptTemplate("a{{> constructor}}b", {})).toBe("ab");
+    expect(renderPromptTemplate("a{{> constructor}}b", {}, () => undefined)).toBe("ab");
+  });
+
+  it("keeps the line end of a tag alone on its line when the included text has none", () => {
+    const lookup = (n: string) => ({ safety: "Be safe.\nBe kind.", word: "w" })[n];
+    expect(renderPromptTemplate("You help.\n  {{> safety}}\nAnswer briefly.", {}, lookup)).toBe(
+      "You help.\n  Be safe.\n  Be kind.\nAnswer briefly.",
+    );
+    expect(renderPromptTemplate("A\r\n{{> word}}\r\nB", {}, lookup)).toBe("A\r\nw\r\nB");
+    // Within a line, and as the last line, the text goes in as it is.
+    expect(renderPromptTemplate("say {{> word}} now\n{{> word}}", {}, lookup)).toBe("say w now\nw");
+    expect(renderPromptTemplate("{{#on}}\n{{> word}}\n{{/on}}", { on: true }, lookup)).toBe("w\n");
+  });
+
+  it("refuses partials nested deeper than the limit instead of overflowing the stack (a cycle)", () => {
+    const cycle: Record<string, string> = { a: "A{{> b}}", b: "B{{> a}}" };
+    const render = () => renderPromptTemplate("{{> a}}", {}, (n) => cycle[n]);
+    expect(render).toThrow(PartialDepthError);
+    expect(render).toThrow(`nests partials deeper than ${MAX_PARTIAL_DEPTH}`);
+    // Exactly the limit is rendered: five partials, each including the next.
+    const chain: Record<string, string> = {
+      p1: "1{{> p2}}",
+      p2: "2{{> p3}}",
+      p3: "3{{> p4}}",
+      p4: "4{{> p5}}",
+      p5: "5",
+    };
+    expect(renderPromptTemplate("{{> p1}}", {}, (n) => chain[n])).toBe("12345");
+    // The renderer is usable again after a refusal.
+    expect(renderPromptTemplate("ok {{x}}", { x: 1 })).toBe("ok 1");
   });
 });

@@ -157,30 +157,101 @@ export function parseTemplate(template: string): TemplateToken[] {
   return tokens;
 }
 
+/**
+ * What a `{{> name}}` tag includes: the template the tag's name (as written, `name` or
+ * `name@label`) stands for, or undefined (the tag then renders nothing).
+ */
+export type PartialLookup = (name: string) => string | undefined;
+
+/** Partials nested in partials at most this deep: deeper is a PartialDepthError, never a stack overflow. */
+export const MAX_PARTIAL_DEPTH = 5;
+
+/** A template whose partials include partials past MAX_PARTIAL_DEPTH (a cycle among them, say). */
+export class PartialDepthError extends Error {
+  constructor(readonly partial: string) {
+    super(`the partial {{> ${partial}}} nests partials deeper than ${MAX_PARTIAL_DEPTH}`);
+    this.name = "PartialDepthError";
+  }
+}
+
 export interface TemplateRenderer {
-  /** Renders `template` with `view`; `format` writes each `{{name}}` value. */
-  render(template: string, view: unknown, format: (value: unknown) => string): string;
+  /** Renders `template` with `view`; `format` writes each `{{name}}` value; `partials` fills `{{> name}}`. */
+  render(template: string, view: unknown, format: (value: unknown) => string, partials?: PartialLookup): string;
+}
+
+/**
+ * Mustache's partial token: [">", name, start, end, indentation, tagIndex, lineHasNonSpace], and
+ * ours after it: the line end a tag alone on its line keeps (markLineEnds).
+ */
+type PartialToken = [string, string, number, number, string, number, boolean, string?];
+
+/**
+ * Marks each partial tag alone on its line (blanks around it, a line end after it) with that line
+ * end. Mustache drops the line of such a tag, its line end included, and expects the partial to
+ * end with one; an included prompt's text seldom does, so without it the next line would follow
+ * the included text on its last line. Rendering adds the line end back when the text has none.
+ */
+function markLineEnds(tokens: TemplateToken[], template: string): void {
+  for (const token of tokens) {
+    if (token[0] === "#" || token[0] === "^") markLineEnds(token[4] ?? [], template);
+    if (token[0] !== ">") continue;
+    const lineStart = template.lastIndexOf("\n", token[2] - 1) + 1;
+    const newline = template.indexOf("\n", token[3]);
+    if (newline === -1) continue;
+    const alone =
+      /^[ \t]*$/.test(template.slice(lineStart, token[2])) && /^[ \t]*\r?$/.test(template.slice(token[3], newline));
+    if (alone) (token as unknown as PartialToken)[7] = template[newline - 1] === "\r" ? "\r\n" : "\n";
+  }
 }
 
 /**
  * Renders templates, keeping the parse of the recent ones (bounded by their total length, so that
  * long prompts cannot grow the cache past `maxChars`; Mustache's default cache keeps every
- * template forever).
+ * template forever). A partial is parsed by the same cache and indented as Mustache indents it
+ * (a tag alone on its line keeps its line end: markLineEnds); partials nest at most
+ * MAX_PARTIAL_DEPTH deep.
  */
 export function templateRenderer({ maxChars = 4_000_000 }: { maxChars?: number } = {}): TemplateRenderer {
   const parsed = new LRUCache<string, TemplateToken[]>({
     maxSize: maxChars,
     sizeCalculation: (_tokens, template) => Math.max(1, template.length),
   });
+  const tokensOf = (template: string) => {
+    let tokens = parsed.get(template);
+    if (!tokens) {
+      tokens = parseTemplate(template);
+      markLineEnds(tokens, template);
+      if (template.length <= maxChars) parsed.set(template, tokens);
+    }
+    return tokens as unknown as string[][];
+  };
   const writer = new Mustache.Writer();
+  // Rendering is synchronous: one depth counter serves every render of this writer.
+  let depth = 0;
+  writer.renderPartial = function renderPartial(token, context, partials, config) {
+    if (typeof partials !== "function") return "";
+    const [, name, , , indentation, tagIndex, lineHasNonSpace, lineEnd] = token as unknown as PartialToken;
+    const value = partials(name);
+    if (value === undefined || value === null) return "";
+    if (depth >= MAX_PARTIAL_DEPTH) throw new PartialDepthError(name);
+    const own = tagIndex === 0 && indentation ? this.indentPartial(value, indentation, lineHasNonSpace) : value;
+    const indented = lineEnd && !value.endsWith("\n") ? own + lineEnd : own;
+    depth++;
+    try {
+      return this.renderTokens(
+        tokensOf(indented),
+        context,
+        partials,
+        indented,
+        config as Mustache.RenderOptions | undefined,
+      );
+    } finally {
+      depth--;
+    }
+  };
   return {
-    render(template, view, format) {
-      let tokens = parsed.get(template);
-      if (!tokens) {
-        tokens = parseTemplate(template);
-        if (template.length <= maxChars) parsed.set(template, tokens);
-      }
-      return writer.renderTokens(tokens as unknown as string[][], new Mustache.Context(view), undefined, template, {
+    render(template, view, format, partials) {
+      return writer.renderTokens(tokensOf(template), new Mustache.Context(view), partials, template, {
         escape: format,
       });
     },
@@ -208,8 +279,14 @@ const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 /**
  * A prompt template filled with its variables: Mustache without HTML escaping (docs/api.md
- * "Prompts"); non-string values render as JSON. Runs and the MCP server's prompts render with it.
+ * "Prompts"); non-string values render as JSON. `partials` gives the text each `{{> name}}`
+ * includes (api.md "Partials"), rendered with the same variables. Runs and the MCP server's
+ * prompts render with it.
  */
-export function renderPromptTemplate(template: string, variables: Record<string, unknown>): string {
-  return promptTemplates.render(template, viewOf(variables), asText);
+export function renderPromptTemplate(
+  template: string,
+  variables: Record<string, unknown>,
+  partials?: PartialLookup,
+): string {
+  return promptTemplates.render(template, viewOf(variables), asText, partials);
 }

@@ -497,6 +497,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/prompts/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The folders of an organization's prompts in ?folder= (default: the top level), in path order, with their prompts counted */
+        get: operations["listPromptFolders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/prompts/{id}": {
         parameters: {
             query?: never;
@@ -504,7 +521,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt with the version ?versionId= names (default: the published one, else the latest) */
+        /** A prompt with the version ?versionId= names (default: the published one, else the latest); ?partials=true: with what it includes now */
         get: operations["getPrompt"];
         put?: never;
         post?: never;
@@ -2492,6 +2509,22 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        PromptInclude: {
+            /** @description the included prompt's name: the newest prompt of the organization with it */
+            name: string;
+            /** @description "production" for {{> name}}, else the label of {{> name@label}} */
+            label: string;
+        };
+        PromptPartial: {
+            name: string;
+            label: string;
+            promptId: string;
+            /** @description the version its label points at now */
+            versionId: string;
+            version: number;
+            /** @description the text a tag naming it is replaced with (its text messages joined by a blank line) */
+            template: string;
+        };
         PromptVersion: {
             id: string;
             promptId: string;
@@ -2517,6 +2550,8 @@ export interface components {
             cacheTtlSeconds: number | null;
             model: string | null;
             tools: components["schemas"]["ToolRef"][];
+            /** @description the prompts its templates include ({{> name}}, {{> name@label}}; api.md "Partials"), each once, in order of appearance */
+            includes: components["schemas"]["PromptInclude"][];
             /** Format: date-time */
             createdAt: string;
             publishedAt: string | null;
@@ -2539,6 +2574,28 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description with ?partials=true: every prompt the version includes, directly or not, at the version its label points at now */
+            partials?: components["schemas"]["PromptPartial"][];
+            /** @description with ?partials=true: an include that does not resolve now (a run of the version fails) */
+            unresolvedPartial?: {
+                /** @description as a tag writes it: "name" or "name@label" */
+                reference: string;
+                message: string;
+            };
+        };
+        PromptFolder: {
+            /** @description "a/b": the names of the prompts in it start with "a/b/" */
+            path: string;
+            /** @description its last segment: "b" */
+            name: string;
+            /** @description the folder it is in: "a"; null: the top level */
+            parent: string | null;
+            /** @description prompts directly in it */
+            promptCount: number;
+            /** @description prompts in it and in every folder below it */
+            nestedPromptCount: number;
+            /** @description folders directly in it */
+            folderCount: number;
         };
         ToolConfig: {
             /** @description returned as the tool output */
@@ -8817,6 +8874,12 @@ export interface operations {
                 /** @description 1–200, default 50 */
                 limit?: string;
                 cursor?: string;
+                /** @description exactly this name */
+                name?: string;
+                /** @description a folder: "a/b" (slashes at either end are ignored); "" or "/" is the top level */
+                folder?: string;
+                /** @description with folder: the prompts of every folder below it too */
+                nested?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -9002,10 +9065,108 @@ export interface operations {
             };
         };
     };
+    listPromptFolders: {
+        parameters: {
+            query?: {
+                /** @description required unless the caller is an API key */
+                organizationId?: string;
+                /** @description 1–200, default 50 */
+                limit?: string;
+                cursor?: string;
+                /** @description a folder: "a/b" (slashes at either end are ignored); "" or "/" is the top level */
+                folder?: string;
+                /** @description every folder below it, not only those directly in it */
+                nested?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PromptFolder"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, expired or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description permission_denied: a missing scope, AI not entitled or no AI-platform permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no such resource for this caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description resource_exhausted: rate limit or plan quota; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal: the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unavailable: a dependency is down; safe to retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getPrompt: {
         parameters: {
             query?: {
                 versionId?: string;
+                /** @description true: the version's partials as a run would render them now (api.md "Partials") */
+                partials?: "true" | "false";
             };
             header?: never;
             path: {

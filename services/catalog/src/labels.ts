@@ -22,7 +22,8 @@ import { livePublishedVersion } from "./domain/versions.js";
 import { applyLabelTtl, checkLabelTtlChange, type LabelTtlChange, labelTtlOf } from "./label-cache-ttl.js";
 import { checkParentIds, labelReads } from "./label-reads.js";
 import { type LabelView, labelView } from "./label-view.js";
-import type { LabelDoc, LabelKind, LabelMoveDoc, PromptDoc } from "./store/catalog-store.js";
+import { createPromptIncludes } from "./prompt-include-check.js";
+import type { LabelDoc, LabelKind, LabelMoveDoc, PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { actorOf, labelId, recordLabelMove, recordPublish } from "./versioned/label-moves.js";
 import {
   type AnyParent,
@@ -40,6 +41,7 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
   const c = deps.collections;
   const families = labelledFamilies(deps, publishers);
   const familyOf = (kind: string) => labelledFamilyOf(families, kind);
+  const includes = createPromptIncludes(deps);
 
   function checkLabel(label: string, field = "label"): void {
     const issue = labelNameIssue(label);
@@ -187,6 +189,11 @@ export function createLabels(deps: CatalogDeps, publishers: Publishers) {
       await deps.access.moveLabel(principal, parent.organizationId, SCOPES.labelsWrite, kind, input.label);
       const version = await family.versions.findOne({ _id: input.versionId, [family.parentField]: parent._id });
       if (!version) throw notFound(`${kind} version`);
+      // A prompt label points runs of the prompts that include it at the version: no cycle may
+      // come of it (api.md "Partials"; publishing a draft checks it itself).
+      if (kind === "prompt" && !(input.label === PRODUCTION && version.status === "draft")) {
+        await includes.check(parent as PromptDoc, version as unknown as PromptVersionDoc, "move");
+      }
       await (input.label === PRODUCTION ? promote : moveStored)(principal, family, parent, input.label, version);
       const now = kind === "prompt" ? await applyLabelTtl(deps, parent as PromptDoc, input.label, input) : parent;
       if (now !== parent) family.forget(parent._id);

@@ -7,6 +7,9 @@ import { messagesOfVersion } from "./domain/prompt-messages.js";
 import { checkModelId, checkPromptVersion, type PromptVersionInput } from "./domain/prompt-version.js";
 import { checkDistinctToolKeys } from "./domain/tool-pins.js";
 import { byVersionAscending, latestVersion, livePublishedVersion } from "./domain/versions.js";
+import { checkFolderSegments, createPromptFolders, folderFilter, folderPathOf } from "./prompt-folders.js";
+import { createPromptIncludes } from "./prompt-include-check.js";
+import type { ResolvedPartialView } from "./resolving/views.js";
 import type { PromptDoc, PromptVersionDoc } from "./store/catalog-store.js";
 import { resolveToolPins, type ToolSelector } from "./tools.js";
 import { publishedCases } from "./versioned/cases.js";
@@ -40,6 +43,9 @@ export interface PromptView {
   latestVersion: number;
   /** The version asked for, else the live published one, else the latest; null when none exists. */
   version: PromptVersionDoc | null;
+  /** What `version` includes now, when the read asked for it (api.md "Partials"). */
+  partials?: ResolvedPartialView[];
+  unresolvedPartial?: { reference: string; message: string };
 }
 
 export function promptView(prompt: PromptDoc, versions: PromptVersionDoc[], versionId = ""): PromptView {
@@ -68,6 +74,7 @@ export function createPrompts(deps: CatalogDeps) {
   const family = familyStores(deps).prompt;
   const cases = publishedCases(deps, family, { view: promptView, described: "version" });
   const resource = cases.resource;
+  const includes = createPromptIncludes(deps);
 
   return {
     async createPrompt(
@@ -75,6 +82,7 @@ export function createPrompts(deps: CatalogDeps) {
       input: { organizationId: string; name: string; description: string; defaultModel?: string },
     ): Promise<PromptView> {
       const base = await resource.newParent(principal, input, (issues) => {
+        checkFolderSegments(issues, "name", input.name.trim());
         if (input.defaultModel !== undefined) checkModelId(issues, "defaultModel", input.defaultModel);
       });
       const prompt: PromptDoc = { ...base, defaultModel: input.defaultModel ?? null };
@@ -82,14 +90,38 @@ export function createPrompts(deps: CatalogDeps) {
       return promptView(prompt, []);
     },
 
-    getPrompt: cases.get,
-    listPrompts: cases.list,
+    /** A prompt describing `versionId` (default: the live one); `withPartials`: with what it includes now. */
+    async getPrompt(principal: Principal, input: { id: string; versionId: string; withPartials?: boolean }) {
+      const view = await cases.get(principal, input);
+      if (!input.withPartials || !view.version) return view;
+      return { ...view, ...(await includes.partialsOf(view.prompt, view.version)) };
+    },
+
+    /** A page of prompts; with `folder`, those in it (api.md "Folders"), with `nested` those below it too. */
+    listPrompts(
+      principal: Principal,
+      input: {
+        organizationId: string;
+        limit: number;
+        cursor: string;
+        name?: string;
+        folder?: string;
+        nested?: boolean;
+      },
+    ) {
+      const { folder, nested, ...rest } = input;
+      if (folder === undefined) return cases.list(principal, rest);
+      return cases.list(principal, { ...rest, where: folderFilter(folderPathOf(folder), nested ?? false) });
+    },
+
+    ...createPromptFolders(deps),
 
     async updatePrompt(
       principal: Principal,
       input: { id: string; name?: string; description?: string; defaultModel?: string; clearDefaultModel: boolean },
     ): Promise<PromptView> {
       return cases.update(principal, input, (issues) => {
+        if (input.name !== undefined) checkFolderSegments(issues, "name", input.name.trim());
         if (input.defaultModel !== undefined && input.clearDefaultModel) {
           issues.add("defaultModel", "cannot be set and cleared at once");
         } else if (input.defaultModel !== undefined) {
@@ -113,6 +145,7 @@ export function createPrompts(deps: CatalogDeps) {
       const tools = await resolveToolPins(deps, prompt.organizationId, "tools", input.tools);
       checkDistinctToolKeys(issues, "tools", tools);
       issues.throwIfAny();
+      await includes.check(prompt, { ...content, organizationId: prompt.organizationId }, "create");
       const version = await resource.insertVersion(
         principal,
         prompt,
@@ -144,6 +177,8 @@ export function createPrompts(deps: CatalogDeps) {
       input: { promptId: string; versionId: string },
     ): Promise<PromptView> {
       const { parent, version } = await cases.toPublish(principal, input.promptId, input.versionId);
+      // What it includes may have changed since it was created (api.md "Partials").
+      await includes.check(parent, version, "move");
       return cases.publish(principal, parent, version);
     },
   };

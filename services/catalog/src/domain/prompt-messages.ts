@@ -75,3 +75,14 @@ export function messagesOfVersion(v: {
   if (v.developerPrompt) built.push({ role: "developer", content: v.developerPrompt });
   return built;
 }
+
+/**
+ * The text a version stands for when another prompt includes it (api.md "Partials"): its text
+ * messages' contents joined by a blank line (a text version: its system prompt, then its developer
+ * prompt); placeholders add nothing.
+ */
+export function includedTextOf(v: Parameters<typeof messagesOfVersion>[0]): string {
+  return messagesOfVersion(v)
+    .flatMap((m) => (m.role === "placeholder" ? [] : [m.content]))
+    .join("\n\n");
+}

@@ -3,11 +3,13 @@
  * variables schema, response format, sampling settings, model and response-cache default. Pure:
  * tools are resolved by the use case.
  */
+
+import type { PromptInclude } from "@kiln/contracts/partials";
 import { LIMITS } from "@kiln/kit/limits";
 import { fieldPath, type Issues } from "./issues.js";
 import { checkJsonSchema, isJsonObject, type JsonObject, ownValue, parseJsonText } from "./json-schema.js";
 import { checkPromptMessages, type PromptMessageInput, type TemplateMessage } from "./prompt-messages.js";
-import { checkTemplate } from "./templates.js";
+import { checkTemplate, includesOf } from "./templates.js";
 
 export const DEFAULT_VARIABLES_SCHEMA = '{"type":"object"}';
 export const DEFAULT_RESPONSE_FORMAT = '{"type":"text"}';
@@ -49,6 +51,23 @@ export interface PromptVersionContent {
   maxOutputTokens: number | null;
   /** Set only on a version created with one (absent: no default, as on versions stored before it). */
   cacheTtlSeconds?: number;
+  /** The prompts its templates include (prompt-includes.ts), in order; absent: none. */
+  includes?: PromptInclude[];
+}
+
+/** A version's templates with the field each is written in (`systemPrompt`, `messages[2].content`). */
+export function templatesOf(v: {
+  systemPrompt: string;
+  developerPrompt: string | null;
+  messages?: TemplateMessage[] | null;
+}): { field: string; template: string }[] {
+  if (v.messages && v.messages.length > 0) {
+    return v.messages.flatMap((m, i) =>
+      m.role === "placeholder" ? [] : [{ field: fieldPath(fieldPath("messages", i), "content"), template: m.content }],
+    );
+  }
+  const own = [{ field: "systemPrompt", template: v.systemPrompt }];
+  return v.developerPrompt === null ? own : [...own, { field: "developerPrompt", template: v.developerPrompt }];
 }
 
 /** Adds an issue on `field` unless `value` is a TTL the response cache takes (1 to 7 days, in seconds). */
@@ -134,7 +153,9 @@ export function checkPromptVersion(issues: Issues, input: PromptVersionInput): P
   }
   checkCacheTtl(issues, "cacheTtlSeconds", input.cacheTtlSeconds);
   if (input.model !== undefined) checkModelId(issues, "model", input.model);
+  const includes = includesOf(templatesOf({ systemPrompt, developerPrompt, messages }));
   return {
+    ...(includes.length > 0 && { includes: includes.map(({ name, label }) => ({ name, label })) }),
     systemPrompt,
     developerPrompt,
     ...(messages && { messages }),

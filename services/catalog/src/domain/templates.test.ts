@@ -2,7 +2,7 @@ import { DomainError } from "@kiln/kit/errors";
 import { describe, expect, it } from "vitest";
 import { Issues } from "./issues.js";
 import type { JsonObject } from "./json-schema.js";
-import { checkTemplate, placeholdersOf } from "./templates.js";
+import { checkTemplate, includesOf, placeholdersOf } from "./templates.js";
 
 function templateIssues(template: string, schema: JsonObject, field = "systemPrompt") {
   const issues = new Issues();
@@ -78,8 +78,33 @@ describe("checkTemplate", () => {
     ]);
   });
 
-  it("refuses unparsable templates and partials", () => {
+  it("refuses unparsable templates", () => {
     expect(templateIssues("{{#city}}", schema)[0]?.issue).toMatch(/^is not a valid template: Unclosed section "city"/);
-    expect(templateIssues("{{> header}}", schema)[0]?.issue).toMatch(/partials are not supported/);
+  });
+
+  it('takes partials naming a prompt and a label, and refuses those that cannot (api.md "Partials")', () => {
+    expect(templateIssues("{{> header}} {{> team/footer@staging}} {{#city}}{{> row}}{{/city}}", schema)).toEqual([]);
+    expect(templateIssues("{{> header@Bad}}", schema)).toEqual([
+      { field: "systemPrompt", issue: 'includes {{> header@Bad}}: the label "Bad" must match ^[a-z][a-z0-9-]{0,39}$' },
+    ]);
+    expect(templateIssues("{{> header@draft}}", schema)[0]?.issue).toMatch(/"draft" is reserved/);
+  });
+});
+
+describe("includesOf", () => {
+  it("lists each included prompt once, in order, with the field of its first tag", () => {
+    expect(
+      includesOf([
+        { field: "systemPrompt", template: "{{> a}} {{> b@staging}} {{> a@production}}" },
+        { field: "developerPrompt", template: "{{#x}}{{> c}}{{/x}} {{> b@staging}} {{> bad@X}}" },
+        { field: "messages[1].content", template: "{{> broken}} {{#unclosed}}" },
+        { field: "messages[2].content", template: "{{> d/e@latest}}" },
+      ]),
+    ).toEqual([
+      { name: "a", label: "production", field: "systemPrompt" },
+      { name: "b", label: "staging", field: "systemPrompt" },
+      { name: "c", label: "production", field: "developerPrompt" },
+      { name: "d/e", label: "latest", field: "messages[2].content" },
+    ]);
   });
 });

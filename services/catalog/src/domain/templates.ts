@@ -1,16 +1,21 @@
 /**
  * Prompt templates: Mustache (`{{name}}`), rendered later without HTML escaping (api.md "Prompts").
  * Every placeholder must be declared by the version's variables schema, so a typo is a 400 at save
- * time rather than an empty string at run time.
+ * time rather than an empty string at run time. `{{> name}}` and `{{> name@label}}` include another
+ * prompt (api.md "Partials", prompt-includes.ts): the tag's name is checked here, what it includes
+ * when the version is created, published or labelled, and at run time.
  */
+
+import { includeKey, includeOf, type PromptInclude } from "@kiln/contracts/partials";
 import { parseTemplate, type TemplateToken } from "@kiln/kit/templates";
 import type { Issues } from "./issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue } from "./json-schema.js";
+import { includeIssue } from "./prompt-includes.js";
 
 export interface Placeholder {
-  /** As written: `city`, `user.name`, `.` (the current item of a section). */
+  /** As written: `city`, `user.name`, `.` (the current item of a section), `header@staging` (a partial). */
   name: string;
-  kind: "variable" | "section" | "inverted";
+  kind: "variable" | "section" | "inverted" | "partial";
   /** Names of the enclosing sections, outermost first. */
   sections: string[];
 }
@@ -28,7 +33,7 @@ export function placeholdersOf(template: string): Placeholder[] {
       else if (type === "#" || type === "^") {
         found.push({ name: value, kind: type === "#" ? "section" : "inverted", sections });
         walk(children ?? [], [...sections, value]);
-      } else if (type === ">") throw new Error(`partials are not supported ({{> ${value}}})`);
+      } else if (type === ">") found.push({ name: value, kind: "partial", sections });
     }
   };
   walk(spans, []);
@@ -70,6 +75,11 @@ export function checkTemplate(issues: Issues, field: string, template: string, v
   for (const p of placeholders) {
     const chain = scopes.get(p.sections.join("\u0000")) ?? [variablesSchema];
     if (p.name === ".") continue;
+    if (p.kind === "partial") {
+      const issue = includeIssue(p.name);
+      if (issue) issues.add(field, `includes {{> ${p.name}}}: ${issue}`);
+      continue;
+    }
     const head = p.name.split(".")[0] ?? p.name;
     const owner = [...chain].reverse().find((scope) => schemaAt(scope, head) !== undefined);
     if (owner === undefined) {
@@ -81,4 +91,29 @@ export function checkTemplate(issues: Issues, field: string, template: string, v
       scopes.set([...p.sections, p.name].join("\u0000"), inner === undefined ? chain : [...chain, inner]);
     }
   }
+}
+
+/**
+ * The prompts the templates include (`{{> name}}`, `{{> name@label}}`), each once, in order of
+ * appearance, with the field of its first tag. Templates that do not parse (or name no prompt) add
+ * none: checkTemplate reports them.
+ */
+export function includesOf(templates: readonly { field: string; template: string }[]): (PromptInclude & {
+  field: string;
+})[] {
+  const found = new Map<string, PromptInclude & { field: string }>();
+  for (const { field, template } of templates) {
+    let placeholders: Placeholder[];
+    try {
+      placeholders = placeholdersOf(template);
+    } catch {
+      continue;
+    }
+    for (const p of placeholders) {
+      if (p.kind !== "partial" || includeIssue(p.name)) continue;
+      const include = includeOf(p.name);
+      if (!found.has(includeKey(include))) found.set(includeKey(include), { ...include, field });
+    }
+  }
+  return [...found.values()];
 }

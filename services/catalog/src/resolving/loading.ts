@@ -153,5 +153,5 @@ export function createLoading(deps: CatalogDeps, cache: VersionCache) {
     return failedPrecondition(`${what} does not resolve: something it pins no longer exists`, problems);
   }
 
-  return { versionsById, livePublished, labelled, loadTools, toolsOf, unresolvable };
+  return { versionsById, livePublished, labelled, labelTarget, loadTools, toolsOf, unresolvable };
 }

@@ -7,6 +7,7 @@ import { PRODUCTION } from "@kiln/contracts/labels";
 import { type FieldIssue, notFound } from "@kiln/kit/errors";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { labelTtlOf } from "../label-cache-ttl.js";
+import { resolvePartials } from "./include-lookup.js";
 import { type Loading, NO_TOOLS, notSelected, type VersionRequest } from "./loading.js";
 import type { ResolvedPromptView } from "./views.js";
 
@@ -43,10 +44,12 @@ export function createPromptLoader(deps: CatalogDeps, l: Loading) {
     // A run by version id goes through no label; one naming neither runs production.
     const through = input.versionId === "" ? input.label || PRODUCTION : undefined;
     const labelCacheTtlSeconds = through === undefined ? undefined : labelTtlOf(prompt, through);
+    const partials = await resolvePartials(deps, l, { promptId: prompt._id, name: prompt.name }, version);
     return {
       version,
       promptName: prompt.name,
       tools: resolved,
+      ...partials,
       ...(labelCacheTtlSeconds !== undefined && { labelCacheTtlSeconds }),
     };
   }

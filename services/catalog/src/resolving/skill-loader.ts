@@ -7,6 +7,7 @@ import { type FieldIssue, notFound } from "@kiln/kit/errors";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { fieldPath } from "../domain/issues.js";
 import type { PromptDoc, PromptVersionDoc, SkillVersionDoc } from "../store/catalog-store.js";
+import { resolvePartials } from "./include-lookup.js";
 import { type Loading, notSelected, unique, type VersionRequest } from "./loading.js";
 import type { ResolvedSkillView } from "./views.js";
 
@@ -107,7 +108,22 @@ export function createSkillLoader(deps: CatalogDeps, l: Loading) {
     if (problems.length > 0) throw unresolvable(`skill version ${version.version}`, problems);
     // Without versionId or preferDraft the version selected is the live published one.
     if (wantsLive && !cached) deps.live.rememberSkill(skill, version._id, stamp);
-    return { version, steps, tools };
+    // Each step's prompt with what it includes as it stands now (most include nothing: no read).
+    const withPartials = await Promise.all(
+      steps.map(async (s) => ({
+        ...s,
+        prompt: {
+          ...s.prompt,
+          ...(await resolvePartials(
+            deps,
+            l,
+            { promptId: s.step.promptId, name: s.prompt.promptName },
+            s.prompt.version,
+          )),
+        },
+      })),
+    );
+    return { version, steps: withPartials, tools };
   }
 
   return loadSkill;

@@ -15,6 +15,17 @@ export interface ResolvedToolView {
   version: ToolVersionDoc;
 }
 
+/** A prompt a resolved version includes, at the version its label points at now (api.md "Partials"). */
+export interface ResolvedPartialView {
+  name: string;
+  label: string;
+  promptId: string;
+  versionId: string;
+  version: number;
+  /** The text a tag naming it is replaced with. */
+  template: string;
+}
+
 export interface ResolvedPromptView {
   version: PromptVersionDoc;
   /** The prompt's current name. */
@@ -23,6 +34,10 @@ export interface ResolvedPromptView {
   tools: ResolvedToolView[];
   /** The response-cache default of the label the resolve went through (production for the live version). */
   labelCacheTtlSeconds?: number;
+  /** Every prompt it includes, directly or not; absent: it includes none. */
+  partials?: ResolvedPartialView[];
+  /** An include that stands for nothing now (or a cycle, a chain too deep): its runs fail. */
+  unresolvedPartial?: { reference: string; message: string };
 }
 
 export interface ResolvedSkillView {

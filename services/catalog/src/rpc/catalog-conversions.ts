@@ -112,6 +112,7 @@ export function promptVersionToProto(v: PromptVersionDoc): MessageInitShape<type
     promptId: v.promptId,
     content: promptContentToProto(v),
     tools: v.tools.map(toolPinOf),
+    includes: v.includes ?? [],
   };
 }
 
@@ -124,6 +125,8 @@ export function promptToProto(view: PromptView): MessageInitShape<typeof PromptS
     latestVersion: view.latestVersion,
     versions: view.versions.map(versionSummaryToProto),
     version: view.version ? promptVersionToProto(view.version) : undefined,
+    partials: view.partials ?? [],
+    unresolvedPartial: view.unresolvedPartial,
   };
 }
 
@@ -207,6 +210,8 @@ export const resolvedPromptToProto = (p: ResolvedPromptView): MessageInitShape<t
   promptName: p.promptName,
   tools: p.tools.map(resolvedToolToProto),
   labelCacheTtlSeconds: p.labelCacheTtlSeconds,
+  partials: p.partials ?? [],
+  unresolvedPartial: p.unresolvedPartial,
 });
 
 export const resolvedSkillToProto = (

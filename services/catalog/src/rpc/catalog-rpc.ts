@@ -7,6 +7,7 @@ import type { Bundles } from "../bundles/index.js";
 import type { ImportRun } from "../bundles/run-import.js";
 import type { LabelView } from "../label-view.js";
 import type { Labels } from "../labels.js";
+import type { PromptFolderView } from "../prompt-folders.js";
 import type { Prompts } from "../prompts.js";
 import type { Resolver } from "../resolve.js";
 import type { Skills } from "../skills.js";
@@ -97,6 +98,7 @@ export function registerCatalogRpc(
     createPrompt: prompt(prompts.createPrompt),
     getPrompt: prompt(prompts.getPrompt),
     listPrompts: answeringPage("prompts", promptToProto)(prompts.listPrompts),
+    listPromptFolders: answeringPage("folders", (f: PromptFolderView) => f)(prompts.listPromptFolders),
     updatePrompt: prompt(prompts.updatePrompt),
     createPromptVersion: promptVersion(withInput(promptVersionInputOf, prompts.createPromptVersion)),
     publishPromptVersion: prompt(prompts.publishPromptVersion),

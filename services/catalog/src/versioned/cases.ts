@@ -7,6 +7,7 @@
 import { PRODUCTION } from "@kiln/contracts/labels";
 import { failedPrecondition, notFound } from "@kiln/kit/errors";
 import type { Principal } from "@kiln/kit/principal";
+import type { Filter } from "@kiln/kit/store";
 import type { CatalogDeps } from "../catalog-deps.js";
 import type { Issues } from "../domain/issues.js";
 import type { DraftedVersionDoc, LabelKind, ResourceDoc } from "../store/catalog-store.js";
@@ -83,7 +84,10 @@ export function publishedCases<
       return viewOf(await resource.parentFor(principal, input.id, family.read), input.versionId);
     },
 
-    async list(principal: Principal, input: { organizationId: string; limit: number; cursor: string; name?: string }) {
+    async list(
+      principal: Principal,
+      input: { organizationId: string; limit: number; cursor: string; name?: string; where?: Filter },
+    ) {
       const page = await resource.page(principal, input);
       const views = page.items.map(({ parent, versions }) => answer.view(parent, versions));
       return { items: await wholeVersions(family.versions, views, answer.described), nextCursor: page.nextCursor };

@@ -9,6 +9,7 @@ import { newId } from "@kiln/kit/ids";
 import { LIMITS } from "@kiln/kit/limits";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
+import type { Filter } from "@kiln/kit/store";
 import type { Scope } from "../access.js";
 import type { CatalogDeps } from "../catalog-deps.js";
 import { Issues } from "../domain/issues.js";
@@ -98,15 +99,17 @@ export function versionedResource<P extends ResourceDoc, V extends VersionDoc>(
 
     /**
      * One page of an organization's resources, each with its version summaries; only those named
-     * `name` when it is given (an indexed lookup: organizationId, name, _id).
+     * `name` when it is given (an indexed lookup: organizationId, name, _id), and matching `where`
+     * (a condition on other fields than the organization, e.g. a prompt folder's names).
      */
     async page(
       principal: Principal,
-      input: { organizationId: string; limit: number; cursor: string; name?: string },
+      input: { organizationId: string; limit: number; cursor: string; name?: string; where?: Filter },
     ): Promise<{ items: { parent: P; versions: V[] }[]; nextCursor: string }> {
       await deps.access.inOrganization(principal, input.organizationId, family.read);
       const named = input.name ? { name: input.name } : {};
-      const page = await findPage(family.parents, { organizationId: input.organizationId, ...named }, input);
+      const filter = { ...input.where, organizationId: input.organizationId, ...named };
+      const page = await findPage(family.parents, filter, input);
       const ids = page.items.map((p) => p._id);
       const versions =
         ids.length > 0 ? await versionSummaries(family.versions, { [family.parentField]: { $in: ids } }) : [];

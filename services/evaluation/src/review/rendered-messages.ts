@@ -6,6 +6,7 @@
  * versions are read from the catalog as the evaluation service acting in the run's organization.
  */
 import type { Client } from "@connectrpc/connect";
+import { includeKey, includeOf } from "@kiln/contracts/partials";
 import { renderPromptTemplate } from "@kiln/kit/templates";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { Run } from "@kiln/proto/execution";
@@ -36,16 +37,20 @@ export function createMessageRenderer(catalog: PromptReader) {
     chat: RenderedMessage[] = [],
   ) {
     if (!promptId || !versionId) return chat;
-    const r = await remoteCall(catalog.getPrompt({ id: promptId, versionId }, inOrganization(org)));
+    const r = await remoteCall(catalog.getPrompt({ id: promptId, versionId, withPartials: true }, inOrganization(org)));
     const content = r.prompt?.version?.content;
     if (!content) return chat;
     const vars = objectOf(variables);
+    // What its `{{> name}}` tags include now (api.md "Partials"): the run may have sent an older text.
+    const texts = new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template]));
+    const partials = (reference: string) => texts.get(includeKey(includeOf(reference)));
     const template =
       content.messages.length > 0 ? content.messages : [{ role: "system", content: content.systemPrompt }];
     const out: RenderedMessage[] = [];
     let placed = false;
     for (const m of template) {
-      if (m.role !== "placeholder") out.push({ role: m.role, content: renderPromptTemplate(m.content, vars), step });
+      if (m.role !== "placeholder")
+        out.push({ role: m.role, content: renderPromptTemplate(m.content, vars, partials), step });
       else if (!placed) {
         out.push(...chat);
         placed = true;

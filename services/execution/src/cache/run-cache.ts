@@ -45,7 +45,8 @@ const UNUSED: RunCache = { record: undefined, execute: (_id, execute) => execute
 
 /** Looks the run up when it has a TTL; a cache that fails reads as a miss. */
 export async function openRunCache(cache: ResponseCache | undefined, r: RunCacheInput): Promise<RunCache> {
-  if (!cache || !r.cache) return UNUSED;
+  // A run that cannot render (an unresolved partial) fails without the cache.
+  if (!cache || !r.cache || r.prompt.unresolvedPartial) return UNUSED;
   const { ttlSeconds, source: ttlSource } = r.cache;
   const key = keyOf(r);
   const hit = await cache.lookup(r.organizationId, key, ttlSeconds);

@@ -129,6 +129,10 @@ export async function executePrompt(
   options: ExecuteOptions,
 ): Promise<PromptExecution> {
   const started = performance.now();
+  // An include that stands for nothing now (api.md "Partials") fails the run before any model call.
+  if (prompt.unresolvedPartial) {
+    return failedBeforeAnswer(options.model, { code: "unresolved_partial", message: prompt.unresolvedPartial.message });
+  }
   const calls = modelCalls(options.model);
   const messages = renderMessages(prompt, variables, options.extraMessages);
   const callerTools = options.caller?.tools ?? [];

@@ -3,7 +3,8 @@
  * its placeholder filled with the caller's messages, as the messages the model is sent (api.md
  * "Chat prompts").
  */
-import { renderPromptTemplate } from "@kiln/kit/templates";
+import { includeKey, includeOf } from "@kiln/contracts/partials";
+import { type PartialLookup, renderPromptTemplate } from "@kiln/kit/templates";
 import type { ChatMessage } from "@kiln/models/provider";
 import type { RunnablePrompt, TemplateMessage } from "./runnable.js";
 
@@ -26,6 +27,12 @@ export function templateOf(prompt: Pick<RunnablePrompt, "systemPrompt" | "develo
   return built;
 }
 
+/** What each `{{> name@label}}` of the version stands for, as the catalog resolved it (api.md "Partials"). */
+function partialsOf(prompt: RunnablePrompt): PartialLookup | undefined {
+  const { partials } = prompt;
+  return partials ? (reference) => partials.get(includeKey(includeOf(reference))) : undefined;
+}
+
 /**
  * The template's messages rendered in order. A placeholder whose name is a variable holding a
  * conversation takes it; the first other placeholder takes the caller's messages, which follow the
@@ -37,10 +44,11 @@ export function renderMessages(
   extraMessages: ChatMessage[] = [],
 ): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  const partials = partialsOf(prompt);
   let placed = false;
   for (const m of templateOf(prompt)) {
     if (m.role !== "placeholder") {
-      messages.push({ role: m.role, content: renderPromptTemplate(m.content, variables) });
+      messages.push({ role: m.role, content: renderPromptTemplate(m.content, variables, partials) });
       continue;
     }
     const named = conversationOf(variables[m.name]);

@@ -2,6 +2,7 @@
  * Stage one of a run, resolve: what the catalog answered, as something to run (JSON parsed, tools
  * attached, the model checked to exist before anything runs).
  */
+import { includeKey } from "@kiln/contracts/partials";
 import { DomainError } from "@kiln/kit/errors";
 import type { ResponseFormat } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
@@ -41,6 +42,10 @@ export interface RunnablePrompt {
   maxOutputTokens: number | null;
   model: string | null;
   tools: (ExecutableTool & { description: string })[];
+  /** The text each prompt it includes stands for now, by includeKey (api.md "Partials"); absent: none. */
+  partials?: Map<string, string>;
+  /** An include that does not resolve now: a run fails with `unresolved_partial` and this message. */
+  unresolvedPartial?: { reference: string; message: string };
 }
 
 /** One step of a skill's composition, ready to run. */
@@ -89,6 +94,15 @@ export function runnableOf(resolved: ResolvedPrompt, extraTools: ResolvedTool[] 
     maxOutputTokens: c?.maxOutputTokens ?? null,
     model: c?.model ?? null,
     tools: [...byKey.values()].map((t) => toolOf(t, v.organizationId)),
+    ...(resolved.partials.length > 0 && {
+      partials: new Map(resolved.partials.map((p) => [includeKey(p), p.template])),
+    }),
+    ...(resolved.unresolvedPartial && {
+      unresolvedPartial: {
+        reference: resolved.unresolvedPartial.reference,
+        message: resolved.unresolvedPartial.message,
+      },
+    }),
   };
 }
 
