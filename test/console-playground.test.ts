@@ -88,6 +88,12 @@ describe("the playground's streaming and the run page's provenance", () => {
     ).toBe(runId);
     expect(await page.getByLabel("person (required)").inputValue()).toBe("Ada");
     expect(await page.getByLabel("Prompt or skill").locator("option:checked").textContent()).toContain("Counter");
+    // Ctrl+Enter runs from a field: a second card, newest first.
+    const cards = await page.getByRole("article").count();
+    await page.getByLabel("person (required)").fill("Grace");
+    await page.getByLabel("person (required)").press("Control+Enter");
+    await expect.poll(() => page.getByRole("article").count(), { timeout: 20_000 }).toBe(cards + 1);
+    await page.getByRole("article").first().getByRole("link", { name: "Open the stored run" }).waitFor();
   }, 60_000);
 
   it("stops a run: the card shows the text so far and links the run, stored as cancelled", async () => {

@@ -68,7 +68,8 @@ export function AuditLogPage({ kiln, session, navigate }: PageProps) {
   const organizationId = session.organizationId ?? "";
   const [form, setForm] = useState(NO_FILTER);
   const [applied, setApplied] = useState(NO_FILTER);
-  const { items: entries, more, loading, error, start, next } = usePagedList<AuditEntry>();
+  const list = usePagedList<AuditEntry>();
+  const { items: entries, error, start } = list;
   const nameOf = useAuthorNames(session);
   const verification = useAction();
   const [checked, setChecked] = useState<AuditVerification | null>(null);
@@ -178,15 +179,7 @@ export function AuditLogPage({ kiln, session, navigate }: PageProps) {
               </tr>
             ))}
           </DataTable>
-          <ListEnd
-            count={entries.length}
-            noun="change"
-            order="newest"
-            more={more}
-            loading={loading}
-            pageSize={PAGE_SIZE}
-            next={next}
-          />
+          <ListEnd list={list} noun="change" order="newest" pageSize={PAGE_SIZE} />
         </>
       )}
     </main>

@@ -58,7 +58,8 @@ export function OnlineScores({
   const [bucket, setBucket] = useState<"hour" | "day">("hour");
   const [summary, setSummary] = useState<OnlineScoreSummary | null>(null);
   const [summaryError, setSummaryError] = useState<ShownError | null>(null);
-  const { items: scores, more, loading, error, start, next } = usePagedList<OnlineScore>();
+  const list = usePagedList<OnlineScore>();
+  const { items: scores, error, start } = list;
   const load = useCallback(() => {
     const filters = { organizationId: session.organizationId, ...(ruleId && { ruleId }) };
     start(kiln.scores.list({ ...filters, limit: PAGE_SIZE }).pages());
@@ -156,15 +157,7 @@ export function OnlineScores({
               </tr>
             ))}
           </DataTable>
-          <ListEnd
-            count={scores.length}
-            noun="score"
-            order="newest"
-            more={more}
-            loading={loading}
-            pageSize={PAGE_SIZE}
-            next={next}
-          />
+          <ListEnd list={list} noun="score" order="newest" pageSize={PAGE_SIZE} />
         </>
       )}
     </section>

@@ -46,16 +46,20 @@ export function usePagedList<T>() {
  * The end of a paged list: how many are shown and in what order while more pages wait (with the
  * button that reads the next), or that they are all of them.
  */
-export function ListEnd(props: {
-  count: number;
+export function ListEnd({
+  list,
+  noun,
+  order,
+  pageSize,
+}: {
+  /** What usePagedList gives: the items so far, whether more wait, and the way to read them. */
+  list: { items: readonly unknown[] | null; more: boolean; loading: boolean; next: () => Promise<void> };
   noun: string;
   order: string;
-  more: boolean;
-  loading: boolean;
   pageSize: number;
-  next: () => Promise<void>;
 }) {
-  const { count, noun, order, more, loading, pageSize, next } = props;
+  const { more, loading, next } = list;
+  const count = list.items?.length ?? 0;
   return (
     <p className="list-end" role="status" aria-live="polite">
       {count} {noun}

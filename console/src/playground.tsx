@@ -134,7 +134,17 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
         <div className="playground">
           <section className="card" aria-labelledby="run-form">
             <h2 id="run-form">Run a prompt or a skill</h2>
-            <form onSubmit={run} noValidate>
+            <form
+              onSubmit={run}
+              noValidate
+              onKeyDown={(e) => {
+                // Ctrl+Enter (⌘+Enter on a Mac) runs from any field, a multi-line one included.
+                if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !running) {
+                  e.preventDefault();
+                  e.currentTarget.requestSubmit();
+                }
+              }}
+            >
               <SelectField id="target-select" label="Prompt or skill" value={key} onChange={pick}>
                 {GROUPS.map((group) => (
                   <optgroup key={group.kind} label={group.label}>
@@ -188,6 +198,7 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
                   </button>
                 )}
               </div>
+              <p className="hint">Ctrl+Enter (⌘+Enter) runs from any field.</p>
               {target.kind === "skill" && (
                 <p className="hint">A skill's answer shows once all its steps have run: skills do not stream.</p>
               )}

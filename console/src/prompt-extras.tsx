@@ -5,6 +5,7 @@ import { when } from "./prompt-versions.js";
 import { isDeliberate, type Release } from "./release.js";
 import { DataTable, ErrorBox, Field } from "./ui.js";
 import { VersionPicker } from "./versioned.js";
+import { TextChangeCells } from "./word-diff.js";
 
 /** The fields of a version a person compares, as text. */
 function fieldsOf(v: PromptVersion): [string, string][] {
@@ -71,12 +72,8 @@ export function CompareVersions({ kiln, prompt }: { kiln: Kiln; prompt: Prompt }
                   {name}
                   {changed ? " (changed)" : ""}
                 </th>
-                <td>
-                  <pre className="output">{before}</pre>
-                </td>
-                <td>
-                  <pre className="output">{after}</pre>
-                </td>
+                {/* A changed field shows its words removed and added; an unchanged one as it is. */}
+                <TextChangeCells before={before} after={after} marked={changed} />
               </tr>
             );
           })}

@@ -155,17 +155,7 @@ export function PromptFolderPage({ kiln, session, navigate, folder }: PageProps 
               {folders.loading ? "Loading…" : `Load ${PAGE} more folders`}
             </button>
           )}
-          {prompts.more && (
-            <ListEnd
-              count={prompts.items?.length ?? 0}
-              noun="prompt"
-              order="newest"
-              more
-              loading={prompts.loading}
-              pageSize={PAGE}
-              next={prompts.next}
-            />
-          )}
+          {prompts.more && <ListEnd list={prompts} noun="prompt" order="newest" pageSize={PAGE} />}
         </section>
       </div>
     </main>

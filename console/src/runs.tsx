@@ -59,7 +59,8 @@ function useModelIds(kiln: Kiln): string[] {
 /** The organization's runs, newest first, filtered by kind, status, model and time; every page reachable. */
 export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
   const [form, setForm] = useState(NO_FILTER);
-  const { items: runs, more, loading, error, start, next } = usePagedList<Run>();
+  const list = usePagedList<Run>();
+  const { items: runs, error, start } = list;
   const models = useModelIds(kiln);
   const targets = useRunTargets(kiln, runs ?? []);
   const load = useCallback((f: Filters) => start(runList(session, f).pages()), [session, start]);
@@ -134,15 +135,7 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
               ))}
             </DataTable>
           </div>
-          <ListEnd
-            count={runs.length}
-            noun="run"
-            order="newest"
-            more={more}
-            loading={loading}
-            pageSize={PAGE_SIZE}
-            next={next}
-          />
+          <ListEnd list={list} noun="run" order="newest" pageSize={PAGE_SIZE} />
         </>
       )}
     </main>

@@ -18,7 +18,8 @@ const sessionCost = (s: TraceSession) => (
 
 /** The organization's sessions, latest activity first; every page reachable. */
 export function Sessions({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const { items: sessions, more, loading, error, start, next } = usePagedList<TraceSession>();
+  const list = usePagedList<TraceSession>();
+  const { items: sessions, error, start } = list;
   useEffect(
     () => start(kiln.sessions.list({ organizationId: session.organizationId, limit: PAGE_SIZE }).pages()),
     [kiln, session, start],
@@ -61,15 +62,7 @@ export function Sessions({ kiln, session, navigate }: { kiln: Kiln; session: Ses
               </tr>
             ))}
           </DataTable>
-          <ListEnd
-            count={sessions.length}
-            noun="session"
-            order="latest"
-            more={more}
-            loading={loading}
-            pageSize={PAGE_SIZE}
-            next={next}
-          />
+          <ListEnd list={list} noun="session" order="latest" pageSize={PAGE_SIZE} />
         </>
       )}
     </main>

@@ -68,7 +68,8 @@ export function HowToSendTraces({ navigate }: { navigate: Navigate }) {
 
 /** The organization's traces, newest first, filtered; every page reachable. */
 export function Traces({ kiln, session, navigate }: { kiln: Kiln; session: Session; navigate: Navigate }) {
-  const { items: traces, more, loading, error, start, next } = usePagedList<Trace>();
+  const list = usePagedList<Trace>();
+  const { items: traces, error, start } = list;
   const { values, field } = useFields(NO_FILTER, error);
   const load = useCallback(
     (f: Filters) => start(kiln.traces.list(queryOf(session, f)).pages()),
@@ -126,15 +127,7 @@ export function Traces({ kiln, session, navigate }: { kiln: Kiln; session: Sessi
       ) : (
         <>
           <TraceTable traces={traces} navigate={navigate} />
-          <ListEnd
-            count={traces.length}
-            noun="trace"
-            order="newest"
-            more={more}
-            loading={loading}
-            pageSize={PAGE_SIZE}
-            next={next}
-          />
+          <ListEnd list={list} noun="trace" order="newest" pageSize={PAGE_SIZE} />
         </>
       )}
     </main>

@@ -50,10 +50,13 @@ export function DiffParts({ parts, side = "both" }: { parts: DiffPart[]; side?: 
   );
 }
 
-/** A text field changed: the before and after cells of a diff table, each with its words marked. */
-export function TextChangeCells({ before, after }: { before: string; after: string }) {
-  const parts = useWordDiff(before, after);
-  if (!parts) {
+/**
+ * A text field's before and after cells of a diff table, each with its words marked (`marked`
+ * false: the two shown as they are, as for a field that did not change).
+ */
+export function TextChangeCells({ before, after, marked = true }: { before: string; after: string; marked?: boolean }) {
+  const parts = useWordDiff(marked ? before : "", marked ? after : "");
+  if (!parts || !marked) {
     return (
       <>
         <td>

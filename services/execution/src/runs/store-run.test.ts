@@ -58,6 +58,10 @@ async function harness(landed: boolean | "late") {
   };
 }
 
+/** Stores `doc` through the harness's failing store (the caller sees the insert fail). */
+const storeThrough = (h: Awaited<ReturnType<typeof harness>>, doc: RunDoc) =>
+  storeRun({ runs: h.runs, outbox: h.outbox }, { id: doc._id, organizationId: doc.organizationId }, async () => doc);
+
 const run = (): RunDoc => promptRunFixture(`run_${Date.now().toString(16).padStart(32, "0")}`, "org_unknown");
 
 describe("a run insert whose outcome is unknown", () => {
@@ -65,13 +69,7 @@ describe("a run insert whose outcome is unknown", () => {
     const h = await harness(true);
     const doc = run();
     try {
-      await expect(
-        storeRun(
-          { runs: h.runs, outbox: h.outbox },
-          { id: doc._id, organizationId: doc.organizationId },
-          async () => doc,
-        ),
-      ).rejects.toThrow(StoreUnavailableError);
+      await expect(storeThrough(h, doc)).rejects.toThrow(StoreUnavailableError);
       expect(await h.real.findOne({ _id: doc._id })).not.toBeNull();
       await until(async () => h.seen.includes(doc._id));
       await until(async () => (await h.intents.countDocuments({})) === 0);
@@ -84,13 +82,7 @@ describe("a run insert whose outcome is unknown", () => {
     const h = await harness(false);
     const doc = run();
     try {
-      await expect(
-        storeRun(
-          { runs: h.runs, outbox: h.outbox },
-          { id: doc._id, organizationId: doc.organizationId },
-          async () => doc,
-        ),
-      ).rejects.toThrow(StoreUnavailableError);
+      await expect(storeThrough(h, doc)).rejects.toThrow(StoreUnavailableError);
       // Kept while the store cannot say whether the run is there.
       expect(await h.intents.countDocuments({ _id: doc._id })).toBe(1);
       await until(async () => (await h.intents.countDocuments({})) === 0, 15_000);
@@ -106,13 +98,7 @@ describe("a run insert that lands after the store answered the first read", () =
     const h = await harness("late");
     const doc = run();
     try {
-      await expect(
-        storeRun(
-          { runs: h.runs, outbox: h.outbox },
-          { id: doc._id, organizationId: doc.organizationId },
-          async () => doc,
-        ),
-      ).rejects.toThrow(StoreUnavailableError);
+      await expect(storeThrough(h, doc)).rejects.toThrow(StoreUnavailableError);
       await until(async () => (await h.real.findOne({ _id: doc._id })) !== null);
       await until(async () => h.seen.includes(doc._id), 15_000);
       await until(async () => (await h.intents.countDocuments({})) === 0);
