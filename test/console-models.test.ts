@@ -125,7 +125,7 @@ describe("the console's Models page", () => {
     await page.getByText("A route: each run tries its targets as the Models page shows them.").waitFor();
 
     // And the playground, for the model of a prompt run.
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Playground" }).waitFor();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Routed" });
     await page

@@ -57,7 +57,7 @@ afterAll(async () => {
 describe("the playground's streaming and the run page's provenance", () => {
   it("shows the answer as it streams, then the run card with tokens, cost and the stored run", async () => {
     const { page } = ui;
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Counter" });
     await page.getByLabel("person (required)").fill("Ada");
@@ -80,7 +80,7 @@ describe("the playground's streaming and the run page's provenance", () => {
     const runId = await card.getByRole("link", { name: "Open the stored run" }).getAttribute("href");
     await page.getByRole("link", { name: "Runs" }).click();
     await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByRole("article").first().getByRole("link", { name: "Open the stored run" }).waitFor();
     expect(
@@ -94,6 +94,15 @@ describe("the playground's streaming and the run page's provenance", () => {
     await page.getByLabel("person (required)").press("Control+Enter");
     await expect.poll(() => page.getByRole("article").count(), { timeout: 20_000 }).toBe(cards + 1);
     await page.getByRole("article").first().getByRole("link", { name: "Open the stored run" }).waitFor();
+
+    // A stored run opens in the playground with its version and variables, over what was kept.
+    await page.getByLabel("person (required)").fill("someone else");
+    await page.getByRole("article").nth(1).getByRole("link", { name: "Open the stored run" }).click();
+    await page.getByRole("link", { name: "Open in the playground" }).click();
+    await page.getByRole("heading", { name: "Playground" }).waitFor();
+    await expect.poll(() => page.getByLabel("person (required)").inputValue()).toBe("Ada");
+    expect(await page.getByLabel("Prompt or skill").locator("option:checked").textContent()).toContain("Counter");
+    expect(new URL(page.url()).search).toBe("");
   }, 60_000);
 
   it("stops a run: the card shows the text so far and links the run, stored as cancelled", async () => {
@@ -153,7 +162,7 @@ describe("the playground's streaming and the run page's provenance", () => {
     await page.getByRole("heading", { name: "Cases" }).waitFor();
 
     // The playground runs the skill whole, and says so.
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Counting skill" });
     await page.getByText("A skill's answer shows once all its steps have run: skills do not stream.").waitFor();
     await page.getByLabel("person (required)").fill("Grace");

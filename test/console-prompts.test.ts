@@ -220,7 +220,7 @@ describe("prompt editing in the console", () => {
     await b.screen("prompt-detail-releases");
 
     // A run refuses an empty required text variable, and runs with a value.
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Explainer" });
     await page.getByLabel("topic (required)").fill("");
     await page.getByRole("button", { name: "Run", exact: true }).click();
@@ -232,5 +232,15 @@ describe("prompt editing in the console", () => {
       .getByRole("article")
       .filter({ hasText: /Explain tides to a +reader, in three sentences\./ })
       .waitFor();
+
+    // A version row opens that version in the playground.
+    await page.getByRole("link", { name: "Prompts", exact: true }).click();
+    await page.getByRole("link", { name: "Explainer" }).click();
+    await page.getByRole("link", { name: "Try version 1 in the playground" }).click();
+    await page.getByRole("heading", { name: "Playground" }).waitFor();
+    expect(await page.getByLabel("Prompt or skill").locator("option:checked").textContent()).toBe("Explainer");
+    await expect
+      .poll(() => page.getByLabel("Version", { exact: true }).locator("option:checked").textContent())
+      .toMatch(/^Version 1\b/);
   }, 120_000);
 });

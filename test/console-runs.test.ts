@@ -141,7 +141,7 @@ describe("the console's runs and playground", () => {
   }, 120_000);
 
   it("runs a label with a model from a picker, links the run, and compares two versions side by side", async () => {
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Summarizer" });
     await page.getByLabel("Version", { exact: true }).selectOption({ label: "Label staging (version 2)" });

@@ -167,7 +167,7 @@ describe("the console", () => {
     await screen("prompts");
 
     // Run it in the playground.
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByLabel("name (required)").fill("Ada");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const run = page.getByRole("article").first();
@@ -400,7 +400,7 @@ describe("the console", () => {
     await expect.poll(() => page.getByLabel("weather").isChecked()).toBe(true);
     await screen("skill-draft");
     // The playground runs a skill too, at a version picked.
-    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
     await page.getByLabel("Prompt or skill").selectOption({ label: "Greeting skill" });
     await page.getByLabel("Version", { exact: true }).selectOption({ label: "Version 1 (published)" });
     await page.getByLabel("name (required)").fill("Alan");

@@ -5,6 +5,7 @@ import { errorOf, type Session } from "./api.js";
 import { useRunnableModels } from "./org-models.js";
 import { LiveRunCard, type PlaygroundRun, RunCard } from "./playground-card.js";
 import { propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
+import { openingOf } from "./playground-link.js";
 import {
   type Choice,
   ChoiceFields,
@@ -49,6 +50,16 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const { models, routes } = useRunnableModels(kiln, session.organizationId);
   const { error, setError, submit, busy: running } = useAction();
   const organizationId = session.organizationId;
+  // Opened on something (a run, a version: playground-link.ts): it replaces what was kept, once.
+  useEffect(() => {
+    const opening = openingOf(location.search);
+    if (!opening) return;
+    setKey(opening.key);
+    setA({ selection: opening.selection, model: "" });
+    setComparing(false);
+    setValues(opening.values);
+    history.replaceState(null, "", location.pathname);
+  }, [setKey, setA, setComparing, setValues]);
   const keyNow = useRef(key);
   keyNow.current = key;
   const read = useCallback(async () => {

@@ -2,9 +2,10 @@ import type { Kiln, Label, Prompt, PromptVersion } from "@kiln/sdk";
 import { useEffect, useState } from "react";
 import { errorOf, type Session, type ShownError } from "./api.js";
 import { useAuthorNames } from "./authors.js";
+import { playgroundLink } from "./playground-link.js";
 import { IncludesLine, useIncludedPrompts } from "./prompt-includes.js";
 import type { Navigate } from "./router.js";
-import { DataTable, Empty, ErrorBox } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Link } from "./ui.js";
 
 const SHOWN = 10;
 
@@ -108,11 +109,16 @@ export function VersionsTable({
               </td>
               <td>{live ? "published (live)" : v.status}</td>
               <td>
-                {v.status === "draft" && (
-                  <button type="button" className="secondary" onClick={() => onPublish(v)}>
-                    Publish version {v.version}
-                  </button>
-                )}
+                <div className="version-actions">
+                  {v.status === "draft" && (
+                    <button type="button" className="secondary" onClick={() => onPublish(v)}>
+                      Publish version {v.version}
+                    </button>
+                  )}
+                  <Link to={playgroundLink("prompt", prompt.id, v.id)} navigate={navigate}>
+                    Try version {v.version} in the playground
+                  </Link>
+                </div>
               </td>
             </tr>
           );

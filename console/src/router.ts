@@ -21,8 +21,9 @@ export function usePath(): [string, Navigate] {
   }, []);
   // The same function on every render: effects may depend on it.
   const navigate = useCallback<Navigate>((to) => {
-    if (to !== location.pathname) history.pushState(null, "", to);
-    setPath(to);
+    if (to !== `${location.pathname}${location.search}`) history.pushState(null, "", to);
+    // The page is the path; a query (the playground's `open`) is read by the page itself.
+    setPath(to.split("?")[0] ?? to);
     scrollTo(0, 0);
   }, []);
   return [path, navigate];

@@ -2,6 +2,7 @@ import type { AgentRun, Kiln, SkillRun } from "@kiln/sdk";
 import { useCallback, useEffect, useState } from "react";
 import { useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
+import { playgroundLink } from "./playground-link.js";
 import { AddToQueue } from "./review-add.js";
 import type { Navigate, PageProps } from "./router.js";
 import { exactCost, formatCost, formatDate, formatLatency, formatTokens } from "./run-format.js";
@@ -150,6 +151,26 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
   );
 }
 
+/** A prompt's or a skill's run opened in the playground: its version, with its variables (or input). */
+function OpenInPlayground({ run, navigate }: { run: Run; navigate: Navigate }) {
+  const input = (run.input ?? {}) as { variables?: Record<string, unknown>; input?: Record<string, unknown> };
+  const to =
+    run.kind === "prompt" && "promptId" in run && run.promptId && run.promptVersionId
+      ? playgroundLink("prompt", run.promptId, run.promptVersionId, input.variables)
+      : run.kind === "skill" && "skillId" in run && run.skillId && run.skillVersionId
+        ? playgroundLink("skill", run.skillId, run.skillVersionId, input.input)
+        : null;
+  if (!to) return null;
+  return (
+    <p>
+      <Link to={to} navigate={navigate}>
+        Open in the playground
+      </Link>{" "}
+      <span className="hint">with this run's version and variables, to try a change without saving it</span>
+    </p>
+  );
+}
+
 /** One run: what ran, inputs, the messages sent, output, steps and tool calls (non-public GET /api/runs/:id). */
 export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: string }) {
   const [error, setError] = useState<ShownError | null>(null);
@@ -194,6 +215,7 @@ export function RunDetail({ kiln, session, id, navigate }: PageProps & { id: str
         <dd>{formatDate(run.createdAt)}</dd>
       </dl>
       <AddToQueue kiln={kiln} session={session} runId={run.id} navigate={navigate} />
+      <OpenInPlayground run={run} navigate={navigate} />
       <h2>Input</h2>
       <pre className="output">{JSON.stringify(run.input, null, 2)}</pre>
       <h2>Rendered messages</h2>
