@@ -211,6 +211,48 @@ describe("the console's organization pages", () => {
     expect(emails).not.toContain("Grace Hopper");
   }, 60_000);
 
+  it("makes a custom role of scopes, gives it to a member from the picker, and deletes it once nobody holds it", async () => {
+    const { page, base } = c;
+    const roles = page.getByRole("region", { name: "Custom roles" });
+    const form = page.getByRole("form", { name: "Create a custom role" });
+    await form.getByLabel("Role name").fill("release-reader");
+    await form.getByLabel("Description (optional)").fill("Reads prompts and runs for release notes");
+    await form.getByLabel("runs:read").check();
+    await form.getByLabel("evaluations:read").check();
+    await form.getByRole("button", { name: "Create role" }).click();
+    const row = roles.getByRole("row").filter({ hasText: "release-reader" });
+    await row.waitFor();
+    expect(await row.textContent()).toContain("evaluations:read");
+    await c.screen("members-custom-role");
+
+    // Offered by the role pickers, with what it grants: given to Charles (lowering an admin asks first).
+    const table = page.getByRole("region", { name: "Members" });
+    await table.getByLabel("Role of Charles Babbage").selectOption("release-reader");
+    const dialog = page.getByRole("alertdialog");
+    await dialog.getByRole("button", { name: "Yes, change the role" }).click();
+    await page.getByRole("status").getByText("Charles Babbage is now release-reader.").waitFor();
+    await page.getByLabel("Role", { exact: true }).selectOption("release-reader");
+    await page.getByText(/Custom: prompts:read, runs:read, evaluations:read\./).waitFor();
+
+    // Held, it cannot be deleted: the reason, in words; once nobody holds it, it goes.
+    await row.getByRole("button", { name: "Delete release-reader", exact: true }).click();
+    await dialog.getByRole("button", { name: "Yes, delete release-reader" }).click();
+    await roles.getByRole("alert").waitFor();
+    await table.getByLabel("Role of Charles Babbage").selectOption("member");
+    await page.getByRole("status").getByText("Charles Babbage is now member.").waitFor();
+    await row.getByRole("button", { name: "Delete release-reader", exact: true }).click();
+    await dialog.getByRole("button", { name: "Yes, delete release-reader" }).click();
+    await row.waitFor({ state: "detached" });
+    const { organizationId } = await consoleSdk(page, base);
+    const left = await fetch(`${base}/api/organizations/${organizationId}/roles`, {
+      headers: { authorization: `Bearer ${(await page.context().cookies(`${base}/api`))[0]?.value}` },
+    });
+    const names = ((await left.json()) as { data: { name: string; builtIn: boolean }[] }).data.filter(
+      (r) => !r.builtIn,
+    );
+    expect(names).toEqual([]);
+  }, 60_000);
+
   it("an existing user with their own organization signs in from the link, joins, and the console opens it", async () => {
     const { page, base } = c;
     const email = `lovelace-${Date.now()}@example.test`;

@@ -10,7 +10,7 @@ import { CheckList, DataTable, ErrorBox, Field } from "./ui.js";
  * The key scopes, checked against the API's document both ways: a scope the API adds or drops
  * fails to compile here (a Record over the scope union needs every key, and only those).
  */
-type Scope = RequestBody<"createApiKey">["scopes"][number];
+export type Scope = RequestBody<"createApiKey">["scopes"][number];
 const SCOPE_SET: Record<Scope, true> = {
   "prompts:read": true,
   "prompts:write": true,
@@ -33,7 +33,7 @@ const SCOPE_SET: Record<Scope, true> = {
   "connections:write": true,
   "audit:read": true,
 };
-const SCOPES = Object.keys(SCOPE_SET) as Scope[];
+export const SCOPES = Object.keys(SCOPE_SET) as Scope[];
 
 /**
  * A "Tokens per minute" field's value as the API takes it: empty is no limit; anything but digits

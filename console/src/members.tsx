@@ -1,19 +1,13 @@
-import type { Member, Membership } from "@kiln/sdk";
+import type { Member } from "@kiln/sdk";
 import { useCallback, useRef, useState } from "react";
 import { useAction, useFields, useLoaded } from "./action.js";
 import { call, type Session, type ShownError } from "./api.js";
 import { useConfirmFocus } from "./confirm.js";
 import { Invitations, type NewInvitation } from "./invitations.js";
+import { CustomRoles, type Role, type RoleChoice, useRoleChoices } from "./roles.js";
 import { formatDay } from "./run-format.js";
 import { CopyButton, DataTable, ErrorBox, Field, Pending, SelectField } from "./ui.js";
 
-export type Role = Membership["role"];
-export const ROLES: { role: Role; name: string; what: string }[] = [
-  { role: "viewer", name: "Viewer", what: "Reads prompts, runs, evaluations and the rest; changes and runs nothing." },
-  { role: "member", name: "Member", what: "Builds and runs prompts, skills and agents." },
-  { role: "admin", name: "Admin", what: "Also moves protected labels, manages members and API keys." },
-  { role: "owner", name: "Owner", what: "Everything an admin does, and adds, changes and removes owners." },
-];
 const RANKS: Record<string, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 /** A custom role ranks with the viewer: below a member's (docs/security.md "Roles"). */
 const rank = (role: Role) => RANKS[role] ?? 0;
@@ -35,6 +29,7 @@ export function Members({ session }: { session: Session }) {
   const [link, setLink] = useState<{ email: string; url: string; expiresAt: string } | null>(null);
   const [invited, setInvited] = useState(0);
   const path = organizationPath(session);
+  const roles = useRoleChoices(path);
   const read = useCallback(
     async () => (await call<{ data: Member[] }>("GET", `${path}/members?limit=200`)).data,
     [path],
@@ -73,13 +68,15 @@ export function Members({ session }: { session: Session }) {
             </p>
             <Field label="Email" type="email" {...field("email")} autoComplete="off" required />
             <SelectField id="member-role" label="Role" value={values.role} onChange={(v) => set("role", v)}>
-              {ROLES.filter((r) => myRole === "owner" || r.role !== "owner").map((r) => (
-                <option key={r.role} value={r.role}>
-                  {r.name}
-                </option>
-              ))}
+              {roles.choices
+                .filter((r) => myRole === "owner" || r.role !== "owner")
+                .map((r) => (
+                  <option key={r.role} value={r.role}>
+                    {r.name}
+                  </option>
+                ))}
             </SelectField>
-            <p className="hint">{ROLES.find((r) => r.role === values.role)?.what}</p>
+            <p className="hint">{roles.choices.find((r) => r.role === values.role)?.what}</p>
             <ErrorBox error={error} shownFields={["email"]} />
             <div className="actions">
               <button type="submit" disabled={busy}>
@@ -98,7 +95,14 @@ export function Members({ session }: { session: Session }) {
           <h2 id="member-list">
             {members.length} {members.length === 1 ? "member" : "members"}
           </h2>
-          <MemberTable members={members} me={session.userId ?? ""} myRole={myRole} path={path} onDone={done} />
+          <MemberTable
+            members={members}
+            me={session.userId ?? ""}
+            myRole={myRole}
+            path={path}
+            choices={roles.choices}
+            onDone={done}
+          />
           {said && (
             <p role="status" className="success">
               {said}
@@ -106,6 +110,7 @@ export function Members({ session }: { session: Session }) {
           )}
           {/* Keyed by the invitations made here: a new one reads the list again. */}
           {manages(myRole) && <Invitations key={invited} path={path} onRevoked={() => setLink(null)} />}
+          {manages(myRole) && <CustomRoles path={path} custom={roles.custom} onChanged={roles.reload} />}
         </section>
       </div>
     </main>
@@ -136,6 +141,8 @@ function MemberTable(props: {
   me: string;
   myRole: Role | undefined;
   path: string;
+  /** The roles the pickers offer: the built-in ones and the organization's custom roles. */
+  choices: RoleChoice[];
   onDone: (sentence: string) => void;
 }) {
   const { members, me, myRole, path, onDone } = props;
@@ -165,7 +172,7 @@ function MemberTable(props: {
   const mayChange = (m: Member) =>
     m.user.id === me || myRole === "owner" || (myRole === "admin" && m.membership.role !== "owner");
   const offered = (m: Member) =>
-    ROLES.filter((r) =>
+    props.choices.filter((r) =>
       m.user.id === me ? rank(r.role) <= rank(m.membership.role) : myRole === "owner" || r.role !== "owner",
     );
   return (
