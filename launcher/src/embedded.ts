@@ -6,7 +6,7 @@ import { loadProvidersConfig, loadToolsConfig, type OtlpExportConfig, type Tools
 import type { ModelRoutesConfig } from "@kiln/execution/model-routes-config";
 import { buildGateway } from "@kiln/gateway";
 import { createGatewayDeps } from "@kiln/gateway/deps";
-import { createIdentityService } from "@kiln/identity";
+import { type AuditStreamOptions, createIdentityService } from "@kiln/identity";
 import { createInternalTokens } from "@kiln/kit/auth";
 import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
@@ -70,6 +70,8 @@ export interface EmbeddedOptions {
   review?: ReviewOptions;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
+  /** Where the audit log is streamed (AUDIT_OTLP_LOGS_ENDPOINT…, docs/governance.md "Streaming"). */
+  auditStream?: AuditStreamOptions;
 }
 
 /** How long calls in flight on the RPC port get to finish when the platform closes. */
@@ -103,6 +105,7 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       privateKeyPem: data.signingKeyPem,
     },
     freePlanMonthlyRunLimit: options.freePlanMonthlyRunLimit,
+    auditStream: options.auditStream,
   });
   // What the other services use to reach identity, each acting as itself.
   const identityFor = (id: string) => {

@@ -15,6 +15,7 @@ import { reviewOptionsOf } from "@kiln/evaluation/config";
 import { loadProvidersConfig, loadToolsConfig, loadTraceExportConfig } from "@kiln/execution/config";
 import { loadModelRoutesConfig } from "@kiln/execution/model-routes-config";
 import { corsOriginsOf } from "@kiln/gateway/config";
+import { loadAuditOtlpConfig } from "@kiln/identity/config";
 import { exitOnSignal } from "@kiln/kit/lifecycle";
 import { createLogger } from "@kiln/kit/logger";
 import { hostPatternsOf } from "@kiln/kit/outbound/host-config";
@@ -66,6 +67,7 @@ if (command === "embedded") {
     traceIngestIdleShare: config.TRACE_INGEST_IDLE_SHARE,
     maxAsyncAgentRuns: config.MAX_ASYNC_AGENT_RUNS,
     freePlanMonthlyRunLimit: config.FREE_PLAN_MONTHLY_RUN_LIMIT,
+    auditStream: { otlp: loadAuditOtlpConfig() },
     modelRoutes: loadModelRoutesConfig(),
   });
   await kiln.gateway.app.listen({ host: config.HOST, port: config.PORT });

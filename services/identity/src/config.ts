@@ -1,4 +1,7 @@
 import { parseEnv, serviceEnv, Type } from "@kiln/kit/config";
+import { loadAuditOtlpConfig } from "./audit/export-config.js";
+
+export { loadAuditOtlpConfig };
 
 /** The plan a new organization gets (docs/usage.md "The monthly run limit"). */
 export const FreePlanEnv = {
@@ -20,5 +23,5 @@ export type IdentityConfig = ReturnType<typeof loadConfig>;
 
 /** The only reader of the environment in the identity service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  return parseEnv(IdentityEnv, env);
+  return { ...parseEnv(IdentityEnv, env), auditOtlp: loadAuditOtlpConfig(env) };
 }

@@ -7,6 +7,7 @@ import type { Store } from "@kiln/kit/store";
 import { startSweeper } from "@kiln/kit/sweeper";
 import { createAuditLog } from "./audit/audit-log.js";
 import { auditEntries, ensureAuditIndexes } from "./audit/audit-store.js";
+import { type AuditStreamOptions, startAuditStream } from "./audit/audit-stream.js";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
 import { createIdentity } from "./identity.js";
 import { registerAuditRpc } from "./rpc/audit-rpc.js";
@@ -15,6 +16,8 @@ import { registerSamlRpc } from "./rpc/saml-rpc.js";
 import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
 
+export type { AuditStreamOptions } from "./audit/audit-stream.js";
+
 export interface IdentityServiceDeps {
   logger: Logger;
   store: Store;
@@ -22,6 +25,8 @@ export interface IdentityServiceDeps {
   issuer: TokenIssuerOptions;
   /** The Free plan's monthly run limit for new organizations; default 1,000, 0 for none. */
   freePlanMonthlyRunLimit?: number;
+  /** Where the audit log is streamed (docs/governance.md "Streaming"); default: the organizations' own webhooks only. */
+  auditStream?: AuditStreamOptions;
 }
 
 /** The identity service, the same in both run modes: main.ts serves it, the embedded mode calls it in-process. */
@@ -36,7 +41,9 @@ export async function createIdentityService(
   const identity = createIdentity({ collections, issuer, freePlanMonthlyRunLimit: deps.freePlanMonthlyRunLimit });
   // The audit log (docs/governance.md): entries past their organization's retention go hourly.
   await ensureAuditIndexes(deps.store);
-  const audit = createAuditLog(auditEntries(deps.store), collections);
+  // The stream sends what is recorded from the log itself, right after each record and every second.
+  const stream = await startAuditStream(deps.store, collections, deps.logger, deps.auditStream);
+  const audit = createAuditLog(auditEntries(deps.store), collections, undefined, () => stream?.kick());
   const auditSweeper = startSweeper({ logger: deps.logger, what: "audit entries", sweep: () => audit.sweep() });
   // SAML sign-in states and used assertion ids live no longer than the sign-in they guard.
   const samlSweeper = startSweeper({
@@ -64,6 +71,7 @@ export async function createIdentityService(
   return {
     ...service,
     close: async () => {
+      await stream?.stop();
       await auditSweeper.stop();
       await samlSweeper.stop();
       await idempotencySweeper.stop();

@@ -6,40 +6,8 @@
  * values URL-encoded) and the deadline from `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` or
  * `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds, default 10000). Checked at start.
  */
+import { otlpHeadersOf as headersOf, otlpUrlOf as httpUrl } from "@kiln/kit/otlp-config";
 import type { OtlpExportConfig } from "./otlp-exporter.js";
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-function httpUrl(name: string, text: string, problems: string[]): URL | undefined {
-  try {
-    const url = new URL(text);
-    if (url.protocol === "http:" || url.protocol === "https:") return url;
-  } catch {
-    // Reported below.
-  }
-  problems.push(`${name} must be an http(s) URL`);
-  return undefined;
-}
-
-function headersOf(name: string, text: string, problems: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const pair of text.split(",")) {
-    if (pair.trim() === "") continue;
-    const at = pair.indexOf("=");
-    const key = at > 0 ? pair.slice(0, at).trim() : "";
-    // The value (often a key) never appears in the message.
-    if (!HEADER_NAME.test(key)) {
-      problems.push(`${name} must be key=value pairs separated by commas`);
-      continue;
-    }
-    try {
-      headers[key.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
-    } catch {
-      problems.push(`${name}: the value of ${key} is not URL-encoded`);
-    }
-  }
-  return headers;
-}
 
 /** The export's configuration, undefined when no endpoint is set; throws listing every problem. */
 export function loadTraceExportConfig(

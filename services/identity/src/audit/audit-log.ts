@@ -41,7 +41,13 @@ const VERIFY_PAGE = 500;
 const MAX_CLASHES = 50;
 
 /** The audit log of every organization (docs/governance.md), kept by identity, the owner of organizations. */
-export function createAuditLog(entries: Collection<AuditEntryDoc>, c: IdentityCollections, now = () => new Date()) {
+export function createAuditLog(
+  entries: Collection<AuditEntryDoc>,
+  c: IdentityCollections,
+  now = () => new Date(),
+  /** Told after entries were recorded (the stream sends them at once: audit-exporter.ts). */
+  onRecorded: () => void = () => {},
+) {
   /** Appends one entry to its organization's chain: the next number, linked to the last entry's hash. */
   async function append(input: AuditInput, organizationId: string): Promise<void> {
     for (let clash = 0; clash < MAX_CLASHES; clash++) {
@@ -133,6 +139,7 @@ export function createAuditLog(entries: Collection<AuditEntryDoc>, c: IdentityCo
           recorded++;
         }
       }
+      if (recorded > 0) onRecorded();
       return recorded;
     },
 
