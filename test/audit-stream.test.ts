@@ -217,19 +217,18 @@ describe.each(MODES)("audit stream in $name", (mode) => {
     expect(sequences).toEqual(log.map((e) => e.sequence));
   }, 60_000);
 
-  it.runIf(mode.name.startsWith("distributed"))(
-    "loses nothing across a restart of identity",
-    async () => {
+  // Only the distributed mode has an identity process to restart: the embedded mode defines no such test (none skipped).
+  if (mode.name.startsWith("distributed"))
+    it("loses nothing across a restart of identity", async () => {
       receiver.answer(503);
       await makePrompt("Before the restart");
-      await running.restartIdentity?.();
+      if (!running.restartIdentity) throw new Error("the distributed mode restarts identity");
+      await running.restartIdentity();
       await makePrompt("After the restart");
       receiver.answer(200);
       const { log, sequences } = await streamedUpTo(organizationId, owner.token);
       // At least once: a page sent just before the kill may come again; none is missing, none out of order.
       const firsts = sequences.filter((s, i) => sequences.indexOf(s) === i);
       expect(firsts).toEqual(log.map((e) => e.sequence));
-    },
-    120_000,
-  );
+    }, 120_000);
 });
