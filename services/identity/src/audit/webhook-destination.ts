@@ -6,10 +6,10 @@
  * a secret, signed as Kiln's webhooks are (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
  * `webhook-signature`).
  */
-import { checkedAddressesOf, OutboundFailure, type ResolveHost, sendPinnedRequest } from "@kiln/kit/outbound";
+import type { ResolveHost } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { SecretBox } from "@kiln/kit/secret-box";
-import { signatureHeader } from "@kiln/webhooks-lib/signing";
+import { postSigned } from "@kiln/webhooks-lib/signed-post";
 import type { IdentityCollections } from "../store/identity-store.js";
 import { type AuditDestination, exportedEntry, type SendOutcome } from "./audit-exporter.js";
 
@@ -23,7 +23,6 @@ export interface AuditWebhookOptions {
 }
 
 const TIMEOUT_MS = 10_000;
-const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export function webhookDestination(c: IdentityCollections, options: AuditWebhookOptions): AuditDestination {
   const now = options.now ?? (() => new Date());
@@ -44,46 +43,27 @@ export function webhookDestination(c: IdentityCollections, options: AuditWebhook
       const last = entries[entries.length - 1];
       const id = `audit_${organizationId}_${first?.sequence ?? 0}_${last?.sequence ?? 0}`;
       const payload = JSON.stringify({ organizationId, entries: entries.map(exportedEntry) });
-      const body = Buffer.from(payload, "utf8");
-      const timestamp = Math.floor(now().getTime() / 1000);
-      const deadline = AbortSignal.timeout(TIMEOUT_MS);
+      let secrets: string[];
       try {
-        const url = new URL(stream.url);
-        const addresses = await checkedAddressesOf(url, {
-          privateHosts: options.privateHosts,
-          resolve: options.resolve,
-          signal: deadline,
-          who: "webhooks",
-        });
-        const secret = stream.secret ? options.secrets.open(stream.secret, organizationId) : "";
-        const response = await sendPinnedRequest({
-          url,
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "content-length": body.length,
-            "user-agent": "kiln-audit/1",
-            "webhook-id": id,
-            "webhook-timestamp": String(timestamp),
-            ...(secret && { "webhook-signature": signatureHeader([secret], id, timestamp, payload) }),
-            host: url.host,
-          },
-          body,
-          addresses,
-          maxResponseBytes: MAX_RESPONSE_BYTES,
-          signal: deadline,
-        });
-        const code = response.status;
-        if (code >= 200 && code < 300) return { ok: true };
-        return { ok: false, status: code, error: `HTTP ${code}` };
+        secrets = stream.secret ? [options.secrets.open(stream.secret, organizationId)] : [];
       } catch (e) {
-        const error = deadline.aborted
-          ? `no response within ${TIMEOUT_MS} ms`
-          : e instanceof OutboundFailure
-            ? e.message
-            : `could not call the endpoint: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
-        return { ok: false, status: 0, error };
+        return { ok: false, status: 0, error: `could not open the signing secret: ${(e as Error).message}` };
       }
+      const response = await postSigned({
+        url: stream.url,
+        id,
+        timestamp: Math.floor(now().getTime() / 1000),
+        payload,
+        secrets,
+        userAgent: "kiln-audit/1",
+        privateHosts: options.privateHosts,
+        resolve: options.resolve,
+        timeoutMs: TIMEOUT_MS,
+      });
+      if ("error" in response) return { ok: false, status: 0, error: response.error };
+      const code = response.status;
+      if (code >= 200 && code < 300) return { ok: true };
+      return { ok: false, status: code, error: `HTTP ${code}` };
     },
   };
 }
