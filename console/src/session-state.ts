@@ -5,12 +5,13 @@
  */
 import { useCallback, useState } from "react";
 
-const read = <T>(key: string, initial: T): T => {
+/** The value kept under `key` and whether there was one (else `initial`): one read of the storage. */
+const read = <T>(key: string, initial: T): { value: T; stored: boolean } => {
   try {
     const text = sessionStorage.getItem(key);
-    return text === null ? initial : (JSON.parse(text) as T);
+    return text === null ? { value: initial, stored: false } : { value: JSON.parse(text) as T, stored: true };
   } catch {
-    return initial;
+    return { value: initial, stored: false };
   }
 };
 
@@ -18,14 +19,8 @@ export function useSessionState<T>(
   key: string,
   initial: T,
 ): [T, (next: T | ((previous: T) => T)) => void, () => void, boolean] {
-  const [stored] = useState(() => {
-    try {
-      return sessionStorage.getItem(key) !== null;
-    } catch {
-      return false;
-    }
-  });
-  const [value, setValue] = useState<T>(() => read(key, initial));
+  const [first] = useState(() => read(key, initial));
+  const [value, setValue] = useState<T>(first.value);
   const set = useCallback(
     (next: T | ((previous: T) => T)) => {
       setValue((previous) => {
@@ -47,6 +42,6 @@ export function useSessionState<T>(
       // Nothing stored.
     }
   }, [key]);
-  // `stored`: the value came from an earlier visit (restored), not from `initial`.
-  return [value, set, clear, stored];
+  // The last: the value came from an earlier visit (restored), not from `initial`.
+  return [value, set, clear, first.stored];
 }

@@ -103,7 +103,7 @@ function DraftForm({
     `kiln.draft.${prompt.id}.${base?.id ?? "blank"}`,
     draftOf(base),
   );
-  const [kept, setKept] = useState(restored);
+  const [showRestored, setShowRestored] = useState(restored);
   const [reviewing, setReviewing] = useState(false);
   const [asJson, setAsJson] = useState(false);
   const [samples, setSamples] = useSessionState<Record<string, string>>(`kiln.samples.${prompt.id}`, {});
@@ -115,7 +115,7 @@ function DraftForm({
   const discard = () => {
     setStoredDraft(draftOf(base));
     forgetDraft();
-    setKept(false);
+    setShowRestored(false);
   };
   const bind = (name: "temperature" | "maxOutputTokens" | "cacheTtlSeconds" | "outputSchema") => ({
     value: draft[name],
@@ -167,7 +167,7 @@ function DraftForm({
       }}
       noValidate
     >
-      {kept && (
+      {showRestored && (
         <p className="restored" role="status">
           Your unsaved edits from before are back.{" "}
           <button type="button" className="secondary" onClick={discard}>
