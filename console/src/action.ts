@@ -55,12 +55,17 @@ export function useAction(): {
 export function useLoaded<T>(
   read: () => PromiseLike<T>,
   onError: (error: ShownError) => void,
-): { value: T | null; setValue: (value: T | null) => void; reload: () => void } {
+): { value: T | null; setValue: (value: T | null) => void; reload: () => Promise<void> } {
   const [value, setValue] = useState<T | null>(null);
-  const reload = useCallback(() => {
-    read().then(setValue, (e: unknown) => onError(errorOf(e)));
-  }, [read, onError]);
-  useEffect(reload, [reload]);
+  // Resolves once the value is the one read again (or its error was told): what depends on the
+  // list being current (a sentence saying what changed) waits for it.
+  const reload = useCallback(
+    () => Promise.resolve(read()).then(setValue, (e: unknown) => onError(errorOf(e))),
+    [read, onError],
+  );
+  useEffect(() => {
+    void reload();
+  }, [reload]);
   return { value, setValue, reload };
 }
 

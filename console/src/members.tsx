@@ -35,9 +35,9 @@ export function Members({ session }: { session: Session }) {
     [path],
   );
   const { value: members, reload } = useLoaded(read, setLoadError);
+  // Said once the list shows it (a removed member gone, a role changed).
   const done = (sentence: string) => {
-    setSaid(sentence);
-    reload();
+    void reload().then(() => setSaid(sentence));
   };
   const add = submit(async () => {
     setSaid(null);
