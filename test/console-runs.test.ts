@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadProvidersConfig } from "@kiln/execution/config";
 import type { Kiln } from "@kiln/sdk";
+import OpenAI from "openai";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "./bench/load.js";
@@ -189,6 +190,41 @@ describe("the console's runs and playground", () => {
     expect(await page.getByRole("link", { name: /production/ }).count()).toBe(0);
     await screen("run");
   }, 120_000);
+
+  it("names a model run (a model called on /v1 without a prompt) by its model and shows the messages it sent", async () => {
+    const { organizationId } = await consoleSdk(page, base);
+    const session = (await page.context().cookies(`${base}/api`)).find((c) => c.name === "kiln_session");
+    const openai = new OpenAI({
+      apiKey: session?.value ?? "",
+      organization: organizationId,
+      baseURL: `${base}/v1`,
+      maxRetries: 0,
+    });
+    const { response } = await openai.chat.completions
+      .create({
+        model: "local/echo",
+        messages: [
+          { role: "system", content: "Answer as a compiler would." },
+          { role: "user", content: "Where is my semicolon?" },
+        ],
+      })
+      .withResponse();
+    const runId = response.headers.get("x-kiln-run-id") ?? "";
+    expect(runId).toMatch(/^mrun_/);
+
+    await page.getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { name: "Runs", exact: true }).waitFor();
+    await page.getByLabel("Kind").selectOption("model");
+    await page.getByRole("button", { name: "Filter runs" }).click();
+    await page.getByText("1 run shown: that is all of them.").waitFor();
+    const row = page.getByRole("row").nth(1);
+    await row.getByText("Model local/echo", { exact: true }).waitFor();
+    await row.getByRole("link", { name: runId }).click();
+    await page.getByRole("heading", { name: `model run ${runId}` }).waitFor();
+    await page.getByText("the model local/echo, called without a prompt").waitFor();
+    await page.locator(".message pre").getByText("Where is my semicolon?").waitFor();
+    await screen("run-model");
+  }, 60_000);
 
   it("links an agent run's steps to their runs, and a step's run back to its agent run", async () => {
     const { sdk, organizationId } = await consoleSdk(page, base);

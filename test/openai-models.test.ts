@@ -84,8 +84,12 @@ describe.each(RUN_MODES)("/v1 models in $name", (mode) => {
     } while (cursor);
     const listed = await fetch(`${running.base}/v1/models`, { headers: headers() });
     expect(listed.status).toBe(200);
-    const models = ((await listed.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    const all = ((await listed.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    // The prompts' models first, then the models called directly (model runs: test/model-runs.test.ts).
+    const models = all.filter((m) => m.startsWith("kiln/"));
     expect(models).toEqual(expected);
+    expect(all.slice(0, models.length)).toEqual(models);
+    expect(all.slice(models.length)).toContain("local/echo");
     // Published: 35 of the numbered prompts and the twins; labels on both sides of the 100th prompt.
     expect(models.filter((m) => !m.includes("@"))).toHaveLength(37);
     expect(models.filter((m) => m.endsWith("@canary"))).toHaveLength(18);

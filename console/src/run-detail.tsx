@@ -121,6 +121,8 @@ function Belongs({ kiln, session, run, navigate }: { kiln: Kiln; session: Sessio
           </Link>
         ) : run.kind === "judge" ? (
           "an LLM judge of an evaluation"
+        ) : run.kind === "model" ? (
+          `the model ${run.model ?? ""}, called without a prompt`
         ) : (
           "…"
         )}

@@ -66,6 +66,13 @@ async function messagesOf(kiln: Kiln, run: Run): Promise<Message[]> {
       { role: "user", content: asText(input.user) },
     ];
   }
+  if (run.kind === "model") {
+    // A model run sent the caller's messages as they are.
+    return (Array.isArray(input.messages) ? input.messages : []).map((m) => ({
+      role: asText(objectOf(m).role),
+      content: asText(objectOf(m).content),
+    }));
+  }
   if (run.kind === "prompt") {
     const own = (Array.isArray(input.messages) ? input.messages : []).map((m) => ({
       role: asText(objectOf(m).role),

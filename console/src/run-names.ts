@@ -1,7 +1,7 @@
-import type { AgentRun, JudgeRun, Kiln, PromptRun, SkillRun } from "@kiln/sdk";
+import type { AgentRun, JudgeRun, Kiln, ModelRun, PromptRun, SkillRun } from "@kiln/sdk";
 import { useEffect, useMemo, useState } from "react";
 
-export type Run = PromptRun | SkillRun | AgentRun | JudgeRun;
+export type Run = PromptRun | SkillRun | AgentRun | JudgeRun | ModelRun;
 
 /** What a run ran, by name: the prompt, skill or agent, its version and the label it ran through. */
 export interface RunTarget {

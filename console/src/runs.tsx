@@ -75,7 +75,7 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
       <h1>Runs</h1>
       <form onSubmit={filter} className="filters" aria-label="Filter runs">
         <SelectField id="runs-kind" label="Kind" value={form.kind} onChange={set("kind")}>
-          <Options values={["", "prompt", "skill", "agent", "judge"]} />
+          <Options values={["", "prompt", "skill", "agent", "judge", "model"]} />
         </SelectField>
         <SelectField id="runs-status" label="Status" value={form.status} onChange={set("status")}>
           <Options values={["", "succeeded", "failed", "running", "cancelled"]} />
@@ -113,7 +113,8 @@ export function Runs({ kiln, session, navigate }: { kiln: Kiln; session: Session
                 <tr key={r.id} className={r.status === "failed" ? "run-failed" : undefined}>
                   <td className="what-ran">
                     <span className="target-name">
-                      {describeTarget(targets.get(r.id)) || (r.kind === "judge" ? "LLM judge" : "")}
+                      {describeTarget(targets.get(r.id)) ||
+                        (r.kind === "judge" ? "LLM judge" : r.kind === "model" ? `Model ${r.model ?? ""}` : "")}
                     </span>
                     <Link to={`/runs/${r.id}`} navigate={navigate}>
                       {r.id}

@@ -62,6 +62,7 @@ import {
 import { RoleListView, RoleView } from "./routes/role-routes.js";
 import {
   JudgeRunView,
+  ModelRunView,
   PromptRunStreamEventView,
   PromptRunView,
   RouteAttemptView,
@@ -154,6 +155,7 @@ export const COMPONENTS: NamedSchema[] = [
   PromptRunView,
   PromptRunStreamEventView,
   JudgeRunView,
+  ModelRunView,
   SkillRunStepView,
   SkillRunView,
   SkillPreviewView,

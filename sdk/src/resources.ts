@@ -106,6 +106,7 @@ export type EvaluationRun = Schemas["EvaluationRun"];
 export type EvaluationComparison = Schemas["EvaluationComparison"];
 export type EvaluationRunListItem = Schemas["EvaluationRunListItem"];
 export type JudgeRun = Schemas["JudgeRun"];
+export type ModelRun = Schemas["ModelRun"];
 export type StartedEvaluationRun = operations["startEvaluationRun"]["responses"][202]["content"]["application/json"];
 export type PromptEvaluation = Schemas["PromptEvaluation"];
 export type PromptEvaluationListItem = Schemas["PromptEvaluationListItem"];

@@ -1,6 +1,7 @@
 /**
  * What the /v1 routes look up in the catalog: the caller's organization, its prompts and skills
- * (by id or name), and their labels, as models (docs/openai-compatible.md "Models").
+ * (by id or name), and their labels, as models, and the models it may call directly: the
+ * deployment's and its provider connections' (docs/openai-compatible.md "Models").
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { isId } from "@kiln/kit/ids";
@@ -27,13 +28,16 @@ export interface OpenAiModel {
   created: number;
   owned_by: string;
   name: string;
-  /** The label the model runs; "production" (the published version) when the id names none. */
-  label: string;
+  /** The label the model runs; "production" (the published version) when the id names none; absent for a model run directly. */
+  label?: string;
   /** Anthropic's model fields (its SDKs' `models.list`, docs/anthropic-compatible.md "Models"). */
   type: "model";
   display_name: string;
   created_at: string;
 }
+
+/** A model of the deployment has no creation time of its own: it is offered since this process started. */
+const LISTED_SINCE = new Date();
 
 const seconds = (t: { seconds: bigint } | undefined) => (t ? Number(t.seconds) : Math.floor(Date.now() / 1000));
 
@@ -60,7 +64,25 @@ async function absent<T>(lookup: Promise<T>): Promise<T | undefined> {
 }
 
 export function openAiCatalog(deps: GatewayDeps) {
-  const { catalog } = deps.clients;
+  const { catalog, execution } = deps.clients;
+
+  /** The models the organization may call without a prompt: the deployment's it has keys for, and its connections'. */
+  const directModels = async (request: FastifyRequest, organizationId: string): Promise<OpenAiModel[]> => {
+    const { models } = await execution.listModels({ organizationId }, rpcOptions(request));
+    return models
+      .filter((m) => m.available)
+      .map((m) => ({
+        id: m.id,
+        object: "model",
+        created: Math.floor(LISTED_SINCE.getTime() / 1000),
+        // A connection's model is its organization's; the deployment's, its provider's.
+        owned_by: m.connectionId ? organizationId : m.provider,
+        name: m.id,
+        type: "model",
+        display_name: m.id,
+        created_at: LISTED_SINCE.toISOString(),
+      }));
+  };
 
   const allPrompts = (request: FastifyRequest, organizationId: string): Promise<Callable[]> =>
     everyPage(async (cursor) => {
@@ -152,19 +174,21 @@ export function openAiCatalog(deps: GatewayDeps) {
 
     labelsOf,
     modelOf,
+    directModels,
 
-    /** Every model the caller may list: published prompts and skills, and each of their labels. */
+    /** Every model the caller may list: published prompts and skills, each of their labels, and the models it may call directly. */
     async listModels(request: FastifyRequest, organizationId: string): Promise<OpenAiModel[]> {
-      const [prompts, skills] = await Promise.all([
+      const [prompts, skills, direct] = await Promise.all([
         readable(allPrompts(request, organizationId)),
         readable(allSkills(request, organizationId)),
+        readable(directModels(request, organizationId)),
       ]);
       // Their labels in a few batched reads, in list order.
       const [promptModels, skillModels] = await Promise.all([
         modelsOf(request, organizationId, "prompt", prompts),
         modelsOf(request, organizationId, "skill", skills),
       ]);
-      return [...promptModels, ...skillModels];
+      return [...promptModels, ...skillModels, ...direct];
     },
   };
 }

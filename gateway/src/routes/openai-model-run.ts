@@ -1,7 +1,8 @@
 /**
- * The run behind every OpenAI-shaped route (Chat Completions, Responses): a `kiln/…` model name
- * as a prompt or skill at a label (docs/openai-compatible.md "Models"), run through the execution
- * service's normal run path, its errors in OpenAI's shape with the caller's field names, and the
+ * The run behind every OpenAI-shaped route (Chat Completions, Responses, Anthropic Messages): a
+ * `kiln/…` model name as a prompt or skill at a label, any other name as a model run directly
+ * (the caller's messages to a model of the deployment or of the organization's connections, or a
+ * route; docs/openai-compatible.md "Models"), run through the execution service's normal run path, its errors in OpenAI's shape with the caller's field names, and the
  * run's headers on the answer (`x-kiln-run-id`, the cost), a failed run as its OpenAI error.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
@@ -38,10 +39,11 @@ function withOpenAiParam(error: unknown, paramOf: (field: string) => string, req
   return new OpenAiHttpError(400, { error: { ...body.error, param: paramOf(body.error.param) } });
 }
 
-/** Where a `kiln/…` model runs for the caller: the prompt or skill, its label, and how its refusals read. */
+/** Where a model runs for the caller: the prompt or skill and its label, or a model run; how its refusals read. */
 export interface ModelTarget {
-  kind: "prompt" | "skill";
+  kind: "prompt" | "skill" | "model";
   organizationId: string;
+  /** The prompt's or skill's id; "" for a model run. */
   id: string;
   /** "" for the published version. */
   label: string;
@@ -54,12 +56,29 @@ export function openAiModelRunner(deps: GatewayDeps) {
   const { execution } = deps.clients;
   const lookup = openAiCatalog(deps);
 
-  /** The prompt or skill `call.model` names, checked for what a skill cannot take. */
+  /** A model called without a prompt: an unknown one reads as OpenAI's unknown model. */
+  function directTarget(request: FastifyRequest, call: ModelRunCall): ModelTarget {
+    const refusal = (e: unknown) => {
+      if (e instanceof ConnectError && e.code === Code.InvalidArgument) {
+        const { body } = openAiErrorOf(e, request.id);
+        if (body.error.param === "model")
+          return modelNotFound(call.model, `is not a model you can call: ${e.rawMessage}`);
+      }
+      return withOpenAiParam(e, call.paramOf, request.id);
+    };
+    return { kind: "model", organizationId: lookup.organizationOfCaller(request), id: "", label: "", refusal };
+  }
+
+  /** The prompt or skill `call.model` names, checked for what a skill cannot take; any other name a model run. */
   async function target(request: FastifyRequest, call: ModelRunCall): Promise<ModelTarget> {
     const { model } = call;
     const parsed = parseModel(model);
-    if (!parsed)
-      throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
+    if (!parsed) {
+      if (model.startsWith("kiln/")) {
+        throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
+      }
+      return directTarget(request, call);
+    }
     // Without @label: the published version, as a run without a label. With one: that label's
     // version; a label the prompt or skill does not have is an unknown model.
     const label = parsed.label === DEFAULT_LABEL ? "" : parsed.label;
@@ -92,9 +111,9 @@ export function openAiModelRunner(deps: GatewayDeps) {
     const cache = cacheDirectiveOf(request);
     try {
       const answer = (
-        t.kind === "prompt"
+        t.kind !== "skill"
           ? await execution.runPrompt(
-              { organizationId, promptId: t.id, label, ...call.run, cache },
+              { organizationId, promptId: t.id, label, ...call.run, ...modelOf(t, call), cache },
               rpcOptions(request),
             )
           : await execution.runSkill(
@@ -120,12 +139,13 @@ export function openAiModelRunner(deps: GatewayDeps) {
     t: ModelTarget,
     signal: AbortSignal,
   ): AsyncIterator<RunStreamEvent> | undefined {
-    if (t.kind !== "prompt" || request.headers["idempotency-key"] !== undefined) return undefined;
+    if (t.kind === "skill" || request.headers["idempotency-key"] !== undefined) return undefined;
     const runRequest = {
       organizationId: t.organizationId,
       promptId: t.id,
       label: t.label,
       ...call.run,
+      ...modelOf(t, call),
       cache: cacheDirectiveOf(request),
     };
     return promptRunStream(execution, runRequest, { ...rpcOptions(request), signal })[Symbol.asyncIterator]();
@@ -133,6 +153,9 @@ export function openAiModelRunner(deps: GatewayDeps) {
 
   return { target, run, stream };
 }
+
+/** A model run names its model; a prompt's run takes the prompt's own. */
+const modelOf = (t: ModelTarget, call: ModelRunCall) => (t.kind === "model" ? { model: call.model } : {});
 
 /**
  * The run's headers on the answer (its id, its cost when known, Kiln-Cache-Status when it used the

@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible endpoint (docs/openai-compatible.md): `POST /v1/chat/completions` runs a
- * Kiln prompt or skill through the execution service's normal run path (a stored run like any
- * other) and answers in the Chat Completions shape; `GET /v1/models` and `GET /v1/models/:id` list
+ * Kiln prompt or skill, or a model directly (a model run), through the execution service's normal
+ * run path (a stored run like any other) and answers in the Chat Completions shape; `GET /v1/models` and `GET /v1/models/:id` list
  * and describe what can be called. The request becomes a run request in openai-chat-request.ts,
  * the run an answer in openai-chat-answer.ts, or with `stream: true` a stream of chunks as the
  * model answers (openai-chat-stream.ts over openai-run-stream.ts). Errors leave in OpenAI's error shape
@@ -33,8 +33,13 @@ export function registerOpenAiRoutes(app: GatewayApp, deps: GatewayDeps): void {
     const model = (request.params as { "*": string })["*"];
     const organizationId = lookup.organizationOfCaller(request);
     const parsed = parseModel(model);
-    if (!parsed)
-      throw modelNotFound(model, "is not a Kiln model (kiln/<prompt>[@label] or kiln/skill/<skill>[@label])");
+    if (!parsed) {
+      // A model called directly: one of the deployment's or the organization's connections'.
+      const direct = model.startsWith("kiln/") ? undefined : await lookup.directModels(request, organizationId);
+      const found = direct?.find((m) => m.id === model);
+      if (found) return found;
+      throw modelNotFound(model, "is neither a Kiln prompt or skill (kiln/…) nor a model you can call");
+    }
     const item = await lookup.find(request, organizationId, parsed);
     if (!item) throw modelNotFound(model);
     if (parsed.label === DEFAULT_LABEL) {

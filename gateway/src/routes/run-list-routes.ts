@@ -7,17 +7,24 @@ import { byId, rpcOptions } from "../http/request.js";
 import { errorResponses, List, ListQuery, OneOf, ref } from "../schemas.js";
 import { AgentRunView } from "./agent-run-views.js";
 import { IdParams, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
-import { agentRunView, judgeRunView, promptRunView, skillRunView } from "./run-view-mappers.js";
-import { JudgeRunView, PromptRunView, SkillRunView } from "./run-views.js";
+import { agentRunView, judgeRunView, modelRunView, promptRunView, skillRunView } from "./run-view-mappers.js";
+import { JudgeRunView, ModelRunView, PromptRunView, SkillRunView } from "./run-views.js";
 
 /** Any stored run, in the shape of its kind (api.md "Runs"). */
-export const AnyRun = Type.Union([ref(PromptRunView), ref(SkillRunView), ref(AgentRunView), ref(JudgeRunView)]);
+export const AnyRun = Type.Union([
+  ref(PromptRunView),
+  ref(SkillRunView),
+  ref(AgentRunView),
+  ref(JudgeRunView),
+  ref(ModelRunView),
+]);
 
 export function anyRunView(r: Run | undefined) {
   if (!r) throw new Error("execution returned no run");
   if (r.kind === "skill") return skillRunView(r);
   if (r.kind === "agent") return agentRunView(r);
   if (r.kind === "judge") return judgeRunView(r);
+  if (r.kind === "model") return modelRunView(r);
   return promptRunView(r);
 }
 
@@ -40,7 +47,7 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
       querystring: Type.Object(
         {
           organizationId: Type.Optional(OrganizationId),
-          kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge"])),
+          kind: Type.Optional(OneOf(["prompt", "skill", "agent", "judge", "model"])),
           status: Type.Optional(OneOf(["succeeded", "failed", "running", "cancelled"])),
           model: Type.Optional(ModelId),
           createdAfter: Type.Optional(Type.String({ maxLength: 40, description: "ISO-8601, inclusive" })),
@@ -69,7 +76,7 @@ export function registerRunListRoutes(app: GatewayApp, deps: GatewayDeps): void 
 
   app.get(
     "/api/runs/:id",
-    op("getRun", "Any stored run (prompt, skill, agent, judge) with every step and tool call", {
+    op("getRun", "Any stored run (prompt, skill, agent, judge, model) with every step and tool call", {
       params: IdParams,
       response: { 200: AnyRun, ...errorResponses(401, 403, 404) },
     }),

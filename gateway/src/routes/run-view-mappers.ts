@@ -121,6 +121,12 @@ function runFieldsView<K extends string>(r: Run, kind: K) {
 
 export const judgeRunView = view("run", (r: Run) => ({ id: r.id, ...runFieldsView(r, "judge") }));
 
+export const modelRunView = view("run", (r: Run) => ({
+  id: r.id,
+  ...runFieldsView(r, "model"),
+  ...(r.cache && { cache: runCacheView(r.cache) }),
+}));
+
 export const promptRunView = view("run", (r: Run) => ({
   id: r.id,
   ...runFieldsView(r, "prompt"),

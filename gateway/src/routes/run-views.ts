@@ -175,6 +175,22 @@ export const JudgeRunView = Type.Object(
   { $id: "JudgeRun" },
 );
 
+/**
+ * A model run: the caller's messages sent to a model without a prompt, through `/v1/chat/completions`,
+ * `/v1/responses` or `/v1/messages` with a model id that is not `kiln/…` (docs/openai-compatible.md
+ * "Models"): `input` is `{messages, tools?, toolChoice?, responseFormat?, parameters?}`.
+ */
+export const ModelRunView = Type.Object(
+  {
+    id: Type.String(),
+    kind: OneOf(["model"]),
+    ...RunCommonFields,
+    completedAt: Timestamp,
+    cache: Type.Optional(ref(RunCacheView)),
+  },
+  { $id: "ModelRun" },
+);
+
 /** A skill preview: the skill run shape, stored nowhere (api.md "Skills"). */
 export const SkillPreviewView = Type.Object(
   { id: Type.Null({ description: "a preview is not stored" }), ...skillRunFields, preview: Type.Literal(true) },

@@ -18,6 +18,7 @@ export type IdPrefix =
   | "srun"
   | "arun"
   | "jrun"
+  | "mrun"
   | "evc"
   | "evr"
   | "lbm"

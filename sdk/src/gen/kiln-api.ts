@@ -1194,7 +1194,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Any stored run (prompt, skill, agent, judge) with every step and tool call */
+        /** Any stored run (prompt, skill, agent, judge, model) with every step and tool call */
         get: operations["getRun"];
         put?: never;
         post?: never;
@@ -2890,6 +2890,45 @@ export interface components {
             /** Format: date-time */
             completedAt: string;
         };
+        ModelRun: {
+            id: string;
+            /** @enum {string} */
+            kind: "model";
+            organizationId: string;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            /** @description free-form JSON, returned exactly as stored */
+            input: unknown;
+            /** @description null when the run failed */
+            output: components["schemas"]["RunOutput"] | null;
+            provider: string | null;
+            model: string | null;
+            usage: components["schemas"]["Usage"];
+            estimatedCostUsd: number | null;
+            /** @description cached_input_priced_as_input: cached input tokens were priced at the input price, the model's cached-input price being unknown */
+            costNotes?: "cached_input_priced_as_input"[];
+            latencyMs: number;
+            toolCallCount: number;
+            /** @description calls per toolKey */
+            toolCallCounts: {
+                [key: string]: number;
+            };
+            toolCalls: components["schemas"]["ToolCall"][];
+            error?: components["schemas"]["RunError"];
+            /** @description the label the version was resolved through (labels, @label); absent when none */
+            label?: string;
+            /** @description the evaluation run this run was made for (a case's skill run, an llm_judge call) */
+            evaluationRunId?: string;
+            /** @description the model route the run went through (route/<name>); absent when none */
+            route?: string;
+            /** @description every call of the route's targets, in order; absent without a route */
+            attempts?: components["schemas"]["RouteAttempt"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt: string;
+            cache?: components["schemas"]["RunCache"];
+        };
         SkillRunStep: {
             /** @description the composition alias */
             stepId: string;
@@ -4584,7 +4623,7 @@ export interface components {
             item: components["schemas"]["QueueItem"];
             content: {
                 /** @description a run item's run; null when it no longer exists */
-                run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"]) | null;
+                run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"] | components["schemas"]["ModelRun"]) | null;
                 /** @description what the run sent its model, rendered from its prompt versions; none for traces and agent runs */
                 messages: {
                     role: string;
@@ -4600,7 +4639,7 @@ export interface components {
             item: components["schemas"]["QueueItem"] | null;
             content: {
                 /** @description a run item's run; null when it no longer exists */
-                run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"]) | null;
+                run: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"] | components["schemas"]["ModelRun"]) | null;
                 /** @description what the run sent its model, rendered from its prompt versions; none for traces and agent runs */
                 messages: {
                     role: string;
@@ -14117,7 +14156,7 @@ export interface operations {
         parameters: {
             query?: {
                 organizationId?: string;
-                kind?: "prompt" | "skill" | "agent" | "judge";
+                kind?: "prompt" | "skill" | "agent" | "judge" | "model";
                 status?: "succeeded" | "failed" | "running" | "cancelled";
                 /** @description a model id, e.g. "local/echo" */
                 model?: string;
@@ -14142,7 +14181,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"])[];
+                        data: (components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"] | components["schemas"]["ModelRun"])[];
                         nextCursor: string | null;
                     };
                 };
@@ -14229,7 +14268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"];
+                    "application/json": components["schemas"]["PromptRun"] | components["schemas"]["SkillRun"] | components["schemas"]["AgentRun"] | components["schemas"]["JudgeRun"] | components["schemas"]["ModelRun"];
                 };
             };
             /** @description invalid_argument: bad JSON, a schema violation or an unknown field; details name the fields */

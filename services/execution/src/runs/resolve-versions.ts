@@ -16,8 +16,15 @@ import { type RouteResolver, routedRegistry } from "../model-routes/routed-regis
 import type { InputValidator } from "../tools/input-validator.js";
 import { type CallContext, catalogCallOptions } from "./call-context.js";
 import { type CallerFields, type CallerOptions, checkAgainstVersion, parseCallerOptions } from "./caller-options.js";
-import { type CallerMessage, firstImageOf, parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
-import { type RunnablePrompt, resolveModelFor, runnableOf, type SkillStep, skillStepsOf } from "./runnable.js";
+import { type CallerMessage, parseJson, parseMessages, parseObject, renamed } from "./run-input.js";
+import {
+  checkImageInput,
+  type RunnablePrompt,
+  resolveModelFor,
+  runnableOf,
+  type SkillStep,
+  skillStepsOf,
+} from "./runnable.js";
 
 export interface ResolveDeps {
   catalog: Client<typeof CatalogService>;
@@ -102,12 +109,7 @@ export async function resolvePromptRun(
   const requested = req.model || prompt.model;
   const models = await routedRegistry(deps.models, deps.routes, req.organizationId, [requested]);
   const model = await resolveModelFor(models, requested, "model", req.organizationId);
-  const image = firstImageOf(extraMessages);
-  if (image && !model.entry.capabilities.input.includes("image")) {
-    throw invalidArgument(`model ${model.id} does not take images`, [
-      { field: image, issue: `is an image: model ${model.id} takes text only (its capabilities' input)` },
-    ]);
-  }
+  checkImageInput(model, extraMessages);
   const check = deps.validator.check(prompt.variablesSchema, variables);
   const issues = check.ok ? [] : renamed(check.issues, "variables");
   if (issues.length > 0) throw invalidArgument("the variables do not match the version's variables schema", issues);

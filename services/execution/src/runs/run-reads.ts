@@ -47,7 +47,7 @@ export async function listRuns(deps: RunReadDeps, req: ListRunsRequest, ctx: Cal
 
 /** A run of the caller's organization (of `kind` when given); another organization's is not found. */
 export async function getRun(deps: RunReadDeps, req: { id: string; kind: string }, ctx: CallContext): Promise<RunDoc> {
-  const what = req.kind === "skill" || req.kind === "judge" ? `${req.kind} run` : "run";
+  const what = req.kind === "skill" || req.kind === "judge" || req.kind === "model" ? `${req.kind} run` : "run";
   const run = await deps.runs.findOne({ _id: req.id });
   if (!run || (req.kind && run.kind !== req.kind)) throw notFound(what);
   await authorizeOnResource(deps.identityAuth, ctx.principal, {

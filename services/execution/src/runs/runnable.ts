@@ -3,13 +3,13 @@
  * attached, the model checked to exist before anything runs).
  */
 import { includeKey } from "@kiln/contracts/partials";
-import { DomainError } from "@kiln/kit/errors";
-import type { ResponseFormat } from "@kiln/models/provider";
+import { DomainError, invalidArgument } from "@kiln/kit/errors";
+import type { ChatMessage, ResponseFormat } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
 import type { ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { JsonText } from "@kiln/proto/common";
 import type { ExecutableTool } from "../tools/tool-executor.js";
-import { parseJson } from "./run-input.js";
+import { firstImageOf, parseJson } from "./run-input.js";
 
 /** One message of a version's template (api.md "Chat prompts"). */
 export type TemplateMessage =
@@ -131,6 +131,16 @@ export async function resolveModelFor(
       );
     }
     throw e;
+  }
+}
+
+/** A 400 when the caller's messages carry an image and the model takes text only. */
+export function checkImageInput(model: ResolvedModel, messages: ChatMessage[]): void {
+  const image = firstImageOf(messages);
+  if (image && !model.entry.capabilities.input.includes("image")) {
+    throw invalidArgument(`model ${model.id} does not take images`, [
+      { field: image, issue: `is an image: model ${model.id} takes text only (its capabilities' input)` },
+    ]);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The run use cases: prompt runs, skill runs and previews, and reading runs back. A run reads in
+ * The run use cases: prompt runs (and model runs: model-run.ts), skill runs and previews, and reading runs back. A run reads in
  * one direction: resolve (resolve-versions.ts, runnable.ts) → render (render.ts) → call the model
  * and tools (prompt-execution.ts, skill-steps.ts) → build the record (run-record.ts) → store and
  * publish (store-run.ts); stored-runs.ts chains the last three for prompt and skill runs, agent
@@ -9,6 +9,7 @@ import { DomainError } from "@kiln/kit/errors";
 import { apiKeyLimitOf, modelLimitOf } from "../limits/token-limits.js";
 import type { RunDoc } from "../store/run-store.js";
 import { apiKeyIdOf, type CallContext, evaluationRunIdOf } from "./call-context.js";
+import { isModelRun, resolveModelRun } from "./model-run.js";
 import {
   type PromptRunRequest,
   type ResolveDeps,
@@ -27,11 +28,14 @@ export interface RunnerDeps extends ResolveDeps, Omit<StoredRunDeps, "now"> {
 
 export function createRunner(deps: RunnerDeps) {
   const stored: StoredRunDeps = { ...deps, now: deps.now ?? (() => new Date()) };
+  // A request naming a model and no prompt is a model run; the rest of the way is a prompt run's.
+  const resolve = (req: PromptRunRequest, ctx: CallContext) =>
+    isModelRun(req) ? resolveModelRun(deps, req, ctx) : resolvePromptRun(deps, req, ctx);
 
   return {
     async runPrompt(req: PromptRunRequest, ctx: CallContext): Promise<RunDoc> {
       const evaluationRunId = evaluationRunIdOf(req, ctx);
-      const run = await resolvePromptRun(deps, req, ctx);
+      const run = await resolve(req, ctx);
       return storePromptRun(stored, {
         evaluationRunId,
         organizationId: req.organizationId,
@@ -47,7 +51,7 @@ export function createRunner(deps: RunnerDeps) {
 
     /** A prompt run whose model output streams to `stream` (the same run as runPrompt otherwise). */
     async streamPrompt(req: PromptRunRequest, ctx: CallContext, stream: NonNullable<PromptRunInput["stream"]>) {
-      const run = await resolvePromptRun(deps, req, ctx);
+      const run = await resolve(req, ctx);
       return storePromptRun(stored, {
         organizationId: req.organizationId,
         apiKeyId: apiKeyIdOf(ctx.principal),

@@ -58,7 +58,9 @@ export interface PromptRunInput {
 /** Runs a prompt version and stores the run (a failed execution is stored as a failed run). */
 export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Promise<RunDoc> {
   const createdAt = deps.now();
-  const id = newId("run");
+  // A run without a prompt is a model run (model-run.ts).
+  const kind = r.prompt.promptId === "" ? "model" : "prompt";
+  const id = newId(kind === "model" ? "mrun" : "run");
   const cache = await openRunCache(deps.responseCache, r);
   const extraMessages = r.extraMessages ?? [];
   return storeRun(
@@ -77,9 +79,9 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
       r.stream?.onStart(id, cache.record?.status);
       return runDocOf({
         id,
-        kind: "prompt",
+        kind,
         organizationId: r.organizationId,
-        input: inputOf(r.variables, extraMessages, r.caller),
+        input: inputOf(kind, r.variables, extraMessages, r.caller),
         createdAt,
         promptId: r.prompt.promptId,
         promptVersionId: r.prompt.promptVersionId,
@@ -108,13 +110,14 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
   );
 }
 
-/** A prompt run's recorded input: the variables, and what the caller sent besides when it did. */
+/** A prompt run's recorded input: the variables (a model run has none), and what the caller sent besides when it did. */
 function inputOf(
+  kind: "prompt" | "model",
   variables: Record<string, unknown>,
   messages: ChatMessage[],
   caller: CallerOptions | undefined,
 ): Record<string, unknown> {
-  const input: Record<string, unknown> = { variables };
+  const input: Record<string, unknown> = kind === "prompt" ? { variables } : {};
   if (messages.length > 0) input.messages = messages;
   if (caller && caller.tools.length > 0) input.tools = caller.tools;
   if (caller?.toolChoice !== undefined) input.toolChoice = caller.toolChoice;

@@ -37,8 +37,8 @@ export interface RunCacheDoc {
 /** A stored run. User JSON (input, output, tool calls, steps) is JSON text (kit/store encodeJson). */
 export interface RunDoc {
   _id: string;
-  /** "judge": an llm_judge call of an evaluation (Complete). */
-  kind: "prompt" | "skill" | "agent" | "judge";
+  /** "judge": an llm_judge call of an evaluation (Complete); "model": a model run (runs/model-run.ts). */
+  kind: "prompt" | "skill" | "agent" | "judge" | "model";
   organizationId: string;
   /** The API key that started the run (absent for users, services and an agent's step runs). */
   apiKeyId?: string;

@@ -52,6 +52,7 @@ const ROOT_NAMES: Record<RunDoc["kind"], (r: RunDoc) => string> = {
   skill: (r) => `run_skill ${r.skillId}`,
   agent: (r) => `invoke_agent ${r.agentId ?? ""}`,
   judge: () => "judge",
+  model: (r) => `run_model ${r.model ?? ""}`,
 };
 
 /** One span of a run before it is stored: its attributes are built only when the whole span is. */

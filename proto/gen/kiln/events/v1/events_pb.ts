@@ -68,7 +68,7 @@ export type RunCompleted = Message<"kiln.events.v1.RunCompleted"> & {
   runId: string;
 
   /**
-   * "prompt", "skill" or "agent".
+   * "prompt", "skill", "agent", "judge" or "model".
    *
    * @generated from field: string kind = 2;
    */

@@ -435,7 +435,7 @@ export type Run = Message<"kiln.execution.v1.Run"> & {
   id: string;
 
   /**
-   * "prompt", "skill" or "agent".
+   * "prompt", "skill", "agent", "judge" or "model" (a model run: no prompt, the caller's messages).
    *
    * @generated from field: string kind = 2;
    */
@@ -886,6 +886,9 @@ export const SamplingParametersSchema: GenMessage<SamplingParameters> = /*@__PUR
   messageDesc(file_kiln_execution_v1_execution, 16);
 
 /**
+ * A prompt run; with no prompt_id and a model, a model run: the caller's messages sent to the
+ * model as they are (no template, variables, version or label), stored as a run of kind "model".
+ *
  * @generated from message kiln.execution.v1.RunPromptRequest
  */
 export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
@@ -895,6 +898,8 @@ export type RunPromptRequest = Message<"kiln.execution.v1.RunPromptRequest"> & {
   organizationId: string;
 
   /**
+   * Empty with a model: a model run.
+   *
    * @generated from field: string prompt_id = 2;
    */
   promptId: string;
@@ -1336,7 +1341,7 @@ export type ListRunsRequest = Message<"kiln.execution.v1.ListRunsRequest"> & {
   cursor: string;
 
   /**
-   * "prompt", "skill", "agent" or "judge"; empty: every kind.
+   * "prompt", "skill", "agent", "judge" or "model"; empty: every kind.
    *
    * @generated from field: string kind = 4;
    */
