@@ -42,6 +42,7 @@ import {
   OnlineScoreView,
   OnlineTargetView,
 } from "./routes/online-views.js";
+import { PromptDraftBody } from "./routes/prompt-content.js";
 import {
   PromptEvaluationComparisonView,
   PromptEvaluationListItemView,
@@ -152,6 +153,7 @@ export const COMPONENTS: NamedSchema[] = [
   ToolCallView,
   RouteAttemptView,
   RunCacheView,
+  PromptDraftBody,
   PromptRunView,
   PromptRunStreamEventView,
   JudgeRunView,

@@ -1,22 +1,9 @@
-import { LIMITS } from "@kiln/kit/limits";
 import Type from "typebox";
 import type { GatewayApp, GatewayDeps } from "../http/gateway-app.js";
 import { Body, Nullable, OneOf } from "../schemas.js";
-import {
-  CacheTtlSeconds,
-  ChangeMessage,
-  Description,
-  JsonObject,
-  ModelId,
-  Name,
-  OrganizationId,
-  optionalJsonTextMessage,
-  PromptText,
-  ToolSelectorBody,
-  toolSelectors,
-  withoutNulls,
-} from "./catalog-requests.js";
+import { ChangeMessage, Description, ModelId, Name, OrganizationId } from "./catalog-requests.js";
 import { fromCatalog, promptVersionView, promptView } from "./catalog-views.js";
+import { PromptContentFields, promptContentOf } from "./prompt-content.js";
 import { PromptListQuerystring, promptListFilters, registerPromptFolderRoutes } from "./prompt-folder-routes.js";
 import { byIdWrite, createWrite, registerVersionedRoutes } from "./versioned-routes.js";
 
@@ -75,25 +62,8 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
     createVersion: byIdWrite({
       summary: "Create an immutable draft version of a prompt",
       body: PromptVersionBody,
-      call: (
-        { id, body: { tools, variablesSchema, responseFormat, message, messages, systemPrompt, ...settings } },
-        options,
-      ) =>
-        catalog.createPromptVersion(
-          {
-            promptId: id,
-            message: message ?? "",
-            content: {
-              ...withoutNulls(settings),
-              systemPrompt: systemPrompt ?? "",
-              messages: (messages ?? []).map((m) => ({ role: m.role, content: m.content ?? "", name: m.name ?? "" })),
-              variablesSchema: optionalJsonTextMessage(variablesSchema),
-              responseFormat: optionalJsonTextMessage(responseFormat),
-            },
-            tools: toolSelectors(tools),
-          },
-          options,
-        ),
+      call: ({ id, body: { message, ...content } }, options) =>
+        catalog.createPromptVersion({ promptId: id, message: message ?? "", ...promptContentOf(content) }, options),
     }),
     diff: ({ id, ...versions }, options) => catalog.diffPromptVersions({ promptId: id, ...versions }, options),
     publish: byIdWrite({
@@ -105,41 +75,4 @@ export function registerPromptRoutes(app: GatewayApp, deps: GatewayDeps): void {
   });
 }
 
-/** One message of a chat version; the catalog checks role and fields, naming `messages[i].role`. */
-const PromptMessageBody = Type.Object(
-  {
-    role: Type.String({ maxLength: 20, description: "system, developer, user, assistant or placeholder" }),
-    content: Type.Optional(PromptText("Mustache template (not for a placeholder)")),
-    name: Type.Optional(Type.String({ maxLength: 64, description: "a placeholder's name (only for a placeholder)" })),
-  },
-  { additionalProperties: false },
-);
-
-const PromptVersionBody = Body({
-  systemPrompt: Type.Optional(
-    PromptText("Mustache template; every {{placeholder}} must be declared. Required unless messages are given"),
-  ),
-  messages: Type.Optional(
-    Type.Array(PromptMessageBody, {
-      minItems: 1,
-      maxItems: LIMITS.promptMessages,
-      description: 'a chat version\'s template, instead of systemPrompt and developerPrompt (api.md "Chat prompts")',
-    }),
-  ),
-  developerPrompt: Type.Optional(Nullable(PromptText("Mustache template, sent after the system prompt"))),
-  variablesSchema: Type.Optional(
-    JsonObject('a JSON Schema of type object; default {"type":"object"}', LIMITS.jsonSchemaBytes),
-  ),
-  responseFormat: Type.Optional(
-    JsonObject('{"type":"text"} (default) or {"type":"json_schema","name"?,"schema"}', LIMITS.jsonSchemaBytes),
-  ),
-  temperature: Type.Optional(Nullable(Type.Number({ description: "0–2" }))),
-  // Within the wire's int32; the catalog answers its own bound (1 to 128 000) on the field.
-  maxOutputTokens: Type.Optional(
-    Nullable(Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, description: "1 to 128000" })),
-  ),
-  cacheTtlSeconds: Type.Optional(Nullable(CacheTtlSeconds(" (runs of the version); null or absent: none"))),
-  model: Type.Optional(Nullable(ModelId)),
-  tools: Type.Optional(Type.Array(ToolSelectorBody, { maxItems: LIMITS.toolsPerVersion })),
-  message: Type.Optional(ChangeMessage),
-});
+const PromptVersionBody = Body({ ...PromptContentFields, message: Type.Optional(ChangeMessage) });

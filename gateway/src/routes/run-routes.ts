@@ -13,6 +13,7 @@ import { rpcOptions, storelessRpcOptions } from "../http/request.js";
 import { requestJsonText } from "../json-limits.js";
 import { Body, errorResponses, IdempotencyHeaders, OneOf, ref } from "../schemas.js";
 import { Id, IdParams, JsonObject, LabelName, ModelId, OrganizationId, organizationOf } from "./catalog-requests.js";
+import { PromptDraftBody, promptContentOf } from "./prompt-content.js";
 import { runById } from "./run-list-routes.js";
 import { judgeRunView, promptRunView, skillPreviewView, skillRunView } from "./run-view-mappers.js";
 import { JudgeRunView, PromptRunView, SkillPreviewView, SkillRunView } from "./run-views.js";
@@ -42,11 +43,12 @@ export const PromptRunBody = Body({
       },
     ),
   ),
+  draft: Type.Optional(ref(PromptDraftBody)),
 });
 
 /** The RPC request of a prompt run: its body, and its Kiln-Cache header (docs/cache.md). */
 export function promptRunRequest(request: FastifyRequest, promptId: string, body: Static<typeof PromptRunBody>) {
-  const { organizationId, variables, versionId, label, model, messages } = body;
+  const { organizationId, variables, versionId, label, model, messages, draft } = body;
   const cache = cacheDirectiveOf(request);
   return {
     organizationId,
@@ -56,6 +58,7 @@ export function promptRunRequest(request: FastifyRequest, promptId: string, body
     label,
     model,
     ...(messages && { messages }),
+    ...(draft && { draft: promptContentOf(draft) }),
     ...(cache && { cache }),
   };
 }

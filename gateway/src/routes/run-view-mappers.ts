@@ -132,6 +132,7 @@ export const promptRunView = view("run", (r: Run) => ({
   ...runFieldsView(r, "prompt"),
   promptId: r.promptId,
   promptVersionId: r.promptVersionId,
+  ...(r.promptVersionId === "" && { draft: true as const }),
   ...(r.cache && { cache: runCacheView(r.cache) }),
 }));
 

@@ -151,7 +151,12 @@ export const PromptRunView = Type.Object(
     ...RunCommonFields,
     completedAt: Timestamp,
     promptId: Type.String(),
-    promptVersionId: Type.String(),
+    promptVersionId: Type.String({ description: 'the version that ran; "" for a draft (an unsaved version)' }),
+    draft: Type.Optional(
+      Type.Literal(true, {
+        description: "set when the run ran an unsaved version (the request's draft, kept in input.draft)",
+      }),
+    ),
     cache: Type.Optional(ref(RunCacheView)),
   },
   { $id: "PromptRun" },

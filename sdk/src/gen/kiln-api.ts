@@ -2794,6 +2794,37 @@ export interface components {
              */
             ttlSource?: "request" | "label" | "version";
         };
+        /** @description an unsaved version of the prompt to run instead of a stored one (not with versionId or label), as POST /api/prompts/{id}/versions takes it: checked as a version is, stored nowhere; the run keeps it in input.draft (api.md "Runs") */
+        PromptDraft: {
+            /** @description Mustache template; every {{placeholder}} must be declared. Required unless messages are given */
+            systemPrompt?: string;
+            /** @description a chat version's template, instead of systemPrompt and developerPrompt (api.md "Chat prompts") */
+            messages?: {
+                /** @description system, developer, user, assistant or placeholder */
+                role: string;
+                /** @description Mustache template (not for a placeholder) */
+                content?: string;
+                /** @description a placeholder's name (only for a placeholder) */
+                name?: string;
+            }[];
+            developerPrompt?: string | null;
+            /** @description a JSON Schema of type object; default {"type":"object"} */
+            variablesSchema?: {
+                [key: string]: unknown;
+            };
+            /** @description {"type":"text"} (default) or {"type":"json_schema","name"?,"schema"} */
+            responseFormat?: {
+                [key: string]: unknown;
+            };
+            temperature?: number | null;
+            maxOutputTokens?: number | null;
+            cacheTtlSeconds?: number | null;
+            model?: string | null;
+            tools?: (string | {
+                toolId: string;
+                toolVersionId?: string;
+            })[];
+        };
         PromptRun: {
             id: string;
             /** @enum {string} */
@@ -2832,7 +2863,13 @@ export interface components {
             /** Format: date-time */
             completedAt: string;
             promptId: string;
+            /** @description the version that ran; "" for a draft (an unsaved version) */
             promptVersionId: string;
+            /**
+             * @description set when the run ran an unsaved version (the request's draft, kept in input.draft)
+             * @enum {boolean}
+             */
+            draft?: true;
             cache?: components["schemas"]["RunCache"];
         };
         PromptRunStreamEvent: {
@@ -13448,6 +13485,7 @@ export interface operations {
                         role: "system" | "developer" | "user" | "assistant";
                         content: string;
                     }[];
+                    draft?: components["schemas"]["PromptDraft"];
                 };
             };
         };
@@ -14036,6 +14074,7 @@ export interface operations {
                         role: "system" | "developer" | "user" | "assistant";
                         content: string;
                     }[];
+                    draft?: components["schemas"]["PromptDraft"];
                 };
             };
         };

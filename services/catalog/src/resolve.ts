@@ -10,6 +10,7 @@ import { SCOPES } from "./access.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import { Issues } from "./domain/issues.js";
 import { createAgentLoader } from "./resolving/agent-loader.js";
+import { createDraftLoader, type PromptDraftInput } from "./resolving/draft-loader.js";
 import { createLoading, type VersionRequest } from "./resolving/loading.js";
 import { createPromptLoader } from "./resolving/prompt-loader.js";
 import { createSkillLoader } from "./resolving/skill-loader.js";
@@ -37,11 +38,17 @@ function settle<T>(p: Promise<T>): Promise<() => T> {
   );
 }
 
-/** A run names a version, or a label, not both. */
-function oneOf(input: { versionId: string; label?: string }): void {
+/** A run names a version, a label or a draft (an unsaved version), not two of them. */
+function oneOf(input: { versionId: string; label?: string; draft?: unknown }): void {
   if (input.versionId !== "" && (input.label ?? "") !== "") {
     throw invalidArgument("name a version or a label, not both", [
       { field: "label", issue: "cannot be given with versionId" },
+    ]);
+  }
+  if (input.draft !== undefined && (input.versionId !== "" || (input.label ?? "") !== "")) {
+    const field = input.versionId !== "" ? "versionId" : "label";
+    throw invalidArgument("a draft is run as it is: name no version or label with it", [
+      { field, issue: "cannot be given with draft" },
     ]);
   }
 }
@@ -56,6 +63,7 @@ export type Resolver = ReturnType<typeof createResolver>;
 export function createResolver(deps: CatalogDeps, cache: VersionCache = new VersionCache()) {
   const loading = createLoading(deps, cache);
   const loadPrompt = createPromptLoader(deps, loading);
+  const loadDraft = createDraftLoader(deps, loading);
   const loadSkill = createSkillLoader(deps, loading);
   const loadAgent = createAgentLoader(deps, loading, loadPrompt, loadSkill);
 
@@ -91,9 +99,13 @@ export function createResolver(deps: CatalogDeps, cache: VersionCache = new Vers
     /**
      * `versionId` names any version of the prompt, draft or published (api.md: the run "uses the
      * published version unless versionId is given"); without it the live published version, and
-     * none is failed_precondition (409).
+     * none is failed_precondition (409). With `draft`: that unsaved version of the prompt (draft-loader.ts).
      */
-    resolvePromptVersion: resolving("prompt", loadPrompt),
+    resolvePromptVersion: resolving(
+      "prompt",
+      (input: VersionRequest & { promptId: string; draft?: PromptDraftInput }) =>
+        input.draft ? loadDraft({ ...input, draft: input.draft }) : loadPrompt(input),
+    ),
 
     /**
      * `versionId` names any version of the skill; without it, with `preferDraft` (previews) the

@@ -30,10 +30,15 @@ export const toolSelectorsOf = (tools: readonly ToolSelector[]): ToolSelectorInp
 export function promptVersionInputOf(
   req: CreatePromptVersionRequest,
 ): PromptVersionInput & { promptId: string; tools: ToolSelectorInput[]; message: string } {
+  return { promptId: req.promptId, message: req.message, ...promptDraftInputOf(req) };
+}
+
+/** A version's content and tools, as creating it or running it unsaved (a PromptDraft) sends them. */
+export function promptDraftInputOf(
+  req: Pick<CreatePromptVersionRequest, "content" | "tools">,
+): PromptVersionInput & { tools: ToolSelectorInput[] } {
   const c = req.content;
   return {
-    promptId: req.promptId,
-    message: req.message,
     systemPrompt: c?.systemPrompt ?? "",
     developerPrompt: c?.developerPrompt,
     variablesSchemaJson: c?.variablesSchema?.json,

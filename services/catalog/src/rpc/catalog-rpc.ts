@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { answering, answeringOne, answeringPage, kRequestId, principalOf, withInput } from "@kiln/kit/principal";
-import { CatalogService } from "@kiln/proto/catalog";
+import { CatalogService, type ResolvePromptVersionRequest } from "@kiln/proto/catalog";
 import type { Agents } from "../agents.js";
 import type { Bundles } from "../bundles/index.js";
 import type { ImportRun } from "../bundles/run-import.js";
@@ -29,6 +29,7 @@ import {
   workflowValidationToProto,
 } from "./catalog-conversions.js";
 import {
+  promptDraftInputOf,
   promptVersionInputOf,
   saveWorkflowInputOf,
   skillPromptsInputOf,
@@ -135,7 +136,15 @@ export function registerCatalogRpc(
     getImport: answeringOne("status", (status: string) => status)(bundles.getImport),
     resolvePromptVersion: atGeneration(
       resolver.atLeast,
-      answeringOne("prompt", resolvedPromptToProto)(resolver.resolvePromptVersion),
+      answeringOne(
+        "prompt",
+        resolvedPromptToProto,
+      )(
+        withInput(
+          (req: ResolvePromptVersionRequest) => ({ ...req, draft: req.draft && promptDraftInputOf(req.draft) }),
+          resolver.resolvePromptVersion,
+        ),
+      ),
     ),
     resolveSkillVersion: atGeneration(resolver.atLeast, answering(resolvedSkillToProto)(resolver.resolveSkillVersion)),
     resolveAgentVersion: answering(resolvedAgentToProto)(resolver.resolveAgentVersion),

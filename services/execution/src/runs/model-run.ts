@@ -57,6 +57,8 @@ export async function resolveModelRun(
     throw refuse(field, "needs a promptId", `${field} names a version of a prompt: a model run has none`);
   }
   if (req.evaluationRunId) throw refuse("evaluationRunId", "needs a promptId", "a model run is no evaluation's item");
+  if (req.draft)
+    throw refuse("draft", "needs a promptId", "a draft is an unsaved version of a prompt: name the prompt");
   checkCacheDirective(req.cache);
   const extraMessages = parseMessages(req.messages ?? []);
   if (extraMessages.length === 0) {

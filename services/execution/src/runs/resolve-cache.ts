@@ -107,11 +107,14 @@ export function withResolveCache(deps: ResolveCacheDeps): Client<typeof CatalogS
     };
   }
 
+  const resolvePrompt = cached("prompt", deps.catalog.resolvePromptVersion, (r) =>
+    [r.promptId, r.versionId, r.label].join("\u0000"),
+  );
   return {
     ...deps.catalog,
-    resolvePromptVersion: cached("prompt", deps.catalog.resolvePromptVersion, (r) =>
-      [r.promptId, r.versionId, r.label].join("\u0000"),
-    ),
+    // An unsaved version (a draft) is resolved each time: it is nobody else's.
+    resolvePromptVersion: (req, options) =>
+      req.draft ? deps.catalog.resolvePromptVersion(req, options) : resolvePrompt(req, options),
     resolveSkillVersion: cached("skill", deps.catalog.resolveSkillVersion, (r) =>
       [r.skillId, r.versionId, r.label, r.preferDraft].join("\u0000"),
     ),

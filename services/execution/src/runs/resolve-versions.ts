@@ -10,7 +10,7 @@ import type { JsonText } from "@kiln/kit/json-text";
 import { remote } from "@kiln/kit/rpc/errors";
 import type { ChatMessage } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
-import type { CatalogService, SkillVersion } from "@kiln/proto/catalog";
+import type { CatalogService, PromptDraft, SkillVersion } from "@kiln/proto/catalog";
 import { type CacheDirective, type CachePolicy, cachePolicyOf, checkCacheDirective } from "../cache/cache-policy.js";
 import { type RouteResolver, routedRegistry } from "../model-routes/routed-registry.js";
 import type { InputValidator } from "../tools/input-validator.js";
@@ -47,6 +47,8 @@ export interface PromptRunRequest extends CallerFields {
   cache?: CacheDirective;
   /** The evaluation run the run is made for: only the evaluation service (a service principal) says so. */
   evaluationRunId?: string;
+  /** An unsaved version of the prompt to run instead of a stored one (the playground's edits). */
+  draft?: PromptDraft;
 }
 
 export interface SkillRunRequest {
@@ -101,7 +103,10 @@ export async function resolvePromptRun(
   const extraMessages = parseMessages(req.messages ?? []);
   const caller = parseCallerOptions(req);
   const { prompt: resolved } = await remote(
-    deps.catalog.resolvePromptVersion({ ...versionRefOf(req), promptId: req.promptId }, catalogCallOptions(ctx)),
+    deps.catalog.resolvePromptVersion(
+      { ...versionRefOf(req), promptId: req.promptId, ...(req.draft && { draft: req.draft }) },
+      catalogCallOptions(ctx),
+    ),
   );
   if (!resolved) throw new Error("catalog returned no prompt");
   const version = runnableOf(resolved);

@@ -81,7 +81,10 @@ export async function storePromptRun(deps: StoredRunDeps, r: PromptRunInput): Pr
         id,
         kind,
         organizationId: r.organizationId,
-        input: inputOf(kind, r.variables, extraMessages, r.caller),
+        input: {
+          ...inputOf(kind, r.variables, extraMessages, r.caller),
+          ...(kind === "prompt" && r.prompt.promptVersionId === "" && { draft: draftOf(r.prompt) }),
+        },
         createdAt,
         promptId: r.prompt.promptId,
         promptVersionId: r.prompt.promptVersionId,
@@ -124,6 +127,21 @@ function inputOf(
   if (caller?.responseFormat !== undefined) input.responseFormat = caller.responseFormat;
   if (caller && Object.keys(caller.sampling).length > 0) input.parameters = caller.sampling;
   return input;
+}
+
+/** What an unsaved version (a draft) ran with, kept on its run: the run names no version to read it from. */
+function draftOf(p: RunnablePrompt): Record<string, unknown> {
+  return {
+    ...(p.messages && p.messages.length > 0 && p.systemPrompt === ""
+      ? { messages: p.messages }
+      : { systemPrompt: p.systemPrompt, ...(p.developerPrompt !== null && { developerPrompt: p.developerPrompt }) }),
+    variablesSchema: p.variablesSchema,
+    responseFormat: p.responseFormat,
+    ...(p.temperature !== null && { temperature: p.temperature }),
+    ...(p.maxOutputTokens !== null && { maxOutputTokens: p.maxOutputTokens }),
+    model: p.model,
+    tools: p.tools.map((t) => ({ toolKey: t.toolKey, toolVersionId: t.toolVersionId })),
+  };
 }
 
 export interface SkillRunInput {
