@@ -4,7 +4,7 @@
  * steps do not stream). A stopped or broken-off stream ends with the run as stored (failed, error
  * code `cancelled` when stopped, with the text so far), read back by its id: nothing is lost.
  */
-import type { Kiln, PromptRun, SkillRun } from "@kiln/sdk";
+import type { CreatePromptVersionRequest, Kiln, PromptRun, SkillRun } from "@kiln/sdk";
 import { call } from "./api.js";
 import type { Choice, Target } from "./playground-pick.js";
 
@@ -43,6 +43,8 @@ export async function runStreaming(
   variables: Record<string, unknown>,
   signal: AbortSignal,
   onLive: (live: Omit<LiveRun, "what">) => void,
+  /** Unsaved edits of a prompt's version to run instead of the choice's version (playground-edits.tsx). */
+  draft?: CreatePromptVersionRequest,
 ): Promise<PromptRun | SkillRun | null> {
   const pick = choice.selection.startsWith("l:")
     ? { label: choice.selection.slice(2) }
@@ -51,7 +53,12 @@ export async function runStreaming(
     onLive({ text: "", runId: "", whole: true });
     return kiln.skills.run(target.id, { organizationId, input: variables, ...pick });
   }
-  const body = { organizationId, variables, ...pick, ...(choice.model ? { model: choice.model } : {}) };
+  const body = {
+    organizationId,
+    variables,
+    ...(draft ? { draft } : pick),
+    ...(choice.model ? { model: choice.model } : {}),
+  };
   let runId = "";
   let text = "";
   try {

@@ -4,6 +4,7 @@ import { useAction, useLoaded } from "./action.js";
 import { errorOf, type Session } from "./api.js";
 import { useRunnableModels } from "./org-models.js";
 import { LiveRunCard, type PlaygroundRun, RunCard } from "./playground-card.js";
+import { draftBodyOf, EditHere, schemaOf, usePlaygroundEdits } from "./playground-edits.js";
 import { propertiesOf, VariableFields, variablesOf } from "./playground-inputs.js";
 import { openingOf } from "./playground-link.js";
 import {
@@ -44,11 +45,13 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   const [values, setValues] = useSessionState<Record<string, string>>(`${kept}.values`, {});
   const [shown, setShown] = useSessionState<Shown[]>(`${kept}.runs`, []);
   const [live, setLive] = useState<LiveRun[] | null>(null);
+  const editing = usePlaygroundEdits(kept);
+  const { edits, setEdits } = editing;
   const stop = useRef<AbortController | null>(null);
   // Leaving the page stops what it streams (each run is then stored cancelled, with the text so far).
   useEffect(() => () => stop.current?.abort(), []);
   const { models, routes } = useRunnableModels(kiln, session.organizationId);
-  const { error, setError, submit, busy: running } = useAction();
+  const { error, setError, submit, act, busy: running } = useAction();
   const organizationId = session.organizationId;
   // Opened on something (a run, a version: playground-link.ts): it replaces what was kept, once.
   useEffect(() => {
@@ -58,8 +61,9 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
     setA({ selection: opening.selection, model: "" });
     setComparing(false);
     setValues(opening.values);
+    setEdits(null);
     history.replaceState(null, "", location.pathname);
-  }, [setKey, setA, setComparing, setValues]);
+  }, [setKey, setA, setComparing, setValues, setEdits]);
   const keyNow = useRef(key);
   keyNow.current = key;
   const read = useCallback(async () => {
@@ -88,27 +92,41 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
         : kiln.skills.get(target.id, { versionId: versionA }).then((s) => s.inputSchema);
     schemaOf.then(setSchema).catch((e) => setError(errorOf(e)));
   }, [kiln, target, versionA, setError]);
-  const properties = useMemo(() => propertiesOf(schema), [schema]);
-  const whatOf = (t: Target, choice: Choice) =>
-    `${t.name} · ${describeSelection(t, choice.selection, labels)}${choice.model ? ` · ${choice.model}` : ""}`;
+  // Editing: the variables the edited schema declares (its last good one while it is being typed).
+  const editedSchema = target?.kind === "prompt" ? schemaOf(edits) : undefined;
+  const properties = useMemo(() => propertiesOf(editedSchema ?? schema), [editedSchema, schema]);
+  const whatOf = (t: Target, choice: Choice, edited = false) =>
+    `${t.name} · ${edited && edits ? `unsaved edits of v${edits.baseVersion}` : describeSelection(t, choice.selection, labels)}${choice.model ? ` · ${choice.model}` : ""}`;
   // Each side streams into its own live card; Stop aborts them all (each run is then stored cancelled).
   const run = submit(async () => {
     if (!target) return;
     const variables = variablesOf(properties, values);
+    // Side A runs the edits when there are some; side B its own version, to compare with.
+    const tried = target.kind === "prompt" && edits ? draftBodyOf(edits) : {};
+    if (tried.issue) throw new Error(tried.issue);
     const sides = comparing ? [a, b] : [a];
     const abort = new AbortController();
     stop.current = abort;
-    setLive(sides.map((c) => ({ what: whatOf(target, c), text: "", runId: "", whole: target.kind === "skill" })));
+    setLive(
+      sides.map((c, i) => ({ what: whatOf(target, c, i === 0), text: "", runId: "", whole: target.kind === "skill" })),
+    );
     try {
       const runs = await Promise.all(
         sides.map((c, i) =>
-          runStreaming(kiln, organizationId ?? "", target, c, variables, abort.signal, (l) =>
-            setLive((all) => all?.map((x, j) => (j === i ? { ...x, ...l } : x)) ?? null),
+          runStreaming(
+            kiln,
+            organizationId ?? "",
+            target,
+            c,
+            variables,
+            abort.signal,
+            (l) => setLive((all) => all?.map((x, j) => (j === i ? { ...x, ...l } : x)) ?? null),
+            i === 0 ? tried.body : undefined,
           ),
         ),
       );
       const results: PlaygroundRun[] = runs.flatMap((r, i) =>
-        r ? [{ run: r, what: whatOf(target, sides[i] as Choice) }] : [],
+        r ? [{ run: r, what: whatOf(target, sides[i] as Choice, i === 0) }] : [],
       );
       if (results.length > 0) setShown((s) => [results, ...s].slice(0, 20));
     } finally {
@@ -122,6 +140,7 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
     setA({ selection: defaultSelection(next), model: "" });
     setB({ selection: defaultSelection(next), model: "" });
     setValues({});
+    setEdits(null);
     setError(null);
   };
   if (targets === null) return <Pending error={error} what="prompts and skills" />;
@@ -178,6 +197,15 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
                 choice={a}
                 onChange={setA}
               />
+              {target.kind === "prompt" && (
+                <EditHere
+                  editing={editing}
+                  error={error}
+                  onOpen={() => act(() => editing.open(kiln, target.id, versionA))}
+                  onSave={() => act(() => editing.save(kiln, target.id))}
+                  canOpen={versionA !== ""}
+                />
+              )}
               <label className="check">
                 <input type="checkbox" checked={comparing} onChange={(e) => setComparing(e.target.checked)} /> Compare
                 side by side with another version or model
