@@ -1304,6 +1304,36 @@ describe("the audit log", () => {
   });
 });
 
+describe("the audit log's webhook", () => {
+  it("sets, reads, rotates and removes the organization's stream, the secret answered when made (docs/governance.md)", async () => {
+    const path = `/api/organizations/${organizationId}/audit-stream`;
+    // Nothing listens on port 9: only the setting is exercised here (test/audit-webhook.test.ts streams).
+    const set = await raw<{ url: string; secret?: string }>(
+      "PUT",
+      path,
+      { url: "http://127.0.0.1:9/audit" },
+      accessToken,
+    );
+    expect(set).toMatchObject({ status: 200, body: { url: "http://127.0.0.1:9/audit" } });
+    expect(set.body.secret).toMatch(/^whsec_/);
+    const moved = await raw<{ secret?: string }>("PUT", path, { url: "http://127.0.0.1:9/moved" }, accessToken);
+    expect(moved.status).toBe(200);
+    expect(moved.body.secret).toBeUndefined();
+    const read = await raw<{ url: string; delivery: { acknowledgedSequence: number } }>(
+      "GET",
+      path,
+      undefined,
+      accessToken,
+    );
+    expect(read).toMatchObject({ status: 200, body: { url: "http://127.0.0.1:9/moved" } });
+    const rotated = await raw<{ secret: string }>("POST", `${path}/rotate-secret`, undefined, accessToken);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(set.body.secret);
+    expect((await raw("DELETE", path, undefined, accessToken)).status).toBe(200);
+    expect((await raw("GET", path, undefined, accessToken)).status).toBe(404);
+  });
+});
+
 describe("the OpenAPI document against the live answers", () => {
   it("matched every answer above to its documented operation, status and schema", () => {
     expect(conformance.violations).toEqual([]);

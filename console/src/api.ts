@@ -64,6 +64,8 @@ export async function currentSession(): Promise<Session | null> {
 export interface ShownError {
   message: string;
   fields: Record<string, string>;
+  /** The HTTP status of a refused non-public call (`call`), for a page that answers a 404 or 403 itself. */
+  status?: number;
 }
 
 /**
@@ -126,7 +128,11 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   });
   const json = (await response.json().catch(() => ({}))) as T & Envelope;
   if (!response.ok) {
-    throw shownOf(json.error?.message ?? `The request failed (HTTP ${response.status}).`, json.error?.details ?? []);
+    const shown = shownOf(
+      json.error?.message ?? `The request failed (HTTP ${response.status}).`,
+      json.error?.details ?? [],
+    );
+    throw { ...shown, status: response.status };
   }
   return json;
 }

@@ -1,6 +1,7 @@
 import type { AuditEntry, AuditVerification } from "@kiln/sdk";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useAction } from "./action.js";
+import { AuditStreamPanel } from "./audit-stream.js";
 import { useAuthorNames } from "./authors.js";
 import { ListEnd, usePagedList } from "./paged-list.js";
 import type { PageProps } from "./router.js";
@@ -61,8 +62,8 @@ function verdict(v: AuditVerification): string {
 /**
  * The organization's audit log (docs/governance.md), newest first: who changed what, on what, from
  * where; filtered by action, actor, target and time, every page reachable; the chain verified on
- * demand; the filtered entries exported as JSON Lines. Owners and admins read it; others are told
- * the API's refusal.
+ * demand; the filtered entries exported as JSON Lines; streamed to the organization's webhook
+ * (audit-stream.tsx). Owners and admins read it; others are told the API's refusal.
  */
 export function AuditLogPage({ kiln, session, navigate }: PageProps) {
   const organizationId = session.organizationId ?? "";
@@ -182,6 +183,7 @@ export function AuditLogPage({ kiln, session, navigate }: PageProps) {
           <ListEnd list={list} noun="change" order="newest" pageSize={PAGE_SIZE} />
         </>
       )}
+      <AuditStreamPanel organizationId={organizationId} />
     </main>
   );
 }

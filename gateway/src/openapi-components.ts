@@ -10,6 +10,7 @@ import {
   WorkflowView,
 } from "./routes/agent-views.js";
 import { AuditEntryView, AuditVerificationView } from "./routes/audit-routes.js";
+import { AuditStreamSecretView, AuditStreamView, AuditStreamWithSecretView } from "./routes/audit-stream-routes.js";
 import { BudgetView } from "./routes/budget-views.js";
 import { ImportItemView, ImportReportView, PromptfooImportBody } from "./routes/bundle-routes.js";
 import {
@@ -126,6 +127,9 @@ export const COMPONENTS: NamedSchema[] = [
   ApiKeyView,
   ScimTokenView,
   SamlSettingsView,
+  AuditStreamView,
+  AuditStreamWithSecretView,
+  AuditStreamSecretView,
   ModelView,
   ProviderConnectionView,
   ConnectionTestView,

@@ -11,6 +11,7 @@ import { createInternalTokens } from "@kiln/kit/auth";
 import { createRemoteIdentityAuth } from "@kiln/kit/authorizer";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import type { Logger } from "@kiln/kit/logger";
+import { resolveWithDns } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { createForwardInterceptor } from "@kiln/kit/rpc/auth-interceptor";
 import { combineServices } from "@kiln/kit/rpc/combined";
@@ -70,7 +71,7 @@ export interface EmbeddedOptions {
   review?: ReviewOptions;
   /** Signs and checks the internal tokens (INTERNAL_AUTH_SECRET); default: the data directory's own secret. */
   internalSecret?: string;
-  /** Where the audit log is streamed (AUDIT_OTLP_LOGS_ENDPOINT…, docs/governance.md "Streaming"). */
+  /** Where the audit log is streamed (AUDIT_OTLP_LOGS_ENDPOINT…, docs/governance.md "Streaming"); default: the organizations' own webhooks under `webhooks`' address policy. */
   auditStream?: AuditStreamOptions;
 }
 
@@ -105,7 +106,15 @@ export async function buildEmbedded(options: EmbeddedOptions) {
       privateKeyPem: data.signingKeyPem,
     },
     freePlanMonthlyRunLimit: options.freePlanMonthlyRunLimit,
-    auditStream: options.auditStream,
+    // The organizations' audit webhooks follow the webhooks' address policy; their secrets are sealed with the data directory's key.
+    auditStream: {
+      webhook: {
+        privateHosts: options.webhooks?.privateHosts ?? [],
+        resolve: options.webhooks?.resolve ?? resolveWithDns,
+        secrets: createSecretBox(data.secretKeys),
+      },
+      ...options.auditStream,
+    },
   });
   // What the other services use to reach identity, each acting as itself.
   const identityFor = (id: string) => {

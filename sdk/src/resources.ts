@@ -73,6 +73,9 @@ export type OnlineScoreSummary = Schemas["OnlineScoreSummary"];
 export type Trace = Schemas["Trace"];
 export type AuditEntry = Schemas["AuditEntry"];
 export type AuditVerification = Schemas["AuditVerification"];
+/** The organization's audit webhook (non-public organization settings; docs/governance.md "Streaming to a webhook"). */
+export type AuditStream = Schemas["AuditStream"];
+export type AuditStreamWithSecret = Schemas["AuditStreamWithSecret"];
 export type TraceDetail = Schemas["TraceDetail"];
 export type Span = Schemas["Span"];
 export type Generation = Schemas["Generation"];

@@ -21,6 +21,10 @@ export const AUDIT_ACTIONS: Readonly<Record<string, AuditAction | null>> = {
   consumeSamlResponse: NOT_A_CHANGE,
   putSamlSettings: ["settings.saml.updated", "organization", "p.id"],
   deleteSamlSettings: ["settings.saml.deleted", "organization", "p.id"],
+  // The organization's audit webhook (docs/governance.md "Streaming to a webhook"): its URL is named, never its secret.
+  putAuditStream: ["settings.audit_stream.updated", "organization", "p.id"],
+  deleteAuditStream: ["settings.audit_stream.deleted", "organization", "p.id"],
+  rotateAuditStreamSecret: ["settings.audit_stream.secret.rotated", "organization", "p.id"],
   // Before the account has an organization: nothing to record it in.
   signUp: NOT_A_CHANGE,
   completeOnboarding: ["organization.created", "organization", "r.organization.id"],

@@ -5,6 +5,7 @@ import { listPage, pageOf } from "../http/list-page.js";
 import { ACCESS_TOKEN_ONLY, answers, listAnswers, operations } from "../http/operation.js";
 import { rpcOptions } from "../http/request.js";
 import { Body, errorResponses, IdempotencyHeaders, IdParams, ListQuery, ref } from "../schemas.js";
+import { registerAuditStreamRoutes } from "./audit-stream-routes.js";
 import { registerMemberRoutes } from "./member-routes.js";
 import { registerSamlSettingsRoutes } from "./saml-settings-routes.js";
 import { registerScimTokenRoutes } from "./scim-token-routes.js";
@@ -140,4 +141,5 @@ export function registerOrganizationRoutes(app: GatewayApp, deps: GatewayDeps): 
   registerMemberRoutes(app, deps);
   registerScimTokenRoutes(app, deps);
   registerSamlSettingsRoutes(app, deps);
+  registerAuditStreamRoutes(app, deps);
 }

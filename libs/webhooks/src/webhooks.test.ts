@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { webhookEventOf } from "./events.js";
 import { backoffMs, DEFAULT_RETRY } from "./retry-policy.js";
 import { newSecret, sign, signatureHeader, verify } from "./signing.js";
-import { urlIssues } from "./webhooks.js";
+import { urlIssues } from "./url-policy.js";
 
 describe("Standard Webhooks signatures", () => {
   it("matches the specification's example", () => {

@@ -4,13 +4,10 @@
  * answered when it is made (create, rotate) and never again.
  */
 
-import { isIP } from "node:net";
 import { authorizeOnResource, type IdentityAuth } from "@kiln/kit/authorizer";
 import { invalidArgument, notFound, permissionDenied } from "@kiln/kit/errors";
 import { newId } from "@kiln/kit/ids";
-import { LIMITS } from "@kiln/kit/limits";
-import { classifyAddress } from "@kiln/kit/outbound";
-import { type HostPattern, urlMatchesAny } from "@kiln/kit/outbound/host-patterns";
+import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import { findPage } from "@kiln/kit/pagination";
 import type { Principal } from "@kiln/kit/principal";
 import type { SecretBox } from "@kiln/kit/secret-box";
@@ -19,12 +16,12 @@ import { WEBHOOK_EVENTS } from "./events.js";
 import { resealed } from "./retention.js";
 import { newSecret } from "./signing.js";
 import type { DeliveryDoc, WebhookCollections, WebhookDoc } from "./store.js";
+import { type UrlIssue, urlIssues } from "./url-policy.js";
 
 export const SCOPES = { read: "webhooks:read", write: "webhooks:write" } as const;
 
 /** How long a rotated secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-const MAX_URL = LIMITS.webhookUrlChars;
 
 export interface WebhooksDeps {
   collections: WebhookCollections;
@@ -37,31 +34,7 @@ export interface WebhooksDeps {
   now: () => Date;
 }
 
-type Issue = { field: string; issue: string };
-
-/** Syntax and, for an address literal, the address rules; a name is resolved and checked per attempt. */
-export function urlIssues(raw: string, privateHosts: readonly HostPattern[]): Issue[] {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return [{ field: "url", issue: "must be an absolute http or https URL" }];
-  }
-  if (raw.length > MAX_URL) return [{ field: "url", issue: `must be at most ${MAX_URL} characters` }];
-  if (url.protocol !== "https:" && url.protocol !== "http:") return [{ field: "url", issue: "must use http or https" }];
-  if (url.username || url.password) return [{ field: "url", issue: "must not carry credentials" }];
-  if (url.hash) return [{ field: "url", issue: "must not have a fragment" }];
-  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  if (isIP(host) !== 0) {
-    const { scope, range } = classifyAddress(host);
-    if (scope === "unroutable" || (scope === "internal" && !urlMatchesAny(privateHosts, url))) {
-      return [
-        { field: "url", issue: `address ${host} is in the "${range}" range; webhooks call public addresses only` },
-      ];
-    }
-  }
-  return [];
-}
+type Issue = UrlIssue;
 
 function eventIssues(events: readonly string[]): Issue[] {
   const issues: Issue[] = [];

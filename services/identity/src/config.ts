@@ -1,5 +1,5 @@
 import { parseEnv, serviceEnv, Type } from "@kiln/kit/config";
-import { loadAuditOtlpConfig } from "./audit/export-config.js";
+import { AuditWebhookEnv, loadAuditOtlpConfig, loadAuditWebhookConfig } from "./audit/export-config.js";
 
 export { loadAuditOtlpConfig };
 
@@ -17,11 +17,17 @@ export const IdentityEnv = Type.Object({
   TOKEN_AUDIENCE: Type.String({ minLength: 1, default: "kiln-api" }),
   ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3_600 }),
   ...FreePlanEnv,
+  /** WEBHOOK_PRIVATE_HOSTS, KILN_SECRET_KEY and KILN_SECRET_KEY_PREVIOUS: the organizations' audit webhooks. */
+  ...AuditWebhookEnv,
 });
 
 export type IdentityConfig = ReturnType<typeof loadConfig>;
 
 /** The only reader of the environment in the identity service. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  return { ...parseEnv(IdentityEnv, env), auditOtlp: loadAuditOtlpConfig(env) };
+  return {
+    ...parseEnv(IdentityEnv, env),
+    auditOtlp: loadAuditOtlpConfig(env),
+    auditWebhook: loadAuditWebhookConfig(env),
+  };
 }

@@ -16,6 +16,6 @@ await runServiceProcess("identity", config, ({ logger, store, tokens }) =>
       privateKeyPem: config.IDENTITY_SIGNING_KEY.replace(/\\n/g, "\n"),
     },
     freePlanMonthlyRunLimit: config.FREE_PLAN_MONTHLY_RUN_LIMIT,
-    auditStream: { otlp: config.auditOtlp },
+    auditStream: { otlp: config.auditOtlp, webhook: config.auditWebhook },
   }),
 );

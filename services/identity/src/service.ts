@@ -8,6 +8,8 @@ import { startSweeper } from "@kiln/kit/sweeper";
 import { createAuditLog } from "./audit/audit-log.js";
 import { auditEntries, ensureAuditIndexes } from "./audit/audit-store.js";
 import { type AuditStreamOptions, startAuditStream } from "./audit/audit-stream.js";
+import { auditStreams } from "./audit/audit-stream-store.js";
+import { exportCursors } from "./audit/export-cursors.js";
 import { createTokenIssuer, type TokenIssuerOptions } from "./domain/token-issuer.js";
 import { createIdentity } from "./identity.js";
 import { registerAuditRpc } from "./rpc/audit-rpc.js";
@@ -15,6 +17,8 @@ import { registerIdentityRpc } from "./rpc/identity-rpc.js";
 import { registerSamlRpc } from "./rpc/saml-rpc.js";
 import { registerScimRpc } from "./rpc/scim-rpc.js";
 import { ensureIdentityIndexes, identityCollections } from "./store/identity-store.js";
+import { createAccess } from "./use-cases/access.js";
+import { auditStreamSettingsUseCases, resealAuditStreamSecrets } from "./use-cases/audit-stream-settings.js";
 
 export type { AuditStreamOptions } from "./audit/audit-stream.js";
 
@@ -44,6 +48,19 @@ export async function createIdentityService(
   // The stream sends what is recorded from the log itself, right after each record and every second.
   const stream = await startAuditStream(deps.store, collections, deps.logger, deps.auditStream);
   const audit = createAuditLog(auditEntries(deps.store), collections, undefined, () => stream?.kick());
+  const webhook = deps.auditStream?.webhook;
+  const streams = auditStreams(deps.store);
+  // Every stream secret sealed under a previous KILN_SECRET_KEY is sealed under the current one.
+  const resealed = webhook ? await resealAuditStreamSecrets(streams, webhook.secrets) : 0;
+  if (resealed > 0)
+    deps.logger.info({ streams: resealed }, "audit stream secrets re-sealed under the current secret key");
+  const streamSettings = auditStreamSettingsUseCases(createAccess({ collections, issuer }), {
+    streams,
+    cursors: exportCursors(deps.store),
+    secrets: webhook?.secrets,
+    privateHosts: webhook?.privateHosts ?? [],
+    changed: () => stream?.kick(),
+  });
   const auditSweeper = startSweeper({ logger: deps.logger, what: "audit entries", sweep: () => audit.sweep() });
   // SAML sign-in states and used assertion ids live no longer than the sign-in they guard.
   const samlSweeper = startSweeper({
@@ -60,7 +77,7 @@ export async function createIdentityService(
       registerIdentityRpc(router, identity, () => jwks);
       registerScimRpc(router, identity);
       registerSamlRpc(router, identity);
-      registerAuditRpc(router, audit);
+      registerAuditRpc(router, audit, streamSettings);
     },
     readiness: [{ name: "store", check: () => deps.store.ping() }],
     // Identity verifies API keys itself; every other service asks it.

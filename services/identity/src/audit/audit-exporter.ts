@@ -91,7 +91,7 @@ export function createAuditExporter(options: AuditExporterOptions) {
         );
       const outcome = await destination.send(organizationId, batch);
       if (!outcome.ok) {
-        const retryInMs = await cursors.failed(claimed, now(), backoffMs);
+        const retryInMs = await cursors.failed(claimed, now(), backoffMs, outcome.error);
         logger.warn(
           {
             destination: destination.name,

@@ -19,6 +19,11 @@ export interface ExportCursorDoc {
   /** Failed attempts in a row, and when the next may start (backoff). */
   failures: number;
   retryAt: Date;
+  /** When the receiver last acknowledged a page; absent before the first. */
+  acknowledgedAt?: Date;
+  /** The last failure in words (`HTTP 503`, a connection error; never a header or a secret) and when. */
+  lastError?: string;
+  lastErrorAt?: Date;
 }
 
 export const exportCursors = (store: Store): Collection<ExportCursorDoc> => store.collection("audit_export_cursors");
@@ -27,12 +32,14 @@ export async function ensureExportCursorIndexes(store: Store): Promise<void> {
   await store.ensureIndexes("audit_export_cursors", [{ keys: { destination: 1, organizationId: 1 } }]);
 }
 
-const EPOCH = new Date(0);
+export const EPOCH = new Date(0);
+
+/** The cursor of one destination in one organization's log. */
+export const cursorKey = (destination: string, organizationId: string) => `${destination}:${organizationId}`;
 /** The longest wait after failures in a row. */
 export const MAX_BACKOFF_MS = 300_000;
 
 export function createExportCursors(cursors: Collection<ExportCursorDoc>, holder: string, leaseMs: number) {
-  const keyOf = (destination: string, organizationId: string) => `${destination}:${organizationId}`;
   return {
     /** The cursors of one destination, by organization. */
     async of(destination: string): Promise<Map<string, ExportCursorDoc>> {
@@ -45,7 +52,7 @@ export function createExportCursors(cursors: Collection<ExportCursorDoc>, holder
      * over; answers the cursor as claimed (the sequence to export after), or null.
      */
     async claim(destination: string, organizationId: string, now: Date): Promise<ExportCursorDoc | null> {
-      const _id = keyOf(destination, organizationId);
+      const _id = cursorKey(destination, organizationId);
       await cursors.updateOne(
         { _id },
         {
@@ -83,6 +90,7 @@ export function createExportCursors(cursors: Collection<ExportCursorDoc>, holder
             sequence,
             failures: 0,
             retryAt: EPOCH,
+            acknowledgedAt: now,
             leaseUntil: new Date(now.getTime() + leaseMs),
           },
         },
@@ -93,13 +101,22 @@ export function createExportCursors(cursors: Collection<ExportCursorDoc>, holder
       return true;
     },
 
-    /** A failed send: the next attempt waits 1 s, 2 s, 4 s… up to five minutes. Answers the wait. */
-    async failed(claimed: ExportCursorDoc, now: Date, baseMs: number): Promise<number> {
+    /** A failed send (`error` in words): the next attempt waits 1 s, 2 s, 4 s… up to five minutes. Answers the wait. */
+    async failed(claimed: ExportCursorDoc, now: Date, baseMs: number, error: string): Promise<number> {
       const failures = claimed.failures + 1;
       const waitMs = Math.min(baseMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
       await cursors.updateOne(
         { _id: claimed._id, leaseHolder: holder },
-        { $set: { failures, retryAt: new Date(now.getTime() + waitMs), leaseUntil: EPOCH, leaseHolder: "" } },
+        {
+          $set: {
+            failures,
+            retryAt: new Date(now.getTime() + waitMs),
+            leaseUntil: EPOCH,
+            leaseHolder: "",
+            lastError: error.slice(0, 500),
+            lastErrorAt: now,
+          },
+        },
       );
       return waitMs;
     },

@@ -6,10 +6,11 @@ import { createSecretBox, newSecretKey } from "@kiln/kit/secret-box";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { verify } from "@kiln/webhooks-lib/signing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { identityCollections, type OrganizationDoc } from "../store/identity-store.js";
+import { identityCollections } from "../store/identity-store.js";
 import { createAuditExporter } from "./audit-exporter.js";
 import { createAuditLog } from "./audit-log.js";
 import { auditEntries } from "./audit-store.js";
+import { auditStreams, sealContextOf } from "./audit-stream-store.js";
 import { exportCursors } from "./export-cursors.js";
 import { webhookDestination } from "./webhook-destination.js";
 
@@ -34,14 +35,14 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const organization = (id: string, auditStream?: { url: string; secret: string }): OrganizationDoc => ({
-  _id: id,
-  name: id,
-  plan: "free",
-  entitlements: { aiEnabled: true, monthlyRunLimit: 0 },
-  settings: { protectedLabels: [], ...(auditStream && { auditStream }) },
+const stream = (organizationId: string, url: string, secret: string) => ({
+  _id: organizationId,
+  organizationId,
+  url,
+  secret,
   createdAt: new Date(),
   updatedAt: new Date(),
+  updatedByUserId: "usr_1",
 });
 
 async function setup(privateHosts: string[]) {
@@ -52,7 +53,7 @@ async function setup(privateHosts: string[]) {
     entries: auditEntries(store),
     cursors: exportCursors(store),
     destinations: [
-      webhookDestination(c, {
+      webhookDestination(auditStreams(store), {
         privateHosts: privateHosts.map(parseHostPattern),
         resolve: async () => [{ address: "127.0.0.1", family: 4 }],
         secrets,
@@ -78,17 +79,16 @@ async function setup(privateHosts: string[]) {
         outcome: "success",
       },
     ]);
-  return { store, c, exporter, record };
+  return { store, streams: auditStreams(store), exporter, record };
 }
 
 describe("the audit webhook", () => {
   it("posts each organization's entries, signed, to its own URL only", async () => {
     received.length = 0;
-    const { c, exporter, record } = await setup(["127.0.0.1"]);
-    await c.organizations.insertOne(
-      organization("org_a", { url: `http://127.0.0.1:${port}/a`, secret: secrets.seal(SECRET, "org_a") }),
+    const { streams, exporter, record } = await setup(["127.0.0.1"]);
+    await streams.insertOne(
+      stream("org_a", `http://127.0.0.1:${port}/a`, secrets.seal(SECRET, sealContextOf("org_a"))),
     );
-    await c.organizations.insertOne(organization("org_b"));
     for (let n = 1; n <= 3; n++) await record("org_a", n);
     for (let n = 1; n <= 2; n++) await record("org_b", n);
     await exporter.runOnce();
@@ -115,12 +115,29 @@ describe("the audit webhook", () => {
 
   it("refuses a private address the policy does not allow, and keeps the entries for later", async () => {
     received.length = 0;
-    const { c, store, exporter, record } = await setup([]);
-    await c.organizations.insertOne(organization("org_a", { url: `http://127.0.0.1:${port}/a`, secret: "" }));
+    const { streams, store, exporter, record } = await setup([]);
+    await streams.insertOne(
+      stream("org_a", `http://127.0.0.1:${port}/a`, secrets.seal(SECRET, sealContextOf("org_a"))),
+    );
     await record("org_a", 1);
     await exporter.runOnce();
     expect(received).toHaveLength(0);
-    expect(await exportCursors(store).findOne({ _id: "webhook:org_a" })).toMatchObject({ sequence: 0, failures: 1 });
+    const cursor = await exportCursors(store).findOne({ _id: "webhook:org_a" });
+    expect(cursor).toMatchObject({ sequence: 0, failures: 1, lastError: expect.stringContaining("127.0.0.1") });
+    expect(cursor?.lastErrorAt).toBeInstanceOf(Date);
+    await exporter.stop();
+  });
+
+  it("does not open a secret sealed for another organization, and sends nothing unsigned", async () => {
+    received.length = 0;
+    const { streams, store, exporter, record } = await setup(["127.0.0.1"]);
+    const copied = secrets.seal(SECRET, sealContextOf("org_b"));
+    await streams.insertOne(stream("org_a", `http://127.0.0.1:${port}/a`, copied));
+    await record("org_a", 1);
+    await exporter.runOnce();
+    expect(received).toHaveLength(0);
+    const cursor = await exportCursors(store).findOne({ _id: "webhook:org_a" });
+    expect(cursor).toMatchObject({ sequence: 0, failures: 1, lastError: expect.stringMatching(/^could not open/) });
     await exporter.stop();
   });
 });

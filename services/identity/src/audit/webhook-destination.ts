@@ -1,60 +1,62 @@
 /**
  * An organization's own audit webhook as a destination (docs/governance.md "Streaming"): owners
- * and admins set `settings.auditStream {url, secret?}`; each page of the organization's entries is
- * POSTed as `{organizationId, entries}` under the webhooks' outbound rules (every resolved address
- * checked against WEBHOOK_PRIVATE_HOSTS, the connection pinned to them, no redirect, 10 s) and, with
- * a secret, signed as Kiln's webhooks are (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
- * `webhook-signature`).
+ * and admins set it (`audit_streams`, audit-stream-settings.ts); each page of the organization's
+ * entries is POSTed as `{organizationId, entries}` under the webhooks' outbound rules (every
+ * resolved address checked against WEBHOOK_PRIVATE_HOSTS, the connection pinned to them, no
+ * redirect, 10 s) and signed as Kiln's webhooks are (Standard Webhooks: `webhook-id`,
+ * `webhook-timestamp`, `webhook-signature`).
  */
 import type { ResolveHost } from "@kiln/kit/outbound";
 import type { HostPattern } from "@kiln/kit/outbound/host-patterns";
 import type { SecretBox } from "@kiln/kit/secret-box";
+import type { Collection } from "@kiln/kit/store";
 import { postSigned } from "@kiln/webhooks-lib/signed-post";
-import type { IdentityCollections } from "../store/identity-store.js";
 import { type AuditDestination, exportedEntry, type SendOutcome } from "./audit-exporter.js";
+import { type AuditStreamDoc, sealContextOf, WEBHOOK_DESTINATION } from "./audit-stream-store.js";
 
 export interface AuditWebhookOptions {
   /** Host patterns a URL may resolve to private addresses for (WEBHOOK_PRIVATE_HOSTS). */
   privateHosts: readonly HostPattern[];
   resolve: ResolveHost;
-  /** Opens the sealed secrets (sealed with the organization's id as context). */
+  /** Opens the sealed secrets (KILN_SECRET_KEY; the embedded data directory's key). */
   secrets: SecretBox;
   now?: () => Date;
 }
 
 const TIMEOUT_MS = 10_000;
 
-export function webhookDestination(c: IdentityCollections, options: AuditWebhookOptions): AuditDestination {
+/** The `webhook-id` of a page: the same on every retry of it, so a receiver de-duplicates by it. */
+export const messageIdOf = (organizationId: string, first: number, last: number) =>
+  `audit_${organizationId}_${first}_${last}`;
+
+export function webhookDestination(
+  streams: Collection<AuditStreamDoc>,
+  options: AuditWebhookOptions,
+): AuditDestination {
   const now = options.now ?? (() => new Date());
   return {
-    name: "webhook",
+    name: WEBHOOK_DESTINATION,
+    // Only the organizations that set a stream: a small collection, read once a pass.
     async organizations() {
-      const docs = await c.organizations.find(
-        { "settings.auditStream.url": { $exists: true } },
-        { projection: { _id: 1 }, limit: 1_000_000 },
-      );
+      const docs = await streams.find({}, { projection: { _id: 1 }, limit: 1_000_000 });
       return docs.map((d) => d._id);
     },
     async send(organizationId, entries): Promise<SendOutcome> {
-      const organization = await c.organizations.findOne({ _id: organizationId });
-      const stream = organization?.settings?.auditStream;
+      // Read again per page: a stream removed or moved meanwhile is never sent to where it was.
+      const stream = await streams.findOne({ _id: organizationId });
       if (!stream) return { ok: false, status: 0, error: "the organization's audit stream was removed" };
-      const first = entries[0];
-      const last = entries[entries.length - 1];
-      const id = `audit_${organizationId}_${first?.sequence ?? 0}_${last?.sequence ?? 0}`;
-      const payload = JSON.stringify({ organizationId, entries: entries.map(exportedEntry) });
-      let secrets: string[];
+      let secret: string;
       try {
-        secrets = stream.secret ? [options.secrets.open(stream.secret, organizationId)] : [];
+        secret = options.secrets.open(stream.secret, sealContextOf(organizationId));
       } catch (e) {
         return { ok: false, status: 0, error: `could not open the signing secret: ${(e as Error).message}` };
       }
       const response = await postSigned({
         url: stream.url,
-        id,
+        id: messageIdOf(organizationId, entries[0]?.sequence ?? 0, entries[entries.length - 1]?.sequence ?? 0),
         timestamp: Math.floor(now().getTime() / 1000),
-        payload,
-        secrets,
+        payload: JSON.stringify({ organizationId, entries: entries.map(exportedEntry) }),
+        secrets: [secret],
         userAgent: "kiln-audit/1",
         privateHosts: options.privateHosts,
         resolve: options.resolve,

@@ -4,6 +4,7 @@ import { principalOf } from "@kiln/kit/principal";
 import { AuditService } from "@kiln/proto/audit";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { AuditEntryDoc } from "../audit/audit-store.js";
+import { type AuditStreamSettings, auditStreamHandlers } from "./audit-stream-rpc.js";
 
 const entryToProto = (e: AuditEntryDoc) => ({
   id: e.entryId,
@@ -23,9 +24,10 @@ const entryToProto = (e: AuditEntryDoc) => ({
   hash: e.hash,
 });
 
-/** AuditService (proto/kiln/identity/v1/audit.proto) over the audit log. */
-export function registerAuditRpc(router: ConnectRouter, audit: AuditLog): void {
+/** AuditService (proto/kiln/identity/v1/audit.proto) over the audit log and the organizations' streams. */
+export function registerAuditRpc(router: ConnectRouter, audit: AuditLog, streams: AuditStreamSettings): void {
   router.service(AuditService, {
+    ...auditStreamHandlers(streams),
     async recordAuditEntries(req, ctx) {
       const recorded = await audit.record(
         principalOf(ctx),

@@ -45,8 +45,6 @@ export interface OrganizationSettings {
   protectedLabels: string[];
   /** Days the audit log keeps an entry (docs/governance.md "Retention"); absent: one year. */
   auditRetentionDays?: number;
-  /** Where the organization's audit log is streamed (docs/governance.md "Streaming"); the secret sealed. */
-  auditStream?: { url: string; secret: string };
 }
 
 /** `_id` is `<organizationId>:<userId>`, so a user is a member of an organization at most once. */

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file kiln/identity/v1/audit.proto.
  */
 export const file_kiln_identity_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("ChxraWxuL2lkZW50aXR5L3YxL2F1ZGl0LnByb3RvEhBraWxuLmlkZW50aXR5LnYxIswCCgpBdWRpdEVudHJ5EgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIQCghzZXF1ZW5jZRgDIAEoAxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKYWN0b3JfdHlwZRgFIAEoCRIQCghhY3Rvcl9pZBgGIAEoCRIOCgZhY3Rpb24YByABKAkSEwoLdGFyZ2V0X3R5cGUYCCABKAkSEQoJdGFyZ2V0X2lkGAkgASgJEhIKCnJlcXVlc3RfaWQYCiABKAkSFgoOc291cmNlX2FkZHJlc3MYCyABKAkSFgoOY2hhbmdlZF9maWVsZHMYDCADKAkSDwoHb3V0Y29tZRgNIAEoCRIVCg1wcmV2aW91c19oYXNoGA4gASgJEgwKBGhhc2gYDyABKAkimgIKD0F1ZGl0RW50cnlJbnB1dBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSLwoLb2NjdXJyZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjdG9yX3R5cGUYAyABKAkSEAoIYWN0b3JfaWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC3RhcmdldF90eXBlGAYgASgJEhEKCXRhcmdldF9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEhYKDnNvdXJjZV9hZGRyZXNzGAkgASgJEhYKDmNoYW5nZWRfZmllbGRzGAogAygJEg8KB291dGNvbWUYCyABKAkSCgoCaWQYDCABKAkiTwoZUmVjb3JkQXVkaXRFbnRyaWVzUmVxdWVzdBIyCgdlbnRyaWVzGAEgAygLMiEua2lsbi5pZGVudGl0eS52MS5BdWRpdEVudHJ5SW5wdXQiLgoaUmVjb3JkQXVkaXRFbnRyaWVzUmVzcG9uc2USEAoIcmVjb3JkZWQYASABKAUi6gEKF0xpc3RBdWRpdEVudHJpZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZhY3Rpb24YAyABKAkSEwoLdGFyZ2V0X3R5cGUYBCABKAkSEQoJdGFyZ2V0X2lkGAUgASgJEigKBGZyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZjdXJzb3IYCCABKAkSDQoFbGltaXQYCSABKAUiXgoYTGlzdEF1ZGl0RW50cmllc1Jlc3BvbnNlEi0KB2VudHJpZXMYASADKAsyHC5raWxuLmlkZW50aXR5LnYxLkF1ZGl0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkiMAoVVmVyaWZ5QXVkaXRMb2dSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSKUAQoWVmVyaWZ5QXVkaXRMb2dSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIPCgdlbnRyaWVzGAIgASgDEhoKEmJyb2tlbl9hdF9zZXF1ZW5jZRgDIAEoAxIPCgdwcm9ibGVtGAQgASgJEhYKDmZpcnN0X3NlcXVlbmNlGAUgASgDEhUKDWxhc3Rfc2VxdWVuY2UYBiABKAMyzwIKDEF1ZGl0U2VydmljZRJvChJSZWNvcmRBdWRpdEVudHJpZXMSKy5raWxuLmlkZW50aXR5LnYxLlJlY29yZEF1ZGl0RW50cmllc1JlcXVlc3QaLC5raWxuLmlkZW50aXR5LnYxLlJlY29yZEF1ZGl0RW50cmllc1Jlc3BvbnNlEmkKEExpc3RBdWRpdEVudHJpZXMSKS5raWxuLmlkZW50aXR5LnYxLkxpc3RBdWRpdEVudHJpZXNSZXF1ZXN0Gioua2lsbi5pZGVudGl0eS52MS5MaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2USYwoOVmVyaWZ5QXVkaXRMb2cSJy5raWxuLmlkZW50aXR5LnYxLlZlcmlmeUF1ZGl0TG9nUmVxdWVzdBooLmtpbG4uaWRlbnRpdHkudjEuVmVyaWZ5QXVkaXRMb2dSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChxraWxuL2lkZW50aXR5L3YxL2F1ZGl0LnByb3RvEhBraWxuLmlkZW50aXR5LnYxIswCCgpBdWRpdEVudHJ5EgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIQCghzZXF1ZW5jZRgDIAEoAxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKYWN0b3JfdHlwZRgFIAEoCRIQCghhY3Rvcl9pZBgGIAEoCRIOCgZhY3Rpb24YByABKAkSEwoLdGFyZ2V0X3R5cGUYCCABKAkSEQoJdGFyZ2V0X2lkGAkgASgJEhIKCnJlcXVlc3RfaWQYCiABKAkSFgoOc291cmNlX2FkZHJlc3MYCyABKAkSFgoOY2hhbmdlZF9maWVsZHMYDCADKAkSDwoHb3V0Y29tZRgNIAEoCRIVCg1wcmV2aW91c19oYXNoGA4gASgJEgwKBGhhc2gYDyABKAkimgIKD0F1ZGl0RW50cnlJbnB1dBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSLwoLb2NjdXJyZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjdG9yX3R5cGUYAyABKAkSEAoIYWN0b3JfaWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC3RhcmdldF90eXBlGAYgASgJEhEKCXRhcmdldF9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEhYKDnNvdXJjZV9hZGRyZXNzGAkgASgJEhYKDmNoYW5nZWRfZmllbGRzGAogAygJEg8KB291dGNvbWUYCyABKAkSCgoCaWQYDCABKAkiTwoZUmVjb3JkQXVkaXRFbnRyaWVzUmVxdWVzdBIyCgdlbnRyaWVzGAEgAygLMiEua2lsbi5pZGVudGl0eS52MS5BdWRpdEVudHJ5SW5wdXQiLgoaUmVjb3JkQXVkaXRFbnRyaWVzUmVzcG9uc2USEAoIcmVjb3JkZWQYASABKAUi6gEKF0xpc3RBdWRpdEVudHJpZXNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZhY3Rpb24YAyABKAkSEwoLdGFyZ2V0X3R5cGUYBCABKAkSEQoJdGFyZ2V0X2lkGAUgASgJEigKBGZyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZjdXJzb3IYCCABKAkSDQoFbGltaXQYCSABKAUiXgoYTGlzdEF1ZGl0RW50cmllc1Jlc3BvbnNlEi0KB2VudHJpZXMYASADKAsyHC5raWxuLmlkZW50aXR5LnYxLkF1ZGl0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkiMAoVVmVyaWZ5QXVkaXRMb2dSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSKUAQoWVmVyaWZ5QXVkaXRMb2dSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIPCgdlbnRyaWVzGAIgASgDEhoKEmJyb2tlbl9hdF9zZXF1ZW5jZRgDIAEoAxIPCgdwcm9ibGVtGAQgASgJEhYKDmZpcnN0X3NlcXVlbmNlGAUgASgDEhUKDWxhc3Rfc2VxdWVuY2UYBiABKAMi6AEKC0F1ZGl0U3RyZWFtEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRILCgN1cmwYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSdXBkYXRlZF9ieV91c2VyX2lkGAUgASgJEjcKCGRlbGl2ZXJ5GAYgASgLMiUua2lsbi5pZGVudGl0eS52MS5BdWRpdFN0cmVhbURlbGl2ZXJ5IvABChNBdWRpdFN0cmVhbURlbGl2ZXJ5Eh0KFWFja25vd2xlZGdlZF9zZXF1ZW5jZRgBIAEoAxIzCg9hY2tub3dsZWRnZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGZhaWx1cmVzGAMgASgFEiwKCHJldHJ5X2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAUgASgJEjEKDWxhc3RfZXJyb3JfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KFVB1dEF1ZGl0U3RyZWFtUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSCwoDdXJsGAIgASgJIlcKFlB1dEF1ZGl0U3RyZWFtUmVzcG9uc2USLQoGc3RyZWFtGAEgASgLMh0ua2lsbi5pZGVudGl0eS52MS5BdWRpdFN0cmVhbRIOCgZzZWNyZXQYAiABKAkiMAoVR2V0QXVkaXRTdHJlYW1SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJHChZHZXRBdWRpdFN0cmVhbVJlc3BvbnNlEi0KBnN0cmVhbRgBIAEoCzIdLmtpbG4uaWRlbnRpdHkudjEuQXVkaXRTdHJlYW0iMwoYRGVsZXRlQXVkaXRTdHJlYW1SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJKChlEZWxldGVBdWRpdFN0cmVhbVJlc3BvbnNlEi0KBnN0cmVhbRgBIAEoCzIdLmtpbG4uaWRlbnRpdHkudjEuQXVkaXRTdHJlYW0iOQoeUm90YXRlQXVkaXRTdHJlYW1TZWNyZXRSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJgCh9Sb3RhdGVBdWRpdFN0cmVhbVNlY3JldFJlc3BvbnNlEi0KBnN0cmVhbRgBIAEoCzIdLmtpbG4uaWRlbnRpdHkudjEuQXVkaXRTdHJlYW0SDgoGc2VjcmV0GAIgASgJMocGCgxBdWRpdFNlcnZpY2USbwoSUmVjb3JkQXVkaXRFbnRyaWVzEisua2lsbi5pZGVudGl0eS52MS5SZWNvcmRBdWRpdEVudHJpZXNSZXF1ZXN0Giwua2lsbi5pZGVudGl0eS52MS5SZWNvcmRBdWRpdEVudHJpZXNSZXNwb25zZRJpChBMaXN0QXVkaXRFbnRyaWVzEikua2lsbi5pZGVudGl0eS52MS5MaXN0QXVkaXRFbnRyaWVzUmVxdWVzdBoqLmtpbG4uaWRlbnRpdHkudjEuTGlzdEF1ZGl0RW50cmllc1Jlc3BvbnNlEmMKDlZlcmlmeUF1ZGl0TG9nEicua2lsbi5pZGVudGl0eS52MS5WZXJpZnlBdWRpdExvZ1JlcXVlc3QaKC5raWxuLmlkZW50aXR5LnYxLlZlcmlmeUF1ZGl0TG9nUmVzcG9uc2USYwoOUHV0QXVkaXRTdHJlYW0SJy5raWxuLmlkZW50aXR5LnYxLlB1dEF1ZGl0U3RyZWFtUmVxdWVzdBooLmtpbG4uaWRlbnRpdHkudjEuUHV0QXVkaXRTdHJlYW1SZXNwb25zZRJjCg5HZXRBdWRpdFN0cmVhbRInLmtpbG4uaWRlbnRpdHkudjEuR2V0QXVkaXRTdHJlYW1SZXF1ZXN0Gigua2lsbi5pZGVudGl0eS52MS5HZXRBdWRpdFN0cmVhbVJlc3BvbnNlEmwKEURlbGV0ZUF1ZGl0U3RyZWFtEioua2lsbi5pZGVudGl0eS52MS5EZWxldGVBdWRpdFN0cmVhbVJlcXVlc3QaKy5raWxuLmlkZW50aXR5LnYxLkRlbGV0ZUF1ZGl0U3RyZWFtUmVzcG9uc2USfgoXUm90YXRlQXVkaXRTdHJlYW1TZWNyZXQSMC5raWxuLmlkZW50aXR5LnYxLlJvdGF0ZUF1ZGl0U3RyZWFtU2VjcmV0UmVxdWVzdBoxLmtpbG4uaWRlbnRpdHkudjEuUm90YXRlQXVkaXRTdHJlYW1TZWNyZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message kiln.identity.v1.AuditEntry
@@ -370,6 +370,262 @@ export const VerifyAuditLogResponseSchema: GenMessage<VerifyAuditLogResponse> = 
   messageDesc(file_kiln_identity_v1_audit, 7);
 
 /**
+ * An organization's own audit webhook (docs/governance.md "Streaming"), as owners and admins read
+ * it: never its signing secret.
+ *
+ * @generated from message kiln.identity.v1.AuditStream
+ */
+export type AuditStream = Message<"kiln.identity.v1.AuditStream"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 4;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string updated_by_user_id = 5;
+   */
+  updatedByUserId: string;
+
+  /**
+   * @generated from field: kiln.identity.v1.AuditStreamDelivery delivery = 6;
+   */
+  delivery?: AuditStreamDelivery | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AuditStream.
+ * Use `create(AuditStreamSchema)` to create a new message.
+ */
+export const AuditStreamSchema: GenMessage<AuditStream> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 8);
+
+/**
+ * How far the receiver acknowledged the log, as the stream's cursor holds it.
+ *
+ * @generated from message kiln.identity.v1.AuditStreamDelivery
+ */
+export type AuditStreamDelivery = Message<"kiln.identity.v1.AuditStreamDelivery"> & {
+  /**
+   * The last sequence the receiver acknowledged; 0 before the first.
+   *
+   * @generated from field: int64 acknowledged_sequence = 1;
+   */
+  acknowledgedSequence: bigint;
+
+  /**
+   * Unset before the first acknowledged page.
+   *
+   * @generated from field: google.protobuf.Timestamp acknowledged_at = 2;
+   */
+  acknowledgedAt?: Timestamp | undefined;
+
+  /**
+   * Failed sends in a row since the last acknowledged one.
+   *
+   * @generated from field: int32 failures = 3;
+   */
+  failures: number;
+
+  /**
+   * When the next send after failures may start; unset when none failed.
+   *
+   * @generated from field: google.protobuf.Timestamp retry_at = 4;
+   */
+  retryAt?: Timestamp | undefined;
+
+  /**
+   * The last failure in words ("HTTP 503", a connection error) and when; empty and unset before one.
+   *
+   * @generated from field: string last_error = 5;
+   */
+  lastError: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_error_at = 6;
+   */
+  lastErrorAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.AuditStreamDelivery.
+ * Use `create(AuditStreamDeliverySchema)` to create a new message.
+ */
+export const AuditStreamDeliverySchema: GenMessage<AuditStreamDelivery> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 9);
+
+/**
+ * @generated from message kiln.identity.v1.PutAuditStreamRequest
+ */
+export type PutAuditStreamRequest = Message<"kiln.identity.v1.PutAuditStreamRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.PutAuditStreamRequest.
+ * Use `create(PutAuditStreamRequestSchema)` to create a new message.
+ */
+export const PutAuditStreamRequestSchema: GenMessage<PutAuditStreamRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 10);
+
+/**
+ * @generated from message kiln.identity.v1.PutAuditStreamResponse
+ */
+export type PutAuditStreamResponse = Message<"kiln.identity.v1.PutAuditStreamResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.AuditStream stream = 1;
+   */
+  stream?: AuditStream | undefined;
+
+  /**
+   * `whsec_…`, only when this call made the stream; empty when it changed the URL of one.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.PutAuditStreamResponse.
+ * Use `create(PutAuditStreamResponseSchema)` to create a new message.
+ */
+export const PutAuditStreamResponseSchema: GenMessage<PutAuditStreamResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 11);
+
+/**
+ * @generated from message kiln.identity.v1.GetAuditStreamRequest
+ */
+export type GetAuditStreamRequest = Message<"kiln.identity.v1.GetAuditStreamRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.GetAuditStreamRequest.
+ * Use `create(GetAuditStreamRequestSchema)` to create a new message.
+ */
+export const GetAuditStreamRequestSchema: GenMessage<GetAuditStreamRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 12);
+
+/**
+ * @generated from message kiln.identity.v1.GetAuditStreamResponse
+ */
+export type GetAuditStreamResponse = Message<"kiln.identity.v1.GetAuditStreamResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.AuditStream stream = 1;
+   */
+  stream?: AuditStream | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.GetAuditStreamResponse.
+ * Use `create(GetAuditStreamResponseSchema)` to create a new message.
+ */
+export const GetAuditStreamResponseSchema: GenMessage<GetAuditStreamResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 13);
+
+/**
+ * @generated from message kiln.identity.v1.DeleteAuditStreamRequest
+ */
+export type DeleteAuditStreamRequest = Message<"kiln.identity.v1.DeleteAuditStreamRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.DeleteAuditStreamRequest.
+ * Use `create(DeleteAuditStreamRequestSchema)` to create a new message.
+ */
+export const DeleteAuditStreamRequestSchema: GenMessage<DeleteAuditStreamRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 14);
+
+/**
+ * @generated from message kiln.identity.v1.DeleteAuditStreamResponse
+ */
+export type DeleteAuditStreamResponse = Message<"kiln.identity.v1.DeleteAuditStreamResponse"> & {
+  /**
+   * As it was.
+   *
+   * @generated from field: kiln.identity.v1.AuditStream stream = 1;
+   */
+  stream?: AuditStream | undefined;
+};
+
+/**
+ * Describes the message kiln.identity.v1.DeleteAuditStreamResponse.
+ * Use `create(DeleteAuditStreamResponseSchema)` to create a new message.
+ */
+export const DeleteAuditStreamResponseSchema: GenMessage<DeleteAuditStreamResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 15);
+
+/**
+ * @generated from message kiln.identity.v1.RotateAuditStreamSecretRequest
+ */
+export type RotateAuditStreamSecretRequest = Message<"kiln.identity.v1.RotateAuditStreamSecretRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RotateAuditStreamSecretRequest.
+ * Use `create(RotateAuditStreamSecretRequestSchema)` to create a new message.
+ */
+export const RotateAuditStreamSecretRequestSchema: GenMessage<RotateAuditStreamSecretRequest> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 16);
+
+/**
+ * @generated from message kiln.identity.v1.RotateAuditStreamSecretResponse
+ */
+export type RotateAuditStreamSecretResponse = Message<"kiln.identity.v1.RotateAuditStreamSecretResponse"> & {
+  /**
+   * @generated from field: kiln.identity.v1.AuditStream stream = 1;
+   */
+  stream?: AuditStream | undefined;
+
+  /**
+   * The new `whsec_…`, answered this once.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message kiln.identity.v1.RotateAuditStreamSecretResponse.
+ * Use `create(RotateAuditStreamSecretResponseSchema)` to create a new message.
+ */
+export const RotateAuditStreamSecretResponseSchema: GenMessage<RotateAuditStreamSecretResponse> = /*@__PURE__*/
+  messageDesc(file_kiln_identity_v1_audit, 17);
+
+/**
  * @generated from service kiln.identity.v1.AuditService
  */
 export const AuditService: GenService<{
@@ -400,6 +656,40 @@ export const AuditService: GenService<{
     methodKind: "unary";
     input: typeof VerifyAuditLogRequestSchema;
     output: typeof VerifyAuditLogResponseSchema;
+  },
+  /**
+   * The organization's own webhook: owners and admins (a signed-in user).
+   *
+   * @generated from rpc kiln.identity.v1.AuditService.PutAuditStream
+   */
+  putAuditStream: {
+    methodKind: "unary";
+    input: typeof PutAuditStreamRequestSchema;
+    output: typeof PutAuditStreamResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.AuditService.GetAuditStream
+   */
+  getAuditStream: {
+    methodKind: "unary";
+    input: typeof GetAuditStreamRequestSchema;
+    output: typeof GetAuditStreamResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.AuditService.DeleteAuditStream
+   */
+  deleteAuditStream: {
+    methodKind: "unary";
+    input: typeof DeleteAuditStreamRequestSchema;
+    output: typeof DeleteAuditStreamResponseSchema;
+  },
+  /**
+   * @generated from rpc kiln.identity.v1.AuditService.RotateAuditStreamSecret
+   */
+  rotateAuditStreamSecret: {
+    methodKind: "unary";
+    input: typeof RotateAuditStreamSecretRequestSchema;
+    output: typeof RotateAuditStreamSecretResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_kiln_identity_v1_audit, 0);
