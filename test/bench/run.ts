@@ -9,7 +9,8 @@
  * (default "embedded,distributed") picks the modes. Then, side by side in the same run: the stub
  * called directly, Portkey's open-source gateway passing through to it (test/bench/portkey.ts), and
  * a Kiln prompt run in each mode, at 1 connection (latency: sequential requests timed to 0.01 ms,
- * load.ts `sequential`) and 256 (throughput, autocannon), each Kiln row as
+ * load.ts `sequential`) and at each of BENCH_LEVELS connections (default "16,64,256": throughput
+ * and latency percentiles, autocannon), each Kiln row as
  * ratios to Portkey's throughput and to the stub's latency. The three are measured in turn
  * BENCH_ROUNDS times (default 3) beside each mode, and each cell is the median of its rounds; in
  * the embedded mode a fourth row runs the same prompt through an organization's provider connection
@@ -100,14 +101,27 @@ async function startEmbeddedProcess(stubUrl: string): Promise<{ base: string; st
   };
 }
 
+/** The connection counts throughput is measured at, besides latency at one. */
+const LEVELS = (process.env.BENCH_LEVELS ?? "16,64,256").split(",").map(Number);
+/** The level the headline ratio is read at: the largest. */
+const TOP = Math.max(...LEVELS);
+
+interface AtLevel {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
 interface SideBySide {
   target: string;
   /** At 1 connection. */
   p50: number;
   p99: number;
-  /** At 256 connections. */
+  /** At TOP connections. */
   rps: number;
   errors: number;
+  /** By connection count. */
+  levels: Map<number, AtLevel>;
 }
 
 type Target = [name: string, url: string, init: Parameters<typeof load>[1]];
@@ -137,10 +151,16 @@ async function interleaved(targets: Target[]): Promise<SideBySide[]> {
     const latencies = [];
     for (const [, url, init] of targets) latencies.push(await sequential(url, init, { seconds: BENCH.seconds }));
     for (const [i, [target, url, init]] of targets.entries()) {
-      const many = await load(url, init, BENCH.seconds, 256);
-      await settle();
       const one = latencies[i] as LoadResult;
-      rounds[i]?.push({ target, p50: one.p50, p99: one.p99, rps: many.rps, errors: one.errors + many.errors });
+      const levels = new Map<number, AtLevel>();
+      let errors = one.errors;
+      for (const connections of LEVELS) {
+        const many = await load(url, init, BENCH.seconds, connections);
+        await settle();
+        levels.set(connections, { rps: many.rps, p50: many.p50, p99: many.p99 });
+        errors += many.errors;
+      }
+      rounds[i]?.push({ target, p50: one.p50, p99: one.p99, rps: levels.get(TOP)?.rps ?? 0, errors, levels });
     }
   }
   return rounds.map((measured, i) => ({
@@ -149,6 +169,15 @@ async function interleaved(targets: Target[]): Promise<SideBySide[]> {
     p99: median(measured.map((m) => m.p99)),
     rps: median(measured.map((m) => m.rps)),
     errors: measured.reduce((sum, m) => sum + m.errors, 0),
+    levels: new Map(
+      LEVELS.map((c) => {
+        const at = measured.map((m) => m.levels.get(c) as AtLevel);
+        return [
+          c,
+          { rps: median(at.map((a) => a.rps)), p50: median(at.map((a) => a.p50)), p99: median(at.map((a) => a.p99)) },
+        ];
+      }),
+    ),
   }));
 }
 
@@ -247,7 +276,7 @@ process.stdout.write(
 
 // The comparison: each Kiln row as ratios to the Portkey row and the stub row measured beside it.
 process.stdout.write(
-  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection (sequential requests on one keep-alive connection, timed to 0.01 ms), throughput at 256 connections (autocannon), ${BENCH.seconds} s each; the stub, Portkey and Kiln measured in turn, ${ROUNDS} rounds, each cell the median of its rounds\n\n` +
+  `\nSide by side (POST /api/prompts/:id/run with an API key vs. a Chat Completions call): latency at 1 connection (sequential requests on one keep-alive connection, timed to 0.01 ms), throughput at ${TOP} connections (autocannon), ${BENCH.seconds} s each; the stub, Portkey and Kiln measured in turn, ${ROUNDS} rounds, each cell the median of its rounds\n\n` +
     "| mode | target | p50 ms | p99 ms | req/s | errors | req/s ÷ Portkey | added p50 ms | added p99 ms |\n" +
     "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" +
     [...compared]
@@ -268,8 +297,30 @@ const embeddedRows = compared.get("embedded");
 const [deploymentRow, connectionRow] = embeddedRows?.slice(2) ?? [];
 if (deploymentRow && connectionRow && deploymentRow.rps > 0) {
   process.stdout.write(
-    `\nThrough a provider connection ÷ through the deployment's provider (embedded, 256 connections): ` +
+    `\nThrough a provider connection ÷ through the deployment's provider (embedded, ${TOP} connections): ` +
       `${(connectionRow.rps / deploymentRow.rps).toFixed(2)}× throughput, ` +
       `${(connectionRow.p50 - deploymentRow.p50).toFixed(2)} ms p50 and ${(connectionRow.p99 - deploymentRow.p99).toFixed(2)} ms p99 difference at 1 connection\n`,
   );
 }
+
+// The same rows at each connection count: throughput, its ratio to Portkey's, and latency under that load.
+process.stdout.write(
+  `\nBy connections (the shape of the published gateway benchmarks): req/s (÷ Portkey) and p50 / p99 ms under load, ${LEVELS.join(", ")} connections\n\n` +
+    `| mode | target | ${LEVELS.map((c) => `${c} conn.`).join(" | ")} |\n|---|---|${LEVELS.map(() => "---:").join("|")}|\n` +
+    [...compared]
+      .flatMap(([mode, [direct, portkeyRow, ...kiln]]) =>
+        [direct, portkeyRow, ...kiln].map((r) => {
+          if (!r || !portkeyRow) return "";
+          const cells = LEVELS.map((c) => {
+            const at = r.levels.get(c);
+            const theirs = portkeyRow.levels.get(c);
+            if (!at || !theirs) return "n/a";
+            const ratio = theirs.rps > 0 ? ` (${(at.rps / theirs.rps).toFixed(2)})` : "";
+            return `${at.rps}${ratio}, ${at.p50.toFixed(1)} / ${at.p99.toFixed(1)}`;
+          });
+          return `| ${mode} | ${r.target} | ${cells.join(" | ")} |`;
+        }),
+      )
+      .join("\n") +
+    "\n",
+);
