@@ -1,13 +1,15 @@
 import type { Dataset, DatasetItem } from "@kiln/sdk";
 import { useCallback, useState } from "react";
 import { useAction, useLoaded } from "./action.js";
+import { variablesLink } from "./playground-link.js";
 import type { PageProps } from "./router.js";
-import { DataTable, Empty, ErrorBox, Field, Loading, SelectField } from "./ui.js";
+import { DataTable, Empty, ErrorBox, Field, Link, Loading, SelectField } from "./ui.js";
 
 const json = (value: unknown) => (value === null ? "—" : JSON.stringify(value));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One dataset: its items at the current version, and an import of a CSV or JSONL file (docs/datasets.md). */
-export function DatasetDetail({ kiln, id }: PageProps & { id: string }) {
+export function DatasetDetail({ kiln, id, navigate }: PageProps & { id: string }) {
   const { error, setError, submit, busy } = useAction();
   const [format, setFormat] = useState<"csv" | "jsonl">("csv");
   const [content, setContent] = useState("");
@@ -61,7 +63,7 @@ export function DatasetDetail({ kiln, id }: PageProps & { id: string }) {
           {items.length === 0 ? (
             <Empty>No item yet.</Empty>
           ) : (
-            <DataTable label="Dataset items" columns={["Input", "Expected output", "Metadata", "Added in"]}>
+            <DataTable label="Dataset items" columns={["Input", "Expected output", "Metadata", "Added in", ""]}>
               {items.map((i) => (
                 <tr key={i.id}>
                   <td>
@@ -74,6 +76,13 @@ export function DatasetDetail({ kiln, id }: PageProps & { id: string }) {
                     <code>{json(i.metadata)}</code>
                   </td>
                   <td>v{i.addedInVersion}</td>
+                  <td>
+                    {isObject(i.input) && (
+                      <Link to={variablesLink(i.input)} navigate={navigate}>
+                        Try in the playground
+                      </Link>
+                    )}
+                  </td>
                 </tr>
               ))}
             </DataTable>

@@ -1,10 +1,11 @@
 /**
  * What opens the playground on something (a run, a version): `/playground?open=<kind>:<id>` with the
- * version to pick and the variables to fill, read once when the playground starts.
+ * version to pick and the variables to fill, read once when the playground starts; or only the
+ * variables (a dataset item's input: `/playground?variables=<json>`), over whatever is picked.
  */
 
 export interface PlaygroundOpening {
-  /** The target's key in the playground's pick: "prompt:<id>" or "skill:<id>". */
+  /** The target's key in the playground's pick: "prompt:<id>" or "skill:<id>"; "" to keep the pick. */
   key: string;
   /** The pick's selection: "v:<versionId>". */
   selection: string;
@@ -26,11 +27,16 @@ export function playgroundLink(
   return `/playground?${q}`;
 }
 
+/** The playground's address filling these variables into whatever it has picked. */
+export const variablesLink = (variables: Record<string, unknown>) =>
+  `/playground?${new URLSearchParams({ variables: JSON.stringify(variables) })}`;
+
 /** What the address asks the playground to open, if it asks (a malformed part is left out). */
 export function openingOf(search: string): PlaygroundOpening | null {
   const q = new URLSearchParams(search);
   const key = q.get("open") ?? "";
-  if (!/^(prompt|skill):[a-z]+_[0-9a-f]+$/.test(key)) return null;
+  const target = /^(prompt|skill):[a-z]+_[0-9a-f]+$/.test(key);
+  if (!target && !q.has("variables")) return null;
   const version = q.get("version") ?? "";
   let values: Record<string, string> = {};
   try {
@@ -41,5 +47,5 @@ export function openingOf(search: string): PlaygroundOpening | null {
   } catch {
     // Not JSON: the variables start empty.
   }
-  return { key, selection: version ? `v:${version}` : "", values };
+  return { key: target ? key : "", selection: target && version ? `v:${version}` : "", values };
 }

@@ -57,9 +57,12 @@ export function Playground({ kiln, session, navigate }: { kiln: Kiln; session: S
   useEffect(() => {
     const opening = openingOf(location.search);
     if (!opening) return;
-    setKey(opening.key);
-    setA({ selection: opening.selection, model: "" });
-    setComparing(false);
+    // Only variables (a dataset item's input): they fill whatever is picked.
+    if (opening.key) {
+      setKey(opening.key);
+      setA({ selection: opening.selection, model: "" });
+      setComparing(false);
+    }
     setValues(opening.values);
     setEdits(null);
     history.replaceState(null, "", location.pathname);
