@@ -10,7 +10,10 @@
  * (A, B, A, B), so the host's load falls on both alike. BENCH_CPU_CONNECTION=1 instead runs one
  * process against the OpenAI-protocol stub (50 ms) and alternates the same prompt on the
  * deployment's provider ("stub/fixed") and through an organization's provider connection
- * ("bench/fixed"), the stub's process measured apart.
+ * ("bench/fixed"), the stub's process measured apart. BENCH_SOURCES=1 runs the sources through tsx
+ * instead of the compiled launcher (slower, but a profile then names every function and file);
+ * BENCH_NODE_ARGS="--flag …" go to node before `pnpm start`'s own flags (a V8 flag given twice: the
+ * last wins, so `pnpm start`'s heap bounds hold unless changed in package.json).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -22,6 +25,11 @@ import { startKilnProcess } from "../support/kiln-process.js";
 import { BENCH, benchConnection, cpuMs, load, publishedPrompt, ROOT, startStubProcess, stubProviders } from "./load.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const COMPILED = process.env.BENCH_SOURCES !== "1";
+const PROFILE_ARGS = [
+  ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+  ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean),
+];
 const SETTLE_MS = 1_000;
 
 /** One started process per compared environment (one with none when nothing is compared). */
@@ -39,11 +47,7 @@ const envOf = (text: string) =>
 
 async function start(name: string, env: Record<string, string>): Promise<Variant> {
   const dir = await mkdtemp(join(tmpdir(), "kiln-cpu-"));
-  const profileDir = process.env.BENCH_CPU_PROF;
-  const kiln = await startKilnProcess(join(dir, "data"), env, {
-    compiled: true,
-    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
-  });
+  const kiln = await startKilnProcess(join(dir, "data"), env, { compiled: COMPILED, nodeArgs: PROFILE_ARGS });
   const flow = await runIdentityFlow(kiln.base);
   const promptId = await publishedPrompt(kiln.base, flow, "local/echo");
   return {
@@ -70,7 +74,7 @@ async function startConnectionPair(stubUrl: string): Promise<Variant[]> {
     OPENAI_COMPATIBLE_PROVIDERS: stubProviders(stubUrl),
     PROVIDER_PRIVATE_HOSTS: new URL(stubUrl).hostname,
   };
-  const kiln = await startKilnProcess(join(dir, "data"), env, { compiled: true });
+  const kiln = await startKilnProcess(join(dir, "data"), env, { compiled: COMPILED, nodeArgs: PROFILE_ARGS });
   const flow = await runIdentityFlow(kiln.base);
   const connectionModel = await benchConnection(kiln.base, flow, stubUrl);
   const variantOf = async (name: string, model: string, stop: () => Promise<void>): Promise<Variant> => ({
