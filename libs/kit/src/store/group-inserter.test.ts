@@ -10,10 +10,25 @@ describe("the group inserter with the store away", () => {
       throw new StoreUnavailableError(new Error("connection refused"));
     });
     const inserter = createGroupInserter(coll);
-    // The first goes alone; the three queued behind it go together as one batch.
+    // Made in one turn of the event loop, the four go together as one batch.
     const results = await Promise.allSettled(["a", "b", "c", "d"].map((id) => inserter.insert({ _id: id })));
     for (const r of results) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
-    expect(calls).toEqual(["insertOne", "insertUnordered"]);
+    expect(calls).toEqual(["insertUnordered"]);
+  });
+});
+
+describe("the group inserter with a store that answers at once", () => {
+  it("stores the inserts made in one turn of the event loop in one batch, and one made alone alone", async () => {
+    const calls: string[] = [];
+    const coll = aroundCollection(createMemoryStore().collection<{ _id: string }>("runs"), async (method, run) => {
+      calls.push(method);
+      return run();
+    });
+    const inserter = createGroupInserter(coll);
+    await Promise.all(["a", "b", "c"].map((id) => inserter.insert({ _id: id })));
+    await inserter.insert({ _id: "d" });
+    expect(calls).toEqual(["insertUnordered", "insertOne"]);
+    expect((await coll.find({}, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(["a", "b", "c", "d"]);
   });
 });
 
@@ -23,7 +38,7 @@ describe("the group inserter with a document already stored", () => {
     await coll.insertOne({ _id: "taken", n: 0 });
     const inserter = createGroupInserter(coll);
     const alone = await Promise.allSettled([inserter.insert({ _id: "taken", n: 1 })]);
-    // The first goes alone; the three queued behind it go together as one batch, "taken" among them.
+    // Made in one turn of the event loop, the four go together as one batch, "taken" among them.
     const batched = await Promise.allSettled(["x", "y", "taken", "z"].map((id, n) => inserter.insert({ _id: id, n })));
     expect(alone[0]?.status).toBe("rejected");
     expect(isDuplicateKeyError((alone[0] as PromiseRejectedResult).reason)).toBe(true);

@@ -178,7 +178,8 @@ export interface GroupInserter<T extends Doc> {
  * Group commit for documents with fresh `_id`s (runs, outbox intents): an insert handed over while
  * a write is in flight waits for it and goes out with the others in one `insertMany`, so under load
  * the store sees one command per batch instead of one per request (each a SQLite transaction on
- * FerretDB), and an idle store still sees one `insertOne` at once. A batch is an unordered insert
+ * FerretDB and in the embedded store), and an idle store still sees one `insertOne`, at the end of
+ * the event loop's turn the insert was made in. A batch is an unordered insert
  * that names its clashes: each caller gets the outcome its insert alone would have had (a
  * document clashing with a stored one is refused with DuplicateKeyError, in a batch or alone).
  * When a batch fails otherwise, its documents are inserted one by one; a clash on `_id` then means
@@ -242,7 +243,12 @@ export function createGroupInserter<T extends Doc>(collection: Collection<T>, ma
     insert(doc) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ doc, resolve, reject });
-        if (!writing) void drain();
+        if (writing) return;
+        // The first insert waits for the end of this turn of the event loop, so that the others
+        // made in it (runs whose answers came in together) go out with it: a store that answers
+        // at once (the embedded one) would otherwise take every run in a transaction of its own.
+        writing = true;
+        setImmediate(() => void drain());
       });
     },
   };
