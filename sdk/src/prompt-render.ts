@@ -6,7 +6,8 @@
  * text as resolved with the version (api.md "Partials"). Loaded on the first `prompts.resolve`, so that
  * importing the SDK does not load ajv.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { fieldIssuesOf } from "@kiln/contracts/field-issues";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
 import Mustache from "mustache";
 import { type ErrorDetail, KilnError } from "./kiln-error.js";
@@ -116,33 +117,6 @@ function partialLookupOf(partials: readonly IncludedPartial[] | undefined): Part
   return (reference) => texts.get(keyOf(reference));
 }
 
-/** `/items/0/city` under `variables` → `variables.items[0].city`. */
-function fieldOfPointer(pointer: string): string {
-  let field = "variables";
-  if (pointer === "") return field;
-  for (const raw of pointer.slice(1).split("/")) {
-    const segment = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    field += /^(0|[1-9]\d*)$/.test(segment) ? `[${segment}]` : `.${segment}`;
-  }
-  return field;
-}
-
-/** One ajv error as the platform names it in an error's details. */
-function issueOf(error: ErrorObject): ErrorDetail {
-  const field = fieldOfPointer(error.instancePath);
-  const params = error.params as { missingProperty?: string; allowedValues?: unknown[]; additionalProperty?: string };
-  if (error.keyword === "required" && params.missingProperty !== undefined) {
-    return { field: `${field}.${params.missingProperty}`, issue: "is required" };
-  }
-  if (error.keyword === "additionalProperties" && params.additionalProperty !== undefined) {
-    return { field: `${field}.${params.additionalProperty}`, issue: "is not allowed" };
-  }
-  if (error.keyword === "enum" && Array.isArray(params.allowedValues)) {
-    return { field, issue: `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(", ")}` };
-  }
-  return { field, issue: error.message ?? "is invalid" };
-}
-
 const invalid = (details: ErrorDetail[]) =>
   new KilnError(
     400,
@@ -200,14 +174,7 @@ export function compileTemplates(content: {
         throw invalid([{ field: "variables", issue: "must be an object" }]);
       }
       if (!validate(variables)) {
-        const seen = new Set<string>();
-        const details: ErrorDetail[] = [];
-        for (const issue of (validate.errors ?? []).map(issueOf)) {
-          const key = `${issue.field}\n${issue.issue}`;
-          if (!seen.has(key)) details.push(issue);
-          seen.add(key);
-        }
-        throw invalid(details);
+        throw invalid(fieldIssuesOf(validate.errors ?? [], "variables", variables));
       }
       if (unresolved) {
         // A state conflict (api.md "Conventions"), as the SDK answers when it cannot render.
