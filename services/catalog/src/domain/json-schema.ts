@@ -5,7 +5,8 @@
  */
 
 import { fieldIssuesOf, fieldOfPointer, fieldPath } from "@kiln/contracts/field-issues";
-import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
+import { createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
 import { LIMITS } from "@kiln/kit/limits";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 import type { Issues } from "./issues.js";
