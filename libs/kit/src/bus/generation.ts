@@ -5,12 +5,13 @@
  * the counter has not moved. So a run that starts after a publish has answered never runs what
  * was live before it, whichever replicas serve the two, and the warm path needs no catalog call.
  */
+import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { Logger } from "../logger.js";
 import type { Bus, StreamSpec } from "./bus.js";
 
 export const CATALOG_GENERATION: StreamSpec = {
-  name: "CATALOG_GENERATION",
-  subjects: ["catalog-generation"],
+  name: GENERATIONS.catalog.stream,
+  subjects: [GENERATIONS.catalog.subject],
   retention: "limits",
   // Only the sequence matters: the messages themselves may go after a minute.
   maxAgeMs: 60_000,

@@ -3,6 +3,7 @@
  * the registry's layer per organization and the use cases, built once by createExecutionService.
  */
 
+import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
 import { createGeneration, watchGeneration } from "@kiln/kit/bus/generation";
@@ -18,8 +19,8 @@ import { createConnections } from "./connections.js";
 
 /** The connections' change counter (bus/generation.ts): bumped after every write, read before a cached list is used. */
 export const CONNECTIONS_GENERATION: StreamSpec = {
-  name: "PROVIDER_CONNECTIONS_GENERATION",
-  subjects: ["provider-connections-generation"],
+  name: GENERATIONS.providerConnections.stream,
+  subjects: [GENERATIONS.providerConnections.subject],
   retention: "limits",
   maxAgeMs: 60_000,
 };
