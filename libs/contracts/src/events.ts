@@ -15,11 +15,17 @@ export interface EventEnvelope<T extends string = string, D = Record<string, unk
   data: D;
 }
 
+/** What a run ran: a prompt, skill or agent and its version; "" where the run is of another kind. */
+type RunTargetIds = Record<
+  "promptId" | "promptVersionId" | "skillId" | "skillVersionId" | "agentId" | "agentVersionId",
+  string
+>;
+
 /**
  * run.completed (docs/events/run.completed.schema.json): the protobuf JSON of
  * kiln.events.v1.RunCompleted with every field present, 64-bit integers as decimal strings.
  */
-export interface RunCompletedEvent {
+export interface RunCompletedEvent extends RunTargetIds {
   runId: string;
   kind: "prompt" | "skill" | "agent" | "judge" | "model";
   organizationId: string;
@@ -38,13 +44,6 @@ export interface RunCompletedEvent {
   latencyMs: string;
   toolCallCount: string;
   completedAt: string;
-  /** "" where the run is of another kind. */
-  promptId: string;
-  promptVersionId: string;
-  skillId: string;
-  skillVersionId: string;
-  agentId: string;
-  agentVersionId: string;
   /** The label the version was resolved through; "" for none. */
   label: string;
   /** Set on the runs an evaluation made; "" otherwise. */
@@ -86,6 +85,18 @@ export type LabelMovedData = ParentId & {
   by: string | null;
 };
 
+/** How many of an evaluation run's cases changed which way against the baseline (a report's summary.changes). */
+export interface EvaluationChangeCounts {
+  fixed: number;
+  regressed: number;
+  outputChanged: number;
+  unchanged: number;
+  /** Cases that failed every attempt before and after (also counted above). */
+  stillFailing: number;
+  /** Cases whose attempts disagree after (also counted above). */
+  flaky: number;
+}
+
 /** One target of an evaluation run: a prompt version (with the model it ran on) or a skill version. */
 export type EvaluationTarget =
   | { label: string; promptVersionId: string; model?: string }
@@ -98,15 +109,8 @@ export type EvaluationCompletedData = ({ promptId: string } | { skillId: string 
   repeats: number;
   caseCount: number;
   summary: string;
-  /** The report's summary.changes: how many cases changed which way. */
-  changes: {
-    fixed: number;
-    regressed: number;
-    outputChanged: number;
-    unchanged: number;
-    stillFailing: number;
-    flaky: number;
-  };
+  /** The report's summary.changes. */
+  changes: EvaluationChangeCounts;
   contractValid: boolean;
 };
 

@@ -10,16 +10,11 @@
  */
 import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
-import { createGeneration, type Generation } from "@kiln/kit/bus/generation";
+import { createGeneration, type Generation, generationStream } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import { LRUCache } from "lru-cache";
 
-export const RULES_GENERATION: StreamSpec = {
-  name: GENERATIONS.evaluationRules.stream,
-  subjects: [GENERATIONS.evaluationRules.subject],
-  retention: "limits",
-  maxAgeMs: 60_000,
-};
+export const RULES_GENERATION: StreamSpec = generationStream(GENERATIONS.evaluationRules);
 
 const MAX_AGE_MS = 60_000;
 

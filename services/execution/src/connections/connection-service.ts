@@ -6,7 +6,7 @@
 import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
-import { createGeneration, watchGeneration } from "@kiln/kit/bus/generation";
+import { createGeneration, generationStream, watchGeneration } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import type { ResolveHost } from "@kiln/kit/outbound";
 import type { Store } from "@kiln/kit/store";
@@ -18,12 +18,7 @@ import { connectionCollection, ensureConnectionIndexes } from "./connection-stor
 import { createConnections } from "./connections.js";
 
 /** The connections' change counter (bus/generation.ts): bumped after every write, read before a cached list is used. */
-export const CONNECTIONS_GENERATION: StreamSpec = {
-  name: GENERATIONS.providerConnections.stream,
-  subjects: [GENERATIONS.providerConnections.subject],
-  retention: "limits",
-  maxAgeMs: 60_000,
-};
+export const CONNECTIONS_GENERATION: StreamSpec = generationStream(GENERATIONS.providerConnections);
 
 export interface ConnectionPartsDeps {
   store: Store;
