@@ -2,14 +2,20 @@
 /**
  * Measures the structure targets of docs/architecture.md "Measuring the structure" on the files git
  * tracks: import circles, arrows back up between the layers, production source files over 300
- * lines, `string …_json` protobuf fields, test scaffolding under src/, and references in code to documents or headings that the repository
- * does not have. `--list` prints the production files instead (the set a duplicate finder should
- * read). `--json` prints the figures as JSON. Nothing is run or written.
+ * lines, functions over 80 lines of their own (structure/function-lengths.mjs), production
+ * duplicate pairs (structure/duplicate-pairs.mjs, with the `duplicates` tool when it is on PATH),
+ * `string …_json` protobuf fields, test scaffolding under src/, and references in code to documents
+ * or headings that the repository does not have. `--list` prints the production files instead (the
+ * set a duplicate finder should read). `--json` prints the figures as JSON. Nothing in the tree is
+ * written; the duplicate count reads a temporary copy of the production files. The figures are
+ * reported, not judged: test/structure.test.ts holds the targets met.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
+import { productionDuplicates } from "./structure/duplicate-pairs.mjs";
+import { longFunctions } from "./structure/function-lengths.mjs";
 
 const root = normalize(join(dirname(fileURLToPath(import.meta.url)), ".."));
 const tracked = execFileSync("git", ["ls-files", "-co", "--exclude-standard"], { cwd: root, encoding: "utf8" })
@@ -227,11 +233,16 @@ const arrowsBackUp = production.flatMap((file) =>
     .map((target) => `${file} -> ${target}`),
 );
 
+const duplicates = productionDuplicates(root, production);
 const report = {
   productionFiles: production.length,
   circles: circles(production),
   arrowsBackUp,
   filesOver300Lines: large.map(([file, lines]) => `${file} (${lines})`),
+  functionsOver80OwnLines: longFunctions(root, production).map((f) => `${f.file}:${f.line} ${f.name} (${f.ownLines})`),
+  // null: the `duplicates` tool is not on PATH.
+  duplicatePairs: duplicates.available ? duplicates.pairs : null,
+  duplicateNotes: duplicates.available ? duplicates.notes : [],
   jsonStringFields: jsonFields,
   scaffoldingUnderSrc: scaffolding,
   badDocReferences: badReferences,
@@ -247,6 +258,18 @@ if (process.argv.includes("--json")) {
     section("arrows back up (a library importing a service or above, a service another)", report.arrowsBackUp),
   );
   console.log(section("production files over 300 lines", report.filesOver300Lines));
+  console.log(
+    section("functions over 80 own lines (their lines less their nested functions')", report.functionsOver80OwnLines),
+  );
+  const pairsTitle = "production duplicate pairs (outside proto/, generated code and tests; boilerplate left out)";
+  if (report.duplicatePairs === null) console.log(`${pairsTitle}: duplicates not available`);
+  else
+    console.log(
+      section(pairsTitle, [...report.duplicatePairs, ...report.duplicateNotes]).replace(
+        /: \d+/,
+        `: ${report.duplicatePairs.length}`,
+      ),
+    );
   console.log(section("string …_json protobuf fields", report.jsonStringFields));
   console.log(section("test scaffolding under src/", report.scaffoldingUnderSrc));
   console.log(section("references to documents or headings not in the repository", report.badDocReferences));

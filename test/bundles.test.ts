@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { API_KEY_SCOPES } from "@kiln/contracts/api-key-scopes";
 import { BundleSchema } from "@kiln/contracts/bundle";
-import { createSchemaAjv } from "@kiln/kit/json-schema";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
 import { bundleCommand } from "@kiln/launcher/bundle-command";
 import { createPublishedAgent } from "@kiln/testing/agent-fixture";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";

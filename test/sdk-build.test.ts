@@ -1,11 +1,12 @@
 /**
- * The SDK as a package user gets it: compiled by tsc (ESM and declarations, sdk/tsconfig.build.json)
- * and imported by plain Node (no TypeScript loader) in a child process that calls a live gateway.
+ * The SDK as a package user gets it: built by sdk/scripts/build.mjs (tsc: ESM and declarations,
+ * sdk/tsconfig.build.json, with what it uses of @kiln/contracts compiled in) and imported by plain
+ * Node (no TypeScript loader) in a child process that calls a live gateway; packed, it names no
+ * workspace package.
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -17,7 +18,14 @@ const run = promisify(execFile);
 const sdkDir = join(dirname(fileURLToPath(import.meta.url)), "..", "sdk");
 // Inside sdk/ so that the compiled code resolves the SDK's own dependencies (openapi-fetch).
 const outDir = join(sdkDir, ".tmp", `dist-${randomUUID()}`);
-const tsc = createRequire(join(sdkDir, "package.json")).resolve("typescript/bin/tsc");
+const build = join(sdkDir, "scripts", "build.mjs");
+
+/** The built files (relative paths) whose text names a workspace package. */
+async function filesNamingWorkspace(dir: string): Promise<string[]> {
+  const files = (await readdir(dir, { recursive: true })).filter((f) => /\.(js|d\.ts)$/.test(f));
+  const texts = await Promise.all(files.map((f) => readFile(join(dir, f), "utf8")));
+  return files.filter((_f, i) => /["']@kiln\//.test(texts[i] ?? ""));
+}
 
 /** A version to resolve and render with the built SDK (its dependencies ajv and Mustache included). */
 const PROMPT_VERSION = {
@@ -45,8 +53,11 @@ afterAll(async () => {
 
 describe("the built SDK", () => {
   it("compiles to ESM with declarations and runs on plain Node against a live gateway", async () => {
-    await run(process.execPath, [tsc, "-p", join(sdkDir, "tsconfig.build.json"), "--outDir", outDir]);
+    await run(process.execPath, [build, "--out-dir", outDir]);
     expect(await readFile(join(outDir, "index.d.ts"), "utf8")).toContain("Kiln");
+    // The contracts it renders with are compiled in: no import of a workspace package is left.
+    expect(await readdir(join(outDir, "contracts"))).toContain("field-issues.js");
+    expect(await filesNamingWorkspace(outDir)).toEqual([]);
 
     const api = createTestClient(baseUrl);
     const { accessToken } = await api.signUp();
@@ -82,12 +93,13 @@ describe("the built SDK", () => {
   it("packs with npm, installs from the tarball into a new project, type-checks and runs there", async () => {
     const scratch = join(sdkDir, ".tmp", `scratch-${randomUUID()}`);
     await mkdir(scratch, { recursive: true });
-    // npm pack runs the package's prepack (the tsc build) and packs what `files` lists.
+    // npm pack runs the package's prepack (the build) and packs what `files` lists.
     const { stdout: packed } = await run("npm", ["pack", "--json", "--pack-destination", scratch], { cwd: sdkDir });
     const [tarball] = JSON.parse(packed) as { filename: string; files: { path: string }[] }[];
     const files = tarball?.files.map((f) => f.path) ?? [];
     expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "package.json", "README.md"]));
     expect(files.filter((f) => f.startsWith("src/"))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(["dist/contracts/field-issues.js"]));
 
     await writeFile(join(scratch, "package.json"), JSON.stringify({ name: "scratch", private: true, type: "module" }));
     await run(
@@ -103,6 +115,18 @@ describe("the built SDK", () => {
       ],
       { cwd: scratch },
     );
+    // What npm installed: the SDK and its npm dependencies, no workspace package.
+    const installed = join(scratch, "node_modules", "@kiln");
+    expect(await readdir(installed)).toEqual(["sdk"]);
+    const manifest = JSON.parse(await readFile(join(installed, "sdk", "package.json"), "utf8")) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
+    const needs = ["dependencies", "peerDependencies", "optionalDependencies"].flatMap((k) =>
+      Object.keys(manifest[k] ?? {}),
+    );
+    expect(needs.filter((name) => name.startsWith("@kiln/"))).toEqual([]);
+    expect(await filesNamingWorkspace(join(installed, "sdk", "dist"))).toEqual([]);
     await writeFile(
       join(scratch, "tsconfig.json"),
       JSON.stringify({

@@ -1,5 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
-import { DomainError, type FieldIssue } from "@kiln/kit/errors";
+import { type FieldIssue, fieldIssuesOf, type SchemaError } from "@kiln/contracts/field-issues";
+import { DomainError } from "@kiln/kit/errors";
 import { bytesText, LIMITS } from "@kiln/kit/limits";
 import { remoteErrorOf } from "@kiln/kit/rpc/errors";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
@@ -40,56 +41,16 @@ export class HttpError extends Error {
   }
 }
 
-interface AjvIssue {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-/**
- * Ajv's "/prompts/0/variables/city" (or a missing "city" under it) as "prompts[0].variables.city":
- * the field notation every layer uses (array indices in brackets).
- */
-function fieldOf(prefix: string, issue: AjvIssue): string {
-  const path = issue.instancePath
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  // A discriminator names its tag ("type") when the tag is missing or names no branch.
-  const extra = issue.params.missingProperty ?? issue.params.additionalProperty ?? issue.params.tag;
-  if (typeof extra === "string") path.push(extra);
-  let field = prefix;
-  for (const segment of path) {
-    if (/^(0|[1-9]\d*)$/.test(segment)) field += `[${segment}]`;
-    else field += field ? `.${segment}` : segment;
-  }
-  return field;
-}
-
-function issueOf(issue: AjvIssue): string {
-  if (issue.keyword === "required") return "is required";
-  if (issue.keyword === "additionalProperties") return "is not allowed";
-  // Limits name their value (docs/api.md "Limits"), in the words the services use.
-  if (issue.keyword === "maxLength") return `must be at most ${issue.params.limit} characters`;
-  if (issue.keyword === "maxItems") return `must hold at most ${issue.params.limit} items`;
-  if (issue.keyword === "discriminator") {
-    return issue.params.error === "mapping" ? "is not a known type" : "is required and must be a string";
-  }
-  return issue.message ?? "is invalid";
-}
-
 /** Fastify's own errors (validation, parsing, limits) in contract terms. */
 function fromFastifyError(error: FastifyError, bodyLimit: number): HttpError | undefined {
   if (error.validation) {
     const context = (error as FastifyError & { validationContext?: string }).validationContext;
     const prefix = context === "body" ? "" : context === "querystring" ? "" : (context ?? "");
-    // An if/then schema reports the field that failed and, besides, that "then" failed: only the first says something.
-    const issues = (error.validation as AjvIssue[]).filter((v) => v.keyword !== "if");
-    // An issue with the body as a whole (not an object, say) names the body.
-    const details = issues.map((v) => ({
-      field: fieldOf(prefix, v) || (context === "body" ? "body" : ""),
-      issue: issueOf(v),
+    // Named as every layer names schema errors (contracts/field-issues.ts); an issue with the body
+    // as a whole (not an object, say) names the body.
+    const details = fieldIssuesOf(error.validation as SchemaError[], prefix).map((d) => ({
+      field: d.field || (context === "body" ? "body" : ""),
+      issue: d.issue,
     }));
     return new HttpError("invalid_argument", "the request is invalid", details);
   }

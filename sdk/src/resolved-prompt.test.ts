@@ -125,6 +125,23 @@ describe("render", () => {
     expect(renderError(prompt, [1]).details).toEqual([{ field: "variables", issue: "must be an object" }]);
     expect(prompt.render({ city: "Oslo", unit: "C", email: "a@b.test", days: [1] }).messages[0]?.content).toBe("Oslo");
   });
+
+  it("runs the schema's patterns with RE2, as the platform does: linear time, no lookaround", () => {
+    // JavaScript's RegExp backtracks for seconds on this; RE2 answers at once.
+    const nested = resolved({
+      systemPrompt: "{{code}}",
+      variablesSchema: { properties: { code: { pattern: "^(a+)+$" } } },
+    });
+    const started = performance.now();
+    expect(renderError(nested, { code: `${"a".repeat(30)}b` }).details).toEqual([
+      { field: "variables.code", issue: 'must match pattern "^(a+)+$"' },
+    ]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(nested.render({ code: "aaa" }).messages[0]?.content).toBe("aaa");
+    // A pattern RE2 cannot run (the platform refuses it when a version is saved) is not run here either.
+    const lookahead = resolved({ systemPrompt: "", variablesSchema: { properties: { code: { pattern: "a(?=b)" } } } });
+    expect(() => lookahead.render({ code: "ab" })).toThrow(/linear time/);
+  });
 });
 
 describe("partials", () => {

@@ -1,3 +1,4 @@
+import { placeMessages } from "@kiln/contracts/prompt-messages";
 import type { TemplateFiller, TemplateMessage } from "./prompt-render.js";
 import type { Prompt, PromptVersion, ResponseFormat, ToolRef } from "./resources.js";
 
@@ -81,36 +82,6 @@ interface Content {
   unresolvedPartial?: Prompt["unresolvedPartial"];
 }
 
-/** A variable that holds a conversation ([{role, content}] of text roles), else undefined. */
-function conversationOf(value: unknown): PromptMessage[] | undefined {
-  if (!Array.isArray(value) || value.length === 0) return undefined;
-  const roles = ["system", "developer", "user", "assistant"];
-  const ok = value.every((m) => typeof m?.content === "string" && roles.includes(m?.role));
-  return ok ? value.map((m) => ({ role: m.role, content: m.content })) : undefined;
-}
-
-/**
- * The filled template with its placeholders filled as a run fills them (api.md "Chat prompts"): a
- * placeholder named by a variable holding a conversation takes it; the first other one takes the
- * caller's messages, which follow the template when no placeholder is left for them.
- */
-function placed(template: TemplateMessage[], variables: Record<string, unknown>, own: PromptMessage[]) {
-  const out: PromptMessage[] = [];
-  let done = false;
-  for (const m of template) {
-    if (m.role !== "placeholder") out.push(m);
-    else {
-      const named = conversationOf(variables[m.name]);
-      if (named) out.push(...named);
-      else if (!done) {
-        out.push(...own);
-        done = true;
-      }
-    }
-  }
-  return done ? out : [...out, ...own];
-}
-
 /**
  * A prompt version as `prompts.resolve` answers it: fetched from Kiln (or the fallback), ready to
  * `render(variables)` for a model the application calls itself.
@@ -192,7 +163,8 @@ export class ResolvedPrompt {
    */
   render(variables: Record<string, unknown> = {}, options: { messages?: PromptMessage[] } = {}): RenderedPrompt {
     this.#filler ??= this.#compile(this.#content);
-    const messages = placed(this.#filler.render(variables), variables, options.messages ?? []);
+    // The caller's messages go where a run puts them (api.md "Chat prompts"), by the platform's own rule.
+    const messages = placeMessages(this.#filler.render(variables), variables, options.messages ?? []);
     const c = this.#content;
     const rf = c.responseFormat;
     return {

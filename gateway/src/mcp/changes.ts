@@ -1,3 +1,4 @@
+import { CATALOG_EVENTS } from "@kiln/contracts/bus-names";
 import type { Bus, Subscription } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 
@@ -40,7 +41,7 @@ export function listenToCatalogChanges(
   logger: Logger,
   notify: (organizationId: string, lists: ChangedList[]) => void,
 ): Subscription {
-  return bus.listen("catalog.>", (subject, data) => {
+  return bus.listen(CATALOG_EVENTS.subjects[0], (subject, data) => {
     try {
       const event = JSON.parse(new TextDecoder().decode(data)) as CatalogEventLike;
       const lists = listsChangedBy(event);

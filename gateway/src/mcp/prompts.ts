@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
-import { includeKey, includeOf } from "@kiln/contracts/partials";
-import { type PartialLookup, renderPromptTemplate } from "@kiln/kit/templates";
+import { includeKey, partialLookupOf } from "@kiln/contracts/partials";
+import type { PartialLookup } from "@kiln/contracts/prompt-template";
+import { renderPromptTemplate } from "@kiln/kit/templates";
 import type { CatalogService, Prompt, PromptVersion } from "@kiln/proto/catalog";
 import {
   ErrorCode,
@@ -99,8 +100,7 @@ async function partialsOf(
   );
   const unresolved = r.prompt?.unresolvedPartial;
   if (unresolved) throw new McpError(ErrorCode.InvalidRequest, unresolved.message);
-  const texts = new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template]));
-  return (reference) => texts.get(includeKey(includeOf(reference)));
+  return partialLookupOf(new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template])));
 }
 
 /** A variable's value from a prompt argument (always a string): JSON where the schema wants another type. */

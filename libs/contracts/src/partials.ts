@@ -24,3 +24,9 @@ export const referenceOf = (include: PromptInclude): string =>
 
 /** The one key of an include, however it was written (`a` and `a@production` are one). */
 export const includeKey = (include: PromptInclude): string => `${include.label}\u0000${include.name}`;
+
+/** What each `{{> name}}` tag stands for, from the included texts by includeKey: undefined for one not included. */
+export const partialLookupOf =
+  (texts: ReadonlyMap<string, string>) =>
+  (reference: string): string | undefined =>
+    texts.get(includeKey(includeOf(reference)));

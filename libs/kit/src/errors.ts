@@ -2,6 +2,11 @@
  * Domain errors: a closed `kind` and data. Services throw these; one table in `rpc/connect-errors`
  * maps them to Connect codes and one table in the gateway maps Connect codes to HTTP (docs/architecture.md "Errors").
  */
+import type { FieldIssue } from "@kiln/contracts/field-issues";
+
+/** One problem with one field, as in the REST error envelope: `{ field: "variables.city", issue: "is required" }`. */
+export type { FieldIssue };
+
 export type ErrorKind =
   | "invalid_argument"
   | "not_found"
@@ -13,12 +18,6 @@ export type ErrorKind =
   | "unavailable"
   | "provider_error"
   | "provider_timeout";
-
-/** One problem with one field, as in the REST error envelope: `{ field: "variables.city", issue: "is required" }`. */
-export interface FieldIssue {
-  field: string;
-  issue: string;
-}
 
 export class DomainError extends Error {
   constructor(

@@ -1,6 +1,7 @@
+import { compileSafeRegex } from "@kiln/contracts/safe-regex";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
 import { describe, expect, it } from "vitest";
-import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "./json-schema.js";
-import { compileSafeRegex } from "./safe-regex.js";
+import { createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "./json-schema.js";
 
 describe("compileSafeRegex", () => {
   it("matches like RegExp.test for the patterns RE2 runs, with the i, m and s flags", () => {

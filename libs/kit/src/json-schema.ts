@@ -1,32 +1,13 @@
 /**
- * The one way every service builds ajv (JSON Schema 2020-12) for tenant schemas: strict mode off
- * (unknown keywords are legal annotations), no console logging, formats, and RE2 for `pattern`,
- * `patternProperties` and `propertyNames` (safe-regex.ts), so validation runs in linear time.
+ * The services' compiler and cache of tenant schemas, and the checks a schema gets when it is
+ * saved (patterns RE2 cannot run, `$ref`s that never end). Validators come from the one ajv set-up
+ * the SDK shares (contracts/schema-ajv.ts: RE2 for patterns).
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import ajvFormats from "ajv-formats";
+
+import { safeRegexProblem } from "@kiln/contracts/safe-regex";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
-import { compileSafeRegex, safeRegexProblem } from "./safe-regex.js";
-
-// ajv-formats is CommonJS: its plugin is both `module.exports` and `.default`; the types know `.default`.
-const addFormats = ajvFormats.default;
-
-/** ajv's regExp engine: a function of (pattern, flags) with the engine's name for standalone code. */
-const re2Engine = Object.assign((pattern: string, flags: string) => compileSafeRegex(pattern, flags), {
-  code: "re2js",
-});
-
-export function createSchemaAjv(options: { allErrors?: boolean; validateSchema?: boolean } = {}): Ajv2020 {
-  const ajv = new Ajv2020({
-    strict: false,
-    allErrors: options.allErrors ?? true,
-    logger: false,
-    validateSchema: options.validateSchema ?? true,
-    code: { regExp: re2Engine },
-  });
-  addFormats(ajv);
-  return ajv;
-}
 
 /** Compiles tenant schemas and keeps their validators, keyed by the schema's JSON text. */
 export interface SchemaCompiler {

@@ -14,6 +14,7 @@
  *    comes back after the ack wait and its lease has expired, so another dispatcher attempts again
  *    (the receiver de-duplicates by `webhook-id`).
  */
+import { CONSUMERS, WORK_QUEUES } from "@kiln/contracts/bus-names";
 import type { Bus, BusMessage, StreamSpec, Subscription } from "@kiln/kit/bus";
 import { newId } from "@kiln/kit/ids";
 import { retryStartupStep } from "@kiln/kit/lifecycle";
@@ -26,13 +27,13 @@ import type { AttemptDoc, DeliveryDoc, WebhookCollections, WebhookDoc } from "./
 import { createSubscriberCache, type SubscriberCache } from "./subscriber-cache.js";
 
 export const WEBHOOKS_STREAM: StreamSpec = {
-  name: "WEBHOOKS",
-  subjects: ["webhooks.deliver"],
+  name: WORK_QUEUES.webhooks.stream,
+  subjects: [WORK_QUEUES.webhooks.subject],
   retention: "workqueue",
   duplicateWindowMs: 120_000,
 };
 
-const DELIVER = { stream: "WEBHOOKS", durable: "webhook-dispatchers" };
+const DELIVER = { stream: WORK_QUEUES.webhooks.stream, durable: CONSUMERS.webhookDispatchers };
 const EPOCH = new Date(0);
 
 export interface DispatcherDeps {
@@ -71,7 +72,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     subscribers.get(organizationId, () => c.webhooks.find({ organizationId }));
 
   const enqueue = async (delivery: DeliveryDoc) => {
-    await deps.bus.publish(WEBHOOKS_STREAM.subjects[0] as string, delivery._id, {
+    await deps.bus.publish(WORK_QUEUES.webhooks.subject, delivery._id, {
       msgId: `${delivery._id}:${delivery.attempts.length}:${delivery.status}`,
     });
   };

@@ -4,6 +4,7 @@
  * budget.threshold_reached (stream USAGE_EVENTS, the execution service's). Each becomes
  * the one webhook payload shape `{id, type, organizationId, timestamp, data}` (docs/webhooks.md).
  */
+import { CATALOG_EVENTS, CONSUMERS, EVALUATION_EVENTS, RUN_EVENTS, USAGE_EVENTS } from "@kiln/contracts/bus-names";
 import type { BusMessage, ConsumerSpec } from "@kiln/kit/bus";
 
 export const WEBHOOK_EVENTS = [
@@ -29,10 +30,10 @@ export interface WebhookEvent {
 
 /** The durable consumers of the fan-out, one per source stream, shared by every dispatcher. */
 export const SOURCES: ConsumerSpec[] = [
-  { stream: "RUNS", durable: "webhook-fanout", filterSubject: "runs.completed.*" },
-  { stream: "CATALOG", durable: "webhook-fanout" },
-  { stream: "EVALUATION_EVENTS", durable: "webhook-fanout" },
-  { stream: "USAGE_EVENTS", durable: "webhook-fanout" },
+  { stream: RUN_EVENTS.stream, durable: CONSUMERS.webhookFanout, filterSubject: RUN_EVENTS.completed },
+  { stream: CATALOG_EVENTS.stream, durable: CONSUMERS.webhookFanout },
+  { stream: EVALUATION_EVENTS.stream, durable: CONSUMERS.webhookFanout },
+  { stream: USAGE_EVENTS.stream, durable: CONSUMERS.webhookFanout },
 ];
 
 const isType = (t: unknown): t is WebhookEventType => (WEBHOOK_EVENTS as readonly unknown[]).includes(t);

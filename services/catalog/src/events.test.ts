@@ -1,3 +1,4 @@
+import type { CatalogEvent } from "@kiln/contracts/events";
 import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createEventOutbox, type EventIntentDoc } from "@kiln/kit/bus/outbox";
@@ -5,7 +6,7 @@ import { createLogger } from "@kiln/kit/logger";
 import { createMemoryStore } from "@kiln/kit/store/memory";
 import { describe, expect, it } from "vitest";
 import { createTestCatalog, ORG_A, principals } from "../test/test-catalog.js";
-import { CATALOG_STREAM, type CatalogEvent } from "./events.js";
+import { CATALOG_STREAM } from "./events.js";
 
 const { userA } = principals;
 

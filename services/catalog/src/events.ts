@@ -3,22 +3,18 @@
  * publish, a label moved. Each is written to the catalog's outbox beside the change and published
  * from there, so an event the bus refused is published later (kit/bus/event-outbox.ts).
  */
-import { type EventEnvelope, type EventOutbox, eventStream, outboxEventOf } from "@kiln/kit/bus/outbox";
+import { CATALOG_EVENTS, catalogSubject } from "@kiln/contracts/bus-names";
+import type {
+  CatalogEventType,
+  LabelMovedData,
+  ParentId,
+  PromptVersionCreatedData,
+  PublishedData,
+} from "@kiln/contracts/events";
+import { type EventOutbox, eventStream, outboxEventOf } from "@kiln/kit/bus/outbox";
 import type { LabelKind, LabelMoveDoc, PromptVersionDoc } from "./store/catalog-store.js";
 
-export const CATALOG_STREAM = eventStream("CATALOG", ["catalog.>"]);
-
-export type CatalogEventType =
-  | "prompt.version.created"
-  | "prompt.published"
-  | "skill.published"
-  | "agent.published"
-  | "label.moved";
-
-export const catalogSubject = (type: CatalogEventType) => `catalog.${type}`;
-
-/** Every catalog event: `{id, type, organizationId, occurredAt, data}`. */
-export type CatalogEvent<D = Record<string, unknown>> = EventEnvelope<CatalogEventType, D>;
+export const CATALOG_STREAM = eventStream(CATALOG_EVENTS.stream, [...CATALOG_EVENTS.subjects]);
 
 /** What the catalog's use cases emit through. */
 export interface CatalogEvents {
@@ -27,10 +23,17 @@ export interface CatalogEvents {
   labelMoved(move: LabelMoveDoc): Promise<void>;
 }
 
-const parentField: Record<LabelKind, string> = { prompt: "promptId", skill: "skillId", agent: "agentId" };
+/** The resource a label belongs to, by the field its kind names. */
+const parentOf = (kind: LabelKind, id: string): ParentId =>
+  kind === "prompt" ? { promptId: id } : kind === "skill" ? { skillId: id } : { agentId: id };
 
-const event = (type: CatalogEventType, sourceId: string, organizationId: string, at: Date, data: object) =>
-  outboxEventOf(catalogSubject(type), { type, sourceId, organizationId, at, data });
+const event = (
+  type: CatalogEventType,
+  sourceId: string,
+  organizationId: string,
+  at: Date,
+  data: PromptVersionCreatedData | PublishedData | LabelMovedData,
+) => outboxEventOf(catalogSubject(type), { type, sourceId, organizationId, at, data });
 
 export function createCatalogEvents(outbox: EventOutbox): CatalogEvents {
   return {
@@ -48,7 +51,7 @@ export function createCatalogEvents(outbox: EventOutbox): CatalogEvents {
     async labelMoved(m) {
       const moved = event("label.moved", m._id, m.organizationId, m.at, {
         kind: m.kind,
-        [parentField[m.kind]]: m.parentId,
+        ...parentOf(m.kind, m.parentId),
         label: m.label,
         action: m.action,
         versionId: m.versionId,
@@ -56,9 +59,10 @@ export function createCatalogEvents(outbox: EventOutbox): CatalogEvents {
         previousVersionId: m.previousVersionId,
         by: m.by || null,
       });
-      if (m.action !== "published") return outbox.add([moved]);
+      // A publish always names the version it published.
+      if (m.action !== "published" || m.versionId === null || m.version === null) return outbox.add([moved]);
       const published = event(`${m.kind}.published`, m._id, m.organizationId, m.at, {
-        [parentField[m.kind]]: m.parentId,
+        ...parentOf(m.kind, m.parentId),
         versionId: m.versionId,
         version: m.version,
         previousVersionId: m.previousVersionId,

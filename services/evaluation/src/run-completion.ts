@@ -1,3 +1,5 @@
+import { EVALUATION_EVENTS } from "@kiln/contracts/bus-names";
+import type { EvaluationCompletedData } from "@kiln/contracts/events";
 import type { Bus } from "@kiln/kit/bus";
 import {
   createEventOutbox,
@@ -67,7 +69,7 @@ export interface RunCompletion {
 }
 
 /** Evaluation events (docs/events/evaluation.completed.schema.json): limits retention, a week. */
-export const EVALUATION_EVENTS_STREAM = eventStream("EVALUATION_EVENTS", ["evaluation-events.>"]);
+export const EVALUATION_EVENTS_STREAM = eventStream(EVALUATION_EVENTS.stream, [...EVALUATION_EVENTS.subjects]);
 
 /** The outbox of evaluation events, in the evaluation store (every process that completes runs writes to it). */
 export function evaluationEventOutbox(store: Store, bus: Bus, logger: Logger): EventOutbox {
@@ -75,7 +77,7 @@ export function evaluationEventOutbox(store: Store, bus: Bus, logger: Logger): E
 }
 
 function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildReport>, cancelled: boolean, at: Date) {
-  return outboxEventOf("evaluation-events.completed", {
+  return outboxEventOf(EVALUATION_EVENTS.completed, {
     type: "evaluation.completed",
     sourceId: run._id,
     organizationId: run.organizationId,
@@ -94,7 +96,7 @@ function completedEvent(run: EvaluationRunDoc, report: ReturnType<typeof buildRe
       summary: report.summary.text,
       changes: report.summary.changes,
       contractValid: report.contractValidity.valid,
-    },
+    } satisfies EvaluationCompletedData,
   });
 }
 

@@ -6,6 +6,7 @@
  * are published by the relay of any replica. The request never waits for the bus, and an event
  * the bus refused is published later, not lost.
  */
+import type { EventEnvelope } from "@kiln/contracts/events";
 import type { Logger } from "../logger.js";
 import { type Collection, isDuplicateKeyError } from "../store/store.js";
 import { type Bus, BusUnavailableError, type StreamSpec } from "./bus.js";
@@ -22,15 +23,6 @@ export interface OutboxEvent {
   id: string;
   subject: string;
   payload: string;
-}
-
-/** An event as the services publish it (docs/events/*.schema.json). */
-export interface EventEnvelope<T extends string = string, D = Record<string, unknown>> {
-  id: string;
-  type: T;
-  organizationId: string;
-  occurredAt: string;
-  data: D;
 }
 
 /**

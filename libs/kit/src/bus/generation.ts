@@ -5,16 +5,17 @@
  * the counter has not moved. So a run that starts after a publish has answered never runs what
  * was live before it, whichever replicas serve the two, and the warm path needs no catalog call.
  */
+import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { Logger } from "../logger.js";
 import type { Bus, StreamSpec } from "./bus.js";
 
-export const CATALOG_GENERATION: StreamSpec = {
-  name: "CATALOG_GENERATION",
-  subjects: ["catalog-generation"],
-  retention: "limits",
+/** The stream of a change counter named in contracts' GENERATIONS. */
+export function generationStream(names: { stream: string; subject: string }): StreamSpec {
   // Only the sequence matters: the messages themselves may go after a minute.
-  maxAgeMs: 60_000,
-};
+  return { name: names.stream, subjects: [names.subject], retention: "limits", maxAgeMs: 60_000 };
+}
+
+export const CATALOG_GENERATION: StreamSpec = generationStream(GENERATIONS.catalog);
 
 export interface Generation {
   /**

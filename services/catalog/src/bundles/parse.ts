@@ -1,9 +1,8 @@
 import type { Bundle } from "@kiln/contracts/bundle";
 import { BUNDLE_FORMAT, BundleSchema } from "@kiln/contracts/bundle";
+import { fieldOfPointer, fieldPath } from "@kiln/contracts/field-issues";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
 import { type FieldIssue, invalidArgument } from "@kiln/kit/errors";
-import { createSchemaAjv } from "@kiln/kit/json-schema";
-import { fieldPath } from "../domain/issues.js";
-import { fieldOfPointer } from "../domain/json-schema.js";
 
 const validateBundle = createSchemaAjv().compile(BundleSchema);
 

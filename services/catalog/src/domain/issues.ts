@@ -64,7 +64,4 @@ export class Issues {
 }
 
 /** `base.key`, or `base[3]` for an array index: the notation of api.md's `details[].field`. */
-export function fieldPath(base: string, segment: string | number): string {
-  if (typeof segment === "number") return `${base}[${segment}]`;
-  return base ? `${base}.${segment}` : segment;
-}
+export { fieldPath } from "@kiln/contracts/field-issues";

@@ -4,11 +4,12 @@
  * byte-for-byte); this module only parses them to judge them.
  */
 
-import type { FieldIssue } from "@kiln/kit/errors";
-import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { fieldIssuesOf, fieldOfPointer, fieldPath } from "@kiln/contracts/field-issues";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
+import { createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
 import { LIMITS } from "@kiln/kit/limits";
-import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import { fieldPath, type Issues } from "./issues.js";
+import type { ValidateFunction } from "ajv/dist/2020.js";
+import type { Issues } from "./issues.js";
 
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 
@@ -50,35 +51,8 @@ export function parseJsonText(issues: Issues, field: string, text: string): Json
   return value;
 }
 
-/**
- * The api.md field of a JSON Pointer inside `root`, under `base`: `/properties/city/type` becomes
- * `variablesSchema.properties.city.type`, array indices become `[i]`.
- */
-export function fieldOfPointer(base: string, pointer: string, root: unknown): string {
-  if (pointer === "") return base;
-  let field = base;
-  let current: unknown = root;
-  for (const raw of pointer.slice(1).split("/")) {
-    const segment = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (Array.isArray(current) && /^(0|[1-9]\d*)$/.test(segment)) {
-      field = fieldPath(field, Number(segment));
-      current = current[Number(segment)];
-    } else {
-      field = fieldPath(field, segment);
-      current = isJsonObject(current) ? ownValue(current, segment) : undefined;
-    }
-  }
-  return field;
-}
-
 /** Judges schemas against the 2020-12 meta-schema. It never compiles or stores a user schema. */
 const metaValidator = createSchemaAjv();
-
-function messageOf(error: ErrorObject): string {
-  const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues;
-  if (error.keyword === "enum" && Array.isArray(allowed)) return `must be one of ${allowed.join(", ")}`;
-  return error.message ?? "is invalid";
-}
 
 /** The validators of the schemas this process has checked or used, by their text (kit's compiler). */
 const schemas = createSchemaCompiler();
@@ -89,19 +63,6 @@ const schemas = createSchemaCompiler();
  */
 export function compileSchema(text: string): ValidateFunction {
   return schemas.compile(text);
-}
-
-/** Validates `value` against a stored schema; issues are named under `base`, e.g. `variables.city`. */
-export function validateAgainst(schemaText: string, value: unknown, base: string): FieldIssue[] {
-  const validate = compileSchema(schemaText);
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => {
-    const missing = (e.params as { missingProperty?: string }).missingProperty;
-    const field = fieldOfPointer(base, e.instancePath, value);
-    return missing !== undefined && e.keyword === "required"
-      ? { field: fieldPath(field, missing), issue: "is required" }
-      : { field, issue: messageOf(e) };
-  });
 }
 
 export interface SchemaCheckOptions {
@@ -140,8 +101,8 @@ export function checkJsonSchema(
     const byField = new Map<string, string>();
     for (const error of metaValidator.errors ?? []) {
       if (error.keyword === "anyOf" || error.keyword === "oneOf") continue;
-      const at = fieldOfPointer(field, error.instancePath, schema);
-      if (!byField.has(at)) byField.set(at, messageOf(error));
+      const [issue] = fieldIssuesOf([error], field, schema);
+      if (issue && !byField.has(issue.field)) byField.set(issue.field, issue.issue);
     }
     if (byField.size === 0) byField.set(field, "is not a JSON Schema");
     for (const [at, issue] of [...byField].slice(0, 20)) issues.add(at, issue);

@@ -8,8 +8,8 @@
  */
 import { labelNameIssue } from "@kiln/contracts/labels";
 import { includeKey, includeOf, type PromptInclude, referenceOf } from "@kiln/contracts/partials";
+import { MAX_PARTIAL_DEPTH } from "@kiln/contracts/prompt-template";
 import { LIMITS } from "@kiln/kit/limits";
-import { MAX_PARTIAL_DEPTH } from "@kiln/kit/templates";
 
 /** Includes nest at most this deep: a version's own are depth 1, theirs depth 2, … */
 export const MAX_INCLUDE_DEPTH = MAX_PARTIAL_DEPTH;

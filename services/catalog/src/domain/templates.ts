@@ -7,7 +7,7 @@
  */
 
 import { includeKey, includeOf, type PromptInclude } from "@kiln/contracts/partials";
-import { parseTemplate, type TemplateToken } from "@kiln/kit/templates";
+import { parseTemplate, type TemplateToken } from "@kiln/contracts/template-parse";
 import type { Issues } from "./issues.js";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue } from "./json-schema.js";
 import { includeIssue } from "./prompt-includes.js";

@@ -5,8 +5,8 @@
  */
 
 import type { Assertion, AssertionType, LlmJudgeAssertion } from "@kiln/contracts/assertions";
+import { compileSafeRegex, safeRegexProblem } from "@kiln/contracts/safe-regex";
 import type { FieldIssue } from "@kiln/kit/errors";
-import { compileSafeRegex, safeRegexProblem } from "@kiln/kit/safe-regex";
 import { JSONPath } from "jsonpath-plus";
 import { conformanceOf, schemaProblemOf } from "./json-schema.js";
 import { isPlainObject, jsonEquals, tryParseJson } from "./json-value.js";

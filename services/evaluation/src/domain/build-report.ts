@@ -1,3 +1,4 @@
+import type { EvaluationChangeCounts } from "@kiln/contracts/events";
 import { type BreakingChange, breakingChangesOf } from "./breaking-changes.js";
 import {
   type Change,
@@ -27,16 +28,8 @@ export interface ReportResult {
   change: Change | null;
 }
 
-export interface ChangeCounts {
-  fixed: number;
-  regressed: number;
-  outputChanged: number;
-  unchanged: number;
-  /** Cases that failed every attempt before and after (also counted above). */
-  stillFailing: number;
-  /** Cases whose attempts disagree after (also counted above). */
-  flaky: number;
-}
+/** The counts evaluation.completed carries too (contracts/events.ts). */
+export type ChangeCounts = EvaluationChangeCounts;
 
 /** The change of each compared case, counted; `changes` beside the before/after verdicts. */
 export function countChanges(pairs: { change: Change; before: TargetResult; after: TargetResult }[]): ChangeCounts {

@@ -2,7 +2,8 @@
  * JSON Schema 2020-12 for evaluations: judging the schemas of `json_schema` assertions when a case
  * is saved, and validating outputs against them and against a skill version's output schema.
  */
-import { createSchemaAjv, createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
+import { createSchemaCompiler, endlessRefsOf, unsafePatternsOf } from "@kiln/kit/json-schema";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 
 export const JSON_SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema";

@@ -8,17 +8,13 @@
  * answer, nothing cached is trusted (the store is read); an entry is read again after a minute
  * whatever the counter says.
  */
+import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
-import { createGeneration, type Generation } from "@kiln/kit/bus/generation";
+import { createGeneration, type Generation, generationStream } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import { LRUCache } from "lru-cache";
 
-export const RULES_GENERATION: StreamSpec = {
-  name: "EVALUATION_RULES_GENERATION",
-  subjects: ["evaluation-rules-generation"],
-  retention: "limits",
-  maxAgeMs: 60_000,
-};
+export const RULES_GENERATION: StreamSpec = generationStream(GENERATIONS.evaluationRules);
 
 const MAX_AGE_MS = 60_000;
 

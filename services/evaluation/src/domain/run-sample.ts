@@ -5,6 +5,7 @@
  * taken twice nor newly skipped, and every replica agrees.
  */
 import { createHash } from "node:crypto";
+import type { RunCompletedEvent } from "@kiln/contracts/events";
 
 /** A number in [0, 1) fixed by the rule and the target key. */
 export function sampleValue(ruleId: string, targetKey: string): number {
@@ -15,19 +16,16 @@ export function sampleValue(ruleId: string, targetKey: string): number {
 export const inSample = (ruleId: string, targetKey: string, rate: number): boolean =>
   sampleValue(ruleId, targetKey) < rate;
 
-/** What a run.completed says of the run (docs/events/run.completed.schema.json). */
-export interface CompletedRun {
-  runId: string;
-  kind: string;
-  organizationId: string;
-  status: string;
-  promptId: string;
-  skillId: string;
-  agentId: string;
-  label?: string;
-  /** Set on the runs an evaluation made: a case's skill run, an llm_judge call. */
-  evaluationRunId?: string;
-}
+/**
+ * What the rules read of a run.completed (docs/events/run.completed.schema.json); `label` and
+ * `evaluationRunId` (set on the runs an evaluation made: a case's skill run, an llm_judge call) may
+ * be absent from an event published before they were.
+ */
+export type CompletedRun = Pick<
+  RunCompletedEvent,
+  "runId" | "kind" | "organizationId" | "status" | "promptId" | "skillId" | "agentId"
+> &
+  Partial<Pick<RunCompletedEvent, "label" | "evaluationRunId">>;
 
 /** What a rule takes runs of: a prompt, skill or agent, and only through `label` when not "". */
 export interface RunTarget {

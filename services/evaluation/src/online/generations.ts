@@ -5,6 +5,7 @@
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
+import type { IngestedGeneration } from "@kiln/contracts/events";
 import { actingFor } from "@kiln/kit/principal";
 import { domainErrorOf } from "@kiln/kit/rpc/errors";
 import type { TraceService } from "@kiln/proto/traces";
@@ -13,20 +14,6 @@ import type { ScoredTarget, ScoreJob } from "./jobs.js";
 import type { OnlineRuleDoc } from "./online-store.js";
 
 export type TraceClient = Pick<Client<typeof TraceService>, "getTrace">;
-
-/** A generation span as trace.ingested names it (docs/events/trace.ingested.schema.json). */
-export interface IngestedGeneration {
-  spanId: string;
-  name: string;
-  requestModel: string;
-  responseModel: string;
-  sessionId: string;
-}
-
-export interface TraceIngested {
-  organizationId: string;
-  data: { traceId: string; generations: IngestedGeneration[] };
-}
 
 /** Whether a traces rule's filter takes the generation: every field it gives matches. */
 export function ruleMatchesGeneration(rule: OnlineRuleDoc, g: IngestedGeneration): boolean {

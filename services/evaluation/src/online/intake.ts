@@ -5,26 +5,28 @@
  * on the ONLINE_SCORES work queue. They run beside the request, never in it: the run was answered
  * (the spans stored) before its event left.
  */
+import { CONSUMERS, RUN_EVENTS, TRACE_EVENTS } from "@kiln/contracts/bus-names";
+import type { TraceIngestedEvent } from "@kiln/contracts/events";
 import type { Bus, BusMessage, ConsumerSpec, Subscription } from "@kiln/kit/bus";
 import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import { createOrgCache, type OrgCache } from "../domain/org-cache.js";
-import { ruleMatchesGeneration, type TraceIngested } from "./generations.js";
+import { ruleMatchesGeneration } from "./generations.js";
 import { ONLINE_SCORES_STREAM, queueScoreJob } from "./jobs.js";
 import type { OnlineCollections, OnlineRuleDoc } from "./online-store.js";
 import { type CompletedRun, isSampled, isScorableRun, ruleMatchesRun } from "./sampling.js";
 
 export const RUN_INTAKE: ConsumerSpec = {
-  stream: "RUNS",
-  durable: "online-evaluation",
-  filterSubject: "runs.completed.*",
+  stream: RUN_EVENTS.stream,
+  durable: CONSUMERS.onlineEvaluation,
+  filterSubject: RUN_EVENTS.completed,
   ackWaitMs: 30_000,
 };
 
 export const TRACE_INTAKE: ConsumerSpec = {
-  stream: "TRACE_EVENTS",
-  durable: "online-evaluation",
-  filterSubject: "trace-events.ingested",
+  stream: TRACE_EVENTS.stream,
+  durable: CONSUMERS.onlineEvaluation,
+  filterSubject: TRACE_EVENTS.ingested,
   ackWaitMs: 30_000,
 };
 
@@ -51,7 +53,7 @@ export function createIntake(deps: IntakeDeps) {
 
   async function runCompleted(msg: BusMessage): Promise<void> {
     const run = msg.json<CompletedRun>();
-    if (!isScorableRun(run) || run.status === "running") return;
+    if (!isScorableRun(run)) return;
     const rules = await deps.rules.get(run.organizationId);
     for (const rule of rules) {
       if (!ruleMatchesRun(rule, run) || !isSampled(rule, run.runId)) continue;
@@ -64,7 +66,7 @@ export function createIntake(deps: IntakeDeps) {
   }
 
   async function traceIngested(msg: BusMessage): Promise<void> {
-    const event = msg.json<TraceIngested>();
+    const event = msg.json<TraceIngestedEvent>();
     const { traceId, generations } = event.data;
     const rules = (await deps.rules.get(event.organizationId)).filter((r) => r.target.kind === "traces");
     for (const rule of rules) {

@@ -2,14 +2,15 @@
  * The scoring jobs of online evaluation: the ONLINE_SCORES work queue, a job (a rule and the run
  * or generation span it scores), and what a scorer judges of its target.
  */
+import { WORK_QUEUES } from "@kiln/contracts/bus-names";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
 import type { Observation } from "../domain/assertions.js";
 import type { OnlineScoreDoc } from "./online-store.js";
 
 /** The scoring jobs: a work queue, each job taken by one scorer. */
 export const ONLINE_SCORES_STREAM: StreamSpec = {
-  name: "ONLINE_SCORES",
-  subjects: ["online-scores.>"],
+  name: WORK_QUEUES.onlineScores.stream,
+  subjects: [...WORK_QUEUES.onlineScores.subjects],
   retention: "workqueue",
   duplicateWindowMs: 120_000,
 };
@@ -25,7 +26,8 @@ export interface ScoreJob {
 
 /** Queues the job once per (rule, target): the stream de-duplicates a repeat within its window. */
 export async function queueScoreJob(bus: Bus, job: ScoreJob, targetKey: string): Promise<void> {
-  await bus.publish(`online-scores.${job.runId ? "run" : "generation"}`, JSON.stringify(job), {
+  const { run, generation } = WORK_QUEUES.onlineScores;
+  await bus.publish(job.runId ? run : generation, JSON.stringify(job), {
     msgId: `${job.ruleId}:${targetKey}`,
   });
 }

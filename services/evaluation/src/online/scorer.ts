@@ -5,8 +5,10 @@
  * (domain/assertions.ts; llm_judge through judgeOf, each call a judge run with its cost), and
  * stores one score per (rule, target): a job delivered again finds its score and stops.
  */
+
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
+import { CONSUMERS } from "@kiln/contracts/bus-names";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import { newId } from "@kiln/kit/ids";
 import type { Logger } from "@kiln/kit/logger";
@@ -36,7 +38,7 @@ export interface ScorerDeps {
   now: () => Date;
 }
 
-const SCORERS = { stream: ONLINE_SCORES_STREAM.name, durable: "online-scorers" };
+const SCORERS = { stream: ONLINE_SCORES_STREAM.name, durable: CONSUMERS.onlineScorers };
 
 /** A run as a scorer judges it. */
 export function runTarget(run: Run): ScoredTarget {

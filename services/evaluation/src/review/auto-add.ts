@@ -6,6 +6,7 @@
  * runs and the runs an evaluation made (`evaluationRunId` on the event) are never added. A queue's
  * change reaches every process's consumer before it is answered (domain/org-cache.ts).
  */
+import { CONSUMERS, RUN_EVENTS } from "@kiln/contracts/bus-names";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import type { Generation } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
@@ -14,7 +15,11 @@ import { type CompletedRun, inSample, isProductionRun, runMatches } from "../dom
 import type { Items } from "./items.js";
 import type { QueueDoc, ReviewCollections } from "./review-store.js";
 
-export const RULES_CONSUMER = { stream: "RUNS", durable: "annotation-queue-rules", filterSubject: "runs.completed.*" };
+export const RULES_CONSUMER = {
+  stream: RUN_EVENTS.stream,
+  durable: CONSUMERS.annotationQueueRules,
+  filterSubject: RUN_EVENTS.completed,
+};
 
 export interface AutoAddDeps {
   bus: Bus;

@@ -6,7 +6,7 @@
  * versions are read from the catalog as the evaluation service acting in the run's organization.
  */
 import type { Client } from "@connectrpc/connect";
-import { includeKey, includeOf } from "@kiln/contracts/partials";
+import { includeKey, partialLookupOf } from "@kiln/contracts/partials";
 import { renderPromptTemplate } from "@kiln/kit/templates";
 import type { CatalogService } from "@kiln/proto/catalog";
 import type { Run } from "@kiln/proto/execution";
@@ -42,8 +42,7 @@ export function createMessageRenderer(catalog: PromptReader) {
     if (!content) return chat;
     const vars = objectOf(variables);
     // What its `{{> name}}` tags include now (api.md "Partials"): the run may have sent an older text.
-    const texts = new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template]));
-    const partials = (reference: string) => texts.get(includeKey(includeOf(reference)));
+    const partials = partialLookupOf(new Map((r.prompt?.partials ?? []).map((p) => [includeKey(p), p.template])));
     const template =
       content.messages.length > 0 ? content.messages : [{ role: "system", content: content.systemPrompt }];
     const out: RenderedMessage[] = [];

@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { CasesToImportSchema, type CaseToImport } from "@kiln/contracts/bundle";
+import { createSchemaAjv } from "@kiln/contracts/schema-ajv";
 import { invalidArgument } from "@kiln/kit/errors";
-import { createSchemaAjv } from "@kiln/kit/json-schema";
 import { answering, answeringOne, answeringPage, withInput, withPrincipal } from "@kiln/kit/principal";
 import {
   type CreateEvaluationCasesRequest,

@@ -1,3 +1,4 @@
+import { CONSUMERS, WORK_QUEUES } from "@kiln/contracts/bus-names";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
@@ -12,16 +13,16 @@ import {
 
 /** The work queue (api.md "Events"): each message is one attempt of a case on one target, taken by one worker. */
 export const EVALUATIONS_STREAM: StreamSpec = {
-  name: "EVALUATIONS",
-  subjects: ["evaluations.work"],
+  name: WORK_QUEUES.evaluations.stream,
+  subjects: [WORK_QUEUES.evaluations.subject],
   retention: "workqueue",
   duplicateWindowMs: 120_000,
 };
 
-export const WORK_SUBJECT = "evaluations.work";
+export const WORK_SUBJECT = WORK_QUEUES.evaluations.subject;
 
 /** The durable consumer every worker of every replica shares: each message goes to one of them. */
-export const WORKERS_DURABLE = "evaluation-workers";
+export const WORKERS_DURABLE = CONSUMERS.evaluationWorkers;
 
 export interface WorkItem {
   evaluationRunId: string;

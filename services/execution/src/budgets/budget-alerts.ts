@@ -4,6 +4,8 @@
  * announces it, every other finds the claim — then handed to the usage events' outbox: the event
  * reaches JetStream (stream USAGE_EVENTS) even if the bus is away, and webhooks deliver it.
  */
+import { USAGE_EVENTS } from "@kiln/contracts/bus-names";
+import type { BudgetThresholdReachedData } from "@kiln/contracts/events";
 import type { Bus } from "@kiln/kit/bus";
 import { createEventOutbox, type EventIntentDoc, eventStream, outboxEventOf } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
@@ -11,7 +13,7 @@ import { isDuplicateKeyError, type Store } from "@kiln/kit/store";
 import type { BudgetCollections, BudgetDoc, periodOf } from "./budget-store.js";
 
 /** Usage events (docs/events/budget.threshold_reached.schema.json), kept a week. */
-export const USAGE_EVENTS_STREAM = eventStream("USAGE_EVENTS", ["usage-events.>"]);
+export const USAGE_EVENTS_STREAM = eventStream(USAGE_EVENTS.stream, [...USAGE_EVENTS.subjects]);
 
 export async function createBudgetAlerts(deps: {
   store: Store;
@@ -35,7 +37,7 @@ export async function createBudgetAlerts(deps: {
       throw e;
     }
     await outbox.add([
-      outboxEventOf("usage-events.budget", {
+      outboxEventOf(USAGE_EVENTS.budget, {
         type: "budget.threshold_reached",
         sourceId: key,
         organizationId: b.organizationId,
@@ -51,7 +53,7 @@ export async function createBudgetAlerts(deps: {
           limitUsd: b.limitUsd,
           threshold,
           spentUsd,
-        },
+        } satisfies BudgetThresholdReachedData,
       }),
     ]);
   }

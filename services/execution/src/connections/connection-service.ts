@@ -3,9 +3,10 @@
  * the registry's layer per organization and the use cases, built once by createExecutionService.
  */
 
+import { GENERATIONS } from "@kiln/contracts/bus-names";
 import type { IdentityAuth } from "@kiln/kit/authorizer";
 import type { Bus, StreamSpec } from "@kiln/kit/bus";
-import { createGeneration, watchGeneration } from "@kiln/kit/bus/generation";
+import { createGeneration, generationStream, watchGeneration } from "@kiln/kit/bus/generation";
 import type { Logger } from "@kiln/kit/logger";
 import type { ResolveHost } from "@kiln/kit/outbound";
 import type { Store } from "@kiln/kit/store";
@@ -17,12 +18,7 @@ import { connectionCollection, ensureConnectionIndexes } from "./connection-stor
 import { createConnections } from "./connections.js";
 
 /** The connections' change counter (bus/generation.ts): bumped after every write, read before a cached list is used. */
-export const CONNECTIONS_GENERATION: StreamSpec = {
-  name: "PROVIDER_CONNECTIONS_GENERATION",
-  subjects: ["provider-connections-generation"],
-  retention: "limits",
-  maxAgeMs: 60_000,
-};
+export const CONNECTIONS_GENERATION: StreamSpec = generationStream(GENERATIONS.providerConnections);
 
 export interface ConnectionPartsDeps {
   store: Store;

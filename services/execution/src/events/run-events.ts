@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
+import { RUN_EVENTS, runCompletedSubject } from "@kiln/contracts/bus-names";
 import type { Bus } from "@kiln/kit/bus";
 import { createBatchDeleter, createRelayer, type RelayStep, refusedStep, relayIntents } from "@kiln/kit/bus/outbox";
 import type { Logger } from "@kiln/kit/logger";
@@ -11,13 +12,11 @@ import type { RunDoc } from "../store/run-store.js";
 
 /** Stream of run events (api.md "Events"): interest retention, one durable consumer per service. */
 export const RUNS_STREAM = {
-  name: "RUNS",
-  subjects: ["runs.>"],
+  name: RUN_EVENTS.stream,
+  subjects: [...RUN_EVENTS.subjects],
   retention: "interest" as const,
   duplicateWindowMs: 120_000,
 };
-
-export const runCompletedSubject = (kind: RunDoc["kind"]) => `runs.completed.${kind}`;
 
 /**
  * The run.completed payload: protobuf JSON of kiln.events.v1.RunCompleted with every field present

@@ -3,6 +3,7 @@
  * attached, the model checked to exist before anything runs).
  */
 import { includeKey } from "@kiln/contracts/partials";
+import type { TemplateMessage } from "@kiln/contracts/prompt-messages";
 import { DomainError, invalidArgument } from "@kiln/kit/errors";
 import type { ChatMessage, ResponseFormat } from "@kiln/models/provider";
 import type { ProviderRegistry, ResolvedModel } from "@kiln/models/registry";
@@ -10,11 +11,6 @@ import type { ResolvedPrompt, ResolvedTool } from "@kiln/proto/catalog";
 import type { JsonText } from "@kiln/proto/common";
 import type { ExecutableTool } from "../tools/tool-executor.js";
 import { firstImageOf, parseJson } from "./run-input.js";
-
-/** One message of a version's template (api.md "Chat prompts"). */
-export type TemplateMessage =
-  | { role: "system" | "developer" | "user" | "assistant"; content: string }
-  | { role: "placeholder"; name: string };
 
 const TEMPLATE_ROLES = new Set(["system", "developer", "user", "assistant"]);
 

@@ -5,6 +5,8 @@
  * published in the background, relayed if the bus refused it), so none is lost.
  */
 import { createHash } from "node:crypto";
+import { TRACE_EVENTS } from "@kiln/contracts/bus-names";
+import type { TraceIngestedData } from "@kiln/contracts/events";
 import type { Bus } from "@kiln/kit/bus";
 import {
   createEventOutbox,
@@ -19,7 +21,7 @@ import type { Store } from "@kiln/kit/store";
 import type { SpanDoc } from "./trace-store.js";
 
 /** Trace events: limits retention, a week. */
-export const TRACE_EVENTS_STREAM = eventStream("TRACE_EVENTS", ["trace-events.>"]);
+export const TRACE_EVENTS_STREAM = eventStream(TRACE_EVENTS.stream, [...TRACE_EVENTS.subjects]);
 
 export function traceEventOutbox(store: Store, bus: Bus, logger: Logger): EventOutbox {
   return createEventOutbox(store.collection<EventIntentDoc>("trace_event_outbox"), bus, logger);
@@ -38,21 +40,22 @@ export function ingestedEvents(organizationId: string, docs: SpanDoc[], at: Date
       .update(spans.map((s) => s.spanId).join(","))
       .digest("hex")
       .slice(0, 16);
-    return outboxEventOf("trace-events.ingested", {
+    const data: TraceIngestedData = {
+      traceId,
+      generations: spans.map((s) => ({
+        spanId: s.spanId,
+        name: s.name,
+        requestModel: s.generation?.requestModel ?? "",
+        responseModel: s.generation?.responseModel ?? "",
+        sessionId: s.sessionId,
+      })),
+    };
+    return outboxEventOf(TRACE_EVENTS.ingested, {
       type: "trace.ingested",
       sourceId: `${organizationId}:${traceId}:${digest}`,
       organizationId,
       at,
-      data: {
-        traceId,
-        generations: spans.map((s) => ({
-          spanId: s.spanId,
-          name: s.name,
-          requestModel: s.generation?.requestModel ?? "",
-          responseModel: s.generation?.responseModel ?? "",
-          sessionId: s.sessionId,
-        })),
-      },
+      data,
     });
   });
 }

@@ -4,6 +4,8 @@
  * the bus's duplicate window, a flush applied again, a ledger that died between journaling a flush
  * and finishing it while its messages were delivered again to another.
  */
+
+import { runCompletedSubject } from "@kiln/contracts/bus-names";
 import type { Bus } from "@kiln/kit/bus";
 import { createMemoryBus } from "@kiln/kit/bus/memory";
 import { createNatsBus } from "@kiln/kit/bus/nats";
@@ -13,7 +15,7 @@ import { createMemoryStore } from "@kiln/kit/store/memory";
 import { createMongoStore } from "@kiln/kit/store/mongo";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { promptRunFixture } from "../../test/prompt-run-fixture.js";
-import { RUNS_STREAM, runCompletedPayload, runCompletedSubject } from "../events/run-events.js";
+import { RUNS_STREAM, runCompletedPayload } from "../events/run-events.js";
 import { type RunDoc, runCollection } from "../store/run-store.js";
 import { packEntries } from "./usage-journal.js";
 import { createUsageLedger, type UsageLedger } from "./usage-ledger.js";

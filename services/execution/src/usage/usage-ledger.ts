@@ -6,8 +6,11 @@
  * twice (usage-store.ts: a run is claimed by one flush, a flush applied once per document). A run
  * this process stored is counted from what it stored (`stored`), without reading it back.
  */
+
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { CONSUMERS, RUN_EVENTS } from "@kiln/contracts/bus-names";
+import type { RunCompletedEvent } from "@kiln/contracts/events";
 import type { Bus, BusMessage, Subscription } from "@kiln/kit/bus";
 import type { Logger } from "@kiln/kit/logger";
 import type { Collection } from "@kiln/kit/store";
@@ -19,9 +22,9 @@ import { usageEntryOf } from "./usage-rows.js";
 import { applyPeriodDelta, periodDeltasOf, type UsageCollections, type UsageFlushDoc } from "./usage-store.js";
 
 export const USAGE_CONSUMER = {
-  stream: "RUNS",
-  durable: "usage-ledger",
-  filterSubject: "runs.completed.*",
+  stream: RUN_EVENTS.stream,
+  durable: CONSUMERS.usageLedger,
+  filterSubject: RUN_EVENTS.completed,
   maxAckPending: 4_000,
 };
 
@@ -138,7 +141,7 @@ export function createUsageLedger(deps: UsageLedgerDeps) {
   }
 
   async function handle(msg: BusMessage): Promise<void> {
-    const { runId } = msg.json<{ runId: string }>();
+    const { runId } = msg.json<Pick<RunCompletedEvent, "runId">>();
     const known = recent.get(runId);
     if (known) {
       recent.delete(runId);

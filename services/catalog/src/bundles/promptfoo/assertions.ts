@@ -1,5 +1,5 @@
 /** promptfoo's tests and assertions as Kiln evaluation cases and assertions (unmapped ones reported). */
-import { safeRegexProblem } from "@kiln/kit/safe-regex";
+import { safeRegexProblem } from "@kiln/contracts/safe-regex";
 import { templateRenderer } from "@kiln/kit/templates";
 import { isObject, type Json, type JsonObject } from "./config.js";
 import { type ConfigFiles, extensionOf, filePathOf, isCodeRef, isFileRef, parseStructured, readRef } from "./files.js";

@@ -1,5 +1,5 @@
 /** The variables schema of a prompt, inferred from its template and the tests' values. */
-import { parseTemplate } from "@kiln/kit/templates";
+import { parseTemplate } from "@kiln/contracts/template-parse";
 import type { Json, JsonObject } from "./config.js";
 
 /** A JSON Schema for a value seen in the tests: its type, and an object's properties. */
