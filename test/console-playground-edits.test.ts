@@ -74,6 +74,12 @@ describe("the playground as the editor", () => {
     expect(stored).toMatchObject({ kind: "prompt", draft: true, promptVersionId: "" });
     expect((await sdk.prompts.get(promptId)).latestVersion).toBe(1);
     await ui.screen("playground-edits");
+    // The run's page shows the messages the edits sent (its template is the run's own input.draft).
+    await card.getByRole("link", { name: "Open the stored run" }).click();
+    await page.getByRole("heading", { name: `prompt run ${runId}` }).waitFor();
+    await page.locator(".message pre").getByText("Welcome Ada from London.").waitFor();
+    await page.getByRole("link", { name: "Playground", exact: true }).click();
+    await page.getByRole("group", { name: "Unsaved edits of version 1" }).waitFor();
   }, 60_000);
 
   it("shows what the API refuses in the edits at its field, storing no run", async () => {

@@ -10,6 +10,7 @@
 import { createLogger } from "@kiln/kit/logger";
 import { buildEmbedded } from "@kiln/launcher/embedded";
 import { createTestClient, type TestClient } from "@kiln/testing/test-client";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startDistributed } from "./support/distributed.js";
 import { makeSpans } from "./support/genai-spans.js";
@@ -428,6 +429,59 @@ describe.each(modes)("annotation queues in $name", (mode) => {
       { role: "system", content: "Greet direct", step: claim.content.run.steps[0].stepId },
     ]);
   }, 90_000);
+
+  it("shows the messages of a run of an unsaved version and of a model run as they were sent", async () => {
+    const history = [{ role: "user", content: "an earlier question" }];
+    const draftRun = await api.post<Loose>(
+      `/api/prompts/${promptId}/run`,
+      {
+        organizationId,
+        variables: { name: "Ada", history },
+        messages: [{ role: "user", content: "the question now" }],
+        draft: {
+          messages: [
+            { role: "system", content: "Draft for {{name}}" },
+            { role: "placeholder", name: "history" },
+          ],
+          variablesSchema: { type: "object", properties: { name: { type: "string" }, history: { type: "array" } } },
+        },
+      },
+      { token: owner },
+    );
+    expect(draftRun.status, draftRun.text).toBe(201);
+    const openai = new OpenAI({ apiKey: owner, organization: organizationId, baseURL: `${running.base}/v1` });
+    const { response } = await openai.chat.completions
+      .create({
+        model: "local/echo",
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Hello there" },
+        ],
+      })
+      .withResponse();
+    const modelRunId = response.headers.get("x-kiln-run-id") ?? "";
+    const queueId = await newQueue();
+    const added = await add(queueId, { runIds: [draftRun.body.id, modelRunId] });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body.data).toHaveLength(2);
+    const shown = new Map<string, unknown>();
+    // A reviewer holds one item at a time: two reviewers claim the two.
+    for (const reviewer of [owner, member]) {
+      const claim = (await next(queueId, reviewer)).body;
+      shown.set(claim.content.run.id, claim.content.messages);
+    }
+    expect([...shown.keys()].sort()).toEqual([draftRun.body.id, modelRunId].sort());
+    // The conversation variable at its placeholder, the run's messages after the template.
+    expect(shown.get(draftRun.body.id)).toEqual([
+      { role: "system", content: "Draft for Ada", step: null },
+      { role: "user", content: "an earlier question", step: null },
+      { role: "user", content: "the question now", step: null },
+    ]);
+    expect(shown.get(modelRunId)).toEqual([
+      { role: "system", content: "Be brief.", step: null },
+      { role: "user", content: "Hello there", step: null },
+    ]);
+  });
 
   it("shows a trace item's root span and model calls", async () => {
     const spans = makeSpans("review-session");

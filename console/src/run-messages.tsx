@@ -32,6 +32,34 @@ export function fillTemplate(template: string, variables: unknown): string {
 const objectOf = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
+type TemplateRow = { role: string; content?: string };
+
+/** A template's messages filled with `variables`: the run's own at the first placeholder, else after it (api.md "Chat prompts"). */
+function filledMessages(template: TemplateRow[], variables: unknown, own: Message[], step?: string): Message[] {
+  const messages: Message[] = [];
+  let placed = false;
+  for (const m of template) {
+    if (m.role !== "placeholder")
+      messages.push({ role: m.role, content: fillTemplate(m.content ?? "", variables), step });
+    else if (!placed) {
+      messages.push(...own);
+      placed = true;
+    }
+  }
+  return placed ? messages : [...messages, ...own];
+}
+
+/** An unsaved version's template as its run keeps it (input.draft): its messages, else its system and developer prompts. */
+function draftTemplate(draft: Record<string, unknown>): TemplateRow[] {
+  if (Array.isArray(draft.messages) && draft.messages.length > 0) {
+    return draft.messages.map((m) => ({ role: asText(objectOf(m).role), content: asText(objectOf(m).content) }));
+  }
+  const rows: TemplateRow[] = [{ role: "system", content: asText(draft.systemPrompt) }];
+  if (typeof draft.developerPrompt === "string" && draft.developerPrompt)
+    rows.push({ role: "developer", content: draft.developerPrompt });
+  return rows;
+}
+
 /** The messages of one prompt version filled with `variables`. */
 async function promptMessages(
   kiln: Kiln,
@@ -44,17 +72,7 @@ async function promptMessages(
   const prompt = await kiln.prompts.get(promptId, { versionId });
   const v = prompt.version;
   if (!v) return own;
-  // The run's own messages at the first placeholder, else after the template (api.md "Chat prompts").
-  const messages: Message[] = [];
-  let placed = false;
-  for (const m of v.messages) {
-    if (m.role !== "placeholder") messages.push({ role: m.role, content: fillTemplate(m.content, variables), step });
-    else if (!placed) {
-      messages.push(...own);
-      placed = true;
-    }
-  }
-  return placed ? messages : [...messages, ...own];
+  return filledMessages(v.messages, variables, own, step);
 }
 
 /** What the run sent the model: its prompt versions' templates filled with the run's variables. */
@@ -78,6 +96,10 @@ async function messagesOf(kiln: Kiln, run: Run): Promise<Message[]> {
       role: asText(objectOf(m).role),
       content: asText(objectOf(m).content),
     }));
+    // A run of an unsaved version keeps its template in input.draft (api.md "Runs").
+    if (run.promptVersionId === "" && input.draft !== undefined) {
+      return filledMessages(draftTemplate(objectOf(input.draft)), input.variables, own);
+    }
     return promptMessages(kiln, run.promptId, run.promptVersionId, input.variables ?? input, undefined, own);
   }
   if (run.kind === "skill") {
