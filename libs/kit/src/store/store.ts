@@ -244,9 +244,8 @@ export function createGroupInserter<T extends Doc>(collection: Collection<T>, ma
       return new Promise<void>((resolve, reject) => {
         queue.push({ doc, resolve, reject });
         if (writing) return;
-        // The first insert waits for the end of this turn of the event loop, so that the others
-        // made in it (runs whose answers came in together) go out with it: a store that answers
-        // at once (the embedded one) would otherwise take every run in a transaction of its own.
+        // The first insert waits for the end of this event-loop turn, so the others made in it go out
+        // with it: a store that answers at once (the embedded one) took each run in a transaction of its own.
         writing = true;
         setImmediate(() => void drain());
       });
